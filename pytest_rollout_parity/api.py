@@ -1,0 +1,80 @@
+"""The Python API: compare rows in memory (like `gym dev compare`) or two files by streaming."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Iterable, Optional
+
+from .classify import SideInput, compare_sides
+from .errors import CompareInputError
+from .identity import KeyVote, describe_row_task, no_key_message
+from .loading import LoadedSide, load_side
+from .model import CompareResult
+from .rows import RewardTypeError, reduce_row
+
+SIDECAR_MARKERS = ("_ng_failure_class", "_ng_failure_record")
+
+
+def _side_from_rows(rows: Iterable[dict[str, Any]], key: Optional[str], name: str) -> tuple[SideInput, Optional[str]]:
+    vote = KeyVote(key)
+    facts = []
+    for index, row in enumerate(rows, start=1):
+        if not isinstance(row, dict):
+            raise CompareInputError(f"{name} rows: row {index}: expected a dict, got {type(row).__name__}")
+        try:
+            facts.append(reduce_row(row, index, -1, 0, keep=True))
+        except RewardTypeError as exc:
+            task = describe_row_task(row, key)
+            raise CompareInputError(f"{name} rows: row {index}: {exc}" + (f" (task {task})" if task else "")) from None
+        from_sidecar = any(marker in row for marker in SIDECAR_MARKERS)
+        anonymous = from_sidecar and describe_row_task(row, key) is None and describe_row_task(row, None) is None
+        error = vote.add(vote.candidate_values(row), anonymous=anonymous)
+        if error:
+            raise CompareInputError(f"{name} rows: row {index}: {error}")
+    chosen = vote.chosen()
+    if chosen is None and vote.voters:
+        raise CompareInputError(no_key_message(f"{name} rows"))
+    values = vote.values(chosen) if chosen else [None] * len(facts)
+    return SideInput(facts=facts, values=values, key=chosen or ""), chosen
+
+
+def _borrow_keys(old: SideInput, new: SideInput, key: Optional[str]) -> None:
+    """A side with no task-naming rows takes the other side's field."""
+    fallback = key or old.key or new.key or "_ng_task_id"
+    old.key = old.key or new.key or fallback
+    new.key = new.key or old.key or fallback
+
+
+def compare_rollouts(
+    old_rows: Iterable[dict[str, Any]], new_rows: Iterable[dict[str, Any]], key: Optional[str] = None
+) -> CompareResult:
+    """Compare two sides given as row dicts (from :func:`load_rollouts` or built in memory)."""
+    old, _ = _side_from_rows(old_rows, key, "old")
+    new, _ = _side_from_rows(new_rows, key, "new")
+    _borrow_keys(old, new, key)
+    return compare_sides(old, new)
+
+
+def _side_input(side: LoadedSide) -> SideInput:
+    return SideInput(facts=side.facts, values=side.values, key=side.key or "", reader=side.read_row)
+
+
+def load_pair(
+    old_path: str | os.PathLike[str], new_path: str | os.PathLike[str], key: Optional[str] = None
+) -> tuple[LoadedSide, LoadedSide]:
+    """Stream both files (each with its sidecar) into row facts."""
+    return load_side(Path(old_path), key), load_side(Path(new_path), key)
+
+
+def compare_loaded(old: LoadedSide, new: LoadedSide, key: Optional[str] = None) -> CompareResult:
+    old_input, new_input = _side_input(old), _side_input(new)
+    _borrow_keys(old_input, new_input, key)
+    return compare_sides(old_input, new_input)
+
+
+def compare_files(
+    old_path: str | os.PathLike[str], new_path: str | os.PathLike[str], key: Optional[str] = None
+) -> CompareResult:
+    """Compare two rollouts files by streaming them; rows are re-read from disk only on demand."""
+    return compare_loaded(*load_pair(old_path, new_path, key), key=key)

@@ -1,0 +1,105 @@
+"""One side of a task, the category of a task, and the whole comparison (SEMANTICS.md §4-5)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+from .identity import Join, group_rows, join
+from .model import Category, CompareResult, RowFacts, RowReader, Side, TaskComparison, TaskSide
+
+REWARD_TOLERANCE = 1e-9
+
+
+def summarize_side(facts: Sequence[RowFacts], reader: Optional[RowReader] = None) -> TaskSide:
+    """Reduce a side's rows for one task: mean reward, mask text, agent error, scored failure kind."""
+    rewards = [f.reward for f in facts if f.reward is not None and math.isfinite(f.reward)]
+    reasons = [f.mask for f in facts if f.mask is not None]
+    if not reasons:
+        masked = None
+    elif len(facts) == 1:
+        masked = reasons[0]
+    else:
+        masked = f"{len(reasons)}/{len(facts)} rows masked: {reasons[0]}"
+    return TaskSide(
+        facts,
+        reward=sum(rewards) / len(rewards) if rewards else None,
+        masked=masked,
+        agent_error=next((f.agent_error for f in facts if f.agent_error), None),
+        failure_kind=next((f.failure_kind for f in facts if f.failure_kind and f.mask is None), None),
+        reward_rows=len(rewards),
+        reader=reader,
+    )
+
+
+def categorize(task: str, old: Optional[TaskSide], new: Optional[TaskSide], anonymous: bool = False) -> TaskComparison:
+    """The category of one task, in SEMANTICS.md §5 order."""
+    category: Category
+    winner: Optional[Side] = None
+    if old is None or new is None:
+        category = "masked" if anonymous else "missing"
+    elif old.masked or new.masked:
+        category = "masked"
+    else:
+        assert old.reward is not None and new.reward is not None  # unmasked sides have a finite reward
+        if abs(old.reward - new.reward) <= REWARD_TOLERANCE:
+            category = "identical"
+        else:
+            winner = "old" if old.reward > new.reward else "new"
+            category = "flipped_agent_error" if (old.agent_error or new.agent_error) else "flipped"
+    return TaskComparison(task=task, category=category, old=old, new=new, winner=winner)
+
+
+@dataclass
+class SideInput:
+    """A side ready to be joined: its row facts, each row's join value (None: anonymous), its key."""
+
+    facts: Sequence[RowFacts]
+    values: Sequence[object]
+    key: str
+    reader: Optional[RowReader] = None
+
+
+def compare_sides(old: SideInput, new: SideInput) -> CompareResult:
+    """Join both sides, classify every task and collect the notes."""
+    old_grouped, new_grouped = group_rows(old.values), group_rows(new.values)
+    joined: Join = join(old_grouped, new_grouped)
+    tasks: list[TaskComparison] = []
+    for label in sorted(joined.old.keys() | joined.new.keys()):
+        old_rows, new_rows = joined.old.get(label), joined.new.get(label)
+        tasks.append(
+            categorize(
+                label,
+                summarize_side([old.facts[i] for i in old_rows], old.reader) if old_rows else None,
+                summarize_side([new.facts[i] for i in new_rows], new.reader) if new_rows else None,
+            )
+        )
+    for side_name, side, grouped in (("old", old, old_grouped), ("new", new, new_grouped)):
+        for n, index in enumerate(grouped.anonymous, start=1):
+            summary = summarize_side([side.facts[index]], side.reader)
+            label = f"unknown ({side_name}) #{n}"
+            pair = (summary, None) if side_name == "old" else (None, summary)
+            tasks.append(categorize(label, *pair, anonymous=True))
+    tasks.sort(key=lambda t: t.task)
+
+    notes = list(joined.notes)
+    repeated = [t.task for t in tasks if (t.old and t.old.repeated) or (t.new and t.new.repeated)]
+    if repeated:
+        notes.append(
+            f"{len(repeated)} task(s) have several rows on a side; they are compared on the mean reward: "
+            + ", ".join(repeated)
+        )
+    return CompareResult(
+        tasks=tasks,
+        old_key=old.key,
+        new_key=new.key,
+        old_rows=len(old.facts),
+        new_rows=len(new.facts),
+        old_masked_rows=sum(1 for f in old.facts if f.mask is not None),
+        new_masked_rows=sum(1 for f in new.facts if f.mask is not None),
+        old_prefix_stripped=joined.old_prefix_stripped,
+        new_prefix_stripped=joined.new_prefix_stripped,
+        keyed_by_taskset=joined.keyed_by_taskset,
+        notes=notes,
+    )

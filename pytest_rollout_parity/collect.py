@@ -1,0 +1,81 @@
+"""The collector for the new file and its items: one item per joined task, in sorted task order."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterator, Optional
+
+import pytest
+
+from .outcomes import default_verdict
+from .run import ParityRun
+from .verdict import Verdict
+
+if TYPE_CHECKING:
+    from _pytest._code.code import TerminalRepr
+
+VERDICT_PROPERTY = "parity_verdict_changed"
+TASK_PROPERTY = "parity_task"
+CATEGORY_PROPERTY = "parity_category"
+
+
+class ParityFile(pytest.File):
+    """The `--parity-new` file as a collector; its children are the tasks."""
+
+    run: ParityRun
+
+    @classmethod
+    def for_run(cls, parent: pytest.Collector, path: Path, run: ParityRun) -> "ParityFile":
+        nodeid: Optional[str] = None
+        try:
+            path.relative_to(parent.config.rootpath)
+        except ValueError:
+            nodeid = path.as_posix()  # outside the rootdir: absolute, so --lf finds the file again
+        node = cls.from_parent(parent, path=path, nodeid=nodeid) if nodeid else cls.from_parent(parent, path=path)
+        node.run = run
+        return node
+
+    def collect(self) -> Iterator["ParityItem"]:
+        for index, name in enumerate(self.run.names):
+            yield ParityItem.from_parent(self, name=name, index=index)
+
+
+class ParityItem(pytest.Item):
+    """One task of the comparison; its outcome follows its category, or a hook's verdict."""
+
+    def __init__(self, *, index: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.index = index
+        self.run: ParityRun = self.parent.run  # type: ignore[union-attr]
+        comparison = self.run.result.tasks[index]
+        self.user_properties.append((TASK_PROPERTY, comparison.task))
+        self.user_properties.append((CATEGORY_PROPERTY, comparison.category))
+        self._header: Optional[str] = None
+
+    def runtest(self) -> None:
+        comparison = self.run.result.tasks[self.index]
+        strict = self.run.settings.strict
+        verdict: Optional[Verdict] = self.config.hook.pytest_parity_verdict(comparison=comparison, config=self.config)
+        if verdict is not None:
+            default = default_verdict(comparison, strict, lambda: "")
+            if verdict.outcome != default.outcome:
+                self.user_properties.append((VERDICT_PROPERTY, verdict.outcome))
+        else:
+            verdict = default_verdict(comparison, strict, lambda: self.run.flip_message(self.index))
+        if verdict.outcome == "failed":
+            self._header = verdict.text.split("\n", 1)[0]
+            pytest.fail(verdict.text, pytrace=False)
+        if verdict.outcome == "xfail":
+            pytest.xfail(verdict.text)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> "str | TerminalRepr":
+        """The message alone, no traceback; its crash line (short summary, JUnit) is the header."""
+        representation = super().repr_failure(excinfo, style="value")
+        crash = getattr(representation, "reprcrash", None)
+        if crash is not None:
+            text = str(excinfo.value)
+            crash.message = self._header or text.split("\n", 1)[0]
+        return representation
+
+    def reportinfo(self) -> tuple[Path, Optional[int], str]:
+        return self.path, None, self.run.result.tasks[self.index].task

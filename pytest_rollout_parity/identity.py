@@ -1,0 +1,250 @@
+"""Task identity: the join field of each side, task ids and tasksets, labels, and the join.
+
+Key detection is streamed: :class:`KeyVote` sees each row once and keeps only the values of the
+candidate fields that every row so far carries.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Optional, Sequence
+
+from .errors import CompareInputError
+from .rows import KEY_CANDIDATES, lookup
+
+#: (taskset or None, task id)
+TaskIdent = tuple[Optional[str], str]
+
+
+def ident_of(value: Any) -> TaskIdent:
+    """A join value as (taskset, task id): `{taskset, task_id|id}` objects, else a canonical string."""
+    if isinstance(value, dict):
+        task_id = value.get("task_id")
+        if task_id is None:
+            task_id = value.get("id")
+        if task_id is not None:
+            taskset = value.get("taskset")
+            return (None if taskset is None else _text(taskset), _text(task_id))
+        return (None, json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":")))
+    return (None, _text(value))
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return str(value)
+
+
+def describe_row_task(row: dict[str, Any], key: Optional[str]) -> Optional[str]:
+    """The row's task as `taskset/task_id` or the plain id, for error messages; None when unnamed."""
+    for name in (key,) if key else KEY_CANDIDATES:
+        value = lookup(row, name)
+        if value is not None:
+            taskset, task_id = ident_of(value)
+            return f"{taskset}/{task_id}" if taskset else task_id
+    return None
+
+
+class KeyVote:
+    """Streams the rows of one side and keeps, per row, the values of the surviving candidates.
+
+    A candidate survives while every voting row carries it (non-null). Rows that vote=False (a
+    sidecar record naming no task) are anonymous and keep no value.
+    """
+
+    def __init__(self, key: Optional[str]) -> None:
+        self.explicit = key
+        self.columns: dict[str, list[Any]] = {name: [] for name in ((key,) if key else KEY_CANDIDATES)}
+        self.voters = 0
+
+    def candidate_values(self, row: dict[str, Any]) -> dict[str, Any]:
+        """The values this vote needs from a row (kept for sidecar records until they stand)."""
+        return {name: lookup(row, name) for name in self.columns}
+
+    def add(self, values: dict[str, Any], anonymous: bool = False) -> Optional[str]:
+        """Record one row's values; returns an error text for a row lacking an explicit key."""
+        if anonymous:
+            for column in self.columns.values():
+                column.append(None)
+            return None
+        self.voters += 1
+        for name in list(self.columns):
+            value = values.get(name)
+            if value is None:
+                if self.explicit:
+                    return f"row has no {self.explicit!r} field (--parity-key {self.explicit})"
+                del self.columns[name]
+            else:
+                self.columns[name].append(value)
+        return None
+
+    def chosen(self) -> Optional[str]:
+        """The first candidate every voting row carries; None when no row voted or none qualifies."""
+        if self.voters == 0:
+            return None
+        for name in self.columns:
+            return name
+        return None
+
+    def values(self, name: str) -> list[Any]:
+        return self.columns[name]
+
+
+def no_key_message(path: str) -> str:
+    return f"{path}: no task id field found; rows carry none of {', '.join(KEY_CANDIDATES)} on every row (use --parity-key)"
+
+
+@dataclass
+class Grouped:
+    """A side's rows grouped by task ident (row indexes in file order) and its anonymous rows."""
+
+    groups: dict[TaskIdent, list[int]] = field(default_factory=dict)
+    anonymous: list[int] = field(default_factory=list)
+
+    @property
+    def tasksets(self) -> set[str]:
+        return {ts for ts, _ in self.groups if ts is not None}
+
+
+def group_rows(values: Sequence[Any]) -> Grouped:
+    """Group row indexes by their ident; a None value marks an anonymous row."""
+    grouped = Grouped()
+    groups = grouped.groups
+    for index, value in enumerate(values):
+        if value is None:
+            grouped.anonymous.append(index)
+            continue
+        ident = ident_of(value)
+        bucket = groups.get(ident)
+        if bucket is None:
+            groups[ident] = [index]
+        else:
+            bucket.append(index)
+    return grouped
+
+
+@dataclass
+class Join:
+    """Labels per side: label -> row indexes, plus how the labels were made."""
+
+    old: dict[str, list[int]]
+    new: dict[str, list[int]]
+    old_prefix_stripped: Optional[str] = None
+    new_prefix_stripped: Optional[str] = None
+    keyed_by_taskset: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+def _full(ident: TaskIdent) -> str:
+    taskset, task_id = ident
+    return f"{taskset}/{task_id}" if taskset is not None else task_id
+
+
+def _plain_labels(grouped: Grouped) -> dict[str, list[int]]:
+    labels: dict[str, list[int]] = {}
+    for (_, task_id), rows in grouped.groups.items():
+        labels.setdefault(task_id, []).extend(rows)
+    return labels
+
+
+def _full_labels(grouped: Grouped) -> dict[str, list[int]]:
+    labels: dict[str, list[int]] = {}
+    for ident, rows in grouped.groups.items():
+        labels.setdefault(_full(ident), []).extend(rows)
+    return labels
+
+
+def _match_keyed(keyed: Grouped, plain: Grouped) -> tuple[dict[str, list[int]], list[str]]:
+    """Labels of the keyed side matched to the plain side's ids; and the ids that cannot be."""
+    homes: dict[str, set[Optional[str]]] = {}
+    for taskset, task_id in keyed.groups:
+        homes.setdefault(task_id, set()).add(taskset)
+    plain_ids = {task_id for _, task_id in plain.groups}
+    plain_tasksets = plain.tasksets
+    plain_taskset = next(iter(plain_tasksets)) if len(plain_tasksets) == 1 else None
+    labels: dict[str, list[int]] = {}
+    unmatched: set[str] = set()
+    for ident, rows in keyed.groups.items():
+        taskset, task_id = ident
+        if len(homes[task_id]) == 1 or (plain_taskset is not None and taskset == plain_taskset):
+            label = task_id
+        else:
+            label = _full(ident)
+            if task_id in plain_ids:
+                unmatched.add(task_id)
+        labels.setdefault(label, []).extend(rows)
+    return labels, sorted(unmatched)
+
+
+def _common_prefix(labels: Sequence[str]) -> Optional[str]:
+    """The `<prefix>/` every label starts with (with something after it), or None."""
+    prefix: Optional[str] = None
+    for label in labels:
+        head, sep, rest = label.partition("/")
+        if not sep or not head or not rest:
+            return None
+        if prefix is None:
+            prefix = head
+        elif head != prefix:
+            return None
+    return prefix
+
+
+def _strip(labels: dict[str, list[int]], prefix: str) -> dict[str, list[int]]:
+    stripped: dict[str, list[int]] = {}
+    cut = len(prefix) + 1
+    for label, rows in labels.items():
+        stripped.setdefault(label[cut:], []).extend(rows)
+    return stripped
+
+
+def join(old: Grouped, new: Grouped) -> Join:
+    """Label both sides so that the same task carries the same label (SEMANTICS.md §2-3)."""
+    notes: list[str] = []
+    old_multi, new_multi = len(old.tasksets) > 1, len(new.tasksets) > 1
+    keyed_by_taskset = False
+    if old_multi and new_multi:
+        keyed_by_taskset = True
+        old_labels, new_labels = _full_labels(old), _full_labels(new)
+        tasksets = sorted(old.tasksets | new.tasksets)
+        notes.append(
+            f"both sides span several tasksets ({', '.join(tasksets)}); tasks are keyed and listed as taskset/task_id"
+        )
+    elif old_multi or new_multi:
+        keyed_side = "old" if old_multi else "new"
+        keyed, plain = (old, new) if old_multi else (new, old)
+        keyed_labels, unmatched = _match_keyed(keyed, plain)
+        plain_labels = _plain_labels(plain)
+        old_labels, new_labels = (keyed_labels, plain_labels) if old_multi else (plain_labels, keyed_labels)
+        notes.append(
+            f"the {keyed_side} side spans several tasksets ({', '.join(sorted(keyed.tasksets))}); "
+            "its tasks are matched to the other side's plain ids on task_id"
+        )
+        if unmatched:
+            notes.append(
+                f"{len(unmatched)} task id(s) recur in several {keyed_side} tasksets and cannot be matched to the "
+                f"other side's plain ids; they are listed as taskset/task_id: {', '.join(unmatched)}"
+            )
+    else:
+        old_labels, new_labels = _plain_labels(old), _plain_labels(new)
+
+    result = Join(old_labels, new_labels, keyed_by_taskset=keyed_by_taskset, notes=notes)
+    if old_labels and new_labels and not (old_labels.keys() & new_labels.keys()):
+        old_prefix, new_prefix = _common_prefix(list(old_labels)), _common_prefix(list(new_labels))
+        if old_prefix is not None and new_prefix is None:
+            result.old = _strip(old_labels, old_prefix)
+            result.old_prefix_stripped = old_prefix + "/"
+        elif new_prefix is not None and old_prefix is None:
+            result.new = _strip(new_labels, new_prefix)
+            result.new_prefix_stripped = new_prefix + "/"
+    return result
+
+
+def require_key(vote: KeyVote, path: str) -> str:
+    key = vote.chosen()
+    if key is None:
+        raise CompareInputError(no_key_message(path))
+    return key

@@ -1,0 +1,262 @@
+"""Streaming a side: JSONL lines to row facts, the failures sidecar folded in, `path:line` errors.
+
+A side is read line by line; each row is reduced as it is read (:func:`rows.reduce_row`) and only
+its facts and its join value are kept, with the byte offset that lets ``TaskSide.rows`` read the
+full row again. Memory grows with the number of rows, never with their size.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator, Optional
+
+from pydantic_core import from_json
+
+from .errors import CompareInputError
+from .identity import KeyVote, describe_row_task, no_key_message
+from .model import RowFacts
+from .rows import RewardTypeError, failure_kind_of_record, reduce_failure_record, reduce_row
+
+BOM = b"\xef\xbb\xbf"
+
+
+def sidecar_path(path: Path) -> Path:
+    """`<stem>.jsonl` -> `<stem>_failures.jsonl` beside it (the collector's `failures_path_for`)."""
+    return path.with_name(path.stem + "_failures.jsonl")
+
+
+def display_path(path: Path) -> str:
+    """The path as the user would type it: relative to the working directory when inside it."""
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return str(path)
+    return str(path) if rel.startswith("..") else rel
+
+
+def _open_regular(path: Path, display: str):  # noqa: ANN202 - a binary file object
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise CompareInputError(f"{display}: no such file") from None
+    except OSError as exc:
+        raise CompareInputError(f"{display}: cannot read: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(mode):
+        raise CompareInputError(f"{display}: is a directory, not a rollouts JSONL file")
+    if not stat.S_ISREG(mode):
+        raise CompareInputError(f"{display}: is not a regular file")
+    try:
+        return open(path, "rb")  # noqa: SIM115 - closed by the caller's with-block
+    except OSError as exc:
+        raise CompareInputError(f"{display}: cannot read: {exc.strerror or exc}") from None
+
+
+def parse_line(raw: bytes, where: str, last_without_newline: bool) -> Any:
+    """One JSON value from one line; the fast parser first, the stdlib for leniency and messages."""
+    try:
+        return from_json(raw)
+    except ValueError:
+        pass
+    text = raw.decode("utf-8", "replace")
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        if last_without_newline:
+            raise CompareInputError(
+                f"{where}: the last line is not complete JSON and has no newline: it looks truncated, "
+                "as a hard kill leaves a file (remove the partial line or rerun that rollout)"
+            ) from None
+        detail = f"{exc.msg} (column {exc.colno})" if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
+        raise CompareInputError(f"{where}: invalid JSON: {detail}") from None
+
+
+def iter_objects(path: Path, display: str) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """(line number, byte offset, object) for every non-blank line; errors name `<file>:<line>`."""
+    with _open_regular(path, display) as handle:
+        offset = 0
+        line_no = 0
+        try:
+            for raw in handle:
+                line_no += 1
+                start = offset
+                offset += len(raw)
+                if line_no == 1 and raw.startswith(BOM):
+                    raw = raw[3:]
+                    start += 3
+                if not raw or raw.isspace():
+                    continue
+                where = f"{display}:{line_no}"
+                obj = parse_line(raw, where, not raw.endswith(b"\n"))
+                if not isinstance(obj, dict):
+                    raise CompareInputError(f"{where}: expected a JSON object per line, got {_kind(obj)}")
+                yield line_no, start, obj
+        except OSError as exc:
+            raise CompareInputError(f"{display}: cannot read: {exc.strerror or exc}") from None
+
+
+def read_object_at(path: Path, offset: int) -> dict[str, Any]:
+    """The row whose line starts at ``offset`` (for ``TaskSide.rows``)."""
+    with open(path, "rb") as handle:
+        handle.seek(offset)
+        raw = handle.readline()
+    value = parse_line(raw, f"{display_path(path)}@{offset}", False)
+    assert isinstance(value, dict)
+    return value
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    return "a number"
+
+
+def index_pair(row: dict[str, Any]) -> Optional[tuple[str, str]]:
+    """(task index, rollout index) as comparable text, or None when either is missing."""
+    task_index, rollout_index = row.get("_ng_task_index"), row.get("_ng_rollout_index")
+    if task_index is None or rollout_index is None:
+        return None
+    return (json.dumps(task_index, sort_keys=True), json.dumps(rollout_index, sort_keys=True))
+
+
+@dataclass
+class LoadedSide:
+    """One side streamed: its row facts in file order (sidecar last) and each row's join value."""
+
+    path: Path
+    display: str
+    sidecar: Optional[Path]
+    key: Optional[str]
+    facts: list[RowFacts] = field(default_factory=list)
+    values: list[Any] = field(default_factory=list)
+
+    def read_row(self, facts: RowFacts) -> dict[str, Any]:
+        """Re-read one row's full dict from its file."""
+        if facts.row is not None:
+            return facts.row
+        path = self.path if facts.origin == 0 else self.sidecar
+        assert path is not None
+        return read_object_at(path, facts.offset)
+
+    @property
+    def masked_rows(self) -> int:
+        return sum(1 for f in self.facts if f.mask is not None)
+
+
+@dataclass
+class _Record:
+    line: int
+    offset: int
+    facts: RowFacts
+    names: dict[str, Any]
+    anonymous: bool
+
+
+def standing_failures(records: list[tuple[Optional[tuple[str, str]], Any]], scored: set[tuple[str, str]]) -> list[Any]:
+    """The sidecar records that still stand, in file order (SEMANTICS.md §1).
+
+    One record per attempt is written: only the last per (task index, rollout index) counts, none
+    whose rollout was scored in the main file after all, and every record lacking an index.
+    """
+    last: dict[tuple[str, str], int] = {}
+    for position, (pair, _) in enumerate(records):
+        if pair is not None:
+            last[pair] = position
+    return [
+        record
+        for position, (pair, record) in enumerate(records)
+        if pair is None or (last[pair] == position and pair not in scored)
+    ]
+
+
+def load_side(path: Path, key: Optional[str] = None, display: Optional[str] = None) -> LoadedSide:
+    """Stream a rollouts file and its sidecar into row facts and join values."""
+    display = display or display_path(path)
+    vote = KeyVote(key)
+    side = LoadedSide(path=path, display=display, sidecar=None, key=None)
+    scored: set[tuple[str, str]] = set()
+    for line_no, offset, row in iter_objects(path, display):
+        try:
+            facts = reduce_row(row, line_no, offset, 0, keep=False)
+        except RewardTypeError as exc:
+            raise CompareInputError(f"{display}:{line_no}: {exc}{_task_suffix(row, key)}") from None
+        error = vote.add(vote.candidate_values(row))
+        if error:
+            raise CompareInputError(f"{display}:{line_no}: {error}")
+        side.facts.append(facts)
+        pair = index_pair(row)
+        if pair is not None:
+            scored.add(pair)
+
+    sidecar = sidecar_path(path)
+    if sidecar.exists() and sidecar != path:
+        side.sidecar = sidecar
+        sidecar_display = display_path(sidecar)
+        records: list[tuple[Optional[tuple[str, str]], _Record]] = []
+        for line_no, offset, record in iter_objects(sidecar, sidecar_display):
+            names = vote.candidate_values(record)
+            anonymous = describe_row_task(record, key) is None and describe_row_task(record, None) is None
+            facts = reduce_failure_record(record, line_no, offset, keep=False)
+            records.append((index_pair(record), _Record(line_no, offset, facts, names, anonymous)))
+        for standing in standing_failures(records, scored):
+            error = vote.add(standing.names, anonymous=standing.anonymous)
+            if error:
+                raise CompareInputError(f"{sidecar_display}:{standing.line}: {error}")
+            side.facts.append(standing.facts)
+
+    if not side.facts:
+        raise CompareInputError(f"{display}: no rows at all: the file holds no JSON object")
+    side.key = vote.chosen()
+    if side.key is None:
+        if vote.voters:
+            raise CompareInputError(no_key_message(display))
+        side.values = [None] * len(side.facts)
+    else:
+        side.values = vote.values(side.key)
+    return side
+
+
+def _task_suffix(row: dict[str, Any], key: Optional[str]) -> str:
+    task = describe_row_task(row, key)
+    return f" (task {task})" if task else ""
+
+
+def load_rollouts(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Read a rollouts JSONL plus, when present, its sibling `<stem>_failures.jsonl`, as row dicts.
+
+    Standing failure records join as masked rows: no reward, `mask_sample` true, and their failure
+    kind. This keeps every row in memory; the pytest plugin streams instead.
+    """
+    main = Path(path)
+    display = display_path(main)
+    rows: list[dict[str, Any]] = []
+    scored: set[tuple[str, str]] = set()
+    for line_no, _, row in iter_objects(main, display):
+        try:
+            reduce_row(row, line_no, -1, 0, keep=False)
+        except RewardTypeError as exc:
+            raise CompareInputError(f"{display}:{line_no}: {exc}{_task_suffix(row, None)}") from None
+        rows.append(row)
+        pair = index_pair(row)
+        if pair is not None:
+            scored.add(pair)
+    sidecar = sidecar_path(main)
+    if sidecar.exists() and sidecar != main:
+        records = [(index_pair(r), r) for _, _, r in iter_objects(sidecar, display_path(sidecar))]
+        for record in standing_failures(records, scored):
+            folded = dict(record)
+            folded.update(reward=None, mask_sample=True, failure_kind=failure_kind_of_record(record))
+            folded.setdefault("_ng_failure_class", folded["failure_kind"])
+            rows.append(folded)
+    if not rows:
+        raise CompareInputError(f"{display}: no rows at all: the file holds no JSON object")
+    return rows

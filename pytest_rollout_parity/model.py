@@ -1,0 +1,178 @@
+"""The classification result as data: what the items, the fixture and both summaries read.
+
+A side's rows are kept as :class:`RowFacts` (a few small fields and where the row sits in its
+file), never as full rows: ``TaskSide.rows`` re-reads them on demand.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Literal, Optional, Sequence
+
+Category = Literal["identical", "flipped", "flipped_agent_error", "masked", "missing"]
+Side = Literal["old", "new"]
+
+CATEGORIES: tuple[Category, ...] = ("identical", "flipped", "flipped_agent_error", "masked", "missing")
+SIDES: tuple[Side, ...] = ("old", "new")
+
+
+class RowFacts:
+    """One row reduced, as it is read, to what the classification needs.
+
+    ``origin`` is 0 for the rollouts file and 1 for its failures sidecar; ``offset`` is the byte
+    offset of the row's line in that file (or -1 for rows given in memory, kept in ``row``).
+    """
+
+    __slots__ = ("line", "offset", "origin", "reward", "mask", "agent_error", "failure_kind", "logs_dir", "row")
+
+    def __init__(
+        self,
+        line: int,
+        offset: int,
+        origin: int,
+        reward: Optional[float],
+        mask: Optional[str],
+        agent_error: Optional[str],
+        failure_kind: Optional[str],
+        logs_dir: Optional[str],
+        row: Optional[dict[str, Any]] = None,
+    ) -> None:
+        self.line = line
+        self.offset = offset
+        self.origin = origin
+        self.reward = reward
+        self.mask = mask
+        self.agent_error = agent_error
+        self.failure_kind = failure_kind
+        self.logs_dir = logs_dir
+        self.row = row
+
+
+RowReader = Callable[[RowFacts], "dict[str, Any]"]
+
+
+def _row_of(facts: RowFacts) -> dict[str, Any]:
+    if facts.row is None:
+        raise LookupError("row was not kept in memory and no reader was given")
+    return facts.row
+
+
+class TaskSide:
+    """One side's rows for one task, reduced to what the comparison needs."""
+
+    __slots__ = ("facts", "reward", "masked", "agent_error", "failure_kind", "reward_rows", "_reader")
+
+    def __init__(
+        self,
+        facts: Sequence[RowFacts],
+        reward: Optional[float],
+        masked: Optional[str],
+        agent_error: Optional[str],
+        failure_kind: Optional[str],
+        reward_rows: int,
+        reader: Optional[RowReader] = None,
+    ) -> None:
+        self.facts = tuple(facts)
+        self.reward = reward
+        self.masked = masked
+        self.agent_error = agent_error
+        self.failure_kind = failure_kind
+        self.reward_rows = reward_rows
+        self._reader = reader or _row_of
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        """The full row dicts, read again from the file when they were not kept in memory."""
+        return [self._reader(f) for f in self.facts]
+
+    def read_row(self, facts: RowFacts) -> dict[str, Any]:
+        return self._reader(facts)
+
+    @property
+    def repeated(self) -> bool:
+        return len(self.facts) > 1
+
+    def reward_text(self) -> str:
+        """`none`, or the reward to 4 places, with the mean's row counts for repeated sides."""
+        if self.reward is None:
+            return "none"
+        text = repr(round(self.reward, 4))
+        if self.repeated:
+            n = len(self.facts)
+            if self.reward_rows == n:
+                text += f" (mean of {n} rows)"
+            else:
+                text += f" (mean of {self.reward_rows} of {n} rows)"
+        return text
+
+    def __repr__(self) -> str:
+        return (
+            f"TaskSide(reward={self.reward!r}, rows={len(self.facts)}, masked={self.masked!r}, "
+            f"agent_error={self.agent_error!r}, failure_kind={self.failure_kind!r})"
+        )
+
+
+@dataclass(frozen=True)
+class TaskComparison:
+    """The comparison of one joined task."""
+
+    task: str
+    category: Category
+    old: Optional[TaskSide] = None
+    new: Optional[TaskSide] = None
+    winner: Optional[Side] = None
+
+    @property
+    def loser(self) -> Optional[Side]:
+        if self.winner is None:
+            return None
+        return "new" if self.winner == "old" else "old"
+
+    def side(self, name: Side) -> Optional[TaskSide]:
+        return self.old if name == "old" else self.new
+
+
+@dataclass(frozen=True)
+class CompareResult:
+    """Every joined task, sorted by label, and how the join was made."""
+
+    tasks: list[TaskComparison]
+    old_key: str
+    new_key: str
+    old_rows: int
+    new_rows: int
+    old_masked_rows: int = 0
+    new_masked_rows: int = 0
+    old_prefix_stripped: Optional[str] = None
+    new_prefix_stripped: Optional[str] = None
+    keyed_by_taskset: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    def by_category(self, category: Category) -> list[TaskComparison]:
+        return [t for t in self.tasks if t.category == category]
+
+    def counts(self) -> dict[str, int]:
+        counts = dict.fromkeys(
+            (
+                "tasks", "identical", "flipped", "flipped_old_win", "flipped_new_win",
+                "flipped_agent_error", "masked", "masked_old", "masked_new",
+                "missing", "missing_old_only", "missing_new_only",
+            ),
+            0,
+        )
+        for t in self.tasks:
+            counts["tasks"] += 1
+            counts[t.category] += 1
+            if t.category == "flipped":
+                counts["flipped_old_win" if t.winner == "old" else "flipped_new_win"] += 1
+            elif t.category == "masked":
+                counts["masked_old"] += bool(t.old is not None and t.old.masked)
+                counts["masked_new"] += bool(t.new is not None and t.new.masked)
+            elif t.category == "missing":
+                counts["missing_old_only" if t.new is None else "missing_new_only"] += 1
+        return counts
+
+    @property
+    def compared(self) -> int:
+        """Tasks with a counted reward on both sides (identical or flipped)."""
+        return sum(1 for t in self.tasks if t.category in ("identical", "flipped", "flipped_agent_error"))

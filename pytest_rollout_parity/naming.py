@@ -1,0 +1,36 @@
+"""Item names: a task label made safe for node ids, `-k` and `--lf` (CONTRACT.md, Test items)."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Sequence
+
+_UNSAFE = re.compile(r"[^\w.\-/]+")
+
+
+def label_hash(label: str) -> str:
+    """A short hash of the raw label, stable across runs and machines."""
+    return hashlib.sha1(label.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+
+
+def safe_name(label: str) -> str:
+    """Runs of characters other than word characters, `.`, `-` and `/` become one `_`."""
+    return _UNSAFE.sub("_", label).strip("_")
+
+
+def item_names(labels: Sequence[str]) -> list[str]:
+    """One distinct, safe name per label; a name that collides gets `-<hash of its raw label>`."""
+    names = [safe_name(label) for label in labels]
+    owners: dict[str, list[int]] = {}
+    for index, name in enumerate(names):
+        owners.setdefault(name, []).append(index)
+    for name, indexes in owners.items():
+        if name and len(indexes) == 1:
+            continue
+        for index in indexes:
+            label = labels[index]
+            if name and label == name:
+                continue  # the one label that was already safe keeps its name
+            names[index] = f"{name}-{label_hash(label)}" if name else label_hash(label)
+    return names

@@ -1,0 +1,189 @@
+"""The summary as data, and its renderings: the terminal section and the JSON file.
+
+Both are pure functions of one :class:`CompareResult` (plus what the run adds: files, hook
+verdicts, selection), so the items, the terminal and the JSON can never disagree.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from tabulate import tabulate
+
+from .model import CompareResult, TaskComparison, TaskSide
+
+LIST_CAP = 10
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """What the pytest run adds to the classification: the files and the items' fate."""
+
+    old_file: str
+    new_file: str
+    old_sidecar: Optional[str] = None
+    new_sidecar: Optional[str] = None
+    same_file: bool = False
+    selected: Optional[int] = None
+    verdicts_changed: int = 0
+    outcomes: dict[str, int] = field(default_factory=dict)
+
+
+def _side_dict(side: Optional[TaskSide]) -> Optional[dict[str, Any]]:
+    if side is None:
+        return None
+    return {
+        "reward": side.reward,
+        "rows": len(side.facts),
+        "reward_rows": side.reward_rows,
+        "masked": side.masked,
+        "agent_error": side.agent_error,
+        "failure_kind": side.failure_kind,
+    }
+
+
+def _task_dict(task: TaskComparison) -> dict[str, Any]:
+    return {
+        "task": task.task,
+        "category": task.category,
+        "winner": task.winner,
+        "old": _side_dict(task.old),
+        "new": _side_dict(task.new),
+    }
+
+
+def nothing_compared(result: CompareResult) -> Optional[str]:
+    """Why no task has a counted reward on both sides, or None when at least one has."""
+    if result.compared:
+        return None
+    shared = [t for t in result.tasks if t.old is not None and t.new is not None]
+    if not shared:
+        old_only = sum(1 for t in result.tasks if t.new is None)
+        new_only = sum(1 for t in result.tasks if t.old is None)
+        return (
+            f"no task was compared: the files share no task ({old_only} only in old, {new_only} only in new); "
+            "wrong file, another benchmark, or a key that differs between the sides?"
+        )
+    masked_old = sum(1 for t in shared if t.old is not None and t.old.masked)
+    masked_new = sum(1 for t in shared if t.new is not None and t.new.masked)
+    return (
+        f"no task was compared: every one of the {len(shared)} shared task(s) is masked "
+        f"({masked_old} on the old side, {masked_new} on the new side); was the infrastructure down?"
+    )
+
+
+def summary_dict(result: CompareResult, run: Optional[RunInfo] = None) -> dict[str, Any]:
+    """The JSON summary (CONTRACT.md), from the result and, in a pytest run, the run's extras."""
+    notes = list(result.notes)
+    if run is not None and run.same_file:
+        notes.append("both sides are the same file")
+    summary: dict[str, Any] = {
+        "counts": result.counts(),
+        "join": {
+            "old_key": result.old_key,
+            "new_key": result.new_key,
+            "old_prefix_stripped": result.old_prefix_stripped,
+            "new_prefix_stripped": result.new_prefix_stripped,
+            "keyed_by_taskset": result.keyed_by_taskset,
+        },
+        "rows": {
+            "old": result.old_rows,
+            "new": result.new_rows,
+            "old_masked": result.old_masked_rows,
+            "new_masked": result.new_masked_rows,
+        },
+        "compared": result.compared,
+        "nothing_compared": nothing_compared(result),
+        "notes": notes,
+        "tasks": [_task_dict(t) for t in result.tasks],
+    }
+    if run is not None:
+        summary["files"] = {
+            "old": run.old_file,
+            "new": run.new_file,
+            "old_sidecar": run.old_sidecar,
+            "new_sidecar": run.new_sidecar,
+        }
+        summary["run"] = {
+            "selected": run.selected,
+            "verdicts_changed_by_hook": run.verdicts_changed,
+            "outcomes": dict(run.outcomes),
+        }
+    return summary
+
+
+def _capped(labels: list[str], cap: int = LIST_CAP) -> str:
+    shown = ", ".join(labels[:cap])
+    if len(labels) > cap:
+        shown += f", ... and {len(labels) - cap} more (see --parity-json)"
+    return shown
+
+
+def _side_line(name: str, file: str, sidecar: Optional[str], tasks: int, rows: int, masked: int, key: str, prefix: Optional[str]) -> str:
+    line = f"{name}: {file}"
+    if sidecar:
+        line += f" (+ sidecar {os.path.basename(sidecar)})"
+    line += f": {tasks} tasks, {rows} rows ({masked} masked), key {key}"
+    if prefix:
+        line += f", prefix '{prefix}' stripped"
+    return line
+
+
+def summary_lines(result: CompareResult, run: RunInfo) -> list[str]:
+    """The `rollout parity` terminal section, line by line."""
+    counts = result.counts()
+    old_tasks = sum(1 for t in result.tasks if t.old is not None)
+    new_tasks = sum(1 for t in result.tasks if t.new is not None)
+    lines = [
+        _side_line("old", run.old_file, run.old_sidecar, old_tasks, result.old_rows, result.old_masked_rows,
+                   result.old_key, result.old_prefix_stripped),
+        _side_line("new", run.new_file, run.new_sidecar, new_tasks, result.new_rows, result.new_masked_rows,
+                   result.new_key, result.new_prefix_stripped),
+    ]
+    notes = summary_dict(result, run)["notes"]
+    for note in notes:
+        lines.append(f"note: {note if len(note) <= 400 else note[:400] + ' ... (see --parity-json)'}")
+    table = [
+        ["identical", counts["identical"], ""],
+        ["flipped", counts["flipped"], f"old wins {counts['flipped_old_win']}, new wins {counts['flipped_new_win']}"],
+        ["flipped_agent_error", counts["flipped_agent_error"], "rerun candidates"],
+        ["masked", counts["masked"], f"old side {counts['masked_old']}, new side {counts['masked_new']}"],
+        ["missing", counts["missing"], f"old only {counts['missing_old_only']}, new only {counts['missing_new_only']}"],
+        ["tasks", counts["tasks"], ""],
+    ]
+    lines.append("")
+    lines.extend(tabulate(table, headers=["category", "tasks", "breakdown"], tablefmt="simple").splitlines())
+    lines.append("")
+    for category in ("flipped", "flipped_agent_error", "masked", "missing"):
+        labels = [t.task for t in result.by_category(category)]  # type: ignore[arg-type]
+        if labels:
+            lines.append(f"{category}: {_capped(labels)}")
+    if run.selected is not None and run.selected != counts["tasks"]:
+        lines.append(f"selected: {run.selected} of {counts['tasks']} parity items ran")
+    if run.verdicts_changed:
+        lines.append(f"pytest_parity_verdict hooks changed {run.verdicts_changed} verdict(s)")
+    reason = nothing_compared(result)
+    if reason:
+        lines.append(f"NOTHING COMPARED: {reason}")
+    return lines
+
+
+def write_json_atomically(path: Path, data: dict[str, Any]) -> None:
+    """Write the summary through a temporary file beside it, so a reader never sees half a file."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, indent=2, ensure_ascii=False)
+            handle.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

@@ -1,0 +1,163 @@
+"""Reducing one row dict to its :class:`RowFacts`: reward, mask reason, agent error, failure kind.
+
+The same reduction serves the streaming loader and rows given in memory, so both classify alike.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, Optional
+
+from .model import RowFacts
+
+#: Join-field candidates, in the order they are tried (SEMANTICS.md §2). Append, never reorder.
+KEY_CANDIDATES: tuple[str, ...] = (
+    "_ng_task_id",
+    "task_name",
+    "task_id",
+    "verifier_metadata.task_id",
+    "verifier_metadata.task_name",
+    "verifier_metadata.instance_id",
+    "verifier_metadata.id",
+)
+
+EMBEDDED_OUTPUT_FIELDS: tuple[str, ...] = ("test_output", "verifier_stdout", "verifier_output")
+
+AGENT_ERROR_MAX_CHARS = 120
+
+_MISSING = object()
+
+
+class RewardTypeError(ValueError):
+    """The row's reward is neither absent, null nor a number."""
+
+
+def lookup(row: dict[str, Any], path: str) -> Any:
+    """The value at a dotted path, or None. A literal key holding the dots wins over descending."""
+    value = row.get(path, _MISSING)
+    if value is not _MISSING:
+        return value
+    if "." not in path:
+        return None
+    node: Any = row
+    for part in path.split("."):
+        if not isinstance(node, dict):
+            return None
+        node = node.get(part)
+        if node is None:
+            return None
+    return node
+
+
+def reward_of(row: dict[str, Any]) -> Optional[float]:
+    """The row's reward as a float (NaN and infinities kept), or None; raise for any other type."""
+    reward = row.get("reward")
+    if reward is None:
+        return None
+    if isinstance(reward, bool) or not isinstance(reward, (int, float)):
+        raise RewardTypeError(f"reward must be a number or null, got {_json_type(reward)} {_short(reward)}")
+    return float(reward)
+
+
+def mask_reason(row: dict[str, Any], reward: Optional[float]) -> Optional[str]:
+    """Why a row does not count; a ``failure_kind`` without ``mask_sample`` labels a scored reward."""
+    if row.get("mask_sample"):
+        kind = row.get("failure_kind")
+        return f"mask_sample (failure_kind={kind})" if kind else "mask_sample"
+    if reward is None:
+        return "no reward"
+    if not math.isfinite(reward):
+        if math.isnan(reward):
+            return "non-finite reward (nan)"
+        return "non-finite reward (inf)" if reward > 0 else "non-finite reward (-inf)"
+    return None
+
+
+def agent_error(row: dict[str, Any]) -> Optional[str]:
+    """An agent-level error the row reports while still scored: legacy `error`, or `*error_type`."""
+    error = row.get("error")
+    if error:
+        text = error if isinstance(error, str) else json.dumps(error, ensure_ascii=False)
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        if lines:
+            return f"error: {lines[-1][:AGENT_ERROR_MAX_CHARS]}"
+    response = row.get("response")
+    if isinstance(response, dict):
+        metadata = response.get("metadata")
+        if isinstance(metadata, dict):
+            for name, value in metadata.items():
+                if value and isinstance(name, str) and name.endswith("error_type"):
+                    return f"{name}={value}"
+    return None
+
+
+def reduce_row(row: dict[str, Any], line: int, offset: int, origin: int, keep: bool) -> RowFacts:
+    """The facts of a rollouts-file row; ``keep`` holds on to the dict (rows given in memory)."""
+    reward = reward_of(row)
+    mask = mask_reason(row, reward)
+    kind = row.get("failure_kind")
+    logs_dir = row.get("verifier_logs_dir")
+    return RowFacts(
+        line,
+        offset,
+        origin,
+        reward,
+        mask,
+        agent_error(row),
+        kind if isinstance(kind, str) and kind else None,
+        logs_dir if isinstance(logs_dir, str) and logs_dir else None,
+        row if keep else None,
+    )
+
+
+def failure_kind_of_record(record: dict[str, Any]) -> str:
+    """The failure kind a sidecar record is masked with: its own kind, else its class."""
+    for name in ("failure_kind", "_ng_failure_class"):
+        value = record.get(name)
+        if isinstance(value, str) and value:
+            return value
+    return "failure"
+
+
+def reduce_failure_record(record: dict[str, Any], line: int, offset: int, keep: bool) -> RowFacts:
+    """The facts of a standing sidecar record: a masked row with no reward."""
+    kind = failure_kind_of_record(record)
+    logs_dir = record.get("verifier_logs_dir")
+    return RowFacts(
+        line,
+        offset,
+        1,
+        None,
+        f"mask_sample (failure_kind={kind})",
+        agent_error(record),
+        kind,
+        logs_dir if isinstance(logs_dir, str) and logs_dir else None,
+        record if keep else None,
+    )
+
+
+def embedded_output(row: dict[str, Any]) -> Optional[tuple[str, str]]:
+    """(field name, text) of the first non-blank embedded verifier output field."""
+    for name in EMBEDDED_OUTPUT_FIELDS:
+        value = row.get(name)
+        if isinstance(value, str) and value.strip():
+            return name, value
+    return None
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "a list"
+    return type(value).__name__
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 40 else text[:37] + "..."

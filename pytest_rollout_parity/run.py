@@ -1,0 +1,57 @@
+"""The state of one gate run: settings, both sides streamed, the result, item names, log roots."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from .api import compare_loaded
+from .loading import LoadedSide, display_path, load_side
+from .model import CompareResult
+from .naming import item_names
+from .report import RunInfo
+from .settings import ParitySettings
+from .verifier import LogRoots, flip_message
+
+
+@dataclass(frozen=True)
+class ParityRun:
+    """Loaded once per process (controller and each xdist worker); read by items and summaries."""
+
+    settings: ParitySettings
+    old: LoadedSide
+    new: LoadedSide
+    result: CompareResult
+    names: tuple[str, ...]
+    roots: LogRoots
+
+    @classmethod
+    def load(cls, settings: ParitySettings, invocation_dir: Path) -> "ParityRun":
+        """Stream both sides; raises CompareInputError naming the file and line."""
+        old = load_side(settings.old, settings.key, display_path(settings.old))
+        new = old if settings.same_file else load_side(settings.new, settings.key, display_path(settings.new))
+        result = compare_loaded(old, new, settings.key)
+        roots = LogRoots(
+            invocation_dir=invocation_dir,
+            old_dir=settings.old.parent,
+            new_dir=settings.new.parent,
+            extra=settings.logs_roots,
+        )
+        return cls(settings, old, new, result, tuple(item_names([t.task for t in result.tasks])), roots)
+
+    def flip_message(self, index: int) -> str:
+        return flip_message(self.result.tasks[index], self.settings.tail, self.roots)
+
+    def run_info(self, selected: Optional[int] = None, verdicts_changed: int = 0,
+                 outcomes: Optional[dict[str, int]] = None) -> RunInfo:
+        return RunInfo(
+            old_file=self.old.display,
+            new_file=self.new.display,
+            old_sidecar=display_path(self.old.sidecar) if self.old.sidecar else None,
+            new_sidecar=display_path(self.new.sidecar) if self.new.sidecar else None,
+            same_file=self.settings.same_file,
+            selected=selected,
+            verdicts_changed=verdicts_changed,
+            outcomes=outcomes or {},
+        )

@@ -1,0 +1,60 @@
+"""Controller-side reporting: the `rollout parity` terminal section, the JSON file, the exit status.
+
+Registered only where the run's reports arrive (a serial run or the xdist controller), so the
+summary appears once. It reads the same :class:`CompareResult` the items were built from.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from .collect import CATEGORY_PROPERTY, TASK_PROPERTY, VERDICT_PROPERTY
+from .report import nothing_compared, summary_dict, summary_lines, write_json_atomically
+from .run import ParityRun
+
+NOTHING_COMPARED_EXIT = 2
+
+
+class ParitySummary:
+    def __init__(self, run: ParityRun) -> None:
+        self.run = run
+        self.ran: set[str] = set()
+        self.verdicts_changed = 0
+        self.outcomes: dict[str, int] = {}
+
+    @pytest.hookimpl
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        properties = dict(report.user_properties)
+        if TASK_PROPERTY not in properties or CATEGORY_PROPERTY not in properties:
+            return
+        if report.when == "call" or (report.when == "setup" and not report.passed):
+            self.ran.add(report.nodeid)
+            outcome = "xfailed" if hasattr(report, "wasxfail") else report.outcome
+            self.outcomes[outcome] = self.outcomes.get(outcome, 0) + 1
+            if VERDICT_PROPERTY in properties:
+                self.verdicts_changed += 1
+
+    def _info(self):  # noqa: ANN202
+        return self.run.run_info(selected=len(self.ran), verdicts_changed=self.verdicts_changed,
+                                 outcomes=self.outcomes)
+
+    @pytest.hookimpl
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        json_path = self.run.settings.json_path
+        if json_path is not None:
+            try:
+                write_json_atomically(json_path, summary_dict(self.run.result, self._info()))
+            except OSError as exc:
+                tr = session.config.pluginmanager.get_plugin("terminalreporter")
+                message = f"--parity-json: cannot write {json_path}: {exc.strerror or exc}"
+                if tr is not None:
+                    tr.write_line(f"ERROR: {message}", red=True)
+                session.exitstatus = pytest.ExitCode.USAGE_ERROR
+        if nothing_compared(self.run.result) and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+            session.exitstatus = NOTHING_COMPARED_EXIT
+
+    @pytest.hookimpl
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        terminalreporter.write_sep("=", "rollout parity")
+        for line in summary_lines(self.run.result, self._info()):
+            terminalreporter.write_line(line)
