@@ -118,7 +118,7 @@ def verifier_output(
                 problems.append(problem)
             if target is not None:
                 try:
-                    return VerifierOutput(tail_file(target, count), str(target))
+                    return VerifierOutput(tail_file(target, count), _shown(target))
                 except OSError as exc:
                     return VerifierOutput(None, f"unavailable: cannot read {target}: {exc.strerror or exc}")
     embedded = embedded_output(read_row(facts))
@@ -134,6 +134,15 @@ def verifier_output(
             why += f" ({'; '.join(problems)})"
         return VerifierOutput(None, why)
     return VerifierOutput(None, "unavailable: row has no verifier_logs_dir and no embedded verifier output")
+
+
+def _shown(path: Path) -> str:
+    """A log path as the user reads it: relative to the working directory when inside it."""
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:
+        return str(path)
+    return str(path) if relative.startswith("..") else relative
 
 
 def header_line(comparison: TaskComparison) -> str:
