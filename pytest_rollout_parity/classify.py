@@ -24,7 +24,7 @@ def summarize_side(facts: Sequence[RowFacts], reader: Optional[RowReader] = None
         masked = f"{len(reasons)}/{len(facts)} rows masked: {reasons[0]}"
     return TaskSide(
         facts,
-        reward=sum(rewards) / len(rewards) if rewards else None,
+        reward=math.fsum(rewards) / len(rewards) if rewards else None,
         masked=masked,
         agent_error=next((f.agent_error for f in facts if f.agent_error), None),
         failure_kind=next((f.failure_kind for f in facts if f.failure_kind and f.mask is None), None),

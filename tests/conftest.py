@@ -1,0 +1,3 @@
+"""Test-suite wide setup: the `pytester` fixture for the integration tests."""
+
+pytest_plugins = ["pytester"]
