@@ -94,7 +94,7 @@ class KeyVote:
 
 
 def no_key_message(path: str) -> str:
-    return f"{path}: no task id field found; rows carry none of {', '.join(KEY_CANDIDATES)} on every row (use --parity-key)"
+    return f"{path}: no task id field found; rows carry none of {', '.join(KEY_CANDIDATES)} (use --parity-key)"
 
 
 @dataclass

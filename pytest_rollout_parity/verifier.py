@@ -52,7 +52,7 @@ def tail_lines(text: str, count: int) -> list[str]:
     """The last ``count`` lines of ``text`` (trailing newlines dropped first); none for 0."""
     if count <= 0:
         return []
-    stripped = text.rstrip("\n")
+    stripped = text.rstrip("\r\n")
     if not stripped:
         return []
     return [line[:-1] if line.endswith("\r") else line for line in stripped.split("\n")[-count:]]
@@ -69,7 +69,7 @@ def tail_file(path: Path, count: int) -> list[str]:
             position -= step
             handle.seek(position)
             data = handle.read(step) + data
-            if data.rstrip(b"\n").count(b"\n") >= count:
+            if data.rstrip(b"\r\n").count(b"\n") >= count:
                 break
     return tail_lines(data.decode("utf-8", "replace"), count)
 
