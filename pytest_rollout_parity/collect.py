@@ -66,7 +66,9 @@ class ParityItem(pytest.Item):
             self._header = verdict.text.split("\n", 1)[0]
             pytest.fail(verdict.text, pytrace=False)
         if verdict.outcome == "xfail":
-            pytest.xfail(verdict.text)
+            # Raised, not pytest.xfail(): --runxfail turns that into a no-op, and a masked,
+            # missing or agent-error task must then fail with its reason, never pass.
+            raise pytest.xfail.Exception(verdict.text)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> "str | TerminalRepr":
         """The message alone, no traceback; its crash line (short summary, JUnit) is the header."""

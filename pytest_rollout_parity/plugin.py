@@ -6,6 +6,8 @@ options and a `rollout_pair` fixture that skips.
 
 from __future__ import annotations
 
+import hashlib
+import os
 import sys
 from pathlib import Path
 from typing import Optional
@@ -41,10 +43,12 @@ def pytest_cmdline_main(config: pytest.Config) -> Optional[int]:
     if settings is None:
         return None
     try:
-        config.stash[RUN_KEY] = ParityRun.load(settings, config.invocation_params.dir)
+        run = ParityRun.load(settings, config.invocation_params.dir)
     except CompareInputError as exc:
         sys.stderr.write(f"ERROR: {exc}\n")
         return INPUT_ERROR_EXIT
+    config.stash[RUN_KEY] = run
+    _keep_cache_out_of_inputs(config, run)
     return None
 
 
@@ -71,6 +75,30 @@ def _collect_new_file(config: pytest.Config, new: Path) -> None:
         config.args = [str(target)]
     elif not any(_covers(arg, config.invocation_params.dir, target) for arg in config.args):
         config.args = [*config.args, str(target)]
+
+
+def _keep_cache_out_of_inputs(config: pytest.Config, run: ParityRun) -> None:
+    """Point a not-yet-created `.pytest_cache` away from the input files' directories.
+
+    Run from inside a results directory, the rootdir is that directory and pytest would create its
+    cache there; the gate leaves input directories as they were. The cache (and with it `--lf`)
+    moves to a per-rootdir directory under the user's cache home. This must happen before the
+    cache plugin configures itself, so it primes pytest's ini cache; if that ever changes shape the
+    cache simply stays where pytest puts it.
+    """
+    ini_cache = getattr(config, "_inicache", None)
+    if not isinstance(ini_cache, dict) or "cache_dir" in ini_cache:
+        return
+    cache_dir = Path(os.path.expandvars(config.getini("cache_dir")))
+    cache_dir = (cache_dir if cache_dir.is_absolute() else config.rootpath / cache_dir).resolve()
+    if cache_dir.exists():
+        return
+    inputs = {path.resolve().parent for path in (run.settings.old, run.settings.new)}
+    if not any(cache_dir.parent == folder or folder in cache_dir.parents for folder in inputs):
+        return
+    home = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    digest = hashlib.sha1(str(config.rootpath).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    ini_cache["cache_dir"] = str(home / "pytest-rollout-parity" / digest)
 
 
 class ParityCollection:
