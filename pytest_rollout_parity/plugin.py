@@ -87,7 +87,7 @@ def _keep_cache_out_of_inputs(config: pytest.Config, run: ParityRun) -> None:
     cache simply stays where pytest puts it.
     """
     ini_cache = getattr(config, "_inicache", None)
-    if not isinstance(ini_cache, dict) or "cache_dir" in ini_cache:
+    if not isinstance(ini_cache, dict) or "cache_dir" in ini_cache or not config.pluginmanager.has_plugin("cacheprovider"):
         return
     cache_dir = Path(os.path.expandvars(config.getini("cache_dir")))
     cache_dir = (cache_dir if cache_dir.is_absolute() else config.rootpath / cache_dir).resolve()
