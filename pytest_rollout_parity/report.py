@@ -124,29 +124,25 @@ def _capped(labels: list[str], cap: int = LIST_CAP) -> str:
     return shown
 
 
-def _side_line(name: str, file: str, sidecar: Optional[str], tasks: int, rows: int, masked: int, key: str, prefix: Optional[str]) -> str:
-    line = f"{name}: {file}"
-    if sidecar:
-        line += f" (+ sidecar {os.path.basename(sidecar)})"
-    line += f": {tasks} tasks, {rows} rows ({masked} masked), key {key}"
+def _side_line(name: str, summary: dict[str, Any]) -> str:
+    files = summary.get("files") or {}
+    line = f"{name}: {files.get(name, name)}"
+    if files.get(f"{name}_sidecar"):
+        line += f" (+ sidecar {os.path.basename(files[f'{name}_sidecar'])})"
+    tasks = sum(1 for task in summary["tasks"] if task[name] is not None)
+    rows, masked = summary["rows"][name], summary["rows"][f"{name}_masked"]
+    line += f": {tasks} tasks, {rows} rows ({masked} masked), key {summary['join'][f'{name}_key']}"
+    prefix = summary["join"][f"{name}_prefix_stripped"]
     if prefix:
         line += f", prefix '{prefix}' stripped"
     return line
 
 
-def summary_lines(result: CompareResult, run: RunInfo) -> list[str]:
-    """The `rollout parity` terminal section, line by line."""
-    counts = result.counts()
-    old_tasks = sum(1 for t in result.tasks if t.old is not None)
-    new_tasks = sum(1 for t in result.tasks if t.new is not None)
-    lines = [
-        _side_line("old", run.old_file, run.old_sidecar, old_tasks, result.old_rows, result.old_masked_rows,
-                   result.old_key, result.old_prefix_stripped),
-        _side_line("new", run.new_file, run.new_sidecar, new_tasks, result.new_rows, result.new_masked_rows,
-                   result.new_key, result.new_prefix_stripped),
-    ]
-    notes = summary_dict(result, run)["notes"]
-    for note in notes:
+def summary_lines(summary: dict[str, Any]) -> list[str]:
+    """The `rollout parity` terminal section, line by line, rendered from :func:`summary_dict`."""
+    counts = summary["counts"]
+    lines = [_side_line("old", summary), _side_line("new", summary)]
+    for note in summary["notes"]:
         lines.append(f"note: {note if len(note) <= 400 else note[:400] + ' ... (see --parity-json)'}")
     table = [
         ["identical", counts["identical"], ""],
@@ -160,16 +156,16 @@ def summary_lines(result: CompareResult, run: RunInfo) -> list[str]:
     lines.extend(tabulate(table, headers=["category", "tasks", "breakdown"], tablefmt="simple").splitlines())
     lines.append("")
     for category in ("flipped", "flipped_agent_error", "masked", "missing"):
-        labels = [t.task for t in result.by_category(category)]  # type: ignore[arg-type]
+        labels = [task["task"] for task in summary["tasks"] if task["category"] == category]
         if labels:
             lines.append(f"{category}: {_capped(labels)}")
-    if run.selected is not None and run.selected != counts["tasks"]:
-        lines.append(f"selected: {run.selected} of {counts['tasks']} parity items ran")
-    if run.verdicts_changed:
-        lines.append(f"pytest_parity_verdict hooks changed {run.verdicts_changed} verdict(s)")
-    reason = nothing_compared(result)
-    if reason:
-        lines.append(f"NOTHING COMPARED: {reason}")
+    run = summary.get("run") or {}
+    if run.get("selected") is not None and run["selected"] != counts["tasks"]:
+        lines.append(f"selected: {run['selected']} of {counts['tasks']} parity items ran")
+    if run.get("verdicts_changed_by_hook"):
+        lines.append(f"pytest_parity_verdict hooks changed {run['verdicts_changed_by_hook']} verdict(s)")
+    if summary["nothing_compared"]:
+        lines.append(f"NOTHING COMPARED: {summary['nothing_compared']}")
     return lines
 
 

@@ -6,10 +6,12 @@ summary appears once. It reads the same :class:`CompareResult` the items were bu
 
 from __future__ import annotations
 
+from typing import Any, Optional
+
 import pytest
 
 from .collect import CATEGORY_PROPERTY, TASK_PROPERTY, VERDICT_PROPERTY
-from .report import nothing_compared, summary_dict, summary_lines, write_json_atomically
+from .report import summary_dict, summary_lines, write_json_atomically
 from .run import ParityRun
 
 NOTHING_COMPARED_EXIT = 2
@@ -21,6 +23,7 @@ class ParitySummary:
         self.ran: set[str] = set()
         self.verdicts_changed = 0
         self.outcomes: dict[str, int] = {}
+        self.summary: Optional[dict[str, Any]] = None
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -34,27 +37,29 @@ class ParitySummary:
             if VERDICT_PROPERTY in properties:
                 self.verdicts_changed += 1
 
-    def _info(self):  # noqa: ANN202
-        return self.run.run_info(selected=len(self.ran), verdicts_changed=self.verdicts_changed,
-                                 outcomes=self.outcomes)
-
     @pytest.hookimpl
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        """Build the one summary object; write it as JSON; settle the exit status."""
+        info = self.run.run_info(selected=len(self.ran), verdicts_changed=self.verdicts_changed,
+                                 outcomes=self.outcomes)
+        self.summary = summary_dict(self.run.result, info)
         json_path = self.run.settings.json_path
         if json_path is not None:
             try:
-                write_json_atomically(json_path, summary_dict(self.run.result, self._info()))
+                write_json_atomically(json_path, self.summary)
             except OSError as exc:
                 tr = session.config.pluginmanager.get_plugin("terminalreporter")
                 message = f"--parity-json: cannot write {json_path}: {exc.strerror or exc}"
                 if tr is not None:
                     tr.write_line(f"ERROR: {message}", red=True)
                 session.exitstatus = pytest.ExitCode.USAGE_ERROR
-        if nothing_compared(self.run.result) and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+        if self.summary["nothing_compared"] and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             session.exitstatus = NOTHING_COMPARED_EXIT
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        if self.summary is None:
+            return
         terminalreporter.write_sep("=", "rollout parity")
-        for line in summary_lines(self.run.result, self._info()):
+        for line in summary_lines(self.summary):
             terminalreporter.write_line(line)
