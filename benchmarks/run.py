@@ -1,0 +1,285 @@
+#!/usr/bin/env python3
+"""Benchmark the rollout-parity gate against two floors, at a chosen scale.
+
+    python benchmarks/run.py --scale small            # 500 tasks x 5 repeats x 40 KB rows (~100 MB a side)
+    python benchmarks/run.py --scale items small      # several scales in one go
+    python benchmarks/run.py --scale rowsize          # same rows at 40 KB and 160 KB: memory vs row size
+    python benchmarks/run.py --tasks 1000 --repeats 3 --row-kb 80   # a custom scale
+
+For each scale the pair is generated into benchmarks/.data/<name>/ (reused when its manifest has the
+same parameters), the files are read once to warm the page cache, then three child processes are
+timed one after the other, each via os.wait4 (wall clock, user+sys CPU, peak RSS of that child):
+
+  gate          python -m pytest -q -p no:cacheprovider --parity-old=.. --parity-new=..
+  json.loads    a stdlib json.loads of every line of both files and the sidecar (floor 1)
+  trivial       python -m pytest -q -p no:cacheprovider on N no-op parametrized tests, N = the
+                number of tasks the gate makes items for (floor 2)
+
+See benchmarks/README.md for what the figures mean.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import generate  # noqa: E402
+
+DATA = HERE / ".data"
+PY = sys.executable
+FAILURES: list[str] = []
+WARMED: list[bool] = []
+
+SCALES = {
+    # name: (tasks, repeats, row KB)
+    "items": (10_000, 1, 1),
+    "small": (500, 5, 40),
+    "medium": (2_000, 5, 40),
+    "large": (5_000, 5, 40),
+}
+ROWSIZE_DEFAULT = (1_000, 2, 40)  # run at row-kb and 4 x row-kb
+
+JSON_FLOOR = r"""
+import json, sys
+n = 0
+for p in sys.argv[1:]:
+    with open(p, "rb") as fh:
+        for line in fh:
+            if line.strip():
+                json.loads(line)
+                n += 1
+print(n)
+"""
+
+
+@dataclass
+class Measure:
+    label: str
+    wall: float
+    user: float
+    sys: float
+    rss_mb: float
+    rc: int
+    tail: str
+
+
+CHILD_ENV = dict(os.environ)
+
+
+def child_env(as_is: bool) -> str:
+    """Unless ``as_is``: let children cache bytecode (and pytest its rewritten modules) under .data/.
+
+    With PYTHONDONTWRITEBYTECODE=1 every pytest start re-compiles and assertion-rewrites every plugin
+    module (~0.5 s here), which would be charged to both the gate and the trivial floor.
+    """
+    if as_is:
+        return f"inherited (PYTHONDONTWRITEBYTECODE={os.environ.get('PYTHONDONTWRITEBYTECODE', 'unset')})"
+    CHILD_ENV.pop("PYTHONDONTWRITEBYTECODE", None)
+    CHILD_ENV["PYTHONPYCACHEPREFIX"] = str(DATA / "pycache")
+    return f"bytecode cached under {DATA / 'pycache'} (PYTHONDONTWRITEBYTECODE unset for children)"
+
+
+def measure(label: str, argv: list[str], cwd: Path, out_path: Path) -> Measure:
+    """Run argv once; wall clock around spawn..reap, CPU and peak RSS of that child from wait4."""
+    with open(out_path, "wb") as out:
+        start = time.perf_counter()
+        proc = subprocess.Popen(argv, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, env=CHILD_ENV)
+        _, status, ru = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    # ru_maxrss is in KiB on Linux (bytes on macOS).
+    rss = ru.ru_maxrss / 1024 if sys.platform != "darwin" else ru.ru_maxrss / 2**20
+    lines = [ln for ln in out_path.read_text(errors="replace").splitlines() if ln.strip()]
+    return Measure(label, wall, ru.ru_utime, ru.ru_stime, rss, proc.returncode, lines[-1] if lines else "")
+
+
+def warm(paths: list[Path]) -> None:
+    for p in paths:
+        with open(p, "rb", buffering=0) as fh:
+            while fh.read(16 << 20):
+                pass
+
+
+def ensure_pair(name: str, tasks: int, repeats: int, row_kb: float, seed: int, rates: dict) -> tuple[Path, dict]:
+    out = DATA / name
+    params = dict(tasks=tasks, repeats=repeats, row_bytes=int(row_kb * 1000), seed=seed, **rates)
+    manifest_path = out / "manifest.json"
+    if manifest_path.exists():
+        manifest = json.loads(manifest_path.read_text())
+        have = manifest.get("params", {})
+        if all(have.get(k) == v for k, v in params.items()) and have.get("version") == generate.GENERATOR_VERSION:
+            print(f"[{name}] reusing {out}")
+            return out, manifest
+    need = 2 * tasks * repeats * row_kb * 1000 * 1.1
+    free = shutil.disk_usage(DATA.parent if not DATA.exists() else DATA).free
+    if need > free * 0.8:
+        sys.exit(f"[{name}] needs ~{need / 1e9:.1f} GB, only {free / 1e9:.1f} GB free: refusing")
+    print(f"[{name}] generating {tasks} tasks x {repeats} repeats x ~{row_kb:g} KB rows (~{need / 2.2e6:.0f} MB a side)")
+    manifest = generate.generate(out, tasks, repeats, int(row_kb * 1000), seed=seed, quiet=True, **rates)
+    total = sum(manifest["sizes"].values())
+    print(f"[{name}] wrote {total / 1e6:.0f} MB in {manifest['generate_seconds']:.1f}s "
+          f"({manifest['generate_mb_per_s']:.0f} MB/s)")
+    return out, manifest
+
+
+def trivial_test_file(out: Path, n: int) -> Path:
+    path = out / f"test_trivial_{n}.py"
+    if not path.exists():
+        path.write_text(f'import pytest\n\n\n@pytest.mark.parametrize("i", range({n}))\ndef test_t(i):\n    pass\n')
+    return path
+
+
+def bench(name: str, tasks: int, repeats: int, row_kb: float, seed: int, rates: dict, runs: int) -> dict:
+    out, manifest = ensure_pair(name, tasks, repeats, row_kb, seed, rates)
+    old, new = out / "old" / "rollouts.jsonl", out / "new" / "rollouts.jsonl"
+    sidecar = out / "new" / "rollouts_failures.jsonl"
+    files = [old, new] + ([sidecar] if sidecar.exists() else [])
+    warm(files)
+    n_items = manifest["tasks_joined"]
+    trivial = trivial_test_file(out, n_items)
+    rel = lambda p: str(p.relative_to(out))  # noqa: E731
+    commands = [
+        ("json.loads", [PY, "-c", JSON_FLOOR, *map(rel, files)], out / "out_json.txt"),
+        ("trivial pytest", [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", rel(trivial)], out / "out_trivial.txt"),
+        ("gate", [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--parity-old={rel(old)}",
+                  f"--parity-new={rel(new)}"], out / "out_gate.txt"),
+    ]
+    if not WARMED:  # one untimed pass, so that bytecode caches exist before anything is timed
+        for label, argv, log in commands:
+            measure(label, argv, out, log)
+        WARMED.append(True)
+    best: dict[str, Measure] = {}
+    for _ in range(runs):  # interleaved, so a burst of load elsewhere hits all three alike
+        for label, argv, log in commands:
+            m = measure(label, argv, out, log)
+            if label not in best or m.wall < best[label].wall:
+                best[label] = m
+    runs = [best[label] for label, _, _ in commands]
+    size = sum(p.stat().st_size for p in files)
+    rows = manifest["counts"]["old_rows"] + manifest["counts"]["new_rows"]
+    report(name, manifest, size, rows, n_items, runs)
+    return {"name": name, "size": size, "rows": rows, "items": n_items, "runs": runs}
+
+
+def report(name: str, manifest: dict, size: int, rows: int, n_items: int, runs: list[Measure]) -> None:
+    p = manifest["params"]
+    rs = manifest["row_bytes_sample"]
+    print(f"\n== {name}: {p['tasks']} tasks x {p['repeats']} repeats, rows ~{p['row_bytes'] / 1000:g} KB "
+          f"(sample {rs['min']}..{rs['max']} B, median {rs['median']} B); {rows} rows, "
+          f"{size / 1e6:.0f} MB both sides; {n_items} items")
+    e = manifest["expected"]
+    print("   expected: " + ", ".join(f"{k} {v}" for k, v in e.items()))
+    print(f"   {'run':<15} {'wall s':>8} {'user s':>8} {'sys s':>7} {'peak RSS MB':>12} {'MB/s':>7} {'rc':>3}  last line")
+    for m in runs:
+        rate = size / 1e6 / m.wall if m.label != "trivial pytest" else float("nan")
+        print(f"   {m.label:<15} {m.wall:8.2f} {m.user:8.2f} {m.sys:7.2f} {m.rss_mb:12.1f} "
+              f"{rate:7.0f} {m.rc:>3}  {m.tail[:70]}")
+    j, t, g = runs
+    print(f"   gate/json.loads wall {g.wall / j.wall:.2f}x   gate/trivial-pytest wall {g.wall / t.wall:.2f}x   "
+          f"gate - json.loads {g.wall - j.wall:+.2f}s   gate RSS - trivial RSS {g.rss_mb - t.rss_mb:+.1f} MB")
+    found = {}
+    for line in (DATA / name / "out_gate.txt").read_text(errors="replace").splitlines():
+        m = re.match(r"(identical|flipped|flipped_agent_error|masked|missing)\s+(\d+)\b", line)
+        if m:
+            found[m.group(1)] = int(m.group(2))
+    ok = found == e
+    print(f"   gate categories {'match' if ok else 'DO NOT match'} the generator's expectation"
+          + ("" if ok else f": {found} -- the gate did not complete; see {DATA / name / 'out_gate.txt'}"))
+    FAILURES.extend([] if ok else [name])
+    if g.rc not in (0, 1):
+        print(f"   WARNING: gate exit status {g.rc} (see {DATA / name / 'out_gate.txt'})")
+
+
+def versions() -> None:
+    import pytest
+
+    try:
+        import xdist
+
+        xd = f", pytest-xdist {xdist.__version__}"
+    except ImportError:
+        xd = ""
+    print(f"Python {platform.python_version()} ({PY}), pytest {pytest.__version__}{xd}")
+    print(f"{platform.platform()}, {os.cpu_count()} CPUs, {platform.machine()}")
+    git = subprocess.run(["git", "-C", str(HERE.parent), "describe", "--always", "--dirty"], capture_output=True,
+                         text=True, check=False)
+    print(f"plugin source: {HERE.parent} at {git.stdout.strip() or 'unknown revision'}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--scale", nargs="+", choices=[*SCALES, "rowsize"], help="default: small (or custom when "
+                    "--tasks/--repeats/--row-kb are given)")
+    ap.add_argument("--tasks", type=int)
+    ap.add_argument("--repeats", type=int)
+    ap.add_argument("--row-kb", type=float, help="row size in KB (for rowsize: the smaller of the two sizes)")
+    ap.add_argument("--flip-rate", type=float, default=0.02)
+    ap.add_argument("--mask-rate", type=float, default=0.01)
+    ap.add_argument("--missing-rate", type=float, default=0.005)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--runs", type=int, default=1, help="time each command N times (interleaved), keep the "
+                    "fastest wall (default 1)")
+    ap.add_argument("--env-as-is", action="store_true", help="run children in the inherited environment "
+                    "(default: bytecode caching on, under benchmarks/.data/pycache)")
+    ap.add_argument("--clean", action="store_true", help="delete each scale's generated data after measuring it")
+    a = ap.parse_args(argv)
+    rates = dict(flip_rate=a.flip_rate, mask_rate=a.mask_rate, missing_rate=a.missing_rate)
+    custom = any(v is not None for v in (a.tasks, a.repeats, a.row_kb))
+    scales = a.scale or (["custom"] if custom else ["small"])
+
+    versions()
+    print(f"child environment: {child_env(a.env_as_is)}")
+    DATA.mkdir(exist_ok=True)
+    subprocess.run(["df", "-h", str(DATA)], check=False)
+    results = []
+    for scale in scales:
+        if scale == "rowsize":
+            tasks, repeats, kb = a.tasks or ROWSIZE_DEFAULT[0], a.repeats or ROWSIZE_DEFAULT[1], a.row_kb or ROWSIZE_DEFAULT[2]
+            jobs = [(f"rowsize-{tasks}x{repeats}x{kb:g}k", tasks, repeats, kb),
+                    (f"rowsize-{tasks}x{repeats}x{4 * kb:g}k", tasks, repeats, 4 * kb)]
+        elif scale == "custom":
+            base = SCALES["small"]
+            tasks, repeats, kb = a.tasks or base[0], a.repeats or base[1], a.row_kb or base[2]
+            jobs = [(f"custom-{tasks}x{repeats}x{kb:g}k", tasks, repeats, kb)]
+        else:
+            tasks, repeats, kb = SCALES[scale]
+            if custom:
+                sys.exit("--tasks/--repeats/--row-kb go with --scale rowsize or no --scale, not with a named scale")
+            jobs = [(scale, tasks, repeats, kb)]
+        group = []
+        for name, tasks, repeats, kb in jobs:
+            group.append(bench(name, tasks, repeats, kb, a.seed, rates, a.runs))
+            if a.clean:
+                shutil.rmtree(DATA / name, ignore_errors=True)
+        results.extend(group)
+        if scale == "rowsize":
+            small, big = (r["runs"][2] for r in group)
+            print(f"\n   rowsize: rows x4 in size -> gate wall x{big.wall / small.wall:.2f}, "
+                  f"gate peak RSS {small.rss_mb:.1f} -> {big.rss_mb:.1f} MB ({big.rss_mb - small.rss_mb:+.1f} MB)")
+    if len(results) > 1:
+        print(f"\n{'scale':<24} {'MB':>7} {'rows':>7} {'items':>6} {'gate s':>7} {'json s':>7} {'triv s':>7} "
+              f"{'g/json':>6} {'g/triv':>6} {'gate MB':>8} {'json MB':>8} {'triv MB':>8}")
+        for r in results:
+            j, t, g = r["runs"]
+            print(f"{r['name']:<24} {r['size'] / 1e6:7.0f} {r['rows']:7d} {r['items']:6d} {g.wall:7.2f} {j.wall:7.2f} "
+                  f"{t.wall:7.2f} {g.wall / j.wall:6.2f} {g.wall / t.wall:6.2f} {g.rss_mb:8.1f} {j.rss_mb:8.1f} "
+                  f"{t.rss_mb:8.1f}")
+    if FAILURES:
+        print(f"\nthe gate did not produce the expected categories for: {', '.join(FAILURES)}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
