@@ -120,12 +120,18 @@ def _kind(value: Any) -> str:
     return "a number"
 
 
-def index_pair(row: dict[str, Any]) -> Optional[tuple[str, str]]:
-    """(task index, rollout index) as comparable text, or None when either is missing."""
+def index_pair(row: dict[str, Any]) -> Optional[tuple[Any, Any]]:
+    """(task index, rollout index) as a hashable pair, or None when either is missing."""
     task_index, rollout_index = row.get("_ng_task_index"), row.get("_ng_rollout_index")
     if task_index is None or rollout_index is None:
         return None
-    return (json.dumps(task_index, sort_keys=True), json.dumps(rollout_index, sort_keys=True))
+    return (_hashable(task_index), _hashable(rollout_index))
+
+
+def _hashable(value: Any) -> Any:
+    if isinstance(value, (int, float, str)):
+        return value
+    return json.dumps(value, sort_keys=True)
 
 
 @dataclass
@@ -161,13 +167,13 @@ class _Record:
     anonymous: bool
 
 
-def standing_failures(records: list[tuple[Optional[tuple[str, str]], Any]], scored: set[tuple[str, str]]) -> list[Any]:
+def standing_failures(records: list[tuple[Optional[tuple[Any, Any]], Any]], scored: set[tuple[Any, Any]]) -> list[Any]:
     """The sidecar records that still stand, in file order (SEMANTICS.md §1).
 
     One record per attempt is written: only the last per (task index, rollout index) counts, none
     whose rollout was scored in the main file after all, and every record lacking an index.
     """
-    last: dict[tuple[str, str], int] = {}
+    last: dict[tuple[Any, Any], int] = {}
     for position, (pair, _) in enumerate(records):
         if pair is not None:
             last[pair] = position
@@ -183,7 +189,7 @@ def load_side(path: Path, key: Optional[str] = None, display: Optional[str] = No
     display = display or display_path(path)
     vote = KeyVote(key)
     side = LoadedSide(path=path, display=display, sidecar=None, key=None)
-    scored: set[tuple[str, str]] = set()
+    scored: set[tuple[Any, Any]] = set()
     for line_no, offset, row in iter_objects(path, display):
         try:
             facts = reduce_row(row, line_no, offset, 0, keep=False)
@@ -201,7 +207,7 @@ def load_side(path: Path, key: Optional[str] = None, display: Optional[str] = No
     if sidecar.exists() and sidecar != path:
         side.sidecar = sidecar
         sidecar_display = display_path(sidecar)
-        records: list[tuple[Optional[tuple[str, str]], _Record]] = []
+        records: list[tuple[Optional[tuple[Any, Any]], _Record]] = []
         for line_no, offset, record in iter_objects(sidecar, sidecar_display):
             names = vote.candidate_values(record)
             anonymous = describe_row_task(record, key) is None and describe_row_task(record, None) is None
@@ -239,7 +245,7 @@ def load_rollouts(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     main = Path(path)
     display = display_path(main)
     rows: list[dict[str, Any]] = []
-    scored: set[tuple[str, str]] = set()
+    scored: set[tuple[Any, Any]] = set()
     for line_no, _, row in iter_objects(main, display):
         try:
             reduce_row(row, line_no, -1, 0, keep=False)
