@@ -57,8 +57,11 @@ class KeyVote:
 
     def __init__(self, key: Optional[str]) -> None:
         self.explicit = key
-        self.columns: dict[str, list[Any]] = {name: [] for name in ((key,) if key else KEY_CANDIDATES)}
+        self.columns: dict[str, list[Optional[TaskIdent]]] = {
+            name: [] for name in ((key,) if key else KEY_CANDIDATES)
+        }
         self.voters = 0
+        self._idents: dict[TaskIdent, TaskIdent] = {}
 
     def candidate_values(self, row: dict[str, Any]) -> dict[str, Any]:
         """The values this vote needs from a row (kept for sidecar records until they stand)."""
@@ -78,8 +81,13 @@ class KeyVote:
                     return f"row has no {self.explicit!r} field (--parity-key {self.explicit})"
                 del self.columns[name]
             else:
-                self.columns[name].append(value)
+                self.columns[name].append(self._compact(value))
         return None
+
+    def _compact(self, value: Any) -> TaskIdent:
+        """The value as a (taskset, task id) ident, one shared object per distinct task."""
+        ident = ident_of(value)
+        return self._idents.setdefault(ident, ident)
 
     def chosen(self) -> Optional[str]:
         """The first candidate every voting row carries; None when no row voted or none qualifies."""
@@ -89,7 +97,8 @@ class KeyVote:
             return name
         return None
 
-    def values(self, name: str) -> list[Any]:
+    def values(self, name: str) -> list[Optional[TaskIdent]]:
+        """Each row's ident under the chosen field; None for an anonymous row."""
         return self.columns[name]
 
 
@@ -109,15 +118,14 @@ class Grouped:
         return {ts for ts, _ in self.groups if ts is not None}
 
 
-def group_rows(values: Sequence[Any]) -> Grouped:
-    """Group row indexes by their ident; a None value marks an anonymous row."""
+def group_rows(idents: Sequence[Optional[TaskIdent]]) -> Grouped:
+    """Group row indexes by their ident; None marks an anonymous row."""
     grouped = Grouped()
     groups = grouped.groups
-    for index, value in enumerate(values):
-        if value is None:
+    for index, ident in enumerate(idents):
+        if ident is None:
             grouped.anonymous.append(index)
             continue
-        ident = ident_of(value)
         bucket = groups.get(ident)
         if bucket is None:
             groups[ident] = [index]

@@ -21,9 +21,11 @@ class RowFacts:
 
     ``origin`` is 0 for the rollouts file and 1 for its failures sidecar; ``offset`` is the byte
     offset of the row's line in that file (or -1 for rows given in memory, kept in ``row``).
+    Everything else a row holds (its verifier logs dir, embedded output, trajectory) is read again
+    from the file when a flip or a test needs it, so memory does not grow with row size.
     """
 
-    __slots__ = ("line", "offset", "origin", "reward", "mask", "agent_error", "failure_kind", "logs_dir", "row")
+    __slots__ = ("line", "offset", "origin", "reward", "mask", "agent_error", "failure_kind", "row")
 
     def __init__(
         self,
@@ -34,7 +36,6 @@ class RowFacts:
         mask: Optional[str],
         agent_error: Optional[str],
         failure_kind: Optional[str],
-        logs_dir: Optional[str],
         row: Optional[dict[str, Any]] = None,
     ) -> None:
         self.line = line
@@ -44,7 +45,6 @@ class RowFacts:
         self.mask = mask
         self.agent_error = agent_error
         self.failure_kind = failure_kind
-        self.logs_dir = logs_dir
         self.row = row
 
 

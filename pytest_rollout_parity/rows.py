@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from typing import Any, Optional
 
 from .model import RowFacts
@@ -97,16 +98,14 @@ def reduce_row(row: dict[str, Any], line: int, offset: int, origin: int, keep: b
     reward = reward_of(row)
     mask = mask_reason(row, reward)
     kind = row.get("failure_kind")
-    logs_dir = row.get("verifier_logs_dir")
     return RowFacts(
         line,
         offset,
         origin,
         reward,
-        mask,
+        _interned(mask),
         agent_error(row),
-        kind if isinstance(kind, str) and kind else None,
-        logs_dir if isinstance(logs_dir, str) and logs_dir else None,
+        _interned(kind) if isinstance(kind, str) and kind else None,
         row if keep else None,
     )
 
@@ -123,18 +122,27 @@ def failure_kind_of_record(record: dict[str, Any]) -> str:
 def reduce_failure_record(record: dict[str, Any], line: int, offset: int, keep: bool) -> RowFacts:
     """The facts of a standing sidecar record: a masked row with no reward."""
     kind = failure_kind_of_record(record)
-    logs_dir = record.get("verifier_logs_dir")
     return RowFacts(
         line,
         offset,
         1,
         None,
-        f"mask_sample (failure_kind={kind})",
+        _interned(f"mask_sample (failure_kind={kind})"),
         agent_error(record),
-        kind,
-        logs_dir if isinstance(logs_dir, str) and logs_dir else None,
+        _interned(kind),
         record if keep else None,
     )
+
+
+def logs_dir_of(row: dict[str, Any]) -> Optional[str]:
+    """The row's `verifier_logs_dir`, when it names one."""
+    value = row.get("verifier_logs_dir")
+    return value if isinstance(value, str) and value else None
+
+
+def _interned(text: Optional[str]) -> Optional[str]:
+    """Mask reasons and failure kinds repeat across thousands of rows: keep one copy of each."""
+    return None if text is None else sys.intern(text)
 
 
 def embedded_output(row: dict[str, Any]) -> Optional[tuple[str, str]]:

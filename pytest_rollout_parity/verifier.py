@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Callable, Optional, Sequence
 
 from .model import RowFacts, Side, TaskComparison, TaskSide
-from .rows import embedded_output
+from .rows import embedded_output, logs_dir_of
 
 LOG_FILE_NAME = "test-stdout.txt"
 _BLOCK = 64 * 1024
@@ -109,8 +109,10 @@ def verifier_output(
 ) -> VerifierOutput:
     """Find a row's verifier output: its logs dir under the roots, else an embedded field."""
     problems: list[str] = []
-    if facts.logs_dir:
-        logs_dir = Path(facts.logs_dir)
+    row = read_row(facts)
+    logs_dir_text = logs_dir_of(row)
+    if logs_dir_text:
+        logs_dir = Path(logs_dir_text)
         candidates = [logs_dir] if logs_dir.is_absolute() else [root / logs_dir for root in roots]
         for candidate in candidates:
             target, problem = _log_file(candidate)
@@ -121,15 +123,15 @@ def verifier_output(
                     return VerifierOutput(tail_file(target, count), _shown(target))
                 except OSError as exc:
                     return VerifierOutput(None, f"unavailable: cannot read {target}: {exc.strerror or exc}")
-    embedded = embedded_output(read_row(facts))
+    embedded = embedded_output(row)
     if embedded is not None:
         name, text = embedded
         return VerifierOutput(tail_lines(text, count), f"row field '{name}'")
-    if facts.logs_dir:
-        if Path(facts.logs_dir).is_absolute():
-            why = f"unavailable: {facts.logs_dir} not found"
+    if logs_dir_text:
+        if Path(logs_dir_text).is_absolute():
+            why = f"unavailable: {logs_dir_text} not found"
         else:
-            why = f"unavailable: {facts.logs_dir} not found under {', '.join(str(root) for root in roots)}"
+            why = f"unavailable: {logs_dir_text} not found under {', '.join(str(root) for root in roots)}"
         if problems:
             why += f" ({'; '.join(problems)})"
         return VerifierOutput(None, why)
