@@ -14,6 +14,7 @@ def rollout_pair() -> None:
 
 
 def parametrize_rollout_pair(metafunc: pytest.Metafunc, run: ParityRun) -> None:
-    """One case per joined task, ids = the task's item name, in the items' order."""
+    """One case per joined task in the items' order; ids are the task labels (an empty one: its item name)."""
     if "rollout_pair" in metafunc.fixturenames:
-        metafunc.parametrize("rollout_pair", run.result.tasks, ids=list(run.names))
+        ids = [task.task or name for task, name in zip(run.result.tasks, run.names)]
+        metafunc.parametrize("rollout_pair", run.result.tasks, ids=ids)

@@ -149,9 +149,10 @@ class LoadedSide:
         """Re-read one row's full dict from its file."""
         if facts.row is not None:
             return facts.row
-        path = self.path if facts.origin == 0 else self.sidecar
-        assert path is not None
-        return read_object_at(path, facts.offset)
+        if facts.origin == 0:
+            return read_object_at(self.path, facts.offset)
+        assert self.sidecar is not None
+        return fold_failure_record(read_object_at(self.sidecar, facts.offset))
 
     @property
     def masked_rows(self) -> int:
@@ -231,6 +232,14 @@ def load_side(path: Path, key: Optional[str] = None, display: Optional[str] = No
     return side
 
 
+def fold_failure_record(record: dict[str, Any]) -> dict[str, Any]:
+    """A standing sidecar record as the masked row it joins its side as (SEMANTICS.md §1)."""
+    folded = dict(record)
+    folded.update(reward=None, mask_sample=True, failure_kind=failure_kind_of_record(record))
+    folded.setdefault("_ng_failure_class", folded["failure_kind"])
+    return folded
+
+
 def _task_suffix(row: dict[str, Any], key: Optional[str]) -> str:
     task = describe_row_task(row, key)
     return f" (task {task})" if task else ""
@@ -258,11 +267,7 @@ def load_rollouts(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     sidecar = sidecar_path(main)
     if sidecar.exists() and sidecar != main:
         records = [(index_pair(r), r) for _, _, r in iter_objects(sidecar, display_path(sidecar))]
-        for record in standing_failures(records, scored):
-            folded = dict(record)
-            folded.update(reward=None, mask_sample=True, failure_kind=failure_kind_of_record(record))
-            folded.setdefault("_ng_failure_class", folded["failure_kind"])
-            rows.append(folded)
+        rows.extend(fold_failure_record(record) for record in standing_failures(records, scored))
     if not rows:
         raise CompareInputError(f"{display}: no rows at all: the file holds no JSON object")
     return rows

@@ -23,7 +23,7 @@ from .settings import addoptions, settings_from_config
 from .summary_plugin import ParitySummary
 
 RUN_KEY = pytest.StashKey[ParityRun]()
-INPUT_ERROR_EXIT = 2
+INPUT_ERROR_EXIT = 4  # pytest's usage-error status: 2 before configure breaks in-process pytester runs
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -70,9 +70,20 @@ def addoptions(parser: pytest.Parser) -> None:
     parser.addini("parity_old", "rollouts JSONL of the old (reference) side", default=None)
     parser.addini("parity_new", "rollouts JSONL of the new (candidate) side", default=None)
     parser.addini("parity_key", "dotted field holding the task id, for both sides", default=None)
-    parser.addini("parity_tail", "lines of the losing side's verifier output per flip", default=None)
+    _addini_scalar(parser, "parity_tail", "lines of the losing side's verifier output per flip", int)
     parser.addini("parity_logs_root", "extra directories for relative verifier_logs_dir", type="linelist", default=[])
-    parser.addini("parity_strict", "masked, missing and agent-error tasks fail instead of xfail", default=None)
+    _addini_scalar(parser, "parity_strict", "masked, missing and agent-error tasks fail instead of xfail", bool)
+
+
+def _addini_scalar(parser: pytest.Parser, name: str, help: str, scalar: type) -> None:
+    """Accept a native TOML value (`[tool.pytest]`, pytest 9) as well as a string.
+
+    Older pytest knows only string-typed ini values; the settings model converts either.
+    """
+    try:
+        parser.addini(name, help, type=scalar | str, default=None)  # type: ignore[call-overload,operator]
+    except (AssertionError, TypeError, ValueError):
+        parser.addini(name, help, default=None)
 
 
 def _resolve(value: str, base: Path) -> Path:

@@ -1,0 +1,1 @@
+"""pytester integration tests: one module per feature."""

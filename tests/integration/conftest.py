@@ -1,0 +1,183 @@
+"""Shared builders for the pytester integration tests.
+
+Rows are shaped like real NeMo Gym rows (ROLLOUT-FORMATS.md): the old side is the TB 2.1 legacy
+resources server (`task_name: "terminal-bench/<task>"`, embedded `test_output`), the new side the
+Harbor path (`_ng_task_id: {"taskset", "task_id"}`, `verifier_logs_dir`, mask_sample/failure_kind).
+"""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any, Iterable, Optional, Union
+
+import pytest
+
+try:  # pragma: no cover - only a speed-up
+    # An in-process pytester run forgets every module it imported. Hypothesis's pytest plugin
+    # (installed beside this one) imports hypothesis in each inner run, which then re-imports and
+    # re-rewrites ~70 modules (~1 s a run). Imported here once, the inner runs reuse it.
+    import hypothesis  # noqa: F401
+except ImportError:  # pragma: no cover
+    pass
+
+TASKSET = "terminal-bench-2-1"
+OLD = "old/rollouts.jsonl"
+NEW = "new/rollouts.jsonl"
+
+Content = Union[str, bytes, Iterable[dict[str, Any]]]
+
+
+def legacy_row(task: str, reward: Any, *, output: Optional[str] = None, **extra: Any) -> dict[str, Any]:
+    """A TB 2.1 legacy resources-server row."""
+    row: dict[str, Any] = {
+        "responses_create_params": {"input": [{"role": "user", "content": f"Solve {task}."}]},
+        "response": {"id": f"resp_{task}", "object": "response", "status": "completed", "metadata": {},
+                     "output": []},
+        "agent_ref": {"type": "responses_api_agents", "name": "remote_agent"},
+        "task_name": f"terminal-bench/{task}",
+        "reward": reward,
+        "evaluation_completed": True,
+        "test_output": output if output is not None else f"== {task} ==\nPASSED test_outputs.py::test_a\n",
+    }
+    row.update(extra)
+    return row
+
+
+def harbor_row(task: str, reward: Any, *, taskset: str = TASKSET, logs_dir: Optional[str] = None,
+               index: int = 0, rollout: int = 0, **extra: Any) -> dict[str, Any]:
+    """A Harbor-path resources-server row."""
+    row: dict[str, Any] = {
+        "responses_create_params": {"input": [{"role": "user", "content": f"Solve {task}."}]},
+        "response": {"id": f"resp_{task}", "object": "response", "status": "completed",
+                     "metadata": {"terminus2_completed": "true"}, "output": []},
+        "agent_ref": {"type": "responses_api_agents", "name": "terminus_2_sandboxed_agent"},
+        "_ng_task_index": index,
+        "_ng_rollout_index": rollout,
+        "_ng_task_id": {"taskset": taskset, "task_id": task},
+        "_ng_environment_server": f"harbor_{taskset}_environment",
+        "task_source": "harbor_terminal_bench_2_1",
+        "reward": reward,
+        "mask_sample": False,
+        "failure_kind": None,
+        "failure_reason": None,
+        "verifier_return_code": 0,
+    }
+    if logs_dir is not None:
+        row["verifier_logs_dir"] = logs_dir
+    row.update(extra)
+    return row
+
+
+def failure_record(task: Optional[str] = None, *, taskset: str = TASKSET, index: Optional[int] = None,
+                   rollout: Optional[int] = None, cls: str = "environment_server_failed") -> dict[str, Any]:
+    """A failures-sidecar record (`<stem>_failures.jsonl`)."""
+    record: dict[str, Any] = {"_ng_failure_class": cls, "_ng_failure_message": "sandbox did not start"}
+    if task is not None:
+        record["_ng_task_id"] = {"taskset": taskset, "task_id": task}
+    if index is not None:
+        record["_ng_task_index"] = index
+    if rollout is not None:
+        record["_ng_rollout_index"] = rollout
+    return record
+
+
+def dump(rows: Iterable[dict[str, Any]]) -> str:
+    """Rows as Gym writes them: raw UTF-8, one object per `\\n`-terminated line."""
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+
+
+def output_lines(result: pytest.RunResult) -> list[str]:
+    """The non-blank lines of stdout and stderr together."""
+    return [line for line in result.outlines + result.errlines if line.strip()]
+
+
+def all_text(result: pytest.RunResult) -> str:
+    return "\n".join(result.outlines + result.errlines)
+
+
+def junit_cases(path: Path) -> dict[str, ET.Element]:
+    """JUnit `testcase` elements by name."""
+    return {case.get("name"): case for case in ET.parse(path).getroot().iter("testcase")}  # type: ignore[misc]
+
+
+def junit_properties(case: ET.Element) -> dict[str, str]:
+    return {p.get("name"): p.get("value") for p in case.iter("property")}  # type: ignore[misc]
+
+
+class Gate:
+    """Writes rollout files under the pytester dir and runs pytest on them."""
+
+    def __init__(self, pytester: pytest.Pytester) -> None:
+        self.pytester = pytester
+        self.path = pytester.path
+
+    def write(self, rel: str, content: Content) -> Path:
+        path = self.path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        elif isinstance(content, str):
+            path.write_bytes(content.encode("utf-8"))
+        else:
+            path.write_bytes(dump(content).encode("utf-8"))
+        return path
+
+    def log(self, rel_dir: str, lines: Iterable[str]) -> Path:
+        """A verifier logs dir holding `test-stdout.txt`; returns the directory."""
+        path = self.path / rel_dir / "test-stdout.txt"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+        return path.parent
+
+    def pair(self, old: Content, new: Content, old_path: str = OLD, new_path: str = NEW) -> list[str]:
+        self.write(old_path, old)
+        self.write(new_path, new)
+        return [f"--parity-old={old_path}", f"--parity-new={new_path}"]
+
+    def run(self, *args: str) -> pytest.RunResult:
+        # Plain runpytest, as a user's own pytester test would call it: an input error must not
+        # exit with 2 (ExitCode.INTERRUPTED) before configure, which pytester cannot digest.
+        return self.pytester.runpytest(*args)
+
+    def run_subprocess(self, *args: str, timeout: float = 60) -> pytest.RunResult:
+        return self.pytester.runpytest_subprocess(*args, timeout=timeout)
+
+    def mixed(self) -> list[str]:
+        """One task per category, plus a second flip won by the new side; returns the gate args.
+
+        identical: fix-git; flipped (old wins): regex-log (new log in new/logs/s-regex);
+        flipped (new wins): cancel-async-tasks; flipped_agent_error: git-multibranch (new side);
+        masked: build-cython-ext (new side, mask_sample); missing: old-only (old), new-only (new).
+        """
+        self.log("new/logs/s-regex", [f"regex line {i}" for i in range(1, 31)])
+        old = [
+            legacy_row("fix-git", 1.0),
+            legacy_row("regex-log", 1.0),
+            legacy_row("cancel-async-tasks", 0.0, output="FAILED test_outputs.py::test_cancel\nold tail\n"),
+            legacy_row("git-multibranch", 1.0),
+            legacy_row("build-cython-ext", 1.0),
+            legacy_row("old-only", 1.0),
+        ]
+        new = [
+            harbor_row("fix-git", 1.0, index=0),
+            harbor_row("regex-log", 0.0, index=1, logs_dir="logs/s-regex"),
+            harbor_row("cancel-async-tasks", 1.0, index=2),
+            harbor_row("git-multibranch", 0.0, index=3,
+                       response={"metadata": {"terminus2_error_type": "TimeoutError"}}),
+            harbor_row("build-cython-ext", 0.0, index=4, mask_sample=True, failure_kind="provider_unavailable"),
+            harbor_row("new-only", 1.0, index=5),
+        ]
+        return self.pair(old, new)
+
+
+@pytest.fixture
+def gate(pytester: pytest.Pytester) -> Gate:
+    return Gate(pytester)
+
+
+@pytest.fixture(autouse=True)
+def wide_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Short-summary lines are cut to the terminal width on pytest 8; keep them whole for assertions."""
+    monkeypatch.setenv("COLUMNS", "300")

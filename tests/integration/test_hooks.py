@@ -1,0 +1,122 @@
+"""`pytest_parity_verdict` in a conftest.py: verdicts change outcomes, never categories."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from .conftest import Gate
+from .test_selection import ran
+
+NEW = "new/rollouts.jsonl"
+
+CONFTEST = '''
+from pytest_rollout_parity import Verdict
+
+def pytest_parity_verdict(comparison, config):
+    if comparison.task == "regex-log":
+        return Verdict.passed("reviewed in #123: flaky upstream test")
+    if comparison.task == "cancel-async-tasks":
+        return Verdict.xfail("known: new side wins, tracked in #7")
+    if comparison.task == "fix-git":
+        return Verdict.failed("fix-git: blocked by policy")
+    if comparison.task == "build-cython-ext":
+        return Verdict.xfail("masked anyway")  # same outcome as the default: not a change
+    return None
+'''
+
+
+def test_verdicts_change_outcomes(gate: Gate) -> None:
+    args = gate.mixed()
+    gate.pytester.makeconftest(CONFTEST)
+    result = gate.run(*args, "-rA", "-vv", "--parity-json=s.json")
+    assert ran(result) == {
+        f"{NEW}::regex-log": "PASSED",
+        f"{NEW}::cancel-async-tasks": "XFAIL",
+        f"{NEW}::fix-git": "FAILED",
+        f"{NEW}::build-cython-ext": "XFAIL",
+        f"{NEW}::git-multibranch": "XFAIL",
+        f"{NEW}::new-only": "XFAIL",
+        f"{NEW}::old-only": "XFAIL",
+    }
+    assert result.ret == 1
+    result.stdout.fnmatch_lines([f"FAILED {NEW}::fix-git - fix-git: blocked by policy"])
+    # pytest 8.0 writes "- reason: <reason>", later releases "- <reason>"
+    result.stdout.fnmatch_lines([f"XFAIL {NEW}::cancel-async-tasks - *known: new side wins, tracked in #7"])
+    assert "Traceback" not in result.stdout.str()
+    # three verdicts differ from the default outcome
+    summary = json.loads((gate.path / "s.json").read_text())
+    categories = {t["task"]: t["category"] for t in summary["tasks"]}
+    assert categories == {
+        "build-cython-ext": "masked", "cancel-async-tasks": "flipped", "fix-git": "identical",
+        "git-multibranch": "flipped_agent_error", "new-only": "missing", "old-only": "missing",
+        "regex-log": "flipped",
+    }
+    assert summary["counts"]["flipped"] == 2 and summary["counts"]["identical"] == 1
+    assert any("3" in line and "verdict" in line for line in result.outlines if "hook" in line)
+    result.stdout.fnmatch_lines(["*pytest_parity_verdict*changed 3 verdict*"])
+
+
+def test_hook_can_pass_every_flip(gate: Gate) -> None:
+    args = gate.mixed()
+    gate.pytester.makeconftest('''
+from pytest_rollout_parity import Verdict
+
+def pytest_parity_verdict(comparison, config):
+    if comparison.category == "flipped":
+        return Verdict.passed("accepted")
+''')
+    result = gate.run(*args)
+    result.assert_outcomes(passed=3, xfailed=4)
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["flipped: cancel-async-tasks, regex-log", "*changed 2 verdict*"])
+
+
+def test_hook_returning_none_keeps_default(gate: Gate) -> None:
+    args = gate.mixed()
+    gate.pytester.makeconftest('''
+seen = []
+
+def pytest_parity_verdict(comparison, config):
+    seen.append(comparison.task)
+    assert config.getoption("parity_new")
+    return None
+''')
+    result = gate.run(*args)
+    result.assert_outcomes(passed=1, failed=2, xfailed=4)
+    assert result.ret == 1
+    assert "verdict" not in "\n".join(line for line in result.outlines if "hook" in line)
+
+
+def test_hook_sees_strict_defaults(gate: Gate) -> None:
+    """Under --parity-strict a hook's xfail counts as a change from the strict default (failed)."""
+    args = gate.mixed()
+    gate.pytester.makeconftest('''
+from pytest_rollout_parity import Verdict
+
+def pytest_parity_verdict(comparison, config):
+    if comparison.category == "missing":
+        return Verdict.xfail("missing is fine here")
+''')
+    result = gate.run(*args, "--parity-strict")
+    result.assert_outcomes(passed=1, failed=4, xfailed=2)
+    result.stdout.fnmatch_lines(["*changed 2 verdict*"])
+
+
+def test_hook_under_xdist(gate: Gate) -> None:
+    pytest.importorskip("xdist")
+    args = gate.mixed()
+    gate.pytester.makeconftest(CONFTEST)
+    result = gate.run(*args, "-n", "2", "-rA", "-vv")
+    assert ran(result)[f"{NEW}::regex-log"] == "PASSED"
+    assert ran(result)[f"{NEW}::fix-git"] == "FAILED"
+    result.stdout.fnmatch_lines(["*pytest_parity_verdict*changed 3 verdict*"])
+
+
+def test_hookspec_registered(gate: Gate) -> None:
+    """A conftest implementing the hook without the gate options is accepted (no unknown-hook error)."""
+    gate.pytester.makeconftest("def pytest_parity_verdict(comparison, config):\n    return None\n")
+    gate.pytester.makepyfile(test_x="def test_x():\n    pass\n")
+    result = gate.run()
+    result.assert_outcomes(passed=1)
