@@ -20,6 +20,8 @@ from .errors import CompareInputError
 from .identity import KeyVote, describe_row_task, no_key_message
 from .model import RowFacts
 from .rows import RewardTypeError, failure_kind_of_record, reduce_failure_record, reduce_row
+from .skeleton import DecodeError as SKELETON_ERRORS
+from .skeleton import Decoder, skeleton_decoder
 
 BOM = b"\xef\xbb\xbf"
 
@@ -74,8 +76,14 @@ def parse_line(raw: bytes, where: str, last_without_newline: bool) -> Any:
         raise CompareInputError(f"{where}: invalid JSON: {detail}") from None
 
 
-def iter_objects(path: Path, display: str) -> Iterator[tuple[int, int, dict[str, Any]]]:
-    """(line number, byte offset, object) for every non-blank line; errors name `<file>:<line>`."""
+def iter_objects(
+    path: Path, display: str, decode: Optional[Decoder] = None
+) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """(line number, byte offset, object) for every non-blank line; errors name `<file>:<line>`.
+
+    ``decode``, when given, is tried first (the skeleton reader); a line it cannot take is parsed
+    in full, which also words any error.
+    """
     with _open_regular(path, display) as handle:
         offset = 0
         line_no = 0
@@ -89,10 +97,17 @@ def iter_objects(path: Path, display: str) -> Iterator[tuple[int, int, dict[str,
                     start += 3
                 if not raw or raw.isspace():
                     continue
-                where = f"{display}:{line_no}"
-                obj = parse_line(raw, where, not raw.endswith(b"\n"))
+                obj: Any = None
+                if decode is not None:
+                    try:
+                        obj = decode(raw)
+                    except SKELETON_ERRORS:
+                        obj = None
+                if obj is None:
+                    where = f"{display}:{line_no}"
+                    obj = parse_line(raw, where, not raw.endswith(b"\n"))
                 if not isinstance(obj, dict):
-                    raise CompareInputError(f"{where}: expected a JSON object per line, got {_kind(obj)}")
+                    raise CompareInputError(f"{display}:{line_no}: expected a JSON object per line, got {_kind(obj)}")
                 yield line_no, start, obj
         except OSError as exc:
             raise CompareInputError(f"{display}: cannot read: {exc.strerror or exc}") from None
@@ -191,7 +206,7 @@ def load_side(path: Path, key: Optional[str] = None, display: Optional[str] = No
     vote = KeyVote(key)
     side = LoadedSide(path=path, display=display, sidecar=None, key=None)
     scored: set[tuple[Any, Any]] = set()
-    for line_no, offset, row in iter_objects(path, display):
+    for line_no, offset, row in iter_objects(path, display, skeleton_decoder(key)):
         try:
             facts = reduce_row(row, line_no, offset, 0, keep=False)
         except RewardTypeError as exc:

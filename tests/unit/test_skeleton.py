@@ -1,0 +1,83 @@
+"""The optional skeleton reader (msgspec) classifies exactly like the full parse."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_rollout_parity import summary_dict
+from pytest_rollout_parity.api import compare_files
+from pytest_rollout_parity.loading import iter_objects
+from pytest_rollout_parity.rows import reduce_row
+from pytest_rollout_parity.skeleton import skeleton_decoder
+
+pytest.importorskip("msgspec", reason="the skeleton reader needs the `fast` extra (msgspec)")
+
+REPO = Path(__file__).resolve().parents[2]
+REAL_ROWS = REPO / "tests" / "data" / "real_rows"
+
+EDGE_ROWS = [
+    {"task_name": "terminal-bench/a", "reward": 1, "response": None},
+    {"task_name": "terminal-bench/b", "reward": None, "mask_sample": True, "failure_kind": "verifier_error"},
+    {"task_name": "terminal-bench/c", "reward": 0.0, "response": {"metadata": {"terminus2_error_type": "TimeoutError"},
+                                                             "output": [{"type": "message", "text": "x" * 5000}]}},
+    {"task_name": "terminal-bench/d", "reward": 0.5, "error": "Traceback (most recent call last):\n  boom\nValueError: bad\n"},
+    {"task_name": "terminal-bench/e", "reward": 1.0, "response": "not an object"},
+    {"task_name": "terminal-bench/f", "reward": 2**70},
+    {"task_name": "terminal-bench/g", "reward": 0.25, "failure_kind": "harbor:verifier_timeout", "mask_sample": False},
+    {"task_name": "terminal-bench/h", "_ng_task_index": 3, "_ng_rollout_index": 1, "reward": 1.0,
+     "verifier_metadata": {"task_id": "vm-h", "other": [1, 2]}},
+]
+
+
+def _facts(path: Path, key: str | None, fast: bool) -> list[tuple]:
+    decode = skeleton_decoder(key) if fast else None
+    return [
+        (line, offset, "nan" if f.reward != f.reward else f.reward, f.mask, f.agent_error, f.failure_kind)
+        for line, offset, row in iter_objects(path, str(path), decode)
+        for f in [reduce_row(row, line, offset, 0, keep=False)]
+    ]
+
+
+def _write(path: Path, rows: list[dict], extra: str = "") -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows) + extra, encoding="utf-8")
+    return path
+
+
+def test_skeleton_decoder_is_available_here() -> None:
+    assert skeleton_decoder(None) is not None
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in REAL_ROWS.glob("*.jsonl")))
+def test_real_rows_reduce_alike(name: str) -> None:
+    path = REAL_ROWS / name
+    for key in (None, "responses_create_params.metadata.instance_id", "instance_id", "metadata.task_name"):
+        assert _facts(path, key, fast=True) == _facts(path, key, fast=False)
+
+
+def test_edge_rows_reduce_alike(tmp_path: Path) -> None:
+    path = _write(tmp_path / "edge.jsonl", EDGE_ROWS, extra='{"task_name": "terminal-bench/nan", "reward": NaN}\n')
+    fast, full = _facts(path, None, fast=True), _facts(path, None, fast=False)
+    assert fast == full
+    assert full[-1][3] == "non-finite reward (nan)"
+    assert full[2][4] == "terminus2_error_type=TimeoutError"
+
+
+def test_literal_dotted_key_reads_the_same(tmp_path: Path) -> None:
+    rows = [{"task.name": "lit", "task": {"name": "nested"}, "reward": 1.0}]
+    path = _write(tmp_path / "dotted.jsonl", rows)
+    decode = skeleton_decoder("task.name")
+    assert decode is not None
+    (_, _, skeleton), = iter_objects(path, "dotted.jsonl", decode)
+    assert skeleton["task.name"] == "lit" and "response" not in skeleton
+
+
+def test_example_pair_summary_identical(monkeypatch: pytest.MonkeyPatch) -> None:
+    old, new = REPO / "examples/old/rollouts.jsonl", REPO / "examples/new/rollouts.jsonl"
+    fast = summary_dict(compare_files(old, new))
+    monkeypatch.setenv("PARITY_PARSER", "full")
+    full = summary_dict(compare_files(old, new))
+    assert fast == full
+    assert fast["counts"]["flipped"] == 3
