@@ -169,10 +169,21 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _mode_for(path: Path) -> int:
+    """The permissions a plain `open(path, "w")` would give: the existing file's, else 0666 & ~umask."""
+    try:
+        return path.stat().st_mode & 0o777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
 def write_json_atomically(path: Path, data: dict[str, Any]) -> None:
     """Write the summary through a temporary file beside it, so a reader never sees half a file."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.chmod(tmp, _mode_for(path))
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             json.dump(data, handle, indent=2, ensure_ascii=False)
             handle.write("\n")

@@ -79,6 +79,8 @@ def _log_file(candidate: Path) -> tuple[Optional[Path], Optional[str]]:
     try:
         mode = os.stat(candidate).st_mode
     except OSError:
+        if os.path.islink(candidate):
+            return None, f"{candidate} is a dangling symlink"
         return None, None
     if stat.S_ISDIR(mode):
         inner = candidate / LOG_FILE_NAME
@@ -128,13 +130,13 @@ def verifier_output(
         name, text = embedded
         return VerifierOutput(tail_lines(text, count), f"row field '{name}'")
     if logs_dir_text:
-        if Path(logs_dir_text).is_absolute():
-            why = f"unavailable: {logs_dir_text} not found"
-        else:
-            why = f"unavailable: {logs_dir_text} not found under {', '.join(str(root) for root in roots)}"
         if problems:
-            why += f" ({'; '.join(problems)})"
-        return VerifierOutput(None, why)
+            return VerifierOutput(None, f"unavailable: {'; '.join(problems)}")
+        if Path(logs_dir_text).is_absolute():
+            return VerifierOutput(None, f"unavailable: {logs_dir_text} not found")
+        return VerifierOutput(
+            None, f"unavailable: {logs_dir_text} not found under {', '.join(str(root) for root in roots)}"
+        )
     return VerifierOutput(None, "unavailable: row has no verifier_logs_dir and no embedded verifier output")
 
 

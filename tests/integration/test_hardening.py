@@ -1,0 +1,409 @@
+"""Hardening: odd-sized inputs, odd verifier logs, every way pytest runs, results directories.
+
+Only what the other modules do not cover already (bad reward types, -k/--lf/node ids, plain `-n 2`,
+big but ordinary logs and FIFOs of *other* tasks' logs live in test_bad_input, test_selection,
+test_xdist and test_outcomes).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from .conftest import TASKSET, Gate, all_text, dump, harbor_row, legacy_row
+from .test_selection import ran
+from .test_summary import section
+
+NEW = "new/rollouts.jsonl"
+FLIPS = {"new/rollouts.jsonl::regex-log", "new/rollouts.jsonl::cancel-async-tasks"}
+
+
+def flip_block(lines: list[str], header: str) -> list[str]:
+    """The flip message starting at ``header``: the header and its indented lines."""
+    start = lines.index(header)
+    block = [lines[start]]
+    for line in lines[start + 1:]:
+        if not line.startswith("    "):
+            break
+        block.append(line)
+    return block
+
+
+def summary_json(gate: Gate, name: str = "s.json") -> dict:
+    return json.loads((gate.path / name).read_text(encoding="utf-8"))
+
+
+# --- 1. inputs load and count normally ----------------------------------------------------------------
+
+
+def test_single_50mb_row(gate: Gate) -> None:
+    """A 50 MB row (a huge embedded test_output) loads, counts, and its tail is shown, quickly."""
+    big = ("." * 99 + "\n") * 500_000 + "AssertionError: big row lost\nLAST LINE\n"
+    assert len(big) > 50_000_000
+    args = gate.pair([legacy_row("fix-git", 1.0), legacy_row("regex-log", 1.0)],
+                     [harbor_row("fix-git", 1.0), harbor_row("regex-log", 0.0, index=1, test_output=big)])
+    assert (gate.path / NEW).stat().st_size > 50_000_000
+    start = time.monotonic()
+    result = gate.run(*args, "--parity-json=s.json", "--parity-tail=2")
+    elapsed = time.monotonic() - start
+    result.assert_outcomes(passed=1, failed=1)
+    assert flip_block(result.outlines, "regex-log: old=1.0 new=0.0 -> old wins")[1:] == [
+        "    new verifier output (last 2 lines of row field 'test_output'):",
+        "    | AssertionError: big row lost",
+        "    | LAST LINE",
+    ]
+    data = summary_json(gate)
+    assert data["rows"]["old"] == data["rows"]["new"] == 2
+    assert data["counts"]["tasks"] == 2
+    assert elapsed < 3, elapsed
+
+
+def test_200k_small_rows(gate: Gate) -> None:
+    """200,000 rows on the new side (1,000 tasks x 200 rollouts) load and count in a few seconds."""
+    tasks = [f"task-{i:04d}" for i in range(1000)]
+    old = "".join(json.dumps({"task_name": f"terminal-bench/{t}", "reward": 1.0}) + "\n" for t in tasks)
+    new = "".join(
+        json.dumps({"_ng_task_id": {"taskset": TASKSET, "task_id": t}, "_ng_task_index": i, "_ng_rollout_index": r,
+                    "reward": 0.0 if (t == "task-0007" and r == 0) else 1.0}) + "\n"
+        for i, t in enumerate(tasks) for r in range(200))
+    args = gate.pair(old, new)
+    assert (gate.path / NEW).read_bytes().count(b"\n") == 200_000
+    start = time.monotonic()
+    result = gate.run(*args, "--parity-json=s.json", "-q")
+    elapsed = time.monotonic() - start
+    result.assert_outcomes(passed=999, failed=1)
+    assert "task-0007: old=1.0 new=0.995 (mean of 200 rows) -> old wins" in result.outlines
+    data = summary_json(gate)
+    assert data["rows"]["new"] == 200_000 and data["rows"]["old"] == 1000
+    assert data["counts"]["tasks"] == 1000 and data["counts"]["identical"] == 999
+    new_line = next(line for line in section(result) if line.startswith("new: "))
+    assert "1000 tasks" in new_line and "200000 rows" in new_line
+    assert elapsed < 5, elapsed
+
+
+def test_exact_duplicate_lines_count_as_repeats(gate: Gate) -> None:
+    line = json.dumps(legacy_row("regex-log", 1.0), ensure_ascii=False) + "\n"
+    old = dump([legacy_row("fix-git", 1.0)]) + line + line
+    args = gate.pair(old, [harbor_row("fix-git", 1.0), harbor_row("regex-log", 0.0, index=1)])
+    result = gate.run(*args, "--parity-json=s.json", "-rf", "-vv")
+    result.assert_outcomes(passed=1, failed=1)
+    header = "regex-log: old=1.0 (mean of 2 rows) new=0.0 -> old wins"
+    assert header in result.outlines
+    assert f"FAILED {NEW}::regex-log - {header}" in result.outlines
+    data = summary_json(gate)
+    assert data["rows"]["old"] == 3
+    assert {t["task"]: t["old"]["rows"] for t in data["tasks"]} == {"fix-git": 1, "regex-log": 2}
+    assert any("several rows on a side" in note and "regex-log" in note for note in data["notes"])
+
+
+@pytest.mark.parametrize("spelling", ["same path", "through a symlink"])
+def test_same_file_both_sides(gate: Gate, spelling: str) -> None:
+    rows = [harbor_row("fix-git", 1.0), harbor_row("regex-log", 0.0, index=1),
+            harbor_row("cancel-async-tasks", 0.5, index=2)]
+    gate.write(NEW, rows)
+    old = NEW
+    if spelling == "through a symlink":
+        (gate.path / "latest.jsonl").symlink_to(gate.path / NEW)
+        old = "latest.jsonl"
+    result = gate.run(f"--parity-old={old}", f"--parity-new={NEW}", "--parity-json=s.json")
+    result.assert_outcomes(passed=3)
+    assert result.ret == 0
+    lines = section(result)
+    assert "note: both sides are the same file" in lines
+    data = summary_json(gate)
+    assert "both sides are the same file" in data["notes"]
+    assert data["counts"]["identical"] == data["counts"]["tasks"] == 3
+    assert data["rows"]["old"] == data["rows"]["new"] == 3
+
+
+# --- 2. nothing compared because nothing was selected -----------------------------------------------
+
+
+def test_every_item_deselected_summary_still_appears(gate: Gate) -> None:
+    args = gate.mixed()
+    result = gate.run(*args, "-k", "no-such-task", "--parity-json=s.json")
+    result.assert_outcomes(deselected=7)
+    lines = section(result)
+    assert "selected: 0 of 7 parity items ran" in lines
+    assert summary_json(gate)["run"]["selected"] == 0
+    assert result.ret not in (0, 1)  # a gate that compared nothing must not pass
+
+
+# --- 3. verifier logs of any kind --------------------------------------------------------------------
+
+
+def test_sparse_multi_gigabyte_log_tailed_quickly(gate: Gate) -> None:
+    log = gate.path / "new" / "logs" / "huge" / "test-stdout.txt"
+    log.parent.mkdir(parents=True)
+    last = [f"final line {i}" for i in range(1, 21)]
+    with open(log, "wb") as handle:
+        handle.truncate(3 * 2**30)
+        handle.seek(0, os.SEEK_END)
+        handle.write(("\n" + "\n".join(last) + "\n").encode())
+    info = log.stat()
+    if info.st_blocks * 512 >= 2**30:
+        pytest.skip("the filesystem does not make sparse files")
+    assert info.st_size > 3 * 2**30
+    args = gate.pair([legacy_row("fix-git", 1.0)], [harbor_row("fix-git", 0.0, logs_dir="logs/huge")])
+    start = time.monotonic()
+    try:
+        result = gate.run(*args)
+    finally:
+        elapsed = time.monotonic() - start
+        log.unlink()  # sparse, but keep a 3 GiB file out of the kept basetemps anyway
+    result.assert_outcomes(failed=1)
+    block = flip_block(result.outlines, "fix-git: old=1.0 new=0.0 -> old wins")
+    assert block[1].startswith("    new verifier output (last 15 lines of ")
+    assert block[2:] == [f"    | {line}" for line in last[-15:]]
+    assert elapsed < 2, elapsed
+
+
+SPECIAL_LOGS = ["fifo-in-dir", "fifo-itself", "dev-zero", "dev-null", "dangling-link", "dir-without-stdout"]
+
+
+def test_special_log_paths_never_hang_fall_back_or_say_why(gate: Gate) -> None:
+    """Each losing row's own log is not a readable regular file: embedded output, else `unavailable`."""
+    logs = gate.path / "new" / "logs"
+    (logs / "fifo-in-dir").mkdir(parents=True)
+    os.mkfifo(logs / "fifo-in-dir" / "test-stdout.txt")
+    os.mkfifo(logs / "fifo-itself")
+    (logs / "dangling-link").symlink_to(logs / "gone")
+    (logs / "dir-without-stdout").mkdir()
+    (logs / "dir-without-stdout" / "other.txt").write_text("not the log\n")
+    where = {"fifo-in-dir": "logs/fifo-in-dir", "fifo-itself": "logs/fifo-itself", "dev-zero": "/dev/zero",
+             "dev-null": "/dev/null", "dangling-link": "logs/dangling-link",
+             "dir-without-stdout": "logs/dir-without-stdout"}
+    old, new = [], []
+    for index, kind in enumerate(SPECIAL_LOGS):
+        old += [legacy_row(kind, 1.0), legacy_row(f"{kind}-embedded", 1.0)]
+        new += [harbor_row(kind, 0.0, index=2 * index, logs_dir=where[kind]),
+                harbor_row(f"{kind}-embedded", 0.0, index=2 * index + 1, logs_dir=where[kind],
+                           test_output=f"earlier\nembedded output of {kind}\n")]
+    args = gate.pair(old, new)
+    result = gate.run_subprocess(*args, "--parity-tail=1", timeout=30)
+    result.assert_outcomes(failed=2 * len(SPECIAL_LOGS))
+    text = all_text(result)
+    assert "Traceback" not in text and "INTERNALERROR" not in text
+    reasons = {"fifo-in-dir": "not a regular file", "fifo-itself": "not a regular file",
+               "dev-zero": "not a regular file", "dev-null": "not a regular file",
+               "dangling-link": "is a dangling symlink", "dir-without-stdout": "test-stdout.txt"}
+    for kind in SPECIAL_LOGS:
+        block = flip_block(result.outlines, f"{kind}-embedded: old=1.0 new=0.0 -> old wins")
+        assert block[1:] == ["    new verifier output (last 1 lines of row field 'test_output'):",
+                             f"    | embedded output of {kind}"], (kind, block)
+        block = flip_block(result.outlines, f"{kind}: old=1.0 new=0.0 -> old wins")
+        assert len(block) == 2, (kind, block)
+        assert block[1].startswith("    new verifier output unavailable: "), (kind, block)
+        assert where[kind] in block[1] and reasons[kind] in block[1], (kind, block)
+
+
+def test_undecodable_log_bytes_show_as_replacement_char(gate: Gate) -> None:
+    log = gate.path / "new" / "logs" / "bad" / "test-stdout.txt"
+    log.parent.mkdir(parents=True)
+    log.write_bytes(b"first\nbad \xff\xfe bytes\nlatin-1 caf\xe9\n")
+    args = gate.pair([legacy_row("fix-git", 1.0)], [harbor_row("fix-git", 0.0, logs_dir="logs/bad")])
+    result = gate.run(*args, "--parity-tail=2")
+    result.assert_outcomes(failed=1)
+    assert flip_block(result.outlines, "fix-git: old=1.0 new=0.0 -> old wins")[2:] == [
+        "    | bad \ufffd\ufffd bytes", "    | latin-1 caf\ufffd"]
+
+
+# --- 4. every way pytest runs -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stop", ["-x", "--maxfail=1"])
+def test_stop_at_first_flip(gate: Gate, stop: str) -> None:
+    args = gate.mixed()
+    result = gate.run(*args, stop, "-rA", "-vv")
+    # sorted order: build-cython-ext (masked, xfail), then cancel-async-tasks, the first flip
+    assert ran(result) == {f"{NEW}::build-cython-ext": "XFAIL", f"{NEW}::cancel-async-tasks": "FAILED"}
+    assert result.ret == 1
+    assert "stopping after 1 failures" in result.stdout.str()
+    assert "selected: 2 of 7 parity items ran" in section(result)
+
+
+def test_ff_runs_flips_first(gate: Gate) -> None:
+    args = gate.mixed()
+    assert gate.run(*args).ret == 1
+    result = gate.run(*args, "--ff", "-v")
+    order = [line.split(" ")[0] for line in result.outlines if line.startswith(f"{NEW}::")]
+    assert len(order) == 7
+    assert set(order[:2]) == FLIPS
+    assert order[2:] == [f"{NEW}::{t}" for t in ("build-cython-ext", "fix-git", "git-multibranch", "new-only",
+                                                 "old-only")]
+    result.assert_outcomes(passed=1, failed=2, xfailed=4)
+
+
+def test_deselect_node_id(gate: Gate) -> None:
+    args = gate.mixed()
+    result = gate.run(*args, "--deselect", f"{NEW}::regex-log", "-rA", "-vv")
+    outcomes = ran(result)
+    assert f"{NEW}::regex-log" not in outcomes and len(outcomes) == 6
+    assert outcomes[f"{NEW}::cancel-async-tasks"] == "FAILED"
+    result.assert_outcomes(passed=1, failed=1, xfailed=4, deselected=1)
+    assert "selected: 6 of 7 parity items ran" in section(result)
+
+
+@pytest.mark.parametrize("disable", ["no:cacheprovider", "no:xdist"])
+def test_plugins_disabled_same_outcomes(gate: Gate, disable: str) -> None:
+    args = gate.mixed()
+    result = gate.run(*args, "-p", disable, "-rA", "-vv")
+    if disable == "no:cacheprovider":
+        assert not (gate.path / ".pytest_cache").exists()
+    serial = gate.run(*args, "-rA", "-vv")
+    assert ran(result) == ran(serial) and len(ran(result)) == 7
+    assert result.ret == serial.ret == 1
+    assert section(result) == section(serial)
+
+
+@pytest.mark.parametrize("dist", ["load", "loadscope", "worksteal"])
+def test_xdist_dist_modes(gate: Gate, dist: str) -> None:
+    pytest.importorskip("xdist")
+    args = gate.mixed()
+    serial = gate.run(*args, "-rA", "-vv")
+    parallel = gate.run(*args, "-n", "2", "--dist", dist, "-rA", "-vv")
+    assert ran(parallel) == ran(serial) and len(ran(serial)) == 7
+    assert parallel.ret == serial.ret == 1
+    assert sum(" rollout parity " in line for line in parallel.outlines) == 1
+    assert section(parallel) == section(serial)
+
+
+def test_runxfail_never_passes_masked_missing_agent_error(gate: Gate) -> None:
+    args = gate.mixed()
+    result = gate.run(*args, "--runxfail", "-rA", "-vv")
+    assert ran(result) == {
+        f"{NEW}::fix-git": "PASSED", f"{NEW}::regex-log": "FAILED", f"{NEW}::cancel-async-tasks": "FAILED",
+        f"{NEW}::git-multibranch": "FAILED", f"{NEW}::build-cython-ext": "FAILED",
+        f"{NEW}::old-only": "FAILED", f"{NEW}::new-only": "FAILED"}
+    assert result.ret == 1
+    failed = {line.split(" ")[1]: line for line in result.outlines if line.startswith("FAILED ")}
+    assert "new side masked: mask_sample (failure_kind=provider_unavailable)" in failed[f"{NEW}::build-cython-ext"]
+    assert "new agent error: terminus2_error_type=TimeoutError" in failed[f"{NEW}::git-multibranch"]
+    assert "only the old side has this task" in failed[f"{NEW}::old-only"]
+    assert "only the new side has this task" in failed[f"{NEW}::new-only"]
+    assert "Traceback" not in all_text(result)
+
+
+def short_summary(result: pytest.RunResult) -> list[str]:
+    out = result.outlines
+    (start,) = [i for i, line in enumerate(out) if line.startswith("=") and "short test summary info" in line]
+    body = []
+    for line in out[start + 1:]:
+        if line.startswith("="):
+            break
+        body.append(line)
+    return body
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+def test_ci_short_summary_one_line_per_flip(gate: Gate, monkeypatch: pytest.MonkeyPatch, workers: list) -> None:
+    if workers:
+        pytest.importorskip("xdist")
+    monkeypatch.setenv("CI", "1")
+    monkeypatch.setenv("COLUMNS", "80")
+    args = gate.mixed()
+    result = gate.run(*args, "-rf", *workers)
+    assert sorted(short_summary(result)) == sorted([
+        f"FAILED {NEW}::cancel-async-tasks - cancel-async-tasks: old=0.0 new=1.0 -> new wins",
+        f"FAILED {NEW}::regex-log - regex-log: old=1.0 new=0.0 -> old wins",
+    ])
+
+
+# --- 5 and 6. run from inside a results directory ---------------------------------------------------
+
+RESULT_TASKS = [f"task-{i:03d}" for i in range(300)]
+RESULT_FLIPS = ("task-007", "task-123", "task-250")
+
+
+def results_dir(gate: Gate) -> Path:
+    """A results directory: both rollout files, a sidecar, 300 trial dirs whose logs look like failing
+    doctests (`test-stdout.txt` matches pytest's default doctest glob `test*.txt`), and a FIFO
+    named `test-fifo.txt`."""
+    results = gate.path / "results"
+    results.mkdir()
+    for i, task in enumerate(RESULT_TASKS):
+        trial = results / f"trial-{i:03d}"
+        trial.mkdir()
+        (trial / "test-stdout.txt").write_text(f"{task} verifier\n>>> 1 + 1\n3\n")
+    os.mkfifo(results / "test-fifo.txt")
+    old = [legacy_row(task, 1.0) for task in RESULT_TASKS]
+    new = [harbor_row(task, 0.0 if task in RESULT_FLIPS else 1.0, index=i, logs_dir=f"trial-{i:03d}")
+           for i, task in enumerate(RESULT_TASKS)]
+    new.append(harbor_row("task-299", None, index=299, rollout=1, mask_sample=True, failure_kind="sandbox"))
+    (results / "old_rollouts.jsonl").write_text(dump(old), encoding="utf-8")
+    (results / "new_rollouts.jsonl").write_text(dump(new), encoding="utf-8")
+    (results / "new_rollouts_failures.jsonl").write_text(
+        json.dumps({"_ng_failure_class": "agent_run_error", "_ng_failure_message": "boom",
+                    "_ng_task_index": 300, "_ng_rollout_index": 0,
+                    "_ng_task_id": {"taskset": TASKSET, "task_id": "task-300"}}) + "\n", encoding="utf-8")
+    return results
+
+
+def by_name(result: pytest.RunResult) -> dict[str, str]:
+    return {nodeid.rsplit("::", 1)[1]: outcome for nodeid, outcome in ran(result).items()}
+
+
+def test_results_directory_behaves_like_empty_directory(gate: Gate, monkeypatch: pytest.MonkeyPatch) -> None:
+    results = results_dir(gate)
+    empty = gate.path / "empty"
+    empty.mkdir()
+    monkeypatch.setenv("XDG_CACHE_HOME", str(gate.path / "xdg-cache"))
+    monkeypatch.chdir(empty)
+    outside = gate.run_subprocess("--parity-old=../results/old_rollouts.jsonl",
+                                  "--parity-new=../results/new_rollouts.jsonl", "-rA", "-vv", timeout=30)
+    monkeypatch.chdir(results)
+    inside = gate.run_subprocess("--parity-old=old_rollouts.jsonl", "--parity-new=new_rollouts.jsonl",
+                                 "-rA", "-vv", timeout=30)
+    expected = {task: "PASSED" for task in RESULT_TASKS}
+    expected.update({task: "FAILED" for task in RESULT_FLIPS})
+    expected["task-299"] = "XFAIL"
+    expected["task-300"] = "XFAIL"
+    assert by_name(outside) == expected
+    assert by_name(inside) == expected
+    assert inside.ret == outside.ret == 1
+    for result in (inside, outside):
+        result.assert_outcomes(passed=296, failed=3, xfailed=2)
+        assert "collected 301 items" in result.stdout.str()
+        text = all_text(result).lower()
+        assert "doctest" not in text and "test-fifo" not in text and "traceback" not in text
+        assert "    | >>> 1 + 1" in result.outlines and "    | 3" in result.outlines
+    assert section(inside)[2:] == section(outside)[2:]  # the file lines differ only in how paths are spelled
+
+
+def snapshot(root: Path) -> dict[str, tuple[int, int]]:
+    """(size, mtime_ns) of every file and directory under ``root`` (not ``root`` itself), by path."""
+    entries = {}
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = Path(folder, name)
+            info = path.lstat()
+            entries[path.relative_to(root).as_posix()] = (info.st_size, info.st_mtime_ns)
+    return entries
+
+
+def test_inputs_directory_never_written_to(gate: Gate, monkeypatch: pytest.MonkeyPatch) -> None:
+    results = results_dir(gate)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(gate.path / "xdg-cache"))
+    monkeypatch.chdir(results)
+    before = snapshot(results)
+    args = ["--parity-old=old_rollouts.jsonl", "--parity-new=new_rollouts.jsonl", "--parity-json=summary.json"]
+    first = gate.run_subprocess(*args, timeout=30)
+    assert first.ret == 1
+    after_first = snapshot(results)
+    inode_first = (results / "summary.json").stat().st_ino
+    rerun = gate.run_subprocess(*args, "--lf", "-rA", "-vv", timeout=30)
+    assert set(by_name(rerun)) == set(RESULT_FLIPS)  # --lf found its cache (not in the results directory)
+    after = snapshot(results)
+    assert set(after_first) - set(before) == {"summary.json"}, sorted(set(after_first) - set(before))
+    assert set(after) - set(before) == {"summary.json"}, sorted(set(after) - set(before))
+    del after["summary.json"]
+    assert after == before
+    assert not any(".pytest_cache" in path for path in snapshot(results))
+    assert [p.name for p in results.iterdir() if p.name.startswith(".")] == []
+    # written through a temporary file and a rename: the rerun's summary is a new inode
+    assert (results / "summary.json").stat().st_ino != inode_first
+    assert json.loads((results / "summary.json").read_text())["counts"]["tasks"] == 301
