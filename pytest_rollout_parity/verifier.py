@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
+from .loading import display_path
 from .model import RowFacts, Side, TaskComparison, TaskSide
 from .rows import embedded_output, logs_dir_of
 
@@ -122,7 +123,7 @@ def verifier_output(
                 problems.append(problem)
             if target is not None:
                 try:
-                    return VerifierOutput(tail_file(target, count), _shown(target))
+                    return VerifierOutput(tail_file(target, count), display_path(target))
                 except OSError as exc:
                     return VerifierOutput(None, f"unavailable: cannot read {target}: {exc.strerror or exc}")
     embedded = embedded_output(row)
@@ -138,15 +139,6 @@ def verifier_output(
             None, f"unavailable: {logs_dir_text} not found under {', '.join(str(root) for root in roots)}"
         )
     return VerifierOutput(None, "unavailable: row has no verifier_logs_dir and no embedded verifier output")
-
-
-def _shown(path: Path) -> str:
-    """A log path as the user reads it: relative to the working directory when inside it."""
-    try:
-        relative = os.path.relpath(path)
-    except ValueError:
-        return str(path)
-    return str(path) if relative.startswith("..") else relative
 
 
 def header_line(comparison: TaskComparison) -> str:

@@ -172,6 +172,19 @@ class Gate:
         return self.pair(old, new)
 
 
+def section(result: pytest.RunResult) -> list[str]:
+    """The lines of the `rollout parity` section (up to the next `===` separator); exactly one such section."""
+    out = result.outlines
+    starts = [i for i, line in enumerate(out) if line.startswith("=") and " rollout parity " in line]
+    assert len(starts) == 1, starts
+    body = []
+    for line in out[starts[0] + 1:]:
+        if line.startswith("=" * 10):
+            break
+        body.append(line)
+    return body
+
+
 @pytest.fixture
 def gate(pytester: pytest.Pytester) -> Gate:
     return Gate(pytester)

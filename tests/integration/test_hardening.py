@@ -16,7 +16,7 @@ import pytest
 
 from .conftest import TASKSET, Gate, all_text, dump, harbor_row, legacy_row
 from .test_selection import ran
-from .test_summary import section
+from .conftest import section
 
 NEW = "new/rollouts.jsonl"
 FLIPS = {"new/rollouts.jsonl::regex-log", "new/rollouts.jsonl::cancel-async-tasks"}

@@ -6,24 +6,12 @@ import json
 
 import pytest
 
-from .conftest import Gate, all_text, failure_record, harbor_row, legacy_row, output_lines
+from .conftest import Gate, all_text, failure_record, harbor_row, legacy_row, output_lines, section
 
 COUNT_KEYS = {"tasks", "identical", "flipped", "flipped_old_win", "flipped_new_win", "flipped_agent_error",
               "masked", "masked_old", "masked_new", "missing", "missing_old_only", "missing_new_only"}
 JOIN_KEYS = {"old_key", "new_key", "old_prefix_stripped", "new_prefix_stripped", "keyed_by_taskset"}
 SIDE_KEYS = {"reward", "rows", "masked", "agent_error", "failure_kind"}
-
-
-def section(result: pytest.RunResult) -> list[str]:
-    out = result.outlines
-    starts = [i for i, line in enumerate(out) if line.startswith("=") and " rollout parity " in line]
-    assert len(starts) == 1, out
-    body = []
-    for line in out[starts[0] + 1:]:
-        if line.startswith("=" * 10):
-            break
-        body.append(line)
-    return body
 
 
 def test_terminal_section(gate: Gate) -> None:

@@ -6,23 +6,10 @@ import json
 
 import pytest
 
-from .conftest import Gate, junit_cases, junit_properties
+from .conftest import Gate, junit_cases, junit_properties, section
 from .test_selection import ran
 
 pytest.importorskip("xdist")
-
-
-def section(result: pytest.RunResult) -> list[str]:
-    """The lines of the `rollout parity` section (up to the next `===` separator)."""
-    out = result.outlines
-    starts = [i for i, line in enumerate(out) if line.startswith("=") and " rollout parity " in line]
-    assert len(starts) == 1, starts
-    body = []
-    for line in out[starts[0] + 1:]:
-        if line.startswith("=" * 10):
-            break
-        body.append(line)
-    return body
 
 
 def test_xdist_same_outcomes_one_section_same_json(gate: Gate) -> None:
