@@ -145,6 +145,10 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
         value = raw.get(field_name)
         raise pytest.UsageError(f"{where}: {error['msg'].lower()}, got {value!r}") from None
     _check_json_target(settings)
+    for root in settings.logs_roots:
+        if not root.is_dir():
+            where = "--parity-logs-root" if cli_roots else "parity_logs_root"
+            raise pytest.UsageError(f"{where}: {root} is not a directory")
     return settings
 
 

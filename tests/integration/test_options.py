@@ -347,3 +347,9 @@ def test_gate_beside_normal_tests(gate: Gate) -> None:
     assert [line for line in result.outlines if "::" in line] == [
         "test_normal.py::test_ok", "new/rollouts.jsonl::fix-git", "new/rollouts.jsonl::regex-log"]
     assert os.path.exists(Path(gate.path, "new/rollouts.jsonl"))
+
+
+def test_logs_root_that_is_not_a_directory(gate: Gate) -> None:
+    """A mistyped --parity-logs-root is named at once instead of silently finding no logs."""
+    args = flip(gate)
+    assert_usage_error(gate.run(*args, "--parity-logs-root=no-such-dir"), "--parity-logs-root", "no-such-dir")
