@@ -56,10 +56,18 @@ class ParityItem(pytest.Item):
         comparison = self.run.result.tasks[self.index]
         strict = self.run.settings.strict
         verdict: Optional[Verdict] = self.config.hook.pytest_parity_verdict(comparison=comparison, config=self.config)
+        if verdict is not None and not isinstance(verdict, Verdict):
+            pytest.fail(
+                f"{comparison.task}: pytest_parity_verdict returned {verdict!r}; "
+                "return None or a pytest_rollout_parity.Verdict",
+                pytrace=False,
+            )
         if verdict is not None:
             default = default_verdict(comparison, strict, lambda: "")
             if verdict.outcome != default.outcome:
-                self.user_properties.append((VERDICT_PROPERTY, verdict.outcome))
+                # outcome and reason, for the JUnit properties of a hook-decided item
+                changed = verdict.outcome + (f": {verdict.text}" if verdict.text else "")
+                self.user_properties.append((VERDICT_PROPERTY, changed))
         else:
             verdict = default_verdict(comparison, strict, lambda: self.run.flip_message(self.index))
         if verdict.outcome == "failed":

@@ -120,3 +120,12 @@ def test_hookspec_registered(gate: Gate) -> None:
     gate.pytester.makepyfile(test_x="def test_x():\n    pass\n")
     result = gate.run()
     result.assert_outcomes(passed=1)
+
+
+def test_hook_returning_something_else_fails_that_item_clearly(gate: Gate) -> None:
+    args = gate.mixed()
+    gate.pytester.makeconftest("def pytest_parity_verdict(comparison, config):\n    return 'pass it'\n")
+    result = gate.run(*args, "-k", "fix-git")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*fix-git: pytest_parity_verdict returned 'pass it'; return None or a pytest_rollout_parity.Verdict*"])
+    assert "Traceback" not in result.stdout.str()
