@@ -8,35 +8,18 @@ from typing import Any, Iterable, Optional
 
 from .classify import SideInput, compare_sides
 from .errors import CompareInputError
-from .identity import KeyVote, describe_row_task, no_key_message
 from .loading import LoadedSide, load_side
 from .model import CompareResult
-from .rows import RewardTypeError, reduce_row
+from .sides import SideBuilder
 
-SIDECAR_MARKERS = ("_ng_failure_class", "_ng_failure_record")
-
-
-def _side_from_rows(rows: Iterable[dict[str, Any]], key: Optional[str], name: str) -> tuple[SideInput, Optional[str]]:
-    vote = KeyVote(key)
-    facts = []
+def _side_from_rows(rows: Iterable[dict[str, Any]], key: Optional[str], name: str) -> SideInput:
+    builder = SideBuilder(key)
     for index, row in enumerate(rows, start=1):
         if not isinstance(row, dict):
             raise CompareInputError(f"{name} rows: row {index}: expected a dict, got {type(row).__name__}")
-        try:
-            facts.append(reduce_row(row, index, -1, 0, keep=True))
-        except RewardTypeError as exc:
-            task = describe_row_task(row, key)
-            raise CompareInputError(f"{name} rows: row {index}: {exc}" + (f" (task {task})" if task else "")) from None
-        from_sidecar = any(marker in row for marker in SIDECAR_MARKERS)
-        anonymous = from_sidecar and describe_row_task(row, key) is None and describe_row_task(row, None) is None
-        error = vote.add(vote.candidate_values(row), anonymous=anonymous)
-        if error:
-            raise CompareInputError(f"{name} rows: row {index}: {error}")
-    chosen = vote.chosen()
-    if chosen is None and vote.voters:
-        raise CompareInputError(no_key_message(f"{name} rows"))
-    values = vote.values(chosen) if chosen else [None] * len(facts)
-    return SideInput(facts=facts, values=values, key=chosen or ""), chosen
+        builder.add_row(row, f"{name} rows: row {index}", index, -1, keep=True)
+    side_key, values = builder.finish(f"{name} rows")
+    return SideInput(facts=builder.facts, values=values, key=side_key or "")
 
 
 def _borrow_keys(old: SideInput, new: SideInput, key: Optional[str]) -> None:
@@ -50,8 +33,8 @@ def compare_rollouts(
     old_rows: Iterable[dict[str, Any]], new_rows: Iterable[dict[str, Any]], key: Optional[str] = None
 ) -> CompareResult:
     """Compare two sides given as row dicts (from :func:`load_rollouts` or built in memory)."""
-    old, _ = _side_from_rows(old_rows, key, "old")
-    new, _ = _side_from_rows(new_rows, key, "new")
+    old = _side_from_rows(old_rows, key, "old")
+    new = _side_from_rows(new_rows, key, "new")
     _borrow_keys(old, new, key)
     return compare_sides(old, new)
 

@@ -26,7 +26,7 @@ def summarize_side(facts: Sequence[RowFacts], reader: Optional[RowReader] = None
         facts,
         reward=math.fsum(rewards) / len(rewards) if rewards else None,
         masked=masked,
-        agent_error=next((f.agent_error for f in facts if f.agent_error), None),
+        agent_error=next((f.agent_error for f in facts if f.agent_error and f.mask is None), None),
         failure_kind=next((f.failure_kind for f in facts if f.failure_kind and f.mask is None), None),
         reward_rows=len(rewards),
         reader=reader,

@@ -174,17 +174,18 @@ def _match_keyed(keyed: Grouped, plain: Grouped) -> tuple[dict[str, list[int]], 
     plain_tasksets = plain.tasksets
     plain_taskset = next(iter(plain_tasksets)) if len(plain_tasksets) == 1 else None
     labels: dict[str, list[int]] = {}
-    unmatched: set[str] = set()
+    matched: set[str] = set()
+    kept_full: set[str] = set()
     for ident, rows in keyed.groups.items():
         taskset, task_id = ident
         if len(homes[task_id]) == 1 or (plain_taskset is not None and taskset == plain_taskset):
             label = task_id
+            matched.add(task_id)
         else:
             label = _full(ident)
-            if task_id in plain_ids:
-                unmatched.add(task_id)
+            kept_full.add(task_id)
         labels.setdefault(label, []).extend(rows)
-    return labels, sorted(unmatched)
+    return labels, sorted((kept_full & plain_ids) - matched)
 
 
 def _common_prefix(labels: Sequence[str]) -> Optional[str]:
@@ -249,10 +250,3 @@ def join(old: Grouped, new: Grouped) -> Join:
             result.new = _strip(new_labels, new_prefix)
             result.new_prefix_stripped = new_prefix + "/"
     return result
-
-
-def require_key(vote: KeyVote, path: str) -> str:
-    key = vote.chosen()
-    if key is None:
-        raise CompareInputError(no_key_message(path))
-    return key

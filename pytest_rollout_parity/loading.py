@@ -17,9 +17,10 @@ from typing import Any, Iterator, Optional
 from pydantic_core import from_json
 
 from .errors import CompareInputError
-from .identity import KeyVote, describe_row_task, no_key_message
+from .identity import TaskIdent
 from .model import RowFacts
-from .rows import RewardTypeError, failure_kind_of_record, reduce_failure_record, reduce_row
+from .rows import failure_kind_of_record
+from .sides import SideBuilder
 from .skeleton import DecodeError as SKELETON_ERRORS
 from .skeleton import Decoder, skeleton_decoder
 
@@ -72,8 +73,14 @@ def parse_line(raw: bytes, where: str, last_without_newline: bool) -> Any:
                 f"{where}: the last line is not complete JSON and has no newline: it looks truncated, "
                 "as a hard kill leaves a file (remove the partial line or rerun that rollout)"
             ) from None
-        detail = f"{exc.msg} (column {exc.colno})" if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
-        raise CompareInputError(f"{where}: invalid JSON: {detail}") from None
+        if isinstance(exc, RecursionError):
+            raise CompareInputError(f"{where}: JSON nested too deeply to read") from None
+        if exc.pos >= len(text.rstrip()):
+            raise CompareInputError(
+                f"{where}: invalid JSON: the line ends before its object does (cut short by a crashed writer?)"
+            ) from None
+        message = exc.msg[:-3] if exc.msg.endswith(" at") else exc.msg
+        raise CompareInputError(f"{where}: invalid JSON: {message} (column {exc.colno})") from None
 
 
 def iter_objects(
@@ -158,7 +165,7 @@ class LoadedSide:
     sidecar: Optional[Path]
     key: Optional[str]
     facts: list[RowFacts] = field(default_factory=list)
-    values: list[Any] = field(default_factory=list)
+    values: list[Optional[TaskIdent]] = field(default_factory=list)
 
     def read_row(self, facts: RowFacts) -> dict[str, Any]:
         """Re-read one row's full dict from its file."""
@@ -168,20 +175,6 @@ class LoadedSide:
             return read_object_at(self.path, facts.offset)
         assert self.sidecar is not None
         return fold_failure_record(read_object_at(self.sidecar, facts.offset))
-
-    @property
-    def masked_rows(self) -> int:
-        return sum(1 for f in self.facts if f.mask is not None)
-
-
-@dataclass
-class _Record:
-    line: int
-    offset: int
-    facts: RowFacts
-    names: dict[str, Any]
-    anonymous: bool
-
 
 def standing_failures(records: list[tuple[Optional[tuple[Any, Any]], Any]], scored: set[tuple[Any, Any]]) -> list[Any]:
     """The sidecar records that still stand, in file order (SEMANTICS.md §1).
@@ -203,48 +196,30 @@ def standing_failures(records: list[tuple[Optional[tuple[Any, Any]], Any]], scor
 def load_side(path: Path, key: Optional[str] = None, display: Optional[str] = None) -> LoadedSide:
     """Stream a rollouts file and its sidecar into row facts and join values."""
     display = display or display_path(path)
-    vote = KeyVote(key)
-    side = LoadedSide(path=path, display=display, sidecar=None, key=None)
+    builder = SideBuilder(key)
     scored: set[tuple[Any, Any]] = set()
     for line_no, offset, row in iter_objects(path, display, skeleton_decoder(key)):
-        try:
-            facts = reduce_row(row, line_no, offset, 0, keep=False)
-        except RewardTypeError as exc:
-            raise CompareInputError(f"{display}:{line_no}: {exc}{_task_suffix(row, key)}") from None
-        error = vote.add(vote.candidate_values(row))
-        if error:
-            raise CompareInputError(f"{display}:{line_no}: {error}")
-        side.facts.append(facts)
+        builder.add_row(row, f"{display}:{line_no}", line_no, offset, keep=False)
         pair = index_pair(row)
         if pair is not None:
             scored.add(pair)
 
-    sidecar = sidecar_path(path)
-    if sidecar.exists() and sidecar != path:
-        side.sidecar = sidecar
+    sidecar: Optional[Path] = sidecar_path(path)
+    if sidecar is not None and sidecar.exists() and sidecar != path:
         sidecar_display = display_path(sidecar)
-        records: list[tuple[Optional[tuple[Any, Any]], _Record]] = []
-        for line_no, offset, record in iter_objects(sidecar, sidecar_display):
-            names = vote.candidate_values(record)
-            anonymous = describe_row_task(record, key) is None and describe_row_task(record, None) is None
-            facts = reduce_failure_record(record, line_no, offset, keep=False)
-            records.append((index_pair(record), _Record(line_no, offset, facts, names, anonymous)))
+        records = [
+            (index_pair(record), builder.prepare(record, f"{sidecar_display}:{line_no}", line_no, offset, False, True))
+            for line_no, offset, record in iter_objects(sidecar, sidecar_display)
+        ]
         for standing in standing_failures(records, scored):
-            error = vote.add(standing.names, anonymous=standing.anonymous)
-            if error:
-                raise CompareInputError(f"{sidecar_display}:{standing.line}: {error}")
-            side.facts.append(standing.facts)
-
-    if not side.facts:
-        raise CompareInputError(f"{display}: no rows at all: the file holds no JSON object")
-    side.key = vote.chosen()
-    if side.key is None:
-        if vote.voters:
-            raise CompareInputError(no_key_message(display))
-        side.values = [None] * len(side.facts)
+            builder.add(standing)
     else:
-        side.values = vote.values(side.key)
-    return side
+        sidecar = None
+
+    if not builder.facts:
+        raise CompareInputError(f"{display}: no rows at all: the file holds no JSON object")
+    side_key, values = builder.finish(display)
+    return LoadedSide(path=path, display=display, sidecar=sidecar, key=side_key, facts=builder.facts, values=values)
 
 
 def fold_failure_record(record: dict[str, Any]) -> dict[str, Any]:
@@ -253,11 +228,6 @@ def fold_failure_record(record: dict[str, Any]) -> dict[str, Any]:
     folded.update(reward=None, mask_sample=True, failure_kind=failure_kind_of_record(record))
     folded.setdefault("_ng_failure_class", folded["failure_kind"])
     return folded
-
-
-def _task_suffix(row: dict[str, Any], key: Optional[str]) -> str:
-    task = describe_row_task(row, key)
-    return f" (task {task})" if task else ""
 
 
 def load_rollouts(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
@@ -270,11 +240,9 @@ def load_rollouts(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     display = display_path(main)
     rows: list[dict[str, Any]] = []
     scored: set[tuple[Any, Any]] = set()
+    checker = SideBuilder(None)
     for line_no, _, row in iter_objects(main, display):
-        try:
-            reduce_row(row, line_no, -1, 0, keep=False)
-        except RewardTypeError as exc:
-            raise CompareInputError(f"{display}:{line_no}: {exc}{_task_suffix(row, None)}") from None
+        checker.prepare(row, f"{display}:{line_no}", line_no, -1, keep=False)  # reward type errors
         rows.append(row)
         pair = index_pair(row)
         if pair is not None:

@@ -12,8 +12,6 @@ from typing import Any, Callable, Literal, Optional, Sequence
 Category = Literal["identical", "flipped", "flipped_agent_error", "masked", "missing"]
 Side = Literal["old", "new"]
 
-CATEGORIES: tuple[Category, ...] = ("identical", "flipped", "flipped_agent_error", "masked", "missing")
-SIDES: tuple[Side, ...] = ("old", "new")
 
 
 class RowFacts:

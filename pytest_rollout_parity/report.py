@@ -124,6 +124,10 @@ def _capped(labels: list[str], cap: int = LIST_CAP) -> str:
     return shown
 
 
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
 def _side_line(name: str, summary: dict[str, Any]) -> str:
     files = summary.get("files") or {}
     line = f"{name}: {files.get(name, name)}"
@@ -131,7 +135,7 @@ def _side_line(name: str, summary: dict[str, Any]) -> str:
         line += f" (+ sidecar {os.path.basename(files[f'{name}_sidecar'])})"
     tasks = sum(1 for task in summary["tasks"] if task[name] is not None)
     rows, masked = summary["rows"][name], summary["rows"][f"{name}_masked"]
-    line += f": {tasks} tasks, {rows} rows ({masked} masked), key {summary['join'][f'{name}_key']}"
+    line += f": {_plural(tasks, 'task')}, {_plural(rows, 'row')} ({masked} masked), key {summary['join'][f'{name}_key']}"
     prefix = summary["join"][f"{name}_prefix_stripped"]
     if prefix:
         line += f", prefix '{prefix}' stripped"

@@ -21,6 +21,11 @@ KEY_CANDIDATES: tuple[str, ...] = (
     "verifier_metadata.task_name",
     "verifier_metadata.instance_id",
     "verifier_metadata.id",
+    # Appended real shapes (ROLLOUT-FORMATS.md §2.2): the legacy harbor_agent keeps the task folder
+    # name only in its trial metadata, anyterminal and anyswe only in the request metadata.
+    "metadata.task_name",
+    "responses_create_params.metadata.task_name",
+    "responses_create_params.metadata.instance_id",
 )
 
 EMBEDDED_OUTPUT_FIELDS: tuple[str, ...] = ("test_output", "verifier_stdout", "verifier_output")
@@ -58,7 +63,10 @@ def reward_of(row: dict[str, Any]) -> Optional[float]:
         return None
     if isinstance(reward, bool) or not isinstance(reward, (int, float)):
         raise RewardTypeError(f"reward must be a number or null, got {_json_type(reward)} {_short(reward)}")
-    return float(reward)
+    try:
+        return float(reward)
+    except OverflowError:  # an integer beyond float range: as non-finite as a 1e400 literal
+        return math.inf if reward > 0 else -math.inf
 
 
 def mask_reason(row: dict[str, Any], reward: Optional[float]) -> Optional[str]:

@@ -143,7 +143,8 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
         field_name = str(error["loc"][0]) if error["loc"] else "?"
         where = sources.get(field_name, OPTION_NAMES.get(field_name, field_name))
         value = raw.get(field_name)
-        raise pytest.UsageError(f"{where}: {error['msg'].lower()}, got {value!r}") from None
+        message = error["msg"].removeprefix("Value error, ")
+        raise pytest.UsageError(f"{where}: {message[:1].lower() + message[1:]}, got {value!r}") from None
     _check_json_target(settings)
     for root in settings.logs_roots:
         if not root.is_dir():

@@ -29,6 +29,8 @@ NEEDED_PATHS: tuple[str, ...] = (
     "response.metadata",
     "_ng_task_index",
     "_ng_rollout_index",
+    "_ng_failure_class",  # a failure record, e.g. in a merged main file
+    "_ng_failure_record",
 )
 
 Decoder = Callable[[bytes], dict[str, Any]]
@@ -98,6 +100,7 @@ def skeleton_decoder(key: Optional[str]) -> Optional[Decoder]:
     return decode
 
 
+#: What the skeleton may raise on a line it cannot take; the full parse then reads (or rejects) it.
 DecodeError: tuple[type[BaseException], ...] = (
-    (msgspec.DecodeError, msgspec.ValidationError) if msgspec is not None else ()
+    (msgspec.DecodeError, msgspec.ValidationError, RecursionError) if msgspec is not None else ()
 )

@@ -1,0 +1,83 @@
+"""Building one side from its rows, wherever they come from: facts, key vote, anonymous records.
+
+The streaming loader and the in-memory API both feed rows through a :class:`SideBuilder`, so a
+file and the same rows given as dicts classify identically and fail with the same messages.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from .errors import CompareInputError
+from .identity import KeyVote, TaskIdent, describe_row_task, no_key_message
+from .model import RowFacts
+from .rows import RewardTypeError, reduce_failure_record, reduce_row
+
+#: Fields only a failure record carries: such a row that names no task is anonymous.
+FAILURE_MARKERS = ("_ng_failure_class", "_ng_failure_record")
+
+
+def is_failure_record(row: dict[str, Any]) -> bool:
+    """A failure record of the collector, wherever it ended up (sidecar, or a merged main file)."""
+    return any(marker in row for marker in FAILURE_MARKERS)
+
+
+def names_no_task(row: dict[str, Any], key: Optional[str]) -> bool:
+    return describe_row_task(row, key) is None and describe_row_task(row, None) is None
+
+
+@dataclass
+class PendingRow:
+    """A reduced row waiting to join its side (sidecar records wait until it is known they stand)."""
+
+    where: str
+    facts: RowFacts
+    names: dict[str, Any]
+    anonymous: bool
+
+
+class SideBuilder:
+    """Accumulates one side: each row's facts and join value; errors name the row's location."""
+
+    def __init__(self, key: Optional[str]) -> None:
+        self.key = key
+        self.vote = KeyVote(key)
+        self.facts: list[RowFacts] = []
+        self._lost_last_field_at: Optional[str] = None
+
+    def prepare(
+        self, row: dict[str, Any], where: str, line: int, offset: int, keep: bool, failure: bool = False
+    ) -> PendingRow:
+        """Reduce a row (``failure``: a standing sidecar record, masked with no reward)."""
+        try:
+            if failure:
+                facts = reduce_failure_record(row, line, offset, keep)
+            else:
+                facts = reduce_row(row, line, offset, 0, keep)
+        except RewardTypeError as exc:
+            task = describe_row_task(row, self.key)
+            raise CompareInputError(f"{where}: {exc}" + (f" (task {task})" if task else "")) from None
+        anonymous = (failure or is_failure_record(row)) and names_no_task(row, self.key)
+        return PendingRow(where, facts, self.vote.candidate_values(row), anonymous)
+
+    def add(self, pending: PendingRow) -> None:
+        had_fields = bool(self.vote.columns)
+        error = self.vote.add(pending.names, anonymous=pending.anonymous)
+        if error:
+            raise CompareInputError(f"{pending.where}: {error}")
+        if had_fields and not self.vote.columns:
+            self._lost_last_field_at = pending.where
+        self.facts.append(pending.facts)
+
+    def add_row(self, row: dict[str, Any], where: str, line: int, offset: int, keep: bool) -> None:
+        self.add(self.prepare(row, where, line, offset, keep))
+
+    def finish(self, display: str) -> tuple[Optional[str], list[Optional[TaskIdent]]]:
+        """The side's join field (None when no row names a task: it borrows the other's) and values."""
+        key = self.vote.chosen()
+        if key is None:
+            if self.vote.voters:
+                raise CompareInputError(no_key_message(self._lost_last_field_at or display))
+            return None, [None] * len(self.facts)
+        return key, self.vote.values(key)
