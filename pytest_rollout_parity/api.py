@@ -51,6 +51,7 @@ def load_pair(
 
 
 def compare_loaded(old: LoadedSide, new: LoadedSide, key: Optional[str] = None) -> CompareResult:
+    """Classify two streamed sides; a side whose rows name no task borrows the other's key."""
     old_input, new_input = _side_input(old), _side_input(new)
     _borrow_keys(old_input, new_input, key)
     return compare_sides(old_input, new_input)

@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from .identity import Join, group_rows, join
+from .identity import Join, TaskIdent, group_rows, join
 from .model import Category, CompareResult, RowFacts, RowReader, Side, TaskComparison, TaskSide
 
 REWARD_TOLERANCE = 1e-9
@@ -42,11 +42,12 @@ def categorize(task: str, old: Optional[TaskSide], new: Optional[TaskSide], anon
     elif old.masked or new.masked:
         category = "masked"
     else:
-        assert old.reward is not None and new.reward is not None  # unmasked sides have a finite reward
-        if abs(old.reward - new.reward) <= REWARD_TOLERANCE:
+        # unmasked sides always have a finite reward: a row without one is masked ("no reward")
+        old_reward, new_reward = old.reward or 0.0, new.reward or 0.0
+        if abs(old_reward - new_reward) <= REWARD_TOLERANCE:
             category = "identical"
         else:
-            winner = "old" if old.reward > new.reward else "new"
+            winner = "old" if old_reward > new_reward else "new"
             category = "flipped_agent_error" if (old.agent_error or new.agent_error) else "flipped"
     return TaskComparison(task=task, category=category, old=old, new=new, winner=winner)
 
@@ -56,7 +57,7 @@ class SideInput:
     """A side ready to be joined: its row facts, each row's join value (None: anonymous), its key."""
 
     facts: Sequence[RowFacts]
-    values: Sequence[object]
+    values: Sequence[Optional[TaskIdent]]
     key: str
     reader: Optional[RowReader] = None
 
@@ -79,8 +80,8 @@ def compare_sides(old: SideInput, new: SideInput) -> CompareResult:
         for n, index in enumerate(grouped.anonymous, start=1):
             summary = summarize_side([side.facts[index]], side.reader)
             label = f"unknown ({side_name}) #{n}"
-            pair = (summary, None) if side_name == "old" else (None, summary)
-            tasks.append(categorize(label, *pair, anonymous=True))
+            old_side, new_side = (summary, None) if side_name == "old" else (None, summary)
+            tasks.append(categorize(label, old_side, new_side, anonymous=True))
     tasks.sort(key=lambda t: t.task)
 
     notes = list(joined.notes)

@@ -26,6 +26,7 @@ class ParityFile(pytest.File):
 
     @classmethod
     def for_run(cls, parent: pytest.Collector, path: Path, run: ParityRun) -> "ParityFile":
+        """The collector for the new file; outside the rootdir its node id is the absolute path."""
         nodeid: Optional[str] = None
         try:
             path.relative_to(parent.config.rootpath)
@@ -36,6 +37,7 @@ class ParityFile(pytest.File):
         return node
 
     def collect(self) -> Iterator["ParityItem"]:
+        """One item per joined task, in sorted task order."""
         for index, name in enumerate(self.run.names):
             yield ParityItem.from_parent(self, name=name, index=index)
 
@@ -53,6 +55,7 @@ class ParityItem(pytest.Item):
         self._header: Optional[str] = None
 
     def runtest(self) -> None:
+        """Pass, fail or xfail as the category (or a conftest verdict) says."""
         comparison = self.run.result.tasks[self.index]
         strict = self.run.settings.strict
         verdict: Optional[Verdict] = self.config.hook.pytest_parity_verdict(comparison=comparison, config=self.config)
@@ -88,4 +91,5 @@ class ParityItem(pytest.Item):
         return representation
 
     def reportinfo(self) -> tuple[Path, Optional[int], str]:
+        """The task label heads the item's failure report."""
         return self.path, None, self.run.result.tasks[self.index].task

@@ -103,6 +103,7 @@ class KeyVote:
 
 
 def no_key_message(path: str) -> str:
+    """The input error for a side on which no candidate field is on every row."""
     return f"{path}: no task id field found; rows carry none of {', '.join(KEY_CANDIDATES)} (use --parity-key)"
 
 
@@ -115,6 +116,7 @@ class Grouped:
 
     @property
     def tasksets(self) -> set[str]:
+        """The tasksets the side's rows name."""
         return {ts for ts, _ in self.groups if ts is not None}
 
 

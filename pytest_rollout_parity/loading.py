@@ -12,7 +12,7 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, BinaryIO, Iterator, Optional
 
 from pydantic_core import from_json
 
@@ -41,7 +41,7 @@ def display_path(path: Path) -> str:
     return str(path) if rel.startswith("..") else rel
 
 
-def _open_regular(path: Path, display: str):  # noqa: ANN202 - a binary file object
+def _open_regular(path: Path, display: str) -> BinaryIO:
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
@@ -126,7 +126,8 @@ def read_object_at(path: Path, offset: int) -> dict[str, Any]:
         handle.seek(offset)
         raw = handle.readline()
     value = parse_line(raw, f"{display_path(path)}@{offset}", False)
-    assert isinstance(value, dict)
+    if not isinstance(value, dict):
+        raise CompareInputError(f"{display_path(path)}: the row at byte {offset} changed since it was read")
     return value
 
 
@@ -173,7 +174,8 @@ class LoadedSide:
             return facts.row
         if facts.origin == 0:
             return read_object_at(self.path, facts.offset)
-        assert self.sidecar is not None
+        if self.sidecar is None:
+            raise LookupError("a sidecar row without a sidecar file")
         return fold_failure_record(read_object_at(self.sidecar, facts.offset))
 
 def standing_failures(records: list[tuple[Optional[tuple[Any, Any]], Any]], scored: set[tuple[Any, Any]]) -> list[Any]:

@@ -84,10 +84,12 @@ class TaskSide:
         return [self._reader(f) for f in self.facts]
 
     def read_row(self, facts: RowFacts) -> dict[str, Any]:
+        """The full dict of one of this side's rows."""
         return self._reader(facts)
 
     @property
     def repeated(self) -> bool:
+        """More than one row for this task on this side."""
         return len(self.facts) > 1
 
     def reward_text(self) -> str:
@@ -122,11 +124,13 @@ class TaskComparison:
 
     @property
     def loser(self) -> Optional[Side]:
+        """The side that lost a flip, or None."""
         if self.winner is None:
             return None
         return "new" if self.winner == "old" else "old"
 
     def side(self, name: Side) -> Optional[TaskSide]:
+        """The old or the new side of the task."""
         return self.old if name == "old" else self.new
 
 
@@ -147,9 +151,11 @@ class CompareResult:
     notes: list[str] = field(default_factory=list)
 
     def by_category(self, category: Category) -> list[TaskComparison]:
+        """The tasks of one category, in task order."""
         return [t for t in self.tasks if t.category == category]
 
     def counts(self) -> dict[str, int]:
+        """The counts of SEMANTICS.md section 7, keyed as in the JSON summary."""
         counts = dict.fromkeys(
             (
                 "tasks", "identical", "flipped", "flipped_old_win", "flipped_new_win",

@@ -1,4 +1,8 @@
-"""The default outcome of a task's item, by category (CONTRACT.md, Test items)."""
+"""What a task's item shows: the flip message, the xfail reasons, and the default outcome by category.
+
+The texts follow CONTRACT.md (Test items); the verifier output inside a flip message is looked up
+only when the message is built, i.e. only for a flip item that runs and fails.
+"""
 
 from __future__ import annotations
 
@@ -6,12 +10,13 @@ from typing import Callable
 
 from .model import TaskComparison
 from .verdict import Verdict
+from .verifier import LogRoots, losing_row, verifier_output
 
 
 def _masked_reason(comparison: TaskComparison) -> str:
     parts = []
     for name in ("old", "new"):
-        side = comparison.side(name)  # type: ignore[arg-type]
+        side = comparison.side(name)
         if side is not None and side.masked:
             parts.append(f"{name} side masked: {side.masked}")
     return f"{comparison.task}: " + "; ".join(parts)
@@ -26,7 +31,7 @@ def _agent_error_reason(comparison: TaskComparison) -> str:
     errors = [
         f"{name} agent error: {side.agent_error}"
         for name in ("old", "new")
-        if (side := comparison.side(name)) is not None and side.agent_error  # type: ignore[arg-type]
+        if (side := comparison.side(name)) is not None and side.agent_error
     ]
     return (
         f"{comparison.task}: old={comparison.old.reward_text() if comparison.old else 'none'} "
@@ -35,14 +40,43 @@ def _agent_error_reason(comparison: TaskComparison) -> str:
     )
 
 
-def default_verdict(comparison: TaskComparison, strict: bool, flip_message: Callable[[], str]) -> Verdict:
-    """passed / failed / xfail for the task's category; ``flip_message`` is called only for a failure."""
+def header_line(comparison: TaskComparison) -> str:
+    """`<task>: old=<reward> new=<reward> -> <winner> wins`: the one-line crash message of a flip."""
+    old = comparison.old.reward_text() if comparison.old else "none"
+    new = comparison.new.reward_text() if comparison.new else "none"
+    return f"{comparison.task}: old={old} new={new} -> {comparison.winner} wins"
+
+
+def flip_message(comparison: TaskComparison, tail: int, roots: LogRoots) -> str:
+    """The whole flip message: header, agent errors, scored failure kinds, the loser's output tail."""
+    lines = [header_line(comparison)]
+    sides = (("old", comparison.old), ("new", comparison.new))
+    lines.extend(f"    {name} agent error: {side.agent_error}" for name, side in sides if side and side.agent_error)
+    lines.extend(
+        f"    {name} scored with failure_kind={side.failure_kind} (not masked)"
+        for name, side in sides
+        if side and side.failure_kind
+    )
+    loser = comparison.loser
+    loser_side = comparison.side(loser) if loser else None
+    if tail > 0 and loser is not None and loser_side is not None:
+        output = verifier_output(losing_row(loser_side), loser_side.read_row, roots.for_side(loser), tail)
+        if output.lines is None:
+            lines.append(f"    {loser} verifier output {output.source}")
+        else:
+            lines.append(f"    {loser} verifier output (last {tail} lines of {output.source}):")
+            lines.extend(f"    | {line}" for line in output.lines)
+    return "\n".join(lines)
+
+
+def default_verdict(comparison: TaskComparison, strict: bool, render_flip: Callable[[], str]) -> Verdict:
+    """passed / failed / xfail for the task's category; ``render_flip`` is called only for a failure."""
     category = comparison.category
     if category == "identical":
         return Verdict.passed()
     if category == "flipped":
-        return Verdict.failed(flip_message())
+        return Verdict.failed(render_flip())
     if category == "flipped_agent_error":
-        return Verdict.failed(flip_message()) if strict else Verdict.xfail(_agent_error_reason(comparison))
+        return Verdict.failed(render_flip()) if strict else Verdict.xfail(_agent_error_reason(comparison))
     reason = _masked_reason(comparison) if category == "masked" else _missing_reason(comparison)
     return Verdict.failed(reason) if strict else Verdict.xfail(reason)

@@ -26,10 +26,12 @@ INPUT_ERROR_EXIT = 4  # pytest's usage-error status: 2 before configure breaks i
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    """The --parity-* options and their ini keys."""
     addoptions(parser)
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    """Declare pytest_parity_verdict for conftest.py files."""
     pluginmanager.add_hookspecs(hookspecs)
 
 
@@ -52,6 +54,7 @@ def pytest_cmdline_main(config: pytest.Config) -> Optional[int]:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    """Register the collection side everywhere and the summary where reports arrive."""
     run = config.stash.get(RUN_KEY, None)
     if run is None:
         return
@@ -70,10 +73,12 @@ class ParityCollection:
 
     @pytest.hookimpl
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> Optional[ParityFile]:
+        """The new rollouts file becomes the parity collector."""
         if file_path.resolve() == self.target:
             return ParityFile.for_run(parent, file_path, self.run)
         return None
 
     @pytest.hookimpl
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
+        """Parametrize `rollout_pair` tests with one case per task."""
         parametrize_rollout_pair(metafunc, self.run)

@@ -12,7 +12,8 @@ from .model import CompareResult
 from .naming import item_names
 from .report import RunInfo
 from .settings import ParitySettings
-from .verifier import LogRoots, flip_message
+from .outcomes import flip_message
+from .verifier import LogRoots
 
 
 @dataclass(frozen=True)
@@ -41,10 +42,12 @@ class ParityRun:
         return cls(settings, old, new, result, tuple(item_names([t.task for t in result.tasks])), roots)
 
     def flip_message(self, index: int) -> str:
+        """The failure message of the flip at ``index`` (reads its verifier log)."""
         return flip_message(self.result.tasks[index], self.settings.tail, self.roots)
 
     def run_info(self, selected: Optional[int] = None, verdicts_changed: int = 0,
                  outcomes: Optional[dict[str, int]] = None) -> RunInfo:
+        """What the run adds to the summary: files, selection, hook verdicts, outcomes."""
         return RunInfo(
             old_file=self.old.display,
             new_file=self.new.display,

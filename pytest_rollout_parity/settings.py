@@ -46,6 +46,7 @@ class ParitySettings(BaseModel):
 
     @property
     def same_file(self) -> bool:
+        """Both sides name the same file (the summary notes it)."""
         try:
             return os.path.samefile(self.old, self.new)
         except OSError:
@@ -53,6 +54,7 @@ class ParitySettings(BaseModel):
 
 
 def addoptions(parser: pytest.Parser) -> None:
+    """Register the command-line options and their ini keys."""
     group = parser.getgroup("rollout-parity", "rollout parity (compare two NeMo Gym rollout files)")
     group.addoption("--parity-old", metavar="PATH", help="rollouts JSONL of the old (reference) side")
     group.addoption("--parity-new", metavar="PATH", help="rollouts JSONL of the new (candidate) side")
@@ -81,7 +83,7 @@ def _addini_scalar(parser: pytest.Parser, name: str, help: str, scalar: type) ->
     Older pytest knows only string-typed ini values; the settings model converts either.
     """
     try:
-        parser.addini(name, help, type=scalar | str, default=None)  # type: ignore[call-overload,operator]
+        parser.addini(name, help, type=scalar | str, default=None)  # type: ignore[arg-type]
     except (AssertionError, TypeError, ValueError):
         parser.addini(name, help, default=None)
 

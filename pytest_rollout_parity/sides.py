@@ -24,6 +24,7 @@ def is_failure_record(row: dict[str, Any]) -> bool:
 
 
 def names_no_task(row: dict[str, Any], key: Optional[str]) -> bool:
+    """The row carries neither the key nor any candidate field."""
     return describe_row_task(row, key) is None and describe_row_task(row, None) is None
 
 
@@ -62,6 +63,7 @@ class SideBuilder:
         return PendingRow(where, facts, self.vote.candidate_values(row), anonymous)
 
     def add(self, pending: PendingRow) -> None:
+        """Join a prepared row to the side; its key value votes unless it is anonymous."""
         had_fields = bool(self.vote.columns)
         error = self.vote.add(pending.names, anonymous=pending.anonymous)
         if error:
@@ -71,6 +73,7 @@ class SideBuilder:
         self.facts.append(pending.facts)
 
     def add_row(self, row: dict[str, Any], where: str, line: int, offset: int, keep: bool) -> None:
+        """Prepare and join a rollouts-file row."""
         self.add(self.prepare(row, where, line, offset, keep))
 
     def finish(self, display: str) -> tuple[Optional[str], list[Optional[TaskIdent]]]:

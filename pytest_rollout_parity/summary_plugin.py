@@ -18,6 +18,8 @@ NOTHING_COMPARED_EXIT = 2
 
 
 class ParitySummary:
+    """Counts what the parity items did, then writes the summary once at the end."""
+
     def __init__(self, run: ParityRun) -> None:
         self.run = run
         self.ran: set[str] = set()
@@ -27,6 +29,7 @@ class ParitySummary:
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Count the outcome of each parity item that ran (serial, or from xdist workers)."""
         properties = dict(report.user_properties)
         if TASK_PROPERTY not in properties or CATEGORY_PROPERTY not in properties:
             return
@@ -59,6 +62,7 @@ class ParitySummary:
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        """The `rollout parity` section, from the summary built at session finish."""
         if self.summary is None:
             return
         terminalreporter.write_sep("=", "rollout parity")

@@ -12,10 +12,10 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from .loading import display_path
-from .model import RowFacts, Side, TaskComparison, TaskSide
+from .model import RowFacts, Side, TaskSide
 from .rows import embedded_output, logs_dir_of
 
 LOG_FILE_NAME = "test-stdout.txt"
@@ -33,6 +33,7 @@ class LogRoots:
     extra: tuple[Path, ...] = ()
 
     def for_side(self, side: Side) -> list[Path]:
+        """The lookup roots for one side: invocation dir, that side's file dir, extra roots."""
         own = self.old_dir if side == "old" else self.new_dir
         roots: list[Path] = []
         for root in (self.invocation_dir, own, *self.extra):
@@ -108,7 +109,7 @@ def losing_row(side: TaskSide) -> RowFacts:
 
 
 def verifier_output(
-    facts: RowFacts, read_row: Callable[[RowFacts], dict], roots: Sequence[Path], count: int
+    facts: RowFacts, read_row: Callable[[RowFacts], dict[str, Any]], roots: Sequence[Path], count: int
 ) -> VerifierOutput:
     """Find a row's verifier output: its logs dir under the roots, else an embedded field."""
     problems: list[str] = []
@@ -139,33 +140,3 @@ def verifier_output(
             None, f"unavailable: {logs_dir_text} not found under {', '.join(str(root) for root in roots)}"
         )
     return VerifierOutput(None, "unavailable: row has no verifier_logs_dir and no embedded verifier output")
-
-
-def header_line(comparison: TaskComparison) -> str:
-    """`<task>: old=<reward> new=<reward> -> <winner> wins`: the one-line crash message of a flip."""
-    old = comparison.old.reward_text() if comparison.old else "none"
-    new = comparison.new.reward_text() if comparison.new else "none"
-    return f"{comparison.task}: old={old} new={new} -> {comparison.winner} wins"
-
-
-def flip_message(comparison: TaskComparison, tail: int, roots: LogRoots) -> str:
-    """The whole flip message: header, agent errors, scored failure kinds, the loser's output tail."""
-    lines = [header_line(comparison)]
-    for name in ("old", "new"):
-        side = comparison.side(name)  # type: ignore[arg-type]
-        if side is not None and side.agent_error:
-            lines.append(f"    {name} agent error: {side.agent_error}")
-    for name in ("old", "new"):
-        side = comparison.side(name)  # type: ignore[arg-type]
-        if side is not None and side.failure_kind:
-            lines.append(f"    {name} scored with failure_kind={side.failure_kind} (not masked)")
-    loser = comparison.loser
-    loser_side = comparison.side(loser) if loser else None
-    if tail > 0 and loser is not None and loser_side is not None:
-        output = verifier_output(losing_row(loser_side), loser_side.read_row, roots.for_side(loser), tail)
-        if output.lines is None:
-            lines.append(f"    {loser} verifier output {output.source}")
-        else:
-            lines.append(f"    {loser} verifier output (last {tail} lines of {output.source}):")
-            lines.extend(f"    | {line}" for line in output.lines)
-    return "\n".join(lines)
