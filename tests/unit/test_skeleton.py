@@ -32,6 +32,12 @@ EDGE_ROWS = [
 ]
 
 
+@pytest.fixture(autouse=True)
+def skeleton_reader_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests compare both readers, whatever PARITY_PARSER the suite runs under."""
+    monkeypatch.delenv("PARITY_PARSER", raising=False)
+
+
 def _facts(path: Path, key: str | None, fast: bool) -> list[tuple]:
     decode = skeleton_decoder(key) if fast else None
     return [
