@@ -43,8 +43,8 @@ class ParitySummary:
     @pytest.hookimpl
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """Build the one summary object; write it as JSON; settle the exit status."""
-        info = self.run.run_info(selected=len(self.ran), verdicts_changed=self.verdicts_changed,
-                                 outcomes=self.outcomes)
+        ran = None if session.config.option.collectonly else len(self.ran)
+        info = self.run.run_info(selected=ran, verdicts_changed=self.verdicts_changed, outcomes=self.outcomes)
         self.summary = summary_dict(self.run.result, info)
         json_path = self.run.settings.json_path
         if json_path is not None:
