@@ -32,13 +32,9 @@ def sidecar_path(path: Path) -> Path:
     return path.with_name(path.stem + "_failures.jsonl")
 
 
-def display_path(path: Path) -> str:
-    """The path as the user would type it: relative to the working directory when inside it."""
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:
-        return str(path)
-    return str(path) if rel.startswith("..") else rel
+def sidecar_display(display: str) -> str:
+    """The sidecar's name in messages, in the same form as the main file's."""
+    return str(sidecar_path(Path(display)))
 
 
 def _open_regular(path: Path, display: str) -> BinaryIO:
@@ -125,9 +121,9 @@ def read_object_at(path: Path, offset: int) -> dict[str, Any]:
     with open(path, "rb") as handle:
         handle.seek(offset)
         raw = handle.readline()
-    value = parse_line(raw, f"{display_path(path)}@{offset}", False)
+    value = parse_line(raw, f"{path}@{offset}", False)
     if not isinstance(value, dict):
-        raise CompareInputError(f"{display_path(path)}: the row at byte {offset} changed since it was read")
+        raise CompareInputError(f"{path}: the row at byte {offset} changed since it was read")
     return value
 
 
@@ -197,7 +193,7 @@ def standing_failures(records: list[tuple[Optional[tuple[Any, Any]], Any]], scor
 
 def load_side(path: Path, key: Optional[str] = None, display: Optional[str] = None) -> LoadedSide:
     """Stream a rollouts file and its sidecar into row facts and join values."""
-    display = display or display_path(path)
+    display = display or str(path)
     builder = SideBuilder(key)
     scored: set[tuple[Any, Any]] = set()
     for line_no, offset, row in iter_objects(path, display, skeleton_decoder(key)):
@@ -208,10 +204,10 @@ def load_side(path: Path, key: Optional[str] = None, display: Optional[str] = No
 
     sidecar: Optional[Path] = sidecar_path(path)
     if sidecar is not None and sidecar.exists() and sidecar != path:
-        sidecar_display = display_path(sidecar)
+        shown = sidecar_display(display)
         records = [
-            (index_pair(record), builder.prepare(record, f"{sidecar_display}:{line_no}", line_no, offset, False, True))
-            for line_no, offset, record in iter_objects(sidecar, sidecar_display)
+            (index_pair(record), builder.prepare(record, f"{shown}:{line_no}", line_no, offset, False, True))
+            for line_no, offset, record in iter_objects(sidecar, shown)
         ]
         for standing in standing_failures(records, scored):
             builder.add(standing)
@@ -239,7 +235,7 @@ def load_rollouts(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     kind. This keeps every row in memory; the pytest plugin streams instead.
     """
     main = Path(path)
-    display = display_path(main)
+    display = str(path)
     rows: list[dict[str, Any]] = []
     scored: set[tuple[Any, Any]] = set()
     checker = SideBuilder(None)
@@ -251,7 +247,7 @@ def load_rollouts(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
             scored.add(pair)
     sidecar = sidecar_path(main)
     if sidecar.exists() and sidecar != main:
-        records = [(index_pair(r), r) for _, _, r in iter_objects(sidecar, display_path(sidecar))]
+        records = [(index_pair(r), r) for _, _, r in iter_objects(sidecar, sidecar_display(display))]
         rows.extend(fold_failure_record(record) for record in standing_failures(records, scored))
     if not rows:
         raise CompareInputError(f"{display}: no rows at all: the file holds no JSON object")

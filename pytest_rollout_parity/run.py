@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Optional
 
 from .api import compare_loaded
-from .loading import LoadedSide, display_path, load_side
+from .loading import LoadedSide, load_side, sidecar_display
 from .model import CompareResult
 from .naming import item_names
 from .report import RunInfo
@@ -30,8 +30,8 @@ class ParityRun:
     @classmethod
     def load(cls, settings: ParitySettings, invocation_dir: Path) -> "ParityRun":
         """Stream both sides; raises CompareInputError naming the file and line."""
-        old = load_side(settings.old, settings.key, display_path(settings.old))
-        new = old if settings.same_file else load_side(settings.new, settings.key, display_path(settings.new))
+        old = load_side(settings.old, settings.key, settings.old_shown)
+        new = old if settings.same_file else load_side(settings.new, settings.key, settings.new_shown)
         result = compare_loaded(old, new, settings.key)
         roots = LogRoots(
             invocation_dir=invocation_dir,
@@ -51,8 +51,8 @@ class ParityRun:
         return RunInfo(
             old_file=self.old.display,
             new_file=self.new.display,
-            old_sidecar=display_path(self.old.sidecar) if self.old.sidecar else None,
-            new_sidecar=display_path(self.new.sidecar) if self.new.sidecar else None,
+            old_sidecar=sidecar_display(self.old.display) if self.old.sidecar else None,
+            new_sidecar=sidecar_display(self.new.display) if self.new.sidecar else None,
             same_file=self.settings.same_file,
             selected=selected,
             verdicts_changed=verdicts_changed,

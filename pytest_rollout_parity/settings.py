@@ -31,6 +31,9 @@ class ParitySettings(BaseModel):
 
     old: Path
     new: Path
+    #: each file as messages name it: as typed on the command line, or resolved from the ini file
+    old_shown: str = ""
+    new_shown: str = ""
     key: Optional[str] = None
     tail: int = Field(15, ge=0)
     logs_roots: tuple[Path, ...] = ()
@@ -112,13 +115,15 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
         cli = config.getoption(OPTION_NAMES[field_name].lstrip("-").replace("-", "_"))
         if cli:
             raw[field_name], sources[field_name] = _resolve(cli, cwd), OPTION_NAMES[field_name]
+            raw[f"{field_name}_shown"] = cli
         elif _ini(config, ini_name):
             raw[field_name], sources[field_name] = _resolve(_ini(config, ini_name), ini_dir), ini_name
-    if not raw:
+            raw[f"{field_name}_shown"] = str(raw[field_name])
+    if not sources:
         return None
-    if len(raw) == 1:
+    if len(sources) == 1:
         given = next(iter(sources.values()))
-        missing = "--parity-new" if "old" in raw else "--parity-old"
+        missing = "--parity-new" if "old" in sources else "--parity-old"
         raise pytest.UsageError(f"{given} was given without {missing}: the gate needs both sides")
 
     for field_name, option, ini_name in (("key", "parity_key", "parity_key"), ("tail", "parity_tail", "parity_tail"),

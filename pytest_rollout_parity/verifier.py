@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
-from .loading import display_path
 from .model import RowFacts, Side, TaskSide
 from .rows import embedded_output, logs_dir_of
 
@@ -124,7 +123,7 @@ def verifier_output(
                 problems.append(problem)
             if target is not None:
                 try:
-                    return VerifierOutput(tail_file(target, count), display_path(target))
+                    return VerifierOutput(tail_file(target, count), str(target))
                 except OSError as exc:
                     return VerifierOutput(None, f"unavailable: cannot read {target}: {exc.strerror or exc}")
     embedded = embedded_output(row)
