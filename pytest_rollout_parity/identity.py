@@ -167,12 +167,15 @@ def _full_labels(grouped: Grouped) -> dict[str, list[int]]:
     return labels
 
 
-def _match_keyed(keyed: Grouped, plain: Grouped) -> tuple[dict[str, list[int]], list[str]]:
-    """Labels of the keyed side matched to the plain side's ids; and the ids that cannot be."""
+def _match_keyed(keyed: Grouped, plain: Grouped) -> tuple[dict[str, list[int]], set[str]]:
+    """Labels of the keyed side, matched to the plain side's ids; and the ids too ambiguous to match.
+
+    An id that lives in one keyed taskset (or in the taskset the plain side's rows name) is listed
+    under the plain id; one that recurs in several tasksets keeps its `taskset/task_id` labels.
+    """
     homes: dict[str, set[Optional[str]]] = {}
     for taskset, task_id in keyed.groups:
         homes.setdefault(task_id, set()).add(taskset)
-    plain_ids = {task_id for _, task_id in plain.groups}
     plain_tasksets = plain.tasksets
     plain_taskset = next(iter(plain_tasksets)) if len(plain_tasksets) == 1 else None
     labels: dict[str, list[int]] = {}
@@ -187,7 +190,7 @@ def _match_keyed(keyed: Grouped, plain: Grouped) -> tuple[dict[str, list[int]], 
             label = _full(ident)
             kept_full.add(task_id)
         labels.setdefault(label, []).extend(rows)
-    return labels, sorted((kept_full & plain_ids) - matched)
+    return labels, kept_full - matched
 
 
 def _common_prefix(labels: Sequence[str]) -> Optional[str]:
@@ -217,6 +220,8 @@ def join(old: Grouped, new: Grouped) -> Join:
     notes: list[str] = []
     old_multi, new_multi = len(old.tasksets) > 1, len(new.tasksets) > 1
     keyed_by_taskset = False
+    ambiguous: set[str] = set()  # ids of the keyed side that recur in several of its tasksets
+    keyed_side = ""
     if old_multi and new_multi:
         keyed_by_taskset = True
         old_labels, new_labels = _full_labels(old), _full_labels(new)
@@ -227,18 +232,13 @@ def join(old: Grouped, new: Grouped) -> Join:
     elif old_multi or new_multi:
         keyed_side = "old" if old_multi else "new"
         keyed, plain = (old, new) if old_multi else (new, old)
-        keyed_labels, unmatched = _match_keyed(keyed, plain)
+        keyed_labels, ambiguous = _match_keyed(keyed, plain)
         plain_labels = _plain_labels(plain)
         old_labels, new_labels = (keyed_labels, plain_labels) if old_multi else (plain_labels, keyed_labels)
         notes.append(
             f"the {keyed_side} side spans several tasksets ({', '.join(sorted(keyed.tasksets))}); "
             "its tasks are matched to the other side's plain ids on task_id"
         )
-        if unmatched:
-            notes.append(
-                f"{len(unmatched)} task id(s) recur in several {keyed_side} tasksets and cannot be matched to the "
-                f"other side's plain ids; they are listed as taskset/task_id: {', '.join(unmatched)}"
-            )
     else:
         old_labels, new_labels = _plain_labels(old), _plain_labels(new)
 
@@ -251,4 +251,13 @@ def join(old: Grouped, new: Grouped) -> Join:
         elif new_prefix is not None and old_prefix is None:
             result.new = _strip(new_labels, new_prefix)
             result.new_prefix_stripped = new_prefix + "/"
+    if ambiguous:
+        # judged on the plain side's final labels, so a stripped prefix does not hide the ambiguity
+        plain_ids = result.new.keys() if keyed_side == "old" else result.old.keys()
+        unmatched = sorted(ambiguous & plain_ids)
+        if unmatched:
+            notes.append(
+                f"{len(unmatched)} task id(s) recur in several {keyed_side} tasksets and cannot be matched to the "
+                f"other side's plain ids; they are listed as taskset/task_id: {', '.join(unmatched)}"
+            )
     return result

@@ -194,3 +194,39 @@ def gate(pytester: pytest.Pytester) -> Gate:
 def wide_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     """Short-summary lines are cut to the terminal width on pytest 8; keep them whole for assertions."""
     monkeypatch.setenv("COLUMNS", "300")
+
+
+@pytest.fixture
+def make_unreadable(monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201 - returns the helper
+    """``make_unreadable(path)``: reading ``path`` fails with EACCES, also when the tests run as root.
+
+    chmod 000 does not stop root, so for root the plugin's own ``open`` (in-process runs) is made
+    to refuse that path the way the kernel would for anyone else.
+    """
+    import builtins
+    import errno
+    import os
+
+    from pytest_rollout_parity import loading, verifier
+
+    denied: set[str] = set()
+    real_open = builtins.open
+
+    def guarded_open(file, *args, **kwargs):  # noqa: ANN001, ANN202
+        if os.path.abspath(os.fspath(file)) in denied:
+            raise PermissionError(errno.EACCES, "Permission denied", os.fspath(file))
+        return real_open(file, *args, **kwargs)
+
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        monkeypatch.setattr(loading, "open", guarded_open, raising=False)
+        monkeypatch.setattr(verifier, "open", guarded_open, raising=False)
+
+    def make(path: Path) -> Path:
+        denied.add(os.path.abspath(path))
+        path.chmod(0)
+        return path
+
+    yield make
+    for name in denied:
+        if os.path.exists(name):
+            os.chmod(name, 0o644)

@@ -52,14 +52,12 @@ def test_directory(gate: Gate) -> None:
     assert_input_error(gate, result, "new/dir.jsonl")
 
 
-@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root can read a chmod 000 file")
-def test_unreadable_file(gate: Gate) -> None:
+def test_unreadable_file(gate: Gate, make_unreadable) -> None:
     args = gate.pair(GOOD_OLD, GOOD_NEW)
-    (gate.path / "new/rollouts.jsonl").chmod(0)
-    try:
-        assert_input_error(gate, gate.run(*args), "new/rollouts.jsonl")
-    finally:
-        (gate.path / "new/rollouts.jsonl").chmod(0o644)
+    make_unreadable(gate.path / "new/rollouts.jsonl")
+    result = gate.run(*args)
+    assert_input_error(gate, result, "new/rollouts.jsonl")
+    assert "new/rollouts.jsonl: cannot read: Permission denied" in all_text(result)
 
 
 # --- lines that are not rows ----------------------------------------------------------------------

@@ -120,3 +120,22 @@ def test_an_id_matched_through_the_plain_sides_taskset_is_not_called_unmatchable
     result = compare_rollouts(old, new)
     assert {t.task: t.category for t in result.tasks}["x"] == "identical"
     assert not any("cannot be matched" in note for note in result.notes), result.notes
+
+
+def test_ambiguity_note_survives_a_stripped_prefix() -> None:
+    """Legacy `terminal-bench/<task>` against a Harbor side spanning tasksets: the recurring id is named."""
+    old = [{"task_name": "terminal-bench/a", "reward": 1.0}, {"task_name": "terminal-bench/b", "reward": 1.0}]
+    new = [
+        {"_ng_task_id": {"taskset": "t1", "task_id": "a"}, "reward": 1.0},
+        {"_ng_task_id": {"taskset": "t2", "task_id": "b"}, "reward": 1.0},
+        {"_ng_task_id": {"taskset": "t1", "task_id": "b"}, "reward": 1.0},
+    ]
+    result = compare_rollouts(old, new)
+    assert result.old_prefix_stripped == "terminal-bench/"
+    assert {t.task: t.category for t in result.tasks} == {
+        "a": "identical", "b": "missing", "t1/b": "missing", "t2/b": "missing"
+    }
+    assert result.notes[1] == (
+        "1 task id(s) recur in several new tasksets and cannot be matched to the other side's plain ids; "
+        "they are listed as taskset/task_id: b"
+    )
