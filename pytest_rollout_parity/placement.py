@@ -39,10 +39,14 @@ def keep_cache_out_of_inputs(config: pytest.Config, old: Path, new: Path) -> Non
     cache simply stays where pytest puts it.
     """
     ini_cache = getattr(config, "_inicache", None)
-    if not isinstance(ini_cache, dict) or "cache_dir" in ini_cache or not config.pluginmanager.has_plugin("cacheprovider"):
+    if not isinstance(ini_cache, dict) or "cache_dir" in ini_cache:
         return
-    cache_dir = Path(os.path.expandvars(config.getini("cache_dir")))
-    cache_dir = (cache_dir if cache_dir.is_absolute() else config.rootpath / cache_dir).resolve()
+    if not config.pluginmanager.has_plugin("cacheprovider"):
+        return
+    configured = config.getini("cache_dir")
+    if configured != ".pytest_cache":
+        return  # the user chose where the cache goes
+    cache_dir = (config.rootpath / configured).resolve()
     if cache_dir.exists():
         return
     inputs = {path.resolve().parent for path in (old, new)}

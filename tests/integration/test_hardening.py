@@ -407,3 +407,14 @@ def test_inputs_directory_never_written_to(gate: Gate, monkeypatch: pytest.Monke
     # written through a temporary file and a rename: the rerun's summary is a new inode
     assert (results / "summary.json").stat().st_ino != inode_first
     assert json.loads((results / "summary.json").read_text())["counts"]["tasks"] == 301
+
+
+def test_a_cache_dir_the_user_configures_is_kept(gate: Gate, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only pytest's default cache location is moved out of the inputs; a chosen one is used as it is."""
+    results = results_dir(gate)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(gate.path / "xdg-cache"))
+    monkeypatch.chdir(results)
+    args = ["--parity-old=old_rollouts.jsonl", "--parity-new=new_rollouts.jsonl", "-o", "cache_dir=my-cache"]
+    assert gate.run_subprocess(*args, timeout=30).ret == 1
+    assert (results / "my-cache" / "v" / "cache" / "lastfailed").is_file()
+    assert not (gate.path / "xdg-cache").exists()
