@@ -12,6 +12,7 @@ from .loading import LoadedSide, load_side
 from .model import CompareResult
 from .sides import SideBuilder
 
+
 def _side_from_rows(rows: Iterable[dict[str, Any]], key: Optional[str], name: str) -> SideInput:
     builder = SideBuilder(key)
     for index, row in enumerate(rows, start=1):
@@ -24,9 +25,9 @@ def _side_from_rows(rows: Iterable[dict[str, Any]], key: Optional[str], name: st
 
 def _borrow_keys(old: SideInput, new: SideInput, key: Optional[str]) -> None:
     """A side with no task-naming rows takes the other side's field."""
-    fallback = key or old.key or new.key or "_ng_task_id"
-    old.key = old.key or new.key or fallback
-    new.key = new.key or old.key or fallback
+    shared = old.key or new.key or key or "_ng_task_id"
+    old.key = old.key or shared
+    new.key = new.key or shared
 
 
 def compare_rollouts(

@@ -12,19 +12,20 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Iterator, Optional
+from typing import Any, BinaryIO, Callable, Iterator, Optional, TypeVar
 
 from pydantic_core import from_json
 
 from .errors import CompareInputError
 from .identity import TaskIdent
 from .model import RowFacts
-from .rows import failure_kind_of_record
+from .rows import fold_failure_record
 from .sides import SideBuilder
 from .skeleton import DecodeError as SKELETON_ERRORS
 from .skeleton import Decoder, skeleton_decoder
 
 BOM = b"\xef\xbb\xbf"
+T = TypeVar("T")
 
 
 def sidecar_path(path: Path) -> Path:
@@ -174,7 +175,7 @@ class LoadedSide:
             raise LookupError("a sidecar row without a sidecar file")
         return fold_failure_record(read_object_at(self.sidecar, facts.offset))
 
-def standing_failures(records: list[tuple[Optional[tuple[Any, Any]], Any]], scored: set[tuple[Any, Any]]) -> list[Any]:
+def standing_failures(records: list[tuple[Optional[tuple[Any, Any]], T]], scored: set[tuple[Any, Any]]) -> list[T]:
     """The sidecar records that still stand, in file order (SEMANTICS.md §1).
 
     One record per attempt is written: only the last per (task index, rollout index) counts, none
@@ -191,6 +192,23 @@ def standing_failures(records: list[tuple[Optional[tuple[Any, Any]], Any]], scor
     ]
 
 
+def _standing_sidecar(
+    main: Path, display: str, scored: set[tuple[Any, Any]], prepare: Callable[[int, int, dict[str, Any]], T]
+) -> tuple[Optional[Path], list[T]]:
+    """The main file's sidecar (None when absent) and its standing records, each through ``prepare``.
+
+    Records are prepared as they are read, so only what ``prepare`` keeps stays in memory.
+    """
+    sidecar = sidecar_path(main)
+    if sidecar == main or not sidecar.exists():
+        return None, []
+    records = [
+        (index_pair(record), prepare(line_no, offset, record))
+        for line_no, offset, record in iter_objects(sidecar, sidecar_display(display))
+    ]
+    return sidecar, standing_failures(records, scored)
+
+
 def load_side(path: Path, key: Optional[str] = None, display: Optional[str] = None) -> LoadedSide:
     """Stream a rollouts file and its sidecar into row facts and join values."""
     display = display or str(path)
@@ -201,31 +219,17 @@ def load_side(path: Path, key: Optional[str] = None, display: Optional[str] = No
         pair = index_pair(row)
         if pair is not None:
             scored.add(pair)
-
-    sidecar: Optional[Path] = sidecar_path(path)
-    if sidecar is not None and sidecar.exists() and sidecar != path:
-        shown = sidecar_display(display)
-        records = [
-            (index_pair(record), builder.prepare(record, f"{shown}:{line_no}", line_no, offset, False, True))
-            for line_no, offset, record in iter_objects(sidecar, shown)
-        ]
-        for standing in standing_failures(records, scored):
-            builder.add(standing)
-    else:
-        sidecar = None
-
+    shown = sidecar_display(display)
+    sidecar, standing = _standing_sidecar(
+        path, display, scored,
+        lambda line_no, offset, record: builder.prepare(record, f"{shown}:{line_no}", line_no, offset, False, True),
+    )
+    for pending in standing:
+        builder.add(pending)
     if not builder.facts:
         raise CompareInputError(f"{display}: no rows at all: the file holds no JSON object")
     side_key, values = builder.finish(display)
     return LoadedSide(path=path, display=display, sidecar=sidecar, key=side_key, facts=builder.facts, values=values)
-
-
-def fold_failure_record(record: dict[str, Any]) -> dict[str, Any]:
-    """A standing sidecar record as the masked row it joins its side as (SEMANTICS.md §1)."""
-    folded = dict(record)
-    folded.update(reward=None, mask_sample=True, failure_kind=failure_kind_of_record(record))
-    folded.setdefault("_ng_failure_class", folded["failure_kind"])
-    return folded
 
 
 def load_rollouts(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
@@ -245,10 +249,8 @@ def load_rollouts(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
         pair = index_pair(row)
         if pair is not None:
             scored.add(pair)
-    sidecar = sidecar_path(main)
-    if sidecar.exists() and sidecar != main:
-        records = [(index_pair(r), r) for _, _, r in iter_objects(sidecar, sidecar_display(display))]
-        rows.extend(fold_failure_record(record) for record in standing_failures(records, scored))
+    _, standing = _standing_sidecar(main, display, scored, lambda _line, _offset, record: record)
+    rows.extend(fold_failure_record(record) for record in standing)
     if not rows:
         raise CompareInputError(f"{display}: no rows at all: the file holds no JSON object")
     return rows

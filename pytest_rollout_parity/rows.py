@@ -127,19 +127,12 @@ def failure_kind_of_record(record: dict[str, Any]) -> str:
     return "failure"
 
 
-def reduce_failure_record(record: dict[str, Any], line: int, offset: int, keep: bool) -> RowFacts:
-    """The facts of a standing sidecar record: a masked row with no reward."""
-    kind = failure_kind_of_record(record)
-    return RowFacts(
-        line,
-        offset,
-        1,
-        None,
-        _interned(f"mask_sample (failure_kind={kind})"),
-        agent_error(record),
-        _interned(kind),
-        record if keep else None,
-    )
+def fold_failure_record(record: dict[str, Any]) -> dict[str, Any]:
+    """A standing sidecar record as the masked row it joins its side as (SEMANTICS.md §1)."""
+    folded = dict(record)
+    folded.update(reward=None, mask_sample=True, failure_kind=failure_kind_of_record(record))
+    folded.setdefault("_ng_failure_class", folded["failure_kind"])
+    return folded
 
 
 def logs_dir_of(row: dict[str, Any]) -> Optional[str]:

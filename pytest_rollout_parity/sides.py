@@ -12,7 +12,7 @@ from typing import Any, Optional
 from .errors import CompareInputError
 from .identity import KeyVote, TaskIdent, describe_row_task, no_key_message
 from .model import RowFacts
-from .rows import RewardTypeError, reduce_failure_record, reduce_row
+from .rows import RewardTypeError, fold_failure_record, reduce_row
 
 #: Fields only a failure record carries: such a row that names no task is anonymous.
 FAILURE_MARKERS = ("_ng_failure_class", "_ng_failure_record")
@@ -53,7 +53,7 @@ class SideBuilder:
         """Reduce a row (``failure``: a standing sidecar record, masked with no reward)."""
         try:
             if failure:
-                facts = reduce_failure_record(row, line, offset, keep)
+                facts = reduce_row(fold_failure_record(row), line, offset, 1, keep)
             else:
                 facts = reduce_row(row, line, offset, 0, keep)
         except RewardTypeError as exc:
