@@ -207,7 +207,7 @@ def make_unreadable(monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201 - returns 
     import errno
     import os
 
-    from pytest_rollout_parity import loading, verifier
+    from pytest_rollout_parity.core import loading, verifier
 
     denied: set[str] = set()
     real_open = builtins.open

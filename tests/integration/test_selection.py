@@ -196,7 +196,7 @@ def three_flips(gate: Gate) -> list[str]:
 
 
 def test_k_rerun_reads_only_its_log(gate: Gate, monkeypatch: pytest.MonkeyPatch) -> None:
-    import pytest_rollout_parity.verifier as verifier
+    import pytest_rollout_parity.core.verifier as verifier
 
     args = three_flips(gate)
     opened: list[str] = []

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from pytest_rollout_parity import summary_dict
-from pytest_rollout_parity.api import compare_files
-from pytest_rollout_parity.loading import iter_objects
-from pytest_rollout_parity.rows import reduce_row
-from pytest_rollout_parity.skeleton import skeleton_decoder
+from pytest_rollout_parity.core.api import compare_files
+from pytest_rollout_parity.core.loading import iter_objects
+from pytest_rollout_parity.core.rows import reduce_row
+from pytest_rollout_parity.core.skeleton import skeleton_decoder
 
 pytest.importorskip("msgspec", reason="the skeleton reader needs the `fast` extra (msgspec)")
 

@@ -9,8 +9,8 @@ import pluggy
 if TYPE_CHECKING:
     import pytest
 
-    from .model import TaskComparison
-    from .verdict import Verdict
+    from ..core.model import TaskComparison
+    from ..core.verdict import Verdict
 
 hookspec = pluggy.HookspecMarker("pytest")
 

@@ -14,12 +14,12 @@ import pytest
 
 from . import hookspecs
 from .collect import ParityFile
-from .errors import CompareInputError
+from ..core.errors import CompareInputError
 from .fixtures import parametrize_rollout_pair, rollout_pair  # noqa: F401 - the fixture is registered here
 from .placement import collect_new_file, keep_cache_out_of_inputs
 from .run import ParityRun
 from .settings import addoptions, settings_from_config
-from .summary_plugin import ParitySummary
+from .summary import ParitySummary
 
 RUN_KEY = pytest.StashKey[ParityRun]()
 INPUT_ERROR_EXIT = 4  # pytest's usage-error status: 2 before configure breaks in-process pytester runs

@@ -6,14 +6,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from .api import compare_loaded
-from .loading import LoadedSide, load_side, sidecar_display
-from .model import CompareResult
-from .naming import item_names
-from .report import RunInfo
+from ..core.api import compare_loaded
+from ..core.loading import LoadedSide, load_side, sidecar_display
+from ..core.model import CompareResult
+from ..core.naming import item_names
+from ..core.report import RunInfo
 from .settings import ParitySettings
-from .outcomes import flip_message
-from .verifier import LogRoots
+from ..core.outcomes import flip_message
+from ..core.verifier import LogRoots
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Any, Iterator, Optional
 
 import pytest
 
-from .outcomes import default_verdict
+from ..core.outcomes import default_verdict
 from .run import ParityRun
-from .verdict import Verdict
+from ..core.verdict import Verdict
 
 if TYPE_CHECKING:
     from _pytest._code.code import TerminalRepr

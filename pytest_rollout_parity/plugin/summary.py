@@ -11,7 +11,7 @@ from typing import Any, Optional
 import pytest
 
 from .collect import CATEGORY_PROPERTY, TASK_PROPERTY, VERDICT_PROPERTY
-from .report import summary_dict, summary_lines, write_json_atomically
+from ..core.report import summary_dict, summary_lines, write_json_atomically
 from .run import ParityRun
 
 NOTHING_COMPARED_EXIT = 2
