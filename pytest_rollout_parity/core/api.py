@@ -10,7 +10,7 @@ from .classify import SideInput, compare_sides
 from .errors import CompareInputError
 from .loading import LoadedSide, load_side
 from .model import CompareResult
-from .sides import SideBuilder
+from .sides import RowSource, SideBuilder
 
 
 def _side_from_rows(rows: Iterable[dict[str, Any]], key: Optional[str], name: str) -> SideInput:
@@ -18,7 +18,7 @@ def _side_from_rows(rows: Iterable[dict[str, Any]], key: Optional[str], name: st
     for index, row in enumerate(rows, start=1):
         if not isinstance(row, dict):
             raise CompareInputError(f"{name} rows: row {index}: expected a dict, got {type(row).__name__}")
-        builder.add_row(row, f"{name} rows: row {index}", index, -1, keep=True)
+        builder.add_row(row, RowSource(f"{name} rows: row {index}", index), keep=True)
     side_key, values = builder.finish(f"{name} rows")
     return SideInput(facts=builder.facts, values=values, key=side_key or "")
 

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
 from .errors import CompareInputError
-from .rows import KEY_CANDIDATES, lookup
+from .fields import KEY_CANDIDATES
+from .rows import lookup
 
 #: (taskset or None, task id)
 TaskIdent = tuple[Optional[str], str]
@@ -216,7 +217,7 @@ def _strip(labels: dict[str, list[int]], prefix: str) -> dict[str, list[int]]:
 
 
 def join(old: Grouped, new: Grouped) -> Join:
-    """Label both sides so that the same task carries the same label (SEMANTICS.md §2-3)."""
+    """Label both sides so that the same task carries the same label (docs/semantics.md, "Task identity and the join")."""
     notes: list[str] = []
     old_multi, new_multi = len(old.tasksets) > 1, len(new.tasksets) > 1
     keyed_by_taskset = False

@@ -17,10 +17,11 @@ from typing import Any, BinaryIO, Callable, Iterator, Optional, TypeVar
 from pydantic_core import from_json
 
 from .errors import CompareInputError
+from .fields import ROLLOUT_INDEX, TASK_INDEX
 from .identity import TaskIdent
-from .model import RowFacts
+from .model import RowFacts, RowOrigin
 from .rows import fold_failure_record
-from .sides import SideBuilder
+from .sides import PendingRow, RowSource, SideBuilder
 from .skeleton import DecodeError as SKELETON_ERRORS
 from .skeleton import Decoder, skeleton_decoder
 
@@ -142,7 +143,7 @@ def _kind(value: Any) -> str:
 
 def index_pair(row: dict[str, Any]) -> Optional[tuple[Any, Any]]:
     """(task index, rollout index) as a hashable pair, or None when either is missing."""
-    task_index, rollout_index = row.get("_ng_task_index"), row.get("_ng_rollout_index")
+    task_index, rollout_index = row.get(TASK_INDEX), row.get(ROLLOUT_INDEX)
     if task_index is None or rollout_index is None:
         return None
     return (_hashable(task_index), _hashable(rollout_index))
@@ -169,14 +170,17 @@ class LoadedSide:
         """Re-read one row's full dict from its file."""
         if facts.row is not None:
             return facts.row
-        if facts.origin == 0:
+        if facts.offset is None:
+            raise LookupError("a row that was neither kept nor read from a file")
+        if facts.origin is RowOrigin.MAIN:
             return read_object_at(self.path, facts.offset)
         if self.sidecar is None:
             raise LookupError("a sidecar row without a sidecar file")
         return fold_failure_record(read_object_at(self.sidecar, facts.offset))
 
+
 def standing_failures(records: list[tuple[Optional[tuple[Any, Any]], T]], scored: set[tuple[Any, Any]]) -> list[T]:
-    """The sidecar records that still stand, in file order (SEMANTICS.md §1).
+    """The sidecar records that still stand, in file order (docs/semantics.md, "Reading a side and its sidecar").
 
     One record per attempt is written: only the last per (task index, rollout index) counts, none
     whose rollout was scored in the main file after all, and every record lacking an index.
@@ -209,25 +213,37 @@ def _standing_sidecar(
     return sidecar, standing_failures(records, scored)
 
 
-def load_side(path: Path, key: Optional[str] = None, display: Optional[str] = None) -> LoadedSide:
-    """Stream a rollouts file and its sidecar into row facts and join values."""
-    display = display or str(path)
-    builder = SideBuilder(key)
+def read_side(path: Path, display: str, builder: SideBuilder, *, keep: bool) -> Optional[Path]:
+    """Feed a rollouts file and its standing sidecar records through ``builder``; the sidecar's path.
+
+    ``keep`` holds every row in memory (the full parse); otherwise rows are reduced as they are
+    read, through the skeleton reader when it is available, and read again on demand.
+    """
+    decode = None if keep else skeleton_decoder(builder.key)
     scored: set[tuple[Any, Any]] = set()
-    for line_no, offset, row in iter_objects(path, display, skeleton_decoder(key)):
-        builder.add_row(row, f"{display}:{line_no}", line_no, offset, keep=False)
+    for line_no, offset, row in iter_objects(path, display, decode):
+        builder.add_row(row, RowSource(f"{display}:{line_no}", line_no, RowOrigin.MAIN, offset), keep=keep)
         pair = index_pair(row)
         if pair is not None:
             scored.add(pair)
     shown = sidecar_display(display)
-    sidecar, standing = _standing_sidecar(
-        path, display, scored,
-        lambda line_no, offset, record: builder.prepare(record, f"{shown}:{line_no}", line_no, offset, False, True),
-    )
+
+    def prepare(line_no: int, offset: int, record: dict[str, Any]) -> PendingRow:
+        return builder.prepare(record, RowSource(f"{shown}:{line_no}", line_no, RowOrigin.SIDECAR, offset), keep=keep)
+
+    sidecar, standing = _standing_sidecar(path, display, scored, prepare)
     for pending in standing:
         builder.add(pending)
     if not builder.facts:
         raise CompareInputError(f"{display}: no rows at all: the file holds no JSON object")
+    return sidecar
+
+
+def load_side(path: Path, key: Optional[str] = None, display: Optional[str] = None) -> LoadedSide:
+    """Stream a rollouts file and its sidecar into row facts and join values."""
+    display = display or str(path)
+    builder = SideBuilder(key)
+    sidecar = read_side(path, display, builder, keep=False)
     side_key, values = builder.finish(display)
     return LoadedSide(path=path, display=display, sidecar=sidecar, key=side_key, facts=builder.facts, values=values)
 
@@ -236,21 +252,9 @@ def load_rollouts(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """Read a rollouts JSONL plus, when present, its sibling `<stem>_failures.jsonl`, as row dicts.
 
     Standing failure records join as masked rows: no reward, `mask_sample` true, and their failure
-    kind. This keeps every row in memory; the pytest plugin streams instead.
+    kind. This keeps every row in memory; the pytest plugin streams instead. The join field is not
+    chosen here: :func:`api.compare_rollouts` chooses it from these rows.
     """
-    main = Path(path)
-    display = str(path)
-    rows: list[dict[str, Any]] = []
-    scored: set[tuple[Any, Any]] = set()
-    checker = SideBuilder(None)
-    for line_no, _, row in iter_objects(main, display):
-        checker.prepare(row, f"{display}:{line_no}", line_no, -1, keep=False)  # reward type errors
-        rows.append(row)
-        pair = index_pair(row)
-        if pair is not None:
-            scored.add(pair)
-    _, standing = _standing_sidecar(main, display, scored, lambda _line, _offset, record: record)
-    rows.extend(fold_failure_record(record) for record in standing)
-    if not rows:
-        raise CompareInputError(f"{display}: no rows at all: the file holds no JSON object")
-    return rows
+    builder = SideBuilder(None)
+    read_side(Path(path), str(path), builder, keep=True)
+    return [facts.row for facts in builder.facts if facts.row is not None]

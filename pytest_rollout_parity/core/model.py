@@ -6,6 +6,7 @@ file), never as full rows: ``TaskSide.rows`` re-reads them on demand.
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Optional, Sequence
 
@@ -13,23 +14,34 @@ Category = Literal["identical", "flipped", "flipped_agent_error", "masked", "mis
 Side = Literal["old", "new"]
 
 
+class RowOrigin(enum.Enum):
+    """Which file of a side a row was read from."""
+
+    MAIN = "main"  # the rollouts file itself (or rows given in memory)
+    SIDECAR = "sidecar"  # its `<stem>_failures.jsonl`; the row is the record folded into a masked row
+
+
+#: The offset of a row that was not read from a file (given in memory): it is kept in ``row``.
+NO_OFFSET: Optional[int] = None
+
 
 class RowFacts:
     """One row reduced, as it is read, to what the classification needs.
 
-    ``origin`` is 0 for the rollouts file and 1 for its failures sidecar; ``offset`` is the byte
-    offset of the row's line in that file (or -1 for rows given in memory, kept in ``row``).
-    Everything else a row holds (its verifier logs dir, embedded output, trajectory) is read again
-    from the file when a flip or a test needs it, so memory does not grow with row size.
+    ``origin`` says which file of the side holds the row and ``offset`` is the byte offset of its
+    line there (:data:`NO_OFFSET` for rows given in memory, which are kept in ``row``). Everything
+    else a row holds (its verifier logs dir, embedded output, trajectory) is read again from the
+    file when a flip or a test needs it, so memory does not grow with row size.
     """
 
     __slots__ = ("line", "offset", "origin", "reward", "mask", "agent_error", "failure_kind", "row")
 
     def __init__(
         self,
+        *,
         line: int,
-        offset: int,
-        origin: int,
+        offset: Optional[int],
+        origin: RowOrigin,
         reward: Optional[float],
         mask: Optional[str],
         agent_error: Optional[str],
@@ -155,7 +167,7 @@ class CompareResult:
         return [t for t in self.tasks if t.category == category]
 
     def counts(self) -> dict[str, int]:
-        """The counts of SEMANTICS.md section 7, keyed as in the JSON summary."""
+        """The counts (docs/semantics.md, "Counts"), keyed as in the JSON summary."""
         counts = dict.fromkeys(
             (
                 "tasks", "identical", "flipped", "flipped_old_win", "flipped_new_win",

@@ -10,25 +10,17 @@ import math
 import sys
 from typing import Any, Optional
 
-from .model import RowFacts
-
-#: Join-field candidates, in the order they are tried (SEMANTICS.md §2). Append, never reorder.
-KEY_CANDIDATES: tuple[str, ...] = (
-    "_ng_task_id",
-    "task_name",
-    "task_id",
-    "verifier_metadata.task_id",
-    "verifier_metadata.task_name",
-    "verifier_metadata.instance_id",
-    "verifier_metadata.id",
-    # Appended real shapes (ROLLOUT-FORMATS.md §2.2): the legacy harbor_agent keeps the task folder
-    # name only in its trial metadata, anyterminal and anyswe only in the request metadata.
-    "metadata.task_name",
-    "responses_create_params.metadata.task_name",
-    "responses_create_params.metadata.instance_id",
+from .fields import (
+    EMBEDDED_OUTPUT_FIELDS,
+    ERROR,
+    FAILURE_CLASS,
+    FAILURE_KIND,
+    MASK_SAMPLE,
+    RESPONSE_METADATA,
+    REWARD,
+    VERIFIER_LOGS_DIR,
 )
-
-EMBEDDED_OUTPUT_FIELDS: tuple[str, ...] = ("test_output", "verifier_stdout", "verifier_output")
+from .model import NO_OFFSET, RowFacts, RowOrigin
 
 AGENT_ERROR_MAX_CHARS = 120
 
@@ -58,7 +50,7 @@ def lookup(row: dict[str, Any], path: str) -> Any:
 
 def reward_of(row: dict[str, Any]) -> Optional[float]:
     """The row's reward as a float (NaN and infinities kept), or None; raise for any other type."""
-    reward = row.get("reward")
+    reward = row.get(REWARD)
     if reward is None:
         return None
     if isinstance(reward, bool) or not isinstance(reward, (int, float)):
@@ -71,8 +63,8 @@ def reward_of(row: dict[str, Any]) -> Optional[float]:
 
 def mask_reason(row: dict[str, Any], reward: Optional[float]) -> Optional[str]:
     """Why a row does not count; a ``failure_kind`` without ``mask_sample`` labels a scored reward."""
-    if row.get("mask_sample"):
-        kind = row.get("failure_kind")
+    if row.get(MASK_SAMPLE):
+        kind = row.get(FAILURE_KIND)
         return f"mask_sample (failure_kind={kind})" if kind else "mask_sample"
     if reward is None:
         return "no reward"
@@ -85,42 +77,57 @@ def mask_reason(row: dict[str, Any], reward: Optional[float]) -> Optional[str]:
 
 def agent_error(row: dict[str, Any]) -> Optional[str]:
     """An agent-level error the row reports while still scored: legacy `error`, or `*error_type`."""
-    error = row.get("error")
+    error = row.get(ERROR)
     if error:
         text = error if isinstance(error, str) else json.dumps(error, ensure_ascii=False)
         lines = [line.strip() for line in text.splitlines() if line.strip()]
         if lines:
             return f"error: {lines[-1][:AGENT_ERROR_MAX_CHARS]}"
-    response = row.get("response")
-    if isinstance(response, dict):
-        metadata = response.get("metadata")
-        if isinstance(metadata, dict):
-            for name, value in metadata.items():
-                if value and isinstance(name, str) and name.endswith("error_type"):
-                    return f"{name}={value}"
+    metadata = _nested(row, RESPONSE_METADATA)
+    if isinstance(metadata, dict):
+        for name, value in metadata.items():
+            if value and isinstance(name, str) and name.endswith("error_type"):
+                return f"{name}={value}"
     return None
 
 
-def reduce_row(row: dict[str, Any], line: int, offset: int, origin: int, keep: bool) -> RowFacts:
-    """The facts of a rollouts-file row; ``keep`` holds on to the dict (rows given in memory)."""
+def _nested(row: dict[str, Any], path: str) -> Any:
+    """The value at a dotted path by descending only (a row's own fields are never dotted keys)."""
+    node: Any = row
+    for part in path.split("."):
+        if not isinstance(node, dict):
+            return None
+        node = node.get(part)
+    return node
+
+
+def reduce_row(
+    row: dict[str, Any],
+    *,
+    line: int,
+    offset: Optional[int] = NO_OFFSET,
+    origin: RowOrigin = RowOrigin.MAIN,
+    keep: bool = False,
+) -> RowFacts:
+    """The facts of a row as it stands (a sidecar record already folded); ``keep`` holds on to it."""
     reward = reward_of(row)
     mask = mask_reason(row, reward)
-    kind = row.get("failure_kind")
+    kind = row.get(FAILURE_KIND)
     return RowFacts(
-        line,
-        offset,
-        origin,
-        reward,
-        _interned(mask),
-        agent_error(row),
-        _interned(kind) if isinstance(kind, str) and kind else None,
-        row if keep else None,
+        line=line,
+        offset=offset,
+        origin=origin,
+        reward=reward,
+        mask=_interned(mask),
+        agent_error=agent_error(row),
+        failure_kind=_interned(kind) if isinstance(kind, str) and kind else None,
+        row=row if keep else None,
     )
 
 
 def failure_kind_of_record(record: dict[str, Any]) -> str:
     """The failure kind a sidecar record is masked with: its own kind, else its class."""
-    for name in ("failure_kind", "_ng_failure_class"):
+    for name in (FAILURE_KIND, FAILURE_CLASS):
         value = record.get(name)
         if isinstance(value, str) and value:
             return value
@@ -128,16 +135,18 @@ def failure_kind_of_record(record: dict[str, Any]) -> str:
 
 
 def fold_failure_record(record: dict[str, Any]) -> dict[str, Any]:
-    """A standing sidecar record as the masked row it joins its side as (SEMANTICS.md §1)."""
+    """A standing sidecar record as the masked row it joins its side as (docs/semantics.md,
+    "Reading a side and its sidecar")."""
     folded = dict(record)
-    folded.update(reward=None, mask_sample=True, failure_kind=failure_kind_of_record(record))
-    folded.setdefault("_ng_failure_class", folded["failure_kind"])
+    kind = failure_kind_of_record(record)
+    folded.update({REWARD: None, MASK_SAMPLE: True, FAILURE_KIND: kind})
+    folded.setdefault(FAILURE_CLASS, kind)
     return folded
 
 
 def logs_dir_of(row: dict[str, Any]) -> Optional[str]:
     """The row's `verifier_logs_dir`, when it names one."""
-    value = row.get("verifier_logs_dir")
+    value = row.get(VERIFIER_LOGS_DIR)
     return value if isinstance(value, str) and value else None
 
 

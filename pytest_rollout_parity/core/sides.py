@@ -1,7 +1,8 @@
 """Building one side from its rows, wherever they come from: facts, key vote, anonymous records.
 
-The streaming loader and the in-memory API both feed rows through a :class:`SideBuilder`, so a
-file and the same rows given as dicts classify identically and fail with the same messages.
+Every row enters the core here, through :meth:`SideBuilder.prepare`: the streaming loader, the
+in-memory API and :func:`loading.load_rollouts` alike, so a file and the same rows given as dicts
+classify identically and fail with the same messages.
 """
 
 from __future__ import annotations
@@ -11,11 +12,9 @@ from typing import Any, Optional
 
 from .errors import CompareInputError
 from .identity import KeyVote, TaskIdent, describe_row_task, no_key_message
-from .model import RowFacts
+from .fields import FAILURE_MARKERS
+from .model import NO_OFFSET, RowFacts, RowOrigin
 from .rows import RewardTypeError, fold_failure_record, reduce_row
-
-#: Fields only a failure record carries: such a row that names no task is anonymous.
-FAILURE_MARKERS = ("_ng_failure_class", "_ng_failure_record")
 
 
 def is_failure_record(row: dict[str, Any]) -> bool:
@@ -26,6 +25,16 @@ def is_failure_record(row: dict[str, Any]) -> bool:
 def names_no_task(row: dict[str, Any], key: Optional[str]) -> bool:
     """The row carries neither the key nor any candidate field."""
     return describe_row_task(row, key) is None and describe_row_task(row, None) is None
+
+
+@dataclass(frozen=True)
+class RowSource:
+    """Where a row comes from: its place in messages, its line (or index), which file, its offset."""
+
+    where: str
+    line: int
+    origin: RowOrigin = RowOrigin.MAIN
+    offset: Optional[int] = NO_OFFSET
 
 
 @dataclass
@@ -47,20 +56,25 @@ class SideBuilder:
         self.facts: list[RowFacts] = []
         self._lost_last_field_at: Optional[str] = None
 
-    def prepare(
-        self, row: dict[str, Any], where: str, line: int, offset: int, keep: bool, failure: bool = False
-    ) -> PendingRow:
-        """Reduce a row (``failure``: a standing sidecar record, masked with no reward)."""
+    def prepare(self, row: dict[str, Any], source: RowSource, *, keep: bool) -> PendingRow:
+        """Reduce a row; a sidecar record is folded into the masked row it stands for.
+
+        ``keep`` holds on to the (folded) dict; otherwise it is read again from its file on demand.
+        """
+        sidecar = source.origin is RowOrigin.SIDECAR
         try:
-            if failure:
-                facts = reduce_row(fold_failure_record(row), line, offset, 1, keep)
-            else:
-                facts = reduce_row(row, line, offset, 0, keep)
+            facts = reduce_row(
+                fold_failure_record(row) if sidecar else row,
+                line=source.line,
+                offset=source.offset,
+                origin=source.origin,
+                keep=keep,
+            )
         except RewardTypeError as exc:
             task = describe_row_task(row, self.key)
-            raise CompareInputError(f"{where}: {exc}" + (f" (task {task})" if task else "")) from None
-        anonymous = (failure or is_failure_record(row)) and names_no_task(row, self.key)
-        return PendingRow(where, facts, self.vote.candidate_values(row), anonymous)
+            raise CompareInputError(f"{source.where}: {exc}" + (f" (task {task})" if task else "")) from None
+        anonymous = (sidecar or is_failure_record(row)) and names_no_task(row, self.key)
+        return PendingRow(source.where, facts, self.vote.candidate_values(row), anonymous)
 
     def add(self, pending: PendingRow) -> None:
         """Join a prepared row to the side; its key value votes unless it is anonymous."""
@@ -72,9 +86,9 @@ class SideBuilder:
             self._lost_last_field_at = pending.where
         self.facts.append(pending.facts)
 
-    def add_row(self, row: dict[str, Any], where: str, line: int, offset: int, keep: bool) -> None:
-        """Prepare and join a rollouts-file row."""
-        self.add(self.prepare(row, where, line, offset, keep))
+    def add_row(self, row: dict[str, Any], source: RowSource, *, keep: bool) -> None:
+        """Prepare and join a row at once (sidecar records wait: only the standing ones join)."""
+        self.add(self.prepare(row, source, keep=keep))
 
     def finish(self, display: str) -> tuple[Optional[str], list[Optional[TaskIdent]]]:
         """The side's join field (None when no row names a task: it borrows the other's) and values."""

@@ -1,11 +1,13 @@
 """An optional faster reader: decode only the fields the classification needs (msgspec).
 
 With the `fast` extra installed, each rollouts-file row is decoded into a typed skeleton that
-declares just the small fields (reward, mask, agent error, failure kind, task keys, indices), so
-the large `response.output` trajectory is skipped without building Python objects. The skeleton
-becomes a plain dict of the fields that were present, which the same :func:`rows.reduce_row` then
-reduces: both readers classify identically. Any line the skeleton cannot take (NaN tokens, odd
-shapes, invalid JSON) falls back to the full parse, which also words the errors.
+declares just the fields loading reads (:func:`fields.load_paths`), so the large
+`response.output` trajectory is skipped without building Python objects. A dotted path is decoded
+both ways a row may hold it: nested, and as a literal top-level key spelled with the dots. The
+skeleton becomes a plain dict of the fields that were present, which the same
+:func:`rows.reduce_row` then reduces: both readers classify identically. Any line the skeleton
+cannot take (NaN tokens, odd shapes, invalid JSON) falls back to the full parse, which also words
+the errors.
 """
 
 from __future__ import annotations
@@ -13,25 +15,12 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Optional, Sequence
 
-from .rows import KEY_CANDIDATES
+from .fields import load_paths
 
 try:  # pragma: no cover - exercised when the extra is installed
     import msgspec
 except ImportError:  # pragma: no cover - exercised when it is not
     msgspec = None  # type: ignore[assignment]
-
-#: Dotted paths every row is reduced from (besides the task key fields).
-NEEDED_PATHS: tuple[str, ...] = (
-    "reward",
-    "mask_sample",
-    "failure_kind",
-    "error",
-    "response.metadata",
-    "_ng_task_index",
-    "_ng_rollout_index",
-    "_ng_failure_class",  # a failure record, e.g. in a merged main file
-    "_ng_failure_record",
-)
 
 Decoder = Callable[[bytes], dict[str, Any]]
 _Tree = dict[str, "Optional[_Tree]"]
@@ -43,7 +32,8 @@ def available() -> bool:
 
 
 def _tree(paths: Sequence[str]) -> _Tree:
-    root: _Tree = {}
+    """The paths as nested fields; each dotted path also as the literal top-level key it may be."""
+    root: _Tree = {path: None for path in paths if "." in path}
     for path in paths:
         node = root
         parts = path.split(".")
@@ -87,10 +77,7 @@ def skeleton_decoder(key: Optional[str]) -> Optional[Decoder]:
     """A bytes -> skeleton-dict decoder for rows keyed by ``key`` (None: detection), or None."""
     if not available():
         return None
-    paths = list(NEEDED_PATHS) + ([key] if key else list(KEY_CANDIDATES))
-    tree = _tree(paths)
-    if key and "." in key:
-        tree.setdefault(key, None)  # a literal top-level key holding the dots
+    tree = _tree(load_paths(key))
     struct_type, to_dict = _struct("RowSkeleton", tree)
     decode_struct = msgspec.json.Decoder(struct_type).decode
 

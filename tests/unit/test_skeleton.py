@@ -43,7 +43,7 @@ def _facts(path: Path, key: str | None, fast: bool) -> list[tuple]:
     return [
         (line, offset, "nan" if f.reward != f.reward else f.reward, f.mask, f.agent_error, f.failure_kind)
         for line, offset, row in iter_objects(path, str(path), decode)
-        for f in [reduce_row(row, line, offset, 0, keep=False)]
+        for f in [reduce_row(row, line=line, offset=offset)]
     ]
 
 
@@ -87,3 +87,15 @@ def test_example_pair_summary_identical(monkeypatch: pytest.MonkeyPatch) -> None
     full = summary_dict(compare_files(old, new))
     assert fast == full
     assert fast["counts"]["flipped"] == 3
+
+
+def test_literal_dotted_candidate_is_detected_by_both_readers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = [{"verifier_metadata.task_id": "x", "reward": 1}, {"verifier_metadata.task_id": "y", "reward": 0}]
+    path = _write(tmp_path / "dotted.jsonl", rows)
+    decode = skeleton_decoder(None)
+    assert decode is not None
+    assert [row for _, _, row in iter_objects(path, "dotted.jsonl", decode)] == rows
+    fast = summary_dict(compare_files(path, path))
+    monkeypatch.setenv("PARITY_PARSER", "full")
+    assert summary_dict(compare_files(path, path)) == fast
+    assert fast["join"]["old_key"] == "verifier_metadata.task_id" and fast["counts"]["identical"] == 2

@@ -1,0 +1,70 @@
+"""Every row field the core reads, declared once (docs/semantics.md describes what each means).
+
+Paths are dotted: ``a.b`` descends into the object under ``a``; for the join fields a literal
+top-level key spelled ``a.b`` wins over descending (see :func:`rows.lookup`). The fields read while
+a side is loaded (:data:`LOAD_FIELDS`) are what the optional skeleton reader decodes, so adding a
+field to one of the groups below is all it takes for both readers to see it. Fields read only
+later, from the full row (the verifier output of a flip), are declared here too but not loaded.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+# --- task identity -------------------------------------------------------------------------
+
+#: Join-field candidates, in the order they are tried. Append, never reorder: an earlier field
+#: that every row carries decides the join of existing files.
+KEY_CANDIDATES: tuple[str, ...] = (
+    "_ng_task_id",
+    "task_name",
+    "task_id",
+    "verifier_metadata.task_id",
+    "verifier_metadata.task_name",
+    "verifier_metadata.instance_id",
+    "verifier_metadata.id",
+    # Real shapes appended later: the legacy harbor_agent keeps the task folder name only in its
+    # trial metadata, anyterminal and anyswe only in the request metadata.
+    "metadata.task_name",
+    "responses_create_params.metadata.task_name",
+    "responses_create_params.metadata.instance_id",
+)
+
+# --- the reward and why a row does not count -----------------------------------------------
+
+REWARD = "reward"
+MASK_SAMPLE = "mask_sample"
+FAILURE_KIND = "failure_kind"
+
+# --- agent-level errors reported on a scored row -------------------------------------------
+
+#: The legacy free-text error (its last non-blank line is shown).
+ERROR = "error"
+#: An object whose truthy ``*error_type`` entries name an agent error.
+RESPONSE_METADATA = "response.metadata"
+AGENT_ERROR_FIELDS: tuple[str, ...] = (ERROR, RESPONSE_METADATA)
+
+# --- the collector's stamps and its failures sidecar ---------------------------------------
+
+TASK_INDEX = "_ng_task_index"
+ROLLOUT_INDEX = "_ng_rollout_index"
+FAILURE_CLASS = "_ng_failure_class"
+FAILURE_RECORD = "_ng_failure_record"
+#: Fields only a failure record carries: such a row that names no task is anonymous.
+FAILURE_MARKERS: tuple[str, ...] = (FAILURE_CLASS, FAILURE_RECORD)
+SIDECAR_FIELDS: tuple[str, ...] = (TASK_INDEX, ROLLOUT_INDEX, *FAILURE_MARKERS)
+
+# --- read on demand, from the full row of a shown flip --------------------------------------
+
+VERIFIER_LOGS_DIR = "verifier_logs_dir"
+EMBEDDED_OUTPUT_FIELDS: tuple[str, ...] = ("test_output", "verifier_stdout", "verifier_output")
+
+# --- what loading a side reads ------------------------------------------------------------
+
+#: Every path a row is reduced from at load time, besides the join field(s).
+LOAD_FIELDS: tuple[str, ...] = (REWARD, MASK_SAMPLE, FAILURE_KIND, *AGENT_ERROR_FIELDS, *SIDECAR_FIELDS)
+
+
+def load_paths(key: Optional[str]) -> tuple[str, ...]:
+    """The paths a side is loaded from: :data:`LOAD_FIELDS` and the given key, or every candidate."""
+    return LOAD_FIELDS + ((key,) if key else KEY_CANDIDATES)
