@@ -66,5 +66,10 @@ LOAD_FIELDS: tuple[str, ...] = (REWARD, MASK_SAMPLE, FAILURE_KIND, *AGENT_ERROR_
 
 
 def load_paths(key: Optional[str]) -> tuple[str, ...]:
-    """The paths a side is loaded from: :data:`LOAD_FIELDS` and the given key, or every candidate."""
-    return LOAD_FIELDS + ((key,) if key else KEY_CANDIDATES)
+    """The paths a side is loaded from: :data:`LOAD_FIELDS`, every candidate, and the given key.
+
+    The candidates are read even under an explicit key: a failure record that names its task by
+    another field is not anonymous.
+    """
+    extra = (key,) if key and key not in KEY_CANDIDATES else ()
+    return LOAD_FIELDS + KEY_CANDIDATES + extra

@@ -1,0 +1,342 @@
+"""The skeleton reader (msgspec) and the full parse read every row shape alike.
+
+The same generated rows go through both readers: each row's decoded fields, its reduction
+(:class:`RowFacts`) and its join values must match, and for whole files (with their failures
+sidecars) both sides' facts and join values and the whole :class:`CompareResult` must match, or
+both readers must reject the input with the same message.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator, Optional
+
+import pytest
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
+
+from pytest_rollout_parity.core import skeleton
+from pytest_rollout_parity.core.api import compare_loaded
+from pytest_rollout_parity.core.errors import CompareInputError
+from pytest_rollout_parity.core.fields import KEY_CANDIDATES, load_paths
+from pytest_rollout_parity.core.identity import ident_of
+from pytest_rollout_parity.core.loading import LoadedSide, index_pair, load_side, parse_line
+from pytest_rollout_parity.core.model import CompareResult, RowFacts, TaskSide
+from pytest_rollout_parity.core.rows import RewardTypeError, lookup, reduce_row
+from pytest_rollout_parity.core.sides import is_failure_record, names_no_task
+
+pytest.importorskip("msgspec", reason="the skeleton reader needs the `fast` extra (msgspec)")
+
+# --- generated rows ----------------------------------------------------------------------------
+
+TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=8)
+TASK_IDS = st.one_of(
+    st.sampled_from(["fix-git", "terminal-bench/fix-git", "café-crème", "タスク", "a.b", "x y"]),
+    TEXT.filter(str.strip),
+)
+TASKSETS = st.sampled_from(["tb", "swe-bench", "weather:train", "ß"])
+REWARDS = st.one_of(
+    st.none(),
+    st.integers(-3, 3),
+    st.sampled_from([0.0, 1.0, 0.5, -0.0, 2**70, 1e-10]),
+    st.floats(allow_nan=True, allow_infinity=True),
+)
+#: Declared paths that another shape may hold as a literal dotted key.
+DOTTED = [path for path in KEY_CANDIDATES if "." in path]
+FILLER = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), TEXT),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3),
+    max_leaves=12,
+)
+
+
+def one_in(draw: st.DrawFn, n: int) -> bool:
+    """True about once in ``n`` draws (a middle value: hypothesis favours the ends of a range)."""
+    return bool(draw(st.integers(0, n - 1)) == n // 2)
+
+
+def _nest(value: Any, depth: int) -> Any:
+    for level in range(depth):
+        value = [value] if level % 2 else {"k": value}
+    return value
+
+
+def _put(row: dict[str, Any], path: str, value: Any, literal: bool) -> None:
+    """Set ``path`` in ``row``: as one literal dotted key, or descending (creating objects)."""
+    if literal:
+        row[path] = value
+        return
+    node = row
+    *parents, last = path.split(".")
+    for part in parents:
+        child = node.get(part)
+        if not isinstance(child, dict):
+            child = node[part] = {}
+        node = child
+    node[last] = value
+
+
+@st.composite
+def key_value(draw: st.DrawFn, task: str, path: str) -> Any:
+    """A task's value under a join field: plain id, number, or a `{taskset, task_id|id}` object."""
+    shape = draw(st.integers(0, 9))
+    if shape == 0:
+        return draw(st.integers(0, 5))
+    if shape <= 3 and path == "_ng_task_id":
+        id_name = draw(st.sampled_from(["task_id", "task_id", "id"]))
+        return {"taskset": draw(TASKSETS), id_name: task}
+    if shape == 4:
+        return {"name": task}  # an object naming no id: identified by its JSON
+    return task
+
+
+@st.composite
+def rows(draw: st.DrawFn, tasks: list[str]) -> dict[str, Any]:
+    """One row of any shape the readers meet."""
+    row: dict[str, Any] = {}
+    task = draw(st.sampled_from(tasks))
+    for path in draw(st.lists(st.sampled_from(KEY_CANDIDATES), max_size=2, unique=True)):
+        literal = "." in path and draw(st.booleans())
+        _put(row, path, draw(key_value(task, path)), literal)
+    if one_in(draw, 10):  # a literal dotted key and a nested one disagreeing
+        path = draw(st.sampled_from(DOTTED))
+        _put(row, path, draw(key_value(task + "-nested", path)), False)
+        _put(row, path, draw(key_value(task, path)), True)
+    if one_in(draw, 15):  # an intermediate object that is not one
+        row[draw(st.sampled_from(["verifier_metadata", "metadata", "responses_create_params"]))] = draw(
+            st.sampled_from([None, "text", [1], 3])
+        )
+    if not one_in(draw, 10):
+        row["reward"] = draw(REWARDS)
+    if one_in(draw, 200):
+        row["reward"] = draw(st.sampled_from(["1.0", True]))  # an input error, for both readers
+    if one_in(draw, 4):
+        row["mask_sample"] = draw(st.sampled_from([True, False, 0, 1, "", None]))
+    if one_in(draw, 4):
+        row["failure_kind"] = draw(st.sampled_from(["verifier_error", "harbor:verifier_timeout", "", None, 3]))
+    if one_in(draw, 5):
+        row["error"] = draw(
+            st.sampled_from(["Traceback...\n  boom\nValueError: bad\n", " ", "", None, {"msg": "x"}, ["é"]])
+        )
+    if one_in(draw, 3):
+        metadata = draw(
+            st.sampled_from([{"terminus2_error_type": "TimeoutError"}, {"x_error_type": None}, {}, "text", None])
+        )
+        row["response"] = draw(
+            st.sampled_from([{"metadata": metadata, "output": _nest(["x" * 50], draw(st.integers(0, 60)))},
+                             {"metadata": metadata}, None, "not an object"])
+        )
+    if draw(st.booleans()):
+        row["_ng_task_index"] = draw(st.integers(0, 3))
+        if not one_in(draw, 5):
+            row["_ng_rollout_index"] = draw(st.integers(0, 2))
+    if one_in(draw, 15):  # a failure record in the main file
+        row["_ng_failure_class"] = draw(st.sampled_from(["AgentTimeout", "SandboxError"]))
+    if one_in(draw, 3):
+        row[draw(TEXT)] = _nest(draw(FILLER), draw(st.integers(0, 60)))
+    return row
+
+
+@st.composite
+def sidecar_records(draw: st.DrawFn, tasks: list[str], path: str) -> dict[str, Any]:
+    """A failures-sidecar record: a class, a message, usually both indexes, maybe the task."""
+    record: dict[str, Any] = {
+        "_ng_failure_class": draw(st.sampled_from(["AgentTimeout", "SandboxError", ""])),
+        "_ng_failure_message": draw(TEXT),
+    }
+    if not one_in(draw, 5):
+        record["_ng_task_index"] = draw(st.integers(0, 3))
+    if not one_in(draw, 5):
+        record["_ng_rollout_index"] = draw(st.integers(0, 2))
+    if draw(st.booleans()):  # the task, named mostly as the side's rows name it
+        path = draw(st.one_of(st.just(path), st.just(path), st.sampled_from(KEY_CANDIDATES)))
+        _put(record, path, draw(key_value(draw(st.sampled_from(tasks)), path)), False)
+    if one_in(draw, 4):
+        record["failure_kind"] = draw(st.sampled_from(["infra", ""]))
+    return record
+
+
+def _line(row: dict[str, Any], ascii_only: bool) -> str:
+    return json.dumps(row, ensure_ascii=ascii_only, allow_nan=True) + "\n"
+
+
+@st.composite
+def side(draw: st.DrawFn, tasks: list[str], path: str) -> tuple[str, str]:
+    """A side's main file text (rows naming their task under ``path``, mostly) and its sidecar text."""
+    main = draw(st.lists(rows(tasks), min_size=1, max_size=6))
+    literal = "." in path and draw(st.booleans())
+    for row in main:
+        if not one_in(draw, 30):
+            _put(row, path, draw(key_value(draw(st.sampled_from(tasks)), path)), literal)
+    records = draw(st.lists(sidecar_records(tasks, path), max_size=3))
+    ascii_only = draw(st.booleans())
+    blank = "\n" if one_in(draw, 6) else ""
+    return (
+        blank.join(_line(row, ascii_only) for row in main),
+        "".join(_line(record, ascii_only) for record in records),
+    )
+
+
+@st.composite
+def pairs(draw: st.DrawFn) -> tuple[tuple[str, str], tuple[str, str], Optional[str]]:
+    """Two sides sharing a pool of tasks, each keyed its own way or both alike, and a --parity-key."""
+    tasks = draw(st.lists(TASK_IDS, min_size=1, max_size=4, unique=True))
+    old_path = draw(st.sampled_from(KEY_CANDIDATES))
+    new_path = draw(st.one_of(st.just(old_path), st.sampled_from(KEY_CANDIDATES)))
+    key = draw(st.sampled_from([None, None, old_path]))
+    return draw(side(tasks, old_path)), draw(side(tasks, new_path)), key
+
+
+# --- comparing what each reader makes of them ------------------------------------------------
+
+
+@contextmanager
+def parser(name: str) -> Iterator[None]:
+    """Run with PARITY_PARSER set (``auto``: the skeleton reader, which must then be available)."""
+    before = os.environ.get("PARITY_PARSER")
+    os.environ["PARITY_PARSER"] = name
+    try:
+        if name == "auto":
+            assert skeleton.available()
+        yield
+    finally:
+        if before is None:
+            del os.environ["PARITY_PARSER"]
+        else:
+            os.environ["PARITY_PARSER"] = before
+
+
+def _same(value: Any) -> Any:
+    """A value comparable with ``==`` although it may hold NaN (NaN != NaN)."""
+    if isinstance(value, float) and math.isnan(value):
+        return "NaN"
+    if isinstance(value, dict):
+        return {k: _same(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_same(v) for v in value]
+    return value
+
+
+def _facts(facts: RowFacts) -> tuple[Any, ...]:
+    return tuple(_same(getattr(facts, name)) for name in RowFacts.__slots__)
+
+
+def _side(side: Optional[TaskSide]) -> Any:
+    if side is None:
+        return None
+    fields = ("reward", "masked", "agent_error", "failure_kind", "reward_rows", "repeated")
+    return {name: _same(getattr(side, name)) for name in fields} | {"facts": [_facts(f) for f in side.facts]}
+
+
+def _result(result: CompareResult) -> dict[str, Any]:
+    """Every field of a CompareResult, its tasks and their sides' row facts included."""
+    plain = {name: _same(getattr(result, name)) for name in result.__dataclass_fields__ if name != "tasks"}
+    plain["tasks"] = [
+        (task.task, task.category, task.winner, _side(task.old), _side(task.new)) for task in result.tasks
+    ]
+    return plain
+
+
+def _loaded(side: LoadedSide) -> tuple[Any, ...]:
+    return side.key, side.sidecar, [_facts(f) for f in side.facts], side.values
+
+
+def _read_both(old: Path, new: Path, key: Optional[str]) -> Any:
+    """What one reader makes of the pair: the loaded sides and the result, or the error text."""
+    try:
+        loaded_old, loaded_new = load_side(old, key), load_side(new, key)
+        return _loaded(loaded_old), _loaded(loaded_new), _result(compare_loaded(loaded_old, loaded_new, key))
+    except CompareInputError as exc:
+        return f"error: {exc}"
+
+
+def _has_non_finite(value: Any) -> bool:
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, dict):
+        return any(_has_non_finite(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_non_finite(v) for v in value)
+    return False
+
+
+def _skeleton_takes(row: dict[str, Any], key: Optional[str]) -> bool:
+    """Whether the skeleton should decode the row: no NaN/Infinity token, objects where it descends."""
+    if _has_non_finite(row):
+        return False
+    for path in load_paths(key):
+        node: Any = row
+        for part in path.split(".")[:-1]:
+            node = node.get(part)
+            if node is None:
+                break
+            if not isinstance(node, dict):
+                return False
+    return True
+
+
+def _reduced(row: dict[str, Any]) -> Any:
+    try:
+        return _facts(reduce_row(row, line=1, offset=0))
+    except RewardTypeError as exc:
+        return f"error: {exc}"
+
+
+# --- the properties ------------------------------------------------------------------------
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(TASK_IDS, min_size=1, max_size=3, unique=True).flatmap(rows),
+    st.one_of(st.none(), st.sampled_from(KEY_CANDIDATES)),
+    st.booleans(),
+)
+def test_a_row_decodes_and_reduces_alike(row: dict[str, Any], key: Optional[str], ascii_only: bool) -> None:
+    raw = _line(row, ascii_only).encode("utf-8")
+    full = parse_line(raw, "row", False)
+    with parser("auto"):
+        decode = skeleton.skeleton_decoder(key)
+    assert decode is not None
+    try:
+        skeleton_row = decode(raw)
+    except skeleton.DecodeError:
+        event("the skeleton fell back to the full parse")
+        assert not _skeleton_takes(row, key)
+        return
+    event("the skeleton decoded the row")
+    for path in load_paths(key):
+        assert _same(lookup(skeleton_row, path)) == _same(lookup(full, path)), path
+    assert _reduced(skeleton_row) == _reduced(full)
+    for name in (key,) if key else KEY_CANDIDATES:
+        value, expected = lookup(skeleton_row, name), lookup(full, name)
+        assert (value is None) == (expected is None), name
+        if expected is not None:
+            assert ident_of(value) == ident_of(expected), name
+    assert index_pair(skeleton_row) == index_pair(full)
+    assert is_failure_record(skeleton_row) == is_failure_record(full)
+    assert names_no_task(skeleton_row, key) == names_no_task(full, key)
+
+
+@settings(max_examples=150, deadline=None)
+@given(pairs())
+def test_files_compare_alike(pair: tuple[tuple[str, str], tuple[str, str], Optional[str]]) -> None:
+    old, new, key = pair
+    with tempfile.TemporaryDirectory() as folder:
+        paths = []
+        for name, (main, sidecar) in (("old", old), ("new", new)):
+            path = Path(folder) / f"{name}.jsonl"
+            path.write_text(main, encoding="utf-8")
+            if sidecar:
+                (Path(folder) / f"{name}_failures.jsonl").write_text(sidecar, encoding="utf-8")
+            paths.append(path)
+        with parser("auto"):
+            fast = _read_both(*paths, key)
+        with parser("full"):
+            full = _read_both(*paths, key)
+    event("input error" if isinstance(full, str) else "compared")
+    assert fast == full
