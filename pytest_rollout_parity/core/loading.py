@@ -221,8 +221,9 @@ def read_side(path: Path, display: str, builder: SideBuilder, *, keep: bool) -> 
     """
     decode = None if keep else skeleton_decoder(builder.key)
     scored: set[tuple[Any, Any]] = set()
+    main = RowOrigin.MAIN
     for line_no, offset, row in iter_objects(path, display, decode):
-        builder.add_row(row, RowSource(f"{display}:{line_no}", line_no, RowOrigin.MAIN, offset), keep=keep)
+        builder.add_row(row, RowSource(f"{display}:{line_no}", line_no, main, offset), keep=keep)
         pair = index_pair(row)
         if pair is not None:
             scored.add(pair)

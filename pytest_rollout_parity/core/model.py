@@ -36,9 +36,8 @@ class RowFacts:
 
     __slots__ = ("line", "offset", "origin", "reward", "mask", "agent_error", "failure_kind", "row")
 
-    def __init__(
+    def __init__(  # positional: one is built per row read, and keywords cost several times more
         self,
-        *,
         line: int,
         offset: Optional[int],
         origin: RowOrigin,

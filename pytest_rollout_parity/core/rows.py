@@ -23,6 +23,7 @@ from .fields import (
 from .model import NO_OFFSET, RowFacts, RowOrigin
 
 AGENT_ERROR_MAX_CHARS = 120
+_RESPONSE, _METADATA = RESPONSE_METADATA.split(".")
 
 _MISSING = object()
 
@@ -83,22 +84,13 @@ def agent_error(row: dict[str, Any]) -> Optional[str]:
         lines = [line.strip() for line in text.splitlines() if line.strip()]
         if lines:
             return f"error: {lines[-1][:AGENT_ERROR_MAX_CHARS]}"
-    metadata = _nested(row, RESPONSE_METADATA)
+    response = row.get(_RESPONSE)
+    metadata = response.get(_METADATA) if isinstance(response, dict) else None
     if isinstance(metadata, dict):
         for name, value in metadata.items():
             if value and isinstance(name, str) and name.endswith("error_type"):
                 return f"{name}={value}"
     return None
-
-
-def _nested(row: dict[str, Any], path: str) -> Any:
-    """The value at a dotted path by descending only (a row's own fields are never dotted keys)."""
-    node: Any = row
-    for part in path.split("."):
-        if not isinstance(node, dict):
-            return None
-        node = node.get(part)
-    return node
 
 
 def reduce_row(
@@ -114,14 +106,14 @@ def reduce_row(
     mask = mask_reason(row, reward)
     kind = row.get(FAILURE_KIND)
     return RowFacts(
-        line=line,
-        offset=offset,
-        origin=origin,
-        reward=reward,
-        mask=_interned(mask),
-        agent_error=agent_error(row),
-        failure_kind=_interned(kind) if isinstance(kind, str) and kind else None,
-        row=row if keep else None,
+        line,
+        offset,
+        origin,
+        reward,
+        _interned(mask),
+        agent_error(row),
+        _interned(kind) if isinstance(kind, str) and kind else None,
+        row if keep else None,
     )
 
 

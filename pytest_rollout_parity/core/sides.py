@@ -8,7 +8,7 @@ classify identically and fail with the same messages.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 from .errors import CompareInputError
 from .identity import KeyVote, TaskIdent, describe_row_task, no_key_message
@@ -27,8 +27,7 @@ def names_no_task(row: dict[str, Any], key: Optional[str]) -> bool:
     return describe_row_task(row, key) is None and describe_row_task(row, None) is None
 
 
-@dataclass(frozen=True)
-class RowSource:
+class RowSource(NamedTuple):
     """Where a row comes from: its place in messages, its line (or index), which file, its offset."""
 
     where: str

@@ -46,43 +46,28 @@ def _tree(paths: Sequence[str]) -> _Tree:
     return root
 
 
-def _struct(name: str, tree: _Tree) -> tuple[Any, Callable[[Any], dict[str, Any]]]:
-    """A struct type for the tree, and a function turning a decoded one into a dict of set fields."""
+def _struct(name: str, tree: _Tree) -> Any:
+    """A struct type for the tree: every field optional (UNSET when absent), objects nested."""
     fields = []
-    children: list[tuple[str, str, Optional[Callable[[Any], dict[str, Any]]]]] = []
     for index, (json_name, subtree) in enumerate(sorted(tree.items())):
-        attribute = f"f{index}"
-        if subtree is None:
-            kind: Any = Any
-            convert = None
-        else:
-            sub_type, convert = _struct(f"{name}_{index}", subtree)
-            kind = Optional[sub_type]
-        fields.append((attribute, kind, msgspec.field(default=msgspec.UNSET, name=json_name)))
-        children.append((attribute, json_name, convert))
-    unset = msgspec.UNSET
-
-    def to_dict(value: Any) -> dict[str, Any]:
-        result = {}
-        for attribute, json_name, convert in children:
-            item = getattr(value, attribute)
-            if item is not unset:
-                result[json_name] = convert(item) if convert is not None and item is not None else item
-        return result
-
-    return msgspec.defstruct(name, fields), to_dict
+        kind: Any = Any if subtree is None else Optional[_struct(f"{name}_{index}", subtree)]
+        fields.append((f"f{index}", kind, msgspec.field(default=msgspec.UNSET, name=json_name)))
+    return msgspec.defstruct(name, fields)
 
 
 def skeleton_decoder(key: Optional[str]) -> Optional[Decoder]:
-    """A bytes -> skeleton-dict decoder for rows keyed by ``key`` (None: detection), or None."""
+    """A bytes -> skeleton-dict decoder for rows keyed by ``key`` (None: detection), or None.
+
+    The dict holds the fields that were present, under their JSON names (absent ones are UNSET,
+    which :func:`msgspec.to_builtins` leaves out).
+    """
     if not available():
         return None
-    tree = _tree(load_paths(key))
-    struct_type, to_dict = _struct("RowSkeleton", tree)
-    decode_struct = msgspec.json.Decoder(struct_type).decode
+    decode_struct = msgspec.json.Decoder(_struct("RowSkeleton", _tree(load_paths(key)))).decode
+    to_builtins = msgspec.to_builtins
 
     def decode(raw: bytes) -> dict[str, Any]:
-        return to_dict(decode_struct(raw))
+        return to_builtins(decode_struct(raw))  # type: ignore[no-any-return]
 
     return decode
 
