@@ -500,7 +500,7 @@ def generate(out: Path, tasks: int, repeats: int, row_bytes: int, flip_rate: flo
                 logs_budget -= 1
                 counts["log_files"] += 1
 
-    # ---- what the gate should find (SEMANTICS.md §5)
+    # ---- what the gate should find (docs/semantics.md, "Categories")
     cats = {"identical": 0, "flipped": 0, "flipped_agent_error": 0, "masked": 0, "missing": 0}
     for t in range(tasks):
         if not (old_present[t] and new_present[t]):

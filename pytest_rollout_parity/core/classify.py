@@ -1,4 +1,7 @@
-"""One side of a task, the category of a task, and the whole comparison (SEMANTICS.md §4-5)."""
+"""One side of a task, the category of a task, and the whole comparison.
+
+The rules are in docs/semantics.md, "Categories".
+"""
 
 from __future__ import annotations
 
@@ -34,7 +37,7 @@ def summarize_side(facts: Sequence[RowFacts], reader: Optional[RowReader] = None
 
 
 def categorize(task: str, old: Optional[TaskSide], new: Optional[TaskSide], anonymous: bool = False) -> TaskComparison:
-    """The category of one task, in SEMANTICS.md §5 order."""
+    """The category of one task, the first that applies (docs/semantics.md, "Categories")."""
     category: Category
     winner: Optional[Side] = None
     if old is None or new is None:

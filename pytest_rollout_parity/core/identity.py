@@ -217,7 +217,10 @@ def _strip(labels: dict[str, list[int]], prefix: str) -> dict[str, list[int]]:
 
 
 def join(old: Grouped, new: Grouped) -> Join:
-    """Label both sides so that the same task carries the same label (docs/semantics.md, "Task identity and the join")."""
+    """Label both sides so that the same task carries the same label.
+
+    The rules are in docs/semantics.md, "Task identity and the join".
+    """
     notes: list[str] = []
     old_multi, new_multi = len(old.tasksets) > 1, len(new.tasksets) > 1
     keyed_by_taskset = False

@@ -180,10 +180,11 @@ class LoadedSide:
 
 
 def standing_failures(records: list[tuple[Optional[tuple[Any, Any]], T]], scored: set[tuple[Any, Any]]) -> list[T]:
-    """The sidecar records that still stand, in file order (docs/semantics.md, "Reading a side and its sidecar").
+    """The sidecar records that still stand, in file order.
 
     One record per attempt is written: only the last per (task index, rollout index) counts, none
-    whose rollout was scored in the main file after all, and every record lacking an index.
+    whose rollout was scored in the main file after all, and every record lacking an index (the
+    rule in docs/semantics.md, "Reading a side and its sidecar").
     """
     last: dict[tuple[Any, Any], int] = {}
     for position, (pair, _) in enumerate(records):

@@ -1,4 +1,7 @@
-"""Item names: a task label made safe for node ids, `-k` and `--lf` (CONTRACT.md, Test items)."""
+"""Item names: a task label made safe for node ids, `-k` and `--lf`.
+
+The rule is in docs/semantics.md, "Task identity and the join" (Item names).
+"""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """What a task's item shows: the flip message, the xfail reasons, and the default outcome by category.
 
-The texts follow CONTRACT.md (Test items); the verifier output inside a flip message is looked up
-only when the message is built, i.e. only for a flip item that runs and fails.
+The texts are described in docs/semantics.md, "Categories"; the verifier output inside a flip
+message is looked up only when the message is built, i.e. only for a flip item that runs and fails.
 """
 
 from __future__ import annotations

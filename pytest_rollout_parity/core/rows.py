@@ -127,8 +127,10 @@ def failure_kind_of_record(record: dict[str, Any]) -> str:
 
 
 def fold_failure_record(record: dict[str, Any]) -> dict[str, Any]:
-    """A standing sidecar record as the masked row it joins its side as (docs/semantics.md,
-    "Reading a side and its sidecar")."""
+    """A standing sidecar record as the masked row it joins its side as.
+
+    The rule is in docs/semantics.md, "Reading a side and its sidecar".
+    """
     folded = dict(record)
     kind = failure_kind_of_record(record)
     folded.update({REWARD: None, MASK_SAMPLE: True, FAILURE_KIND: kind})

@@ -1,8 +1,9 @@
 """Shared builders for the pytester integration tests.
 
-Rows are shaped like real NeMo Gym rows (ROLLOUT-FORMATS.md): the old side is the TB 2.1 legacy
-resources server (`task_name: "terminal-bench/<task>"`, embedded `test_output`), the new side the
-Harbor path (`_ng_task_id: {"taskset", "task_id"}`, `verifier_logs_dir`, mask_sample/failure_kind).
+Rows are shaped like real NeMo Gym rows (see tests/data/real_rows/README.md): the old side is the
+TB 2.1 legacy resources server (`task_name: "terminal-bench/<task>"`, embedded `test_output`), the
+new side the Harbor path (`_ng_task_id: {"taskset", "task_id"}`, `verifier_logs_dir`,
+mask_sample/failure_kind).
 """
 
 from __future__ import annotations

@@ -135,7 +135,7 @@ def test_fixture_under_xdist(gate: Gate) -> None:
 
 
 def test_ids_are_task_labels(gate: Gate) -> None:
-    """ids = task labels (CONTRACT.md, The `rollout_pair` fixture), also for labels that item names alter."""
+    """ids = task labels (README.md, "The `rollout_pair` fixture"), also for labels that item names alter."""
     labels = ["fix git", "fix-git", "unknown (old) #1"]
     args = gate.pair([dict(legacy_row("t", 1.0), task_name=label) for label in labels[:2]],
                      [harbor_row(label, 1.0, index=i) for i, label in enumerate(labels[:2])])
@@ -147,8 +147,8 @@ def test_ids_are_task_labels(gate: Gate) -> None:
 
 
 def test_sidecar_rows_match_load_rollouts(gate: Gate) -> None:
-    """A standing sidecar record is one of the side's rows as SEMANTICS.md §1 folds it in (masked, no
-    reward, its failure kind), the same dict `pytest_rollout_parity.load_rollouts` gives for that file."""
+    """A standing sidecar record is one of the side's rows, folded in as docs/semantics.md says ("Reading a
+    side and its sidecar": masked, no reward, its failure kind), the same dict `load_rollouts` gives for it."""
     from pytest_rollout_parity import load_rollouts
 
     new = [harbor_row("fix-git", 1.0)]

@@ -1,7 +1,7 @@
 """Shared helpers for the unit tests of the pure classification core.
 
 The real rows under ``tests/data/real_rows/`` are trimmed upstream NeMo Gym rows (see
-``/work/shared/data/real-rows/README.md``); tests copy them and change rewards / ids.
+``tests/data/real_rows/README.md``); tests copy them and change rewards / ids.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""SEMANTICS.md §4 "One side of one task", §5 "The category of a task", §7 "Counts"."""
+"""docs/semantics.md, "Categories" (one row, one side, the category of a task) and "Counts"."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""SEMANTICS.md §2 "Task identity" and §3 "Joining the sides"."""
+"""docs/semantics.md, "Task identity and the join"."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""SEMANTICS.md §1 "Reading a side" (main file only; the sidecar is in test_sidecar.py)."""
+"""docs/semantics.md, "Reading a side and its sidecar" (main file only; the sidecar is in test_sidecar.py)."""
 
 from __future__ import annotations
 
@@ -254,7 +254,7 @@ def test_load_then_compare_round_trip(write_jsonl, real_rows):
 
 @pytest.mark.parametrize("content", [b"", b"\n\n   \n"])
 def test_file_without_rows_is_an_input_error_naming_it(content, write_jsonl):
-    # CONTRACT.md: "no rows at all" is an input that cannot be used
+    # docs/semantics.md, "Reading a side and its sidecar": "no rows at all" is an input error
     path = write_jsonl("r.jsonl", content)
     with pytest.raises(CompareInputError) as exc:
         load_rollouts(path)

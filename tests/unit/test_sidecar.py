@@ -1,4 +1,4 @@
-"""SEMANTICS.md §1 (the failures sidecar) and §2 (anonymous sidecar rows)."""
+"""docs/semantics.md, "Reading a side and its sidecar", and anonymous rows ("Task identity and the join")."""
 
 from __future__ import annotations
 

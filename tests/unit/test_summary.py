@@ -1,4 +1,4 @@
-"""CONTRACT.md "JSON summary" via summary_dict(result), and the Verdict API."""
+"""README.md, "The JSON summary", via summary_dict(result), and the Verdict API."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""SEMANTICS.md §6 "The losing side's verifier output" and CONTRACT.md's flip message."""
+"""docs/semantics.md, "Verifier output lookup", and the flip message ("Categories")."""
 
 from __future__ import annotations
 
