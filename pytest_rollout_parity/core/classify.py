@@ -36,7 +36,9 @@ def summarize_side(facts: Sequence[RowFacts], reader: Optional[RowReader] = None
     )
 
 
-def categorize(task: str, old: Optional[TaskSide], new: Optional[TaskSide], anonymous: bool = False) -> TaskComparison:
+def categorize(
+    task: str, old: Optional[TaskSide], new: Optional[TaskSide], *, anonymous: bool = False
+) -> TaskComparison:
     """The category of one task, the first that applies (docs/semantics.md, "Categories")."""
     category: Category
     winner: Optional[Side] = None

@@ -68,7 +68,7 @@ class KeyVote:
         """The values this vote needs from a row (kept for sidecar records until they stand)."""
         return {name: lookup(row, name) for name in self.columns}
 
-    def add(self, values: dict[str, Any], anonymous: bool = False) -> Optional[str]:
+    def add(self, values: dict[str, Any], *, anonymous: bool = False) -> Optional[str]:
         """Record one row's values; returns an error text for a row lacking an explicit key."""
         if anonymous:
             for column in self.columns.values():

@@ -56,7 +56,7 @@ def _open_regular(path: Path, display: str) -> BinaryIO:
         raise CompareInputError(f"{display}: cannot read: {exc.strerror or exc}") from None
 
 
-def parse_line(raw: bytes, where: str, last_without_newline: bool) -> Any:
+def parse_line(raw: bytes, where: str, *, last_without_newline: bool = False) -> Any:
     """One JSON value from one line; the fast parser first, the stdlib for leniency and messages."""
     try:
         return from_json(raw)
@@ -110,7 +110,7 @@ def iter_objects(
                         obj = None
                 if obj is None:
                     where = f"{display}:{line_no}"
-                    obj = parse_line(raw, where, not raw.endswith(b"\n"))
+                    obj = parse_line(raw, where, last_without_newline=not raw.endswith(b"\n"))
                 if not isinstance(obj, dict):
                     raise CompareInputError(f"{display}:{line_no}: expected a JSON object per line, got {_kind(obj)}")
                 yield line_no, start, obj
@@ -123,7 +123,7 @@ def read_object_at(path: Path, offset: int) -> dict[str, Any]:
     with open(path, "rb") as handle:
         handle.seek(offset)
         raw = handle.readline()
-    value = parse_line(raw, f"{path}@{offset}", False)
+    value = parse_line(raw, f"{path}@{offset}")
     if not isinstance(value, dict):
         raise CompareInputError(f"{path}: the row at byte {offset} changed since it was read")
     return value

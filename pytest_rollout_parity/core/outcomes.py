@@ -69,7 +69,7 @@ def flip_message(comparison: TaskComparison, tail: int, roots: LogRoots) -> str:
     return "\n".join(lines)
 
 
-def default_verdict(comparison: TaskComparison, strict: bool, render_flip: Callable[[], str]) -> Verdict:
+def default_verdict(comparison: TaskComparison, render_flip: Callable[[], str], *, strict: bool) -> Verdict:
     """passed / failed / xfail for the task's category; ``render_flip`` is called only for a failure."""
     category = comparison.category
     if category == "identical":

@@ -66,13 +66,13 @@ class ParityItem(pytest.Item):
                 pytrace=False,
             )
         if verdict is not None:
-            default = default_verdict(comparison, strict, lambda: "")
+            default = default_verdict(comparison, lambda: "", strict=strict)
             if verdict.outcome != default.outcome:
                 # outcome and reason, for the JUnit properties of a hook-decided item
                 changed = verdict.outcome + (f": {verdict.text}" if verdict.text else "")
                 self.user_properties.append((VERDICT_PROPERTY, changed))
         else:
-            verdict = default_verdict(comparison, strict, lambda: self.run.flip_message(self.index))
+            verdict = default_verdict(comparison, lambda: self.run.flip_message(self.index), strict=strict)
         if verdict.outcome == "failed":
             self._header = verdict.text.split("\n", 1)[0]
             pytest.fail(verdict.text, pytrace=False)

@@ -298,7 +298,7 @@ def _reduced(row: dict[str, Any]) -> Any:
 )
 def test_a_row_decodes_and_reduces_alike(row: dict[str, Any], key: Optional[str], ascii_only: bool) -> None:
     raw = _line(row, ascii_only).encode("utf-8")
-    full = parse_line(raw, "row", False)
+    full = parse_line(raw, "row")
     with parser("auto"):
         decode = skeleton.skeleton_decoder(key)
     assert decode is not None
