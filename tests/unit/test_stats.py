@@ -7,18 +7,37 @@ failure reproduces.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import random
 
+import numpy as np
 import pytest
 from scipy import stats as sps
 
+from pytest_rollout_parity.core.stats import (
+    McNemarTable,
+    PairedStats,
+    benjamini_hochberg,
+    mcnemar_table,
+    paired_stats,
+    sign_test,
+)
 from pytest_rollout_parity.core.stats_dist import t_cdf, t_ppf
 
 
 def close(a: float, b: float, tol: float) -> bool:
     return abs(a - b) <= tol * max(1.0, abs(b))
+
+
+def no_nan(result: object) -> bool:
+    """True when no field (nor an element of a tuple field) is NaN."""
+    values: list[object] = []
+    for field in dataclasses.fields(result):  # type: ignore[arg-type]
+        value = getattr(result, field.name)
+        values.extend(value if isinstance(value, tuple) else [value])
+    return not any(isinstance(v, float) and math.isnan(v) for v in values)
 
 
 # --- Student's t ------------------------------------------------------------------------------
@@ -63,3 +82,180 @@ def test_t_edges():
     for bad_df in (0, -1, math.nan):
         with pytest.raises(ValueError):
             t_ppf(0.9, bad_df)
+
+
+# --- paired statistics ------------------------------------------------------------------------
+
+
+def random_pairs(rng: random.Random, n: int) -> list[tuple[float, float]]:
+    kind = rng.choice(["binary", "repeats", "continuous"])
+    if kind == "binary":
+        return [(float(rng.random() < 0.6), float(rng.random() < 0.55)) for _ in range(n)]
+    if kind == "repeats":
+        return [(rng.randint(0, 5) / 5, rng.randint(0, 5) / 5) for _ in range(n)]
+    return [(rng.random(), min(1.0, max(0.0, rng.gauss(0.5, 0.3)))) for _ in range(n)]
+
+
+def test_unclustered_interval_matches_scipy_ttest():
+    rng = random.Random(1)
+    for _ in range(80):
+        n = rng.randint(2, 80)
+        pairs = random_pairs(rng, n)
+        d = np.array([new - old for old, new in pairs])
+        if np.all(d == d[0]):
+            continue  # scipy's interval is NaN without spread; covered by the zero-spread test
+        got = paired_stats(pairs)
+        assert got.n == n and got.df == n - 1 and got.clustered_by is None and got.absent is None
+        assert close(got.old_mean, float(np.mean([o for o, _ in pairs])), 1e-12)
+        assert close(got.new_mean, float(np.mean([w for _, w in pairs])), 1e-12)
+        assert close(got.delta, float(np.mean(d)), 1e-12)
+        two = sps.ttest_1samp(d, 0.0).confidence_interval(0.95)
+        assert got.ci95 is not None
+        assert abs(got.ci95[0] - two.low) <= 1e-6 and abs(got.ci95[1] - two.high) <= 1e-6
+        lower = sps.ttest_1samp(d, 0.0, alternative="greater").confidence_interval(0.95).low
+        upper = sps.ttest_1samp(d, 0.0, alternative="less").confidence_interval(0.95).high
+        assert abs(got.lower_bound - lower) <= 1e-6 and abs(got.upper_bound - upper) <= 1e-6
+
+
+def reference_cluster(d: np.ndarray, labels: list[str]) -> tuple[float, int]:
+    """Cluster-robust SE of a mean: sqrt(G/(G-1) * sum_g (sum_{i in g} e_i)^2) / n."""
+    e = d - d.mean()
+    groups = sorted(set(labels))
+    score = np.array([e[[lab == g for lab in labels]].sum() for g in groups])
+    g = len(groups)
+    return float(np.sqrt(g / (g - 1) * np.sum(score**2)) / len(d)), g
+
+
+def test_clustered_interval_matches_the_textbook_formula():
+    rng = random.Random(2)
+    for _ in range(150):
+        n = rng.randint(2, 60)
+        pairs = random_pairs(rng, n)
+        labels = [f"set{rng.randint(0, rng.randint(1, 6))}" for _ in range(n)]
+        got = paired_stats(pairs, labels)
+        d = np.array([new - old for old, new in pairs])
+        if len(set(labels)) < 2:
+            assert got.clustered_by is None and got.df == n - 1
+            continue
+        se, g = reference_cluster(d, labels)
+        assert got.clustered_by == "taskset" and got.clusters == g and got.df == g - 1
+        assert abs(got.se - se) <= 1e-12
+        half = float(sps.t.ppf(0.975, g - 1)) * se
+        assert abs(got.ci95[0] - (d.mean() - half)) <= 1e-6
+        assert abs(got.ci95[1] - (d.mean() + half)) <= 1e-6
+        one = float(sps.t.ppf(0.95, g - 1)) * se
+        assert abs(got.lower_bound - (d.mean() - one)) <= 1e-6
+        assert abs(got.upper_bound - (d.mean() + one)) <= 1e-6
+
+
+def test_one_task_per_cluster_is_the_unclustered_interval():
+    rng = random.Random(3)
+    for _ in range(30):
+        n = rng.randint(2, 40)
+        pairs = random_pairs(rng, n)
+        plain = paired_stats(pairs)
+        singletons = paired_stats(pairs, [str(i) for i in range(n)])
+        assert singletons.clustered_by == "taskset" and singletons.df == plain.df == n - 1
+        assert abs(singletons.se - plain.se) <= 1e-12
+
+
+def test_one_cluster_falls_back_to_the_plain_interval():
+    pairs = [(1.0, 0.0), (0.0, 0.0), (1.0, 1.0), (0.5, 1.0)]
+    assert paired_stats(pairs, ["only"] * 4) == paired_stats(pairs)
+    assert paired_stats(pairs, ["only"] * 4).clustered_by is None
+
+
+@pytest.mark.parametrize("pairs", [[], [(1.0, 0.0)]])
+def test_fewer_than_two_tasks_leave_every_figure_absent(pairs):
+    got = paired_stats(pairs)
+    assert got.n == len(pairs) and got.absent
+    figures = {f.name: getattr(got, f.name) for f in dataclasses.fields(PairedStats)}
+    assert {k for k, v in figures.items() if v is not None} == {"n", "absent"}
+
+
+def test_no_spread_gives_a_zero_width_interval_not_nan():
+    for pairs in ([(1.0, 1.0)] * 5, [(0.0, 1.0)] * 3, [(0.25, 0.75), (0.5, 1.0)]):
+        for labels in (None, ["a", "b"] * (len(pairs) // 2) + ["a"] * (len(pairs) % 2)):
+            got = paired_stats(pairs, labels)
+            assert no_nan(got) and got.se == 0.0
+            assert got.ci95 == (got.delta, got.delta) == (got.lower_bound, got.upper_bound)
+
+
+def test_no_generated_input_gives_nan():
+    rng = random.Random(4)
+    for _ in range(300):
+        n = rng.randint(0, 8)
+        pairs = random_pairs(rng, n)
+        labels = [rng.choice("ab") for _ in range(n)] if rng.random() < 0.5 else None
+        assert no_nan(paired_stats(pairs, labels))
+
+
+def test_bad_inputs_to_paired_stats():
+    with pytest.raises(ValueError):
+        paired_stats([(1.0, math.nan), (0.0, 1.0)])
+    with pytest.raises(ValueError):
+        paired_stats([(1.0, 0.0), (0.0, 1.0)], ["a"])
+
+
+# --- sign test and McNemar --------------------------------------------------------------------
+
+
+def test_sign_test_matches_scipy_binomtest():
+    cases = [(k, n) for n in range(0, 21) for k in range(n + 1)]
+    rng = random.Random(5)
+    cases += [(rng.randint(0, n), n) for n in (rng.randint(21, 400) for _ in range(60))]
+    for better, changed in cases:
+        diffs = [0.4] * better + [-1.0] * (changed - better) + [0.0, 5e-10, -5e-10]
+        got = sign_test(diffs)
+        assert (got.better, got.worse) == (better, changed - better)
+        expected = 1.0 if changed == 0 else sps.binomtest(better, changed, 0.5).pvalue
+        assert close(got.p, expected, 1e-9), (better, changed)
+
+
+def test_sign_test_counts_only_changes_beyond_the_tolerance():
+    assert sign_test([1e-9, -1e-9, 2e-9, -3e-9, 0.0]) == sign_test([1.0, -1.0])
+    assert sign_test([]).p == 1.0 and sign_test([0.0, 0.0]).p == 1.0
+
+
+def test_mcnemar_table_and_its_exact_test():
+    rng = random.Random(6)
+    for _ in range(100):
+        pairs = [(float(rng.random() < 0.7), float(rng.random() < 0.6)) for _ in range(rng.randint(1, 60))]
+        table = mcnemar_table(pairs)
+        assert table == McNemarTable(
+            both_pass=pairs.count((1.0, 1.0)),
+            old_only=pairs.count((1.0, 0.0)),
+            new_only=pairs.count((0.0, 1.0)),
+            both_fail=pairs.count((0.0, 0.0)),
+        )
+        discordant = table.old_only + table.new_only
+        expected = 1.0 if discordant == 0 else sps.binomtest(table.new_only, discordant, 0.5).pvalue
+        assert close(sign_test([new - old for old, new in pairs]).p, expected, 1e-9)
+
+
+def test_mcnemar_table_needs_binary_rewards():
+    assert mcnemar_table([(1.0, 0.0), (0.5, 1.0)]) is None
+    assert mcnemar_table([]) is None
+    assert mcnemar_table([(1, 0), (True, False)]) == McNemarTable(0, 2, 0, 0)
+
+
+# --- Benjamini-Hochberg -----------------------------------------------------------------------
+
+
+def test_benjamini_hochberg_matches_scipy():
+    rng = random.Random(12)
+    for _ in range(200):
+        m = rng.randint(1, 60)
+        pool = [rng.random() ** 3 for _ in range(4)] + [0.0, 1.0]
+        ps = [rng.random() ** 2 if rng.random() < 0.6 else rng.choice(pool) for _ in range(m)]
+        expected = sps.false_discovery_control(ps, method="bh")
+        got = benjamini_hochberg(ps)
+        assert len(got) == m
+        assert all(close(g, float(e), 1e-9) for g, e in zip(got, expected)), ps
+
+
+def test_benjamini_hochberg_edges():
+    assert benjamini_hochberg([]) == []
+    assert benjamini_hochberg([0.02]) == [0.02]
+    with pytest.raises(ValueError):
+        benjamini_hochberg([0.5, 1.2])
