@@ -25,6 +25,11 @@ from pytest_rollout_parity.core.stats import (
     sign_test,
 )
 from pytest_rollout_parity.core.stats_dist import t_cdf, t_ppf
+from pytest_rollout_parity.core.stats_noise import (
+    fisher_exact_two_sided,
+    permutation_p_value,
+    task_p_value,
+)
 
 
 def close(a: float, b: float, tol: float) -> bool:
@@ -237,6 +242,98 @@ def test_mcnemar_table_needs_binary_rewards():
     assert mcnemar_table([(1.0, 0.0), (0.5, 1.0)]) is None
     assert mcnemar_table([]) is None
     assert mcnemar_table([(1, 0), (True, False)]) == McNemarTable(0, 2, 0, 0)
+
+
+# --- per-task noise ---------------------------------------------------------------------------
+
+
+def test_fisher_matches_scipy_on_every_small_table():
+    for a_n, b_n in itertools.product(range(1, 6), repeat=2):
+        for a, b in itertools.product(range(a_n + 1), range(b_n + 1)):
+            expected = sps.fisher_exact([[a, a_n - a], [b, b_n - b]]).pvalue
+            assert close(fisher_exact_two_sided(a, a_n, b, b_n), expected, 1e-9), (a, a_n, b, b_n)
+
+
+def test_fisher_matches_scipy_on_random_tables():
+    rng = random.Random(7)
+    for _ in range(300):
+        a_n, b_n = rng.randint(1, 60), rng.randint(1, 60)
+        a, b = rng.randint(0, a_n), rng.randint(0, b_n)
+        expected = sps.fisher_exact([[a, a_n - a], [b, b_n - b]]).pvalue
+        assert close(fisher_exact_two_sided(a, a_n, b, b_n), expected, 1e-9), (a, a_n, b, b_n)
+
+
+def test_fisher_bad_counts():
+    with pytest.raises(ValueError):
+        fisher_exact_two_sided(3, 2, 0, 2)
+
+
+def abs_mean_gap(x: np.ndarray, y: np.ndarray, axis: int) -> np.ndarray:
+    return np.abs(np.mean(x, axis=axis) - np.mean(y, axis=axis))
+
+
+def scipy_exact_permutation(xs: list[float], ys: list[float]) -> float:
+    """Share of splits with |mean gap| >= the observed one (scipy's relative tolerance, 100 eps)."""
+    return sps.permutation_test(
+        (xs, ys),
+        abs_mean_gap,
+        permutation_type="independent",
+        alternative="greater",
+        n_resamples=np.inf,
+        vectorized=True,
+    ).pvalue
+
+
+def test_exact_permutation_matches_scipy():
+    rng = random.Random(8)
+    for case in range(60):
+        nx, ny = rng.randint(2, 6), rng.randint(2, 6)
+        if case % 2:
+            draw = lambda: rng.choice([0.0, 0.25, 0.5, 0.75, 1.0])  # noqa: E731 - ties on purpose
+        else:
+            draw = rng.random
+        xs, ys = [draw() for _ in range(nx)], [draw() for _ in range(ny)]
+        assert close(permutation_p_value(xs, ys), scipy_exact_permutation(xs, ys), 1e-9), (xs, ys)
+
+
+def test_permutation_two_sided_is_symmetric_and_one_when_no_gap():
+    xs, ys = [0.1, 0.9, 0.4], [0.3, 0.2, 0.8, 0.7]
+    assert permutation_p_value(xs, ys) == permutation_p_value(ys, xs)
+    assert permutation_p_value([0.5, 0.5], [0.5, 0.5, 0.5]) == 1.0
+
+
+def test_monte_carlo_is_seeded_and_close_to_the_exact_value():
+    rng = random.Random(11)
+    xs = [rng.random() for _ in range(9)]
+    ys = [rng.random() + 0.25 for _ in range(9)]
+    exact = permutation_p_value(xs, ys)  # C(18, 9) = 48620 splits: enumerated
+    first = permutation_p_value(xs, ys, exact_limit=1000, seed=3)
+    assert first == permutation_p_value(xs, ys, exact_limit=1000, seed=3)
+    assert first != exact and abs(first - exact) <= 0.02
+    hits = first * 10_001
+    assert abs(hits - round(hits)) < 1e-6 and round(hits) >= 1  # (count + 1) / (draws + 1)
+
+
+def test_many_rows_use_monte_carlo_with_a_floor_above_zero():
+    xs, ys = [1.0] * 10 + [0.9] * 5, [0.0] * 10 + [0.1] * 5  # C(30, 15) splits: sampled
+    assert permutation_p_value(xs, ys) == 1 / 10_001
+
+
+def test_task_p_value_dispatch():
+    assert task_p_value([1.0], [0.0, 1.0]) is None
+    assert task_p_value([1.0, 0.0], [0.0]) is None
+    binary_old, binary_new = [1.0] * 5, [0.0] * 5
+    assert task_p_value(binary_old, binary_new) == fisher_exact_two_sided(5, 5, 0, 5)
+    assert close(task_p_value(binary_old, binary_new), sps.fisher_exact([[5, 0], [0, 5]]).pvalue, 1e-9)
+    graded_old, graded_new = [1.0, 0.5, 1.0], [0.0, 0.5]
+    assert task_p_value(graded_old, graded_new) == permutation_p_value(graded_old, graded_new)
+
+
+def test_permutation_bad_inputs():
+    with pytest.raises(ValueError):
+        permutation_p_value([], [1.0])
+    with pytest.raises(ValueError):
+        permutation_p_value([math.inf, 1.0], [1.0])
 
 
 # --- Benjamini-Hochberg -----------------------------------------------------------------------
