@@ -21,6 +21,8 @@ OPTION_NAMES = {
     "logs_roots": "--parity-logs-root",
     "json_path": "--parity-json",
     "strict": "--parity-strict",
+    "margin": "--parity-margin",
+    "alpha": "--parity-alpha",
 }
 
 
@@ -39,6 +41,10 @@ class ParitySettings(BaseModel):
     logs_roots: tuple[Path, ...] = ()
     json_path: Optional[Path] = None
     strict: bool = False
+    #: margin mode: the largest mean-reward difference accepted as parity (reward units)
+    margin: Optional[float] = Field(None, ge=0, allow_inf_nan=False)
+    #: the false discovery rate below which a flip's repeats show it is not noise (margin mode)
+    alpha: float = Field(0.05, gt=0, lt=1)
 
     @field_validator("key")
     @classmethod
@@ -72,12 +78,23 @@ def addoptions(parser: pytest.Parser) -> None:
         "--parity-strict", action="store_true", default=None,
         help="masked, missing and agent-error tasks fail instead of xfail",
     )
+    group.addoption(
+        "--parity-margin", metavar="M",
+        help="margin mode: pass when the mean reward difference is shown within +-M (reward units, e.g. 0.02); "
+        "a flip then fails only when its repeats show it is not noise",
+    )
+    group.addoption(
+        "--parity-alpha", metavar="A",
+        help="margin mode: false discovery rate for the per-task tests of flips (default 0.05)",
+    )
     parser.addini("parity_old", "rollouts JSONL of the old (reference) side", default=None)
     parser.addini("parity_new", "rollouts JSONL of the new (candidate) side", default=None)
     parser.addini("parity_key", "dotted field holding the task id, for both sides", default=None)
     _addini_scalar(parser, "parity_tail", "lines of the losing side's verifier output per flip", int)
     parser.addini("parity_logs_root", "extra directories for relative verifier_logs_dir", type="linelist", default=[])
     _addini_scalar(parser, "parity_strict", "masked, missing and agent-error tasks fail instead of xfail", bool)
+    _addini_scalar(parser, "parity_margin", "margin mode: the accepted mean reward difference (reward units)", float)
+    _addini_scalar(parser, "parity_alpha", "margin mode: false discovery rate for the flips' tests", float)
 
 
 def _addini_scalar(parser: pytest.Parser, name: str, help: str, scalar: type) -> None:
@@ -127,7 +144,9 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
         raise pytest.UsageError(f"{given} was given without {missing}: the gate needs both sides")
 
     for field_name, option, ini_name in (("key", "parity_key", "parity_key"), ("tail", "parity_tail", "parity_tail"),
-                                         ("strict", "parity_strict", "parity_strict")):
+                                         ("strict", "parity_strict", "parity_strict"),
+                                         ("margin", "parity_margin", "parity_margin"),
+                                         ("alpha", "parity_alpha", "parity_alpha")):
         cli = config.getoption(option)
         if cli is not None:
             raw[field_name], sources[field_name] = cli, OPTION_NAMES[field_name]
