@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -183,13 +184,25 @@ def _mode_for(path: Path) -> int:
         return 0o666 & ~umask
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def json_text(data: dict[str, Any]) -> str:
+    """The summary as UTF-8-safe JSON: raw text, but a lone surrogate (no UTF-8 form) as its escape.
+
+    A lone surrogate can only sit inside a JSON string, where `\\udXXXX` reads back as the same text.
+    """
+    text = json.dumps(data, indent=2, ensure_ascii=False)
+    return _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
 def write_json_atomically(path: Path, data: dict[str, Any]) -> None:
     """Write the summary through a temporary file beside it, so a reader never sees half a file."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         os.chmod(tmp, _mode_for(path))
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2, ensure_ascii=False)
+            handle.write(json_text(data))
             handle.write("\n")
         os.replace(tmp, path)
     except BaseException:
