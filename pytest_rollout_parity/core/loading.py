@@ -25,6 +25,7 @@ from .skeleton import DecodeError as SKELETON_ERRORS
 from .skeleton import Decoder, skeleton_decoder
 
 BOM = b"\xef\xbb\xbf"
+LFS_POINTER = b"version https://git-lfs.github.com/spec/"
 T = TypeVar("T")
 
 
@@ -99,6 +100,8 @@ def iter_objects(
                 if line_no == 1 and raw.startswith(BOM):
                     raw = raw[3:]
                     start += 3
+                if line_no == 1 and raw.startswith(LFS_POINTER):
+                    raise CompareInputError(f"{display}: a Git LFS pointer, not the file: run git lfs pull")
                 if not raw or raw.isspace():
                     continue
                 obj: Any = None
