@@ -46,9 +46,9 @@ class PendingRow:
 class SideBuilder:
     """Accumulates one side: each row's facts and join value; errors name the row's location."""
 
-    def __init__(self, key: Optional[str]) -> None:
+    def __init__(self, key: Optional[str], key_option: str = "--parity-key") -> None:
         self.key = key
-        self.vote = KeyVote(key)
+        self.vote = KeyVote(key, key_option)
         self.facts: list[RowFacts] = []
         self._lost_last_field_at: Optional[str] = None
         self._rows_with_reward_field = 0

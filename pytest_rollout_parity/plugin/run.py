@@ -30,9 +30,9 @@ class ParityRun:
     @classmethod
     def load(cls, settings: ParitySettings, invocation_dir: Path) -> "ParityRun":
         """Stream both sides; raises CompareInputError naming the file and line."""
-        old = load_side(settings.old, settings.key, settings.old_shown)
-        new = old if settings.same_file else load_side(settings.new, settings.key, settings.new_shown)
-        result = compare_loaded(old, new, settings.key)
+        old = _load(settings, "old")
+        new = old if _same_selection(settings) else _load(settings, "new")
+        result = compare_loaded(old, new, old_key=settings.side_key("old")[0], new_key=settings.side_key("new")[0])
         roots = LogRoots(
             invocation_dir=invocation_dir,
             old_dir=settings.old.parent,
@@ -58,3 +58,20 @@ class ParityRun:
             verdicts_changed=verdicts_changed,
             outcomes=outcomes or {},
         )
+
+
+def _load(settings: ParitySettings, side: str) -> LoadedSide:
+    """Stream one side with its own key and agent (each named by the option that gave it)."""
+    key, key_option = settings.side_key(side)
+    agent, agent_option = settings.side_agent(side)
+    path, shown = (settings.old, settings.old_shown) if side == "old" else (settings.new, settings.new_shown)
+    return load_side(path, key, shown, agent, key_option, agent_option)
+
+
+def _same_selection(settings: ParitySettings) -> bool:
+    """Both sides are the same file read the same way: it is streamed once."""
+    return (
+        settings.same_file
+        and settings.side_key("old")[0] == settings.side_key("new")[0]
+        and settings.side_agent("old")[0] == settings.side_agent("new")[0]
+    )
