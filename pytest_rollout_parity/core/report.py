@@ -16,6 +16,7 @@ from typing import Any, Optional
 
 from tabulate import tabulate
 
+from .aggregate import AggregateCheck
 from .model import CompareResult, TaskComparison, TaskSide
 
 LIST_CAP = 10
@@ -33,6 +34,8 @@ class RunInfo:
     selected: Optional[int] = None
     verdicts_changed: int = 0
     outcomes: dict[str, int] = field(default_factory=dict)
+    #: each side's `<stem>_aggregate_metrics.json` checked against its rows, when the file exists
+    aggregate: dict[str, AggregateCheck] = field(default_factory=dict)
 
 
 def _side_dict(side: Optional[TaskSide]) -> Optional[dict[str, Any]]:
@@ -83,6 +86,8 @@ def summary_dict(result: CompareResult, run: Optional[RunInfo] = None) -> dict[s
     notes = list(result.notes)
     if run is not None and run.same_file:
         notes.append("both sides are the same file")
+    if run is not None:
+        notes.extend(check.note for check in run.aggregate.values() if check.note)
     summary: dict[str, Any] = {
         "counts": result.counts(),
         "join": {
@@ -109,6 +114,9 @@ def summary_dict(result: CompareResult, run: Optional[RunInfo] = None) -> dict[s
             "new": run.new_file,
             "old_sidecar": run.old_sidecar,
             "new_sidecar": run.new_sidecar,
+        }
+        summary["aggregate_metrics"] = {
+            side: check.as_dict() if (check := run.aggregate.get(side)) else None for side in ("old", "new")
         }
         summary["run"] = {
             "selected": run.selected,
@@ -147,6 +155,13 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
     """The `rollout parity` terminal section, line by line, rendered from :func:`summary_dict`."""
     counts = summary["counts"]
     lines = [_side_line("old", summary), _side_line("new", summary)]
+    for name, check in (summary.get("aggregate_metrics") or {}).items():
+        if check and check["recorded_mean"] is not None:
+            lines.append(
+                f"{name} aggregate metrics: mean reward {check['recorded_mean']!r} recorded, "
+                f"{check['computed_mean']!r} from {_plural(check['rows'], 'row')}"
+                + (f" (agent {check['agent']})" if check["agent"] else "")
+            )
     for note in summary["notes"]:
         lines.append(f"note: {note if len(note) <= 400 else note[:400] + ' ... (see --parity-json)'}")
     table = [

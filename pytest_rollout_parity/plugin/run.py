@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from ..core.aggregate import AggregateCheck, check_side
 from ..core.api import compare_loaded
 from ..core.loading import LoadedSide, load_side, sidecar_display
 from ..core.model import CompareResult
@@ -26,6 +27,7 @@ class ParityRun:
     result: CompareResult
     names: tuple[str, ...]
     roots: LogRoots
+    aggregate: dict[str, AggregateCheck]
 
     @classmethod
     def load(cls, settings: ParitySettings, invocation_dir: Path) -> "ParityRun":
@@ -39,7 +41,13 @@ class ParityRun:
             new_dir=settings.new.parent,
             extra=settings.logs_roots,
         )
-        return cls(settings, old, new, result, tuple(item_names([t.task for t in result.tasks])), roots)
+        aggregate = {
+            name: check
+            for name, side in (("old", old), ("new", new))
+            if (check := check_side(side.path, side.display, side.agent, side.facts, name)) is not None
+        }
+        names = tuple(item_names([t.task for t in result.tasks]))
+        return cls(settings, old, new, result, names, roots, aggregate)
 
     def flip_message(self, index: int) -> str:
         """The failure message of the flip at ``index`` (reads its verifier log)."""
@@ -57,6 +65,7 @@ class ParityRun:
             selected=selected,
             verdicts_changed=verdicts_changed,
             outcomes=outcomes or {},
+            aggregate=self.aggregate,
         )
 
 
