@@ -34,7 +34,7 @@ def _num(value: float) -> str:
     return f"{value:.4f}"
 
 
-def aggregate(stats: PairedStats, margin: float) -> Aggregate:
+def equivalence(stats: PairedStats, margin: float) -> Aggregate:
     """Two one-sided tests of Δ against ±``margin``; absent statistics fail with their reason."""
     where = f"margin ±{margin:g}"
     if stats.absent is not None or stats.lower_bound is None or stats.upper_bound is None or stats.delta is None:

@@ -117,7 +117,7 @@ class AggregateItem(pytest.Item):
 
     def runtest(self) -> None:
         """Pass when the one-sided 95% bounds of the mean difference lie within the margin."""
-        decision = self.run.aggregate
+        decision = self.run.equivalence
         if decision is None:  # pragma: no cover - collected only in margin mode
             return
         self.user_properties.append((AGGREGATE_PROPERTY, decision.message))

@@ -13,7 +13,7 @@ import pytest
 from scipy import stats as sps
 
 from pytest_rollout_parity.core.api import compare_rollouts
-from pytest_rollout_parity.core.margin import AGGREGATE_NAME, aggregate, judge_flip, judge_flips
+from pytest_rollout_parity.core.margin import AGGREGATE_NAME, equivalence, judge_flip, judge_flips
 from pytest_rollout_parity.core.model import CompareResult
 from pytest_rollout_parity.core.naming import item_names
 from pytest_rollout_parity.core.outcomes import default_verdict
@@ -167,7 +167,7 @@ def _stats(delta: float, low: float, high: float) -> PairedStats:
 
 
 def test_aggregate_passes_inside_the_margin() -> None:
-    decision = aggregate(_stats(-0.004, -0.016, 0.008), 0.05)
+    decision = equivalence(_stats(-0.004, -0.016, 0.008), 0.05)
     assert decision.passed and (decision.lower_bound, decision.upper_bound) == (-0.016, 0.008)
     assert decision.message.startswith(f"{AGGREGATE_NAME}: equivalent within the margin")
     assert "n = 300" in decision.message and "±0.05" in decision.message
@@ -180,7 +180,7 @@ def test_aggregate_passes_inside_the_margin() -> None:
      (-0.07, 0.07, ["lower bound -0.0700 < -0.05", "upper bound 0.0700 > +0.05"])],
 )
 def test_aggregate_names_the_side_that_broke(low: float, high: float, broken: list[str]) -> None:
-    decision = aggregate(_stats((low + high) / 2, low, high), 0.05)
+    decision = equivalence(_stats((low + high) / 2, low, high), 0.05)
     assert not decision.passed
     for text in broken:
         assert text in decision.message
@@ -190,11 +190,11 @@ def test_aggregate_names_the_side_that_broke(low: float, high: float, broken: li
 
 
 def test_aggregate_on_the_boundary_passes() -> None:
-    assert aggregate(_stats(0.0, -0.05, 0.05), 0.05).passed
+    assert equivalence(_stats(0.0, -0.05, 0.05), 0.05).passed
 
 
 def test_aggregate_without_statistics_fails_with_the_reason() -> None:
-    decision = aggregate(paired_stats([(1.0, 0.0)]), 0.05)
+    decision = equivalence(paired_stats([(1.0, 0.0)]), 0.05)
     assert not decision.passed and decision.lower_bound is None and decision.upper_bound is None
     assert "no decision" in decision.message and "at least 2" in decision.message
 
