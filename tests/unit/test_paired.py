@@ -244,3 +244,53 @@ def test_reserved_item_name_pushes_a_colliding_task_aside() -> None:
     assert names[1].startswith("parity-aggregate-") and names[2].startswith("parity_aggregate")
     assert AGGREGATE_NAME not in names and len(set(names)) == 3
     assert item_names(["parity-aggregate"]) == ["parity-aggregate"]
+
+
+PAIRED_KEYS = {"n", "old_mean", "new_mean", "delta", "ci95", "clustered_by", "sign_test", "table", "absent"}
+
+
+def test_summary_json_shape() -> None:
+    from pytest_rollout_parity.core.report import summary_dict
+
+    result = compare({"reg": [1.0] * 5, "a": [1.0] * 5, "b": [0.0] * 5}, {"reg": [0.0] * 5, "a": [1.0] * 5, "b": [0.0] * 5})
+    summary = summary_dict(result)
+    paired = summary["paired"]
+    assert set(paired) == PAIRED_KEYS
+    assert paired["n"] == 3 and paired["delta"] == pytest.approx(-1 / 3)
+    assert isinstance(paired["ci95"], list) and len(paired["ci95"]) == 2
+    assert paired["sign_test"] == {"better": 0, "worse": 1, "p": 1.0}
+    assert paired["table"] is None and paired["clustered_by"] is None and paired["absent"] is None
+    p_values = {task["task"]: task["p_value"] for task in summary["tasks"]}
+    assert p_values["reg"] == pytest.approx(2 / 252) and p_values["a"] is None and p_values["b"] is None
+    assert "aggregate" not in summary
+    with_margin = summary_dict(result, margin=0.05)
+    assert set(with_margin["aggregate"]) == {"margin", "lower_bound", "upper_bound", "passed"}
+    assert with_margin["aggregate"]["passed"] is False
+
+
+def test_summary_lines_show_the_paired_section_and_clustering() -> None:
+    from pytest_rollout_parity.core.report import summary_dict, summary_lines
+
+    old = [row("a", 1.0, "alpha"), row("b", 0.0, "alpha"), row("c", 1.0, "beta"), row("d", 0.0, "beta")]
+    new = [row("a", 0.0, "alpha"), row("b", 0.0, "alpha"), row("c", 1.0, "beta"), row("d", 1.0, "beta")]
+    summary = summary_dict(compare_rollouts(old, new), margin=0.5)
+    assert summary["paired"]["clustered_by"] == "taskset"
+    lines = summary_lines(summary)
+    start = lines.index("paired over 4 compared tasks (d = new - old of the task means):")
+    assert lines[start + 1].startswith("    old mean 0.5000, new mean 0.5000, delta 0.0000, 95% CI [")
+    assert lines[start + 1].endswith(", standard error clustered by taskset")
+    assert lines[start + 2] == "    sign test: 1 better, 1 worse, p = 1.000"
+    assert lines[start + 3] == "    old x new pass/fail: both pass 1, old only 1, new only 1, both fail 1"
+    # two tasksets: t with 1 degree of freedom, far too wide for a margin of 0.5
+    assert lines[start + 4].startswith("aggregate at margin ±0.5: FAILED (not shown equivalent)")
+
+
+def test_summary_lines_when_figures_are_absent() -> None:
+    from pytest_rollout_parity.core.report import summary_dict, summary_lines
+
+    lines = summary_lines(summary_dict(compare({"a": [1.0]}, {"b": [1.0]}), margin=0.1))
+    start = lines.index("paired over 0 compared tasks (d = new - old of the task means):")
+    assert lines[start + 1:start + 3] == [
+        "    figures absent: no compared tasks",
+        "aggregate at margin ±0.1: FAILED, no decision: no compared tasks",
+    ]
