@@ -14,7 +14,7 @@ from ..core.margin import AGGREGATE_NAME, Aggregate, FlipJudgement, equivalence,
 from ..core.model import CompareResult
 from ..core.naming import item_names
 from ..core.outcomes import flip_message
-from ..core.paired import PairedSection, noise_text, paired_section
+from ..core.paired import PairedSection, noise_text, paired_section, task_noise
 from ..core.report import RunInfo
 from ..core.verifier import LogRoots
 from .settings import ParitySettings
@@ -75,7 +75,10 @@ class ParityRun:
     def flip_message(self, index: int) -> str:
         """The failure message of the flip at ``index`` (reads its verifier log)."""
         comparison = self.result.tasks[index]
-        p = self.paired.p_values[index]
+        if self.settings.margin is None and "paired" not in self.__dict__:
+            p = task_noise(comparison)  # this task's alone: an xdist worker need not test every flip
+        else:
+            p = self.paired.p_values[index]
         noise = noise_text(comparison, p) if p is not None else None
         return flip_message(comparison, self.settings.tail, self.roots, noise, self.judgements[index])
 
