@@ -38,11 +38,36 @@ FAILURE_KIND = "failure_kind"
 
 # --- agent-level errors reported on a scored row -------------------------------------------
 
-#: The legacy free-text error (its last non-blank line is shown).
+#: The legacy free-text error (any non-empty value; its last non-blank line is shown).
 ERROR = "error"
 #: An object whose truthy ``*error_type`` entries name an agent error.
 RESPONSE_METADATA = "response.metadata"
-AGENT_ERROR_FIELDS: tuple[str, ...] = (ERROR, RESPONSE_METADATA)
+#: The legacy `harbor_agent`'s 0/1 counters of agent failures; 1 (or true) is an agent error.
+AGENT_ERROR_COUNTERS: tuple[str, ...] = (
+    "context_length_exceeded_error",
+    "memory_limit_exceeded_error",
+    "agent_timeout_error",
+)
+#: anyswe: true when the agent ran out of time.
+AGENT_TIMED_OUT = "agent_timed_out"
+#: false on a reward-0 row: the evaluation did not run (an infrastructure failure, not a real 0).
+EVALUATION_COMPLETED = "evaluation_completed"
+#: browsecomp's error text.
+AGENT_ERROR_TEXT = "agent_error"
+AGENT_ERROR_FIELDS: tuple[str, ...] = (
+    ERROR,
+    RESPONSE_METADATA,
+    *AGENT_ERROR_COUNTERS,
+    AGENT_TIMED_OUT,
+    EVALUATION_COMPLETED,
+    AGENT_ERROR_TEXT,
+)
+
+# --- which agent ran the row ---------------------------------------------------------------
+
+#: NeMo Gym's stamp of the agent (a side holding several agents compares one of them).
+AGENT_REF = "agent_ref"
+AGENT_NAME = "agent_ref.name"
 
 # --- the collector's stamps and its failures sidecar ---------------------------------------
 
@@ -61,8 +86,11 @@ EMBEDDED_OUTPUT_FIELDS: tuple[str, ...] = ("test_output", "verifier_stdout", "ve
 
 # --- what loading a side reads ------------------------------------------------------------
 
-#: Every path a row is reduced from at load time, besides the join field(s).
-LOAD_FIELDS: tuple[str, ...] = (REWARD, MASK_SAMPLE, FAILURE_KIND, *AGENT_ERROR_FIELDS, *SIDECAR_FIELDS)
+#: Every path a row is reduced from at load time, besides the join field(s). The presence of
+#: :data:`REWARD` itself matters too: a file none of whose rows has it is not a rollouts file.
+LOAD_FIELDS: tuple[str, ...] = (
+    REWARD, MASK_SAMPLE, FAILURE_KIND, *AGENT_ERROR_FIELDS, AGENT_NAME, *SIDECAR_FIELDS
+)
 
 
 def load_paths(key: Optional[str]) -> tuple[str, ...]:

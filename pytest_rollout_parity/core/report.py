@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,7 +16,11 @@ from typing import Any, Optional
 
 from tabulate import tabulate
 
+from .aggregate import AggregateCheck
+from .margin import equivalence
 from .model import CompareResult, TaskComparison, TaskSide
+from .paired import PairedSection, paired_section
+from .paired_report import aggregate_dict, paired_dict, paired_lines
 
 LIST_CAP = 10
 
@@ -32,6 +37,8 @@ class RunInfo:
     selected: Optional[int] = None
     verdicts_changed: int = 0
     outcomes: dict[str, int] = field(default_factory=dict)
+    #: each side's `<stem>_aggregate_metrics.json` checked against its rows, when the file exists
+    aggregate: dict[str, AggregateCheck] = field(default_factory=dict)
 
 
 def _side_dict(side: Optional[TaskSide]) -> Optional[dict[str, Any]]:
@@ -47,13 +54,14 @@ def _side_dict(side: Optional[TaskSide]) -> Optional[dict[str, Any]]:
     }
 
 
-def _task_dict(task: TaskComparison) -> dict[str, Any]:
+def _task_dict(task: TaskComparison, p_value: Optional[float]) -> dict[str, Any]:
     return {
         "task": task.task,
         "category": task.category,
         "winner": task.winner,
         "old": _side_dict(task.old),
         "new": _side_dict(task.new),
+        "p_value": p_value,
     }
 
 
@@ -77,11 +85,24 @@ def nothing_compared(result: CompareResult) -> Optional[str]:
     )
 
 
-def summary_dict(result: CompareResult, run: Optional[RunInfo] = None) -> dict[str, Any]:
-    """The JSON summary (CONTRACT.md), from the result and, in a pytest run, the run's extras."""
+def summary_dict(
+    result: CompareResult,
+    run: Optional[RunInfo] = None,
+    *,
+    paired: Optional[PairedSection] = None,
+    margin: Optional[float] = None,
+) -> dict[str, Any]:
+    """The JSON summary (README, "The JSON summary"), from the result and, in a pytest run, the run's extras.
+
+    ``paired`` is the result's paired section when the caller already has it (else computed);
+    with a ``margin`` the summary also holds the aggregate equivalence decision.
+    """
+    section = paired if paired is not None else paired_section(result)
     notes = list(result.notes)
     if run is not None and run.same_file:
         notes.append("both sides are the same file")
+    if run is not None:
+        notes.extend(check.note for check in run.aggregate.values() if check.note)
     summary: dict[str, Any] = {
         "counts": result.counts(),
         "join": {
@@ -100,14 +121,20 @@ def summary_dict(result: CompareResult, run: Optional[RunInfo] = None) -> dict[s
         "compared": result.compared,
         "nothing_compared": nothing_compared(result),
         "notes": notes,
-        "tasks": [_task_dict(t) for t in result.tasks],
+        "paired": paired_dict(section),
+        "tasks": [_task_dict(t, p) for t, p in zip(result.tasks, section.p_values)],
     }
+    if margin is not None:
+        summary["aggregate"] = aggregate_dict(equivalence(section.stats, margin))
     if run is not None:
         summary["files"] = {
             "old": run.old_file,
             "new": run.new_file,
             "old_sidecar": run.old_sidecar,
             "new_sidecar": run.new_sidecar,
+        }
+        summary["aggregate_metrics"] = {
+            side: check.as_dict() if (check := run.aggregate.get(side)) else None for side in ("old", "new")
         }
         summary["run"] = {
             "selected": run.selected,
@@ -146,6 +173,13 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
     """The `rollout parity` terminal section, line by line, rendered from :func:`summary_dict`."""
     counts = summary["counts"]
     lines = [_side_line("old", summary), _side_line("new", summary)]
+    for name, check in (summary.get("aggregate_metrics") or {}).items():
+        if check and check["recorded_mean"] is not None:
+            lines.append(
+                f"{name} aggregate metrics: mean reward {check['recorded_mean']!r} recorded, "
+                f"{check['computed_mean']!r} from {_plural(check['rows'], 'row')}"
+                + (f" (agent {check['agent']})" if check["agent"] else "")
+            )
     for note in summary["notes"]:
         lines.append(f"note: {note if len(note) <= 400 else note[:400] + ' ... (see --parity-json)'}")
     table = [
@@ -163,6 +197,8 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
         labels = [task["task"] for task in summary["tasks"] if task["category"] == category]
         if labels:
             lines.append(f"{category}: {_capped(labels)}")
+    tested = sum(1 for task in summary["tasks"] if task.get("p_value") is not None)
+    lines.extend(paired_lines(summary["paired"], summary.get("aggregate"), tested))
     run = summary.get("run") or {}
     if run.get("selected") is not None and run["selected"] != counts["tasks"]:
         lines.append(f"selected: {run['selected']} of {counts['tasks']} parity items ran")
@@ -183,13 +219,25 @@ def _mode_for(path: Path) -> int:
         return 0o666 & ~umask
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def json_text(data: dict[str, Any]) -> str:
+    """The summary as UTF-8-safe JSON: raw text, but a lone surrogate (no UTF-8 form) as its escape.
+
+    A lone surrogate can only sit inside a JSON string, where `\\udXXXX` reads back as the same text.
+    """
+    text = json.dumps(data, indent=2, ensure_ascii=False)
+    return _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
 def write_json_atomically(path: Path, data: dict[str, Any]) -> None:
     """Write the summary through a temporary file beside it, so a reader never sees half a file."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         os.chmod(tmp, _mode_for(path))
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2, ensure_ascii=False)
+            handle.write(json_text(data))
             handle.write("\n")
         os.replace(tmp, path)
     except BaseException:

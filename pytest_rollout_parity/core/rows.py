@@ -11,8 +11,12 @@ import sys
 from typing import Any, Optional
 
 from .fields import (
+    AGENT_ERROR_COUNTERS,
+    AGENT_ERROR_TEXT,
+    AGENT_TIMED_OUT,
     EMBEDDED_OUTPUT_FIELDS,
     ERROR,
+    EVALUATION_COMPLETED,
     FAILURE_CLASS,
     FAILURE_KIND,
     MASK_SAMPLE,
@@ -76,20 +80,45 @@ def mask_reason(row: dict[str, Any], reward: Optional[float]) -> Optional[str]:
     return None
 
 
-def agent_error(row: dict[str, Any]) -> Optional[str]:
-    """An agent-level error the row reports while still scored: legacy `error`, or `*error_type`."""
+def _last_line(value: Any) -> str:
+    """The last non-blank line of an error text, cut to a readable length."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1][:AGENT_ERROR_MAX_CHARS] if lines else "(whitespace only)"
+
+
+def _counter_set(value: Any) -> bool:
+    """A 0/1 counter that is on: true, or a number of at least 1."""
+    if isinstance(value, bool):
+        return value
+    return isinstance(value, (int, float)) and value >= 1
+
+
+def agent_error(row: dict[str, Any], reward: Optional[float] = None) -> Optional[str]:
+    """An agent-level error the row reports while still scored, named by the field that says so.
+
+    The signals, in order, are listed in docs/semantics.md ("Agent errors"). `agent_error_kind`
+    alone is not one: it is also set on rows that scored 1.0.
+    """
     error = row.get(ERROR)
     if error:
-        text = error if isinstance(error, str) else json.dumps(error, ensure_ascii=False)
-        lines = [line.strip() for line in text.splitlines() if line.strip()]
-        if lines:
-            return f"error: {lines[-1][:AGENT_ERROR_MAX_CHARS]}"
+        return f"error: {_last_line(error)}"
     response = row.get(_RESPONSE)
     metadata = response.get(_METADATA) if isinstance(response, dict) else None
     if isinstance(metadata, dict):
         for name, value in metadata.items():
             if value and isinstance(name, str) and name.endswith("error_type"):
                 return f"{name}={value}"
+    for name in AGENT_ERROR_COUNTERS:
+        if _counter_set(row.get(name)):
+            return f"{name}={json.dumps(row[name])}"
+    if row.get(AGENT_TIMED_OUT) is True:
+        return f"{AGENT_TIMED_OUT}=true"
+    if row.get(EVALUATION_COMPLETED) is False and reward == 0:
+        return f"{EVALUATION_COMPLETED}=false on a reward-0 row (the evaluation did not run)"
+    text = row.get(AGENT_ERROR_TEXT)
+    if isinstance(text, str) and text:
+        return f"{AGENT_ERROR_TEXT}: {_last_line(text)}"
     return None
 
 
@@ -111,7 +140,7 @@ def reduce_row(
         origin,
         reward,
         _interned(mask),
-        agent_error(row),
+        agent_error(row, reward),
         _interned(kind) if isinstance(kind, str) and kind else None,
         row if keep else None,
     )

@@ -12,9 +12,13 @@ from typing import Any, NamedTuple, Optional
 
 from .errors import CompareInputError
 from .identity import KeyVote, TaskIdent, describe_row_task, no_key_message
-from .fields import FAILURE_MARKERS
+from .fields import FAILURE_MARKERS, REWARD
 from .model import NO_OFFSET, RowFacts, RowOrigin
 from .rows import RewardTypeError, fold_failure_record, reduce_row
+
+
+#: What a file whose rows never carry `reward` most likely is.
+NOT_ROLLOUTS = "an input dataset, not rollouts (no row has a reward field)"
 
 
 def is_failure_record(row: dict[str, Any]) -> bool:
@@ -44,16 +48,18 @@ class PendingRow:
     facts: RowFacts
     names: dict[str, Any]
     anonymous: bool
+    has_reward_field: bool = True
 
 
 class SideBuilder:
     """Accumulates one side: each row's facts and join value; errors name the row's location."""
 
-    def __init__(self, key: Optional[str]) -> None:
+    def __init__(self, key: Optional[str], key_option: str = "--parity-key") -> None:
         self.key = key
-        self.vote = KeyVote(key)
+        self.vote = KeyVote(key, key_option)
         self.facts: list[RowFacts] = []
         self._lost_last_field_at: Optional[str] = None
+        self._rows_with_reward_field = 0
 
     def prepare(self, row: dict[str, Any], source: RowSource, *, keep: bool) -> PendingRow:
         """Reduce a row; a sidecar record is folded into the masked row it stands for.
@@ -73,7 +79,7 @@ class SideBuilder:
             task = describe_row_task(row, self.key)
             raise CompareInputError(f"{source.where}: {exc}" + (f" (task {task})" if task else "")) from None
         anonymous = (sidecar or is_failure_record(row)) and names_no_task(row, self.key)
-        return PendingRow(source.where, facts, self.vote.candidate_values(row), anonymous)
+        return PendingRow(source.where, facts, self.vote.candidate_values(row), anonymous, sidecar or REWARD in row)
 
     def add(self, pending: PendingRow) -> None:
         """Join a prepared row to the side; its key value votes unless it is anonymous."""
@@ -84,6 +90,8 @@ class SideBuilder:
         if had_fields and not self.vote.columns:
             self._lost_last_field_at = pending.where
         self.facts.append(pending.facts)
+        if pending.facts.origin is RowOrigin.MAIN and pending.has_reward_field:
+            self._rows_with_reward_field += 1
 
     def add_row(self, row: dict[str, Any], source: RowSource, *, keep: bool) -> None:
         """Prepare and join a row at once (sidecar records wait: only the standing ones join)."""
@@ -91,6 +99,8 @@ class SideBuilder:
 
     def finish(self, display: str) -> tuple[Optional[str], list[Optional[TaskIdent]]]:
         """The side's join field (None when no row names a task: it borrows the other's) and values."""
+        if self.facts and not self._rows_with_reward_field and any(f.origin is RowOrigin.MAIN for f in self.facts):
+            raise CompareInputError(f"{display}: {NOT_ROLLOUTS}")
         key = self.vote.chosen()
         if key is None:
             if self.vote.voters:
