@@ -23,7 +23,8 @@ from hypothesis import strategies as st
 from pytest_rollout_parity.core import skeleton
 from pytest_rollout_parity.core.api import compare_loaded
 from pytest_rollout_parity.core.errors import CompareInputError
-from pytest_rollout_parity.core.fields import KEY_CANDIDATES, load_paths
+from pytest_rollout_parity.core.agents import NO_AGENT, agent_of
+from pytest_rollout_parity.core.fields import AGENT_ERROR_COUNTERS, KEY_CANDIDATES, REWARD, load_paths
 from pytest_rollout_parity.core.identity import ident_of
 from pytest_rollout_parity.core.loading import LoadedSide, index_pair, load_side, parse_line
 from pytest_rollout_parity.core.model import CompareResult, RowFacts, TaskSide
@@ -46,6 +47,7 @@ REWARDS = st.one_of(
     st.sampled_from([0.0, 1.0, 0.5, -0.0, 2**70, 1e-10]),
     st.floats(allow_nan=True, allow_infinity=True),
 )
+AGENTS = ["alpha", "beta"]
 #: Declared paths that another shape may hold as a literal dotted key.
 DOTTED = [path for path in KEY_CANDIDATES if "." in path]
 FILLER = st.recursive(
@@ -123,6 +125,22 @@ def rows(draw: st.DrawFn, tasks: list[str]) -> dict[str, Any]:
         row["error"] = draw(
             st.sampled_from(["Traceback...\n  boom\nValueError: bad\n", " ", "", None, {"msg": "x"}, ["é"]])
         )
+    if one_in(draw, 6):  # the legacy harbor_agent's counters, on, off or odd
+        row[draw(st.sampled_from(AGENT_ERROR_COUNTERS))] = draw(st.sampled_from([1, 0, True, False, 2, 0.5, "1", None]))
+    if one_in(draw, 6):
+        row["agent_timed_out"] = draw(st.sampled_from([True, False, "true", None, 1]))
+    if one_in(draw, 6):
+        row["evaluation_completed"] = draw(st.sampled_from([False, True, None, 0, "false"]))
+    if one_in(draw, 6):
+        row["agent_error"] = draw(st.sampled_from(["Traceback\nTimeoutError: step\n", " ", "", None, 3, ["x"]]))
+    if one_in(draw, 8):
+        row["agent_error_kind"] = draw(st.sampled_from(["other", "timeout"]))
+    if one_in(draw, 60):  # an agent stamp of an odd shape, or spelled as a literal dotted key
+        shape = draw(st.sampled_from([None, "alpha", {"type": "t"}, {"name": 3}, {"name": ""}, "literal"]))
+        if shape == "literal":
+            row["agent_ref.name"] = draw(st.sampled_from(AGENTS))
+        else:
+            row["agent_ref"] = shape
     if one_in(draw, 3):
         metadata = draw(
             st.sampled_from([{"terminus2_error_type": "TimeoutError"}, {"x_error_type": None}, {}, "text", None])
@@ -158,6 +176,8 @@ def sidecar_records(draw: st.DrawFn, tasks: list[str], path: str) -> dict[str, A
         _put(record, path, draw(key_value(draw(st.sampled_from(tasks)), path)), False)
     if one_in(draw, 4):
         record["failure_kind"] = draw(st.sampled_from(["infra", ""]))
+    if one_in(draw, 4):  # a record that names its agent (a filter drops another agent's)
+        record["agent_ref"] = {"name": draw(st.sampled_from(AGENTS))}
     return record
 
 
@@ -166,13 +186,19 @@ def _line(row: dict[str, Any], ascii_only: bool) -> str:
 
 
 @st.composite
-def side(draw: st.DrawFn, tasks: list[str], path: str) -> tuple[str, str]:
-    """A side's main file text (rows naming their task under ``path``, mostly) and its sidecar text."""
+def side(draw: st.DrawFn, tasks: list[str], path: str, agents: list[str]) -> tuple[str, str]:
+    """A side's main file text (rows naming their task under ``path``, mostly, stamped with one of
+    ``agents``) and its sidecar text."""
     main = draw(st.lists(rows(tasks), min_size=1, max_size=6))
     literal = "." in path and draw(st.booleans())
+    no_reward = one_in(draw, 25)  # an input dataset: no row has a reward field
     for row in main:
         if not one_in(draw, 30):
             _put(row, path, draw(key_value(draw(st.sampled_from(tasks)), path)), literal)
+        if agents and "agent_ref" not in row:
+            row["agent_ref"] = {"type": "responses_api_agents", "name": draw(st.sampled_from(agents))}
+        if no_reward:
+            row.pop(REWARD, None)
     records = draw(st.lists(sidecar_records(tasks, path), max_size=3))
     ascii_only = draw(st.booleans())
     blank = "\n" if one_in(draw, 6) else ""
@@ -183,13 +209,17 @@ def side(draw: st.DrawFn, tasks: list[str], path: str) -> tuple[str, str]:
 
 
 @st.composite
-def pairs(draw: st.DrawFn) -> tuple[tuple[str, str], tuple[str, str], Optional[str]]:
-    """Two sides sharing a pool of tasks, each keyed its own way or both alike, and a --parity-key."""
+def pairs(draw: st.DrawFn) -> tuple[tuple[str, str], tuple[str, str], Optional[str], Optional[str]]:
+    """Two sides sharing a pool of tasks, each keyed its own way or both alike, a key and an agent."""
     tasks = draw(st.lists(TASK_IDS, min_size=1, max_size=4, unique=True))
     old_path = draw(st.sampled_from(KEY_CANDIDATES))
     new_path = draw(st.one_of(st.just(old_path), st.sampled_from(KEY_CANDIDATES)))
     key = draw(st.sampled_from([None, None, old_path]))
-    return draw(side(tasks, old_path)), draw(side(tasks, new_path)), key
+    # the agents the sides' rows are stamped with and the one chosen: mostly a valid choice
+    valid = [([], None), ([], NO_AGENT), (["alpha"], None), (["alpha"], "alpha"), (AGENTS, "alpha"), (AGENTS, "beta")]
+    wrong = [(AGENTS, None), (["alpha"], "beta")]  # input errors: several agents and none chosen; no such agent
+    agents, agent = draw(st.sampled_from(valid * 3 + wrong))
+    return draw(side(tasks, old_path, agents)), draw(side(tasks, new_path, agents)), key, agent
 
 
 # --- comparing what each reader makes of them ------------------------------------------------
@@ -243,13 +273,13 @@ def _result(result: CompareResult) -> dict[str, Any]:
 
 
 def _loaded(side: LoadedSide) -> tuple[Any, ...]:
-    return side.key, side.sidecar, [_facts(f) for f in side.facts], side.values
+    return side.key, side.sidecar, [_facts(f) for f in side.facts], side.values, side.agent, side.agent_rows
 
 
-def _read_both(old: Path, new: Path, key: Optional[str]) -> Any:
+def _read_both(old: Path, new: Path, key: Optional[str], agent: Optional[str]) -> Any:
     """What one reader makes of the pair: the loaded sides and the result, or the error text."""
     try:
-        loaded_old, loaded_new = load_side(old, key), load_side(new, key)
+        loaded_old, loaded_new = load_side(old, key, agent=agent), load_side(new, key, agent=agent)
         return _loaded(loaded_old), _loaded(loaded_new), _result(compare_loaded(loaded_old, loaded_new, key))
     except CompareInputError as exc:
         return f"error: {exc}"
@@ -318,14 +348,16 @@ def test_a_row_decodes_and_reduces_alike(row: dict[str, Any], key: Optional[str]
         if expected is not None:
             assert ident_of(value) == ident_of(expected), name
     assert index_pair(skeleton_row) == index_pair(full)
+    assert agent_of(skeleton_row) == agent_of(full)
+    assert (REWARD in skeleton_row) == (REWARD in full)  # a file none of whose rows has it is no rollouts file
     assert is_failure_record(skeleton_row) == is_failure_record(full)
     assert names_no_task(skeleton_row, key) == names_no_task(full, key)
 
 
 @settings(max_examples=150, deadline=None)
 @given(pairs())
-def test_files_compare_alike(pair: tuple[tuple[str, str], tuple[str, str], Optional[str]]) -> None:
-    old, new, key = pair
+def test_files_compare_alike(pair: tuple[tuple[str, str], tuple[str, str], Optional[str], Optional[str]]) -> None:
+    old, new, key, agent = pair
     with tempfile.TemporaryDirectory() as folder:
         paths = []
         for name, (main, sidecar) in (("old", old), ("new", new)):
@@ -335,8 +367,11 @@ def test_files_compare_alike(pair: tuple[tuple[str, str], tuple[str, str], Optio
                 (Path(folder) / f"{name}_failures.jsonl").write_text(sidecar, encoding="utf-8")
             paths.append(path)
         with parser("auto"):
-            fast = _read_both(*paths, key)
+            fast = _read_both(*paths, key, agent)
         with parser("full"):
-            full = _read_both(*paths, key)
-    event("input error" if isinstance(full, str) else "compared")
+            full = _read_both(*paths, key, agent)
+    if isinstance(full, str):
+        event("input error: " + ("agents" if "agent" in full else "no reward field" if "input dataset" in full else "other"))
+    else:
+        event("compared")
     assert fast == full
