@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from .core.errors import CompareInputError
     from .core.loading import load_rollouts
     from .core.model import CompareResult, TaskComparison, TaskSide
-    from .core.report import summary_dict
+    from .core.render_json import summary_dict
     from .core.verdict import Verdict
 
 _PUBLIC = {
@@ -26,7 +26,7 @@ _PUBLIC = {
     "compare_files": "api",
     "compare_rollouts": "api",
     "load_rollouts": "loading",
-    "summary_dict": "report",
+    "summary_dict": "render_json",
 }
 
 __all__ = sorted(_PUBLIC)

@@ -10,7 +10,7 @@ from ..core.api import compare_loaded
 from ..core.loading import LoadedSide, load_side, sidecar_display
 from ..core.model import CompareResult
 from ..core.naming import item_names
-from ..core.report import RunInfo
+from ..core.summary import RunInfo
 from .settings import ParitySettings
 from ..core.outcomes import flip_message
 from ..core.verifier import LogRoots

@@ -6,12 +6,14 @@ summary appears once. It reads the same :class:`CompareResult` the items were bu
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Optional
 
 import pytest
 
 from .collect import CATEGORY_PROPERTY, TASK_PROPERTY, VERDICT_PROPERTY
-from ..core.report import summary_dict, summary_lines, write_json_atomically
+from ..core.render_json import write_json
+from ..core.render_terminal import summary_lines
+from ..core.summary import Summary, build_summary
 from .run import ParityRun
 
 NOTHING_COMPARED_EXIT = 2
@@ -25,7 +27,7 @@ class ParitySummary:
         self.ran: set[str] = set()
         self.verdicts_changed = 0
         self.outcomes: dict[str, int] = {}
-        self.summary: Optional[dict[str, Any]] = None
+        self.summary: Optional[Summary] = None
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -42,14 +44,14 @@ class ParitySummary:
 
     @pytest.hookimpl
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        """Build the one summary object; write it as JSON; settle the exit status."""
+        """Build the one summary object; write it as JSON; settle the exit status from its fields."""
         ran = None if session.config.option.collectonly else len(self.ran)
         info = self.run.run_info(selected=ran, verdicts_changed=self.verdicts_changed, outcomes=self.outcomes)
-        self.summary = summary_dict(self.run.result, info)
+        self.summary = build_summary(self.run.result, info)
         json_path = self.run.settings.json_path
         if json_path is not None:
             try:
-                write_json_atomically(json_path, self.summary)
+                write_json(json_path, self.summary)
             except OSError as exc:
                 tr = session.config.pluginmanager.get_plugin("terminalreporter")
                 message = f"--parity-json: cannot write {json_path}: {exc.strerror or exc}"
@@ -57,7 +59,7 @@ class ParitySummary:
                     tr.write_line(f"ERROR: {message}", red=True)
                 session.exitstatus = pytest.ExitCode.USAGE_ERROR
         _forget_quiet_phase_reports(session.config)
-        if self.summary["nothing_compared"] and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+        if self.summary.nothing_compared is not None and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             session.exitstatus = NOTHING_COMPARED_EXIT
 
     @pytest.hookimpl
