@@ -13,7 +13,8 @@ from typing import Optional
 import pytest
 
 from ..core.errors import CompareInputError
-from .collect import ParityFile
+from ._pytest_compat import QuietPhaseReports
+from .collect import ParityFile, is_parity_report
 from .fixtures import parametrize_rollout_pair
 from .placement import collect_new_file
 from .run import ParityRun
@@ -49,6 +50,7 @@ class ParityGate:
         config.pluginmanager.register(ParityCollection(self.run), "rollout-parity-collection")
         if not hasattr(config, "workerinput"):
             config.pluginmanager.register(ParitySummary(self.run), "rollout-parity-summary")
+            config.pluginmanager.register(QuietPhaseReports(is_parity_report), "rollout-parity-quiet-reports")
 
 
 class ParityCollection:

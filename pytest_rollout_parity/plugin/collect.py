@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING, Any, Iterator, Optional
 import pytest
 
 from ..core.outcomes import default_verdict
-from .run import ParityRun
 from ..core.verdict import Verdict
+from ._pytest_compat import set_crash_message
+from .run import ParityRun
 
 if TYPE_CHECKING:
     from _pytest._code.code import TerminalRepr
@@ -17,6 +18,13 @@ if TYPE_CHECKING:
 VERDICT_PROPERTY = "parity_verdict_changed"
 TASK_PROPERTY = "parity_task"
 CATEGORY_PROPERTY = "parity_category"
+
+
+def is_parity_report(report: object) -> bool:
+    """A report of a parity item: its first user property names the task."""
+    properties = getattr(report, "user_properties", None)
+    first = properties[0] if isinstance(properties, list) and properties else None
+    return isinstance(first, (tuple, list)) and bool(first) and first[0] == TASK_PROPERTY
 
 
 class ParityFile(pytest.File):
@@ -84,10 +92,7 @@ class ParityItem(pytest.Item):
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> "str | TerminalRepr":
         """The message alone, no traceback; its crash line (short summary, JUnit) is the header."""
         representation = super().repr_failure(excinfo, style="value")
-        crash = getattr(representation, "reprcrash", None)
-        if crash is not None:
-            text = str(excinfo.value)
-            crash.message = self._header or text.split("\n", 1)[0]
+        set_crash_message(representation, self._header or str(excinfo.value).split("\n", 1)[0])
         return representation
 
     def reportinfo(self) -> tuple[Path, Optional[int], str]:

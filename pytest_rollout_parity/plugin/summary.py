@@ -58,7 +58,6 @@ class ParitySummary:
                 if tr is not None:
                     tr.write_line(f"ERROR: {message}", red=True)
                 session.exitstatus = pytest.ExitCode.USAGE_ERROR
-        _forget_quiet_phase_reports(session.config)
         if self.summary.nothing_compared is not None and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             session.exitstatus = NOTHING_COMPARED_EXIT
 
@@ -70,28 +69,3 @@ class ParitySummary:
         terminalreporter.write_sep("=", "rollout parity")
         for line in summary_lines(self.summary):
             terminalreporter.write_line(line)
-
-
-def _forget_quiet_phase_reports(config: pytest.Config) -> None:
-    """Drop parity items' passed setup/teardown reports that carry no output from the reporter's stats.
-
-    The terminal reporter scans every such report once per failure to find teardown output; with
-    thousands of items and hundreds of flips that scan costs more than the whole run. Parity items
-    never write teardown output, so their quiet phase reports are never shown anyway.
-    """
-    reporter = config.pluginmanager.get_plugin("terminalreporter")
-    stats = getattr(reporter, "stats", None)
-    if not isinstance(stats, dict) or not stats.get(""):
-        return
-    stats[""] = [report for report in stats[""] if not _is_quiet_parity_phase(report)]
-
-
-def _is_quiet_parity_phase(report: object) -> bool:
-    properties = getattr(report, "user_properties", None)
-    return (
-        getattr(report, "when", None) in ("setup", "teardown")
-        and getattr(report, "passed", False)
-        and not getattr(report, "sections", None)
-        and bool(properties)
-        and properties[0][0] == TASK_PROPERTY  # type: ignore[index]
-    )
