@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Optional
 
 from ..core.api import compare_loaded
-from ..core.loading import LoadedSide, load_side, sidecar_display
+from ..core.loading import LoadedSide, load_side, sidecar_display, sidecar_path
 from ..core.model import CompareResult
 from ..core.naming import item_names
-from ..core.summary import RunInfo
-from .settings import ParitySettings
 from ..core.outcomes import flip_message
+from ..core.summary import RunInfo
 from ..core.verifier import LogRoots
+from .settings import ParitySettings
 
 
 @dataclass(frozen=True)
@@ -31,7 +32,12 @@ class ParityRun:
     def load(cls, settings: ParitySettings, invocation_dir: Path) -> "ParityRun":
         """Stream both sides; raises CompareInputError naming the file and line."""
         old = load_side(settings.old, settings.key, settings.old_shown)
-        new = old if settings.same_file else load_side(settings.new, settings.key, settings.new_shown)
+        if _read_alike(settings.old, settings.new):
+            # one file under two names: read once, each side shown under the name it was given
+            new = replace(old, path=settings.new, display=settings.new_shown or str(settings.new),
+                          sidecar=sidecar_path(settings.new) if old.sidecar else None)
+        else:
+            new = load_side(settings.new, settings.key, settings.new_shown)
         result = compare_loaded(old, new, settings.key)
         roots = LogRoots(
             invocation_dir=invocation_dir,
@@ -58,3 +64,20 @@ class ParityRun:
             verdicts_changed=verdicts_changed,
             outcomes=outcomes or {},
         )
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _read_alike(old: Path, new: Path) -> bool:
+    """Both names reach the same file and the same sidecar (or neither has one): one read serves both."""
+    if not _same(old, new):
+        return False
+    old_sidecar, new_sidecar = sidecar_path(old), sidecar_path(new)
+    if not old_sidecar.exists() and not new_sidecar.exists():
+        return True
+    return _same(old_sidecar, new_sidecar)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import TASKSET, Gate, all_text, dump, harbor_row, legacy_row
+from .conftest import TASKSET, Gate, all_text, dump, failure_record, harbor_row, legacy_row
 from .test_selection import ran
 from .conftest import section
 
@@ -118,6 +118,36 @@ def test_same_file_both_sides(gate: Gate, spelling: str) -> None:
     assert "both sides are the same file" in data["notes"]
     assert data["counts"]["identical"] == data["counts"]["tasks"] == 3
     assert data["rows"]["old"] == data["rows"]["new"] == 3
+    # each side under the name it was given
+    assert data["files"]["old"] == old and data["files"]["new"] == NEW
+    assert lines[0].startswith(f"old: {old}: 3 tasks") and lines[1].startswith(f"new: {NEW}: 3 tasks")
+
+
+@pytest.mark.parametrize("spelling", ["second path", "symlink elsewhere"])
+def test_same_file_each_side_keeps_its_name_and_sidecar(gate: Gate, spelling: str) -> None:
+    """A second name of the new file is the same file; its sidecar is the one beside that name."""
+    gate.write(NEW, [harbor_row("fix-git", 1.0), harbor_row("regex-log", 0.0, index=1)])
+    gate.write("new/rollouts_failures.jsonl", [failure_record("cancel-async-tasks", index=2, rollout=0)])
+    if spelling == "second path":
+        old = "new/../new/rollouts.jsonl"
+    else:
+        (gate.path / "latest.jsonl").symlink_to(gate.path / NEW)
+        old = "latest.jsonl"
+    result = gate.run(f"--parity-old={old}", f"--parity-new={NEW}", "--parity-json=s.json")
+    lines = section(result)
+    assert "note: both sides are the same file" in lines
+    data = summary_json(gate)
+    assert data["files"]["old"] == old and data["files"]["new"] == NEW
+    assert data["files"]["new_sidecar"] == "new/rollouts_failures.jsonl"
+    assert lines[1].startswith(f"new: {NEW} (+ sidecar rollouts_failures.jsonl): 3 tasks, 3 rows (1 masked)")
+    if spelling == "second path":  # the same sidecar too: both sides read alike
+        assert data["files"]["old_sidecar"] == "new/../new/rollouts_failures.jsonl"
+        assert lines[0].startswith(f"old: {old} (+ sidecar rollouts_failures.jsonl): 3 tasks, 3 rows (1 masked)")
+        result.assert_outcomes(passed=2, xfailed=1)
+    else:  # latest_failures.jsonl does not exist: the old side has no sidecar
+        assert data["files"]["old_sidecar"] is None
+        assert lines[0].startswith(f"old: {old}: 2 tasks, 2 rows (0 masked)")
+        result.assert_outcomes(passed=2, xfailed=1)
 
 
 # --- 2. nothing compared because nothing was selected -----------------------------------------------
