@@ -10,9 +10,16 @@ further section (statistics, say) is one more function of this object, or one mo
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping, Optional
+from typing import Mapping, Optional, TypeVar
 
 from .model import Category, CompareResult, Side, TaskComparison, TaskSide
+
+T = TypeVar("T")
+
+
+def per_side(side: Side, old: T, new: T) -> T:
+    """The old or the new one of a pair of per-side values."""
+    return old if side == "old" else new
 
 
 @dataclass(frozen=True)
@@ -58,10 +65,10 @@ class Join:
     keyed_by_taskset: bool
 
     def key(self, side: Side) -> str:
-        return self.old_key if side == "old" else self.new_key
+        return per_side(side, self.old_key, self.new_key)
 
     def prefix_stripped(self, side: Side) -> Optional[str]:
-        return self.old_prefix_stripped if side == "old" else self.new_prefix_stripped
+        return per_side(side, self.old_prefix_stripped, self.new_prefix_stripped)
 
 
 @dataclass(frozen=True)
@@ -74,10 +81,10 @@ class RowCounts:
     new_masked: int
 
     def total(self, side: Side) -> int:
-        return self.old if side == "old" else self.new
+        return per_side(side, self.old, self.new)
 
     def masked(self, side: Side) -> int:
-        return self.old_masked if side == "old" else self.new_masked
+        return per_side(side, self.old_masked, self.new_masked)
 
 
 @dataclass(frozen=True)
@@ -103,7 +110,7 @@ class TaskSummary:
     new: Optional[SideSummary]
 
     def side(self, name: Side) -> Optional[SideSummary]:
-        return self.old if name == "old" else self.new
+        return per_side(name, self.old, self.new)
 
 
 @dataclass(frozen=True)
@@ -116,10 +123,10 @@ class Files:
     new_sidecar: Optional[str]
 
     def file(self, side: Side) -> str:
-        return self.old if side == "old" else self.new
+        return per_side(side, self.old, self.new)
 
     def sidecar(self, side: Side) -> Optional[str]:
-        return self.old_sidecar if side == "old" else self.new_sidecar
+        return per_side(side, self.old_sidecar, self.new_sidecar)
 
 
 @dataclass(frozen=True)
