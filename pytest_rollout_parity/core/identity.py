@@ -55,8 +55,9 @@ class KeyVote:
     sidecar record naming no task) are anonymous and keep no value.
     """
 
-    def __init__(self, key: Optional[str]) -> None:
+    def __init__(self, key: Optional[str], option: str = "--parity-key") -> None:
         self.explicit = key
+        self.option = option
         self.columns: dict[str, list[Optional[TaskIdent]]] = {
             name: [] for name in ((key,) if key else KEY_CANDIDATES)
         }
@@ -78,7 +79,7 @@ class KeyVote:
             value = values.get(name)
             if value is None:
                 if self.explicit:
-                    return f"row has no {self.explicit!r} field (--parity-key {self.explicit})"
+                    return f"row has no {self.explicit!r} field ({self.option} {self.explicit})"
                 del self.columns[name]
             else:
                 self.columns[name].append(self._compact(value))

@@ -7,6 +7,7 @@ import os
 from tabulate import tabulate
 
 from .model import Category, Side
+from .paired_report import paired_lines
 from .summary import Summary
 
 LIST_CAP = 10  # task labels listed per category; the JSON file has them all
@@ -39,6 +40,22 @@ def _side_line(side: Side, summary: Summary) -> str:
     return line
 
 
+def _aggregate_metrics_lines(summary: Summary) -> list[str]:
+    """Each side's recorded mean reward beside the one from its rows, when the run recorded one."""
+    metrics = summary.aggregate_metrics
+    lines = []
+    sides: tuple[Side, ...] = ("old", "new")
+    for side in sides:
+        check = metrics.side(side) if metrics is not None else None
+        if check is not None and check.recorded_mean is not None:
+            lines.append(
+                f"{side} aggregate metrics: mean reward {check.recorded_mean!r} recorded, "
+                f"{check.computed_mean!r} from {_plural(check.rows, 'row')}"
+                + (f" (agent {check.agent})" if check.agent else "")
+            )
+    return lines
+
+
 LISTED: tuple[Category, ...] = ("flipped", "flipped_agent_error", "masked", "missing")
 
 
@@ -46,6 +63,7 @@ def summary_lines(summary: Summary) -> list[str]:
     """The section, line by line: files, notes, the category table, labels, run figures."""
     counts = summary.counts
     lines = [_side_line("old", summary), _side_line("new", summary)]
+    lines.extend(_aggregate_metrics_lines(summary))
     for note in summary.notes:
         lines.append(f"note: {note if len(note) <= NOTE_CAP else note[:NOTE_CAP] + ' ... (see --parity-json)'}")
     table = [
@@ -63,6 +81,7 @@ def summary_lines(summary: Summary) -> list[str]:
         labels = summary.labels(category)
         if labels:
             lines.append(f"{category}: {_capped(labels)}")
+    lines.extend(paired_lines(summary.paired, summary.aggregate))
     run = summary.run
     if run is not None and run.selected is not None and run.selected != counts.tasks:
         lines.append(f"selected: {run.selected} of {counts.tasks} parity items ran")

@@ -18,6 +18,10 @@ from .rows import RewardTypeError, fold_failure_record, reduce_row
 FAILURE_MARKERS = ("_ng_failure_class", "_ng_failure_record")
 
 
+#: What a file whose rows never carry `reward` most likely is.
+NOT_ROLLOUTS = "an input dataset, not rollouts (no row has a reward field)"
+
+
 def is_failure_record(row: dict[str, Any]) -> bool:
     """A failure record of the collector, wherever it ended up (sidecar, or a merged main file)."""
     return any(marker in row for marker in FAILURE_MARKERS)
@@ -36,16 +40,18 @@ class PendingRow:
     facts: RowFacts
     names: dict[str, Any]
     anonymous: bool
+    has_reward_field: bool = True
 
 
 class SideBuilder:
     """Accumulates one side: each row's facts and join value; errors name the row's location."""
 
-    def __init__(self, key: Optional[str]) -> None:
+    def __init__(self, key: Optional[str], key_option: str = "--parity-key") -> None:
         self.key = key
-        self.vote = KeyVote(key)
+        self.vote = KeyVote(key, key_option)
         self.facts: list[RowFacts] = []
         self._lost_last_field_at: Optional[str] = None
+        self._rows_with_reward_field = 0
 
     def prepare(
         self, row: dict[str, Any], where: str, line: int, offset: int, keep: bool, failure: bool = False
@@ -60,7 +66,7 @@ class SideBuilder:
             task = describe_row_task(row, self.key)
             raise CompareInputError(f"{where}: {exc}" + (f" (task {task})" if task else "")) from None
         anonymous = (failure or is_failure_record(row)) and names_no_task(row, self.key)
-        return PendingRow(where, facts, self.vote.candidate_values(row), anonymous)
+        return PendingRow(where, facts, self.vote.candidate_values(row), anonymous, failure or "reward" in row)
 
     def add(self, pending: PendingRow) -> None:
         """Join a prepared row to the side; its key value votes unless it is anonymous."""
@@ -71,6 +77,8 @@ class SideBuilder:
         if had_fields and not self.vote.columns:
             self._lost_last_field_at = pending.where
         self.facts.append(pending.facts)
+        if pending.facts.origin == 0 and pending.has_reward_field:
+            self._rows_with_reward_field += 1
 
     def add_row(self, row: dict[str, Any], where: str, line: int, offset: int, keep: bool) -> None:
         """Prepare and join a rollouts-file row."""
@@ -78,6 +86,8 @@ class SideBuilder:
 
     def finish(self, display: str) -> tuple[Optional[str], list[Optional[TaskIdent]]]:
         """The side's join field (None when no row names a task: it borrows the other's) and values."""
+        if self.facts and not self._rows_with_reward_field and any(f.origin == 0 for f in self.facts):
+            raise CompareInputError(f"{display}: {NOT_ROLLOUTS}")
         key = self.vote.chosen()
         if key is None:
             if self.vote.voters:

@@ -4,7 +4,7 @@
 :class:`RunInfo` the run adds (files, selection, hook verdicts, outcomes). The terminal section
 (:mod:`.render_terminal`) and the JSON file (:mod:`.render_json`) are pure functions of the
 :class:`Summary`, so the items, the terminal and the JSON never disagree. A further rendering or a
-further section (statistics, say) is one more function of this object, or one more optional field.
+further section is one more function of this object, or one more optional field.
 """
 
 from __future__ import annotations
@@ -12,7 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping, Optional, TypeVar
 
+from .aggregate import AggregateCheck
+from .margin import Aggregate, equivalence
 from .model import Category, CompareResult, Side, TaskComparison, TaskSide
+from .paired import PairedSection, paired_section
+from .stats import McNemarTable, SignTest
 
 T = TypeVar("T")
 
@@ -34,6 +38,8 @@ class RunInfo:
     selected: Optional[int] = None
     verdicts_changed: int = 0
     outcomes: Mapping[str, int] = field(default_factory=dict)
+    #: each side's `<stem>_aggregate_metrics.json` checked against its rows, when the file exists
+    aggregate: Mapping[str, AggregateCheck] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -101,13 +107,15 @@ class SideSummary:
 
 @dataclass(frozen=True)
 class TaskSummary:
-    """One joined task: its category, the winner of a flip, and both sides (None when absent)."""
+    """One joined task: its category, the winner of a flip, both sides (None when absent), and the
+    p-value of its old rows against its new rows (a flip with 2+ rows a side, else None)."""
 
     task: str
     category: Category
     winner: Optional[Side]
     old: Optional[SideSummary]
     new: Optional[SideSummary]
+    p_value: Optional[float] = None
 
     def side(self, name: Side) -> Optional[SideSummary]:
         return per_side(name, self.old, self.new)
@@ -130,6 +138,48 @@ class Files:
 
 
 @dataclass(frozen=True)
+class Paired:
+    """The paired figures over the compared tasks (d = new - old of the task means).
+
+    The figures are None when ``absent`` says why; ``sign_test`` is None when no task was compared,
+    ``table`` unless every compared task has one binary row a side. ``tested`` counts the flips
+    with a per-task p-value.
+    """
+
+    n: int
+    old_mean: Optional[float]
+    new_mean: Optional[float]
+    delta: Optional[float]
+    ci95: Optional[tuple[float, float]]
+    clustered_by: Optional[str]
+    sign_test: Optional[SignTest]
+    table: Optional[McNemarTable]
+    absent: Optional[str]
+    tested: int
+
+
+@dataclass(frozen=True)
+class Equivalence:
+    """Margin mode's aggregate decision: the margin, the one-sided 95% bounds (None: no decision)."""
+
+    margin: float
+    lower_bound: Optional[float]
+    upper_bound: Optional[float]
+    passed: bool
+
+
+@dataclass(frozen=True)
+class AggregateMetrics:
+    """Each side's recorded mean reward beside the rows' (None: the side has no such file)."""
+
+    old: Optional[AggregateCheck]
+    new: Optional[AggregateCheck]
+
+    def side(self, name: Side) -> Optional[AggregateCheck]:
+        return per_side(name, self.old, self.new)
+
+
+@dataclass(frozen=True)
 class RunOutcome:
     """What the pytest run did with the items: how many ran, hook verdicts, outcomes in report order."""
 
@@ -149,8 +199,12 @@ class Summary:
     #: why nothing was compared (no shared task, or every shared one masked), or None
     nothing_compared: Optional[str]
     notes: tuple[str, ...]
+    paired: Paired
     tasks: tuple[TaskSummary, ...]
+    #: margin mode's equivalence decision; None without a margin
+    aggregate: Optional[Equivalence] = None
     files: Optional[Files] = None
+    aggregate_metrics: Optional[AggregateMetrics] = None
     run: Optional[RunOutcome] = None
 
     def labels(self, category: Category) -> list[str]:
@@ -195,19 +249,44 @@ def _side(side: Optional[TaskSide]) -> Optional[SideSummary]:
     )
 
 
-def _task(task: TaskComparison) -> TaskSummary:
+def _task(task: TaskComparison, p_value: Optional[float]) -> TaskSummary:
     return TaskSummary(task=task.task, category=task.category, winner=task.winner,
-                       old=_side(task.old), new=_side(task.new))
+                       old=_side(task.old), new=_side(task.new), p_value=p_value)
 
 
-def build_summary(result: CompareResult, run: Optional[RunInfo] = None) -> Summary:
-    """The summary of a comparison and, in a pytest run, of what the run did."""
+def _paired(section: PairedSection) -> Paired:
+    s = section.stats
+    return Paired(n=s.n, old_mean=s.old_mean, new_mean=s.new_mean, delta=s.delta, ci95=s.ci95,
+                  clustered_by=s.clustered_by, sign_test=section.sign, table=section.table, absent=s.absent,
+                  tested=section.tested)
+
+
+def _equivalence(decision: Aggregate) -> Equivalence:
+    return Equivalence(margin=decision.margin, lower_bound=decision.lower_bound,
+                       upper_bound=decision.upper_bound, passed=decision.passed)
+
+
+def build_summary(
+    result: CompareResult,
+    run: Optional[RunInfo] = None,
+    *,
+    paired: Optional[PairedSection] = None,
+    margin: Optional[float] = None,
+) -> Summary:
+    """The summary of a comparison and, in a pytest run, of what the run did.
+
+    ``paired`` is the result's paired section when the caller already has it (else computed);
+    with a ``margin`` the summary also holds the aggregate equivalence decision.
+    """
+    section = paired if paired is not None else paired_section(result)
     notes = list(result.notes)
     if run is not None and run.same_file:
         notes.append("both sides are the same file")
-    files = outcome = None
+    files = outcome = metrics = None
     if run is not None:
+        notes.extend(check.note for check in run.aggregate.values() if check.note)
         files = Files(old=run.old_file, new=run.new_file, old_sidecar=run.old_sidecar, new_sidecar=run.new_sidecar)
+        metrics = AggregateMetrics(old=run.aggregate.get("old"), new=run.aggregate.get("new"))
         outcome = RunOutcome(selected=run.selected, verdicts_changed_by_hook=run.verdicts_changed,
                              outcomes=tuple(run.outcomes.items()))
     return Summary(
@@ -224,7 +303,10 @@ def build_summary(result: CompareResult, run: Optional[RunInfo] = None) -> Summa
         compared=result.compared,
         nothing_compared=nothing_compared(result),
         notes=tuple(notes),
-        tasks=tuple(_task(task) for task in result.tasks),
+        paired=_paired(section),
+        tasks=tuple(_task(task, p) for task, p in zip(result.tasks, section.p_values)),
+        aggregate=_equivalence(equivalence(section.stats, margin)) if margin is not None else None,
         files=files,
+        aggregate_metrics=metrics,
         run=outcome,
     )

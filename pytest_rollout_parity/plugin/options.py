@@ -14,12 +14,23 @@ OPTION_NAMES = {
     "old": "--parity-old",
     "new": "--parity-new",
     "key": "--parity-key",
+    "old_key": "--parity-old-key",
+    "new_key": "--parity-new-key",
+    "agent": "--parity-agent",
+    "old_agent": "--parity-old-agent",
+    "new_agent": "--parity-new-agent",
     "tail": "--parity-tail",
     "logs_roots": "--parity-logs-root",
     "json_path": "--parity-json",
     "strict": "--parity-strict",
+    "margin": "--parity-margin",
+    "alpha": "--parity-alpha",
 }
-INI_NAMES = ("parity_old", "parity_new", "parity_key", "parity_tail", "parity_logs_root", "parity_strict")
+INI_NAMES = (
+    "parity_old", "parity_new", "parity_key", "parity_old_key", "parity_new_key", "parity_agent",
+    "parity_old_agent", "parity_new_agent", "parity_tail", "parity_logs_root", "parity_strict",
+    "parity_margin", "parity_alpha",
+)
 
 
 def addoptions(parser: pytest.Parser) -> None:
@@ -28,6 +39,11 @@ def addoptions(parser: pytest.Parser) -> None:
     group.addoption("--parity-old", metavar="PATH", help="rollouts JSONL of the old (reference) side")
     group.addoption("--parity-new", metavar="PATH", help="rollouts JSONL of the new (candidate) side")
     group.addoption("--parity-key", metavar="FIELD", help="dotted field holding the task id, for both sides")
+    group.addoption("--parity-old-key", metavar="FIELD", help="dotted field holding the task id on the old side")
+    group.addoption("--parity-new-key", metavar="FIELD", help="dotted field holding the task id on the new side")
+    group.addoption("--parity-agent", metavar="NAME", help="keep only this agent's rows (agent_ref.name), both sides")
+    group.addoption("--parity-old-agent", metavar="NAME", help="keep only this agent's rows on the old side")
+    group.addoption("--parity-new-agent", metavar="NAME", help="keep only this agent's rows on the new side")
     group.addoption("--parity-tail", metavar="N", help="lines of the losing side's verifier output per flip (default 15)")
     group.addoption(
         "--parity-logs-root", metavar="DIR", action="append", default=None,
@@ -38,12 +54,28 @@ def addoptions(parser: pytest.Parser) -> None:
         "--parity-strict", action="store_true", default=None,
         help="masked, missing and agent-error tasks fail instead of xfail",
     )
+    group.addoption(
+        "--parity-margin", metavar="M",
+        help="margin mode: pass when the mean reward difference is shown within +-M (reward units, e.g. 0.02); "
+        "a flip then fails only when its repeats show it is not noise",
+    )
+    group.addoption(
+        "--parity-alpha", metavar="A",
+        help="margin mode: false discovery rate for the per-task tests of flips (default 0.05)",
+    )
     parser.addini("parity_old", "rollouts JSONL of the old (reference) side", default=None)
     parser.addini("parity_new", "rollouts JSONL of the new (candidate) side", default=None)
     parser.addini("parity_key", "dotted field holding the task id, for both sides", default=None)
+    parser.addini("parity_old_key", "dotted field holding the task id on the old side", default=None)
+    parser.addini("parity_new_key", "dotted field holding the task id on the new side", default=None)
+    parser.addini("parity_agent", "keep only this agent's rows (agent_ref.name), both sides", default=None)
+    parser.addini("parity_old_agent", "keep only this agent's rows on the old side", default=None)
+    parser.addini("parity_new_agent", "keep only this agent's rows on the new side", default=None)
     _addini_scalar(parser, "parity_tail", "lines of the losing side's verifier output per flip", int)
     parser.addini("parity_logs_root", "extra directories for relative verifier_logs_dir", type="linelist", default=[])
     _addini_scalar(parser, "parity_strict", "masked, missing and agent-error tasks fail instead of xfail", bool)
+    _addini_scalar(parser, "parity_margin", "margin mode: the accepted mean reward difference (reward units)", float)
+    _addini_scalar(parser, "parity_alpha", "margin mode: false discovery rate for the flips' tests", float)
 
 
 def _addini_scalar(parser: pytest.Parser, name: str, help: str, scalar: type) -> None:

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Optional
 
+from ..core.aggregate import AggregateCheck, check_side
 from ..core.api import compare_loaded
 from ..core.loading import LoadedSide, load_side, sidecar_display, sidecar_path
+from ..core.margin import AGGREGATE_NAME, Aggregate, FlipJudgement, equivalence, judge_flips
 from ..core.model import CompareResult
 from ..core.naming import item_names
 from ..core.outcomes import flip_message
+from ..core.paired import PairedSection, noise_text, paired_section, task_noise
 from ..core.summary import RunInfo
 from ..core.verifier import LogRoots
 from .settings import ParitySettings
@@ -27,29 +31,62 @@ class ParityRun:
     result: CompareResult
     names: tuple[str, ...]
     roots: LogRoots
+    aggregate: dict[str, AggregateCheck]
 
     @classmethod
     def load(cls, settings: ParitySettings, invocation_dir: Path) -> "ParityRun":
         """Stream both sides; raises CompareInputError naming the file and line."""
-        old = load_side(settings.old, settings.key, settings.old_shown)
-        if _read_alike(settings.old, settings.new):
+        old = _load(settings, "old")
+        if _same_selection(settings):
             # one file under two names: read once, each side shown under the name it was given
             new = replace(old, path=settings.new, display=settings.new_shown or str(settings.new),
                           sidecar=sidecar_path(settings.new) if old.sidecar else None)
         else:
-            new = load_side(settings.new, settings.key, settings.new_shown)
-        result = compare_loaded(old, new, settings.key)
+            new = _load(settings, "new")
+        result = compare_loaded(old, new, old_key=settings.side_key("old")[0], new_key=settings.side_key("new")[0])
         roots = LogRoots(
             invocation_dir=invocation_dir,
             old_dir=settings.old.parent,
             new_dir=settings.new.parent,
             extra=settings.logs_roots,
         )
-        return cls(settings, old, new, result, tuple(item_names([t.task for t in result.tasks])), roots)
+        aggregate = {
+            name: check
+            for name, side in (("old", old), ("new", new))
+            if (check := check_side(side.path, side.display, side.agent, side.facts, name)) is not None
+        }
+        # the equivalence item's name is reserved in both modes, so a task's node id does not depend on the mode
+        names = tuple(item_names([t.task for t in result.tasks], reserved=[AGGREGATE_NAME]))
+        return cls(settings, old, new, result, names, roots, aggregate)
+
+    @cached_property
+    def paired(self) -> PairedSection:
+        """The paired statistics and per-task p-values, computed on first use in this process."""
+        return paired_section(self.result)
+
+    @cached_property
+    def judgements(self) -> tuple[Optional[FlipJudgement], ...]:
+        """Margin mode's judgement of each flip, by task index; all None without a margin."""
+        if self.settings.margin is None:
+            return (None,) * len(self.result.tasks)
+        return tuple(judge_flips(self.paired, self.result.tasks, self.settings.alpha))
+
+    @cached_property
+    def equivalence(self) -> Optional[Aggregate]:
+        """The equivalence decision at the margin; None without a margin."""
+        if self.settings.margin is None:
+            return None
+        return equivalence(self.paired.stats, self.settings.margin)
 
     def flip_message(self, index: int) -> str:
         """The failure message of the flip at ``index`` (reads its verifier log)."""
-        return flip_message(self.result.tasks[index], self.settings.tail, self.roots)
+        comparison = self.result.tasks[index]
+        if self.settings.margin is None and "paired" not in self.__dict__:
+            p = task_noise(comparison)  # this task's alone: an xdist worker need not test every flip
+        else:
+            p = self.paired.p_values[index]
+        noise = noise_text(comparison, p) if p is not None else None
+        return flip_message(comparison, self.settings.tail, self.roots, noise, self.judgements[index])
 
     def run_info(self, selected: Optional[int] = None, verdicts_changed: int = 0,
                  outcomes: Optional[dict[str, int]] = None) -> RunInfo:
@@ -63,7 +100,16 @@ class ParityRun:
             selected=selected,
             verdicts_changed=verdicts_changed,
             outcomes=outcomes or {},
+            aggregate=self.aggregate,
         )
+
+
+def _load(settings: ParitySettings, side: str) -> LoadedSide:
+    """Stream one side with its own key and agent (each named by the option that gave it)."""
+    key, key_option = settings.side_key(side)
+    agent, agent_option = settings.side_agent(side)
+    path, shown = (settings.old, settings.old_shown) if side == "old" else (settings.new, settings.new_shown)
+    return load_side(path, key, shown, agent, key_option, agent_option)
 
 
 def _same(a: Path, b: Path) -> bool:
@@ -74,10 +120,19 @@ def _same(a: Path, b: Path) -> bool:
 
 
 def _read_alike(old: Path, new: Path) -> bool:
-    """Both names reach the same file and the same sidecar (or neither has one): one read serves both."""
+    """Both names reach the same file and the same sidecar (or neither has one)."""
     if not _same(old, new):
         return False
     old_sidecar, new_sidecar = sidecar_path(old), sidecar_path(new)
     if not old_sidecar.exists() and not new_sidecar.exists():
         return True
     return _same(old_sidecar, new_sidecar)
+
+
+def _same_selection(settings: ParitySettings) -> bool:
+    """Both sides are the same file (and sidecar) read the same way: one read serves both."""
+    return (
+        _read_alike(settings.old, settings.new)
+        and settings.side_key("old")[0] == settings.side_key("new")[0]
+        and settings.side_agent("old")[0] == settings.side_agent("new")[0]
+    )

@@ -26,18 +26,55 @@ class ParitySettings(BaseModel):
     #: each file as messages name it: as typed on the command line, or resolved from the ini file
     old_shown: str = ""
     new_shown: str = ""
+    #: the join field given for both sides, and each side's own (a per-side key wins for its side)
     key: Optional[str] = None
+    old_key: Optional[str] = None
+    new_key: Optional[str] = None
+    #: the agent (`agent_ref.name`) kept on both sides, and on each side
+    agent: Optional[str] = None
+    old_agent: Optional[str] = None
+    new_agent: Optional[str] = None
+    #: where each side's key and agent came from, for messages (an option or an ini key)
+    sources: dict[str, str] = Field(default_factory=dict)
     tail: int = Field(15, ge=0)
     logs_roots: tuple[Path, ...] = ()
     json_path: Optional[Path] = None
     strict: bool = False
+    #: margin mode: the largest mean-reward difference accepted as parity (reward units)
+    margin: Optional[float] = Field(None, ge=0, allow_inf_nan=False)
+    #: the false discovery rate below which a flip's repeats show it is not noise (margin mode)
+    alpha: float = Field(0.05, gt=0, lt=1)
 
-    @field_validator("key")
+    @field_validator("key", "old_key", "new_key")
     @classmethod
     def _key_not_blank(cls, value: Optional[str]) -> Optional[str]:
         if value is not None and not value.strip():
             raise ValueError("must name a field")
         return value
+
+    @field_validator("agent", "old_agent", "new_agent")
+    @classmethod
+    def _agent_not_blank(cls, value: Optional[str]) -> Optional[str]:
+        if value is not None and not value.strip():
+            raise ValueError("must name an agent")
+        return value
+
+    def side_key(self, side: str) -> tuple[Optional[str], str]:
+        """The side's join field (its own key, else the shared one) and the option that gave it."""
+        return self._per_side(side, "key")
+
+    def side_agent(self, side: str) -> tuple[Optional[str], str]:
+        """The agent kept on the side (its own, else the shared one) and the option that gave it."""
+        return self._per_side(side, "agent")
+
+    def _per_side(self, side: str, what: str) -> tuple[Optional[str], str]:
+        own, shared = f"{side}_{what}", what
+        own_value, shared_value = getattr(self, own), getattr(self, shared)
+        own_from, shared_from = self.sources.get(own, ""), self.sources.get(shared, "")
+        # the command line wins over the ini file; on the same level the per-side value wins
+        if own_value is not None and not (shared_value is not None and _is_ini(own_from) and not _is_ini(shared_from)):
+            return own_value, own_from or OPTION_NAMES[own]
+        return shared_value, shared_from or OPTION_NAMES[shared]
 
     @property
     def same_file(self) -> bool:
@@ -46,6 +83,10 @@ class ParitySettings(BaseModel):
             return os.path.samefile(self.old, self.new)
         except OSError:
             return self.old == self.new
+
+
+def _is_ini(source: str) -> bool:
+    return bool(source) and not source.startswith("--")
 
 
 def _resolve(value: str, base: Path) -> Path:
@@ -75,13 +116,15 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
         missing = "--parity-new" if "old" in sources else "--parity-old"
         raise pytest.UsageError(f"{given} was given without {missing}: the gate needs both sides")
 
-    for field_name, option, ini_name in (("key", "parity_key", "parity_key"), ("tail", "parity_tail", "parity_tail"),
-                                         ("strict", "parity_strict", "parity_strict")):
-        cli = config.getoption(option)
+    for field_name in ("key", "old_key", "new_key", "agent", "old_agent", "new_agent", "tail", "strict",
+                       "margin", "alpha"):
+        cli = config.getoption(f"parity_{field_name}")
         if cli is not None:
             raw[field_name], sources[field_name] = cli, OPTION_NAMES[field_name]
-        elif ini_value(config, ini_name) is not None:
-            raw[field_name], sources[field_name] = ini_value(config, ini_name), ini_name
+        elif ini_value(config, f"parity_{field_name}") is not None:
+            raw[field_name], sources[field_name] = ini_value(config, f"parity_{field_name}"), f"parity_{field_name}"
+    raw["sources"] = {name: sources[name] for name in ("key", "old_key", "new_key", "agent", "old_agent", "new_agent")
+                      if name in sources}
     cli_roots = config.getoption("parity_logs_root")
     if cli_roots:
         raw["logs_roots"] = tuple(_resolve(r, cwd) for r in cli_roots)

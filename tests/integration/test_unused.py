@@ -7,6 +7,7 @@ modules loaded by the end of the session.
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -58,3 +59,19 @@ def test_a_gate_run_imports_the_gate(gate: Gate, given: str) -> None:
         args = []
     modules = loaded_modules(gate, *args)
     assert "pytest_rollout_parity.core.classify" in modules and "pydantic" in modules
+
+
+def test_every_parity_option_and_ini_key_switches_the_gate_on(gate: Gate) -> None:
+    """Each registered --parity-* option and parity_* ini key counts as asking for the gate."""
+    from pytest_rollout_parity.plugin.options import INI_NAMES, OPTION_NAMES, parity_requested
+
+    shown = gate.pytester.runpytest("--help").stdout.str()
+    assert set(re.findall(r"(--parity-[a-z-]+)", shown)) == set(OPTION_NAMES.values())
+    assert set(re.findall(r"^\s+(parity_[a-z_]+) \(", shown, flags=re.M)) == set(INI_NAMES)
+    assert not parity_requested(gate.pytester.parseconfig())
+    for option in OPTION_NAMES.values():
+        args = [option] if option == "--parity-strict" else [f"{option}=x"]
+        assert parity_requested(gate.pytester.parseconfig(*args)), option
+    for name in INI_NAMES:
+        gate.pytester.makeini(f"[pytest]\n{name} = x\n")
+        assert parity_requested(gate.pytester.parseconfig()), name

@@ -11,8 +11,11 @@ import pytest
 from pytest_rollout_parity import compare_rollouts, summary_dict
 from pytest_rollout_parity.core.render_json import json_dict, write_json
 from pytest_rollout_parity.core.render_terminal import summary_lines
+from pytest_rollout_parity.core.aggregate import AggregateCheck
+from pytest_rollout_parity.core.stats import SignTest
 from pytest_rollout_parity.core.summary import (
-    Counts, Files, Join, RowCounts, RunInfo, RunOutcome, SideSummary, Summary, TaskSummary, build_summary,
+    AggregateMetrics, Counts, Equivalence, Files, Join, Paired, RowCounts, RunInfo, RunOutcome, SideSummary, Summary,
+    TaskSummary, build_summary,
 )
 
 
@@ -62,8 +65,15 @@ def hand_built() -> Summary:
         compared=1,
         nothing_compared=None,
         notes=("a note",),
+        paired=Paired(n=1, old_mean=1.0, new_mean=0.0, delta=-1.0, ci95=None, clustered_by=None,
+                      sign_test=SignTest(better=0, worse=1, p=1.0), table=None, absent="one compared task",
+                      tested=0),
         tasks=(TaskSummary(task="t", category="flipped", winner="old", old=side, new=lost),),
+        aggregate=Equivalence(margin=0.05, lower_bound=None, upper_bound=None, passed=False),
         files=Files(old="a/old.jsonl", new="b/new.jsonl", old_sidecar=None, new_sidecar="b/new_failures.jsonl"),
+        aggregate_metrics=AggregateMetrics(
+            old=None, new=AggregateCheck(file="b/new_aggregate_metrics.json", agent=None, recorded_mean=0.5,
+                                         computed_mean=0.0, rows=2, note=None)),
         run=RunOutcome(selected=1, verdicts_changed_by_hook=0, outcomes=(("failed", 1),)),
     )
 
@@ -72,17 +82,28 @@ def test_terminal_lines_render_the_summary() -> None:
     lines = summary_lines(hand_built())
     assert lines[0] == "old: a/old.jsonl: 1 task, 1 row (0 masked), key task_name, prefix 'tb/' stripped"
     assert lines[1] == "new: b/new.jsonl (+ sidecar new_failures.jsonl): 1 task, 2 rows (1 masked), key _ng_task_id"
-    assert lines[2] == "note: a note"
+    assert lines[2] == "new aggregate metrics: mean reward 0.5 recorded, 0.0 from 2 rows"
+    assert lines[3] == "note: a note"
     assert "flipped: t" in lines
+    start = lines.index("paired over 1 compared task (d = new - old of the task means):")
+    assert lines[start + 1:start + 4] == [
+        "    figures absent: one compared task",
+        "    sign test: 0 better, 1 worse, p = 1.000",
+        "aggregate at margin ±0.05: FAILED, no decision: one compared task",
+    ]
     assert not any(line.startswith(("selected:", "NOTHING COMPARED")) for line in lines)
 
 
 def test_json_renders_the_summary(tmp_path: Path) -> None:
     summary = hand_built()
     data = json_dict(summary)
-    assert list(data) == ["counts", "join", "rows", "compared", "nothing_compared", "notes", "tasks", "files", "run"]
+    assert list(data) == ["counts", "join", "rows", "compared", "nothing_compared", "notes", "paired", "tasks",
+                          "aggregate", "files", "aggregate_metrics", "run"]
     assert data["rows"] == {"old": 1, "new": 2, "old_masked": 0, "new_masked": 1}
-    assert data["tasks"][0]["new"]["reward"] == 0.0
+    assert data["tasks"][0]["new"]["reward"] == 0.0 and data["tasks"][0]["p_value"] is None
+    assert data["paired"]["sign_test"] == {"better": 0, "worse": 1, "p": 1.0} and data["paired"]["table"] is None
+    assert data["aggregate"] == {"margin": 0.05, "lower_bound": None, "upper_bound": None, "passed": False}
+    assert data["aggregate_metrics"]["old"] is None and data["aggregate_metrics"]["new"]["recorded_mean"] == 0.5
     assert data["run"] == {"selected": 1, "verdicts_changed_by_hook": 0, "outcomes": {"failed": 1}}
     target = tmp_path / "s.json"
     write_json(target, summary)

@@ -1,0 +1,51 @@
+"""The terminal lines of the summary's paired section and of margin mode's aggregate decision."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from .paired import format_p
+from .summary import Equivalence, Paired
+
+
+def _num(value: float) -> str:
+    return f"{value:.4f}"
+
+
+def paired_lines(paired: Paired, aggregate: Optional[Equivalence]) -> list[str]:
+    """The paired statistics, the sign test, the table, per-task noise and the aggregate, as lines."""
+    n = paired.n
+    lines = [f"paired over {n} compared task{'' if n == 1 else 's'} (d = new - old of the task means):"]
+    if paired.absent or paired.ci95 is None or paired.old_mean is None or paired.new_mean is None \
+            or paired.delta is None:
+        lines.append(f"    figures absent: {paired.absent}")
+    else:
+        low, high = paired.ci95
+        lines.append(
+            f"    old mean {_num(paired.old_mean)}, new mean {_num(paired.new_mean)}, "
+            f"delta {_num(paired.delta)}, 95% CI [{_num(low)}, {_num(high)}]"
+            + (f", standard error clustered by {paired.clustered_by}" if paired.clustered_by else "")
+        )
+    sign = paired.sign_test
+    if sign is not None:
+        lines.append(f"    sign test: {sign.better} better, {sign.worse} worse, p = {format_p(sign.p)}")
+    table = paired.table
+    if table is not None:
+        lines.append(
+            f"    old x new pass/fail: both pass {table.both_pass}, old only {table.old_only}, "
+            f"new only {table.new_only}, both fail {table.both_fail}"
+        )
+    if paired.tested:
+        lines.append(f"    per-task noise: {paired.tested} flipped task(s) with 2+ rows a side tested "
+                     "(p_value in --parity-json)")
+    if aggregate is not None:
+        margin = f"{aggregate.margin:g}"
+        if aggregate.lower_bound is None or aggregate.upper_bound is None:
+            lines.append(f"aggregate at margin ±{margin}: FAILED, no decision: {paired.absent}")
+        else:
+            verdict = "PASSED (equivalent)" if aggregate.passed else "FAILED (not shown equivalent)"
+            lines.append(
+                f"aggregate at margin ±{margin}: {verdict}: one-sided 95% bounds "
+                f"[{_num(aggregate.lower_bound)}, {_num(aggregate.upper_bound)}] against [-{margin}, +{margin}]"
+            )
+    return lines
