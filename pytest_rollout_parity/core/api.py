@@ -36,6 +36,8 @@ def compare_rollouts(
     """Compare two sides given as row dicts (from :func:`load_rollouts` or built in memory)."""
     old = _side_from_rows(old_rows, key, "old")
     new = _side_from_rows(new_rows, key, "new")
+    if not old.facts and not new.facts:
+        raise CompareInputError("no rows on either side: nothing to compare")
     _borrow_keys(old, new, key)
     return compare_sides(old, new)
 

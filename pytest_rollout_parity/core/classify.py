@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Optional, Sequence
 
 from .identity import Join, TaskIdent, group_rows, join
+from .naming import natural_key
 from .model import Category, CompareResult, RowFacts, RowReader, Side, TaskComparison, TaskSide
 
 REWARD_TOLERANCE = 1e-9
@@ -63,11 +64,11 @@ class SideInput:
 
 
 def compare_sides(old: SideInput, new: SideInput) -> CompareResult:
-    """Join both sides, classify every task and collect the notes."""
+    """Join both sides, classify every task (in natural label order) and collect the notes."""
     old_grouped, new_grouped = group_rows(old.values), group_rows(new.values)
     joined: Join = join(old_grouped, new_grouped)
     tasks: list[TaskComparison] = []
-    for label in sorted(joined.old.keys() | joined.new.keys()):
+    for label in joined.old.keys() | joined.new.keys():
         old_rows, new_rows = joined.old.get(label), joined.new.get(label)
         tasks.append(
             categorize(
@@ -82,7 +83,7 @@ def compare_sides(old: SideInput, new: SideInput) -> CompareResult:
             label = f"unknown ({side_name}) #{n}"
             old_side, new_side = (summary, None) if side_name == "old" else (None, summary)
             tasks.append(categorize(label, old_side, new_side, anonymous=True))
-    tasks.sort(key=lambda t: t.task)
+    tasks.sort(key=lambda t: natural_key(t.task))
 
     notes = list(joined.notes)
     repeated = [t.task for t in tasks if (t.old and t.old.repeated) or (t.new and t.new.repeated)]

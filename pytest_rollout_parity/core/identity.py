@@ -207,16 +207,36 @@ def _common_prefix(labels: Sequence[str]) -> Optional[str]:
     return prefix
 
 
-def _strip(labels: dict[str, list[int]], prefix: str) -> dict[str, list[int]]:
-    stripped: dict[str, list[int]] = {}
+def _strip(grouped: Grouped, prefix: str) -> Grouped:
+    """The side with ``<prefix>/`` cut from every task id (tasksets untouched)."""
+    stripped = Grouped(anonymous=grouped.anonymous)
     cut = len(prefix) + 1
-    for label, rows in labels.items():
-        stripped.setdefault(label[cut:], []).extend(rows)
+    for (taskset, task_id), rows in grouped.groups.items():
+        stripped.groups.setdefault((taskset, task_id[cut:]), []).extend(rows)
     return stripped
+
+
+def _strip_namespace(old: Grouped, new: Grouped) -> tuple[Grouped, Grouped, Optional[str], Optional[str]]:
+    """Both sides, one stripped of the `<prefix>/` all its task ids share when the sides share no id.
+
+    Judged on task ids before tasksets are matched, as the reference strips ids: a prefixed id
+    that recurs in several tasksets must not keep its sibling ids from joining.
+    """
+    old_ids = {task_id for _, task_id in old.groups}
+    new_ids = {task_id for _, task_id in new.groups}
+    if not old_ids or not new_ids or old_ids & new_ids:
+        return old, new, None, None
+    old_prefix, new_prefix = _common_prefix(sorted(old_ids)), _common_prefix(sorted(new_ids))
+    if old_prefix is not None and new_prefix is None:
+        return _strip(old, old_prefix), new, old_prefix + "/", None
+    if new_prefix is not None and old_prefix is None:
+        return old, _strip(new, new_prefix), None, new_prefix + "/"
+    return old, new, None, None
 
 
 def join(old: Grouped, new: Grouped) -> Join:
     """Label both sides so that the same task carries the same label (SEMANTICS.md §2-3)."""
+    old, new, old_stripped, new_stripped = _strip_namespace(old, new)
     notes: list[str] = []
     old_multi, new_multi = len(old.tasksets) > 1, len(new.tasksets) > 1
     keyed_by_taskset = False
@@ -241,23 +261,19 @@ def join(old: Grouped, new: Grouped) -> Join:
         )
     else:
         old_labels, new_labels = _plain_labels(old), _plain_labels(new)
-
-    result = Join(old_labels, new_labels, keyed_by_taskset=keyed_by_taskset, notes=notes)
-    if old_labels and new_labels and not (old_labels.keys() & new_labels.keys()):
-        old_prefix, new_prefix = _common_prefix(list(old_labels)), _common_prefix(list(new_labels))
-        if old_prefix is not None and new_prefix is None:
-            result.old = _strip(old_labels, old_prefix)
-            result.old_prefix_stripped = old_prefix + "/"
-        elif new_prefix is not None and old_prefix is None:
-            result.new = _strip(new_labels, new_prefix)
-            result.new_prefix_stripped = new_prefix + "/"
     if ambiguous:
-        # judged on the plain side's final labels, so a stripped prefix does not hide the ambiguity
-        plain_ids = result.new.keys() if keyed_side == "old" else result.old.keys()
+        plain_ids = new_labels.keys() if keyed_side == "old" else old_labels.keys()
         unmatched = sorted(ambiguous & plain_ids)
         if unmatched:
             notes.append(
                 f"{len(unmatched)} task id(s) recur in several {keyed_side} tasksets and cannot be matched to the "
                 f"other side's plain ids; they are listed as taskset/task_id: {', '.join(unmatched)}"
             )
-    return result
+    return Join(
+        old_labels,
+        new_labels,
+        old_prefix_stripped=old_stripped,
+        new_prefix_stripped=new_stripped,
+        keyed_by_taskset=keyed_by_taskset,
+        notes=notes,
+    )
