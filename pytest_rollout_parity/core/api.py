@@ -9,7 +9,8 @@ from typing import Any, Iterable, Optional
 from .classify import SideInput, compare_sides
 from .errors import CompareInputError
 from .loading import LoadedSide, load_side
-from .model import CompareResult
+from .identity import REASON_BORROWED, KeyChoice
+from .model import CompareResult, RowFacts, RowReader
 from .sides import SideBuilder
 
 
@@ -19,15 +20,22 @@ def _side_from_rows(rows: Iterable[dict[str, Any]], key: Optional[str], name: st
         if not isinstance(row, dict):
             raise CompareInputError(f"{name} rows: row {index}: expected a dict, got {type(row).__name__}")
         builder.add_row(row, f"{name} rows: row {index}", index, -1, keep=True)
-    side_key, values = builder.finish(f"{name} rows")
-    return SideInput(facts=builder.facts, values=values, key=side_key or "")
+    return _input(builder.facts, builder.finish(f"{name} rows"))
+
+
+def _input(facts: list[RowFacts], choice: KeyChoice, reader: Optional[RowReader] = None) -> SideInput:
+    return SideInput(
+        facts=facts, values=choice.values, key=choice.key or "", reader=reader,
+        reason=choice.reason, notes=choice.notes, prompts=choice.prompts,
+    )
 
 
 def _borrow_keys(old: SideInput, new: SideInput, key: Optional[str]) -> None:
     """A side with no task-naming rows takes the other side's field."""
     shared = old.key or new.key or key or "_ng_task_id"
-    old.key = old.key or shared
-    new.key = new.key or shared
+    for side in (old, new):
+        if not side.key:
+            side.key, side.reason = shared, REASON_BORROWED
 
 
 def compare_rollouts(
@@ -43,7 +51,7 @@ def compare_rollouts(
 
 
 def _side_input(side: LoadedSide) -> SideInput:
-    return SideInput(facts=side.facts, values=side.values, key=side.key or "", reader=side.read_row)
+    return _input(side.facts, side.choice, side.read_row)
 
 
 def load_pair(

@@ -1,7 +1,8 @@
 """Task identity: the join field of each side, task ids and tasksets, labels, and the join.
 
 Key detection is streamed: :class:`KeyVote` sees each row once and keeps only the values of the
-candidate fields that every row so far carries.
+candidate fields that every row so far carries. After the id candidates come NeMo Gym's
+`_ng_task_index` and then the prompt (:mod:`.prompt`), so a file with no id field still joins.
 """
 
 from __future__ import annotations
@@ -11,10 +12,19 @@ from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
 from .errors import CompareInputError
-from .rows import KEY_CANDIDATES, lookup
+from .naming import natural_key
+from .prompt import prompt_label
+from .rows import IDENTITY_FALLBACKS, KEY_CANDIDATES, PROMPT_KEY, TASK_INDEX_KEY, lookup
 
 #: (taskset or None, task id)
 TaskIdent = tuple[Optional[str], str]
+
+#: Why a side is keyed as it is (the summary prints these).
+REASON_GIVEN = "given"
+REASON_ID_FIELD = "an id field every row carries"
+REASON_TASK_INDEX = "no task id field on every row"
+REASON_PROMPT = "the prompt: no task id field and no _ng_task_index on every row"
+REASON_BORROWED = "borrowed from the other side: no row names a task"
 
 
 def ident_of(value: Any) -> TaskIdent:
@@ -38,40 +48,64 @@ def _text(value: Any) -> str:
     return str(value)
 
 
+def key_value(row: dict[str, Any], name: str) -> Any:
+    """The row's value for a join field; the prompt is reduced to its short label at once."""
+    value = lookup(row, name)
+    return prompt_label(value) if name == PROMPT_KEY else value
+
+
 def describe_row_task(row: dict[str, Any], key: Optional[str]) -> Optional[str]:
     """The row's task as `taskset/task_id` or the plain id, for error messages; None when unnamed."""
     for name in (key,) if key else KEY_CANDIDATES:
-        value = lookup(row, name)
+        value = key_value(row, name)
         if value is not None:
             taskset, task_id = ident_of(value)
             return f"{taskset}/{task_id}" if taskset else task_id
     return None
 
 
+@dataclass
+class KeyChoice:
+    """How one side is keyed: the field (None: no row names a task), why, and each row's ident.
+
+    ``prompts`` holds each row's prompt label when every voting row has a prompt (detection only):
+    it lets a join on `_ng_task_index` check that both runs asked the same thing.
+    """
+
+    key: Optional[str]
+    values: list[Optional[TaskIdent]]
+    reason: str = ""
+    notes: list[str] = field(default_factory=list)
+    prompts: Optional[list[Optional[TaskIdent]]] = None
+
+
 class KeyVote:
     """Streams the rows of one side and keeps, per row, the values of the surviving candidates.
 
     A candidate survives while every voting row carries it (non-null). Rows that vote=False (a
-    sidecar record naming no task) are anonymous and keep no value.
+    sidecar record naming no task) are anonymous: they keep out of the vote, but keep what they
+    carry of `_ng_task_index` and the prompt, so a side keyed on those still places them.
     """
 
     def __init__(self, key: Optional[str]) -> None:
         self.explicit = key
         self.columns: dict[str, list[Optional[TaskIdent]]] = {
-            name: [] for name in ((key,) if key else KEY_CANDIDATES)
+            name: [] for name in ((key,) if key else KEY_CANDIDATES + IDENTITY_FALLBACKS)
         }
         self.voters = 0
         self._idents: dict[TaskIdent, TaskIdent] = {}
+        self._scalars: dict[type, dict[Any, TaskIdent]] = {str: {}, int: {}}
 
     def candidate_values(self, row: dict[str, Any]) -> dict[str, Any]:
         """The values this vote needs from a row (kept for sidecar records until they stand)."""
-        return {name: lookup(row, name) for name in self.columns}
+        return {name: key_value(row, name) for name in self.columns}
 
     def add(self, values: dict[str, Any], anonymous: bool = False) -> Optional[str]:
         """Record one row's values; returns an error text for a row lacking an explicit key."""
         if anonymous:
-            for column in self.columns.values():
-                column.append(None)
+            for name, column in self.columns.items():
+                value = values.get(name) if name in IDENTITY_FALLBACKS else None
+                column.append(None if value is None else self._compact(value))
             return None
         self.voters += 1
         for name in list(self.columns):
@@ -86,25 +120,74 @@ class KeyVote:
 
     def _compact(self, value: Any) -> TaskIdent:
         """The value as a (taskset, task id) ident, one shared object per distinct task."""
+        scalars = self._scalars.get(type(value))  # most values repeat: an index, a label, an id
+        if scalars is not None:
+            known = scalars.get(value)
+            if known is None:
+                known = scalars[value] = self._shared(value)
+            return known
+        return self._shared(value)
+
+    def _shared(self, value: Any) -> TaskIdent:
         ident = ident_of(value)
         return self._idents.setdefault(ident, ident)
 
-    def chosen(self) -> Optional[str]:
-        """The first candidate every voting row carries; None when no row voted or none qualifies."""
-        if self.voters == 0:
-            return None
-        for name in self.columns:
-            return name
-        return None
+    def choose(self) -> KeyChoice:
+        """The first candidate every voting row carries and that is no category; then the fallbacks."""
+        if self.voters == 0 or not self.columns:
+            return KeyChoice(None, [])
+        prompts = self.columns.get(PROMPT_KEY) if not self.explicit else None
+        if self.explicit:
+            return KeyChoice(self.explicit, self.columns[self.explicit], REASON_GIVEN)
+        notes: list[str] = []
+        passed_over: list[str] = []
+        for name, column in self.columns.items():
+            if name == TASK_INDEX_KEY:
+                reason = f"{', '.join(passed_over)} passed over: a category" if passed_over else REASON_TASK_INDEX
+                return KeyChoice(name, column, reason, notes, prompts)
+            if name == PROMPT_KEY:
+                return KeyChoice(name, column, REASON_PROMPT, notes, prompts)
+            category = self._category(name)
+            if category is None:
+                return KeyChoice(name, column, REASON_ID_FIELD, notes, prompts)
+            passed_over.append(name)
+            notes.append(category)
+        return KeyChoice(None, [])
 
-    def values(self, name: str) -> list[Optional[TaskIdent]]:
-        """Each row's ident under the chosen field; None for an anonymous row."""
-        return self.columns[name]
+    def _category(self, name: str) -> Optional[str]:
+        """Why the candidate is a category, not a task id, when `_ng_task_index` shows it; else None.
+
+        It is one when a value of it is on several task indices while no task index has several of
+        its values (a file merged from several runs reuses indices: then neither field decides).
+        """
+        indexes = self.columns.get(TASK_INDEX_KEY)
+        if indexes is None:
+            return None
+        spread: dict[TaskIdent, set[TaskIdent]] = {}
+        values_of: dict[TaskIdent, TaskIdent] = {}
+        for value, index in zip(self.columns[name], indexes):
+            if value is None or index is None:
+                continue
+            if values_of.setdefault(index, value) != value:
+                return None
+            spread.setdefault(value, set()).add(index)
+        widest = max(spread.items(), key=lambda item: len(item[1]), default=None)
+        if widest is None or len(widest[1]) < 2:
+            return None
+        value, indices = widest
+        return (
+            f"{name} is not a task id here: {_full(value)!r} is on {len(indices)} task indices "
+            f"(_ng_task_index {', '.join(sorted((i for _, i in indices), key=natural_key)[:5])}"
+            f"{', ...' if len(indices) > 5 else ''}); passed over"
+        )
 
 
 def no_key_message(path: str) -> str:
     """The input error for a side on which no candidate field is on every row."""
-    return f"{path}: no task id field found; rows carry none of {', '.join(KEY_CANDIDATES)} (use --parity-key)"
+    return (
+        f"{path}: no task id field found; rows carry none of {', '.join(KEY_CANDIDATES)}, "
+        f"and neither {TASK_INDEX_KEY} nor a prompt ({PROMPT_KEY}) is on every row (use --parity-key)"
+    )
 
 
 @dataclass
@@ -277,3 +360,26 @@ def join(old: Grouped, new: Grouped) -> Join:
         keyed_by_taskset=keyed_by_taskset,
         notes=notes,
     )
+
+
+def _first_prompt(prompts: Sequence[Optional[TaskIdent]], rows: Sequence[int]) -> Optional[TaskIdent]:
+    return next((prompts[i] for i in rows if prompts[i] is not None), None)
+
+
+def check_prompts(
+    joined: Join, old_prompts: Sequence[Optional[TaskIdent]], new_prompts: Sequence[Optional[TaskIdent]]
+) -> None:
+    """Stop when a task index joins two different prompts: the runs read different input files.
+
+    `_ng_task_index` is the line of the input file a rollout came from, so it names the same task
+    on both sides only when both runs read the same inputs in the same order.
+    """
+    for label in sorted(joined.old.keys() & joined.new.keys(), key=natural_key):
+        old_prompt = _first_prompt(old_prompts, joined.old[label])
+        new_prompt = _first_prompt(new_prompts, joined.new[label])
+        if old_prompt is not None and new_prompt is not None and old_prompt != new_prompt:
+            raise CompareInputError(
+                f"_ng_task_index {label} has a different prompt on each side (old {old_prompt[1]}, "
+                f"new {new_prompt[1]}): the runs used different input files, so the index does not name "
+                "the same task; name a key with --parity-key (--parity-key=_ng_task_index joins on the index anyway)"
+            )

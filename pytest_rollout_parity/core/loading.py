@@ -17,7 +17,7 @@ from typing import Any, BinaryIO, Callable, Iterator, Optional, TypeVar
 from pydantic_core import from_json
 
 from .errors import CompareInputError
-from .identity import TaskIdent
+from .identity import KeyChoice, TaskIdent
 from .model import RowFacts
 from .rows import fold_failure_record
 from .sides import SideBuilder
@@ -156,14 +156,23 @@ def _hashable(value: Any) -> Any:
 
 @dataclass
 class LoadedSide:
-    """One side streamed: its row facts in file order (sidecar last) and each row's join value."""
+    """One side streamed: its row facts in file order (sidecar last) and how its rows are keyed."""
 
     path: Path
     display: str
     sidecar: Optional[Path]
-    key: Optional[str]
+    choice: KeyChoice
     facts: list[RowFacts] = field(default_factory=list)
-    values: list[Optional[TaskIdent]] = field(default_factory=list)
+
+    @property
+    def key(self) -> Optional[str]:
+        """The side's join field; None when no row names a task."""
+        return self.choice.key
+
+    @property
+    def values(self) -> list[Optional[TaskIdent]]:
+        """Each row's join value (None: anonymous)."""
+        return self.choice.values
 
     def read_row(self, facts: RowFacts) -> dict[str, Any]:
         """Re-read one row's full dict from its file."""
@@ -228,8 +237,7 @@ def load_side(path: Path, key: Optional[str] = None, display: Optional[str] = No
         builder.add(pending)
     if not builder.facts:
         raise CompareInputError(f"{display}: no rows at all: the file holds no JSON object")
-    side_key, values = builder.finish(display)
-    return LoadedSide(path=path, display=display, sidecar=sidecar, key=side_key, facts=builder.facts, values=values)
+    return LoadedSide(path=path, display=display, sidecar=sidecar, choice=builder.finish(display), facts=builder.facts)
 
 
 def load_rollouts(path: str | os.PathLike[str]) -> list[dict[str, Any]]:

@@ -87,6 +87,8 @@ def summary_dict(result: CompareResult, run: Optional[RunInfo] = None) -> dict[s
         "join": {
             "old_key": result.old_key,
             "new_key": result.new_key,
+            "old_key_reason": result.old_key_reason,
+            "new_key_reason": result.new_key_reason,
             "old_prefix_stripped": result.old_prefix_stripped,
             "new_prefix_stripped": result.new_prefix_stripped,
             "keyed_by_taskset": result.keyed_by_taskset,
@@ -136,6 +138,9 @@ def _side_line(name: str, summary: dict[str, Any]) -> str:
     tasks = sum(1 for task in summary["tasks"] if task[name] is not None)
     rows, masked = summary["rows"][name], summary["rows"][f"{name}_masked"]
     line += f": {_plural(tasks, 'task')}, {_plural(rows, 'row')} ({masked} masked), key {summary['join'][f'{name}_key']}"
+    reason = summary["join"].get(f"{name}_key_reason")
+    if reason:
+        line += f" ({reason})"
     prefix = summary["join"][f"{name}_prefix_stripped"]
     if prefix:
         line += f", prefix '{prefix}' stripped"

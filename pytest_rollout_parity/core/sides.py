@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from .errors import CompareInputError
-from .identity import KeyVote, TaskIdent, describe_row_task, no_key_message
+from .identity import KeyChoice, KeyVote, describe_row_task, no_key_message
 from .model import RowFacts
 from .rows import RewardTypeError, fold_failure_record, reduce_row
 
@@ -76,11 +76,11 @@ class SideBuilder:
         """Prepare and join a rollouts-file row."""
         self.add(self.prepare(row, where, line, offset, keep))
 
-    def finish(self, display: str) -> tuple[Optional[str], list[Optional[TaskIdent]]]:
-        """The side's join field (None when no row names a task: it borrows the other's) and values."""
-        key = self.vote.chosen()
-        if key is None:
-            if self.vote.voters:
-                raise CompareInputError(no_key_message(self._lost_last_field_at or display))
-            return None, [None] * len(self.facts)
-        return key, self.vote.values(key)
+    def finish(self, display: str) -> KeyChoice:
+        """How the side is keyed (key None when no row names a task: it borrows the other's)."""
+        choice = self.vote.choose()
+        if choice.key is None and self.vote.voters:
+            raise CompareInputError(no_key_message(self._lost_last_field_at or display))
+        if choice.key is None:
+            choice.values = [None] * len(self.facts)
+        return choice
