@@ -1,0 +1,191 @@
+"""Student's t distribution in plain ``math``: the CDF and its quantile.
+
+The paired statistics need t quantiles (t(0.975, n-1) for a confidence interval, t(0.95, df) for
+the equivalence bounds) and the runtime carries no numpy or scipy, so the distribution is computed
+here: the CDF through the regularized incomplete beta function (a continued fraction evaluated by
+the modified Lentz method), the quantile by safeguarded Newton steps on that CDF.
+"""
+
+from __future__ import annotations
+
+import math
+from statistics import NormalDist
+
+_EPS = 1e-16
+_TINY = 1e-300
+_MAX_CF_TERMS = 100_000
+
+
+def _log_gamma_ratio(a: float, b: float) -> float:
+    """``lgamma(a + b) - lgamma(a)`` without the cancellation of two large ``lgamma`` values.
+
+    For large ``a`` the two Stirling series are subtracted term by term; the leading terms
+    combine into ``(a - 1/2)·log1p(b/a) + b·log(a + b) - b``, which loses nothing.
+    """
+    if a < 30.0:
+        return math.lgamma(a + b) - math.lgamma(a)
+    z = a + b
+    lead = (a - 0.5) * math.log1p(b / a) + b * math.log(z) - b
+    # Stirling's correction sum_k B_2k / (2k (2k-1) z^(2k-1)), differenced.
+    coefficients = (1 / 12, -1 / 360, 1 / 1260, -1 / 1680, 1 / 1188, -691 / 360360)
+    correction = 0.0
+    for k, c in enumerate(coefficients):
+        power = 2 * k + 1
+        correction += c * (z ** (-power) - a ** (-power))
+    return lead + correction
+
+
+def _log_beta(a: float, b: float) -> float:
+    """``log B(a, b)``, accurate also when one argument is large and the other small."""
+    small, large = min(a, b), max(a, b)
+    return math.lgamma(small) - _log_gamma_ratio(large, small)
+
+
+def _beta_continued_fraction(a: float, b: float, x: float) -> float:
+    """The continued fraction of the incomplete beta function (modified Lentz)."""
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c = 1.0
+    d = 1.0 - qab * x / qap
+    d = _TINY if abs(d) < _TINY else d
+    d = 1.0 / d
+    h = d
+    for m in range(1, _MAX_CF_TERMS + 1):
+        m2 = 2 * m
+        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
+        d = 1.0 + aa * d
+        d = _TINY if abs(d) < _TINY else d
+        c = 1.0 + aa / c
+        c = _TINY if abs(c) < _TINY else c
+        d = 1.0 / d
+        h *= d * c
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        d = 1.0 + aa * d
+        d = _TINY if abs(d) < _TINY else d
+        c = 1.0 + aa / c
+        c = _TINY if abs(c) < _TINY else c
+        d = 1.0 / d
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) <= _EPS:
+            return h
+    raise ArithmeticError(f"incomplete beta continued fraction did not converge (a={a}, b={b}, x={x})")
+
+
+def _incomplete_beta(a: float, b: float, x: float, xc: float) -> float:
+    """Regularized ``I_x(a, b)``; ``xc`` is ``1 - x`` computed without cancellation by the caller."""
+    if x <= 0.0:
+        return 0.0
+    if xc <= 0.0:
+        return 1.0
+    log_x = math.log1p(-xc) if xc < 0.5 else math.log(x)
+    log_xc = math.log1p(-x) if x < 0.5 else math.log(xc)
+    log_front = a * log_x + b * log_xc - _log_beta(a, b)
+    if x < (a + 1.0) / (a + b + 2.0):
+        return math.exp(log_front) * _beta_continued_fraction(a, b, x) / a
+    return 1.0 - math.exp(log_front) * _beta_continued_fraction(b, a, xc) / b
+
+
+def _check_df(df: float) -> None:
+    if not df > 0.0:
+        raise ValueError(f"degrees of freedom must be positive, got {df!r}")
+
+
+def _lower_tail(t: float, df: float) -> float:
+    """P(T <= t) for ``t <= 0``: small tails keep their relative precision."""
+    t2 = t * t
+    x = df / (df + t2)
+    xc = t2 / (df + t2)
+    return 0.5 * _incomplete_beta(df / 2.0, 0.5, x, xc)
+
+
+def t_cdf(t: float, df: float) -> float:
+    """P(T <= t) for Student's t with ``df`` degrees of freedom (``df`` may be ``math.inf``)."""
+    _check_df(df)
+    if math.isnan(t):
+        raise ValueError("t must not be NaN")
+    if math.isinf(df):
+        return NormalDist().cdf(t)
+    if math.isinf(t):
+        return 0.0 if t < 0 else 1.0
+    if t <= 0.0:
+        return _lower_tail(t, df)
+    return 1.0 - _lower_tail(-t, df)
+
+
+def t_pdf(t: float, df: float) -> float:
+    """The density of Student's t with ``df`` degrees of freedom."""
+    _check_df(df)
+    if math.isinf(df):
+        return NormalDist().pdf(t)
+    log_norm = _log_gamma_ratio(df / 2.0, 0.5) - 0.5 * math.log(df * math.pi)
+    return math.exp(log_norm - (df + 1.0) / 2.0 * math.log1p(t * t / df))
+
+
+def _initial_guess(q: float, df: float) -> float:
+    """A starting point for the lower-tail quantile (``q <= 0.5``): exact for df 1 and 2."""
+    if df == 1.0:
+        return -1.0 / math.tan(math.pi * q)
+    if df == 2.0:
+        return (2.0 * q - 1.0) / math.sqrt(2.0 * q * (1.0 - q))
+    z = NormalDist().inv_cdf(q)
+    z2 = z * z
+    # Cornish-Fisher expansion of t in terms of the normal quantile.
+    g1 = (z2 + 1.0) * z / 4.0
+    g2 = ((5.0 * z2 + 16.0) * z2 + 3.0) * z / 96.0
+    g3 = (((3.0 * z2 + 19.0) * z2 + 17.0) * z2 - 15.0) * z / 384.0
+    guess = z + g1 / df + g2 / df**2 + g3 / df**3
+    return min(guess, -1e-300)
+
+
+def _lower_quantile(q: float, df: float) -> float:
+    """The ``t <= 0`` with ``P(T <= t) = q`` for ``0 < q < 0.5``.
+
+    Newton on ``log P(T <= t)`` (nearly linear in ``log|t|`` in the tail), kept inside a
+    bracket that shrinks with every evaluation; a step that leaves it is replaced by bisection.
+    """
+    log_q = math.log(q)
+    t = _initial_guess(q, df)
+    lo, hi = -math.inf, 0.0  # P(T <= lo) < q <= P(T <= hi)
+    for _ in range(200):
+        cdf = _lower_tail(t, df)
+        if cdf == q:
+            return t
+        if cdf < q:
+            lo = t
+        else:
+            hi = t
+        pdf = t_pdf(t, df)
+        step = (math.log(cdf) - log_q) * cdf / pdf if pdf > 0.0 and cdf > 0.0 else math.inf
+        candidate = t - step
+        if not lo < candidate < hi:
+            if math.isinf(lo):
+                candidate = 2.0 * t if t < -1.0 else t - 1.0
+            elif hi < 0.0 and lo / hi > 4.0:
+                candidate = -math.sqrt(lo * hi)  # geometric bisection over wide brackets
+            else:
+                candidate = 0.5 * (lo + hi)
+        if abs(candidate - t) <= 4.0 * _EPS * abs(candidate):
+            return candidate
+        t = candidate
+    return t
+
+
+def t_ppf(p: float, df: float) -> float:
+    """The ``p`` quantile of Student's t with ``df`` degrees of freedom (``df`` may be ``math.inf``).
+
+    ``p`` 0 and 1 give minus and plus infinity; any other ``p`` outside (0, 1) is a ``ValueError``.
+    """
+    _check_df(df)
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"probability must lie in [0, 1], got {p!r}")
+    if p == 0.0:
+        return -math.inf
+    if p == 1.0:
+        return math.inf
+    if p == 0.5:
+        return 0.0
+    if math.isinf(df):
+        return NormalDist().inv_cdf(p)
+    if p < 0.5:
+        return _lower_quantile(p, df)
+    return -_lower_quantile(1.0 - p, df)  # 1 - p is exact for p >= 0.5
