@@ -20,13 +20,13 @@ def _side_from_rows(rows: Iterable[dict[str, Any]], key: Optional[str], name: st
         if not isinstance(row, dict):
             raise CompareInputError(f"{name} rows: row {index}: expected a dict, got {type(row).__name__}")
         builder.add_row(row, f"{name} rows: row {index}", index, -1, keep=True)
-    return _input(builder.facts, builder.finish(f"{name} rows"))
+    return _input(builder.facts, builder.finish(f"{name} rows"), f"{name} rows")
 
 
-def _input(facts: list[RowFacts], choice: KeyChoice, reader: Optional[RowReader] = None) -> SideInput:
+def _input(facts: list[RowFacts], choice: KeyChoice, name: str, reader: Optional[RowReader] = None) -> SideInput:
     return SideInput(
         facts=facts, values=choice.values, key=choice.key or "", reader=reader,
-        reason=choice.reason, notes=choice.notes, prompts=choice.prompts,
+        reason=choice.reason, notes=choice.notes, prompts=choice.prompts, name=name,
     )
 
 
@@ -51,7 +51,7 @@ def compare_rollouts(
 
 
 def _side_input(side: LoadedSide) -> SideInput:
-    return _input(side.facts, side.choice, side.read_row)
+    return _input(side.facts, side.choice, side.display, side.read_row)
 
 
 def load_pair(

@@ -65,6 +65,14 @@ class SideInput:
     reason: str = ""
     notes: Sequence[str] = ()
     prompts: Optional[Sequence[Optional[TaskIdent]]] = None
+    name: str = ""
+
+    def where(self, index: int) -> str:
+        """Where row ``index`` of the side is, for messages."""
+        facts = self.facts[index]
+        if facts.offset < 0:
+            return f"{self.name}: row {facts.line}"
+        return f"{self.name}:{facts.line}" if facts.origin == 0 else f"{self.name} (sidecar line {facts.line})"
 
 
 def _align_fallbacks(old: SideInput, new: SideInput) -> list[str]:
@@ -91,7 +99,7 @@ def compare_sides(old: SideInput, new: SideInput) -> CompareResult:
     old_grouped, new_grouped = group_rows(old.values), group_rows(new.values)
     joined: Join = join(old_grouped, new_grouped)
     if old.key == new.key == TASK_INDEX_KEY and old.prompts is not None and new.prompts is not None:
-        check_prompts(joined, old.prompts, new.prompts)
+        check_prompts(joined, old.prompts, new.prompts, lambda side, i: (old if side == "old" else new).where(i))
     tasks: list[TaskComparison] = []
     for label in joined.old.keys() | joined.new.keys():
         old_rows, new_rows = joined.old.get(label), joined.new.get(label)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from .errors import CompareInputError
 from .naming import natural_key
@@ -362,24 +362,30 @@ def join(old: Grouped, new: Grouped) -> Join:
     )
 
 
-def _first_prompt(prompts: Sequence[Optional[TaskIdent]], rows: Sequence[int]) -> Optional[TaskIdent]:
-    return next((prompts[i] for i in rows if prompts[i] is not None), None)
+def _first_prompt(prompts: Sequence[Optional[TaskIdent]], rows: Sequence[int]) -> Optional[tuple[int, TaskIdent]]:
+    return next(((i, prompt) for i in rows if (prompt := prompts[i]) is not None), None)
 
 
 def check_prompts(
-    joined: Join, old_prompts: Sequence[Optional[TaskIdent]], new_prompts: Sequence[Optional[TaskIdent]]
+    joined: Join,
+    old_prompts: Sequence[Optional[TaskIdent]],
+    new_prompts: Sequence[Optional[TaskIdent]],
+    where: Callable[[str, int], str],
 ) -> None:
     """Stop when a task index joins two different prompts: the runs read different input files.
 
     `_ng_task_index` is the line of the input file a rollout came from, so it names the same task
-    on both sides only when both runs read the same inputs in the same order.
+    on both sides only when both runs read the same inputs in the same order. ``where(side, row)``
+    names a row's place for the message.
     """
     for label in sorted(joined.old.keys() & joined.new.keys(), key=natural_key):
-        old_prompt = _first_prompt(old_prompts, joined.old[label])
-        new_prompt = _first_prompt(new_prompts, joined.new[label])
-        if old_prompt is not None and new_prompt is not None and old_prompt != new_prompt:
-            raise CompareInputError(
-                f"_ng_task_index {label} has a different prompt on each side (old {old_prompt[1]}, "
-                f"new {new_prompt[1]}): the runs used different input files, so the index does not name "
-                "the same task; name a key with --parity-key (--parity-key=_ng_task_index joins on the index anyway)"
-            )
+        old_first = _first_prompt(old_prompts, joined.old[label])
+        new_first = _first_prompt(new_prompts, joined.new[label])
+        if old_first is None or new_first is None or old_first[1] == new_first[1]:
+            continue
+        raise CompareInputError(
+            f"{where('old', old_first[0])} and {where('new', new_first[0])}: _ng_task_index {label} has a "
+            f"different prompt on each side ({old_first[1][1]} vs {new_first[1][1]}): the runs used different "
+            "input files, so the index does not name the same task; name a key with --parity-key "
+            "(--parity-key=_ng_task_index joins on the index anyway)"
+        )

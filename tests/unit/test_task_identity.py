@@ -177,7 +177,7 @@ def test_index_join_with_different_prompts_stops_naming_the_first_index():
     with pytest.raises(CompareInputError) as info:
         compare_rollouts(old, new)
     message = str(info.value)
-    assert message.startswith("_ng_task_index 3 has a different prompt on each side")
+    assert message.startswith("old rows: row 4 and new rows: row 4: _ng_task_index 3 has a different prompt on each side")
     assert "the runs used different input files" in message and "--parity-key" in message
     assert "\n" not in message
 
