@@ -13,11 +13,15 @@ from typing import Any, Callable, Optional, Sequence
 
 from .errors import CompareInputError
 from .naming import natural_key
-from .prompt import prompt_label
+from .prompt import is_prompt, prompt_label
 from .rows import IDENTITY_FALLBACKS, KEY_CANDIDATES, PROMPT_KEY, TASK_INDEX_KEY, lookup
 
 #: (taskset or None, task id)
 TaskIdent = tuple[Optional[str], str]
+
+#: A row's prompt whose label is not worked out yet: the row names an id field, which usually decides.
+#: Hashing a prompt of many kilobytes costs more than reading the rest of the row.
+DEFERRED: TaskIdent = (None, "<prompt not read yet>")
 
 #: Why a side is keyed as it is (the summary prints these).
 REASON_GIVEN = "given"
@@ -97,15 +101,28 @@ class KeyVote:
         self._scalars: dict[type, dict[Any, TaskIdent]] = {str: {}, int: {}}
 
     def candidate_values(self, row: dict[str, Any]) -> dict[str, Any]:
-        """The values this vote needs from a row (kept for sidecar records until they stand)."""
-        return {name: key_value(row, name) for name in self.columns}
+        """The values this vote needs from a row (kept for sidecar records until they stand).
+
+        The prompt's label is deferred on a row that names an id field (:data:`DEFERRED`); only
+        whether the row has a prompt is noted. :meth:`fill_prompts` works the labels out later
+        when the side does turn out to need them.
+        """
+        values = {name: lookup(row, name) for name in self.columns if name != PROMPT_KEY}
+        if PROMPT_KEY in self.columns:
+            prompt = lookup(row, PROMPT_KEY)
+            if not is_prompt(prompt):
+                values[PROMPT_KEY] = None
+            elif self.explicit or all(values.get(name) is None for name in KEY_CANDIDATES):
+                values[PROMPT_KEY] = prompt_label(prompt)
+            else:
+                values[PROMPT_KEY] = DEFERRED
+        return values
 
     def add(self, values: dict[str, Any], anonymous: bool = False) -> Optional[str]:
         """Record one row's values; returns an error text for a row lacking an explicit key."""
         if anonymous:
             for name, column in self.columns.items():
-                value = values.get(name) if name in IDENTITY_FALLBACKS else None
-                column.append(None if value is None else self._compact(value))
+                column.append(self._cell(values.get(name)) if name in IDENTITY_FALLBACKS else None)
             return None
         self.voters += 1
         for name in list(self.columns):
@@ -115,8 +132,21 @@ class KeyVote:
                     return f"row has no {self.explicit!r} field (--parity-key {self.explicit})"
                 del self.columns[name]
             else:
-                self.columns[name].append(self._compact(value))
+                self.columns[name].append(self._cell(value))
         return None
+
+    def fill_prompts(self, choice: KeyChoice, prompt_at: Callable[[int], Any]) -> None:
+        """Work out the deferred prompt labels of a side keyed on the index or the prompt."""
+        if choice.prompts is None:
+            return
+        for index, prompt in enumerate(choice.prompts):
+            if prompt is DEFERRED:
+                choice.prompts[index] = self._cell(prompt_label(prompt_at(index)))
+
+    def _cell(self, value: Any) -> Optional[TaskIdent]:
+        if value is None or value is DEFERRED:
+            return value
+        return self._compact(value)
 
     def _compact(self, value: Any) -> TaskIdent:
         """The value as a (taskset, task id) ident, one shared object per distinct task."""
@@ -149,7 +179,7 @@ class KeyVote:
                 return KeyChoice(name, column, REASON_PROMPT, notes, prompts)
             category = self._category(name)
             if category is None:
-                return KeyChoice(name, column, REASON_ID_FIELD, notes, prompts)
+                return KeyChoice(name, column, REASON_ID_FIELD, notes)
             passed_over.append(name)
             notes.append(category)
         return KeyChoice(None, [])

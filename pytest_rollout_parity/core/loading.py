@@ -237,7 +237,11 @@ def load_side(path: Path, key: Optional[str] = None, display: Optional[str] = No
         builder.add(pending)
     if not builder.facts:
         raise CompareInputError(f"{display}: no rows at all: the file holds no JSON object")
-    return LoadedSide(path=path, display=display, sidecar=sidecar, choice=builder.finish(display), facts=builder.facts)
+    def reread(facts: RowFacts) -> dict[str, Any]:
+        return read_object_at(path if facts.origin == 0 or sidecar is None else sidecar, facts.offset)
+
+    choice = builder.finish(display, reread)
+    return LoadedSide(path=path, display=display, sidecar=sidecar, choice=choice, facts=builder.facts)
 
 
 def load_rollouts(path: str | os.PathLike[str]) -> list[dict[str, Any]]:

@@ -64,12 +64,14 @@ def _slug(text: str) -> str:
     return slug
 
 
-def prompt_label(prompt: Any) -> Optional[str]:
-    """The task label of a prompt, e.g. `could-we-set-the-performance-3fa2b1c0d4e5`; None when empty.
+def is_prompt(value: Any) -> bool:
+    """A prompt that can tell a task apart: not null, `""`, `[]` or `{}`."""
+    return value is not None and not (isinstance(value, (str, list, dict)) and not value)
 
-    An empty prompt (null, `""`, `[]`, `{}`) tells no task apart, so it names none.
-    """
-    if prompt is None or (isinstance(prompt, (str, list, dict)) and not prompt):
+
+def prompt_label(prompt: Any) -> Optional[str]:
+    """The task label of a prompt, e.g. `could-we-set-the-performance-3fa2b1c0d4e5`; None when empty."""
+    if not is_prompt(prompt):
         return None
     digest = prompt_hash(prompt)[:HASH_HEX_DIGITS]
     slug = _slug(last_user_text(prompt))

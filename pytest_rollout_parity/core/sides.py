@@ -11,8 +11,8 @@ from typing import Any, Optional
 
 from .errors import CompareInputError
 from .identity import KeyChoice, KeyVote, describe_row_task, no_key_message
-from .model import RowFacts
-from .rows import RewardTypeError, fold_failure_record, reduce_row
+from .model import RowFacts, RowReader
+from .rows import PROMPT_KEY, RewardTypeError, fold_failure_record, lookup, reduce_row
 
 #: Fields only a failure record carries: such a row that names no task is anonymous.
 FAILURE_MARKERS = ("_ng_failure_class", "_ng_failure_record")
@@ -36,6 +36,10 @@ class PendingRow:
     facts: RowFacts
     names: dict[str, Any]
     anonymous: bool
+
+
+def _kept_row(facts: RowFacts) -> dict[str, Any]:
+    return facts.row if facts.row is not None else {}
 
 
 class SideBuilder:
@@ -76,9 +80,14 @@ class SideBuilder:
         """Prepare and join a rollouts-file row."""
         self.add(self.prepare(row, where, line, offset, keep))
 
-    def finish(self, display: str) -> KeyChoice:
-        """How the side is keyed (key None when no row names a task: it borrows the other's)."""
+    def finish(self, display: str, reader: Optional[RowReader] = None) -> KeyChoice:
+        """How the side is keyed (key None when no row names a task: it borrows the other's).
+
+        ``reader`` reads a row again (rows not kept in memory) when deferred prompts are needed.
+        """
         choice = self.vote.choose()
+        read = reader or _kept_row
+        self.vote.fill_prompts(choice, lambda index: lookup(read(self.facts[index]), PROMPT_KEY))
         if choice.key is None and self.vote.voters:
             raise CompareInputError(no_key_message(self._lost_last_field_at or display))
         if choice.key is None:

@@ -254,3 +254,27 @@ def test_both_readers_key_files_alike(parser: str, tmp_path: Path, monkeypatch: 
     assert res.old_key == PROMPT_KEY
     assert labels(res) == sorted(f"question-{i}-{expected_hash(prompt(f'question {i}', system='s'))}"
                                  for i in range(3))
+
+
+# --- prompts of rows that name an id field are read only when needed ---------------------------
+
+
+def test_a_category_side_still_checks_the_prompts():
+    # the rows name task_name, so their prompts are hashed only once task_name is passed over
+    old = [row(index=i, text=f"puzzle {i}", task_name="knights_knaves") for i in range(3)]
+    new = [row(index=i, text=f"puzzle {2 - i}", task_name="knights_knaves") for i in range(3)]
+    with pytest.raises(CompareInputError, match="_ng_task_index 0 has a different prompt"):
+        compare_rollouts(old, new)
+
+
+@pytest.mark.parametrize("parser", ["auto", "full"])
+def test_an_id_field_lost_late_falls_back_to_prompts_read_again_from_the_file(
+    parser: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setenv("PARITY_PARSER", parser)
+    rows = [row(text=f"question {i}", task_id=f"t{i}") for i in range(3)] + [row(text="question 3")]
+    path = tmp_path / "r.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    res = compare_files(path, path)
+    assert res.old_key == PROMPT_KEY
+    assert labels(res) == sorted(f"question-{i}-{expected_hash(prompt(f'question {i}'))}" for i in range(4))
