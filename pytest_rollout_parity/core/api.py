@@ -1,4 +1,8 @@
-"""The Python API: compare rows in memory (like `gym dev compare`) or two files by streaming."""
+"""The Python API: compare rows in memory (like `gym dev compare`) or two files by streaming.
+
+``key`` names the join field of both sides; ``old_key``/``new_key`` name one side's and win over
+``key`` for that side. ``agent``/``old_agent``/``new_agent`` keep one agent's rows the same way.
+"""
 
 from __future__ import annotations
 
@@ -6,20 +10,27 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
+from .agents import AgentFilter
 from .classify import SideInput, compare_sides
 from .errors import CompareInputError
 from .loading import LoadedSide, load_side
-from .identity import REASON_BORROWED, KeyChoice
+from .identity import REASON_BORROWED, REASON_GIVEN, KeyChoice
 from .model import CompareResult, RowFacts, RowReader
-from .sides import SideBuilder
+from .sides import SideBuilder, is_failure_record
 
 
-def _side_from_rows(rows: Iterable[dict[str, Any]], key: Optional[str], name: str) -> SideInput:
+def _side_from_rows(
+    rows: Iterable[dict[str, Any]], key: Optional[str], name: str, agent: Optional[str] = None
+) -> SideInput:
     builder = SideBuilder(key)
+    agents = AgentFilter(agent, f"{name}_agent")
     for index, row in enumerate(rows, start=1):
         if not isinstance(row, dict):
             raise CompareInputError(f"{name} rows: row {index}: expected a dict, got {type(row).__name__}")
+        if not (agents.keep_record(row) if is_failure_record(row) else agents.keep(row)):
+            continue
         builder.add_row(row, f"{name} rows: row {index}", index, -1, keep=True)
+    agents.check(f"{name} rows")
     return _input(builder.facts, builder.finish(f"{name} rows"), f"{name} rows")
 
 
@@ -30,23 +41,34 @@ def _input(facts: list[RowFacts], choice: KeyChoice, name: str, reader: Optional
     )
 
 
-def _borrow_keys(old: SideInput, new: SideInput, key: Optional[str]) -> None:
+def _borrow_keys(old: SideInput, new: SideInput, old_key: Optional[str], new_key: Optional[str]) -> None:
     """A side with no task-naming rows takes the other side's field."""
-    shared = old.key or new.key or key or "_ng_task_id"
-    for side in (old, new):
-        if not side.key:
-            side.key, side.reason = shared, REASON_BORROWED
+    if not old.key:
+        old.key = old_key or new.key or new_key or "_ng_task_id"
+        old.reason = REASON_GIVEN if old_key else REASON_BORROWED
+    if not new.key:
+        new.key = new_key or old.key
+        new.reason = REASON_GIVEN if new_key else REASON_BORROWED
 
 
 def compare_rollouts(
-    old_rows: Iterable[dict[str, Any]], new_rows: Iterable[dict[str, Any]], key: Optional[str] = None
+    old_rows: Iterable[dict[str, Any]],
+    new_rows: Iterable[dict[str, Any]],
+    key: Optional[str] = None,
+    *,
+    old_key: Optional[str] = None,
+    new_key: Optional[str] = None,
+    agent: Optional[str] = None,
+    old_agent: Optional[str] = None,
+    new_agent: Optional[str] = None,
 ) -> CompareResult:
     """Compare two sides given as row dicts (from :func:`load_rollouts` or built in memory)."""
-    old = _side_from_rows(old_rows, key, "old")
-    new = _side_from_rows(new_rows, key, "new")
+    old_key, new_key = old_key or key, new_key or key
+    old = _side_from_rows(old_rows, old_key, "old", old_agent or agent)
+    new = _side_from_rows(new_rows, new_key, "new", new_agent or agent)
     if not old.facts and not new.facts:
         raise CompareInputError("no rows on either side: nothing to compare")
-    _borrow_keys(old, new, key)
+    _borrow_keys(old, new, old_key, new_key)
     return compare_sides(old, new)
 
 
@@ -55,21 +77,49 @@ def _side_input(side: LoadedSide) -> SideInput:
 
 
 def load_pair(
-    old_path: str | os.PathLike[str], new_path: str | os.PathLike[str], key: Optional[str] = None
+    old_path: str | os.PathLike[str],
+    new_path: str | os.PathLike[str],
+    key: Optional[str] = None,
+    *,
+    old_key: Optional[str] = None,
+    new_key: Optional[str] = None,
+    agent: Optional[str] = None,
+    old_agent: Optional[str] = None,
+    new_agent: Optional[str] = None,
 ) -> tuple[LoadedSide, LoadedSide]:
     """Stream both files (each with its sidecar) into row facts."""
-    return load_side(Path(old_path), key), load_side(Path(new_path), key)
+    return (
+        load_side(Path(old_path), old_key or key, agent=old_agent or agent, key_option="old_key", agent_option="old_agent"),
+        load_side(Path(new_path), new_key or key, agent=new_agent or agent, key_option="new_key", agent_option="new_agent"),
+    )
 
 
-def compare_loaded(old: LoadedSide, new: LoadedSide, key: Optional[str] = None) -> CompareResult:
+def compare_loaded(
+    old: LoadedSide,
+    new: LoadedSide,
+    key: Optional[str] = None,
+    *,
+    old_key: Optional[str] = None,
+    new_key: Optional[str] = None,
+) -> CompareResult:
     """Classify two streamed sides; a side whose rows name no task borrows the other's key."""
     old_input, new_input = _side_input(old), _side_input(new)
-    _borrow_keys(old_input, new_input, key)
+    _borrow_keys(old_input, new_input, old_key or key, new_key or key)
     return compare_sides(old_input, new_input)
 
 
 def compare_files(
-    old_path: str | os.PathLike[str], new_path: str | os.PathLike[str], key: Optional[str] = None
+    old_path: str | os.PathLike[str],
+    new_path: str | os.PathLike[str],
+    key: Optional[str] = None,
+    *,
+    old_key: Optional[str] = None,
+    new_key: Optional[str] = None,
+    agent: Optional[str] = None,
+    old_agent: Optional[str] = None,
+    new_agent: Optional[str] = None,
 ) -> CompareResult:
     """Compare two rollouts files by streaming them; rows are re-read from disk only on demand."""
-    return compare_loaded(*load_pair(old_path, new_path, key), key=key)
+    old, new = load_pair(old_path, new_path, key, old_key=old_key, new_key=new_key,
+                         agent=agent, old_agent=old_agent, new_agent=new_agent)
+    return compare_loaded(old, new, key, old_key=old_key, new_key=new_key)

@@ -91,8 +91,9 @@ class KeyVote:
     carry of `_ng_task_index` and the prompt, so a side keyed on those still places them.
     """
 
-    def __init__(self, key: Optional[str]) -> None:
+    def __init__(self, key: Optional[str], option: str = "--parity-key") -> None:
         self.explicit = key
+        self.option = option
         self.columns: dict[str, list[Optional[TaskIdent]]] = {
             name: [] for name in ((key,) if key else KEY_CANDIDATES + IDENTITY_FALLBACKS)
         }
@@ -129,7 +130,7 @@ class KeyVote:
             value = values.get(name)
             if value is None:
                 if self.explicit:
-                    return f"row has no {self.explicit!r} field (--parity-key {self.explicit})"
+                    return f"row has no {self.explicit!r} field ({self.option} {self.explicit})"
                 del self.columns[name]
             else:
                 self.columns[name].append(self._cell(value))

@@ -16,6 +16,7 @@ from typing import Any, BinaryIO, Callable, Iterator, Optional, TypeVar
 
 from pydantic_core import from_json
 
+from .agents import AgentFilter
 from .errors import CompareInputError
 from .identity import KeyChoice, TaskIdent
 from .model import RowFacts
@@ -25,6 +26,7 @@ from .skeleton import DecodeError as SKELETON_ERRORS
 from .skeleton import Decoder, skeleton_decoder
 
 BOM = b"\xef\xbb\xbf"
+LFS_POINTER = b"version https://git-lfs.github.com/spec/"
 T = TypeVar("T")
 
 
@@ -99,6 +101,8 @@ def iter_objects(
                 if line_no == 1 and raw.startswith(BOM):
                     raw = raw[3:]
                     start += 3
+                if line_no == 1 and raw.startswith(LFS_POINTER):
+                    raise CompareInputError(f"{display}: a Git LFS pointer, not the file: run git lfs pull")
                 if not raw or raw.isspace():
                     continue
                 obj: Any = None
@@ -163,6 +167,9 @@ class LoadedSide:
     sidecar: Optional[Path]
     choice: KeyChoice
     facts: list[RowFacts] = field(default_factory=list)
+    #: the agent (`agent_ref.name`) whose rows the side holds, and each agent's rows in the file
+    agent: Optional[str] = None
+    agent_rows: dict[str, int] = field(default_factory=dict)
 
     @property
     def key(self) -> Optional[str]:
@@ -202,11 +209,16 @@ def standing_failures(records: list[tuple[Optional[tuple[Any, Any]], T]], scored
 
 
 def _standing_sidecar(
-    main: Path, display: str, scored: set[tuple[Any, Any]], prepare: Callable[[int, int, dict[str, Any]], T]
+    main: Path,
+    display: str,
+    scored: set[tuple[Any, Any]],
+    prepare: Callable[[int, int, dict[str, Any]], T],
+    keep: Callable[[dict[str, Any]], bool] = lambda record: True,
 ) -> tuple[Optional[Path], list[T]]:
     """The main file's sidecar (None when absent) and its standing records, each through ``prepare``.
 
-    Records are prepared as they are read, so only what ``prepare`` keeps stays in memory.
+    Records are prepared as they are read, so only what ``prepare`` keeps stays in memory; those
+    ``keep`` rejects (another agent's) are dropped first.
     """
     sidecar = sidecar_path(main)
     if sidecar == main or not sidecar.exists():
@@ -214,24 +226,41 @@ def _standing_sidecar(
     records = [
         (index_pair(record), prepare(line_no, offset, record))
         for line_no, offset, record in iter_objects(sidecar, sidecar_display(display))
+        if keep(record)
     ]
     return sidecar, standing_failures(records, scored)
 
 
-def load_side(path: Path, key: Optional[str] = None, display: Optional[str] = None) -> LoadedSide:
-    """Stream a rollouts file and its sidecar into row facts and join values."""
+def load_side(
+    path: Path,
+    key: Optional[str] = None,
+    display: Optional[str] = None,
+    agent: Optional[str] = None,
+    key_option: str = "--parity-key",
+    agent_option: str = "--parity-agent",
+) -> LoadedSide:
+    """Stream a rollouts file and its sidecar into row facts and join values.
+
+    ``agent`` keeps one agent's rows (others are dropped before keying); without it a file holding
+    several agents is an input error. ``*_option`` name where the key and the agent were given.
+    """
     display = display or str(path)
-    builder = SideBuilder(key)
+    builder = SideBuilder(key, key_option)
+    agents = AgentFilter(agent, agent_option)
     scored: set[tuple[Any, Any]] = set()
     for line_no, offset, row in iter_objects(path, display, skeleton_decoder(key)):
+        if not agents.keep(row):
+            continue
         builder.add_row(row, f"{display}:{line_no}", line_no, offset, keep=False)
         pair = index_pair(row)
         if pair is not None:
             scored.add(pair)
+    agents.check(display)
     shown = sidecar_display(display)
     sidecar, standing = _standing_sidecar(
         path, display, scored,
         lambda line_no, offset, record: builder.prepare(record, f"{shown}:{line_no}", line_no, offset, False, True),
+        agents.keep_record,
     )
     for pending in standing:
         builder.add(pending)
@@ -240,8 +269,10 @@ def load_side(path: Path, key: Optional[str] = None, display: Optional[str] = No
     def reread(facts: RowFacts) -> dict[str, Any]:
         return read_object_at(path if facts.origin == 0 or sidecar is None else sidecar, facts.offset)
 
-    choice = builder.finish(display, reread)
-    return LoadedSide(path=path, display=display, sidecar=sidecar, choice=choice, facts=builder.facts)
+    return LoadedSide(
+        path=path, display=display, sidecar=sidecar, choice=builder.finish(display, reread), facts=builder.facts,
+        agent=agents.compared, agent_rows=dict(agents.counts),
+    )
 
 
 def load_rollouts(path: str | os.PathLike[str]) -> list[dict[str, Any]]:

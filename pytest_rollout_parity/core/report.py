@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any, Optional
 
 from tabulate import tabulate
 
+from .aggregate import AggregateCheck
 from .model import CompareResult, TaskComparison, TaskSide
 
 LIST_CAP = 10
@@ -32,6 +34,8 @@ class RunInfo:
     selected: Optional[int] = None
     verdicts_changed: int = 0
     outcomes: dict[str, int] = field(default_factory=dict)
+    #: each side's `<stem>_aggregate_metrics.json` checked against its rows, when the file exists
+    aggregate: dict[str, AggregateCheck] = field(default_factory=dict)
 
 
 def _side_dict(side: Optional[TaskSide]) -> Optional[dict[str, Any]]:
@@ -82,6 +86,8 @@ def summary_dict(result: CompareResult, run: Optional[RunInfo] = None) -> dict[s
     notes = list(result.notes)
     if run is not None and run.same_file:
         notes.append("both sides are the same file")
+    if run is not None:
+        notes.extend(check.note for check in run.aggregate.values() if check.note)
     summary: dict[str, Any] = {
         "counts": result.counts(),
         "join": {
@@ -110,6 +116,9 @@ def summary_dict(result: CompareResult, run: Optional[RunInfo] = None) -> dict[s
             "new": run.new_file,
             "old_sidecar": run.old_sidecar,
             "new_sidecar": run.new_sidecar,
+        }
+        summary["aggregate_metrics"] = {
+            side: check.as_dict() if (check := run.aggregate.get(side)) else None for side in ("old", "new")
         }
         summary["run"] = {
             "selected": run.selected,
@@ -151,6 +160,13 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
     """The `rollout parity` terminal section, line by line, rendered from :func:`summary_dict`."""
     counts = summary["counts"]
     lines = [_side_line("old", summary), _side_line("new", summary)]
+    for name, check in (summary.get("aggregate_metrics") or {}).items():
+        if check and check["recorded_mean"] is not None:
+            lines.append(
+                f"{name} aggregate metrics: mean reward {check['recorded_mean']!r} recorded, "
+                f"{check['computed_mean']!r} from {_plural(check['rows'], 'row')}"
+                + (f" (agent {check['agent']})" if check["agent"] else "")
+            )
     for note in summary["notes"]:
         lines.append(f"note: {note if len(note) <= 400 else note[:400] + ' ... (see --parity-json)'}")
     table = [
@@ -188,13 +204,25 @@ def _mode_for(path: Path) -> int:
         return 0o666 & ~umask
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def json_text(data: dict[str, Any]) -> str:
+    """The summary as UTF-8-safe JSON: raw text, but a lone surrogate (no UTF-8 form) as its escape.
+
+    A lone surrogate can only sit inside a JSON string, where `\\udXXXX` reads back as the same text.
+    """
+    text = json.dumps(data, indent=2, ensure_ascii=False)
+    return _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
 def write_json_atomically(path: Path, data: dict[str, Any]) -> None:
     """Write the summary through a temporary file beside it, so a reader never sees half a file."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         os.chmod(tmp, _mode_for(path))
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2, ensure_ascii=False)
+            handle.write(json_text(data))
             handle.write("\n")
         os.replace(tmp, path)
     except BaseException:

@@ -92,14 +92,44 @@ def mask_reason(row: dict[str, Any], reward: Optional[float]) -> Optional[str]:
     return None
 
 
-def agent_error(row: dict[str, Any]) -> Optional[str]:
-    """An agent-level error the row reports while still scored: legacy `error`, or `*error_type`."""
+#: The legacy `harbor_agent`'s 0/1 counters of agent failures; 1 is an agent error.
+AGENT_ERROR_COUNTERS: tuple[str, ...] = (
+    "context_length_exceeded_error",
+    "memory_limit_exceeded_error",
+    "agent_timeout_error",
+)
+
+#: Every top-level field an agent error is read from (the skeleton reader decodes them all).
+AGENT_ERROR_FIELDS: tuple[str, ...] = (
+    "error", *AGENT_ERROR_COUNTERS, "agent_timed_out", "evaluation_completed", "agent_error",
+)
+
+
+def _last_line(value: Any) -> str:
+    """The last non-blank line of an error text, cut to a readable length."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1][:AGENT_ERROR_MAX_CHARS] if lines else "(whitespace only)"
+
+
+def _counter_set(value: Any) -> bool:
+    """A 0/1 counter that is on: true, or a number of at least 1."""
+    if isinstance(value, bool):
+        return value
+    return isinstance(value, (int, float)) and value >= 1
+
+
+def agent_error(row: dict[str, Any], reward: Optional[float] = None) -> Optional[str]:
+    """An agent-level error the row reports while still scored, named by the field that says so.
+
+    Legacy `error` (any non-empty value, whitespace too), `response.metadata.*error_type`, the
+    legacy `harbor_agent` counters, anyswe's `agent_timed_out`, `evaluation_completed: false` on a
+    reward-0 row (an infrastructure failure, not a real 0) and browsecomp's `agent_error` text.
+    `agent_error_kind` alone is not one: it is also set on rows that scored 1.0.
+    """
     error = row.get("error")
     if error:
-        text = error if isinstance(error, str) else json.dumps(error, ensure_ascii=False)
-        lines = [line.strip() for line in text.splitlines() if line.strip()]
-        if lines:
-            return f"error: {lines[-1][:AGENT_ERROR_MAX_CHARS]}"
+        return f"error: {_last_line(error)}"
     response = row.get("response")
     if isinstance(response, dict):
         metadata = response.get("metadata")
@@ -107,6 +137,16 @@ def agent_error(row: dict[str, Any]) -> Optional[str]:
             for name, value in metadata.items():
                 if value and isinstance(name, str) and name.endswith("error_type"):
                     return f"{name}={value}"
+    for name in AGENT_ERROR_COUNTERS:
+        if _counter_set(row.get(name)):
+            return f"{name}={json.dumps(row[name])}"
+    if row.get("agent_timed_out") is True:
+        return "agent_timed_out=true"
+    if row.get("evaluation_completed") is False and reward == 0:
+        return "evaluation_completed=false on a reward-0 row (the evaluation did not run)"
+    text = row.get("agent_error")
+    if isinstance(text, str) and text:
+        return f"agent_error: {_last_line(text)}"
     return None
 
 
@@ -121,7 +161,7 @@ def reduce_row(row: dict[str, Any], line: int, offset: int, origin: int, keep: b
         origin,
         reward,
         _interned(mask),
-        agent_error(row),
+        agent_error(row, reward),
         _interned(kind) if isinstance(kind, str) and kind else None,
         row if keep else None,
     )

@@ -18,6 +18,10 @@ from .rows import PROMPT_KEY, RewardTypeError, fold_failure_record, lookup, redu
 FAILURE_MARKERS = ("_ng_failure_class", "_ng_failure_record")
 
 
+#: What a file whose rows never carry `reward` most likely is.
+NOT_ROLLOUTS = "an input dataset, not rollouts (no row has a reward field)"
+
+
 def is_failure_record(row: dict[str, Any]) -> bool:
     """A failure record of the collector, wherever it ended up (sidecar, or a merged main file)."""
     return any(marker in row for marker in FAILURE_MARKERS)
@@ -36,6 +40,7 @@ class PendingRow:
     facts: RowFacts
     names: dict[str, Any]
     anonymous: bool
+    has_reward_field: bool = True
 
 
 def _kept_row(facts: RowFacts) -> dict[str, Any]:
@@ -45,11 +50,12 @@ def _kept_row(facts: RowFacts) -> dict[str, Any]:
 class SideBuilder:
     """Accumulates one side: each row's facts and join value; errors name the row's location."""
 
-    def __init__(self, key: Optional[str]) -> None:
+    def __init__(self, key: Optional[str], key_option: str = "--parity-key") -> None:
         self.key = key
-        self.vote = KeyVote(key)
+        self.vote = KeyVote(key, key_option)
         self.facts: list[RowFacts] = []
         self._lost_last_field_at: Optional[str] = None
+        self._rows_with_reward_field = 0
 
     def prepare(
         self, row: dict[str, Any], where: str, line: int, offset: int, keep: bool, failure: bool = False
@@ -64,7 +70,7 @@ class SideBuilder:
             task = describe_row_task(row, self.key)
             raise CompareInputError(f"{where}: {exc}" + (f" (task {task})" if task else "")) from None
         anonymous = (failure or is_failure_record(row)) and names_no_task(row, self.key)
-        return PendingRow(where, facts, self.vote.candidate_values(row), anonymous)
+        return PendingRow(where, facts, self.vote.candidate_values(row), anonymous, failure or "reward" in row)
 
     def add(self, pending: PendingRow) -> None:
         """Join a prepared row to the side; its key value votes unless it is anonymous."""
@@ -75,6 +81,8 @@ class SideBuilder:
         if had_fields and not self.vote.columns:
             self._lost_last_field_at = pending.where
         self.facts.append(pending.facts)
+        if pending.facts.origin == 0 and pending.has_reward_field:
+            self._rows_with_reward_field += 1
 
     def add_row(self, row: dict[str, Any], where: str, line: int, offset: int, keep: bool) -> None:
         """Prepare and join a rollouts-file row."""
@@ -85,6 +93,8 @@ class SideBuilder:
 
         ``reader`` reads a row again (rows not kept in memory) when deferred prompts are needed.
         """
+        if self.facts and not self._rows_with_reward_field and any(f.origin == 0 for f in self.facts):
+            raise CompareInputError(f"{display}: {NOT_ROLLOUTS}")
         choice = self.vote.choose()
         read = reader or _kept_row
         self.vote.fill_prompts(choice, lambda index: lookup(read(self.facts[index]), PROMPT_KEY))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Optional, Sequence
 
-from .rows import IDENTITY_FALLBACKS, KEY_CANDIDATES
+from .rows import AGENT_ERROR_FIELDS, IDENTITY_FALLBACKS, KEY_CANDIDATES
 
 try:  # pragma: no cover - exercised when the extra is installed
     import msgspec
@@ -25,8 +25,9 @@ NEEDED_PATHS: tuple[str, ...] = (
     "reward",
     "mask_sample",
     "failure_kind",
-    "error",
+    *AGENT_ERROR_FIELDS,
     "response.metadata",
+    "agent_ref.name",
     "_ng_task_index",
     "_ng_rollout_index",
     "_ng_failure_class",  # a failure record, e.g. in a merged main file

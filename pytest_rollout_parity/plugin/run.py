@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from ..core.aggregate import AggregateCheck, check_side
 from ..core.api import compare_loaded
 from ..core.loading import LoadedSide, load_side, sidecar_display
 from ..core.model import CompareResult
@@ -26,20 +27,27 @@ class ParityRun:
     result: CompareResult
     names: tuple[str, ...]
     roots: LogRoots
+    aggregate: dict[str, AggregateCheck]
 
     @classmethod
     def load(cls, settings: ParitySettings, invocation_dir: Path) -> "ParityRun":
         """Stream both sides; raises CompareInputError naming the file and line."""
-        old = load_side(settings.old, settings.key, settings.old_shown)
-        new = old if settings.same_file else load_side(settings.new, settings.key, settings.new_shown)
-        result = compare_loaded(old, new, settings.key)
+        old = _load(settings, "old")
+        new = old if _same_selection(settings) else _load(settings, "new")
+        result = compare_loaded(old, new, old_key=settings.side_key("old")[0], new_key=settings.side_key("new")[0])
         roots = LogRoots(
             invocation_dir=invocation_dir,
             old_dir=settings.old.parent,
             new_dir=settings.new.parent,
             extra=settings.logs_roots,
         )
-        return cls(settings, old, new, result, tuple(item_names([t.task for t in result.tasks])), roots)
+        aggregate = {
+            name: check
+            for name, side in (("old", old), ("new", new))
+            if (check := check_side(side.path, side.display, side.agent, side.facts, name)) is not None
+        }
+        names = tuple(item_names([t.task for t in result.tasks]))
+        return cls(settings, old, new, result, names, roots, aggregate)
 
     def flip_message(self, index: int) -> str:
         """The failure message of the flip at ``index`` (reads its verifier log)."""
@@ -57,4 +65,22 @@ class ParityRun:
             selected=selected,
             verdicts_changed=verdicts_changed,
             outcomes=outcomes or {},
+            aggregate=self.aggregate,
         )
+
+
+def _load(settings: ParitySettings, side: str) -> LoadedSide:
+    """Stream one side with its own key and agent (each named by the option that gave it)."""
+    key, key_option = settings.side_key(side)
+    agent, agent_option = settings.side_agent(side)
+    path, shown = (settings.old, settings.old_shown) if side == "old" else (settings.new, settings.new_shown)
+    return load_side(path, key, shown, agent, key_option, agent_option)
+
+
+def _same_selection(settings: ParitySettings) -> bool:
+    """Both sides are the same file read the same way: it is streamed once."""
+    return (
+        settings.same_file
+        and settings.side_key("old")[0] == settings.side_key("new")[0]
+        and settings.side_agent("old")[0] == settings.side_agent("new")[0]
+    )

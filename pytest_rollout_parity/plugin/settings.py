@@ -17,6 +17,11 @@ OPTION_NAMES = {
     "old": "--parity-old",
     "new": "--parity-new",
     "key": "--parity-key",
+    "old_key": "--parity-old-key",
+    "new_key": "--parity-new-key",
+    "agent": "--parity-agent",
+    "old_agent": "--parity-old-agent",
+    "new_agent": "--parity-new-agent",
     "tail": "--parity-tail",
     "logs_roots": "--parity-logs-root",
     "json_path": "--parity-json",
@@ -34,18 +39,51 @@ class ParitySettings(BaseModel):
     #: each file as messages name it: as typed on the command line, or resolved from the ini file
     old_shown: str = ""
     new_shown: str = ""
+    #: the join field given for both sides, and each side's own (a per-side key wins for its side)
     key: Optional[str] = None
+    old_key: Optional[str] = None
+    new_key: Optional[str] = None
+    #: the agent (`agent_ref.name`) kept on both sides, and on each side
+    agent: Optional[str] = None
+    old_agent: Optional[str] = None
+    new_agent: Optional[str] = None
+    #: where each side's key and agent came from, for messages (an option or an ini key)
+    sources: dict[str, str] = Field(default_factory=dict)
     tail: int = Field(15, ge=0)
     logs_roots: tuple[Path, ...] = ()
     json_path: Optional[Path] = None
     strict: bool = False
 
-    @field_validator("key")
+    @field_validator("key", "old_key", "new_key")
     @classmethod
     def _key_not_blank(cls, value: Optional[str]) -> Optional[str]:
         if value is not None and not value.strip():
             raise ValueError("must name a field")
         return value
+
+    @field_validator("agent", "old_agent", "new_agent")
+    @classmethod
+    def _agent_not_blank(cls, value: Optional[str]) -> Optional[str]:
+        if value is not None and not value.strip():
+            raise ValueError("must name an agent")
+        return value
+
+    def side_key(self, side: str) -> tuple[Optional[str], str]:
+        """The side's join field (its own key, else the shared one) and the option that gave it."""
+        return self._per_side(side, "key")
+
+    def side_agent(self, side: str) -> tuple[Optional[str], str]:
+        """The agent kept on the side (its own, else the shared one) and the option that gave it."""
+        return self._per_side(side, "agent")
+
+    def _per_side(self, side: str, what: str) -> tuple[Optional[str], str]:
+        own, shared = f"{side}_{what}", what
+        own_value, shared_value = getattr(self, own), getattr(self, shared)
+        own_from, shared_from = self.sources.get(own, ""), self.sources.get(shared, "")
+        # the command line wins over the ini file; on the same level the per-side value wins
+        if own_value is not None and not (shared_value is not None and _is_ini(own_from) and not _is_ini(shared_from)):
+            return own_value, own_from or OPTION_NAMES[own]
+        return shared_value, shared_from or OPTION_NAMES[shared]
 
     @property
     def same_file(self) -> bool:
@@ -56,12 +94,21 @@ class ParitySettings(BaseModel):
             return self.old == self.new
 
 
+def _is_ini(source: str) -> bool:
+    return bool(source) and not source.startswith("--")
+
+
 def addoptions(parser: pytest.Parser) -> None:
     """Register the command-line options and their ini keys."""
     group = parser.getgroup("rollout-parity", "rollout parity (compare two NeMo Gym rollout files)")
     group.addoption("--parity-old", metavar="PATH", help="rollouts JSONL of the old (reference) side")
     group.addoption("--parity-new", metavar="PATH", help="rollouts JSONL of the new (candidate) side")
     group.addoption("--parity-key", metavar="FIELD", help="dotted field holding the task id, for both sides")
+    group.addoption("--parity-old-key", metavar="FIELD", help="dotted field holding the task id on the old side")
+    group.addoption("--parity-new-key", metavar="FIELD", help="dotted field holding the task id on the new side")
+    group.addoption("--parity-agent", metavar="NAME", help="keep only this agent's rows (agent_ref.name), both sides")
+    group.addoption("--parity-old-agent", metavar="NAME", help="keep only this agent's rows on the old side")
+    group.addoption("--parity-new-agent", metavar="NAME", help="keep only this agent's rows on the new side")
     group.addoption("--parity-tail", metavar="N", help="lines of the losing side's verifier output per flip (default 15)")
     group.addoption(
         "--parity-logs-root", metavar="DIR", action="append", default=None,
@@ -75,6 +122,11 @@ def addoptions(parser: pytest.Parser) -> None:
     parser.addini("parity_old", "rollouts JSONL of the old (reference) side", default=None)
     parser.addini("parity_new", "rollouts JSONL of the new (candidate) side", default=None)
     parser.addini("parity_key", "dotted field holding the task id, for both sides", default=None)
+    parser.addini("parity_old_key", "dotted field holding the task id on the old side", default=None)
+    parser.addini("parity_new_key", "dotted field holding the task id on the new side", default=None)
+    parser.addini("parity_agent", "keep only this agent's rows (agent_ref.name), both sides", default=None)
+    parser.addini("parity_old_agent", "keep only this agent's rows on the old side", default=None)
+    parser.addini("parity_new_agent", "keep only this agent's rows on the new side", default=None)
     _addini_scalar(parser, "parity_tail", "lines of the losing side's verifier output per flip", int)
     parser.addini("parity_logs_root", "extra directories for relative verifier_logs_dir", type="linelist", default=[])
     _addini_scalar(parser, "parity_strict", "masked, missing and agent-error tasks fail instead of xfail", bool)
@@ -126,13 +178,14 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
         missing = "--parity-new" if "old" in sources else "--parity-old"
         raise pytest.UsageError(f"{given} was given without {missing}: the gate needs both sides")
 
-    for field_name, option, ini_name in (("key", "parity_key", "parity_key"), ("tail", "parity_tail", "parity_tail"),
-                                         ("strict", "parity_strict", "parity_strict")):
-        cli = config.getoption(option)
+    for field_name in ("key", "old_key", "new_key", "agent", "old_agent", "new_agent", "tail", "strict"):
+        cli = config.getoption(f"parity_{field_name}")
         if cli is not None:
             raw[field_name], sources[field_name] = cli, OPTION_NAMES[field_name]
-        elif _ini(config, ini_name) is not None:
-            raw[field_name], sources[field_name] = _ini(config, ini_name), ini_name
+        elif _ini(config, f"parity_{field_name}") is not None:
+            raw[field_name], sources[field_name] = _ini(config, f"parity_{field_name}"), f"parity_{field_name}"
+    raw["sources"] = {name: sources[name] for name in ("key", "old_key", "new_key", "agent", "old_agent", "new_agent")
+                      if name in sources}
     cli_roots = config.getoption("parity_logs_root")
     if cli_roots:
         raw["logs_roots"] = tuple(_resolve(r, cwd) for r in cli_roots)

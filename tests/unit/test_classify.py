@@ -39,8 +39,14 @@ def one(old_rows, new_rows, **kw):
 
 
 def side(rows):
-    """The TaskSide of `rows` (all for task "t"), compared against a plain reference."""
-    return one([row("t", 1.0)], rows).new
+    """The TaskSide of `rows` (all for task "t"), compared against a plain reference.
+
+    A scored row of another task rides along: a side none of whose rows has a reward field at all
+    is an input dataset, not rollouts.
+    """
+    res = compare_rollouts([row("t", 1.0), row("other", 1.0)], [*rows, row("other", 1.0)])
+    (t,) = [t for t in res.tasks if t.task == "t"]
+    return t.new
 
 
 # --- mask reasons ----------------------------------------------------------------------------

@@ -1,0 +1,115 @@
+"""The run's own aggregate metrics beside ours: `<stem>_aggregate_metrics.json` next to a side's file.
+
+NeMo Gym writes that file from the main rollouts file after collection: a JSON array with one
+entry per agent (newer: per environment server), whose `agent_metrics` map holds `mean/reward`,
+the mean reward over the agent's rollouts (rows). The gate shows it next to the same mean
+computed from the rows it read, and notes a disagreement (a partial file, a filter, a stale
+metrics file). The metrics file is only ever a note: a bad one never stops the gate.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+from .agents import NO_AGENT
+from .model import RowFacts
+
+TOLERANCE = 1e-6
+MEAN_FIELD = "mean/reward"
+
+
+def metrics_path(path: Path) -> Path:
+    """`<stem>.jsonl` -> `<stem>_aggregate_metrics.json` beside it."""
+    return path.with_name(path.stem + "_aggregate_metrics.json")
+
+
+@dataclass(frozen=True)
+class AggregateCheck:
+    """One side's recorded mean reward next to the one computed from its rows."""
+
+    file: str
+    agent: Optional[str]
+    recorded_mean: Optional[float]
+    computed_mean: Optional[float]
+    rows: int
+    note: Optional[str] = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON summary's form."""
+        return {
+            "file": self.file,
+            "agent": self.agent,
+            "recorded_mean": self.recorded_mean,
+            "computed_mean": self.computed_mean,
+            "rows": self.rows,
+            "note": self.note,
+        }
+
+
+def computed_mean(facts: Sequence[RowFacts]) -> tuple[Optional[float], int]:
+    """The mean reward over the rollouts file's rows with a finite reward (as NeMo Gym averages)."""
+    rewards = [f.reward for f in facts if f.origin == 0 and f.reward is not None and math.isfinite(f.reward)]
+    return (math.fsum(rewards) / len(rewards) if rewards else None), len(rewards)
+
+
+def _entries(data: Any) -> list[dict[str, Any]]:
+    if isinstance(data, dict):
+        data = [data]
+    if not isinstance(data, list) or not all(isinstance(entry, dict) for entry in data):
+        raise ValueError("expected a JSON array of objects")
+    return data
+
+
+def _agent_name(entry: dict[str, Any]) -> Optional[str]:
+    ref = entry.get("agent_ref")
+    name = ref.get("name") if isinstance(ref, dict) else None
+    return name if isinstance(name, str) else None
+
+
+def _pick(entries: list[dict[str, Any]], agent: Optional[str]) -> dict[str, Any]:
+    """The entry of the compared agent; the only entry when the rows name no agent."""
+    named = [entry for entry in entries if agent is not None and _agent_name(entry) == agent]
+    if len(named) == 1:
+        return named[0]
+    if not named and len(entries) == 1 and (agent in (None, NO_AGENT) or _agent_name(entries[0]) is None):
+        return entries[0]
+    present = ", ".join(sorted({_agent_name(e) or "?" for e in entries})) or "none"
+    raise ValueError(f"no single entry for agent {agent or NO_AGENT} (entries: {present})")
+
+
+def _recorded(entry: dict[str, Any]) -> float:
+    for section in ("agent_metrics", "key_metrics"):
+        metrics = entry.get(section)
+        value = metrics.get(MEAN_FIELD) if isinstance(metrics, dict) else None
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+    raise ValueError(f"its entry has no numeric {MEAN_FIELD}")
+
+
+def check_side(
+    path: Path, display: str, agent: Optional[str], facts: Sequence[RowFacts], side: str
+) -> Optional[AggregateCheck]:
+    """Compare a side's metrics file (None when there is none) with its rows."""
+    metrics = metrics_path(path)
+    if not metrics.is_file():
+        return None
+    shown = str(metrics_path(Path(display)))
+    mean, rows = computed_mean(facts)
+    try:
+        with open(metrics, "rb") as handle:
+            recorded = _recorded(_pick(_entries(json.loads(handle.read())), agent))
+    except (OSError, ValueError, RecursionError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc).split("\n")[0]
+        return AggregateCheck(shown, agent, None, mean, rows, f"{side} side: {shown} ignored: {reason[:200]}")
+    note: Optional[str] = None
+    if mean is None or not math.isfinite(recorded) or abs(recorded - mean) > TOLERANCE:
+        note = (
+            f"{side} side: {shown} records a mean reward of {recorded!r}, the rows give "
+            f"{'none' if mean is None else repr(mean)} over {rows} row(s): "
+            "a partial file, a filter, or a stale metrics file?"
+        )
+    return AggregateCheck(shown, agent, recorded, mean, rows, note)
