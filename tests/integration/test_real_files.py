@@ -14,21 +14,26 @@ from typing import Any
 
 import pytest
 
-from .conftest import Gate, dump, output_lines
+from .conftest import Gate, dump, output_lines, section
 
 REAL = Path(__file__).resolve().parents[1] / "data" / "real_files"
-FILES = [
-    "benchmarks/flores200/data/example_rollouts.jsonl",
-    "environments/calendar/data/example_rollouts.jsonl",
-    "environments/prime_agent_reasoning_gym/data/example_rollouts.jsonl",
-    "resources_servers/abstention/data/example_rollouts.jsonl",
-    "resources_servers/bigcodebench/data/example_rollouts.jsonl",
-    "resources_servers/calendar/data/example_rollouts.jsonl",
-    "resources_servers/structeval/data/example_rollouts.jsonl",
-    "responses_api_agents/anyswe_agent/data/example_rollouts_opencode.jsonl",
-    "responses_api_agents/harbor_agent/example/example_output.jsonl",
-    # resources_servers/multichallenge holds input rows (no reward at all): not rollouts to gate
-]
+PROMPT = "responses_create_params.input"
+#: each file and the identity the gate keys it on (the README beside the files says why)
+KEYS = {
+    "benchmarks/flores200/data/example_rollouts.jsonl": "_ng_task_index",
+    "environments/calendar/data/example_rollouts.jsonl": PROMPT,
+    "environments/prime_agent_reasoning_gym/data/example_rollouts.jsonl": "_ng_task_index",  # task_name: a category
+    "resources_servers/abstention/data/example_rollouts.jsonl": PROMPT,
+    "resources_servers/bigcodebench/data/example_rollouts.jsonl": "task_id",
+    "resources_servers/calendar/data/example_rollouts.jsonl": PROMPT,
+    # its task_name is a category in the whole dataset, but on one task index each in these five rows
+    "resources_servers/structeval/data/example_rollouts.jsonl": "task_name",
+    "responses_api_agents/anyswe_agent/data/example_rollouts_opencode.jsonl":
+        "responses_create_params.metadata.instance_id",
+    "responses_api_agents/harbor_agent/example/example_output.jsonl": "metadata.task_name",
+    # resources_servers/multichallenge holds input rows (no reward at all): test_wrong_file.py names it
+}
+FILES = sorted(KEYS)
 CHANGED_TASKS = 3
 
 
@@ -70,6 +75,7 @@ def test_a_real_file_against_its_copy(gate: Gate, rel: str) -> None:
     assert result.ret == 0, output_lines(result)
     result.assert_outcomes(passed=tasks)
     assert summary["counts"]["tasks"] == summary["counts"]["identical"] == tasks
+    assert summary["join"]["old_key"] == summary["join"]["new_key"] == KEYS[rel]
 
 
 @pytest.mark.parametrize("rel", FILES)
@@ -93,7 +99,7 @@ def test_the_calendar_migration_pair_joins_on_the_prompt(gate: Gate) -> None:
     result, summary = gate_json(gate, "--parity-old=old/rollouts.jsonl", "--parity-new=new/rollouts.jsonl")
     tasks = len(set(nemo_gym_task(read_rows(old))))
     result.assert_outcomes(passed=tasks)
-    assert summary["join"]["old_key"] == summary["join"]["new_key"] == "responses_create_params.input"
+    assert summary["join"]["old_key"] == summary["join"]["new_key"] == PROMPT
     assert any(line.startswith("new: ") and "key responses_create_params.input (the prompt: " in line
                for line in result.outlines)
 
@@ -114,3 +120,14 @@ def test_index_join_of_runs_on_different_inputs_stops(gate: Gate) -> None:
     assert "the runs used different input files" in lines[0]
     trusted = gate.run(*args, "--parity-key=_ng_task_index")
     trusted.assert_outcomes(passed=len(rows))
+
+
+def test_a_category_task_name_is_passed_over_with_a_note(gate: Gate) -> None:
+    rel = "environments/prime_agent_reasoning_gym/data/example_rollouts.jsonl"
+    args = gate.pair((REAL / rel).read_bytes().decode("utf-8"), (REAL / rel).read_bytes().decode("utf-8"))
+    result = gate.run(*args)
+    body = section(result)
+    assert any(line.startswith("new: ") and line.endswith("key _ng_task_index (task_name passed over: a category)")
+               for line in body), body
+    assert "note: both sides: task_name is not a task id here: 'knights_knaves' is on 5 task indices " \
+           "(_ng_task_index 0, 1, 2, 3, 4); passed over" in body
