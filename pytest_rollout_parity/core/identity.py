@@ -126,14 +126,17 @@ class KeyVote:
                 column.append(self._cell(values.get(name)) if name in IDENTITY_FALLBACKS else None)
             return None
         self.voters += 1
-        for name in list(self.columns):
+        scalars = self._scalars
+        for name, column in list(self.columns.items()):
             value = values.get(name)
             if value is None:
                 if self.explicit:
                     return f"row has no {self.explicit!r} field ({self.option} {self.explicit})"
                 del self.columns[name]
-            else:
-                self.columns[name].append(self._cell(value))
+                continue
+            known = scalars.get(type(value))  # the common case inline: an index or id seen before
+            ident = known.get(value) if known is not None else None
+            column.append(ident if ident is not None else self._cell(value))
         return None
 
     def fill_prompts(self, choice: KeyChoice, prompt_at: Callable[[int], Any]) -> None:
@@ -190,9 +193,10 @@ class KeyVote:
 
         It is one when a value of it is on several task indices while no task index has several of
         its values (a file merged from several runs reuses indices: then neither field decides).
+        NeMo Gym's own `_ng_task_id` names a task by construction and is not checked.
         """
         indexes = self.columns.get(TASK_INDEX_KEY)
-        if indexes is None:
+        if indexes is None or name == "_ng_task_id":
             return None
         spread: dict[TaskIdent, set[TaskIdent]] = {}
         values_of: dict[TaskIdent, TaskIdent] = {}
