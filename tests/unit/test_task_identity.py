@@ -152,6 +152,13 @@ def test_repeated_rollouts_of_one_task_do_not_make_its_id_a_category():
     assert compare_rollouts(rows, rows).old_key == "task_id"
 
 
+def test_nemo_gyms_own_task_id_is_never_a_category():
+    # a dataset listing one Harbor task twice: two input lines, one task
+    rows = [row(index=i, _ng_task_id={"taskset": "tb", "task_id": "regex-log"}) for i in range(2)]
+    res = compare_rollouts(rows, rows)
+    assert res.old_key == "_ng_task_id" and labels(res) == ["regex-log"]
+
+
 def test_indices_reused_by_merged_runs_do_not_overrule_an_id():
     # two runs merged: index 0 is task a in one and task b in the other; a is on indices 0 and 1
     rows = [row(index=0, task_id="a"), row(index=1, task_id="b"), row(index=1, task_id="a"),
