@@ -35,7 +35,13 @@ def summarize_side(facts: Sequence[RowFacts], reader: Optional[RowReader] = None
     )
 
 
-def categorize(task: str, old: Optional[TaskSide], new: Optional[TaskSide], anonymous: bool = False) -> TaskComparison:
+def categorize(
+    task: str,
+    old: Optional[TaskSide],
+    new: Optional[TaskSide],
+    anonymous: bool = False,
+    taskset: Optional[str] = None,
+) -> TaskComparison:
     """The category of one task, in SEMANTICS.md §5 order."""
     category: Category
     winner: Optional[Side] = None
@@ -51,7 +57,7 @@ def categorize(task: str, old: Optional[TaskSide], new: Optional[TaskSide], anon
         else:
             winner = "old" if old_reward > new_reward else "new"
             category = "flipped_agent_error" if (old.agent_error or new.agent_error) else "flipped"
-    return TaskComparison(task=task, category=category, old=old, new=new, winner=winner)
+    return TaskComparison(task=task, category=category, old=old, new=new, winner=winner, taskset=taskset)
 
 
 @dataclass
@@ -93,6 +99,15 @@ def _side_notes(old: SideInput, new: SideInput) -> list[str]:
     return notes
 
 
+def _taskset_of(side: SideInput, rows: Optional[list[int]]) -> Optional[str]:
+    """The first taskset named by one side's rows of a task (the paired statistics cluster on it)."""
+    for index in rows or ():
+        ident = side.values[index]
+        if ident is not None and ident[0] is not None:
+            return ident[0]
+    return None
+
+
 def compare_sides(old: SideInput, new: SideInput) -> CompareResult:
     """Join both sides, classify every task (in natural label order) and collect the notes."""
     identity_notes = _side_notes(old, new) + _align_fallbacks(old, new)
@@ -108,6 +123,7 @@ def compare_sides(old: SideInput, new: SideInput) -> CompareResult:
                 label,
                 summarize_side([old.facts[i] for i in old_rows], old.reader) if old_rows else None,
                 summarize_side([new.facts[i] for i in new_rows], new.reader) if new_rows else None,
+                taskset=_taskset_of(new, new_rows) or _taskset_of(old, old_rows),
             )
         )
     for side_name, side, grouped in (("old", old, old_grouped), ("new", new, new_grouped)):

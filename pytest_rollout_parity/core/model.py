@@ -121,6 +121,8 @@ class TaskComparison:
     old: Optional[TaskSide] = None
     new: Optional[TaskSide] = None
     winner: Optional[Side] = None
+    #: the taskset the task's rows name (the new side's first, else the old side's), or None
+    taskset: Optional[str] = None
 
     @property
     def loser(self) -> Optional[Side]:

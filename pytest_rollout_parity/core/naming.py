@@ -36,18 +36,21 @@ def safe_name(label: str) -> str:
     return _UNSAFE.sub("_", label).strip("_")
 
 
-def item_names(labels: Sequence[str]) -> list[str]:
-    """One distinct, safe name per label; a name that collides gets `-<hash of its raw label>`."""
+def item_names(labels: Sequence[str], reserved: Sequence[str] = ()) -> list[str]:
+    """One distinct, safe name per label; a name that collides gets `-<hash of its raw label>`.
+
+    A name in ``reserved`` (an item of the gate's own, such as the aggregate) always collides.
+    """
     names = [safe_name(label) for label in labels]
     owners: dict[str, list[int]] = {}
     for index, name in enumerate(names):
         owners.setdefault(name, []).append(index)
     for name, indexes in owners.items():
-        if name and len(indexes) == 1:
+        if name and len(indexes) == 1 and name not in reserved:
             continue
         for index in indexes:
             label = labels[index]
-            if name and label == name:
+            if name and label == name and name not in reserved:
                 continue  # the one label that was already safe keeps its name
             names[index] = f"{name}-{label_hash(label)}" if name else label_hash(label)
     return names

@@ -6,8 +6,9 @@ only when the message is built, i.e. only for a flip item that runs and fails.
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Optional
 
+from .margin import FlipJudgement
 from .model import TaskComparison
 from .verdict import Verdict
 from .verifier import LogRoots, losing_row, verifier_output
@@ -40,16 +41,29 @@ def _agent_error_reason(comparison: TaskComparison) -> str:
     )
 
 
-def header_line(comparison: TaskComparison) -> str:
-    """`<task>: old=<reward> new=<reward> -> <winner> wins`: the one-line crash message of a flip."""
+def header_line(comparison: TaskComparison, noise: Optional[str] = None) -> str:
+    """`<task>: old=<reward> new=<reward> -> <winner> wins`: the one-line crash message of a flip.
+
+    ``noise`` (the task's p-value and figures, when its repeats allow one) is added in brackets.
+    """
     old = comparison.old.reward_text() if comparison.old else "none"
     new = comparison.new.reward_text() if comparison.new else "none"
-    return f"{comparison.task}: old={old} new={new} -> {comparison.winner} wins"
+    header = f"{comparison.task}: old={old} new={new} -> {comparison.winner} wins"
+    return f"{header} ({noise})" if noise else header
 
 
-def flip_message(comparison: TaskComparison, tail: int, roots: LogRoots) -> str:
-    """The whole flip message: header, agent errors, scored failure kinds, the loser's output tail."""
-    lines = [header_line(comparison)]
+def flip_message(
+    comparison: TaskComparison,
+    tail: int,
+    roots: LogRoots,
+    noise: Optional[str] = None,
+    judgement: Optional[FlipJudgement] = None,
+) -> str:
+    """The whole flip message: header (with the per-task noise), why margin mode failed it, agent
+    errors, scored failure kinds, the loser's output tail."""
+    lines = [header_line(comparison, noise)]
+    if judgement is not None and judgement.regression:
+        lines.append(f"    {judgement.text}")
     sides = (("old", comparison.old), ("new", comparison.new))
     lines.extend(f"    {name} agent error: {side.agent_error}" for name, side in sides if side and side.agent_error)
     lines.extend(
@@ -69,12 +83,22 @@ def flip_message(comparison: TaskComparison, tail: int, roots: LogRoots) -> str:
     return "\n".join(lines)
 
 
-def default_verdict(comparison: TaskComparison, strict: bool, render_flip: Callable[[], str]) -> Verdict:
-    """passed / failed / xfail for the task's category; ``render_flip`` is called only for a failure."""
+def default_verdict(
+    comparison: TaskComparison,
+    strict: bool,
+    render_flip: Callable[[], str],
+    judgement: Optional[FlipJudgement] = None,
+) -> Verdict:
+    """passed / failed / xfail for the task's category; ``render_flip`` is called only for a failure.
+
+    ``judgement`` is margin mode's view of a flip: one not shown to be a regression xfails.
+    """
     category = comparison.category
     if category == "identical":
         return Verdict.passed()
     if category == "flipped":
+        if judgement is not None and not judgement.regression:
+            return Verdict.xfail(judgement.text)
         return Verdict.failed(render_flip())
     if category == "flipped_agent_error":
         return Verdict.failed(render_flip()) if strict else Verdict.xfail(_agent_error_reason(comparison))

@@ -17,7 +17,10 @@ from typing import Any, Optional
 from tabulate import tabulate
 
 from .aggregate import AggregateCheck
+from .margin import equivalence
 from .model import CompareResult, TaskComparison, TaskSide
+from .paired import PairedSection, paired_section
+from .paired_report import aggregate_dict, paired_dict, paired_lines
 
 LIST_CAP = 10
 
@@ -51,13 +54,14 @@ def _side_dict(side: Optional[TaskSide]) -> Optional[dict[str, Any]]:
     }
 
 
-def _task_dict(task: TaskComparison) -> dict[str, Any]:
+def _task_dict(task: TaskComparison, p_value: Optional[float]) -> dict[str, Any]:
     return {
         "task": task.task,
         "category": task.category,
         "winner": task.winner,
         "old": _side_dict(task.old),
         "new": _side_dict(task.new),
+        "p_value": p_value,
     }
 
 
@@ -81,8 +85,19 @@ def nothing_compared(result: CompareResult) -> Optional[str]:
     )
 
 
-def summary_dict(result: CompareResult, run: Optional[RunInfo] = None) -> dict[str, Any]:
-    """The JSON summary (CONTRACT.md), from the result and, in a pytest run, the run's extras."""
+def summary_dict(
+    result: CompareResult,
+    run: Optional[RunInfo] = None,
+    *,
+    paired: Optional[PairedSection] = None,
+    margin: Optional[float] = None,
+) -> dict[str, Any]:
+    """The JSON summary (CONTRACT.md), from the result and, in a pytest run, the run's extras.
+
+    ``paired`` is the result's paired section when the caller already has it (else computed);
+    with a ``margin`` the summary also holds the aggregate equivalence decision.
+    """
+    section = paired if paired is not None else paired_section(result)
     notes = list(result.notes)
     if run is not None and run.same_file:
         notes.append("both sides are the same file")
@@ -108,8 +123,11 @@ def summary_dict(result: CompareResult, run: Optional[RunInfo] = None) -> dict[s
         "compared": result.compared,
         "nothing_compared": nothing_compared(result),
         "notes": notes,
-        "tasks": [_task_dict(t) for t in result.tasks],
+        "paired": paired_dict(section),
+        "tasks": [_task_dict(t, p) for t, p in zip(result.tasks, section.p_values)],
     }
+    if margin is not None:
+        summary["aggregate"] = aggregate_dict(equivalence(section.stats, margin))
     if run is not None:
         summary["files"] = {
             "old": run.old_file,
@@ -184,6 +202,8 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
         labels = [task["task"] for task in summary["tasks"] if task["category"] == category]
         if labels:
             lines.append(f"{category}: {_capped(labels)}")
+    tested = sum(1 for task in summary["tasks"] if task.get("p_value") is not None)
+    lines.extend(paired_lines(summary["paired"], summary.get("aggregate"), tested))
     run = summary.get("run") or {}
     if run.get("selected") is not None and run["selected"] != counts["tasks"]:
         lines.append(f"selected: {run['selected']} of {counts['tasks']} parity items ran")

@@ -7,9 +7,10 @@ from typing import TYPE_CHECKING, Any, Iterator, Optional
 
 import pytest
 
+from ..core.margin import AGGREGATE_NAME
 from ..core.outcomes import default_verdict
-from .run import ParityRun
 from ..core.verdict import Verdict
+from .run import ParityRun
 
 if TYPE_CHECKING:
     from _pytest._code.code import TerminalRepr
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
 VERDICT_PROPERTY = "parity_verdict_changed"
 TASK_PROPERTY = "parity_task"
 CATEGORY_PROPERTY = "parity_category"
+AGGREGATE_PROPERTY = "parity_aggregate"
 
 
 class ParityFile(pytest.File):
@@ -36,10 +38,22 @@ class ParityFile(pytest.File):
         node.run = run
         return node
 
-    def collect(self) -> Iterator["ParityItem"]:
-        """One item per joined task, in sorted task order."""
+    def collect(self) -> Iterator[pytest.Item]:
+        """One item per joined task, in sorted task order; in margin mode the aggregate last."""
         for index, name in enumerate(self.run.names):
             yield ParityItem.from_parent(self, name=name, index=index)
+        if self.run.settings.margin is not None:
+            yield AggregateItem.from_parent(self, name=AGGREGATE_NAME)
+
+
+def _message_only(item: pytest.Item, excinfo: pytest.ExceptionInfo[BaseException],
+                  header: Optional[str]) -> "str | TerminalRepr":
+    """The failure message alone, no traceback; its crash line (short summary, JUnit) is ``header``."""
+    representation = pytest.Item.repr_failure(item, excinfo, style="value")
+    crash = getattr(representation, "reprcrash", None)
+    if crash is not None:
+        crash.message = header or str(excinfo.value).split("\n", 1)[0]
+    return representation
 
 
 class ParityItem(pytest.Item):
@@ -65,14 +79,15 @@ class ParityItem(pytest.Item):
                 "return None or a pytest_rollout_parity.Verdict",
                 pytrace=False,
             )
+        judgement = self.run.judgements[self.index]
         if verdict is not None:
-            default = default_verdict(comparison, strict, lambda: "")
+            default = default_verdict(comparison, strict, lambda: "", judgement)
             if verdict.outcome != default.outcome:
                 # outcome and reason, for the JUnit properties of a hook-decided item
                 changed = verdict.outcome + (f": {verdict.text}" if verdict.text else "")
                 self.user_properties.append((VERDICT_PROPERTY, changed))
         else:
-            verdict = default_verdict(comparison, strict, lambda: self.run.flip_message(self.index))
+            verdict = default_verdict(comparison, strict, lambda: self.run.flip_message(self.index), judgement)
         if verdict.outcome == "failed":
             self._header = verdict.text.split("\n", 1)[0]
             pytest.fail(verdict.text, pytrace=False)
@@ -83,13 +98,36 @@ class ParityItem(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> "str | TerminalRepr":
         """The message alone, no traceback; its crash line (short summary, JUnit) is the header."""
-        representation = super().repr_failure(excinfo, style="value")
-        crash = getattr(representation, "reprcrash", None)
-        if crash is not None:
-            text = str(excinfo.value)
-            crash.message = self._header or text.split("\n", 1)[0]
-        return representation
+        return _message_only(self, excinfo, self._header)
 
     def reportinfo(self) -> tuple[Path, Optional[int], str]:
         """The task label heads the item's failure report."""
         return self.path, None, self.run.result.tasks[self.index].task
+
+
+class AggregateItem(pytest.Item):
+    """Margin mode's equivalence test over all compared tasks: `<new file>::parity-aggregate`.
+
+    It reads the whole comparison, not other items, so it runs alike under -k, --lf and xdist.
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.run: ParityRun = self.parent.run  # type: ignore[union-attr]
+
+    def runtest(self) -> None:
+        """Pass when the one-sided 95% bounds of the mean difference lie within the margin."""
+        decision = self.run.equivalence
+        if decision is None:  # pragma: no cover - collected only in margin mode
+            return
+        self.user_properties.append((AGGREGATE_PROPERTY, decision.message))
+        if not decision.passed:
+            pytest.fail(decision.message, pytrace=False)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> "str | TerminalRepr":
+        """The decision's message alone, no traceback."""
+        return _message_only(self, excinfo, None)
+
+    def reportinfo(self) -> tuple[Path, Optional[int], str]:
+        """The aggregate's name heads its failure report."""
+        return self.path, None, AGGREGATE_NAME

@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Optional
 
 from ..core.aggregate import AggregateCheck, check_side
 from ..core.api import compare_loaded
 from ..core.loading import LoadedSide, load_side, sidecar_display
+from ..core.margin import AGGREGATE_NAME, Aggregate, FlipJudgement, equivalence, judge_flips
 from ..core.model import CompareResult
 from ..core.naming import item_names
-from ..core.report import RunInfo
-from .settings import ParitySettings
 from ..core.outcomes import flip_message
+from ..core.paired import PairedSection, noise_text, paired_section, task_noise
+from ..core.report import RunInfo
 from ..core.verifier import LogRoots
+from .settings import ParitySettings
 
 
 @dataclass(frozen=True)
@@ -46,12 +49,38 @@ class ParityRun:
             for name, side in (("old", old), ("new", new))
             if (check := check_side(side.path, side.display, side.agent, side.facts, name)) is not None
         }
-        names = tuple(item_names([t.task for t in result.tasks]))
+        # the equivalence item's name is reserved in both modes, so a task's node id does not depend on the mode
+        names = tuple(item_names([t.task for t in result.tasks], reserved=[AGGREGATE_NAME]))
         return cls(settings, old, new, result, names, roots, aggregate)
+
+    @cached_property
+    def paired(self) -> PairedSection:
+        """The paired statistics and per-task p-values, computed on first use in this process."""
+        return paired_section(self.result)
+
+    @cached_property
+    def judgements(self) -> tuple[Optional[FlipJudgement], ...]:
+        """Margin mode's judgement of each flip, by task index; all None without a margin."""
+        if self.settings.margin is None:
+            return (None,) * len(self.result.tasks)
+        return tuple(judge_flips(self.paired, self.result.tasks, self.settings.alpha))
+
+    @cached_property
+    def equivalence(self) -> Optional[Aggregate]:
+        """The equivalence decision at the margin; None without a margin."""
+        if self.settings.margin is None:
+            return None
+        return equivalence(self.paired.stats, self.settings.margin)
 
     def flip_message(self, index: int) -> str:
         """The failure message of the flip at ``index`` (reads its verifier log)."""
-        return flip_message(self.result.tasks[index], self.settings.tail, self.roots)
+        comparison = self.result.tasks[index]
+        if self.settings.margin is None and "paired" not in self.__dict__:
+            p = task_noise(comparison)  # this task's alone: an xdist worker need not test every flip
+        else:
+            p = self.paired.p_values[index]
+        noise = noise_text(comparison, p) if p is not None else None
+        return flip_message(comparison, self.settings.tail, self.roots, noise, self.judgements[index])
 
     def run_info(self, selected: Optional[int] = None, verdicts_changed: int = 0,
                  outcomes: Optional[dict[str, int]] = None) -> RunInfo:

@@ -26,6 +26,8 @@ OPTION_NAMES = {
     "logs_roots": "--parity-logs-root",
     "json_path": "--parity-json",
     "strict": "--parity-strict",
+    "margin": "--parity-margin",
+    "alpha": "--parity-alpha",
 }
 
 
@@ -53,6 +55,10 @@ class ParitySettings(BaseModel):
     logs_roots: tuple[Path, ...] = ()
     json_path: Optional[Path] = None
     strict: bool = False
+    #: margin mode: the largest mean-reward difference accepted as parity (reward units)
+    margin: Optional[float] = Field(None, ge=0, allow_inf_nan=False)
+    #: the false discovery rate below which a flip's repeats show it is not noise (margin mode)
+    alpha: float = Field(0.05, gt=0, lt=1)
 
     @field_validator("key", "old_key", "new_key")
     @classmethod
@@ -119,6 +125,15 @@ def addoptions(parser: pytest.Parser) -> None:
         "--parity-strict", action="store_true", default=None,
         help="masked, missing and agent-error tasks fail instead of xfail",
     )
+    group.addoption(
+        "--parity-margin", metavar="M",
+        help="margin mode: pass when the mean reward difference is shown within +-M (reward units, e.g. 0.02); "
+        "a flip then fails only when its repeats show it is not noise",
+    )
+    group.addoption(
+        "--parity-alpha", metavar="A",
+        help="margin mode: false discovery rate for the per-task tests of flips (default 0.05)",
+    )
     parser.addini("parity_old", "rollouts JSONL of the old (reference) side", default=None)
     parser.addini("parity_new", "rollouts JSONL of the new (candidate) side", default=None)
     parser.addini("parity_key", "dotted field holding the task id, for both sides", default=None)
@@ -130,6 +145,8 @@ def addoptions(parser: pytest.Parser) -> None:
     _addini_scalar(parser, "parity_tail", "lines of the losing side's verifier output per flip", int)
     parser.addini("parity_logs_root", "extra directories for relative verifier_logs_dir", type="linelist", default=[])
     _addini_scalar(parser, "parity_strict", "masked, missing and agent-error tasks fail instead of xfail", bool)
+    _addini_scalar(parser, "parity_margin", "margin mode: the accepted mean reward difference (reward units)", float)
+    _addini_scalar(parser, "parity_alpha", "margin mode: false discovery rate for the flips' tests", float)
 
 
 def _addini_scalar(parser: pytest.Parser, name: str, help: str, scalar: type) -> None:
@@ -178,7 +195,8 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
         missing = "--parity-new" if "old" in sources else "--parity-old"
         raise pytest.UsageError(f"{given} was given without {missing}: the gate needs both sides")
 
-    for field_name in ("key", "old_key", "new_key", "agent", "old_agent", "new_agent", "tail", "strict"):
+    for field_name in ("key", "old_key", "new_key", "agent", "old_agent", "new_agent", "tail", "strict",
+                       "margin", "alpha"):
         cli = config.getoption(f"parity_{field_name}")
         if cli is not None:
             raw[field_name], sources[field_name] = cli, OPTION_NAMES[field_name]

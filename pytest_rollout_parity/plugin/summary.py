@@ -45,7 +45,7 @@ class ParitySummary:
         """Build the one summary object; write it as JSON; settle the exit status."""
         ran = None if session.config.option.collectonly else len(self.ran)
         info = self.run.run_info(selected=ran, verdicts_changed=self.verdicts_changed, outcomes=self.outcomes)
-        self.summary = summary_dict(self.run.result, info)
+        self.summary = summary_dict(self.run.result, info, paired=self.run.paired, margin=self.run.settings.margin)
         json_path = self.run.settings.json_path
         if json_path is not None:
             try:
