@@ -18,7 +18,7 @@ from pydantic_core import from_json
 
 from .agents import AgentFilter
 from .errors import CompareInputError
-from .identity import TaskIdent
+from .identity import KeyChoice, TaskIdent
 from .model import RowFacts
 from .rows import fold_failure_record
 from .sides import SideBuilder
@@ -160,17 +160,26 @@ def _hashable(value: Any) -> Any:
 
 @dataclass
 class LoadedSide:
-    """One side streamed: its row facts in file order (sidecar last) and each row's join value."""
+    """One side streamed: its row facts in file order (sidecar last) and how its rows are keyed."""
 
     path: Path
     display: str
     sidecar: Optional[Path]
-    key: Optional[str]
+    choice: KeyChoice
     facts: list[RowFacts] = field(default_factory=list)
-    values: list[Optional[TaskIdent]] = field(default_factory=list)
     #: the agent (`agent_ref.name`) whose rows the side holds, and each agent's rows in the file
     agent: Optional[str] = None
     agent_rows: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def key(self) -> Optional[str]:
+        """The side's join field; None when no row names a task."""
+        return self.choice.key
+
+    @property
+    def values(self) -> list[Optional[TaskIdent]]:
+        """Each row's join value (None: anonymous)."""
+        return self.choice.values
 
     def read_row(self, facts: RowFacts) -> dict[str, Any]:
         """Re-read one row's full dict from its file."""
@@ -257,9 +266,11 @@ def load_side(
         builder.add(pending)
     if not builder.facts:
         raise CompareInputError(f"{display}: no rows at all: the file holds no JSON object")
-    side_key, values = builder.finish(display)
+    def reread(facts: RowFacts) -> dict[str, Any]:
+        return read_object_at(path if facts.origin == 0 or sidecar is None else sidecar, facts.offset)
+
     return LoadedSide(
-        path=path, display=display, sidecar=sidecar, key=side_key, facts=builder.facts, values=values,
+        path=path, display=display, sidecar=sidecar, choice=builder.finish(display, reread), facts=builder.facts,
         agent=agents.compared, agent_rows=dict(agents.counts),
     )
 

@@ -34,6 +34,9 @@ def _side_line(side: Side, summary: Summary) -> str:
     rows = summary.rows
     line += (f": {_plural(summary.side_tasks(side), 'task')}, {_plural(rows.total(side), 'row')} "
              f"({rows.masked(side)} masked), key {summary.join.key(side)}")
+    reason = summary.join.key_reason(side)
+    if reason:
+        line += f" ({reason})"
     prefix = summary.join.prefix_stripped(side)
     if prefix:
         line += f", prefix '{prefix}' stripped"

@@ -28,6 +28,15 @@ KEY_CANDIDATES: tuple[str, ...] = (
     "responses_create_params.metadata.instance_id",
 )
 
+#: NeMo Gym's stamp of the input row a rollout came from (restarts at 0 in every run).
+TASK_INDEX_KEY = "_ng_task_index"
+
+#: Where a row carries its task's prompt.
+PROMPT_KEY = "responses_create_params.input"
+
+#: What identifies a task when no id candidate is on every row, in the order tried (SEMANTICS.md §2).
+IDENTITY_FALLBACKS: tuple[str, ...] = (TASK_INDEX_KEY, PROMPT_KEY)
+
 EMBEDDED_OUTPUT_FIELDS: tuple[str, ...] = ("test_output", "verifier_stdout", "verifier_output")
 
 AGENT_ERROR_MAX_CHARS = 120

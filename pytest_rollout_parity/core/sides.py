@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from .errors import CompareInputError
-from .identity import KeyVote, TaskIdent, describe_row_task, no_key_message
-from .model import RowFacts
-from .rows import RewardTypeError, fold_failure_record, reduce_row
+from .identity import KeyChoice, KeyVote, describe_row_task, no_key_message
+from .model import RowFacts, RowReader
+from .rows import PROMPT_KEY, RewardTypeError, fold_failure_record, lookup, reduce_row
 
 #: Fields only a failure record carries: such a row that names no task is anonymous.
 FAILURE_MARKERS = ("_ng_failure_class", "_ng_failure_record")
@@ -41,6 +41,10 @@ class PendingRow:
     names: dict[str, Any]
     anonymous: bool
     has_reward_field: bool = True
+
+
+def _kept_row(facts: RowFacts) -> dict[str, Any]:
+    return facts.row if facts.row is not None else {}
 
 
 class SideBuilder:
@@ -84,13 +88,18 @@ class SideBuilder:
         """Prepare and join a rollouts-file row."""
         self.add(self.prepare(row, where, line, offset, keep))
 
-    def finish(self, display: str) -> tuple[Optional[str], list[Optional[TaskIdent]]]:
-        """The side's join field (None when no row names a task: it borrows the other's) and values."""
+    def finish(self, display: str, reader: Optional[RowReader] = None) -> KeyChoice:
+        """How the side is keyed (key None when no row names a task: it borrows the other's).
+
+        ``reader`` reads a row again (rows not kept in memory) when deferred prompts are needed.
+        """
         if self.facts and not self._rows_with_reward_field and any(f.origin == 0 for f in self.facts):
             raise CompareInputError(f"{display}: {NOT_ROLLOUTS}")
-        key = self.vote.chosen()
-        if key is None:
-            if self.vote.voters:
-                raise CompareInputError(no_key_message(self._lost_last_field_at or display))
-            return None, [None] * len(self.facts)
-        return key, self.vote.values(key)
+        choice = self.vote.choose()
+        read = reader or _kept_row
+        self.vote.fill_prompts(choice, lambda index: lookup(read(self.facts[index]), PROMPT_KEY))
+        if choice.key is None and self.vote.voters:
+            raise CompareInputError(no_key_message(self._lost_last_field_at or display))
+        if choice.key is None:
+            choice.values = [None] * len(self.facts)
+        return choice

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Optional, Sequence
 
-from .rows import AGENT_ERROR_FIELDS, KEY_CANDIDATES
+from .rows import AGENT_ERROR_FIELDS, IDENTITY_FALLBACKS, KEY_CANDIDATES
 
 try:  # pragma: no cover - exercised when the extra is installed
     import msgspec
@@ -88,7 +88,7 @@ def skeleton_decoder(key: Optional[str]) -> Optional[Decoder]:
     """A bytes -> skeleton-dict decoder for rows keyed by ``key`` (None: detection), or None."""
     if not available():
         return None
-    paths = list(NEEDED_PATHS) + ([key] if key else list(KEY_CANDIDATES))
+    paths = list(NEEDED_PATHS) + ([key] if key else list(KEY_CANDIDATES + IDENTITY_FALLBACKS))
     tree = _tree(paths)
     if key and "." in key:
         tree.setdefault(key, None)  # a literal top-level key holding the dots

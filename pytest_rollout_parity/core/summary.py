@@ -62,16 +62,21 @@ class Counts:
 
 @dataclass(frozen=True)
 class Join:
-    """How the sides were joined: each side's task field and the prefix stripped from its labels."""
+    """How the sides were joined: each side's task field (and why it), the prefix stripped from its labels."""
 
     old_key: str
     new_key: str
+    old_key_reason: str
+    new_key_reason: str
     old_prefix_stripped: Optional[str]
     new_prefix_stripped: Optional[str]
     keyed_by_taskset: bool
 
     def key(self, side: Side) -> str:
         return per_side(side, self.old_key, self.new_key)
+
+    def key_reason(self, side: Side) -> str:
+        return per_side(side, self.old_key_reason, self.new_key_reason)
 
     def prefix_stripped(self, side: Side) -> Optional[str]:
         return per_side(side, self.old_prefix_stripped, self.new_prefix_stripped)
@@ -294,6 +299,8 @@ def build_summary(
         join=Join(
             old_key=result.old_key,
             new_key=result.new_key,
+            old_key_reason=result.old_key_reason,
+            new_key_reason=result.new_key_reason,
             old_prefix_stripped=result.old_prefix_stripped,
             new_prefix_stripped=result.new_prefix_stripped,
             keyed_by_taskset=result.keyed_by_taskset,

@@ -59,7 +59,8 @@ def hand_built() -> Summary:
         counts=Counts(tasks=1, identical=0, flipped=1, flipped_old_win=1, flipped_new_win=0,
                       flipped_agent_error=0, masked=0, masked_old=0, masked_new=0,
                       missing=0, missing_old_only=0, missing_new_only=0),
-        join=Join(old_key="task_name", new_key="_ng_task_id", old_prefix_stripped="tb/",
+        join=Join(old_key="task_name", new_key="_ng_task_id", old_key_reason="", new_key_reason="given",
+                  old_prefix_stripped="tb/",
                   new_prefix_stripped=None, keyed_by_taskset=False),
         rows=RowCounts(old=1, new=2, old_masked=0, new_masked=1),
         compared=1,
@@ -81,7 +82,7 @@ def hand_built() -> Summary:
 def test_terminal_lines_render_the_summary() -> None:
     lines = summary_lines(hand_built())
     assert lines[0] == "old: a/old.jsonl: 1 task, 1 row (0 masked), key task_name, prefix 'tb/' stripped"
-    assert lines[1] == "new: b/new.jsonl (+ sidecar new_failures.jsonl): 1 task, 2 rows (1 masked), key _ng_task_id"
+    assert lines[1] == "new: b/new.jsonl (+ sidecar new_failures.jsonl): 1 task, 2 rows (1 masked), key _ng_task_id (given)"
     assert lines[2] == "new aggregate metrics: mean reward 0.5 recorded, 0.0 from 2 rows"
     assert lines[3] == "note: a note"
     assert "flipped: t" in lines
