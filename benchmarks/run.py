@@ -5,6 +5,7 @@
     python benchmarks/run.py --scale items small      # several scales in one go
     python benchmarks/run.py --scale rowsize          # same rows at 40 KB and 160 KB: memory vs row size
     python benchmarks/run.py --tasks 1000 --repeats 3 --row-kb 80   # a custom scale
+    python benchmarks/run.py --scale unused --pairs 30  # the plugin's cost in a run that does not use it
 
 For each scale the pair is generated into benchmarks/.data/<name>/ (reused when its manifest has the
 same parameters), the files are read once to warm the page cache, then three child processes are
@@ -14,6 +15,10 @@ timed one after the other, each via os.wait4 (wall clock, user+sys CPU, peak RSS
   json.loads    a stdlib json.loads of every line of both files and the sidecar (floor 1)
   trivial       python -m pytest -q -p no:cacheprovider on N no-op parametrized tests, N = the
                 number of tasks the gate makes items for (floor 2)
+
+The `unused` scale times pytest on one trivial test, with the plugin and with `-p no:rollout_parity`,
+in pairs (alternating which goes first), and prints the median of the per-pair differences beside
+the 15 ms the plugin may cost a run that gives no parity option.
 
 See benchmarks/README.md for what the figures mean.
 """
@@ -26,6 +31,7 @@ import os
 import platform
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -49,6 +55,7 @@ SCALES = {
     "large": (5_000, 5, 40),
 }
 ROWSIZE_DEFAULT = (1_000, 2, 40)  # run at row-kb and 4 x row-kb
+UNUSED_FLOOR_MS = 15.0  # what the installed plugin may add to a pytest run that does not use it
 
 JSON_FLOOR = r"""
 import json, sys
@@ -201,6 +208,43 @@ def report(name: str, manifest: dict, size: int, rows: int, n_items: int, runs: 
         print(f"   WARNING: gate exit status {g.rc} (see {DATA / name / 'out_gate.txt'})")
 
 
+def bench_unused(pairs: int) -> bool:
+    """The installed plugin's cost in a run without parity options: paired runs, median difference."""
+    out = DATA / "unused"
+    out.mkdir(parents=True, exist_ok=True)
+    test = out / "test_one.py"
+    test.write_text("def test_one():\n    pass\n")
+    base = [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", test.name]
+    with_plugin = ("with plugin", base)
+    without = ("-p no:rollout_parity", [*base, "-p", "no:rollout_parity"])
+    for label, argv in (with_plugin, without):  # untimed: bytecode caches exist before timing
+        measure(label, argv, out, out / "out.txt")
+    walls: list[float] = []
+    cpus: list[float] = []
+    for i in range(pairs):
+        order = (with_plugin, without) if i % 2 == 0 else (without, with_plugin)
+        got = {label: measure(label, argv, out, out / "out.txt") for label, argv in order}
+        a, b = got["with plugin"], got["-p no:rollout_parity"]
+        if a.rc != 0 or b.rc != 0:
+            print(f"   WARNING: exit status {a.rc}/{b.rc} (see {out / 'out.txt'})")
+            return False
+        walls.append(a.wall - b.wall)
+        cpus.append((a.user + a.sys) - (b.user + b.sys))
+    wall_ms, cpu_ms = statistics.median(walls) * 1000, statistics.median(cpus) * 1000
+    print(f"\n== unused: pytest -q on one trivial test, with the plugin vs -p no:rollout_parity, {pairs} pairs")
+    print(f"   median difference: wall {wall_ms:+.1f} ms, user+sys CPU {cpu_ms:+.1f} ms   "
+          f"(floor: at most {UNUSED_FLOOR_MS:g} ms)   wall differences p25..p75 "
+          f"{_quantile(walls, 0.25) * 1000:+.1f}..{_quantile(walls, 0.75) * 1000:+.1f} ms")
+    ok = wall_ms <= UNUSED_FLOOR_MS
+    print(f"   {'within' if ok else 'ABOVE'} the floor")
+    return ok
+
+
+def _quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
 def versions() -> None:
     import pytest
 
@@ -219,7 +263,7 @@ def versions() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--scale", nargs="+", choices=[*SCALES, "rowsize"], help="default: small (or custom when "
+    ap.add_argument("--scale", nargs="+", choices=[*SCALES, "rowsize", "unused"], help="default: small (or custom when "
                     "--tasks/--repeats/--row-kb are given)")
     ap.add_argument("--tasks", type=int)
     ap.add_argument("--repeats", type=int)
@@ -230,6 +274,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--runs", type=int, default=1, help="time each command N times (interleaved), keep the "
                     "fastest wall (default 1)")
+    ap.add_argument("--pairs", type=int, default=30, help="paired runs for --scale unused (default 30)")
     ap.add_argument("--env-as-is", action="store_true", help="run children in the inherited environment "
                     "(default: bytecode caching on, under benchmarks/.data/pycache)")
     ap.add_argument("--clean", action="store_true", help="delete each scale's generated data after measuring it")
@@ -243,7 +288,11 @@ def main(argv: list[str] | None = None) -> int:
     DATA.mkdir(exist_ok=True)
     subprocess.run(["df", "-h", str(DATA)], check=False)
     results = []
+    unused_ok = True
     for scale in scales:
+        if scale == "unused":
+            unused_ok = bench_unused(a.pairs)
+            continue
         if scale == "rowsize":
             tasks, repeats, kb = a.tasks or ROWSIZE_DEFAULT[0], a.repeats or ROWSIZE_DEFAULT[1], a.row_kb or ROWSIZE_DEFAULT[2]
             jobs = [(f"rowsize-{tasks}x{repeats}x{kb:g}k", tasks, repeats, kb),
@@ -277,8 +326,9 @@ def main(argv: list[str] | None = None) -> int:
                   f"{t.rss_mb:8.1f}")
     if FAILURES:
         print(f"\nthe gate did not produce the expected categories for: {', '.join(FAILURES)}")
-        return 1
-    return 0
+    if not unused_ok:
+        print(f"\nthe unused plugin cost more than {UNUSED_FLOOR_MS:g} ms a run (median wall difference)")
+    return 1 if FAILURES or not unused_ok else 0
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from .core.errors import CompareInputError
     from .core.loading import load_rollouts
     from .core.model import CompareResult, TaskComparison, TaskSide
-    from .core.report import summary_dict
+    from .core.render_json import summary_dict
     from .core.verdict import Verdict
 
 _PUBLIC = {
@@ -26,20 +26,22 @@ _PUBLIC = {
     "compare_files": "api",
     "compare_rollouts": "api",
     "load_rollouts": "loading",
-    "summary_dict": "report",
+    "summary_dict": "render_json",
 }
 
 __all__ = sorted(_PUBLIC)
 
 
 def __getattr__(name: str) -> Any:
-    """Import a public name from the core module that defines it, on first use."""
+    """Import a public name from the core module that defines it, on first use.
+
+    Not cached here: looked up in ``sys.modules`` each time, so a name always comes from the module
+    the plugin uses too, also after an in-process pytester run dropped the modules it imported.
+    """
     module = _PUBLIC.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".core.{module}", __name__), name)
-    globals()[name] = value
-    return value
+    return getattr(importlib.import_module(f".core.{module}", __name__), name)
 
 
 def __dir__() -> list[str]:

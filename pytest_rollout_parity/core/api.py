@@ -14,7 +14,8 @@ from .agents import AgentFilter
 from .classify import SideInput, compare_sides
 from .errors import CompareInputError
 from .loading import LoadedSide, load_side
-from .model import CompareResult
+from .identity import REASON_BORROWED, REASON_GIVEN, KeyChoice
+from .model import CompareResult, RowFacts, RowReader
 from .sides import RowSource, SideBuilder, is_failure_record
 
 
@@ -30,14 +31,24 @@ def _side_from_rows(
             continue
         builder.add_row(row, RowSource(f"{name} rows: row {index}", index), keep=True)
     agents.check(f"{name} rows")
-    side_key, values = builder.finish(f"{name} rows")
-    return SideInput(facts=builder.facts, values=values, key=side_key or "")
+    return _input(builder.facts, builder.finish(f"{name} rows"), f"{name} rows")
+
+
+def _input(facts: list[RowFacts], choice: KeyChoice, name: str, reader: Optional[RowReader] = None) -> SideInput:
+    return SideInput(
+        facts=facts, values=choice.values, key=choice.key or "", reader=reader,
+        reason=choice.reason, notes=choice.notes, prompts=choice.prompts, name=name,
+    )
 
 
 def _borrow_keys(old: SideInput, new: SideInput, old_key: Optional[str], new_key: Optional[str]) -> None:
     """A side with no task-naming rows takes the other side's field."""
-    old.key = old.key or old_key or new.key or new_key or "_ng_task_id"
-    new.key = new.key or new_key or old.key
+    if not old.key:
+        old.key = old_key or new.key or new_key or "_ng_task_id"
+        old.reason = REASON_GIVEN if old_key else REASON_BORROWED
+    if not new.key:
+        new.key = new_key or old.key
+        new.reason = REASON_GIVEN if new_key else REASON_BORROWED
 
 
 def compare_rollouts(
@@ -55,12 +66,14 @@ def compare_rollouts(
     old_key, new_key = old_key or key, new_key or key
     old = _side_from_rows(old_rows, old_key, "old", old_agent or agent)
     new = _side_from_rows(new_rows, new_key, "new", new_agent or agent)
+    if not old.facts and not new.facts:
+        raise CompareInputError("no rows on either side: nothing to compare")
     _borrow_keys(old, new, old_key, new_key)
     return compare_sides(old, new)
 
 
 def _side_input(side: LoadedSide) -> SideInput:
-    return SideInput(facts=side.facts, values=side.values, key=side.key or "", reader=side.read_row)
+    return _input(side.facts, side.choice, side.display, side.read_row)
 
 
 def load_pair(

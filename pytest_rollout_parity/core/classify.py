@@ -9,8 +9,10 @@ import math
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from .identity import Join, TaskIdent, group_rows, join
-from .model import Category, CompareResult, RowFacts, RowReader, Side, TaskComparison, TaskSide
+from .identity import Join, TaskIdent, check_prompts, group_rows, join
+from .fields import PROMPT, TASK_INDEX
+from .naming import natural_key
+from .model import NO_OFFSET, Category, CompareResult, RowFacts, RowOrigin, RowReader, Side, TaskComparison, TaskSide
 
 REWARD_TOLERANCE = 1e-9
 
@@ -70,6 +72,37 @@ class SideInput:
     values: Sequence[Optional[TaskIdent]]
     key: str
     reader: Optional[RowReader] = None
+    reason: str = ""
+    notes: Sequence[str] = ()
+    prompts: Optional[Sequence[Optional[TaskIdent]]] = None
+    name: str = ""
+
+    def where(self, index: int) -> str:
+        """Where row ``index`` of the side is, for messages."""
+        facts = self.facts[index]
+        if facts.offset is NO_OFFSET:
+            return f"{self.name}: row {facts.line}"
+        if facts.origin is RowOrigin.MAIN:
+            return f"{self.name}:{facts.line}"
+        return f"{self.name} (sidecar line {facts.line})"
+
+
+def _align_fallbacks(old: SideInput, new: SideInput) -> list[str]:
+    """A side keyed on `_ng_task_index` joins a side keyed on the prompt by its own prompts."""
+    for side, name, other in ((old, "old", new), (new, "new", old)):
+        if side.key == TASK_INDEX and other.key == PROMPT and side.prompts is not None:
+            side.key, side.values = PROMPT, side.prompts
+            side.reason = "the prompt, as the other side has no _ng_task_index"
+            return [f"the {name} side is keyed on the prompt too, to join the other side, which has no _ng_task_index"]
+    return []
+
+
+def _side_notes(old: SideInput, new: SideInput) -> list[str]:
+    """Each side's identity notes, said once for both when both sides say the same."""
+    notes = [f"both sides: {note}" for note in old.notes if note in new.notes]
+    notes += [f"old side: {note}" for note in old.notes if note not in new.notes]
+    notes += [f"new side: {note}" for note in new.notes if note not in old.notes]
+    return notes
 
 
 def _taskset_of(side: SideInput, rows: Optional[list[int]]) -> Optional[str]:
@@ -82,11 +115,14 @@ def _taskset_of(side: SideInput, rows: Optional[list[int]]) -> Optional[str]:
 
 
 def compare_sides(old: SideInput, new: SideInput) -> CompareResult:
-    """Join both sides, classify every task and collect the notes."""
+    """Join both sides, classify every task (in natural label order) and collect the notes."""
+    identity_notes = _side_notes(old, new) + _align_fallbacks(old, new)
     old_grouped, new_grouped = group_rows(old.values), group_rows(new.values)
     joined: Join = join(old_grouped, new_grouped)
+    if old.key == new.key == TASK_INDEX and old.prompts is not None and new.prompts is not None:
+        check_prompts(joined, old.prompts, new.prompts, lambda side, i: (old if side == "old" else new).where(i))
     tasks: list[TaskComparison] = []
-    for label in sorted(joined.old.keys() | joined.new.keys()):
+    for label in joined.old.keys() | joined.new.keys():
         old_rows, new_rows = joined.old.get(label), joined.new.get(label)
         tasks.append(
             categorize(
@@ -102,9 +138,9 @@ def compare_sides(old: SideInput, new: SideInput) -> CompareResult:
             label = f"unknown ({side_name}) #{n}"
             old_side, new_side = (summary, None) if side_name == "old" else (None, summary)
             tasks.append(categorize(label, old_side, new_side, anonymous=True))
-    tasks.sort(key=lambda t: t.task)
+    tasks.sort(key=lambda t: natural_key(t.task))
 
-    notes = list(joined.notes)
+    notes = identity_notes + joined.notes
     repeated = [t.task for t in tasks if (t.old and t.old.repeated) or (t.new and t.new.repeated)]
     if repeated:
         notes.append(
@@ -123,4 +159,6 @@ def compare_sides(old: SideInput, new: SideInput) -> CompareResult:
         new_prefix_stripped=joined.new_prefix_stripped,
         keyed_by_taskset=joined.keyed_by_taskset,
         notes=notes,
+        old_key_reason=old.reason,
+        new_key_reason=new.reason,
     )

@@ -30,6 +30,17 @@ KEY_CANDIDATES: tuple[str, ...] = (
     "responses_create_params.metadata.instance_id",
 )
 
+#: NeMo Gym's stamp of the input row a rollout came from (restarts at 0 in every run).
+TASK_INDEX = "_ng_task_index"
+#: Where a row carries its task's prompt (hashed into a label only when a side is keyed on it).
+PROMPT = "responses_create_params.input"
+#: What identifies a task when no id candidate is on every row, in the order tried.
+IDENTITY_FALLBACKS: tuple[str, ...] = (TASK_INDEX, PROMPT)
+#: Fields the skeleton reader keeps as their encoded JSON text: a prompt runs to many kilobytes
+#: and is needed only as a hash, on rows that name no id field; building its objects would cost
+#: more than the rest of the row.
+ENCODED_FIELDS: tuple[str, ...] = (PROMPT,)
+
 # --- the reward and why a row does not count -----------------------------------------------
 
 REWARD = "reward"
@@ -71,7 +82,6 @@ AGENT_NAME = "agent_ref.name"
 
 # --- the collector's stamps and its failures sidecar ---------------------------------------
 
-TASK_INDEX = "_ng_task_index"
 ROLLOUT_INDEX = "_ng_rollout_index"
 FAILURE_CLASS = "_ng_failure_class"
 FAILURE_RECORD = "_ng_failure_record"
@@ -97,7 +107,8 @@ def load_paths(key: Optional[str]) -> tuple[str, ...]:
     """The paths a side is loaded from: :data:`LOAD_FIELDS`, every candidate, and the given key.
 
     The candidates are read even under an explicit key: a failure record that names its task by
-    another field is not anonymous.
+    another field is not anonymous. The identity fallbacks are read only when the key is detected.
     """
-    extra = (key,) if key and key not in KEY_CANDIDATES else ()
-    return LOAD_FIELDS + KEY_CANDIDATES + extra
+    fallbacks = () if key else IDENTITY_FALLBACKS
+    extra = (key,) if key and key not in LOAD_FIELDS + KEY_CANDIDATES else ()
+    return LOAD_FIELDS + KEY_CANDIDATES + fallbacks + extra

@@ -1,21 +1,35 @@
 """Task identity: the join field of each side, task ids and tasksets, labels, and the join.
 
 Key detection is streamed: :class:`KeyVote` sees each row once and keeps only the values of the
-candidate fields that every row so far carries.
+candidate fields that every row so far carries. After the id candidates come NeMo Gym's
+`_ng_task_index` and then the prompt (:mod:`.prompt`), so a file with no id field still joins.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from .errors import CompareInputError
-from .fields import KEY_CANDIDATES
+from .fields import IDENTITY_FALLBACKS, KEY_CANDIDATES, PROMPT, TASK_INDEX
+from .naming import natural_key
+from .prompt import is_prompt, prompt_label
 from .rows import lookup
 
 #: (taskset or None, task id)
 TaskIdent = tuple[Optional[str], str]
+
+#: A row's prompt whose label is not worked out yet: the row names an id field, which usually decides.
+#: Hashing a prompt of many kilobytes costs more than reading the rest of the row.
+DEFERRED: TaskIdent = (None, "<prompt not read yet>")
+
+#: Why a side is keyed as it is (the summary prints these).
+REASON_GIVEN = "given"
+REASON_ID_FIELD = "an id field every row carries"
+REASON_TASK_INDEX = "no task id field on every row"
+REASON_PROMPT = "the prompt: no task id field and no _ng_task_index on every row"
+REASON_BORROWED = "borrowed from the other side: no row names a task"
 
 
 def ident_of(value: Any) -> TaskIdent:
@@ -39,74 +53,177 @@ def _text(value: Any) -> str:
     return str(value)
 
 
+def key_value(row: dict[str, Any], name: str) -> Any:
+    """The row's value for a join field; the prompt is reduced to its short label at once."""
+    value = lookup(row, name)
+    return prompt_label(value) if name == PROMPT else value
+
+
 def describe_row_task(row: dict[str, Any], key: Optional[str]) -> Optional[str]:
     """The row's task as `taskset/task_id` or the plain id, for error messages; None when unnamed."""
     for name in (key,) if key else KEY_CANDIDATES:
-        value = lookup(row, name)
+        value = key_value(row, name)
         if value is not None:
             taskset, task_id = ident_of(value)
             return f"{taskset}/{task_id}" if taskset else task_id
     return None
 
 
+@dataclass
+class KeyChoice:
+    """How one side is keyed: the field (None: no row names a task), why, and each row's ident.
+
+    ``prompts`` holds each row's prompt label when every voting row has a prompt (detection only):
+    it lets a join on `_ng_task_index` check that both runs asked the same thing.
+    """
+
+    key: Optional[str]
+    values: list[Optional[TaskIdent]]
+    reason: str = ""
+    notes: list[str] = field(default_factory=list)
+    prompts: Optional[list[Optional[TaskIdent]]] = None
+
+
 class KeyVote:
     """Streams the rows of one side and keeps, per row, the values of the surviving candidates.
 
     A candidate survives while every voting row carries it (non-null). Rows that vote=False (a
-    sidecar record naming no task) are anonymous and keep no value.
+    sidecar record naming no task) are anonymous: they keep out of the vote, but keep what they
+    carry of `_ng_task_index` and the prompt, so a side keyed on those still places them.
     """
 
     def __init__(self, key: Optional[str], option: str = "--parity-key") -> None:
         self.explicit = key
         self.option = option
         self.columns: dict[str, list[Optional[TaskIdent]]] = {
-            name: [] for name in ((key,) if key else KEY_CANDIDATES)
+            name: [] for name in ((key,) if key else KEY_CANDIDATES + IDENTITY_FALLBACKS)
         }
         self.voters = 0
         self._idents: dict[TaskIdent, TaskIdent] = {}
+        self._scalars: dict[type, dict[Any, TaskIdent]] = {str: {}, int: {}}
 
     def candidate_values(self, row: dict[str, Any]) -> dict[str, Any]:
-        """The values this vote needs from a row (kept for sidecar records until they stand)."""
-        return {name: lookup(row, name) for name in self.columns}
+        """The values this vote needs from a row (kept for sidecar records until they stand).
+
+        The prompt's label is deferred on a row that names an id field (:data:`DEFERRED`); only
+        whether the row has a prompt is noted. :meth:`fill_prompts` works the labels out later
+        when the side does turn out to need them.
+        """
+        values = {name: lookup(row, name) for name in self.columns if name != PROMPT}
+        if PROMPT in self.columns:
+            prompt = lookup(row, PROMPT)
+            if not is_prompt(prompt):
+                values[PROMPT] = None
+            elif self.explicit or all(values.get(name) is None for name in KEY_CANDIDATES):
+                values[PROMPT] = prompt_label(prompt)
+            else:
+                values[PROMPT] = DEFERRED
+        return values
 
     def add(self, values: dict[str, Any], *, anonymous: bool = False) -> Optional[str]:
         """Record one row's values; returns an error text for a row lacking an explicit key."""
         if anonymous:
-            for column in self.columns.values():
-                column.append(None)
+            for name, column in self.columns.items():
+                column.append(self._cell(values.get(name)) if name in IDENTITY_FALLBACKS else None)
             return None
         self.voters += 1
-        for name in list(self.columns):
+        scalars = self._scalars
+        for name, column in list(self.columns.items()):
             value = values.get(name)
             if value is None:
                 if self.explicit:
                     return f"row has no {self.explicit!r} field ({self.option} {self.explicit})"
                 del self.columns[name]
-            else:
-                self.columns[name].append(self._compact(value))
+                continue
+            known = scalars.get(type(value))  # the common case inline: an index or id seen before
+            ident = known.get(value) if known is not None else None
+            column.append(ident if ident is not None else self._cell(value))
         return None
+
+    def fill_prompts(self, choice: KeyChoice, prompt_at: Callable[[int], Any]) -> None:
+        """Work out the deferred prompt labels of a side keyed on the index or the prompt."""
+        if choice.prompts is None:
+            return
+        for index, prompt in enumerate(choice.prompts):
+            if prompt is DEFERRED:
+                choice.prompts[index] = self._cell(prompt_label(prompt_at(index)))
+
+    def _cell(self, value: Any) -> Optional[TaskIdent]:
+        if value is None or value is DEFERRED:
+            return value
+        return self._compact(value)
 
     def _compact(self, value: Any) -> TaskIdent:
         """The value as a (taskset, task id) ident, one shared object per distinct task."""
+        scalars = self._scalars.get(type(value))  # most values repeat: an index, a label, an id
+        if scalars is not None:
+            known = scalars.get(value)
+            if known is None:
+                known = scalars[value] = self._shared(value)
+            return known
+        return self._shared(value)
+
+    def _shared(self, value: Any) -> TaskIdent:
         ident = ident_of(value)
         return self._idents.setdefault(ident, ident)
 
-    def chosen(self) -> Optional[str]:
-        """The first candidate every voting row carries; None when no row voted or none qualifies."""
-        if self.voters == 0:
-            return None
-        for name in self.columns:
-            return name
-        return None
+    def choose(self) -> KeyChoice:
+        """The first candidate every voting row carries and that is no category; then the fallbacks."""
+        if self.voters == 0 or not self.columns:
+            return KeyChoice(None, [])
+        prompts = self.columns.get(PROMPT) if not self.explicit else None
+        if self.explicit:
+            return KeyChoice(self.explicit, self.columns[self.explicit], REASON_GIVEN)
+        notes: list[str] = []
+        passed_over: list[str] = []
+        for name, column in self.columns.items():
+            if name == TASK_INDEX:
+                reason = f"{', '.join(passed_over)} passed over: a category" if passed_over else REASON_TASK_INDEX
+                return KeyChoice(name, column, reason, notes, prompts)
+            if name == PROMPT:
+                return KeyChoice(name, column, REASON_PROMPT, notes, prompts)
+            category = self._category(name)
+            if category is None:
+                return KeyChoice(name, column, REASON_ID_FIELD, notes)
+            passed_over.append(name)
+            notes.append(category)
+        return KeyChoice(None, [])
 
-    def values(self, name: str) -> list[Optional[TaskIdent]]:
-        """Each row's ident under the chosen field; None for an anonymous row."""
-        return self.columns[name]
+    def _category(self, name: str) -> Optional[str]:
+        """Why the candidate is a category, not a task id, when `_ng_task_index` shows it; else None.
+
+        It is one when a value of it is on several task indices while no task index has several of
+        its values (a file merged from several runs reuses indices: then neither field decides).
+        NeMo Gym's own `_ng_task_id` names a task by construction and is not checked.
+        """
+        indexes = self.columns.get(TASK_INDEX)
+        if indexes is None or name == "_ng_task_id":
+            return None
+        spread: dict[TaskIdent, set[TaskIdent]] = {}
+        values_of: dict[TaskIdent, TaskIdent] = {}
+        for value, index in zip(self.columns[name], indexes):
+            if value is None or index is None:
+                continue
+            if values_of.setdefault(index, value) != value:
+                return None
+            spread.setdefault(value, set()).add(index)
+        widest = max(spread.items(), key=lambda item: len(item[1]), default=None)
+        if widest is None or len(widest[1]) < 2:
+            return None
+        value, indices = widest
+        return (
+            f"{name} is not a task id here: {_full(value)!r} is on {len(indices)} task indices "
+            f"(_ng_task_index {', '.join(sorted((i for _, i in indices), key=natural_key)[:5])}"
+            f"{', ...' if len(indices) > 5 else ''}); passed over"
+        )
 
 
 def no_key_message(path: str) -> str:
     """The input error for a side on which no candidate field is on every row."""
-    return f"{path}: no task id field found; rows carry none of {', '.join(KEY_CANDIDATES)} (use --parity-key)"
+    return (
+        f"{path}: no task id field found; rows carry none of {', '.join(KEY_CANDIDATES)}, "
+        f"and neither {TASK_INDEX} nor a prompt ({PROMPT}) is on every row (use --parity-key)"
+    )
 
 
 @dataclass
@@ -209,12 +326,31 @@ def _common_prefix(labels: Sequence[str]) -> Optional[str]:
     return prefix
 
 
-def _strip(labels: dict[str, list[int]], prefix: str) -> dict[str, list[int]]:
-    stripped: dict[str, list[int]] = {}
+def _strip(grouped: Grouped, prefix: str) -> Grouped:
+    """The side with ``<prefix>/`` cut from every task id (tasksets untouched)."""
+    stripped = Grouped(anonymous=grouped.anonymous)
     cut = len(prefix) + 1
-    for label, rows in labels.items():
-        stripped.setdefault(label[cut:], []).extend(rows)
+    for (taskset, task_id), rows in grouped.groups.items():
+        stripped.groups.setdefault((taskset, task_id[cut:]), []).extend(rows)
     return stripped
+
+
+def _strip_namespace(old: Grouped, new: Grouped) -> tuple[Grouped, Grouped, Optional[str], Optional[str]]:
+    """Both sides, one stripped of the `<prefix>/` all its task ids share when the sides share no id.
+
+    Judged on task ids before tasksets are matched, as the reference strips ids: a prefixed id
+    that recurs in several tasksets must not keep its sibling ids from joining.
+    """
+    old_ids = {task_id for _, task_id in old.groups}
+    new_ids = {task_id for _, task_id in new.groups}
+    if not old_ids or not new_ids or old_ids & new_ids:
+        return old, new, None, None
+    old_prefix, new_prefix = _common_prefix(sorted(old_ids)), _common_prefix(sorted(new_ids))
+    if old_prefix is not None and new_prefix is None:
+        return _strip(old, old_prefix), new, old_prefix + "/", None
+    if new_prefix is not None and old_prefix is None:
+        return old, _strip(new, new_prefix), None, new_prefix + "/"
+    return old, new, None, None
 
 
 def join(old: Grouped, new: Grouped) -> Join:
@@ -222,6 +358,7 @@ def join(old: Grouped, new: Grouped) -> Join:
 
     The rules are in docs/semantics.md, "Task identity and the join".
     """
+    old, new, old_stripped, new_stripped = _strip_namespace(old, new)
     notes: list[str] = []
     old_multi, new_multi = len(old.tasksets) > 1, len(new.tasksets) > 1
     keyed_by_taskset = False
@@ -246,23 +383,48 @@ def join(old: Grouped, new: Grouped) -> Join:
         )
     else:
         old_labels, new_labels = _plain_labels(old), _plain_labels(new)
-
-    result = Join(old_labels, new_labels, keyed_by_taskset=keyed_by_taskset, notes=notes)
-    if old_labels and new_labels and not (old_labels.keys() & new_labels.keys()):
-        old_prefix, new_prefix = _common_prefix(list(old_labels)), _common_prefix(list(new_labels))
-        if old_prefix is not None and new_prefix is None:
-            result.old = _strip(old_labels, old_prefix)
-            result.old_prefix_stripped = old_prefix + "/"
-        elif new_prefix is not None and old_prefix is None:
-            result.new = _strip(new_labels, new_prefix)
-            result.new_prefix_stripped = new_prefix + "/"
     if ambiguous:
-        # judged on the plain side's final labels, so a stripped prefix does not hide the ambiguity
-        plain_ids = result.new.keys() if keyed_side == "old" else result.old.keys()
+        plain_ids = new_labels.keys() if keyed_side == "old" else old_labels.keys()
         unmatched = sorted(ambiguous & plain_ids)
         if unmatched:
             notes.append(
                 f"{len(unmatched)} task id(s) recur in several {keyed_side} tasksets and cannot be matched to the "
                 f"other side's plain ids; they are listed as taskset/task_id: {', '.join(unmatched)}"
             )
-    return result
+    return Join(
+        old_labels,
+        new_labels,
+        old_prefix_stripped=old_stripped,
+        new_prefix_stripped=new_stripped,
+        keyed_by_taskset=keyed_by_taskset,
+        notes=notes,
+    )
+
+
+def _first_prompt(prompts: Sequence[Optional[TaskIdent]], rows: Sequence[int]) -> Optional[tuple[int, TaskIdent]]:
+    return next(((i, prompt) for i in rows if (prompt := prompts[i]) is not None), None)
+
+
+def check_prompts(
+    joined: Join,
+    old_prompts: Sequence[Optional[TaskIdent]],
+    new_prompts: Sequence[Optional[TaskIdent]],
+    where: Callable[[str, int], str],
+) -> None:
+    """Stop when a task index joins two different prompts: the runs read different input files.
+
+    `_ng_task_index` is the line of the input file a rollout came from, so it names the same task
+    on both sides only when both runs read the same inputs in the same order. ``where(side, row)``
+    names a row's place for the message.
+    """
+    for label in sorted(joined.old.keys() & joined.new.keys(), key=natural_key):
+        old_first = _first_prompt(old_prompts, joined.old[label])
+        new_first = _first_prompt(new_prompts, joined.new[label])
+        if old_first is None or new_first is None or old_first[1] == new_first[1]:
+            continue
+        raise CompareInputError(
+            f"{where('old', old_first[0])} and {where('new', new_first[0])}: _ng_task_index {label} has a "
+            f"different prompt on each side ({old_first[1][1]} vs {new_first[1][1]}): the runs used different "
+            "input files, so the index does not name the same task; name a key with --parity-key "
+            "(--parity-key=_ng_task_index joins on the index anyway)"
+        )

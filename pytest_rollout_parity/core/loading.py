@@ -19,7 +19,7 @@ from pydantic_core import from_json
 from .agents import AgentFilter
 from .errors import CompareInputError
 from .fields import ROLLOUT_INDEX, TASK_INDEX
-from .identity import TaskIdent
+from .identity import KeyChoice, TaskIdent
 from .model import RowFacts, RowOrigin
 from .rows import fold_failure_record
 from .sides import PendingRow, RowSource, SideBuilder
@@ -161,29 +161,43 @@ def _hashable(value: Any) -> Any:
 
 @dataclass
 class LoadedSide:
-    """One side streamed: its row facts in file order (sidecar last) and each row's join value."""
+    """One side streamed: its row facts in file order (sidecar last) and how its rows are keyed."""
 
     path: Path
     display: str
     sidecar: Optional[Path]
-    key: Optional[str]
+    choice: KeyChoice
     facts: list[RowFacts] = field(default_factory=list)
-    values: list[Optional[TaskIdent]] = field(default_factory=list)
     #: the agent (`agent_ref.name`) whose rows the side holds, and each agent's rows in the file
     agent: Optional[str] = None
     agent_rows: dict[str, int] = field(default_factory=dict)
 
+    @property
+    def key(self) -> Optional[str]:
+        """The side's join field; None when no row names a task."""
+        return self.choice.key
+
+    @property
+    def values(self) -> list[Optional[TaskIdent]]:
+        """Each row's join value (None: anonymous)."""
+        return self.choice.values
+
     def read_row(self, facts: RowFacts) -> dict[str, Any]:
         """Re-read one row's full dict from its file."""
-        if facts.row is not None:
-            return facts.row
-        if facts.offset is None:
-            raise LookupError("a row that was neither kept nor read from a file")
-        if facts.origin is RowOrigin.MAIN:
-            return read_object_at(self.path, facts.offset)
-        if self.sidecar is None:
-            raise LookupError("a sidecar row without a sidecar file")
-        return fold_failure_record(read_object_at(self.sidecar, facts.offset))
+        return read_row_at(self.path, self.sidecar, facts)
+
+
+def read_row_at(path: Path, sidecar: Optional[Path], facts: RowFacts) -> dict[str, Any]:
+    """A row's full dict (a sidecar record folded), kept in memory or read again from its file."""
+    if facts.row is not None:
+        return facts.row
+    if facts.offset is None:
+        raise LookupError("a row that was neither kept nor read from a file")
+    if facts.origin is RowOrigin.MAIN:
+        return read_object_at(path, facts.offset)
+    if sidecar is None:
+        raise LookupError("a sidecar row without a sidecar file")
+    return fold_failure_record(read_object_at(sidecar, facts.offset))
 
 
 def standing_failures(records: list[tuple[Optional[tuple[Any, Any]], T]], scored: set[tuple[Any, Any]]) -> list[T]:
@@ -280,9 +294,9 @@ def load_side(
     builder = SideBuilder(key, key_option)
     agents = AgentFilter(agent, agent_option)
     sidecar = read_side(path, display, builder, keep=False, agents=agents)
-    side_key, values = builder.finish(display)
+    choice = builder.finish(display, lambda facts: read_row_at(path, sidecar, facts))
     return LoadedSide(
-        path=path, display=display, sidecar=sidecar, key=side_key, facts=builder.facts, values=values,
+        path=path, display=display, sidecar=sidecar, choice=choice, facts=builder.facts,
         agent=agents.compared, agent_rows=dict(agents.counts),
     )
 

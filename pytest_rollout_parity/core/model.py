@@ -162,6 +162,8 @@ class CompareResult:
     new_prefix_stripped: Optional[str] = None
     keyed_by_taskset: bool = False
     notes: list[str] = field(default_factory=list)
+    old_key_reason: str = ""
+    new_key_reason: str = ""
 
     def by_category(self, category: Category) -> list[TaskComparison]:
         """The tasks of one category, in task order."""

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple, Optional
 
 from .errors import CompareInputError
-from .identity import KeyVote, TaskIdent, describe_row_task, no_key_message
-from .fields import FAILURE_MARKERS, REWARD
-from .model import NO_OFFSET, RowFacts, RowOrigin
-from .rows import RewardTypeError, fold_failure_record, reduce_row
+from .identity import KeyChoice, KeyVote, describe_row_task, no_key_message
+from .fields import FAILURE_MARKERS, PROMPT, REWARD
+from .model import NO_OFFSET, RowFacts, RowOrigin, RowReader
+from .rows import RewardTypeError, fold_failure_record, lookup, reduce_row
 
 
 #: What a file whose rows never carry `reward` most likely is.
@@ -49,6 +49,10 @@ class PendingRow:
     names: dict[str, Any]
     anonymous: bool
     has_reward_field: bool = True
+
+
+def _kept_row(facts: RowFacts) -> dict[str, Any]:
+    return facts.row if facts.row is not None else {}
 
 
 class SideBuilder:
@@ -97,13 +101,18 @@ class SideBuilder:
         """Prepare and join a row at once (sidecar records wait: only the standing ones join)."""
         self.add(self.prepare(row, source, keep=keep))
 
-    def finish(self, display: str) -> tuple[Optional[str], list[Optional[TaskIdent]]]:
-        """The side's join field (None when no row names a task: it borrows the other's) and values."""
+    def finish(self, display: str, reader: Optional[RowReader] = None) -> KeyChoice:
+        """How the side is keyed (key None when no row names a task: it borrows the other's).
+
+        ``reader`` reads a row again (rows not kept in memory) when deferred prompts are needed.
+        """
         if self.facts and not self._rows_with_reward_field and any(f.origin is RowOrigin.MAIN for f in self.facts):
             raise CompareInputError(f"{display}: {NOT_ROLLOUTS}")
-        key = self.vote.chosen()
-        if key is None:
-            if self.vote.voters:
-                raise CompareInputError(no_key_message(self._lost_last_field_at or display))
-            return None, [None] * len(self.facts)
-        return key, self.vote.values(key)
+        choice = self.vote.choose()
+        read = reader or _kept_row
+        self.vote.fill_prompts(choice, lambda index: lookup(read(self.facts[index]), PROMPT))
+        if choice.key is None and self.vote.voters:
+            raise CompareInputError(no_key_message(self._lost_last_field_at or display))
+        if choice.key is None:
+            choice.values = [None] * len(self.facts)
+        return choice

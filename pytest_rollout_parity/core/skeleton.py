@@ -4,7 +4,8 @@ With the `fast` extra installed, each rollouts-file row is decoded into a typed 
 declares just the fields loading reads (:func:`fields.load_paths`), so the large
 `response.output` trajectory is skipped without building Python objects. A dotted path is decoded
 both ways a row may hold it: nested, and as a literal top-level key spelled with the dots. The
-skeleton becomes a plain dict of the fields that were present, which the same
+prompt (:data:`fields.ENCODED_FIELDS`) is kept as its JSON text: it is hashed only on the rows
+that need it, after the full reader's own parser has decoded it. The skeleton becomes a plain dict of the fields that were present, which the same
 :func:`rows.reduce_row` then reduces: both readers classify identically. Any line the skeleton
 cannot take (NaN tokens, odd shapes, invalid JSON) falls back to the full parse, which also words
 the errors.
@@ -15,7 +16,7 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Optional, Sequence
 
-from .fields import load_paths
+from .fields import ENCODED_FIELDS, load_paths
 
 try:  # pragma: no cover - exercised when the extra is installed
     import msgspec
@@ -23,7 +24,20 @@ except ImportError:  # pragma: no cover - exercised when it is not
     msgspec = None  # type: ignore[assignment]
 
 Decoder = Callable[[bytes], dict[str, Any]]
-_Tree = dict[str, "Optional[_Tree]"]
+
+
+class _NeverEncoded:
+    """Stands in for msgspec.Raw without msgspec: no value is ever one."""
+
+
+#: The type of a field the skeleton kept as its encoded JSON text (:data:`fields.ENCODED_FIELDS`).
+#: It holds the text's bytes (``bytes(value)``); :mod:`.prompt` decodes it when a label is needed.
+EncodedJSON: type = msgspec.Raw if msgspec is not None else _NeverEncoded
+
+#: A field decoded whole (a Python value), kept encoded (:data:`EncodedJSON`), or an object of fields.
+_Leaf = object
+_Tree = dict[str, "_Leaf | _Tree"]
+_WHOLE: _Leaf = Any
 
 
 def available() -> bool:
@@ -31,26 +45,41 @@ def available() -> bool:
     return msgspec is not None and os.environ.get("PARITY_PARSER", "auto").lower() != "full"
 
 
-def _tree(paths: Sequence[str]) -> _Tree:
-    """The paths as nested fields; each dotted path also as the literal top-level key it may be."""
-    root: _Tree = {path: None for path in paths if "." in path}
+def _tree(paths: Sequence[str], encoded: Sequence[str] = ()) -> _Tree:
+    """The paths as nested fields; each dotted path also as the literal top-level key it may be.
+
+    A path in ``encoded`` is kept as its JSON text, unless another path reads inside it or wants
+    it whole at the same place: then it is decoded whole.
+    """
+    root: _Tree = {}
     for path in paths:
-        node = root
-        parts = path.split(".")
-        for depth, part in enumerate(parts):
-            leaf = depth == len(parts) - 1
-            if leaf or node.get(part, {}) is None:
-                node[part] = None  # a leaf takes the whole value, whatever a longer path wanted
-                break
-            node = node.setdefault(part, {})  # type: ignore[assignment]
+        kind = EncodedJSON if path in encoded else _WHOLE
+        if "." in path:
+            _place(root, [path], kind)
+        _place(root, path.split("."), kind)
     return root
+
+
+def _place(node: _Tree, parts: list[str], kind: _Leaf) -> None:
+    """Put one path's leaf into the tree; a leaf takes the whole value, whatever a longer path wanted."""
+    head, rest = parts[0], parts[1:]
+    here = node.get(head)
+    if not rest:
+        node[head] = kind if here is None or here is kind else _WHOLE
+        return
+    if here is None:
+        here = node[head] = {}
+    if isinstance(here, dict):
+        _place(here, rest, kind)
+    else:
+        node[head] = _WHOLE  # a path reads inside a leaf: the leaf is decoded whole
 
 
 def _struct(name: str, tree: _Tree) -> Any:
     """A struct type for the tree: every field optional (UNSET when absent), objects nested."""
     fields = []
     for index, (json_name, subtree) in enumerate(sorted(tree.items())):
-        kind: Any = Any if subtree is None else Optional[_struct(f"{name}_{index}", subtree)]
+        kind: Any = Optional[_struct(f"{name}_{index}", subtree)] if isinstance(subtree, dict) else subtree
         fields.append((f"f{index}", kind, msgspec.field(default=msgspec.UNSET, name=json_name)))
     return msgspec.defstruct(name, fields)
 
@@ -59,15 +88,17 @@ def skeleton_decoder(key: Optional[str]) -> Optional[Decoder]:
     """A bytes -> skeleton-dict decoder for rows keyed by ``key`` (None: detection), or None.
 
     The dict holds the fields that were present, under their JSON names (absent ones are UNSET,
-    which :func:`msgspec.to_builtins` leaves out).
+    which :func:`msgspec.to_builtins` leaves out); an encoded field stays an :data:`EncodedJSON`.
     """
     if not available():
         return None
-    decode_struct = msgspec.json.Decoder(_struct("RowSkeleton", _tree(load_paths(key)))).decode
+    tree = _tree(load_paths(key), ENCODED_FIELDS)
+    decode_struct = msgspec.json.Decoder(_struct("RowSkeleton", tree)).decode
     to_builtins = msgspec.to_builtins
+    keep_encoded = (EncodedJSON,)
 
     def decode(raw: bytes) -> dict[str, Any]:
-        return to_builtins(decode_struct(raw))  # type: ignore[no-any-return]
+        return to_builtins(decode_struct(raw), builtin_types=keep_encoded)  # type: ignore[no-any-return]
 
     return decode
 

@@ -10,6 +10,7 @@ import pytest
 from ..core.margin import AGGREGATE_NAME
 from ..core.outcomes import default_verdict
 from ..core.verdict import Verdict
+from ._pytest_compat import set_crash_message
 from .run import ParityRun
 
 if TYPE_CHECKING:
@@ -19,6 +20,13 @@ VERDICT_PROPERTY = "parity_verdict_changed"
 TASK_PROPERTY = "parity_task"
 CATEGORY_PROPERTY = "parity_category"
 AGGREGATE_PROPERTY = "parity_aggregate"
+
+
+def is_parity_report(report: object) -> bool:
+    """A report of a parity item: its first user property names the task."""
+    properties = getattr(report, "user_properties", None)
+    first = properties[0] if isinstance(properties, list) and properties else None
+    return isinstance(first, (tuple, list)) and bool(first) and first[0] == TASK_PROPERTY
 
 
 class ParityFile(pytest.File):
@@ -50,9 +58,7 @@ def _message_only(item: pytest.Item, excinfo: pytest.ExceptionInfo[BaseException
                   header: Optional[str]) -> "str | TerminalRepr":
     """The failure message alone, no traceback; its crash line (short summary, JUnit) is ``header``."""
     representation = pytest.Item.repr_failure(item, excinfo, style="value")
-    crash = getattr(representation, "reprcrash", None)
-    if crash is not None:
-        crash.message = header or str(excinfo.value).split("\n", 1)[0]
+    set_crash_message(representation, header or str(excinfo.value).split("\n", 1)[0])
     return representation
 
 

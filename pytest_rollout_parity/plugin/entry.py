@@ -1,28 +1,19 @@
-"""The pytest11 entry point: options, hookspecs, and the sub-plugins a gate run needs.
+"""The pytest11 entry point: options, hookspecs and the `rollout_pair` fixture; the gate on demand.
 
-Without --parity-old/--parity-new (or their ini keys) nothing is loaded or registered beyond the
-options and a `rollout_pair` fixture that skips.
+Loaded in every pytest run of an environment the plugin is installed in, so it imports only pytest
+and what needs nothing more (:mod:`.options`, :mod:`.hookspecs`). The gate itself (settings with
+pydantic, reading, classification, the summary) is imported from :mod:`.activate` only when the run
+gives a --parity-* option or a parity_* ini key.
 """
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Optional
 
 import pytest
 
 from . import hookspecs
-from .collect import ParityFile
-from ..core.errors import CompareInputError
-from .fixtures import parametrize_rollout_pair, rollout_pair  # noqa: F401 - the fixture is registered here
-from .placement import collect_new_file, keep_cache_out_of_inputs
-from .run import ParityRun
-from .settings import addoptions, settings_from_config
-from .summary import ParitySummary
-
-RUN_KEY = pytest.StashKey[ParityRun]()
-INPUT_ERROR_EXIT = 4  # pytest's usage-error status: 2 before configure breaks in-process pytester runs
+from .options import addoptions, parity_requested
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -37,48 +28,15 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> Optional[int]:
-    """Read both sides before anything runs: an unusable input stops here with one line."""
-    if config.option.help or config.option.version:
+    """With parity options, read both sides before anything runs; without, do nothing at all."""
+    if config.option.help or config.option.version or not parity_requested(config):
         return None
-    settings = settings_from_config(config)
-    if settings is None:
-        return None
-    try:
-        run = ParityRun.load(settings, config.invocation_params.dir)
-    except CompareInputError as exc:
-        sys.stderr.write(f"ERROR: {exc}\n")
-        return INPUT_ERROR_EXIT
-    config.stash[RUN_KEY] = run
-    keep_cache_out_of_inputs(config, run.settings.old, run.settings.new)
-    return None
+    from .activate import activate
+
+    return activate(config)
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    """Register the collection side everywhere and the summary where reports arrive."""
-    run = config.stash.get(RUN_KEY, None)
-    if run is None:
-        return
-    collect_new_file(config, run.settings.new)
-    config.pluginmanager.register(ParityCollection(run), "rollout-parity-collection")
-    if not hasattr(config, "workerinput"):
-        config.pluginmanager.register(ParitySummary(run), "rollout-parity-summary")
-
-
-class ParityCollection:
-    """Collection-side hooks, registered in every process that collects (serial or xdist worker)."""
-
-    def __init__(self, run: ParityRun) -> None:
-        self.run = run
-        self.target = run.settings.new.resolve()
-
-    @pytest.hookimpl
-    def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> Optional[ParityFile]:
-        """The new rollouts file becomes the parity collector."""
-        if file_path.resolve() == self.target:
-            return ParityFile.for_run(parent, file_path, self.run)
-        return None
-
-    @pytest.hookimpl
-    def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
-        """Parametrize `rollout_pair` tests with one case per task."""
-        parametrize_rollout_pair(metafunc, self.run)
+@pytest.fixture
+def rollout_pair() -> None:
+    """A task's comparison; parametrized per task when --parity-old/--parity-new are given."""
+    pytest.skip("rollout_pair needs --parity-old and --parity-new (no rollout files to compare)")

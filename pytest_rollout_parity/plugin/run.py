@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Optional
 
 from ..core.aggregate import AggregateCheck, check_side
 from ..core.api import compare_loaded
-from ..core.loading import LoadedSide, load_side, sidecar_display
+from ..core.loading import LoadedSide, load_side, sidecar_display, sidecar_path
 from ..core.margin import AGGREGATE_NAME, Aggregate, FlipJudgement, equivalence, judge_flips
 from ..core.model import CompareResult
 from ..core.naming import item_names
 from ..core.outcomes import flip_message
 from ..core.paired import PairedSection, noise_text, paired_section, task_noise
-from ..core.report import RunInfo
+from ..core.summary import RunInfo
 from ..core.verifier import LogRoots
 from .settings import ParitySettings
 
@@ -36,7 +37,12 @@ class ParityRun:
     def load(cls, settings: ParitySettings, invocation_dir: Path) -> "ParityRun":
         """Stream both sides; raises CompareInputError naming the file and line."""
         old = _load(settings, "old")
-        new = old if _same_selection(settings) else _load(settings, "new")
+        if _same_selection(settings):
+            # one file under two names: read once, each side shown under the name it was given
+            new = replace(old, path=settings.new, display=settings.new_shown or str(settings.new),
+                          sidecar=sidecar_path(settings.new) if old.sidecar else None)
+        else:
+            new = _load(settings, "new")
         result = compare_loaded(old, new, old_key=settings.side_key("old")[0], new_key=settings.side_key("new")[0])
         roots = LogRoots(
             invocation_dir=invocation_dir,
@@ -106,10 +112,27 @@ def _load(settings: ParitySettings, side: str) -> LoadedSide:
     return load_side(path, key, shown, agent, key_option, agent_option)
 
 
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _read_alike(old: Path, new: Path) -> bool:
+    """Both names reach the same file and the same sidecar (or neither has one)."""
+    if not _same(old, new):
+        return False
+    old_sidecar, new_sidecar = sidecar_path(old), sidecar_path(new)
+    if not old_sidecar.exists() and not new_sidecar.exists():
+        return True
+    return _same(old_sidecar, new_sidecar)
+
+
 def _same_selection(settings: ParitySettings) -> bool:
-    """Both sides are the same file read the same way: it is streamed once."""
+    """Both sides are the same file (and sidecar) read the same way: one read serves both."""
     return (
-        settings.same_file
+        _read_alike(settings.old, settings.new)
         and settings.side_key("old")[0] == settings.side_key("new")[0]
         and settings.side_agent("old")[0] == settings.side_agent("new")[0]
     )

@@ -1,7 +1,7 @@
 """The plugin's options as one validated model: command line over ini, paths resolved, UsageError.
 
 Relative paths from the command line resolve against the invocation directory; those from an ini
-file against the ini file's directory (README, "Options").
+file against the ini file's directory, so an ini file means the same wherever pytest is run from.
 """
 
 from __future__ import annotations
@@ -13,22 +13,7 @@ from typing import Any, Optional
 import pytest
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-OPTION_NAMES = {
-    "old": "--parity-old",
-    "new": "--parity-new",
-    "key": "--parity-key",
-    "old_key": "--parity-old-key",
-    "new_key": "--parity-new-key",
-    "agent": "--parity-agent",
-    "old_agent": "--parity-old-agent",
-    "new_agent": "--parity-new-agent",
-    "tail": "--parity-tail",
-    "logs_roots": "--parity-logs-root",
-    "json_path": "--parity-json",
-    "strict": "--parity-strict",
-    "margin": "--parity-margin",
-    "alpha": "--parity-alpha",
-}
+from .options import OPTION_NAMES, ini_value
 
 
 class ParitySettings(BaseModel):
@@ -104,73 +89,9 @@ def _is_ini(source: str) -> bool:
     return bool(source) and not source.startswith("--")
 
 
-def addoptions(parser: pytest.Parser) -> None:
-    """Register the command-line options and their ini keys."""
-    group = parser.getgroup("rollout-parity", "rollout parity (compare two NeMo Gym rollout files)")
-    group.addoption("--parity-old", metavar="PATH", help="rollouts JSONL of the old (reference) side")
-    group.addoption("--parity-new", metavar="PATH", help="rollouts JSONL of the new (candidate) side")
-    group.addoption("--parity-key", metavar="FIELD", help="dotted field holding the task id, for both sides")
-    group.addoption("--parity-old-key", metavar="FIELD", help="dotted field holding the task id on the old side")
-    group.addoption("--parity-new-key", metavar="FIELD", help="dotted field holding the task id on the new side")
-    group.addoption("--parity-agent", metavar="NAME", help="keep only this agent's rows (agent_ref.name), both sides")
-    group.addoption("--parity-old-agent", metavar="NAME", help="keep only this agent's rows on the old side")
-    group.addoption("--parity-new-agent", metavar="NAME", help="keep only this agent's rows on the new side")
-    group.addoption("--parity-tail", metavar="N", help="lines of the losing side's verifier output per flip (default 15)")
-    group.addoption(
-        "--parity-logs-root", metavar="DIR", action="append", default=None,
-        help="extra directory for relative verifier_logs_dir (repeatable)",
-    )
-    group.addoption("--parity-json", metavar="PATH", help="also write the machine-readable summary there")
-    group.addoption(
-        "--parity-strict", action="store_true", default=None,
-        help="masked, missing and agent-error tasks fail instead of xfail",
-    )
-    group.addoption(
-        "--parity-margin", metavar="M",
-        help="margin mode: pass when the mean reward difference is shown within +-M (reward units, e.g. 0.02); "
-        "a flip then fails only when its repeats show it is not noise",
-    )
-    group.addoption(
-        "--parity-alpha", metavar="A",
-        help="margin mode: false discovery rate for the per-task tests of flips (default 0.05)",
-    )
-    parser.addini("parity_old", "rollouts JSONL of the old (reference) side", default=None)
-    parser.addini("parity_new", "rollouts JSONL of the new (candidate) side", default=None)
-    parser.addini("parity_key", "dotted field holding the task id, for both sides", default=None)
-    parser.addini("parity_old_key", "dotted field holding the task id on the old side", default=None)
-    parser.addini("parity_new_key", "dotted field holding the task id on the new side", default=None)
-    parser.addini("parity_agent", "keep only this agent's rows (agent_ref.name), both sides", default=None)
-    parser.addini("parity_old_agent", "keep only this agent's rows on the old side", default=None)
-    parser.addini("parity_new_agent", "keep only this agent's rows on the new side", default=None)
-    _addini_scalar(parser, "parity_tail", "lines of the losing side's verifier output per flip", int)
-    parser.addini("parity_logs_root", "extra directories for relative verifier_logs_dir", type="linelist", default=[])
-    _addini_scalar(parser, "parity_strict", "masked, missing and agent-error tasks fail instead of xfail", bool)
-    _addini_scalar(parser, "parity_margin", "margin mode: the accepted mean reward difference (reward units)", float)
-    _addini_scalar(parser, "parity_alpha", "margin mode: false discovery rate for the flips' tests", float)
-
-
-def _addini_scalar(parser: pytest.Parser, name: str, help: str, scalar: type) -> None:
-    """Accept a native TOML value (`[tool.pytest]`, pytest 9) as well as a string.
-
-    Older pytest knows only string-typed ini values; the settings model converts either.
-    """
-    try:
-        parser.addini(name, help, type=scalar | str, default=None)  # type: ignore[arg-type]
-    except (AssertionError, TypeError, ValueError):
-        parser.addini(name, help, default=None)
-
-
 def _resolve(value: str, base: Path) -> Path:
     path = Path(os.path.expanduser(value))
     return path if path.is_absolute() else base / path
-
-
-def _ini(config: pytest.Config, name: str) -> Any:
-    value = config.getini(name)
-    if isinstance(value, str):
-        value = value.strip()
-        return value or None
-    return value
 
 
 def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
@@ -185,8 +106,8 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
         if cli:
             raw[field_name], sources[field_name] = _resolve(cli, cwd), OPTION_NAMES[field_name]
             raw[f"{field_name}_shown"] = cli
-        elif _ini(config, ini_name):
-            raw[field_name], sources[field_name] = _resolve(_ini(config, ini_name), ini_dir), ini_name
+        elif ini_value(config, ini_name):
+            raw[field_name], sources[field_name] = _resolve(ini_value(config, ini_name), ini_dir), ini_name
             raw[f"{field_name}_shown"] = str(raw[field_name])
     if not sources:
         return None
@@ -200,15 +121,15 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
         cli = config.getoption(f"parity_{field_name}")
         if cli is not None:
             raw[field_name], sources[field_name] = cli, OPTION_NAMES[field_name]
-        elif _ini(config, f"parity_{field_name}") is not None:
-            raw[field_name], sources[field_name] = _ini(config, f"parity_{field_name}"), f"parity_{field_name}"
+        elif ini_value(config, f"parity_{field_name}") is not None:
+            raw[field_name], sources[field_name] = ini_value(config, f"parity_{field_name}"), f"parity_{field_name}"
     raw["sources"] = {name: sources[name] for name in ("key", "old_key", "new_key", "agent", "old_agent", "new_agent")
                       if name in sources}
     cli_roots = config.getoption("parity_logs_root")
     if cli_roots:
         raw["logs_roots"] = tuple(_resolve(r, cwd) for r in cli_roots)
-    elif _ini(config, "parity_logs_root"):
-        raw["logs_roots"] = tuple(_resolve(r, ini_dir) for r in _ini(config, "parity_logs_root"))
+    elif ini_value(config, "parity_logs_root"):
+        raw["logs_roots"] = tuple(_resolve(r, ini_dir) for r in ini_value(config, "parity_logs_root"))
     json_path = config.getoption("parity_json")
     if json_path:
         raw["json_path"] = _resolve(json_path, cwd)

@@ -6,12 +6,14 @@ summary appears once. It reads the same :class:`CompareResult` the items were bu
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Optional
 
 import pytest
 
 from .collect import CATEGORY_PROPERTY, TASK_PROPERTY, VERDICT_PROPERTY
-from ..core.report import summary_dict, summary_lines, write_json_atomically
+from ..core.render_json import write_json
+from ..core.render_terminal import summary_lines
+from ..core.summary import Summary, build_summary
 from .run import ParityRun
 
 NOTHING_COMPARED_EXIT = 2
@@ -25,7 +27,7 @@ class ParitySummary:
         self.ran: set[str] = set()
         self.verdicts_changed = 0
         self.outcomes: dict[str, int] = {}
-        self.summary: Optional[dict[str, Any]] = None
+        self.summary: Optional[Summary] = None
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -42,22 +44,21 @@ class ParitySummary:
 
     @pytest.hookimpl
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        """Build the one summary object; write it as JSON; settle the exit status."""
+        """Build the one summary object; write it as JSON; settle the exit status from its fields."""
         ran = None if session.config.option.collectonly else len(self.ran)
         info = self.run.run_info(selected=ran, verdicts_changed=self.verdicts_changed, outcomes=self.outcomes)
-        self.summary = summary_dict(self.run.result, info, paired=self.run.paired, margin=self.run.settings.margin)
+        self.summary = build_summary(self.run.result, info, paired=self.run.paired, margin=self.run.settings.margin)
         json_path = self.run.settings.json_path
         if json_path is not None:
             try:
-                write_json_atomically(json_path, self.summary)
+                write_json(json_path, self.summary)
             except OSError as exc:
                 tr = session.config.pluginmanager.get_plugin("terminalreporter")
                 message = f"--parity-json: cannot write {json_path}: {exc.strerror or exc}"
                 if tr is not None:
                     tr.write_line(f"ERROR: {message}", red=True)
                 session.exitstatus = pytest.ExitCode.USAGE_ERROR
-        _forget_quiet_phase_reports(session.config)
-        if self.summary["nothing_compared"] and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+        if self.summary.nothing_compared is not None and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             session.exitstatus = NOTHING_COMPARED_EXIT
 
     @pytest.hookimpl
@@ -68,28 +69,3 @@ class ParitySummary:
         terminalreporter.write_sep("=", "rollout parity")
         for line in summary_lines(self.summary):
             terminalreporter.write_line(line)
-
-
-def _forget_quiet_phase_reports(config: pytest.Config) -> None:
-    """Drop parity items' passed setup/teardown reports that carry no output from the reporter's stats.
-
-    The terminal reporter scans every such report once per failure to find teardown output; with
-    thousands of items and hundreds of flips that scan costs more than the whole run. Parity items
-    never write teardown output, so their quiet phase reports are never shown anyway.
-    """
-    reporter = config.pluginmanager.get_plugin("terminalreporter")
-    stats = getattr(reporter, "stats", None)
-    if not isinstance(stats, dict) or not stats.get(""):
-        return
-    stats[""] = [report for report in stats[""] if not _is_quiet_parity_phase(report)]
-
-
-def _is_quiet_parity_phase(report: object) -> bool:
-    properties = getattr(report, "user_properties", None)
-    return (
-        getattr(report, "when", None) in ("setup", "teardown")
-        and getattr(report, "passed", False)
-        and not getattr(report, "sections", None)
-        and bool(properties)
-        and properties[0][0] == TASK_PROPERTY  # type: ignore[index]
-    )

@@ -23,6 +23,11 @@ try:  # pragma: no cover - only a speed-up
 except ImportError:  # pragma: no cover
     pass
 
+# The plugin imports the gate (pydantic, the core) only in runs that give a parity option. Imported
+# here once, every in-process run reuses the same modules instead of importing them afresh, and
+# `make_unreadable` patches the very modules those runs read with.
+import pytest_rollout_parity.plugin.activate  # noqa: E402, F401
+
 TASKSET = "terminal-bench-2-1"
 OLD = "old/rollouts.jsonl"
 NEW = "new/rollouts.jsonl"

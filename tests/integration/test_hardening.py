@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import TASKSET, Gate, all_text, dump, harbor_row, legacy_row
+from .conftest import TASKSET, Gate, all_text, dump, failure_record, harbor_row, legacy_row
 from .test_selection import ran
 from .conftest import section
 
@@ -118,6 +118,36 @@ def test_same_file_both_sides(gate: Gate, spelling: str) -> None:
     assert "both sides are the same file" in data["notes"]
     assert data["counts"]["identical"] == data["counts"]["tasks"] == 3
     assert data["rows"]["old"] == data["rows"]["new"] == 3
+    # each side under the name it was given
+    assert data["files"]["old"] == old and data["files"]["new"] == NEW
+    assert lines[0].startswith(f"old: {old}: 3 tasks") and lines[1].startswith(f"new: {NEW}: 3 tasks")
+
+
+@pytest.mark.parametrize("spelling", ["second path", "symlink elsewhere"])
+def test_same_file_each_side_keeps_its_name_and_sidecar(gate: Gate, spelling: str) -> None:
+    """A second name of the new file is the same file; its sidecar is the one beside that name."""
+    gate.write(NEW, [harbor_row("fix-git", 1.0), harbor_row("regex-log", 0.0, index=1)])
+    gate.write("new/rollouts_failures.jsonl", [failure_record("cancel-async-tasks", index=2, rollout=0)])
+    if spelling == "second path":
+        old = "new/../new/rollouts.jsonl"
+    else:
+        (gate.path / "latest.jsonl").symlink_to(gate.path / NEW)
+        old = "latest.jsonl"
+    result = gate.run(f"--parity-old={old}", f"--parity-new={NEW}", "--parity-json=s.json")
+    lines = section(result)
+    assert "note: both sides are the same file" in lines
+    data = summary_json(gate)
+    assert data["files"]["old"] == old and data["files"]["new"] == NEW
+    assert data["files"]["new_sidecar"] == "new/rollouts_failures.jsonl"
+    assert lines[1].startswith(f"new: {NEW} (+ sidecar rollouts_failures.jsonl): 3 tasks, 3 rows (1 masked)")
+    if spelling == "second path":  # the same sidecar too: both sides read alike
+        assert data["files"]["old_sidecar"] == "new/../new/rollouts_failures.jsonl"
+        assert lines[0].startswith(f"old: {old} (+ sidecar rollouts_failures.jsonl): 3 tasks, 3 rows (1 masked)")
+        result.assert_outcomes(passed=2, xfailed=1)
+    else:  # latest_failures.jsonl does not exist: the old side has no sidecar
+        assert data["files"]["old_sidecar"] is None
+        assert lines[0].startswith(f"old: {old}: 2 tasks, 2 rows (0 masked)")
+        result.assert_outcomes(passed=2, xfailed=1)
 
 
 # --- 2. nothing compared because nothing was selected -----------------------------------------------
@@ -351,7 +381,6 @@ def test_results_directory_behaves_like_empty_directory(gate: Gate, monkeypatch:
     results = results_dir(gate)
     empty = gate.path / "empty"
     empty.mkdir()
-    monkeypatch.setenv("XDG_CACHE_HOME", str(gate.path / "xdg-cache"))
     monkeypatch.chdir(empty)
     outside = gate.run_subprocess("--parity-old=../results/old_rollouts.jsonl",
                                   "--parity-new=../results/new_rollouts.jsonl", "-rA", "-vv", timeout=30)
@@ -386,35 +415,46 @@ def snapshot(root: Path) -> dict[str, tuple[int, int]]:
 
 
 def test_inputs_directory_never_written_to(gate: Gate, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The gate's only write is --parity-json (pytest's own cache is turned off here)."""
     results = results_dir(gate)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(gate.path / "xdg-cache"))
     monkeypatch.chdir(results)
     before = snapshot(results)
-    args = ["--parity-old=old_rollouts.jsonl", "--parity-new=new_rollouts.jsonl", "--parity-json=summary.json"]
+    args = ["--parity-old=old_rollouts.jsonl", "--parity-new=new_rollouts.jsonl", "--parity-json=summary.json",
+            "-p", "no:cacheprovider"]
     first = gate.run_subprocess(*args, timeout=30)
     assert first.ret == 1
     after_first = snapshot(results)
     inode_first = (results / "summary.json").stat().st_ino
-    rerun = gate.run_subprocess(*args, "--lf", "-rA", "-vv", timeout=30)
-    assert set(by_name(rerun)) == set(RESULT_FLIPS)  # --lf found its cache (not in the results directory)
+    rerun = gate.run_subprocess(*args, timeout=30)
+    assert rerun.ret == 1
     after = snapshot(results)
     assert set(after_first) - set(before) == {"summary.json"}, sorted(set(after_first) - set(before))
     assert set(after) - set(before) == {"summary.json"}, sorted(set(after) - set(before))
     del after["summary.json"]
     assert after == before
-    assert not any(".pytest_cache" in path for path in snapshot(results))
-    assert [p.name for p in results.iterdir() if p.name.startswith(".")] == []
     # written through a temporary file and a rename: the rerun's summary is a new inode
     assert (results / "summary.json").stat().st_ino != inode_first
     assert json.loads((results / "summary.json").read_text())["counts"]["tasks"] == 301
 
 
-def test_a_cache_dir_the_user_configures_is_kept(gate: Gate, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Only pytest's default cache location is moved out of the inputs; a chosen one is used as it is."""
+def test_pytest_cache_stays_where_pytest_puts_it(gate: Gate, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The gate does not move pytest's cache: run from a results directory, --lf finds it there."""
     results = results_dir(gate)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(gate.path / "xdg-cache"))
+    home_cache = gate.path / "xdg-cache"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home_cache))
+    monkeypatch.chdir(results)
+    args = ["--parity-old=old_rollouts.jsonl", "--parity-new=new_rollouts.jsonl"]
+    assert gate.run_subprocess(*args, timeout=30).ret == 1
+    assert (results / ".pytest_cache" / "v" / "cache" / "lastfailed").is_file()
+    rerun = gate.run_subprocess(*args, "--lf", "-rA", "-vv", timeout=30)
+    assert set(by_name(rerun)) == set(RESULT_FLIPS)
+    assert not home_cache.exists()
+
+
+def test_a_cache_dir_the_user_configures_is_kept(gate: Gate, monkeypatch: pytest.MonkeyPatch) -> None:
+    results = results_dir(gate)
     monkeypatch.chdir(results)
     args = ["--parity-old=old_rollouts.jsonl", "--parity-new=new_rollouts.jsonl", "-o", "cache_dir=my-cache"]
     assert gate.run_subprocess(*args, timeout=30).ret == 1
     assert (results / "my-cache" / "v" / "cache" / "lastfailed").is_file()
-    assert not (gate.path / "xdg-cache").exists()
+    assert not (results / ".pytest_cache").exists()

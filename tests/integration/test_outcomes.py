@@ -280,3 +280,22 @@ def test_masked_both_sides_reason_names_both(gate: Gate) -> None:
     (line,) = [line for line in result.outlines if line.startswith("XFAIL ")]
     assert "old side masked: non-finite reward (nan)" in line
     assert "new side masked: mask_sample (failure_kind=verifier_error)" in line
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+def test_durations_list_every_phase_of_the_parity_items(gate: Gate, workers: list[str]) -> None:
+    """--durations still sees the items' setup and teardown, with flips rendered before it."""
+    if workers:
+        pytest.importorskip("xdist")
+    result = gate.run(*gate.mixed(), "--durations=0", "--durations-min=0", "-rP", *workers)
+    assert result.ret == 1
+    out = result.outlines
+    start = next(i for i, line in enumerate(out) if "slowest durations" in line)
+    listed = {tuple(line.split()[1:3]) for line in out[start + 1:] if re.match(r"\d+\.\d\ds ", line)}
+    tasks = ["fix-git", "regex-log", "cancel-async-tasks", "git-multibranch", "build-cython-ext",
+             "old-only", "new-only"]
+    for task in tasks:
+        for phase in ("setup", "call", "teardown"):
+            assert (phase, f"new/rollouts.jsonl::{task}") in listed, (phase, task)
+    # the final stats line counts the items as before
+    assert re.search(r"= 2 failed, 1 passed, 4 xfailed in ", out[-1])

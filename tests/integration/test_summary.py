@@ -10,7 +10,7 @@ from .conftest import Gate, all_text, failure_record, harbor_row, legacy_row, ou
 
 COUNT_KEYS = {"tasks", "identical", "flipped", "flipped_old_win", "flipped_new_win", "flipped_agent_error",
               "masked", "masked_old", "masked_new", "missing", "missing_old_only", "missing_new_only"}
-JOIN_KEYS = {"old_key", "new_key", "old_prefix_stripped", "new_prefix_stripped", "keyed_by_taskset"}
+JOIN_KEYS = {"old_key", "new_key", "old_key_reason", "new_key_reason", "old_prefix_stripped", "new_prefix_stripped", "keyed_by_taskset"}
 SIDE_KEYS = {"reward", "rows", "masked", "agent_error", "failure_kind"}
 
 

@@ -427,3 +427,25 @@ def test_anonymous_rows_do_not_block_prefix_stripping():
     res = compare_rollouts(old, new)
     assert res.old_prefix_stripped in ("terminal-bench", "terminal-bench/")
     assert cats(res) == {"fix-git": "identical", "unknown (old) #1": "masked"}
+
+
+def test_numbers_in_labels_sort_by_value():
+    rows = [{"task_id": t, "reward": 1.0} for t in ["task-10", "task-9", "10", "9", "task-09", "b"]]
+    res = compare_rollouts(rows, rows)
+    assert labels(res) == ["9", "10", "b", "task-09", "task-9", "task-10"]
+
+
+def test_no_rows_on_either_side_is_an_input_error():
+    # as the reference does: an empty comparison is not a report of zero tasks
+    with pytest.raises(CompareInputError, match="no rows on either side"):
+        compare_rollouts([], [])
+
+
+def test_prefix_is_stripped_from_ids_before_tasksets_are_matched():
+    # new: p/x in two tasksets and p/y in one; old: plain x and y
+    old = [{"task_id": "x", "reward": 1.0}, {"task_id": "y", "reward": 1.0}]
+    new = [ng("p/x", "set-a"), ng("p/x", "set-b"), ng("p/y", "set-a", 0.0)]
+    res = compare_rollouts(old, new)
+    assert res.new_prefix_stripped == "p/" and res.old_prefix_stripped is None
+    assert cats(res) == {"y": "flipped", "x": "missing", "set-a/x": "missing", "set-b/x": "missing"}
+    assert any("recur in several new tasksets" in note and note.endswith(": x") for note in res.notes), res.notes

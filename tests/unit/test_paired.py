@@ -250,7 +250,7 @@ PAIRED_KEYS = {"n", "old_mean", "new_mean", "delta", "ci95", "clustered_by", "si
 
 
 def test_summary_json_shape() -> None:
-    from pytest_rollout_parity.core.report import summary_dict
+    from pytest_rollout_parity.core.render_json import summary_dict
 
     result = compare({"reg": [1.0] * 5, "a": [1.0] * 5, "b": [0.0] * 5}, {"reg": [0.0] * 5, "a": [1.0] * 5, "b": [0.0] * 5})
     summary = summary_dict(result)
@@ -269,12 +269,13 @@ def test_summary_json_shape() -> None:
 
 
 def test_summary_lines_show_the_paired_section_and_clustering() -> None:
-    from pytest_rollout_parity.core.report import summary_dict, summary_lines
+    from pytest_rollout_parity.core.render_terminal import summary_lines
+    from pytest_rollout_parity.core.summary import build_summary
 
     old = [row("a", 1.0, "alpha"), row("b", 0.0, "alpha"), row("c", 1.0, "beta"), row("d", 0.0, "beta")]
     new = [row("a", 0.0, "alpha"), row("b", 0.0, "alpha"), row("c", 1.0, "beta"), row("d", 1.0, "beta")]
-    summary = summary_dict(compare_rollouts(old, new), margin=0.5)
-    assert summary["paired"]["clustered_by"] == "taskset"
+    summary = build_summary(compare_rollouts(old, new), margin=0.5)
+    assert summary.paired.clustered_by == "taskset"
     lines = summary_lines(summary)
     start = lines.index("paired over 4 compared tasks (d = new - old of the task means):")
     assert lines[start + 1].startswith("    old mean 0.5000, new mean 0.5000, delta 0.0000, 95% CI [")
@@ -286,9 +287,10 @@ def test_summary_lines_show_the_paired_section_and_clustering() -> None:
 
 
 def test_summary_lines_when_figures_are_absent() -> None:
-    from pytest_rollout_parity.core.report import summary_dict, summary_lines
+    from pytest_rollout_parity.core.render_terminal import summary_lines
+    from pytest_rollout_parity.core.summary import build_summary
 
-    lines = summary_lines(summary_dict(compare({"a": [1.0]}, {"b": [1.0]}), margin=0.1))
+    lines = summary_lines(build_summary(compare({"a": [1.0]}, {"b": [1.0]}), margin=0.1))
     start = lines.index("paired over 0 compared tasks (d = new - old of the task means):")
     assert lines[start + 1:start + 3] == [
         "    figures absent: no compared tasks",

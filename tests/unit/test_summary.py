@@ -21,7 +21,7 @@ COUNT_KEYS = {
     "missing_old_only",
     "missing_new_only",
 }
-JOIN_KEYS = {"old_key", "new_key", "old_prefix_stripped", "new_prefix_stripped", "keyed_by_taskset"}
+JOIN_KEYS = {"old_key", "new_key", "old_key_reason", "new_key_reason", "old_prefix_stripped", "new_prefix_stripped", "keyed_by_taskset"}
 SIDE_KEYS = {"reward", "rows", "masked", "agent_error", "failure_kind"}
 
 

@@ -1,0 +1,95 @@
+"""The `rollout parity` terminal section: lines rendered from the :class:`Summary`."""
+
+from __future__ import annotations
+
+import os
+
+from tabulate import tabulate
+
+from .model import Category, Side
+from .paired_report import paired_lines
+from .summary import Summary
+
+LIST_CAP = 10  # task labels listed per category; the JSON file has them all
+NOTE_CAP = 400  # characters of a note shown
+
+
+def _capped(labels: list[str], cap: int = LIST_CAP) -> str:
+    shown = ", ".join(labels[:cap])
+    if len(labels) > cap:
+        shown += f", ... and {len(labels) - cap} more (see --parity-json)"
+    return shown
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def _side_line(side: Side, summary: Summary) -> str:
+    files = summary.files
+    line = f"{side}: {files.file(side) if files else side}"
+    sidecar = files.sidecar(side) if files else None
+    if sidecar:
+        line += f" (+ sidecar {os.path.basename(sidecar)})"
+    rows = summary.rows
+    line += (f": {_plural(summary.side_tasks(side), 'task')}, {_plural(rows.total(side), 'row')} "
+             f"({rows.masked(side)} masked), key {summary.join.key(side)}")
+    reason = summary.join.key_reason(side)
+    if reason:
+        line += f" ({reason})"
+    prefix = summary.join.prefix_stripped(side)
+    if prefix:
+        line += f", prefix '{prefix}' stripped"
+    return line
+
+
+def _aggregate_metrics_lines(summary: Summary) -> list[str]:
+    """Each side's recorded mean reward beside the one from its rows, when the run recorded one."""
+    metrics = summary.aggregate_metrics
+    lines = []
+    sides: tuple[Side, ...] = ("old", "new")
+    for side in sides:
+        check = metrics.side(side) if metrics is not None else None
+        if check is not None and check.recorded_mean is not None:
+            lines.append(
+                f"{side} aggregate metrics: mean reward {check.recorded_mean!r} recorded, "
+                f"{check.computed_mean!r} from {_plural(check.rows, 'row')}"
+                + (f" (agent {check.agent})" if check.agent else "")
+            )
+    return lines
+
+
+LISTED: tuple[Category, ...] = ("flipped", "flipped_agent_error", "masked", "missing")
+
+
+def summary_lines(summary: Summary) -> list[str]:
+    """The section, line by line: files, notes, the category table, labels, run figures."""
+    counts = summary.counts
+    lines = [_side_line("old", summary), _side_line("new", summary)]
+    lines.extend(_aggregate_metrics_lines(summary))
+    for note in summary.notes:
+        lines.append(f"note: {note if len(note) <= NOTE_CAP else note[:NOTE_CAP] + ' ... (see --parity-json)'}")
+    table = [
+        ["identical", counts.identical, ""],
+        ["flipped", counts.flipped, f"old wins {counts.flipped_old_win}, new wins {counts.flipped_new_win}"],
+        ["flipped_agent_error", counts.flipped_agent_error, "rerun candidates"],
+        ["masked", counts.masked, f"old side {counts.masked_old}, new side {counts.masked_new}"],
+        ["missing", counts.missing, f"old only {counts.missing_old_only}, new only {counts.missing_new_only}"],
+        ["tasks", counts.tasks, ""],
+    ]
+    lines.append("")
+    lines.extend(tabulate(table, headers=["category", "tasks", "breakdown"], tablefmt="simple").splitlines())
+    lines.append("")
+    for category in LISTED:
+        labels = summary.labels(category)
+        if labels:
+            lines.append(f"{category}: {_capped(labels)}")
+    lines.extend(paired_lines(summary.paired, summary.aggregate))
+    run = summary.run
+    if run is not None and run.selected is not None and run.selected != counts.tasks:
+        lines.append(f"selected: {run.selected} of {counts.tasks} parity items ran")
+    if run is not None and run.verdicts_changed_by_hook:
+        lines.append(f"pytest_parity_verdict hooks changed {run.verdicts_changed_by_hook} verdict(s)")
+    if summary.nothing_compared:
+        lines.append(f"NOTHING COMPARED: {summary.nothing_compared}")
+    return lines

@@ -1,0 +1,319 @@
+"""The summary as typed data: one object that every rendering and the exit status read.
+
+:func:`build_summary` is a pure function of a :class:`CompareResult` and, in a pytest run, the
+:class:`RunInfo` the run adds (files, selection, hook verdicts, outcomes). The terminal section
+(:mod:`.render_terminal`) and the JSON file (:mod:`.render_json`) are pure functions of the
+:class:`Summary`, so the items, the terminal and the JSON never disagree. A further rendering or a
+further section is one more function of this object, or one more optional field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, Optional, TypeVar
+
+from .aggregate import AggregateCheck
+from .margin import Aggregate, equivalence
+from .model import Category, CompareResult, Side, TaskComparison, TaskSide
+from .paired import PairedSection, paired_section
+from .stats import McNemarTable, SignTest
+
+T = TypeVar("T")
+
+
+def per_side(side: Side, old: T, new: T) -> T:
+    """The old or the new one of a pair of per-side values."""
+    return old if side == "old" else new
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """What the pytest run adds to the classification: the files and the items' fate."""
+
+    old_file: str
+    new_file: str
+    old_sidecar: Optional[str] = None
+    new_sidecar: Optional[str] = None
+    same_file: bool = False
+    selected: Optional[int] = None
+    verdicts_changed: int = 0
+    outcomes: Mapping[str, int] = field(default_factory=dict)
+    #: each side's `<stem>_aggregate_metrics.json` checked against its rows, when the file exists
+    aggregate: Mapping[str, AggregateCheck] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Counts:
+    """Tasks per category, with each category's breakdown."""
+
+    tasks: int
+    identical: int
+    flipped: int
+    flipped_old_win: int
+    flipped_new_win: int
+    flipped_agent_error: int
+    masked: int
+    masked_old: int
+    masked_new: int
+    missing: int
+    missing_old_only: int
+    missing_new_only: int
+
+
+@dataclass(frozen=True)
+class Join:
+    """How the sides were joined: each side's task field (and why it), the prefix stripped from its labels."""
+
+    old_key: str
+    new_key: str
+    old_key_reason: str
+    new_key_reason: str
+    old_prefix_stripped: Optional[str]
+    new_prefix_stripped: Optional[str]
+    keyed_by_taskset: bool
+
+    def key(self, side: Side) -> str:
+        return per_side(side, self.old_key, self.new_key)
+
+    def key_reason(self, side: Side) -> str:
+        return per_side(side, self.old_key_reason, self.new_key_reason)
+
+    def prefix_stripped(self, side: Side) -> Optional[str]:
+        return per_side(side, self.old_prefix_stripped, self.new_prefix_stripped)
+
+
+@dataclass(frozen=True)
+class RowCounts:
+    """Rows read per side (sidecar records included), and how many of them are masked."""
+
+    old: int
+    new: int
+    old_masked: int
+    new_masked: int
+
+    def total(self, side: Side) -> int:
+        return per_side(side, self.old, self.new)
+
+    def masked(self, side: Side) -> int:
+        return per_side(side, self.old_masked, self.new_masked)
+
+
+@dataclass(frozen=True)
+class SideSummary:
+    """One side of one task: its reward and why it may not count."""
+
+    reward: Optional[float]
+    rows: int
+    reward_rows: int
+    masked: Optional[str]
+    agent_error: Optional[str]
+    failure_kind: Optional[str]
+
+
+@dataclass(frozen=True)
+class TaskSummary:
+    """One joined task: its category, the winner of a flip, both sides (None when absent), and the
+    p-value of its old rows against its new rows (a flip with 2+ rows a side, else None)."""
+
+    task: str
+    category: Category
+    winner: Optional[Side]
+    old: Optional[SideSummary]
+    new: Optional[SideSummary]
+    p_value: Optional[float] = None
+
+    def side(self, name: Side) -> Optional[SideSummary]:
+        return per_side(name, self.old, self.new)
+
+
+@dataclass(frozen=True)
+class Files:
+    """Each side's file (and sidecar) as the user named it."""
+
+    old: str
+    new: str
+    old_sidecar: Optional[str]
+    new_sidecar: Optional[str]
+
+    def file(self, side: Side) -> str:
+        return per_side(side, self.old, self.new)
+
+    def sidecar(self, side: Side) -> Optional[str]:
+        return per_side(side, self.old_sidecar, self.new_sidecar)
+
+
+@dataclass(frozen=True)
+class Paired:
+    """The paired figures over the compared tasks (d = new - old of the task means).
+
+    The figures are None when ``absent`` says why; ``sign_test`` is None when no task was compared,
+    ``table`` unless every compared task has one binary row a side. ``tested`` counts the flips
+    with a per-task p-value.
+    """
+
+    n: int
+    old_mean: Optional[float]
+    new_mean: Optional[float]
+    delta: Optional[float]
+    ci95: Optional[tuple[float, float]]
+    clustered_by: Optional[str]
+    sign_test: Optional[SignTest]
+    table: Optional[McNemarTable]
+    absent: Optional[str]
+    tested: int
+
+
+@dataclass(frozen=True)
+class Equivalence:
+    """Margin mode's aggregate decision: the margin, the one-sided 95% bounds (None: no decision)."""
+
+    margin: float
+    lower_bound: Optional[float]
+    upper_bound: Optional[float]
+    passed: bool
+
+
+@dataclass(frozen=True)
+class AggregateMetrics:
+    """Each side's recorded mean reward beside the rows' (None: the side has no such file)."""
+
+    old: Optional[AggregateCheck]
+    new: Optional[AggregateCheck]
+
+    def side(self, name: Side) -> Optional[AggregateCheck]:
+        return per_side(name, self.old, self.new)
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """What the pytest run did with the items: how many ran, hook verdicts, outcomes in report order."""
+
+    selected: Optional[int]
+    verdicts_changed_by_hook: int
+    outcomes: tuple[tuple[str, int], ...]
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Everything the gate reports. ``files`` and ``run`` are None outside a pytest run."""
+
+    counts: Counts
+    join: Join
+    rows: RowCounts
+    compared: int
+    #: why nothing was compared (no shared task, or every shared one masked), or None
+    nothing_compared: Optional[str]
+    notes: tuple[str, ...]
+    paired: Paired
+    tasks: tuple[TaskSummary, ...]
+    #: margin mode's equivalence decision; None without a margin
+    aggregate: Optional[Equivalence] = None
+    files: Optional[Files] = None
+    aggregate_metrics: Optional[AggregateMetrics] = None
+    run: Optional[RunOutcome] = None
+
+    def labels(self, category: Category) -> list[str]:
+        """The task labels of one category, in task order."""
+        return [task.task for task in self.tasks if task.category == category]
+
+    def side_tasks(self, side: Side) -> int:
+        """How many tasks the side has."""
+        return sum(1 for task in self.tasks if task.side(side) is not None)
+
+
+def nothing_compared(result: CompareResult) -> Optional[str]:
+    """Why no task has a counted reward on both sides, or None when at least one has."""
+    if result.compared:
+        return None
+    shared = [t for t in result.tasks if t.old is not None and t.new is not None]
+    if not shared:
+        old_only = sum(1 for t in result.tasks if t.new is None)
+        new_only = sum(1 for t in result.tasks if t.old is None)
+        return (
+            f"no task was compared: the files share no task ({old_only} only in old, {new_only} only in new); "
+            "wrong file, another benchmark, or a key that differs between the sides?"
+        )
+    masked_old = sum(1 for t in shared if t.old is not None and t.old.masked)
+    masked_new = sum(1 for t in shared if t.new is not None and t.new.masked)
+    return (
+        f"no task was compared: every one of the {len(shared)} shared task(s) is masked "
+        f"({masked_old} on the old side, {masked_new} on the new side); was the infrastructure down?"
+    )
+
+
+def _side(side: Optional[TaskSide]) -> Optional[SideSummary]:
+    if side is None:
+        return None
+    return SideSummary(
+        reward=side.reward,
+        rows=len(side.facts),
+        reward_rows=side.reward_rows,
+        masked=side.masked,
+        agent_error=side.agent_error,
+        failure_kind=side.failure_kind,
+    )
+
+
+def _task(task: TaskComparison, p_value: Optional[float]) -> TaskSummary:
+    return TaskSummary(task=task.task, category=task.category, winner=task.winner,
+                       old=_side(task.old), new=_side(task.new), p_value=p_value)
+
+
+def _paired(section: PairedSection) -> Paired:
+    s = section.stats
+    return Paired(n=s.n, old_mean=s.old_mean, new_mean=s.new_mean, delta=s.delta, ci95=s.ci95,
+                  clustered_by=s.clustered_by, sign_test=section.sign, table=section.table, absent=s.absent,
+                  tested=section.tested)
+
+
+def _equivalence(decision: Aggregate) -> Equivalence:
+    return Equivalence(margin=decision.margin, lower_bound=decision.lower_bound,
+                       upper_bound=decision.upper_bound, passed=decision.passed)
+
+
+def build_summary(
+    result: CompareResult,
+    run: Optional[RunInfo] = None,
+    *,
+    paired: Optional[PairedSection] = None,
+    margin: Optional[float] = None,
+) -> Summary:
+    """The summary of a comparison and, in a pytest run, of what the run did.
+
+    ``paired`` is the result's paired section when the caller already has it (else computed);
+    with a ``margin`` the summary also holds the aggregate equivalence decision.
+    """
+    section = paired if paired is not None else paired_section(result)
+    notes = list(result.notes)
+    if run is not None and run.same_file:
+        notes.append("both sides are the same file")
+    files = outcome = metrics = None
+    if run is not None:
+        notes.extend(check.note for check in run.aggregate.values() if check.note)
+        files = Files(old=run.old_file, new=run.new_file, old_sidecar=run.old_sidecar, new_sidecar=run.new_sidecar)
+        metrics = AggregateMetrics(old=run.aggregate.get("old"), new=run.aggregate.get("new"))
+        outcome = RunOutcome(selected=run.selected, verdicts_changed_by_hook=run.verdicts_changed,
+                             outcomes=tuple(run.outcomes.items()))
+    return Summary(
+        counts=Counts(**result.counts()),
+        join=Join(
+            old_key=result.old_key,
+            new_key=result.new_key,
+            old_key_reason=result.old_key_reason,
+            new_key_reason=result.new_key_reason,
+            old_prefix_stripped=result.old_prefix_stripped,
+            new_prefix_stripped=result.new_prefix_stripped,
+            keyed_by_taskset=result.keyed_by_taskset,
+        ),
+        rows=RowCounts(old=result.old_rows, new=result.new_rows,
+                       old_masked=result.old_masked_rows, new_masked=result.new_masked_rows),
+        compared=result.compared,
+        nothing_compared=nothing_compared(result),
+        notes=tuple(notes),
+        paired=_paired(section),
+        tasks=tuple(_task(task, p) for task, p in zip(result.tasks, section.p_values)),
+        aggregate=_equivalence(equivalence(section.stats, margin)) if margin is not None else None,
+        files=files,
+        aggregate_metrics=metrics,
+        run=outcome,
+    )

@@ -1,0 +1,106 @@
+"""The --parity-* options and their ini keys, and whether a run gave any of them.
+
+Imported by the entry point in every pytest run, so it needs nothing but pytest: the settings model
+(pydantic) and the gate itself are imported only once :func:`parity_requested` says yes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+OPTION_NAMES = {
+    "old": "--parity-old",
+    "new": "--parity-new",
+    "key": "--parity-key",
+    "old_key": "--parity-old-key",
+    "new_key": "--parity-new-key",
+    "agent": "--parity-agent",
+    "old_agent": "--parity-old-agent",
+    "new_agent": "--parity-new-agent",
+    "tail": "--parity-tail",
+    "logs_roots": "--parity-logs-root",
+    "json_path": "--parity-json",
+    "strict": "--parity-strict",
+    "margin": "--parity-margin",
+    "alpha": "--parity-alpha",
+}
+INI_NAMES = (
+    "parity_old", "parity_new", "parity_key", "parity_old_key", "parity_new_key", "parity_agent",
+    "parity_old_agent", "parity_new_agent", "parity_tail", "parity_logs_root", "parity_strict",
+    "parity_margin", "parity_alpha",
+)
+
+
+def addoptions(parser: pytest.Parser) -> None:
+    """Register the command-line options and their ini keys."""
+    group = parser.getgroup("rollout-parity", "rollout parity (compare two NeMo Gym rollout files)")
+    group.addoption("--parity-old", metavar="PATH", help="rollouts JSONL of the old (reference) side")
+    group.addoption("--parity-new", metavar="PATH", help="rollouts JSONL of the new (candidate) side")
+    group.addoption("--parity-key", metavar="FIELD", help="dotted field holding the task id, for both sides")
+    group.addoption("--parity-old-key", metavar="FIELD", help="dotted field holding the task id on the old side")
+    group.addoption("--parity-new-key", metavar="FIELD", help="dotted field holding the task id on the new side")
+    group.addoption("--parity-agent", metavar="NAME", help="keep only this agent's rows (agent_ref.name), both sides")
+    group.addoption("--parity-old-agent", metavar="NAME", help="keep only this agent's rows on the old side")
+    group.addoption("--parity-new-agent", metavar="NAME", help="keep only this agent's rows on the new side")
+    group.addoption("--parity-tail", metavar="N", help="lines of the losing side's verifier output per flip (default 15)")
+    group.addoption(
+        "--parity-logs-root", metavar="DIR", action="append", default=None,
+        help="extra directory for relative verifier_logs_dir (repeatable)",
+    )
+    group.addoption("--parity-json", metavar="PATH", help="also write the machine-readable summary there")
+    group.addoption(
+        "--parity-strict", action="store_true", default=None,
+        help="masked, missing and agent-error tasks fail instead of xfail",
+    )
+    group.addoption(
+        "--parity-margin", metavar="M",
+        help="margin mode: pass when the mean reward difference is shown within +-M (reward units, e.g. 0.02); "
+        "a flip then fails only when its repeats show it is not noise",
+    )
+    group.addoption(
+        "--parity-alpha", metavar="A",
+        help="margin mode: false discovery rate for the per-task tests of flips (default 0.05)",
+    )
+    parser.addini("parity_old", "rollouts JSONL of the old (reference) side", default=None)
+    parser.addini("parity_new", "rollouts JSONL of the new (candidate) side", default=None)
+    parser.addini("parity_key", "dotted field holding the task id, for both sides", default=None)
+    parser.addini("parity_old_key", "dotted field holding the task id on the old side", default=None)
+    parser.addini("parity_new_key", "dotted field holding the task id on the new side", default=None)
+    parser.addini("parity_agent", "keep only this agent's rows (agent_ref.name), both sides", default=None)
+    parser.addini("parity_old_agent", "keep only this agent's rows on the old side", default=None)
+    parser.addini("parity_new_agent", "keep only this agent's rows on the new side", default=None)
+    _addini_scalar(parser, "parity_tail", "lines of the losing side's verifier output per flip", int)
+    parser.addini("parity_logs_root", "extra directories for relative verifier_logs_dir", type="linelist", default=[])
+    _addini_scalar(parser, "parity_strict", "masked, missing and agent-error tasks fail instead of xfail", bool)
+    _addini_scalar(parser, "parity_margin", "margin mode: the accepted mean reward difference (reward units)", float)
+    _addini_scalar(parser, "parity_alpha", "margin mode: false discovery rate for the flips' tests", float)
+
+
+def _addini_scalar(parser: pytest.Parser, name: str, help: str, scalar: type) -> None:
+    """Accept a native TOML value (`[tool.pytest]`, pytest 9) as well as a string.
+
+    Older pytest knows only string-typed ini values; the settings model converts either.
+    """
+    try:
+        parser.addini(name, help, type=scalar | str, default=None)  # type: ignore[arg-type]
+    except (AssertionError, TypeError, ValueError):
+        parser.addini(name, help, default=None)
+
+
+def ini_value(config: pytest.Config, name: str) -> Any:
+    """An ini key's value; a blank string is None (not given)."""
+    value = config.getini(name)
+    if isinstance(value, str):
+        value = value.strip()
+        return value or None
+    return value
+
+
+def parity_requested(config: pytest.Config) -> bool:
+    """Whether the run gives any --parity-* option or parity_* ini key (cheap: no validation)."""
+    for option in OPTION_NAMES.values():
+        if config.getoption(option.lstrip("-").replace("-", "_")) is not None:
+            return True
+    return any(ini_value(config, name) not in (None, []) for name in INI_NAMES)

@@ -1,0 +1,133 @@
+"""Every real example rollouts file gates with no key: against a copy of itself, against a copy with
+changed rewards, and the calendar migration pair (tests/data/real_files/README.md).
+
+The expected task counts are what NeMo Gym counts: distinct `_ng_task_index` where every row has
+one, else distinct prompts; the test computes them from the file itself.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import Gate, dump, output_lines, section
+
+REAL = Path(__file__).resolve().parents[1] / "data" / "real_files"
+PROMPT = "responses_create_params.input"
+#: each file and the identity the gate keys it on (the README beside the files says why)
+KEYS = {
+    "benchmarks/flores200/data/example_rollouts.jsonl": "_ng_task_index",
+    "environments/calendar/data/example_rollouts.jsonl": PROMPT,
+    "environments/prime_agent_reasoning_gym/data/example_rollouts.jsonl": "_ng_task_index",  # task_name: a category
+    "resources_servers/abstention/data/example_rollouts.jsonl": PROMPT,
+    "resources_servers/bigcodebench/data/example_rollouts.jsonl": "task_id",
+    "resources_servers/calendar/data/example_rollouts.jsonl": PROMPT,
+    # its task_name is a category in the whole dataset, but on one task index each in these five rows
+    "resources_servers/structeval/data/example_rollouts.jsonl": "task_name",
+    "responses_api_agents/anyswe_agent/data/example_rollouts_opencode.jsonl":
+        "responses_create_params.metadata.instance_id",
+    "responses_api_agents/harbor_agent/example/example_output.jsonl": "metadata.task_name",
+    # resources_servers/multichallenge holds input rows (no reward at all): test_wrong_file.py names it
+}
+FILES = sorted(KEYS)
+CHANGED_TASKS = 3
+
+
+def read_rows(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def nemo_gym_task(rows: list[dict[str, Any]]) -> list[str]:
+    """Each row's task as NeMo Gym counts it: its task index, else its prompt."""
+    if all("_ng_task_index" in r for r in rows):
+        return [str(r["_ng_task_index"]) for r in rows]
+    return [json.dumps(r["responses_create_params"]["input"], sort_keys=True) for r in rows]
+
+
+def with_changed_rewards(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+    """The rows with every reward of the first few tasks moved away from the task's mean."""
+    tasks = nemo_gym_task(rows)
+    changed = list(dict.fromkeys(tasks))[:CHANGED_TASKS]
+    out = [dict(r) for r in rows]
+    for task in changed:
+        members = [i for i, t in enumerate(tasks) if t == task]
+        mean = sum(rows[i]["reward"] for i in members) / len(members)
+        for i in members:
+            out[i]["reward"] = 0.0 if mean > 0.5 else 1.0
+    return out, len(changed)
+
+
+def gate_json(gate: Gate, *args: str) -> tuple[pytest.RunResult, dict[str, Any]]:
+    result = gate.run(*args, "--parity-json=summary.json", "-p", "no:cacheprovider")
+    return result, json.loads((gate.path / "summary.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("rel", FILES)
+def test_a_real_file_against_its_copy(gate: Gate, rel: str) -> None:
+    rows = read_rows(REAL / rel)
+    tasks = len(set(nemo_gym_task(rows)))
+    args = gate.pair((REAL / rel).read_bytes().decode("utf-8"), (REAL / rel).read_bytes().decode("utf-8"))
+    result, summary = gate_json(gate, *args)
+    assert result.ret == 0, output_lines(result)
+    result.assert_outcomes(passed=tasks)
+    assert summary["counts"]["tasks"] == summary["counts"]["identical"] == tasks
+    assert summary["join"]["old_key"] == summary["join"]["new_key"] == KEYS[rel]
+
+
+@pytest.mark.parametrize("rel", FILES)
+def test_a_real_file_against_a_copy_with_changed_rewards(gate: Gate, rel: str) -> None:
+    rows = read_rows(REAL / rel)
+    tasks = len(set(nemo_gym_task(rows)))
+    changed_rows, changed = with_changed_rewards(rows)
+    args = gate.pair((REAL / rel).read_bytes().decode("utf-8"), dump(changed_rows))
+    result, summary = gate_json(gate, *args)
+    result.assert_outcomes(passed=tasks - changed, failed=changed)
+    counts = summary["counts"]
+    assert (counts["tasks"], counts["identical"], counts["flipped"]) == (tasks, tasks - changed, changed)
+
+
+def test_the_calendar_migration_pair_joins_on_the_prompt(gate: Gate) -> None:
+    old, new = REAL / "resources_servers/calendar/data/example_rollouts.jsonl", \
+        REAL / "environments/calendar/data/example_rollouts.jsonl"
+    for side, path in (("old", old), ("new", new)):
+        (gate.path / side).mkdir()
+        shutil.copyfile(path, gate.path / side / "rollouts.jsonl")
+    result, summary = gate_json(gate, "--parity-old=old/rollouts.jsonl", "--parity-new=new/rollouts.jsonl")
+    tasks = len(set(nemo_gym_task(read_rows(old))))
+    result.assert_outcomes(passed=tasks)
+    assert summary["join"]["old_key"] == summary["join"]["new_key"] == PROMPT
+    assert any(line.startswith("new: ") and "key responses_create_params.input (the prompt: " in line
+               for line in result.outlines)
+
+
+def test_index_join_of_runs_on_different_inputs_stops(gate: Gate) -> None:
+    rel = "benchmarks/flores200/data/example_rollouts.jsonl"
+    rows = read_rows(REAL / rel)
+    shuffled = [dict(r) for r in rows]
+    first, second = (i for i, r in enumerate(rows) if r["_ng_task_index"] in (1, 2))
+    shuffled[first]["responses_create_params"] = rows[second]["responses_create_params"]
+    shuffled[second]["responses_create_params"] = rows[first]["responses_create_params"]
+    args = gate.pair((REAL / rel).read_bytes().decode("utf-8"), dump(shuffled))
+    result = gate.run(*args)
+    lines = output_lines(result)
+    assert result.ret == 4 and len(lines) == 1, lines
+    assert lines[0].startswith(f"ERROR: old/rollouts.jsonl:{first + 1} and new/rollouts.jsonl:{first + 1}: "
+                               "_ng_task_index 1 has a different prompt on each side")
+    assert "the runs used different input files" in lines[0]
+    trusted = gate.run(*args, "--parity-key=_ng_task_index")
+    trusted.assert_outcomes(passed=len(rows))
+
+
+def test_a_category_task_name_is_passed_over_with_a_note(gate: Gate) -> None:
+    rel = "environments/prime_agent_reasoning_gym/data/example_rollouts.jsonl"
+    args = gate.pair((REAL / rel).read_bytes().decode("utf-8"), (REAL / rel).read_bytes().decode("utf-8"))
+    result = gate.run(*args)
+    body = section(result)
+    assert any(line.startswith("new: ") and line.endswith("key _ng_task_index (task_name passed over: a category)")
+               for line in body), body
+    assert "note: both sides: task_name is not a task id here: 'knights_knaves' is on 5 task indices " \
+           "(_ng_task_index 0, 1, 2, 3, 4); passed over" in body

@@ -1,0 +1,118 @@
+"""The summary as typed data: built once from the result, rendered as terminal lines and as JSON."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_rollout_parity import compare_rollouts, summary_dict
+from pytest_rollout_parity.core.render_json import json_dict, write_json
+from pytest_rollout_parity.core.render_terminal import summary_lines
+from pytest_rollout_parity.core.aggregate import AggregateCheck
+from pytest_rollout_parity.core.stats import SignTest
+from pytest_rollout_parity.core.summary import (
+    AggregateMetrics, Counts, Equivalence, Files, Join, Paired, RowCounts, RunInfo, RunOutcome, SideSummary, Summary,
+    TaskSummary, build_summary,
+)
+
+
+def _rows(pairs: dict[str, float]) -> list[dict[str, object]]:
+    return [{"task_id": task, "reward": reward} for task, reward in pairs.items()]
+
+
+def test_build_summary_is_typed_and_frozen() -> None:
+    result = compare_rollouts(_rows({"a": 1.0, "b": 1.0, "gone": 1.0}), _rows({"a": 1.0, "b": 0.0}))
+    summary = build_summary(result, RunInfo(old_file="o.jsonl", new_file="n.jsonl", outcomes={"passed": 1}))
+    assert summary.counts == Counts(tasks=3, identical=1, flipped=1, flipped_old_win=1, flipped_new_win=0,
+                                    flipped_agent_error=0, masked=0, masked_old=0, masked_new=0,
+                                    missing=1, missing_old_only=1, missing_new_only=0)
+    assert [task.task for task in summary.tasks] == ["a", "b", "gone"]
+    assert summary.tasks[1].winner == "old" and summary.tasks[2].new is None
+    assert summary.labels("flipped") == ["b"] and summary.side_tasks("new") == 2
+    assert summary.nothing_compared is None and summary.compared == 2
+    assert summary.run == RunOutcome(selected=None, verdicts_changed_by_hook=0, outcomes=(("passed", 1),))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        summary.compared = 0  # type: ignore[misc]
+
+
+def test_nothing_compared_is_a_field() -> None:
+    summary = build_summary(compare_rollouts(_rows({"a": 1.0}), _rows({"b": 1.0})))
+    assert summary.compared == 0
+    assert summary.nothing_compared is not None and "share no task" in summary.nothing_compared
+
+
+def test_same_file_adds_its_note() -> None:
+    result = compare_rollouts(_rows({"a": 1.0}), _rows({"a": 1.0}))
+    info = RunInfo(old_file="r.jsonl", new_file="r.jsonl", same_file=True)
+    assert build_summary(result, info).notes[-1] == "both sides are the same file"
+    assert "both sides are the same file" not in build_summary(result).notes
+
+
+def hand_built() -> Summary:
+    """A summary made without any result: the renderings need nothing else."""
+    side = SideSummary(reward=1.0, rows=1, reward_rows=1, masked=None, agent_error=None, failure_kind=None)
+    lost = dataclasses.replace(side, reward=0.0)
+    return Summary(
+        counts=Counts(tasks=1, identical=0, flipped=1, flipped_old_win=1, flipped_new_win=0,
+                      flipped_agent_error=0, masked=0, masked_old=0, masked_new=0,
+                      missing=0, missing_old_only=0, missing_new_only=0),
+        join=Join(old_key="task_name", new_key="_ng_task_id", old_key_reason="", new_key_reason="given",
+                  old_prefix_stripped="tb/",
+                  new_prefix_stripped=None, keyed_by_taskset=False),
+        rows=RowCounts(old=1, new=2, old_masked=0, new_masked=1),
+        compared=1,
+        nothing_compared=None,
+        notes=("a note",),
+        paired=Paired(n=1, old_mean=1.0, new_mean=0.0, delta=-1.0, ci95=None, clustered_by=None,
+                      sign_test=SignTest(better=0, worse=1, p=1.0), table=None, absent="one compared task",
+                      tested=0),
+        tasks=(TaskSummary(task="t", category="flipped", winner="old", old=side, new=lost),),
+        aggregate=Equivalence(margin=0.05, lower_bound=None, upper_bound=None, passed=False),
+        files=Files(old="a/old.jsonl", new="b/new.jsonl", old_sidecar=None, new_sidecar="b/new_failures.jsonl"),
+        aggregate_metrics=AggregateMetrics(
+            old=None, new=AggregateCheck(file="b/new_aggregate_metrics.json", agent=None, recorded_mean=0.5,
+                                         computed_mean=0.0, rows=2, note=None)),
+        run=RunOutcome(selected=1, verdicts_changed_by_hook=0, outcomes=(("failed", 1),)),
+    )
+
+
+def test_terminal_lines_render_the_summary() -> None:
+    lines = summary_lines(hand_built())
+    assert lines[0] == "old: a/old.jsonl: 1 task, 1 row (0 masked), key task_name, prefix 'tb/' stripped"
+    assert lines[1] == "new: b/new.jsonl (+ sidecar new_failures.jsonl): 1 task, 2 rows (1 masked), key _ng_task_id (given)"
+    assert lines[2] == "new aggregate metrics: mean reward 0.5 recorded, 0.0 from 2 rows"
+    assert lines[3] == "note: a note"
+    assert "flipped: t" in lines
+    start = lines.index("paired over 1 compared task (d = new - old of the task means):")
+    assert lines[start + 1:start + 4] == [
+        "    figures absent: one compared task",
+        "    sign test: 0 better, 1 worse, p = 1.000",
+        "aggregate at margin ±0.05: FAILED, no decision: one compared task",
+    ]
+    assert not any(line.startswith(("selected:", "NOTHING COMPARED")) for line in lines)
+
+
+def test_json_renders_the_summary(tmp_path: Path) -> None:
+    summary = hand_built()
+    data = json_dict(summary)
+    assert list(data) == ["counts", "join", "rows", "compared", "nothing_compared", "notes", "paired", "tasks",
+                          "aggregate", "files", "aggregate_metrics", "run"]
+    assert data["rows"] == {"old": 1, "new": 2, "old_masked": 0, "new_masked": 1}
+    assert data["tasks"][0]["new"]["reward"] == 0.0 and data["tasks"][0]["p_value"] is None
+    assert data["paired"]["sign_test"] == {"better": 0, "worse": 1, "p": 1.0} and data["paired"]["table"] is None
+    assert data["aggregate"] == {"margin": 0.05, "lower_bound": None, "upper_bound": None, "passed": False}
+    assert data["aggregate_metrics"]["old"] is None and data["aggregate_metrics"]["new"]["recorded_mean"] == 0.5
+    assert data["run"] == {"selected": 1, "verdicts_changed_by_hook": 0, "outcomes": {"failed": 1}}
+    target = tmp_path / "s.json"
+    write_json(target, summary)
+    assert json.loads(target.read_text(encoding="utf-8")) == data
+    assert [p.name for p in tmp_path.iterdir()] == ["s.json"]
+
+
+def test_summary_dict_is_the_json_rendering() -> None:
+    result = compare_rollouts(_rows({"a": 1.0, "b": 0.5}), _rows({"a": 0.0, "c": 1.0}))
+    assert summary_dict(result) == json_dict(build_summary(result))
+    assert "files" not in summary_dict(result) and "run" not in summary_dict(result)

@@ -1,0 +1,288 @@
+"""Task identity without an id field: `_ng_task_index`, then the prompt; the checks on those joins."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Optional
+
+import pytest
+
+from pytest_rollout_parity import CompareInputError, compare_rollouts, summary_dict
+from pytest_rollout_parity.core.api import compare_files
+from pytest_rollout_parity.core.render_terminal import summary_lines
+from pytest_rollout_parity.core.summary import build_summary
+
+PROMPT_KEY = "responses_create_params.input"
+
+
+def prompt(text: str, system: Optional[str] = None) -> list[dict[str, Any]]:
+    messages = [{"role": "system", "content": system}] if system else []
+    return messages + [{"role": "user", "content": text}]
+
+
+def row(reward: float = 1.0, *, index: Optional[int] = None, text: Optional[str] = None, **extra: Any) -> dict:
+    r: dict[str, Any] = {"reward": reward, **extra}
+    if index is not None:
+        r["_ng_task_index"] = index
+        r["_ng_rollout_index"] = 0
+    if text is not None:
+        r["responses_create_params"] = {"input": prompt(text)}
+    return r
+
+
+def labels(res) -> list[str]:
+    return [t.task for t in res.tasks]
+
+
+def cats(res) -> dict[str, str]:
+    return {t.task: t.category for t in res.tasks}
+
+
+def expected_hash(value: Any) -> str:
+    canonical = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.blake2b(canonical.encode("utf-8"), digest_size=16).hexdigest()[:12]
+
+
+# --- which identity --------------------------------------------------------------------------
+
+
+def test_no_id_field_keys_on_the_task_index_in_numeric_order():
+    rows = [row(index=i, text=f"question {i}") for i in (11, 2, 0, 10, 1)]
+    res = compare_rollouts(rows, rows)
+    assert res.old_key == res.new_key == "_ng_task_index"
+    assert res.old_key_reason == "no task id field on every row"
+    assert labels(res) == ["0", "1", "2", "10", "11"]
+
+
+def test_an_id_field_wins_over_the_task_index_and_the_index_over_the_prompt():
+    with_id = [row(index=i, text=f"q{i}", task_id=f"t-{i}") for i in range(2)]
+    assert compare_rollouts(with_id, with_id).old_key == "task_id"
+    with_index = [row(index=i, text=f"q{i}") for i in range(2)]
+    assert compare_rollouts(with_index, with_index).old_key == "_ng_task_index"
+    one_lacks_index = [row(index=0, text="q0"), row(text="q1")]
+    assert compare_rollouts(one_lacks_index, one_lacks_index).old_key == PROMPT_KEY
+
+
+def test_no_id_and_no_index_keys_on_the_prompt_with_a_readable_stable_label():
+    text = "What time is my meeting with the design team tomorrow, please?"
+    rows = [row(text=text), row(text="Cancel it.", reward=0.0)]
+    res = compare_rollouts(rows, rows)
+    assert res.old_key == res.new_key == PROMPT_KEY
+    assert res.old_key_reason == "the prompt: no task id field and no _ng_task_index on every row"
+    label = f"what-time-is-my-meeting-with-the-{expected_hash(prompt(text))}"
+    assert label in labels(res)
+    assert f"cancel-it-{expected_hash(prompt('Cancel it.'))}" in labels(res)
+    assert compare_rollouts(rows, rows).tasks[0].task == res.tasks[0].task
+
+
+def test_the_prompt_label_is_the_last_user_message_and_the_hash_covers_the_whole_prompt():
+    base = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "First ask"},
+            {"role": "assistant", "content": "ok"},
+            {"role": "user", "content": [{"type": "input_text", "text": "Second ask"}]}]
+    other_system = [dict(base[0], content="Be verbose.")] + base[1:]
+    rows = [{"reward": 1.0, "responses_create_params": {"input": p}} for p in (base, other_system)]
+    res = compare_rollouts(rows, rows)
+    assert len(res.tasks) == 2  # same last question, different prompts: different tasks
+    assert all(t.task.startswith("second-ask-") for t in res.tasks)
+    assert {t.task for t in res.tasks} == {f"second-ask-{expected_hash(p)}" for p in (base, other_system)}
+
+
+def test_the_same_prompt_spelled_differently_is_the_same_task():
+    old = [{"reward": 1.0, "responses_create_params": {"input": [{"role": "user", "content": "Hi"}]}}]
+    new = [{"reward": 0.0, "responses_create_params": {"input": [{"content": "Hi", "role": "user"}]}}]
+    res = compare_rollouts(old, new)
+    assert cats(res) == {f"hi-{expected_hash(old[0]['responses_create_params']['input'])}": "flipped"}
+
+
+def test_a_string_prompt_and_a_prompt_without_text():
+    rows = [{"reward": 1.0, "responses_create_params": {"input": "Plain string prompt"}},
+            {"reward": 1.0, "responses_create_params": {"input": [{"role": "user", "content": [{"type": "image"}]}]}}]
+    res = compare_rollouts(rows, rows)
+    assert sorted(t.task.rsplit("-", 1)[0] for t in res.tasks) == ["plain-string-prompt", "prompt"]
+
+
+def test_a_huge_prompt_keeps_a_short_label():
+    text = "word " * 50_000
+    res = compare_rollouts([row(text=text)], [row(text=text)])
+    assert len(res.tasks) == 1 and len(res.tasks[0].task) <= 32 + 1 + 12
+
+
+def test_empty_prompts_identify_nothing():
+    rows = [{"reward": 1.0, "responses_create_params": {"input": []}}]
+    with pytest.raises(CompareInputError, match="neither _ng_task_index nor a prompt"):
+        compare_rollouts(rows, rows)
+
+
+def test_the_prompt_can_be_named_as_the_key():
+    rows = [row(index=0, text="q0", task_id="a"), row(index=1, text="q1", task_id="b")]
+    res = compare_rollouts(rows, rows, key=PROMPT_KEY)
+    assert res.old_key == PROMPT_KEY and res.old_key_reason == "given"
+    assert sorted(labels(res)) == sorted([f"q0-{expected_hash(prompt('q0'))}", f"q1-{expected_hash(prompt('q1'))}"])
+
+
+# --- a candidate that is a category ------------------------------------------------------------
+
+
+def test_a_category_candidate_is_passed_over_with_a_note():
+    rows = [row(index=i, text=f"puzzle {i}", task_name="knights_knaves") for i in range(5)]
+    res = compare_rollouts(rows, rows)
+    assert res.old_key == res.new_key == "_ng_task_index"
+    assert res.old_key_reason == "task_name passed over: a category"
+    assert len(res.tasks) == 5
+    note = next(n for n in res.notes if "task_name" in n)
+    assert note.startswith("both sides: task_name is not a task id here: 'knights_knaves' is on 5 task indices")
+
+
+def test_after_a_category_the_next_id_field_is_taken():
+    rows = [row(index=i, task_name="Text to CSV", task_id=f"00{i}") for i in range(3)]
+    res = compare_rollouts(rows, rows)
+    assert res.old_key == "task_id" and labels(res) == ["000", "001", "002"]
+
+
+def test_a_candidate_unique_per_index_is_an_id():
+    rows = [row(index=i, task_name=name) for i, name in enumerate(["Text to CSV", "Text to XML"])]
+    res = compare_rollouts(rows, rows)
+    assert res.old_key == "task_name"
+    assert not any("passed over" in n for n in res.notes)
+
+
+def test_repeated_rollouts_of_one_task_do_not_make_its_id_a_category():
+    rows = [row(index=0, task_id="a"), row(index=0, task_id="a"), row(index=1, task_id="b")]
+    assert compare_rollouts(rows, rows).old_key == "task_id"
+
+
+def test_nemo_gyms_own_task_id_is_never_a_category():
+    # a dataset listing one Harbor task twice: two input lines, one task
+    rows = [row(index=i, _ng_task_id={"taskset": "tb", "task_id": "regex-log"}) for i in range(2)]
+    res = compare_rollouts(rows, rows)
+    assert res.old_key == "_ng_task_id" and labels(res) == ["regex-log"]
+
+
+def test_indices_reused_by_merged_runs_do_not_overrule_an_id():
+    # two runs merged: index 0 is task a in one and task b in the other; a is on indices 0 and 1
+    rows = [row(index=0, task_id="a"), row(index=1, task_id="b"), row(index=1, task_id="a"),
+            row(index=0, task_id="b")]
+    res = compare_rollouts(rows, rows)
+    assert res.old_key == "task_id" and labels(res) == ["a", "b"]
+
+
+def test_a_category_on_one_side_only_is_noted_for_that_side():
+    old = [row(index=i, task_name="knights_knaves") for i in range(2)]
+    new = [row(index=i) for i in range(2)]
+    res = compare_rollouts(old, new)
+    assert any(n.startswith("old side: task_name is not a task id here") for n in res.notes), res.notes
+    assert cats(res) == {"0": "identical", "1": "identical"}
+
+
+# --- joins on the index check the prompts ------------------------------------------------------
+
+
+def test_index_join_with_different_prompts_stops_naming_the_first_index():
+    old = [row(index=i, text=f"question {i}") for i in range(12)]
+    new = [row(index=i, text=f"question {i}" if i not in (10, 3) else "something else") for i in range(12)]
+    with pytest.raises(CompareInputError) as info:
+        compare_rollouts(old, new)
+    message = str(info.value)
+    assert message.startswith("old rows: row 4 and new rows: row 4: _ng_task_index 3 has a different prompt on each side")
+    assert "the runs used different input files" in message and "--parity-key" in message
+    assert "\n" not in message
+
+
+def test_a_given_index_key_is_trusted():
+    old = [row(index=0, text="one question")]
+    new = [row(index=0, text="another question", reward=0.0)]
+    res = compare_rollouts(old, new, key="_ng_task_index")
+    assert cats(res) == {"0": "flipped"}
+
+
+def test_the_prompt_check_needs_prompts_on_both_sides():
+    old = [row(index=0, text="one question")]
+    new = [row(index=0)]
+    assert cats(compare_rollouts(old, new)) == {"0": "identical"}
+
+
+def test_an_index_side_joins_a_prompt_side_on_its_prompts():
+    old = [row(index=i, text=f"question {i}") for i in range(3)]
+    new = [row(text=f"question {i}", reward=0.0 if i == 1 else 1.0) for i in (2, 1, 0)]
+    res = compare_rollouts(old, new)
+    assert res.old_key == res.new_key == PROMPT_KEY
+    assert res.old_key_reason == "the prompt, as the other side has no _ng_task_index"
+    assert sorted(cats(res).values()) == ["flipped", "identical", "identical"]
+    assert any("keyed on the prompt too" in n for n in res.notes)
+
+
+def test_a_failure_record_with_only_a_task_index_joins_its_task():
+    old = [row(index=0, text="q0"), row(index=1, text="q1")]
+    record = {"_ng_failure_class": "environment_server_failed", "_ng_task_index": 1, "_ng_rollout_index": 0,
+              "mask_sample": True}
+    new = [row(index=0, text="q0"), record]
+    res = compare_rollouts(old, new)
+    assert res.new_key == "_ng_task_index"
+    assert cats(res) == {"0": "identical", "1": "masked"}
+
+
+# --- the summary says how each side is keyed ---------------------------------------------------
+
+
+def test_summary_names_each_sides_identity_and_why():
+    old = [row(index=i, text=f"q{i}") for i in range(2)]
+    new = [row(text=f"q{i}") for i in range(2)]
+    calendar = compare_rollouts(new, new)
+    summary = summary_dict(calendar)
+    assert summary["join"]["old_key"] == PROMPT_KEY
+    assert summary["join"]["old_key_reason"] == "the prompt: no task id field and no _ng_task_index on every row"
+    lines = summary_lines(build_summary(calendar))
+    assert lines[0].endswith(f"key {PROMPT_KEY} (the prompt: no task id field and no _ng_task_index on every row)")
+    indexed = build_summary(compare_rollouts(old, old))
+    assert summary_lines(indexed)[1].endswith("key _ng_task_index (no task id field on every row)")
+    with_id = summary_dict(compare_rollouts([row(task_id="a")], [row(task_id="a")]))
+    assert with_id["join"]["new_key_reason"] == "an id field every row carries"
+
+
+def test_a_side_without_rows_says_it_borrowed_its_key():
+    res = compare_rollouts([], [row(index=0)])
+    assert res.old_key == "_ng_task_index"
+    assert res.old_key_reason == "borrowed from the other side: no row names a task"
+
+
+# --- both readers ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("parser", ["auto", "full"])
+def test_both_readers_key_files_alike(parser: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("PARITY_PARSER", parser)
+    rows = [{"reward": 1.0, "response": {"output": [{"text": "x" * 1000}]},
+             "responses_create_params": {"input": prompt(f"question {i}", system="s"), "metadata": {"a": 1}}}
+            for i in range(3)]
+    path = tmp_path / "r.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    res = compare_files(path, path)
+    assert res.old_key == PROMPT_KEY
+    assert labels(res) == sorted(f"question-{i}-{expected_hash(prompt(f'question {i}', system='s'))}"
+                                 for i in range(3))
+
+
+# --- prompts of rows that name an id field are read only when needed ---------------------------
+
+
+def test_a_category_side_still_checks_the_prompts():
+    # the rows name task_name, so their prompts are hashed only once task_name is passed over
+    old = [row(index=i, text=f"puzzle {i}", task_name="knights_knaves") for i in range(3)]
+    new = [row(index=i, text=f"puzzle {2 - i}", task_name="knights_knaves") for i in range(3)]
+    with pytest.raises(CompareInputError, match="_ng_task_index 0 has a different prompt"):
+        compare_rollouts(old, new)
+
+
+@pytest.mark.parametrize("parser", ["auto", "full"])
+def test_an_id_field_lost_late_falls_back_to_prompts_read_again_from_the_file(
+    parser: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setenv("PARITY_PARSER", parser)
+    rows = [row(text=f"question {i}", task_id=f"t{i}") for i in range(3)] + [row(text="question 3")]
+    path = tmp_path / "r.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    res = compare_files(path, path)
+    assert res.old_key == PROMPT_KEY
+    assert labels(res) == sorted(f"question-{i}-{expected_hash(prompt(f'question {i}'))}" for i in range(4))
