@@ -24,10 +24,19 @@ from pytest_rollout_parity.core import skeleton
 from pytest_rollout_parity.core.api import compare_loaded
 from pytest_rollout_parity.core.errors import CompareInputError
 from pytest_rollout_parity.core.agents import NO_AGENT, agent_of
-from pytest_rollout_parity.core.fields import AGENT_ERROR_COUNTERS, KEY_CANDIDATES, REWARD, load_paths
-from pytest_rollout_parity.core.identity import ident_of
+from pytest_rollout_parity.core.fields import (
+    AGENT_ERROR_COUNTERS,
+    ENCODED_FIELDS,
+    KEY_CANDIDATES,
+    PROMPT,
+    REWARD,
+    TASK_INDEX,
+    load_paths,
+)
+from pytest_rollout_parity.core.identity import KeyVote, ident_of, key_value as ident_value
 from pytest_rollout_parity.core.loading import LoadedSide, index_pair, load_side, parse_line
 from pytest_rollout_parity.core.model import CompareResult, RowFacts, TaskSide
+from pytest_rollout_parity.core.prompt import decoded, is_prompt, prompt_label
 from pytest_rollout_parity.core.rows import RewardTypeError, lookup, reduce_row
 from pytest_rollout_parity.core.sides import is_failure_record, names_no_task
 
@@ -50,6 +59,8 @@ REWARDS = st.one_of(
 AGENTS = ["alpha", "beta"]
 #: Declared paths that another shape may hold as a literal dotted key.
 DOTTED = [path for path in KEY_CANDIDATES if "." in path]
+#: What a side's rows may be keyed on: an id candidate, or (no id field at all) the task index or the prompt.
+KEYINGS = [*KEY_CANDIDATES, TASK_INDEX, PROMPT]
 FILLER = st.recursive(
     st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), TEXT),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3),
@@ -98,14 +109,32 @@ def key_value(draw: st.DrawFn, task: str, path: str) -> Any:
 
 
 @st.composite
-def rows(draw: st.DrawFn, tasks: list[str]) -> dict[str, Any]:
-    """One row of any shape the readers meet."""
+def prompts(draw: st.DrawFn, task: str, empty: bool = True) -> Any:
+    """A task's prompt in the shapes rows carry it; now and then (``empty``) one that is no prompt."""
+    if empty and one_in(draw, 8):
+        return draw(st.sampled_from([None, "", [], {}]))
+    ask = f"Please do {task} now"
+    shape = draw(st.integers(0, 4))
+    if shape == 0:
+        return ask
+    if shape == 1:
+        return [{"role": "user", "content": [{"type": "input_text", "text": ask}]}]
+    if shape == 2:  # numbers, unicode and nesting: the label hashes the canonical JSON of all of it
+        return [{"role": "system", "content": "be brief ✓", "weight": 0.1, "n": 2**70}, {"role": "user", "content": ask}]
+    if shape == 3:
+        return {"messages": [{"role": "user", "content": ask}], "extra": draw(FILLER)}
+    return [{"role": "user", "content": ask}]
+
+
+@st.composite
+def rows(draw: st.DrawFn, tasks: list[str], ids: bool = True) -> dict[str, Any]:
+    """One row of any shape the readers meet (``ids``: it may carry id candidates)."""
     row: dict[str, Any] = {}
     task = draw(st.sampled_from(tasks))
-    for path in draw(st.lists(st.sampled_from(KEY_CANDIDATES), max_size=2, unique=True)):
+    for path in draw(st.lists(st.sampled_from(KEY_CANDIDATES), max_size=2, unique=True)) if ids else ():
         literal = "." in path and draw(st.booleans())
         _put(row, path, draw(key_value(task, path)), literal)
-    if one_in(draw, 10):  # a literal dotted key and a nested one disagreeing
+    if ids and one_in(draw, 10):  # a literal dotted key and a nested one disagreeing
         path = draw(st.sampled_from(DOTTED))
         _put(row, path, draw(key_value(task + "-nested", path)), False)
         _put(row, path, draw(key_value(task, path)), True)
@@ -149,6 +178,8 @@ def rows(draw: st.DrawFn, tasks: list[str]) -> dict[str, Any]:
             st.sampled_from([{"metadata": metadata, "output": _nest(["x" * 50], draw(st.integers(0, 60)))},
                              {"metadata": metadata}, None, "not an object"])
         )
+    if one_in(draw, 3):  # a prompt beside whatever else names the task (hashed only if it keys the side)
+        _put(row, PROMPT, draw(prompts(task)), "." in PROMPT and one_in(draw, 5))
     if draw(st.booleans()):
         row["_ng_task_index"] = draw(st.integers(0, 3))
         if not one_in(draw, 5):
@@ -172,13 +203,23 @@ def sidecar_records(draw: st.DrawFn, tasks: list[str], path: str) -> dict[str, A
     if not one_in(draw, 5):
         record["_ng_rollout_index"] = draw(st.integers(0, 2))
     if draw(st.booleans()):  # the task, named mostly as the side's rows name it
-        path = draw(st.one_of(st.just(path), st.just(path), st.sampled_from(KEY_CANDIDATES)))
-        _put(record, path, draw(key_value(draw(st.sampled_from(tasks)), path)), False)
+        path = draw(st.one_of(st.just(path), st.just(path), st.sampled_from(KEYINGS)))
+        _put(record, path, draw(_naming(draw(st.sampled_from(tasks)), tasks, path)), False)
     if one_in(draw, 4):
         record["failure_kind"] = draw(st.sampled_from(["infra", ""]))
     if one_in(draw, 4):  # a record that names its agent (a filter drops another agent's)
         record["agent_ref"] = {"name": draw(st.sampled_from(AGENTS))}
     return record
+
+
+@st.composite
+def _naming(draw: st.DrawFn, task: str, tasks: list[str], path: str) -> Any:
+    """The value naming ``task`` under ``path``: an id, the task's index, or its prompt."""
+    if path == TASK_INDEX:
+        return tasks.index(task)
+    if path == PROMPT:
+        return draw(prompts(task))
+    return draw(key_value(task, path))
 
 
 def _line(row: dict[str, Any], ascii_only: bool) -> str:
@@ -188,13 +229,28 @@ def _line(row: dict[str, Any], ascii_only: bool) -> str:
 @st.composite
 def side(draw: st.DrawFn, tasks: list[str], path: str, agents: list[str]) -> tuple[str, str]:
     """A side's main file text (rows naming their task under ``path``, mostly, stamped with one of
-    ``agents``) and its sidecar text."""
-    main = draw(st.lists(rows(tasks), min_size=1, max_size=6))
+    ``agents``) and its sidecar text.
+
+    Keyed on `_ng_task_index` or the prompt, the rows carry no id field; keyed on the prompt, the
+    task index is dropped from some rows (else it would key the side) or numbers the rows apart
+    from their tasks (then the index is no task's identity either).
+    """
+    fallback = path in (TASK_INDEX, PROMPT)
+    main = draw(st.lists(rows(tasks, ids=not fallback), min_size=1, max_size=6))
     literal = "." in path and draw(st.booleans())
     no_reward = one_in(draw, 25)  # an input dataset: no row has a reward field
+    # every row carrying its task's prompt: an index join then checks both sides' prompts agree,
+    # and an id-keyed side that falls back to the index reads its deferred prompts again
+    with_prompts = path != PROMPT and draw(st.booleans())
     for row in main:
+        task = draw(st.sampled_from(tasks))
         if not one_in(draw, 30):
-            _put(row, path, draw(key_value(draw(st.sampled_from(tasks)), path)), literal)
+            _put(row, path, draw(_naming(task, tasks, path)), literal)
+        if path == PROMPT and draw(st.booleans()):
+            row.pop(TASK_INDEX, None)
+        if with_prompts:
+            asked = draw(st.sampled_from(tasks)) if one_in(draw, 10) else task  # now and then another task's
+            _put(row, PROMPT, draw(prompts(asked, empty=False)), False)
         if agents and "agent_ref" not in row:
             row["agent_ref"] = {"type": "responses_api_agents", "name": draw(st.sampled_from(agents))}
         if no_reward:
@@ -212,8 +268,8 @@ def side(draw: st.DrawFn, tasks: list[str], path: str, agents: list[str]) -> tup
 def pairs(draw: st.DrawFn) -> tuple[tuple[str, str], tuple[str, str], Optional[str], Optional[str]]:
     """Two sides sharing a pool of tasks, each keyed its own way or both alike, a key and an agent."""
     tasks = draw(st.lists(TASK_IDS, min_size=1, max_size=4, unique=True))
-    old_path = draw(st.sampled_from(KEY_CANDIDATES))
-    new_path = draw(st.one_of(st.just(old_path), st.sampled_from(KEY_CANDIDATES)))
+    old_path = draw(st.one_of(st.sampled_from(KEY_CANDIDATES), st.sampled_from([TASK_INDEX, PROMPT])))
+    new_path = draw(st.one_of(st.just(old_path), st.just(old_path), st.sampled_from(KEYINGS)))
     key = draw(st.sampled_from([None, None, old_path]))
     # the agents the sides' rows are stamped with and the one chosen: mostly a valid choice
     valid = [([], None), ([], NO_AGENT), (["alpha"], None), (["alpha"], "alpha"), (AGENTS, "alpha"), (AGENTS, "beta")]
@@ -323,7 +379,7 @@ def _reduced(row: dict[str, Any]) -> Any:
 @settings(max_examples=400, deadline=None)
 @given(
     st.lists(TASK_IDS, min_size=1, max_size=3, unique=True).flatmap(rows),
-    st.one_of(st.none(), st.sampled_from(KEY_CANDIDATES)),
+    st.one_of(st.none(), st.sampled_from(KEYINGS)),
     st.booleans(),
 )
 def test_a_row_decodes_and_reduces_alike(row: dict[str, Any], key: Optional[str], ascii_only: bool) -> None:
@@ -340,13 +396,19 @@ def test_a_row_decodes_and_reduces_alike(row: dict[str, Any], key: Optional[str]
         return
     event("the skeleton decoded the row")
     for path in load_paths(key):
-        assert _same(lookup(skeleton_row, path)) == _same(lookup(full, path)), path
+        value, expected = lookup(skeleton_row, path), lookup(full, path)
+        if path in ENCODED_FIELDS:  # kept as its JSON text, decoded alike on demand
+            assert is_prompt(value) == is_prompt(expected), path
+            assert prompt_label(value) == prompt_label(expected), path
+            value = decoded(value)
+        assert _same(value) == _same(expected), path
     assert _reduced(skeleton_row) == _reduced(full)
-    for name in (key,) if key else KEY_CANDIDATES:
-        value, expected = lookup(skeleton_row, name), lookup(full, name)
+    for name in (key,) if key else KEY_CANDIDATES + (TASK_INDEX, PROMPT):
+        value, expected = ident_value(skeleton_row, name), ident_value(full, name)
         assert (value is None) == (expected is None), name
         if expected is not None:
             assert ident_of(value) == ident_of(expected), name
+    assert KeyVote(key).candidate_values(skeleton_row) == KeyVote(key).candidate_values(full)
     assert index_pair(skeleton_row) == index_pair(full)
     assert agent_of(skeleton_row) == agent_of(full)
     assert (REWARD in skeleton_row) == (REWARD in full)  # a file none of whose rows has it is no rollouts file
@@ -354,7 +416,15 @@ def test_a_row_decodes_and_reduces_alike(row: dict[str, Any], key: Optional[str]
     assert names_no_task(skeleton_row, key) == names_no_task(full, key)
 
 
-@settings(max_examples=150, deadline=None)
+def _error_kind(message: str) -> str:
+    for marker, kind in (("agent", "agents"), ("input dataset", "no reward field"), ("different prompt", "prompt check"),
+                         ("no task id field", "no key"), ("has no", "lacks the given key")):
+        if marker in message:
+            return kind
+    return "other"
+
+
+@settings(max_examples=200, deadline=None)
 @given(pairs())
 def test_files_compare_alike(pair: tuple[tuple[str, str], tuple[str, str], Optional[str], Optional[str]]) -> None:
     old, new, key, agent = pair
@@ -371,7 +441,8 @@ def test_files_compare_alike(pair: tuple[tuple[str, str], tuple[str, str], Optio
         with parser("full"):
             full = _read_both(*paths, key, agent)
     if isinstance(full, str):
-        event("input error: " + ("agents" if "agent" in full else "no reward field" if "input dataset" in full else "other"))
+        event("input error: " + _error_kind(full))
     else:
-        event("compared")
+        for side_key in (full[2]["old_key"], full[2]["new_key"]):
+            event("a side keyed on " + (side_key if side_key in (TASK_INDEX, PROMPT) else "an id field"))
     assert fast == full

@@ -10,8 +10,9 @@ import pytest
 from pytest_rollout_parity import summary_dict
 from pytest_rollout_parity.core.api import compare_files
 from pytest_rollout_parity.core.loading import iter_objects
+from pytest_rollout_parity.core.prompt import decoded, is_prompt, prompt_label
 from pytest_rollout_parity.core.rows import reduce_row
-from pytest_rollout_parity.core.skeleton import skeleton_decoder
+from pytest_rollout_parity.core.skeleton import EncodedJSON, skeleton_decoder
 
 pytest.importorskip("msgspec", reason="the skeleton reader needs the `fast` extra (msgspec)")
 
@@ -99,3 +100,29 @@ def test_literal_dotted_candidate_is_detected_by_both_readers(tmp_path: Path, mo
     monkeypatch.setenv("PARITY_PARSER", "full")
     assert summary_dict(compare_files(path, path)) == fast
     assert fast["join"]["old_key"] == "verifier_metadata.task_id" and fast["counts"]["identical"] == 2
+
+
+def test_prompt_stays_encoded_and_labels_alike(tmp_path: Path) -> None:
+    prompt = [{"role": "user", "content": "Could we set the performance for Friday?", "weight": 0.1}]
+    rows = [{"_ng_task_id": "a", "reward": 1, "responses_create_params": {"input": prompt, "metadata": {"task_name": "t"}}},
+            {"reward": 0, "responses_create_params": {"input": [ ]}}]
+    path = _write(tmp_path / "prompts.jsonl", rows)
+    decode = skeleton_decoder(None)
+    assert decode is not None
+    first, second = (row for _, _, row in iter_objects(path, "prompts.jsonl", decode))
+    encoded = first["responses_create_params"]["input"]
+    assert isinstance(encoded, EncodedJSON) and decoded(encoded) == prompt
+    assert first["responses_create_params"]["metadata"] == {"task_name": "t"}
+    assert prompt_label(encoded) == prompt_label(prompt) and prompt_label(encoded).startswith("could-we-set-the")
+    assert not is_prompt(second["responses_create_params"]["input"])
+
+
+def test_an_encoded_field_another_path_reads_inside_is_decoded_whole() -> None:
+    from typing import Any
+
+    from pytest_rollout_parity.core.skeleton import _tree
+
+    assert _tree(["a.b"], ["a.b"]) == {"a.b": EncodedJSON, "a": {"b": EncodedJSON}}
+    for paths in (["a.b", "a.b.c"], ["a.b.c", "a.b"]):  # whichever comes first
+        assert _tree(paths, ["a.b"])["a"] == {"b": Any}
+    assert _tree(["a.b", "a"], ["a.b"])["a"] is Any
