@@ -189,7 +189,7 @@ def test_special_log_paths_never_hang_fall_back_or_say_why(gate: Gate) -> None:
                 harbor_row(f"{kind}-embedded", 0.0, index=2 * index + 1, logs_dir=where[kind],
                            test_output=f"earlier\nembedded output of {kind}\n")]
     args = gate.pair(old, new)
-    result = gate.run_subprocess(*args, "--parity-tail=1", timeout=30)
+    result = gate.run_subprocess(*args, "--parity-tail=1")
     result.assert_outcomes(failed=2 * len(SPECIAL_LOGS))
     text = all_text(result)
     assert "Traceback" not in text and "INTERNALERROR" not in text
@@ -359,10 +359,10 @@ def test_results_directory_behaves_like_empty_directory(gate: Gate, monkeypatch:
     monkeypatch.setenv("XDG_CACHE_HOME", str(gate.path / "xdg-cache"))
     monkeypatch.chdir(empty)
     outside = gate.run_subprocess("--parity-old=../results/old_rollouts.jsonl",
-                                  "--parity-new=../results/new_rollouts.jsonl", "-rA", "-vv", timeout=30)
+                                  "--parity-new=../results/new_rollouts.jsonl", "-rA", "-vv")
     monkeypatch.chdir(results)
     inside = gate.run_subprocess("--parity-old=old_rollouts.jsonl", "--parity-new=new_rollouts.jsonl",
-                                 "-rA", "-vv", timeout=30)
+                                 "-rA", "-vv")
     expected = {task: "PASSED" for task in RESULT_TASKS}
     expected.update({task: "FAILED" for task in RESULT_FLIPS})
     expected["task-299"] = "XFAIL"
@@ -396,11 +396,11 @@ def test_inputs_directory_never_written_to(gate: Gate, monkeypatch: pytest.Monke
     monkeypatch.chdir(results)
     before = snapshot(results)
     args = ["--parity-old=old_rollouts.jsonl", "--parity-new=new_rollouts.jsonl", "--parity-json=summary.json"]
-    first = gate.run_subprocess(*args, timeout=30)
+    first = gate.run_subprocess(*args)
     assert first.ret == 1
     after_first = snapshot(results)
     inode_first = (results / "summary.json").stat().st_ino
-    rerun = gate.run_subprocess(*args, "--lf", "-rA", "-vv", timeout=30)
+    rerun = gate.run_subprocess(*args, "--lf", "-rA", "-vv")
     assert set(by_name(rerun)) == set(RESULT_FLIPS)  # --lf found its cache (not in the results directory)
     after = snapshot(results)
     assert set(after_first) - set(before) == {"summary.json"}, sorted(set(after_first) - set(before))
@@ -420,6 +420,6 @@ def test_a_cache_dir_the_user_configures_is_kept(gate: Gate, monkeypatch: pytest
     monkeypatch.setenv("XDG_CACHE_HOME", str(gate.path / "xdg-cache"))
     monkeypatch.chdir(results)
     args = ["--parity-old=old_rollouts.jsonl", "--parity-new=new_rollouts.jsonl", "-o", "cache_dir=my-cache"]
-    assert gate.run_subprocess(*args, timeout=30).ret == 1
+    assert gate.run_subprocess(*args).ret == 1
     assert (results / "my-cache" / "v" / "cache" / "lastfailed").is_file()
     assert not (gate.path / "xdg-cache").exists()
