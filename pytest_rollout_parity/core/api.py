@@ -13,8 +13,8 @@ from typing import Any, Iterable, Optional
 from .agents import AgentFilter
 from .classify import SideInput, compare_sides
 from .errors import CompareInputError
-from .loading import LoadedSide, load_side
 from .identity import REASON_BORROWED, REASON_GIVEN, KeyChoice
+from .loading import LoadedSide, load_side
 from .model import CompareResult, RowFacts, RowReader
 from .sides import RowSource, SideBuilder, is_failure_record
 

@@ -9,10 +9,10 @@ import math
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from .identity import Join, TaskIdent, check_prompts, group_rows, join
 from .fields import PROMPT, TASK_INDEX
-from .naming import natural_key
+from .identity import Join, TaskIdent, check_prompts, group_rows, join
 from .model import NO_OFFSET, Category, CompareResult, RowFacts, RowOrigin, RowReader, Side, TaskComparison, TaskSide
+from .naming import natural_key
 
 REWARD_TOLERANCE = 1e-9
 

@@ -11,11 +11,10 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple, Optional
 
 from .errors import CompareInputError
-from .identity import KeyChoice, KeyVote, describe_row_task, no_key_message
 from .fields import FAILURE_MARKERS, PROMPT, REWARD
+from .identity import KeyChoice, KeyVote, describe_row_task, no_key_message
 from .model import NO_OFFSET, RowFacts, RowOrigin, RowReader
 from .rows import RewardTypeError, fold_failure_record, lookup, reduce_row
-
 
 #: What a file whose rows never carry `reward` most likely is.
 NOT_ROLLOUTS = "an input dataset, not rollouts (no row has a reward field)"

@@ -14,7 +14,8 @@ the errors.
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Optional, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, Optional
 
 from .fields import ENCODED_FIELDS, load_paths
 

@@ -12,18 +12,19 @@ import json
 import math
 import os
 import tempfile
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Optional
 
 import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from pytest_rollout_parity.core import skeleton
+from pytest_rollout_parity.core.agents import NO_AGENT, agent_of
 from pytest_rollout_parity.core.api import compare_loaded
 from pytest_rollout_parity.core.errors import CompareInputError
-from pytest_rollout_parity.core.agents import NO_AGENT, agent_of
 from pytest_rollout_parity.core.fields import (
     AGENT_ERROR_COUNTERS,
     ENCODED_FIELDS,
@@ -33,7 +34,8 @@ from pytest_rollout_parity.core.fields import (
     TASK_INDEX,
     load_paths,
 )
-from pytest_rollout_parity.core.identity import KeyVote, ident_of, key_value as ident_value
+from pytest_rollout_parity.core.identity import KeyVote, ident_of
+from pytest_rollout_parity.core.identity import key_value as ident_value
 from pytest_rollout_parity.core.loading import LoadedSide, index_pair, load_side, parse_line
 from pytest_rollout_parity.core.model import CompareResult, RowFacts, TaskSide
 from pytest_rollout_parity.core.prompt import decoded, is_prompt, prompt_label
