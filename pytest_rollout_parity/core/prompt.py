@@ -5,8 +5,8 @@ Prompts run to many kilobytes, so a row keeps only its label: a few words of the
 message and 12 hex digits of a hash of the prompt's canonical JSON. The same prompt gives the same
 label in every run and on every machine; different prompts share one by chance with odds of about
 n²/2⁴⁹ for n distinct prompts. The skeleton reader hands the prompt over still encoded
-(:data:`skeleton.EncodedJSON`); it is decoded here, by the full reader's parser, only when a label
-is worked out, so both readers label alike.
+(:data:`skeleton.EncodedJSON`); it is decoded here, to the value the full reader gets, only when
+a label is worked out, so both readers label alike.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any, Optional
 
 from pydantic_core import from_json
 
-from .skeleton import EncodedJSON
+from .skeleton import DecodeError, EncodedJSON, decode_encoded
 
 PREFIX_MAX_CHARS = 32
 HASH_HEX_DIGITS = 12
@@ -29,9 +29,17 @@ _EMPTY = re.compile(rb'null|""|\[[ \t\r\n]*\]|\{[ \t\r\n]*\}')
 
 
 def decoded(value: Any) -> Any:
-    """The value itself; one the skeleton kept encoded, parsed as the full reader parses a line."""
+    """The value itself; one the skeleton kept encoded, decoded to the value the full reader gets.
+
+    msgspec decodes standard JSON to the same values as the full reader's parser, and faster;
+    what it refuses is parsed as the full reader parses a line.
+    """
     if not isinstance(value, EncodedJSON):
         return value
+    try:
+        return decode_encoded(value)
+    except DecodeError:
+        pass
     data = bytes(value)  # type: ignore[call-overload]
     try:
         return from_json(data)

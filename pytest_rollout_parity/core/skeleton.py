@@ -104,6 +104,12 @@ def skeleton_decoder(key: Optional[str]) -> Optional[Decoder]:
     return decode
 
 
+def decode_encoded(value: Any) -> Any:
+    """The JSON value of a field the skeleton kept encoded; raises :data:`DecodeError` when msgspec
+    refuses it (a number out of float range, a lone surrogate escape)."""
+    return msgspec.json.decode(value)
+
+
 #: What the skeleton may raise on a line it cannot take; the full parse then reads (or rejects) it.
 DecodeError: tuple[type[BaseException], ...] = (
     (msgspec.DecodeError, msgspec.ValidationError, RecursionError) if msgspec is not None else ()

@@ -126,3 +126,16 @@ def test_an_encoded_field_another_path_reads_inside_is_decoded_whole() -> None:
     for paths in (["a.b", "a.b.c"], ["a.b.c", "a.b"]):  # whichever comes first
         assert _tree(paths, ["a.b"])["a"] == {"b": Any}
     assert _tree(["a.b", "a"], ["a.b"])["a"] is Any
+
+
+def test_a_prompt_msgspec_refuses_to_decode_labels_as_the_full_reader_does(tmp_path: Path) -> None:
+    text = '{"reward": 1, "responses_create_params": {"input": [{"role": "user", "content": "hi", "t": 1e400}]}}\n'
+    path = tmp_path / "odd.jsonl"
+    path.write_text(text, encoding="utf-8")
+    decode = skeleton_decoder(None)
+    assert decode is not None
+    (_, _, fast), = iter_objects(path, "odd.jsonl", decode)
+    (_, _, full), = iter_objects(path, "odd.jsonl")
+    encoded, value = fast["responses_create_params"]["input"], full["responses_create_params"]["input"]
+    assert isinstance(encoded, EncodedJSON)  # the skeleton took the line; only the prompt is odd
+    assert prompt_label(encoded) == prompt_label(value) and prompt_label(value).startswith("hi-")
