@@ -109,7 +109,7 @@ def test_same_file_both_sides(gate: Gate, spelling: str) -> None:
     if spelling == "through a symlink":
         (gate.path / "latest.jsonl").symlink_to(gate.path / NEW)
         old = "latest.jsonl"
-    result = gate.run(f"--parity-old={old}", f"--parity-new={NEW}", "--parity-json=s.json")
+    result = gate.run(f"--parity-old={old}", f"--parity-new={NEW}", "--parity-json=s.json", "--parity-allow-same-file")
     result.assert_outcomes(passed=3)
     assert result.ret == 0
     lines = section(result)
@@ -133,7 +133,7 @@ def test_same_file_each_side_keeps_its_name_and_sidecar(gate: Gate, spelling: st
     else:
         (gate.path / "latest.jsonl").symlink_to(gate.path / NEW)
         old = "latest.jsonl"
-    result = gate.run(f"--parity-old={old}", f"--parity-new={NEW}", "--parity-json=s.json")
+    result = gate.run(f"--parity-old={old}", f"--parity-new={NEW}", "--parity-json=s.json", "--parity-allow-same-file")
     lines = section(result)
     assert "note: both sides are the same file" in lines
     data = summary_json(gate)
