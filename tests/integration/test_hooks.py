@@ -41,7 +41,7 @@ def test_verdicts_change_outcomes(gate: Gate) -> None:
         f"{NEW}::old-only": "XFAIL",
     }
     assert result.ret == 1
-    result.stdout.fnmatch_lines([f"FAILED {NEW}::fix-git - fix-git: blocked by policy"])
+    result.stdout.fnmatch_lines([f"FAILED {NEW}::fix-git - blocked by policy"])
     # pytest 8.0 writes "- reason: <reason>", later releases "- <reason>"
     result.stdout.fnmatch_lines([f"XFAIL {NEW}::cancel-async-tasks - *known: new side wins, tracked in #7"])
     assert "Traceback" not in result.stdout.str()
