@@ -59,6 +59,24 @@ def _aggregate_metrics_lines(summary: Summary) -> list[str]:
     return lines
 
 
+def _hook_verdict_lines(summary: Summary) -> list[str]:
+    """Each verdict a hook changed: task, category, the outcome it was given, the reason's first line."""
+    changed = summary.hook_verdicts()
+    run = summary.run
+    count = max(len(changed), run.verdicts_changed_by_hook if run is not None else 0)
+    if not count:
+        return []
+    lines = [f"pytest_parity_verdict hooks changed {count} verdict(s):"]
+    for task in changed[:LIST_CAP]:
+        verdict = task.hook_verdict
+        if verdict is not None:
+            reason = verdict.reason.split("\n", 1)[0] or "(no reason given)"
+            lines.append(f"    {task.task} ({task.category}): {verdict.outcome}: {reason}")
+    if len(changed) > LIST_CAP:
+        lines.append(f"    ... and {len(changed) - LIST_CAP} more (see --parity-json)")
+    return lines
+
+
 LISTED: tuple[Category, ...] = ("flipped", "flipped_agent_error", "masked", "missing")
 
 
@@ -88,8 +106,7 @@ def summary_lines(summary: Summary) -> list[str]:
     run = summary.run
     if run is not None and run.selected is not None and run.selected != counts.tasks:
         lines.append(f"selected: {run.selected} of {counts.tasks} parity items ran")
-    if run is not None and run.verdicts_changed_by_hook:
-        lines.append(f"pytest_parity_verdict hooks changed {run.verdicts_changed_by_hook} verdict(s)")
+    lines.extend(_hook_verdict_lines(summary))
     if summary.nothing_compared:
         lines.append(f"NOTHING COMPARED: {summary.nothing_compared}")
     return lines

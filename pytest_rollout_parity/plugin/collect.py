@@ -22,6 +22,12 @@ CATEGORY_PROPERTY = "parity_category"
 AGGREGATE_PROPERTY = "parity_aggregate"
 
 
+def hook_verdict(value: str) -> tuple[str, str]:
+    """(outcome, reason) from a `parity_verdict_changed` property value (`<outcome>: <reason>`)."""
+    outcome, _, reason = value.partition(": ")
+    return outcome, reason
+
+
 def is_parity_report(report: object) -> bool:
     """A report of a parity item: its first user property names the task."""
     properties = getattr(report, "user_properties", None)
@@ -108,6 +114,10 @@ class ParityItem(pytest.Item):
                 # outcome and reason, for the JUnit properties of a hook-decided item
                 changed = verdict.outcome + (f": {verdict.text}" if verdict.text else "")
                 self.user_properties.append((VERDICT_PROPERTY, changed))
+                if verdict.outcome == "passed":  # -rA / -rP show it under the PASSES heading
+                    self.add_report_section("call", "parity verdict", (
+                        f"{comparison.task} ({comparison.category}) passed by a pytest_parity_verdict hook: "
+                        f"{verdict.text or '(no reason given)'}"))
         else:
             verdict = default_verdict(comparison, strict, lambda: self.run.flip_message(self.index), judgement)
         if verdict.outcome == "failed":
