@@ -114,7 +114,7 @@ def test_same_file_both_sides(gate: Gate, spelling: str) -> None:
     assert data["rows"]["old"] == data["rows"]["new"] == 3
     # each side under the name it was given
     assert data["files"]["old"] == old and data["files"]["new"] == NEW
-    assert lines[0].startswith(f"old: {old}: 3 tasks") and lines[1].startswith(f"new: {NEW}: 3 tasks")
+    assert lines[1].startswith(f"old: {old}: 3 tasks") and lines[2].startswith(f"new: {NEW}: 3 tasks")
 
 
 @pytest.mark.parametrize("spelling", ["second path", "symlink elsewhere"])
@@ -133,14 +133,14 @@ def test_same_file_each_side_keeps_its_name_and_sidecar(gate: Gate, spelling: st
     data = summary_json(gate)
     assert data["files"]["old"] == old and data["files"]["new"] == NEW
     assert data["files"]["new_sidecar"] == "new/rollouts_failures.jsonl"
-    assert lines[1].startswith(f"new: {NEW} (+ sidecar rollouts_failures.jsonl): 3 tasks, 3 rows (1 masked)")
+    assert lines[2].startswith(f"new: {NEW} (+ sidecar rollouts_failures.jsonl): 3 tasks, 3 rows (1 masked)")
     if spelling == "second path":  # the same sidecar too: both sides read alike
         assert data["files"]["old_sidecar"] == "new/../new/rollouts_failures.jsonl"
-        assert lines[0].startswith(f"old: {old} (+ sidecar rollouts_failures.jsonl): 3 tasks, 3 rows (1 masked)")
+        assert lines[1].startswith(f"old: {old} (+ sidecar rollouts_failures.jsonl): 3 tasks, 3 rows (1 masked)")
         result.assert_outcomes(passed=2, xfailed=1)
     else:  # latest_failures.jsonl does not exist: the old side has no sidecar
         assert data["files"]["old_sidecar"] is None
-        assert lines[0].startswith(f"old: {old}: 2 tasks, 2 rows (0 masked)")
+        assert lines[1].startswith(f"old: {old}: 2 tasks, 2 rows (0 masked)")
         result.assert_outcomes(passed=2, xfailed=1)
 
 
@@ -405,7 +405,7 @@ def test_results_directory_behaves_like_empty_directory(gate: Gate, monkeypatch:
         text = all_text(result).lower()
         assert "doctest" not in text and "test-fifo" not in text and "traceback" not in text
         assert "    | >>> 1 + 1" in result.outlines and "    | 3" in result.outlines
-    assert section(inside)[2:] == section(outside)[2:]  # the file lines differ only in how paths are spelled
+    assert section(inside)[3:] == section(outside)[3:]  # the file lines differ only in how paths are spelled
 
 
 def snapshot(root: Path) -> dict[str, tuple[int, int]]:

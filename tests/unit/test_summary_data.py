@@ -98,10 +98,11 @@ def hand_built() -> Summary:
 
 def test_terminal_lines_render_the_summary() -> None:
     lines = summary_lines(hand_built())
-    assert lines[0] == "old: a/old.jsonl: 1 task, 1 row (0 masked), key task_name, prefix 'tb/' stripped"
-    assert lines[1] == "new: b/new.jsonl (+ sidecar new_failures.jsonl): 1 task, 2 rows (1 masked), key _ng_task_id (given)"
-    assert lines[2] == "new aggregate metrics: mean reward 0.5 recorded, 0.0 from 2 rows"
-    assert lines[3] == "note: a note"
+    assert lines[1] == "old: a/old.jsonl: 1 task, 1 row (0 masked), key task_name, prefix 'tb/' stripped"
+    assert lines[2] == "new: b/new.jsonl (+ sidecar new_failures.jsonl): 1 task, 2 rows (1 masked), key _ng_task_id (given)"
+    assert lines[3] == "new aggregate metrics: mean reward 0.5 recorded, 0.0 from 2 rows"
+    assert lines[4] == "note: a note"
+    assert lines[0].startswith("parity: 1 task regressed, 0 improved")
     assert "flipped: t" in lines
     start = lines.index("paired over 1 compared task (d = new - old of the task means):")
     assert lines[start + 1:start + 4] == [
