@@ -14,6 +14,7 @@ import pytest
 
 from ..core.errors import CompareInputError
 from ._pytest_compat import QuietPhaseReports
+from .ci import ParityCI
 from .collect import ParityFile, is_parity_report
 from .fixtures import parametrize_rollout_pair
 from .placement import collect_new_file
@@ -49,7 +50,9 @@ class ParityGate:
         collect_new_file(config, self.run.settings.new)
         config.pluginmanager.register(ParityCollection(self.run), "rollout-parity-collection")
         if not hasattr(config, "workerinput"):
-            config.pluginmanager.register(ParitySummary(self.run), "rollout-parity-summary")
+            summary = ParitySummary(self.run)
+            config.pluginmanager.register(summary, "rollout-parity-summary")
+            config.pluginmanager.register(ParityCI(summary), "rollout-parity-ci")
             config.pluginmanager.register(QuietPhaseReports(is_parity_report), "rollout-parity-quiet-reports")
 
 
