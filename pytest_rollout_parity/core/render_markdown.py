@@ -65,8 +65,8 @@ def _failed(summary: Summary, exit_status: Optional[int]) -> bool:
     return summary.counts.flipped > 0 or (summary.aggregate is not None and not summary.aggregate.passed)
 
 
-def verdict_line(summary: Summary, exit_status: Optional[int] = None) -> str:
-    """One line a reviewer can act on: the verdict, then the tasks by what to do about them."""
+def verdict(summary: Summary, exit_status: Optional[int] = None) -> tuple[str, str]:
+    """The verdict (`PASSED`, `FAILED`, `NOTHING COMPARED`) and the tasks by what to do about them."""
     counts = summary.counts
     if summary.nothing_compared is not None:
         head = "NOTHING COMPARED"
@@ -80,13 +80,19 @@ def verdict_line(summary: Summary, exit_status: Optional[int] = None) -> str:
         f"{counts.masked} masked",
         f"{counts.missing} missing",
     ]
-    line = f"**rollout parity: {head}**: " + ", ".join(parts)
+    rest = ", ".join(parts)
     if summary.aggregate is not None:
-        line += f"; aggregate at margin ±{summary.aggregate.margin:g} " + \
+        rest += f"; aggregate at margin ±{summary.aggregate.margin:g} " + \
             ("passed" if summary.aggregate.passed else "failed")
     if exit_status is not None:
-        line += f" (exit status {exit_status})"
-    return line
+        rest += f" (exit status {exit_status})"
+    return head, rest
+
+
+def verdict_line(summary: Summary, exit_status: Optional[int] = None) -> str:
+    """One Markdown line a reviewer can act on: the verdict, then the tasks by what to do about them."""
+    head, rest = verdict(summary, exit_status)
+    return f"**rollout parity: {head}**: {rest}"
 
 
 def _table(summary: Summary) -> list[str]:
