@@ -7,7 +7,7 @@ error annotations per step; the lines are capped there and the rest counted.
 
 from __future__ import annotations
 
-from typing import Collection
+from collections.abc import Collection
 
 from .render_markdown import FLIPS, direction, rewards
 from .summary import Summary

@@ -9,7 +9,8 @@ each list of labels, each note; what is left out is counted and pointed to the J
 from __future__ import annotations
 
 import html
-from typing import Mapping, Optional
+from collections.abc import Mapping
+from typing import Optional
 
 from .model import Category
 from .paired_report import paired_lines

@@ -8,7 +8,8 @@ needs no import of pytest-html.
 
 from __future__ import annotations
 
-from typing import Any, Generator
+from collections.abc import Generator
+from typing import Any
 
 import pytest
 

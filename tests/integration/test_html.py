@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import re
+from pathlib import Path
 
 import pytest
 
@@ -14,7 +15,7 @@ pytest.importorskip("pytest_html")
 
 def _report_text(path: str) -> str:
     """The report with its escaping undone (rows are JSON in an HTML attribute, extras HTML in it)."""
-    text = open(path, encoding="utf-8").read()
+    text = Path(path).read_text(encoding="utf-8")
     for _ in range(3):
         text = html.unescape(text)
     return text
