@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import html
 
-from .render_markdown import TEXT_CAP, verdict
+from .render_markdown import TEXT_CAP, utf8_safe, verdict
 from .summary import Summary
 
 
@@ -35,5 +35,5 @@ def flip_html(headline: str, text: str) -> str:
     """A flip's extra: its rewards and who won, then its message with the loser's log tail."""
     if len(text) > TEXT_CAP:
         text = text[:TEXT_CAP] + f"\n... ({len(text) - TEXT_CAP} more characters)"
-    return (f'<div class="rollout-parity-flip"><p>{html.escape(headline)}</p>'
-            f"<pre>{html.escape(text)}</pre></div>")
+    return utf8_safe(f'<div class="rollout-parity-flip"><p>{html.escape(headline)}</p>'
+                     f"<pre>{html.escape(text)}</pre></div>")

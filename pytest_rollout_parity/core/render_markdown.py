@@ -9,6 +9,7 @@ each list of labels, each note; what is left out is counted and pointed to the J
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Mapping
 from typing import Optional
 
@@ -23,6 +24,13 @@ NOTE_CAP = 1000  # characters of one note
 BUDGET = 1_000_000  # bytes; GitHub refuses a step summary above 1 MiB
 
 FLIPS: tuple[Category, ...] = ("flipped", "flipped_agent_error")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def utf8_safe(text: str) -> str:
+    """The text with each lone surrogate (a label decoded from broken UTF-8 has them) as its `\\udXXXX`
+    escape, so it can be written as UTF-8."""
+    return _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
 
 
 def _plural(count: int, noun: str) -> str:
@@ -189,9 +197,9 @@ def render_markdown(summary: Summary, texts: Optional[Mapping[str, str]] = None,
 
     Within :data:`BUDGET` bytes: should the capped page still be larger, the flips' texts are dropped.
     """
-    text = _render(summary, texts or {}, exit_status, with_text=True)
+    text = utf8_safe(_render(summary, texts or {}, exit_status, with_text=True))
     if len(text.encode("utf-8")) > BUDGET:
-        text = _render(summary, {}, exit_status, with_text=False)
+        text = utf8_safe(_render(summary, {}, exit_status, with_text=False))
     encoded = text.encode("utf-8")
     if len(encoded) > BUDGET:
         text = encoded[:BUDGET - 200].decode("utf-8", "ignore") + "\n\n... (cut at GitHub's size limit)\n"

@@ -47,11 +47,12 @@ class ParityCI:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """After the summary is built and the exit status settled: the Markdown file(s)."""
         summary = self.summary.summary
-        if summary is None:
+        target = self.summary.run.settings.markdown_path
+        step_summary = os.environ.get(STEP_SUMMARY)
+        if summary is None or (target is None and not step_summary):
             return
         markdown = render_markdown(summary, self.texts, int(session.exitstatus))
         tr = session.config.pluginmanager.get_plugin("terminalreporter")
-        target = self.summary.run.settings.markdown_path
         if target is not None:
             try:
                 write_text(target, markdown)
@@ -59,7 +60,6 @@ class ParityCI:
                 if tr is not None:
                     tr.write_line(f"ERROR: --parity-markdown: cannot write {target}: {exc.strerror or exc}", red=True)
                 session.exitstatus = pytest.ExitCode.USAGE_ERROR
-        step_summary = os.environ.get(STEP_SUMMARY)
         if step_summary:
             try:
                 with Path(step_summary).open("a", encoding="utf-8") as handle:

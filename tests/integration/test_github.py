@@ -79,3 +79,18 @@ def test_unwritable_step_summary_warns_and_keeps_the_verdict(gate: Gate, monkeyp
     result = gate.run(*args)
     assert result.ret == 1
     assert any(line.startswith("WARNING: $GITHUB_STEP_SUMMARY: cannot append") for line in result.outlines)
+
+
+def test_lone_surrogate_label_in_markdown_annotations_and_html(gate: Gate, monkeypatch: pytest.MonkeyPatch) -> None:
+    step = gate.write("step.md", "")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step))
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    old = '{"task_id": "t\\ud800", "reward": 1.0}\n{"task_id": "ok", "reward": 1.0}\n'
+    new = '{"task_id": "t\\ud800", "reward": 0.0}\n{"task_id": "ok", "reward": 1.0}\n'
+    pytest.importorskip("pytest_html")
+    result = gate.run(*gate.pair(old, new), "--parity-markdown=s.md", "--html=report.html")
+    assert "Traceback" not in all_text(result)
+    assert result.ret == 1
+    for name in ("s.md", "step.md", "report.html"):
+        assert "\\ud800" in (gate.path / name).read_bytes().decode("utf-8"), name
+    assert any(line.startswith("::error title=t\\ud800 flipped::") for line in result.outlines)
