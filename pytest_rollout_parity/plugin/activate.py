@@ -19,6 +19,7 @@ from .collect import ParityFile, is_parity_report
 from .fixtures import parametrize_rollout_pair
 from .html import ParityHtmlRows, ParityHtmlSummary, html_report_requested
 from .placement import collect_new_file
+from .progress import progress_for
 from .run import ParityRun
 from .settings import settings_from_config
 from .summary import ParitySummary
@@ -31,9 +32,12 @@ def activate(config: pytest.Config) -> Optional[int]:
     settings = settings_from_config(config)
     if settings is None:
         return None
+    progress = progress_for(config)
     try:
-        run = ParityRun.load(settings, config.invocation_params.dir)
+        run = ParityRun.load(settings, config.invocation_params.dir, progress)
     except CompareInputError as exc:
+        if progress is not None:
+            progress.close()
         sys.stderr.write(f"ERROR: {exc}\n")
         return INPUT_ERROR_EXIT
     config.pluginmanager.register(ParityGate(run), "rollout-parity-gate")

@@ -112,3 +112,18 @@ def test_a_rollouts_file_named_like_a_sidecar_still_loads(tmp_path: Path) -> Non
     path = tmp_path / "my_failures.jsonl"
     path.write_bytes(jsonl(ROWS))
     assert len(load_side(path).facts) == len(ROWS)
+
+
+@pytest.mark.parametrize("suffix", ["", ".gz"])
+def test_progress_counts_bytes_of_the_file_up_to_its_size(tmp_path: Path, suffix: str) -> None:
+    """The callback sees the bytes read of the file on disk (compressed bytes for a gzip file)."""
+    rows = [dict(row, note="y" * 3000, task_id=f"t{i}") for i, row in enumerate(ROWS * 30)]
+    path = tmp_path / f"r.jsonl{suffix}"
+    path.write_bytes(gzip.compress(jsonl(rows)) if suffix else jsonl(rows))
+    seen: list[tuple[int, int]] = []
+    load_side(path, progress=lambda done, total: seen.append((done, total)))
+    size = path.stat().st_size
+    assert len(seen) >= (1 if suffix else 2)
+    assert all(total == size for _, total in seen)
+    assert [done for done, _ in seen] == sorted(done for done, _ in seen)
+    assert seen[-1] == (size, size)
