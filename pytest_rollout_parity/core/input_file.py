@@ -49,7 +49,7 @@ def open_regular(path: Path, display: str) -> BinaryIO:
     if not stat.S_ISREG(mode):
         raise CompareInputError(f"{display}: is not a regular file")
     try:
-        return open(path, "rb")  # noqa: SIM115 - closed by the caller
+        return open(path, "rb")
     except OSError as exc:
         raise CompareInputError(f"{display}: cannot read: {exc.strerror or exc}") from None
 
@@ -132,7 +132,7 @@ class RowAt:
                 handle.close()
         self.raw = self.stream = None
 
-    def __enter__(self) -> "RowAt":
+    def __enter__(self) -> RowAt:
         return self
 
     def __exit__(self, kind: Optional[type[BaseException]], value: Optional[BaseException],

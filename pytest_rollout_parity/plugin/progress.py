@@ -12,7 +12,8 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from typing import Callable, Optional, TextIO
+from collections.abc import Callable
+from typing import Optional, TextIO
 
 import pytest
 
@@ -33,7 +34,7 @@ def wants_progress(worker: bool, verbosity: int, tty: bool) -> bool:
     return tty and not worker and verbosity >= 0
 
 
-def progress_for(config: pytest.Config) -> Optional["LoadProgress"]:
+def progress_for(config: pytest.Config) -> Optional[LoadProgress]:
     """The run's progress display, or None when nobody would see it."""
     if not wants_progress(hasattr(config, "workerinput"), config.getoption("verbose", 0), stderr_is_tty()):
         return None

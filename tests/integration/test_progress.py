@@ -91,7 +91,7 @@ def test_gate_run(gate: Gate, monkeypatch: pytest.MonkeyPatch, big: None, tty: b
 
 def test_input_error_starts_on_its_own_line(gate: Gate, monkeypatch: pytest.MonkeyPatch, big: None) -> None:
     monkeypatch.setattr(progress, "stderr_is_tty", lambda: True)
-    args = gate.pair("".join('{"task_id": "t%d", "reward": 1.0}\n' % i for i in range(3)), '{"task_id": "t0", "re\n')
+    args = gate.pair("".join(f'{{"task_id": "t{i}", "reward": 1.0}}\n' for i in range(3)), '{"task_id": "t0", "re\n')
     result = gate.run(*args)
     assert result.ret == 4
     assert any(line.startswith("ERROR: new/rollouts.jsonl:1: ") for line in result.errlines)

@@ -6,8 +6,9 @@ import bz2
 import gzip
 import json
 import lzma
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
