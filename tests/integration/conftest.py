@@ -157,8 +157,8 @@ class Gate:
     def mixed(self) -> list[str]:
         """One task per category, plus a second flip won by the new side; returns the gate args.
 
-        identical: fix-git; flipped (old wins): regex-log (new log in new/logs/s-regex);
-        flipped (new wins): cancel-async-tasks; flipped_agent_error: git-multibranch (new side);
+        identical: fix-git; flipped (new regressed): regex-log (new log in new/logs/s-regex);
+        flipped (new improved): cancel-async-tasks; flipped_agent_error: git-multibranch (new side);
         masked: build-cython-ext (new side, mask_sample); missing: old-only (old), new-only (new).
         """
         self.log("new/logs/s-regex", [f"regex line {i}" for i in range(1, 31)])
