@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable, Optional, Union
+from typing import Any, Optional, Union
 
 import pytest
 
@@ -25,7 +26,7 @@ except ImportError:  # pragma: no cover
 # The plugin imports the gate (pydantic, the core) only in runs that give a parity option. Imported
 # here once, every in-process run reuses the same modules instead of importing them afresh, and
 # `make_unreadable` patches the very modules those runs read with.
-import pytest_rollout_parity.plugin.activate  # noqa: E402, F401
+import pytest_rollout_parity.plugin.activate  # noqa: F401
 
 TASKSET = "terminal-bench-2-1"
 OLD = "old/rollouts.jsonl"
@@ -182,6 +183,16 @@ class Gate:
         return self.pair(old, new)
 
 
+def assert_one_error(gate: Gate, *args: str) -> str:
+    """Run the gate; it must end on one `ERROR:` line with exit status 4 and no traceback. Returns the line."""
+    result = gate.run(*args)
+    lines = output_lines(result)
+    assert result.ret == 4, lines
+    assert len(lines) == 1 and lines[0].startswith("ERROR: "), lines
+    assert "Traceback" not in all_text(result)
+    return lines[0]
+
+
 def section(result: pytest.RunResult) -> list[str]:
     """The lines of the `rollout parity` section (up to the next `===` separator); exactly one such section."""
     out = result.outlines
@@ -214,7 +225,7 @@ def outside_github_actions(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def make_unreadable(monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201 - returns the helper
+def make_unreadable(monkeypatch: pytest.MonkeyPatch):
     """``make_unreadable(path)``: reading ``path`` fails with EACCES, also when the tests run as root.
 
     chmod 000 does not stop root, so for root the plugin's own ``open`` (in-process runs) is made
@@ -229,7 +240,7 @@ def make_unreadable(monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201 - returns 
     denied: set[str] = set()
     real_open = builtins.open
 
-    def guarded_open(file, *args, **kwargs):  # noqa: ANN001, ANN202
+    def guarded_open(file, *args, **kwargs):
         if os.path.abspath(os.fspath(file)) in denied:
             raise PermissionError(errno.EACCES, "Permission denied", os.fspath(file))
         return real_open(file, *args, **kwargs)
