@@ -182,6 +182,15 @@ class Gate:
         ]
         return self.pair(old, new)
 
+    def mixed_outside_rootdir(self, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+        """:meth:`mixed`, run from a project dir `proj/` beside the files (its own rootdir): the gate args."""
+        self.mixed()
+        proj = self.path / "proj"
+        proj.mkdir()
+        (proj / "pytest.ini").write_text("[pytest]\n")
+        monkeypatch.chdir(proj)
+        return [f"--parity-old=../{OLD}", f"--parity-new=../{NEW}"]
+
 
 def assert_one_error(gate: Gate, *args: str) -> str:
     """Run the gate; it must end on one `ERROR:` line with exit status 4 and no traceback. Returns the line."""

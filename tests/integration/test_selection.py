@@ -165,12 +165,7 @@ def test_taskset_labels_keep_slash(gate: Gate) -> None:
 
 
 def test_new_file_outside_rootdir_lf(gate: Gate, monkeypatch: pytest.MonkeyPatch) -> None:
-    gate.mixed()
-    proj = gate.path / "proj"
-    proj.mkdir()
-    (proj / "pytest.ini").write_text("[pytest]\n")
-    monkeypatch.chdir(proj)
-    args = ["--parity-old=../old/rollouts.jsonl", "--parity-new=../new/rollouts.jsonl"]
+    args = gate.mixed_outside_rootdir(monkeypatch)
     first = gate.run(*args, "-rA", "-vv")
     assert first.ret == 1
     failed = {k for k, v in ran(first).items() if v == "FAILED"}
@@ -203,7 +198,7 @@ def test_k_rerun_reads_only_its_log(gate: Gate, monkeypatch: pytest.MonkeyPatch)
     opened: list[str] = []
     real_open = verifier.open if hasattr(verifier, "open") else open
 
-    def spy_open(file, *a, **kw):  # noqa: ANN001, ANN002, ANN003
+    def spy_open(file, *a, **kw):
         opened.append(os.fspath(file))
         return real_open(file, *a, **kw)
 
