@@ -104,13 +104,8 @@ def names_of(result: pytest.RunResult) -> list[str]:
 def test_item_names_made_safe(gate: Gate, odd_names: list[str]) -> None:
     result = gate.run(*odd_names, "--collect-only", "-q")
     names = names_of(result)
-    assert "fix_git" in names  # already safe: keeps its name
-    assert "café-crème" in names
-    assert "unknown_old_1" in names
-    assert "a_1" in names
-    assert "x_y" in names
-    assert "lead" in names
-    assert "v1.2-rc" in names
+    # a safe label (`fix_git`, `café-crème`, `v1.2-rc`) keeps its name; the others lose what is unsafe
+    assert {"fix_git", "café-crème", "unknown_old_1", "a_1", "x_y", "lead", "v1.2-rc"} - set(names) == set()
     hashed = [n for n in names if re.fullmatch(r"fix_git-[0-9a-z]+", n)]
     assert len(hashed) == 1  # `fix git` collides with `fix_git`
     a_b = sorted(n for n in names if n.startswith("a_b-"))
