@@ -7,10 +7,13 @@ Harbor path (`_ng_task_id: {"taskset", "task_id"}`, `verifier_logs_dir`, mask_sa
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Optional, Union
 
 import pytest
@@ -31,49 +34,39 @@ import pytest_rollout_parity.plugin.activate  # noqa: F401
 TASKSET = "terminal-bench-2-1"
 OLD = "old/rollouts.jsonl"
 NEW = "new/rollouts.jsonl"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 Content = Union[str, bytes, Iterable[dict[str, Any]]]
 
 
+def example_module(name: str) -> ModuleType:
+    """A generator script of `examples/` (stdlib only), imported once by its path."""
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+# The row builders of the margin-mode pairs' generator: one definition of a real-shaped row.
+_ROWS = example_module("make_noise_pairs")
+
+
 def legacy_row(task: str, reward: Any, *, output: Optional[str] = None, **extra: Any) -> dict[str, Any]:
     """A TB 2.1 legacy resources-server row."""
-    row: dict[str, Any] = {
-        "responses_create_params": {"input": [{"role": "user", "content": f"Solve {task}."}]},
-        "response": {"id": f"resp_{task}", "object": "response", "status": "completed", "metadata": {},
-                     "output": []},
-        "agent_ref": {"type": "responses_api_agents", "name": "remote_agent"},
-        "task_name": f"terminal-bench/{task}",
-        "reward": reward,
-        "evaluation_completed": True,
-        "test_output": output if output is not None else f"== {task} ==\nPASSED test_outputs.py::test_a\n",
-    }
-    row.update(extra)
-    return row
+    output = output if output is not None else f"== {task} ==\nPASSED test_outputs.py::test_a\n"
+    return _ROWS.legacy_row(task, reward, response_id=f"resp_{task}", test_output=output, **extra)  # type: ignore[no-any-return]
 
 
 def harbor_row(task: str, reward: Any, *, taskset: str = TASKSET, logs_dir: Optional[str] = None,
                index: int = 0, rollout: int = 0, **extra: Any) -> dict[str, Any]:
     """A Harbor-path resources-server row."""
-    row: dict[str, Any] = {
-        "responses_create_params": {"input": [{"role": "user", "content": f"Solve {task}."}]},
-        "response": {"id": f"resp_{task}", "object": "response", "status": "completed",
-                     "metadata": {"terminus2_completed": "true"}, "output": []},
-        "agent_ref": {"type": "responses_api_agents", "name": "terminus_2_sandboxed_agent"},
-        "_ng_task_index": index,
-        "_ng_rollout_index": rollout,
-        "_ng_task_id": {"taskset": taskset, "task_id": task},
-        "_ng_environment_server": f"harbor_{taskset}_environment",
-        "task_source": "harbor_terminal_bench_2_1",
-        "reward": reward,
-        "mask_sample": False,
-        "failure_kind": None,
-        "failure_reason": None,
-        "verifier_return_code": 0,
-    }
     if logs_dir is not None:
-        row["verifier_logs_dir"] = logs_dir
-    row.update(extra)
-    return row
+        extra["verifier_logs_dir"] = logs_dir
+    return _ROWS.harbor_row(task, reward, response_id=f"resp_{task}", index=index, rollout=rollout,  # type: ignore[no-any-return]
+                            taskset=taskset, task_source="harbor_terminal_bench_2_1", **extra)
 
 
 def failure_record(task: Optional[str] = None, *, taskset: str = TASKSET, index: Optional[int] = None,
