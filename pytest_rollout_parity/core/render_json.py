@@ -26,7 +26,8 @@ def _side(side: Optional[SideSummary]) -> Optional[dict[str, Any]]:
 
 def _task(task: TaskSummary) -> dict[str, Any]:
     return {"task": task.task, "category": task.category, "winner": task.winner,
-            "old": _side(task.old), "new": _side(task.new), "p_value": task.p_value}
+            "old": _side(task.old), "new": _side(task.new), "p_value": task.p_value,
+            "hook_verdict": asdict(task.hook_verdict) if task.hook_verdict is not None else None}
 
 
 def _paired(paired: Paired) -> dict[str, Any]:
@@ -115,13 +116,16 @@ def json_text(data: dict[str, Any]) -> str:
 
 def write_json(path: Path, summary: Summary) -> None:
     """Write the summary through a temporary file beside it, so a reader never sees half a file."""
-    text = json_text(json_dict(summary))
+    write_text(path, json_text(json_dict(summary)) + "\n")
+
+
+def write_text(path: Path, text: str) -> None:
+    """Write ``text`` through a temporary file beside ``path``, so a reader never sees half a file."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         os.chmod(tmp, _mode_for(path))
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
-            handle.write("\n")
         os.replace(tmp, path)
     except BaseException:
         try:

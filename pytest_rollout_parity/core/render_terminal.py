@@ -9,6 +9,7 @@ from tabulate import tabulate
 from .model import Category, Side
 from .paired_report import paired_lines
 from .summary import Summary
+from .verdict_words import category_rows, hook_changes, hook_heading, plural, verdict_words
 
 LIST_CAP = 10  # task labels listed per category; the JSON file has them all
 NOTE_CAP = 400  # characters of a note shown
@@ -21,10 +22,6 @@ def _capped(labels: list[str], cap: int = LIST_CAP) -> str:
     return shown
 
 
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
-
-
 def _side_line(side: Side, summary: Summary) -> str:
     files = summary.files
     line = f"{side}: {files.file(side) if files else side}"
@@ -32,7 +29,7 @@ def _side_line(side: Side, summary: Summary) -> str:
     if sidecar:
         line += f" (+ sidecar {os.path.basename(sidecar)})"
     rows = summary.rows
-    line += (f": {_plural(summary.side_tasks(side), 'task')}, {_plural(rows.total(side), 'row')} "
+    line += (f": {plural(summary.side_tasks(side), 'task')}, {plural(rows.total(side), 'row')} "
              f"({rows.masked(side)} masked), key {summary.join.key(side)}")
     reason = summary.join.key_reason(side)
     if reason:
@@ -53,30 +50,60 @@ def _aggregate_metrics_lines(summary: Summary) -> list[str]:
         if check is not None and check.recorded_mean is not None:
             lines.append(
                 f"{side} aggregate metrics: mean reward {check.recorded_mean!r} recorded, "
-                f"{check.computed_mean!r} from {_plural(check.rows, 'row')}"
+                f"{check.computed_mean!r} from {plural(check.rows, 'row')}"
                 + (f" (agent {check.agent})" if check.agent else "")
             )
     return lines
 
 
-LISTED: tuple[Category, ...] = ("flipped", "flipped_agent_error", "masked", "missing")
+def _hook_verdict_lines(summary: Summary) -> list[str]:
+    """Each verdict a hook changed: task, category, the outcome it was given, the reason's first line."""
+    count, changes = hook_changes(summary)
+    if not count:
+        return []
+    lines = [f"{hook_heading(count)}:"]
+    lines.extend(f"    {change.task} ({change.category}): {change.outcome}: {change.reason}"
+                 for change in changes[:LIST_CAP])
+    if len(changes) > LIST_CAP:
+        lines.append(f"    ... and {len(changes) - LIST_CAP} more (see --parity-json)")
+    return lines
+
+
+def verdict_line(summary: Summary) -> str:
+    """The one line a reviewer acts on: what regressed, improved, needs a rerun, was not compared."""
+    return f"parity: {verdict_words(summary)}"
+
+
+def _uncompared_lines(summary: Summary, category: Category) -> list[str]:
+    """Each masked or missing task with its side and reason, capped; the JSON has them all."""
+    tasks = [task for task in summary.tasks if task.category == category]
+    if not tasks:
+        return []
+    lines = [f"{category} ({len(tasks)}):"]
+    for task in tasks[:LIST_CAP]:
+        if category == "missing":
+            present = "old" if task.new is None else "new"
+            lines.append(f"    {task.task}: only in the {present} file")
+            continue
+        reasons = [f"{side} side: {side_summary.masked}" for side in ("old", "new")
+                   if (side_summary := task.side(side)) is not None and side_summary.masked]
+        lines.append(f"    {task.task}: {'; '.join(reasons)}")
+    if len(tasks) > LIST_CAP:
+        lines.append(f"    ... and {len(tasks) - LIST_CAP} more (see --parity-json)")
+    return lines
+
+
+LISTED: tuple[Category, ...] = ("flipped", "flipped_agent_error")
 
 
 def summary_lines(summary: Summary) -> list[str]:
-    """The section, line by line: files, notes, the category table, labels, run figures."""
+    """The section, line by line: the verdict, files, notes, the category table, labels, run figures."""
     counts = summary.counts
-    lines = [_side_line("old", summary), _side_line("new", summary)]
+    lines = [verdict_line(summary), _side_line("old", summary), _side_line("new", summary)]
     lines.extend(_aggregate_metrics_lines(summary))
     for note in summary.notes:
         lines.append(f"note: {note if len(note) <= NOTE_CAP else note[:NOTE_CAP] + ' ... (see --parity-json)'}")
-    table = [
-        ["identical", counts.identical, ""],
-        ["flipped", counts.flipped, f"old wins {counts.flipped_old_win}, new wins {counts.flipped_new_win}"],
-        ["flipped_agent_error", counts.flipped_agent_error, "rerun candidates"],
-        ["masked", counts.masked, f"old side {counts.masked_old}, new side {counts.masked_new}"],
-        ["missing", counts.missing, f"old only {counts.missing_old_only}, new only {counts.missing_new_only}"],
-        ["tasks", counts.tasks, ""],
-    ]
+    table = category_rows(summary)
     lines.append("")
     lines.extend(tabulate(table, headers=["category", "tasks", "breakdown"], tablefmt="simple").splitlines())
     lines.append("")
@@ -84,12 +111,13 @@ def summary_lines(summary: Summary) -> list[str]:
         labels = summary.labels(category)
         if labels:
             lines.append(f"{category}: {_capped(labels)}")
+    lines.extend(_uncompared_lines(summary, "masked"))
+    lines.extend(_uncompared_lines(summary, "missing"))
     lines.extend(paired_lines(summary.paired, summary.aggregate))
     run = summary.run
     if run is not None and run.selected is not None and run.selected != counts.tasks:
         lines.append(f"selected: {run.selected} of {counts.tasks} parity items ran")
-    if run is not None and run.verdicts_changed_by_hook:
-        lines.append(f"pytest_parity_verdict hooks changed {run.verdicts_changed_by_hook} verdict(s)")
+    lines.extend(_hook_verdict_lines(summary))
     if summary.nothing_compared:
         lines.append(f"NOTHING COMPARED: {summary.nothing_compared}")
     return lines

@@ -14,9 +14,12 @@ import pytest
 
 from ..core.errors import CompareInputError
 from ._pytest_compat import QuietPhaseReports
+from .ci import ParityCI
 from .collect import ParityFile, is_parity_report
 from .fixtures import parametrize_rollout_pair
+from .html import ParityHtmlRows, ParityHtmlSummary, html_report_requested
 from .placement import collect_new_file
+from .progress import progress_for
 from .run import ParityRun
 from .settings import settings_from_config
 from .summary import ParitySummary
@@ -29,9 +32,12 @@ def activate(config: pytest.Config) -> Optional[int]:
     settings = settings_from_config(config)
     if settings is None:
         return None
+    progress = progress_for(config)
     try:
-        run = ParityRun.load(settings, config.invocation_params.dir)
+        run = ParityRun.load(settings, config.invocation_params.dir, progress)
     except CompareInputError as exc:
+        if progress is not None:
+            progress.close()
         sys.stderr.write(f"ERROR: {exc}\n")
         return INPUT_ERROR_EXIT
     config.pluginmanager.register(ParityGate(run), "rollout-parity-gate")
@@ -48,8 +54,15 @@ class ParityGate:
     def pytest_configure(self, config: pytest.Config) -> None:
         collect_new_file(config, self.run.settings.new)
         config.pluginmanager.register(ParityCollection(self.run), "rollout-parity-collection")
+        html = html_report_requested(config)
+        if html:
+            config.pluginmanager.register(ParityHtmlRows(), "rollout-parity-html-rows")
         if not hasattr(config, "workerinput"):
-            config.pluginmanager.register(ParitySummary(self.run), "rollout-parity-summary")
+            summary = ParitySummary(self.run)
+            config.pluginmanager.register(summary, "rollout-parity-summary")
+            config.pluginmanager.register(ParityCI(summary), "rollout-parity-ci")
+            if html:
+                config.pluginmanager.register(ParityHtmlSummary(summary), "rollout-parity-html-summary")
             config.pluginmanager.register(QuietPhaseReports(is_parity_report), "rollout-parity-quiet-reports")
 
 

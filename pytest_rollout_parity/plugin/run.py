@@ -16,8 +16,9 @@ from ..core.model import CompareResult
 from ..core.naming import item_names
 from ..core.outcomes import flip_message
 from ..core.paired import PairedSection, noise_text, paired_section, task_noise
-from ..core.summary import RunInfo
+from ..core.summary import HookVerdict, RunInfo
 from ..core.verifier import LogRoots
+from .progress import LoadProgress
 from .settings import ParitySettings
 
 
@@ -34,15 +35,16 @@ class ParityRun:
     aggregate: dict[str, AggregateCheck]
 
     @classmethod
-    def load(cls, settings: ParitySettings, invocation_dir: Path) -> "ParityRun":
-        """Stream both sides; raises CompareInputError naming the file and line."""
-        old = _load(settings, "old")
+    def load(cls, settings: ParitySettings, invocation_dir: Path,
+             progress: Optional[LoadProgress] = None) -> "ParityRun":
+        """Stream both sides (``progress`` shows a large one's); raises CompareInputError naming the file and line."""
+        old = _load(settings, "old", progress)
         if _same_selection(settings):
             # one file under two names: read once, each side shown under the name it was given
             new = replace(old, path=settings.new, display=settings.new_shown or str(settings.new),
                           sidecar=sidecar_path(settings.new) if old.sidecar else None)
         else:
-            new = _load(settings, "new")
+            new = _load(settings, "new", progress)
         result = compare_loaded(old, new, old_key=settings.side_key("old")[0], new_key=settings.side_key("new")[0])
         roots = LogRoots(
             invocation_dir=invocation_dir,
@@ -89,7 +91,8 @@ class ParityRun:
         return flip_message(comparison, self.settings.tail, self.roots, noise, self.judgements[index])
 
     def run_info(self, selected: Optional[int] = None, verdicts_changed: int = 0,
-                 outcomes: Optional[dict[str, int]] = None) -> RunInfo:
+                 outcomes: Optional[dict[str, int]] = None,
+                 hook_verdicts: Optional[dict[str, HookVerdict]] = None) -> RunInfo:
         """What the run adds to the summary: files, selection, hook verdicts, outcomes."""
         return RunInfo(
             old_file=self.old.display,
@@ -101,15 +104,20 @@ class ParityRun:
             verdicts_changed=verdicts_changed,
             outcomes=outcomes or {},
             aggregate=self.aggregate,
+            hook_verdicts=hook_verdicts or {},
         )
 
 
-def _load(settings: ParitySettings, side: str) -> LoadedSide:
+def _load(settings: ParitySettings, side: str, progress: Optional[LoadProgress] = None) -> LoadedSide:
     """Stream one side with its own key and agent (each named by the option that gave it)."""
     key, key_option = settings.side_key(side)
     agent, agent_option = settings.side_agent(side)
     path, shown = (settings.old, settings.old_shown) if side == "old" else (settings.new, settings.new_shown)
-    return load_side(path, key, shown, agent, key_option, agent_option)
+    report = progress.side(side) if progress is not None else None
+    loaded = load_side(path, key, shown, agent, key_option, agent_option, progress=report)
+    if progress is not None:
+        progress.finished(side)
+    return loaded
 
 
 def _same(a: Path, b: Path) -> bool:

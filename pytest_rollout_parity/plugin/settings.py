@@ -39,11 +39,14 @@ class ParitySettings(BaseModel):
     tail: int = Field(15, ge=0)
     logs_roots: tuple[Path, ...] = ()
     json_path: Optional[Path] = None
+    markdown_path: Optional[Path] = None
     strict: bool = False
     #: margin mode: the largest mean-reward difference accepted as parity (reward units)
     margin: Optional[float] = Field(None, ge=0, allow_inf_nan=False)
     #: the false discovery rate below which a flip's repeats show it is not noise (margin mode)
     alpha: float = Field(0.05, gt=0, lt=1)
+    #: both sides may name one file (a deliberate smoke test); otherwise that is a usage error
+    allow_same_file: bool = False
 
     @field_validator("key", "old_key", "new_key")
     @classmethod
@@ -117,7 +120,7 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
         raise pytest.UsageError(f"{given} was given without {missing}: the gate needs both sides")
 
     for field_name in ("key", "old_key", "new_key", "agent", "old_agent", "new_agent", "tail", "strict",
-                       "margin", "alpha"):
+                       "margin", "alpha", "allow_same_file"):
         cli = config.getoption(f"parity_{field_name}")
         if cli is not None:
             raw[field_name], sources[field_name] = cli, OPTION_NAMES[field_name]
@@ -130,10 +133,11 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
         raw["logs_roots"] = tuple(_resolve(r, cwd) for r in cli_roots)
     elif ini_value(config, "parity_logs_root"):
         raw["logs_roots"] = tuple(_resolve(r, ini_dir) for r in ini_value(config, "parity_logs_root"))
-    json_path = config.getoption("parity_json")
-    if json_path:
-        raw["json_path"] = _resolve(json_path, cwd)
-        sources["json_path"] = "--parity-json"
+    for field_name in ("json_path", "markdown_path"):
+        target = config.getoption(OPTION_NAMES[field_name].lstrip("-").replace("-", "_"))
+        if target:
+            raw[field_name] = _resolve(target, cwd)
+            sources[field_name] = OPTION_NAMES[field_name]
 
     try:
         settings = ParitySettings(**raw)
@@ -144,7 +148,9 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
         value = raw.get(field_name)
         message = error["msg"].removeprefix("Value error, ")
         raise pytest.UsageError(f"{where}: {message[:1].lower() + message[1:]}, got {value!r}") from None
-    _check_json_target(settings)
+    _check_same_file(settings, sources)
+    _check_target(settings.json_path, "--parity-json")
+    _check_target(settings.markdown_path, "--parity-markdown")
     for root in settings.logs_roots:
         if not root.is_dir():
             where = "--parity-logs-root" if cli_roots else "parity_logs_root"
@@ -152,15 +158,23 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
     return settings
 
 
-def _check_json_target(settings: ParitySettings) -> None:
-    """An unwritable --parity-json stops the run before anything is read; its parent is never made."""
-    target = settings.json_path
+def _check_same_file(settings: ParitySettings, sources: dict[str, str]) -> None:
+    """Both sides naming one file (by any path, symlink or hard link) compares nothing: a usage error."""
+    if settings.same_file and not settings.allow_same_file:
+        raise pytest.UsageError(
+            f"{sources['old']} and {sources['new']} name the same file ({settings.new_shown or settings.new}): "
+            "a file compared with itself shows nothing; give --parity-allow-same-file for a smoke test"
+        )
+
+
+def _check_target(target: Optional[Path], option: str) -> None:
+    """An unwritable output file stops the run before anything is read; its parent is never made."""
     if target is None:
         return
     if target.is_dir():
-        raise pytest.UsageError(f"--parity-json: {target} is a directory")
+        raise pytest.UsageError(f"{option}: {target} is a directory")
     parent = target.parent
     if not parent.is_dir():
-        raise pytest.UsageError(f"--parity-json: cannot write {target}: directory {parent} does not exist")
+        raise pytest.UsageError(f"{option}: cannot write {target}: directory {parent} does not exist")
     if not os.access(parent, os.W_OK | os.X_OK) or (target.exists() and not os.access(target, os.W_OK)):
-        raise pytest.UsageError(f"--parity-json: cannot write {target}: permission denied")
+        raise pytest.UsageError(f"{option}: cannot write {target}: permission denied")

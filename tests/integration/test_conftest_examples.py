@@ -28,7 +28,7 @@ def test_known_flips_hook_passes_the_reviewed_flips(
     result = pytester.runpytest(OLD, NEW, "-rA", "--parity-json=summary.json")
     result.assert_outcomes(passed=5, failed=1, xfailed=7)
     result.stdout.fnmatch_lines(["PASSED *::gpt2-codegolf", "PASSED *::nginx-request-logging", "FAILED *::crack-7z-hash*"])
-    result.stdout.fnmatch_lines(["pytest_parity_verdict hooks changed 2 verdict(s)"])
+    result.stdout.fnmatch_lines(["pytest_parity_verdict hooks changed 2 verdict(s):", "    gpt2-codegolf (flipped): passed: *"])
     summary = json.loads(Path("summary.json").read_text())
     categories = {t["task"]: t["category"] for t in summary["tasks"]}
     assert categories["gpt2-codegolf"] == "flipped"  # the data's category stays
@@ -74,7 +74,7 @@ def test_ci_ini_sets_everything(pytester: pytest.Pytester, workspace: Path, monk
     result.assert_outcomes(passed=3, failed=3, xfailed=7)
     assert result.ret == 1
     result.stdout.fnmatch_lines(["*new verifier output (last 25 lines of *test-stdout.txt):"])
-    summary = json.loads(Path("parity-summary.json").read_text())
+    summary = json.loads(Path("reports/parity-summary.json").read_text())
     assert summary["counts"]["tasks"] == 13
 
 
