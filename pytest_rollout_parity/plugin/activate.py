@@ -6,7 +6,6 @@ gate never import pydantic, tabulate or the core.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Optional
 
@@ -18,38 +17,37 @@ from .collect import ParityFile, is_parity_report
 from .fixtures import parametrize_rollout_pair
 from .placement import collect_new_file
 from .run import ParityRun
-from .settings import settings_from_config
+from .settings import ParitySettings, settings_from_config
+from .sources import gather_sides
 from .summary import ParitySummary
-
-INPUT_ERROR_EXIT = 4  # pytest's usage-error status: 2 before configure breaks in-process pytester runs
 
 
 def activate(config: pytest.Config) -> Optional[int]:
-    """Read both sides; an unusable input stops the run here with one `ERROR:` line and status 4."""
+    """Validate the settings now; the sides are read when pytest configures (its cache is ready then)."""
     settings = settings_from_config(config)
     if settings is None:
         return None
-    try:
-        run = ParityRun.load(settings, config.invocation_params.dir)
-    except CompareInputError as exc:
-        sys.stderr.write(f"ERROR: {exc}\n")
-        return INPUT_ERROR_EXIT
-    config.pluginmanager.register(ParityGate(run), "rollout-parity-gate")
+    config.pluginmanager.register(ParityGate(settings), "rollout-parity-gate")
     return None
 
 
 class ParityGate:
-    """Registers the collection side everywhere and the summary where reports arrive."""
+    """Reads both sides, then registers the collection side everywhere and the summary where reports arrive."""
 
-    def __init__(self, run: ParityRun) -> None:
-        self.run = run
+    def __init__(self, settings: ParitySettings) -> None:
+        self.settings = settings
 
     @pytest.hookimpl
     def pytest_configure(self, config: pytest.Config) -> None:
-        collect_new_file(config, self.run.settings.new)
-        config.pluginmanager.register(ParityCollection(self.run), "rollout-parity-collection")
+        """An unusable input stops the run here with one `ERROR:` line and status 4."""
+        try:
+            run = ParityRun.load(self.settings, config.invocation_params.dir, gather_sides(config, self.settings))
+        except CompareInputError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        collect_new_file(config, run.settings.new)
+        config.pluginmanager.register(ParityCollection(run), "rollout-parity-collection")
         if not hasattr(config, "workerinput"):
-            config.pluginmanager.register(ParitySummary(self.run), "rollout-parity-summary")
+            config.pluginmanager.register(ParitySummary(run), "rollout-parity-summary")
             config.pluginmanager.register(QuietPhaseReports(is_parity_report), "rollout-parity-quiet-reports")
 
 
