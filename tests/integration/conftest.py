@@ -111,6 +111,11 @@ def junit_properties(case: ET.Element) -> dict[str, str]:
     return {p.get("name"): p.get("value") for p in case.iter("property")}  # type: ignore[misc]
 
 
+# Seconds before a subprocess run counts as hung (a FIFO read forever): far above any run's time on a
+# loaded machine, so it catches a hang and never a slow run.
+HANG_GUARD = 300.0
+
+
 class Gate:
     """Writes rollout files under the pytester dir and runs pytest on them."""
 
@@ -146,7 +151,7 @@ class Gate:
         # exit with 2 (ExitCode.INTERRUPTED) before configure, which pytester cannot digest.
         return self.pytester.runpytest(*args)
 
-    def run_subprocess(self, *args: str, timeout: float = 60) -> pytest.RunResult:
+    def run_subprocess(self, *args: str, timeout: float = HANG_GUARD) -> pytest.RunResult:
         return self.pytester.runpytest_subprocess(*args, timeout=timeout)
 
     def mixed(self) -> list[str]:

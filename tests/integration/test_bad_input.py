@@ -81,6 +81,18 @@ def test_non_object_line(gate: Gate, value: str) -> None:
     assert_input_error(gate, run_with_new(gate, text), "new/rollouts.jsonl:2")
 
 
+def test_json_nested_deeper_than_a_parser_goes_is_read_or_refused_cleanly(gate: Gate) -> None:
+    """5,000 nested arrays: whether they parse depends on the interpreter (3.13's stdlib reads them, 3.11's
+    does not). Either the row loads like any other, or one ERROR line names file:line and the exit is 4."""
+    deep = line_of(GOOD_NEW[0])[:-2] + ', "x": ' + "[" * 5000 + "]" * 5000 + "}\n"
+    result = run_with_new(gate, deep + dump(GOOD_NEW[1:]))
+    if result.ret == 4:
+        assert_input_error(gate, result, "new/rollouts.jsonl:1: JSON nested too deeply to read")
+    else:
+        result.assert_outcomes(passed=2, failed=1)  # the same as GOOD_NEW without the deep field
+        assert "Traceback" not in all_text(result)
+
+
 def test_truncated_last_line(gate: Gate) -> None:
     text = line_of(GOOD_NEW[0]) + line_of(GOOD_NEW[1]) + line_of(GOOD_NEW[2])[:40]
     message = assert_input_error(gate, run_with_new(gate, text), "new/rollouts.jsonl:3")

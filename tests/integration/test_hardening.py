@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 
 import pytest
@@ -41,15 +40,13 @@ def summary_json(gate: Gate, name: str = "s.json") -> dict:
 
 
 def test_single_50mb_row(gate: Gate) -> None:
-    """A 50 MB row (a huge embedded test_output) loads, counts, and its tail is shown, quickly."""
+    """A 50 MB row (a huge embedded test_output) loads, counts, and its tail is shown."""
     big = ("." * 99 + "\n") * 500_000 + "AssertionError: big row lost\nLAST LINE\n"
     assert len(big) > 50_000_000
     args = gate.pair([legacy_row("fix-git", 1.0), legacy_row("regex-log", 1.0)],
                      [harbor_row("fix-git", 1.0), harbor_row("regex-log", 0.0, index=1, test_output=big)])
     assert (gate.path / NEW).stat().st_size > 50_000_000
-    start = time.monotonic()
     result = gate.run(*args, "--parity-json=s.json", "--parity-tail=2")
-    elapsed = time.monotonic() - start
     result.assert_outcomes(passed=1, failed=1)
     assert flip_block(result.outlines, "regex-log: old=1.0 new=0.0 -> old wins")[1:] == [
         "    new verifier output (last 2 lines of row field 'test_output'):",
@@ -59,11 +56,11 @@ def test_single_50mb_row(gate: Gate) -> None:
     data = summary_json(gate)
     assert data["rows"]["old"] == data["rows"]["new"] == 2
     assert data["counts"]["tasks"] == 2
-    assert elapsed < 3, elapsed
 
 
 def test_200k_small_rows(gate: Gate) -> None:
-    """200,000 rows on the new side (1,000 tasks x 200 rollouts) load and count in a few seconds."""
+    """200,000 rows on the new side (1,000 tasks x 200 rollouts) load, count and average right (how fast:
+    `python benchmarks/run.py --tasks 1000 --repeats 200 --row-kb 1`)."""
     tasks = [f"task-{i:04d}" for i in range(1000)]
     old = "".join(json.dumps({"task_name": f"terminal-bench/{t}", "reward": 1.0}) + "\n" for t in tasks)
     new = "".join(
@@ -72,9 +69,7 @@ def test_200k_small_rows(gate: Gate) -> None:
         for i, t in enumerate(tasks) for r in range(200))
     args = gate.pair(old, new)
     assert (gate.path / NEW).read_bytes().count(b"\n") == 200_000
-    start = time.monotonic()
     result = gate.run(*args, "--parity-json=s.json", "-q")
-    elapsed = time.monotonic() - start
     result.assert_outcomes(passed=999, failed=1)
     assert "task-0007: old=1.0 new=0.995 (mean of 200 rows) -> old wins" in result.outlines
     data = summary_json(gate)
@@ -82,7 +77,6 @@ def test_200k_small_rows(gate: Gate) -> None:
     assert data["counts"]["tasks"] == 1000 and data["counts"]["identical"] == 999
     new_line = next(line for line in section(result) if line.startswith("new: "))
     assert "1000 tasks" in new_line and "200000 rows" in new_line
-    assert elapsed < 5, elapsed
 
 
 def test_exact_duplicate_lines_count_as_repeats(gate: Gate) -> None:
@@ -166,7 +160,18 @@ def test_every_item_deselected_summary_still_appears(gate: Gate) -> None:
 # --- 3. verifier logs of any kind --------------------------------------------------------------------
 
 
-def test_sparse_multi_gigabyte_log_tailed_quickly(gate: Gate) -> None:
+def bytes_read_by_this_process() -> int:
+    """Bytes this process has read through read() calls so far (Linux's /proc/self/io `rchar`)."""
+    try:
+        io = Path("/proc/self/io").read_text(encoding="ascii")
+    except OSError:
+        pytest.skip("no /proc/self/io to count the bytes read")
+    return int(next(line.split()[1] for line in io.splitlines() if line.startswith("rchar:")))
+
+
+def test_sparse_multi_gigabyte_log_only_its_tail_is_read(gate: Gate) -> None:
+    """Only the end of a 3 GiB log is read, counted in bytes rather than seconds: the in-process run
+    reads the inputs, the log's tail and pytest's own files, far below the log's size."""
     log = gate.path / "new" / "logs" / "huge" / "test-stdout.txt"
     log.parent.mkdir(parents=True)
     last = [f"final line {i}" for i in range(1, 21)]
@@ -179,17 +184,17 @@ def test_sparse_multi_gigabyte_log_tailed_quickly(gate: Gate) -> None:
         pytest.skip("the filesystem does not make sparse files")
     assert info.st_size > 3 * 2**30
     args = gate.pair([legacy_row("fix-git", 1.0)], [harbor_row("fix-git", 0.0, logs_dir="logs/huge")])
-    start = time.monotonic()
+    before = bytes_read_by_this_process()
     try:
         result = gate.run(*args)
     finally:
-        elapsed = time.monotonic() - start
+        read = bytes_read_by_this_process() - before
         log.unlink()  # sparse, but keep a 3 GiB file out of the kept basetemps anyway
     result.assert_outcomes(failed=1)
     block = flip_block(result.outlines, "fix-git: old=1.0 new=0.0 -> old wins")
     assert block[1].startswith("    new verifier output (last 15 lines of ")
     assert block[2:] == [f"    | {line}" for line in last[-15:]]
-    assert elapsed < 2, elapsed
+    assert read < 2**28, read  # 256 MiB: a whole read of the log would be 3 GiB
 
 
 SPECIAL_LOGS = ["fifo-in-dir", "fifo-itself", "dev-zero", "dev-null", "dangling-link", "dir-without-stdout"]
@@ -214,7 +219,7 @@ def test_special_log_paths_never_hang_fall_back_or_say_why(gate: Gate) -> None:
                 harbor_row(f"{kind}-embedded", 0.0, index=2 * index + 1, logs_dir=where[kind],
                            test_output=f"earlier\nembedded output of {kind}\n")]
     args = gate.pair(old, new)
-    result = gate.run_subprocess(*args, "--parity-tail=1", timeout=30)
+    result = gate.run_subprocess(*args, "--parity-tail=1")
     result.assert_outcomes(failed=2 * len(SPECIAL_LOGS))
     text = all_text(result)
     assert "Traceback" not in text and "INTERNALERROR" not in text
@@ -383,10 +388,10 @@ def test_results_directory_behaves_like_empty_directory(gate: Gate, monkeypatch:
     empty.mkdir()
     monkeypatch.chdir(empty)
     outside = gate.run_subprocess("--parity-old=../results/old_rollouts.jsonl",
-                                  "--parity-new=../results/new_rollouts.jsonl", "-rA", "-vv", timeout=30)
+                                  "--parity-new=../results/new_rollouts.jsonl", "-rA", "-vv")
     monkeypatch.chdir(results)
     inside = gate.run_subprocess("--parity-old=old_rollouts.jsonl", "--parity-new=new_rollouts.jsonl",
-                                 "-rA", "-vv", timeout=30)
+                                 "-rA", "-vv")
     expected = {task: "PASSED" for task in RESULT_TASKS}
     expected.update({task: "FAILED" for task in RESULT_FLIPS})
     expected["task-299"] = "XFAIL"
@@ -421,11 +426,11 @@ def test_inputs_directory_never_written_to(gate: Gate, monkeypatch: pytest.Monke
     before = snapshot(results)
     args = ["--parity-old=old_rollouts.jsonl", "--parity-new=new_rollouts.jsonl", "--parity-json=summary.json",
             "-p", "no:cacheprovider"]
-    first = gate.run_subprocess(*args, timeout=30)
+    first = gate.run_subprocess(*args)
     assert first.ret == 1
     after_first = snapshot(results)
     inode_first = (results / "summary.json").stat().st_ino
-    rerun = gate.run_subprocess(*args, timeout=30)
+    rerun = gate.run_subprocess(*args)
     assert rerun.ret == 1
     after = snapshot(results)
     assert set(after_first) - set(before) == {"summary.json"}, sorted(set(after_first) - set(before))
@@ -444,9 +449,9 @@ def test_pytest_cache_stays_where_pytest_puts_it(gate: Gate, monkeypatch: pytest
     monkeypatch.setenv("XDG_CACHE_HOME", str(home_cache))
     monkeypatch.chdir(results)
     args = ["--parity-old=old_rollouts.jsonl", "--parity-new=new_rollouts.jsonl"]
-    assert gate.run_subprocess(*args, timeout=30).ret == 1
+    assert gate.run_subprocess(*args).ret == 1
     assert (results / ".pytest_cache" / "v" / "cache" / "lastfailed").is_file()
-    rerun = gate.run_subprocess(*args, "--lf", "-rA", "-vv", timeout=30)
+    rerun = gate.run_subprocess(*args, "--lf", "-rA", "-vv")
     assert set(by_name(rerun)) == set(RESULT_FLIPS)
     assert not home_cache.exists()
 
@@ -455,6 +460,6 @@ def test_a_cache_dir_the_user_configures_is_kept(gate: Gate, monkeypatch: pytest
     results = results_dir(gate)
     monkeypatch.chdir(results)
     args = ["--parity-old=old_rollouts.jsonl", "--parity-new=new_rollouts.jsonl", "-o", "cache_dir=my-cache"]
-    assert gate.run_subprocess(*args, timeout=30).ret == 1
+    assert gate.run_subprocess(*args).ret == 1
     assert (results / "my-cache" / "v" / "cache" / "lastfailed").is_file()
     assert not (results / ".pytest_cache").exists()

@@ -222,7 +222,7 @@ def test_k_rerun_with_other_logs_fifos(gate: Gate) -> None:
         log = gate.path / "new" / "logs" / t / "test-stdout.txt"
         log.unlink()
         os.mkfifo(log)
-    result = gate.run_subprocess(*args, "-k", "beta", timeout=30)
+    result = gate.run_subprocess(*args, "-k", "beta")
     result.assert_outcomes(failed=1, deselected=2)
     assert "    | beta says no" in result.outlines
 

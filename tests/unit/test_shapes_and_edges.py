@@ -81,12 +81,6 @@ def test_an_integer_reward_beyond_float_range_is_non_finite(write_jsonl) -> None
     assert summary["tasks"][0]["old"]["masked"] == "non-finite reward (inf)"
 
 
-def test_json_nested_too_deeply_is_an_input_error(write_jsonl) -> None:
-    path = write_jsonl("deep.jsonl", '{"task_id": "a", "reward": 1, "x": ' + "[" * 5000 + "]" * 5000 + "}\n")
-    with pytest.raises(CompareInputError, match=r"deep\.jsonl:1: JSON nested too deeply to read"):
-        compare_files(path, path)
-
-
 def test_a_line_cut_short_mid_file_says_so(write_jsonl) -> None:
     path = write_jsonl("cut.jsonl", '{"task_id": "a", "reward": 1.0, "x": {"y": 1\n{"task_id": "b", "reward": 1}\n')
     with pytest.raises(CompareInputError, match=r"cut\.jsonl:1: invalid JSON: the line ends before its object does"):
