@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+from functools import partial
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Callable, Iterator, Optional, TypeVar
@@ -28,6 +29,24 @@ from .skeleton import Decoder, skeleton_decoder
 BOM = b"\xef\xbb\xbf"
 LFS_POINTER = b"version https://git-lfs.github.com/spec/"
 T = TypeVar("T")
+#: Rows run to tens of kilobytes: a 1 MiB buffer reads a line in one piece (the default 8 KiB
+#: buffer assembles it from several reads and copies), which made line splitting 4x faster.
+READ_BUFFER = 1 << 20
+
+
+def _fast_from_json() -> Callable[[bytes], Any]:
+    """``from_json`` without its string cache where pydantic-core has the switch (2.16 and later).
+
+    Rows hold thousands of distinct strings; looking each up in the cache cost a third of the parse.
+    """
+    try:
+        from_json(b'{"a": "b"}', cache_strings=False)
+    except TypeError:  # an older pydantic-core
+        return from_json
+    return partial(from_json, cache_strings=False)
+
+
+_from_json = _fast_from_json()
 
 
 def sidecar_path(path: Path) -> Path:
@@ -52,7 +71,7 @@ def _open_regular(path: Path, display: str) -> BinaryIO:
     if not stat.S_ISREG(mode):
         raise CompareInputError(f"{display}: is not a regular file")
     try:
-        return open(path, "rb")  # noqa: SIM115 - closed by the caller's with-block
+        return open(path, "rb", buffering=READ_BUFFER)  # noqa: SIM115 - closed by the caller's with-block
     except OSError as exc:
         raise CompareInputError(f"{display}: cannot read: {exc.strerror or exc}") from None
 
@@ -60,7 +79,7 @@ def _open_regular(path: Path, display: str) -> BinaryIO:
 def parse_line(raw: bytes, where: str, last_without_newline: bool) -> Any:
     """One JSON value from one line; the fast parser first, the stdlib for leniency and messages."""
     try:
-        return from_json(raw)
+        return _from_json(raw)
     except ValueError:
         pass
     text = raw.decode("utf-8", "replace")

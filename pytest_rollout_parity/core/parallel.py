@@ -87,7 +87,7 @@ def load_two(old: SideRequest, new: SideRequest, min_bytes: int = MIN_CHILD_BYTE
     return old_side, new_side
 
 
-def _start(request: SideRequest) -> Optional["subprocess.Popen[bytes]"]:
+def _start(request: SideRequest) -> Optional[subprocess.Popen[bytes]]:
     try:
         child = subprocess.Popen(
             [sys.executable, "-m", CHILD_MODULE],
@@ -106,7 +106,7 @@ def _start(request: SideRequest) -> Optional["subprocess.Popen[bytes]"]:
     return child
 
 
-def _finish(child: "subprocess.Popen[bytes]") -> Optional[LoadedSide]:
+def _finish(child: subprocess.Popen[bytes]) -> Optional[LoadedSide]:
     """The child's side; raises its input error; None when it failed otherwise."""
     assert child.stdout is not None
     try:

@@ -73,7 +73,7 @@ def code_state() -> tuple[Any, ...]:
         from importlib.metadata import version
 
         release = version("pytest-rollout-parity")
-    except Exception:  # noqa: BLE001 - not installed as a distribution: the fingerprint still holds
+    except Exception:
         release = "unknown"
     core = Path(snapshot.__file__).parent
     modules = []

@@ -3,20 +3,21 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Optional
 
 from ..core.aggregate import AggregateCheck, check_side
 from ..core.api import compare_loaded
 from ..core.loading import LoadedSide, sidecar_display, sidecar_path
 from ..core.margin import AGGREGATE_NAME, Aggregate, FlipJudgement, equivalence, judge_flips
 from ..core.model import CompareResult
-from ..core.parallel import SideRequest
 from ..core.naming import item_names
 from ..core.outcomes import flip_message
 from ..core.paired import PairedSection, noise_text, paired_section, task_noise
+from ..core.parallel import SideRequest
 from ..core.summary import RunInfo
 from ..core.verifier import LogRoots
 from .settings import ParitySettings
@@ -36,7 +37,7 @@ class ParityRun:
 
     @classmethod
     def load(cls, settings: ParitySettings, invocation_dir: Path,
-             sides: Optional[tuple[LoadedSide, LoadedSide]] = None) -> "ParityRun":
+             sides: Optional[tuple[LoadedSide, LoadedSide]] = None) -> ParityRun:
         """Stream both sides (unless given); raises CompareInputError naming the file and line."""
         old, new = sides if sides is not None else read_sides(settings)
         result = compare_loaded(old, new, old_key=settings.side_key("old")[0], new_key=settings.side_key("new")[0])

@@ -31,7 +31,7 @@ class ShareWithWorkers:
         self.temp_dir = temp_dir
 
     @classmethod
-    def prepare(cls, sides: list[LoadedSide], cached: list[tuple[Path, Any]]) -> Optional["ShareWithWorkers"]:
+    def prepare(cls, sides: list[LoadedSide], cached: list[tuple[Path, Any]]) -> Optional[ShareWithWorkers]:
         """Reuse the cache entries just read or written; else write temporary ones (None: cannot)."""
         if len(cached) == len(sides):
             return cls([(str(path), key) for path, key in cached], None)
