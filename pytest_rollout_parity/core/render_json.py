@@ -115,13 +115,16 @@ def json_text(data: dict[str, Any]) -> str:
 
 def write_json(path: Path, summary: Summary) -> None:
     """Write the summary through a temporary file beside it, so a reader never sees half a file."""
-    text = json_text(json_dict(summary))
+    write_text(path, json_text(json_dict(summary)) + "\n")
+
+
+def write_text(path: Path, text: str) -> None:
+    """Write ``text`` through a temporary file beside ``path``, so a reader never sees half a file."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         os.chmod(tmp, _mode_for(path))
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
-            handle.write("\n")
         os.replace(tmp, path)
     except BaseException:
         try:

@@ -13,8 +13,10 @@ import pytest
 
 from ..core.errors import CompareInputError
 from ._pytest_compat import QuietPhaseReports
+from .ci import ParityCI
 from .collect import ParityFile, is_parity_report
 from .fixtures import parametrize_rollout_pair
+from .html import ParityHtmlRows, ParityHtmlSummary, html_report_requested
 from .placement import collect_new_file
 from .run import ParityRun
 from .settings import ParitySettings, settings_from_config
@@ -46,8 +48,15 @@ class ParityGate:
             raise pytest.UsageError(str(exc)) from None
         collect_new_file(config, run.settings.new)
         config.pluginmanager.register(ParityCollection(run), "rollout-parity-collection")
+        html = html_report_requested(config)
+        if html:
+            config.pluginmanager.register(ParityHtmlRows(), "rollout-parity-html-rows")
         if not hasattr(config, "workerinput"):
-            config.pluginmanager.register(ParitySummary(run), "rollout-parity-summary")
+            summary = ParitySummary(run)
+            config.pluginmanager.register(summary, "rollout-parity-summary")
+            config.pluginmanager.register(ParityCI(summary), "rollout-parity-ci")
+            if html:
+                config.pluginmanager.register(ParityHtmlSummary(summary), "rollout-parity-html-summary")
             config.pluginmanager.register(QuietPhaseReports(is_parity_report), "rollout-parity-quiet-reports")
 
 

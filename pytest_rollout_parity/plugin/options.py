@@ -22,6 +22,7 @@ OPTION_NAMES = {
     "tail": "--parity-tail",
     "logs_roots": "--parity-logs-root",
     "json_path": "--parity-json",
+    "markdown_path": "--parity-markdown",
     "strict": "--parity-strict",
     "margin": "--parity-margin",
     "alpha": "--parity-alpha",
@@ -50,6 +51,10 @@ def addoptions(parser: pytest.Parser) -> None:
         help="extra directory for relative verifier_logs_dir (repeatable)",
     )
     group.addoption("--parity-json", metavar="PATH", help="also write the machine-readable summary there")
+    group.addoption(
+        "--parity-markdown", metavar="PATH",
+        help="also write the summary as Markdown there (as appended to $GITHUB_STEP_SUMMARY under GitHub Actions)",
+    )
     group.addoption(
         "--parity-strict", action="store_true", default=None,
         help="masked, missing and agent-error tasks fail instead of xfail",

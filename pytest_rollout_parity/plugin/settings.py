@@ -39,6 +39,7 @@ class ParitySettings(BaseModel):
     tail: int = Field(15, ge=0)
     logs_roots: tuple[Path, ...] = ()
     json_path: Optional[Path] = None
+    markdown_path: Optional[Path] = None
     strict: bool = False
     #: margin mode: the largest mean-reward difference accepted as parity (reward units)
     margin: Optional[float] = Field(None, ge=0, allow_inf_nan=False)
@@ -130,10 +131,11 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
         raw["logs_roots"] = tuple(_resolve(r, cwd) for r in cli_roots)
     elif ini_value(config, "parity_logs_root"):
         raw["logs_roots"] = tuple(_resolve(r, ini_dir) for r in ini_value(config, "parity_logs_root"))
-    json_path = config.getoption("parity_json")
-    if json_path:
-        raw["json_path"] = _resolve(json_path, cwd)
-        sources["json_path"] = "--parity-json"
+    for field_name in ("json_path", "markdown_path"):
+        target = config.getoption(OPTION_NAMES[field_name].lstrip("-").replace("-", "_"))
+        if target:
+            raw[field_name] = _resolve(target, cwd)
+            sources[field_name] = OPTION_NAMES[field_name]
 
     try:
         settings = ParitySettings(**raw)
@@ -144,7 +146,8 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
         value = raw.get(field_name)
         message = error["msg"].removeprefix("Value error, ")
         raise pytest.UsageError(f"{where}: {message[:1].lower() + message[1:]}, got {value!r}") from None
-    _check_json_target(settings)
+    _check_target(settings.json_path, "--parity-json")
+    _check_target(settings.markdown_path, "--parity-markdown")
     for root in settings.logs_roots:
         if not root.is_dir():
             where = "--parity-logs-root" if cli_roots else "parity_logs_root"
@@ -152,15 +155,14 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
     return settings
 
 
-def _check_json_target(settings: ParitySettings) -> None:
-    """An unwritable --parity-json stops the run before anything is read; its parent is never made."""
-    target = settings.json_path
+def _check_target(target: Optional[Path], option: str) -> None:
+    """An unwritable output file stops the run before anything is read; its parent is never made."""
     if target is None:
         return
     if target.is_dir():
-        raise pytest.UsageError(f"--parity-json: {target} is a directory")
+        raise pytest.UsageError(f"{option}: {target} is a directory")
     parent = target.parent
     if not parent.is_dir():
-        raise pytest.UsageError(f"--parity-json: cannot write {target}: directory {parent} does not exist")
+        raise pytest.UsageError(f"{option}: cannot write {target}: directory {parent} does not exist")
     if not os.access(parent, os.W_OK | os.X_OK) or (target.exists() and not os.access(target, os.W_OK)):
-        raise pytest.UsageError(f"--parity-json: cannot write {target}: permission denied")
+        raise pytest.UsageError(f"{option}: cannot write {target}: permission denied")

@@ -206,6 +206,13 @@ def wide_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COLUMNS", "300")
 
 
+@pytest.fixture(autouse=True)
+def outside_github_actions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The suite run as a GitHub Actions step must not append every inner run's summary to its page."""
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+
+
 @pytest.fixture
 def make_unreadable(monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201 - returns the helper
     """``make_unreadable(path)``: reading ``path`` fails with EACCES, also when the tests run as root.

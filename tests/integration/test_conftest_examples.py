@@ -74,7 +74,7 @@ def test_ci_ini_sets_everything(pytester: pytest.Pytester, workspace: Path, monk
     result.assert_outcomes(passed=3, failed=3, xfailed=7)
     assert result.ret == 1
     result.stdout.fnmatch_lines(["*new verifier output (last 25 lines of *test-stdout.txt):"])
-    summary = json.loads(Path("parity-summary.json").read_text())
+    summary = json.loads(Path("reports/parity-summary.json").read_text())
     assert summary["counts"]["tasks"] == 13
 
 

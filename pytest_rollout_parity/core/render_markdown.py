@@ -1,0 +1,206 @@
+"""The summary as Markdown, for a GitHub Actions job page (`GITHUB_STEP_SUMMARY`) or `--parity-markdown`.
+
+A pure function of the :class:`Summary` and of the flips' report texts the run collected (task label
+to text), so it says what the terminal and the JSON file say. Everything that grows with the data is
+capped, because GitHub takes at most 1 MiB of summary per step: the flips listed, each flip's text,
+each list of labels, each note; what is left out is counted and pointed to the JSON file.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Mapping
+from typing import Optional
+
+from .model import Category
+from .paired_report import paired_lines
+from .summary import SideSummary, Summary, TaskSummary
+
+FLIP_CAP = 20  # flips listed, each with its text folded
+TEXT_CAP = 4000  # characters of one flip's text
+LIST_CAP = 20  # labels listed per category
+NOTE_CAP = 1000  # characters of one note
+BUDGET = 1_000_000  # bytes; GitHub refuses a step summary above 1 MiB
+
+FLIPS: tuple[Category, ...] = ("flipped", "flipped_agent_error")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def utf8_safe(text: str) -> str:
+    """The text with each lone surrogate (a label decoded from broken UTF-8 has them) as its `\\udXXXX`
+    escape, so it can be written as UTF-8."""
+    return _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def _code(label: str) -> str:
+    """A task label as inline code: HTML, so no Markdown character in a label can break the page."""
+    return f"<code>{html.escape(label)}</code>"
+
+
+def _reward(side: Optional[SideSummary]) -> str:
+    if side is None or side.reward is None:
+        return "none"
+    text = repr(round(side.reward, 4))
+    if side.rows > 1:
+        text += f" (mean of {side.reward_rows} of {side.rows} rows)" if side.reward_rows != side.rows \
+            else f" (mean of {side.rows} rows)"
+    return text
+
+
+def direction(task: TaskSummary) -> str:
+    """Who the flip hurt: the new side regressed (old wins) or improved (new wins)."""
+    if task.winner == "old":
+        return "new regressed (old wins)"
+    if task.winner == "new":
+        return "new improved (new wins)"
+    return "no winner"
+
+
+def rewards(task: TaskSummary) -> str:
+    """`old=<reward> new=<reward>` of one task."""
+    return f"old={_reward(task.old)} new={_reward(task.new)}"
+
+
+def _failed(summary: Summary, exit_status: Optional[int]) -> bool:
+    if exit_status is not None:
+        return exit_status != 0
+    if summary.run is not None:
+        return dict(summary.run.outcomes).get("failed", 0) > 0
+    return summary.counts.flipped > 0 or (summary.aggregate is not None and not summary.aggregate.passed)
+
+
+def verdict(summary: Summary, exit_status: Optional[int] = None) -> tuple[str, str]:
+    """The verdict (`PASSED`, `FAILED`, `NOTHING COMPARED`) and the tasks by what to do about them."""
+    counts = summary.counts
+    if summary.nothing_compared is not None:
+        head = "NOTHING COMPARED"
+    else:
+        head = "FAILED" if _failed(summary, exit_status) else "PASSED"
+    parts = [
+        f"{_plural(counts.flipped_old_win, 'task')} regressed (old wins)",
+        f"{counts.flipped_new_win} improved (new wins)",
+        f"{_plural(counts.flipped_agent_error, 'rerun candidate')} (agent error)",
+        f"{counts.identical} identical",
+        f"{counts.masked} masked",
+        f"{counts.missing} missing",
+    ]
+    rest = ", ".join(parts)
+    if summary.aggregate is not None:
+        rest += f"; aggregate at margin ±{summary.aggregate.margin:g} " + \
+            ("passed" if summary.aggregate.passed else "failed")
+    if exit_status is not None:
+        rest += f" (exit status {exit_status})"
+    return head, rest
+
+
+def verdict_line(summary: Summary, exit_status: Optional[int] = None) -> str:
+    """One Markdown line a reviewer can act on: the verdict, then the tasks by what to do about them."""
+    head, rest = verdict(summary, exit_status)
+    return f"**rollout parity: {head}**: {rest}"
+
+
+def _table(summary: Summary) -> list[str]:
+    counts = summary.counts
+    rows = [
+        ("identical", counts.identical, ""),
+        ("flipped", counts.flipped,
+         f"new regressed (old wins) {counts.flipped_old_win}, new improved (new wins) {counts.flipped_new_win}"),
+        ("flipped_agent_error", counts.flipped_agent_error, "rerun candidates"),
+        ("masked", counts.masked, f"old side {counts.masked_old}, new side {counts.masked_new}"),
+        ("missing", counts.missing, f"old only {counts.missing_old_only}, new only {counts.missing_new_only}"),
+        ("tasks", counts.tasks, ""),
+    ]
+    lines = ["| category | tasks | breakdown |", "| --- | ---: | --- |"]
+    lines.extend(f"| {name} | {count} | {breakdown} |" for name, count, breakdown in rows)
+    return lines
+
+
+def _capped_text(text: str) -> str:
+    if len(text) <= TEXT_CAP:
+        return text
+    return text[:TEXT_CAP] + f"\n... ({len(text) - TEXT_CAP} more characters: see the terminal or JUnit report)"
+
+
+def _flip(task: TaskSummary, text: Optional[str], with_text: bool) -> list[str]:
+    head = f"{_code(task.task)}: {html.escape(rewards(task))}, {direction(task)}"
+    if task.category == "flipped_agent_error":
+        head += ", agent error: rerun"
+    if not with_text or not text:
+        return [f"- {head}"]
+    return ["<details>", f"<summary>{head}</summary>", "", f"<pre>{html.escape(_capped_text(text))}</pre>", "",
+            "</details>"]
+
+
+def _flips(summary: Summary, texts: Mapping[str, str], with_text: bool) -> list[str]:
+    flips = [task for task in summary.tasks if task.category in FLIPS]
+    if not flips:
+        return []
+    lines = ["", f"### Flips ({len(flips)})", ""]
+    for task in flips[:FLIP_CAP]:
+        lines.extend(_flip(task, texts.get(task.task), with_text))
+    if len(flips) > FLIP_CAP:
+        lines.extend(["", f"... and {len(flips) - FLIP_CAP} more flips: see the JSON summary (`--parity-json`)."])
+    return lines
+
+
+def _labels(summary: Summary, category: Category) -> list[str]:
+    labels = summary.labels(category)
+    if not labels:
+        return []
+    shown = ", ".join(_code(label) for label in labels[:LIST_CAP])
+    if len(labels) > LIST_CAP:
+        shown += f" ... and {len(labels) - LIST_CAP} more (see `--parity-json`)"
+    return [f"- **{category}** ({len(labels)}): {shown}"]
+
+
+def _note(note: str) -> str:
+    shown = note if len(note) <= NOTE_CAP else note[:NOTE_CAP] + " ... (see --parity-json)"
+    return f"- {html.escape(shown)}"
+
+
+def _render(summary: Summary, texts: Mapping[str, str], exit_status: Optional[int], with_text: bool) -> str:
+    lines = ["## rollout parity", "", verdict_line(summary, exit_status), ""]
+    files = summary.files
+    if files is not None:
+        lines.append(f"old: {_code(files.old)}, new: {_code(files.new)}")
+        lines.append("")
+    lines.extend(_table(summary))
+    lines.extend(_flips(summary, texts, with_text))
+    listed = [line for category in ("masked", "missing") for line in _labels(summary, category)]
+    if listed:
+        lines.extend(["", "### Not compared", ""])
+        lines.extend(listed)
+    lines.extend(["", "### Paired statistics", "", "```text"])
+    lines.extend(paired_lines(summary.paired, summary.aggregate))
+    lines.append("```")
+    run = summary.run
+    if run is not None and run.verdicts_changed_by_hook:
+        lines.extend(["", f"pytest_parity_verdict hooks changed {run.verdicts_changed_by_hook} verdict(s)."])
+    if summary.nothing_compared:
+        lines.extend(["", f"**Nothing compared**: {html.escape(summary.nothing_compared)}"])
+    if summary.notes:
+        lines.extend(["", "### Notes", ""])
+        lines.extend(_note(note) for note in summary.notes[:LIST_CAP])
+        if len(summary.notes) > LIST_CAP:
+            lines.append(f"- ... and {len(summary.notes) - LIST_CAP} more (see `--parity-json`)")
+    return "\n".join(lines) + "\n"
+
+
+def render_markdown(summary: Summary, texts: Optional[Mapping[str, str]] = None,
+                    exit_status: Optional[int] = None) -> str:
+    """The Markdown summary; ``texts`` maps a flip's task label to its report text (log tail included).
+
+    Within :data:`BUDGET` bytes: should the capped page still be larger, the flips' texts are dropped.
+    """
+    text = utf8_safe(_render(summary, texts or {}, exit_status, with_text=True))
+    if len(text.encode("utf-8")) > BUDGET:
+        text = utf8_safe(_render(summary, {}, exit_status, with_text=False))
+    encoded = text.encode("utf-8")
+    if len(encoded) > BUDGET:
+        text = encoded[:BUDGET - 200].decode("utf-8", "ignore") + "\n\n... (cut at GitHub's size limit)\n"
+    return text

@@ -1,0 +1,79 @@
+"""Reports for CI: the Markdown summary (`--parity-markdown`, `$GITHUB_STEP_SUMMARY`) and GitHub annotations.
+
+Registered beside :class:`ParitySummary` only where reports arrive (a serial run or the xdist
+controller), so a job page gets the summary once. The flips' texts (header, log tail) are taken from
+their reports as they arrive: the controller never reads a verifier log again.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from ..core.annotations import annotation_lines
+from ..core.render_json import write_text
+from ..core.render_markdown import FLIPS, render_markdown
+from .collect import CATEGORY_PROPERTY, TASK_PROPERTY
+from .summary import ParitySummary
+
+STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
+
+
+class ParityCI:
+    """Collects the flips' report texts; writes the Markdown at session finish; prints annotations."""
+
+    def __init__(self, summary: ParitySummary) -> None:
+        self.summary = summary
+        self.texts: dict[str, str] = {}
+        self.failed: set[str] = set()
+
+    @pytest.hookimpl
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Keep a flip's failure text (or its xfail reason) by task label."""
+        properties = dict(report.user_properties)
+        task, category = properties.get(TASK_PROPERTY), properties.get(CATEGORY_PROPERTY)
+        if not isinstance(task, str) or category not in FLIPS:
+            return
+        if report.when == "call" or (report.when == "setup" and not report.passed):
+            if hasattr(report, "wasxfail"):
+                self.texts[task] = str(report.wasxfail)
+            elif report.failed:
+                self.texts[task] = report.longreprtext
+                self.failed.add(task)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        """After the summary is built and the exit status settled: the Markdown file(s)."""
+        summary = self.summary.summary
+        target = self.summary.run.settings.markdown_path
+        step_summary = os.environ.get(STEP_SUMMARY)
+        if summary is None or (target is None and not step_summary):
+            return
+        markdown = render_markdown(summary, self.texts, int(session.exitstatus))
+        tr = session.config.pluginmanager.get_plugin("terminalreporter")
+        if target is not None:
+            try:
+                write_text(target, markdown)
+            except OSError as exc:
+                if tr is not None:
+                    tr.write_line(f"ERROR: --parity-markdown: cannot write {target}: {exc.strerror or exc}", red=True)
+                session.exitstatus = pytest.ExitCode.USAGE_ERROR
+        if step_summary:
+            try:
+                with Path(step_summary).open("a", encoding="utf-8") as handle:
+                    handle.write(markdown)
+            except OSError as exc:
+                if tr is not None:  # the job page lacks the summary; the verdict itself still stands
+                    tr.write_line(f"WARNING: ${STEP_SUMMARY}: cannot append to {step_summary}: "
+                                  f"{exc.strerror or exc}", yellow=True)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        """Under GitHub Actions, one `::error` workflow command per failed flip, capped."""
+        summary = self.summary.summary
+        if summary is None or os.environ.get("GITHUB_ACTIONS") != "true":
+            return
+        for line in annotation_lines(summary, self.failed):
+            terminalreporter.write_line(line)

@@ -1,0 +1,96 @@
+"""CI reports: the Markdown summary (`--parity-markdown`, `$GITHUB_STEP_SUMMARY`) and GitHub annotations."""
+
+from __future__ import annotations
+
+import pytest
+
+from .conftest import Gate, all_text, output_lines
+
+
+def test_markdown_file_holds_verdict_counts_and_flip_tails(gate: Gate) -> None:
+    args = gate.mixed()
+    result = gate.run(*args, "--parity-markdown=summary.md")
+    assert result.ret == 1
+    text = (gate.path / "summary.md").read_text(encoding="utf-8")
+    assert "**rollout parity: FAILED**: 1 task regressed (old wins), 1 improved (new wins)" in text
+    assert "(exit status 1)" in text
+    assert "| flipped | 2 | new regressed (old wins) 1, new improved (new wins) 1 |" in text
+    # regex-log's tail comes from its report: the last lines of the new side's verifier log
+    assert "<summary><code>regex-log</code>: old=1.0 new=0.0, new regressed (old wins)</summary>" in text
+    assert "| regex line 30" in text
+    assert "<summary><code>git-multibranch</code>" in text  # the xfail reason of an agent-error flip
+    assert "paired over" in text
+
+
+def test_step_summary_appended_once_and_same_as_file(gate: Gate, monkeypatch: pytest.MonkeyPatch) -> None:
+    step = gate.write("step-summary.md", "earlier step\n")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step))
+    args = gate.mixed()
+    gate.run(*args, "--parity-markdown=summary.md")
+    written = (gate.path / "summary.md").read_text(encoding="utf-8")
+    assert step.read_text(encoding="utf-8") == "earlier step\n" + written
+
+
+def test_step_summary_under_xdist_written_once(gate: Gate, monkeypatch: pytest.MonkeyPatch) -> None:
+    step = gate.write("step-summary.md", "")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step))
+    args = gate.mixed()
+    result = gate.run_subprocess(*args, "-n", "2")
+    assert result.ret == 1
+    text = step.read_text(encoding="utf-8")
+    assert text.count("## rollout parity") == 1
+    assert "| regex line 30" in text
+
+
+def test_no_markdown_without_being_asked(gate: Gate) -> None:
+    args = gate.mixed()
+    result = gate.run(*args)
+    assert result.ret == 1
+    assert not list(gate.path.glob("*.md"))
+    assert "::error" not in all_text(result)
+
+
+@pytest.mark.parametrize("target", ["missing-dir/summary.md", "adir"])
+def test_unwritable_markdown_path_is_a_usage_error(gate: Gate, target: str) -> None:
+    (gate.path / "adir").mkdir()
+    args = gate.mixed()
+    result = gate.run(*args, f"--parity-markdown={target}")
+    assert result.ret == 4
+    assert any(line.startswith("ERROR: --parity-markdown:") for line in output_lines(result)), output_lines(result)
+    assert "Traceback" not in all_text(result)
+    assert not (gate.path / "missing-dir").exists() and list((gate.path / "adir").iterdir()) == []
+
+
+def test_annotations_under_github_actions(gate: Gate, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    args = gate.mixed()
+    result = gate.run(*args)
+    errors = [line for line in result.outlines if line.startswith("::error")]
+    # the two failed flips; the agent-error flip xfails and is no error
+    assert errors == [
+        "::error title=cancel-async-tasks flipped::old=0.0 new=1.0: new improved (new wins)",
+        "::error title=regex-log flipped::old=1.0 new=0.0: new regressed (old wins)",
+    ]
+
+
+def test_unwritable_step_summary_warns_and_keeps_the_verdict(gate: Gate, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(gate.path / "no-such-dir" / "step.md"))
+    args = gate.mixed()
+    result = gate.run(*args)
+    assert result.ret == 1
+    assert any(line.startswith("WARNING: $GITHUB_STEP_SUMMARY: cannot append") for line in result.outlines)
+
+
+def test_lone_surrogate_label_in_markdown_annotations_and_html(gate: Gate, monkeypatch: pytest.MonkeyPatch) -> None:
+    step = gate.write("step.md", "")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step))
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    old = '{"task_id": "t\\ud800", "reward": 1.0}\n{"task_id": "ok", "reward": 1.0}\n'
+    new = '{"task_id": "t\\ud800", "reward": 0.0}\n{"task_id": "ok", "reward": 1.0}\n'
+    pytest.importorskip("pytest_html")
+    result = gate.run(*gate.pair(old, new), "--parity-markdown=s.md", "--html=report.html")
+    assert "Traceback" not in all_text(result)
+    assert result.ret == 1
+    for name in ("s.md", "step.md", "report.html"):
+        assert "\\ud800" in (gate.path / name).read_bytes().decode("utf-8"), name
+    assert any(line.startswith("::error title=t\\ud800 flipped::") for line in result.outlines)

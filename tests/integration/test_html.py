@@ -1,0 +1,60 @@
+"""pytest-html: the report's summary holds the parity counts, each flip's row its rewards and log tail."""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+
+import pytest
+
+from .conftest import Gate, all_text
+
+pytest.importorskip("pytest_html")
+
+
+def _report_text(path: str) -> str:
+    """The report with its escaping undone (rows are JSON in an HTML attribute, extras HTML in it)."""
+    text = Path(path).read_text(encoding="utf-8")
+    for _ in range(3):
+        text = html.unescape(text)
+    return text
+
+
+def test_report_holds_counts_and_flip_extras(gate: Gate) -> None:
+    args = gate.mixed()
+    result = gate.run(*args, "--html=report.html")
+    assert result.ret == 1
+    text = _report_text(str(gate.path / "report.html"))
+    assert "rollout parity: FAILED</strong>: 1 task regressed (old wins), 1 improved (new wins)" in text
+    assert re.search(r"<td>flipped</td><td>2</td><td>new regressed \(old wins\) 1, new improved \(new wins\) 1</td>",
+                     text)
+    assert "<p>regex-log: old=1.0 new=0.0, new regressed (old wins)</p>" in text
+    assert "| regex line 30" in text  # the new side's verifier log tail
+    # the agent-error flip xfails, and its row still carries its rewards and message
+    assert "git-multibranch: old=1.0 new=0.0, new regressed (old wins)" in text
+    assert text.count("rollout-parity-flip") == 3  # the flips only: not fix-git, not the masked task
+
+
+def test_report_under_xdist_keeps_the_extras(gate: Gate) -> None:
+    args = gate.mixed()
+    result = gate.run_subprocess(*args, "--html=report.html", "-n", "2")
+    assert result.ret == 1
+    text = _report_text(str(gate.path / "report.html"))
+    assert "| regex line 30" in text
+    assert text.count("rollout parity: FAILED") == 1
+
+
+def test_without_pytest_html_nothing_changes(gate: Gate) -> None:
+    args = gate.mixed()
+    result = gate.run(*args, "-p", "no:html", "-p", "no:html_fixtures")
+    assert result.ret == 1
+    result.assert_outcomes(passed=1, failed=2, xfailed=4)
+    assert "Traceback" not in all_text(result) and not list(gate.path.glob("*.html"))
+
+
+def test_pytest_html_without_a_report_is_left_alone(gate: Gate) -> None:
+    args = gate.mixed()
+    result = gate.run(*args)
+    assert result.ret == 1
+    assert not list(gate.path.glob("*.html"))

@@ -1,0 +1,84 @@
+"""The README's GitHub Actions workflow: valid YAML, complete, naming only real options, and its gate
+command runs on the bundled pair."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from pytest_rollout_parity.plugin.options import OPTION_NAMES
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _workflow() -> dict[Any, Any]:
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"^```yaml\n(.*?)^```$", text, flags=re.S | re.M)
+    workflows = [block for block in blocks if "jobs:" in block]
+    assert len(workflows) == 1, workflows
+    data = yaml.safe_load(workflows[0])
+    assert isinstance(data, dict)
+    return data
+
+
+def _steps() -> list[dict[str, Any]]:
+    jobs = _workflow()["jobs"]
+    assert len(jobs) == 1
+    job = next(iter(jobs.values()))
+    assert job["runs-on"]
+    steps = job["steps"]
+    assert isinstance(steps, list)
+    return steps
+
+
+def _gate_command() -> list[str]:
+    commands = [line for step in _steps() for line in str(step.get("run", "")).splitlines()
+                if line.strip().startswith("pytest")]
+    assert len(commands) == 1, commands
+    return shlex.split(commands[0])
+
+
+def test_workflow_is_complete() -> None:
+    steps = _steps()
+    uses = [str(step.get("uses", "")).split("@")[0] for step in steps]
+    assert uses[:2] == ["actions/checkout", "actions/setup-python"]
+    assert any("pip install" in str(step.get("run", "")) for step in steps)
+    upload = next(step for step in steps if str(step.get("uses", "")).startswith("actions/upload-artifact@"))
+    assert upload["if"] == "always()"
+    command = _gate_command()
+    options = {arg.split("=", 1)[0]: arg.split("=", 1)[1] for arg in command if arg.startswith("--")}
+    # both reports are uploaded: they lie under the uploaded path
+    uploaded = str(upload["with"]["path"]).rstrip("/")
+    for option in ("--parity-json", "--junitxml"):
+        assert options[option].startswith(uploaded + "/"), (option, uploaded)
+
+
+def test_workflow_names_only_real_options() -> None:
+    named = {arg.split("=", 1)[0] for arg in _gate_command() if arg.startswith("--parity-")}
+    assert named, "the gate command names no --parity-* option"
+    assert named <= set(OPTION_NAMES.values()), named - set(OPTION_NAMES.values())
+
+
+def test_workflow_gate_command_runs_on_the_bundled_pair(tmp_path: Path) -> None:
+    shutil.copytree(REPO / "examples", tmp_path / "examples", ignore=shutil.ignore_patterns("*.py"))
+    run = next(str(step["run"]) for step in _steps() if "pytest" in str(step.get("run", "")))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "PYTEST_"))}
+    env["GITHUB_STEP_SUMMARY"] = str(tmp_path / "step.md")
+    for line in run.splitlines():
+        argv = shlex.split(line)
+        if argv[0] == "pytest":
+            argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *argv[1:]]
+        done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+        expected = 1 if "pytest" in argv else 0  # the bundled pair's flips fail, as the README says
+        assert done.returncode == expected, done.stdout + done.stderr
+    reports = tmp_path / "parity-report"
+    assert {p.name for p in reports.iterdir()} == {"summary.json", "summary.md", "junit.xml"}
+    assert (tmp_path / "step.md").read_text() == (reports / "summary.md").read_text()

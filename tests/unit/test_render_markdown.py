@@ -1,0 +1,79 @@
+"""The Markdown summary and the GitHub annotations: pure functions of the summary."""
+
+from __future__ import annotations
+
+from pytest_rollout_parity import compare_rollouts
+from pytest_rollout_parity.core.annotations import annotation_lines, escape_data, escape_property
+from pytest_rollout_parity.core.render_markdown import BUDGET, FLIP_CAP, TEXT_CAP, render_markdown, verdict_line
+from pytest_rollout_parity.core.summary import RunInfo, Summary, build_summary
+
+
+def _summary(old: dict[str, float], new: dict[str, float], **run: object) -> Summary:
+    result = compare_rollouts([{"task_id": t, "reward": r} for t, r in old.items()],
+                              [{"task_id": t, "reward": r} for t, r in new.items()])
+    info = RunInfo(old_file="old.jsonl", new_file="new.jsonl", **run) if run else None  # type: ignore[arg-type]
+    return build_summary(result, info)
+
+
+def test_verdict_first_then_table_flips_paired() -> None:
+    summary = _summary({"a": 1.0, "b": 1.0, "c": 0.0, "gone": 1.0}, {"a": 1.0, "b": 0.0, "c": 1.0},
+                       outcomes={"failed": 2, "passed": 1, "xfailed": 1})
+    text = render_markdown(summary, {"b": "b: old=1.0 new=0.0 -> old wins\n    | <tail> & more"}, exit_status=1)
+    lines = text.splitlines()
+    assert lines[0] == "## rollout parity"
+    assert lines[2].startswith("**rollout parity: FAILED**: 1 task regressed (old wins), 1 improved (new wins)")
+    assert lines[2].endswith("(exit status 1)")
+    assert "| flipped | 2 | new regressed (old wins) 1, new improved (new wins) 1 |" in lines
+    assert "| missing | 1 | old only 1, new only 0 |" in lines
+    # b's text folded and HTML-escaped; c ran without a text: a plain line
+    assert "<summary><code>b</code>: old=1.0 new=0.0, new regressed (old wins)</summary>" in lines
+    assert "    | &lt;tail&gt; &amp; more</pre>" in lines
+    assert "- <code>c</code>: old=0.0 new=1.0, new improved (new wins)" in lines
+    assert "- **missing** (1): <code>gone</code>" in lines
+    assert "paired over 3 compared tasks (d = new - old of the task means):" in lines
+
+
+def test_passed_and_nothing_compared_verdicts() -> None:
+    same = _summary({"a": 1.0}, {"a": 1.0}, outcomes={"passed": 1})
+    assert verdict_line(same).startswith("**rollout parity: PASSED**")
+    assert "### Flips" not in render_markdown(same)
+    disjoint = _summary({"a": 1.0}, {"b": 1.0})
+    assert verdict_line(disjoint, 2).startswith("**rollout parity: NOTHING COMPARED**")
+    assert "**Nothing compared**: no task was compared" in render_markdown(disjoint)
+
+
+def test_labels_cannot_break_the_markup() -> None:
+    summary = _summary({"<b>x|y`": 1.0}, {"<b>x|y`": 0.0})
+    text = render_markdown(summary)
+    assert "<code>&lt;b&gt;x|y`</code>" in text and "<b>x" not in text
+
+
+def test_flips_and_texts_capped_within_budget() -> None:
+    n = FLIP_CAP + 7
+    summary = _summary({f"t{i}": 1.0 for i in range(n)}, {f"t{i}": 0.0 for i in range(n)})
+    texts = {f"t{i}": "x" * (TEXT_CAP * 3) for i in range(n)}
+    text = render_markdown(summary, texts)
+    assert text.count("<details>") == FLIP_CAP
+    assert "... and 7 more flips: see the JSON summary" in text
+    assert f"({TEXT_CAP * 2} more characters" in text
+    huge = {f"t{i}": 1.0 for i in range(3000)}
+    big = _summary(huge, {t: 0.0 for t in huge})
+    page = render_markdown(big, {t: "y" * TEXT_CAP for t in huge})
+    assert len(page.encode("utf-8")) <= BUDGET
+
+
+def test_escaping_of_workflow_commands() -> None:
+    assert escape_data("50%\r\nnext: a, b") == "50%25%0D%0Anext: a, b"
+    assert escape_property("a: b, c%\n") == "a%3A b%2C c%25%0A"
+
+
+def test_annotations_for_failed_flips_capped() -> None:
+    summary = _summary({"a:1,x": 1.0, "b": 0.0, "c": 1.0}, {"a:1,x": 0.0, "b": 1.0, "c": 0.0})
+    lines = annotation_lines(summary, failed={"a:1,x", "b"})
+    assert lines == [
+        "::error title=a%3A1%2Cx flipped::old=1.0 new=0.0: new regressed (old wins)",
+        "::error title=b flipped::old=0.0 new=1.0: new improved (new wins)",
+    ]
+    many = _summary({f"t{i}": 1.0 for i in range(12)}, {f"t{i}": 0.0 for i in range(12)})
+    capped = annotation_lines(many, failed={f"t{i}" for i in range(12)})
+    assert len(capped) == 11 and capped[-1].startswith("2 more failed flip(s) not annotated: GitHub shows at most 10")
