@@ -354,7 +354,8 @@ def bench_users(kind: str, pair: str, seed: int, rates: dict, runs: int) -> None
         serial, dist = best["serial"], best["-n 2"]
         table(list(best.values()))
         floor_line("xdist", dist.wall / serial.wall, FLOORS["xdist"], f"-n 2 {dist.wall:.2f}s / serial {serial.wall:.2f}s")
-        memory_line(list(best.values()))
+        memory_line([serial])
+        print(f"   (-n 2: {dist.tree_mb:.0f} MB summed over {dist.processes} processes; each worker is a whole pytest)")
     else:  # cores
         one = ["taskset", "-c", "0"]
         commands = [
