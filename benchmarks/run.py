@@ -84,6 +84,8 @@ class Measure:
     #: peak RSS summed over the child and every process it started (see ProcessTreePeaks)
     tree_mb: float = 0.0
     processes: int = 1
+    #: the largest RSS the whole tree held at one moment (sampled; a lower bound)
+    at_once_mb: float = 0.0
 
 
 CHILD_ENV = dict(os.environ)
@@ -115,6 +117,8 @@ class ProcessTreePeaks(threading.Thread):
         super().__init__(daemon=True)
         self.pid = pid
         self.peaks: dict[int, int] = {}
+        #: the largest sum of the tree's current RSS (VmRSS) seen in one sample: what was held at once
+        self.at_once = 0
         self.done = threading.Event()
 
     def _children(self, pid: int) -> list[int]:
@@ -128,18 +132,21 @@ class ProcessTreePeaks(threading.Thread):
         return found
 
     def _sample(self) -> None:
-        stack = self._children(self.pid)
+        stack = [self.pid]
+        now = 0
         while stack:
             pid = stack.pop()
             try:
                 with open(f"/proc/{pid}/status") as fh:
                     for line in fh:
-                        if line.startswith("VmHWM:"):
+                        if line.startswith("VmHWM:") and pid != self.pid:
                             self.peaks[pid] = max(self.peaks.get(pid, 0), int(line.split()[1]))
-                            break
+                        elif line.startswith("VmRSS:"):
+                            now += int(line.split()[1])
             except OSError:
                 continue
             stack.extend(self._children(pid))
+        self.at_once = max(self.at_once, now)
 
     def run(self) -> None:
         while not self.done.wait(0.002):
@@ -165,7 +172,7 @@ def measure(label: str, argv: list[str], cwd: Path, out_path: Path, env: dict | 
     tree = rss + sum(peaks.peaks.values()) / 1024
     lines = [ln for ln in out_path.read_text(errors="replace").splitlines() if ln.strip()]
     return Measure(label, wall, ru.ru_utime, ru.ru_stime, rss, proc.returncode, lines[-1] if lines else "",
-                   tree, 1 + len(peaks.peaks))
+                   tree, 1 + len(peaks.peaks), peaks.at_once / 1024)
 
 
 def warm(paths: list[Path]) -> None:
@@ -309,7 +316,8 @@ def memory_line(measures: list[Measure]) -> None:
     worst = max(measures, key=lambda m: m.tree_mb)
     ok = worst.tree_mb <= MEMORY_FLOOR_MB
     print(f"   {'memory':<13} {worst.tree_mb:6.1f} MB  floor {MEMORY_FLOOR_MB:.0f} MB   {'ok   ' if ok else 'ABOVE'}  "
-          f"peak RSS summed over {worst.processes} process(es), the largest of these runs: {worst.label}")
+          f"peak RSS summed over {worst.processes} process(es), the largest of these runs: {worst.label} "
+          f"(held at once, sampled: {max(m.at_once_mb for m in measures):.1f} MB)")
     FAILURES.extend([] if ok else [f"memory {worst.tree_mb:.0f} MB"])
 
 
@@ -349,11 +357,16 @@ def bench_users(kind: str, pair: str, seed: int, rates: dict, runs: int) -> None
                    f"first run {first.wall:.2f}s / -p no:cacheprovider {nc.wall:.2f}s")
         memory_line(list(best.values()))
     elif kind == "xdist":
-        commands = [("serial", [*gate, *no_cache], full, None), ("-n 2", [*gate, *no_cache, "-n", "2"], full, None)]
+        trivial = [PY, "-m", "pytest", "-q", *no_cache, rel(trivial_test_file(out, manifest["tasks_joined"]))]
+        commands = [("serial", [*gate, *no_cache], full, None), ("-n 2", [*gate, *no_cache, "-n", "2"], full, None),
+                    ("trivial serial", trivial, {}, None), ("trivial -n 2", [*trivial, "-n", "2"], {}, None)]
         best = timed_best(commands, out, runs)
         serial, dist = best["serial"], best["-n 2"]
         table(list(best.values()))
         floor_line("xdist", dist.wall / serial.wall, FLOORS["xdist"], f"-n 2 {dist.wall:.2f}s / serial {serial.wall:.2f}s")
+        t_serial, t_dist = best["trivial serial"], best["trivial -n 2"]
+        print(f"   (pytest-xdist's own cost, on as many no-op tests: -n 2 / serial {t_dist.wall / t_serial.wall:.2f}x; "
+              f"the gate's -n 2 run against that trivial -n 2 run: {dist.wall / t_dist.wall:.2f}x)")
         memory_line([serial])
         print(f"   (-n 2: {dist.tree_mb:.0f} MB summed over {dist.processes} processes; each worker is a whole pytest)")
     else:  # cores
@@ -377,10 +390,11 @@ def bench_users(kind: str, pair: str, seed: int, rates: dict, runs: int) -> None
 
 
 def table(measures: list[Measure]) -> None:
-    print(f"   {'run':<22} {'wall s':>7} {'user s':>7} {'sys s':>6} {'RSS MB':>7} {'sum MB':>7} {'procs':>5} {'rc':>3}  last line")
+    print(f"   {'run':<22} {'wall s':>7} {'user s':>7} {'sys s':>6} {'RSS MB':>7} {'sum MB':>7} {'at once':>7} "
+          f"{'procs':>5} {'rc':>3}  last line")
     for m in measures:
         print(f"   {m.label:<22} {m.wall:7.2f} {m.user:7.2f} {m.sys:6.2f} {m.rss_mb:7.1f} {m.tree_mb:7.1f} "
-              f"{m.processes:5d} {m.rc:>3}  {m.tail[:60]}")
+              f"{m.at_once_mb:7.1f} {m.processes:5d} {m.rc:>3}  {m.tail[:60]}")
 
 
 def bench_unused(pairs: int) -> bool:
