@@ -8,10 +8,10 @@ full row again. Memory grows with the number of rows, never with their size.
 from __future__ import annotations
 
 import json
+import lzma
 import os
-import stat
-from functools import partial
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, BinaryIO, Callable, Iterator, Optional, TypeVar
 
@@ -20,18 +20,19 @@ from pydantic_core import from_json
 from .agents import AgentFilter
 from .errors import CompareInputError
 from .identity import KeyChoice, TaskIdent
+from .input_file import RowAt, check_first_line, decompressed, main_file_of, open_regular, plain_name
 from .model import RowFacts
 from .rows import fold_failure_record
-from .sides import SideBuilder
+from .sides import SideBuilder, is_failure_record
 from .skeleton import DecodeError as SKELETON_ERRORS
 from .skeleton import Decoder, skeleton_decoder
 
 BOM = b"\xef\xbb\xbf"
 LFS_POINTER = b"version https://git-lfs.github.com/spec/"
 T = TypeVar("T")
-#: Rows run to tens of kilobytes: a 1 MiB buffer reads a line in one piece (the default 8 KiB
-#: buffer assembles it from several reads and copies), which made line splitting 4x faster.
-READ_BUFFER = 1 << 20
+#: called while a side streams: (bytes of the file read, the file's size in bytes)
+Progress = Callable[[int, int], None]
+PROGRESS_STEP = 1 << 20  # report at most once per MiB of rows read
 
 
 def _fast_from_json() -> Callable[[bytes], Any]:
@@ -50,30 +51,16 @@ _from_json = _fast_from_json()
 
 
 def sidecar_path(path: Path) -> Path:
-    """`<stem>.jsonl` -> `<stem>_failures.jsonl` beside it (the collector's `failures_path_for`)."""
-    return path.with_name(path.stem + "_failures.jsonl")
+    """`<stem>.jsonl` -> `<stem>_failures.jsonl` beside it (the collector's `failures_path_for`).
+
+    A compressed main file (`<stem>.jsonl.gz`) has its sidecar under the plain name.
+    """
+    return path.with_name(Path(plain_name(path.name)).stem + "_failures.jsonl")
 
 
 def sidecar_display(display: str) -> str:
     """The sidecar's name in messages, in the same form as the main file's."""
     return str(sidecar_path(Path(display)))
-
-
-def _open_regular(path: Path, display: str) -> BinaryIO:
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        raise CompareInputError(f"{display}: no such file") from None
-    except OSError as exc:
-        raise CompareInputError(f"{display}: cannot read: {exc.strerror or exc}") from None
-    if stat.S_ISDIR(mode):
-        raise CompareInputError(f"{display}: is a directory, not a rollouts JSONL file")
-    if not stat.S_ISREG(mode):
-        raise CompareInputError(f"{display}: is not a regular file")
-    try:
-        return open(path, "rb", buffering=READ_BUFFER)  # noqa: SIM115 - closed by the caller's with-block
-    except OSError as exc:
-        raise CompareInputError(f"{display}: cannot read: {exc.strerror or exc}") from None
 
 
 def parse_line(raw: bytes, where: str, last_without_newline: bool) -> Any:
@@ -102,49 +89,85 @@ def parse_line(raw: bytes, where: str, last_without_newline: bool) -> Any:
 
 
 def iter_objects(
-    path: Path, display: str, decode: Optional[Decoder] = None
+    path: Path, display: str, decode: Optional[Decoder] = None, progress: Optional[Progress] = None
 ) -> Iterator[tuple[int, int, dict[str, Any]]]:
     """(line number, byte offset, object) for every non-blank line; errors name `<file>:<line>`.
 
     ``decode``, when given, is tried first (the skeleton reader); a line it cannot take is parsed
-    in full, which also words any error.
+    in full, which also words any error. A gzip, bz2 or xz file is read decompressed (offsets are
+    then in the decompressed stream). ``progress`` is told the bytes of the file read so far.
     """
-    with _open_regular(path, display) as handle:
-        offset = 0
-        line_no = 0
+    raw_file = open_regular(path, display)
+    with raw_file:
         try:
-            for raw in handle:
-                line_no += 1
-                start = offset
-                offset += len(raw)
-                if line_no == 1 and raw.startswith(BOM):
-                    raw = raw[3:]
-                    start += 3
-                if line_no == 1 and raw.startswith(LFS_POINTER):
-                    raise CompareInputError(f"{display}: a Git LFS pointer, not the file: run git lfs pull")
-                if not raw or raw.isspace():
-                    continue
-                obj: Any = None
-                if decode is not None:
-                    try:
-                        obj = decode(raw)
-                    except SKELETON_ERRORS:
-                        obj = None
-                if obj is None:
-                    where = f"{display}:{line_no}"
-                    obj = parse_line(raw, where, not raw.endswith(b"\n"))
-                if not isinstance(obj, dict):
-                    raise CompareInputError(f"{display}:{line_no}: expected a JSON object per line, got {_kind(obj)}")
-                yield line_no, start, obj
+            total = os.fstat(raw_file.fileno()).st_size
+            handle = decompressed(raw_file, display)
         except OSError as exc:
             raise CompareInputError(f"{display}: cannot read: {exc.strerror or exc}") from None
+        with handle:
+            yield from _objects(handle, display, decode, _reporter(raw_file, total, progress))
 
 
-def read_object_at(path: Path, offset: int) -> dict[str, Any]:
-    """The row whose line starts at ``offset`` (for ``TaskSide.rows``)."""
-    with open(path, "rb") as handle:
-        handle.seek(offset)
-        raw = handle.readline()
+def _reporter(raw_file: BinaryIO, total: int, progress: Optional[Progress]) -> Optional[Callable[[], None]]:
+    if progress is None:
+        return None
+    return lambda: progress(min(raw_file.tell(), total), total)
+
+
+def _objects(
+    handle: BinaryIO, display: str, decode: Optional[Decoder], report: Optional[Callable[[], None]]
+) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    offset = 0
+    line_no = 0
+    next_report = PROGRESS_STEP
+    first = True
+    try:
+        for raw in handle:
+            line_no += 1
+            start = offset
+            offset += len(raw)
+            if report is not None and offset >= next_report:
+                report()
+                next_report = offset + PROGRESS_STEP
+            if line_no == 1 and raw.startswith(BOM):
+                raw = raw[3:]
+                start += 3
+            if line_no == 1 and raw.startswith(LFS_POINTER):
+                raise CompareInputError(f"{display}: a Git LFS pointer, not the file: run git lfs pull")
+            if not raw or raw.isspace():
+                continue
+            if first:
+                check_first_line(raw.strip(), f"{display}:{line_no}")
+                first = False
+            obj: Any = None
+            if decode is not None:
+                try:
+                    obj = decode(raw)
+                except SKELETON_ERRORS:
+                    obj = None
+            if obj is None:
+                where = f"{display}:{line_no}"
+                obj = parse_line(raw, where, not raw.endswith(b"\n"))
+            if not isinstance(obj, dict):
+                raise CompareInputError(f"{display}:{line_no}: expected a JSON object per line, got {_kind(obj)}")
+            yield line_no, start, obj
+    except (OSError, EOFError, lzma.LZMAError) as exc:  # a compressed stream cut short or corrupt
+        reason = getattr(exc, "strerror", None) or exc
+        raise CompareInputError(f"{display}: cannot read: {reason}") from None
+    if report is not None:
+        report()
+
+
+def read_object_at(path: Path, offset: int, reader: Optional[RowAt] = None) -> dict[str, Any]:
+    """The row whose line starts at ``offset`` (for ``TaskSide.rows``).
+
+    ``reader`` keeps a compressed file's stream open across reads that move forward.
+    """
+    if reader is not None:
+        raw = reader.line(offset)
+    else:
+        with RowAt(path) as once:
+            raw = once.line(offset)
     value = parse_line(raw, f"{path}@{offset}", False)
     if not isinstance(value, dict):
         raise CompareInputError(f"{path}: the row at byte {offset} changed since it was read")
@@ -257,17 +280,21 @@ def load_side(
     agent: Optional[str] = None,
     key_option: str = "--parity-key",
     agent_option: str = "--parity-agent",
+    progress: Optional[Progress] = None,
 ) -> LoadedSide:
     """Stream a rollouts file and its sidecar into row facts and join values.
 
     ``agent`` keeps one agent's rows (others are dropped before keying); without it a file holding
     several agents is an input error. ``*_option`` name where the key and the agent were given.
+    ``progress`` is told the bytes of the main file read so far (see :func:`iter_objects`).
     """
     display = display or str(path)
     builder = SideBuilder(key, key_option)
     agents = AgentFilter(agent, agent_option)
     scored: set[tuple[Any, Any]] = set()
-    for line_no, offset, row in iter_objects(path, display, skeleton_decoder(key)):
+    for line_no, offset, row in iter_objects(path, display, skeleton_decoder(key), progress):
+        if not builder.facts:
+            _not_a_sidecar(path, display, row)
         if not agents.keep(row):
             continue
         builder.add_row(row, f"{display}:{line_no}", line_no, offset, keep=False)
@@ -285,13 +312,28 @@ def load_side(
         builder.add(pending)
     if not builder.facts:
         raise CompareInputError(f"{display}: no rows at all: the file holds no JSON object")
-    def reread(facts: RowFacts) -> dict[str, Any]:
-        return read_object_at(path if facts.origin == 0 or sidecar is None else sidecar, facts.offset)
+    with RowAt(path) as main_at, RowAt(sidecar or path) as sidecar_at:
+        def reread(facts: RowFacts) -> dict[str, Any]:
+            if facts.origin == 0 or sidecar is None:
+                return read_object_at(path, facts.offset, main_at)
+            return read_object_at(sidecar, facts.offset, sidecar_at)
 
+        choice = builder.finish(display, reread)
     return LoadedSide(
-        path=path, display=display, sidecar=sidecar, choice=builder.finish(display, reread), facts=builder.facts,
+        path=path, display=display, sidecar=sidecar, choice=choice, facts=builder.facts,
         agent=agents.compared, agent_rows=dict(agents.counts),
     )
+
+
+def _not_a_sidecar(path: Path, display: str, row: dict[str, Any]) -> None:
+    """A `<stem>_failures.jsonl` of failure records given as a side is named, with its main file."""
+    main = main_file_of(path)
+    if main is not None and is_failure_record(row):
+        shown = os.path.join(os.path.dirname(display), main.name)
+        raise CompareInputError(
+            f"{display}: a failures sidecar (records of rollouts that failed), not a rollouts file: "
+            f"give its main file {shown}; the sidecar beside it is read with it"
+        )
 
 
 def load_rollouts(path: str | os.PathLike[str]) -> list[dict[str, Any]]:

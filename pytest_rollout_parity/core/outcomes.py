@@ -1,6 +1,6 @@
 """What a task's item shows: the flip message, the xfail reasons, and the default outcome by category.
 
-The texts follow CONTRACT.md (Test items); the verifier output inside a flip message is looked up
+Reasons do not repeat the task (the node id names it); the verifier output inside a flip message is looked up
 only when the message is built, i.e. only for a flip item that runs and fails.
 """
 
@@ -20,12 +20,12 @@ def _masked_reason(comparison: TaskComparison) -> str:
         side = comparison.side(name)
         if side is not None and side.masked:
             parts.append(f"{name} side masked: {side.masked}")
-    return f"{comparison.task}: " + "; ".join(parts)
+    return "; ".join(parts)
 
 
 def _missing_reason(comparison: TaskComparison) -> str:
     present, absent = ("old", "new") if comparison.new is None else ("new", "old")
-    return f"{comparison.task}: only the {present} side has this task (missing from the {absent} file)"
+    return f"only the {present} side has this task (missing from the {absent} file)"
 
 
 def _agent_error_reason(comparison: TaskComparison) -> str:
@@ -35,21 +35,43 @@ def _agent_error_reason(comparison: TaskComparison) -> str:
         if (side := comparison.side(name)) is not None and side.agent_error
     ]
     return (
-        f"{comparison.task}: old={comparison.old.reward_text() if comparison.old else 'none'} "
+        f"old={comparison.old.reward_text() if comparison.old else 'none'} "
         f"new={comparison.new.reward_text() if comparison.new else 'none'} with {'; '.join(errors)}; "
         "not a counted flip: rerun the task"
     )
 
 
-def header_line(comparison: TaskComparison, noise: Optional[str] = None) -> str:
-    """`<task>: old=<reward> new=<reward> -> <winner> wins`: the one-line crash message of a flip.
+def _rows_text(comparison: TaskComparison) -> Optional[str]:
+    """`means of 1 vs 200 rows` when a side has repeats (`180 of 200` when some are not counted)."""
+    sides = [side for side in (comparison.old, comparison.new) if side is not None]
+    if len(sides) < 2 or not any(side.repeated for side in sides):
+        return None
+    counts = [str(len(s.facts)) if s.reward_rows == len(s.facts) else f"{s.reward_rows} of {len(s.facts)}"
+              for s in sides]
+    return f"means of {counts[0]} vs {counts[1]} rows"
 
-    ``noise`` (the task's p-value and figures, when its repeats allow one) is added in brackets.
+
+def direction(comparison: TaskComparison) -> str:
+    """A flip in words, from the new side's view: `new regressed` (old wins) or `new improved`."""
+    if comparison.winner == "old":
+        return "new regressed"
+    if comparison.winner == "new":
+        return "new improved"
+    return "rewards differ"
+
+
+def header_line(comparison: TaskComparison, noise: Optional[str] = None) -> str:
+    """`old=<reward> new=<reward>: new regressed|improved (<noise or row counts>)`: a flip's crash line.
+
+    Rewards and direction come first, as pytest cuts the short summary line at the terminal's
+    width; the task is not repeated (the node id names it). ``noise`` (the task's p-value and
+    figures, when its repeats allow one) or else the row counts of a mean follow in brackets.
     """
-    old = comparison.old.reward_text() if comparison.old else "none"
-    new = comparison.new.reward_text() if comparison.new else "none"
-    header = f"{comparison.task}: old={old} new={new} -> {comparison.winner} wins"
-    return f"{header} ({noise})" if noise else header
+    old = repr(round(comparison.old.reward, 4)) if comparison.old and comparison.old.reward is not None else "none"
+    new = repr(round(comparison.new.reward, 4)) if comparison.new and comparison.new.reward is not None else "none"
+    header = f"old={old} new={new}: {direction(comparison)}"
+    extra = noise or _rows_text(comparison)
+    return f"{header} ({extra})" if extra else header
 
 
 def flip_message(
@@ -59,9 +81,9 @@ def flip_message(
     noise: Optional[str] = None,
     judgement: Optional[FlipJudgement] = None,
 ) -> str:
-    """The whole flip message: header (with the per-task noise), why margin mode failed it, agent
+    """The whole flip message: `<task>: ` and the header (with the per-task noise), why margin mode failed it, agent
     errors, scored failure kinds, the loser's output tail."""
-    lines = [header_line(comparison, noise)]
+    lines = [f"{comparison.task}: {header_line(comparison, noise)}"]
     if judgement is not None and judgement.regression:
         lines.append(f"    {judgement.text}")
     sides = (("old", comparison.old), ("new", comparison.new))

@@ -19,10 +19,10 @@ import subprocess
 import sys
 from dataclasses import astuple, dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Protocol
 
 from .errors import CompareInputError
-from .loading import LoadedSide, load_side
+from .loading import LoadedSide, Progress, load_side
 from .snapshot import unframe
 
 #: Below this many bytes in the old file, the child's start costs more than it saves.
@@ -41,9 +41,27 @@ class SideRequest:
     key_option: str = "--parity-key"
     agent_option: str = "--parity-agent"
 
-    def load(self) -> LoadedSide:
-        """Read the side in this process."""
-        return load_side(Path(self.path), self.key, self.display, self.agent, self.key_option, self.agent_option)
+    def load(self, progress: Optional[Progress] = None) -> LoadedSide:
+        """Read the side in this process (``progress``: told the bytes read, see :func:`load_side`)."""
+        return load_side(Path(self.path), self.key, self.display, self.agent, self.key_option, self.agent_option,
+                         progress=progress)
+
+
+class SideProgress(Protocol):
+    """What is told while sides load: a side's reporter before it starts, and when it is read."""
+
+    def start(self, index: int) -> Optional[Progress]:
+        """The reporter of side ``index`` (0: old, 1: new), which is about to be read here."""
+
+    def done(self, index: int) -> None:
+        """Side ``index`` is read."""
+
+
+def _load_here(request: SideRequest, index: int, progress: Optional[SideProgress]) -> LoadedSide:
+    side = request.load(progress.start(index) if progress is not None else None)
+    if progress is not None:
+        progress.done(index)
+    return side
 
 
 def usable_cpus() -> int:
@@ -63,14 +81,16 @@ def worth_a_child(request: SideRequest, min_bytes: int = MIN_CHILD_BYTES) -> boo
     return size >= min_bytes and usable_cpus() > 1
 
 
-def load_two(old: SideRequest, new: SideRequest, min_bytes: int = MIN_CHILD_BYTES) -> tuple[LoadedSide, LoadedSide]:
+def load_two(
+    old: SideRequest, new: SideRequest, min_bytes: int = MIN_CHILD_BYTES, progress: Optional[SideProgress] = None
+) -> tuple[LoadedSide, LoadedSide]:
     """Both sides, the old one in a child when :func:`worth_a_child`; the same result as serially."""
     child = _start(old) if worth_a_child(old, min_bytes) else None
     if child is None:
-        return old.load(), new.load()
+        return _load_here(old, 0, progress), _load_here(new, 1, progress)
     try:
         try:
-            new_side: Optional[LoadedSide] = new.load()
+            new_side: Optional[LoadedSide] = _load_here(new, 1, progress)
             new_error: Optional[CompareInputError] = None
         except CompareInputError as exc:
             new_side, new_error = None, exc
@@ -80,7 +100,7 @@ def load_two(old: SideRequest, new: SideRequest, min_bytes: int = MIN_CHILD_BYTE
             child.kill()
             child.wait()
     if old_side is None:
-        old_side = old.load()  # the child failed: read it here (raises the old side's input error)
+        old_side = _load_here(old, 0, progress)  # the child failed: read it here (raises its input error)
     if new_error is not None:
         raise new_error
     assert new_side is not None

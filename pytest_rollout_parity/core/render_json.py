@@ -26,7 +26,8 @@ def _side(side: Optional[SideSummary]) -> Optional[dict[str, Any]]:
 
 def _task(task: TaskSummary) -> dict[str, Any]:
     return {"task": task.task, "category": task.category, "winner": task.winner,
-            "old": _side(task.old), "new": _side(task.new), "p_value": task.p_value}
+            "old": _side(task.old), "new": _side(task.new), "p_value": task.p_value,
+            "hook_verdict": asdict(task.hook_verdict) if task.hook_verdict is not None else None}
 
 
 def _paired(paired: Paired) -> dict[str, Any]:

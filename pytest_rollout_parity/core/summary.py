@@ -27,6 +27,14 @@ def per_side(side: Side, old: T, new: T) -> T:
 
 
 @dataclass(frozen=True)
+class HookVerdict:
+    """An outcome a `pytest_parity_verdict` hook gave a task instead of its default, and why."""
+
+    outcome: str
+    reason: str
+
+
+@dataclass(frozen=True)
 class RunInfo:
     """What the pytest run adds to the classification: the files and the items' fate."""
 
@@ -40,6 +48,8 @@ class RunInfo:
     outcomes: Mapping[str, int] = field(default_factory=dict)
     #: each side's `<stem>_aggregate_metrics.json` checked against its rows, when the file exists
     aggregate: Mapping[str, AggregateCheck] = field(default_factory=dict)
+    #: the verdicts hooks changed, by task label (from the items' reports, so xdist workers' too)
+    hook_verdicts: Mapping[str, HookVerdict] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -113,7 +123,8 @@ class SideSummary:
 @dataclass(frozen=True)
 class TaskSummary:
     """One joined task: its category, the winner of a flip, both sides (None when absent), and the
-    p-value of its old rows against its new rows (a flip with 2+ rows a side, else None)."""
+    p-value of its old rows against its new rows (a flip with 2+ rows a side, else None), and the
+    outcome a `pytest_parity_verdict` hook gave it instead of the default (None: no hook changed it)."""
 
     task: str
     category: Category
@@ -121,6 +132,7 @@ class TaskSummary:
     old: Optional[SideSummary]
     new: Optional[SideSummary]
     p_value: Optional[float] = None
+    hook_verdict: Optional[HookVerdict] = None
 
     def side(self, name: Side) -> Optional[SideSummary]:
         return per_side(name, self.old, self.new)
@@ -212,6 +224,10 @@ class Summary:
     aggregate_metrics: Optional[AggregateMetrics] = None
     run: Optional[RunOutcome] = None
 
+    def hook_verdicts(self) -> list[TaskSummary]:
+        """The tasks whose outcome a hook changed, in task order."""
+        return [task for task in self.tasks if task.hook_verdict is not None]
+
     def labels(self, category: Category) -> list[str]:
         """The task labels of one category, in task order."""
         return [task.task for task in self.tasks if task.category == category]
@@ -254,9 +270,9 @@ def _side(side: Optional[TaskSide]) -> Optional[SideSummary]:
     )
 
 
-def _task(task: TaskComparison, p_value: Optional[float]) -> TaskSummary:
+def _task(task: TaskComparison, p_value: Optional[float], hook_verdict: Optional[HookVerdict]) -> TaskSummary:
     return TaskSummary(task=task.task, category=task.category, winner=task.winner,
-                       old=_side(task.old), new=_side(task.new), p_value=p_value)
+                       old=_side(task.old), new=_side(task.new), p_value=p_value, hook_verdict=hook_verdict)
 
 
 def _paired(section: PairedSection) -> Paired:
@@ -288,6 +304,7 @@ def build_summary(
     if run is not None and run.same_file:
         notes.append("both sides are the same file")
     files = outcome = metrics = None
+    verdicts: Mapping[str, HookVerdict] = run.hook_verdicts if run is not None else {}
     if run is not None:
         notes.extend(check.note for check in run.aggregate.values() if check.note)
         files = Files(old=run.old_file, new=run.new_file, old_sidecar=run.old_sidecar, new_sidecar=run.new_sidecar)
@@ -311,7 +328,7 @@ def build_summary(
         nothing_compared=nothing_compared(result),
         notes=tuple(notes),
         paired=_paired(section),
-        tasks=tuple(_task(task, p) for task, p in zip(result.tasks, section.p_values)),
+        tasks=tuple(_task(task, p, verdicts.get(task.task)) for task, p in zip(result.tasks, section.p_values)),
         aggregate=_equivalence(equivalence(section.stats, margin)) if margin is not None else None,
         files=files,
         aggregate_metrics=metrics,

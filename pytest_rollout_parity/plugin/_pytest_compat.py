@@ -2,14 +2,19 @@
 
 Tested with pytest 8.0 and 9.2. Both touch objects pytest made for this run only (a failure's
 representation, the terminal reporter's lists of reports); if their shape changes, both do nothing
-and the run stays correct, only the crash line or the speed of a large run changes.
+and the run stays correct, only the crash line, the --tb=line/short body or the speed of a large
+run changes.
 
-1. **The crash line of a flip.** pytest takes a failure's one-line crash message (the short
-   summary line, in CI the whole line; JUnit's ``message``) from the exception text:
+1. **The crash line of a flip, and its body per --tb style.** pytest takes a failure's one-line
+   crash message (the short summary line, in CI the whole line; JUnit's ``message``; the
+   ``path:line: message`` of ``--tb=line``) from the exception text and the code location:
    ``pytest.fail(text, pytrace=False)`` gives ``"Failed: " + text`` with every line of the text
-   (the verifier log tail included). No hook or option chooses that line, so
-   :func:`set_crash_message` writes the flip's header into the representation
-   ``Item.repr_failure`` has just built.
+   (the verifier log tail included) at a line of the plugin's own code. No hook or option chooses
+   that line, so :func:`set_crash_message` writes the flip's header, and the task's row in the new
+   file as its location, into the representation ``Item.repr_failure`` has just built. With a
+   ``pytrace=False`` failure pytest renders every style as the whole message, and ``--tb=line``
+   prints that body before the crash line; :func:`keep_message_lines` cuts the body to what the
+   style asks for (none for line, the header for short).
 
 2. **Quiet phase reports, set aside while failures are rendered.** pytest's terminal reporter keeps
    every passed setup/teardown report under the empty category and, for each failure it renders
@@ -25,16 +30,27 @@ and the run stays correct, only the crash line or the speed of a large run chang
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 import pytest
 
 
-def set_crash_message(representation: object, message: str) -> None:
-    """Make ``message`` the crash line of a failure representation (see the module docstring, 1)."""
+def set_crash_message(representation: object, message: str, location: Optional[tuple[str, int]] = None) -> None:
+    """Make ``message`` (at ``location``: path, 1-based line) the crash line of a failure (docstring, 1)."""
     crash = getattr(representation, "reprcrash", None)
     if crash is not None and hasattr(crash, "message"):
         crash.message = message
+        if location is not None and hasattr(crash, "path") and hasattr(crash, "lineno"):
+            crash.path, crash.lineno = location
+
+
+def keep_message_lines(representation: object, count: int) -> None:
+    """Keep the first ``count`` lines of a ``pytrace=False`` failure's message body (docstring, 1)."""
+    traceback = getattr(representation, "reprtraceback", None)
+    entries = getattr(traceback, "reprentries", None)
+    if not entries or not isinstance(getattr(entries[-1], "lines", None), list):
+        return
+    del entries[-1].lines[count:]
 
 
 class QuietPhaseReports:

@@ -19,6 +19,7 @@ from .collect import ParityFile, is_parity_report
 from .fixtures import parametrize_rollout_pair
 from .html import ParityHtmlRows, ParityHtmlSummary, html_report_requested
 from .placement import collect_new_file
+from .progress import progress_for
 from .run import ParityRun
 from .settings import ParitySettings, settings_from_config
 from .sources import gather_sides
@@ -43,9 +44,13 @@ class ParityGate:
     @pytest.hookimpl
     def pytest_configure(self, config: pytest.Config) -> None:
         """An unusable input stops the run here with one `ERROR:` line and status 4."""
+        progress = progress_for(config)
         try:
-            run = ParityRun.load(self.settings, config.invocation_params.dir, gather_sides(config, self.settings))
+            sides = gather_sides(config, self.settings, progress)
+            run = ParityRun.load(self.settings, config.invocation_params.dir, sides)
         except CompareInputError as exc:
+            if progress is not None:
+                progress.close()
             raise pytest.UsageError(str(exc)) from None
         # The loaded sides live until the end: keep them out of every later garbage collection
         # (pytest's own at exit walked all of them, 0.1 s a collection on the 2 GB pair).

@@ -10,7 +10,7 @@ import pytest
 from ..core.margin import AGGREGATE_NAME
 from ..core.outcomes import default_verdict
 from ..core.verdict import Verdict
-from ._pytest_compat import set_crash_message
+from ._pytest_compat import keep_message_lines, set_crash_message
 from .run import ParityRun
 
 if TYPE_CHECKING:
@@ -20,6 +20,12 @@ VERDICT_PROPERTY = "parity_verdict_changed"
 TASK_PROPERTY = "parity_task"
 CATEGORY_PROPERTY = "parity_category"
 AGGREGATE_PROPERTY = "parity_aggregate"
+
+
+def hook_verdict(value: str) -> tuple[str, str]:
+    """(outcome, reason) from a `parity_verdict_changed` property value (`<outcome>: <reason>`)."""
+    outcome, _, reason = value.partition(": ")
+    return outcome, reason
 
 
 def is_parity_report(report: object) -> bool:
@@ -54,12 +60,28 @@ class ParityFile(pytest.File):
             yield AggregateItem.from_parent(self, name=AGGREGATE_NAME)
 
 
-def _message_only(item: pytest.Item, excinfo: pytest.ExceptionInfo[BaseException],
-                  header: Optional[str]) -> "str | TerminalRepr":
-    """The failure message alone, no traceback; its crash line (short summary, JUnit) is ``header``."""
+#: message lines each --tb style shows (None: all); the crash line always carries the header
+STYLE_LINES = {"line": 0, "short": 1}
+
+
+def _message_only(item: pytest.Item, excinfo: pytest.ExceptionInfo[BaseException], header: Optional[str],
+                  style: Any, location: Optional[tuple[str, int]] = None) -> "str | TerminalRepr":
+    """The failure message alone, no traceback, cut to what ``style`` (or --tb) asks for.
+
+    Its crash line (short summary, JUnit ``message``, ``--tb=line``) is ``header`` at ``location``.
+    """
     representation = pytest.Item.repr_failure(item, excinfo, style="value")
-    set_crash_message(representation, header or str(excinfo.value).split("\n", 1)[0])
+    set_crash_message(representation, header or str(excinfo.value).split("\n", 1)[0], location)
+    lines = STYLE_LINES.get(style or item.config.getoption("tbstyle", "auto"))
+    if lines is not None:
+        keep_message_lines(representation, lines)
     return representation
+
+
+def crash_line(text: str, task: str) -> str:
+    """A failure text's first line without the task label it starts with (the node id names it)."""
+    first = text.split("\n", 1)[0]
+    return first.removeprefix(f"{task}: ") or first
 
 
 class ParityItem(pytest.Item):
@@ -92,10 +114,14 @@ class ParityItem(pytest.Item):
                 # outcome and reason, for the JUnit properties of a hook-decided item
                 changed = verdict.outcome + (f": {verdict.text}" if verdict.text else "")
                 self.user_properties.append((VERDICT_PROPERTY, changed))
+                if verdict.outcome == "passed":  # -rA / -rP show it under the PASSES heading
+                    self.add_report_section("call", "parity verdict", (
+                        f"{comparison.task} ({comparison.category}) passed by a pytest_parity_verdict hook: "
+                        f"{verdict.text or '(no reason given)'}"))
         else:
             verdict = default_verdict(comparison, strict, lambda: self.run.flip_message(self.index), judgement)
         if verdict.outcome == "failed":
-            self._header = verdict.text.split("\n", 1)[0]
+            self._header = crash_line(verdict.text, comparison.task)
             pytest.fail(verdict.text, pytrace=False)
         if verdict.outcome == "xfail":
             # Raised, not pytest.xfail(): --runxfail turns that into a no-op, and a masked,
@@ -103,8 +129,17 @@ class ParityItem(pytest.Item):
             raise pytest.xfail.Exception(verdict.text)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> "str | TerminalRepr":
-        """The message alone, no traceback; its crash line (short summary, JUnit) is the header."""
-        return _message_only(self, excinfo, self._header)
+        """The message alone, no traceback; its crash line (short summary, JUnit) is the header,
+        at the task's first row in its file (`new.jsonl:12: old=1.0 new=0.0: new regressed`)."""
+        return _message_only(self, excinfo, self._header, style, self._row_location())
+
+    def _row_location(self) -> Optional[tuple[str, int]]:
+        comparison = self.run.result.tasks[self.index]
+        for side, loaded in ((comparison.new, self.run.new), (comparison.old, self.run.old)):
+            main_rows = [facts.line for facts in side.facts if facts.origin == 0] if side is not None else []
+            if main_rows:
+                return loaded.display, main_rows[0]
+        return None
 
     def reportinfo(self) -> tuple[Path, Optional[int], str]:
         """The task label heads the item's failure report."""
@@ -132,7 +167,7 @@ class AggregateItem(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> "str | TerminalRepr":
         """The decision's message alone, no traceback."""
-        return _message_only(self, excinfo, None)
+        return _message_only(self, excinfo, None, style)
 
     def reportinfo(self) -> tuple[Path, Optional[int], str]:
         """The aggregate's name heads its failure report."""

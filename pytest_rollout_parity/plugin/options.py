@@ -26,11 +26,12 @@ OPTION_NAMES = {
     "strict": "--parity-strict",
     "margin": "--parity-margin",
     "alpha": "--parity-alpha",
+    "allow_same_file": "--parity-allow-same-file",
 }
 INI_NAMES = (
     "parity_old", "parity_new", "parity_key", "parity_old_key", "parity_new_key", "parity_agent",
     "parity_old_agent", "parity_new_agent", "parity_tail", "parity_logs_root", "parity_strict",
-    "parity_margin", "parity_alpha",
+    "parity_margin", "parity_alpha", "parity_allow_same_file",
 )
 
 
@@ -68,6 +69,10 @@ def addoptions(parser: pytest.Parser) -> None:
         "--parity-alpha", metavar="A",
         help="margin mode: false discovery rate for the per-task tests of flips (default 0.05)",
     )
+    group.addoption(
+        "--parity-allow-same-file", action="store_true", default=None,
+        help="allow both sides to name the same file (a smoke test of the gate; otherwise a usage error)",
+    )
     parser.addini("parity_old", "rollouts JSONL of the old (reference) side", default=None)
     parser.addini("parity_new", "rollouts JSONL of the new (candidate) side", default=None)
     parser.addini("parity_key", "dotted field holding the task id, for both sides", default=None)
@@ -81,6 +86,7 @@ def addoptions(parser: pytest.Parser) -> None:
     _addini_scalar(parser, "parity_strict", "masked, missing and agent-error tasks fail instead of xfail", bool)
     _addini_scalar(parser, "parity_margin", "margin mode: the accepted mean reward difference (reward units)", float)
     _addini_scalar(parser, "parity_alpha", "margin mode: false discovery rate for the flips' tests", float)
+    _addini_scalar(parser, "parity_allow_same_file", "allow both sides to name the same file (a smoke test)", bool)
 
 
 def _addini_scalar(parser: pytest.Parser, name: str, help: str, scalar: type) -> None:

@@ -41,7 +41,7 @@ import pytest
 from ..core import skeleton, snapshot
 from ..core.aggregate import metrics_path
 from ..core.loading import LoadedSide, sidecar_path
-from ..core.parallel import SideRequest, load_two
+from ..core.parallel import SideProgress, SideRequest, load_two
 
 CACHE_DIR = "rollout-parity"
 
@@ -138,8 +138,9 @@ def cache_dir(config: pytest.Config) -> Optional[Path]:
 class SideStore:
     """Loads sides through the cache: each side from its entry when current, else read (and stored)."""
 
-    def __init__(self, directory: Optional[Path]) -> None:
+    def __init__(self, directory: Optional[Path], progress: Optional[SideProgress] = None) -> None:
         self.directory = directory
+        self.progress = progress
         #: each side's entry path and key when it is in the cache now (the xdist hand-over reuses them)
         self.entries: list[tuple[Path, tuple[Any, ...]]] = []
 
@@ -151,10 +152,12 @@ class SideStore:
         found = [read_entry(p, k) if p is not None else None for p, k in zip(paths, keys)]
         missing = [i for i, side in enumerate(found) if side is None]
         if len(missing) == 2:
-            found[0], found[1] = load_two(requests[0], requests[1])
+            found[0], found[1] = load_two(requests[0], requests[1], progress=self.progress)
         else:
             for i in missing:
-                found[i] = requests[i].load()
+                found[i] = requests[i].load(self.progress.start(i) if self.progress else None)
+                if self.progress:
+                    self.progress.done(i)
         sides = [side for side in found if side is not None]
         stored = [paths[i] is not None and i not in missing for i in range(len(requests))]
         for i in missing:

@@ -18,7 +18,7 @@ from ..core.naming import item_names
 from ..core.outcomes import flip_message
 from ..core.paired import PairedSection, noise_text, paired_section, task_noise
 from ..core.parallel import SideRequest
-from ..core.summary import RunInfo
+from ..core.summary import HookVerdict, RunInfo
 from ..core.verifier import LogRoots
 from .settings import ParitySettings
 
@@ -86,7 +86,8 @@ class ParityRun:
         return flip_message(comparison, self.settings.tail, self.roots, noise, self.judgements[index])
 
     def run_info(self, selected: Optional[int] = None, verdicts_changed: int = 0,
-                 outcomes: Optional[dict[str, int]] = None) -> RunInfo:
+                 outcomes: Optional[dict[str, int]] = None,
+                 hook_verdicts: Optional[dict[str, HookVerdict]] = None) -> RunInfo:
         """What the run adds to the summary: files, selection, hook verdicts, outcomes."""
         return RunInfo(
             old_file=self.old.display,
@@ -98,6 +99,7 @@ class ParityRun:
             verdicts_changed=verdicts_changed,
             outcomes=outcomes or {},
             aggregate=self.aggregate,
+            hook_verdicts=hook_verdicts or {},
         )
 
 

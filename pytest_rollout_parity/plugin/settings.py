@@ -45,6 +45,8 @@ class ParitySettings(BaseModel):
     margin: Optional[float] = Field(None, ge=0, allow_inf_nan=False)
     #: the false discovery rate below which a flip's repeats show it is not noise (margin mode)
     alpha: float = Field(0.05, gt=0, lt=1)
+    #: both sides may name one file (a deliberate smoke test); otherwise that is a usage error
+    allow_same_file: bool = False
 
     @field_validator("key", "old_key", "new_key")
     @classmethod
@@ -118,7 +120,7 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
         raise pytest.UsageError(f"{given} was given without {missing}: the gate needs both sides")
 
     for field_name in ("key", "old_key", "new_key", "agent", "old_agent", "new_agent", "tail", "strict",
-                       "margin", "alpha"):
+                       "margin", "alpha", "allow_same_file"):
         cli = config.getoption(f"parity_{field_name}")
         if cli is not None:
             raw[field_name], sources[field_name] = cli, OPTION_NAMES[field_name]
@@ -146,6 +148,7 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
         value = raw.get(field_name)
         message = error["msg"].removeprefix("Value error, ")
         raise pytest.UsageError(f"{where}: {message[:1].lower() + message[1:]}, got {value!r}") from None
+    _check_same_file(settings, sources)
     _check_target(settings.json_path, "--parity-json")
     _check_target(settings.markdown_path, "--parity-markdown")
     for root in settings.logs_roots:
@@ -153,6 +156,15 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
             where = "--parity-logs-root" if cli_roots else "parity_logs_root"
             raise pytest.UsageError(f"{where}: {root} is not a directory")
     return settings
+
+
+def _check_same_file(settings: ParitySettings, sources: dict[str, str]) -> None:
+    """Both sides naming one file (by any path, symlink or hard link) compares nothing: a usage error."""
+    if settings.same_file and not settings.allow_same_file:
+        raise pytest.UsageError(
+            f"{sources['old']} and {sources['new']} name the same file ({settings.new_shown or settings.new}): "
+            "a file compared with itself shows nothing; give --parity-allow-same-file for a smoke test"
+        )
 
 
 def _check_target(target: Optional[Path], option: str) -> None:

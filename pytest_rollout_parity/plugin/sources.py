@@ -7,10 +7,13 @@ current), and an xdist controller then shares what it loaded with its workers.
 
 from __future__ import annotations
 
+from typing import Optional
+
 import pytest
 
-from ..core.loading import LoadedSide
+from ..core.loading import LoadedSide, Progress
 from ..core.parallel import SideRequest
+from .progress import LoadProgress
 from .rerun_cache import SideStore, cache_dir
 from .run import read_sides
 from .settings import ParitySettings
@@ -27,15 +30,36 @@ def _distributing(config: pytest.Config) -> bool:
     return bool(config.getoption("numprocesses", None) or config.getoption("tx", None))
 
 
-def gather_sides(config: pytest.Config, settings: ParitySettings) -> tuple[LoadedSide, LoadedSide]:
-    """Both sides for this process; raises CompareInputError for an unusable input."""
+class _Shown:
+    """The load progress display, told about sides by their index (0: old, 1: new)."""
+
+    NAMES = ("old", "new")
+
+    def __init__(self, display: LoadProgress) -> None:
+        self.display = display
+
+    def start(self, index: int) -> Optional[Progress]:
+        return self.display.side(self.NAMES[index])
+
+    def done(self, index: int) -> None:
+        self.display.finished(self.NAMES[index])
+
+
+def gather_sides(
+    config: pytest.Config, settings: ParitySettings, progress: Optional[LoadProgress] = None
+) -> tuple[LoadedSide, LoadedSide]:
+    """Both sides for this process; raises CompareInputError for an unusable input.
+
+    ``progress`` shows the sides read in this process (not those taken from the cache, nor the one
+    a reader child reads).
+    """
     if _xdist_active(config) and hasattr(config, "workerinput"):
         from .xdist_share import shared_sides
 
         shared = shared_sides(config)
         if shared is not None:
             return read_sides(settings, lambda requests: shared[: len(requests)])
-    store = SideStore(cache_dir(config))
+    store = SideStore(cache_dir(config), _Shown(progress) if progress is not None else None)
     loaded: list[LoadedSide] = []
 
     def load(requests: list[SideRequest]) -> list[LoadedSide]:

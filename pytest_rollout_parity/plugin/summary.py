@@ -10,10 +10,10 @@ from typing import Optional
 
 import pytest
 
-from .collect import CATEGORY_PROPERTY, TASK_PROPERTY, VERDICT_PROPERTY
+from .collect import CATEGORY_PROPERTY, TASK_PROPERTY, VERDICT_PROPERTY, hook_verdict
 from ..core.render_json import write_json
 from ..core.render_terminal import summary_lines
-from ..core.summary import Summary, build_summary
+from ..core.summary import HookVerdict, Summary, build_summary
 from .run import ParityRun
 
 NOTHING_COMPARED_EXIT = 2
@@ -26,6 +26,7 @@ class ParitySummary:
         self.run = run
         self.ran: set[str] = set()
         self.verdicts_changed = 0
+        self.hook_verdicts: dict[str, HookVerdict] = {}
         self.outcomes: dict[str, int] = {}
         self.summary: Optional[Summary] = None
 
@@ -41,12 +42,15 @@ class ParitySummary:
             self.outcomes[outcome] = self.outcomes.get(outcome, 0) + 1
             if VERDICT_PROPERTY in properties:
                 self.verdicts_changed += 1
+                given, reason = hook_verdict(str(properties[VERDICT_PROPERTY]))
+                self.hook_verdicts[str(properties[TASK_PROPERTY])] = HookVerdict(given, reason)
 
     @pytest.hookimpl
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """Build the one summary object; write it as JSON; settle the exit status from its fields."""
         ran = None if session.config.option.collectonly else len(self.ran)
-        info = self.run.run_info(selected=ran, verdicts_changed=self.verdicts_changed, outcomes=self.outcomes)
+        info = self.run.run_info(selected=ran, verdicts_changed=self.verdicts_changed, outcomes=self.outcomes,
+                                 hook_verdicts=self.hook_verdicts)
         self.summary = build_summary(self.run.result, info, paired=self.run.paired, margin=self.run.settings.margin)
         json_path = self.run.settings.json_path
         if json_path is not None:

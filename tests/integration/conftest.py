@@ -224,7 +224,7 @@ def make_unreadable(monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201 - returns 
     import errno
     import os
 
-    from pytest_rollout_parity.core import loading, verifier
+    from pytest_rollout_parity.core import input_file, verifier
 
     denied: set[str] = set()
     real_open = builtins.open
@@ -235,7 +235,7 @@ def make_unreadable(monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201 - returns 
         return real_open(file, *args, **kwargs)
 
     if hasattr(os, "geteuid") and os.geteuid() == 0:
-        monkeypatch.setattr(loading, "open", guarded_open, raising=False)
+        monkeypatch.setattr(input_file, "open", guarded_open, raising=False)
         monkeypatch.setattr(verifier, "open", guarded_open, raising=False)
 
     def make(path: Path) -> Path:

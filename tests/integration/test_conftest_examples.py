@@ -28,7 +28,7 @@ def test_known_flips_hook_passes_the_reviewed_flips(
     result = pytester.runpytest(OLD, NEW, "-rA", "--parity-json=summary.json")
     result.assert_outcomes(passed=5, failed=1, xfailed=7)
     result.stdout.fnmatch_lines(["PASSED *::gpt2-codegolf", "PASSED *::nginx-request-logging", "FAILED *::crack-7z-hash*"])
-    result.stdout.fnmatch_lines(["pytest_parity_verdict hooks changed 2 verdict(s)"])
+    result.stdout.fnmatch_lines(["pytest_parity_verdict hooks changed 2 verdict(s):", "    gpt2-codegolf (flipped): passed: *"])
     summary = json.loads(Path("summary.json").read_text())
     categories = {t["task"]: t["category"] for t in summary["tasks"]}
     assert categories["gpt2-codegolf"] == "flipped"  # the data's category stays

@@ -48,7 +48,7 @@ def test_single_50mb_row(gate: Gate) -> None:
     assert (gate.path / NEW).stat().st_size > 50_000_000
     result = gate.run(*args, "--parity-json=s.json", "--parity-tail=2")
     result.assert_outcomes(passed=1, failed=1)
-    assert flip_block(result.outlines, "regex-log: old=1.0 new=0.0 -> old wins")[1:] == [
+    assert flip_block(result.outlines, "regex-log: old=1.0 new=0.0: new regressed")[1:] == [
         "    new verifier output (last 2 lines of row field 'test_output'):",
         "    | AssertionError: big row lost",
         "    | LAST LINE",
@@ -71,7 +71,7 @@ def test_200k_small_rows(gate: Gate) -> None:
     assert (gate.path / NEW).read_bytes().count(b"\n") == 200_000
     result = gate.run(*args, "--parity-json=s.json", "-q")
     result.assert_outcomes(passed=999, failed=1)
-    assert "task-0007: old=1.0 new=0.995 (mean of 200 rows) -> old wins" in result.outlines
+    assert "task-0007: old=1.0 new=0.995: new regressed (means of 1 vs 200 rows)" in result.outlines
     data = summary_json(gate)
     assert data["rows"]["new"] == 200_000 and data["rows"]["old"] == 1000
     assert data["counts"]["tasks"] == 1000 and data["counts"]["identical"] == 999
@@ -85,8 +85,8 @@ def test_exact_duplicate_lines_count_as_repeats(gate: Gate) -> None:
     args = gate.pair(old, [harbor_row("fix-git", 1.0), harbor_row("regex-log", 0.0, index=1)])
     result = gate.run(*args, "--parity-json=s.json", "-rf", "-vv")
     result.assert_outcomes(passed=1, failed=1)
-    header = "regex-log: old=1.0 (mean of 2 rows) new=0.0 -> old wins"
-    assert header in result.outlines
+    header = "old=1.0 new=0.0: new regressed (means of 2 vs 1 rows)"
+    assert f"regex-log: {header}" in result.outlines
     assert f"FAILED {NEW}::regex-log - {header}" in result.outlines
     data = summary_json(gate)
     assert data["rows"]["old"] == 3
@@ -103,7 +103,7 @@ def test_same_file_both_sides(gate: Gate, spelling: str) -> None:
     if spelling == "through a symlink":
         (gate.path / "latest.jsonl").symlink_to(gate.path / NEW)
         old = "latest.jsonl"
-    result = gate.run(f"--parity-old={old}", f"--parity-new={NEW}", "--parity-json=s.json")
+    result = gate.run(f"--parity-old={old}", f"--parity-new={NEW}", "--parity-json=s.json", "--parity-allow-same-file")
     result.assert_outcomes(passed=3)
     assert result.ret == 0
     lines = section(result)
@@ -114,7 +114,7 @@ def test_same_file_both_sides(gate: Gate, spelling: str) -> None:
     assert data["rows"]["old"] == data["rows"]["new"] == 3
     # each side under the name it was given
     assert data["files"]["old"] == old and data["files"]["new"] == NEW
-    assert lines[0].startswith(f"old: {old}: 3 tasks") and lines[1].startswith(f"new: {NEW}: 3 tasks")
+    assert lines[1].startswith(f"old: {old}: 3 tasks") and lines[2].startswith(f"new: {NEW}: 3 tasks")
 
 
 @pytest.mark.parametrize("spelling", ["second path", "symlink elsewhere"])
@@ -127,20 +127,20 @@ def test_same_file_each_side_keeps_its_name_and_sidecar(gate: Gate, spelling: st
     else:
         (gate.path / "latest.jsonl").symlink_to(gate.path / NEW)
         old = "latest.jsonl"
-    result = gate.run(f"--parity-old={old}", f"--parity-new={NEW}", "--parity-json=s.json")
+    result = gate.run(f"--parity-old={old}", f"--parity-new={NEW}", "--parity-json=s.json", "--parity-allow-same-file")
     lines = section(result)
     assert "note: both sides are the same file" in lines
     data = summary_json(gate)
     assert data["files"]["old"] == old and data["files"]["new"] == NEW
     assert data["files"]["new_sidecar"] == "new/rollouts_failures.jsonl"
-    assert lines[1].startswith(f"new: {NEW} (+ sidecar rollouts_failures.jsonl): 3 tasks, 3 rows (1 masked)")
+    assert lines[2].startswith(f"new: {NEW} (+ sidecar rollouts_failures.jsonl): 3 tasks, 3 rows (1 masked)")
     if spelling == "second path":  # the same sidecar too: both sides read alike
         assert data["files"]["old_sidecar"] == "new/../new/rollouts_failures.jsonl"
-        assert lines[0].startswith(f"old: {old} (+ sidecar rollouts_failures.jsonl): 3 tasks, 3 rows (1 masked)")
+        assert lines[1].startswith(f"old: {old} (+ sidecar rollouts_failures.jsonl): 3 tasks, 3 rows (1 masked)")
         result.assert_outcomes(passed=2, xfailed=1)
     else:  # latest_failures.jsonl does not exist: the old side has no sidecar
         assert data["files"]["old_sidecar"] is None
-        assert lines[0].startswith(f"old: {old}: 2 tasks, 2 rows (0 masked)")
+        assert lines[1].startswith(f"old: {old}: 2 tasks, 2 rows (0 masked)")
         result.assert_outcomes(passed=2, xfailed=1)
 
 
@@ -191,7 +191,7 @@ def test_sparse_multi_gigabyte_log_only_its_tail_is_read(gate: Gate) -> None:
         read = bytes_read_by_this_process() - before
         log.unlink()  # sparse, but keep a 3 GiB file out of the kept basetemps anyway
     result.assert_outcomes(failed=1)
-    block = flip_block(result.outlines, "fix-git: old=1.0 new=0.0 -> old wins")
+    block = flip_block(result.outlines, "fix-git: old=1.0 new=0.0: new regressed")
     assert block[1].startswith("    new verifier output (last 15 lines of ")
     assert block[2:] == [f"    | {line}" for line in last[-15:]]
     assert read < 2**28, read  # 256 MiB: a whole read of the log would be 3 GiB
@@ -227,10 +227,10 @@ def test_special_log_paths_never_hang_fall_back_or_say_why(gate: Gate) -> None:
                "dev-zero": "not a regular file", "dev-null": "not a regular file",
                "dangling-link": "is a dangling symlink", "dir-without-stdout": "test-stdout.txt"}
     for kind in SPECIAL_LOGS:
-        block = flip_block(result.outlines, f"{kind}-embedded: old=1.0 new=0.0 -> old wins")
+        block = flip_block(result.outlines, f"{kind}-embedded: old=1.0 new=0.0: new regressed")
         assert block[1:] == ["    new verifier output (last 1 lines of row field 'test_output'):",
                              f"    | embedded output of {kind}"], (kind, block)
-        block = flip_block(result.outlines, f"{kind}: old=1.0 new=0.0 -> old wins")
+        block = flip_block(result.outlines, f"{kind}: old=1.0 new=0.0: new regressed")
         assert len(block) == 2, (kind, block)
         assert block[1].startswith("    new verifier output unavailable: "), (kind, block)
         assert where[kind] in block[1] and reasons[kind] in block[1], (kind, block)
@@ -243,7 +243,7 @@ def test_undecodable_log_bytes_show_as_replacement_char(gate: Gate) -> None:
     args = gate.pair([legacy_row("fix-git", 1.0)], [harbor_row("fix-git", 0.0, logs_dir="logs/bad")])
     result = gate.run(*args, "--parity-tail=2")
     result.assert_outcomes(failed=1)
-    assert flip_block(result.outlines, "fix-git: old=1.0 new=0.0 -> old wins")[2:] == [
+    assert flip_block(result.outlines, "fix-git: old=1.0 new=0.0: new regressed")[2:] == [
         "    | bad \ufffd\ufffd bytes", "    | latin-1 caf\ufffd"]
 
 
@@ -343,8 +343,8 @@ def test_ci_short_summary_one_line_per_flip(gate: Gate, monkeypatch: pytest.Monk
     args = gate.mixed()
     result = gate.run(*args, "-rf", *workers)
     assert sorted(short_summary(result)) == sorted([
-        f"FAILED {NEW}::cancel-async-tasks - cancel-async-tasks: old=0.0 new=1.0 -> new wins",
-        f"FAILED {NEW}::regex-log - regex-log: old=1.0 new=0.0 -> old wins",
+        f"FAILED {NEW}::cancel-async-tasks - old=0.0 new=1.0: new improved",
+        f"FAILED {NEW}::regex-log - old=1.0 new=0.0: new regressed",
     ])
 
 
@@ -405,7 +405,7 @@ def test_results_directory_behaves_like_empty_directory(gate: Gate, monkeypatch:
         text = all_text(result).lower()
         assert "doctest" not in text and "test-fifo" not in text and "traceback" not in text
         assert "    | >>> 1 + 1" in result.outlines and "    | 3" in result.outlines
-    assert section(inside)[2:] == section(outside)[2:]  # the file lines differ only in how paths are spelled
+    assert section(inside)[3:] == section(outside)[3:]  # the file lines differ only in how paths are spelled
 
 
 def snapshot(root: Path) -> dict[str, tuple[int, int]]:

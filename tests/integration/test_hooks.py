@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from .conftest import Gate
+from .conftest import Gate, junit_cases, junit_properties, section
 from .test_selection import ran
 
 NEW = "new/rollouts.jsonl"
@@ -41,7 +41,7 @@ def test_verdicts_change_outcomes(gate: Gate) -> None:
         f"{NEW}::old-only": "XFAIL",
     }
     assert result.ret == 1
-    result.stdout.fnmatch_lines([f"FAILED {NEW}::fix-git - fix-git: blocked by policy"])
+    result.stdout.fnmatch_lines([f"FAILED {NEW}::fix-git - blocked by policy"])
     # pytest 8.0 writes "- reason: <reason>", later releases "- <reason>"
     result.stdout.fnmatch_lines([f"XFAIL {NEW}::cancel-async-tasks - *known: new side wins, tracked in #7"])
     assert "Traceback" not in result.stdout.str()
@@ -112,6 +112,54 @@ def test_hook_under_xdist(gate: Gate) -> None:
     assert ran(result)[f"{NEW}::regex-log"] == "PASSED"
     assert ran(result)[f"{NEW}::fix-git"] == "FAILED"
     result.stdout.fnmatch_lines(["*pytest_parity_verdict*changed 3 verdict*"])
+
+
+AUDIT = [
+    "pytest_parity_verdict hooks changed 3 verdict(s):",
+    "    cancel-async-tasks (flipped): xfail: known: new side wins, tracked in #7",
+    "    fix-git (identical): failed: fix-git: blocked by policy",
+    "    regex-log (flipped): passed: reviewed in #123: flaky upstream test",
+]
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_every_changed_verdict_is_auditable(gate: Gate, workers: list[str]) -> None:
+    """Terminal list, JSON per task, JUnit property and the -rA passes section name each change."""
+    if workers:
+        pytest.importorskip("xdist")
+    args = gate.mixed()
+    gate.pytester.makeconftest(CONFTEST)
+    result = gate.run(*args, *workers, "-rA", "--parity-json=s.json", "--junitxml=j.xml")
+    lines = section(result)
+    start = lines.index(AUDIT[0])
+    assert lines[start:start + len(AUDIT)] == AUDIT
+    tasks = {t["task"]: t["hook_verdict"] for t in json.loads((gate.path / "s.json").read_text())["tasks"]}
+    assert tasks == {
+        "regex-log": {"outcome": "passed", "reason": "reviewed in #123: flaky upstream test"},
+        "cancel-async-tasks": {"outcome": "xfail", "reason": "known: new side wins, tracked in #7"},
+        "fix-git": {"outcome": "failed", "reason": "fix-git: blocked by policy"},
+        "build-cython-ext": None, "git-multibranch": None, "new-only": None, "old-only": None,
+    }
+    properties = junit_properties(junit_cases(gate.path / "j.xml")["regex-log"])
+    assert properties["parity_verdict_changed"] == "passed: reviewed in #123: flaky upstream test"
+    # the passed item says why it passed, under the PASSES heading of -rA
+    assert ("regex-log (flipped) passed by a pytest_parity_verdict hook: reviewed in #123: flaky upstream test"
+            in result.outlines)
+
+
+def test_hook_verdict_list_is_capped(gate: Gate) -> None:
+    from .conftest import harbor_row, legacy_row
+
+    names = [f"t{i:02d}" for i in range(12)]
+    args = gate.pair([legacy_row(n, 1.0) for n in names], [harbor_row(n, 0.0, index=i) for i, n in enumerate(names)])
+    gate.pytester.makeconftest(
+        "from pytest_rollout_parity import Verdict\n"
+        "def pytest_parity_verdict(comparison, config):\n"
+        "    return Verdict.passed()\n")
+    lines = section(gate.run(*args))
+    start = lines.index("pytest_parity_verdict hooks changed 12 verdict(s):")
+    assert lines[start + 1] == "    t00 (flipped): passed: (no reason given)"
+    assert lines[start + 11] == "    ... and 2 more (see --parity-json)"
 
 
 def test_hookspec_registered(gate: Gate) -> None:

@@ -73,7 +73,7 @@ def test_regression_fails_the_aggregate_on_the_lower_side_and_the_regressed_task
     assert "n = 23" in message and "margin ±0.05" in message and "Δ = -0.1304" in message
     # the regressed task's message carries its noise and why it is not noise
     start = result.outlines.index(
-        "broken-0: old=1.0 (mean of 5 rows) new=0.0 (mean of 5 rows) -> old wins (p = 0.008, 5/5 vs 0/5)")
+        "broken-0: old=1.0 new=0.0: new regressed (p = 0.008, 5/5 vs 0/5)")
     assert result.outlines[start + 1] == "    not noise: BH-adjusted p = 0.013 over 5 task(s) tested < alpha 0.05"
     assert "Traceback" not in all_text(result)
 
@@ -107,7 +107,7 @@ def test_without_a_margin_every_flip_fails_and_no_aggregate(gate: Gate) -> None:
     assert AGGREGATE not in outcomes
     assert sum(word == "FAILED" for word in outcomes.values()) == 5  # 3 regressed + 2 noise flips
     # the flip message carries the per-task noise in both modes
-    assert "broken-1: old=1.0 (mean of 5 rows) new=0.0 (mean of 5 rows) -> old wins (p = 0.008, 5/5 vs 0/5)" \
+    assert "broken-1: old=1.0 new=0.0: new regressed (p = 0.008, 5/5 vs 0/5)" \
         in result.outlines
     data = json.loads((gate.path / "s.json").read_text())
     assert "aggregate" not in data

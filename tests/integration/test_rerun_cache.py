@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -33,9 +34,9 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     seen: list[str] = []
     real = SideRequest.load
 
-    def counting(self: SideRequest):
+    def counting(self: SideRequest, progress: Any = None) -> Any:
         seen.append(Path(self.path).name)
-        return real(self)
+        return real(self, progress)
 
     monkeypatch.setattr(SideRequest, "load", counting)
     return seen
@@ -158,7 +159,7 @@ from pytest_rollout_parity.core.parallel import SideRequest
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config):
     if hasattr(config, "workerinput"):
-        def refuse(self):
+        def refuse(self, progress=None):
             raise RuntimeError("an xdist worker read " + self.path)
         SideRequest.load = refuse
 """

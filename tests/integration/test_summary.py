@@ -30,7 +30,7 @@ def test_terminal_section(gate: Gate) -> None:
              and line.split()[1].isdigit()}
     assert table == {"identical": "1", "flipped": "2", "flipped_agent_error": "1", "masked": "1", "missing": "2",
                      "tasks": "7"}
-    assert "old wins 1, new wins 1" in text
+    assert "new regressed 1, new improved 1" in text
     assert "old only 1, new only 1" in text
     assert "category" in text and "-------" in text  # a tabulate table with headers
 

@@ -70,7 +70,7 @@ def test_every_parity_option_and_ini_key_switches_the_gate_on(gate: Gate) -> Non
     assert set(re.findall(r"^\s+(parity_[a-z_]+) \(", shown, flags=re.M)) == set(INI_NAMES)
     assert not parity_requested(gate.pytester.parseconfig())
     for option in OPTION_NAMES.values():
-        args = [option] if option == "--parity-strict" else [f"{option}=x"]
+        args = [option] if option in ("--parity-strict", "--parity-allow-same-file") else [f"{option}=x"]
         assert parity_requested(gate.pytester.parseconfig(*args)), option
     for name in INI_NAMES:
         gate.pytester.makeini(f"[pytest]\n{name} = x\n")

@@ -51,6 +51,23 @@ def test_same_file_adds_its_note() -> None:
     assert "both sides are the same file" not in build_summary(result).notes
 
 
+def test_hook_verdicts_are_per_task_fields() -> None:
+    from pytest_rollout_parity.core.render_json import json_dict
+    from pytest_rollout_parity.core.render_terminal import summary_lines
+    from pytest_rollout_parity.core.summary import HookVerdict
+
+    result = compare_rollouts(_rows({"a": 1.0, "b": 1.0}), _rows({"a": 0.0, "b": 1.0}))
+    info = RunInfo(old_file="o", new_file="n", verdicts_changed=1,
+                   hook_verdicts={"a": HookVerdict("passed", "reviewed\nsecond line")})
+    summary = build_summary(result, info)
+    assert [t.hook_verdict for t in summary.tasks] == [HookVerdict("passed", "reviewed\nsecond line"), None]
+    assert [t["hook_verdict"] for t in json_dict(summary)["tasks"]] == [
+        {"outcome": "passed", "reason": "reviewed\nsecond line"}, None]
+    lines = summary_lines(summary)
+    start = lines.index("pytest_parity_verdict hooks changed 1 verdict(s):")
+    assert lines[start + 1] == "    a (flipped): passed: reviewed"
+
+
 def hand_built() -> Summary:
     """A summary made without any result: the renderings need nothing else."""
     side = SideSummary(reward=1.0, rows=1, reward_rows=1, masked=None, agent_error=None, failure_kind=None)
@@ -81,10 +98,11 @@ def hand_built() -> Summary:
 
 def test_terminal_lines_render_the_summary() -> None:
     lines = summary_lines(hand_built())
-    assert lines[0] == "old: a/old.jsonl: 1 task, 1 row (0 masked), key task_name, prefix 'tb/' stripped"
-    assert lines[1] == "new: b/new.jsonl (+ sidecar new_failures.jsonl): 1 task, 2 rows (1 masked), key _ng_task_id (given)"
-    assert lines[2] == "new aggregate metrics: mean reward 0.5 recorded, 0.0 from 2 rows"
-    assert lines[3] == "note: a note"
+    assert lines[1] == "old: a/old.jsonl: 1 task, 1 row (0 masked), key task_name, prefix 'tb/' stripped"
+    assert lines[2] == "new: b/new.jsonl (+ sidecar new_failures.jsonl): 1 task, 2 rows (1 masked), key _ng_task_id (given)"
+    assert lines[3] == "new aggregate metrics: mean reward 0.5 recorded, 0.0 from 2 rows"
+    assert lines[4] == "note: a note"
+    assert lines[0].startswith("parity: 1 task regressed, 0 improved")
     assert "flipped: t" in lines
     start = lines.index("paired over 1 compared task (d = new - old of the task means):")
     assert lines[start + 1:start + 4] == [

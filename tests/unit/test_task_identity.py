@@ -234,9 +234,9 @@ def test_summary_names_each_sides_identity_and_why():
     assert summary["join"]["old_key"] == PROMPT_KEY
     assert summary["join"]["old_key_reason"] == "the prompt: no task id field and no _ng_task_index on every row"
     lines = summary_lines(build_summary(calendar))
-    assert lines[0].endswith(f"key {PROMPT_KEY} (the prompt: no task id field and no _ng_task_index on every row)")
+    assert lines[1].endswith(f"key {PROMPT_KEY} (the prompt: no task id field and no _ng_task_index on every row)")
     indexed = build_summary(compare_rollouts(old, old))
-    assert summary_lines(indexed)[1].endswith("key _ng_task_index (no task id field on every row)")
+    assert summary_lines(indexed)[2].endswith("key _ng_task_index (no task id field on every row)")
     with_id = summary_dict(compare_rollouts([row(task_id="a")], [row(task_id="a")]))
     assert with_id["join"]["new_key_reason"] == "an id field every row carries"
 

@@ -1,0 +1,97 @@
+"""Progress on long loads: on a terminal only, never under -q, in a CI log or on an xdist worker."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from pytest_rollout_parity.plugin import progress
+from pytest_rollout_parity.plugin.progress import LoadProgress, wants_progress
+
+from .conftest import Gate
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_updates_in_place_at_most_every_interval_then_the_time() -> None:
+    stream, clock = io.StringIO(), Clock()
+    shown = LoadProgress(stream, clock=clock, show_from=1000, interval=0.25)
+    report = shown.side("old")
+    report(100, 2000)
+    clock.now = 0.1
+    report(500, 2000)  # too soon: not written
+    clock.now = 0.3
+    report(1000, 2000)
+    clock.now = 2.5
+    report(2000, 2000)  # the end is always written
+    shown.finished("old")
+    writes = stream.getvalue().split("\r")[1:]
+    assert [w.rstrip() for w in writes] == [
+        "reading old: 100 B of 2.0 KB (5%)",
+        "reading old: 1.0 KB of 2.0 KB (50%)",
+        "reading old: 2.0 KB of 2.0 KB (100%)",
+        "old: read 2.0 KB in 2.5 s",
+    ]
+    assert stream.getvalue().endswith("\n") and stream.getvalue().count("\n") == 1
+
+
+def test_two_sides_at_once_share_the_line() -> None:
+    stream = io.StringIO()
+    shown = LoadProgress(stream, clock=Clock(), show_from=10, interval=0)
+    old, new = shown.side("old"), shown.side("new")
+    old(50, 100)
+    new(20, 100)
+    assert stream.getvalue().split("\r")[-1] == "reading old: 50 B of 100 B (50%); new: 20 B of 100 B (20%)"
+
+
+def test_small_sides_print_nothing() -> None:
+    stream = io.StringIO()
+    shown = LoadProgress(stream, clock=Clock(), show_from=1000)
+    shown.side("old")(10, 999)
+    shown.finished("old")
+    assert stream.getvalue() == ""
+
+
+@pytest.mark.parametrize(("worker", "verbosity", "tty", "shown"), [
+    (False, 0, True, True), (False, 1, True, True), (False, -1, True, False),
+    (False, 0, False, False), (True, 0, True, False),
+])
+def test_who_sees_progress(worker: bool, verbosity: int, tty: bool, shown: bool) -> None:
+    assert wants_progress(worker, verbosity, tty) is shown
+
+
+@pytest.fixture
+def big(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every side counts as large, so a small pair shows progress when a terminal watches."""
+    monkeypatch.setattr(progress, "SHOW_FROM", 1)
+
+
+@pytest.mark.parametrize(("tty", "flags", "shown"), [(True, [], True), (True, ["-q"], False), (False, [], False)],
+                         ids=["terminal", "quiet", "ci-log"])
+def test_gate_run(gate: Gate, monkeypatch: pytest.MonkeyPatch, big: None, tty: bool, flags: list[str],
+                  shown: bool) -> None:
+    monkeypatch.setattr(progress, "stderr_is_tty", lambda: tty)
+    result = gate.run(*gate.mixed(), *flags)
+    assert result.ret == 1
+    err = "\n".join(result.errlines)
+    finished = [line.split("\r")[-1] for line in result.errlines if "read " in line]
+    if shown:
+        assert [line.split(": read ")[0] for line in finished] == ["old", "new"]
+        assert "reading old: " in err
+    else:
+        assert finished == [] and "reading" not in err
+
+
+def test_input_error_starts_on_its_own_line(gate: Gate, monkeypatch: pytest.MonkeyPatch, big: None) -> None:
+    monkeypatch.setattr(progress, "stderr_is_tty", lambda: True)
+    args = gate.pair("".join(f'{{"task_id": "t{i}", "reward": 1.0}}\n' for i in range(3)), '{"task_id": "t0", "re\n')
+    result = gate.run(*args)
+    assert result.ret == 4
+    assert any(line.startswith("ERROR: new/rollouts.jsonl:1: ") for line in result.errlines)

@@ -1,0 +1,58 @@
+"""The section opens with the verdict in words; masked and missing tasks are listed with side and reason."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from pytest_rollout_parity import compare_rollouts
+from pytest_rollout_parity.core.render_terminal import summary_lines, verdict_line
+from pytest_rollout_parity.core.summary import build_summary
+
+
+def _rows(pairs: dict[str, Optional[float]], **extra: Any) -> list[dict[str, Any]]:
+    return [{"task_id": task, "reward": reward, **extra} for task, reward in pairs.items()]
+
+
+def test_no_difference() -> None:
+    rows = _rows({f"t{i}": 1.0 for i in range(12)})
+    summary = build_summary(compare_rollouts(rows, rows))
+    assert summary_lines(summary)[0] == "parity: no difference in 12 compared tasks"
+
+
+def test_every_kind_of_difference_in_words() -> None:
+    old = _rows({"down": 1.0, "down2": 1.0, "up": 0.0, "same": 1.0, "gone": 1.0, "masked": 1.0})
+    new = _rows({"down": 0.0, "down2": 0.0, "up": 1.0, "same": 1.0, "masked": None, "extra": 1.0})
+    new += [{"task_id": "rerun", "reward": 0.0, "error": "TimeoutError"}]
+    old += [{"task_id": "rerun", "reward": 1.0}]
+    summary = build_summary(compare_rollouts(old, new))
+    assert verdict_line(summary) == (
+        "parity: 2 tasks regressed, 1 improved, 1 rerun candidate (agent errors), 1 masked, 2 missing; 1 identical")
+    lines = summary_lines(summary)
+    table_row = next(line for line in lines if line.startswith("flipped "))
+    assert table_row.endswith("new regressed 2, new improved 1")
+    start = lines.index("masked (1):")
+    assert lines[start + 1] == "    masked: new side: no reward"
+    start = lines.index("missing (2):")
+    assert lines[start + 1:start + 3] == ["    extra: only in the new file", "    gone: only in the old file"]
+
+
+def test_nothing_compared_says_so_first() -> None:
+    summary = build_summary(compare_rollouts(_rows({"a": 1.0}), _rows({"b": 1.0})))
+    assert verdict_line(summary) == "parity: nothing compared in 2 tasks (0 masked, 2 missing; see below)"
+
+
+def test_margin_decision_joins_the_verdict() -> None:
+    old = [{"task_id": f"t{i}", "reward": 1.0} for i in range(30)]
+    summary = build_summary(compare_rollouts(old, old), margin=0.05)
+    assert verdict_line(summary) == (
+        "parity: no difference in 30 compared tasks; mean difference within the margin 0.05")
+
+
+def test_masked_and_missing_lists_are_capped() -> None:
+    old = _rows({f"m{i:02d}": None for i in range(13)})
+    new = _rows({f"m{i:02d}": 1.0 for i in range(13)})
+    lines = summary_lines(build_summary(compare_rollouts(old, new)))
+    start = lines.index("masked (13):")
+    assert lines[start + 1] == "    m00: old side: no reward"
+    assert lines[start + 11] == "    ... and 3 more (see --parity-json)"
+    assert "m12" not in "\n".join(lines)
