@@ -321,7 +321,7 @@ def memory_line(measures: list[Measure]) -> None:
     FAILURES.extend([] if ok else [f"memory {worst.tree_mb:.0f} MB"])
 
 
-def bench_users(kind: str, pair: str, seed: int, rates: dict, runs: int) -> None:
+def bench_users(kind: str, pair: str, seed: int, rates: dict, runs: int, baseline: str | None = None) -> None:
     """The user-facing scales on a named pair: rerun, xdist, cores."""
     tasks, repeats, kb = SCALES[pair]
     out, manifest = ensure_pair(pair, tasks, repeats, kb, seed, rates)
@@ -378,15 +378,25 @@ def bench_users(kind: str, pair: str, seed: int, rates: dict, runs: int) -> None
             ("fast, 2 cores", [*gate, *no_cache], fast, None),
             ("fast, 1 core", [*one, *gate, *no_cache], fast, None),
         ]
+        if baseline:  # the same one-core runs with another install (the version before), in this run
+            before = [baseline, *gate[1:], *no_cache]
+            commands += [("before, default, 1 core", [*one, *before], full, None),
+                         ("before, fast, 1 core", [*one, *before], fast, None)]
         best = timed_best(commands, out, runs)
         j = best["json.loads"]
         table(list(best.values()))
         floor_line("2 cores", best["default, 2 cores"].wall / j.wall, FLOORS["2 cores"], "default install / json.loads")
         floor_line("2 cores fast", best["fast, 2 cores"].wall / j.wall, FLOORS["2 cores fast"], "msgspec / json.loads")
         for reader in ("default", "fast"):
-            floor_line(f"1 core {reader}", best[f"{reader}, 1 core"].wall / j.wall, ONE_CORE_BEFORE[reader],
-                       "taskset -c 0, gate / json.loads; floor: the same before this change")
-        memory_line([m for label, m in best.items() if label != "json.loads"])
+            now = best[f"{reader}, 1 core"]
+            if baseline:
+                was = best[f"before, {reader}, 1 core"]
+                floor_line(f"1 core {reader}", now.wall / was.wall, 1.0,
+                           f"taskset -c 0, this install / {baseline} (CPU {now.user + now.sys:.2f}s vs {was.user + was.sys:.2f}s)")
+            else:
+                floor_line(f"1 core {reader}", now.wall / j.wall, ONE_CORE_BEFORE[reader],
+                           "taskset -c 0, gate / json.loads; floor: the same, measured before (pass --baseline)")
+        memory_line([m for label, m in best.items() if label != "json.loads" and not label.startswith("before")])
 
 
 def table(measures: list[Measure]) -> None:
@@ -456,6 +466,8 @@ def main(argv: list[str] | None = None) -> int:
                     "--tasks/--repeats/--row-kb are given)")
     ap.add_argument("--pair", choices=list(SCALES), default="large", help="the pair the rerun, xdist and cores "
                     "scales run on (default: large, the 2 GB pair)")
+    ap.add_argument("--baseline", metavar="PYTHON", help="cores scale: also time the one-core runs with this "
+                    "interpreter (an environment with the previous version installed, and msgspec), as the floor")
     ap.add_argument("--tasks", type=int)
     ap.add_argument("--repeats", type=int)
     ap.add_argument("--row-kb", type=float, help="row size in KB (for rowsize: the smaller of the two sizes)")
@@ -485,7 +497,7 @@ def main(argv: list[str] | None = None) -> int:
             unused_ok = bench_unused(a.pairs)
             continue
         if scale in USER_SCALES:
-            bench_users(scale, a.pair, a.seed, rates, a.runs)
+            bench_users(scale, a.pair, a.seed, rates, a.runs, a.baseline)
             continue
         if scale == "rowsize":
             tasks, repeats, kb = a.tasks or ROWSIZE_DEFAULT[0], a.repeats or ROWSIZE_DEFAULT[1], a.row_kb or ROWSIZE_DEFAULT[2]
