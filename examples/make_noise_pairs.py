@@ -22,8 +22,9 @@ import argparse
 import hashlib
 import json
 import random
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
 
 TASKSET = "terminal-bench-2-1"
 SCENARIOS = ("noise", "regressed", "improved")
@@ -63,40 +64,55 @@ def _name(task: int) -> str:
     return f"tb-task-{task:03d}"
 
 
-def old_row(task: int, rollout: int, reward: float) -> dict[str, Any]:
-    """A legacy TB 2.1 resources-server row."""
-    name = _name(task)
-    verdict = "PASSED" if reward else "FAILED"
-    return {
+def legacy_row(name: str, reward: Any, *, response_id: str, test_output: str, **extra: Any) -> dict[str, Any]:
+    """A row of the legacy TB 2.1 resources server: ``task_name`` and the embedded ``test_output``."""
+    row: dict[str, Any] = {
         "responses_create_params": {"input": [{"role": "user", "content": f"Solve {name}."}]},
-        "response": {"id": f"resp_old_{task}_{rollout}", "object": "response", "status": "completed",
-                     "metadata": {}, "output": []},
+        "response": {"id": response_id, "object": "response", "status": "completed", "metadata": {}, "output": []},
         "agent_ref": {"type": "responses_api_agents", "name": "remote_agent"},
         "task_name": f"terminal-bench/{name}",
         "reward": reward,
         "evaluation_completed": True,
-        "test_output": f"== {name} rollout {rollout} ==\n{verdict} tests/test_outputs.py::test_solution\n",
+        "test_output": test_output,
     }
+    row.update(extra)
+    return row
 
 
-def new_row(task: int, rollout: int, reward: float) -> dict[str, Any]:
-    """A Harbor-path resources-server row."""
-    name = _name(task)
-    return {
+def harbor_row(name: str, reward: Any, *, response_id: str, index: int, rollout: int, taskset: str = TASKSET,
+               **extra: Any) -> dict[str, Any]:
+    """A row of the Harbor path: ``_ng_task_id``, the task and rollout indices, mask_sample/failure_kind."""
+    row: dict[str, Any] = {
         "responses_create_params": {"input": [{"role": "user", "content": f"Solve {name}."}]},
-        "response": {"id": f"resp_new_{task}_{rollout}", "object": "response", "status": "completed",
+        "response": {"id": response_id, "object": "response", "status": "completed",
                      "metadata": {"terminus2_completed": "true"}, "output": []},
         "agent_ref": {"type": "responses_api_agents", "name": "terminus_2_sandboxed_agent"},
-        "_ng_task_index": task,
+        "_ng_task_index": index,
         "_ng_rollout_index": rollout,
-        "_ng_task_id": {"taskset": TASKSET, "task_id": name},
-        "_ng_environment_server": f"harbor_{TASKSET}_environment",
+        "_ng_task_id": {"taskset": taskset, "task_id": name},
+        "_ng_environment_server": f"harbor_{taskset}_environment",
         "reward": reward,
         "mask_sample": False,
         "failure_kind": None,
         "failure_reason": None,
-        "verifier_return_code": 0 if reward else 1,
+        "verifier_return_code": 0,
     }
+    row.update(extra)
+    return row
+
+
+def old_row(task: int, rollout: int, reward: float) -> dict[str, Any]:
+    """One rollout of a task through the legacy server."""
+    name = _name(task)
+    verdict = "PASSED" if reward else "FAILED"
+    return legacy_row(name, reward, response_id=f"resp_old_{task}_{rollout}",
+                      test_output=f"== {name} rollout {rollout} ==\n{verdict} tests/test_outputs.py::test_solution\n")
+
+
+def new_row(task: int, rollout: int, reward: float) -> dict[str, Any]:
+    """One rollout of a task through the Harbor path."""
+    return harbor_row(_name(task), reward, response_id=f"resp_new_{task}_{rollout}", index=task, rollout=rollout,
+                      verifier_return_code=0 if reward else 1)
 
 
 def write_pair(out: Path, scenario: str, tasks: int = 300, repeats: int = 5, seed: int = 0) -> tuple[Path, Path]:

@@ -6,11 +6,13 @@ only when the message is built, i.e. only for a flip item that runs and fails.
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from collections.abc import Callable
+from typing import Optional
 
 from .margin import FlipJudgement
 from .model import TaskComparison
 from .verdict import Verdict
+from .verdict_words import direction
 from .verifier import LogRoots, losing_row, verifier_output
 
 
@@ -51,15 +53,6 @@ def _rows_text(comparison: TaskComparison) -> Optional[str]:
     return f"means of {counts[0]} vs {counts[1]} rows"
 
 
-def direction(comparison: TaskComparison) -> str:
-    """A flip in words, from the new side's view: `new regressed` (old wins) or `new improved`."""
-    if comparison.winner == "old":
-        return "new regressed"
-    if comparison.winner == "new":
-        return "new improved"
-    return "rewards differ"
-
-
 def header_line(comparison: TaskComparison, noise: Optional[str] = None) -> str:
     """`old=<reward> new=<reward>: new regressed|improved (<noise or row counts>)`: a flip's crash line.
 
@@ -69,7 +62,7 @@ def header_line(comparison: TaskComparison, noise: Optional[str] = None) -> str:
     """
     old = repr(round(comparison.old.reward, 4)) if comparison.old and comparison.old.reward is not None else "none"
     new = repr(round(comparison.new.reward, 4)) if comparison.new and comparison.new.reward is not None else "none"
-    header = f"old={old} new={new}: {direction(comparison)}"
+    header = f"old={old} new={new}: {direction(comparison.winner)}"
     extra = noise or _rows_text(comparison)
     return f"{header} ({extra})" if extra else header
 

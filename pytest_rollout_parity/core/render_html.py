@@ -7,28 +7,31 @@ from __future__ import annotations
 
 import html
 
-from .render_markdown import TEXT_CAP, utf8_safe, verdict
+from .render_markdown import LIST_CAP, TEXT_CAP, utf8_safe, verdict
 from .summary import Summary
+from .verdict_words import category_rows, hook_changes, hook_heading
+
+
+def _hook_verdicts(summary: Summary) -> str:
+    """Each verdict a hook changed (task, category, outcome given, reason) as a list, capped."""
+    count, changes = hook_changes(summary)
+    if not count:
+        return ""
+    items = "".join(f"<li><code>{html.escape(change.task)}</code> ({change.category}): {change.outcome}: "
+                    f"{html.escape(change.reason)}</li>" for change in changes[:LIST_CAP])
+    if len(changes) > LIST_CAP:
+        items += f"<li>... and {len(changes) - LIST_CAP} more (see --parity-json)</li>"
+    return f"<p>{hook_heading(count)}:</p><ul>{items}</ul>" if items else f"<p>{hook_heading(count)}</p>"
 
 
 def summary_html(summary: Summary) -> str:
-    """The verdict line and the counts table, for the report's summary."""
+    """The verdict line, the counts table and the verdicts hooks changed, for the report's summary."""
     head, rest = verdict(summary)
-    counts = summary.counts
-    rows = [
-        ("identical", counts.identical, ""),
-        ("flipped", counts.flipped,
-         f"new regressed (old wins) {counts.flipped_old_win}, new improved (new wins) {counts.flipped_new_win}"),
-        ("flipped_agent_error", counts.flipped_agent_error, "rerun candidates"),
-        ("masked", counts.masked, f"old side {counts.masked_old}, new side {counts.masked_new}"),
-        ("missing", counts.missing, f"old only {counts.missing_old_only}, new only {counts.missing_new_only}"),
-        ("tasks", counts.tasks, ""),
-    ]
     cells = "".join(f"<tr><td>{name}</td><td>{count}</td><td>{html.escape(breakdown)}</td></tr>"
-                    for name, count, breakdown in rows)
-    return (f'<div class="rollout-parity"><p><strong>rollout parity: {html.escape(head)}</strong>: '
-            f"{html.escape(rest)}</p><table><tr><th>category</th><th>tasks</th><th>breakdown</th></tr>"
-            f"{cells}</table></div>")
+                    for name, count, breakdown in category_rows(summary))
+    return utf8_safe(f'<div class="rollout-parity"><p><strong>rollout parity: {html.escape(head)}</strong>: '
+                     f"{html.escape(rest)}</p><table><tr><th>category</th><th>tasks</th><th>breakdown</th></tr>"
+                     f"{cells}</table>{_hook_verdicts(summary)}</div>")
 
 
 def flip_html(headline: str, text: str) -> str:

@@ -16,6 +16,7 @@ from typing import Optional
 from .model import Category
 from .paired_report import paired_lines
 from .summary import SideSummary, Summary, TaskSummary
+from .verdict_words import category_rows, direction, hook_changes, hook_heading, verdict_words
 
 FLIP_CAP = 20  # flips listed, each with its text folded
 TEXT_CAP = 4000  # characters of one flip's text
@@ -33,10 +34,6 @@ def utf8_safe(text: str) -> str:
     return _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
 
 
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
-
-
 def _code(label: str) -> str:
     """A task label as inline code: HTML, so no Markdown character in a label can break the page."""
     return f"<code>{html.escape(label)}</code>"
@@ -50,15 +47,6 @@ def _reward(side: Optional[SideSummary]) -> str:
         text += f" (mean of {side.reward_rows} of {side.rows} rows)" if side.reward_rows != side.rows \
             else f" (mean of {side.rows} rows)"
     return text
-
-
-def direction(task: TaskSummary) -> str:
-    """Who the flip hurt: the new side regressed (old wins) or improved (new wins)."""
-    if task.winner == "old":
-        return "new regressed (old wins)"
-    if task.winner == "new":
-        return "new improved (new wins)"
-    return "no winner"
 
 
 def rewards(task: TaskSummary) -> str:
@@ -76,23 +64,11 @@ def _failed(summary: Summary, exit_status: Optional[int]) -> bool:
 
 def verdict(summary: Summary, exit_status: Optional[int] = None) -> tuple[str, str]:
     """The verdict (`PASSED`, `FAILED`, `NOTHING COMPARED`) and the tasks by what to do about them."""
-    counts = summary.counts
     if summary.nothing_compared is not None:
         head = "NOTHING COMPARED"
     else:
         head = "FAILED" if _failed(summary, exit_status) else "PASSED"
-    parts = [
-        f"{_plural(counts.flipped_old_win, 'task')} regressed (old wins)",
-        f"{counts.flipped_new_win} improved (new wins)",
-        f"{_plural(counts.flipped_agent_error, 'rerun candidate')} (agent error)",
-        f"{counts.identical} identical",
-        f"{counts.masked} masked",
-        f"{counts.missing} missing",
-    ]
-    rest = ", ".join(parts)
-    if summary.aggregate is not None:
-        rest += f"; aggregate at margin ±{summary.aggregate.margin:g} " + \
-            ("passed" if summary.aggregate.passed else "failed")
+    rest = verdict_words(summary)
     if exit_status is not None:
         rest += f" (exit status {exit_status})"
     return head, rest
@@ -105,18 +81,8 @@ def verdict_line(summary: Summary, exit_status: Optional[int] = None) -> str:
 
 
 def _table(summary: Summary) -> list[str]:
-    counts = summary.counts
-    rows = [
-        ("identical", counts.identical, ""),
-        ("flipped", counts.flipped,
-         f"new regressed (old wins) {counts.flipped_old_win}, new improved (new wins) {counts.flipped_new_win}"),
-        ("flipped_agent_error", counts.flipped_agent_error, "rerun candidates"),
-        ("masked", counts.masked, f"old side {counts.masked_old}, new side {counts.masked_new}"),
-        ("missing", counts.missing, f"old only {counts.missing_old_only}, new only {counts.missing_new_only}"),
-        ("tasks", counts.tasks, ""),
-    ]
     lines = ["| category | tasks | breakdown |", "| --- | ---: | --- |"]
-    lines.extend(f"| {name} | {count} | {breakdown} |" for name, count, breakdown in rows)
+    lines.extend(f"| {name} | {count} | {breakdown} |" for name, count, breakdown in category_rows(summary))
     return lines
 
 
@@ -127,7 +93,7 @@ def _capped_text(text: str) -> str:
 
 
 def _flip(task: TaskSummary, text: Optional[str], with_text: bool) -> list[str]:
-    head = f"{_code(task.task)}: {html.escape(rewards(task))}, {direction(task)}"
+    head = f"{_code(task.task)}: {html.escape(rewards(task))}: {direction(task.winner)}"
     if task.category == "flipped_agent_error":
         head += ", agent error: rerun"
     if not with_text or not text:
@@ -158,9 +124,22 @@ def _labels(summary: Summary, category: Category) -> list[str]:
     return [f"- **{category}** ({len(labels)}): {shown}"]
 
 
-def _note(note: str) -> str:
-    shown = note if len(note) <= NOTE_CAP else note[:NOTE_CAP] + " ... (see --parity-json)"
-    return f"- {html.escape(shown)}"
+def _capped_note(note: str) -> str:
+    """A note or reason, cut at :data:`NOTE_CAP` and HTML-escaped."""
+    return html.escape(note if len(note) <= NOTE_CAP else note[:NOTE_CAP] + " ... (see --parity-json)")
+
+
+def _hook_verdicts(summary: Summary) -> list[str]:
+    """Each verdict a hook changed (task, category, outcome given, reason), capped."""
+    count, changes = hook_changes(summary)
+    if not count:
+        return []
+    lines = ["", f"### {hook_heading(count)}", ""]
+    lines.extend(f"- {_code(change.task)} ({change.category}): {change.outcome}: {_capped_note(change.reason)}"
+                 for change in changes[:LIST_CAP])
+    if len(changes) > LIST_CAP:
+        lines.append(f"- ... and {len(changes) - LIST_CAP} more (see `--parity-json`)")
+    return lines
 
 
 def _render(summary: Summary, texts: Mapping[str, str], exit_status: Optional[int], with_text: bool) -> str:
@@ -178,14 +157,12 @@ def _render(summary: Summary, texts: Mapping[str, str], exit_status: Optional[in
     lines.extend(["", "### Paired statistics", "", "```text"])
     lines.extend(paired_lines(summary.paired, summary.aggregate))
     lines.append("```")
-    run = summary.run
-    if run is not None and run.verdicts_changed_by_hook:
-        lines.extend(["", f"pytest_parity_verdict hooks changed {run.verdicts_changed_by_hook} verdict(s)."])
+    lines.extend(_hook_verdicts(summary))
     if summary.nothing_compared:
         lines.extend(["", f"**Nothing compared**: {html.escape(summary.nothing_compared)}"])
     if summary.notes:
         lines.extend(["", "### Notes", ""])
-        lines.extend(_note(note) for note in summary.notes[:LIST_CAP])
+        lines.extend(f"- {_capped_note(note)}" for note in summary.notes[:LIST_CAP])
         if len(summary.notes) > LIST_CAP:
             lines.append(f"- ... and {len(summary.notes) - LIST_CAP} more (see `--parity-json`)")
     return "\n".join(lines) + "\n"

@@ -9,6 +9,7 @@ from tabulate import tabulate
 from .model import Category, Side
 from .paired_report import paired_lines
 from .summary import Summary
+from .verdict_words import category_rows, hook_changes, hook_heading, plural, verdict_words
 
 LIST_CAP = 10  # task labels listed per category; the JSON file has them all
 NOTE_CAP = 400  # characters of a note shown
@@ -21,10 +22,6 @@ def _capped(labels: list[str], cap: int = LIST_CAP) -> str:
     return shown
 
 
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
-
-
 def _side_line(side: Side, summary: Summary) -> str:
     files = summary.files
     line = f"{side}: {files.file(side) if files else side}"
@@ -32,7 +29,7 @@ def _side_line(side: Side, summary: Summary) -> str:
     if sidecar:
         line += f" (+ sidecar {os.path.basename(sidecar)})"
     rows = summary.rows
-    line += (f": {_plural(summary.side_tasks(side), 'task')}, {_plural(rows.total(side), 'row')} "
+    line += (f": {plural(summary.side_tasks(side), 'task')}, {plural(rows.total(side), 'row')} "
              f"({rows.masked(side)} masked), key {summary.join.key(side)}")
     reason = summary.join.key_reason(side)
     if reason:
@@ -53,7 +50,7 @@ def _aggregate_metrics_lines(summary: Summary) -> list[str]:
         if check is not None and check.recorded_mean is not None:
             lines.append(
                 f"{side} aggregate metrics: mean reward {check.recorded_mean!r} recorded, "
-                f"{check.computed_mean!r} from {_plural(check.rows, 'row')}"
+                f"{check.computed_mean!r} from {plural(check.rows, 'row')}"
                 + (f" (agent {check.agent})" if check.agent else "")
             )
     return lines
@@ -61,48 +58,20 @@ def _aggregate_metrics_lines(summary: Summary) -> list[str]:
 
 def _hook_verdict_lines(summary: Summary) -> list[str]:
     """Each verdict a hook changed: task, category, the outcome it was given, the reason's first line."""
-    changed = summary.hook_verdicts()
-    run = summary.run
-    count = max(len(changed), run.verdicts_changed_by_hook if run is not None else 0)
+    count, changes = hook_changes(summary)
     if not count:
         return []
-    lines = [f"pytest_parity_verdict hooks changed {count} verdict(s):"]
-    for task in changed[:LIST_CAP]:
-        verdict = task.hook_verdict
-        if verdict is not None:
-            reason = verdict.reason.split("\n", 1)[0] or "(no reason given)"
-            lines.append(f"    {task.task} ({task.category}): {verdict.outcome}: {reason}")
-    if len(changed) > LIST_CAP:
-        lines.append(f"    ... and {len(changed) - LIST_CAP} more (see --parity-json)")
+    lines = [f"{hook_heading(count)}:"]
+    lines.extend(f"    {change.task} ({change.category}): {change.outcome}: {change.reason}"
+                 for change in changes[:LIST_CAP])
+    if len(changes) > LIST_CAP:
+        lines.append(f"    ... and {len(changes) - LIST_CAP} more (see --parity-json)")
     return lines
 
 
 def verdict_line(summary: Summary) -> str:
-    """The one line a reviewer acts on: what regressed, improved, needs a rerun, was not compared.
-
-    `regressed` and `improved` are the new side's view (a flip the old side wins is a regression).
-    """
-    counts = summary.counts
-    if summary.nothing_compared is not None:
-        return (f"parity: nothing compared in {_plural(counts.tasks, 'task')} "
-                f"({counts.masked} masked, {counts.missing} missing; see below)")
-    differs = counts.flipped or counts.flipped_agent_error or counts.masked or counts.missing
-    if not differs:
-        line = f"parity: no difference in {summary.compared} compared tasks"
-    else:
-        parts = [f"{_plural(counts.flipped_old_win, 'task')} regressed", f"{counts.flipped_new_win} improved"]
-        if counts.flipped_agent_error:
-            parts.append(f"{_plural(counts.flipped_agent_error, 'rerun candidate')} (agent errors)")
-        if counts.masked:
-            parts.append(f"{counts.masked} masked")
-        if counts.missing:
-            parts.append(f"{counts.missing} missing")
-        line = "parity: " + ", ".join(parts) + f"; {counts.identical} identical"
-    decision = summary.aggregate
-    if decision is not None and decision.lower_bound is not None:
-        shown = "within" if decision.passed else "NOT shown within"
-        line += f"; mean difference {shown} the margin {decision.margin:g}"
-    return line
+    """The one line a reviewer acts on: what regressed, improved, needs a rerun, was not compared."""
+    return f"parity: {verdict_words(summary)}"
 
 
 def _uncompared_lines(summary: Summary, category: Category) -> list[str]:
@@ -134,15 +103,7 @@ def summary_lines(summary: Summary) -> list[str]:
     lines.extend(_aggregate_metrics_lines(summary))
     for note in summary.notes:
         lines.append(f"note: {note if len(note) <= NOTE_CAP else note[:NOTE_CAP] + ' ... (see --parity-json)'}")
-    table = [
-        ["identical", counts.identical, ""],
-        ["flipped", counts.flipped,
-         f"new regressed {counts.flipped_old_win}, new improved {counts.flipped_new_win}"],
-        ["flipped_agent_error", counts.flipped_agent_error, "rerun candidates"],
-        ["masked", counts.masked, f"old side {counts.masked_old}, new side {counts.masked_new}"],
-        ["missing", counts.missing, f"old only {counts.missing_old_only}, new only {counts.missing_new_only}"],
-        ["tasks", counts.tasks, ""],
-    ]
+    table = category_rows(summary)
     lines.append("")
     lines.extend(tabulate(table, headers=["category", "tasks", "breakdown"], tablefmt="simple").splitlines())
     lines.append("")

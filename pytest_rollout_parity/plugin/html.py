@@ -15,6 +15,7 @@ import pytest
 
 from ..core.render_html import flip_html, summary_html
 from ..core.render_markdown import FLIPS
+from ..core.verdict_words import direction
 from .collect import ParityItem
 from .summary import ParitySummary
 
@@ -45,13 +46,11 @@ class ParityHtmlRows:
 
 
 def _headline(item: ParityItem) -> str:
-    """`<task>: old=<reward> new=<reward>, <direction>` of the item's task."""
+    """`<task>: old=<reward> new=<reward>: <direction>` of the item's task."""
     comparison = item.run.result.tasks[item.index]
     old = comparison.old.reward_text() if comparison.old else "none"
     new = comparison.new.reward_text() if comparison.new else "none"
-    label = "new regressed (old wins)" if comparison.winner == "old" else \
-        "new improved (new wins)" if comparison.winner == "new" else "no winner"
-    return f"{comparison.task}: old={old} new={new}, {label}"
+    return f"{comparison.task}: old={old} new={new}: {direction(comparison.winner)}"
 
 
 class ParityHtmlSummary:

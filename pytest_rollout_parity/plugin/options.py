@@ -34,18 +34,24 @@ INI_NAMES = (
     "parity_margin", "parity_alpha", "parity_allow_same_file",
 )
 
+# The files, keys and agents: a string each, the same words as an option and as an ini key.
+SIDE_OPTIONS = (
+    ("old", "PATH", "rollouts JSONL of the old (reference) side"),
+    ("new", "PATH", "rollouts JSONL of the new (candidate) side"),
+    ("key", "FIELD", "dotted field holding the task id, for both sides"),
+    ("old_key", "FIELD", "dotted field holding the task id on the old side"),
+    ("new_key", "FIELD", "dotted field holding the task id on the new side"),
+    ("agent", "NAME", "keep only this agent's rows (agent_ref.name), both sides"),
+    ("old_agent", "NAME", "keep only this agent's rows on the old side"),
+    ("new_agent", "NAME", "keep only this agent's rows on the new side"),
+)
+
 
 def addoptions(parser: pytest.Parser) -> None:
     """Register the command-line options and their ini keys."""
     group = parser.getgroup("rollout-parity", "rollout parity (compare two NeMo Gym rollout files)")
-    group.addoption("--parity-old", metavar="PATH", help="rollouts JSONL of the old (reference) side")
-    group.addoption("--parity-new", metavar="PATH", help="rollouts JSONL of the new (candidate) side")
-    group.addoption("--parity-key", metavar="FIELD", help="dotted field holding the task id, for both sides")
-    group.addoption("--parity-old-key", metavar="FIELD", help="dotted field holding the task id on the old side")
-    group.addoption("--parity-new-key", metavar="FIELD", help="dotted field holding the task id on the new side")
-    group.addoption("--parity-agent", metavar="NAME", help="keep only this agent's rows (agent_ref.name), both sides")
-    group.addoption("--parity-old-agent", metavar="NAME", help="keep only this agent's rows on the old side")
-    group.addoption("--parity-new-agent", metavar="NAME", help="keep only this agent's rows on the new side")
+    for name, metavar, help in SIDE_OPTIONS:
+        group.addoption(f"--parity-{name.replace('_', '-')}", metavar=metavar, help=help)
     group.addoption("--parity-tail", metavar="N", help="lines of the losing side's verifier output per flip (default 15)")
     group.addoption(
         "--parity-logs-root", metavar="DIR", action="append", default=None,
@@ -73,14 +79,8 @@ def addoptions(parser: pytest.Parser) -> None:
         "--parity-allow-same-file", action="store_true", default=None,
         help="allow both sides to name the same file (a smoke test of the gate; otherwise a usage error)",
     )
-    parser.addini("parity_old", "rollouts JSONL of the old (reference) side", default=None)
-    parser.addini("parity_new", "rollouts JSONL of the new (candidate) side", default=None)
-    parser.addini("parity_key", "dotted field holding the task id, for both sides", default=None)
-    parser.addini("parity_old_key", "dotted field holding the task id on the old side", default=None)
-    parser.addini("parity_new_key", "dotted field holding the task id on the new side", default=None)
-    parser.addini("parity_agent", "keep only this agent's rows (agent_ref.name), both sides", default=None)
-    parser.addini("parity_old_agent", "keep only this agent's rows on the old side", default=None)
-    parser.addini("parity_new_agent", "keep only this agent's rows on the new side", default=None)
+    for name, _, help in SIDE_OPTIONS:
+        parser.addini(f"parity_{name}", help, default=None)
     _addini_scalar(parser, "parity_tail", "lines of the losing side's verifier output per flip", int)
     parser.addini("parity_logs_root", "extra directories for relative verifier_logs_dir", type="linelist", default=[])
     _addini_scalar(parser, "parity_strict", "masked, missing and agent-error tasks fail instead of xfail", bool)

@@ -7,10 +7,14 @@ Harbor path (`_ng_task_id: {"taskset", "task_id"}`, `verifier_logs_dir`, mask_sa
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import sys
 import xml.etree.ElementTree as ET
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable, Optional, Union
+from types import ModuleType
+from typing import Any, Optional, Union
 
 import pytest
 
@@ -25,54 +29,44 @@ except ImportError:  # pragma: no cover
 # The plugin imports the gate (pydantic, the core) only in runs that give a parity option. Imported
 # here once, every in-process run reuses the same modules instead of importing them afresh, and
 # `make_unreadable` patches the very modules those runs read with.
-import pytest_rollout_parity.plugin.activate  # noqa: E402, F401
+import pytest_rollout_parity.plugin.activate  # noqa: F401
 
 TASKSET = "terminal-bench-2-1"
 OLD = "old/rollouts.jsonl"
 NEW = "new/rollouts.jsonl"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 Content = Union[str, bytes, Iterable[dict[str, Any]]]
 
 
+def example_module(name: str) -> ModuleType:
+    """A generator script of `examples/` (stdlib only), imported once by its path."""
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+# The row builders of the margin-mode pairs' generator: one definition of a real-shaped row.
+_ROWS = example_module("make_noise_pairs")
+
+
 def legacy_row(task: str, reward: Any, *, output: Optional[str] = None, **extra: Any) -> dict[str, Any]:
     """A TB 2.1 legacy resources-server row."""
-    row: dict[str, Any] = {
-        "responses_create_params": {"input": [{"role": "user", "content": f"Solve {task}."}]},
-        "response": {"id": f"resp_{task}", "object": "response", "status": "completed", "metadata": {},
-                     "output": []},
-        "agent_ref": {"type": "responses_api_agents", "name": "remote_agent"},
-        "task_name": f"terminal-bench/{task}",
-        "reward": reward,
-        "evaluation_completed": True,
-        "test_output": output if output is not None else f"== {task} ==\nPASSED test_outputs.py::test_a\n",
-    }
-    row.update(extra)
-    return row
+    output = output if output is not None else f"== {task} ==\nPASSED test_outputs.py::test_a\n"
+    return _ROWS.legacy_row(task, reward, response_id=f"resp_{task}", test_output=output, **extra)  # type: ignore[no-any-return]
 
 
 def harbor_row(task: str, reward: Any, *, taskset: str = TASKSET, logs_dir: Optional[str] = None,
                index: int = 0, rollout: int = 0, **extra: Any) -> dict[str, Any]:
     """A Harbor-path resources-server row."""
-    row: dict[str, Any] = {
-        "responses_create_params": {"input": [{"role": "user", "content": f"Solve {task}."}]},
-        "response": {"id": f"resp_{task}", "object": "response", "status": "completed",
-                     "metadata": {"terminus2_completed": "true"}, "output": []},
-        "agent_ref": {"type": "responses_api_agents", "name": "terminus_2_sandboxed_agent"},
-        "_ng_task_index": index,
-        "_ng_rollout_index": rollout,
-        "_ng_task_id": {"taskset": taskset, "task_id": task},
-        "_ng_environment_server": f"harbor_{taskset}_environment",
-        "task_source": "harbor_terminal_bench_2_1",
-        "reward": reward,
-        "mask_sample": False,
-        "failure_kind": None,
-        "failure_reason": None,
-        "verifier_return_code": 0,
-    }
     if logs_dir is not None:
-        row["verifier_logs_dir"] = logs_dir
-    row.update(extra)
-    return row
+        extra["verifier_logs_dir"] = logs_dir
+    return _ROWS.harbor_row(task, reward, response_id=f"resp_{task}", index=index, rollout=rollout,  # type: ignore[no-any-return]
+                            taskset=taskset, task_source="harbor_terminal_bench_2_1", **extra)
 
 
 def failure_record(task: Optional[str] = None, *, taskset: str = TASKSET, index: Optional[int] = None,
@@ -157,8 +151,8 @@ class Gate:
     def mixed(self) -> list[str]:
         """One task per category, plus a second flip won by the new side; returns the gate args.
 
-        identical: fix-git; flipped (old wins): regex-log (new log in new/logs/s-regex);
-        flipped (new wins): cancel-async-tasks; flipped_agent_error: git-multibranch (new side);
+        identical: fix-git; flipped (new regressed): regex-log (new log in new/logs/s-regex);
+        flipped (new improved): cancel-async-tasks; flipped_agent_error: git-multibranch (new side);
         masked: build-cython-ext (new side, mask_sample); missing: old-only (old), new-only (new).
         """
         self.log("new/logs/s-regex", [f"regex line {i}" for i in range(1, 31)])
@@ -180,6 +174,25 @@ class Gate:
             harbor_row("new-only", 1.0, index=5),
         ]
         return self.pair(old, new)
+
+    def mixed_outside_rootdir(self, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+        """:meth:`mixed`, run from a project dir `proj/` beside the files (its own rootdir): the gate args."""
+        self.mixed()
+        proj = self.path / "proj"
+        proj.mkdir()
+        (proj / "pytest.ini").write_text("[pytest]\n")
+        monkeypatch.chdir(proj)
+        return [f"--parity-old=../{OLD}", f"--parity-new=../{NEW}"]
+
+
+def assert_one_error(gate: Gate, *args: str) -> str:
+    """Run the gate; it must end on one `ERROR:` line with exit status 4 and no traceback. Returns the line."""
+    result = gate.run(*args)
+    lines = output_lines(result)
+    assert result.ret == 4, lines
+    assert len(lines) == 1 and lines[0].startswith("ERROR: "), lines
+    assert "Traceback" not in all_text(result)
+    return lines[0]
 
 
 def section(result: pytest.RunResult) -> list[str]:
@@ -214,7 +227,7 @@ def outside_github_actions(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def make_unreadable(monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201 - returns the helper
+def make_unreadable(monkeypatch: pytest.MonkeyPatch):
     """``make_unreadable(path)``: reading ``path`` fails with EACCES, also when the tests run as root.
 
     chmod 000 does not stop root, so for root the plugin's own ``open`` (in-process runs) is made
@@ -229,7 +242,7 @@ def make_unreadable(monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201 - returns 
     denied: set[str] = set()
     real_open = builtins.open
 
-    def guarded_open(file, *args, **kwargs):  # noqa: ANN001, ANN202
+    def guarded_open(file, *args, **kwargs):
         if os.path.abspath(os.fspath(file)) in denied:
             raise PermissionError(errno.EACCES, "Permission denied", os.fspath(file))
         return real_open(file, *args, **kwargs)

@@ -129,10 +129,17 @@ def test_every_changed_verdict_is_auditable(gate: Gate, workers: list[str]) -> N
         pytest.importorskip("xdist")
     args = gate.mixed()
     gate.pytester.makeconftest(CONFTEST)
-    result = gate.run(*args, *workers, "-rA", "--parity-json=s.json", "--junitxml=j.xml")
+    result = gate.run(*args, *workers, "-rA", "--parity-json=s.json", "--junitxml=j.xml", "--parity-markdown=s.md")
     lines = section(result)
     start = lines.index(AUDIT[0])
     assert lines[start:start + len(AUDIT)] == AUDIT
+    page = (gate.path / "s.md").read_text(encoding="utf-8").splitlines()
+    start = page.index("### pytest_parity_verdict hooks changed 3 verdict(s)")
+    assert page[start + 2:start + 5] == [
+        "- <code>cancel-async-tasks</code> (flipped): xfail: known: new side wins, tracked in #7",
+        "- <code>fix-git</code> (identical): failed: fix-git: blocked by policy",
+        "- <code>regex-log</code> (flipped): passed: reviewed in #123: flaky upstream test",
+    ]
     tasks = {t["task"]: t["hook_verdict"] for t in json.loads((gate.path / "s.json").read_text())["tasks"]}
     assert tasks == {
         "regex-log": {"outcome": "passed", "reason": "reviewed in #123: flaky upstream test"},

@@ -26,13 +26,13 @@ def test_report_holds_counts_and_flip_extras(gate: Gate) -> None:
     result = gate.run(*args, "--html=report.html")
     assert result.ret == 1
     text = _report_text(str(gate.path / "report.html"))
-    assert "rollout parity: FAILED</strong>: 1 task regressed (old wins), 1 improved (new wins)" in text
-    assert re.search(r"<td>flipped</td><td>2</td><td>new regressed \(old wins\) 1, new improved \(new wins\) 1</td>",
+    assert "rollout parity: FAILED</strong>: 1 task regressed, 1 improved, 1 rerun candidate (agent errors), 1 masked, 2 missing; 1 identical" in text
+    assert re.search(r"<td>flipped</td><td>2</td><td>new regressed 1, new improved 1</td>",
                      text)
-    assert "<p>regex-log: old=1.0 new=0.0, new regressed (old wins)</p>" in text
+    assert "<p>regex-log: old=1.0 new=0.0: new regressed</p>" in text
     assert "| regex line 30" in text  # the new side's verifier log tail
     # the agent-error flip xfails, and its row still carries its rewards and message
-    assert "git-multibranch: old=1.0 new=0.0, new regressed (old wins)" in text
+    assert "git-multibranch: old=1.0 new=0.0: new regressed" in text
     assert text.count("rollout-parity-flip") == 3  # the flips only: not fix-git, not the masked task
 
 

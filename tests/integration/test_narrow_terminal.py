@@ -72,13 +72,9 @@ def test_junit_message_is_the_crash_line(gate: Gate) -> None:
 
 def test_new_file_outside_the_rootdir_still_shows_rewards(gate: Gate, monkeypatch: pytest.MonkeyPatch) -> None:
     """The node id is then the absolute path; what room the line has left goes to the rewards."""
-    gate.mixed()
-    proj = gate.path / "proj"
-    proj.mkdir()
-    (proj / "pytest.ini").write_text("[pytest]\n")
-    monkeypatch.chdir(proj)
+    args = gate.mixed_outside_rootdir(monkeypatch)
     nodeid = f"{(gate.path / NEW).as_posix()}::regex-log"
     monkeypatch.setenv("COLUMNS", str(len(f"FAILED {nodeid} - ") + 24))
-    result = gate.run("--parity-old=../old/rollouts.jsonl", "--parity-new=../new/rollouts.jsonl", "-rf")
+    result = gate.run(*args, "-rf")
     line = next(line for line in result.outlines if line.startswith(f"FAILED {nodeid}"))
     assert line.startswith(f"FAILED {nodeid} - old=1.0 new=0.0: new")

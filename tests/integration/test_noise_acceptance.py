@@ -7,27 +7,17 @@ fails, noise included.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-from .conftest import Gate
+from .conftest import Gate, example_module
 from .test_selection import ran
-
-GENERATOR = Path(__file__).resolve().parents[2] / "examples" / "make_noise_pairs.py"
 
 
 @pytest.fixture(scope="module")
 def make_pairs() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("make_noise_pairs", GENERATOR)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("make_noise_pairs", module)
-    spec.loader.exec_module(module)
-    return module
+    return example_module("make_noise_pairs")
 
 
 def gate_args(gate: Gate, make_pairs: ModuleType, scenario: str) -> list[str]:

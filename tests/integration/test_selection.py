@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -46,13 +47,10 @@ def test_lf_reruns_exactly_the_flips(gate: Gate) -> None:
     assert ran(again) == {f"{NEW}::regex-log": "FAILED", f"{NEW}::cancel-async-tasks": "FAILED"}
     again.assert_outcomes(failed=2, deselected=5)
     # regex-log fixed on the new side: --lf runs both last failures, then only the remaining one
-    new_rows = (gate.path / NEW).read_text().replace('"reward": 0.0, "mask_sample": false, "failure_kind": null, '
-                                                     '"failure_reason": null, "verifier_return_code": 0, '
-                                                     '"verifier_logs_dir": "logs/s-regex"',
-                                                     '"reward": 1.0, "mask_sample": false, "failure_kind": null, '
-                                                     '"failure_reason": null, "verifier_return_code": 0, '
-                                                     '"verifier_logs_dir": "logs/s-regex"')
-    assert new_rows != (gate.path / NEW).read_text()
+    new_rows = [json.loads(line) for line in (gate.path / NEW).read_text().splitlines()]
+    fixed_row = next(row for row in new_rows if row["_ng_task_id"]["task_id"] == "regex-log")
+    assert fixed_row["reward"] == 0.0
+    fixed_row["reward"] = 1.0
     gate.write(NEW, new_rows)
     fixed = gate.run(*args, "--lf", "-rA", "-vv")
     assert ran(fixed) == {f"{NEW}::regex-log": "PASSED", f"{NEW}::cancel-async-tasks": "FAILED"}
@@ -104,13 +102,8 @@ def names_of(result: pytest.RunResult) -> list[str]:
 def test_item_names_made_safe(gate: Gate, odd_names: list[str]) -> None:
     result = gate.run(*odd_names, "--collect-only", "-q")
     names = names_of(result)
-    assert "fix_git" in names  # already safe: keeps its name
-    assert "café-crème" in names
-    assert "unknown_old_1" in names
-    assert "a_1" in names
-    assert "x_y" in names
-    assert "lead" in names
-    assert "v1.2-rc" in names
+    # a safe label (`fix_git`, `café-crème`, `v1.2-rc`) keeps its name; the others lose what is unsafe
+    assert {"fix_git", "café-crème", "unknown_old_1", "a_1", "x_y", "lead", "v1.2-rc"} - set(names) == set()
     hashed = [n for n in names if re.fullmatch(r"fix_git-[0-9a-z]+", n)]
     assert len(hashed) == 1  # `fix git` collides with `fix_git`
     a_b = sorted(n for n in names if n.startswith("a_b-"))
@@ -165,12 +158,7 @@ def test_taskset_labels_keep_slash(gate: Gate) -> None:
 
 
 def test_new_file_outside_rootdir_lf(gate: Gate, monkeypatch: pytest.MonkeyPatch) -> None:
-    gate.mixed()
-    proj = gate.path / "proj"
-    proj.mkdir()
-    (proj / "pytest.ini").write_text("[pytest]\n")
-    monkeypatch.chdir(proj)
-    args = ["--parity-old=../old/rollouts.jsonl", "--parity-new=../new/rollouts.jsonl"]
+    args = gate.mixed_outside_rootdir(monkeypatch)
     first = gate.run(*args, "-rA", "-vv")
     assert first.ret == 1
     failed = {k for k, v in ran(first).items() if v == "FAILED"}
@@ -203,7 +191,7 @@ def test_k_rerun_reads_only_its_log(gate: Gate, monkeypatch: pytest.MonkeyPatch)
     opened: list[str] = []
     real_open = verifier.open if hasattr(verifier, "open") else open
 
-    def spy_open(file, *a, **kw):  # noqa: ANN001, ANN002, ANN003
+    def spy_open(file, *a, **kw):
         opened.append(os.fspath(file))
         return real_open(file, *a, **kw)
 

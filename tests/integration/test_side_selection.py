@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from .conftest import Gate, all_text, failure_record, output_lines
+from .conftest import Gate, all_text, assert_one_error, failure_record
 
 
 def rows(key: str, tasks: dict[str, float], agent: str | None = None, **extra: object) -> list[dict]:
@@ -17,15 +17,6 @@ def rows(key: str, tasks: dict[str, float], agent: str | None = None, **extra: o
             row["agent_ref"] = {"type": "responses_api_agents", "name": agent}
         out.append(row)
     return out
-
-
-def one_error(gate: Gate, *args: str) -> str:
-    result = gate.run(*args)
-    lines = output_lines(result)
-    assert result.ret == 4, lines
-    assert len(lines) == 1 and lines[0].startswith("ERROR: "), lines
-    assert "Traceback" not in all_text(result)
-    return lines[0]
 
 
 def summary(gate: Gate) -> dict:
@@ -65,9 +56,9 @@ def test_ini_per_side_keys_and_command_line_over_ini(gate: Gate) -> None:
 
 def test_missing_per_side_key_names_its_option(gate: Gate) -> None:
     args = gate.pair(rows("uid", {"a": 1.0}), rows("instance", {"a": 1.0}))
-    line = one_error(gate, *args, "--parity-key=uid")
+    line = assert_one_error(gate, *args, "--parity-key=uid")
     assert line == "ERROR: new/rollouts.jsonl:1: row has no 'uid' field (--parity-key uid)"
-    line = one_error(gate, *args, "--parity-old-key=uid", "--parity-new-key=nope")
+    line = assert_one_error(gate, *args, "--parity-old-key=uid", "--parity-new-key=nope")
     assert line == "ERROR: new/rollouts.jsonl:1: row has no 'nope' field (--parity-new-key nope)"
 
 
@@ -89,7 +80,7 @@ def two_agents(gate: Gate) -> list[str]:
 
 
 def test_several_agents_stop_with_counts_and_how_to_choose(gate: Gate) -> None:
-    line = one_error(gate, *two_agents(gate))
+    line = assert_one_error(gate, *two_agents(gate))
     assert line == (
         "ERROR: old/rollouts.jsonl: rows of 2 agents (agent_ref.name): beta (3 rows), alpha (2 rows); "
         "choose one with --parity-agent NAME (both sides) or --parity-old-agent / --parity-new-agent NAME"
@@ -114,13 +105,13 @@ def test_per_side_agent(gate: Gate) -> None:
 def test_rows_without_agent_ref_are_a_group_of_their_own(gate: Gate) -> None:
     new = rows("task_id", {"a": 1.0}, "alpha") + rows("task_id", {"a": 0.0})
     args = gate.pair(rows("task_id", {"a": 0.0}), new)
-    line = one_error(gate, *args)
+    line = assert_one_error(gate, *args)
     assert "(no agent_ref) (1 row), alpha (1 row)" in line
     gate.run(*args, "--parity-new-agent=(no agent_ref)").assert_outcomes(passed=1)
 
 
 def test_unknown_agent_lists_the_agents_present(gate: Gate) -> None:
-    line = one_error(gate, *two_agents(gate), "--parity-agent=gamma")
+    line = assert_one_error(gate, *two_agents(gate), "--parity-agent=gamma")
     assert line == (
         "ERROR: --parity-agent: no row of old/rollouts.jsonl has agent 'gamma'; "
         "agents present: beta (3 rows), alpha (2 rows)"

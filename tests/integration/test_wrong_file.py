@@ -10,20 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import OLD, Gate, all_text, dump, harbor_row, legacy_row, output_lines
+from .conftest import OLD, Gate, assert_one_error, dump, harbor_row, legacy_row, output_lines
 
 REAL_FILES = Path(__file__).resolve().parents[1] / "data" / "real_files"
 DATASET = REAL_FILES / "resources_servers" / "multichallenge" / "data" / "example_rollouts.jsonl"
 ROLLOUTS = REAL_FILES / "resources_servers" / "bigcodebench" / "data" / "example_rollouts.jsonl"
-
-
-def assert_one_error(gate: Gate, *args: str) -> str:
-    result = gate.run(*args)
-    lines = output_lines(result)
-    assert result.ret == 4, lines
-    assert len(lines) == 1 and lines[0].startswith("ERROR: "), lines
-    assert "Traceback" not in all_text(result)
-    return lines[0]
 
 
 def test_input_dataset_as_new_side(gate: Gate) -> None:

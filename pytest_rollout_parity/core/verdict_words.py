@@ -1,0 +1,98 @@
+"""The verdict in words, one wording for every report (terminal, Markdown, HTML, annotations).
+
+Pure functions of the typed :class:`Summary`: the verdict line's words, a flip's direction from the
+new side's view (`new regressed`: the old side won; `new improved`), the category table's rows, and
+the verdicts a `pytest_parity_verdict` hook changed. Each renderer only marks them up.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple, Optional
+
+from .model import Side
+from .summary import Summary
+
+REGRESSED = "new regressed"  # a flip the old side wins
+IMPROVED = "new improved"  # a flip the new side wins
+
+
+def plural(count: int, noun: str) -> str:
+    """`1 task`, `2 tasks`."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def direction(winner: Optional[Side]) -> str:
+    """A flip in words, from the new side's view: the migration is what is under test."""
+    if winner == "old":
+        return REGRESSED
+    if winner == "new":
+        return IMPROVED
+    return "rewards differ"
+
+
+def verdict_words(summary: Summary) -> str:
+    """What regressed, improved, needs a rerun, was not compared; each renderer puts its head before it.
+
+    `regressed` and `improved` are the new side's view; counts that are zero are left out, and a run
+    with no difference says so in as many words.
+    """
+    counts = summary.counts
+    if summary.nothing_compared is not None:
+        return (f"nothing compared in {plural(counts.tasks, 'task')} "
+                f"({counts.masked} masked, {counts.missing} missing; see below)")
+    differs = counts.flipped or counts.flipped_agent_error or counts.masked or counts.missing
+    if not differs:
+        words = f"no difference in {summary.compared} compared tasks"
+    else:
+        parts = [f"{plural(counts.flipped_old_win, 'task')} regressed", f"{counts.flipped_new_win} improved"]
+        if counts.flipped_agent_error:
+            parts.append(f"{plural(counts.flipped_agent_error, 'rerun candidate')} (agent errors)")
+        if counts.masked:
+            parts.append(f"{counts.masked} masked")
+        if counts.missing:
+            parts.append(f"{counts.missing} missing")
+        words = ", ".join(parts) + f"; {counts.identical} identical"
+    decision = summary.aggregate
+    if decision is not None and decision.lower_bound is not None:
+        shown = "within" if decision.passed else "NOT shown within"
+        words += f"; mean difference {shown} the margin {decision.margin:g}"
+    return words
+
+
+def category_rows(summary: Summary) -> list[tuple[str, int, str]]:
+    """The category table: (category, tasks, breakdown), the flips broken down by direction."""
+    counts = summary.counts
+    return [
+        ("identical", counts.identical, ""),
+        ("flipped", counts.flipped, f"{REGRESSED} {counts.flipped_old_win}, {IMPROVED} {counts.flipped_new_win}"),
+        ("flipped_agent_error", counts.flipped_agent_error, "rerun candidates"),
+        ("masked", counts.masked, f"old side {counts.masked_old}, new side {counts.masked_new}"),
+        ("missing", counts.missing, f"old only {counts.missing_old_only}, new only {counts.missing_new_only}"),
+        ("tasks", counts.tasks, ""),
+    ]
+
+
+class HookChange(NamedTuple):
+    """A verdict a hook changed: the task, its category, the outcome it was given, the reason's first line."""
+
+    task: str
+    category: str
+    outcome: str
+    reason: str
+
+
+def hook_changes(summary: Summary) -> tuple[int, list[HookChange]]:
+    """How many verdicts hooks changed, and those the summary holds per task, in task order.
+
+    The count is at least the run's own, which it keeps even where a task's entry is not at hand.
+    """
+    changes = [HookChange(task.task, task.category, verdict.outcome,
+                          verdict.reason.split("\n", 1)[0] or "(no reason given)")
+               for task in summary.tasks if (verdict := task.hook_verdict) is not None]
+    run = summary.run
+    return max(len(changes), run.verdicts_changed_by_hook if run is not None else 0), changes
+
+
+def hook_heading(count: int) -> str:
+    """The line that opens the list of changed verdicts."""
+    return f"pytest_parity_verdict hooks changed {count} verdict(s)"

@@ -1,0 +1,62 @@
+"""One wording of the verdict for every report; each report lists the verdicts hooks changed."""
+
+from __future__ import annotations
+
+from pytest_rollout_parity import compare_rollouts
+from pytest_rollout_parity.core import render_markdown as markdown
+from pytest_rollout_parity.core.render_html import summary_html
+from pytest_rollout_parity.core.render_terminal import summary_lines
+from pytest_rollout_parity.core.summary import HookVerdict, RunInfo, Summary, build_summary
+from pytest_rollout_parity.core.verdict_words import IMPROVED, REGRESSED, direction, hook_changes, verdict_words
+
+
+def _summary(old: dict[str, float], new: dict[str, float], **run: object) -> Summary:
+    result = compare_rollouts([{"task_id": t, "reward": r} for t, r in old.items()],
+                              [{"task_id": t, "reward": r} for t, r in new.items()])
+    return build_summary(result, RunInfo(old_file="old.jsonl", new_file="new.jsonl", **run))  # type: ignore[arg-type]
+
+
+def test_every_report_says_the_verdict_in_the_same_words() -> None:
+    summary = _summary({"a": 1.0, "b": 1.0, "c": 0.0, "gone": 1.0}, {"a": 1.0, "b": 0.0, "c": 1.0},
+                       outcomes={"failed": 2, "passed": 1, "xfailed": 1})
+    words = verdict_words(summary)
+    assert words == "1 task regressed, 1 improved, 1 missing; 1 identical"
+    assert summary_lines(summary)[0] == f"parity: {words}"
+    assert f"**rollout parity: FAILED**: {words}" in markdown.render_markdown(summary)
+    assert f"rollout parity: FAILED</strong>: {words}</p>" in summary_html(summary)
+    assert (direction("old"), direction("new")) == (REGRESSED, IMPROVED) == ("new regressed", "new improved")
+
+
+def test_hook_verdicts_listed_in_markdown_and_html_capped_and_escaped() -> None:
+    n = markdown.LIST_CAP + 2
+    tasks = {f"<t{i:02d}>": 1.0 for i in range(n)}
+    verdicts = {task: HookVerdict("passed", f"reviewed & ok\nsecond line of {task}") for task in tasks}
+    summary = _summary(tasks, {task: 0.0 for task in tasks}, hook_verdicts=verdicts)
+    count, changes = hook_changes(summary)
+    assert count == n and changes[0].reason == "reviewed & ok"
+
+    page = markdown.render_markdown(summary).splitlines()
+    start = page.index(f"### pytest_parity_verdict hooks changed {n} verdict(s)")
+    assert page[start + 2] == "- <code>&lt;t00&gt;</code> (flipped): passed: reviewed &amp; ok"
+    assert page[start + 2 + markdown.LIST_CAP] == "- ... and 2 more (see `--parity-json`)"
+    assert "second line" not in "\n".join(page)
+
+    fragment = summary_html(summary)
+    assert f"<p>pytest_parity_verdict hooks changed {n} verdict(s):</p><ul>" in fragment
+    assert "<li><code>&lt;t00&gt;</code> (flipped): passed: reviewed &amp; ok</li>" in fragment
+    assert fragment.count("<li>") == markdown.LIST_CAP + 1 and "<li>... and 2 more" in fragment
+
+
+def test_a_count_without_per_task_entries_is_still_said() -> None:
+    """A run's count stands where the summary holds no task's entry."""
+    summary = _summary({"a": 1.0}, {"a": 0.0}, verdicts_changed=1)
+    assert hook_changes(summary) == (1, [])
+    assert "### pytest_parity_verdict hooks changed 1 verdict(s)" in markdown.render_markdown(summary)
+    assert "<p>pytest_parity_verdict hooks changed 1 verdict(s)</p></div>" in summary_html(summary)
+
+
+def test_no_hook_no_list() -> None:
+    summary = _summary({"a": 1.0}, {"a": 0.0})
+    assert hook_changes(summary) == (0, [])
+    assert "pytest_parity_verdict" not in markdown.render_markdown(summary)
+    assert "pytest_parity_verdict" not in summary_html(summary)
