@@ -34,6 +34,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,6 +56,7 @@ SCALES = {
     "large": (5_000, 5, 40),
 }
 ROWSIZE_DEFAULT = (1_000, 2, 40)  # run at row-kb and 4 x row-kb
+USER_SCALES = ("rerun", "xdist", "cores")
 UNUSED_FLOOR_MS = 15.0  # what the installed plugin may add to a pytest run that does not use it
 
 JSON_FLOOR = r"""
@@ -79,6 +81,11 @@ class Measure:
     rss_mb: float
     rc: int
     tail: str
+    #: peak RSS summed over the child and every process it started (see ProcessTreePeaks)
+    tree_mb: float = 0.0
+    processes: int = 1
+    #: the largest RSS the whole tree held at one moment (sampled; a lower bound)
+    at_once_mb: float = 0.0
 
 
 CHILD_ENV = dict(os.environ)
@@ -97,18 +104,75 @@ def child_env(as_is: bool) -> str:
     return f"bytecode cached under {DATA / 'pycache'} (PYTHONDONTWRITEBYTECODE unset for children)"
 
 
-def measure(label: str, argv: list[str], cwd: Path, out_path: Path) -> Measure:
+class ProcessTreePeaks(threading.Thread):
+    """Each descendant's peak RSS (VmHWM), sampled every 2 ms from /proc while the child runs.
+
+    ``ru_maxrss`` from wait4 is exact for the child but, for the processes the child started and
+    reaped (the gate's reader child, xdist workers), it gives only the largest one, not their sum.
+    VmHWM is a high-water mark: a sample keeps everything a process reached before it, so a
+    descendant's figure misses at most what it grew in the last 2 ms of its life. Linux only.
+    """
+
+    def __init__(self, pid: int) -> None:
+        super().__init__(daemon=True)
+        self.pid = pid
+        self.peaks: dict[int, int] = {}
+        #: the largest sum of the tree's current RSS (VmRSS) seen in one sample: what was held at once
+        self.at_once = 0
+        self.done = threading.Event()
+
+    def _children(self, pid: int) -> list[int]:
+        found = []
+        try:
+            for task in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{task}/children") as fh:
+                    found.extend(int(c) for c in fh.read().split())
+        except OSError:
+            pass
+        return found
+
+    def _sample(self) -> None:
+        stack = [self.pid]
+        now = 0
+        while stack:
+            pid = stack.pop()
+            try:
+                with open(f"/proc/{pid}/status") as fh:
+                    for line in fh:
+                        if line.startswith("VmHWM:") and pid != self.pid:
+                            self.peaks[pid] = max(self.peaks.get(pid, 0), int(line.split()[1]))
+                        elif line.startswith("VmRSS:"):
+                            now += int(line.split()[1])
+            except OSError:
+                continue
+            stack.extend(self._children(pid))
+        self.at_once = max(self.at_once, now)
+
+    def run(self) -> None:
+        while not self.done.wait(0.002):
+            self._sample()
+
+
+def measure(label: str, argv: list[str], cwd: Path, out_path: Path, env: dict | None = None) -> Measure:
     """Run argv once; wall clock around spawn..reap, CPU and peak RSS of that child from wait4."""
     with open(out_path, "wb") as out:
         start = time.perf_counter()
-        proc = subprocess.Popen(argv, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, env=CHILD_ENV)
+        proc = subprocess.Popen(argv, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, env={**CHILD_ENV, **(env or {})})
+        peaks = ProcessTreePeaks(proc.pid)
+        if sys.platform == "linux":
+            peaks.start()
         _, status, ru = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
+        peaks.done.set()
+        if peaks.is_alive():
+            peaks.join()
     proc.returncode = os.waitstatus_to_exitcode(status)
     # ru_maxrss is in KiB on Linux (bytes on macOS).
     rss = ru.ru_maxrss / 1024 if sys.platform != "darwin" else ru.ru_maxrss / 2**20
+    tree = rss + sum(peaks.peaks.values()) / 1024
     lines = [ln for ln in out_path.read_text(errors="replace").splitlines() if ln.strip()]
-    return Measure(label, wall, ru.ru_utime, ru.ru_stime, rss, proc.returncode, lines[-1] if lines else "")
+    return Measure(label, wall, ru.ru_utime, ru.ru_stime, rss, proc.returncode, lines[-1] if lines else "",
+                   tree, 1 + len(peaks.peaks), peaks.at_once / 1024)
 
 
 def warm(paths: list[Path]) -> None:
@@ -208,6 +272,141 @@ def report(name: str, manifest: dict, size: int, rows: int, n_items: int, runs: 
         print(f"   WARNING: gate exit status {g.rc} (see {DATA / name / 'out_gate.txt'})")
 
 
+# The floors of the user-facing scales (rerun, xdist, cores): each ratio is printed beside its floor.
+FLOORS = {
+    "rerun": 0.10,        # -k <one task> on the unchanged pair / the first run
+    "cache write": 1.05,  # the first run writing the cache / the same run without the cacheprovider
+    "xdist": 1.10,        # -n 2 / serial
+    "2 cores": 0.80,      # default install, whole gate / json.loads
+    "2 cores fast": 0.50,  # with msgspec (the `fast` extra), whole gate / json.loads
+}
+MEMORY_FLOOR_MB = 100.0  # peak RSS summed over every process a gate run starts
+#: one core (taskset -c 0), whole gate / json.loads before the two sides were read at once (default
+#: install, fast extra), measured on the large pair: the one-core run may be no slower than that
+ONE_CORE_BEFORE = {"default": 1.15, "fast": 0.69}
+
+
+def one_task(old: Path) -> str:
+    """A task of the pair, as its item is named (the legacy side's task_name without its taskset)."""
+    with open(old, "rb") as fh:
+        return json.loads(fh.readline())["task_name"].rsplit("/", 1)[-1]
+
+
+def timed_best(commands: list[tuple[str, list[str], dict, object]], cwd: Path, runs: int) -> dict[str, Measure]:
+    """Each command ``runs`` times, interleaved; the fastest wall of each (``before`` runs untimed first)."""
+    best: dict[str, Measure] = {}
+    for _ in range(runs):
+        for label, argv, env, before in commands:
+            if callable(before):
+                before()
+            m = measure(label, argv, cwd, cwd / f"out_{re.sub(r'[^a-z0-9]+', '_', label)}.txt", env)
+            if label not in best or m.wall < best[label].wall:
+                best[label] = m
+    return best
+
+
+def floor_line(name: str, ratio: float, floor: float, detail: str) -> bool:
+    ok = ratio <= floor
+    print(f"   {name:<13} {ratio:6.2f}x   floor {floor:.2f}x   {'ok   ' if ok else 'ABOVE'}  {detail}")
+    FAILURES.extend([] if ok else [f"{name} {ratio:.2f}x > {floor:.2f}x"])
+    return ok
+
+
+def memory_line(measures: list[Measure]) -> None:
+    worst = max(measures, key=lambda m: m.tree_mb)
+    ok = worst.tree_mb <= MEMORY_FLOOR_MB
+    print(f"   {'memory':<13} {worst.tree_mb:6.1f} MB  floor {MEMORY_FLOOR_MB:.0f} MB   {'ok   ' if ok else 'ABOVE'}  "
+          f"peak RSS summed over {worst.processes} process(es), the largest of these runs: {worst.label} "
+          f"(held at once, sampled: {max(m.at_once_mb for m in measures):.1f} MB)")
+    FAILURES.extend([] if ok else [f"memory {worst.tree_mb:.0f} MB"])
+
+
+def bench_users(kind: str, pair: str, seed: int, rates: dict, runs: int, baseline: str | None = None) -> None:
+    """The user-facing scales on a named pair: rerun, xdist, cores."""
+    tasks, repeats, kb = SCALES[pair]
+    out, manifest = ensure_pair(pair, tasks, repeats, kb, seed, rates)
+    old, new = out / "old" / "rollouts.jsonl", out / "new" / "rollouts.jsonl"
+    sidecar = out / "new" / "rollouts_failures.jsonl"
+    files = [old, new] + ([sidecar] if sidecar.exists() else [])
+    warm(files)
+    rel = lambda p: str(p.relative_to(out))  # noqa: E731
+    gate = [PY, "-m", "pytest", "-q", f"--parity-old={rel(old)}", f"--parity-new={rel(new)}"]
+    no_cache = ["-p", "no:cacheprovider"]
+    full, fast = {"PARITY_PARSER": "full"}, {"PARITY_PARSER": "auto"}
+    json_cmd = ("json.loads", [PY, "-c", JSON_FLOOR, *map(rel, files)], {}, None)
+    if not WARMED:  # one untimed run, so that bytecode caches exist before anything is timed
+        measure("warm-up", [*gate, "-p", "no:cacheprovider"], out, out / "out_warmup.txt")
+        WARMED.append(True)
+    print(f"\n== {kind} on the {pair} pair ({sum(p.stat().st_size for p in files) / 1e6:.0f} MB both sides, "
+          f"{manifest['tasks_joined']} items), fastest of {runs}")
+    if kind == "rerun":
+        cache = out / "bench-cache"
+        clear = lambda: shutil.rmtree(cache, ignore_errors=True)  # noqa: E731
+        cached = [*gate, "-o", f"cache_dir={cache}"]
+        task = one_task(old)
+        commands = [
+            ("no cacheprovider", [*gate, *no_cache], full, None),
+            ("first run", cached, full, clear),
+            (f"-k {task}", [*cached, "-k", task], full, None),
+        ]
+        best = timed_best(commands, out, runs)
+        nc, first, rerun = (best[c[0]] for c in commands)
+        table(list(best.values()))
+        floor_line("rerun", rerun.wall / first.wall, FLOORS["rerun"], f"-k one task {rerun.wall:.2f}s / first run {first.wall:.2f}s")
+        floor_line("cache write", first.wall / nc.wall, FLOORS["cache write"],
+                   f"first run {first.wall:.2f}s / -p no:cacheprovider {nc.wall:.2f}s")
+        memory_line(list(best.values()))
+    elif kind == "xdist":
+        trivial = [PY, "-m", "pytest", "-q", *no_cache, rel(trivial_test_file(out, manifest["tasks_joined"]))]
+        commands = [("serial", [*gate, *no_cache], full, None), ("-n 2", [*gate, *no_cache, "-n", "2"], full, None),
+                    ("trivial serial", trivial, {}, None), ("trivial -n 2", [*trivial, "-n", "2"], {}, None)]
+        best = timed_best(commands, out, runs)
+        serial, dist = best["serial"], best["-n 2"]
+        table(list(best.values()))
+        floor_line("xdist", dist.wall / serial.wall, FLOORS["xdist"], f"-n 2 {dist.wall:.2f}s / serial {serial.wall:.2f}s")
+        t_serial, t_dist = best["trivial serial"], best["trivial -n 2"]
+        print(f"   (pytest-xdist's own cost, on as many no-op tests: -n 2 / serial {t_dist.wall / t_serial.wall:.2f}x; "
+              f"the gate's -n 2 run against that trivial -n 2 run: {dist.wall / t_dist.wall:.2f}x)")
+        memory_line([serial])
+        print(f"   (-n 2: {dist.tree_mb:.0f} MB summed over {dist.processes} processes; each worker is a whole pytest)")
+    else:  # cores
+        one = ["taskset", "-c", "0"]
+        commands = [
+            json_cmd,
+            ("default, 2 cores", [*gate, *no_cache], full, None),
+            ("default, 1 core", [*one, *gate, *no_cache], full, None),
+            ("fast, 2 cores", [*gate, *no_cache], fast, None),
+            ("fast, 1 core", [*one, *gate, *no_cache], fast, None),
+        ]
+        if baseline:  # the same one-core runs with another install (the version before), in this run
+            before = [baseline, *gate[1:], *no_cache]
+            commands += [("before, default, 1 core", [*one, *before], full, None),
+                         ("before, fast, 1 core", [*one, *before], fast, None)]
+        best = timed_best(commands, out, runs)
+        j = best["json.loads"]
+        table(list(best.values()))
+        floor_line("2 cores", best["default, 2 cores"].wall / j.wall, FLOORS["2 cores"], "default install / json.loads")
+        floor_line("2 cores fast", best["fast, 2 cores"].wall / j.wall, FLOORS["2 cores fast"], "msgspec / json.loads")
+        for reader in ("default", "fast"):
+            now = best[f"{reader}, 1 core"]
+            if baseline:
+                was = best[f"before, {reader}, 1 core"]
+                floor_line(f"1 core {reader}", now.wall / was.wall, 1.0,
+                           f"taskset -c 0, this install / {baseline} (CPU {now.user + now.sys:.2f}s vs {was.user + was.sys:.2f}s)")
+            else:
+                floor_line(f"1 core {reader}", now.wall / j.wall, ONE_CORE_BEFORE[reader],
+                           "taskset -c 0, gate / json.loads; floor: the same, measured before (pass --baseline)")
+        memory_line([m for label, m in best.items() if label != "json.loads" and not label.startswith("before")])
+
+
+def table(measures: list[Measure]) -> None:
+    print(f"   {'run':<22} {'wall s':>7} {'user s':>7} {'sys s':>6} {'RSS MB':>7} {'sum MB':>7} {'at once':>7} "
+          f"{'procs':>5} {'rc':>3}  last line")
+    for m in measures:
+        print(f"   {m.label:<22} {m.wall:7.2f} {m.user:7.2f} {m.sys:6.2f} {m.rss_mb:7.1f} {m.tree_mb:7.1f} "
+              f"{m.at_once_mb:7.1f} {m.processes:5d} {m.rc:>3}  {m.tail[:60]}")
+
+
 def bench_unused(pairs: int) -> bool:
     """The installed plugin's cost in a run without parity options: paired runs, median difference."""
     out = DATA / "unused"
@@ -263,8 +462,12 @@ def versions() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--scale", nargs="+", choices=[*SCALES, "rowsize", "unused"], help="default: small (or custom when "
+    ap.add_argument("--scale", nargs="+", choices=[*SCALES, "rowsize", "unused", *USER_SCALES], help="default: small (or custom when "
                     "--tasks/--repeats/--row-kb are given)")
+    ap.add_argument("--pair", choices=list(SCALES), default="large", help="the pair the rerun, xdist and cores "
+                    "scales run on (default: large, the 2 GB pair)")
+    ap.add_argument("--baseline", metavar="PYTHON", help="cores scale: also time the one-core runs with this "
+                    "interpreter (an environment with the previous version installed, and msgspec), as the floor")
     ap.add_argument("--tasks", type=int)
     ap.add_argument("--repeats", type=int)
     ap.add_argument("--row-kb", type=float, help="row size in KB (for rowsize: the smaller of the two sizes)")
@@ -292,6 +495,9 @@ def main(argv: list[str] | None = None) -> int:
     for scale in scales:
         if scale == "unused":
             unused_ok = bench_unused(a.pairs)
+            continue
+        if scale in USER_SCALES:
+            bench_users(scale, a.pair, a.seed, rates, a.runs, a.baseline)
             continue
         if scale == "rowsize":
             tasks, repeats, kb = a.tasks or ROWSIZE_DEFAULT[0], a.repeats or ROWSIZE_DEFAULT[1], a.row_kb or ROWSIZE_DEFAULT[2]
@@ -325,7 +531,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"{t.wall:7.2f} {g.wall / j.wall:6.2f} {g.wall / t.wall:6.2f} {g.rss_mb:8.1f} {j.rss_mb:8.1f} "
                   f"{t.rss_mb:8.1f}")
     if FAILURES:
-        print(f"\nthe gate did not produce the expected categories for: {', '.join(FAILURES)}")
+        print(f"\nnot as expected (categories, or a ratio above its floor): {', '.join(FAILURES)}")
     if not unused_ok:
         print(f"\nthe unused plugin cost more than {UNUSED_FLOOR_MS:g} ms a run (median wall difference)")
     return 1 if FAILURES or not unused_ok else 0

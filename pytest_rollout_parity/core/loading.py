@@ -11,6 +11,7 @@ import json
 import lzma
 import os
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, BinaryIO, Callable, Iterator, Optional, TypeVar
 
@@ -35,6 +36,21 @@ Progress = Callable[[int, int], None]
 PROGRESS_STEP = 1 << 20  # report at most once per MiB of rows read
 
 
+def _fast_from_json() -> Callable[[bytes], Any]:
+    """``from_json`` without its string cache where pydantic-core has the switch (2.16 and later).
+
+    Rows hold thousands of distinct strings; looking each up in the cache cost a third of the parse.
+    """
+    try:
+        from_json(b'{"a": "b"}', cache_strings=False)
+    except TypeError:  # an older pydantic-core
+        return from_json
+    return partial(from_json, cache_strings=False)
+
+
+_from_json = _fast_from_json()
+
+
 def sidecar_path(path: Path) -> Path:
     """`<stem>.jsonl` -> `<stem>_failures.jsonl` beside it (the collector's `failures_path_for`).
 
@@ -51,7 +67,7 @@ def sidecar_display(display: str) -> str:
 def parse_line(raw: bytes, where: str, *, last_without_newline: bool = False) -> Any:
     """One JSON value from one line; the fast parser first, the stdlib for leniency and messages."""
     try:
-        return from_json(raw)
+        return _from_json(raw)
     except ValueError:
         pass
     text = raw.decode("utf-8", "replace")

@@ -1,7 +1,7 @@
 """Progress while a large side loads: bytes read of the file's size, updated in place, then the time.
 
-Both sides are read in ``pytest_cmdline_main``, before pytest's terminal reporter exists, so the
-progress goes straight to ``sys.stderr``, and only when a person watches it: stderr is a terminal
+Both sides are read in ``pytest_configure``, before pytest's terminal reporter writes anything, so
+the progress goes straight to ``sys.stderr``, and only when a person watches it: stderr is a terminal
 (:func:`stderr_is_tty`, the seam tests replace), the run is not ``-q`` and this process is not an
 xdist worker. A CI log (not a terminal) never sees it. Sides below :data:`SHOW_FROM` bytes load too
 fast to need it and print nothing at all.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
@@ -10,15 +11,15 @@ from typing import Optional
 
 from ..core.aggregate import AggregateCheck, check_side
 from ..core.api import compare_loaded
-from ..core.loading import LoadedSide, load_side, sidecar_display, sidecar_path
+from ..core.loading import LoadedSide, sidecar_display, sidecar_path
 from ..core.margin import AGGREGATE_NAME, Aggregate, FlipJudgement, equivalence, judge_flips
 from ..core.model import CompareResult
 from ..core.naming import item_names
 from ..core.outcomes import flip_message
 from ..core.paired import PairedSection, noise_text, paired_section, task_noise
+from ..core.parallel import SideRequest
 from ..core.summary import HookVerdict, RunInfo
 from ..core.verifier import LogRoots
-from .progress import LoadProgress
 from .settings import ParitySettings
 
 
@@ -36,15 +37,9 @@ class ParityRun:
 
     @classmethod
     def load(cls, settings: ParitySettings, invocation_dir: Path,
-             progress: Optional[LoadProgress] = None) -> "ParityRun":
-        """Stream both sides (``progress`` shows a large one's); raises CompareInputError naming the file and line."""
-        old = _load(settings, "old", progress)
-        if _same_selection(settings):
-            # one file under two names: read once, each side shown under the name it was given
-            new = replace(old, path=settings.new, display=settings.new_shown or str(settings.new),
-                          sidecar=sidecar_path(settings.new) if old.sidecar else None)
-        else:
-            new = _load(settings, "new", progress)
+             sides: Optional[tuple[LoadedSide, LoadedSide]] = None) -> ParityRun:
+        """Stream both sides (unless given); raises CompareInputError naming the file and line."""
+        old, new = sides if sides is not None else read_sides(settings)
         result = compare_loaded(old, new, old_key=settings.side_key("old")[0], new_key=settings.side_key("new")[0])
         roots = LogRoots(
             invocation_dir=invocation_dir,
@@ -108,16 +103,30 @@ class ParityRun:
         )
 
 
-def _load(settings: ParitySettings, side: str, progress: Optional[LoadProgress] = None) -> LoadedSide:
-    """Stream one side with its own key and agent (each named by the option that gave it)."""
+def side_request(settings: ParitySettings, side: str) -> SideRequest:
+    """What to read for one side: its own key and agent (each named by the option that gave it)."""
     key, key_option = settings.side_key(side)
     agent, agent_option = settings.side_agent(side)
     path, shown = (settings.old, settings.old_shown) if side == "old" else (settings.new, settings.new_shown)
-    report = progress.side(side) if progress is not None else None
-    loaded = load_side(path, key, shown, agent, key_option, agent_option, progress=report)
-    if progress is not None:
-        progress.finished(side)
-    return loaded
+    return SideRequest(str(path), key, shown or None, agent, key_option, agent_option)
+
+
+def _serially(requests: list[SideRequest]) -> list[LoadedSide]:
+    return [request.load() for request in requests]
+
+
+def read_sides(
+    settings: ParitySettings, load: Callable[[list[SideRequest]], list[LoadedSide]] = _serially
+) -> tuple[LoadedSide, LoadedSide]:
+    """Both sides through ``load`` (given the requests in order, old first; it returns the sides)."""
+    if _same_selection(settings):
+        # one file under two names: read once, each side shown under the name it was given
+        (old,) = load([side_request(settings, "old")])
+        new = replace(old, path=settings.new, display=settings.new_shown or str(settings.new),
+                      sidecar=sidecar_path(settings.new) if old.sidecar else None)
+        return old, new
+    old, new = load([side_request(settings, "old"), side_request(settings, "new")])
+    return old, new
 
 
 def _same(a: Path, b: Path) -> bool:

@@ -1,0 +1,148 @@
+"""Reading the two sides at once: the old side in a small child process, the new one here.
+
+Parsing is CPU-bound and holds the GIL, so threads would not help; a forked pytest process would
+copy the parent's memory and imports. Instead a fresh interpreter runs :mod:`.side_reader`, which
+imports only the core, reads its side and sends back the loaded side as marshal'd tuples.
+
+The child is used only when it can pay off and never changes the answer: with one usable CPU, or
+when the old side is smaller than :data:`MIN_CHILD_BYTES` (starting an interpreter costs 50-100
+ms), both sides are read here one after the other. A child that fails in any way other than
+reporting an input error (cannot start, crashes, sends a truncated answer) is ignored and its side
+read here. Input errors are raised in the serial order: the old side's first.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import subprocess
+import sys
+from dataclasses import astuple, dataclass
+from pathlib import Path
+from typing import Optional, Protocol
+
+from .errors import CompareInputError
+from .loading import LoadedSide, Progress, load_side
+from .snapshot import unframe
+
+#: Below this many bytes in the old file, the child's start costs more than it saves.
+MIN_CHILD_BYTES = 32 << 20
+CHILD_MODULE = "pytest_rollout_parity.core.side_reader"
+
+
+@dataclass(frozen=True)
+class SideRequest:
+    """What :func:`load_side` is asked for one side (the child gets the same values)."""
+
+    path: str
+    key: Optional[str] = None
+    display: Optional[str] = None
+    agent: Optional[str] = None
+    key_option: str = "--parity-key"
+    agent_option: str = "--parity-agent"
+
+    def load(self, progress: Optional[Progress] = None) -> LoadedSide:
+        """Read the side in this process (``progress``: told the bytes read, see :func:`load_side`)."""
+        return load_side(Path(self.path), self.key, self.display, self.agent, self.key_option, self.agent_option,
+                         progress=progress)
+
+
+class SideProgress(Protocol):
+    """What is told while sides load: a side's reporter before it starts, and when it is read."""
+
+    def start(self, index: int) -> Optional[Progress]:
+        """The reporter of side ``index`` (0: old, 1: new), which is about to be read here."""
+
+    def done(self, index: int) -> None:
+        """Side ``index`` is read."""
+
+
+def _load_here(request: SideRequest, index: int, progress: Optional[SideProgress]) -> LoadedSide:
+    side = request.load(progress.start(index) if progress is not None else None)
+    if progress is not None:
+        progress.done(index)
+    return side
+
+
+def usable_cpus() -> int:
+    """CPUs this process may run on (its affinity mask, e.g. under ``taskset``)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - platforms without affinity
+        return os.cpu_count() or 1
+
+
+def worth_a_child(request: SideRequest, min_bytes: int = MIN_CHILD_BYTES) -> bool:
+    """Two CPUs or more and a file large enough to repay an interpreter's start."""
+    try:
+        size = os.stat(request.path).st_size
+    except OSError:
+        return False  # the serial read words the error
+    return size >= min_bytes and usable_cpus() > 1
+
+
+def load_two(
+    old: SideRequest, new: SideRequest, min_bytes: int = MIN_CHILD_BYTES, progress: Optional[SideProgress] = None
+) -> tuple[LoadedSide, LoadedSide]:
+    """Both sides, the old one in a child when :func:`worth_a_child`; the same result as serially."""
+    child = _start(old) if worth_a_child(old, min_bytes) else None
+    if child is None:
+        return _load_here(old, 0, progress), _load_here(new, 1, progress)
+    try:
+        try:
+            new_side: Optional[LoadedSide] = _load_here(new, 1, progress)
+            new_error: Optional[CompareInputError] = None
+        except CompareInputError as exc:
+            new_side, new_error = None, exc
+        old_side = _finish(child)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    if old_side is None:
+        old_side = _load_here(old, 0, progress)  # the child failed: read it here (raises its input error)
+    if new_error is not None:
+        raise new_error
+    assert new_side is not None
+    return old_side, new_side
+
+
+def _start(request: SideRequest) -> Optional[subprocess.Popen[bytes]]:
+    try:
+        child = subprocess.Popen(
+            [sys.executable, "-m", CHILD_MODULE],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        )
+    except OSError:
+        return None
+    try:
+        assert child.stdin is not None
+        child.stdin.write(marshal.dumps(astuple(request)))
+        child.stdin.close()
+    except OSError:
+        child.kill()
+        child.wait()
+        return None
+    return child
+
+
+def _finish(child: subprocess.Popen[bytes]) -> Optional[LoadedSide]:
+    """The child's side; raises its input error; None when it failed otherwise."""
+    assert child.stdout is not None
+    try:
+        data = child.stdout.read()
+    except OSError:
+        return None
+    if child.wait() != 0:
+        return None
+    try:
+        kind, value = marshal.loads(data)
+    except (ValueError, EOFError, TypeError):
+        return None
+    if kind == "input-error" and isinstance(value, str):
+        raise CompareInputError(value)
+    if kind == "side" and isinstance(value, bytes):
+        from .side_reader import WIRE_KEY
+
+        return unframe(value, WIRE_KEY)
+    return None

@@ -1,0 +1,168 @@
+"""Reruns read nothing twice: each loaded side is kept in pytest's cache, keyed by its inputs' state.
+
+What is kept: each side's row facts and join values (:class:`LoadedSide`), the only expensive part
+of a run (reading and parsing every row). The comparison, the paired statistics and the margin
+judgements are recomputed from them on every run: they take a fraction of a second and depend on
+options (margin, alpha, strict) that do not change what is read.
+
+Where: one file per side under ``config.cache.mkdir("rollout-parity")`` (pytest's cache directory,
+never beside the inputs), written to a temporary name and renamed into place, in the format of
+:mod:`..core.snapshot`. ``--cache-clear`` empties it; ``-p no:cacheprovider`` runs without it.
+
+When an entry is used: only when its key equals the current one, which holds
+
+* for the rollouts file, its failures sidecar and its aggregate-metrics file: the real path,
+  device, inode, size, mtime and ctime in nanoseconds (a missing file as missing). An edit in
+  place that restores the size and the mtime (``os.utime``) still moves the ctime, which no user
+  call can set back; replacing the file changes the inode. This costs three ``stat`` calls a side:
+  no input byte is read to decide;
+* every option that changes what is loaded (key, agent, and the option names errors would cite,
+  and the name the file is shown by) and which reader parses rows (the `fast` extra or not);
+* the plugin's version, a fingerprint (size, mtime) of the core's source files, and the
+  encoding's schema, so an upgraded or edited plugin never reads an older entry.
+
+A side is stored only when its files' state after reading equals the state before, so a file
+being written during the run is not cached. Any entry that is missing, foreign, truncated, stale
+or unreadable is ignored and rebuilt; failing to write one only costs the next run a read.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import astuple
+from functools import lru_cache
+from hashlib import sha256
+from pathlib import Path
+from typing import Any, Optional
+
+import pytest
+
+from ..core import skeleton, snapshot
+from ..core.aggregate import metrics_path
+from ..core.loading import LoadedSide, sidecar_path
+from ..core.parallel import SideProgress, SideRequest, load_two
+
+CACHE_DIR = "rollout-parity"
+
+
+def file_state(role: str, path: Path) -> tuple[Any, ...]:
+    """(role, real path, device, inode, size, mtime ns, ctime ns), or (role, real path) when absent."""
+    real = os.path.realpath(path)
+    try:
+        st = os.stat(real)
+    except OSError:
+        return (role, real)
+    return (role, real, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def inputs_state(request: SideRequest) -> tuple[Any, ...]:
+    """The state of every file a side is read from (three ``stat`` calls, no reading)."""
+    main = Path(request.path)
+    return (
+        file_state("rows", main),
+        file_state("sidecar", sidecar_path(main)),
+        file_state("aggregate", metrics_path(main)),
+    )
+
+
+@lru_cache(maxsize=1)
+def code_state() -> tuple[Any, ...]:
+    """The plugin's version and the (name, size, mtime) of each core module: edits invalidate entries."""
+    try:
+        from importlib.metadata import version
+
+        release = version("pytest-rollout-parity")
+    except Exception:
+        release = "unknown"
+    core = Path(snapshot.__file__).parent
+    modules = []
+    for entry in sorted(core.glob("*.py")):
+        st = entry.stat()
+        modules.append((entry.name, st.st_size, st.st_mtime_ns))
+    return (release, tuple(modules), snapshot.schema())
+
+
+def entry_key(request: SideRequest, state: tuple[Any, ...]) -> tuple[Any, ...]:
+    """What an entry must have been written under to be used for ``request`` now."""
+    reader = "skeleton" if skeleton.available() else "full"
+    return (code_state(), reader, astuple(request), state)
+
+
+def entry_path(directory: Path, request: SideRequest) -> Path:
+    """One entry per (real file, request): another key for the same file replaces it."""
+    name = sha256(repr((os.path.realpath(request.path), astuple(request))).encode()).hexdigest()[:24]
+    return directory / f"side-{name}.bin"
+
+
+def read_entry(path: Path, key: tuple[Any, ...]) -> Optional[LoadedSide]:
+    """The side stored under ``key`` at ``path``; None when absent or unusable."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    return snapshot.unframe(data, key)
+
+
+def write_entry(path: Path, key: tuple[Any, ...], side: LoadedSide) -> bool:
+    """Store a side atomically (temp file, rename); False when it cannot be stored."""
+    try:
+        data = snapshot.frame(key, side)
+    except ValueError:
+        return False
+    try:
+        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".side-", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+            os.replace(temp, path)
+        except BaseException:
+            os.unlink(temp)
+            raise
+    except OSError:
+        return False
+    return True
+
+
+def cache_dir(config: pytest.Config) -> Optional[Path]:
+    """The plugin's directory in pytest's cache; None without the cacheprovider plugin."""
+    cache = getattr(config, "cache", None)
+    if cache is None:
+        return None
+    try:
+        return Path(cache.mkdir(CACHE_DIR))
+    except OSError:
+        return None
+
+
+class SideStore:
+    """Loads sides through the cache: each side from its entry when current, else read (and stored)."""
+
+    def __init__(self, directory: Optional[Path], progress: Optional[SideProgress] = None) -> None:
+        self.directory = directory
+        self.progress = progress
+        #: each side's entry path and key when it is in the cache now (the xdist hand-over reuses them)
+        self.entries: list[tuple[Path, tuple[Any, ...]]] = []
+
+    def load(self, requests: list[SideRequest]) -> list[LoadedSide]:
+        """The sides asked for, in order; those not cached are read (the old one in a child)."""
+        states = [inputs_state(r) for r in requests]
+        keys = [entry_key(r, s) for r, s in zip(requests, states)]
+        paths = [entry_path(self.directory, r) if self.directory else None for r in requests]
+        found = [read_entry(p, k) if p is not None else None for p, k in zip(paths, keys)]
+        missing = [i for i, side in enumerate(found) if side is None]
+        if len(missing) == 2:
+            found[0], found[1] = load_two(requests[0], requests[1], progress=self.progress)
+        else:
+            for i in missing:
+                found[i] = requests[i].load(self.progress.start(i) if self.progress else None)
+                if self.progress:
+                    self.progress.done(i)
+        sides = [side for side in found if side is not None]
+        stored = [paths[i] is not None and i not in missing for i in range(len(requests))]
+        for i in missing:
+            path = paths[i]
+            if path is not None and inputs_state(requests[i]) == states[i]:
+                stored[i] = write_entry(path, keys[i], sides[i])
+        self.entries = [(p, k) for p, k, ok in zip(paths, keys, stored) if p is not None and ok]
+        return sides

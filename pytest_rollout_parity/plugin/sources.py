@@ -1,0 +1,76 @@
+"""Where a process gets its two loaded sides: its xdist controller, pytest's cache, or the files.
+
+An xdist worker takes what its controller handed over (:mod:`.xdist_share`); every other process
+loads through :mod:`.rerun_cache` (which reads the files, both sides at once, when an entry is not
+current), and an xdist controller then shares what it loaded with its workers.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import pytest
+
+from ..core.loading import LoadedSide, Progress
+from ..core.parallel import SideRequest
+from .progress import LoadProgress
+from .rerun_cache import SideStore, cache_dir
+from .run import read_sides
+from .settings import ParitySettings
+
+
+def _xdist_active(config: pytest.Config) -> bool:
+    return config.pluginmanager.hasplugin("xdist")
+
+
+def _distributing(config: pytest.Config) -> bool:
+    """This process is an xdist controller that will start workers."""
+    if hasattr(config, "workerinput"):
+        return False
+    return bool(config.getoption("numprocesses", None) or config.getoption("tx", None))
+
+
+class _Shown:
+    """The load progress display, told about sides by their index (0: old, 1: new)."""
+
+    NAMES = ("old", "new")
+
+    def __init__(self, display: LoadProgress) -> None:
+        self.display = display
+
+    def start(self, index: int) -> Optional[Progress]:
+        return self.display.side(self.NAMES[index])
+
+    def done(self, index: int) -> None:
+        self.display.finished(self.NAMES[index])
+
+
+def gather_sides(
+    config: pytest.Config, settings: ParitySettings, progress: Optional[LoadProgress] = None
+) -> tuple[LoadedSide, LoadedSide]:
+    """Both sides for this process; raises CompareInputError for an unusable input.
+
+    ``progress`` shows the sides read in this process (not those taken from the cache, nor the one
+    a reader child reads).
+    """
+    if _xdist_active(config) and hasattr(config, "workerinput"):
+        from .xdist_share import shared_sides
+
+        shared = shared_sides(config)
+        if shared is not None:
+            return read_sides(settings, lambda requests: shared[: len(requests)])
+    store = SideStore(cache_dir(config), _Shown(progress) if progress is not None else None)
+    loaded: list[LoadedSide] = []
+
+    def load(requests: list[SideRequest]) -> list[LoadedSide]:
+        loaded[:] = store.load(requests)
+        return list(loaded)
+
+    sides = read_sides(settings, load)
+    if _xdist_active(config) and _distributing(config):
+        from .xdist_share import ShareWithWorkers
+
+        share = ShareWithWorkers.prepare(loaded, store.entries)
+        if share is not None:
+            config.pluginmanager.register(share, "rollout-parity-xdist-share")
+    return sides

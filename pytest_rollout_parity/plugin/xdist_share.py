@@ -1,0 +1,78 @@
+"""Under pytest-xdist, the controller reads both sides once and hands them to every worker.
+
+Imported only when xdist is active. The controller loads the sides (from the rerun cache or the
+files) before its workers start, stores each one in the snapshot format (the cache entry itself,
+or a temporary file removed when the run ends when the cacheprovider is off), and puts the
+entries' paths and keys into each worker's ``workerinput``. A worker rebuilds the sides from
+those entries instead of reading the rollout files, so all processes judge the very same rows;
+a worker that cannot use an entry reads the files itself.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any, Optional
+
+import pytest
+
+from ..core.loading import LoadedSide
+from .rerun_cache import read_entry, write_entry
+
+WORKERINPUT_KEY = "rollout_parity_sides"
+
+
+class ShareWithWorkers:
+    """The controller's side: one entry per side, named in each worker's ``workerinput``."""
+
+    def __init__(self, entries: list[tuple[str, Any]], temp_dir: Optional[str]) -> None:
+        self.entries = entries
+        self.temp_dir = temp_dir
+
+    @classmethod
+    def prepare(cls, sides: list[LoadedSide], cached: list[tuple[Path, Any]]) -> Optional[ShareWithWorkers]:
+        """Reuse the cache entries just read or written; else write temporary ones (None: cannot)."""
+        if len(cached) == len(sides):
+            return cls([(str(path), key) for path, key in cached], None)
+        temp_dir = tempfile.mkdtemp(prefix="rollout-parity-")
+        entries = []
+        for index, side in enumerate(sides):
+            path, key = Path(temp_dir) / f"side-{index}.bin", ("xdist", index)
+            if not write_entry(path, key, side):
+                shutil.rmtree(temp_dir, ignore_errors=True)
+                return None
+            entries.append((str(path), key))
+        return cls(entries, temp_dir)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        """Tell each worker where the sides are."""
+        node.workerinput[WORKERINPUT_KEY] = self.entries
+
+    @pytest.hookimpl
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        """Remove the temporary entries (cache entries stay for the next run)."""
+        if self.temp_dir is not None:
+            shutil.rmtree(self.temp_dir, ignore_errors=True)
+
+
+def shared_sides(config: pytest.Config) -> Optional[list[LoadedSide]]:
+    """In an xdist worker, the sides the controller handed over; None elsewhere or when unusable."""
+    workerinput = getattr(config, "workerinput", None)
+    if not isinstance(workerinput, dict) or WORKERINPUT_KEY not in workerinput:
+        return None
+    sides = []
+    for path, key in workerinput[WORKERINPUT_KEY]:
+        side = read_entry(Path(path), _as_tuple(key))
+        if side is None:
+            return None
+        sides.append(side)
+    return sides
+
+
+def _as_tuple(value: Any) -> Any:
+    """The key as it was built: execnet may hand tuples over as lists."""
+    if isinstance(value, (list, tuple)):
+        return tuple(_as_tuple(v) for v in value)
+    return value

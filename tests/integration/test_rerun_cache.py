@@ -1,0 +1,181 @@
+"""Reruns read nothing twice: the loaded sides kept in pytest's cache, and handed to xdist workers.
+
+Whether a run read a rollouts file is observed by making reading impossible: in-process runs
+replace :meth:`SideRequest.load` (the one place a side is read in the gate's process), and xdist
+workers, separate processes, get the same replacement from a conftest.py.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_rollout_parity.core import snapshot
+from pytest_rollout_parity.core.parallel import SideRequest
+
+from .conftest import Gate, harbor_row, legacy_row, section
+from .test_selection import ran
+
+NEW = "new/rollouts.jsonl"
+ENTRIES = ".pytest_cache/d/rollout-parity"
+
+
+def entries(gate: Gate) -> list[Path]:
+    directory = gate.path / ENTRIES
+    return sorted(directory.glob("side-*.bin")) if directory.is_dir() else []
+
+
+@pytest.fixture
+def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The sides read in this process from now on (each by path); reading still works."""
+    seen: list[str] = []
+    real = SideRequest.load
+
+    def counting(self: SideRequest, progress: Any = None) -> Any:
+        seen.append(Path(self.path).name)
+        return real(self, progress)
+
+    monkeypatch.setattr(SideRequest, "load", counting)
+    return seen
+
+
+def test_rerun_reads_no_row_and_gives_the_same_outcomes(gate: Gate, reads: list[str]) -> None:
+    args = gate.mixed()
+    first = gate.run(*args, "-rA", "-vv")
+    assert len(reads) == 2 and len(entries(gate)) == 2
+    reads.clear()
+    for again in (gate.run(*args, "-rA", "-vv"), gate.run(*args, "-k", "regex-log", "-rA", "-vv"),
+                  gate.run(*args, "--lf", "-rA", "-vv"), gate.run(*args, f"{NEW}::fix-git", "-rA", "-vv"),
+                  gate.run(*args, "--collect-only", "-q")):
+        assert again.ret in (0, 1)
+        assert reads == []
+    rerun = gate.run(*args, "-rA", "-vv")
+    assert ran(rerun) == ran(first) and section(rerun) == section(first)
+    assert reads == []
+
+
+def test_in_place_edit_keeping_size_and_mtime_is_seen(gate: Gate) -> None:
+    args = gate.pair([legacy_row("fix-git", 1.0)], [harbor_row("fix-git", 1.0)])
+    assert gate.run(*args).ret == 0
+    path = gate.path / NEW
+    before = os.stat(path)
+    text = path.read_bytes()
+    assert text.count(b'"reward": 1.0') == 1
+    with open(path, "r+b") as handle:  # same bytes count, same inode
+        handle.write(text.replace(b'"reward": 1.0', b'"reward": 0.0'))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = os.stat(path)
+    assert (after.st_size, after.st_mtime_ns, after.st_ino) == (before.st_size, before.st_mtime_ns, before.st_ino)
+    result = gate.run(*args, "-rA", "-vv")
+    assert ran(result) == {f"{NEW}::fix-git": "FAILED"}
+
+
+def test_an_edited_sidecar_or_metrics_file_is_seen(gate: Gate, reads: list[str]) -> None:
+    args = gate.pair([legacy_row("fix-git", 1.0)], [harbor_row("fix-git", 1.0)])
+    gate.run(*args)
+    reads.clear()
+    gate.write("new/rollouts_failures.jsonl", [])
+    gate.run(*args)
+    assert reads == ["rollouts.jsonl"]  # the new side only
+    reads.clear()
+    gate.write("old/rollouts_aggregate_metrics.json", "[]")
+    gate.run(*args)
+    assert len(reads) == 1
+
+
+def test_an_option_that_changes_loading_is_a_new_entry(gate: Gate, reads: list[str]) -> None:
+    args = gate.mixed()
+    gate.run(*args)
+    reads.clear()
+    gate.run(*args, "--parity-margin=0.05")  # changes judgements, not what is read
+    assert reads == []
+    gate.run(*args, "--parity-new-key=_ng_task_id")
+    assert len(reads) == 1
+
+
+@pytest.mark.parametrize("damage", ["truncated", "foreign", "empty", "stale", "another pair's"])
+def test_a_damaged_entry_is_rebuilt_never_trusted(gate: Gate, reads: list[str], damage: str) -> None:
+    args = gate.mixed()
+    first = gate.run(*args, "-rA", "-vv")
+    for entry in entries(gate):
+        data = entry.read_bytes()
+        if damage == "truncated":
+            entry.write_bytes(data[: len(data) // 2])
+        elif damage == "foreign":
+            entry.write_bytes(b"PK\x03\x04" + data[4:])
+        elif damage == "empty":
+            entry.write_bytes(b"")
+        elif damage == "stale":
+            side = SideRequest(str(gate.path / NEW)).load()
+            entry.write_bytes(snapshot.frame(("an older key",), side))
+        else:  # a valid entry of other files, under this entry's name
+            other = gate.write("other.jsonl", [harbor_row("zzz", 0.0)])
+            entry.write_bytes(snapshot.frame(("key",), SideRequest(str(other)).load()))
+    reads.clear()
+    again = gate.run(*args, "-rA", "-vv")
+    assert ran(again) == ran(first) and section(again) == section(first)
+    assert len(reads) == 2
+    reads.clear()
+    gate.run(*args)  # rebuilt: the next run reads nothing
+    assert reads == []
+
+
+def test_cache_clear_reads_again(gate: Gate, reads: list[str]) -> None:
+    args = gate.mixed()
+    gate.run(*args)
+    reads.clear()
+    gate.run(*args, "--cache-clear")
+    assert len(reads) == 2
+    reads.clear()
+    gate.run(*args)
+    assert reads == []
+
+
+def test_without_cacheprovider_nothing_is_kept(gate: Gate, reads: list[str]) -> None:
+    args = gate.mixed()
+    first = gate.run(*args, "-p", "no:cacheprovider", "-rA", "-vv")
+    second = gate.run(*args, "-p", "no:cacheprovider", "-rA", "-vv")
+    assert ran(first) == ran(second) and len(ran(first)) == 7
+    assert len(reads) == 4
+    assert not (gate.path / ".pytest_cache").exists()
+
+
+def test_the_cache_is_never_beside_the_inputs(gate: Gate) -> None:
+    args = gate.mixed()
+    listing = sorted(p.relative_to(gate.path) for p in (gate.path / "new").rglob("*"))
+    gate.run(*args)
+    assert sorted(p.relative_to(gate.path) for p in (gate.path / "new").rglob("*")) == listing
+    assert sorted(p.name for p in (gate.path / "old").iterdir()) == ["rollouts.jsonl"]
+
+
+NO_READING_IN_WORKERS = """
+import pytest
+from pytest_rollout_parity.core.parallel import SideRequest
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config):
+    if hasattr(config, "workerinput"):
+        def refuse(self, progress=None):
+            raise RuntimeError("an xdist worker read " + self.path)
+        SideRequest.load = refuse
+"""
+
+
+@pytest.mark.parametrize("cache", ["cache", "no cache"])
+def test_xdist_workers_read_no_file(gate: Gate, cache: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("xdist")
+    monkeypatch.setenv("TMPDIR", str(gate.path / "tmp"))
+    (gate.path / "tmp").mkdir()
+    args = gate.mixed()
+    extra = ["-p", "no:cacheprovider"] if cache == "no cache" else []
+    serial = gate.run_subprocess(*args, *extra, "-rA", "-vv")
+    gate.pytester.makeconftest(NO_READING_IN_WORKERS)
+    parallel = gate.run_subprocess(*args, *extra, "-rA", "-vv", "-n", "2")
+    assert "an xdist worker read" not in parallel.stdout.str() + parallel.stderr.str()
+    assert ran(parallel) == ran(serial) and len(ran(serial)) == 7
+    assert section(parallel) == section(serial)
+    assert list((gate.path / "tmp").iterdir()) == []  # the hand-over files are removed

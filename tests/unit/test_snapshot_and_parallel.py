@@ -1,0 +1,146 @@
+"""A loaded side as bytes (the rerun cache, the xdist hand-over) and the reader child.
+
+Both must give back exactly what reading the file here gives: the same facts, join values, key
+reason and notes, and for a bad input the same `file:line` message.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_rollout_parity.core import parallel, snapshot
+from pytest_rollout_parity.core.errors import CompareInputError
+from pytest_rollout_parity.core.loading import LoadedSide
+from pytest_rollout_parity.core.parallel import SideRequest, load_two
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def described(side: LoadedSide) -> tuple[Any, ...]:
+    """Everything a side holds, as comparable values."""
+    facts = [tuple(getattr(f, name) for name in snapshot.FACT_FIELDS) for f in side.facts]
+    choice = side.choice
+    return (side.path, side.display, side.sidecar, facts, side.agent, side.agent_rows,
+            choice.key, choice.values, choice.reason, choice.notes, choice.prompts)
+
+
+@pytest.fixture
+def real_pair(real_rows: Callable[[str], list[dict[str, Any]]], write_jsonl: Callable[..., Path]) -> tuple[Path, Path]:
+    """An old and a new file of real rows (three repeats of several tasks), the new one with a sidecar."""
+    old_rows, new_rows = [], []
+    for index, name in enumerate(["deepswe_opencode_trimmed.jsonl", "anyterminal_hermes_trimmed.jsonl",
+                                  "harbor_agent_terminal_bench_daytona.jsonl"]):
+        for repeat in range(3):
+            for rows, reward in ((old_rows, 1.0), (new_rows, float(repeat != 0 or index != 1))):
+                row = real_rows(name)[0]
+                row.update(_ng_task_index=index, _ng_rollout_index=repeat, reward=reward, agent_ref={"name": "agent"})
+                rows.append(row)
+    old = write_jsonl("old/rollouts.jsonl", old_rows)
+    new = write_jsonl("new/rollouts.jsonl", new_rows)
+    write_jsonl("new/rollouts_failures.jsonl", [
+        {"_ng_task_index": 9, "_ng_rollout_index": 0, "_ng_failure_class": "SandboxError",
+         "_ng_failure_message": "sandbox did not start"},
+    ])
+    return old, new
+
+
+@pytest.mark.parametrize("pair", ["examples", "real"])
+def test_snapshot_round_trip(pair: str, real_pair: tuple[Path, Path]) -> None:
+    paths = [EXAMPLES / "old" / "rollouts.jsonl", EXAMPLES / "new" / "rollouts.jsonl"] if pair == "examples" \
+        else list(real_pair)
+    for path in paths:
+        side = SideRequest(str(path), display="shown.jsonl").load()
+        key = ("k", 1)
+        again = snapshot.unframe(snapshot.frame(key, side), key)
+        assert again is not None
+        assert described(again) == described(side)
+        assert len(side.facts) > 0
+
+
+def test_unframe_rejects_what_it_did_not_write(real_pair: tuple[Path, Path]) -> None:
+    side = SideRequest(str(real_pair[1])).load()
+    data = snapshot.frame(("k",), side)
+    assert snapshot.unframe(data, ("k",)) is not None
+    assert snapshot.unframe(data, ("other",)) is None  # stale: another key
+    assert snapshot.unframe(data[:-1], ("k",)) is None  # truncated
+    assert snapshot.unframe(data[: len(snapshot.MAGIC) + 10], ("k",)) is None
+    assert snapshot.unframe(b"", ("k",)) is None
+    assert snapshot.unframe(b"\x00" * len(data), ("k",)) is None  # foreign
+    flipped = bytearray(data)
+    flipped[-5] ^= 0xFF
+    assert snapshot.unframe(bytes(flipped), ("k",)) is None  # the checksum no longer holds
+    newer = bytearray(data)
+    newer[len(snapshot.MAGIC) + 1] += 1
+    assert snapshot.unframe(bytes(newer), ("k",)) is None  # another format version
+
+
+def test_a_row_kept_in_memory_is_not_snapshotted(real_pair: tuple[Path, Path]) -> None:
+    side = SideRequest(str(real_pair[0])).load()
+    side.facts[0].row = {"reward": 1.0}
+    with pytest.raises(ValueError):
+        snapshot.frame(("k",), side)
+
+
+@pytest.mark.parametrize("pair", ["examples", "real"])
+def test_child_reads_what_the_serial_path_reads(pair: str, real_pair: tuple[Path, Path]) -> None:
+    old, new = (EXAMPLES / "old" / "rollouts.jsonl", EXAMPLES / "new" / "rollouts.jsonl") if pair == "examples" \
+        else real_pair
+    requests = SideRequest(str(old), display="o.jsonl"), SideRequest(str(new), display="n.jsonl")
+    serial = [r.load() for r in requests]
+    child = parallel._start(requests[0])
+    assert child is not None
+    from_child = parallel._finish(child)
+    assert from_child is not None  # the child itself answered (no fallback)
+    assert described(from_child) == described(serial[0])
+    both = load_two(*requests, min_bytes=0)
+    assert [described(s) for s in both] == [described(s) for s in serial]
+
+
+def bad_line(write_jsonl: Callable[..., Path], rel: str) -> Path:
+    good = json.dumps({"task_id": "a", "reward": 1.0})
+    return write_jsonl(rel, f"{good}\n{good}\n{{\"task_id\": \"b\", \"reward\": 1.0,,}}\n")
+
+
+def test_child_reports_a_bad_line_as_the_serial_path_does(
+    real_pair: tuple[Path, Path], write_jsonl: Callable[..., Path]
+) -> None:
+    bad = bad_line(write_jsonl, "bad/old.jsonl")
+    request = SideRequest(str(bad), display="bad/old.jsonl")
+    with pytest.raises(CompareInputError) as serial:
+        request.load()
+    assert "bad/old.jsonl:3: invalid JSON" in str(serial.value)
+    with pytest.raises(CompareInputError) as child:
+        load_two(request, SideRequest(str(real_pair[1])), min_bytes=0)
+    assert str(child.value) == str(serial.value)
+
+
+def test_two_bad_sides_report_the_old_one_first(write_jsonl: Callable[..., Path]) -> None:
+    old = SideRequest(str(bad_line(write_jsonl, "o.jsonl")), display="o.jsonl")
+    new = SideRequest(str(bad_line(write_jsonl, "n.jsonl")), display="n.jsonl")
+    with pytest.raises(CompareInputError, match=r"^o\.jsonl:3: "):
+        load_two(old, new, min_bytes=0)
+    good = write_jsonl("g.jsonl", [{"task_id": "a", "reward": 1.0}])
+    with pytest.raises(CompareInputError, match=r"^n\.jsonl:3: "):
+        load_two(SideRequest(str(good)), new, min_bytes=0)
+
+
+def test_a_failing_child_changes_nothing(real_pair: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    requests = SideRequest(str(real_pair[0])), SideRequest(str(real_pair[1]))
+    serial = [described(r.load()) for r in requests]
+    monkeypatch.setattr(parallel, "CHILD_MODULE", "pytest_rollout_parity.core.no_such_module")
+    assert [described(s) for s in load_two(*requests, min_bytes=0)] == serial
+
+
+def test_serial_with_one_cpu_or_a_small_file(real_pair: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    request = SideRequest(str(real_pair[0]))
+    assert not parallel.worth_a_child(request)  # a few kilobytes: not worth an interpreter
+    monkeypatch.setattr(parallel, "usable_cpus", lambda: 1)
+    assert not parallel.worth_a_child(request, min_bytes=0)
+    monkeypatch.setattr(parallel, "usable_cpus", lambda: 2)
+    assert parallel.worth_a_child(request, min_bytes=0)
+    assert not parallel.worth_a_child(SideRequest("/no/such/file"), min_bytes=0)
