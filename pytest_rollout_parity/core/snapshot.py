@@ -26,7 +26,7 @@ from typing import Any, Optional
 
 from .identity import KeyChoice
 from .loading import LoadedSide
-from .model import RowFacts
+from .model import RowFacts, RowOrigin
 
 MAGIC = b"rollout-parity side\n"
 VERSION = 1
@@ -44,6 +44,21 @@ FACT_FIELDS = _fact_fields()
 _init = getattr(RowFacts.__init__, "__code__", None)
 #: RowFacts(*values) rebuilds a row's facts when its constructor takes them in field order
 _POSITIONAL = _init is not None and _init.co_varnames[1 : 1 + len(FACT_FIELDS)] == FACT_FIELDS
+#: Which file of its side a row came from is an enum member: it travels as the member's value.
+_ORIGIN = FACT_FIELDS.index("origin")
+_ORIGINS = {origin.value: origin for origin in RowOrigin}
+
+
+def _plain_facts(facts: RowFacts) -> tuple[Any, ...]:
+    values = [getattr(facts, name) for name in FACT_FIELDS]
+    values[_ORIGIN] = values[_ORIGIN].value
+    return tuple(values)
+
+
+def _fact_values(row: tuple[Any, ...]) -> list[Any]:
+    values = list(row)
+    values[_ORIGIN] = _ORIGINS[values[_ORIGIN]]
+    return values
 
 
 def schema() -> tuple[Any, ...]:
@@ -70,7 +85,7 @@ def to_plain(side: LoadedSide) -> tuple[Any, ...]:
         if f.name == "facts":
             if any(facts.row is not None for facts in value):
                 raise NotPlain("a row kept in memory")
-            value = [tuple([getattr(facts, name) for name in FACT_FIELDS]) for facts in value]
+            value = [_plain_facts(facts) for facts in value]
         elif isinstance(value, KeyChoice):
             value = tuple(getattr(value, g.name) for g in dataclasses.fields(value))
         out.append((f.name, isinstance(value, Path), str(value) if isinstance(value, Path) else value))
@@ -79,11 +94,11 @@ def to_plain(side: LoadedSide) -> tuple[Any, ...]:
 
 def _facts(rows: list[tuple[Any, ...]]) -> list[RowFacts]:
     if _POSITIONAL:
-        return [RowFacts(*row) for row in rows]
+        return [RowFacts(*_fact_values(row)) for row in rows]
     built = []
     for row in rows:
         facts = RowFacts.__new__(RowFacts)
-        for name, value in zip(FACT_FIELDS, row):
+        for name, value in zip(FACT_FIELDS, _fact_values(row)):
             object.__setattr__(facts, name, value)
         built.append(facts)
     return built
@@ -123,5 +138,5 @@ def unframe(data: bytes, key: Any) -> Optional[LoadedSide]:
         if stored_key != key:
             return None
         return from_plain(plain)
-    except (ValueError, EOFError, TypeError):
+    except (ValueError, EOFError, TypeError, KeyError):
         return None
