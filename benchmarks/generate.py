@@ -40,8 +40,9 @@ import shutil
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 GENERATOR_VERSION = 4
 TASKSET = "terminal-bench-2-1"

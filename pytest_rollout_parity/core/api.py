@@ -7,8 +7,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import Any, Optional
 
 from .agents import AgentFilter
 from .classify import SideInput, compare_sides

@@ -6,8 +6,9 @@ The rules are in docs/semantics.md, "Categories".
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Optional
 
 from .fields import PROMPT, TASK_INDEX
 from .identity import Join, TaskIdent, check_prompts, group_rows, join

@@ -8,8 +8,9 @@ candidate fields that every row so far carries. After the id candidates come NeM
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Optional
 
 from .errors import CompareInputError
 from .fields import IDENTITY_FALLBACKS, KEY_CANDIDATES, PROMPT, TASK_INDEX

@@ -10,10 +10,11 @@ from __future__ import annotations
 import json
 import lzma
 import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Iterator, Optional, TypeVar
+from typing import Any, BinaryIO, Optional, TypeVar
 
 from pydantic_core import from_json
 

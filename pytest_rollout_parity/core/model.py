@@ -7,8 +7,9 @@ file), never as full rows: ``TaskSide.rows`` re-reads them on demand.
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, Optional, Sequence
+from typing import Any, Literal, Optional
 
 Category = Literal["identical", "flipped", "flipped_agent_error", "masked", "missing"]
 Side = Literal["old", "new"]

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Sequence, Union
+from collections.abc import Sequence
+from typing import Union
 
 _UNSAFE = re.compile(r"[^\w.\-/]+")
 _DIGITS = re.compile(r"(\d+)")

@@ -8,8 +8,9 @@ this module decides which tasks and rows feed them.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Optional
 
 from .model import CompareResult, TaskComparison, TaskSide
 from .naming import label_hash

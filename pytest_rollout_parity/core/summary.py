@@ -9,8 +9,9 @@ further section is one more function of this object, or one more optional field.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping, Optional, TypeVar
+from typing import Optional, TypeVar
 
 from .aggregate import AggregateCheck
 from .margin import Aggregate, equivalence

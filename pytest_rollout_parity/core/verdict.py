@@ -16,16 +16,16 @@ class Verdict:
     text: str = ""
 
     @classmethod
-    def passed(cls, reason: str = "") -> "Verdict":
+    def passed(cls, reason: str = "") -> Verdict:
         """The item passes; ``reason`` goes into its JUnit properties."""
         return cls("passed", reason)
 
     @classmethod
-    def failed(cls, message: str) -> "Verdict":
+    def failed(cls, message: str) -> Verdict:
         """The item fails with ``message`` as its report (its first line is the crash line)."""
         return cls("failed", message)
 
     @classmethod
-    def xfail(cls, reason: str) -> "Verdict":
+    def xfail(cls, reason: str) -> Verdict:
         """The item xfails with ``reason``."""
         return cls("xfail", reason)

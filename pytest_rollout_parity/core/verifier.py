@@ -10,9 +10,10 @@ from __future__ import annotations
 import math
 import os
 import stat
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Optional
 
 from .model import RowFacts, Side, TaskSide
 from .rows import embedded_output, logs_dir_of

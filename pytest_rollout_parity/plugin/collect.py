@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import pytest
 
@@ -42,7 +43,7 @@ class ParityFile(pytest.File):
     run: ParityRun
 
     @classmethod
-    def for_run(cls, parent: pytest.Collector, path: Path, run: ParityRun) -> "ParityFile":
+    def for_run(cls, parent: pytest.Collector, path: Path, run: ParityRun) -> ParityFile:
         """The collector for the new file; outside the rootdir its node id is the absolute path."""
         nodeid: Optional[str] = None
         try:
@@ -66,7 +67,7 @@ STYLE_LINES = {"line": 0, "short": 1}
 
 
 def _message_only(item: pytest.Item, excinfo: pytest.ExceptionInfo[BaseException], header: Optional[str],
-                  style: Any, location: Optional[tuple[str, int]] = None) -> "str | TerminalRepr":
+                  style: Any, location: Optional[tuple[str, int]] = None) -> str | TerminalRepr:
     """The failure message alone, no traceback, cut to what ``style`` (or --tb) asks for.
 
     Its crash line (short summary, JUnit ``message``, ``--tb=line``) is ``header`` at ``location``.
@@ -131,7 +132,7 @@ class ParityItem(pytest.Item):
             # missing or agent-error task must then fail with its reason, never pass.
             raise pytest.xfail.Exception(verdict.text)
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> "str | TerminalRepr":
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str | TerminalRepr:
         """The message alone, no traceback; its crash line (short summary, JUnit) is the header,
         at the task's first row in its file (`new.jsonl:12: old=1.0 new=0.0: new regressed`)."""
         return _message_only(self, excinfo, self._header, style, self._row_location())
@@ -168,7 +169,7 @@ class AggregateItem(pytest.Item):
         if not decision.passed:
             pytest.fail(decision.message, pytrace=False)
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> "str | TerminalRepr":
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str | TerminalRepr:
         """The decision's message alone, no traceback."""
         return _message_only(self, excinfo, None, style)
 

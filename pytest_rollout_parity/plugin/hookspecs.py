@@ -16,7 +16,7 @@ hookspec = pluggy.HookspecMarker("pytest")
 
 
 @hookspec(firstresult=True)
-def pytest_parity_verdict(comparison: "TaskComparison", config: "pytest.Config") -> "Optional[Verdict]":
+def pytest_parity_verdict(comparison: TaskComparison, config: pytest.Config) -> Optional[Verdict]:
     """Decide the outcome of one task's item, or return None to keep the default.
 
     Called once per parity item as it runs, with the task's comparison. The task's category in the

@@ -10,10 +10,10 @@ from typing import Optional
 
 import pytest
 
-from .collect import CATEGORY_PROPERTY, TASK_PROPERTY, VERDICT_PROPERTY, hook_verdict
 from ..core.render_json import write_json
 from ..core.render_terminal import summary_lines
 from ..core.summary import HookVerdict, Summary, build_summary
+from .collect import CATEGORY_PROPERTY, TASK_PROPERTY, VERDICT_PROPERTY, hook_verdict
 from .run import ParityRun
 
 NOTHING_COMPARED_EXIT = 2

@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import TASKSET, Gate, all_text, dump, failure_record, harbor_row, legacy_row
+from .conftest import TASKSET, Gate, all_text, dump, failure_record, harbor_row, legacy_row, section
 from .test_selection import ran
-from .conftest import section
 
 NEW = "new/rollouts.jsonl"
 FLIPS = {"new/rollouts.jsonl::regex-log", "new/rollouts.jsonl::cancel-async-tasks"}

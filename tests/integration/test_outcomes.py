@@ -161,7 +161,7 @@ def test_repeated_rows_reward_text(gate: Gate) -> None:
     result.stdout.fnmatch_lines(["FAILED *::fix-git - old=1.0 new=0.5: new regressed (means of 1 vs 2 rows)"])
 
 
-def flip_block(result, header: str) -> list[str]:  # noqa: ANN001
+def flip_block(result, header: str) -> list[str]:
     out = result.outlines
     start = out.index(header)
     block = [out[start]]

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import pytest
 

@@ -33,7 +33,7 @@ def side(tmp_path: Path) -> Path:
     return path
 
 
-def check(path: Path, agent: str | None = None):  # noqa: ANN201
+def check(path: Path, agent: str | None = None):
     loaded = load_side(path, KEY, agent=agent)
     return check_side(loaded.path, "side.jsonl", loaded.agent, loaded.facts, "old")
 

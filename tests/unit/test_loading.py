@@ -14,7 +14,6 @@ import pytest
 from pytest_rollout_parity import CompareInputError, compare_rollouts, load_rollouts
 
 
-
 def _assert_contains_row(loaded: dict, original: dict) -> None:
     for key, value in original.items():
         assert key in loaded, key

@@ -6,7 +6,6 @@ Every case is checked on both paths a user can take: rows in memory (`compare_ro
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest

@@ -9,13 +9,24 @@ from pathlib import Path
 import pytest
 
 from pytest_rollout_parity import compare_rollouts, summary_dict
+from pytest_rollout_parity.core.aggregate import AggregateCheck
 from pytest_rollout_parity.core.render_json import json_dict, write_json
 from pytest_rollout_parity.core.render_terminal import summary_lines
-from pytest_rollout_parity.core.aggregate import AggregateCheck
 from pytest_rollout_parity.core.stats import SignTest
 from pytest_rollout_parity.core.summary import (
-    AggregateMetrics, Counts, Equivalence, Files, Join, Paired, RowCounts, RunInfo, RunOutcome, SideSummary, Summary,
-    TaskSummary, build_summary,
+    AggregateMetrics,
+    Counts,
+    Equivalence,
+    Files,
+    Join,
+    Paired,
+    RowCounts,
+    RunInfo,
+    RunOutcome,
+    SideSummary,
+    Summary,
+    TaskSummary,
+    build_summary,
 )
 
 
