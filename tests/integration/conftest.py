@@ -93,6 +93,11 @@ def output_lines(result: pytest.RunResult) -> list[str]:
     return [line for line in result.outlines + result.errlines if line.strip()]
 
 
+def summary_lines(result: pytest.RunResult) -> list[str]:
+    """Output lines with pytest 8.0's short-summary form `- reason: <reason>` read as later releases' `- <reason>`."""
+    return [line.replace(" - reason: ", " - ", 1) for line in result.outlines]
+
+
 def all_text(result: pytest.RunResult) -> str:
     return "\n".join(result.outlines + result.errlines)
 

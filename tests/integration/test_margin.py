@@ -7,7 +7,7 @@ from typing import Any, Optional
 
 import pytest
 
-from .conftest import Gate, all_text, harbor_row, legacy_row, section
+from .conftest import Gate, all_text, harbor_row, legacy_row, section, summary_lines
 from .test_options import assert_usage_error
 from .test_selection import ran
 
@@ -44,7 +44,7 @@ def test_noise_only_passes_the_aggregate_and_xfails_the_flips(gate: Gate) -> Non
     result.assert_outcomes(passed=19, xfailed=2)
     outcomes = ran(result)
     assert outcomes[AGGREGATE] == "PASSED"
-    xfails = [line for line in result.outlines if line.startswith("XFAIL ")]
+    xfails = [line for line in summary_lines(result) if line.startswith("XFAIL ")]
     assert any("noisy-up: flipped within noise: p = 1.000, 2/5 vs 3/5; BH-adjusted p = 1.000 over 2 task(s) tested"
                in line for line in xfails), xfails
     lines = section(result)
@@ -120,7 +120,7 @@ def test_single_rows_flips_are_judged_in_the_aggregate(gate: Gate) -> None:
     result = gate.run(*args, "--parity-margin=0.1", "-rA", "-vv", "--parity-json=s.json")
     assert result.ret == 0, result.outlines
     assert ran(result)[AGGREGATE] == "PASSED"
-    xfails = [line for line in result.outlines if line.startswith("XFAIL ")]
+    xfails = [line for line in summary_lines(result) if line.startswith("XFAIL ")]
     assert "XFAIL new/rollouts.jsonl::up - up: flipped; single row a side: judged in the aggregate" in xfails
     data = json.loads((gate.path / "s.json").read_text())
     assert data["paired"]["table"] == {"both_pass": 30, "old_only": 1, "new_only": 1, "both_fail": 0}
