@@ -17,15 +17,20 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .agents import NO_AGENT
+from .input_file import companion
 from .model import RowFacts, RowOrigin
 
 TOLERANCE = 1e-6
 MEAN_FIELD = "mean/reward"
 
 
-def metrics_path(path: Path) -> Path:
-    """`<stem>.jsonl` -> `<stem>_aggregate_metrics.json` beside it."""
+def _metrics_name(path: Path) -> Path:
     return path.with_name(path.stem + "_aggregate_metrics.json")
+
+
+def metrics_path(path: Path) -> Path:
+    """`<stem>.jsonl` -> `<stem>_aggregate_metrics.json` beside it (or beside a symlink's target)."""
+    return companion(path, _metrics_name)
 
 
 @dataclass(frozen=True)
@@ -98,7 +103,7 @@ def check_side(
     metrics = metrics_path(path)
     if not metrics.is_file():
         return None
-    shown = str(metrics_path(Path(display)))
+    shown = str(_metrics_name(Path(display)))
     mean, rows = computed_mean(facts)
     try:
         with open(metrics, "rb") as handle:

@@ -22,7 +22,7 @@ from .agents import AgentFilter
 from .errors import CompareInputError
 from .fields import ROLLOUT_INDEX, TASK_INDEX
 from .identity import KeyChoice, TaskIdent
-from .input_file import RowAt, check_first_line, decompressed, main_file_of, open_regular, plain_name
+from .input_file import RowAt, check_first_line, companion, decompressed, main_file_of, open_regular, plain_name
 from .model import RowFacts, RowOrigin
 from .rows import fold_failure_record
 from .sides import PendingRow, RowSource, SideBuilder, is_failure_record
@@ -52,17 +52,22 @@ def _fast_from_json() -> Callable[[bytes], Any]:
 _from_json = _fast_from_json()
 
 
-def sidecar_path(path: Path) -> Path:
-    """`<stem>.jsonl` -> `<stem>_failures.jsonl` beside it (the collector's `failures_path_for`).
-
-    A compressed main file (`<stem>.jsonl.gz`) has its sidecar under the plain name.
-    """
+def _sidecar_name(path: Path) -> Path:
     return path.with_name(Path(plain_name(path.name)).stem + "_failures.jsonl")
 
 
+def sidecar_path(path: Path) -> Path:
+    """`<stem>.jsonl` -> `<stem>_failures.jsonl` beside it (the collector's `failures_path_for`).
+
+    A compressed main file (`<stem>.jsonl.gz`) has its sidecar under the plain name; a symlinked
+    main file without one beside the link has the one beside its target.
+    """
+    return companion(path, _sidecar_name)
+
+
 def sidecar_display(display: str) -> str:
-    """The sidecar's name in messages, in the same form as the main file's."""
-    return str(sidecar_path(Path(display)))
+    """The sidecar's name in messages, in the same form as the main file's (as the user named it)."""
+    return str(_sidecar_name(Path(display)))
 
 
 def parse_line(raw: bytes, where: str, *, last_without_newline: bool = False) -> Any:

@@ -116,9 +116,10 @@ def test_same_file_both_sides(gate: Gate, spelling: str) -> None:
     assert lines[1].startswith(f"old: {old}: 3 tasks") and lines[2].startswith(f"new: {NEW}: 3 tasks")
 
 
-@pytest.mark.parametrize("spelling", ["second path", "symlink elsewhere"])
+@pytest.mark.parametrize("spelling", ["second path", "symlink elsewhere", "link farm"])
 def test_same_file_each_side_keeps_its_name_and_sidecar(gate: Gate, spelling: str) -> None:
-    """A second name of the new file is the same file; its sidecar is the one beside that name."""
+    """A second name of the new file is the same file; its sidecar is the one beside that name,
+    else (a symlink with none beside it) the one beside the file it links to."""
     gate.write(NEW, [harbor_row("fix-git", 1.0), harbor_row("regex-log", 0.0, index=1)])
     gate.write("new/rollouts_failures.jsonl", [failure_record("cancel-async-tasks", index=2, rollout=0)])
     if spelling == "second path":
@@ -126,21 +127,26 @@ def test_same_file_each_side_keeps_its_name_and_sidecar(gate: Gate, spelling: st
     else:
         (gate.path / "latest.jsonl").symlink_to(gate.path / NEW)
         old = "latest.jsonl"
+    if spelling == "link farm":  # its own sidecar beside the link wins over the target's
+        gate.write("farm/latest_failures.jsonl", [failure_record("other-task", index=3, rollout=0)])
+        (gate.path / "latest_failures.jsonl").symlink_to(gate.path / "farm/latest_failures.jsonl")
     result = gate.run(f"--parity-old={old}", f"--parity-new={NEW}", "--parity-json=s.json", "--parity-allow-same-file")
     lines = section(result)
-    assert "note: both sides are the same file" in lines
     data = summary_json(gate)
     assert data["files"]["old"] == old and data["files"]["new"] == NEW
     assert data["files"]["new_sidecar"] == "new/rollouts_failures.jsonl"
     assert lines[2].startswith(f"new: {NEW} (+ sidecar rollouts_failures.jsonl): 3 tasks, 3 rows (1 masked)")
-    if spelling == "second path":  # the same sidecar too: both sides read alike
-        assert data["files"]["old_sidecar"] == "new/../new/rollouts_failures.jsonl"
-        assert lines[1].startswith(f"old: {old} (+ sidecar rollouts_failures.jsonl): 3 tasks, 3 rows (1 masked)")
-        result.assert_outcomes(passed=2, xfailed=1)
-    else:  # latest_failures.jsonl does not exist: the old side has no sidecar
-        assert data["files"]["old_sidecar"] is None
-        assert lines[1].startswith(f"old: {old}: 2 tasks, 2 rows (0 masked)")
-        result.assert_outcomes(passed=2, xfailed=1)
+    if spelling == "link farm":  # another sidecar: two reads, each its own masked task
+        assert data["files"]["old_sidecar"] == "latest_failures.jsonl"
+        assert lines[1].startswith(f"old: {old} (+ sidecar latest_failures.jsonl): 3 tasks, 3 rows (1 masked)")
+        assert {t["task"] for t in data["tasks"]} >= {"other-task", "cancel-async-tasks"}
+        return
+    assert "note: both sides are the same file" in lines
+    # the same sidecar too (found beside the link's target), shown under the name the user gave
+    shown = Path(old).with_name("rollouts_failures.jsonl" if spelling == "second path" else "latest_failures.jsonl")
+    assert data["files"]["old_sidecar"] == str(shown)
+    assert lines[1].startswith(f"old: {old} (+ sidecar {shown.name}): 3 tasks, 3 rows (1 masked)")
+    result.assert_outcomes(passed=2, xfailed=1)
 
 
 # --- 2. nothing compared because nothing was selected -----------------------------------------------
