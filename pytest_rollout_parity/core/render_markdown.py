@@ -16,7 +16,7 @@ from typing import Optional
 from .model import Category
 from .paired_report import paired_lines
 from .summary import SideSummary, Summary, TaskSummary
-from .verdict_words import category_rows, direction, hook_changes, hook_heading, verdict_words
+from .verdict_words import category_rows, flip_line, hook_changes, hook_heading, rows_note, verdict_words
 
 FLIP_CAP = 20  # flips listed, each with its text folded
 TEXT_CAP = 4000  # characters of one flip's text
@@ -39,19 +39,15 @@ def _code(label: str) -> str:
     return f"<code>{html.escape(label)}</code>"
 
 
-def _reward(side: Optional[SideSummary]) -> str:
-    if side is None or side.reward is None:
-        return "none"
-    text = repr(round(side.reward, 4))
-    if side.rows > 1:
-        text += f" (mean of {side.reward_rows} of {side.rows} rows)" if side.reward_rows != side.rows \
-            else f" (mean of {side.rows} rows)"
-    return text
+def _counts(side: Optional[SideSummary]) -> tuple[int, int]:
+    return (side.reward_rows, side.rows) if side is not None else (0, 0)
 
 
-def rewards(task: TaskSummary) -> str:
-    """`old=<reward> new=<reward>` of one task."""
-    return f"old={_reward(task.old)} new={_reward(task.new)}"
+def flip_text(task: TaskSummary) -> str:
+    """A flip in the crash line's words: `new regressed: old=1.0 new=0.0 (means of 1 vs 2 rows)`."""
+    old, new = task.old, task.new
+    extra = rows_note(_counts(old), _counts(new)) if old is not None and new is not None else None
+    return flip_line(task.winner, old.reward if old else None, new.reward if new else None, extra)
 
 
 def _failed(summary: Summary, exit_status: Optional[int]) -> bool:
@@ -93,7 +89,7 @@ def _capped_text(text: str) -> str:
 
 
 def _flip(task: TaskSummary, text: Optional[str], with_text: bool) -> list[str]:
-    head = f"{_code(task.task)}: {html.escape(rewards(task))}: {direction(task.winner)}"
+    head = f"{_code(task.task)}: {html.escape(flip_text(task))}"
     if task.category == "flipped_agent_error":
         head += ", agent error: rerun"
     if not with_text or not text:

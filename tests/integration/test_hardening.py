@@ -47,7 +47,7 @@ def test_single_50mb_row(gate: Gate) -> None:
     assert (gate.path / NEW).stat().st_size > 50_000_000
     result = gate.run(*args, "--parity-json=s.json", "--parity-tail=2")
     result.assert_outcomes(passed=1, failed=1)
-    assert flip_block(result.outlines, "regex-log: old=1.0 new=0.0: new regressed")[1:] == [
+    assert flip_block(result.outlines, "regex-log: new regressed: old=1.0 new=0.0")[1:] == [
         "    new verifier output (last 2 lines of row field 'test_output'):",
         "    | AssertionError: big row lost",
         "    | LAST LINE",
@@ -70,7 +70,7 @@ def test_200k_small_rows(gate: Gate) -> None:
     assert (gate.path / NEW).read_bytes().count(b"\n") == 200_000
     result = gate.run(*args, "--parity-json=s.json", "-q")
     result.assert_outcomes(passed=999, failed=1)
-    assert "task-0007: old=1.0 new=0.995: new regressed (means of 1 vs 200 rows)" in result.outlines
+    assert "task-0007: new regressed: old=1.0 new=0.995 (means of 1 vs 200 rows)" in result.outlines
     data = summary_json(gate)
     assert data["rows"]["new"] == 200_000 and data["rows"]["old"] == 1000
     assert data["counts"]["tasks"] == 1000 and data["counts"]["identical"] == 999
@@ -84,7 +84,7 @@ def test_exact_duplicate_lines_count_as_repeats(gate: Gate) -> None:
     args = gate.pair(old, [harbor_row("fix-git", 1.0), harbor_row("regex-log", 0.0, index=1)])
     result = gate.run(*args, "--parity-json=s.json", "-rf", "-vv")
     result.assert_outcomes(passed=1, failed=1)
-    header = "old=1.0 new=0.0: new regressed (means of 2 vs 1 rows)"
+    header = "new regressed: old=1.0 new=0.0 (means of 2 vs 1 rows)"
     assert f"regex-log: {header}" in result.outlines
     assert f"FAILED {NEW}::regex-log - {header}" in result.outlines
     data = summary_json(gate)
@@ -196,7 +196,7 @@ def test_sparse_multi_gigabyte_log_only_its_tail_is_read(gate: Gate) -> None:
         read = bytes_read_by_this_process() - before
         log.unlink()  # sparse, but keep a 3 GiB file out of the kept basetemps anyway
     result.assert_outcomes(failed=1)
-    block = flip_block(result.outlines, "fix-git: old=1.0 new=0.0: new regressed")
+    block = flip_block(result.outlines, "fix-git: new regressed: old=1.0 new=0.0")
     assert block[1].startswith("    new verifier output (last 15 lines of ")
     assert block[2:] == [f"    | {line}" for line in last[-15:]]
     assert read < 2**28, read  # 256 MiB: a whole read of the log would be 3 GiB
@@ -232,10 +232,10 @@ def test_special_log_paths_never_hang_fall_back_or_say_why(gate: Gate) -> None:
                "dev-zero": "not a regular file", "dev-null": "not a regular file",
                "dangling-link": "is a dangling symlink", "dir-without-stdout": "test-stdout.txt"}
     for kind in SPECIAL_LOGS:
-        block = flip_block(result.outlines, f"{kind}-embedded: old=1.0 new=0.0: new regressed")
+        block = flip_block(result.outlines, f"{kind}-embedded: new regressed: old=1.0 new=0.0")
         assert block[1:] == ["    new verifier output (last 1 lines of row field 'test_output'):",
                              f"    | embedded output of {kind}"], (kind, block)
-        block = flip_block(result.outlines, f"{kind}: old=1.0 new=0.0: new regressed")
+        block = flip_block(result.outlines, f"{kind}: new regressed: old=1.0 new=0.0")
         assert len(block) == 2, (kind, block)
         assert block[1].startswith("    new verifier output unavailable: "), (kind, block)
         assert where[kind] in block[1] and reasons[kind] in block[1], (kind, block)
@@ -248,7 +248,7 @@ def test_undecodable_log_bytes_show_as_replacement_char(gate: Gate) -> None:
     args = gate.pair([legacy_row("fix-git", 1.0)], [harbor_row("fix-git", 0.0, logs_dir="logs/bad")])
     result = gate.run(*args, "--parity-tail=2")
     result.assert_outcomes(failed=1)
-    assert flip_block(result.outlines, "fix-git: old=1.0 new=0.0: new regressed")[2:] == [
+    assert flip_block(result.outlines, "fix-git: new regressed: old=1.0 new=0.0")[2:] == [
         "    | bad \ufffd\ufffd bytes", "    | latin-1 caf\ufffd"]
 
 
@@ -348,8 +348,8 @@ def test_ci_short_summary_one_line_per_flip(gate: Gate, monkeypatch: pytest.Monk
     args = gate.mixed()
     result = gate.run(*args, "-rf", *workers)
     assert sorted(short_summary(result)) == sorted([
-        f"FAILED {NEW}::cancel-async-tasks - old=0.0 new=1.0: new improved",
-        f"FAILED {NEW}::regex-log - old=1.0 new=0.0: new regressed",
+        f"FAILED {NEW}::cancel-async-tasks - new improved: old=0.0 new=1.0",
+        f"FAILED {NEW}::regex-log - new regressed: old=1.0 new=0.0",
     ])
 
 

@@ -18,16 +18,16 @@ def _summary(old: dict[str, float], new: dict[str, float], **run: object) -> Sum
 def test_verdict_first_then_table_flips_paired() -> None:
     summary = _summary({"a": 1.0, "b": 1.0, "c": 0.0, "gone": 1.0}, {"a": 1.0, "b": 0.0, "c": 1.0},
                        outcomes={"failed": 2, "passed": 1, "xfailed": 1})
-    text = render_markdown(summary, {"b": "b: old=1.0 new=0.0: new regressed\n    | <tail> & more"}, exit_status=1)
+    text = render_markdown(summary, {"b": "b: new regressed: old=1.0 new=0.0\n    | <tail> & more"}, exit_status=1)
     lines = text.splitlines()
     assert lines[0] == "## rollout parity"
     assert lines[2] == "**rollout parity: FAILED**: 1 task regressed, 1 improved, 1 missing; 1 identical (exit status 1)"
     assert "| flipped | 2 | new regressed 1, new improved 1 |" in lines
     assert "| missing | 1 | old only 1, new only 0 |" in lines
     # b's text folded and HTML-escaped; c ran without a text: a plain line
-    assert "<summary><code>b</code>: old=1.0 new=0.0: new regressed</summary>" in lines
+    assert "<summary><code>b</code>: new regressed: old=1.0 new=0.0</summary>" in lines
     assert "    | &lt;tail&gt; &amp; more</pre>" in lines
-    assert "- <code>c</code>: old=0.0 new=1.0: new improved" in lines
+    assert "- <code>c</code>: new improved: old=0.0 new=1.0" in lines
     assert "- **missing** (1): <code>gone</code>" in lines
     assert "paired over 3 compared tasks (d = new - old of the task means):" in lines
 
@@ -70,8 +70,8 @@ def test_annotations_for_failed_flips_capped() -> None:
     summary = _summary({"a:1,x": 1.0, "b": 0.0, "c": 1.0}, {"a:1,x": 0.0, "b": 1.0, "c": 0.0})
     lines = annotation_lines(summary, failed={"a:1,x", "b"})
     assert lines == [
-        "::error title=a%3A1%2Cx flipped::old=1.0 new=0.0: new regressed",
-        "::error title=b flipped::old=0.0 new=1.0: new improved",
+        "::error title=a%3A1%2Cx flipped::new regressed: old=1.0 new=0.0",
+        "::error title=b flipped::new improved: old=0.0 new=1.0",
     ]
     many = _summary({f"t{i}": 1.0 for i in range(12)}, {f"t{i}": 0.0 for i in range(12)})
     capped = annotation_lines(many, failed={f"t{i}" for i in range(12)})
