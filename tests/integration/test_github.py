@@ -76,9 +76,11 @@ def test_annotations_under_github_actions(gate: Gate, monkeypatch: pytest.Monkey
 def test_unwritable_step_summary_warns_and_keeps_the_verdict(gate: Gate, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(gate.path / "no-such-dir" / "step.md"))
     args = gate.mixed()
-    result = gate.run(*args)
-    assert result.ret == 1
-    assert any(line.startswith("WARNING: $GITHUB_STEP_SUMMARY: cannot append") for line in result.outlines)
+    for flags in ([], ["-q"]):  # -q leaves the progress line open when the session finishes
+        result = gate.run(*args, *flags)
+        assert result.ret == 1
+        assert any(line.startswith("WARNING: $GITHUB_STEP_SUMMARY: cannot append") for line in result.outlines)
+        assert not any("]WARNING" in line for line in result.outlines), result.outlines
 
 
 def test_lone_surrogate_label_in_markdown_annotations_and_html(gate: Gate, monkeypatch: pytest.MonkeyPatch) -> None:
