@@ -98,11 +98,21 @@ def _flip(task: TaskSummary, text: Optional[str], with_text: bool) -> list[str]:
             "</details>"]
 
 
+def _flips_title(flips: list[TaskSummary]) -> str:
+    """`Flips (3) and rerun candidates (2)`: the same numbers as the table's two rows."""
+    counted = sum(task.category == "flipped" for task in flips)
+    parts = [f"flips ({counted})"] if counted else []
+    if len(flips) > counted:
+        parts.append(f"rerun candidates ({len(flips) - counted})")
+    title = " and ".join(parts)
+    return title[0].upper() + title[1:]
+
+
 def _flips(summary: Summary, texts: Mapping[str, str], with_text: bool) -> list[str]:
     flips = [task for task in summary.tasks if task.category in FLIPS]
     if not flips:
         return []
-    lines = ["", f"### Flips ({len(flips)})", ""]
+    lines = ["", f"### {_flips_title(flips)}", ""]
     for task in flips[:FLIP_CAP]:
         lines.extend(_flip(task, texts.get(task.task), with_text))
     if len(flips) > FLIP_CAP:

@@ -32,6 +32,21 @@ def test_verdict_first_then_table_flips_paired() -> None:
     assert "paired over 3 compared tasks (d = new - old of the task means):" in lines
 
 
+def test_flips_title_agrees_with_the_table_and_annotations_word_means_as_the_crash_line() -> None:
+    old = [{"task_id": t, "reward": 1.0} for t in ("a", "b", "c")]
+    new = [{"task_id": "a", "reward": 0.0}, {"task_id": "a", "reward": 1.0},
+           {"task_id": "b", "reward": 0.0, "error": "timeout"}, {"task_id": "c", "reward": 0.0, "error": "timeout"}]
+    summary = build_summary(compare_rollouts(old, new))
+    assert (summary.counts.flipped, summary.counts.flipped_agent_error) == (1, 2)
+    text = render_markdown(summary)
+    assert "### Flips (1) and rerun candidates (2)" in text.splitlines()
+    assert "- <code>a</code>: new regressed: old=1.0 new=0.5 (means of 1 vs 2 rows)" in text.splitlines()
+    assert annotation_lines(summary, failed={"a"}) == [
+        "::error title=a flipped::new regressed: old=1.0 new=0.5 (means of 1 vs 2 rows)"]
+    reruns = build_summary(compare_rollouts(old[1:], new[2:]))
+    assert "### Rerun candidates (2)" in render_markdown(reruns).splitlines()
+
+
 def test_passed_and_nothing_compared_verdicts() -> None:
     same = _summary({"a": 1.0}, {"a": 1.0}, outcomes={"passed": 1})
     assert verdict_line(same).startswith("**rollout parity: PASSED**")
