@@ -65,8 +65,12 @@ def sidecar_path(path: Path) -> Path:
     return companion(path, _sidecar_name)
 
 
-def sidecar_display(display: str) -> str:
-    """The sidecar's name in messages, in the same form as the main file's (as the user named it)."""
+def sidecar_display(display: str, main: Path) -> str:
+    """The sidecar's name in messages: in the same form as the main file's (as the user named it),
+    or its real path when it was found beside a symlink's target, where no such name exists."""
+    sidecar = sidecar_path(main)
+    if sidecar != _sidecar_name(main):
+        return str(sidecar)
     return str(_sidecar_name(Path(display)))
 
 
@@ -292,7 +296,7 @@ def _standing_sidecar(
         return None, []
     records = [
         (index_pair(record), prepare(line_no, offset, record))
-        for line_no, offset, record in iter_objects(sidecar, sidecar_display(display))
+        for line_no, offset, record in iter_objects(sidecar, sidecar_display(display, main))
         if keep(record)
     ]
     return sidecar, standing_failures(records, scored)
@@ -330,7 +334,7 @@ def read_side(
             scored.add(pair)
     if agents is not None:
         agents.check(display)
-    shown = sidecar_display(display)
+    shown = sidecar_display(display, path)
 
     def prepare(line_no: int, offset: int, record: dict[str, Any]) -> PendingRow:
         return builder.prepare(record, RowSource(f"{shown}:{line_no}", line_no, RowOrigin.SIDECAR, offset), keep=keep)

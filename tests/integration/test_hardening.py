@@ -142,8 +142,12 @@ def test_same_file_each_side_keeps_its_name_and_sidecar(gate: Gate, spelling: st
         assert {t["task"] for t in data["tasks"]} >= {"other-task", "cancel-async-tasks"}
         return
     assert "note: both sides are the same file" in lines
-    # the same sidecar too (found beside the link's target), shown under the name the user gave
-    shown = Path(old).with_name("rollouts_failures.jsonl" if spelling == "second path" else "latest_failures.jsonl")
+    # the same sidecar too: beside a second path, under the name the user gave; found beside the
+    # link's target, under its real path (no file of the link's name exists to open)
+    if spelling == "second path":
+        shown = Path(old).with_name("rollouts_failures.jsonl")
+    else:
+        shown = Path(os.path.realpath(gate.path / "new/rollouts_failures.jsonl"))
     assert data["files"]["old_sidecar"] == str(shown)
     assert lines[1].startswith(f"old: {old} (+ sidecar {shown.name}): 3 tasks, 3 rows (1 masked)")
     result.assert_outcomes(passed=2, xfailed=1)
