@@ -17,15 +17,20 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .agents import NO_AGENT
+from .input_file import companion
 from .model import RowFacts, RowOrigin
 
 TOLERANCE = 1e-6
 MEAN_FIELD = "mean/reward"
 
 
-def metrics_path(path: Path) -> Path:
-    """`<stem>.jsonl` -> `<stem>_aggregate_metrics.json` beside it."""
+def _metrics_name(path: Path) -> Path:
     return path.with_name(path.stem + "_aggregate_metrics.json")
+
+
+def metrics_path(path: Path) -> Path:
+    """`<stem>.jsonl` -> `<stem>_aggregate_metrics.json` beside it (or beside a symlink's target)."""
+    return companion(path, _metrics_name)
 
 
 @dataclass(frozen=True)
@@ -91,6 +96,14 @@ def _recorded(entry: dict[str, Any]) -> float:
     raise ValueError(f"its entry has no numeric {MEAN_FIELD}")
 
 
+def _shown(recorded: float, computed: Optional[float]) -> tuple[str, str]:
+    """Both means as every reward is shown (to 4 places), in full where 4 places would hide the gap."""
+    if computed is None:
+        return repr(round(recorded, 4)), "none"
+    rounded = repr(round(recorded, 4)), repr(round(computed, 4))
+    return rounded if rounded[0] != rounded[1] else (repr(recorded), repr(computed))
+
+
 def check_side(
     path: Path, display: str, agent: Optional[str], facts: Sequence[RowFacts], side: str
 ) -> Optional[AggregateCheck]:
@@ -98,7 +111,7 @@ def check_side(
     metrics = metrics_path(path)
     if not metrics.is_file():
         return None
-    shown = str(metrics_path(Path(display)))
+    shown = str(_metrics_name(Path(display)))
     mean, rows = computed_mean(facts)
     try:
         with open(metrics, "rb") as handle:
@@ -108,9 +121,9 @@ def check_side(
         return AggregateCheck(shown, agent, None, mean, rows, f"{side} side: {shown} ignored: {reason[:200]}")
     note: Optional[str] = None
     if mean is None or not math.isfinite(recorded) or abs(recorded - mean) > TOLERANCE:
+        given, got = _shown(recorded, mean)
         note = (
-            f"{side} side: {shown} records a mean reward of {recorded!r}, the rows give "
-            f"{'none' if mean is None else repr(mean)} over {rows} row(s): "
+            f"{side} side: {shown} records a mean reward of {given}, the rows give {got} over {rows} row(s): "
             "a partial file, a filter, or a stale metrics file?"
         )
     return AggregateCheck(shown, agent, recorded, mean, rows, note)

@@ -1,4 +1,4 @@
-"""GitHub Actions workflow commands for the flips: `::error title=<task> flipped::old=1.0 new=0.0 ...`.
+"""GitHub Actions workflow commands for the flips: `::error title=<task> flipped::new regressed: old=1.0 new=0.0`.
 
 GitHub reads a workflow command from one stdout line, so the data escapes `%`, CR and LF, and a
 property value (the title) also `:` and `,`, which would end it early. GitHub shows at most 10
@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from .render_markdown import FLIPS, rewards, utf8_safe
+from .render_markdown import FLIPS, flip_text, utf8_safe
 from .summary import Summary
-from .verdict_words import direction
 
 ANNOTATION_CAP = 10  # error annotations GitHub shows per step
 
@@ -33,7 +32,7 @@ def annotation_lines(summary: Summary, failed: Collection[str], cap: int = ANNOT
     for task in flips[:cap]:
         kind = "flipped (agent error)" if task.category == "flipped_agent_error" else "flipped"
         title = escape_property(f"{task.task} {kind}")
-        lines.append(utf8_safe(f"::error title={title}::{escape_data(f'{rewards(task)}: {direction(task.winner)}')}"))
+        lines.append(utf8_safe(f"::error title={title}::{escape_data(flip_text(task))}"))
     if len(flips) > cap:
         lines.append(f"{len(flips) - cap} more failed flip(s) not annotated: GitHub shows at most {cap} error "
                      "annotations per step; the job summary and --parity-json list them all")

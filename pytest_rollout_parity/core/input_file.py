@@ -15,6 +15,7 @@ import gzip
 import lzma
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import BinaryIO, Optional
@@ -100,6 +101,19 @@ def main_file_of(path: Path) -> Optional[Path]:
     if not name.endswith(SIDECAR_SUFFIX):
         return None
     return path.with_name(name[: -len(SIDECAR_SUFFIX)] + ".jsonl")
+
+
+def companion(path: Path, name_for: Callable[[Path], Path]) -> Path:
+    """A file kept beside ``path`` (``name_for`` names it): next to the path as given first;
+    when none is there and the path is a symlink, next to the file it resolves to.
+
+    So both a link to a file and a farm of links (each companion linked too) find theirs.
+    """
+    given = name_for(path)
+    if given.exists() or not path.is_symlink():
+        return given
+    target = name_for(Path(os.path.realpath(path)))
+    return target if target.exists() else given
 
 
 def plain_name(name: str) -> str:

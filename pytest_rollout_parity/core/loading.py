@@ -22,7 +22,7 @@ from .agents import AgentFilter
 from .errors import CompareInputError
 from .fields import ROLLOUT_INDEX, TASK_INDEX
 from .identity import KeyChoice, TaskIdent
-from .input_file import RowAt, check_first_line, decompressed, main_file_of, open_regular, plain_name
+from .input_file import RowAt, check_first_line, companion, decompressed, main_file_of, open_regular, plain_name
 from .model import RowFacts, RowOrigin
 from .rows import fold_failure_record
 from .sides import PendingRow, RowSource, SideBuilder, is_failure_record
@@ -52,17 +52,26 @@ def _fast_from_json() -> Callable[[bytes], Any]:
 _from_json = _fast_from_json()
 
 
-def sidecar_path(path: Path) -> Path:
-    """`<stem>.jsonl` -> `<stem>_failures.jsonl` beside it (the collector's `failures_path_for`).
-
-    A compressed main file (`<stem>.jsonl.gz`) has its sidecar under the plain name.
-    """
+def _sidecar_name(path: Path) -> Path:
     return path.with_name(Path(plain_name(path.name)).stem + "_failures.jsonl")
 
 
-def sidecar_display(display: str) -> str:
-    """The sidecar's name in messages, in the same form as the main file's."""
-    return str(sidecar_path(Path(display)))
+def sidecar_path(path: Path) -> Path:
+    """`<stem>.jsonl` -> `<stem>_failures.jsonl` beside it (the collector's `failures_path_for`).
+
+    A compressed main file (`<stem>.jsonl.gz`) has its sidecar under the plain name; a symlinked
+    main file without one beside the link has the one beside its target.
+    """
+    return companion(path, _sidecar_name)
+
+
+def sidecar_display(display: str, main: Path) -> str:
+    """The sidecar's name in messages: in the same form as the main file's (as the user named it),
+    or its real path when it was found beside a symlink's target, where no such name exists."""
+    sidecar = sidecar_path(main)
+    if sidecar != _sidecar_name(main):
+        return str(sidecar)
+    return str(_sidecar_name(Path(display)))
 
 
 def parse_line(raw: bytes, where: str, *, last_without_newline: bool = False) -> Any:
@@ -287,7 +296,7 @@ def _standing_sidecar(
         return None, []
     records = [
         (index_pair(record), prepare(line_no, offset, record))
-        for line_no, offset, record in iter_objects(sidecar, sidecar_display(display))
+        for line_no, offset, record in iter_objects(sidecar, sidecar_display(display, main))
         if keep(record)
     ]
     return sidecar, standing_failures(records, scored)
@@ -325,7 +334,7 @@ def read_side(
             scored.add(pair)
     if agents is not None:
         agents.check(display)
-    shown = sidecar_display(display)
+    shown = sidecar_display(display, path)
 
     def prepare(line_no: int, offset: int, record: dict[str, Any]) -> PendingRow:
         return builder.prepare(record, RowSource(f"{shown}:{line_no}", line_no, RowOrigin.SIDECAR, offset), keep=keep)

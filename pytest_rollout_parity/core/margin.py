@@ -21,7 +21,8 @@ AGGREGATE_NAME = "parity-aggregate"
 
 @dataclass(frozen=True)
 class Aggregate:
-    """The equivalence decision at margin ``margin`` and the one message its item shows."""
+    """The equivalence decision at margin ``margin`` and the one message its item shows (the verdict
+    first: the item's node id names it)."""
 
     margin: float
     lower_bound: Optional[float]
@@ -38,11 +39,11 @@ def equivalence(stats: PairedStats, margin: float) -> Aggregate:
     """Two one-sided tests of Δ against ±``margin``; absent statistics fail with their reason."""
     where = f"margin ±{margin:g}"
     if stats.absent is not None or stats.lower_bound is None or stats.upper_bound is None or stats.delta is None:
-        return Aggregate(margin, None, None, False, f"{AGGREGATE_NAME}: no decision at {where}: {stats.absent}")
+        return Aggregate(margin, None, None, False, f"no decision at {where}: {stats.absent}")
     low, high = stats.lower_bound, stats.upper_bound
     figures = (
         f"Δ = {_num(stats.delta)} (new - old), one-sided 95% bounds [{_num(low)}, {_num(high)}], "
-        f"n = {stats.n}, {where}"
+        f"n = {stats.n}"
     )
     if stats.clustered_by is not None:
         figures += f", standard error clustered by {stats.clustered_by} ({stats.clusters} groups)"
@@ -52,8 +53,8 @@ def equivalence(stats: PairedStats, margin: float) -> Aggregate:
     if high > margin:
         broken.append(f"upper bound {_num(high)} > +{margin:g}: the new side may score higher than the margin allows")
     if not broken:
-        return Aggregate(margin, low, high, True, f"{AGGREGATE_NAME}: equivalent within the margin: {figures}")
-    return Aggregate(margin, low, high, False, f"{AGGREGATE_NAME}: not shown equivalent: {'; '.join(broken)}; {figures}")
+        return Aggregate(margin, low, high, True, f"equivalent within {where}: {figures}")
+    return Aggregate(margin, low, high, False, f"not shown equivalent within {where}: {'; '.join(broken)}; {figures}")
 
 
 @dataclass(frozen=True)
@@ -78,12 +79,12 @@ def judge_flip(task: TaskComparison, p: Optional[float], adjusted: Optional[floa
             why = "single row a side"
         else:
             why = f"{old_rows} row(s) old, {new_rows} new: too few repeats for a per-task test"
-        return FlipJudgement(False, f"{task.task}: flipped; {why}: judged in the aggregate")
+        return FlipJudgement(False, f"flipped; {why}: judged in the aggregate")
     adjusted_text = f"BH-adjusted p = {format_p(adjusted)} over {tested} task(s) tested"
     if adjusted < alpha:
         return FlipJudgement(True, f"not noise: {adjusted_text} < alpha {alpha:g}")
     return FlipJudgement(
-        False, f"{task.task}: flipped within noise: {noise_text(task, p)}; {adjusted_text} >= alpha {alpha:g}"
+        False, f"flipped within noise: {noise_text(task, p)}; {adjusted_text} >= alpha {alpha:g}"
     )
 
 

@@ -11,9 +11,9 @@ from collections.abc import Callable
 from typing import Optional
 
 from .margin import FlipJudgement
-from .model import TaskComparison
+from .model import TaskComparison, TaskSide
 from .verdict import Verdict
-from .verdict_words import direction
+from .verdict_words import flip_line, rows_note
 from .verifier import LogRoots, losing_row, verifier_output
 
 
@@ -44,28 +44,19 @@ def _agent_error_reason(comparison: TaskComparison) -> str:
     )
 
 
-def _rows_text(comparison: TaskComparison) -> Optional[str]:
-    """`means of 1 vs 200 rows` when a side has repeats (`180 of 200` when some are not counted)."""
-    sides = [side for side in (comparison.old, comparison.new) if side is not None]
-    if len(sides) < 2 or not any(side.repeated for side in sides):
-        return None
-    counts = [str(len(s.facts)) if s.reward_rows == len(s.facts) else f"{s.reward_rows} of {len(s.facts)}"
-              for s in sides]
-    return f"means of {counts[0]} vs {counts[1]} rows"
+def _counts(side: Optional[TaskSide]) -> tuple[int, int]:
+    return (side.reward_rows, len(side.facts)) if side is not None else (0, 0)
 
 
 def header_line(comparison: TaskComparison, noise: Optional[str] = None) -> str:
-    """`old=<reward> new=<reward>: new regressed|improved (<noise or row counts>)`: a flip's crash line.
+    """`new regressed|improved: old=<reward> new=<reward> (<noise or row counts>)`: a flip's crash line.
 
-    Rewards and direction come first, as pytest cuts the short summary line at the terminal's
-    width; the task is not repeated (the node id names it). ``noise`` (the task's p-value and
-    figures, when its repeats allow one) or else the row counts of a mean follow in brackets.
+    ``noise`` (the task's p-value and figures, when its repeats allow one) or else the row counts
+    of a mean follow in brackets (:func:`flip_line`).
     """
-    old = repr(round(comparison.old.reward, 4)) if comparison.old and comparison.old.reward is not None else "none"
-    new = repr(round(comparison.new.reward, 4)) if comparison.new and comparison.new.reward is not None else "none"
-    header = f"old={old} new={new}: {direction(comparison.winner)}"
-    extra = noise or _rows_text(comparison)
-    return f"{header} ({extra})" if extra else header
+    old, new = comparison.old, comparison.new
+    extra = noise or (rows_note(_counts(old), _counts(new)) if old is not None and new is not None else None)
+    return flip_line(comparison.winner, old.reward if old else None, new.reward if new else None, extra)
 
 
 def flip_message(

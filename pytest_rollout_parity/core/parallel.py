@@ -84,10 +84,14 @@ def worth_a_child(request: SideRequest, min_bytes: int = MIN_CHILD_BYTES) -> boo
 def load_two(
     old: SideRequest, new: SideRequest, min_bytes: int = MIN_CHILD_BYTES, progress: Optional[SideProgress] = None
 ) -> tuple[LoadedSide, LoadedSide]:
-    """Both sides, the old one in a child when :func:`worth_a_child`; the same result as serially."""
+    """Both sides, the old one in a child when :func:`worth_a_child`; the same result as serially.
+
+    ``progress`` sees the child's side start with it and end when its answer is in (no bytes between).
+    """
     child = _start(old) if worth_a_child(old, min_bytes) else None
     if child is None:
         return _load_here(old, 0, progress), _load_here(new, 1, progress)
+    old_report = progress.start(0) if progress is not None else None  # the child reports no bytes: only its end
     try:
         try:
             new_side: Optional[LoadedSide] = _load_here(new, 1, progress)
@@ -101,10 +105,24 @@ def load_two(
             child.wait()
     if old_side is None:
         old_side = _load_here(old, 0, progress)  # the child failed: read it here (raises its input error)
+    elif progress is not None:
+        _report_whole(old, old_report)
+        progress.done(0)
     if new_error is not None:
         raise new_error
     assert new_side is not None
     return old_side, new_side
+
+
+def _report_whole(request: SideRequest, report: Optional[Progress]) -> None:
+    """Tell ``report`` the whole file is read (as the child's side is), so its time can be shown."""
+    if report is None:
+        return
+    try:
+        size = os.stat(request.path).st_size
+    except OSError:
+        return
+    report(size, size)
 
 
 def _start(request: SideRequest) -> Optional[subprocess.Popen[bytes]]:

@@ -16,7 +16,7 @@ from typing import Optional
 from .model import Category
 from .paired_report import paired_lines
 from .summary import SideSummary, Summary, TaskSummary
-from .verdict_words import category_rows, direction, hook_changes, hook_heading, verdict_words
+from .verdict_words import category_rows, flip_line, hook_changes, hook_heading, rows_note, verdict_words
 
 FLIP_CAP = 20  # flips listed, each with its text folded
 TEXT_CAP = 4000  # characters of one flip's text
@@ -39,19 +39,15 @@ def _code(label: str) -> str:
     return f"<code>{html.escape(label)}</code>"
 
 
-def _reward(side: Optional[SideSummary]) -> str:
-    if side is None or side.reward is None:
-        return "none"
-    text = repr(round(side.reward, 4))
-    if side.rows > 1:
-        text += f" (mean of {side.reward_rows} of {side.rows} rows)" if side.reward_rows != side.rows \
-            else f" (mean of {side.rows} rows)"
-    return text
+def _counts(side: Optional[SideSummary]) -> tuple[int, int]:
+    return (side.reward_rows, side.rows) if side is not None else (0, 0)
 
 
-def rewards(task: TaskSummary) -> str:
-    """`old=<reward> new=<reward>` of one task."""
-    return f"old={_reward(task.old)} new={_reward(task.new)}"
+def flip_text(task: TaskSummary) -> str:
+    """A flip in the crash line's words: `new regressed: old=1.0 new=0.0 (means of 1 vs 2 rows)`."""
+    old, new = task.old, task.new
+    extra = rows_note(_counts(old), _counts(new)) if old is not None and new is not None else None
+    return flip_line(task.winner, old.reward if old else None, new.reward if new else None, extra)
 
 
 def _failed(summary: Summary, exit_status: Optional[int]) -> bool:
@@ -93,7 +89,7 @@ def _capped_text(text: str) -> str:
 
 
 def _flip(task: TaskSummary, text: Optional[str], with_text: bool) -> list[str]:
-    head = f"{_code(task.task)}: {html.escape(rewards(task))}: {direction(task.winner)}"
+    head = f"{_code(task.task)}: {html.escape(flip_text(task))}"
     if task.category == "flipped_agent_error":
         head += ", agent error: rerun"
     if not with_text or not text:
@@ -102,11 +98,21 @@ def _flip(task: TaskSummary, text: Optional[str], with_text: bool) -> list[str]:
             "</details>"]
 
 
+def _flips_title(flips: list[TaskSummary]) -> str:
+    """`Flips (3) and rerun candidates (2)`: the same numbers as the table's two rows."""
+    counted = sum(task.category == "flipped" for task in flips)
+    parts = [f"flips ({counted})"] if counted else []
+    if len(flips) > counted:
+        parts.append(f"rerun candidates ({len(flips) - counted})")
+    title = " and ".join(parts)
+    return title[0].upper() + title[1:]
+
+
 def _flips(summary: Summary, texts: Mapping[str, str], with_text: bool) -> list[str]:
     flips = [task for task in summary.tasks if task.category in FLIPS]
     if not flips:
         return []
-    lines = ["", f"### Flips ({len(flips)})", ""]
+    lines = ["", f"### {_flips_title(flips)}", ""]
     for task in flips[:FLIP_CAP]:
         lines.extend(_flip(task, texts.get(task.task), with_text))
     if len(flips) > FLIP_CAP:

@@ -30,6 +30,32 @@ def direction(winner: Optional[Side]) -> str:
     return "rewards differ"
 
 
+def rows_note(old: tuple[int, int], new: tuple[int, int]) -> Optional[str]:
+    """`means of 1 vs 200 rows` when a side has repeats (`180 of 200` when some are not counted).
+
+    Each side is (rows with a counted reward, rows).
+    """
+    if old[1] <= 1 and new[1] <= 1:
+        return None
+    counts = [str(rows) if counted == rows else f"{counted} of {rows}" for counted, rows in (old, new)]
+    return f"means of {counts[0]} vs {counts[1]} rows"
+
+
+def _reward(reward: Optional[float]) -> str:
+    return repr(round(reward, 4)) if reward is not None else "none"
+
+
+def flip_line(winner: Optional[Side], old: Optional[float], new: Optional[float], extra: Optional[str] = None) -> str:
+    """`new regressed: old=1.0 new=0.0 (<extra>)`: a flip in one line, the crash line of its item.
+
+    The direction leads: pytest cuts the short summary line at the terminal's width. The task is
+    not named (the node id, the annotation's title, the report's label name it). ``extra`` is the
+    task's noise figures or the row counts of a mean.
+    """
+    line = f"{direction(winner)}: old={_reward(old)} new={_reward(new)}"
+    return f"{line} ({extra})" if extra else line
+
+
 def verdict_words(summary: Summary) -> str:
     """What regressed, improved, needs a rerun, was not compared; each renderer puts its head before it.
 

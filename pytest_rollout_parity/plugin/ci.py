@@ -28,6 +28,8 @@ class ParityCI:
         self.summary = summary
         self.texts: dict[str, str] = {}
         self.failed: set[str] = set()
+        #: lines about reports not written, kept for the terminal summary (with their markup)
+        self.problems: list[tuple[str, dict[str, bool]]] = []
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -52,26 +54,27 @@ class ParityCI:
         if summary is None or (target is None and not step_summary):
             return
         markdown = render_markdown(summary, self.texts, int(session.exitstatus))
-        tr = session.config.pluginmanager.get_plugin("terminalreporter")
         if target is not None:
             try:
                 write_text(target, markdown)
             except OSError as exc:
-                if tr is not None:
-                    tr.write_line(f"ERROR: --parity-markdown: cannot write {target}: {exc.strerror or exc}", red=True)
+                self.problems.append((f"ERROR: --parity-markdown: cannot write {target}: {exc.strerror or exc}",
+                                      {"red": True}))
                 session.exitstatus = pytest.ExitCode.USAGE_ERROR
         if step_summary:
             try:
                 with Path(step_summary).open("a", encoding="utf-8") as handle:
                     handle.write(markdown)
-            except OSError as exc:
-                if tr is not None:  # the job page lacks the summary; the verdict itself still stands
-                    tr.write_line(f"WARNING: ${STEP_SUMMARY}: cannot append to {step_summary}: "
-                                  f"{exc.strerror or exc}", yellow=True)
+            except OSError as exc:  # the job page lacks the summary; the verdict itself still stands
+                self.problems.append((f"WARNING: ${STEP_SUMMARY}: cannot append to {step_summary}: "
+                                      f"{exc.strerror or exc}", {"yellow": True}))
 
     @pytest.hookimpl(trylast=True)
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
-        """Under GitHub Actions, one `::error` workflow command per failed flip, capped."""
+        """A report that could not be written (each on its own line: the progress line may still be
+        open when the session finishes); under GitHub Actions, one `::error` command per failed flip."""
+        for line, markup in self.problems:
+            terminalreporter.write_line(line, **markup)
         summary = self.summary.summary
         if summary is None or os.environ.get("GITHUB_ACTIONS") != "true":
             return

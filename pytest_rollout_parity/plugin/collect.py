@@ -134,7 +134,7 @@ class ParityItem(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str | TerminalRepr:
         """The message alone, no traceback; its crash line (short summary, JUnit) is the header,
-        at the task's first row in its file (`new.jsonl:12: old=1.0 new=0.0: new regressed`)."""
+        at the task's first row in its file (`new.jsonl:12: new regressed: old=1.0 new=0.0`)."""
         return _message_only(self, excinfo, self._header, style, self._row_location())
 
     def _row_location(self) -> Optional[tuple[str, int]]:

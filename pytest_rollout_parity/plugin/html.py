@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
+from ..core.outcomes import header_line
 from ..core.render_html import flip_html, summary_html
 from ..core.render_markdown import FLIPS
-from ..core.verdict_words import direction
 from .collect import ParityItem
 from .summary import ParitySummary
 
@@ -46,11 +46,9 @@ class ParityHtmlRows:
 
 
 def _headline(item: ParityItem) -> str:
-    """`<task>: old=<reward> new=<reward>: <direction>` of the item's task."""
+    """`<task>: <direction>: old=<reward> new=<reward>` of the item's task (its crash line's words)."""
     comparison = item.run.result.tasks[item.index]
-    old = comparison.old.reward_text() if comparison.old else "none"
-    new = comparison.new.reward_text() if comparison.new else "none"
-    return f"{comparison.task}: old={old} new={new}: {direction(comparison.winner)}"
+    return f"{comparison.task}: {header_line(comparison)}"
 
 
 class ParityHtmlSummary:

@@ -92,8 +92,8 @@ class ParityRun:
         return RunInfo(
             old_file=self.old.display,
             new_file=self.new.display,
-            old_sidecar=sidecar_display(self.old.display) if self.old.sidecar else None,
-            new_sidecar=sidecar_display(self.new.display) if self.new.sidecar else None,
+            old_sidecar=sidecar_display(self.old.display, self.old.path) if self.old.sidecar else None,
+            new_sidecar=sidecar_display(self.new.display, self.new.path) if self.new.sidecar else None,
             same_file=self.settings.same_file,
             selected=selected,
             verdicts_changed=verdicts_changed,

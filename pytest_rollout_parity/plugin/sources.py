@@ -50,8 +50,8 @@ def gather_sides(
 ) -> tuple[LoadedSide, LoadedSide]:
     """Both sides for this process; raises CompareInputError for an unusable input.
 
-    ``progress`` shows the sides read in this process (not those taken from the cache, nor the one
-    a reader child reads).
+    ``progress`` shows the sides read in this process (not those taken from the cache); the one a
+    reader child reads shows only its time, once it is in.
     """
     if _xdist_active(config) and hasattr(config, "workerinput"):
         from .xdist_share import shared_sides

@@ -16,7 +16,7 @@ def test_markdown_file_holds_verdict_counts_and_flip_tails(gate: Gate) -> None:
     assert "(exit status 1)" in text
     assert "| flipped | 2 | new regressed 1, new improved 1 |" in text
     # regex-log's tail comes from its report: the last lines of the new side's verifier log
-    assert "<summary><code>regex-log</code>: old=1.0 new=0.0: new regressed</summary>" in text
+    assert "<summary><code>regex-log</code>: new regressed: old=1.0 new=0.0</summary>" in text
     assert "| regex line 30" in text
     assert "<summary><code>git-multibranch</code>" in text  # the xfail reason of an agent-error flip
     assert "paired over" in text
@@ -68,17 +68,19 @@ def test_annotations_under_github_actions(gate: Gate, monkeypatch: pytest.Monkey
     errors = [line for line in result.outlines if line.startswith("::error")]
     # the two failed flips; the agent-error flip xfails and is no error
     assert errors == [
-        "::error title=cancel-async-tasks flipped::old=0.0 new=1.0: new improved",
-        "::error title=regex-log flipped::old=1.0 new=0.0: new regressed",
+        "::error title=cancel-async-tasks flipped::new improved: old=0.0 new=1.0",
+        "::error title=regex-log flipped::new regressed: old=1.0 new=0.0",
     ]
 
 
 def test_unwritable_step_summary_warns_and_keeps_the_verdict(gate: Gate, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(gate.path / "no-such-dir" / "step.md"))
     args = gate.mixed()
-    result = gate.run(*args)
-    assert result.ret == 1
-    assert any(line.startswith("WARNING: $GITHUB_STEP_SUMMARY: cannot append") for line in result.outlines)
+    for flags in ([], ["-q"]):  # -q leaves the progress line open when the session finishes
+        result = gate.run(*args, *flags)
+        assert result.ret == 1
+        assert any(line.startswith("WARNING: $GITHUB_STEP_SUMMARY: cannot append") for line in result.outlines)
+        assert not any("]WARNING" in line for line in result.outlines), result.outlines
 
 
 def test_lone_surrogate_label_in_markdown_annotations_and_html(gate: Gate, monkeypatch: pytest.MonkeyPatch) -> None:

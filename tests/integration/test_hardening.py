@@ -47,7 +47,7 @@ def test_single_50mb_row(gate: Gate) -> None:
     assert (gate.path / NEW).stat().st_size > 50_000_000
     result = gate.run(*args, "--parity-json=s.json", "--parity-tail=2")
     result.assert_outcomes(passed=1, failed=1)
-    assert flip_block(result.outlines, "regex-log: old=1.0 new=0.0: new regressed")[1:] == [
+    assert flip_block(result.outlines, "regex-log: new regressed: old=1.0 new=0.0")[1:] == [
         "    new verifier output (last 2 lines of row field 'test_output'):",
         "    | AssertionError: big row lost",
         "    | LAST LINE",
@@ -70,7 +70,7 @@ def test_200k_small_rows(gate: Gate) -> None:
     assert (gate.path / NEW).read_bytes().count(b"\n") == 200_000
     result = gate.run(*args, "--parity-json=s.json", "-q")
     result.assert_outcomes(passed=999, failed=1)
-    assert "task-0007: old=1.0 new=0.995: new regressed (means of 1 vs 200 rows)" in result.outlines
+    assert "task-0007: new regressed: old=1.0 new=0.995 (means of 1 vs 200 rows)" in result.outlines
     data = summary_json(gate)
     assert data["rows"]["new"] == 200_000 and data["rows"]["old"] == 1000
     assert data["counts"]["tasks"] == 1000 and data["counts"]["identical"] == 999
@@ -84,7 +84,7 @@ def test_exact_duplicate_lines_count_as_repeats(gate: Gate) -> None:
     args = gate.pair(old, [harbor_row("fix-git", 1.0), harbor_row("regex-log", 0.0, index=1)])
     result = gate.run(*args, "--parity-json=s.json", "-rf", "-vv")
     result.assert_outcomes(passed=1, failed=1)
-    header = "old=1.0 new=0.0: new regressed (means of 2 vs 1 rows)"
+    header = "new regressed: old=1.0 new=0.0 (means of 2 vs 1 rows)"
     assert f"regex-log: {header}" in result.outlines
     assert f"FAILED {NEW}::regex-log - {header}" in result.outlines
     data = summary_json(gate)
@@ -116,9 +116,10 @@ def test_same_file_both_sides(gate: Gate, spelling: str) -> None:
     assert lines[1].startswith(f"old: {old}: 3 tasks") and lines[2].startswith(f"new: {NEW}: 3 tasks")
 
 
-@pytest.mark.parametrize("spelling", ["second path", "symlink elsewhere"])
+@pytest.mark.parametrize("spelling", ["second path", "symlink elsewhere", "link farm"])
 def test_same_file_each_side_keeps_its_name_and_sidecar(gate: Gate, spelling: str) -> None:
-    """A second name of the new file is the same file; its sidecar is the one beside that name."""
+    """A second name of the new file is the same file; its sidecar is the one beside that name,
+    else (a symlink with none beside it) the one beside the file it links to."""
     gate.write(NEW, [harbor_row("fix-git", 1.0), harbor_row("regex-log", 0.0, index=1)])
     gate.write("new/rollouts_failures.jsonl", [failure_record("cancel-async-tasks", index=2, rollout=0)])
     if spelling == "second path":
@@ -126,21 +127,30 @@ def test_same_file_each_side_keeps_its_name_and_sidecar(gate: Gate, spelling: st
     else:
         (gate.path / "latest.jsonl").symlink_to(gate.path / NEW)
         old = "latest.jsonl"
+    if spelling == "link farm":  # its own sidecar beside the link wins over the target's
+        gate.write("farm/latest_failures.jsonl", [failure_record("other-task", index=3, rollout=0)])
+        (gate.path / "latest_failures.jsonl").symlink_to(gate.path / "farm/latest_failures.jsonl")
     result = gate.run(f"--parity-old={old}", f"--parity-new={NEW}", "--parity-json=s.json", "--parity-allow-same-file")
     lines = section(result)
-    assert "note: both sides are the same file" in lines
     data = summary_json(gate)
     assert data["files"]["old"] == old and data["files"]["new"] == NEW
     assert data["files"]["new_sidecar"] == "new/rollouts_failures.jsonl"
     assert lines[2].startswith(f"new: {NEW} (+ sidecar rollouts_failures.jsonl): 3 tasks, 3 rows (1 masked)")
-    if spelling == "second path":  # the same sidecar too: both sides read alike
-        assert data["files"]["old_sidecar"] == "new/../new/rollouts_failures.jsonl"
-        assert lines[1].startswith(f"old: {old} (+ sidecar rollouts_failures.jsonl): 3 tasks, 3 rows (1 masked)")
-        result.assert_outcomes(passed=2, xfailed=1)
-    else:  # latest_failures.jsonl does not exist: the old side has no sidecar
-        assert data["files"]["old_sidecar"] is None
-        assert lines[1].startswith(f"old: {old}: 2 tasks, 2 rows (0 masked)")
-        result.assert_outcomes(passed=2, xfailed=1)
+    if spelling == "link farm":  # another sidecar: two reads, each its own masked task
+        assert data["files"]["old_sidecar"] == "latest_failures.jsonl"
+        assert lines[1].startswith(f"old: {old} (+ sidecar latest_failures.jsonl): 3 tasks, 3 rows (1 masked)")
+        assert {t["task"] for t in data["tasks"]} >= {"other-task", "cancel-async-tasks"}
+        return
+    assert "note: both sides are the same file" in lines
+    # the same sidecar too: beside a second path, under the name the user gave; found beside the
+    # link's target, under its real path (no file of the link's name exists to open)
+    if spelling == "second path":
+        shown = Path(old).with_name("rollouts_failures.jsonl")
+    else:
+        shown = Path(os.path.realpath(gate.path / "new/rollouts_failures.jsonl"))
+    assert data["files"]["old_sidecar"] == str(shown)
+    assert lines[1].startswith(f"old: {old} (+ sidecar {shown.name}): 3 tasks, 3 rows (1 masked)")
+    result.assert_outcomes(passed=2, xfailed=1)
 
 
 # --- 2. nothing compared because nothing was selected -----------------------------------------------
@@ -190,7 +200,7 @@ def test_sparse_multi_gigabyte_log_only_its_tail_is_read(gate: Gate) -> None:
         read = bytes_read_by_this_process() - before
         log.unlink()  # sparse, but keep a 3 GiB file out of the kept basetemps anyway
     result.assert_outcomes(failed=1)
-    block = flip_block(result.outlines, "fix-git: old=1.0 new=0.0: new regressed")
+    block = flip_block(result.outlines, "fix-git: new regressed: old=1.0 new=0.0")
     assert block[1].startswith("    new verifier output (last 15 lines of ")
     assert block[2:] == [f"    | {line}" for line in last[-15:]]
     assert read < 2**28, read  # 256 MiB: a whole read of the log would be 3 GiB
@@ -226,10 +236,10 @@ def test_special_log_paths_never_hang_fall_back_or_say_why(gate: Gate) -> None:
                "dev-zero": "not a regular file", "dev-null": "not a regular file",
                "dangling-link": "is a dangling symlink", "dir-without-stdout": "test-stdout.txt"}
     for kind in SPECIAL_LOGS:
-        block = flip_block(result.outlines, f"{kind}-embedded: old=1.0 new=0.0: new regressed")
+        block = flip_block(result.outlines, f"{kind}-embedded: new regressed: old=1.0 new=0.0")
         assert block[1:] == ["    new verifier output (last 1 lines of row field 'test_output'):",
                              f"    | embedded output of {kind}"], (kind, block)
-        block = flip_block(result.outlines, f"{kind}: old=1.0 new=0.0: new regressed")
+        block = flip_block(result.outlines, f"{kind}: new regressed: old=1.0 new=0.0")
         assert len(block) == 2, (kind, block)
         assert block[1].startswith("    new verifier output unavailable: "), (kind, block)
         assert where[kind] in block[1] and reasons[kind] in block[1], (kind, block)
@@ -242,7 +252,7 @@ def test_undecodable_log_bytes_show_as_replacement_char(gate: Gate) -> None:
     args = gate.pair([legacy_row("fix-git", 1.0)], [harbor_row("fix-git", 0.0, logs_dir="logs/bad")])
     result = gate.run(*args, "--parity-tail=2")
     result.assert_outcomes(failed=1)
-    assert flip_block(result.outlines, "fix-git: old=1.0 new=0.0: new regressed")[2:] == [
+    assert flip_block(result.outlines, "fix-git: new regressed: old=1.0 new=0.0")[2:] == [
         "    | bad \ufffd\ufffd bytes", "    | latin-1 caf\ufffd"]
 
 
@@ -342,8 +352,8 @@ def test_ci_short_summary_one_line_per_flip(gate: Gate, monkeypatch: pytest.Monk
     args = gate.mixed()
     result = gate.run(*args, "-rf", *workers)
     assert sorted(short_summary(result)) == sorted([
-        f"FAILED {NEW}::cancel-async-tasks - old=0.0 new=1.0: new improved",
-        f"FAILED {NEW}::regex-log - old=1.0 new=0.0: new regressed",
+        f"FAILED {NEW}::cancel-async-tasks - new improved: old=0.0 new=1.0",
+        f"FAILED {NEW}::regex-log - new regressed: old=1.0 new=0.0",
     ])
 
 

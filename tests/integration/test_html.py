@@ -29,10 +29,10 @@ def test_report_holds_counts_and_flip_extras(gate: Gate) -> None:
     assert "rollout parity: FAILED</strong>: 1 task regressed, 1 improved, 1 rerun candidate (agent errors), 1 masked, 2 missing; 1 identical" in text
     assert re.search(r"<td>flipped</td><td>2</td><td>new regressed 1, new improved 1</td>",
                      text)
-    assert "<p>regex-log: old=1.0 new=0.0: new regressed</p>" in text
+    assert "<p>regex-log: new regressed: old=1.0 new=0.0</p>" in text
     assert "| regex line 30" in text  # the new side's verifier log tail
     # the agent-error flip xfails, and its row still carries its rewards and message
-    assert "git-multibranch: old=1.0 new=0.0: new regressed" in text
+    assert "git-multibranch: new regressed: old=1.0 new=0.0" in text
     assert text.count("rollout-parity-flip") == 3  # the flips only: not fix-git, not the masked task
 
 

@@ -45,7 +45,7 @@ def test_noise_only_passes_the_aggregate_and_xfails_the_flips(gate: Gate) -> Non
     outcomes = ran(result)
     assert outcomes[AGGREGATE] == "PASSED"
     xfails = [line for line in summary_lines(result) if line.startswith("XFAIL ")]
-    assert any("noisy-up: flipped within noise: p = 1.000, 2/5 vs 3/5; BH-adjusted p = 1.000 over 2 task(s) tested"
+    assert any("noisy-up - flipped within noise: p = 1.000, 2/5 vs 3/5; BH-adjusted p = 1.000 over 2 task(s) tested"
                in line for line in xfails), xfails
     lines = section(result)
     assert any(line.startswith("aggregate at margin ±0.05: PASSED (equivalent): one-sided 95% bounds [")
@@ -66,14 +66,15 @@ def test_regression_fails_the_aggregate_on_the_lower_side_and_the_regressed_task
     assert outcomes[AGGREGATE] == "FAILED"
     assert {node for node, word in outcomes.items() if word == "FAILED"} == {
         AGGREGATE, *(f"new/rollouts.jsonl::broken-{i}" for i in range(3))}
-    message = next(line for line in result.outlines if line.startswith("parity-aggregate: "))
-    assert message.startswith("parity-aggregate: not shown equivalent: lower bound ")
+    message = next(line for line in result.outlines if line.startswith("not shown equivalent"))
+    assert message.startswith("not shown equivalent within margin ±0.05: lower bound ")
+    assert f"FAILED {AGGREGATE} - {message}" in result.outlines  # the short summary: the verdict, no name again
     assert "the new side may score lower than the margin allows" in message
     assert "upper bound" not in message.split(";")[0]
-    assert "n = 23" in message and "margin ±0.05" in message and "Δ = -0.1304" in message
+    assert "n = 23" in message and "Δ = -0.1304" in message
     # the regressed task's message carries its noise and why it is not noise
     start = result.outlines.index(
-        "broken-0: old=1.0 new=0.0: new regressed (p = 0.008, 5/5 vs 0/5)")
+        "broken-0: new regressed: old=1.0 new=0.0 (p = 0.008, 5/5 vs 0/5)")
     assert result.outlines[start + 1] == "    not noise: BH-adjusted p = 0.013 over 5 task(s) tested < alpha 0.05"
     assert "Traceback" not in all_text(result)
 
@@ -85,7 +86,7 @@ def test_improvement_fails_the_aggregate_on_the_upper_side(gate: Gate) -> None:
     outcomes = ran(result)
     assert outcomes[AGGREGATE] == "FAILED"
     assert all(outcomes[f"new/rollouts.jsonl::lenient-{i}"] == "FAILED" for i in range(3))
-    message = next(line for line in result.outlines if line.startswith("parity-aggregate: "))
+    message = next(line for line in result.outlines if line.startswith("not shown equivalent within margin ±0.05: "))
     assert "upper bound" in message and "> +0.05" in message and "score higher" in message
     assert "lower bound" not in message.split(";")[0]
 
@@ -95,7 +96,7 @@ def test_alpha_decides_which_flips_fail(gate: Gate) -> None:
     result = gate.run(*args, "--parity-margin=0.05", "--parity-alpha=0.01", "-rA", "-vv")
     outcomes = ran(result)
     assert [node for node, word in outcomes.items() if word == "FAILED"] == [AGGREGATE]
-    assert any("broken-0: flipped within noise: p = 0.008, 5/5 vs 0/5; BH-adjusted p = 0.013" in line
+    assert any("broken-0 - flipped within noise: p = 0.008, 5/5 vs 0/5; BH-adjusted p = 0.013" in line
                and ">= alpha 0.01" in line for line in result.outlines)
 
 
@@ -107,7 +108,7 @@ def test_without_a_margin_every_flip_fails_and_no_aggregate(gate: Gate) -> None:
     assert AGGREGATE not in outcomes
     assert sum(word == "FAILED" for word in outcomes.values()) == 5  # 3 regressed + 2 noise flips
     # the flip message carries the per-task noise in both modes
-    assert "broken-1: old=1.0 new=0.0: new regressed (p = 0.008, 5/5 vs 0/5)" \
+    assert "broken-1: new regressed: old=1.0 new=0.0 (p = 0.008, 5/5 vs 0/5)" \
         in result.outlines
     data = json.loads((gate.path / "s.json").read_text())
     assert "aggregate" not in data
@@ -121,7 +122,7 @@ def test_single_rows_flips_are_judged_in_the_aggregate(gate: Gate) -> None:
     assert result.ret == 0, result.outlines
     assert ran(result)[AGGREGATE] == "PASSED"
     xfails = [line for line in summary_lines(result) if line.startswith("XFAIL ")]
-    assert "XFAIL new/rollouts.jsonl::up - up: flipped; single row a side: judged in the aggregate" in xfails
+    assert "XFAIL new/rollouts.jsonl::up - flipped; single row a side: judged in the aggregate" in xfails
     data = json.loads((gate.path / "s.json").read_text())
     assert data["paired"]["table"] == {"both_pass": 30, "old_only": 1, "new_only": 1, "both_fail": 0}
     assert all(task["p_value"] is None for task in data["tasks"])
@@ -146,7 +147,7 @@ def test_too_few_tasks_fail_the_aggregate_with_the_reason(gate: Gate) -> None:
     result = gate.run(*args, "--parity-margin=0.05", "-rA", "-vv", "--parity-json=s.json")
     assert result.ret == 1
     assert ran(result)[AGGREGATE] == "FAILED"
-    assert ("parity-aggregate: no decision at margin ±0.05: 1 compared task: at least 2 are needed for a spread"
+    assert ("no decision at margin ±0.05: 1 compared task: at least 2 are needed for a spread"
             in result.outlines)
     data = json.loads((gate.path / "s.json").read_text())
     assert data["aggregate"] == {"margin": 0.05, "lower_bound": None, "upper_bound": None, "passed": False}

@@ -1,7 +1,7 @@
-"""A flip read on an 80-column terminal: rewards and direction first, each --tb style as pytest's own.
+"""A flip read on an 80-column terminal: direction and rewards first, each --tb style as pytest's own.
 
 pytest cuts the short summary line at the terminal's width (not on CI), so the crash line leads
-with the rewards and the direction and never repeats the task the node id already names.
+with the direction and the rewards and never repeats the task the node id already names.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import pytest
 
 from .conftest import NEW, Gate, junit_cases, summary_lines
 
-REGRESSED = "old=1.0 new=0.0: new regressed"
-IMPROVED = "old=0.0 new=1.0: new improved"
+REGRESSED = "new regressed: old=1.0 new=0.0"
+IMPROVED = "new improved: old=0.0 new=1.0"
 
 
 @pytest.fixture(autouse=True)
@@ -71,10 +71,10 @@ def test_junit_message_is_the_crash_line(gate: Gate) -> None:
 
 
 def test_new_file_outside_the_rootdir_still_shows_rewards(gate: Gate, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The node id is then the absolute path; what room the line has left goes to the rewards."""
+    """The node id is then the absolute path; what room the line has left goes to the direction."""
     args = gate.mixed_outside_rootdir(monkeypatch)
     nodeid = f"{(gate.path / NEW).as_posix()}::regex-log"
     monkeypatch.setenv("COLUMNS", str(len(f"FAILED {nodeid} - ") + 24))
     result = gate.run(*args, "-rf")
     line = next(line for line in result.outlines if line.startswith(f"FAILED {nodeid}"))
-    assert line.startswith(f"FAILED {nodeid} - old=1.0 new=0.0: new")
+    assert line.startswith(f"FAILED {nodeid} - new regressed: old=")

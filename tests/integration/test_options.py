@@ -57,7 +57,7 @@ def test_cli_dotted_key(gate: Gate) -> None:
     result = gate.run(*args, "--parity-key=responses_create_params.metadata.instance_id", "-rf", "-vv")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["FAILED new/rollouts.jsonl::terminal_bench_regex-log - "
-                                 "old=1.0 new=0.0: new regressed"])
+                                 "new regressed: old=1.0 new=0.0"])
 
 
 @pytest.mark.parametrize("tail", [0, 1, 4, 100])

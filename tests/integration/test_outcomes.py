@@ -24,8 +24,8 @@ def test_flip_fails_with_exact_message_and_no_traceback(gate: Gate) -> None:
     assert result.ret == 1
     result.assert_outcomes(passed=1, failed=2, xfailed=4)
     out = result.outlines
-    start = out.index("regex-log: old=1.0 new=0.0: new regressed")
-    expected = ["regex-log: old=1.0 new=0.0: new regressed",
+    start = out.index("regex-log: new regressed: old=1.0 new=0.0")
+    expected = ["regex-log: new regressed: old=1.0 new=0.0",
                 "    new verifier output (last 15 lines of <source>):",
                 *REGEX_TAIL]
     got = out[start:start + len(expected)]
@@ -47,7 +47,7 @@ def test_flip_fails_with_exact_message_and_no_traceback(gate: Gate) -> None:
 def test_flip_won_by_new_shows_old_embedded_output(gate: Gate) -> None:
     result = gate.run(*gate.mixed(), "--parity-tail=1")
     out = result.outlines
-    start = out.index("cancel-async-tasks: old=0.0 new=1.0: new improved")
+    start = out.index("cancel-async-tasks: new improved: old=0.0 new=1.0")
     assert out[start + 1:start + 3] == [
         "    old verifier output (last 1 lines of row field 'test_output'):",
         "    | old tail",
@@ -60,7 +60,7 @@ def test_flip_without_verifier_output_says_unavailable(gate: Gate) -> None:
     result = gate.run(*args)
     assert result.ret == 1
     out = result.outlines
-    start = out.index("fix-git: old=1.0 new=0.0: new regressed")
+    start = out.index("fix-git: new regressed: old=1.0 new=0.0")
     assert out[start + 1] == "    new scored with failure_kind=harbor:verifier_timeout (not masked)"
     assert out[start + 2].startswith("    new verifier output unavailable: nowhere/s1 not found under ")
 
@@ -69,8 +69,8 @@ def test_short_summary_line_is_header_alone(gate: Gate) -> None:
     result = gate.run(*gate.mixed(), "-rf", "-vv")
     failed = [line for line in result.outlines if line.startswith("FAILED ")]
     assert sorted(failed) == sorted([
-        "FAILED new/rollouts.jsonl::regex-log - old=1.0 new=0.0: new regressed",
-        "FAILED new/rollouts.jsonl::cancel-async-tasks - old=0.0 new=1.0: new improved",
+        "FAILED new/rollouts.jsonl::regex-log - new regressed: old=1.0 new=0.0",
+        "FAILED new/rollouts.jsonl::cancel-async-tasks - new improved: old=0.0 new=1.0",
     ])
 
 
@@ -80,7 +80,7 @@ def test_junit_message_is_header_and_parity_task_property(gate: Gate) -> None:
     cases = junit_cases(gate.path / "junit.xml")
     failure = cases["regex-log"].find("failure")
     assert failure is not None
-    assert failure.get("message") == "old=1.0 new=0.0: new regressed"
+    assert failure.get("message") == "new regressed: old=1.0 new=0.0"
     assert "| regex line 30" in (failure.text or "")
     assert "Traceback" not in (failure.text or "")
     assert junit_properties(cases["regex-log"])["parity_task"] == "regex-log"
@@ -158,7 +158,7 @@ def test_repeated_rows_reward_text(gate: Gate) -> None:
                      [harbor_row("fix-git", 1.0, rollout=0), harbor_row("fix-git", 0.0, rollout=1)])
     result = gate.run(*args, "-rf", "-vv")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["FAILED *::fix-git - old=1.0 new=0.5: new regressed (means of 1 vs 2 rows)"])
+    result.stdout.fnmatch_lines(["FAILED *::fix-git - new regressed: old=1.0 new=0.5 (means of 1 vs 2 rows)"])
 
 
 def flip_block(result, header: str) -> list[str]:
@@ -181,7 +181,7 @@ def test_tail_drops_trailing_newlines_and_reads_big_log(gate: Gate) -> None:
         handle.write("AssertionError: expected 3 got 4\nFAILED test_outputs.py::test_x\n\n\n\n")
     args = gate.pair([legacy_row("fix-git", 1.0)], [harbor_row("fix-git", 0.0, logs_dir="logs/big")])
     result = gate.run(*args, "--parity-tail=3")
-    block = flip_block(result, "fix-git: old=1.0 new=0.0: new regressed")
+    block = flip_block(result, "fix-git: new regressed: old=1.0 new=0.0")
     assert block[2:] == ["    | progress 199999 " + "." * 20, "    | AssertionError: expected 3 got 4",
                          "    | FAILED test_outputs.py::test_x"]
 
@@ -195,7 +195,7 @@ def test_losing_row_is_lowest_reward_and_winner_output_not_shown(gate: Gate) -> 
                       harbor_row("fix-git", 0.0, rollout=1, logs_dir="logs/low"),
                       harbor_row("fix-git", None, rollout=2, mask_sample=False, reward_note="unscored")][:2])
     result = gate.run(*args)
-    block = flip_block(result, "fix-git: old=1.0 new=0.25: new regressed (means of 1 vs 2 rows)")
+    block = flip_block(result, "fix-git: new regressed: old=1.0 new=0.25 (means of 1 vs 2 rows)")
     assert block[-1] == "    | LOW row log"
     text = all_text(result)
     assert "HIGH row log" not in text and "WINNER" not in text
@@ -212,9 +212,9 @@ def test_logs_dir_lookup_order(gate: Gate) -> None:
                      [harbor_row("a", 0.0, logs_dir="sess"), harbor_row("b", 0.0, index=1, logs_dir="only-here"),
                       harbor_row("c", 0.0, index=2, logs_dir="root-only")])
     result = gate.run(*args, "--parity-logs-root=root")
-    assert flip_block(result, "a: old=1.0 new=0.0: new regressed")[-1] == "    | from invocation dir"
-    assert flip_block(result, "b: old=1.0 new=0.0: new regressed")[-1] == "    | own dir only"
-    assert flip_block(result, "c: old=1.0 new=0.0: new regressed")[-1] == "    | root only"
+    assert flip_block(result, "a: new regressed: old=1.0 new=0.0")[-1] == "    | from invocation dir"
+    assert flip_block(result, "b: new regressed: old=1.0 new=0.0")[-1] == "    | own dir only"
+    assert flip_block(result, "c: new regressed: old=1.0 new=0.0")[-1] == "    | root only"
 
 
 def test_logs_dir_absolute_and_file(gate: Gate) -> None:
@@ -224,8 +224,8 @@ def test_logs_dir_absolute_and_file(gate: Gate) -> None:
     args = gate.pair([legacy_row("a", 1.0), legacy_row("b", 1.0)],
                      [harbor_row("a", 0.0, logs_dir=str(log_dir)), harbor_row("b", 0.0, index=1, logs_dir=str(single))])
     result = gate.run(*args)
-    assert flip_block(result, "a: old=1.0 new=0.0: new regressed")[-1] == "    | absolute dir"
-    block = flip_block(result, "b: old=1.0 new=0.0: new regressed")
+    assert flip_block(result, "a: new regressed: old=1.0 new=0.0")[-1] == "    | absolute dir"
+    block = flip_block(result, "b: new regressed: old=1.0 new=0.0")
     prefix, _, source = block[1].partition(" of ")
     assert prefix == "    new verifier output (last 15 lines"
     assert source.endswith("):")
@@ -236,7 +236,7 @@ def test_logs_dir_absolute_and_file(gate: Gate) -> None:
 def test_strict_agent_error_flip_message(gate: Gate) -> None:
     args = gate.mixed()
     result = gate.run(*args, "--parity-strict", "-k", "git-multibranch")
-    block = flip_block(result, "git-multibranch: old=1.0 new=0.0: new regressed")
+    block = flip_block(result, "git-multibranch: new regressed: old=1.0 new=0.0")
     assert block[1] == "    new agent error: terminus2_error_type=TimeoutError"
     assert block[2].startswith("    new verifier output")
 
@@ -258,10 +258,10 @@ def test_no_traceback_under_any_tb_style(gate: Gate, tb: str) -> None:
     assert result.ret == 1
     if tb == "line":
         # `<file>:<line of the task's row>: <header>`, as pytest writes a crash location
-        assert f"{NEW}:2: old=1.0 new=0.0: new regressed" in result.outlines
+        assert f"{NEW}:2: new regressed: old=1.0 new=0.0" in result.outlines
         assert not any(line.startswith("regex-log: ") for line in result.outlines)
     else:
-        assert "regex-log: old=1.0 new=0.0: new regressed" in result.outlines
+        assert "regex-log: new regressed: old=1.0 new=0.0" in result.outlines
     assert ("    | regex line 30" in result.outlines) == (tb not in ("short", "line"))
     text = all_text(result)
     assert "Traceback" not in text and "pytest.fail" not in text
@@ -274,8 +274,8 @@ def test_reward_text_int_negative_and_rounding(gate: Gate) -> None:
                       harbor_row("thirds", 1 / 3, index=2)])
     result = gate.run(*args, "-rf", "-vv")
     result.assert_outcomes(passed=1, failed=2)
-    result.stdout.fnmatch_lines(["FAILED *::blackjack - old=-1.0 new=1.0: new improved"])
-    result.stdout.fnmatch_lines(["FAILED *::thirds - old=1.0 new=0.3333: new regressed"])
+    result.stdout.fnmatch_lines(["FAILED *::blackjack - new improved: old=-1.0 new=1.0"])
+    result.stdout.fnmatch_lines(["FAILED *::thirds - new regressed: old=1.0 new=0.3333"])
 
 
 def test_masked_both_sides_reason_names_both(gate: Gate) -> None:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import io
+import re
 
 import pytest
 
+from pytest_rollout_parity.core import parallel
 from pytest_rollout_parity.plugin import progress
 from pytest_rollout_parity.plugin.progress import LoadProgress, wants_progress
 
@@ -87,6 +89,21 @@ def test_gate_run(gate: Gate, monkeypatch: pytest.MonkeyPatch, big: None, tty: b
         assert "reading old: " in err
     else:
         assert finished == [] and "reading" not in err
+
+
+def test_the_old_side_read_by_a_child_shows_its_time(gate: Gate, monkeypatch: pytest.MonkeyPatch,
+                                                     big: None) -> None:
+    """On 2+ cores the old side is read by a child process: no bytes to show, but its time when it is in."""
+    monkeypatch.setattr(progress, "stderr_is_tty", lambda: True)
+    monkeypatch.setattr(parallel, "worth_a_child", lambda request, min_bytes=0: True)
+    spawned: list[object] = []
+    real_start = parallel._start
+    monkeypatch.setattr(parallel, "_start", lambda request: spawned.append(request) or real_start(request))
+    result = gate.run(*gate.mixed())
+    assert result.ret == 1 and len(spawned) == 1
+    finished = [line.split("\r")[-1] for line in result.errlines if ": read " in line]
+    assert [line.split(": read ")[0] for line in finished] == ["new", "old"]
+    assert re.fullmatch(r"old: read [\d.]+ [KMG]?B in \d+\.\d s *", finished[1]), finished
 
 
 def test_input_error_starts_on_its_own_line(gate: Gate, monkeypatch: pytest.MonkeyPatch, big: None) -> None:

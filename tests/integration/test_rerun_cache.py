@@ -16,7 +16,7 @@ import pytest
 from pytest_rollout_parity.core import snapshot
 from pytest_rollout_parity.core.parallel import SideRequest
 
-from .conftest import Gate, harbor_row, legacy_row, section
+from .conftest import Gate, failure_record, harbor_row, legacy_row, section
 from .test_selection import ran
 
 NEW = "new/rollouts.jsonl"
@@ -84,6 +84,20 @@ def test_an_edited_sidecar_or_metrics_file_is_seen(gate: Gate, reads: list[str])
     gate.write("old/rollouts_aggregate_metrics.json", "[]")
     gate.run(*args)
     assert len(reads) == 1
+
+
+def test_the_sidecar_beside_a_symlinks_target_is_in_the_key(gate: Gate, reads: list[str]) -> None:
+    """A symlinked side reads the sidecar beside its target: an edit there is seen too."""
+    gate.write(NEW, [harbor_row("fix-git", 1.0)])
+    gate.write("new/rollouts_failures.jsonl", [failure_record("regex-log", index=1, rollout=0)])
+    (gate.path / "link.jsonl").symlink_to(gate.path / NEW)
+    args = ("--parity-old=old/rollouts.jsonl", "--parity-new=link.jsonl")
+    gate.write("old/rollouts.jsonl", [legacy_row("fix-git", 1.0), legacy_row("regex-log", 1.0)])
+    gate.run(*args).assert_outcomes(passed=1, xfailed=1)
+    reads.clear()
+    gate.write("new/rollouts_failures.jsonl", [])
+    gate.run(*args).assert_outcomes(passed=1, xfailed=1)
+    assert reads == ["link.jsonl"]
 
 
 def test_an_option_that_changes_loading_is_a_new_entry(gate: Gate, reads: list[str]) -> None:

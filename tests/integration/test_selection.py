@@ -130,7 +130,7 @@ def test_safe_names_select_with_k_nodeid_and_lf(gate: Gate, odd_names: list[str]
     assert ran(gate.run(*odd_names, "-k", "café-crème", "-rA", "-vv")) == {f"{NEW}::café-crème": "PASSED"}
     assert ran(gate.run(*odd_names, "-k", "unknown_old_1", "-rA", "-vv")) == {f"{NEW}::unknown_old_1": "XFAIL"}
     header = [line for line in first.outlines if line.startswith(f"FAILED {NEW}::{flip}")]
-    assert header == [f"FAILED {NEW}::{flip} - old=1.0 new=0.0: new regressed"]
+    assert header == [f"FAILED {NEW}::{flip} - new regressed: old=1.0 new=0.0"]
 
 
 def test_taskset_labels_keep_slash(gate: Gate) -> None:
@@ -144,7 +144,7 @@ def test_taskset_labels_keep_slash(gate: Gate) -> None:
     first = gate.run(*args, "-rA", "-vv")
     assert ran(first)[f"{NEW}::terminal-bench-2-1/fix-git"] == "FAILED"
     first.stdout.fnmatch_lines([
-        f"FAILED {NEW}::terminal-bench-2-1/fix-git - old=1.0 new=0.0: new regressed"])
+        f"FAILED {NEW}::terminal-bench-2-1/fix-git - new regressed: old=1.0 new=0.0"])
     assert ran(gate.run(*args, "--lf", "-rA", "-vv")) == {f"{NEW}::terminal-bench-2-1/fix-git": "FAILED"}
     assert ran(gate.run(f"{NEW}::terminal-bench-2-1/fix-git", *args, "-rA", "-vv")) == {
         f"{NEW}::terminal-bench-2-1/fix-git": "FAILED"}

@@ -27,13 +27,13 @@ def test_xdist_same_outcomes_one_section_same_json(gate: Gate) -> None:
     assert parallel_json == serial_json
     assert parallel_json["counts"]["tasks"] == 7
     # the flip message is shown the same way from a worker
-    assert "regex-log: old=1.0 new=0.0: new regressed" in parallel.outlines
+    assert "regex-log: new regressed: old=1.0 new=0.0" in parallel.outlines
     assert "    | regex line 30" in parallel.outlines
     assert "Traceback" not in parallel.stdout.str()
     cases = junit_cases(gate.path / "x.xml")
     assert junit_properties(cases["regex-log"])["parity_task"] == "regex-log"
     failure = cases["regex-log"].find("failure")
-    assert failure is not None and failure.get("message") == "old=1.0 new=0.0: new regressed"
+    assert failure is not None and failure.get("message") == "new regressed: old=1.0 new=0.0"
 
 
 def test_xdist_strict_and_selection(gate: Gate) -> None:

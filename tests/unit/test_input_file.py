@@ -128,3 +128,21 @@ def test_progress_counts_bytes_of_the_file_up_to_its_size(tmp_path: Path, suffix
     assert all(total == size for _, total in seen)
     assert [done for done, _ in seen] == sorted(done for done, _ in seen)
     assert seen[-1] == (size, size)
+
+
+def test_a_symlinked_side_finds_its_companions_beside_the_target(tmp_path: Path) -> None:
+    from pytest_rollout_parity.core.aggregate import metrics_path
+
+    (tmp_path / "n").mkdir()
+    real = tmp_path / "n" / "rollouts.jsonl"
+    real.write_text("{}\n")
+    for name in ("rollouts_failures.jsonl", "rollouts_aggregate_metrics.json"):
+        (tmp_path / "n" / name).write_text("")
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(real)
+    assert sidecar_path(link) == tmp_path / "n" / "rollouts_failures.jsonl"
+    assert metrics_path(link) == tmp_path / "n" / "rollouts_aggregate_metrics.json"
+    (tmp_path / "link_failures.jsonl").write_text("")  # one beside the link is used first
+    assert sidecar_path(link) == tmp_path / "link_failures.jsonl"
+    # a plain file never looks elsewhere
+    assert sidecar_path(tmp_path / "other.jsonl") == tmp_path / "other_failures.jsonl"

@@ -169,7 +169,7 @@ def _stats(delta: float, low: float, high: float) -> PairedStats:
 def test_aggregate_passes_inside_the_margin() -> None:
     decision = equivalence(_stats(-0.004, -0.016, 0.008), 0.05)
     assert decision.passed and (decision.lower_bound, decision.upper_bound) == (-0.016, 0.008)
-    assert decision.message.startswith(f"{AGGREGATE_NAME}: equivalent within the margin")
+    assert decision.message.startswith("equivalent within margin ±0.05: Δ = -0.0040")
     assert "n = 300" in decision.message and "±0.05" in decision.message
 
 
@@ -214,9 +214,9 @@ def test_bh_decides_which_flips_are_regressions() -> None:
     reg = by_task["reg-0"]
     assert reg is not None and reg.text == "not noise: BH-adjusted p = 0.048 over 36 task(s) tested < alpha 0.05"
     noise = by_task["noise-0"]
-    assert noise is not None and noise.text.startswith("noise-0: flipped within noise: p = 1.000, 3/5 vs 2/5;")
+    assert noise is not None and noise.text.startswith("flipped within noise: p = 1.000, 3/5 vs 2/5;")
     single = by_task["single"]
-    assert single is not None and single.text == "single: flipped; single row a side: judged in the aggregate"
+    assert single is not None and single.text == "flipped; single row a side: judged in the aggregate"
     # at alpha 0.01 even the six are not shown to be regressions
     assert not any(j is not None and j.regression for j in judge_flips(section, result.tasks, 0.01))
 
@@ -224,7 +224,7 @@ def test_bh_decides_which_flips_are_regressions() -> None:
 def test_judge_flip_with_uneven_rows() -> None:
     result = compare({"a": [1.0]}, {"a": [0.0, 0.0, 0.0]})
     judged = judge_flip(result.tasks[0], None, None, 0.05, 0)
-    assert judged.text == "a: flipped; 1 row(s) old, 3 new: too few repeats for a per-task test: judged in the aggregate"
+    assert judged.text == "flipped; 1 row(s) old, 3 new: too few repeats for a per-task test: judged in the aggregate"
 
 
 def test_default_verdict_follows_the_judgement() -> None:

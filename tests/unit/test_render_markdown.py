@@ -18,18 +18,33 @@ def _summary(old: dict[str, float], new: dict[str, float], **run: object) -> Sum
 def test_verdict_first_then_table_flips_paired() -> None:
     summary = _summary({"a": 1.0, "b": 1.0, "c": 0.0, "gone": 1.0}, {"a": 1.0, "b": 0.0, "c": 1.0},
                        outcomes={"failed": 2, "passed": 1, "xfailed": 1})
-    text = render_markdown(summary, {"b": "b: old=1.0 new=0.0: new regressed\n    | <tail> & more"}, exit_status=1)
+    text = render_markdown(summary, {"b": "b: new regressed: old=1.0 new=0.0\n    | <tail> & more"}, exit_status=1)
     lines = text.splitlines()
     assert lines[0] == "## rollout parity"
     assert lines[2] == "**rollout parity: FAILED**: 1 task regressed, 1 improved, 1 missing; 1 identical (exit status 1)"
     assert "| flipped | 2 | new regressed 1, new improved 1 |" in lines
     assert "| missing | 1 | old only 1, new only 0 |" in lines
     # b's text folded and HTML-escaped; c ran without a text: a plain line
-    assert "<summary><code>b</code>: old=1.0 new=0.0: new regressed</summary>" in lines
+    assert "<summary><code>b</code>: new regressed: old=1.0 new=0.0</summary>" in lines
     assert "    | &lt;tail&gt; &amp; more</pre>" in lines
-    assert "- <code>c</code>: old=0.0 new=1.0: new improved" in lines
+    assert "- <code>c</code>: new improved: old=0.0 new=1.0" in lines
     assert "- **missing** (1): <code>gone</code>" in lines
     assert "paired over 3 compared tasks (d = new - old of the task means):" in lines
+
+
+def test_flips_title_agrees_with_the_table_and_annotations_word_means_as_the_crash_line() -> None:
+    old = [{"task_id": t, "reward": 1.0} for t in ("a", "b", "c")]
+    new = [{"task_id": "a", "reward": 0.0}, {"task_id": "a", "reward": 1.0},
+           {"task_id": "b", "reward": 0.0, "error": "timeout"}, {"task_id": "c", "reward": 0.0, "error": "timeout"}]
+    summary = build_summary(compare_rollouts(old, new))
+    assert (summary.counts.flipped, summary.counts.flipped_agent_error) == (1, 2)
+    text = render_markdown(summary)
+    assert "### Flips (1) and rerun candidates (2)" in text.splitlines()
+    assert "- <code>a</code>: new regressed: old=1.0 new=0.5 (means of 1 vs 2 rows)" in text.splitlines()
+    assert annotation_lines(summary, failed={"a"}) == [
+        "::error title=a flipped::new regressed: old=1.0 new=0.5 (means of 1 vs 2 rows)"]
+    reruns = build_summary(compare_rollouts(old[1:], new[2:]))
+    assert "### Rerun candidates (2)" in render_markdown(reruns).splitlines()
 
 
 def test_passed_and_nothing_compared_verdicts() -> None:
@@ -70,8 +85,8 @@ def test_annotations_for_failed_flips_capped() -> None:
     summary = _summary({"a:1,x": 1.0, "b": 0.0, "c": 1.0}, {"a:1,x": 0.0, "b": 1.0, "c": 0.0})
     lines = annotation_lines(summary, failed={"a:1,x", "b"})
     assert lines == [
-        "::error title=a%3A1%2Cx flipped::old=1.0 new=0.0: new regressed",
-        "::error title=b flipped::old=0.0 new=1.0: new improved",
+        "::error title=a%3A1%2Cx flipped::new regressed: old=1.0 new=0.0",
+        "::error title=b flipped::new improved: old=0.0 new=1.0",
     ]
     many = _summary({f"t{i}": 1.0 for i in range(12)}, {f"t{i}": 0.0 for i in range(12)})
     capped = annotation_lines(many, failed={f"t{i}" for i in range(12)})

@@ -194,11 +194,11 @@ def _field_values(obj) -> list:
 
 def test_verdict_constructors_carry_their_text_and_differ():
     p = Verdict.passed("looks fine")
-    f = Verdict.failed("fix-git: old=1.0 new=0.0: new regressed")
+    f = Verdict.failed("fix-git: new regressed: old=1.0 new=0.0")
     x = Verdict.xfail("known flaky")
     assert all(isinstance(v, Verdict) for v in (p, f, x))
     assert "looks fine" in _field_values(p)
-    assert "fix-git: old=1.0 new=0.0: new regressed" in _field_values(f)
+    assert "fix-git: new regressed: old=1.0 new=0.0" in _field_values(f)
     assert "known flaky" in _field_values(x)
     same = [Verdict.passed("same"), Verdict.failed("same"), Verdict.xfail("same")]
     assert len({repr(_field_values(v)) for v in same}) == 3

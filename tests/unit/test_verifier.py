@@ -67,7 +67,7 @@ def test_flip_message_from_an_absolute_logs_dir(dirs):
     t = flip({"verifier_logs_dir": str(f.parent)})
     msg = flip_message(t, 3, roots(dirs))
     assert lines(msg) == [
-        "fix-git: old=1.0 new=0.0: new regressed",
+        "fix-git: new regressed: old=1.0 new=0.0",
         f"    new verifier output (last 3 lines of {f}):",
         "    | new line 18",
         "    | new line 19",
@@ -85,7 +85,7 @@ def test_flip_message_new_wins_reads_the_old_sides_log(dirs):
     )
     msg = flip_message(t, 2, roots(dirs))
     assert lines(msg) == [
-        "fix-git: old=0.0 new=1.0: new improved",
+        "fix-git: new improved: old=0.0 new=1.0",
         f"    old verifier output (last 2 lines of {f}):",
         "    | old line 19",
         "    | old line 20",
@@ -112,7 +112,7 @@ def test_header_shows_reward_texts_of_repeated_sides(dirs):
         {"task_id": "fix-git", "reward": None},
     ]
     (t,) = compare_rollouts(old, [new[0], new[1]]).tasks
-    assert lines(flip_message(t, 5, roots(dirs)))[0] == "fix-git: old=1.0 new=0.5: new regressed (means of 1 vs 2 rows)"
+    assert lines(flip_message(t, 5, roots(dirs)))[0] == "fix-git: new regressed: old=1.0 new=0.5 (means of 1 vs 2 rows)"
     # a row without reward masks the side; no flip then
     (t2,) = compare_rollouts(old, new).tasks
     assert t2.category == "masked"
@@ -124,7 +124,7 @@ def test_header_rounds_to_four_places(dirs):
         [{"task_id": "fix-git", "reward": 0.123456}],
     ).tasks
     assert lines(flip_message(t, 1, roots(dirs)))[0] == (
-        "fix-git: old=0.6667 new=0.1235: new regressed (means of 3 vs 1 rows)"
+        "fix-git: new regressed: old=0.6667 new=0.1235 (means of 3 vs 1 rows)"
     )
 
 
@@ -135,12 +135,12 @@ def test_agent_error_line(dirs):
         category="flipped_agent_error",
     )
     assert lines(flip_message(t, 1, roots(dirs))) == [
-        "fix-git: old=1.0 new=0.0: new regressed",
+        "fix-git: new regressed: old=1.0 new=0.0",
         "    new agent error: terminus2_error_type=TimeoutError",
         f"    new verifier output (last 1 lines of {f}):",
         "    | y",
     ] or lines(flip_message(t, 1, roots(dirs))) == [
-        "fix-git: old=1.0 new=0.0: new regressed",
+        "fix-git: new regressed: old=1.0 new=0.0",
         "    new agent error: terminus2_error_type=TimeoutError",
         f"    new verifier output (last 1 line of {f}):",
         "    | y",
@@ -154,7 +154,7 @@ def test_winner_agent_error_line_names_the_winner(dirs):
         category="flipped_agent_error",
     )
     got = lines(flip_message(t, 1, roots(dirs)))
-    assert got[0] == "fix-git: old=1.0 new=0.0: new regressed"
+    assert got[0] == "fix-git: new regressed: old=1.0 new=0.0"
     assert got[1].startswith("    old agent error: ")
     assert got[1].endswith("ValueError: late")
     assert got[-1] == "    | FAILED test_x"
@@ -164,7 +164,7 @@ def test_winner_agent_error_line_names_the_winner(dirs):
 def test_failure_kind_line(dirs):
     t = flip({"failure_kind": "harbor:verifier_timeout", "mask_sample": False, "test_output": "t1\nt2\nt3\n"})
     assert lines(flip_message(t, 2, roots(dirs))) == [
-        "fix-git: old=1.0 new=0.0: new regressed",
+        "fix-git: new regressed: old=1.0 new=0.0",
         "    new scored with failure_kind=harbor:verifier_timeout (not masked)",
         "    new verifier output (last 2 lines of row field 'test_output'):",
         "    | t2",
@@ -178,7 +178,7 @@ def test_agent_error_line_comes_before_failure_kind_line(dirs):
         category="flipped_agent_error",
     )
     got = lines(flip_message(t, 1, roots(dirs)))
-    assert got[0] == "fix-git: old=1.0 new=0.0: new regressed"
+    assert got[0] == "fix-git: new regressed: old=1.0 new=0.0"
     assert got[1].startswith("    new agent error: ") and got[1].endswith("boom")
     assert got[2] == "    new scored with failure_kind=harbor:verifier_timeout (not masked)"
     assert got[-1] == "    | t2"
@@ -213,7 +213,7 @@ def test_old_loser_uses_the_old_files_dir(dirs):
     f = put_log(dirs["old"], "logs/sess-1", "from old file dir\n")
     t = flip(old_extra={"verifier_logs_dir": "logs/sess-1"}, old_reward=0.0, new_reward=1.0)
     msg = flip_message(t, 5, roots(dirs))
-    assert lines(msg)[0] == "fix-git: old=0.0 new=1.0: new improved"
+    assert lines(msg)[0] == "fix-git: new improved: old=0.0 new=1.0"
     assert lines(msg)[1].startswith("    old verifier output (last ")
     assert f"of {f}):" in lines(msg)[1]
     assert lines(msg)[2:] == ["    | from old file dir"]
@@ -301,7 +301,7 @@ def test_embedded_fields_first_non_blank_in_order(fields, source, text, dirs):
 def test_no_logs_dir_and_no_embedded_output(dirs):
     t = flip({"test_output": "   "})
     assert lines(flip_message(t, 15, roots(dirs))) == [
-        "fix-git: old=1.0 new=0.0: new regressed",
+        "fix-git: new regressed: old=1.0 new=0.0",
         f"    new verifier output unavailable: {NO_LOG}",
     ]
 
@@ -366,7 +366,7 @@ def test_unreadable_log_file_gives_cannot_read_and_none_of_its_content(dirs):
     finally:
         f.chmod(0o644)
     got = lines(msg)
-    assert got[0] == "fix-git: old=1.0 new=0.0: new regressed"
+    assert got[0] == "fix-git: new regressed: old=1.0 new=0.0"
     assert len(got) == 2
     assert got[1].startswith(f"    new verifier output unavailable: cannot read {f}: ")
     assert "Permission denied" in got[1]
@@ -397,7 +397,7 @@ def test_tail_zero_shows_no_lines(dirs):
     t = flip({"verifier_logs_dir": str(f.parent)})
     msg = flip_message(t, 0, roots(dirs))
     got = lines(msg)
-    assert got[0] == "fix-git: old=1.0 new=0.0: new regressed"
+    assert got[0] == "fix-git: new regressed: old=1.0 new=0.0"
     assert not any(line.lstrip().startswith("|") for line in got)
     assert "log line" not in msg
 
@@ -447,7 +447,7 @@ def test_losing_row_is_the_losers_lowest_finite_reward_row(dirs):
     (t,) = compare_rollouts(old, new).tasks
     assert t.category == "flipped" and t.loser == "new"
     msg = flip_message(t, 5, roots(dirs))
-    assert lines(msg)[0] == "fix-git: old=1.0 new=0.5: new regressed (means of 1 vs 3 rows)"
+    assert lines(msg)[0] == "fix-git: new regressed: old=1.0 new=0.5 (means of 1 vs 3 rows)"
     assert f"of {f_lo}):" in lines(msg)[1]
     assert lines(msg)[2:] == ["    | from the 0.0 row"]
     assert "WINNER" not in msg
@@ -460,7 +460,7 @@ def test_nothing_of_the_winners_output(dirs):
     msg = flip_message(t, 15, roots(dirs))
     assert "WINNER" not in msg
     assert lines(msg) == [
-        "fix-git: old=1.0 new=0.0: new regressed",
+        "fix-git: new regressed: old=1.0 new=0.0",
         f"    new verifier output unavailable: {NO_LOG}",
     ]
     assert f.exists()
@@ -470,7 +470,7 @@ def test_nothing_of_the_winners_output(dirs):
 def test_unset_logs_dir_is_no_logs_dir(value, dirs):
     t = flip({"verifier_logs_dir": value})
     assert lines(flip_message(t, 15, roots(dirs))) == [
-        "fix-git: old=1.0 new=0.0: new regressed",
+        "fix-git: new regressed: old=1.0 new=0.0",
         f"    new verifier output unavailable: {NO_LOG}",
     ]
 
