@@ -103,6 +103,8 @@ def load_two(
         if child.poll() is None:
             child.kill()
             child.wait()
+        if child.stdout is not None:
+            child.stdout.close()
     if old_side is None:
         old_side = _load_here(old, 0, progress)  # the child failed: read it here (raises its input error)
     elif progress is not None:

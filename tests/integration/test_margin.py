@@ -97,7 +97,7 @@ def test_alpha_decides_which_flips_fail(gate: Gate) -> None:
     outcomes = ran(result)
     assert [node for node, word in outcomes.items() if word == "FAILED"] == [AGGREGATE]
     assert any("broken-0 - flipped within noise: p = 0.008, 5/5 vs 0/5; BH-adjusted p = 0.013" in line
-               and ">= alpha 0.01" in line for line in result.outlines)
+               and ">= alpha 0.01" in line for line in summary_lines(result))
 
 
 def test_without_a_margin_every_flip_fails_and_no_aggregate(gate: Gate) -> None:
