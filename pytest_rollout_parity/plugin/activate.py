@@ -15,11 +15,12 @@ import pytest
 from ..core.errors import CompareInputError
 from ._pytest_compat import QuietPhaseReports
 from .ci import ParityCI
-from .collect import ParityFile, is_parity_report
+from .collect import AggregateItem, ParityFile, ParityItem, is_parity_report
 from .fixtures import parametrize_rollout_pair
 from .html import ParityHtmlRows, ParityHtmlSummary, html_report_requested
 from .placement import collect_new_file
 from .progress import progress_for
+from .protocol import LeanProtocol
 from .run import ParityRun
 from .settings import ParitySettings, settings_from_config
 from .sources import gather_sides
@@ -58,6 +59,7 @@ class ParityGate:
         config.add_cleanup(gc.unfreeze)
         collect_new_file(config, run.settings.new)
         config.pluginmanager.register(ParityCollection(run), "rollout-parity-collection")
+        config.pluginmanager.register(LeanProtocol(_gate_item), "rollout-parity-protocol")
         html = html_report_requested(config)
         if html:
             config.pluginmanager.register(ParityHtmlRows(), "rollout-parity-html-rows")
@@ -68,6 +70,11 @@ class ParityGate:
             if html:
                 config.pluginmanager.register(ParityHtmlSummary(summary), "rollout-parity-html-summary")
             config.pluginmanager.register(QuietPhaseReports(is_parity_report), "rollout-parity-quiet-reports")
+
+
+def _gate_item(item: pytest.Item) -> bool:
+    """The gate's own items (not `rollout_pair` tests): they run through the lean protocol."""
+    return isinstance(item, (ParityItem, AggregateItem))
 
 
 class ParityCollection:

@@ -146,8 +146,8 @@ class ParityItem(pytest.Item):
         return None
 
     def reportinfo(self) -> tuple[Path, Optional[int], str]:
-        """The task label heads the item's failure report."""
-        return self.path, None, self.run.result.tasks[self.index].task
+        """The task label heads the item's failure report; line 0 (a skip mark's report needs a line)."""
+        return self.path, 0, self.run.result.tasks[self.index].task
 
 
 class AggregateItem(pytest.Item):
@@ -174,5 +174,5 @@ class AggregateItem(pytest.Item):
         return _message_only(self, excinfo, None, style)
 
     def reportinfo(self) -> tuple[Path, Optional[int], str]:
-        """The aggregate's name heads its failure report."""
-        return self.path, None, AGGREGATE_NAME
+        """The aggregate's name heads its failure report; line 0 (a skip mark's report needs a line)."""
+        return self.path, 0, AGGREGATE_NAME

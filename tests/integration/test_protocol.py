@@ -1,0 +1,138 @@
+"""The gate's items run through the lean protocol, and nothing a user or plugin reads changes."""
+
+from __future__ import annotations
+
+import pytest
+
+from .conftest import Gate, junit_cases, junit_properties
+
+NEW = "new/rollouts.jsonl"
+
+# Records which items reach pytest's phase hooks, and prints in a user test's phases.
+PHASE_SPY = '''
+import pytest
+
+SEEN = []
+
+def pytest_runtest_setup(item):
+    SEEN.append(item.name)
+
+def pytest_sessionfinish(session):
+    print("\\nphase hooks saw:", ",".join(SEEN))
+'''
+
+
+def test_gate_items_skip_the_phase_hooks_but_the_last(gate: Gate) -> None:
+    """Only the last gate item (which tears down for what follows) runs pytest's default protocol."""
+    args = gate.mixed()
+    gate.pytester.makeconftest(PHASE_SPY)
+    result = gate.run(*args, "-s")
+    outcomes = result.parseoutcomes()
+    assert outcomes == {"failed": 2, "passed": 1, "xfailed": 4}, outcomes
+    seen = [line for line in result.outlines if line.startswith("phase hooks saw:")]
+    assert seen == ["phase hooks saw: regex-log"], seen  # the last task in sorted order
+
+
+def test_user_tests_before_and_after_keep_their_fixtures(gate: Gate) -> None:
+    """Module and session fixtures of user tests around the gate's items set up and tear down once."""
+    args = gate.mixed()
+    gate.pytester.makepyfile(
+        conftest='''
+import pytest
+
+EVENTS = []
+
+@pytest.fixture(scope="session")
+def session_res():
+    EVENTS.append("session up")
+    yield
+    EVENTS.append("session down")
+
+def pytest_sessionfinish(session):
+    print("\\nevents:", ",".join(EVENTS))
+''',
+        test_a='''
+import pytest
+from conftest import EVENTS
+
+@pytest.fixture(scope="module")
+def mod_a():
+    EVENTS.append("a up")
+    yield
+    EVENTS.append("a down")
+
+def test_a(session_res, mod_a):
+    pass
+''',
+        test_z='''
+import pytest
+from conftest import EVENTS
+
+@pytest.fixture(scope="module")
+def mod_z():
+    EVENTS.append("z up")
+    yield
+    EVENTS.append("z down")
+
+def test_z(session_res, mod_z):
+    pass
+''',
+    )
+    result = gate.run(*args, "test_a.py", NEW, "test_z.py", "-s", "-p", "no:randomly")
+    outcomes = result.parseoutcomes()
+    assert outcomes == {"failed": 2, "passed": 3, "xfailed": 4}, outcomes
+    events = [line for line in result.outlines if line.startswith("events:")]
+    assert events == ["events: session up,a up,a down,z up,z down,session down"], events
+    assert "previous item was not torn down properly" not in result.stdout.str()
+
+
+def test_a_marked_gate_item_runs_the_default_protocol(gate: Gate) -> None:
+    """A mark a conftest puts on a task is evaluated as on any test."""
+    args = gate.mixed()
+    gate.pytester.makeconftest('''
+import pytest
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if item.name == "cancel-async-tasks":
+            item.add_marker(pytest.mark.skip(reason="reviewed by hand"))
+''')
+    result = gate.run(*args, "-rs", "-v")
+    result.stdout.fnmatch_lines([f"{NEW}::cancel-async-tasks SKIPPED (reviewed by hand)*"])
+    result.stdout.fnmatch_lines([f"{NEW}::regex-log FAILED*"])
+    assert result.parseoutcomes() == {"failed": 1, "passed": 1, "skipped": 1, "xfailed": 4}
+
+
+def test_a_verdict_hook_prints_into_its_items_report(gate: Gate) -> None:
+    """With a conftest verdict hook, the items run as any test: its output is captured per item."""
+    args = gate.mixed()
+    gate.pytester.makeconftest('''
+from pytest_rollout_parity import Verdict
+
+def pytest_parity_verdict(comparison, config):
+    print(f"judging {comparison.task}")
+    if comparison.task == "fix-git":
+        return Verdict.failed("fix-git: blocked by policy")
+    return None
+''')
+    result = gate.run(*args)
+    assert result.ret == 1
+    text = result.stdout.str()
+    assert "judging fix-git" in text and "Captured stdout call" in text
+    assert "judging new-only" not in text  # a passing or xfailed item's output is not shown
+
+
+@pytest.mark.parametrize("extra", [[], ["-p", "no:logging"], ["--capture=no"]])
+def test_reports_other_plugins_read_are_unchanged(gate: Gate, extra: list[str]) -> None:
+    """JUnit properties, --durations phases and -x stay as with pytest's own protocol."""
+    args = gate.mixed()
+    result = gate.run(*args, "--junitxml=j.xml", "--durations=0", "-vv", *extra)
+    cases = junit_cases(gate.path / "j.xml")
+    assert set(cases) == {"build-cython-ext", "cancel-async-tasks", "fix-git", "git-multibranch",
+                          "new-only", "old-only", "regex-log"}
+    assert junit_properties(cases["regex-log"])["parity_category"] == "flipped"
+    durations = [line for line in result.outlines if " setup " in line or " call " in line or " teardown " in line]
+    assert len(durations) == 3 * 7, durations
+    stopped = gate.run(*args, "-x")
+    assert stopped.parseoutcomes().get("failed") == 1
+    assert "stopping after 1 failures" in stopped.stdout.str()
