@@ -358,7 +358,9 @@ def bench_users(kind: str, pair: str, seed: int, rates: dict, runs: int, baselin
         memory_line(list(best.values()))
     elif kind == "xdist":
         trivial = [PY, "-m", "pytest", "-q", *no_cache, rel(trivial_test_file(out, manifest["tasks_joined"]))]
+        beside = rel(trivial_test_file(out, 1))  # a test of the user's own: then the run is distributed
         commands = [("serial", [*gate, *no_cache], full, None), ("-n 2", [*gate, *no_cache, "-n", "2"], full, None),
+                    ("-n 2, a test beside", [*gate, *no_cache, "-n", "2", beside], full, None),
                     ("trivial serial", trivial, {}, None), ("trivial -n 2", [*trivial, "-n", "2"], {}, None)]
         best = timed_best(commands, out, runs)
         serial, dist = best["serial"], best["-n 2"]
@@ -367,8 +369,11 @@ def bench_users(kind: str, pair: str, seed: int, rates: dict, runs: int, baselin
         t_serial, t_dist = best["trivial serial"], best["trivial -n 2"]
         print(f"   (pytest-xdist's own cost, on as many no-op tests: -n 2 / serial {t_dist.wall / t_serial.wall:.2f}x; "
               f"the gate's -n 2 run against that trivial -n 2 run: {dist.wall / t_dist.wall:.2f}x)")
-        memory_line([serial])
-        print(f"   (-n 2: {dist.tree_mb:.0f} MB summed over {dist.processes} processes; each worker is a whole pytest)")
+        mixed = best["-n 2, a test beside"]
+        print(f"   (with a test file beside the gate's, -n 2 starts its workers and distributes the gate's items too: "
+              f"{mixed.wall / serial.wall:.2f}x the serial gate, {mixed.tree_mb:.0f} MB summed over {mixed.processes} "
+              "processes; each worker is a whole pytest)")
+        memory_line([serial, dist])
     else:  # cores
         one = ["taskset", "-c", "0"]
         commands = [

@@ -18,12 +18,12 @@ from .ci import ParityCI
 from .collect import AggregateItem, ParityFile, ParityItem, is_parity_report
 from .fixtures import parametrize_rollout_pair
 from .html import ParityHtmlRows, ParityHtmlSummary, html_report_requested
-from .placement import collect_new_file
+from .placement import collect_new_file, collects_only_the_gate
 from .progress import progress_for
 from .protocol import LeanProtocol
 from .run import ParityRun
 from .settings import ParitySettings, settings_from_config
-from .sources import gather_sides
+from .sources import distributing, gather_sides, xdist_active
 from .summary import ParitySummary
 
 
@@ -45,6 +45,11 @@ class ParityGate:
     @pytest.hookimpl
     def pytest_configure(self, config: pytest.Config) -> None:
         """An unusable input stops the run here with one `ERROR:` line and status 4."""
+        if (not hasattr(config, "workerinput") and xdist_active(config) and distributing(config)
+                and collects_only_the_gate(config, self.settings.new)):
+            from .xdist_share import run_here
+
+            config.pluginmanager.register(run_here(config), "rollout-parity-run-here")
         progress = progress_for(config)
         try:
             sides = gather_sides(config, self.settings, progress)

@@ -19,11 +19,11 @@ from .run import read_sides
 from .settings import ParitySettings
 
 
-def _xdist_active(config: pytest.Config) -> bool:
+def xdist_active(config: pytest.Config) -> bool:
     return config.pluginmanager.hasplugin("xdist")
 
 
-def _distributing(config: pytest.Config) -> bool:
+def distributing(config: pytest.Config) -> bool:
     """This process is an xdist controller that will start workers."""
     if hasattr(config, "workerinput"):
         return False
@@ -53,7 +53,7 @@ def gather_sides(
     ``progress`` shows the sides read in this process (not those taken from the cache); the one a
     reader child reads shows only its time, once it is in.
     """
-    if _xdist_active(config) and hasattr(config, "workerinput"):
+    if xdist_active(config) and hasattr(config, "workerinput"):
         from .xdist_share import shared_sides
 
         shared = shared_sides(config)
@@ -67,7 +67,7 @@ def gather_sides(
         return list(loaded)
 
     sides = read_sides(settings, load)
-    if _xdist_active(config) and _distributing(config):
+    if xdist_active(config) and distributing(config):
         from .xdist_share import ShareWithWorkers
 
         share = ShareWithWorkers.prepare(loaded, store.entries)

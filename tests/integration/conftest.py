@@ -34,6 +34,7 @@ import pytest_rollout_parity.plugin.activate  # noqa: F401
 
 TASKSET = "terminal-bench-2-1"
 OLD = "old/rollouts.jsonl"
+BESIDE = "test_beside.py"
 NEW = "new/rollouts.jsonl"
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -153,6 +154,12 @@ class Gate:
 
     def run_subprocess(self, *args: str, timeout: float = HANG_GUARD) -> pytest.RunResult:
         return self.pytester.runpytest_subprocess(*args, timeout=timeout)
+
+    def beside(self) -> str:
+        """A test file of the user's own (one passing test), given beside the gate's file so that
+        `-n 2` distributes: a run of the gate's items alone is not distributed. Returns its path."""
+        self.write(BESIDE, "def test_beside():\n    pass\n")
+        return BESIDE
 
     def mixed(self) -> list[str]:
         """One task per category, plus a second flip won by the new side; returns the gate args.

@@ -35,7 +35,7 @@ def test_step_summary_under_xdist_written_once(gate: Gate, monkeypatch: pytest.M
     step = gate.write("step-summary.md", "")
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step))
     args = gate.mixed()
-    result = gate.run_subprocess(*args, "-n", "2")
+    result = gate.run_subprocess(*args, gate.beside(), "-n", "2")
     assert result.ret == 1
     text = step.read_text(encoding="utf-8")
     assert text.count("## rollout parity") == 1

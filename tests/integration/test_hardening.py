@@ -307,10 +307,11 @@ def test_plugins_disabled_same_outcomes(gate: Gate, disable: str) -> None:
 @pytest.mark.parametrize("dist", ["load", "loadscope", "worksteal"])
 def test_xdist_dist_modes(gate: Gate, dist: str) -> None:
     pytest.importorskip("xdist")
-    args = gate.mixed()
+    args = [*gate.mixed(), gate.beside()]
     serial = gate.run(*args, "-rA", "-vv")
     parallel = gate.run(*args, "-n", "2", "--dist", dist, "-rA", "-vv")
-    assert ran(parallel) == ran(serial) and len(ran(serial)) == 7
+    assert "created: 2/2 workers" in parallel.stdout.str()
+    assert ran(parallel) == ran(serial) and len(ran(serial)) == 8
     assert parallel.ret == serial.ret == 1
     assert sum(" rollout parity " in line for line in parallel.outlines) == 1
     assert section(parallel) == section(serial)
@@ -350,7 +351,7 @@ def test_ci_short_summary_one_line_per_flip(gate: Gate, monkeypatch: pytest.Monk
     monkeypatch.setenv("CI", "1")
     monkeypatch.setenv("COLUMNS", "80")
     args = gate.mixed()
-    result = gate.run(*args, "-rf", *workers)
+    result = gate.run(*args, "-rf", *workers, *([gate.beside()] if workers else []))
     assert sorted(short_summary(result)) == sorted([
         f"FAILED {NEW}::cancel-async-tasks - new improved: old=0.0 new=1.0",
         f"FAILED {NEW}::regex-log - new regressed: old=1.0 new=0.0",

@@ -108,7 +108,7 @@ def test_hook_under_xdist(gate: Gate) -> None:
     pytest.importorskip("xdist")
     args = gate.mixed()
     gate.pytester.makeconftest(CONFTEST)
-    result = gate.run(*args, "-n", "2", "-rA", "-vv")
+    result = gate.run(*args, gate.beside(), "-n", "2", "-rA", "-vv")
     assert ran(result)[f"{NEW}::regex-log"] == "PASSED"
     assert ran(result)[f"{NEW}::fix-git"] == "FAILED"
     result.stdout.fnmatch_lines(["*pytest_parity_verdict*changed 3 verdict*"])
@@ -129,7 +129,9 @@ def test_every_changed_verdict_is_auditable(gate: Gate, workers: list[str]) -> N
         pytest.importorskip("xdist")
     args = gate.mixed()
     gate.pytester.makeconftest(CONFTEST)
-    result = gate.run(*args, *workers, "-rA", "--parity-json=s.json", "--junitxml=j.xml", "--parity-markdown=s.md")
+    beside = [gate.beside()] if workers else []
+    result = gate.run(*args, *workers, *beside, "-rA", "--parity-json=s.json", "--junitxml=j.xml",
+                      "--parity-markdown=s.md")
     lines = section(result)
     start = lines.index(AUDIT[0])
     assert lines[start:start + len(AUDIT)] == AUDIT

@@ -170,7 +170,7 @@ def test_aggregate_selects_with_k_and_node_id_and_reruns_with_lf(gate: Gate) -> 
 
 def test_aggregate_under_xdist(gate: Gate) -> None:
     pytest.importorskip("xdist")
-    args = scenario(gate, REGRESSED)
+    args = [*scenario(gate, REGRESSED), gate.beside()]
     serial = gate.run(*args, "--parity-margin=0.05", "-rA", "-vv", "--parity-json=serial.json")
     parallel = gate.run(*args, "--parity-margin=0.05", "-rA", "-vv", "-n", "2", "--parity-json=xdist.json")
     assert serial.ret == parallel.ret == 1

@@ -184,12 +184,13 @@ def test_xdist_workers_read_no_file(gate: Gate, cache: str, monkeypatch: pytest.
     pytest.importorskip("xdist")
     monkeypatch.setenv("TMPDIR", str(gate.path / "tmp"))
     (gate.path / "tmp").mkdir()
-    args = gate.mixed()
+    args = [*gate.mixed(), gate.beside()]
     extra = ["-p", "no:cacheprovider"] if cache == "no cache" else []
     serial = gate.run_subprocess(*args, *extra, "-rA", "-vv")
     gate.pytester.makeconftest(NO_READING_IN_WORKERS)
     parallel = gate.run_subprocess(*args, *extra, "-rA", "-vv", "-n", "2")
     assert "an xdist worker read" not in parallel.stdout.str() + parallel.stderr.str()
-    assert ran(parallel) == ran(serial) and len(ran(serial)) == 7
+    assert "created: 2/2 workers" in parallel.stdout.str()
+    assert ran(parallel) == ran(serial) and len(ran(serial)) == 8
     assert section(parallel) == section(serial)
     assert list((gate.path / "tmp").iterdir()) == []  # the hand-over files are removed

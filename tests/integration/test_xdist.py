@@ -11,15 +11,18 @@ from .test_selection import ran
 
 pytest.importorskip("xdist")
 
+NEW = "new/rollouts.jsonl"
+
 
 def test_xdist_same_outcomes_one_section_same_json(gate: Gate) -> None:
-    args = gate.mixed()
+    args = [*gate.mixed(), gate.beside()]
     serial = gate.run(*args, "-rA", "-vv", "--parity-json=serial.json")
     parallel = gate.run(*args, "-rA", "-vv", "--parity-json=xdist.json", "-n", "2", "--junitxml=x.xml")
     assert serial.ret == parallel.ret == 1
+    assert "created: 2/2 workers" in parallel.stdout.str()
     assert ran(parallel) == ran(serial)
-    assert len(ran(serial)) == 7
-    parallel.assert_outcomes(passed=1, failed=2, xfailed=4)
+    assert len(ran(serial)) == 8
+    parallel.assert_outcomes(passed=2, failed=2, xfailed=4)
     assert sum(" rollout parity " in line for line in parallel.outlines) == 1
     assert section(parallel) == section(serial)
     serial_json = json.loads((gate.path / "serial.json").read_text())
@@ -36,12 +39,31 @@ def test_xdist_same_outcomes_one_section_same_json(gate: Gate) -> None:
     assert failure is not None and failure.get("message") == "new regressed: old=1.0 new=0.0"
 
 
-def test_xdist_strict_and_selection(gate: Gate) -> None:
+def test_gate_items_alone_run_in_one_process(gate: Gate) -> None:
+    """With no test path of the user's own, -n 2 starts no worker and says why in the header."""
     args = gate.mixed()
+    serial = gate.run(*args, "-rA", "-vv", "--parity-json=serial.json")
+    alone = gate.run(*args, "-rA", "-vv", "--parity-json=alone.json", "-n", "2")
+    assert alone.ret == serial.ret == 1
+    assert "rollout-parity: -n 2 not used, the gate's items alone run faster in one process" in alone.outlines
+    assert "workers" not in alone.stdout.str().replace("-n 2 not used", "")
+    assert ran(alone) == ran(serial) and len(ran(serial)) == 7
+    assert section(alone) == section(serial)
+    assert json.loads((gate.path / "alone.json").read_text()) == json.loads((gate.path / "serial.json").read_text())
+    # a node id of the new file is still the gate alone; a test path beside it distributes
+    one = gate.run(f"{NEW}::regex-log", *args, "-n", "2", "-rA", "-vv")
+    assert ran(one) == {f"{NEW}::regex-log": "FAILED"} and "created: 2/2 workers" not in one.stdout.str()
+    both = gate.run(*args, gate.beside(), "-n", "2")
+    assert "created: 2/2 workers" in both.stdout.str() and "not used" not in both.stdout.str()
+
+
+def test_xdist_strict_and_selection(gate: Gate) -> None:
+    args = [*gate.mixed(), gate.beside()]
     serial = gate.run(*args, "-rA", "-vv", "--parity-strict", "-k", "not fix-git")
     parallel = gate.run(*args, "-rA", "-vv", "--parity-strict", "-k", "not fix-git", "-n", "2")
     assert ran(parallel) == ran(serial)
-    assert set(ran(parallel).values()) == {"FAILED"}
+    assert set(ran(parallel).values()) == {"FAILED", "PASSED"}
+    assert ran(parallel).pop("test_beside.py::test_beside") == "PASSED"
     assert section(parallel) == section(serial)
 
 
@@ -57,7 +79,7 @@ def test_xdist_nothing_compared_exit_status(gate: Gate) -> None:
 
 
 def test_xdist_lf(gate: Gate) -> None:
-    args = gate.mixed()
+    args = [*gate.mixed(), gate.beside()]
     assert gate.run(*args).ret == 1
     again = gate.run(*args, "--lf", "-n", "2", "-rA", "-vv")
     assert ran(again) == {"new/rollouts.jsonl::regex-log": "FAILED", "new/rollouts.jsonl::cancel-async-tasks": "FAILED"}
