@@ -26,6 +26,8 @@ run changes.
    captured output: never shown) out of that list at session finish, before the reporter renders
    failures, and puts them back first thing in ``pytest_terminal_summary``, which runs after the
    failures are rendered and before ``--durations`` reads the reports, so durations list them.
+   Without ``--durations`` nothing ever reads them again, so each is dropped as it arrives: on a
+   5,000-task pair they held about 10 MB until the end of the run.
 """
 
 from __future__ import annotations
@@ -57,8 +59,10 @@ def keep_message_lines(representation: object, count: int) -> None:
 class QuietPhaseReports:
     """Sets the parity items' quiet setup/teardown reports aside while failures are rendered (2)."""
 
-    def __init__(self, is_parity: Callable[[Any], bool]) -> None:
+    def __init__(self, config: pytest.Config, is_parity: Callable[[Any], bool]) -> None:
+        self.config = config
         self.is_parity = is_parity
+        self.durations = config.getoption("durations", None) is not None
         self.aside: list[Any] = []
 
     def _quiet(self, report: Any) -> bool:
@@ -75,6 +79,15 @@ class QuietPhaseReports:
         stats = getattr(reporter, "stats", None)
         reports = stats.get("") if isinstance(stats, dict) else None
         return reports if isinstance(reports, list) else None
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Without --durations, drop a quiet report the terminal reporter has just filed (2)."""
+        if self.durations or not self._quiet(report):
+            return
+        reports = self._reports(self.config)
+        if reports and reports[-1] is report:
+            reports.pop()
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:

@@ -74,7 +74,7 @@ class ParityGate:
             config.pluginmanager.register(ParityCI(summary), "rollout-parity-ci")
             if html:
                 config.pluginmanager.register(ParityHtmlSummary(summary), "rollout-parity-html-summary")
-            config.pluginmanager.register(QuietPhaseReports(is_parity_report), "rollout-parity-quiet-reports")
+            config.pluginmanager.register(QuietPhaseReports(config, is_parity_report), "rollout-parity-quiet-reports")
 
 
 def _gate_item(item: pytest.Item) -> bool:

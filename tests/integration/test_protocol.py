@@ -136,3 +136,22 @@ def test_reports_other_plugins_read_are_unchanged(gate: Gate, extra: list[str]) 
     stopped = gate.run(*args, "-x")
     assert stopped.parseoutcomes().get("failed") == 1
     assert "stopping after 1 failures" in stopped.stdout.str()
+
+
+QUIET_COUNT = '''
+import pytest
+
+@pytest.hookimpl(trylast=True)
+def pytest_terminal_summary(terminalreporter):
+    print("quiet reports kept:", len(terminalreporter.stats.get("", [])))
+'''
+
+
+@pytest.mark.parametrize(("extra", "kept"), [([], 0), (["--durations=0"], 14)])
+def test_quiet_phase_reports_are_kept_only_for_durations(gate: Gate, extra: list[str], kept: int) -> None:
+    """Passed setup/teardown reports of the gate's items are only read by --durations (memory)."""
+    args = gate.mixed()
+    gate.pytester.makeconftest(QUIET_COUNT)
+    result = gate.run(*args, *extra)
+    assert result.parseoutcomes() == {"failed": 2, "passed": 1, "xfailed": 4}
+    assert f"quiet reports kept: {kept}" in result.outlines
