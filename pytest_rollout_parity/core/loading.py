@@ -16,8 +16,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any, BinaryIO, Optional, TypeVar
 
-from pydantic_core import from_json
-
 from .agents import AgentFilter
 from .errors import CompareInputError
 from .fields import ROLLOUT_INDEX, TASK_INDEX
@@ -41,7 +39,10 @@ def _fast_from_json() -> Callable[[bytes], Any]:
     """``from_json`` without its string cache where pydantic-core has the switch (2.16 and later).
 
     Rows hold thousands of distinct strings; looking each up in the cache cost a third of the parse.
+    Imported on first use: the reader child with the skeleton reader may never need it (5 MB).
     """
+    from pydantic_core import from_json
+
     try:
         from_json(b'{"a": "b"}', cache_strings=False)
     except TypeError:  # an older pydantic-core
@@ -49,7 +50,13 @@ def _fast_from_json() -> Callable[[bytes], Any]:
     return partial(from_json, cache_strings=False)
 
 
-_from_json = _fast_from_json()
+_parsers: list[Callable[[bytes], Any]] = []
+
+
+def _from_json(raw: bytes) -> Any:
+    if not _parsers:
+        _parsers.append(_fast_from_json())
+    return _parsers[0](raw)
 
 
 def _sidecar_name(path: Path) -> Path:

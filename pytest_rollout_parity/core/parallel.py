@@ -127,11 +127,20 @@ def _report_whole(request: SideRequest, report: Optional[Progress]) -> None:
     report(size, size)
 
 
+def child_command() -> tuple[list[str], dict[str, str]]:
+    """The child's command line and environment: without ``site`` (``-S``: 2.5 MB and 20 ms less),
+    its imports found on this process's own import path, with the package's root first."""
+    root = str(Path(__file__).resolve().parents[2])
+    paths = [root, *(entry for entry in sys.path if entry)]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(paths))
+    return [sys.executable, "-S", "-m", CHILD_MODULE], env
+
+
 def _start(request: SideRequest) -> Optional[subprocess.Popen[bytes]]:
+    command, env = child_command()
     try:
         child = subprocess.Popen(
-            [sys.executable, "-m", CHILD_MODULE],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
         )
     except OSError:
         return None

@@ -16,8 +16,6 @@ import json
 import re
 from typing import Any, Optional
 
-from pydantic_core import from_json
-
 from .skeleton import DecodeError, EncodedJSON, decode_encoded
 
 PREFIX_MAX_CHARS = 32
@@ -41,6 +39,8 @@ def decoded(value: Any) -> Any:
     except DecodeError:
         pass
     data = bytes(value)  # type: ignore[call-overload]
+    from pydantic_core import from_json  # only here: the reader child may never need it
+
     try:
         return from_json(data)
     except ValueError:

@@ -32,7 +32,7 @@ def main() -> int:
     except CompareInputError as exc:
         answer: tuple[str, str | bytes] = ("input-error", str(exc))
     else:
-        answer = ("side", frame(WIRE_KEY, side))
+        answer = ("side", frame(WIRE_KEY, side, release=True))
     sys.stdout.buffer.write(marshal.dumps(answer))
     sys.stdout.buffer.flush()
     return 0

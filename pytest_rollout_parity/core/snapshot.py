@@ -77,19 +77,32 @@ class NotPlain(ValueError):
     """The side holds something marshal cannot carry (a row kept in memory): it is not snapshotted."""
 
 
-def to_plain(side: LoadedSide) -> tuple[Any, ...]:
-    """The side as (field name, was a Path, value) triples of built-in values."""
+def to_plain(side: LoadedSide, *, release: bool = False) -> tuple[Any, ...]:
+    """The side as (field name, was a Path, value) triples of built-in values.
+
+    ``release`` empties ``side.facts`` as it goes, so that the side and its copy never both stay
+    whole in memory (the reader child, which sends its side and exits).
+    """
     out: list[tuple[str, bool, Any]] = []
     for f in dataclasses.fields(side):
         value = getattr(side, f.name)
         if f.name == "facts":
             if any(facts.row is not None for facts in value):
                 raise NotPlain("a row kept in memory")
-            value = [_plain_facts(facts) for facts in value]
+            value = _released(value) if release else [_plain_facts(facts) for facts in value]
         elif isinstance(value, KeyChoice):
             value = tuple(getattr(value, g.name) for g in dataclasses.fields(value))
         out.append((f.name, isinstance(value, Path), str(value) if isinstance(value, Path) else value))
     return tuple(out)
+
+
+def _released(facts: list[RowFacts]) -> list[tuple[Any, ...]]:
+    plain = []
+    for index, one in enumerate(facts):
+        plain.append(_plain_facts(one))
+        facts[index] = None  # type: ignore[call-overload]
+    facts.clear()
+    return plain
 
 
 def _facts(rows: list[tuple[Any, ...]]) -> list[RowFacts]:
@@ -118,9 +131,10 @@ def from_plain(plain: tuple[Any, ...]) -> LoadedSide:
     return LoadedSide(**values)
 
 
-def frame(key: Any, side: LoadedSide) -> bytes:
-    """The framed bytes of one side under ``key`` (raises :class:`NotPlain` or ValueError if it cannot be)."""
-    body = marshal.dumps((key, to_plain(side)))
+def frame(key: Any, side: LoadedSide, *, release: bool = False) -> bytes:
+    """The framed bytes of one side under ``key`` (raises :class:`NotPlain` or ValueError if it cannot be);
+    ``release``: see :func:`to_plain`."""
+    body = marshal.dumps((key, to_plain(side, release=release)))
     return MAGIC + VERSION.to_bytes(2, "big") + hashlib.sha256(body).digest() + body
 
 

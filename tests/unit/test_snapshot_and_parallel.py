@@ -60,6 +60,10 @@ def test_snapshot_round_trip(pair: str, real_pair: tuple[Path, Path]) -> None:
         assert again is not None
         assert described(again) == described(side)
         assert len(side.facts) > 0
+        # the child frames while releasing its side: the same bytes, and the facts are gone
+        released = SideRequest(str(path), display="shown.jsonl").load()
+        assert snapshot.frame(key, released, release=True) == snapshot.frame(key, side)
+        assert released.facts == []
 
 
 def test_unframe_rejects_what_it_did_not_write(real_pair: tuple[Path, Path]) -> None:
