@@ -15,8 +15,9 @@ because the item's collectors set nothing up. The last item before a test of ano
 the end) runs the default protocol, whose teardown tears down what an earlier test left for it.
 
 The default protocol runs instead when an item carries a mark (its evaluation needs the setup
-hook) or a ``conftest.py`` implements ``pytest_parity_verdict`` (user code runs in the item
-then, and its output must be captured as in any test).
+hook), a ``conftest.py`` implements ``pytest_parity_verdict`` (user code runs in the item then,
+and its output must be captured as in any test), or ``--setup-show``, ``--setup-only`` or
+``--setup-plan`` is given (they change which phases run and what is printed).
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ class LeanProtocol:
         if lean is None:
             lean = self.decided[item.nodeid] = (
                 self.is_lean(item)
+                and not item.config.getoption("setupshow", False)  # --setup-show/-only/-plan: pytest's way
                 and next(item.iter_markers(), None) is None
                 and not item.config.hook.pytest_parity_verdict.get_hookimpls()
             )

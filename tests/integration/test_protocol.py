@@ -155,3 +155,11 @@ def test_quiet_phase_reports_are_kept_only_for_durations(gate: Gate, extra: list
     result = gate.run(*args, *extra)
     assert result.parseoutcomes() == {"failed": 2, "passed": 1, "xfailed": 4}
     assert f"quiet reports kept: {kept}" in result.outlines
+
+
+def test_setup_only_runs_no_gate_item(gate: Gate) -> None:
+    """--setup-only (and --setup-plan) run no test's call phase: the gate's items neither."""
+    args = gate.mixed()
+    result = gate.run(*args, "--setup-only")
+    assert result.ret == 0
+    assert "failed" not in result.parseoutcomes()
