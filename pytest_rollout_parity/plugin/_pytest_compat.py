@@ -62,7 +62,7 @@ class QuietPhaseReports:
     def __init__(self, config: pytest.Config, is_parity: Callable[[Any], bool]) -> None:
         self.config = config
         self.is_parity = is_parity
-        self.durations = config.getoption("durations", None) is not None
+        self.durations: Optional[bool] = None  # read at the first report: a conftest may set it
         self.aside: list[Any] = []
 
     def _quiet(self, report: Any) -> bool:
@@ -83,6 +83,8 @@ class QuietPhaseReports:
     @pytest.hookimpl(trylast=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Without --durations, drop a quiet report the terminal reporter has just filed (2)."""
+        if self.durations is None:
+            self.durations = self.config.getoption("durations", None) is not None
         if self.durations or not self._quiet(report):
             return
         reports = self._reports(self.config)

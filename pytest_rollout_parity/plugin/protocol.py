@@ -15,19 +15,23 @@ because the item's collectors set nothing up. The last item before a test of ano
 the end) runs the default protocol, whose teardown tears down what an earlier test left for it.
 
 The default protocol runs instead when an item carries a mark (its evaluation needs the setup
-hook), a ``conftest.py`` implements ``pytest_parity_verdict`` (user code runs in the item then,
-and its output must be captured as in any test), or ``--setup-show``, ``--setup-only`` or
-``--setup-plan`` is given (they change which phases run and what is printed).
+hook); when user code would run in or around the items: a ``conftest.py`` implements
+``pytest_parity_verdict`` (its output must be captured as in any test) or a setup, call or
+teardown hook, or another plugin implements its own runtest protocol (pytest-rerunfailures,
+pytest-forked); and with ``--setup-show``, ``--setup-only`` or ``--setup-plan`` (they change which
+phases run and what is printed).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any, Literal, Optional
 
 import pytest
 
 Phase = Literal["setup", "call", "teardown"]
+PHASE_HOOKS = ("pytest_runtest_setup", "pytest_runtest_call", "pytest_runtest_teardown")
 
 
 def _nothing() -> None:
@@ -40,6 +44,7 @@ class LeanProtocol:
     def __init__(self, is_lean: Callable[[pytest.Item], bool]) -> None:
         self.is_lean = is_lean
         self.decided: dict[str, bool] = {}  # node id -> runs lean
+        self.others_take_part: Optional[bool] = None  # decided at the first item (conftests are in)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: Optional[pytest.Item]) -> Optional[bool]:
@@ -60,13 +65,35 @@ class LeanProtocol:
     def _applies(self, item: pytest.Item) -> bool:
         lean = self.decided.get(item.nodeid)
         if lean is None:
+            if self.others_take_part is None:
+                self.others_take_part = _others_take_part(item.config, self)
             lean = self.decided[item.nodeid] = (
                 self.is_lean(item)
+                and not self.others_take_part
                 and not item.config.getoption("setupshow", False)  # --setup-show/-only/-plan: pytest's way
                 and next(item.iter_markers(), None) is None
-                and not item.config.hook.pytest_parity_verdict.get_hookimpls()
             )
         return lean
+
+
+def _others_take_part(config: pytest.Config, this: object) -> bool:
+    """User code would run in or around the items: a ``pytest_parity_verdict`` hook, a conftest's
+    setup/call/teardown hook, or another plugin's own runtest protocol (not a wrapper)."""
+    if config.hook.pytest_parity_verdict.get_hookimpls():
+        return True
+    for name in PHASE_HOOKS:
+        if any(_is_conftest(impl.plugin) for impl in getattr(config.hook, name).get_hookimpls()):
+            return True
+    return any(
+        not (impl.hookwrapper or impl.wrapper)
+        and impl.plugin is not this
+        and getattr(impl.plugin, "__name__", None) != "_pytest.runner"
+        for impl in config.hook.pytest_runtest_protocol.get_hookimpls()
+    )
+
+
+def _is_conftest(plugin: object) -> bool:
+    return os.path.basename(getattr(plugin, "__file__", None) or "") == "conftest.py"
 
 
 def _phase(item: pytest.Item, ihook: Any, when: Phase, action: Callable[[], None],

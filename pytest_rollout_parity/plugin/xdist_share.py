@@ -37,13 +37,13 @@ class RunHere:
 
     @pytest.hookimpl
     def pytest_report_header(self, config: pytest.Config) -> str:
-        return f"rollout-parity: -n {self.workers} not used, the gate's items alone run faster in one process"
+        return f"rollout-parity: {self.workers} xdist workers not started, the gate's items alone run faster here"
 
 
 def run_here(config: pytest.Config) -> RunHere:
     """Switch pytest-xdist's distribution off for this run (before its ``pytest_configure``, which is
     the last to run, decides whether to start workers): what ``-n 0`` sets."""
-    workers = len(config.getoption("tx", None) or []) or int(config.getoption("numprocesses", 0) or 0)
+    workers = sum(_spec_count(spec) for spec in config.getoption("tx", None) or [])
     config.option.numprocesses = 0
     config.option.dist = "no"
     config.option.tx = []
@@ -96,6 +96,12 @@ def shared_sides(config: pytest.Config) -> Optional[list[LoadedSide]]:
             return None
         sides.append(side)
     return sides
+
+
+def _spec_count(spec: str) -> int:
+    """How many workers an xdist ``--tx`` spec starts (``2*popen``: 2)."""
+    count, star, _ = spec.partition("*")
+    return int(count) if star and count.isdigit() else 1
 
 
 def _as_tuple(value: Any) -> Any:

@@ -8,10 +8,9 @@ from .conftest import Gate, junit_cases, junit_properties
 
 NEW = "new/rollouts.jsonl"
 
-# Records which items reach pytest's phase hooks, and prints in a user test's phases.
-PHASE_SPY = '''
-import pytest
-
+# Records which items reach pytest's phase hooks; registered with -p (as a plugin), or as a conftest,
+# whose phase hook switches the lean protocol off.
+PHASE_SPY_PLUGIN = '''
 SEEN = []
 
 def pytest_runtest_setup(item):
@@ -25,12 +24,46 @@ def pytest_sessionfinish(session):
 def test_gate_items_skip_the_phase_hooks_but_the_last(gate: Gate) -> None:
     """Only the last gate item (which tears down for what follows) runs pytest's default protocol."""
     args = gate.mixed()
-    gate.pytester.makeconftest(PHASE_SPY)
-    result = gate.run(*args, "-s")
+    gate.pytester.makepyfile(phase_spy=PHASE_SPY_PLUGIN)
+    gate.pytester.syspathinsert()
+    result = gate.run(*args, "-s", "-p", "phase_spy")
     outcomes = result.parseoutcomes()
     assert outcomes == {"failed": 2, "passed": 1, "xfailed": 4}, outcomes
     seen = [line for line in result.outlines if line.startswith("phase hooks saw:")]
     assert seen == ["phase hooks saw: regex-log"], seen  # the last task in sorted order
+
+
+def test_a_conftest_phase_hook_sees_every_gate_item(gate: Gate) -> None:
+    """A conftest's setup hook runs for every task, and can skip one, as for any test."""
+    args = gate.mixed()
+    gate.pytester.makeconftest("import pytest\n" + PHASE_SPY_PLUGIN + '''
+
+def pytest_runtest_call(item):
+    if item.name == "regex-log":
+        pytest.skip("skipped by conftest")
+''')
+    result = gate.run(*args, "-s")
+    assert result.parseoutcomes() == {"failed": 1, "passed": 1, "skipped": 1, "xfailed": 4}
+    (seen,) = [line for line in result.outlines if line.startswith("phase hooks saw:")]
+    assert sorted(seen.split(": ", 1)[1].split(",")) == sorted(
+        ["build-cython-ext", "cancel-async-tasks", "fix-git", "git-multibranch", "new-only", "old-only", "regex-log"])
+
+
+def test_a_plugins_own_protocol_sees_every_gate_item(gate: Gate) -> None:
+    """Another runtest protocol (as pytest-rerunfailures has) is not bypassed."""
+    args = gate.mixed()
+    gate.pytester.makeconftest('''
+SEEN = []
+
+def pytest_runtest_protocol(item, nextitem):
+    SEEN.append(item.name)
+    return None
+
+def pytest_sessionfinish(session):
+    print("\\nprotocol saw", len(SEEN))
+''')
+    result = gate.run(*args, "-s")
+    assert "protocol saw 7" in result.outlines
 
 
 def test_user_tests_before_and_after_keep_their_fixtures(gate: Gate) -> None:
