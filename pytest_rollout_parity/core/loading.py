@@ -331,7 +331,7 @@ def read_side(
     scored: set[tuple[Any, Any]] = set()
     main = RowOrigin.MAIN
     for line_no, offset, row in iter_objects(path, display, decode, progress):
-        if check_first is not None and not builder.facts:
+        if check_first is not None and not builder.rows:
             check_first(row)
         if agents is not None and not agents.keep(row):
             continue
@@ -351,7 +351,7 @@ def read_side(
     )
     for pending in standing:
         builder.add(pending)
-    if not builder.facts:
+    if not builder.rows:
         raise CompareInputError(f"{display}: no rows at all: the file holds no JSON object")
     return sidecar
 
@@ -373,14 +373,40 @@ def load_side(
     """
     display = display or str(path)
     builder = SideBuilder(key, key_option)
+    sidecar, agents = read_rollouts(path, display, builder, agent, agent_option, progress)
+    return finish_side(path, display, builder, sidecar, agents.compared, dict(agents.counts))
+
+
+def read_rollouts(
+    path: Path,
+    display: str,
+    builder: SideBuilder,
+    agent: Optional[str] = None,
+    agent_option: str = "--parity-agent",
+    progress: Optional[Progress] = None,
+) -> tuple[Optional[Path], AgentFilter]:
+    """Feed a side's rows (one agent's, see :func:`load_side`) through ``builder``: its sidecar
+    (None when absent) and the agent filter, which knows each agent's rows."""
     agents = AgentFilter(agent, agent_option)
     sidecar = read_side(path, display, builder, keep=False, agents=agents, progress=progress,
                         check_first=lambda row: _not_a_sidecar(path, display, row))
+    return sidecar, agents
+
+
+def finish_side(
+    path: Path,
+    display: str,
+    builder: SideBuilder,
+    sidecar: Optional[Path],
+    agent: Optional[str],
+    agent_rows: dict[str, int],
+) -> LoadedSide:
+    """The side whose rows ``builder`` holds: its key chosen, deferred prompts read from the files."""
     with RowAt(path) as main_at, RowAt(sidecar or path) as sidecar_at:
         choice = builder.finish(display, lambda facts: read_row_at(path, sidecar, facts, main_at, sidecar_at))
     return LoadedSide(
         path=path, display=display, sidecar=sidecar, choice=choice, facts=builder.facts,
-        agent=agents.compared, agent_rows=dict(agents.counts),
+        agent=agent, agent_rows=agent_rows,
     )
 
 

@@ -5,7 +5,6 @@ The rule is in docs/semantics.md, "Task identity and the join" (Item names).
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Sequence
 from typing import Union
@@ -32,6 +31,8 @@ def natural_key(label: str) -> NaturalKey:
 
 def label_hash(label: str) -> str:
     """A short hash of the raw label, stable across runs and machines."""
+    import hashlib  # here: it loads OpenSSL (3.7 MB), which the reader child does not otherwise need
+
     return hashlib.sha1(label.encode("utf-8", "surrogatepass")).hexdigest()[:8]
 
 

@@ -2,7 +2,8 @@
 
 Parsing is CPU-bound and holds the GIL, so threads would not help; a forked pytest process would
 copy the parent's memory and imports. Instead a fresh interpreter runs :mod:`.side_reader`, which
-imports only the core, reads its side and sends back the loaded side as marshal'd tuples.
+imports only the core, reads its side and streams each prepared row back (:mod:`.row_stream`); a
+thread here drains the stream while this process reads the new side, then replays the rows.
 
 The child is used only when it can pay off and never changes the answer: with one usable CPU, or
 when the old side is smaller than :data:`MIN_CHILD_BYTES` (starting an interpreter costs 50-100
@@ -17,13 +18,15 @@ import marshal
 import os
 import subprocess
 import sys
+import threading
 from dataclasses import astuple, dataclass
 from pathlib import Path
 from typing import Optional, Protocol
 
 from .errors import CompareInputError
-from .loading import LoadedSide, Progress, load_side
-from .snapshot import unframe
+from .loading import LoadedSide, Progress, finish_side, load_side, sidecar_display
+from .row_stream import replay
+from .sides import SideBuilder
 
 #: Below this many bytes in the old file, the child's start costs more than it saves.
 MIN_CHILD_BYTES = 32 << 20
@@ -92,19 +95,19 @@ def load_two(
     if child is None:
         return _load_here(old, 0, progress), _load_here(new, 1, progress)
     old_report = progress.start(0) if progress is not None else None  # the child reports no bytes: only its end
+    answer = _Answer(child)
     try:
         try:
             new_side: Optional[LoadedSide] = _load_here(new, 1, progress)
             new_error: Optional[CompareInputError] = None
         except CompareInputError as exc:
             new_side, new_error = None, exc
-        old_side = _finish(child)
+        old_side = answer.side(old)
     finally:
         if child.poll() is None:
             child.kill()
             child.wait()
-        if child.stdout is not None:
-            child.stdout.close()
+        answer.join()
     if old_side is None:
         old_side = _load_here(old, 0, progress)  # the child failed: read it here (raises its input error)
     elif progress is not None:
@@ -114,6 +117,44 @@ def load_two(
         raise new_error
     assert new_side is not None
     return old_side, new_side
+
+
+class _Answer:
+    """The child's stream, drained by a thread while this process reads the other side: the child
+    writes as it reads, and would stop at a full pipe."""
+
+    def __init__(self, child: subprocess.Popen[bytes]) -> None:
+        self.child = child
+        self.data: Optional[bytes] = None
+        self.thread = threading.Thread(target=self._drain, name="rollout-parity-side-reader", daemon=True)
+        self.thread.start()
+
+    def _drain(self) -> None:
+        stdout = self.child.stdout
+        assert stdout is not None
+        try:
+            self.data = stdout.read()
+        except (OSError, ValueError):
+            self.data = None
+        finally:
+            stdout.close()
+
+    def join(self) -> None:
+        self.thread.join()
+
+    def side(self, request: SideRequest) -> Optional[LoadedSide]:
+        """The child's side; raises its input error; None when it failed otherwise."""
+        self.join()
+        if self.child.wait() != 0 or self.data is None:
+            return None
+        display = request.display or request.path
+        path = Path(request.path)
+        builder = SideBuilder(request.key, request.key_option)
+        end = replay(self.data, builder, display, sidecar_display(display, path))
+        self.data = None
+        if end is None:
+            return None
+        return finish_side(path, display, builder, end.sidecar, end.agent, end.agent_rows)
 
 
 def _report_whole(request: SideRequest, report: Optional[Progress]) -> None:
@@ -155,23 +196,3 @@ def _start(request: SideRequest) -> Optional[subprocess.Popen[bytes]]:
     return child
 
 
-def _finish(child: subprocess.Popen[bytes]) -> Optional[LoadedSide]:
-    """The child's side; raises its input error; None when it failed otherwise."""
-    assert child.stdout is not None
-    try:
-        data = child.stdout.read()
-    except OSError:
-        return None
-    if child.wait() != 0:
-        return None
-    try:
-        kind, value = marshal.loads(data)
-    except (ValueError, EOFError, TypeError):
-        return None
-    if kind == "input-error" and isinstance(value, str):
-        raise CompareInputError(value)
-    if kind == "side" and isinstance(value, bytes):
-        from .side_reader import WIRE_KEY
-
-        return unframe(value, WIRE_KEY)
-    return None

@@ -11,7 +11,6 @@ a label is worked out, so both readers label alike.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from typing import Any, Optional
@@ -55,6 +54,8 @@ def canonical_json(value: Any) -> str:
 def prompt_hash(value: Any) -> str:
     """A stable hash of the prompt's canonical JSON (blake2b, 16 bytes), as hex."""
     data = canonical_json(value).encode("utf-8", "surrogatepass")
+    import hashlib  # here: it loads OpenSSL (3.7 MB), which the reader child does not otherwise need
+
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 

@@ -1,14 +1,12 @@
-"""The reader child: ``python -m pytest_rollout_parity.core.side_reader`` reads one side, sends it back.
+"""The reader child: ``python -S -m pytest_rollout_parity.core.side_reader`` reads one side.
 
 Started by :mod:`.parallel` so that the old side is read on another core while the gate's own
 process reads the new one. It imports the core only (no pytest), so it starts in tens of
-milliseconds and stays small. The request arrives on stdin and the answer leaves on stdout, both
-``marshal`` of plain values:
+milliseconds and stays small: it keeps no row, each one is streamed back as it is prepared
+(:mod:`.row_stream`). The request arrives on stdin as ``marshal`` of
+``(path, key, display, agent, key_option, agent_option)``.
 
-    request: (path, key, display, agent, key_option, agent_option)
-    answer:  ("side", framed side)  or  ("input-error", message)
-
-Any other outcome (a crash, a signal, a truncated answer) makes the parent read the side itself.
+Any other outcome (a crash, a signal, a truncated stream) makes the parent read the side itself.
 """
 
 from __future__ import annotations
@@ -18,23 +16,25 @@ import sys
 from pathlib import Path
 
 from .errors import CompareInputError
-from .loading import load_side
-from .snapshot import frame
-
-WIRE_KEY = "side-reader"
+from .loading import read_rollouts
+from .row_stream import ForwardingBuilder, send
 
 
 def main() -> int:
-    """Serve one request from stdin; exit 0 when an answer was written."""
+    """Serve one request from stdin; exit 0 when the stream was written to its end."""
     path, key, display, agent, key_option, agent_option = marshal.loads(sys.stdin.buffer.read())
+    out = sys.stdout.buffer
+    builder = ForwardingBuilder(key, key_option, out.write)
     try:
-        side = load_side(Path(path), key, display, agent, key_option, agent_option)
+        sidecar, agents = read_rollouts(Path(path), display or path, builder, agent, agent_option)
     except CompareInputError as exc:
-        answer: tuple[str, str | bytes] = ("input-error", str(exc))
+        builder.flush()
+        send(out.write, ("input-error", str(exc)))
     else:
-        answer = ("side", frame(WIRE_KEY, side, release=True))
-    sys.stdout.buffer.write(marshal.dumps(answer))
-    sys.stdout.buffer.flush()
+        builder.flush()
+        send(out.write, ("end", str(sidecar) if sidecar is not None else None, agents.compared,
+                         dict(agents.counts)))
+    out.flush()
     return 0
 
 

@@ -84,6 +84,11 @@ class SideBuilder:
         anonymous = (sidecar or is_failure_record(row)) and names_no_task(row, self.key)
         return PendingRow(source.where, facts, self.vote.candidate_values(row), anonymous, sidecar or REWARD in row)
 
+    @property
+    def rows(self) -> int:
+        """How many rows have joined the side."""
+        return len(self.facts)
+
     def add(self, pending: PendingRow) -> None:
         """Join a prepared row to the side; its key value votes unless it is anonymous."""
         had_fields = bool(self.vote.columns)

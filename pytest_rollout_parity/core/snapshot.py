@@ -18,7 +18,6 @@ options changed). Callers then read the inputs again; an entry is never trusted 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import marshal
 import sys
 from pathlib import Path
@@ -49,7 +48,8 @@ _ORIGIN = FACT_FIELDS.index("origin")
 _ORIGINS = {origin.value: origin for origin in RowOrigin}
 
 
-def _plain_facts(facts: RowFacts) -> tuple[Any, ...]:
+def plain_facts(facts: RowFacts) -> tuple[Any, ...]:
+    """One row's facts as a tuple of built-in values (its origin as the member's value)."""
     values = [getattr(facts, name) for name in FACT_FIELDS]
     values[_ORIGIN] = values[_ORIGIN].value
     return tuple(values)
@@ -89,7 +89,7 @@ def to_plain(side: LoadedSide, *, release: bool = False) -> tuple[Any, ...]:
         if f.name == "facts":
             if any(facts.row is not None for facts in value):
                 raise NotPlain("a row kept in memory")
-            value = _released(value) if release else [_plain_facts(facts) for facts in value]
+            value = _released(value) if release else [plain_facts(facts) for facts in value]
         elif isinstance(value, KeyChoice):
             value = tuple(getattr(value, g.name) for g in dataclasses.fields(value))
         out.append((f.name, isinstance(value, Path), str(value) if isinstance(value, Path) else value))
@@ -99,10 +99,15 @@ def to_plain(side: LoadedSide, *, release: bool = False) -> tuple[Any, ...]:
 def _released(facts: list[RowFacts]) -> list[tuple[Any, ...]]:
     plain = []
     for index, one in enumerate(facts):
-        plain.append(_plain_facts(one))
+        plain.append(plain_facts(one))
         facts[index] = None  # type: ignore[call-overload]
     facts.clear()
     return plain
+
+
+def facts_from_plain(row: tuple[Any, ...]) -> RowFacts:
+    """One row's facts rebuilt from :func:`plain_facts`."""
+    return _facts([row])[0]
 
 
 def _facts(rows: list[tuple[Any, ...]]) -> list[RowFacts]:
@@ -131,11 +136,17 @@ def from_plain(plain: tuple[Any, ...]) -> LoadedSide:
     return LoadedSide(**values)
 
 
+def _sha256(body: bytes | memoryview) -> bytes:
+    import hashlib  # here: it loads OpenSSL (3.7 MB), which the reader child does not need
+
+    return hashlib.sha256(body).digest()
+
+
 def frame(key: Any, side: LoadedSide, *, release: bool = False) -> bytes:
     """The framed bytes of one side under ``key`` (raises :class:`NotPlain` or ValueError if it cannot be);
     ``release``: see :func:`to_plain`."""
     body = marshal.dumps((key, to_plain(side, release=release)))
-    return MAGIC + VERSION.to_bytes(2, "big") + hashlib.sha256(body).digest() + body
+    return MAGIC + VERSION.to_bytes(2, "big") + _sha256(body) + body
 
 
 def unframe(data: bytes, key: Any) -> Optional[LoadedSide]:
@@ -145,7 +156,7 @@ def unframe(data: bytes, key: Any) -> Optional[LoadedSide]:
     if int.from_bytes(data[len(MAGIC) : len(MAGIC) + 2], "big") != VERSION:
         return None
     body = memoryview(data)[_HEADER:]
-    if hashlib.sha256(body).digest() != data[len(MAGIC) + 2 : _HEADER]:
+    if _sha256(body) != data[len(MAGIC) + 2 : _HEADER]:
         return None
     try:
         stored_key, plain = marshal.loads(body)

@@ -99,7 +99,7 @@ def test_child_reads_what_the_serial_path_reads(pair: str, real_pair: tuple[Path
     serial = [r.load() for r in requests]
     child = parallel._start(requests[0])
     assert child is not None
-    from_child = parallel._finish(child)
+    from_child = parallel._Answer(child).side(requests[0])
     assert from_child is not None  # the child itself answered (no fallback)
     assert described(from_child) == described(serial[0])
     both = load_two(*requests, min_bytes=0)
@@ -149,3 +149,58 @@ def test_serial_with_one_cpu_or_a_small_file(real_pair: tuple[Path, Path], monke
     monkeypatch.setattr(parallel, "usable_cpus", lambda: 2)
     assert parallel.worth_a_child(request, min_bytes=0)
     assert not parallel.worth_a_child(SideRequest("/no/such/file"), min_bytes=0)
+
+
+REAL_FILES = sorted((Path(__file__).resolve().parents[1] / "data" / "real_files").rglob("*.jsonl"))
+
+
+@pytest.mark.parametrize("path", REAL_FILES, ids=lambda p: f"{p.parent.parent.name}/{p.name}")
+def test_the_childs_stream_rebuilds_every_real_file(path: Path) -> None:
+    """Id-keyed, index-keyed and prompt-keyed files (deferred prompt labels) alike."""
+    request = SideRequest(str(path), display="shown.jsonl")
+    try:
+        serial: Any = described(request.load())
+    except CompareInputError as exc:
+        serial = str(exc)
+    child = parallel._start(request)
+    assert child is not None
+    try:
+        side = parallel._Answer(child).side(request)
+        streamed: Any = described(side) if side is not None else None
+    except CompareInputError as exc:
+        streamed = str(exc)
+    assert streamed == serial
+
+
+def test_a_stream_cut_short_is_not_a_side(real_pair: tuple[Path, Path]) -> None:
+    """A torn stream (a killed child) gives no side, never part of one: the parent reads it again."""
+    from pytest_rollout_parity.core.loading import read_rollouts
+    from pytest_rollout_parity.core.row_stream import ForwardingBuilder, replay, send
+    from pytest_rollout_parity.core.sides import SideBuilder
+
+    chunks: list[bytes] = []
+    builder = ForwardingBuilder(None, "--parity-key", chunks.append)
+    sidecar, agents = read_rollouts(real_pair[0], "o.jsonl", builder)
+    builder.flush()
+    send(chunks.append, ("end", str(sidecar) if sidecar else None, agents.compared, dict(agents.counts)))
+    stream = b"".join(chunks)
+    whole = replay(stream, SideBuilder(None), "o.jsonl", "o_failures.jsonl")
+    assert whole is not None
+    for cut in (len(stream) - 1, len(stream) // 2, 3):
+        assert replay(stream[:cut], SideBuilder(None), "o.jsonl", "o_failures.jsonl") is None
+
+
+def test_a_key_error_mid_file_reads_as_the_serial_path_does(write_jsonl: Callable[..., Path]) -> None:
+    """The child votes as the parent would: a row lacking the explicit key stops it at that row."""
+    rows = [{"task_id": f"t{i}", "reward": 1.0} for i in range(5000)]
+    rows[4321] = {"reward": 1.0}
+    path = write_jsonl("keyed.jsonl", rows)
+    request = SideRequest(str(path), key="task_id", display="keyed.jsonl")
+    with pytest.raises(CompareInputError) as serial:
+        request.load()
+    assert "keyed.jsonl:4322:" in str(serial.value)
+    child = parallel._start(request)
+    assert child is not None
+    with pytest.raises(CompareInputError) as streamed:
+        parallel._Answer(child).side(request)
+    assert str(streamed.value) == str(serial.value)
