@@ -8,8 +8,8 @@ full row again. Memory grows with the number of rows, never with their size.
 from __future__ import annotations
 
 import json
-import lzma
 import os
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
@@ -169,11 +169,21 @@ def _objects(
             if not isinstance(obj, dict):
                 raise CompareInputError(f"{display}:{line_no}: expected a JSON object per line, got {_kind(obj)}")
             yield line_no, start, obj
-    except (OSError, EOFError, lzma.LZMAError) as exc:  # a compressed stream cut short or corrupt
+    except (OSError, EOFError, _lzma_error()) as exc:  # a compressed stream cut short or corrupt
         reason = getattr(exc, "strerror", None) or exc
         raise CompareInputError(f"{display}: cannot read: {reason}") from None
     if report is not None:
         report()
+
+
+def _lzma_error() -> type[Exception]:
+    """xz's error type, when an xz file was opened (else a type nothing raises)."""
+    lzma = sys.modules.get("lzma")
+    return lzma.LZMAError if lzma is not None else _NeverRaised
+
+
+class _NeverRaised(Exception):
+    pass
 
 
 def read_object_at(path: Path, offset: int, reader: Optional[RowAt] = None) -> dict[str, Any]:
@@ -286,6 +296,11 @@ def standing_failures(records: list[tuple[Optional[tuple[Any, Any]], T]], scored
     ]
 
 
+def _existing_sidecar(main: Path) -> Optional[Path]:
+    sidecar = sidecar_path(main)
+    return sidecar if sidecar != main and sidecar.exists() else None
+
+
 def _standing_sidecar(
     main: Path,
     display: str,
@@ -298,8 +313,8 @@ def _standing_sidecar(
     Records are prepared as they are read, so only what ``prepare`` keeps stays in memory; those
     ``keep`` rejects (another agent's) are dropped first.
     """
-    sidecar = sidecar_path(main)
-    if sidecar == main or not sidecar.exists():
+    sidecar = _existing_sidecar(main)
+    if sidecar is None:
         return None, []
     records = [
         (index_pair(record), prepare(line_no, offset, record))
@@ -328,7 +343,8 @@ def read_side(
     before anything else does, until one has joined the side.
     """
     decode = None if keep else skeleton_decoder(builder.key)
-    scored: set[tuple[Any, Any]] = set()
+    scored: set[tuple[Any, Any]] = set()  # (task, rollout) pairs, only needed to judge a sidecar
+    with_sidecar = _existing_sidecar(path) is not None
     main = RowOrigin.MAIN
     for line_no, offset, row in iter_objects(path, display, decode, progress):
         if check_first is not None and not builder.rows:
@@ -336,9 +352,10 @@ def read_side(
         if agents is not None and not agents.keep(row):
             continue
         builder.add_row(row, RowSource(f"{display}:{line_no}", line_no, main, offset), keep=keep)
-        pair = index_pair(row)
-        if pair is not None:
-            scored.add(pair)
+        if with_sidecar:
+            pair = index_pair(row)
+            if pair is not None:
+                scored.add(pair)
     if agents is not None:
         agents.check(display)
     shown = sidecar_display(display, path)

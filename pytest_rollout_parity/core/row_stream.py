@@ -27,8 +27,8 @@ from .model import RowOrigin
 from .sides import PendingRow, SideBuilder
 from .snapshot import FACT_FIELDS, facts_from_plain, plain_facts
 
-#: Rows per frame: about 200 KB, small beside the child's imports, few enough frames to be cheap.
-BATCH = 2048
+#: Rows per frame: about 50 KB, small beside the child's imports, few enough frames to be cheap.
+BATCH = 512
 _LENGTH = 4
 _LINE = FACT_FIELDS.index("line")
 _ORIGIN = FACT_FIELDS.index("origin")

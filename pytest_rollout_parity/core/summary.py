@@ -27,7 +27,7 @@ def per_side(side: Side, old: T, new: T) -> T:
     return old if side == "old" else new
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class HookVerdict:
     """An outcome a `pytest_parity_verdict` hook gave a task instead of its default, and why."""
 
@@ -35,7 +35,7 @@ class HookVerdict:
     reason: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RunInfo:
     """What the pytest run adds to the classification: the files and the items' fate."""
 
@@ -53,7 +53,7 @@ class RunInfo:
     hook_verdicts: Mapping[str, HookVerdict] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Counts:
     """Tasks per category, with each category's breakdown."""
 
@@ -71,7 +71,7 @@ class Counts:
     missing_new_only: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Join:
     """How the sides were joined: each side's task field (and why it), the prefix stripped from its labels."""
 
@@ -93,7 +93,7 @@ class Join:
         return per_side(side, self.old_prefix_stripped, self.new_prefix_stripped)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RowCounts:
     """Rows read per side (sidecar records included), and how many of them are masked."""
 
@@ -109,7 +109,7 @@ class RowCounts:
         return per_side(side, self.old_masked, self.new_masked)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SideSummary:
     """One side of one task: its reward and why it may not count."""
 
@@ -121,7 +121,7 @@ class SideSummary:
     failure_kind: Optional[str]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TaskSummary:
     """One joined task: its category, the winner of a flip, both sides (None when absent), and the
     p-value of its old rows against its new rows (a flip with 2+ rows a side, else None), and the
@@ -139,7 +139,7 @@ class TaskSummary:
         return per_side(name, self.old, self.new)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Files:
     """Each side's file (and sidecar) as the user named it."""
 
@@ -155,7 +155,7 @@ class Files:
         return per_side(side, self.old_sidecar, self.new_sidecar)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Paired:
     """The paired figures over the compared tasks (d = new - old of the task means).
 
@@ -176,7 +176,7 @@ class Paired:
     tested: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Equivalence:
     """Margin mode's aggregate decision: the margin, the one-sided 95% bounds (None: no decision)."""
 
@@ -186,7 +186,7 @@ class Equivalence:
     passed: bool
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class AggregateMetrics:
     """Each side's recorded mean reward beside the rows' (None: the side has no such file)."""
 
@@ -197,7 +197,7 @@ class AggregateMetrics:
         return per_side(name, self.old, self.new)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RunOutcome:
     """What the pytest run did with the items: how many ran, hook verdicts, outcomes in report order."""
 
@@ -206,7 +206,7 @@ class RunOutcome:
     outcomes: tuple[tuple[str, int], ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Summary:
     """Everything the gate reports. ``files`` and ``run`` are None outside a pytest run."""
 

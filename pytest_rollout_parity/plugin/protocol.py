@@ -43,7 +43,6 @@ class LeanProtocol:
 
     def __init__(self, is_lean: Callable[[pytest.Item], bool]) -> None:
         self.is_lean = is_lean
-        self.decided: dict[str, bool] = {}  # node id -> runs lean
         self.others_take_part: Optional[bool] = None  # decided at the first item (conftests are in)
 
     @pytest.hookimpl(tryfirst=True)
@@ -63,17 +62,14 @@ class LeanProtocol:
         return True
 
     def _applies(self, item: pytest.Item) -> bool:
-        lean = self.decided.get(item.nodeid)
-        if lean is None:
-            if self.others_take_part is None:
-                self.others_take_part = _others_take_part(item.config, self)
-            lean = self.decided[item.nodeid] = (
-                self.is_lean(item)
-                and not self.others_take_part
-                and not item.config.getoption("setupshow", False)  # --setup-show/-only/-plan: pytest's way
-                and next(item.iter_markers(), None) is None
-            )
-        return lean
+        if self.others_take_part is None:
+            self.others_take_part = _others_take_part(item.config, self)
+        return (
+            self.is_lean(item)
+            and not self.others_take_part
+            and not item.config.getoption("setupshow", False)  # --setup-show/-only/-plan: pytest's way
+            and next(item.iter_markers(), None) is None
+        )
 
 
 def _others_take_part(config: pytest.Config, this: object) -> bool:
