@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import marshal
+import operator
 import sys
 from pathlib import Path
 from typing import Any, Optional
@@ -48,11 +49,14 @@ _ORIGIN = FACT_FIELDS.index("origin")
 _ORIGINS = {origin.value: origin for origin in RowOrigin}
 
 
+_FIELDS_OF = operator.attrgetter(*FACT_FIELDS)
+_VALUE_OF = {origin: origin.value for origin in RowOrigin}
+
+
 def plain_facts(facts: RowFacts) -> tuple[Any, ...]:
     """One row's facts as a tuple of built-in values (its origin as the member's value)."""
-    values = [getattr(facts, name) for name in FACT_FIELDS]
-    values[_ORIGIN] = values[_ORIGIN].value
-    return tuple(values)
+    values = _FIELDS_OF(facts)  # one C call: this runs once per row of every side written
+    return (*values[:_ORIGIN], _VALUE_OF[values[_ORIGIN]], *values[_ORIGIN + 1 :])
 
 
 def _fact_values(row: tuple[Any, ...]) -> list[Any]:
