@@ -2,8 +2,8 @@
 
 Parsing is CPU-bound and holds the GIL, so threads would not help; a forked pytest process would
 copy the parent's memory and imports. Instead a fresh interpreter runs :mod:`.side_reader`, which
-imports only the core, reads its side and streams each prepared row back (:mod:`.row_stream`); a
-thread here drains the stream while this process reads the new side, then replays the rows.
+imports only the core, reads its side and streams each prepared row (:mod:`.row_stream`) to a
+temporary file, which this process replays once it has read the new side.
 
 The child is used only when it can pay off and never changes the answer: with one usable CPU, or
 when the old side is smaller than :data:`MIN_CHILD_BYTES` (starting an interpreter costs 50-100
@@ -18,10 +18,10 @@ import marshal
 import os
 import subprocess
 import sys
-import threading
+import tempfile
 from dataclasses import astuple, dataclass
 from pathlib import Path
-from typing import Optional, Protocol
+from typing import BinaryIO, Optional, Protocol
 
 from .errors import CompareInputError
 from .loading import LoadedSide, Progress, finish_side, load_side, sidecar_display
@@ -91,23 +91,17 @@ def load_two(
 
     ``progress`` sees the child's side start with it and end when its answer is in (no bytes between).
     """
-    child = _start(old) if worth_a_child(old, min_bytes) else None
+    child = _Child.start(old) if worth_a_child(old, min_bytes) else None
     if child is None:
         return _load_here(old, 0, progress), _load_here(new, 1, progress)
     old_report = progress.start(0) if progress is not None else None  # the child reports no bytes: only its end
-    answer = _Answer(child)
-    try:
+    with child:
         try:
             new_side: Optional[LoadedSide] = _load_here(new, 1, progress)
             new_error: Optional[CompareInputError] = None
         except CompareInputError as exc:
             new_side, new_error = None, exc
-        old_side = answer.side(old)
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
-        answer.join()
+        old_side = child.side(old)
     if old_side is None:
         old_side = _load_here(old, 0, progress)  # the child failed: read it here (raises its input error)
     elif progress is not None:
@@ -119,39 +113,59 @@ def load_two(
     return old_side, new_side
 
 
-class _Answer:
-    """The child's stream, drained by a thread while this process reads the other side: the child
-    writes as it reads, and would stop at a full pipe."""
+class _Child:
+    """The reader child and the anonymous temporary file its stream goes to.
 
-    def __init__(self, child: subprocess.Popen[bytes]) -> None:
-        self.child = child
-        self.data: Optional[bytes] = None
-        self.thread = threading.Thread(target=self._drain, name="rollout-parity-side-reader", daemon=True)
-        self.thread.start()
+    A file rather than a pipe: the child writes as it reads and nothing here has to drain it
+    meanwhile (a thread would, and its memory arena stayed in this process's peak).
+    """
 
-    def _drain(self) -> None:
-        stdout = self.child.stdout
-        assert stdout is not None
+    def __init__(self, process: subprocess.Popen[bytes], stream: BinaryIO) -> None:
+        self.process = process
+        self.stream = stream
+
+    @classmethod
+    def start(cls, request: SideRequest) -> Optional[_Child]:
+        """The child, reading ``request``'s side; None when it cannot be started."""
+        command, env = child_command()
+        stream = tempfile.TemporaryFile(prefix="rollout-parity-")  # noqa: SIM115 - closed by __exit__
         try:
-            self.data = stdout.read()
-        except (OSError, ValueError):
-            self.data = None
-        finally:
-            stdout.close()
+            process = subprocess.Popen(
+                command, env=env, stdin=subprocess.PIPE, stdout=stream, stderr=subprocess.DEVNULL,
+            )
+        except OSError:
+            stream.close()
+            return None
+        child = cls(process, stream)
+        try:
+            assert process.stdin is not None
+            process.stdin.write(marshal.dumps(astuple(request)))
+            process.stdin.close()
+        except OSError:
+            child.__exit__()
+            return None
+        return child
 
-    def join(self) -> None:
-        self.thread.join()
+    def __enter__(self) -> _Child:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        self.stream.close()
 
     def side(self, request: SideRequest) -> Optional[LoadedSide]:
-        """The child's side; raises its input error; None when it failed otherwise."""
-        self.join()
-        if self.child.wait() != 0 or self.data is None:
+        """The child's side once it is done; raises its input error; None when it failed otherwise."""
+        if self.process.wait() != 0:
             return None
+        self.stream.seek(0)
+        data = self.stream.read()
         display = request.display or request.path
         path = Path(request.path)
         builder = SideBuilder(request.key, request.key_option)
-        end = replay(self.data, builder, display, sidecar_display(display, path))
-        self.data = None
+        end = replay(data, builder, display, sidecar_display(display, path))
+        del data
         if end is None:
             return None
         return finish_side(path, display, builder, end.sidecar, end.agent, end.agent_rows)
@@ -175,24 +189,3 @@ def child_command() -> tuple[list[str], dict[str, str]]:
     paths = [root, *(entry for entry in sys.path if entry)]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(paths))
     return [sys.executable, "-S", "-m", CHILD_MODULE], env
-
-
-def _start(request: SideRequest) -> Optional[subprocess.Popen[bytes]]:
-    command, env = child_command()
-    try:
-        child = subprocess.Popen(
-            command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-        )
-    except OSError:
-        return None
-    try:
-        assert child.stdin is not None
-        child.stdin.write(marshal.dumps(astuple(request)))
-        child.stdin.close()
-    except OSError:
-        child.kill()
-        child.wait()
-        return None
-    return child
-
-

@@ -97,9 +97,10 @@ def test_child_reads_what_the_serial_path_reads(pair: str, real_pair: tuple[Path
         else real_pair
     requests = SideRequest(str(old), display="o.jsonl"), SideRequest(str(new), display="n.jsonl")
     serial = [r.load() for r in requests]
-    child = parallel._start(requests[0])
+    child = parallel._Child.start(requests[0])
     assert child is not None
-    from_child = parallel._Answer(child).side(requests[0])
+    with child:
+        from_child = child.side(requests[0])
     assert from_child is not None  # the child itself answered (no fallback)
     assert described(from_child) == described(serial[0])
     both = load_two(*requests, min_bytes=0)
@@ -162,13 +163,14 @@ def test_the_childs_stream_rebuilds_every_real_file(path: Path) -> None:
         serial: Any = described(request.load())
     except CompareInputError as exc:
         serial = str(exc)
-    child = parallel._start(request)
+    child = parallel._Child.start(request)
     assert child is not None
-    try:
-        side = parallel._Answer(child).side(request)
-        streamed: Any = described(side) if side is not None else None
-    except CompareInputError as exc:
-        streamed = str(exc)
+    with child:
+        try:
+            side = child.side(request)
+            streamed: Any = described(side) if side is not None else None
+        except CompareInputError as exc:
+            streamed = str(exc)
     assert streamed == serial
 
 
@@ -199,8 +201,8 @@ def test_a_key_error_mid_file_reads_as_the_serial_path_does(write_jsonl: Callabl
     with pytest.raises(CompareInputError) as serial:
         request.load()
     assert "keyed.jsonl:4322:" in str(serial.value)
-    child = parallel._start(request)
+    child = parallel._Child.start(request)
     assert child is not None
-    with pytest.raises(CompareInputError) as streamed:
-        parallel._Answer(child).side(request)
+    with child, pytest.raises(CompareInputError) as streamed:
+        child.side(request)
     assert str(streamed.value) == str(serial.value)
