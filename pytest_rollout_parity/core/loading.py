@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
@@ -169,7 +170,7 @@ def _objects(
             if not isinstance(obj, dict):
                 raise CompareInputError(f"{display}:{line_no}: expected a JSON object per line, got {_kind(obj)}")
             yield line_no, start, obj
-    except (OSError, EOFError, _lzma_error()) as exc:  # a compressed stream cut short or corrupt
+    except (OSError, EOFError, zlib.error, _lzma_error()) as exc:  # a compressed stream cut short or corrupt
         reason = getattr(exc, "strerror", None) or exc
         raise CompareInputError(f"{display}: cannot read: {reason}") from None
     if report is not None:
@@ -311,10 +312,10 @@ def _sidecar_pairs(main: Path, display: str) -> Optional[frozenset[tuple[Any, An
         return frozenset()
     try:
         return frozenset(
-            pair for _, _, record in iter_objects(sidecar, sidecar_display(display, main))
+            pair for _, _, record in iter_objects(sidecar, sidecar_display(display, main), skeleton_decoder(None))
             if (pair := index_pair(record)) is not None
         )
-    except CompareInputError:
+    except Exception:  # whatever it is, it is reported when the sidecar is read in turn
         return None
 
 

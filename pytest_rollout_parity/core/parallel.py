@@ -14,6 +14,7 @@ read here. Input errors are raised in the serial order: the old side's first.
 
 from __future__ import annotations
 
+import importlib.util
 import marshal
 import os
 import subprocess
@@ -128,7 +129,10 @@ class _Child:
     def start(cls, request: SideRequest) -> Optional[_Child]:
         """The child, reading ``request``'s side; None when it cannot be started."""
         command, env = child_command()
-        stream = tempfile.TemporaryFile(prefix="rollout-parity-")  # noqa: SIM115 - closed by __exit__
+        try:
+            stream = tempfile.TemporaryFile(prefix="rollout-parity-")  # noqa: SIM115 - closed by __exit__
+        except OSError:  # no writable temporary directory: read here
+            return None
         try:
             process = subprocess.Popen(
                 command, env=env, stdin=subprocess.PIPE, stdout=stream, stderr=subprocess.DEVNULL,
@@ -182,10 +186,25 @@ def _report_whole(request: SideRequest, report: Optional[Progress]) -> None:
     report(size, size)
 
 
+#: What the child imports from outside the standard library (the package itself comes first).
+CHILD_IMPORTS = ("msgspec", "pydantic_core", "typing_extensions")
+
+
 def child_command() -> tuple[list[str], dict[str, str]]:
     """The child's command line and environment: without ``site`` (``-S``: 2.5 MB and 20 ms less),
-    its imports found on this process's own import path, with the package's root first."""
-    root = str(Path(__file__).resolve().parents[2])
-    paths = [root, *(entry for entry in sys.path if entry)]
+    its imports found where this process found them. Only those directories go on its path, not
+    this process's whole ``sys.path``, where a test directory pytest put first could shadow the
+    standard library; ``-P`` (Python 3.11+) keeps the working directory off it too."""
+    root = Path(__file__).resolve().parents[2]
+    paths = [str(root)]
+    for name in CHILD_IMPORTS:
+        spec = importlib.util.find_spec(name)
+        if spec is None or not spec.origin:
+            continue
+        location = Path(spec.origin).parent  # a package's directory, or a module's
+        where = str(location.parent if spec.submodule_search_locations else location)
+        if where not in paths:
+            paths.append(where)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(paths))
-    return [sys.executable, "-S", "-m", CHILD_MODULE], env
+    safe_path = ["-P"] if sys.version_info >= (3, 11) else []
+    return [sys.executable, "-S", *safe_path, "-m", CHILD_MODULE], env

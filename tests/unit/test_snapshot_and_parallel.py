@@ -206,3 +206,47 @@ def test_a_key_error_mid_file_reads_as_the_serial_path_does(write_jsonl: Callabl
     with child, pytest.raises(CompareInputError) as streamed:
         child.side(request)
     assert str(streamed.value) == str(serial.value)
+
+
+def test_no_writable_temporary_directory_reads_here(real_pair: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch,
+                                                    tmp_path: Path) -> None:
+    """The child's stream needs a temporary file; without one, both sides are read in this process."""
+    import tempfile
+
+    requests = SideRequest(str(real_pair[0])), SideRequest(str(real_pair[1]))
+    serial = [described(r.load()) for r in requests]
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "gone"))
+    assert parallel._Child.start(requests[0]) is None
+    assert [described(s) for s in load_two(*requests, min_bytes=0)] == serial
+
+
+def test_a_test_directory_first_on_sys_path_cannot_shadow_the_childs_imports(
+    real_pair: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """pytest puts test directories first on sys.path; the child is not started on that path."""
+    (tmp_path / "dataclasses.py").write_text("raise ImportError('shadowed')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    request = SideRequest(str(real_pair[0]))
+    child = parallel._Child.start(request)
+    assert child is not None
+    with child:
+        side = child.side(request)
+    assert side is not None  # the child answered: no fallback
+    assert described(side) == described(request.load())
+
+
+def test_a_corrupt_gzip_file_is_one_error_line(write_jsonl: Callable[..., Path], tmp_path: Path) -> None:
+    """A gzip stream with bad data is an input error; a bad main line is still named before a corrupt
+    gzip sidecar."""
+    import gzip
+
+    body = bytearray(gzip.compress(b'{"task_id": "a", "reward": 1.0}\n' * 200))
+    body[15:25] = b"\xff" * 10
+    (tmp_path / "c.jsonl.gz").write_bytes(bytes(body))
+    with pytest.raises(CompareInputError, match=r"c\.jsonl\.gz: cannot read: "):
+        SideRequest(str(tmp_path / "c.jsonl.gz"), display="c.jsonl.gz").load()
+    main = write_jsonl("m/o.jsonl", '{"_ng_task_index": 0, "_ng_rollout_index": 0, "reward": 1, "task_id": "a"}\n{bad\n')
+    (tmp_path / "m" / "o_failures.jsonl").write_bytes(bytes(body))
+    with pytest.raises(CompareInputError, match=r"o\.jsonl:2: "):
+        SideRequest(str(main), display="o.jsonl").load()
