@@ -133,13 +133,17 @@ class KeyVote:
             value = values.get(name)
             if value is None:
                 if self.explicit:
-                    return f"row has no {self.explicit!r} field ({self.option} {self.explicit})"
+                    return self.lacks_explicit_key()
                 del self.columns[name]
                 continue
             known = scalars.get(type(value))  # the common case inline: an index or id seen before
             ident = known.get(value) if known is not None else None
             column.append(ident if ident is not None else self._cell(value))
         return None
+
+    def lacks_explicit_key(self) -> str:
+        """The error for a voting row without the key that was given."""
+        return f"row has no {self.explicit!r} field ({self.option} {self.explicit})"
 
     def fill_prompts(self, choice: KeyChoice, prompt_at: Callable[[int], Any]) -> None:
         """Work out the deferred prompt labels of a side keyed on the index or the prompt."""

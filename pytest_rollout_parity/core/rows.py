@@ -61,9 +61,14 @@ def reward_of(row: dict[str, Any]) -> Optional[float]:
     if isinstance(reward, bool) or not isinstance(reward, (int, float)):
         raise RewardTypeError(f"reward must be a number or null, got {_json_type(reward)} {_short(reward)}")
     try:
-        return float(reward)
+        value = float(reward)
     except OverflowError:  # an integer beyond float range: as non-finite as a 1e400 literal
         return math.inf if reward > 0 else -math.inf
+    if value == 1.0:
+        return 1.0  # one shared object for the common binary rewards (24 bytes a row otherwise)
+    if value == 0.0 and math.copysign(1.0, value) > 0:
+        return 0.0
+    return value
 
 
 def mask_reason(row: dict[str, Any], reward: Optional[float]) -> Optional[str]:
