@@ -110,7 +110,10 @@ class ProcessTreePeaks(threading.Thread):
     ``ru_maxrss`` from wait4 is exact for the child but, for the processes the child started and
     reaped (the gate's reader child, xdist workers), it gives only the largest one, not their sum.
     VmHWM is a high-water mark: a sample keeps everything a process reached before it, so a
-    descendant's figure misses at most what it grew in the last 2 ms of its life. Linux only.
+    descendant's figure misses at most what it grew in the last 2 ms of its life. A descendant
+    caught between fork and exec (its command line still its parent's) shares its parent's memory
+    and reports the parent's figures: it is skipped, or one such sample counted the gate twice.
+    Linux only.
     """
 
     def __init__(self, pid: int) -> None:
@@ -131,11 +134,22 @@ class ProcessTreePeaks(threading.Thread):
             pass
         return found
 
+    @staticmethod
+    def _cmdline(pid: int) -> bytes:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                return fh.read()
+        except OSError:
+            return b""
+
     def _sample(self) -> None:
-        stack = [self.pid]
+        stack = [(self.pid, b"")]
         now = 0
         while stack:
-            pid = stack.pop()
+            pid, parent_cmdline = stack.pop()
+            cmdline = self._cmdline(pid)
+            if pid != self.pid and cmdline == parent_cmdline:  # forked, not yet exec'd
+                continue
             try:
                 with open(f"/proc/{pid}/status") as fh:
                     for line in fh:
@@ -145,7 +159,7 @@ class ProcessTreePeaks(threading.Thread):
                             now += int(line.split()[1])
             except OSError:
                 continue
-            stack.extend(self._children(pid))
+            stack.extend((child, cmdline) for child in self._children(pid))
         self.at_once = max(self.at_once, now)
 
     def run(self) -> None:
