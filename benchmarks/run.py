@@ -365,20 +365,25 @@ def bench_users(kind: str, pair: str, seed: int, rates: dict, runs: int, baselin
 
         cached = [*gate, "-o", f"cache_dir={cache}"]
         task = one_task(old)
+        items = manifest["tasks_joined"]
+        trivial = rel(trivial_test_file(out, items))
         commands = [
             ("no cacheprovider", [*gate, *no_cache], full, None),
             ("no gate entries", [*gate, "-o", f"cache_dir={blocked}"], full, block),
             ("first run", cached, full, clear),
             (f"-k {task}", [*cached, "-k", task], full, None),
+            ("trivial -k one", [PY, "-m", "pytest", "-q", *no_cache, trivial, "-k", f"test_t and {items // 2}"], {}, None),
         ]
         best = timed_best(commands, out, runs)
-        nc, without, first, rerun = (best[c[0]] for c in commands)
+        nc, without, first, rerun, alone = (best[c[0]] for c in commands)
         table(list(best.values()))
         floor_line("rerun", rerun.wall / first.wall, FLOORS["rerun"], f"-k one task {rerun.wall:.2f}s / first run {first.wall:.2f}s")
         floor_line("cache write", first.wall / without.wall, FLOORS["cache write"],
                    f"first run {first.wall:.2f}s / the same run writing no gate entry {without.wall:.2f}s")
         print(f"   (first run / -p no:cacheprovider, which also drops pytest's own lastfailed and node-id "
               f"files: {first.wall / nc.wall:.2f}x)")
+        print(f"   (pytest alone, -k one of {items} no-op tests: {alone.wall:.2f}s, {alone.wall / first.wall:.2f}x the "
+              f"gate's first run; the gate's rerun is {rerun.wall / alone.wall:.2f}x that)")
         memory_line(list(best.values()))
     elif kind == "xdist":
         trivial = [PY, "-m", "pytest", "-q", *no_cache, rel(trivial_test_file(out, manifest["tasks_joined"]))]
