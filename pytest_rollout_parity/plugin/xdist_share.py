@@ -37,7 +37,8 @@ class RunHere:
 
     @pytest.hookimpl
     def pytest_report_header(self, config: pytest.Config) -> str:
-        return f"rollout-parity: {self.workers} xdist workers not started, the gate's items alone run faster here"
+        workers = "1 xdist worker" if self.workers == 1 else f"{self.workers} xdist workers"
+        return f"rollout-parity: {workers} not started, the gate's items alone run faster here"
 
 
 def run_here(config: pytest.Config) -> RunHere:
