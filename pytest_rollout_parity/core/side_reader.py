@@ -1,4 +1,4 @@
-"""The reader child: ``python -I -S -c <boot> <import path>...`` runs :func:`main`, which reads one side.
+"""The reader child: ``python -S -c <boot> <import path>...`` runs :func:`main`, which reads one side.
 
 Started by :mod:`.parallel` so that the old side is read on another core while the gate's own
 process reads the new one. It imports the core only (no pytest), so it starts in tens of
