@@ -93,9 +93,12 @@ class KeyVote:
     carry of `_ng_task_index` and the prompt, so a side keyed on those still places them.
     """
 
-    def __init__(self, key: Optional[str], option: str = "--parity-key") -> None:
+    def __init__(self, key: Optional[str], option: str = "--parity-key", *, cells: bool = True) -> None:
+        """``cells=False`` narrows the candidates and words the errors alike but keeps no value per
+        row (the reader child, whose rows another vote receives)."""
         self.explicit = key
         self.option = option
+        self.cells = cells
         self.columns: dict[str, list[Optional[TaskIdent]]] = {
             name: [] for name in ((key,) if key else KEY_CANDIDATES + IDENTITY_FALLBACKS)
         }
@@ -124,8 +127,9 @@ class KeyVote:
     def add(self, values: dict[str, Any], *, anonymous: bool = False) -> Optional[str]:
         """Record one row's values; returns an error text for a row lacking an explicit key."""
         if anonymous:
-            for name, column in self.columns.items():
-                column.append(self._cell(values.get(name)) if name in IDENTITY_FALLBACKS else None)
+            if self.cells:
+                for name, column in self.columns.items():
+                    column.append(self._cell(values.get(name)) if name in IDENTITY_FALLBACKS else None)
             return None
         self.voters += 1
         scalars = self._scalars
@@ -133,17 +137,15 @@ class KeyVote:
             value = values.get(name)
             if value is None:
                 if self.explicit:
-                    return self.lacks_explicit_key()
+                    return f"row has no {self.explicit!r} field ({self.option} {self.explicit})"
                 del self.columns[name]
+                continue
+            if not self.cells:
                 continue
             known = scalars.get(type(value))  # the common case inline: an index or id seen before
             ident = known.get(value) if known is not None else None
             column.append(ident if ident is not None else self._cell(value))
         return None
-
-    def lacks_explicit_key(self) -> str:
-        """The error for a voting row without the key that was given."""
-        return f"row has no {self.explicit!r} field ({self.option} {self.explicit})"
 
     def fill_prompts(self, choice: KeyChoice, prompt_at: Callable[[int], Any]) -> None:
         """Work out the deferred prompt labels of a side keyed on the index or the prompt."""

@@ -8,8 +8,8 @@ full row again. Memory grows with the number of rows, never with their size.
 from __future__ import annotations
 
 import json
+import lzma
 import os
-import sys
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -170,21 +170,11 @@ def _objects(
             if not isinstance(obj, dict):
                 raise CompareInputError(f"{display}:{line_no}: expected a JSON object per line, got {_kind(obj)}")
             yield line_no, start, obj
-    except (OSError, EOFError, zlib.error, _lzma_error()) as exc:  # a compressed stream cut short or corrupt
+    except (OSError, EOFError, zlib.error, lzma.LZMAError) as exc:  # a compressed stream cut short or corrupt
         reason = getattr(exc, "strerror", None) or exc
         raise CompareInputError(f"{display}: cannot read: {reason}") from None
     if report is not None:
         report()
-
-
-def _lzma_error() -> type[Exception]:
-    """xz's error type, when an xz file was opened (else a type nothing raises)."""
-    lzma = sys.modules.get("lzma")
-    return lzma.LZMAError if lzma is not None else _NeverRaised
-
-
-class _NeverRaised(Exception):
-    pass
 
 
 def read_object_at(path: Path, offset: int, reader: Optional[RowAt] = None) -> dict[str, Any]:
@@ -302,17 +292,16 @@ def _existing_sidecar(main: Path) -> Optional[Path]:
     return sidecar if sidecar != main and sidecar.exists() else None
 
 
-def _sidecar_pairs(main: Path, display: str) -> Optional[frozenset[tuple[Any, Any]]]:
-    """The (task, rollout) pairs the main file's sidecar names: only those rows' pairs need keeping
-    (25,000 pairs held while a 1 GB side is read left 2 MB of scattered free memory behind). Empty
-    without a sidecar; None when the sidecar cannot be read here (its error is worded when it is
-    read in turn, after the main file)."""
-    sidecar = _existing_sidecar(main)
+def _sidecar_pairs(sidecar: Optional[Path], shown: str) -> Optional[frozenset[tuple[Any, Any]]]:
+    """The (task, rollout) pairs a sidecar names: only those rows' pairs need keeping (25,000 pairs
+    held while a 1 GB side is read left 2 MB of scattered free memory behind). Empty without a
+    sidecar; None when the sidecar cannot be read here (its error is worded when it is read in
+    turn, after the main file)."""
     if sidecar is None:
         return frozenset()
     try:
         return frozenset(
-            pair for _, _, record in iter_objects(sidecar, sidecar_display(display, main), skeleton_decoder(None))
+            pair for _, _, record in iter_objects(sidecar, shown, skeleton_decoder(None))
             if (pair := index_pair(record)) is not None
         )
     except Exception:  # whatever it is, it is reported when the sidecar is read in turn
@@ -320,26 +309,25 @@ def _sidecar_pairs(main: Path, display: str) -> Optional[frozenset[tuple[Any, An
 
 
 def _standing_sidecar(
-    main: Path,
-    display: str,
+    sidecar: Optional[Path],
+    shown: str,
     scored: set[tuple[Any, Any]],
     prepare: Callable[[int, int, dict[str, Any]], T],
     keep: Callable[[dict[str, Any]], bool] = lambda record: True,
-) -> tuple[Optional[Path], list[T]]:
-    """The main file's sidecar (None when absent) and its standing records, each through ``prepare``.
+) -> list[T]:
+    """A sidecar's standing records (none without one), each through ``prepare``.
 
     Records are prepared as they are read, so only what ``prepare`` keeps stays in memory; those
     ``keep`` rejects (another agent's) are dropped first.
     """
-    sidecar = _existing_sidecar(main)
     if sidecar is None:
-        return None, []
+        return []
     records = [
         (index_pair(record), prepare(line_no, offset, record))
-        for line_no, offset, record in iter_objects(sidecar, sidecar_display(display, main))
+        for line_no, offset, record in iter_objects(sidecar, shown)
         if keep(record)
     ]
-    return sidecar, standing_failures(records, scored)
+    return standing_failures(records, scored)
 
 
 def read_side(
@@ -361,8 +349,9 @@ def read_side(
     before anything else does, until one has joined the side.
     """
     decode = None if keep else skeleton_decoder(builder.key)
+    sidecar, shown = _existing_sidecar(path), sidecar_display(display, path)
     scored: set[tuple[Any, Any]] = set()  # (task, rollout) pairs of the sidecar's records scored here
-    wanted = _sidecar_pairs(path, display)  # None: every pair (the sidecar's are not known)
+    wanted = _sidecar_pairs(sidecar, shown)  # None: every pair (the sidecar's are not known)
     main = RowOrigin.MAIN
     for line_no, offset, row in iter_objects(path, display, decode, progress):
         if check_first is not None and not builder.rows:
@@ -376,13 +365,12 @@ def read_side(
                 scored.add(pair)
     if agents is not None:
         agents.check(display)
-    shown = sidecar_display(display, path)
 
     def prepare(line_no: int, offset: int, record: dict[str, Any]) -> PendingRow:
         return builder.prepare(record, RowSource(f"{shown}:{line_no}", line_no, RowOrigin.SIDECAR, offset), keep=keep)
 
-    sidecar, standing = _standing_sidecar(
-        path, display, scored, prepare, agents.keep_record if agents is not None else lambda record: True
+    standing = _standing_sidecar(
+        sidecar, shown, scored, prepare, agents.keep_record if agents is not None else lambda record: True
     )
     for pending in standing:
         builder.add(pending)

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, Optional
 
 from .errors import CompareInputError
-from .identity import DEFERRED, KeyVote
+from .identity import DEFERRED
 from .model import RowOrigin
 from .sides import PendingRow, SideBuilder
 from .snapshot import FACT_FIELDS, facts_from_plain, plain_facts
@@ -58,28 +58,11 @@ def frames(data: bytes) -> Iterator[Any]:
             return
 
 
-class _NamesOnlyVote(KeyVote):
-    """The key vote's narrowing of candidate fields and its errors, as :meth:`KeyVote.add` has
-    them, without a cell per row: the parent's vote keeps those."""
-
-    def add(self, values: dict[str, Any], *, anonymous: bool = False) -> Optional[str]:
-        if anonymous:
-            return None
-        self.voters += 1
-        for name in list(self.columns):
-            if values.get(name) is None:
-                if self.explicit:
-                    return self.lacks_explicit_key()
-                del self.columns[name]
-        return None
-
-
 class ForwardingBuilder(SideBuilder):
     """A side builder that votes, counts and sends each row on instead of keeping it."""
 
     def __init__(self, key: Optional[str], key_option: str, write: Write) -> None:
-        super().__init__(key, key_option)
-        self.vote = _NamesOnlyVote(key, key_option)
+        super().__init__(key, key_option, keep_cells=False)  # the parent's vote keeps the values
         self.write = write
         self.batch: list[tuple[Any, ...]] = []
         self.count = 0

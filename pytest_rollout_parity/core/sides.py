@@ -57,9 +57,9 @@ def _kept_row(facts: RowFacts) -> dict[str, Any]:
 class SideBuilder:
     """Accumulates one side: each row's facts and join value; errors name the row's location."""
 
-    def __init__(self, key: Optional[str], key_option: str = "--parity-key") -> None:
+    def __init__(self, key: Optional[str], key_option: str = "--parity-key", *, keep_cells: bool = True) -> None:
         self.key = key
-        self.vote = KeyVote(key, key_option)
+        self.vote = KeyVote(key, key_option, cells=keep_cells)
         self.facts: list[RowFacts] = []
         self._lost_last_field_at: Optional[str] = None
         self._rows_with_reward_field = 0

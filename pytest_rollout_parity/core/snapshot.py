@@ -110,20 +110,17 @@ def _released(facts: list[RowFacts]) -> list[tuple[Any, ...]]:
 
 
 def facts_from_plain(row: tuple[Any, ...]) -> RowFacts:
-    """One row's facts rebuilt from :func:`plain_facts`."""
-    return _facts([row])[0]
+    """One row's facts rebuilt from :func:`plain_facts` (once per row replayed or loaded)."""
+    if _POSITIONAL:
+        return RowFacts(*_fact_values(row))
+    facts = RowFacts.__new__(RowFacts)
+    for name, value in zip(FACT_FIELDS, _fact_values(row)):
+        object.__setattr__(facts, name, value)
+    return facts
 
 
 def _facts(rows: list[tuple[Any, ...]]) -> list[RowFacts]:
-    if _POSITIONAL:
-        return [RowFacts(*_fact_values(row)) for row in rows]
-    built = []
-    for row in rows:
-        facts = RowFacts.__new__(RowFacts)
-        for name, value in zip(FACT_FIELDS, _fact_values(row)):
-            object.__setattr__(facts, name, value)
-        built.append(facts)
-    return built
+    return [facts_from_plain(row) for row in rows]
 
 
 def from_plain(plain: tuple[Any, ...]) -> LoadedSide:

@@ -66,6 +66,22 @@ def pytest_sessionfinish(session):
     assert "protocol saw 7" in result.outlines
 
 
+# A user test module with a module-scoped fixture that records its setup and teardown.
+USER_MODULE = '''
+import pytest
+from conftest import EVENTS
+
+@pytest.fixture(scope="module")
+def mod_{name}():
+    EVENTS.append("{name} up")
+    yield
+    EVENTS.append("{name} down")
+
+def test_{name}(session_res, mod_{name}):
+    pass
+'''
+
+
 def test_user_tests_before_and_after_keep_their_fixtures(gate: Gate) -> None:
     """Module and session fixtures of user tests around the gate's items set up and tear down once."""
     args = gate.mixed()
@@ -84,32 +100,8 @@ def session_res():
 def pytest_sessionfinish(session):
     print("\\nevents:", ",".join(EVENTS))
 ''',
-        test_a='''
-import pytest
-from conftest import EVENTS
-
-@pytest.fixture(scope="module")
-def mod_a():
-    EVENTS.append("a up")
-    yield
-    EVENTS.append("a down")
-
-def test_a(session_res, mod_a):
-    pass
-''',
-        test_z='''
-import pytest
-from conftest import EVENTS
-
-@pytest.fixture(scope="module")
-def mod_z():
-    EVENTS.append("z up")
-    yield
-    EVENTS.append("z down")
-
-def test_z(session_res, mod_z):
-    pass
-''',
+        test_a=USER_MODULE.format(name="a"),
+        test_z=USER_MODULE.format(name="z"),
     )
     result = gate.run(*args, "test_a.py", NEW, "test_z.py", "-s", "-p", "no:randomly")
     outcomes = result.parseoutcomes()
