@@ -43,7 +43,8 @@ class LeanProtocol:
 
     def __init__(self, is_lean: Callable[[pytest.Item], bool]) -> None:
         self.is_lean = is_lean
-        self.others_take_part: Optional[bool] = None  # decided at the first item (conftests are in)
+        self.for_this_run: Optional[bool] = None  # decided at the first item (conftests are in by then)
+        self.reraise: tuple[type[BaseException], ...] = (pytest.exit.Exception,)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: Optional[pytest.Item]) -> Optional[bool]:
@@ -52,24 +53,25 @@ class LeanProtocol:
             return None  # the last one before other tests (or the end) tears down as pytest does
         ihook = item.ihook
         ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
-        reraise: tuple[type[BaseException], ...] = (pytest.exit.Exception,)
-        if not item.config.getoption("usepdb", False):
-            reraise += (KeyboardInterrupt,)
-        if _phase(item, ihook, "setup", _nothing, reraise):
-            _phase(item, ihook, "call", item.runtest, reraise)
-        _phase(item, ihook, "teardown", _nothing, reraise)
+        if _phase(item, ihook, "setup", _nothing, self.reraise):
+            _phase(item, ihook, "call", item.runtest, self.reraise)
+        _phase(item, ihook, "teardown", _nothing, self.reraise)
         ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
         return True
 
     def _applies(self, item: pytest.Item) -> bool:
-        if self.others_take_part is None:
-            self.others_take_part = _others_take_part(item.config, self)
-        return (
-            self.is_lean(item)
-            and not self.others_take_part
-            and not item.config.getoption("setupshow", False)  # --setup-show/-only/-plan: pytest's way
-            and next(item.iter_markers(), None) is None
+        if self.for_this_run is None:
+            self._decide(item.config)
+        return bool(self.for_this_run) and self.is_lean(item) and next(item.iter_markers(), None) is None
+
+    def _decide(self, config: pytest.Config) -> None:
+        """Once per run: whether the lean protocol may run at all, and what each phase lets through."""
+        self.for_this_run = (
+            not _others_take_part(config, self)
+            and not config.getoption("setupshow", False)  # --setup-show/-only/-plan: pytest's way
         )
+        if not config.getoption("usepdb", False):
+            self.reraise = (pytest.exit.Exception, KeyboardInterrupt)
 
 
 def _others_take_part(config: pytest.Config, this: object) -> bool:
