@@ -21,7 +21,7 @@ def _hook_verdicts(summary: Summary) -> str:
                     f"{html.escape(change.reason)}</li>" for change in changes[:LIST_CAP])
     if len(changes) > LIST_CAP:
         items += f"<li>... and {len(changes) - LIST_CAP} more (see --parity-json)</li>"
-    return f"<p>{hook_heading(count)}:</p><ul>{items}</ul>" if items else f"<p>{hook_heading(count)}</p>"
+    return f"<p>{hook_heading(summary, count)}:</p><ul>{items}</ul>" if items else f"<p>{hook_heading(summary, count)}</p>"
 
 
 def summary_html(summary: Summary) -> str:

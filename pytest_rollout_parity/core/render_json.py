@@ -73,6 +73,7 @@ def json_dict(summary: Summary) -> dict[str, Any]:
             "selected": summary.run.selected,
             "verdicts_changed_by_hook": summary.run.verdicts_changed_by_hook,
             "outcomes": dict(summary.run.outcomes),
+            "known_flips": summary.run.known_flips,
         }
     return data
 

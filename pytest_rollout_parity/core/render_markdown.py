@@ -140,7 +140,7 @@ def _hook_verdicts(summary: Summary) -> list[str]:
     count, changes = hook_changes(summary)
     if not count:
         return []
-    lines = ["", f"### {hook_heading(count)}", ""]
+    lines = ["", f"### {hook_heading(summary, count)}", ""]
     lines.extend(f"- {_code(change.task)} ({change.category}): {change.outcome}: {_capped_note(change.reason)}"
                  for change in changes[:LIST_CAP])
     if len(changes) > LIST_CAP:

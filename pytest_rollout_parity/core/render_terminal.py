@@ -61,7 +61,7 @@ def _hook_verdict_lines(summary: Summary) -> list[str]:
     count, changes = hook_changes(summary)
     if not count:
         return []
-    lines = [f"{hook_heading(count)}:"]
+    lines = [f"{hook_heading(summary, count)}:"]
     lines.extend(f"    {change.task} ({change.category}): {change.outcome}: {change.reason}"
                  for change in changes[:LIST_CAP])
     if len(changes) > LIST_CAP:

@@ -51,6 +51,10 @@ class RunInfo:
     aggregate: Mapping[str, AggregateCheck] = field(default_factory=dict)
     #: the verdicts hooks changed, by task label (from the items' reports, so xdist workers' too)
     hook_verdicts: Mapping[str, HookVerdict] = field(default_factory=dict)
+    #: the `--parity-known-flips` file as messages name it, or None
+    known_flips: Optional[str] = None
+    #: what the run itself notes (a stale known-flips list)
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,6 +208,8 @@ class RunOutcome:
     selected: Optional[int]
     verdicts_changed_by_hook: int
     outcomes: tuple[tuple[str, int], ...]
+    #: the `--parity-known-flips` file, whose accepted flips count among the changed verdicts
+    known_flips: Optional[str] = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -308,10 +314,11 @@ def build_summary(
     verdicts: Mapping[str, HookVerdict] = run.hook_verdicts if run is not None else {}
     if run is not None:
         notes.extend(check.note for check in run.aggregate.values() if check.note)
+        notes.extend(run.notes)
         files = Files(old=run.old_file, new=run.new_file, old_sidecar=run.old_sidecar, new_sidecar=run.new_sidecar)
         metrics = AggregateMetrics(old=run.aggregate.get("old"), new=run.aggregate.get("new"))
         outcome = RunOutcome(selected=run.selected, verdicts_changed_by_hook=run.verdicts_changed,
-                             outcomes=tuple(run.outcomes.items()))
+                             outcomes=tuple(run.outcomes.items()), known_flips=run.known_flips)
     return Summary(
         counts=Counts(**result.counts()),
         join=Join(

@@ -13,6 +13,7 @@ from typing import Optional
 import pytest
 
 from ..core.errors import CompareInputError
+from ..core.known_flips import KnownFlips, read_known_flips
 from ._pytest_compat import QuietPhaseReports
 from .ci import ParityCI
 from .collect import AggregateItem, ParityFile, ParityItem, is_parity_report
@@ -52,8 +53,9 @@ class ParityGate:
             config.pluginmanager.register(run_here(config), "rollout-parity-run-here")
         progress = progress_for(config)
         try:
+            known = self._known_flips()  # a malformed list stops the run before a row is read
             sides = gather_sides(config, self.settings, progress)
-            run = ParityRun.load(self.settings, config.invocation_params.dir, sides)
+            run = ParityRun.load(self.settings, config.invocation_params.dir, sides, known)
         except CompareInputError as exc:
             if progress is not None:
                 progress.close()
@@ -75,6 +77,11 @@ class ParityGate:
             if html:
                 config.pluginmanager.register(ParityHtmlSummary(summary), "rollout-parity-html-summary")
             config.pluginmanager.register(QuietPhaseReports(config, is_parity_report), "rollout-parity-quiet-reports")
+
+
+    def _known_flips(self) -> Optional[KnownFlips]:
+        path = self.settings.known_flips
+        return read_known_flips(path, self.settings.known_flips_shown) if path is not None else None
 
 
 def _gate_item(item: pytest.Item) -> bool:

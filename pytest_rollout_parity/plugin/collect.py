@@ -86,6 +86,11 @@ def crash_line(text: str, task: str) -> str:
     return first.removeprefix(f"{task}: ") or first
 
 
+def _verdict_source(verdict: Verdict) -> str:
+    """Who changed a verdict: the known-flips list (its reasons say so) or a conftest hook."""
+    return "--parity-known-flips" if verdict.text.startswith("known flip (") else "a pytest_parity_verdict hook"
+
+
 class ParityItem(pytest.Item):
     """One task of the comparison; its outcome follows its category, or a hook's verdict."""
 
@@ -110,6 +115,8 @@ class ParityItem(pytest.Item):
                 pytrace=False,
             )
         judgement = self.run.judgements[self.index]
+        if verdict is None and self.run.known_flips is not None:
+            verdict = self.run.known_flips.verdict(comparison)
         if verdict is not None:
             default = default_verdict(comparison, lambda: "", strict=strict, judgement=judgement)
             if verdict.outcome != default.outcome:
@@ -118,7 +125,7 @@ class ParityItem(pytest.Item):
                 self.user_properties.append((VERDICT_PROPERTY, changed))
                 if verdict.outcome == "passed":  # -rA / -rP show it under the PASSES heading
                     self.add_report_section("call", "parity verdict", (
-                        f"{comparison.task} ({comparison.category}) passed by a pytest_parity_verdict hook: "
+                        f"{comparison.task} ({comparison.category}) passed by {_verdict_source(verdict)}: "
                         f"{verdict.text or '(no reason given)'}"))
         else:
             verdict = default_verdict(

@@ -27,11 +27,12 @@ OPTION_NAMES = {
     "margin": "--parity-margin",
     "alpha": "--parity-alpha",
     "allow_same_file": "--parity-allow-same-file",
+    "known_flips": "--parity-known-flips",
 }
 INI_NAMES = (
     "parity_old", "parity_new", "parity_key", "parity_old_key", "parity_new_key", "parity_agent",
     "parity_old_agent", "parity_new_agent", "parity_tail", "parity_logs_root", "parity_strict",
-    "parity_margin", "parity_alpha", "parity_allow_same_file",
+    "parity_margin", "parity_alpha", "parity_allow_same_file", "parity_known_flips",
 )
 
 # The files, keys and agents: a string each, the same words as an option and as an ini key.
@@ -79,8 +80,13 @@ def addoptions(parser: pytest.Parser) -> None:
         "--parity-allow-same-file", action="store_true", default=None,
         help="allow both sides to name the same file (a smoke test of the gate; otherwise a usage error)",
     )
+    group.addoption(
+        "--parity-known-flips", metavar="FILE",
+        help="reviewed flips that pass: one task label a line, then `# reason` (a usage error names a bad line)",
+    )
     for name, _, help in SIDE_OPTIONS:
         parser.addini(f"parity_{name}", help, default=None)
+    parser.addini("parity_known_flips", "file of reviewed flips that pass (`task  # reason` a line)", default=None)
     _addini_scalar(parser, "parity_tail", "lines of the losing side's verifier output per flip", int)
     parser.addini("parity_logs_root", "extra directories for relative verifier_logs_dir", type="linelist", default=[])
     _addini_scalar(parser, "parity_strict", "masked, missing and agent-error tasks fail instead of xfail", bool)

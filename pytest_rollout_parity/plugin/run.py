@@ -11,6 +11,7 @@ from typing import Optional
 
 from ..core.aggregate import AggregateCheck, check_side
 from ..core.api import compare_loaded
+from ..core.known_flips import KnownFlips
 from ..core.loading import LoadedSide, sidecar_display, sidecar_path
 from ..core.margin import AGGREGATE_NAME, Aggregate, FlipJudgement, equivalence, judge_flips
 from ..core.model import CompareResult
@@ -34,10 +35,13 @@ class ParityRun:
     names: tuple[str, ...]
     roots: LogRoots
     aggregate: dict[str, AggregateCheck]
+    #: the reviewed flips that pass (`--parity-known-flips`), or None
+    known_flips: Optional[KnownFlips] = None
 
     @classmethod
     def load(cls, settings: ParitySettings, invocation_dir: Path,
-             sides: Optional[tuple[LoadedSide, LoadedSide]] = None) -> ParityRun:
+             sides: Optional[tuple[LoadedSide, LoadedSide]] = None,
+             known_flips: Optional[KnownFlips] = None) -> ParityRun:
         """Stream both sides (unless given); raises CompareInputError naming the file and line."""
         old, new = sides if sides is not None else read_sides(settings)
         result = compare_loaded(old, new, old_key=settings.side_key("old")[0], new_key=settings.side_key("new")[0])
@@ -54,7 +58,7 @@ class ParityRun:
         }
         # the equivalence item's name is reserved in both modes, so a task's node id does not depend on the mode
         names = tuple(item_names([t.task for t in result.tasks], reserved=[AGGREGATE_NAME]))
-        return cls(settings, old, new, result, names, roots, aggregate)
+        return cls(settings, old, new, result, names, roots, aggregate, known_flips)
 
     @cached_property
     def paired(self) -> PairedSection:
@@ -100,6 +104,8 @@ class ParityRun:
             outcomes=outcomes or {},
             aggregate=self.aggregate,
             hook_verdicts=hook_verdicts or {},
+            known_flips=self.known_flips.shown if self.known_flips is not None else None,
+            notes=tuple(self.known_flips.notes(self.result.tasks)) if self.known_flips is not None else (),
         )
 
 

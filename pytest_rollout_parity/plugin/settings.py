@@ -47,6 +47,9 @@ class ParitySettings(BaseModel):
     alpha: float = Field(0.05, gt=0, lt=1)
     #: both sides may name one file (a deliberate smoke test); otherwise that is a usage error
     allow_same_file: bool = False
+    #: the reviewed flips that pass (`--parity-known-flips`), and the file as messages name it
+    known_flips: Optional[Path] = None
+    known_flips_shown: str = ""
 
     @field_validator("key", "old_key", "new_key")
     @classmethod
@@ -133,6 +136,12 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
         raw["logs_roots"] = tuple(_resolve(r, cwd) for r in cli_roots)
     elif ini_value(config, "parity_logs_root"):
         raw["logs_roots"] = tuple(_resolve(r, ini_dir) for r in ini_value(config, "parity_logs_root"))
+    cli_known = config.getoption("parity_known_flips")
+    if cli_known:
+        raw["known_flips"], raw["known_flips_shown"] = _resolve(cli_known, cwd), cli_known
+    elif ini_value(config, "parity_known_flips"):
+        raw["known_flips"] = _resolve(ini_value(config, "parity_known_flips"), ini_dir)
+        raw["known_flips_shown"] = str(raw["known_flips"])
     for field_name in ("json_path", "markdown_path"):
         target = config.getoption(OPTION_NAMES[field_name].lstrip("-").replace("-", "_"))
         if target:

@@ -134,7 +134,7 @@ def test_json_renders_the_summary(tmp_path: Path) -> None:
     assert data["paired"]["sign_test"] == {"better": 0, "worse": 1, "p": 1.0} and data["paired"]["table"] is None
     assert data["aggregate"] == {"margin": 0.05, "lower_bound": None, "upper_bound": None, "passed": False}
     assert data["aggregate_metrics"]["old"] is None and data["aggregate_metrics"]["new"]["recorded_mean"] == 0.5
-    assert data["run"] == {"selected": 1, "verdicts_changed_by_hook": 0, "outcomes": {"failed": 1}}
+    assert data["run"] == {"selected": 1, "verdicts_changed_by_hook": 0, "outcomes": {"failed": 1}, "known_flips": None}
     target = tmp_path / "s.json"
     write_json(target, summary)
     assert json.loads(target.read_text(encoding="utf-8")) == data
