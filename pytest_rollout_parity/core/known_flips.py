@@ -12,9 +12,7 @@ every malformed line named.
 
 from __future__ import annotations
 
-import os
 import re
-import stat
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +20,7 @@ from typing import Optional
 
 from .errors import CompareInputError
 from .model import TaskComparison
+from .small_file import SmallFileError, read_small
 from .verdict import Verdict
 
 #: a list of reviewed flips is short; a larger file is surely not one
@@ -101,20 +100,9 @@ def read_known_flips(path: Path, shown: str) -> KnownFlips:
 
 def _read_text(path: Path, shown: str) -> str:
     try:
-        # non-blocking: a FIFO in its place is refused, never waited on
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        with open(fd, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise CompareInputError(f"{shown}: not a regular file (a list of known flips is a text file)")
-            data = handle.read(MAX_BYTES + 1)
-    except FileNotFoundError:
-        raise CompareInputError(f"{shown}: no such file (the list of known flips)") from None
-    except IsADirectoryError:
-        raise CompareInputError(f"{shown}: is a directory, not a list of known flips") from None
-    except OSError as exc:
-        raise CompareInputError(f"{shown}: cannot read it: {exc.strerror or exc}") from None
-    if len(data) > MAX_BYTES:
-        raise CompareInputError(f"{shown}: larger than {MAX_BYTES // (1024 * 1024)} MiB: not a list of known flips")
+        data = read_small(path, MAX_BYTES)
+    except SmallFileError as exc:
+        raise CompareInputError(f"{shown}: {exc} (a list of known flips is a small text file)") from None
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -9,7 +9,7 @@ import html
 
 from .render_markdown import LIST_CAP, TEXT_CAP, utf8_safe, verdict
 from .summary import Summary
-from .verdict_words import category_rows, hook_changes, hook_heading
+from .verdict_words import category_rows, coverage_line, hook_changes, hook_heading
 
 
 def _hook_verdicts(summary: Summary) -> str:
@@ -31,7 +31,13 @@ def summary_html(summary: Summary) -> str:
                     for name, count, breakdown in category_rows(summary))
     return utf8_safe(f'<div class="rollout-parity"><p><strong>rollout parity: {html.escape(head)}</strong>: '
                      f"{html.escape(rest)}</p><table><tr><th>category</th><th>tasks</th><th>breakdown</th></tr>"
-                     f"{cells}</table>{_hook_verdicts(summary)}</div>")
+                     f"{cells}</table>{_coverage(summary)}{_hook_verdicts(summary)}</div>")
+
+
+def _coverage(summary: Summary) -> str:
+    """Each side's own inventory beside what the gate scored, when the side has one."""
+    lines = [line for side in ("old", "new") if (line := coverage_line(summary, side)) is not None]
+    return "".join(f"<p>{html.escape(line)}</p>" for line in lines)
 
 
 def flip_html(headline: str, text: str) -> str:

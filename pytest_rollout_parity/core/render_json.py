@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .aggregate import AggregateCheck
+from .inventory import Coverage
 from .model import CompareResult
 from .paired import PairedSection
 from .summary import Paired, RunInfo, SideSummary, Summary, TaskSummary, build_summary
@@ -49,6 +50,13 @@ def _check(check: Optional[AggregateCheck]) -> Optional[dict[str, Any]]:
     return None if check is None else asdict(check)
 
 
+def _coverage(coverage: Optional[Coverage]) -> Optional[dict[str, Any]]:
+    if coverage is None:
+        return None
+    return {"files": list(coverage.files), **coverage.counts, "gate_measured": coverage.gate_measured,
+            "unfinished": coverage.unfinished}
+
+
 def json_dict(summary: Summary) -> dict[str, Any]:
     """The summary as the JSON file holds it."""
     data: dict[str, Any] = {
@@ -68,6 +76,8 @@ def json_dict(summary: Summary) -> dict[str, Any]:
     if summary.aggregate_metrics is not None:
         metrics = summary.aggregate_metrics
         data["aggregate_metrics"] = {"old": _check(metrics.old), "new": _check(metrics.new)}
+    if summary.coverage is not None:
+        data["coverage"] = {side: _coverage(summary.coverage.side(side)) for side in ("old", "new")}
     if summary.run is not None:
         data["run"] = {
             "selected": summary.run.selected,

@@ -16,7 +16,15 @@ from typing import Optional
 from .model import Category
 from .paired_report import paired_lines
 from .summary import SideSummary, Summary, TaskSummary
-from .verdict_words import category_rows, flip_line, hook_changes, hook_heading, rows_note, verdict_words
+from .verdict_words import (
+    category_rows,
+    coverage_line,
+    flip_line,
+    hook_changes,
+    hook_heading,
+    rows_note,
+    verdict_words,
+)
 
 FLIP_CAP = 20  # flips listed, each with its text folded
 TEXT_CAP = 4000  # characters of one flip's text
@@ -153,6 +161,10 @@ def _render(summary: Summary, texts: Mapping[str, str], exit_status: Optional[in
     files = summary.files
     if files is not None:
         lines.append(f"old: {_code(files.old)}, new: {_code(files.new)}")
+        lines.append("")
+    coverage = [line for side in ("old", "new") if (line := coverage_line(summary, side)) is not None]
+    if coverage:
+        lines.extend(f"- {html.escape(line)}" for line in coverage)
         lines.append("")
     lines.extend(_table(summary))
     lines.extend(_flips(summary, texts, with_text))

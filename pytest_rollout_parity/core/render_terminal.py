@@ -9,7 +9,7 @@ from tabulate import tabulate
 from .model import Category, Side
 from .paired_report import paired_lines
 from .summary import Summary
-from .verdict_words import category_rows, hook_changes, hook_heading, plural, verdict_words
+from .verdict_words import category_rows, coverage_line, hook_changes, hook_heading, plural, verdict_words
 
 LIST_CAP = 10  # task labels listed per category; the JSON file has them all
 NOTE_CAP = 400  # characters of a note shown
@@ -101,6 +101,7 @@ def summary_lines(summary: Summary) -> list[str]:
     counts = summary.counts
     lines = [verdict_line(summary), _side_line("old", summary), _side_line("new", summary)]
     lines.extend(_aggregate_metrics_lines(summary))
+    lines.extend(line for side in ("old", "new") if (line := coverage_line(summary, side)) is not None)
     for note in summary.notes:
         lines.append(f"note: {note if len(note) <= NOTE_CAP else note[:NOTE_CAP] + ' ... (see --parity-json)'}")
     table = category_rows(summary)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Optional, TypeVar
 
 from .aggregate import AggregateCheck
+from .inventory import Coverage, CoverageRead
 from .margin import Aggregate, equivalence
 from .model import Category, CompareResult, Side, TaskComparison, TaskSide
 from .paired import PairedSection, paired_section
@@ -55,6 +56,8 @@ class RunInfo:
     known_flips: Optional[str] = None
     #: what the run itself notes (a stale known-flips list)
     notes: tuple[str, ...] = ()
+    #: each side's `<stem>_coverage.json` inventory, when the side has one
+    coverage: Mapping[str, CoverageRead] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,6 +205,17 @@ class AggregateMetrics:
 
 
 @dataclass(frozen=True, slots=True)
+class CoverageSection:
+    """Each side's coverage inventory (None: the side has no usable coverage file)."""
+
+    old: Optional[Coverage]
+    new: Optional[Coverage]
+
+    def side(self, name: Side) -> Optional[Coverage]:
+        return per_side(name, self.old, self.new)
+
+
+@dataclass(frozen=True, slots=True)
 class RunOutcome:
     """What the pytest run did with the items: how many ran, hook verdicts, outcomes in report order."""
 
@@ -230,6 +244,8 @@ class Summary:
     files: Optional[Files] = None
     aggregate_metrics: Optional[AggregateMetrics] = None
     run: Optional[RunOutcome] = None
+    #: the runs' own inventories (`<stem>_coverage.json`); None when neither side has one
+    coverage: Optional[CoverageSection] = None
 
     def hook_verdicts(self) -> list[TaskSummary]:
         """The tasks whose outcome a hook changed, in task order."""
@@ -310,11 +326,12 @@ def build_summary(
     notes = list(result.notes)
     if run is not None and run.same_file:
         notes.append("both sides are the same file")
-    files = outcome = metrics = None
+    files = outcome = metrics = coverage = None
     verdicts: Mapping[str, HookVerdict] = run.hook_verdicts if run is not None else {}
     if run is not None:
         notes.extend(check.note for check in run.aggregate.values() if check.note)
         notes.extend(run.notes)
+        coverage = _coverage(run.coverage, notes)
         files = Files(old=run.old_file, new=run.new_file, old_sidecar=run.old_sidecar, new_sidecar=run.new_sidecar)
         metrics = AggregateMetrics(old=run.aggregate.get("old"), new=run.aggregate.get("new"))
         outcome = RunOutcome(selected=run.selected, verdicts_changed_by_hook=run.verdicts_changed,
@@ -341,4 +358,20 @@ def build_summary(
         files=files,
         aggregate_metrics=metrics,
         run=outcome,
+        coverage=coverage,
     )
+
+
+def _coverage(reads: Mapping[str, CoverageRead], notes: list[str]) -> Optional[CoverageSection]:
+    """The sides' inventories; their notes (unfinished, disagreeing, unusable) join ``notes``."""
+    if not reads:
+        return None
+    found: dict[str, Optional[Coverage]] = {}
+    for side in ("old", "new"):
+        read = reads.get(side)
+        found[side] = read.coverage if read is not None else None
+        if read is not None and read.note:
+            notes.append(read.note)
+        if read is not None and read.coverage is not None:
+            notes.extend(read.coverage.notes(side))
+    return CoverageSection(old=found["old"], new=found["new"])

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import NamedTuple, Optional
 
+from .inventory import FIELDS
 from .model import Side
 from .summary import Summary
 
@@ -124,3 +125,12 @@ def hook_heading(summary: Summary, count: int) -> str:
     if summary.run is not None and summary.run.known_flips is not None:
         return f"pytest_parity_verdict hooks and --parity-known-flips changed {count} verdict(s)"
     return f"pytest_parity_verdict hooks changed {count} verdict(s)"
+
+
+def coverage_line(summary: Summary, side: Side) -> Optional[str]:
+    """The side's own inventory beside what the gate scored: `new coverage (<file>): expected 20, ...`."""
+    coverage = summary.coverage.side(side) if summary.coverage is not None else None
+    if coverage is None:
+        return None
+    counts = ", ".join(f"{name} {coverage.counts[name]}" for name in FIELDS)
+    return f"{side} coverage ({', '.join(coverage.files)}): {counts}; the gate scored {plural(coverage.gate_measured, 'row')}"

@@ -11,6 +11,7 @@ from typing import Optional
 
 from ..core.aggregate import AggregateCheck, check_side
 from ..core.api import compare_loaded
+from ..core.inventory import CoverageRead, read_coverage
 from ..core.known_flips import KnownFlips
 from ..core.loading import LoadedSide, sidecar_display, sidecar_path
 from ..core.margin import AGGREGATE_NAME, Aggregate, FlipJudgement, equivalence, judge_flips
@@ -37,6 +38,8 @@ class ParityRun:
     aggregate: dict[str, AggregateCheck]
     #: the reviewed flips that pass (`--parity-known-flips`), or None
     known_flips: Optional[KnownFlips] = None
+    #: each side's `<stem>_coverage.json` inventory, when it has one
+    coverage: Optional[dict[str, CoverageRead]] = None
 
     @classmethod
     def load(cls, settings: ParitySettings, invocation_dir: Path,
@@ -56,9 +59,14 @@ class ParityRun:
             for name, side in (("old", old), ("new", new))
             if (check := check_side(side.path, side.display, side.agent, side.facts, name)) is not None
         }
+        coverage = {
+            name: read
+            for name, side in (("old", old), ("new", new))
+            if (read := read_coverage([side.path], [side.display], side.facts, name)) is not None
+        }
         # the equivalence item's name is reserved in both modes, so a task's node id does not depend on the mode
         names = tuple(item_names([t.task for t in result.tasks], reserved=[AGGREGATE_NAME]))
-        return cls(settings, old, new, result, names, roots, aggregate, known_flips)
+        return cls(settings, old, new, result, names, roots, aggregate, known_flips, coverage)
 
     @cached_property
     def paired(self) -> PairedSection:
@@ -106,6 +114,7 @@ class ParityRun:
             hook_verdicts=hook_verdicts or {},
             known_flips=self.known_flips.shown if self.known_flips is not None else None,
             notes=tuple(self.known_flips.notes(self.result.tasks)) if self.known_flips is not None else (),
+            coverage=self.coverage or {},
         )
 
 
