@@ -13,7 +13,7 @@ from typing import Optional
 from .fields import PROMPT, TASK_INDEX
 from .identity import Join, TaskIdent, check_prompts, group_rows, join
 from .model import NO_OFFSET, Category, CompareResult, RowFacts, RowOrigin, RowReader, Side, TaskComparison, TaskSide
-from .naming import natural_key
+from .naming import listed, natural_key
 
 REWARD_TOLERANCE = 1e-9
 
@@ -146,7 +146,7 @@ def compare_sides(old: SideInput, new: SideInput) -> CompareResult:
     if repeated:
         notes.append(
             f"{len(repeated)} task(s) have several rows on a side; they are compared on the mean reward: "
-            + ", ".join(repeated)
+            + listed(repeated)
         )
     return CompareResult(
         tasks=tasks,

@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 from .errors import CompareInputError
 from .fields import IDENTITY_FALLBACKS, KEY_CANDIDATES, PROMPT, TASK_INDEX
-from .naming import natural_key
+from .naming import listed, natural_key
 from .prompt import is_prompt, prompt_label
 from .rows import lookup
 
@@ -396,7 +396,7 @@ def join(old: Grouped, new: Grouped) -> Join:
         if unmatched:
             notes.append(
                 f"{len(unmatched)} task id(s) recur in several {keyed_side} tasksets and cannot be matched to the "
-                f"other side's plain ids; they are listed as taskset/task_id: {', '.join(unmatched)}"
+                f"other side's plain ids; they are listed as taskset/task_id: {listed(unmatched)}"
             )
     return Join(
         old_labels,

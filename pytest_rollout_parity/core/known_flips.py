@@ -20,6 +20,7 @@ from typing import Optional
 
 from .errors import CompareInputError
 from .model import TaskComparison
+from .naming import listed
 from .small_file import SmallFileError, read_small
 from .verdict import Verdict
 
@@ -27,8 +28,6 @@ from .verdict import Verdict
 MAX_BYTES = 4 * 1024 * 1024
 #: the task label, whitespace, `#`, the reason
 _ENTRY = re.compile(r"^(?P<task>\S(?:.*?\S)?)\s+#\s*(?P<reason>.*?)\s*$")
-#: how many labels a note names before it counts the rest
-NOTE_NAMES = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,9 +69,7 @@ class KnownFlips:
 
 
 def _named(entries: Sequence[KnownFlip], show: Callable[[KnownFlip], str]) -> str:
-    shown = [show(entry) for entry in entries[:NOTE_NAMES]]
-    rest = len(entries) - len(shown)
-    return ", ".join(shown) + (f" and {rest} more (see --parity-json)" if rest else "")
+    return listed([show(entry) for entry in entries])
 
 
 def read_known_flips(path: Path, shown: str) -> KnownFlips:

@@ -59,3 +59,22 @@ def item_names(labels: Sequence[str], reserved: Sequence[str] = ()) -> list[str]
                 continue  # the one label that was already safe keeps its name
             names[index] = f"{name}-{label_hash(label)}" if name else label_hash(label)
     return names
+
+
+#: how many names a note lists before it counts the rest
+NOTE_NAMES = 10
+
+
+def listed(names: Sequence[str], cap: int = NOTE_NAMES) -> str:
+    """`a, b, c` or, past ``cap`` names, `a, b, ... and 290 more (see --parity-json)`: never cut mid-name."""
+    shown = ", ".join(names[:cap])
+    rest = len(names) - cap
+    return shown + (f" and {rest} more (see --parity-json)" if rest > 0 else "")
+
+
+def clipped(text: str, cap: int) -> str:
+    """``text`` cut to about ``cap`` characters at a word boundary, with a pointer to the JSON file."""
+    if len(text) <= cap:
+        return text
+    cut = text.rfind(" ", 0, cap)
+    return text[: cut if cut > cap // 2 else cap].rstrip(", ") + " ... (see --parity-json)"

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import html
 
-from .render_markdown import LIST_CAP, TEXT_CAP, utf8_safe, verdict
+from .naming import clipped
+from .render_markdown import LIST_CAP, NOTE_CAP, TEXT_CAP, utf8_safe, verdict
 from .summary import Summary
-from .verdict_words import category_rows, coverage_line, hook_changes, hook_heading
+from .verdict_words import category_rows, coverage_line, hook_changes, hook_heading, side_line, uncompared
 
 
 def _hook_verdicts(summary: Summary) -> str:
@@ -31,13 +32,40 @@ def summary_html(summary: Summary) -> str:
                     for name, count, breakdown in category_rows(summary))
     return utf8_safe(f'<div class="rollout-parity"><p><strong>rollout parity: {html.escape(head)}</strong>: '
                      f"{html.escape(rest)}</p><table><tr><th>category</th><th>tasks</th><th>breakdown</th></tr>"
-                     f"{cells}</table>{_coverage(summary)}{_hook_verdicts(summary)}</div>")
+                     f"{cells}</table>{_sides(summary)}{_uncompared(summary)}{_hook_verdicts(summary)}"
+                     f"{_notes(summary)}</div>")
 
 
-def _coverage(summary: Summary) -> str:
-    """Each side's own inventory beside what the gate scored, when the side has one."""
-    lines = [line for side in ("old", "new") if (line := coverage_line(summary, side)) is not None]
+def _sides(summary: Summary) -> str:
+    """Each side's file, counts and join key (and why), then its own coverage inventory if any."""
+    lines = [side_line(summary, side) for side in ("old", "new")]
+    lines.extend(line for side in ("old", "new") if (line := coverage_line(summary, side)) is not None)
     return "".join(f"<p>{html.escape(line)}</p>" for line in lines)
+
+
+def _uncompared(summary: Summary) -> str:
+    """The masked and missing tasks with why each was not compared, capped."""
+    parts = []
+    for category in ("masked", "missing"):
+        reasons = uncompared(summary, category)
+        if not reasons:
+            continue
+        items = "".join(f"<li><code>{html.escape(task)}</code>: {html.escape(reason)}</li>"
+                        for task, reason in reasons[:LIST_CAP])
+        if len(reasons) > LIST_CAP:
+            items += f"<li>... and {len(reasons) - LIST_CAP} more (see --parity-json)</li>"
+        parts.append(f"<p>{category} ({len(reasons)}):</p><ul>{items}</ul>")
+    return "".join(parts)
+
+
+def _notes(summary: Summary) -> str:
+    """The notes, capped."""
+    if not summary.notes:
+        return ""
+    items = "".join(f"<li>{html.escape(clipped(note, NOTE_CAP))}</li>" for note in summary.notes[:LIST_CAP])
+    if len(summary.notes) > LIST_CAP:
+        items += f"<li>... and {len(summary.notes) - LIST_CAP} more (see --parity-json)</li>"
+    return f"<p>notes:</p><ul>{items}</ul>"
 
 
 def flip_html(headline: str, text: str) -> str:

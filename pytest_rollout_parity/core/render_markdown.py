@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Optional
 
 from .model import Category
+from .naming import clipped
 from .paired_report import paired_lines
 from .summary import SideSummary, Summary, TaskSummary
 from .verdict_words import (
@@ -23,6 +24,8 @@ from .verdict_words import (
     hook_changes,
     hook_heading,
     rows_note,
+    side_line,
+    uncompared,
     verdict_words,
 )
 
@@ -128,19 +131,21 @@ def _flips(summary: Summary, texts: Mapping[str, str], with_text: bool) -> list[
     return lines
 
 
-def _labels(summary: Summary, category: Category) -> list[str]:
-    labels = summary.labels(category)
-    if not labels:
+def _uncompared(summary: Summary, category: Category) -> list[str]:
+    """Each masked or missing task with why it was not compared, capped; the JSON has them all."""
+    reasons = uncompared(summary, category)
+    if not reasons:
         return []
-    shown = ", ".join(_code(label) for label in labels[:LIST_CAP])
-    if len(labels) > LIST_CAP:
-        shown += f" ... and {len(labels) - LIST_CAP} more (see `--parity-json`)"
-    return [f"- **{category}** ({len(labels)}): {shown}"]
+    lines = [f"- **{category}** ({len(reasons)}):"]
+    lines.extend(f"  - {_code(task)}: {html.escape(reason)}" for task, reason in reasons[:LIST_CAP])
+    if len(reasons) > LIST_CAP:
+        lines.append(f"  - ... and {len(reasons) - LIST_CAP} more (see `--parity-json`)")
+    return lines
 
 
 def _capped_note(note: str) -> str:
     """A note or reason, cut at :data:`NOTE_CAP` and HTML-escaped."""
-    return html.escape(note if len(note) <= NOTE_CAP else note[:NOTE_CAP] + " ... (see --parity-json)")
+    return html.escape(clipped(note, NOTE_CAP))
 
 
 def _hook_verdicts(summary: Summary) -> list[str]:
@@ -158,17 +163,15 @@ def _hook_verdicts(summary: Summary) -> list[str]:
 
 def _render(summary: Summary, texts: Mapping[str, str], exit_status: Optional[int], with_text: bool) -> str:
     lines = ["## rollout parity", "", verdict_line(summary, exit_status), ""]
-    files = summary.files
-    if files is not None:
-        lines.append(f"old: {_code(files.old)}, new: {_code(files.new)}")
-        lines.append("")
+    lines.extend(f"- {html.escape(side_line(summary, side))}" for side in ("old", "new"))
+    lines.append("")
     coverage = [line for side in ("old", "new") if (line := coverage_line(summary, side)) is not None]
     if coverage:
         lines.extend(f"- {html.escape(line)}" for line in coverage)
         lines.append("")
     lines.extend(_table(summary))
     lines.extend(_flips(summary, texts, with_text))
-    listed = [line for category in ("masked", "missing") for line in _labels(summary, category)]
+    listed = [line for category in ("masked", "missing") for line in _uncompared(summary, category)]
     if listed:
         lines.extend(["", "### Not compared", ""])
         lines.extend(listed)

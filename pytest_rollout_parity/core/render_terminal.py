@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
-import os
-
 from tabulate import tabulate
 
 from .model import Category, Side
+from .naming import clipped
 from .paired_report import paired_lines
 from .summary import Summary
-from .verdict_words import category_rows, coverage_line, hook_changes, hook_heading, plural, verdict_words
+from .verdict_words import (
+    category_rows,
+    coverage_line,
+    hook_changes,
+    hook_heading,
+    plural,
+    side_line,
+    uncompared,
+    verdict_words,
+)
 
 LIST_CAP = 10  # task labels listed per category; the JSON file has them all
 NOTE_CAP = 400  # characters of a note shown
@@ -20,24 +28,6 @@ def _capped(labels: list[str], cap: int = LIST_CAP) -> str:
     if len(labels) > cap:
         shown += f", ... and {len(labels) - cap} more (see --parity-json)"
     return shown
-
-
-def _side_line(side: Side, summary: Summary) -> str:
-    files = summary.files
-    line = f"{side}: {files.file(side) if files else side}"
-    sidecar = files.sidecar(side) if files else None
-    if sidecar:
-        line += f" (+ sidecar {os.path.basename(sidecar)})"
-    rows = summary.rows
-    line += (f": {plural(summary.side_tasks(side), 'task')}, {plural(rows.total(side), 'row')} "
-             f"({rows.masked(side)} masked), key {summary.join.key(side)}")
-    reason = summary.join.key_reason(side)
-    if reason:
-        line += f" ({reason})"
-    prefix = summary.join.prefix_stripped(side)
-    if prefix:
-        line += f", prefix '{prefix}' stripped"
-    return line
 
 
 def _aggregate_metrics_lines(summary: Summary) -> list[str]:
@@ -76,20 +66,13 @@ def verdict_line(summary: Summary) -> str:
 
 def _uncompared_lines(summary: Summary, category: Category) -> list[str]:
     """Each masked or missing task with its side and reason, capped; the JSON has them all."""
-    tasks = [task for task in summary.tasks if task.category == category]
-    if not tasks:
+    reasons = uncompared(summary, category)
+    if not reasons:
         return []
-    lines = [f"{category} ({len(tasks)}):"]
-    for task in tasks[:LIST_CAP]:
-        if category == "missing":
-            present = "old" if task.new is None else "new"
-            lines.append(f"    {task.task}: only in the {present} file")
-            continue
-        reasons = [f"{side} side: {side_summary.masked}" for side in ("old", "new")
-                   if (side_summary := task.side(side)) is not None and side_summary.masked]
-        lines.append(f"    {task.task}: {'; '.join(reasons)}")
-    if len(tasks) > LIST_CAP:
-        lines.append(f"    ... and {len(tasks) - LIST_CAP} more (see --parity-json)")
+    lines = [f"{category} ({len(reasons)}):"]
+    lines.extend(f"    {task}: {reason}" for task, reason in reasons[:LIST_CAP])
+    if len(reasons) > LIST_CAP:
+        lines.append(f"    ... and {len(reasons) - LIST_CAP} more (see --parity-json)")
     return lines
 
 
@@ -99,11 +82,11 @@ LISTED: tuple[Category, ...] = ("flipped", "flipped_agent_error")
 def summary_lines(summary: Summary) -> list[str]:
     """The section, line by line: the verdict, files, notes, the category table, labels, run figures."""
     counts = summary.counts
-    lines = [verdict_line(summary), _side_line("old", summary), _side_line("new", summary)]
+    lines = [verdict_line(summary), side_line(summary, "old"), side_line(summary, "new")]
     lines.extend(_aggregate_metrics_lines(summary))
     lines.extend(line for side in ("old", "new") if (line := coverage_line(summary, side)) is not None)
     for note in summary.notes:
-        lines.append(f"note: {note if len(note) <= NOTE_CAP else note[:NOTE_CAP] + ' ... (see --parity-json)'}")
+        lines.append(f"note: {clipped(note, NOTE_CAP)}")
     table = category_rows(summary)
     lines.append("")
     lines.extend(tabulate(table, headers=["category", "tasks", "breakdown"], tablefmt="simple").splitlines())

@@ -7,10 +7,11 @@ the verdicts a `pytest_parity_verdict` hook changed. Each renderer only marks th
 
 from __future__ import annotations
 
+import os
 from typing import NamedTuple, Optional
 
 from .inventory import FIELDS
-from .model import Side
+from .model import Category, Side
 from .summary import Summary
 
 REGRESSED = "new regressed"  # a flip the old side wins
@@ -134,3 +135,37 @@ def coverage_line(summary: Summary, side: Side) -> Optional[str]:
         return None
     counts = ", ".join(f"{name} {coverage.counts[name]}" for name in FIELDS)
     return f"{side} coverage ({', '.join(coverage.files)}): {counts}; the gate scored {plural(coverage.gate_measured, 'row')}"
+
+
+def side_line(summary: Summary, side: Side) -> str:
+    """`old: <file> (+ sidecar <name>): 12 tasks, 14 rows (1 masked), key <field> (<why>)`: a side's facts."""
+    files = summary.files
+    line = f"{side}: {files.file(side) if files else side}"
+    sidecar = files.sidecar(side) if files else None
+    if sidecar:
+        line += f" (+ sidecar {os.path.basename(sidecar)})"
+    rows = summary.rows
+    line += (f": {plural(summary.side_tasks(side), 'task')}, {plural(rows.total(side), 'row')} "
+             f"({rows.masked(side)} masked), key {summary.join.key(side)}")
+    reason = summary.join.key_reason(side)
+    if reason:
+        line += f" ({reason})"
+    prefix = summary.join.prefix_stripped(side)
+    if prefix:
+        line += f", prefix '{prefix}' stripped"
+    return line
+
+
+def uncompared(summary: Summary, category: Category) -> list[tuple[str, str]]:
+    """Each masked or missing task with why it was not compared (its side and reason), in task order."""
+    reasons: list[tuple[str, str]] = []
+    for task in summary.tasks:
+        if task.category != category:
+            continue
+        if category == "missing":
+            reasons.append((task.task, f"only in the {'old' if task.new is None else 'new'} file"))
+            continue
+        masked = [f"{name} side: {side.masked}" for name in ("old", "new")
+                  if (side := task.side(name)) is not None and side.masked]
+        reasons.append((task.task, "; ".join(masked)))
+    return reasons

@@ -7,6 +7,7 @@ file against the ini file's directory, so an ini file means the same wherever py
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 from typing import Any, Optional
 
@@ -177,13 +178,29 @@ def _check_same_file(settings: ParitySettings, sources: dict[str, str]) -> None:
 
 
 def _check_target(target: Optional[Path], option: str) -> None:
-    """An unwritable output file stops the run before anything is read; its parent is never made."""
+    """An output that could not be written stops the run before anything is read.
+
+    A temporary file is made and removed in the target's directory, as the report itself will be
+    written at the end (through a temporary file replacing the target, so an existing report is never
+    truncated); no directory is ever made.
+    """
     if target is None:
         return
     if target.is_dir():
-        raise pytest.UsageError(f"{option}: {target} is a directory")
+        raise pytest.UsageError(f"{option}: {target} is a directory, not a file")
     parent = target.parent
     if not parent.is_dir():
-        raise pytest.UsageError(f"{option}: cannot write {target}: directory {parent} does not exist")
-    if not os.access(parent, os.W_OK | os.X_OK) or (target.exists() and not os.access(target, os.W_OK)):
+        # the nearest ancestor that exists says what is wrong: a file in the way, or a missing directory
+        chain = [parent, *parent.parents]
+        found = next(index for index, path in enumerate(chain) if path.exists() or index == len(chain) - 1)
+        if chain[found].exists() and not chain[found].is_dir():
+            raise pytest.UsageError(f"{option}: cannot write {target}: {chain[found]} is a file, not a directory")
+        raise pytest.UsageError(f"{option}: cannot write {target}: directory {chain[max(found - 1, 0)]} does not exist")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".probe", dir=parent)
+    except OSError as exc:
+        raise pytest.UsageError(f"{option}: cannot write {target}: {exc.strerror or exc}") from None
+    os.close(fd)
+    os.unlink(probe)
+    if target.exists() and not os.access(target, os.W_OK):
         raise pytest.UsageError(f"{option}: cannot write {target}: permission denied")

@@ -29,6 +29,8 @@ class ParitySummary:
         self.hook_verdicts: dict[str, HookVerdict] = {}
         self.outcomes: dict[str, int] = {}
         self.summary: Optional[Summary] = None
+        #: reports that could not be written, for the terminal summary
+        self.problems: list[str] = []
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -57,10 +59,8 @@ class ParitySummary:
             try:
                 write_json(json_path, self.summary)
             except OSError as exc:
-                tr = session.config.pluginmanager.get_plugin("terminalreporter")
-                message = f"--parity-json: cannot write {json_path}: {exc.strerror or exc}"
-                if tr is not None:
-                    tr.write_line(f"ERROR: {message}", red=True)
+                # printed with the terminal summary: here the `-q` progress line may still be open
+                self.problems.append(f"ERROR: --parity-json: cannot write {json_path}: {exc.strerror or exc}")
                 session.exitstatus = pytest.ExitCode.USAGE_ERROR
         if self.summary.nothing_compared is not None and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             session.exitstatus = NOTHING_COMPARED_EXIT
@@ -68,6 +68,8 @@ class ParitySummary:
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         """The `rollout parity` section, from the summary built at session finish."""
+        for problem in self.problems:
+            terminalreporter.write_line(problem, red=True)
         if self.summary is None:
             return
         terminalreporter.write_sep("=", "rollout parity")

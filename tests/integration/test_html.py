@@ -58,3 +58,36 @@ def test_pytest_html_without_a_report_is_left_alone(gate: Gate) -> None:
     result = gate.run(*args)
     assert result.ret == 1
     assert not list(gate.path.glob("*.html"))
+
+
+def test_every_report_carries_the_same_facts(gate: Gate) -> None:
+    """Keys and why, masked and missing reasons, notes: terminal, JSON, Markdown and HTML alike."""
+    import json
+
+    args = gate.mixed()
+    gate.write("new/rollouts_coverage.json", json.dumps({
+        "expected": 6, "successful": 5, "measured": 4, "masked": 1, "unscored": 0, "failed": 1,
+        "intentionally_omitted": 0, "unknown": 0}))
+    result = gate.run(*args, "--html=report.html", "--parity-json=s.json", "--parity-markdown=s.md")
+    assert result.ret == 1
+    summary = json.loads((gate.path / "s.json").read_text())
+    reports = {
+        "terminal": result.stdout.str(),
+        "markdown": html.unescape((gate.path / "s.md").read_text()),
+        "html": _report_text(str(gate.path / "report.html")),
+        "json": json.dumps(summary, ensure_ascii=False),
+    }
+    facts = [
+        f"key {summary['join']['old_key']} ({summary['join']['old_key_reason']})",
+        f"key {summary['join']['new_key']} ({summary['join']['new_key_reason']})",
+        "new side: mask_sample (failure_kind=provider_unavailable)",
+        "only in the old file",
+        "the new run did not finish",
+        *summary["notes"],
+    ]
+    for name, text in reports.items():
+        if name == "json":  # the JSON holds the same facts as fields
+            assert summary["join"]["old_key_reason"] and summary["coverage"]["new"]["failed"] == 1
+            continue
+        for fact in facts:
+            assert fact in text, (name, fact)

@@ -172,3 +172,47 @@ def test_summary_under_k_says_selected(gate: Gate) -> None:
     assert any("1 of 7" in line for line in lines)
     data = json.loads((gate.path / "s.json").read_text())
     assert data["counts"]["tasks"] == 7  # the classification, not the selection
+
+
+@pytest.mark.parametrize(("target", "wording"), [
+    ("README.md/x.md", "cannot write {path}/README.md/x.md: {path}/README.md is a file, not a directory"),
+    ("README.md/sub/x.md", "cannot write {path}/README.md/sub/x.md: {path}/README.md is a file, not a directory"),
+    ("missing-dir/deeper/x.md", "cannot write {path}/missing-dir/deeper/x.md: directory {path}/missing-dir does not exist"),
+    ("adir", "{path}/adir is a directory, not a file"),
+])
+@pytest.mark.parametrize("option", ["--parity-json", "--parity-markdown"])
+def test_an_output_path_says_what_is_wrong_before_anything_is_read(gate: Gate, option: str, target: str,
+                                                                   wording: str) -> None:
+    gate.write("README.md", "# mine\n")
+    (gate.path / "adir").mkdir()
+    args = gate.mixed()
+    gate.write("new/rollouts.jsonl", "{oops\n")  # never read: the output is checked first
+    result = gate.run(*args, f"{option}={target}")
+    assert result.ret == 4
+    lines = output_lines(result)
+    assert lines == [f"ERROR: {option}: {wording.format(path=gate.path)}"], lines
+    assert (gate.path / "README.md").read_text() == "# mine\n"
+    assert [p.name for p in gate.path.rglob(".*.probe")] == []
+
+
+def test_an_existing_report_is_replaced_whole_and_its_probe_leaves_nothing(gate: Gate) -> None:
+    gate.write("s.json", '{"previous": "run"}\n')
+    args = gate.mixed()
+    result = gate.run(*args, "--parity-json=s.json", "-q")
+    assert result.ret == 1
+    assert json.loads((gate.path / "s.json").read_text())["counts"]["tasks"] == 7
+    assert sorted(p.name for p in gate.path.iterdir() if p.name.startswith(".s.json")) == []
+
+
+def test_a_report_failing_at_the_end_is_an_error_on_a_line_of_its_own(gate: Gate, monkeypatch: pytest.MonkeyPatch) -> None:
+    import pytest_rollout_parity.plugin.summary as plugin_summary
+
+    def disk_full(path: object, summary: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(plugin_summary, "write_json", disk_full)
+    args = gate.mixed()
+    result = gate.run(*args, "--parity-json=s.json", "-q")
+    assert result.ret == 4
+    message = f"ERROR: --parity-json: cannot write {gate.path / 's.json'}: No space left on device"
+    assert message in result.outlines, result.outlines

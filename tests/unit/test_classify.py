@@ -522,3 +522,15 @@ def test_zero_reward_rows_are_scored_not_masked():
     t = one([row("t", 0)], [row("t", 0.0)])
     assert t.category == "identical"
     assert t.old.masked is None and t.old.reward == 0.0 and t.old.reward_rows == 1
+
+
+def test_repeats_note_names_ten_tasks_then_counts_the_rest():
+    names = [f"task-{n:03d}" for n in range(300)]
+    old = [row(name, 1.0) for name in names for _ in range(2)]
+    new = [row(name, 1.0) for name in names]
+    res = compare_rollouts(old, new)
+    (note,) = [n for n in res.notes if "several rows" in n]
+    assert note == (
+        "300 task(s) have several rows on a side; they are compared on the mean reward: "
+        + ", ".join(names[:10]) + " and 290 more (see --parity-json)"
+    )

@@ -28,7 +28,7 @@ def test_verdict_first_then_table_flips_paired() -> None:
     assert "<summary><code>b</code>: new regressed: old=1.0 new=0.0</summary>" in lines
     assert "    | &lt;tail&gt; &amp; more</pre>" in lines
     assert "- <code>c</code>: new improved: old=0.0 new=1.0" in lines
-    assert "- **missing** (1): <code>gone</code>" in lines
+    assert "- **missing** (1):" in lines and "  - <code>gone</code>: only in the old file" in lines
     assert "paired over 3 compared tasks (d = new - old of the task means):" in lines
 
 

@@ -60,3 +60,14 @@ def test_no_hook_no_list() -> None:
     assert hook_changes(summary) == (0, [])
     assert "pytest_parity_verdict" not in markdown.render_markdown(summary)
     assert "pytest_parity_verdict" not in summary_html(summary)
+
+
+def test_a_long_note_is_cut_at_a_word_boundary() -> None:
+    from pytest_rollout_parity.core.naming import clipped
+
+    text = "1 thing: " + ", ".join(f"name-{n}" for n in range(100))
+    cut = clipped(text, 60)
+    assert cut.endswith(" ... (see --parity-json)")
+    kept = cut.removesuffix(" ... (see --parity-json)").split(": ", 1)[1].split(", ")
+    assert all(name.startswith("name-") and name[5:].isdigit() for name in kept)
+    assert clipped("short", 60) == "short"
