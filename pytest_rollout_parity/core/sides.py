@@ -115,11 +115,15 @@ class SideBuilder:
         """
         if self.facts and not self._rows_with_reward_field and any(f.origin is RowOrigin.MAIN for f in self.facts):
             raise CompareInputError(f"{display}: {NOT_ROLLOUTS}")
-        choice = self.vote.choose()
+        read = reader or _kept_row
+
+        def prompt_at(index: int) -> Any:
+            return lookup(read(self.facts[index]), PROMPT)
+
+        choice = self.vote.choose(prompt_at)
         if self.superseded:
             choice.notes.append(superseded_note(self.superseded))
-        read = reader or _kept_row
-        self.vote.fill_prompts(choice, lambda index: lookup(read(self.facts[index]), PROMPT))
+        self.vote.fill_prompts(choice, prompt_at)
         if choice.key is None and self.vote.voters:
             raise CompareInputError(no_key_message(self._lost_last_field_at or display))
         if choice.key is None:
