@@ -58,6 +58,7 @@ def json_dict(summary: Summary) -> dict[str, Any]:
         "compared": summary.compared,
         "nothing_compared": summary.nothing_compared,
         "notes": list(summary.notes),
+        "copies": summary.copies,
         "paired": _paired(summary.paired),
         "tasks": [_task(task) for task in summary.tasks],
     }

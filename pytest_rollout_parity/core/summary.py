@@ -224,6 +224,8 @@ class Summary:
     files: Optional[Files] = None
     aggregate_metrics: Optional[AggregateMetrics] = None
     run: Optional[RunOutcome] = None
+    #: the note that both sides hold the same rows (docs/semantics.md, "Copies"), or None
+    copies: Optional[str] = None
 
     def hook_verdicts(self) -> list[TaskSummary]:
         """The tasks whose outcome a hook changed, in task order."""
@@ -334,4 +336,5 @@ def build_summary(
         files=files,
         aggregate_metrics=metrics,
         run=outcome,
+        copies=result.copies,
     )

@@ -12,6 +12,8 @@ from typing import NamedTuple, Optional
 from .model import Side
 from .summary import Summary
 
+#: Said in every verdict line of two sides that hold the same rows (the full note is among the notes).
+COPY_WORDS = "both files hold the same rows: was the new server run?"
 REGRESSED = "new regressed"  # a flip the old side wins
 IMPROVED = "new improved"  # a flip the new side wins
 
@@ -68,7 +70,7 @@ def verdict_words(summary: Summary) -> str:
                 f"({counts.masked} masked, {counts.missing} missing; see below)")
     differs = counts.flipped or counts.flipped_agent_error or counts.masked or counts.missing
     if not differs:
-        words = f"no difference in {summary.compared} compared tasks"
+        words = f"no difference in {plural(summary.compared, 'compared task')}"
     else:
         parts = [f"{plural(counts.flipped_old_win, 'task')} regressed", f"{counts.flipped_new_win} improved"]
         if counts.flipped_agent_error:
@@ -82,6 +84,8 @@ def verdict_words(summary: Summary) -> str:
     if decision is not None and decision.lower_bound is not None:
         shown = "within" if decision.passed else "NOT shown within"
         words += f"; mean difference {shown} the margin {decision.margin:g}"
+    if summary.copies is not None:
+        words += f"; {COPY_WORDS}"
     return words
 
 

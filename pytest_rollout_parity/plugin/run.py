@@ -11,6 +11,8 @@ from typing import Optional
 
 from ..core.aggregate import AggregateCheck, check_side
 from ..core.api import compare_loaded
+from ..core.copies import COPY_NAME
+from ..core.coverage import COVERAGE_NAME, Coverage, coverage
 from ..core.loading import LoadedSide, sidecar_display, sidecar_path
 from ..core.margin import AGGREGATE_NAME, Aggregate, FlipJudgement, equivalence, judge_flips
 from ..core.model import CompareResult
@@ -52,8 +54,8 @@ class ParityRun:
             for name, side in (("old", old), ("new", new))
             if (check := check_side(side.path, side.display, side.agent, side.facts, name)) is not None
         }
-        # the equivalence item's name is reserved in both modes, so a task's node id does not depend on the mode
-        names = tuple(item_names([t.task for t in result.tasks], reserved=[AGGREGATE_NAME]))
+        # the run-wide items' names are reserved in every run, so a task's node id does not depend on the mode
+        names = tuple(item_names([t.task for t in result.tasks], reserved=[AGGREGATE_NAME, COVERAGE_NAME, COPY_NAME]))
         return cls(settings, old, new, result, names, roots, aggregate)
 
     @cached_property
@@ -74,6 +76,11 @@ class ParityRun:
         if self.settings.margin is None:
             return None
         return equivalence(self.paired.stats, self.settings.margin)
+
+    @cached_property
+    def coverage(self) -> Coverage:
+        """The new side's coverage of the old side's tasks, against the limits."""
+        return coverage(self.result, self.settings.max_missing, self.settings.max_masked)
 
     def flip_message(self, index: int) -> str:
         """The failure message of the flip at ``index`` (reads its verifier log)."""
