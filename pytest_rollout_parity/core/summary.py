@@ -51,6 +51,8 @@ class RunInfo:
     aggregate: Mapping[str, AggregateCheck] = field(default_factory=dict)
     #: the verdicts hooks changed, by task label (from the items' reports, so xdist workers' too)
     hook_verdicts: Mapping[str, HookVerdict] = field(default_factory=dict)
+    #: the run only collected its items (--collect-only): none ran
+    collect_only: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,6 +206,7 @@ class RunOutcome:
     selected: Optional[int]
     verdicts_changed_by_hook: int
     outcomes: tuple[tuple[str, int], ...]
+    collect_only: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,6 +229,8 @@ class Summary:
     run: Optional[RunOutcome] = None
     #: the note that both sides hold the same rows (docs/semantics.md, "Copies"), or None
     copies: Optional[str] = None
+    #: margin mode: how many flips were shown not to be noise (they fail); None otherwise
+    failing_flips: Optional[int] = None
 
     def hook_verdicts(self) -> list[TaskSummary]:
         """The tasks whose outcome a hook changed, in task order."""
@@ -296,8 +301,11 @@ def build_summary(
     *,
     paired: Optional[PairedSection] = None,
     margin: Optional[float] = None,
+    failing_flips: Optional[int] = None,
 ) -> Summary:
     """The summary of a comparison and, in a pytest run, of what the run did.
+
+    ``failing_flips`` (margin mode) is how many flips were shown not to be noise, and so fail.
 
     ``paired`` is the result's paired section when the caller already has it (else computed);
     with a ``margin`` the summary also holds the aggregate equivalence decision.
@@ -313,7 +321,7 @@ def build_summary(
         files = Files(old=run.old_file, new=run.new_file, old_sidecar=run.old_sidecar, new_sidecar=run.new_sidecar)
         metrics = AggregateMetrics(old=run.aggregate.get("old"), new=run.aggregate.get("new"))
         outcome = RunOutcome(selected=run.selected, verdicts_changed_by_hook=run.verdicts_changed,
-                             outcomes=tuple(run.outcomes.items()))
+                             outcomes=tuple(run.outcomes.items()), collect_only=run.collect_only)
     return Summary(
         counts=Counts(**result.counts()),
         join=Join(
@@ -337,4 +345,5 @@ def build_summary(
         aggregate_metrics=metrics,
         run=outcome,
         copies=result.copies,
+        failing_flips=failing_flips,
     )

@@ -73,6 +73,9 @@ def verdict_words(summary: Summary) -> str:
         words = f"no difference in {plural(summary.compared, 'compared task')}"
     else:
         parts = [f"{plural(counts.flipped_old_win, 'task')} regressed", f"{counts.flipped_new_win} improved"]
+        if summary.failing_flips is not None and counts.flipped:
+            parts[-1] += (f" ({summary.failing_flips} of these {plural(counts.flipped, 'flip')} fail, "
+                          f"{counts.flipped - summary.failing_flips} within noise)")
         if counts.flipped_agent_error:
             parts.append(f"{plural(counts.flipped_agent_error, 'rerun candidate')} (agent errors)")
         if counts.masked:
@@ -86,7 +89,22 @@ def verdict_words(summary: Summary) -> str:
         words += f"; mean difference {shown} the margin {decision.margin:g}"
     if summary.copies is not None:
         words += f"; {COPY_WORDS}"
-    return words
+    return words + _narrowed(summary)
+
+
+def _narrowed(summary: Summary) -> str:
+    """For a run that ran fewer task items than the file has (-k, --lf, a node id, --collect-only):
+    the counts are the whole file's, and what the selected items did."""
+    run = summary.run
+    if run is None:
+        return ""
+    tasks = summary.counts.tasks
+    if run.collect_only:
+        return f"; counts of the whole file ({plural(tasks, 'task')}): collected only, no item ran"
+    if run.selected is None or run.selected >= tasks:
+        return ""
+    failed = dict(run.outcomes).get("failed", 0)
+    return f"; counts of the whole file: {run.selected} of {plural(tasks, 'task')} selected, {failed} of them failed"
 
 
 def category_rows(summary: Summary) -> list[tuple[str, int, str]]:

@@ -94,7 +94,7 @@ class ParityRun:
 
     def run_info(self, selected: Optional[int] = None, verdicts_changed: int = 0,
                  outcomes: Optional[dict[str, int]] = None,
-                 hook_verdicts: Optional[dict[str, HookVerdict]] = None) -> RunInfo:
+                 hook_verdicts: Optional[dict[str, HookVerdict]] = None, collect_only: bool = False) -> RunInfo:
         """What the run adds to the summary: files, selection, hook verdicts, outcomes."""
         return RunInfo(
             old_file=self.old.display,
@@ -107,6 +107,7 @@ class ParityRun:
             outcomes=outcomes or {},
             aggregate=self.aggregate,
             hook_verdicts=hook_verdicts or {},
+            collect_only=collect_only,
         )
 
 

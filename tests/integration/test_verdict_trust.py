@@ -109,3 +109,29 @@ def test_a_copy_is_named_and_fails_its_own_item_under_strict(gate: Gate) -> None
     strict.assert_outcomes(passed=2, failed=1)
     strict.stdout.fnmatch_lines([f"FAILED new/rollouts.jsonl::parity-copy - {note[:40]}*"])
     assert junit_cases(gate.path / "out.xml")["parity-copy"].find("failure") is not None
+
+
+def test_a_narrowed_run_says_its_counts_are_the_whole_files(gate: Gate) -> None:
+    from .conftest import section
+
+    args = gate.mixed()
+    narrowed = gate.run(*args, "-k", "fix-git")
+    assert narrowed.ret == 0
+    assert section(narrowed)[0].endswith("; counts of the whole file: 1 of 7 tasks selected, 0 of them failed")
+    collected = gate.run(*args, "--collect-only")
+    assert section(collected)[0].endswith("; counts of the whole file (7 tasks): collected only, no item ran")
+    whole = gate.run(*args)
+    assert "counts of the whole file" not in section(whole)[0]
+
+
+def test_margin_mode_names_the_flips_that_fail_and_those_within_noise(gate: Gate) -> None:
+    from .conftest import section
+
+    # t0 lost all 8 rollouts (not noise: it fails); t1 lost one of 8 (within noise: it xfails)
+    old = [harbor_row(f"t{i}", 1.0, index=i, rollout=r) for i in range(4) for r in range(8)]
+    new = [harbor_row(f"t{i}", 0.0 if i == 0 else (0.0 if (i == 1 and r == 0) else 1.0), index=i, rollout=r)
+           for i in range(4) for r in range(8)]
+    result = gate.run(*gate.pair(old, new), "--parity-margin=0.5")
+    assert section(result)[0].startswith(
+        "parity: 2 tasks regressed, 0 improved (1 of these 2 flips fail, 1 within noise); 2 identical")
+    result.stdout.fnmatch_lines(["FAILED new/rollouts.jsonl::t0 - *"])
