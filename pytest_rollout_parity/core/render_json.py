@@ -64,6 +64,8 @@ def json_dict(summary: Summary) -> dict[str, Any]:
     }
     if summary.aggregate is not None:
         data["aggregate"] = asdict(summary.aggregate)
+    if summary.coverage is not None:
+        data["coverage"] = asdict(summary.coverage)
     if summary.files is not None:
         data["files"] = asdict(summary.files)
     if summary.aggregate_metrics is not None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Optional, TypeVar
 
 from .aggregate import AggregateCheck
+from .coverage import Coverage
 from .margin import Aggregate, equivalence
 from .model import Category, CompareResult, Side, TaskComparison, TaskSide
 from .paired import PairedSection, paired_section
@@ -231,6 +232,8 @@ class Summary:
     copies: Optional[str] = None
     #: margin mode: how many flips were shown not to be noise (they fail); None otherwise
     failing_flips: Optional[int] = None
+    #: in a pytest run, the new side's coverage of the old side's tasks against the limits
+    coverage: Optional[Coverage] = None
 
     def hook_verdicts(self) -> list[TaskSummary]:
         """The tasks whose outcome a hook changed, in task order."""
@@ -302,6 +305,7 @@ def build_summary(
     paired: Optional[PairedSection] = None,
     margin: Optional[float] = None,
     failing_flips: Optional[int] = None,
+    coverage: Optional[Coverage] = None,
 ) -> Summary:
     """The summary of a comparison and, in a pytest run, of what the run did.
 
@@ -346,4 +350,5 @@ def build_summary(
         run=outcome,
         copies=result.copies,
         failing_flips=failing_flips,
+        coverage=coverage,
     )

@@ -56,7 +56,7 @@ class ParitySummary:
             failing = sum(1 for task, judgement in zip(self.run.result.tasks, self.run.judgements)
                           if task.category == "flipped" and judgement is not None and judgement.regression)
         self.summary = build_summary(self.run.result, info, paired=self.run.paired, margin=self.run.settings.margin,
-                                     failing_flips=failing)
+                                     failing_flips=failing, coverage=self.run.coverage)
         json_path = self.run.settings.json_path
         if json_path is not None:
             try:

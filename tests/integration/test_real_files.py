@@ -147,3 +147,18 @@ def test_a_category_task_name_is_passed_over_with_a_note(gate: Gate) -> None:
                for line in body), body
     assert "note: both sides: task_name is not a task id here: 'knights_knaves' holds 5 different prompts " \
            "(5 rows; _ng_task_index 0, 1, 2, 3, 4); passed over" in body
+
+
+def test_one_task_at_two_input_indices_keeps_its_id_and_a_real_flip_shows(gate: Gate) -> None:
+    rel = "resources_servers/bigcodebench/data/example_rollouts.jsonl"
+    rows = read_rows(REAL / rel)
+    new = [dict(r) for r in rows]
+    duplicate = dict(rows[0], _ng_task_index=len(rows))  # the new dataset lists this task twice
+    new.append(duplicate)
+    flipped = next(r for r in new if r["reward"] == 1.0 and r["task_id"] != duplicate["task_id"])
+    flipped["reward"] = 0.0
+    result, summary = gate_json(gate, *gate.pair((REAL / rel).read_bytes().decode("utf-8"), dump(new)))
+    assert result.ret == 1
+    assert summary["join"]["old_key"] == summary["join"]["new_key"] == "task_id"
+    assert summary["counts"]["flipped"] == 1 and summary["counts"]["missing"] == 0
+    result.stdout.fnmatch_lines([f"FAILED new/rollouts.jsonl::{flipped['task_id']} - new regressed*"])

@@ -44,9 +44,12 @@ def test_a_new_run_that_covered_a_tenth_fails_the_coverage_item(gate: Gate) -> N
     from .conftest import junit_cases, junit_properties
 
     old, new = _ten_and_one()
-    result = gate.run(*gate.pair(old, new), "--junitxml=out.xml")
+    result = gate.run(*gate.pair(old, new), "--junitxml=out.xml", "--parity-json=summary.json")
     assert result.ret == 1
     result.assert_outcomes(passed=1, failed=1, xfailed=9)
+    data = json.loads((gate.path / "summary.json").read_text(encoding="utf-8"))["coverage"]
+    assert (data["old_tasks"], data["missing"], data["masked"], data["passed"]) == (10, 9, 0, False)
+    assert data["max_missing"] == {"text": "20%", "count": None, "percent": 20.0}
     result.stdout.fnmatch_lines([
         "*_ parity-coverage _*",
         "9 of 10 old task(s) missing from the new side (over the limit 20% = 2)",
