@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Optional
 
 from .agents import AgentFilter
 from .classify import SideInput, compare_sides
+from .copies import copies_note
 from .errors import CompareInputError
 from .identity import REASON_BORROWED, REASON_GIVEN, KeyChoice
 from .loading import LoadedSide, load_side
@@ -70,7 +72,27 @@ def compare_rollouts(
     if not old.facts and not new.facts:
         raise CompareInputError("no rows on either side: nothing to compare")
     _borrow_keys(old, new, old_key, new_key)
-    return compare_sides(old, new)
+    return _with_copies(compare_sides(old, new))
+
+
+def _with_copies(result: CompareResult, old: Optional[LoadedSide] = None,
+                 new: Optional[LoadedSide] = None) -> CompareResult:
+    """The result with its copies note first among the notes, when both sides hold the same rows.
+
+    Not for one file compared with itself (a smoke test, named as such).
+    """
+    if old is not None and new is not None:
+        try:
+            if os.path.samefile(old.path, new.path):
+                return result
+        except OSError:
+            pass
+        note = copies_note(result, (old.path, new.path), (old.sidecar, new.sidecar))
+    else:
+        note = copies_note(result)
+    if note is None:
+        return result
+    return replace(result, copies=note, notes=[note, *result.notes])
 
 
 def _side_input(side: LoadedSide) -> SideInput:
@@ -106,7 +128,7 @@ def compare_loaded(
     """Classify two streamed sides; a side whose rows name no task borrows the other's key."""
     old_input, new_input = _side_input(old), _side_input(new)
     _borrow_keys(old_input, new_input, old_key or key, new_key or key)
-    return compare_sides(old_input, new_input)
+    return _with_copies(compare_sides(old_input, new_input), old, new)
 
 
 def compare_files(

@@ -46,6 +46,11 @@ ENCODED_FIELDS: tuple[str, ...] = (PROMPT,)
 REWARD = "reward"
 MASK_SAMPLE = "mask_sample"
 FAILURE_KIND = "failure_kind"
+#: Old builds of judge servers (gdpval, aalcr) wrote a reward-0 main row with this set when the
+#: judge's answer could not be read: no verdict, masked wherever it appears.
+INVALID_JUDGE = "invalid_judge_response"
+#: A sidecar record of the newest collector for a rollout left out on purpose: masked, never scored.
+OMITTED = "_ng_omitted"
 
 # --- agent-level errors reported on a scored row -------------------------------------------
 
@@ -87,7 +92,11 @@ FAILURE_CLASS = "_ng_failure_class"
 FAILURE_RECORD = "_ng_failure_record"
 #: Fields only a failure record carries: such a row that names no task is anonymous.
 FAILURE_MARKERS: tuple[str, ...] = (FAILURE_CLASS, FAILURE_RECORD)
-SIDECAR_FIELDS: tuple[str, ...] = (TASK_INDEX, ROLLOUT_INDEX, *FAILURE_MARKERS)
+#: The newest collector's execution number of a logical rollout: the highest one stands.
+ATTEMPT_INDEX = "_ng_attempt_index"
+#: The newest collector's run id; with the task and rollout index it names one logical rollout.
+RUN_ID = "_ng_run_id"
+SIDECAR_FIELDS: tuple[str, ...] = (TASK_INDEX, ROLLOUT_INDEX, *FAILURE_MARKERS, ATTEMPT_INDEX, RUN_ID, OMITTED)
 
 # --- read on demand, from the full row of a shown flip --------------------------------------
 
@@ -99,7 +108,7 @@ EMBEDDED_OUTPUT_FIELDS: tuple[str, ...] = ("test_output", "verifier_stdout", "ve
 #: Every path a row is reduced from at load time, besides the join field(s). The presence of
 #: :data:`REWARD` itself matters too: a file none of whose rows has it is not a rollouts file.
 LOAD_FIELDS: tuple[str, ...] = (
-    REWARD, MASK_SAMPLE, FAILURE_KIND, *AGENT_ERROR_FIELDS, AGENT_NAME, *SIDECAR_FIELDS
+    REWARD, MASK_SAMPLE, FAILURE_KIND, INVALID_JUDGE, *AGENT_ERROR_FIELDS, AGENT_NAME, *SIDECAR_FIELDS
 )
 
 

@@ -8,6 +8,8 @@ candidate fields that every row so far carries. After the id candidates come NeM
 from __future__ import annotations
 
 import json
+import zlib
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -17,6 +19,7 @@ from .fields import IDENTITY_FALLBACKS, KEY_CANDIDATES, PROMPT, TASK_INDEX
 from .naming import listed, natural_key
 from .prompt import is_prompt, prompt_label
 from .rows import lookup
+from .skeleton import EncodedJSON
 
 #: (taskset or None, task id)
 TaskIdent = tuple[Optional[str], str]
@@ -31,6 +34,26 @@ REASON_ID_FIELD = "an id field every row carries"
 REASON_TASK_INDEX = "no task id field on every row"
 REASON_PROMPT = "the prompt: no task id field and no _ng_task_index on every row"
 REASON_BORROWED = "borrowed from the other side: no row names a task"
+
+#: A row's candidate values carry, under this name, a cheap fingerprint of its prompt (detection
+#: only): it shows, without labelling every prompt, whether an id value holds several prompts.
+FINGERPRINT = "#prompt"
+
+
+def prompt_fingerprint(prompt: Any) -> Optional[int]:
+    """A cheap fingerprint of a prompt as the row spells it (None for no prompt).
+
+    The same prompt spelled alike gives the same number in every process. Two spellings of one
+    prompt (the skeleton's bytes beside a fully parsed line) may differ: a value that seems to hold
+    several prompts is confirmed on the prompts' labels before anything is decided on it.
+    """
+    if not is_prompt(prompt):
+        return None
+    if isinstance(prompt, EncodedJSON):
+        data = bytes(prompt)  # type: ignore[call-overload]
+    else:
+        data = json.dumps(prompt, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
+    return zlib.crc32(data) | (len(data) << 32)
 
 
 def ident_of(value: Any) -> TaskIdent:
@@ -103,6 +126,8 @@ class KeyVote:
             name: [] for name in ((key,) if key else KEY_CANDIDATES + IDENTITY_FALLBACKS)
         }
         self.voters = 0
+        #: each row's prompt fingerprint (detection only; None: no prompt, or an anonymous row)
+        self.fingerprints: list[Optional[int]] = []
         self._idents: dict[TaskIdent, TaskIdent] = {}
         self._scalars: dict[type, dict[Any, TaskIdent]] = {str: {}, int: {}}
 
@@ -122,6 +147,8 @@ class KeyVote:
                 values[PROMPT] = prompt_label(prompt)
             else:
                 values[PROMPT] = DEFERRED
+            if not self.explicit:
+                values[FINGERPRINT] = prompt_fingerprint(prompt)
         return values
 
     def add(self, values: dict[str, Any], *, anonymous: bool = False) -> Optional[str]:
@@ -130,8 +157,11 @@ class KeyVote:
             if self.cells:
                 for name, column in self.columns.items():
                     column.append(self._cell(values.get(name)) if name in IDENTITY_FALLBACKS else None)
+                self.fingerprints.append(None)
             return None
         self.voters += 1
+        if self.cells:
+            self.fingerprints.append(values.get(FINGERPRINT))
         scalars = self._scalars
         for name, column in list(self.columns.items()):
             value = values.get(name)
@@ -174,8 +204,12 @@ class KeyVote:
         ident = ident_of(value)
         return self._idents.setdefault(ident, ident)
 
-    def choose(self) -> KeyChoice:
-        """The first candidate every voting row carries and that is no category; then the fallbacks."""
+    def choose(self, prompt_at: Optional[Callable[[int], Any]] = None) -> KeyChoice:
+        """The first candidate every voting row carries and that is no category; then the fallbacks.
+
+        ``prompt_at(row)`` gives a row's prompt again, to label the prompts of an id value that
+        seems to hold several (:meth:`_category`).
+        """
         if self.voters == 0 or not self.columns:
             return KeyChoice(None, [])
         prompts = self.columns.get(PROMPT) if not self.explicit else None
@@ -184,27 +218,88 @@ class KeyVote:
         notes: list[str] = []
         passed_over: list[str] = []
         for name, column in self.columns.items():
+            passed = f"{', '.join(passed_over)} passed over: a category" if passed_over else ""
             if name == TASK_INDEX:
-                reason = f"{', '.join(passed_over)} passed over: a category" if passed_over else REASON_TASK_INDEX
-                return KeyChoice(name, column, reason, notes, prompts)
+                return KeyChoice(name, column, passed or REASON_TASK_INDEX, notes, prompts)
             if name == PROMPT:
-                return KeyChoice(name, column, REASON_PROMPT, notes, prompts)
-            category = self._category(name)
+                return KeyChoice(name, column, passed or REASON_PROMPT, notes, prompts)
+            category = self._category(name, prompt_at, notes)
             if category is None:
                 return KeyChoice(name, column, REASON_ID_FIELD, notes)
             passed_over.append(name)
             notes.append(category)
         return KeyChoice(None, [])
 
-    def _category(self, name: str) -> Optional[str]:
-        """Why the candidate is a category, not a task id, when `_ng_task_index` shows it; else None.
+    def _label(self, index: int, prompt_at: Optional[Callable[[int], Any]]) -> Optional[TaskIdent]:
+        """Row ``index``'s prompt label, worked out now (and kept) when it was deferred."""
+        column = self.columns[PROMPT]
+        label = column[index]
+        if label is DEFERRED and prompt_at is not None:
+            label = column[index] = self._cell(prompt_label(prompt_at(index)))
+        return None if label is DEFERRED else label
 
-        It is one when a value of it is on several task indices while no task index has several of
-        its values (a file merged from several runs reuses indices: then neither field decides).
-        NeMo Gym's own `_ng_task_id` names a task by construction and is not checked.
+    def _category(self, name: str, prompt_at: Optional[Callable[[int], Any]], notes: list[str]) -> Optional[str]:
+        """Why the candidate is a category, not a task id; else None (docs/semantics.md).
+
+        On the prompts when every voting row has one (:meth:`_prompt_category`), else on
+        `_ng_task_index` (:meth:`_index_category`). NeMo Gym's own `_ng_task_id` names a task by
+        construction and is not checked.
         """
+        if name == "_ng_task_id":
+            return None
+        if PROMPT in self.columns and len(self.fingerprints) == len(self.columns[name]):
+            return self._prompt_category(name, prompt_at, notes)
+        return self._index_category(name)
+
+    def _prompt_category(
+        self, name: str, prompt_at: Optional[Callable[[int], Any]], notes: list[str]
+    ) -> Optional[str]:
+        """A category when one of its values holds two or more different prompts, each recurring
+        across its own repeats, or each on as many rows as the others (once each: one rollout a
+        task). A value whose prompts fit neither (some once, some repeated) is kept, with a note.
+
+        Decided on the prompts' labels (reader-independent); the fingerprints only pick the values
+        worth labelling."""
+        rows_of: dict[TaskIdent, list[int]] = {}
+        seen: dict[TaskIdent, set[int]] = {}
+        for index, (value, fingerprint) in enumerate(zip(self.columns[name], self.fingerprints)):
+            if value is None or fingerprint is None:
+                continue
+            rows_of.setdefault(value, []).append(index)
+            seen.setdefault(value, set()).add(fingerprint)
+        suspects = [value for value, prints in seen.items() if len(prints) > 1]
+        if not suspects:
+            return None
+        for value in sorted(suspects, key=lambda v: (-len(seen[v]), _full(v))):
+            counts = Counter(self._label(index, prompt_at) for index in rows_of[value])
+            counts.pop(None, None)
+            if len(counts) < 2:
+                continue
+            if min(counts.values()) > 1 or len(set(counts.values())) == 1:
+                return (
+                    f"{name} is not a task id here: {_full(value)!r} holds {len(counts)} different prompts "
+                    f"({len(rows_of[value])} rows{self._indices_of(rows_of[value])}); passed over"
+                )
+            notes.append(
+                f"{name} {_full(value)!r} holds {len(counts)} different prompts that do not recur as repeats do; "
+                "kept as one task (name the key with --parity-key if they are different tasks)"
+            )
+        return None
+
+    def _indices_of(self, rows: list[int]) -> str:
+        """`; _ng_task_index 0, 1, ...` for the rows (up to five, natural order), when rows carry it."""
+        column = self.columns.get(TASK_INDEX)
+        if column is None:
+            return ""
+        return f"; {TASK_INDEX} " + _some({ident for i in rows if (ident := column[i]) is not None})
+
+    def _index_category(self, name: str) -> Optional[str]:
+        """Without prompts: a category when a value of it is on several task indices while no task
+        index has several of its values and there are at most half as many values as indices (one
+        task listed at two indices is no category; a file merged from several runs reuses indices,
+        and then neither field decides)."""
         indexes = self.columns.get(TASK_INDEX)
-        if indexes is None or name == "_ng_task_id":
+        if indexes is None:
             return None
         spread: dict[TaskIdent, set[TaskIdent]] = {}
         values_of: dict[TaskIdent, TaskIdent] = {}
@@ -215,14 +310,19 @@ class KeyVote:
                 return None
             spread.setdefault(value, set()).add(index)
         widest = max(spread.items(), key=lambda item: len(item[1]), default=None)
-        if widest is None or len(widest[1]) < 2:
+        if widest is None or len(widest[1]) < 2 or 2 * len(spread) > len(values_of):
             return None
         value, indices = widest
         return (
             f"{name} is not a task id here: {_full(value)!r} is on {len(indices)} task indices "
-            f"(_ng_task_index {', '.join(sorted((i for _, i in indices), key=natural_key)[:5])}"
-            f"{', ...' if len(indices) > 5 else ''}); passed over"
+            f"({TASK_INDEX} {_some(indices)}); passed over"
         )
+
+
+def _some(indices: set[TaskIdent]) -> str:
+    """Up to five task indices in natural order, `...` after them when there are more."""
+    shown = sorted((i for _, i in indices), key=natural_key)
+    return ", ".join(shown[:5]) + (", ..." if len(shown) > 5 else "")
 
 
 def no_key_message(path: str) -> str:

@@ -36,7 +36,7 @@ def coverage_path(path: Path) -> Path:
 
 
 @dataclass(frozen=True)
-class Coverage:
+class Inventory:
     """One side's inventory (summed over its files) and the scored rows the gate counted there."""
 
     #: the coverage file(s) as messages name them
@@ -68,10 +68,10 @@ class Coverage:
 
 
 @dataclass(frozen=True)
-class CoverageRead:
+class InventoryRead:
     """What reading a side's coverage gave: the inventory, or the note saying why there is none."""
 
-    coverage: Optional[Coverage]
+    coverage: Optional[Inventory]
     note: Optional[str] = None
 
 
@@ -80,8 +80,8 @@ def gate_measured(facts: Sequence[RowFacts]) -> int:
     return sum(1 for f in facts if f.origin is RowOrigin.MAIN and f.reward is not None and f.mask is None)
 
 
-def read_coverage(paths: Sequence[Path], displays: Sequence[str], facts: Sequence[RowFacts],
-                  side: str) -> Optional[CoverageRead]:
+def read_inventory(paths: Sequence[Path], displays: Sequence[str], facts: Sequence[RowFacts],
+                  side: str) -> Optional[InventoryRead]:
     """The side's coverage summed over its files (None when none of them has a coverage file)."""
     found = [(coverage_path(p), str(_coverage_name(Path(d)))) for p, d in zip(paths, displays)]
     found = [(path, shown) for path, shown in found if path.exists() or path.is_symlink()]
@@ -92,10 +92,10 @@ def read_coverage(paths: Sequence[Path], displays: Sequence[str], facts: Sequenc
         try:
             counts = _counts(read_small(path, MAX_BYTES))
         except (SmallFileError, ValueError) as exc:
-            return CoverageRead(None, f"{side} side: {shown} ignored: {str(exc)[:200]}")
+            return InventoryRead(None, f"{side} side: {shown} ignored: {str(exc)[:200]}")
         for name in FIELDS:
             totals[name] += counts[name]
-    return CoverageRead(Coverage(tuple(shown for _, shown in found), totals, gate_measured(facts)))
+    return InventoryRead(Inventory(tuple(shown for _, shown in found), totals, gate_measured(facts)))
 
 
 def _counts(data: bytes) -> dict[str, int]:

@@ -17,7 +17,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any, BinaryIO, Optional, TypeVar
 
-from .agents import AgentFilter
+from .agents import AgentFilter, agent_of
+from .attempts import Attempts, carries_stamp
 from .errors import CompareInputError
 from .fields import ROLLOUT_INDEX, TASK_INDEX
 from .identity import KeyChoice, TaskIdent
@@ -153,7 +154,7 @@ def _objects(
                 start += 3
             if line_no == 1 and raw.startswith(LFS_POINTER):
                 raise CompareInputError(f"{display}: a Git LFS pointer, not the file: run git lfs pull")
-            if not raw or raw.isspace():
+            if not raw or raw.isspace() or _unicode_blank(raw):
                 continue
             if first:
                 check_first_line(raw.strip(), f"{display}:{line_no}")
@@ -175,6 +176,16 @@ def _objects(
         raise CompareInputError(f"{display}: cannot read: {reason}") from None
     if report is not None:
         report()
+
+
+def _unicode_blank(raw: bytes) -> bool:
+    """A line of whitespace beyond ASCII only (U+00A0, U+2028, U+3000...): blank, like an empty one.
+
+    A JSON object line starts with ``{`` once ASCII whitespace is stripped, so only a line whose
+    first other byte is not ASCII is decoded to check.
+    """
+    stripped = raw.lstrip()
+    return stripped[0] >= 0x80 and raw.decode("utf-8", "replace").isspace()
 
 
 def read_object_at(path: Path, offset: int, reader: Optional[RowAt] = None) -> dict[str, Any]:
@@ -308,20 +319,56 @@ def _sidecar_pairs(sidecar: Optional[Path], shown: str) -> Optional[frozenset[tu
         return None
 
 
+def _attempts(
+    path: Path, display: str, sidecar: Optional[Path], shown: str, agents: Optional[AgentFilter]
+) -> Optional[Attempts]:
+    """The standing execution of each logical rollout, when the side's files carry attempt stamps.
+
+    None for a side without the stamp (read line by line, as legacy files are), and when a file
+    cannot be read in full here (reading it in turn words the error). Only the compared agent's
+    rows and records are seen (``agents``: as the read that follows keeps them).
+    """
+    if not (carries_stamp(path) or carries_stamp(sidecar)):
+        return None
+    attempts = Attempts()
+    wanted = agents.wanted if agents is not None else None
+    try:
+        for file, name, main in ((path, display, True), (sidecar, shown, False)):
+            if file is None:
+                continue
+            for line_no, _, row in iter_objects(file, name, skeleton_decoder(None)):
+                if main and wanted is not None and agent_of(row) != wanted:
+                    continue
+                if not main and agents is not None and not agents.keep_record(row):
+                    continue
+                attempts.see(row, main=main, line=line_no)
+    except CompareInputError:
+        return None
+    return attempts
+
+
 def _standing_sidecar(
     sidecar: Optional[Path],
     shown: str,
     scored: set[tuple[Any, Any]],
     prepare: Callable[[int, int, dict[str, Any]], T],
     keep: Callable[[dict[str, Any]], bool] = lambda record: True,
+    attempts: Optional[Attempts] = None,
 ) -> list[T]:
     """A sidecar's standing records (none without one), each through ``prepare``.
 
     Records are prepared as they are read, so only what ``prepare`` keeps stays in memory; those
-    ``keep`` rejects (another agent's) are dropped first.
+    ``keep`` rejects (another agent's) are dropped first. With ``attempts`` (a side that carries
+    attempt stamps) a record stands when it is its logical rollout's newest execution.
     """
     if sidecar is None:
         return []
+    if attempts is not None:
+        return [
+            prepare(line_no, offset, record)
+            for line_no, offset, record in iter_objects(sidecar, shown)
+            if keep(record) and attempts.stands(record, main=False, line=line_no)
+        ]
     records = [
         (index_pair(record), prepare(line_no, offset, record))
         for line_no, offset, record in iter_objects(sidecar, shown)
@@ -350,13 +397,17 @@ def read_side(
     """
     decode = None if keep else skeleton_decoder(builder.key)
     sidecar, shown = _existing_sidecar(path), sidecar_display(display, path)
+    attempts = _attempts(path, display, sidecar, shown, agents)
     scored: set[tuple[Any, Any]] = set()  # (task, rollout) pairs of the sidecar's records scored here
-    wanted = _sidecar_pairs(sidecar, shown)  # None: every pair (the sidecar's are not known)
+    # None: every pair (the sidecar's are not known); with attempt stamps, the attempts decide
+    wanted = _sidecar_pairs(sidecar, shown) if attempts is None else frozenset()
     main = RowOrigin.MAIN
     for line_no, offset, row in iter_objects(path, display, decode, progress):
         if check_first is not None and not builder.rows:
             check_first(row)
         if agents is not None and not agents.keep(row):
+            continue
+        if attempts is not None and not attempts.stands(row, main=True, line=line_no):
             continue
         builder.add_row(row, RowSource(f"{display}:{line_no}", line_no, main, offset), keep=keep)
         if wanted is None or wanted:
@@ -370,10 +421,13 @@ def read_side(
         return builder.prepare(record, RowSource(f"{shown}:{line_no}", line_no, RowOrigin.SIDECAR, offset), keep=keep)
 
     standing = _standing_sidecar(
-        sidecar, shown, scored, prepare, agents.keep_record if agents is not None else lambda record: True
+        sidecar, shown, scored, prepare, agents.keep_record if agents is not None else lambda record: True,
+        attempts,
     )
     for pending in standing:
         builder.add(pending)
+    if attempts is not None:
+        builder.superseded = attempts.superseded
     if not builder.rows:
         raise CompareInputError(f"{display}: no rows at all: the file holds no JSON object")
     return sidecar

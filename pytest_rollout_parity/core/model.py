@@ -165,6 +165,8 @@ class CompareResult:
     notes: list[str] = field(default_factory=list)
     old_key_reason: str = ""
     new_key_reason: str = ""
+    #: the note saying both sides hold the same rows (docs/semantics.md, "Copies"), or None
+    copies: Optional[str] = None
 
     def by_category(self, category: Category) -> list[TaskComparison]:
         """The tasks of one category, in task order."""

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .aggregate import AggregateCheck
-from .inventory import Coverage
+from .inventory import Inventory
 from .model import CompareResult
 from .paired import PairedSection
 from .summary import Paired, RunInfo, SideSummary, Summary, TaskSummary, build_summary
@@ -50,11 +50,11 @@ def _check(check: Optional[AggregateCheck]) -> Optional[dict[str, Any]]:
     return None if check is None else asdict(check)
 
 
-def _coverage(coverage: Optional[Coverage]) -> Optional[dict[str, Any]]:
-    if coverage is None:
+def _inventory(inventory: Optional[Inventory]) -> Optional[dict[str, Any]]:
+    if inventory is None:
         return None
-    return {"files": list(coverage.files), **coverage.counts, "gate_measured": coverage.gate_measured,
-            "unfinished": coverage.unfinished}
+    return {"files": list(inventory.files), **inventory.counts, "gate_measured": inventory.gate_measured,
+            "unfinished": inventory.unfinished}
 
 
 def json_dict(summary: Summary) -> dict[str, Any]:
@@ -66,18 +66,21 @@ def json_dict(summary: Summary) -> dict[str, Any]:
         "compared": summary.compared,
         "nothing_compared": summary.nothing_compared,
         "notes": list(summary.notes),
+        "copies": summary.copies,
         "paired": _paired(summary.paired),
         "tasks": [_task(task) for task in summary.tasks],
     }
     if summary.aggregate is not None:
         data["aggregate"] = asdict(summary.aggregate)
+    if summary.coverage is not None:
+        data["coverage"] = asdict(summary.coverage)
     if summary.files is not None:
         data["files"] = asdict(summary.files)
     if summary.aggregate_metrics is not None:
         metrics = summary.aggregate_metrics
         data["aggregate_metrics"] = {"old": _check(metrics.old), "new": _check(metrics.new)}
-    if summary.coverage is not None:
-        data["coverage"] = {side: _coverage(summary.coverage.side(side)) for side in ("old", "new")}
+    if summary.inventory is not None:
+        data["inventory"] = {side: _inventory(summary.inventory.side(side)) for side in ("old", "new")}
     if summary.run is not None:
         data["run"] = {
             "selected": summary.run.selected,

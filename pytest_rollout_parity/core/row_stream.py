@@ -10,7 +10,7 @@ its whole side, the child peaked 13 MB higher on a 1 GB file).
 Each frame is a 4-byte big-endian length, then ``marshal`` of one of::
 
     ("rows", [row, ...])          row: (facts, candidate values, anonymous, has a reward field)
-    ("end", sidecar path or None, compared agent or None, {agent: rows})
+    ("end", sidecar path or None, compared agent or None, {agent: rows}, superseded attempts)
     ("input-error", message)
 """
 
@@ -108,7 +108,7 @@ def replay(data: bytes, builder: SideBuilder, display: str, sidecar_display: str
                 builder.add(PendingRow(f"{shown}:{facts[_LINE]}", facts_from_plain(facts), names, anonymous,
                                        has_reward))
         elif kind == "end":
-            _, sidecar, agent, agent_rows = message
+            _, sidecar, agent, agent_rows, builder.superseded = message
             return StreamEnd(Path(sidecar) if sidecar is not None else None, agent, agent_rows)
         elif kind == "input-error":
             raise CompareInputError(message[1])

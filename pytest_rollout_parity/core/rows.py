@@ -19,7 +19,9 @@ from .fields import (
     EVALUATION_COMPLETED,
     FAILURE_CLASS,
     FAILURE_KIND,
+    INVALID_JUDGE,
     MASK_SAMPLE,
+    OMITTED,
     RESPONSE_METADATA,
     REWARD,
     VERIFIER_LOGS_DIR,
@@ -71,8 +73,17 @@ def reward_of(row: dict[str, Any]) -> Optional[float]:
     return value
 
 
+#: The mask reasons of rows that are no verdict whatever their reward says.
+JUDGE_INVALID = "judge invalid"
+OMITTED_REASON = "omitted on purpose"
+
+
 def mask_reason(row: dict[str, Any], reward: Optional[float]) -> Optional[str]:
     """Why a row does not count; a ``failure_kind`` without ``mask_sample`` labels a scored reward."""
+    if row.get(OMITTED) is True:
+        return OMITTED_REASON
+    if row.get(INVALID_JUDGE) is True:
+        return JUDGE_INVALID
     if row.get(MASK_SAMPLE):
         kind = row.get(FAILURE_KIND)
         return f"mask_sample (failure_kind={kind})" if kind else "mask_sample"

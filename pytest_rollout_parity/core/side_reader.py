@@ -33,7 +33,7 @@ def main() -> int:
     else:
         builder.flush()
         send(out.write, ("end", str(sidecar) if sidecar is not None else None, agents.compared,
-                         dict(agents.counts)))
+                         dict(agents.counts), builder.superseded))
     out.flush()
     return 0
 

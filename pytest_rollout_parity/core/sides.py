@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Optional
 
+from .attempts import superseded_note
 from .errors import CompareInputError
 from .fields import FAILURE_MARKERS, PROMPT, REWARD
 from .identity import KeyChoice, KeyVote, describe_row_task, no_key_message
@@ -63,6 +64,8 @@ class SideBuilder:
         self.facts: list[RowFacts] = []
         self._lost_last_field_at: Optional[str] = None
         self._rows_with_reward_field = 0
+        #: executions of a logical rollout left out because a newer attempt stands (:mod:`.attempts`)
+        self.superseded = 0
 
     def prepare(self, row: dict[str, Any], source: RowSource, *, keep: bool) -> PendingRow:
         """Reduce a row; a sidecar record is folded into the masked row it stands for.
@@ -112,9 +115,15 @@ class SideBuilder:
         """
         if self.facts and not self._rows_with_reward_field and any(f.origin is RowOrigin.MAIN for f in self.facts):
             raise CompareInputError(f"{display}: {NOT_ROLLOUTS}")
-        choice = self.vote.choose()
         read = reader or _kept_row
-        self.vote.fill_prompts(choice, lambda index: lookup(read(self.facts[index]), PROMPT))
+
+        def prompt_at(index: int) -> Any:
+            return lookup(read(self.facts[index]), PROMPT)
+
+        choice = self.vote.choose(prompt_at)
+        if self.superseded:
+            choice.notes.append(superseded_note(self.superseded))
+        self.vote.fill_prompts(choice, prompt_at)
         if choice.key is None and self.vote.voters:
             raise CompareInputError(no_key_message(self._lost_last_field_at or display))
         if choice.key is None:

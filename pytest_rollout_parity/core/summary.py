@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Optional, TypeVar
 
 from .aggregate import AggregateCheck
-from .inventory import Coverage, CoverageRead
+from .coverage import Coverage
+from .inventory import Inventory, InventoryRead
 from .margin import Aggregate, equivalence
 from .model import Category, CompareResult, Side, TaskComparison, TaskSide
 from .paired import PairedSection, paired_section
@@ -57,7 +58,9 @@ class RunInfo:
     #: what the run itself notes (a stale known-flips list)
     notes: tuple[str, ...] = ()
     #: each side's `<stem>_coverage.json` inventory, when the side has one
-    coverage: Mapping[str, CoverageRead] = field(default_factory=dict)
+    inventory: Mapping[str, InventoryRead] = field(default_factory=dict)
+    #: the run only collected its items (--collect-only): none ran
+    collect_only: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,13 +208,13 @@ class AggregateMetrics:
 
 
 @dataclass(frozen=True, slots=True)
-class CoverageSection:
+class InventorySection:
     """Each side's coverage inventory (None: the side has no usable coverage file)."""
 
-    old: Optional[Coverage]
-    new: Optional[Coverage]
+    old: Optional[Inventory]
+    new: Optional[Inventory]
 
-    def side(self, name: Side) -> Optional[Coverage]:
+    def side(self, name: Side) -> Optional[Inventory]:
         return per_side(name, self.old, self.new)
 
 
@@ -224,6 +227,7 @@ class RunOutcome:
     outcomes: tuple[tuple[str, int], ...]
     #: the `--parity-known-flips` file, whose accepted flips count among the changed verdicts
     known_flips: Optional[str] = None
+    collect_only: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,7 +249,13 @@ class Summary:
     aggregate_metrics: Optional[AggregateMetrics] = None
     run: Optional[RunOutcome] = None
     #: the runs' own inventories (`<stem>_coverage.json`); None when neither side has one
-    coverage: Optional[CoverageSection] = None
+    inventory: Optional[InventorySection] = None
+    #: the note that both sides hold the same rows (docs/semantics.md, "Copies"), or None
+    copies: Optional[str] = None
+    #: margin mode: how many flips were shown not to be noise (they fail); None otherwise
+    failing_flips: Optional[int] = None
+    #: in a pytest run, the new side's coverage of the old side's tasks against the limits
+    coverage: Optional[Coverage] = None
 
     def hook_verdicts(self) -> list[TaskSummary]:
         """The tasks whose outcome a hook changed, in task order."""
@@ -316,8 +326,12 @@ def build_summary(
     *,
     paired: Optional[PairedSection] = None,
     margin: Optional[float] = None,
+    failing_flips: Optional[int] = None,
+    coverage: Optional[Coverage] = None,
 ) -> Summary:
     """The summary of a comparison and, in a pytest run, of what the run did.
+
+    ``failing_flips`` (margin mode) is how many flips were shown not to be noise, and so fail.
 
     ``paired`` is the result's paired section when the caller already has it (else computed);
     with a ``margin`` the summary also holds the aggregate equivalence decision.
@@ -326,16 +340,17 @@ def build_summary(
     notes = list(result.notes)
     if run is not None and run.same_file:
         notes.append("both sides are the same file")
-    files = outcome = metrics = coverage = None
+    files = outcome = metrics = inventory = None
     verdicts: Mapping[str, HookVerdict] = run.hook_verdicts if run is not None else {}
     if run is not None:
         notes.extend(check.note for check in run.aggregate.values() if check.note)
         notes.extend(run.notes)
-        coverage = _coverage(run.coverage, notes)
+        inventory = _inventory(run.inventory, notes)
         files = Files(old=run.old_file, new=run.new_file, old_sidecar=run.old_sidecar, new_sidecar=run.new_sidecar)
         metrics = AggregateMetrics(old=run.aggregate.get("old"), new=run.aggregate.get("new"))
         outcome = RunOutcome(selected=run.selected, verdicts_changed_by_hook=run.verdicts_changed,
-                             outcomes=tuple(run.outcomes.items()), known_flips=run.known_flips)
+                             outcomes=tuple(run.outcomes.items()), known_flips=run.known_flips,
+                             collect_only=run.collect_only)
     return Summary(
         counts=Counts(**result.counts()),
         join=Join(
@@ -358,15 +373,18 @@ def build_summary(
         files=files,
         aggregate_metrics=metrics,
         run=outcome,
+        copies=result.copies,
+        failing_flips=failing_flips,
         coverage=coverage,
+        inventory=inventory,
     )
 
 
-def _coverage(reads: Mapping[str, CoverageRead], notes: list[str]) -> Optional[CoverageSection]:
+def _inventory(reads: Mapping[str, InventoryRead], notes: list[str]) -> Optional[InventorySection]:
     """The sides' inventories; their notes (unfinished, disagreeing, unusable) join ``notes``."""
     if not reads:
         return None
-    found: dict[str, Optional[Coverage]] = {}
+    found: dict[str, Optional[Inventory]] = {}
     for side in ("old", "new"):
         read = reads.get(side)
         found[side] = read.coverage if read is not None else None
@@ -374,4 +392,4 @@ def _coverage(reads: Mapping[str, CoverageRead], notes: list[str]) -> Optional[C
             notes.append(read.note)
         if read is not None and read.coverage is not None:
             notes.extend(read.coverage.notes(side))
-    return CoverageSection(old=found["old"], new=found["new"])
+    return InventorySection(old=found["old"], new=found["new"])

@@ -14,6 +14,8 @@ from .inventory import FIELDS
 from .model import Category, Side
 from .summary import Summary
 
+#: Said in every verdict line of two sides that hold the same rows (the full note is among the notes).
+COPY_WORDS = "both files hold the same rows: was the new server run?"
 REGRESSED = "new regressed"  # a flip the old side wins
 IMPROVED = "new improved"  # a flip the new side wins
 
@@ -70,9 +72,12 @@ def verdict_words(summary: Summary) -> str:
                 f"({counts.masked} masked, {counts.missing} missing; see below)")
     differs = counts.flipped or counts.flipped_agent_error or counts.masked or counts.missing
     if not differs:
-        words = f"no difference in {summary.compared} compared tasks"
+        words = f"no difference in {plural(summary.compared, 'compared task')}"
     else:
         parts = [f"{plural(counts.flipped_old_win, 'task')} regressed", f"{counts.flipped_new_win} improved"]
+        if summary.failing_flips is not None and counts.flipped:
+            parts[-1] += (f" ({summary.failing_flips} of these {plural(counts.flipped, 'flip')} fail, "
+                          f"{counts.flipped - summary.failing_flips} within noise)")
         if counts.flipped_agent_error:
             parts.append(f"{plural(counts.flipped_agent_error, 'rerun candidate')} (agent errors)")
         if counts.masked:
@@ -84,7 +89,24 @@ def verdict_words(summary: Summary) -> str:
     if decision is not None and decision.lower_bound is not None:
         shown = "within" if decision.passed else "NOT shown within"
         words += f"; mean difference {shown} the margin {decision.margin:g}"
-    return words
+    if summary.copies is not None:
+        words += f"; {COPY_WORDS}"
+    return words + _narrowed(summary)
+
+
+def _narrowed(summary: Summary) -> str:
+    """For a run that ran fewer task items than the file has (-k, --lf, a node id, --collect-only):
+    the counts are the whole file's, and what the selected items did."""
+    run = summary.run
+    if run is None:
+        return ""
+    tasks = summary.counts.tasks
+    if run.collect_only:
+        return f"; counts of the whole file ({plural(tasks, 'task')}): collected only, no item ran"
+    if run.selected is None or run.selected >= tasks:
+        return ""
+    failed = dict(run.outcomes).get("failed", 0)
+    return f"; counts of the whole file: {run.selected} of {plural(tasks, 'task')} selected, {failed} of them failed"
 
 
 def category_rows(summary: Summary) -> list[tuple[str, int, str]]:
@@ -130,11 +152,11 @@ def hook_heading(summary: Summary, count: int) -> str:
 
 def coverage_line(summary: Summary, side: Side) -> Optional[str]:
     """The side's own inventory beside what the gate scored: `new coverage (<file>): expected 20, ...`."""
-    coverage = summary.coverage.side(side) if summary.coverage is not None else None
-    if coverage is None:
+    inventory = summary.inventory.side(side) if summary.inventory is not None else None
+    if inventory is None:
         return None
-    counts = ", ".join(f"{name} {coverage.counts[name]}" for name in FIELDS)
-    return f"{side} coverage ({', '.join(coverage.files)}): {counts}; the gate scored {plural(coverage.gate_measured, 'row')}"
+    counts = ", ".join(f"{name} {inventory.counts[name]}" for name in FIELDS)
+    return f"{side} coverage ({', '.join(inventory.files)}): {counts}; the gate scored {plural(inventory.gate_measured, 'row')}"
 
 
 def side_line(summary: Summary, side: Side) -> str:

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import pytest
 
+from ..core.copies import COPY_NAME
+from ..core.coverage import COVERAGE_NAME
 from ..core.margin import AGGREGATE_NAME
 from ..core.model import RowOrigin
 from ..core.outcomes import default_verdict
@@ -22,6 +24,8 @@ VERDICT_PROPERTY = "parity_verdict_changed"
 TASK_PROPERTY = "parity_task"
 CATEGORY_PROPERTY = "parity_category"
 AGGREGATE_PROPERTY = "parity_aggregate"
+COVERAGE_PROPERTY = "parity_coverage"
+COPY_PROPERTY = "parity_copy"
 
 
 def hook_verdict(value: str) -> tuple[str, str]:
@@ -55,11 +59,17 @@ class ParityFile(pytest.File):
         return node
 
     def collect(self) -> Iterator[pytest.Item]:
-        """One item per joined task, in sorted task order; in margin mode the aggregate last."""
+        """One item per joined task, in sorted task order; in margin mode the aggregate; the coverage
+        item when the new side misses or masks more of the old side's tasks than allowed; under
+        --parity-strict, the copy item when both sides hold the same rows."""
         for index, name in enumerate(self.run.names):
             yield ParityItem.from_parent(self, name=name, index=index)
         if self.run.settings.margin is not None:
             yield AggregateItem.from_parent(self, name=AGGREGATE_NAME)
+        if not self.run.coverage.passed:
+            yield CoverageItem.from_parent(self, name=COVERAGE_NAME)
+        if self.run.settings.strict and self.run.result.copies is not None:
+            yield CopyItem.from_parent(self, name=COPY_NAME)
 
 
 #: message lines each --tb style shows (None: all); the crash line always carries the header
@@ -157,29 +167,77 @@ class ParityItem(pytest.Item):
         return self.path, 0, self.run.result.tasks[self.index].task
 
 
-class AggregateItem(pytest.Item):
-    """Margin mode's equivalence test over all compared tasks: `<new file>::parity-aggregate`.
+class _RunWideItem(pytest.Item):
+    """An item that judges the whole comparison, not one task: it reads no other item, so it runs
+    alike under -k, --lf and xdist. Subclasses name themselves and their decision."""
 
-    It reads the whole comparison, not other items, so it runs alike under -k, --lf and xdist.
-    """
+    item_name = ""
+    property_name = ""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.run: ParityRun = self.parent.run  # type: ignore[union-attr]
 
+    def decision(self) -> Optional[tuple[bool, str]]:
+        """(passed, message); None when there is nothing to decide."""
+        raise NotImplementedError
+
     def runtest(self) -> None:
-        """Pass when the one-sided 95% bounds of the mean difference lie within the margin."""
-        decision = self.run.equivalence
-        if decision is None:  # pragma: no cover - collected only in margin mode
+        """Pass or fail as the decision says, its message a user property."""
+        decision = self.decision()
+        if decision is None:  # pragma: no cover - collected only when there is one
             return
-        self.user_properties.append((AGGREGATE_PROPERTY, decision.message))
-        if not decision.passed:
-            pytest.fail(decision.message, pytrace=False)
+        passed, message = decision
+        self.user_properties.append((self.property_name, message))
+        if not passed:
+            pytest.fail(message, pytrace=False)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str | TerminalRepr:
         """The decision's message alone, no traceback."""
         return _message_only(self, excinfo, None, style)
 
     def reportinfo(self) -> tuple[Path, Optional[int], str]:
-        """The aggregate's name heads its failure report; line 0 (a skip mark's report needs a line)."""
-        return self.path, 0, AGGREGATE_NAME
+        """The item's name heads its failure report; line 0 (a skip mark's report needs a line)."""
+        return self.path, 0, self.item_name
+
+
+class AggregateItem(_RunWideItem):
+    """Margin mode's equivalence test over all compared tasks: `<new file>::parity-aggregate`.
+
+    It passes when the one-sided 95% bounds of the mean difference lie within the margin.
+    """
+
+    item_name = AGGREGATE_NAME
+    property_name = AGGREGATE_PROPERTY
+
+    def decision(self) -> Optional[tuple[bool, str]]:
+        """The equivalence decision at the margin."""
+        aggregate = self.run.equivalence
+        return None if aggregate is None else (aggregate.passed, aggregate.message)
+
+
+class CoverageItem(_RunWideItem):
+    """`<new file>::parity-coverage`: fails when the new side misses or masks too many old tasks.
+
+    Collected only then: a run that covers the old side has nothing to say here.
+    """
+
+    item_name = COVERAGE_NAME
+    property_name = COVERAGE_PROPERTY
+
+    def decision(self) -> Optional[tuple[bool, str]]:
+        """The coverage against both limits."""
+        return self.run.coverage.passed, self.run.coverage.message
+
+
+class CopyItem(_RunWideItem):
+    """`<new file>::parity-copy` under --parity-strict: both sides hold the same rows, so the new
+    server may never have run. Collected only then."""
+
+    item_name = COPY_NAME
+    property_name = COPY_PROPERTY
+
+    def decision(self) -> Optional[tuple[bool, str]]:
+        """Fails with the copies note."""
+        note = self.run.result.copies
+        return None if note is None else (False, note)

@@ -10,6 +10,11 @@ from typing import Any
 
 import pytest
 
+#: The coverage limits' defaults, as `core.coverage` has them (not imported: no run that leaves the
+#: gate unused may import the core); a test checks that both say the same.
+DEFAULT_MAX_MISSING = "20%"
+DEFAULT_MAX_MASKED = "30%"
+
 OPTION_NAMES = {
     "old": "--parity-old",
     "new": "--parity-new",
@@ -28,11 +33,14 @@ OPTION_NAMES = {
     "alpha": "--parity-alpha",
     "allow_same_file": "--parity-allow-same-file",
     "known_flips": "--parity-known-flips",
+    "max_missing": "--parity-max-missing",
+    "max_masked": "--parity-max-masked",
 }
 INI_NAMES = (
     "parity_old", "parity_new", "parity_key", "parity_old_key", "parity_new_key", "parity_agent",
     "parity_old_agent", "parity_new_agent", "parity_tail", "parity_logs_root", "parity_strict",
     "parity_margin", "parity_alpha", "parity_allow_same_file", "parity_known_flips",
+    "parity_margin", "parity_alpha", "parity_allow_same_file", "parity_max_missing", "parity_max_masked",
 )
 
 # The files, keys and agents: a string each, the same words as an option and as an ini key.
@@ -84,6 +92,12 @@ def addoptions(parser: pytest.Parser) -> None:
         "--parity-known-flips", metavar="FILE",
         help="reviewed flips that pass: one task label a line, then `# reason` (a usage error names a bad line)",
     )
+    for name, default, what in (("missing", DEFAULT_MAX_MISSING, "missing from"), ("masked", DEFAULT_MAX_MASKED, "masked on")):
+        group.addoption(
+            f"--parity-max-{name}", metavar="N|P%|off",
+            help=f"the item parity-coverage fails when more old tasks than this are {what} the new side: "
+            f"a count, a percentage of the old side's tasks, or off (default {default}%)",
+        )
     for name, _, help in SIDE_OPTIONS:
         parser.addini(f"parity_{name}", help, default=None)
     parser.addini("parity_known_flips", "file of reviewed flips that pass (`task  # reason` a line)", default=None)
@@ -93,6 +107,8 @@ def addoptions(parser: pytest.Parser) -> None:
     _addini_scalar(parser, "parity_margin", "margin mode: the accepted mean reward difference (reward units)", float)
     _addini_scalar(parser, "parity_alpha", "margin mode: false discovery rate for the flips' tests", float)
     _addini_scalar(parser, "parity_allow_same_file", "allow both sides to name the same file (a smoke test)", bool)
+    _addini_scalar(parser, "parity_max_missing", "most old tasks missing from the new side (N, P% or off)", int)
+    _addini_scalar(parser, "parity_max_masked", "most old tasks masked on the new side (N, P% or off)", int)
 
 
 def _addini_scalar(parser: pytest.Parser, name: str, help: str, scalar: type) -> None:

@@ -11,7 +11,9 @@ from typing import Optional
 
 from ..core.aggregate import AggregateCheck, check_side
 from ..core.api import compare_loaded
-from ..core.inventory import CoverageRead, read_coverage
+from ..core.copies import COPY_NAME
+from ..core.coverage import COVERAGE_NAME, Coverage, coverage
+from ..core.inventory import InventoryRead, read_inventory
 from ..core.known_flips import KnownFlips
 from ..core.loading import LoadedSide, sidecar_display, sidecar_path
 from ..core.margin import AGGREGATE_NAME, Aggregate, FlipJudgement, equivalence, judge_flips
@@ -39,7 +41,7 @@ class ParityRun:
     #: the reviewed flips that pass (`--parity-known-flips`), or None
     known_flips: Optional[KnownFlips] = None
     #: each side's `<stem>_coverage.json` inventory, when it has one
-    coverage: Optional[dict[str, CoverageRead]] = None
+    inventory: Optional[dict[str, InventoryRead]] = None
 
     @classmethod
     def load(cls, settings: ParitySettings, invocation_dir: Path,
@@ -59,14 +61,14 @@ class ParityRun:
             for name, side in (("old", old), ("new", new))
             if (check := check_side(side.path, side.display, side.agent, side.facts, name)) is not None
         }
-        coverage = {
+        inventory = {
             name: read
             for name, side in (("old", old), ("new", new))
-            if (read := read_coverage([side.path], [side.display], side.facts, name)) is not None
+            if (read := read_inventory([side.path], [side.display], side.facts, name)) is not None
         }
-        # the equivalence item's name is reserved in both modes, so a task's node id does not depend on the mode
-        names = tuple(item_names([t.task for t in result.tasks], reserved=[AGGREGATE_NAME]))
-        return cls(settings, old, new, result, names, roots, aggregate, known_flips, coverage)
+        # the run-wide items' names are reserved in every run, so a task's node id does not depend on the mode
+        names = tuple(item_names([t.task for t in result.tasks], reserved=[AGGREGATE_NAME, COVERAGE_NAME, COPY_NAME]))
+        return cls(settings, old, new, result, names, roots, aggregate, known_flips, inventory)
 
     @cached_property
     def paired(self) -> PairedSection:
@@ -87,6 +89,11 @@ class ParityRun:
             return None
         return equivalence(self.paired.stats, self.settings.margin)
 
+    @cached_property
+    def coverage(self) -> Coverage:
+        """The new side's coverage of the old side's tasks, against the limits."""
+        return coverage(self.result, self.settings.max_missing, self.settings.max_masked)
+
     def flip_message(self, index: int) -> str:
         """The failure message of the flip at ``index`` (reads its verifier log)."""
         comparison = self.result.tasks[index]
@@ -99,7 +106,7 @@ class ParityRun:
 
     def run_info(self, selected: Optional[int] = None, verdicts_changed: int = 0,
                  outcomes: Optional[dict[str, int]] = None,
-                 hook_verdicts: Optional[dict[str, HookVerdict]] = None) -> RunInfo:
+                 hook_verdicts: Optional[dict[str, HookVerdict]] = None, collect_only: bool = False) -> RunInfo:
         """What the run adds to the summary: files, selection, hook verdicts, outcomes."""
         return RunInfo(
             old_file=self.old.display,
@@ -114,7 +121,8 @@ class ParityRun:
             hook_verdicts=hook_verdicts or {},
             known_flips=self.known_flips.shown if self.known_flips is not None else None,
             notes=tuple(self.known_flips.notes(self.result.tasks)) if self.known_flips is not None else (),
-            coverage=self.coverage or {},
+            inventory=self.inventory or {},
+            collect_only=collect_only,
         )
 
 

@@ -14,6 +14,7 @@ from typing import Any, Optional
 import pytest
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from ..core.coverage import DEFAULT_MAX_MASKED, DEFAULT_MAX_MISSING, Limit, parse_limit
 from .options import OPTION_NAMES, ini_value
 
 
@@ -51,6 +52,18 @@ class ParitySettings(BaseModel):
     #: the reviewed flips that pass (`--parity-known-flips`), and the file as messages name it
     known_flips: Optional[Path] = None
     known_flips_shown: str = ""
+    #: the coverage item's limits on old tasks missing from / masked on the new side
+    max_missing: Limit = parse_limit(DEFAULT_MAX_MISSING)
+    max_masked: Limit = parse_limit(DEFAULT_MAX_MASKED)
+
+    @field_validator("max_missing", "max_masked", mode="before")
+    @classmethod
+    def _limit(cls, value: Any) -> Limit:
+        if isinstance(value, Limit):
+            return value
+        if isinstance(value, bool) or not isinstance(value, (str, int)):
+            raise ValueError("must be a count of tasks (3), a percentage of the old side's tasks (10%) or off")
+        return parse_limit(str(value))
 
     @field_validator("key", "old_key", "new_key")
     @classmethod
@@ -124,7 +137,7 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
         raise pytest.UsageError(f"{given} was given without {missing}: the gate needs both sides")
 
     for field_name in ("key", "old_key", "new_key", "agent", "old_agent", "new_agent", "tail", "strict",
-                       "margin", "alpha", "allow_same_file"):
+                       "margin", "alpha", "allow_same_file", "max_missing", "max_masked"):
         cli = config.getoption(f"parity_{field_name}")
         if cli is not None:
             raw[field_name], sources[field_name] = cli, OPTION_NAMES[field_name]

@@ -52,8 +52,13 @@ class ParitySummary:
         """Build the one summary object; write it as JSON; settle the exit status from its fields."""
         ran = None if session.config.option.collectonly else len(self.ran)
         info = self.run.run_info(selected=ran, verdicts_changed=self.verdicts_changed, outcomes=self.outcomes,
-                                 hook_verdicts=self.hook_verdicts)
-        self.summary = build_summary(self.run.result, info, paired=self.run.paired, margin=self.run.settings.margin)
+                                 hook_verdicts=self.hook_verdicts, collect_only=bool(session.config.option.collectonly))
+        failing = None
+        if self.run.settings.margin is not None:
+            failing = sum(1 for task, judgement in zip(self.run.result.tasks, self.run.judgements)
+                          if task.category == "flipped" and judgement is not None and judgement.regression)
+        self.summary = build_summary(self.run.result, info, paired=self.run.paired, margin=self.run.settings.margin,
+                                     failing_flips=failing, coverage=self.run.coverage)
         json_path = self.run.settings.json_path
         if json_path is not None:
             try:

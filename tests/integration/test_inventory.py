@@ -31,8 +31,8 @@ def run(gate: Gate, coverage: object, *extra: str) -> tuple[dict, str, str]:
 
 def test_a_finished_run_shows_its_inventory_without_a_note(gate: Gate) -> None:
     summary, out, markdown = run(gate, counts(measured=3))
-    assert summary["coverage"]["old"] is None
-    new = summary["coverage"]["new"]
+    assert summary["inventory"]["old"] is None
+    new = summary["inventory"]["new"]
     assert new["measured"] == 3 and new["gate_measured"] == 3 and new["unfinished"] is False
     assert new["files"] == ["new/rollouts_coverage.json"]
     line = ("new coverage (new/rollouts_coverage.json): expected 3, successful 3, measured 3, masked 0, "
@@ -66,7 +66,7 @@ def test_measured_disagreeing_with_the_rows_is_noted(gate: Gate) -> None:
 ])
 def test_an_unusable_coverage_file_is_a_note_never_an_error(gate: Gate, content: str, reason: str) -> None:
     summary, _, _ = run(gate, content)
-    assert summary["coverage"]["new"] is None
+    assert summary["inventory"]["new"] is None
     assert any(note.startswith("new side: new/rollouts_coverage.json ignored: ") and reason in note
                for note in summary["notes"]), summary["notes"]
 

@@ -26,6 +26,9 @@ KEYS = {
     "resources_servers/abstention/data/example_rollouts.jsonl": PROMPT,
     "resources_servers/bigcodebench/data/example_rollouts.jsonl": "task_id",
     "resources_servers/calendar/data/example_rollouts.jsonl": PROMPT,
+    # task_name: knights_knaves on five problems and no _ng_task_index: only the prompt tells them apart
+    "resources_servers/reasoning_gym/data/example_rollouts.jsonl": PROMPT,
+    "environments/reasoning_gym/data/example_rollouts.jsonl": PROMPT,
     # its task_name is a category in the whole dataset, but on one task index each in these five rows
     "resources_servers/structeval/data/example_rollouts.jsonl": "task_name",
     "responses_api_agents/anyswe_agent/data/example_rollouts_opencode.jsonl":
@@ -104,6 +107,19 @@ def test_the_calendar_migration_pair_joins_on_the_prompt(gate: Gate) -> None:
                for line in result.outlines)
 
 
+def test_the_reasoning_gym_pair_with_two_problems_swapped_fails_both_without_a_key(gate: Gate) -> None:
+    old = REAL / "resources_servers/reasoning_gym/data/example_rollouts.jsonl"
+    rows = read_rows(REAL / "environments/reasoning_gym/data/example_rollouts.jsonl")
+    assert (rows[1]["reward"], rows[2]["reward"]) == (1.0, 0.0)
+    rows[1]["reward"], rows[2]["reward"] = 0.0, 1.0
+    result, summary = gate_json(gate, *gate.pair(old.read_bytes().decode("utf-8"), dump(rows)))
+    assert result.ret == 1
+    result.assert_outcomes(passed=3, failed=2)
+    assert (summary["counts"]["flipped_old_win"], summary["counts"]["flipped_new_win"]) == (1, 1)
+    assert any(line.endswith("key responses_create_params.input (task_name passed over: a category)")
+               for line in result.outlines), result.outlines
+
+
 def test_index_join_of_runs_on_different_inputs_stops(gate: Gate) -> None:
     rel = "benchmarks/flores200/data/example_rollouts.jsonl"
     rows = read_rows(REAL / rel)
@@ -129,5 +145,20 @@ def test_a_category_task_name_is_passed_over_with_a_note(gate: Gate) -> None:
     body = section(result)
     assert any(line.startswith("new: ") and line.endswith("key _ng_task_index (task_name passed over: a category)")
                for line in body), body
-    assert "note: both sides: task_name is not a task id here: 'knights_knaves' is on 5 task indices " \
-           "(_ng_task_index 0, 1, 2, 3, 4); passed over" in body
+    assert "note: both sides: task_name is not a task id here: 'knights_knaves' holds 5 different prompts " \
+           "(5 rows; _ng_task_index 0, 1, 2, 3, 4); passed over" in body
+
+
+def test_one_task_at_two_input_indices_keeps_its_id_and_a_real_flip_shows(gate: Gate) -> None:
+    rel = "resources_servers/bigcodebench/data/example_rollouts.jsonl"
+    rows = read_rows(REAL / rel)
+    new = [dict(r) for r in rows]
+    duplicate = dict(rows[0], _ng_task_index=len(rows))  # the new dataset lists this task twice
+    new.append(duplicate)
+    flipped = next(r for r in new if r["reward"] == 1.0 and r["task_id"] != duplicate["task_id"])
+    flipped["reward"] = 0.0
+    result, summary = gate_json(gate, *gate.pair((REAL / rel).read_bytes().decode("utf-8"), dump(new)))
+    assert result.ret == 1
+    assert summary["join"]["old_key"] == summary["join"]["new_key"] == "task_id"
+    assert summary["counts"]["flipped"] == 1 and summary["counts"]["missing"] == 0
+    result.stdout.fnmatch_lines([f"FAILED new/rollouts.jsonl::{flipped['task_id']} - new regressed*"])

@@ -132,7 +132,8 @@ def test_a_category_candidate_is_passed_over_with_a_note():
     assert res.old_key_reason == "task_name passed over: a category"
     assert len(res.tasks) == 5
     note = next(n for n in res.notes if "task_name" in n)
-    assert note.startswith("both sides: task_name is not a task id here: 'knights_knaves' is on 5 task indices")
+    assert note == "both sides: task_name is not a task id here: 'knights_knaves' holds 5 different prompts " \
+        "(5 rows; _ng_task_index 0, 1, 2, 3, 4); passed over"
 
 
 def test_after_a_category_the_next_id_field_is_taken():
@@ -286,3 +287,75 @@ def test_an_id_field_lost_late_falls_back_to_prompts_read_again_from_the_file(
     res = compare_files(path, path)
     assert res.old_key == PROMPT_KEY
     assert labels(res) == sorted(f"question-{i}-{expected_hash(prompt(f'question {i}'))}" for i in range(4))
+
+
+# --- an id value that holds several prompts (the real reasoning_gym pair) ----------------------
+
+REAL_FILES = Path(__file__).resolve().parents[1] / "data" / "real_files"
+REASONING_GYM = ("resources_servers/reasoning_gym/data/example_rollouts.jsonl",
+                 "environments/reasoning_gym/data/example_rollouts.jsonl")
+
+
+def _real(rel: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (REAL_FILES / rel).read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("parser", ["auto", "full"])
+def test_the_real_reasoning_gym_pair_with_two_rewards_swapped_fails_those_two(
+    parser: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setenv("PARITY_PARSER", parser)
+    old_rows, new_rows = _real(REASONING_GYM[0]), _real(REASONING_GYM[1])
+    assert {r["task_name"] for r in old_rows} == {"knights_knaves"} and old_rows[1]["reward"] == 1.0
+    new_rows[1]["reward"], new_rows[2]["reward"] = new_rows[2]["reward"], new_rows[1]["reward"]
+    old, new = tmp_path / "old.jsonl", tmp_path / "new.jsonl"
+    old.write_bytes((REAL_FILES / REASONING_GYM[0]).read_bytes())
+    new.write_text("".join(json.dumps(r) + "\n" for r in new_rows), encoding="utf-8")
+    res = compare_files(old, new)
+    assert res.old_key == res.new_key == PROMPT_KEY
+    assert res.old_key_reason == "task_name passed over: a category"
+    assert len(res.tasks) == 5
+    flips = {t.task: t.winner for t in res.by_category("flipped")}
+    assert len(flips) == 2 and sorted(flips.values()) == ["new", "old"]
+    swapped = {prompt_label_of(old_rows[1]): "old", prompt_label_of(old_rows[2]): "new"}
+    assert flips == swapped
+    assert any("task_name is not a task id here: 'knights_knaves' holds 5 different prompts (5 rows)" in n
+               for n in res.notes)
+
+
+def prompt_label_of(r: dict[str, Any]) -> str:
+    from pytest_rollout_parity.core.prompt import prompt_label
+
+    label = prompt_label(r["responses_create_params"]["input"])
+    assert label is not None
+    return label
+
+
+def test_repeats_of_several_problems_under_one_name_are_a_category():
+    rows = [row(text=f"puzzle {i}", task_name="knights_knaves") for i in range(3) for _ in range(2)]
+    res = compare_rollouts(rows, rows)
+    assert res.old_key == PROMPT_KEY and len(res.tasks) == 3
+
+
+def test_a_value_whose_prompts_recur_unevenly_is_kept_with_a_note():
+    # task a: three rollouts, one of which was given a differently worded prompt
+    rows = [row(text="a seed 1", task_id="a"), row(text="a seed 1", task_id="a"), row(text="a seed 2", task_id="a"),
+            row(text="b", task_id="b"), row(text="b", task_id="b")]
+    res = compare_rollouts(rows, rows)
+    assert res.old_key == "task_id" and labels(res) == ["a", "b"]
+    assert any("task_id 'a' holds 2 different prompts that do not recur as repeats do" in n for n in res.notes)
+
+
+def test_one_task_at_two_input_indices_keeps_its_id_and_the_shared_tasks_compare():
+    # the new run's dataset lists regex-log twice (indices 1 and 2); the old one once
+    old = [row(0.0, index=0, text="fix git", task_id="fix-git"), row(1.0, index=1, text="regex", task_id="regex-log")]
+    new = [row(1.0, index=0, text="fix git", task_id="fix-git"), row(1.0, index=1, text="regex", task_id="regex-log"),
+           row(1.0, index=2, text="regex", task_id="regex-log")]
+    res = compare_rollouts(old, new)
+    assert res.old_key == res.new_key == "task_id"
+    assert cats(res) == {"fix-git": "flipped", "regex-log": "identical"}
+
+
+def test_without_prompts_one_task_at_two_indices_is_no_category():
+    rows = [row(index=0, task_id="a"), row(index=1, task_id="b"), row(index=2, task_id="b")]
+    assert compare_rollouts(rows, rows).old_key == "task_id"

@@ -15,8 +15,12 @@ def _rows(pairs: dict[str, Optional[float]], **extra: Any) -> list[dict[str, Any
 
 def test_no_difference() -> None:
     rows = _rows({f"t{i}": 1.0 for i in range(12)})
-    summary = build_summary(compare_rollouts(rows, rows))
+    rerun = [dict(row, response_id=f"rerun-{i}") for i, row in enumerate(rows)]  # a real rerun: other rows
+    summary = build_summary(compare_rollouts(rows, rerun))
     assert summary_lines(summary)[0] == "parity: no difference in 12 compared tasks"
+    copy = build_summary(compare_rollouts(rows, rows))
+    assert summary_lines(copy)[0] == ("parity: no difference in 12 compared tasks; "
+                                      "both files hold the same rows: was the new server run?")
 
 
 def test_every_kind_of_difference_in_words() -> None:
@@ -43,7 +47,8 @@ def test_nothing_compared_says_so_first() -> None:
 
 def test_margin_decision_joins_the_verdict() -> None:
     old = [{"task_id": f"t{i}", "reward": 1.0} for i in range(30)]
-    summary = build_summary(compare_rollouts(old, old), margin=0.05)
+    new = [dict(row, response_id="rerun") for row in old]
+    summary = build_summary(compare_rollouts(old, new), margin=0.05)
     assert verdict_line(summary) == (
         "parity: no difference in 30 compared tasks; mean difference within the margin 0.05")
 

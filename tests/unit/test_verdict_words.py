@@ -71,3 +71,25 @@ def test_a_long_note_is_cut_at_a_word_boundary() -> None:
     kept = cut.removesuffix(" ... (see --parity-json)").split(": ", 1)[1].split(", ")
     assert all(name.startswith("name-") and name[5:].isdigit() for name in kept)
     assert clipped("short", 60) == "short"
+def test_one_compared_task_is_singular() -> None:
+    assert verdict_words(_summary({"a": 1.0}, {"a": 1.0}, selected=1)) == (
+        "no difference in 1 compared task; both files hold the same rows: was the new server run?")
+
+
+def test_a_narrowed_run_says_the_counts_are_the_whole_files() -> None:
+    old, new = {"a": 1.0, "b": 1.0, "c": 1.0}, {"a": 1.0, "b": 0.0, "c": 1.0}
+    narrowed = _summary(old, new, selected=1, outcomes={"passed": 1})
+    assert verdict_words(narrowed) == ("1 task regressed, 0 improved; 2 identical; "
+                                       "counts of the whole file: 1 of 3 tasks selected, 0 of them failed")
+    collected = _summary(old, new, collect_only=True)
+    assert verdict_words(collected).endswith("; counts of the whole file (3 tasks): collected only, no item ran")
+    whole = _summary(old, new, selected=3, outcomes={"passed": 2, "failed": 1})
+    assert verdict_words(whole) == "1 task regressed, 0 improved; 2 identical"
+
+
+def test_margin_mode_names_the_failing_flips_and_those_within_noise() -> None:
+    result = compare_rollouts([{"task_id": t, "reward": 1.0} for t in "abc"],
+                              [{"task_id": t, "reward": 0.0 if t != "c" else 1.0} for t in "abc"])
+    summary = build_summary(result, margin=0.1, failing_flips=1)
+    assert verdict_words(summary).startswith(
+        "2 tasks regressed, 0 improved (1 of these 2 flips fail, 1 within noise); 1 identical")

@@ -1,0 +1,140 @@
+"""Verdicts to trust through the plugin: superseded attempts, omissions and judge failures
+(docs/semantics.md, "Reading a side and its sidecar" and "Categories")."""
+
+from __future__ import annotations
+
+import json
+
+from .conftest import Gate, harbor_row
+
+
+def test_a_late_older_attempt_invents_no_flip(gate: Gate) -> None:
+    old = [harbor_row("fix-git", 1.0, _ng_run_id="r1", _ng_attempt_index=0),
+           harbor_row("regex-log", 1.0, index=1, _ng_run_id="r1", _ng_attempt_index=0)]
+    new = [harbor_row("fix-git", 1.0, _ng_run_id="r2", _ng_attempt_index=1),
+           harbor_row("regex-log", 1.0, index=1, _ng_run_id="r2", _ng_attempt_index=0),
+           harbor_row("fix-git", 0.0, _ng_run_id="r2", _ng_attempt_index=0)]  # attempt 0's late result
+    result = gate.run(*gate.pair(old, new))
+    result.assert_outcomes(passed=2)
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["*new side: 1 superseded attempt(s) left out*"])
+
+
+def test_an_omission_and_a_judge_failure_are_masked_not_scored(gate: Gate) -> None:
+    old = [harbor_row("fix-git", 1.0), harbor_row("regex-log", 1.0, index=1), harbor_row("gdpval-7", 1.0, index=2)]
+    new = [harbor_row("fix-git", 1.0),
+           harbor_row("gdpval-7", 0.0, index=2, invalid_judge_response=True)]
+    args = gate.pair(old, new)
+    gate.write("new/rollouts_failures.jsonl", [
+        {"_ng_failure_class": "intentionally_omitted", "_ng_omitted": True, "_ng_task_index": 1,
+         "_ng_rollout_index": 0, "_ng_task_id": {"taskset": "terminal-bench-2-1", "task_id": "regex-log"}},
+    ])
+    result = gate.run(*args, "-rx", "--parity-max-masked=off")
+    result.assert_outcomes(passed=1, xfailed=2)
+    result.stdout.fnmatch_lines_random(["*gdpval-7*judge invalid*", "*regex-log*omitted on purpose*"])
+
+
+def _ten_and_one() -> tuple[list[dict], list[dict]]:
+    names = [f"task-{i}" for i in range(10)]
+    old = [harbor_row(name, 1.0, index=i) for i, name in enumerate(names)]
+    return old, old[:1]
+
+
+def test_a_new_run_that_covered_a_tenth_fails_the_coverage_item(gate: Gate) -> None:
+    from .conftest import junit_cases, junit_properties
+
+    old, new = _ten_and_one()
+    result = gate.run(*gate.pair(old, new), "--junitxml=out.xml", "--parity-json=summary.json")
+    assert result.ret == 1
+    result.assert_outcomes(passed=1, failed=1, xfailed=9)
+    data = json.loads((gate.path / "summary.json").read_text(encoding="utf-8"))["coverage"]
+    assert (data["old_tasks"], data["missing"], data["masked"], data["passed"]) == (10, 9, 0, False)
+    assert data["max_missing"] == {"text": "20%", "count": None, "percent": 20.0}
+    result.stdout.fnmatch_lines([
+        "*_ parity-coverage _*",
+        "9 of 10 old task(s) missing from the new side (over the limit 20% = 2)",
+        "    0 of 10 old task(s) masked on the new side (the limit 30% = 3)",
+    ])
+    result.stdout.fnmatch_lines(["FAILED new/rollouts.jsonl::parity-coverage - 9 of 10 old task(s) missing*"])
+    case = junit_cases(gate.path / "out.xml")["parity-coverage"]
+    assert junit_properties(case)["parity_coverage"].startswith("9 of 10 old task(s) missing")
+    assert case.find("failure") is not None
+
+
+def test_the_limits_switch_off_and_come_from_the_ini_file(gate: Gate) -> None:
+    old, new = _ten_and_one()
+    args = gate.pair(old, new)
+    off = gate.run(*args, "--parity-max-missing=off")
+    assert off.ret == 0
+    off.assert_outcomes(passed=1, xfailed=9)
+    gate.write("pytest.ini", "[pytest]\nparity_max_missing = 9\n")
+    within = gate.run(*args)
+    assert within.ret == 0 and "parity-coverage" not in within.stdout.str()
+    over = gate.run(*args, "--parity-max-missing=80%")  # the option wins over the ini key
+    assert over.ret == 1
+    over.stdout.fnmatch_lines(["*9 of 10 old task(s) missing from the new side (over the limit 80% = 8)"])
+
+
+def test_a_bad_limit_is_a_usage_error(gate: Gate) -> None:
+    old, new = _ten_and_one()
+    result = gate.run(*gate.pair(old, new), "--parity-max-masked=lots")
+    assert result.ret == 4
+    result.stderr.fnmatch_lines(["ERROR: --parity-max-masked: must be a count of tasks (3), a percentage of the "
+                                 "old side's tasks (10%) or off, got 'lots'"])
+
+
+def test_a_task_named_like_the_coverage_item_keeps_its_own_node_id(gate: Gate) -> None:
+    old = [harbor_row("parity-coverage", 1.0)] + [harbor_row(f"t{i}", 1.0, index=i + 1) for i in range(4)]
+    result = gate.run(*gate.pair(old, old[:1]), "--collect-only", "-q")
+    ids = [line for line in result.outlines if "::" in line]
+    assert "new/rollouts.jsonl::parity-coverage" in ids
+    assert any(i.startswith("new/rollouts.jsonl::parity-coverage-") for i in ids), ids
+
+
+def test_a_copy_is_named_and_fails_its_own_item_under_strict(gate: Gate) -> None:
+    from .conftest import junit_cases, section
+
+    rows = [harbor_row("fix-git", 1.0), harbor_row("regex-log", 0.0, index=1)]
+    args = gate.pair(rows, rows)
+    plain = gate.run(*args, "--parity-json=summary.json", "--parity-markdown=summary.md")
+    assert plain.ret == 0
+    plain.assert_outcomes(passed=2)
+    note = "the new file's rows are identical to the old file's (the same bytes): was the new server run?"
+    assert f"note: {note}" in section(plain)
+    assert json.loads((gate.path / "summary.json").read_text(encoding="utf-8"))["copies"] == note
+    assert section(plain)[0] == "parity: no difference in 2 compared tasks; both files hold the same rows: " \
+        "was the new server run?"
+    markdown = (gate.path / "summary.md").read_text(encoding="utf-8")
+    assert "no difference in 2 compared tasks; both files hold the same rows: was the new server run?" in markdown
+    assert "(the same bytes): was the new server run?" in markdown
+    strict = gate.run(*args, "--parity-strict", "--junitxml=out.xml")
+    assert strict.ret == 1
+    strict.assert_outcomes(passed=2, failed=1)
+    strict.stdout.fnmatch_lines([f"FAILED new/rollouts.jsonl::parity-copy - {note[:40]}*"])
+    assert junit_cases(gate.path / "out.xml")["parity-copy"].find("failure") is not None
+
+
+def test_a_narrowed_run_says_its_counts_are_the_whole_files(gate: Gate) -> None:
+    from .conftest import section
+
+    args = gate.mixed()
+    narrowed = gate.run(*args, "-k", "fix-git")
+    assert narrowed.ret == 0
+    assert section(narrowed)[0].endswith("; counts of the whole file: 1 of 7 tasks selected, 0 of them failed")
+    collected = gate.run(*args, "--collect-only")
+    assert section(collected)[0].endswith("; counts of the whole file (7 tasks): collected only, no item ran")
+    whole = gate.run(*args)
+    assert "counts of the whole file" not in section(whole)[0]
+
+
+def test_margin_mode_names_the_flips_that_fail_and_those_within_noise(gate: Gate) -> None:
+    from .conftest import section
+
+    # t0 lost all 8 rollouts (not noise: it fails); t1 lost one of 8 (within noise: it xfails)
+    old = [harbor_row(f"t{i}", 1.0, index=i, rollout=r) for i in range(4) for r in range(8)]
+    new = [harbor_row(f"t{i}", 0.0 if i == 0 else (0.0 if (i == 1 and r == 0) else 1.0), index=i, rollout=r)
+           for i in range(4) for r in range(8)]
+    result = gate.run(*gate.pair(old, new), "--parity-margin=0.5")
+    assert section(result)[0].startswith(
+        "parity: 2 tasks regressed, 0 improved (1 of these 2 flips fail, 1 within noise); 2 identical")
+    result.stdout.fnmatch_lines(["FAILED new/rollouts.jsonl::t0 - *"])
