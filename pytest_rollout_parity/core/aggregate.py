@@ -127,3 +127,26 @@ def check_side(
             "a partial file, a filter, or a stale metrics file?"
         )
     return AggregateCheck(shown, agent, recorded, mean, rows, note)
+
+
+def combined_check(checks: Sequence[AggregateCheck]) -> Optional[AggregateCheck]:
+    """A sharded side's checks (each shard's metrics file against that shard's rows) as one.
+
+    The means are weighted by each shard's rows with a reward, as one mean over all its rows;
+    each shard's own disagreement stays a note naming its file. None when no shard has the file.
+    """
+    if len(checks) <= 1:
+        return checks[0] if checks else None
+    rows = sum(check.rows for check in checks)
+
+    def weighted(means: list[Optional[float]]) -> Optional[float]:
+        if rows == 0 or any(mean is None for mean in means):
+            return None
+        return math.fsum((mean or 0.0) * check.rows for mean, check in zip(means, checks)) / rows
+
+    notes = [check.note for check in checks if check.note]
+    return AggregateCheck(
+        ", ".join(check.file for check in checks), checks[0].agent,
+        weighted([check.recorded_mean for check in checks]), weighted([check.computed_mean for check in checks]),
+        rows, "; ".join(notes) if notes else None,
+    )

@@ -81,7 +81,7 @@ def _with_copies(result: CompareResult, old: Optional[LoadedSide] = None,
 
     Not for one file compared with itself (a smoke test, named as such).
     """
-    if old is not None and new is not None:
+    if old is not None and new is not None and not old.shards and not new.shards:
         try:
             if os.path.samefile(old.path, new.path):
                 return result

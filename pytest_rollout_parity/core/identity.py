@@ -34,6 +34,8 @@ REASON_ID_FIELD = "an id field every row carries"
 REASON_TASK_INDEX = "no task id field on every row"
 REASON_PROMPT = "the prompt: no task id field and no _ng_task_index on every row"
 REASON_BORROWED = "borrowed from the other side: no row names a task"
+REASON_SHARDED = "the prompt: no task id field on every row, and _ng_task_index restarts in every shard"
+REASON_SHARD_INDEX = "_ng_task_index within its shard (shard:index): no task id field and no prompt on every row"
 
 #: A row's candidate values carry, under this name, a cheap fingerprint of its prompt (detection
 #: only): it shows, without labelling every prompt, whether an id value holds several prompts.
@@ -116,10 +118,14 @@ class KeyVote:
     carry of `_ng_task_index` and the prompt, so a side keyed on those still places them.
     """
 
-    def __init__(self, key: Optional[str], option: str = "--parity-key", *, cells: bool = True) -> None:
+    def __init__(self, key: Optional[str], option: str = "--parity-key", *, cells: bool = True,
+                 index_restarts: bool = False) -> None:
         """``cells=False`` narrows the candidates and words the errors alike but keeps no value per
-        row (the reader child, whose rows another vote receives)."""
+        row (the reader child, whose rows another vote receives). ``index_restarts``: a side of
+        several shards, whose `_ng_task_index` names a task within its shard only, is not keyed on
+        it unless it is named (its values are then qualified by shard, :func:`sides.shard_index`)."""
         self.explicit = key
+        self.index_restarts = index_restarts
         self.option = option
         self.cells = cells
         self.columns: dict[str, list[Optional[TaskIdent]]] = {
@@ -220,14 +226,19 @@ class KeyVote:
         for name, column in self.columns.items():
             passed = f"{', '.join(passed_over)} passed over: a category" if passed_over else ""
             if name == TASK_INDEX:
+                if self.index_restarts:
+                    continue
                 return KeyChoice(name, column, passed or REASON_TASK_INDEX, notes, prompts)
             if name == PROMPT:
-                return KeyChoice(name, column, passed or REASON_PROMPT, notes, prompts)
+                reason = REASON_SHARDED if self.index_restarts and TASK_INDEX in self.columns else REASON_PROMPT
+                return KeyChoice(name, column, passed or reason, notes, prompts)
             category = self._category(name, prompt_at, notes)
             if category is None:
                 return KeyChoice(name, column, REASON_ID_FIELD, notes)
             passed_over.append(name)
             notes.append(category)
+        if self.index_restarts and TASK_INDEX in self.columns:
+            return KeyChoice(TASK_INDEX, self.columns[TASK_INDEX], REASON_SHARD_INDEX, notes, prompts)
         return KeyChoice(None, [])
 
     def _label(self, index: int, prompt_at: Optional[Callable[[int], Any]]) -> Optional[TaskIdent]:

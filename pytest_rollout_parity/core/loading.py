@@ -11,7 +11,7 @@ import json
 import lzma
 import os
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -242,6 +242,9 @@ class LoadedSide:
     #: the agent (`agent_ref.name`) whose rows the side holds, and each agent's rows in the file
     agent: Optional[str] = None
     agent_rows: dict[str, int] = field(default_factory=dict)
+    #: a sharded side's files in order, each (path, name shown, its sidecar's path or None); empty
+    #: for a side of one file (``path``, ``display`` and ``sidecar`` are then the whole side)
+    shards: tuple[tuple[str, str, Optional[str]], ...] = ()
 
     @property
     def key(self) -> Optional[str]:
@@ -254,8 +257,24 @@ class LoadedSide:
         return self.choice.values
 
     def read_row(self, facts: RowFacts) -> dict[str, Any]:
-        """Re-read one row's full dict from its file."""
+        """Re-read one row's full dict from its file (its own shard's, on a sharded side)."""
+        if self.shards:
+            path, _, sidecar = self.shards[facts.shard]
+            return read_row_at(Path(path), Path(sidecar) if sidecar else None, facts)
         return read_row_at(self.path, self.sidecar, facts)
+
+    @property
+    def files(self) -> list[tuple[Path, str, Optional[Path]]]:
+        """Each file of the side as (path, name shown, sidecar or None): one, or each shard's."""
+        if not self.shards:
+            return [(self.path, self.display, self.sidecar)]
+        return [(Path(path), shown, Path(sidecar) if sidecar else None) for path, shown, sidecar in self.shards]
+
+    def shard_facts(self, index: int) -> list[RowFacts]:
+        """The rows read from file ``index`` of the side (:attr:`files`) and its sidecar."""
+        if not self.shards:
+            return self.facts
+        return [facts for facts in self.facts if facts.shard == index]
 
 
 def read_row_at(
@@ -402,6 +421,7 @@ def read_side(
     # None: every pair (the sidecar's are not known); with attempt stamps, the attempts decide
     wanted = _sidecar_pairs(sidecar, shown) if attempts is None else frozenset()
     main = RowOrigin.MAIN
+    rows_before = builder.rows
     for line_no, offset, row in iter_objects(path, display, decode, progress):
         if check_first is not None and not builder.rows:
             check_first(row)
@@ -427,8 +447,8 @@ def read_side(
     for pending in standing:
         builder.add(pending)
     if attempts is not None:
-        builder.superseded = attempts.superseded
-    if not builder.rows:
+        builder.superseded += attempts.superseded
+    if builder.rows == rows_before:
         raise CompareInputError(f"{display}: no rows at all: the file holds no JSON object")
     return sidecar
 
@@ -454,6 +474,59 @@ def load_side(
     return finish_side(path, display, builder, sidecar, agents.compared, dict(agents.counts))
 
 
+def load_shards(
+    files: Sequence[tuple[Path, str]],
+    key: Optional[str] = None,
+    display: Optional[str] = None,
+    agent: Optional[str] = None,
+    key_option: str = "--parity-key",
+    agent_option: str = "--parity-agent",
+    progress: Optional[Progress] = None,
+) -> LoadedSide:
+    """A side of several shard files (path, name shown), each read with its own sidecar and its
+    own attempts (:mod:`.attempts`), in the order given, into one side keyed as a whole.
+
+    `_ng_task_index` restarts in every shard's run, so each shard's indices are its own
+    (:meth:`SideBuilder.start_shard`). ``display`` names the side as a whole (the pattern).
+    """
+    first, first_shown = files[0]
+    display = display or first_shown
+    builder = SideBuilder(key, key_option, sharded=True)
+    agents = AgentFilter(agent, agent_option)
+    shards: list[tuple[str, str, Optional[str]]] = []
+    reporters = _shard_progress([path for path, _ in files], progress)
+    for index, (path, shown) in enumerate(files):
+        start = builder.rows
+        builder.start_shard(index)
+        sidecar, _ = read_rollouts(path, shown, builder, agent, agent_option, reporters[index], agents=agents)
+        for facts in builder.facts[start:]:
+            facts.shard = index
+        shards.append((str(path), shown, str(sidecar) if sidecar is not None else None))
+    side = LoadedSide(path=first, display=display, sidecar=Path(shards[0][2]) if shards[0][2] else None,
+                      choice=KeyChoice(None, []), facts=builder.facts, agent=agents.compared,
+                      agent_rows=dict(agents.counts), shards=tuple(shards))
+    side.choice = builder.finish(display, side.read_row)
+    return side
+
+
+def _shard_progress(paths: Sequence[Path], progress: Optional[Progress]) -> list[Optional[Progress]]:
+    """Each shard's reporter, telling ``progress`` the bytes read of all the shards together."""
+    if progress is None:
+        return [None] * len(paths)
+    sizes = []
+    for path in paths:
+        try:
+            sizes.append(os.stat(path).st_size)
+        except OSError:
+            sizes.append(0)
+    total = sum(sizes)
+
+    def reporter(before: int) -> Progress:
+        return lambda done, _size: progress(before + done, total)
+
+    return [reporter(sum(sizes[:index])) for index in range(len(paths))]
+
+
 def read_rollouts(
     path: Path,
     display: str,
@@ -461,10 +534,12 @@ def read_rollouts(
     agent: Optional[str] = None,
     agent_option: str = "--parity-agent",
     progress: Optional[Progress] = None,
+    agents: Optional[AgentFilter] = None,
 ) -> tuple[Optional[Path], AgentFilter]:
     """Feed a side's rows (one agent's, see :func:`load_side`) through ``builder``: its sidecar
-    (None when absent) and the agent filter, which knows each agent's rows."""
-    agents = AgentFilter(agent, agent_option)
+    (None when absent) and the agent filter, which knows each agent's rows (``agents``: one
+    already counting the side's other shards)."""
+    agents = agents if agents is not None else AgentFilter(agent, agent_option)
     sidecar = read_side(path, display, builder, keep=False, agents=agents, progress=progress,
                         check_first=lambda row: _not_a_sidecar(path, display, row))
     return sidecar, agents

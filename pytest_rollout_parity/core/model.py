@@ -29,13 +29,14 @@ NO_OFFSET: Optional[int] = None
 class RowFacts:
     """One row reduced, as it is read, to what the classification needs.
 
-    ``origin`` says which file of the side holds the row and ``offset`` is the byte offset of its
+    ``origin`` says which file of the side holds the row (``shard``: which of a sharded side's files,
+    each with its own sidecar) and ``offset`` is the byte offset of its
     line there (:data:`NO_OFFSET` for rows given in memory, which are kept in ``row``). Everything
     else a row holds (its verifier logs dir, embedded output, trajectory) is read again from the
     file when a flip or a test needs it, so memory does not grow with row size.
     """
 
-    __slots__ = ("line", "offset", "origin", "reward", "mask", "agent_error", "failure_kind", "row")
+    __slots__ = ("line", "offset", "origin", "reward", "mask", "agent_error", "failure_kind", "row", "shard")
 
     def __init__(  # positional: one is built per row read, and keywords cost several times more
         self,
@@ -47,6 +48,7 @@ class RowFacts:
         agent_error: Optional[str],
         failure_kind: Optional[str],
         row: Optional[dict[str, Any]] = None,
+        shard: int = 0,
     ) -> None:
         self.line = line
         self.offset = offset
@@ -56,6 +58,8 @@ class RowFacts:
         self.agent_error = agent_error
         self.failure_kind = failure_kind
         self.row = row
+        #: which file of a sharded side holds the row (its place in the side's sorted files; 0 for one file)
+        self.shard = shard
 
 
 RowReader = Callable[[RowFacts], "dict[str, Any]"]

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import BinaryIO, Optional, Protocol
 
 from .errors import CompareInputError
-from .loading import LoadedSide, Progress, finish_side, load_side, sidecar_display
+from .loading import LoadedSide, Progress, finish_side, load_shards, load_side, sidecar_display
 from .row_stream import replay
 from .sides import SideBuilder
 
@@ -44,9 +44,15 @@ class SideRequest:
     agent: Optional[str] = None
     key_option: str = "--parity-key"
     agent_option: str = "--parity-agent"
+    #: a sharded side's files, each (path, name shown), ``path`` the first; empty for one file
+    shards: tuple[tuple[str, str], ...] = ()
 
     def load(self, progress: Optional[Progress] = None) -> LoadedSide:
         """Read the side in this process (``progress``: told the bytes read, see :func:`load_side`)."""
+        if self.shards:
+            files = [(Path(path), shown) for path, shown in self.shards]
+            return load_shards(files, self.key, self.display, self.agent, self.key_option, self.agent_option,
+                               progress=progress)
         return load_side(Path(self.path), self.key, self.display, self.agent, self.key_option, self.agent_option,
                          progress=progress)
 
@@ -77,7 +83,12 @@ def usable_cpus() -> int:
 
 
 def worth_a_child(request: SideRequest, min_bytes: int = MIN_CHILD_BYTES) -> bool:
-    """Two CPUs or more and a file large enough to repay an interpreter's start."""
+    """Two CPUs or more and a file large enough to repay an interpreter's start.
+
+    A sharded side is always read in this process (each shard is small, and the child reads one file).
+    """
+    if request.shards:
+        return False
     try:
         size = os.stat(request.path).st_size
     except OSError:

@@ -22,7 +22,7 @@ from .row_stream import ForwardingBuilder, send
 
 def main() -> int:
     """Serve one request from stdin; exit 0 when the stream was written to its end."""
-    path, key, display, agent, key_option, agent_option = marshal.loads(sys.stdin.buffer.read())
+    path, key, display, agent, key_option, agent_option, *_ = marshal.loads(sys.stdin.buffer.read())
     out = sys.stdout.buffer
     builder = ForwardingBuilder(key, key_option, out.write)
     try:

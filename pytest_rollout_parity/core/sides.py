@@ -12,8 +12,8 @@ from typing import Any, NamedTuple, Optional
 
 from .attempts import superseded_note
 from .errors import CompareInputError
-from .fields import FAILURE_MARKERS, PROMPT, REWARD
-from .identity import KeyChoice, KeyVote, describe_row_task, no_key_message
+from .fields import FAILURE_MARKERS, PROMPT, REWARD, TASK_INDEX
+from .identity import KeyChoice, KeyVote, describe_row_task, ident_of, no_key_message
 from .model import NO_OFFSET, RowFacts, RowOrigin, RowReader
 from .rows import RewardTypeError, fold_failure_record, lookup, reduce_row
 
@@ -24,6 +24,14 @@ NOT_ROLLOUTS = "an input dataset, not rollouts (no row has a reward field)"
 def is_failure_record(row: dict[str, Any]) -> bool:
     """A failure record of the collector, wherever it ended up (sidecar, or a merged main file)."""
     return any(marker in row for marker in FAILURE_MARKERS)
+
+
+def shard_index(shard: int, index: Any) -> str:
+    """A task index of a sharded side, qualified by its shard's number (1 for the first): `2:17`.
+
+    `_ng_task_index` restarts at 0 in every run, so index 17 of two shards names two tasks.
+    """
+    return f"{shard}:{ident_of(index)[1]}"
 
 
 def names_no_task(row: dict[str, Any], key: Optional[str]) -> bool:
@@ -58,9 +66,12 @@ def _kept_row(facts: RowFacts) -> dict[str, Any]:
 class SideBuilder:
     """Accumulates one side: each row's facts and join value; errors name the row's location."""
 
-    def __init__(self, key: Optional[str], key_option: str = "--parity-key", *, keep_cells: bool = True) -> None:
+    def __init__(self, key: Optional[str], key_option: str = "--parity-key", *, keep_cells: bool = True,
+                 sharded: bool = False) -> None:
         self.key = key
-        self.vote = KeyVote(key, key_option, cells=keep_cells)
+        self.vote = KeyVote(key, key_option, cells=keep_cells, index_restarts=sharded)
+        #: the shard being read (1 for the first) on a sharded side, whose task indices it qualifies
+        self._shard: Optional[int] = None
         self.facts: list[RowFacts] = []
         self._lost_last_field_at: Optional[str] = None
         self._rows_with_reward_field = 0
@@ -85,7 +96,14 @@ class SideBuilder:
             task = describe_row_task(row, self.key)
             raise CompareInputError(f"{source.where}: {exc}" + (f" (task {task})" if task else "")) from None
         anonymous = (sidecar or is_failure_record(row)) and names_no_task(row, self.key)
-        return PendingRow(source.where, facts, self.vote.candidate_values(row), anonymous, sidecar or REWARD in row)
+        names = self.vote.candidate_values(row)
+        if self._shard is not None and names.get(TASK_INDEX) is not None:
+            names[TASK_INDEX] = shard_index(self._shard, names[TASK_INDEX])
+        return PendingRow(source.where, facts, names, anonymous, sidecar or REWARD in row)
+
+    def start_shard(self, index: int) -> None:
+        """The rows that follow come from file ``index`` (0 for the first) of a sharded side."""
+        self._shard = index + 1
 
     @property
     def rows(self) -> int:

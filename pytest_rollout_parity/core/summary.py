@@ -46,6 +46,11 @@ class RunInfo:
     old_sidecar: Optional[str] = None
     new_sidecar: Optional[str] = None
     same_file: bool = False
+    #: how many files each side was read from (shards), and how many of them had a sidecar
+    old_shards: int = 1
+    new_shards: int = 1
+    old_sidecars: int = 0
+    new_sidecars: int = 0
     selected: Optional[int] = None
     verdicts_changed: int = 0
     outcomes: Mapping[str, int] = field(default_factory=dict)
@@ -157,9 +162,20 @@ class Files:
     new: str
     old_sidecar: Optional[str]
     new_sidecar: Optional[str]
+    #: how many shard files each side was read from (1: one file), and how many had a sidecar
+    old_shards: int = 1
+    new_shards: int = 1
+    old_sidecars: int = 0
+    new_sidecars: int = 0
 
     def file(self, side: Side) -> str:
         return per_side(side, self.old, self.new)
+
+    def shards(self, side: Side) -> int:
+        return per_side(side, self.old_shards, self.new_shards)
+
+    def sidecars(self, side: Side) -> int:
+        return per_side(side, self.old_sidecars, self.new_sidecars)
 
     def sidecar(self, side: Side) -> Optional[str]:
         return per_side(side, self.old_sidecar, self.new_sidecar)
@@ -346,7 +362,9 @@ def build_summary(
         notes.extend(check.note for check in run.aggregate.values() if check.note)
         notes.extend(run.notes)
         inventory = _inventory(run.inventory, notes)
-        files = Files(old=run.old_file, new=run.new_file, old_sidecar=run.old_sidecar, new_sidecar=run.new_sidecar)
+        files = Files(old=run.old_file, new=run.new_file, old_sidecar=run.old_sidecar, new_sidecar=run.new_sidecar,
+                      old_shards=run.old_shards, new_shards=run.new_shards,
+                      old_sidecars=run.old_sidecars, new_sidecars=run.new_sidecars)
         metrics = AggregateMetrics(old=run.aggregate.get("old"), new=run.aggregate.get("new"))
         outcome = RunOutcome(selected=run.selected, verdicts_changed_by_hook=run.verdicts_changed,
                              outcomes=tuple(run.outcomes.items()), known_flips=run.known_flips,

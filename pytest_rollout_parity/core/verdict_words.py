@@ -164,7 +164,9 @@ def side_line(summary: Summary, side: Side) -> str:
     files = summary.files
     line = f"{side}: {files.file(side) if files else side}"
     sidecar = files.sidecar(side) if files else None
-    if sidecar:
+    if files and files.shards(side) > 1:
+        line += f" ({files.shards(side)} shards, {plural(files.sidecars(side), 'sidecar')})"
+    elif sidecar:
         line += f" (+ sidecar {os.path.basename(sidecar)})"
     rows = summary.rows
     line += (f": {plural(summary.side_tasks(side), 'task')}, {plural(rows.total(side), 'row')} "

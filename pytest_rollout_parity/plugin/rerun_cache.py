@@ -57,12 +57,17 @@ def file_state(role: str, path: Path) -> tuple[Any, ...]:
 
 
 def inputs_state(request: SideRequest) -> tuple[Any, ...]:
-    """The state of every file a side is read from (three ``stat`` calls, no reading)."""
-    main = Path(request.path)
-    return (
-        file_state("rows", main),
-        file_state("sidecar", sidecar_path(main)),
-        file_state("aggregate", metrics_path(main)),
+    """The state of every file a side is read from (three ``stat`` calls a file, no reading):
+    its one file, or each of its shards, each with its sidecar and metrics file."""
+    mains = [Path(path) for path, _ in request.shards] or [Path(request.path)]
+    return tuple(
+        state
+        for main in mains
+        for state in (
+            file_state("rows", main),
+            file_state("sidecar", sidecar_path(main)),
+            file_state("aggregate", metrics_path(main)),
+        )
     )
 
 

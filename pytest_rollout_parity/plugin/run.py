@@ -9,7 +9,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Optional
 
-from ..core.aggregate import AggregateCheck, check_side
+from ..core.aggregate import AggregateCheck, check_side, combined_check
 from ..core.api import compare_loaded
 from ..core.copies import COPY_NAME
 from ..core.coverage import COVERAGE_NAME, Coverage, coverage
@@ -54,17 +54,18 @@ class ParityRun:
             invocation_dir=invocation_dir,
             old_dir=settings.old.parent,
             new_dir=settings.new.parent,
-            extra=settings.logs_roots,
+            extra=settings.logs_roots + shard_dirs(old, new),
         )
         aggregate = {
             name: check
             for name, side in (("old", old), ("new", new))
-            if (check := check_side(side.path, side.display, side.agent, side.facts, name)) is not None
+            if (check := check_files(side, name)) is not None
         }
         inventory = {
             name: read
             for name, side in (("old", old), ("new", new))
-            if (read := read_inventory([side.path], [side.display], side.facts, name)) is not None
+            if (read := read_inventory([p for p, _, _ in side.files], [d for _, d, _ in side.files],
+                                       side.facts, name)) is not None
         }
         # the run-wide items' names are reserved in every run, so a task's node id does not depend on the mode
         names = tuple(item_names([t.task for t in result.tasks], reserved=[AGGREGATE_NAME, COVERAGE_NAME, COPY_NAME]))
@@ -114,6 +115,10 @@ class ParityRun:
             old_sidecar=sidecar_display(self.old.display, self.old.path) if self.old.sidecar else None,
             new_sidecar=sidecar_display(self.new.display, self.new.path) if self.new.sidecar else None,
             same_file=self.settings.same_file,
+            old_shards=len(self.old.files),
+            new_shards=len(self.new.files),
+            old_sidecars=sum(1 for _, _, sidecar in self.old.files if sidecar is not None),
+            new_sidecars=sum(1 for _, _, sidecar in self.new.files if sidecar is not None),
             selected=selected,
             verdicts_changed=verdicts_changed,
             outcomes=outcomes or {},
@@ -131,7 +136,28 @@ def side_request(settings: ParitySettings, side: str) -> SideRequest:
     key, key_option = settings.side_key(side)
     agent, agent_option = settings.side_agent(side)
     path, shown = (settings.old, settings.old_shown) if side == "old" else (settings.new, settings.new_shown)
-    return SideRequest(str(path), key, shown or None, agent, key_option, agent_option)
+    shards = tuple((str(file), name) for file, name in (settings.old_shards if side == "old" else settings.new_shards))
+    return SideRequest(str(path), key, shown or None, agent, key_option, agent_option, shards)
+
+
+def shard_dirs(*sides: LoadedSide) -> tuple[Path, ...]:
+    """The directories of sharded sides' files beyond the first's, where their relative
+    `verifier_logs_dir` values may also be found."""
+    dirs: list[Path] = []
+    for side in sides:
+        for path, _, _ in side.files[1:]:
+            if path.parent != side.path.parent and path.parent not in dirs:
+                dirs.append(path.parent)
+    return tuple(dirs)
+
+
+def check_files(side: LoadedSide, name: str) -> Optional[AggregateCheck]:
+    """The side's aggregate-metrics check: its one file's, or its shards' taken together."""
+    if not side.shards:
+        return check_side(side.path, side.display, side.agent, side.facts, name)
+    checks = [check for index, (path, shown, _) in enumerate(side.files)
+              if (check := check_side(path, shown, side.agent, side.shard_facts(index), name)) is not None]
+    return combined_check(checks)
 
 
 def _serially(requests: list[SideRequest]) -> list[LoadedSide]:
@@ -172,7 +198,8 @@ def _read_alike(old: Path, new: Path) -> bool:
 def _same_selection(settings: ParitySettings) -> bool:
     """Both sides are the same file (and sidecar) read the same way: one read serves both."""
     return (
-        _read_alike(settings.old, settings.new)
+        not settings.old_shards and not settings.new_shards
+        and _read_alike(settings.old, settings.new)
         and settings.side_key("old")[0] == settings.side_key("new")[0]
         and settings.side_agent("old")[0] == settings.side_agent("new")[0]
     )

@@ -15,6 +15,7 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ..core.coverage import DEFAULT_MAX_MASKED, DEFAULT_MAX_MISSING, Limit, parse_limit
+from ..core.shards import ShardPatternError, expand
 from .options import OPTION_NAMES, ini_value
 
 
@@ -28,6 +29,10 @@ class ParitySettings(BaseModel):
     #: each file as messages name it: as typed on the command line, or resolved from the ini file
     old_shown: str = ""
     new_shown: str = ""
+    #: a side given as a glob or comma-separated globs matching several files: each (path, name
+    #: shown), sorted (``old``/``new`` is then the first); empty for a side of one file
+    old_shards: tuple[tuple[Path, str], ...] = ()
+    new_shards: tuple[tuple[Path, str], ...] = ()
     #: the join field given for both sides, and each side's own (a per-side key wins for its side)
     key: Optional[str] = None
     old_key: Optional[str] = None
@@ -96,13 +101,28 @@ class ParitySettings(BaseModel):
             return own_value, own_from or OPTION_NAMES[own]
         return shared_value, shared_from or OPTION_NAMES[shared]
 
+    def side_files(self, side: str) -> list[Path]:
+        """Every file a side is read from: its shards, or its one file."""
+        shards = self.old_shards if side == "old" else self.new_shards
+        return [path for path, _ in shards] or [self.old if side == "old" else self.new]
+
+    @property
+    def shared_file(self) -> Optional[Path]:
+        """A file both sides name (the new side's name for it), or None."""
+        for new in self.side_files("new"):
+            for old in self.side_files("old"):
+                try:
+                    if os.path.samefile(old, new):
+                        return new
+                except OSError:
+                    if old == new:
+                        return new
+        return None
+
     @property
     def same_file(self) -> bool:
         """Both sides name the same file (the summary notes it)."""
-        try:
-            return os.path.samefile(self.old, self.new)
-        except OSError:
-            return self.old == self.new
+        return self.shared_file is not None
 
 
 def _is_ini(source: str) -> bool:
@@ -124,11 +144,11 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
     for field_name, ini_name in (("old", "parity_old"), ("new", "parity_new")):
         cli = config.getoption(OPTION_NAMES[field_name].lstrip("-").replace("-", "_"))
         if cli:
-            raw[field_name], sources[field_name] = _resolve(cli, cwd), OPTION_NAMES[field_name]
-            raw[f"{field_name}_shown"] = cli
+            sources[field_name] = OPTION_NAMES[field_name]
+            _side_files(raw, field_name, cli, cwd, sources[field_name], from_ini=False)
         elif ini_value(config, ini_name):
-            raw[field_name], sources[field_name] = _resolve(ini_value(config, ini_name), ini_dir), ini_name
-            raw[f"{field_name}_shown"] = str(raw[field_name])
+            sources[field_name] = ini_name
+            _side_files(raw, field_name, ini_value(config, ini_name), ini_dir, ini_name, from_ini=True)
     if not sources:
         return None
     if len(sources) == 1:
@@ -181,11 +201,34 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
     return settings
 
 
+def _side_files(raw: dict[str, Any], side: str, value: str, base: Path, source: str, *, from_ini: bool) -> None:
+    """The side's file, or its shards when ``value`` is a glob or comma-separated globs matching several.
+
+    Names from the command line are shown as typed (or as matched); those from an ini file resolved.
+    """
+    try:
+        files = expand(value, base)
+    except ShardPatternError as exc:
+        raise pytest.UsageError(f"{source}: {exc}") from None
+    if from_ini:
+        files = [(path, str(path)) for path, _ in files]
+    raw[side] = files[0][0]
+    if len(files) == 1:
+        raw[f"{side}_shown"] = files[0][1]
+    else:
+        raw[f"{side}_shown"] = value
+        raw[f"{side}_shards"] = tuple(files)
+
+
 def _check_same_file(settings: ParitySettings, sources: dict[str, str]) -> None:
     """Both sides naming one file (by any path, symlink or hard link) compares nothing: a usage error."""
-    if settings.same_file and not settings.allow_same_file:
+    shared = settings.shared_file
+    if shared is not None and not settings.allow_same_file:
+        shown = settings.new_shown or str(settings.new)
+        if settings.new_shards or settings.old_shards:
+            shown = next((name for path, name in settings.new_shards if path == shared), str(shared))
         raise pytest.UsageError(
-            f"{sources['old']} and {sources['new']} name the same file ({settings.new_shown or settings.new}): "
+            f"{sources['old']} and {sources['new']} name the same file ({shown}): "
             "a file compared with itself shows nothing; give --parity-allow-same-file for a smoke test"
         )
 
