@@ -6,6 +6,7 @@
     python benchmarks/run.py --scale rowsize          # same rows at 40 KB and 160 KB: memory vs row size
     python benchmarks/run.py --tasks 1000 --repeats 3 --row-kb 80   # a custom scale
     python benchmarks/run.py --scale unused --pairs 30  # the plugin's cost in a run that does not use it
+    python benchmarks/run.py --scale shards --pair small --shards 8  # a side in 8 shard files vs one file
 
 For each scale the pair is generated into benchmarks/.data/<name>/ (reused when its manifest has the
 same parameters), the files are read once to warm the page cache, then three child processes are
@@ -56,7 +57,8 @@ SCALES = {
     "large": (5_000, 5, 40),
 }
 ROWSIZE_DEFAULT = (1_000, 2, 40)  # run at row-kb and 4 x row-kb
-USER_SCALES = ("rerun", "xdist", "cores")
+USER_SCALES = ("rerun", "xdist", "cores", "shards")
+SHARDS_DEFAULT = 8  # how many shard files the shards scale splits a side into
 UNUSED_FLOOR_MS = 15.0  # what the installed plugin may add to a pytest run that does not use it
 
 JSON_FLOOR = r"""
@@ -293,6 +295,7 @@ FLOORS = {
     "xdist": 1.10,        # -n 2 / serial
     "2 cores": 0.80,      # default install, whole gate / json.loads
     "2 cores fast": 0.50,  # with msgspec (the `fast` extra), whole gate / json.loads
+    "shards": 1.10,       # the new side in N shard files / the same rows in one file
 }
 MEMORY_FLOOR_MB = 100.0  # peak RSS summed over every process a gate run starts
 #: one core (taskset -c 0), whole gate / json.loads before the two sides were read at once (default
@@ -335,7 +338,37 @@ def memory_line(measures: list[Measure]) -> None:
     FAILURES.extend([] if ok else [f"memory {worst.tree_mb:.0f} MB"])
 
 
-def bench_users(kind: str, pair: str, seed: int, rates: dict, runs: int, baseline: str | None = None) -> None:
+def split_side(main: Path, out_dir: Path, shards: int) -> Path:
+    """``main`` (and its sidecar) split into ``shards`` files in ``out_dir``, as a sharded run leaves them:
+    the tasks dealt out to the shards, each shard holding its tasks' rows (byte for byte, in their order)
+    and its sidecar the records of its own tasks. Returns the glob's directory (reused when already split)."""
+    done = out_dir / f"split-{shards}.done"
+    if done.exists():
+        return out_dir
+    shutil.rmtree(out_dir, ignore_errors=True)
+    out_dir.mkdir(parents=True)
+    home: dict[object, int] = {}
+    parts: list[list[bytes]] = [[] for _ in range(shards)]
+    for line in main.read_bytes().splitlines(keepends=True):
+        row = json.loads(line)
+        task = row.get("_ng_task_index", row.get("task_name"))
+        parts[home.setdefault(task, len(home) % shards)].append(line)
+    for k, part in enumerate(parts):
+        (out_dir / f"shard-{k:03d}.jsonl").write_bytes(b"".join(part))
+    sidecar = main.with_name(main.stem + "_failures.jsonl")
+    if sidecar.exists():
+        records: list[list[bytes]] = [[] for _ in range(shards)]
+        for line in sidecar.read_bytes().splitlines(keepends=True):
+            records[home.get(json.loads(line).get("_ng_task_index"), 0)].append(line)
+        for k, chunk in enumerate(records):
+            if chunk:
+                (out_dir / f"shard-{k:03d}_failures.jsonl").write_bytes(b"".join(chunk))
+    done.write_text("")
+    return out_dir
+
+
+def bench_users(kind: str, pair: str, seed: int, rates: dict, runs: int, baseline: str | None = None,
+                shards: int = SHARDS_DEFAULT) -> None:
     """The user-facing scales on a named pair: rerun, xdist, cores."""
     tasks, repeats, kb = SCALES[pair]
     out, manifest = ensure_pair(pair, tasks, repeats, kb, seed, rates)
@@ -403,6 +436,28 @@ def bench_users(kind: str, pair: str, seed: int, rates: dict, runs: int, baselin
               f"{mixed.wall / serial.wall:.2f}x the serial gate, {mixed.tree_mb:.0f} MB summed over {mixed.processes} "
               "processes; each worker is a whole pytest)")
         memory_line([serial, dist])
+    elif kind == "shards":
+        new_dir, old_dir = split_side(new, out / "new-shards", shards), split_side(old, out / "old-shards", shards)
+        warm(sorted(new_dir.glob("*.jsonl")) + sorted(old_dir.glob("*.jsonl")))
+        one_file = [PY, "-m", "pytest", "-q", *no_cache, f"--parity-old={rel(old)}"]
+        commands = [
+            ("one file a side", [*one_file, f"--parity-new={rel(new)}"], full, None),
+            (f"new in {shards} shards", [*one_file, f"--parity-new={rel(new_dir)}/shard-*.jsonl"], full, None),
+            (f"old in {shards} shards", [PY, "-m", "pytest", "-q", *no_cache, f"--parity-old={rel(old_dir)}/shard-*.jsonl",
+                                         f"--parity-new={rel(new)}"], full, None),
+        ]
+        best = timed_best(commands, out, runs)
+        table(list(best.values()))
+        whole, sharded, old_sharded = (best[c[0]] for c in commands)
+        outcome = lambda m: re.sub(r" in [0-9.]+s.*", "", m.tail)  # noqa: E731 - the counts, not the time
+        for other in (sharded, old_sharded):
+            if outcome(other) != outcome(whole) or other.rc != whole.rc:
+                FAILURES.append(f"shards: another outcome ({other.tail!r} vs {whole.tail!r})")
+        floor_line("shards", sharded.wall / whole.wall, FLOORS["shards"],
+                   f"new side in {shards} shards {sharded.wall:.2f}s / in one file {whole.wall:.2f}s")
+        print(f"   (the old side in {shards} shards: {old_sharded.wall / whole.wall:.2f}x; a sharded side is read in the "
+              "gate's own process, while one old file of 32 MB or more is read in a child beside the new side)")
+        memory_line(list(best.values()))
     else:  # cores
         one = ["taskset", "-c", "0"]
         commands = [
@@ -511,6 +566,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--runs", type=int, default=1, help="time each command N times (interleaved), keep the "
                     "fastest wall (default 1)")
+    ap.add_argument("--shards", type=int, default=SHARDS_DEFAULT, help="shards scale: how many shard files a side "
+                    f"is split into (default {SHARDS_DEFAULT})")
     ap.add_argument("--pairs", type=int, default=30, help="paired runs for --scale unused (default 30)")
     ap.add_argument("--env-as-is", action="store_true", help="run children in the inherited environment "
                     "(default: bytecode caching on, under benchmarks/.data/pycache)")
@@ -531,7 +588,7 @@ def main(argv: list[str] | None = None) -> int:
             unused_ok = bench_unused(a.pairs)
             continue
         if scale in USER_SCALES:
-            bench_users(scale, a.pair, a.seed, rates, a.runs, a.baseline)
+            bench_users(scale, a.pair, a.seed, rates, a.runs, a.baseline, a.shards)
             continue
         if scale == "rowsize":
             tasks, repeats, kb = a.tasks or ROWSIZE_DEFAULT[0], a.repeats or ROWSIZE_DEFAULT[1], a.row_kb or ROWSIZE_DEFAULT[2]

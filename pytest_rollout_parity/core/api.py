@@ -96,7 +96,10 @@ def _with_copies(result: CompareResult, old: Optional[LoadedSide] = None,
 
 
 def _side_input(side: LoadedSide) -> SideInput:
-    return _input(side.facts, side.choice, side.display, side.read_row)
+    found = _input(side.facts, side.choice, side.display, side.read_row)
+    if side.shards:
+        found.shard_names = [shown for _, shown, _ in side.shards]
+    return found
 
 
 def load_pair(

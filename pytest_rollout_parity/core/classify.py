@@ -77,15 +77,18 @@ class SideInput:
     notes: Sequence[str] = ()
     prompts: Optional[Sequence[Optional[TaskIdent]]] = None
     name: str = ""
+    #: a sharded side's files as shown, in order (a row's ``shard`` indexes them); empty for one file
+    shard_names: Sequence[str] = ()
 
     def where(self, index: int) -> str:
-        """Where row ``index`` of the side is, for messages."""
+        """Where row ``index`` of the side is, for messages (in its own shard's file)."""
         facts = self.facts[index]
+        name = self.shard_names[facts.shard] if self.shard_names else self.name
         if facts.offset is NO_OFFSET:
-            return f"{self.name}: row {facts.line}"
+            return f"{name}: row {facts.line}"
         if facts.origin is RowOrigin.MAIN:
-            return f"{self.name}:{facts.line}"
-        return f"{self.name} (sidecar line {facts.line})"
+            return f"{name}:{facts.line}"
+        return f"{name} (sidecar line {facts.line})"
 
 
 def _align_fallbacks(old: SideInput, new: SideInput) -> list[str]:

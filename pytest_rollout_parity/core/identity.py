@@ -174,6 +174,10 @@ class KeyVote:
             if value is None:
                 if self.explicit:
                     return f"row has no {self.explicit!r} field ({self.option} {self.explicit})"
+                if name == PROMPT and self.index_restarts:  # a record's prompt may be its shard's row's
+                    if self.cells:
+                        column.append(None)
+                    continue
                 del self.columns[name]
                 continue
             if not self.cells:
@@ -229,9 +233,13 @@ class KeyVote:
                 if self.index_restarts:
                     continue
                 return KeyChoice(name, column, passed or REASON_TASK_INDEX, notes, prompts)
+            if name == PROMPT and self.index_restarts:
+                labels = self._shard_prompts(prompt_at)
+                if labels is None:
+                    continue
+                return KeyChoice(name, labels, passed or REASON_SHARDED, notes, labels)
             if name == PROMPT:
-                reason = REASON_SHARDED if self.index_restarts and TASK_INDEX in self.columns else REASON_PROMPT
-                return KeyChoice(name, column, passed or reason, notes, prompts)
+                return KeyChoice(name, column, passed or REASON_PROMPT, notes, prompts)
             category = self._category(name, prompt_at, notes)
             if category is None:
                 return KeyChoice(name, column, REASON_ID_FIELD, notes)
@@ -240,6 +248,24 @@ class KeyVote:
         if self.index_restarts and TASK_INDEX in self.columns:
             return KeyChoice(TASK_INDEX, self.columns[TASK_INDEX], REASON_SHARD_INDEX, notes, prompts)
         return KeyChoice(None, [])
+
+    def _shard_prompts(self, prompt_at: Optional[Callable[[int], Any]]) -> Optional[list[Optional[TaskIdent]]]:
+        """Each row's prompt label on a sharded side; a row without a prompt (a sidecar record naming
+        its task index only) takes the prompt of its shard's rows at that index. None when a voting
+        row is left without one (or, with no task index, when any row has none)."""
+        column = self.columns[PROMPT]
+        labels = [self._label(index, prompt_at) for index in range(len(column))]
+        indexes = self.columns.get(TASK_INDEX)
+        if indexes is not None:
+            by_index: dict[TaskIdent, TaskIdent] = {}
+            for label, index in zip(labels, indexes):
+                if label is not None and index is not None:
+                    by_index.setdefault(index, label)
+            labels = [label if label is not None or index is None else by_index.get(index)
+                      for label, index in zip(labels, indexes)]
+        if sum(label is None for label in labels) > len(labels) - self.voters:
+            return None
+        return labels
 
     def _label(self, index: int, prompt_at: Optional[Callable[[int], Any]]) -> Optional[TaskIdent]:
         """Row ``index``'s prompt label, worked out now (and kept) when it was deferred."""

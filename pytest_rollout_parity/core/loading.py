@@ -423,7 +423,7 @@ def read_side(
     main = RowOrigin.MAIN
     rows_before = builder.rows
     for line_no, offset, row in iter_objects(path, display, decode, progress):
-        if check_first is not None and not builder.rows:
+        if check_first is not None and builder.rows == rows_before:
             check_first(row)
         if agents is not None and not agents.keep(row):
             continue

@@ -59,6 +59,8 @@ def expand(value: str, base: Path) -> list[tuple[Path, str]]:
             continue
         resolved = _resolve(part, base)
         if os.path.isfile(resolved):
+            if is_artifact(os.path.basename(part)):
+                raise ShardPatternError(f"{part!r} is no rollouts file (a shard's sidecar is read with its shard)")
             found.setdefault(os.path.normpath(resolved), (resolved, part))
             continue
         matches = _matches(part, base)

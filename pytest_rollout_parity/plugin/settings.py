@@ -225,7 +225,7 @@ def _check_same_file(settings: ParitySettings, sources: dict[str, str]) -> None:
     shared = settings.shared_file
     if shared is not None and not settings.allow_same_file:
         shown = settings.new_shown or str(settings.new)
-        if settings.new_shards or settings.old_shards:
+        if settings.new_shards:
             shown = next((name for path, name in settings.new_shards if path == shared), str(shared))
         raise pytest.UsageError(
             f"{sources['old']} and {sources['new']} name the same file ({shown}): "

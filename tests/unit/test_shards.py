@@ -1,0 +1,84 @@
+"""Expanding a side given as shards, and reading one: core/shards.py and loading.load_shards."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_rollout_parity.core.loading import load_shards, load_side
+from pytest_rollout_parity.core.shards import ShardPatternError, expand, is_artifact
+
+
+def touch(path: Path, text: str = "") -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_globs_and_lists_give_a_sorted_deduplicated_list(tmp_path: Path) -> None:
+    for name in ("a/r-2.jsonl", "a/r-10.jsonl", "b/r-1.jsonl.gz", "a/r-2_failures.jsonl"):
+        touch(tmp_path / name)
+    files = expand("b/*.jsonl*,a/*.jsonl,a/r-2.jsonl,./a/r-2.jsonl", tmp_path)
+    assert [shown for _, shown in files] == ["a/r-10.jsonl", "a/r-2.jsonl", "b/r-1.jsonl.gz"]
+    assert files[0][0] == tmp_path / "a" / "r-10.jsonl"
+
+
+def test_a_plain_path_is_one_file_whether_or_not_it_exists(tmp_path: Path) -> None:
+    assert expand("gone.jsonl", tmp_path) == [(tmp_path / "gone.jsonl", "gone.jsonl")]
+    odd = touch(tmp_path / "x,y*[1].jsonl")
+    assert expand("x,y*[1].jsonl", tmp_path) == [(odd, "x,y*[1].jsonl")]
+    assert expand(str(odd), Path("/nowhere")) == [(odd, str(odd))]
+
+
+def test_absolute_patterns_and_no_match(tmp_path: Path) -> None:
+    touch(tmp_path / "r.jsonl")
+    assert expand(f"{tmp_path}/*.jsonl", Path("/nowhere")) == [(tmp_path / "r.jsonl", f"{tmp_path}/r.jsonl")]
+    with pytest.raises(ShardPatternError, match=r"^'q\*\.jsonl' matches no rollouts file$"):
+        expand("q*.jsonl", tmp_path)
+    with pytest.raises(ShardPatternError, match="names no file"):
+        expand(",", tmp_path)
+
+
+@pytest.mark.parametrize("name", ["r_failures.jsonl", "r_materialized_inputs.jsonl", "r_attempts.jsonl",
+                                  "r_reward_profiling.jsonl", "r_aggregate_metrics.json", "r_coverage.json",
+                                  "r_manifest.json", "r_failures.jsonl.gz"])
+def test_artifacts(name: str) -> None:
+    assert is_artifact(name)
+
+
+@pytest.mark.parametrize("name", ["r.jsonl", "r.jsonl.gz", "failures.jsonl", "r_failures.jsonl.bak"])
+def test_not_artifacts(name: str) -> None:
+    assert not is_artifact(name)
+
+
+def test_each_shard_keeps_its_rows_sidecar_and_index_identity(tmp_path: Path) -> None:
+    a = touch(tmp_path / "a.jsonl", "".join(json.dumps({"_ng_task_index": i, "_ng_rollout_index": 0, "reward": 1.0,
+                                                        "responses_create_params": {"input": f"a{i}"}}) + "\n"
+                                            for i in range(2)))
+    b = touch(tmp_path / "b.jsonl", json.dumps({"_ng_task_index": 0, "_ng_rollout_index": 0, "reward": 0.0,
+                                                "responses_create_params": {"input": "b0"}}) + "\n")
+    touch(tmp_path / "b_failures.jsonl", json.dumps({"_ng_task_index": 0, "_ng_rollout_index": 1,
+                                                     "_ng_failure_class": "environment_server_failed"}) + "\n")
+    side = load_shards([(a, "a.jsonl"), (b, "b.jsonl")], display="*.jsonl")
+    assert [f.shard for f in side.facts] == [0, 0, 1, 1]
+    assert side.sidecar is None and side.shards[1][2] == str(tmp_path / "b_failures.jsonl")
+    # index 0 of both shards: two tasks, told apart by their prompts; the record takes its shard's
+    assert side.key == "responses_create_params.input"
+    labels = [ident[1].split("-")[0] if ident else None for ident in side.values]
+    assert labels == ["a0", "a1", "b0", "b0"] and side.values[2] == side.values[3]
+    assert side.read_row(side.facts[2])["responses_create_params"]["input"] == "b0"
+    assert side.read_row(side.facts[3])["_ng_failure_class"] == "environment_server_failed"
+    assert [len(side.shard_facts(i)) for i in (0, 1)] == [2, 2]
+    alone = load_side(b)
+    assert alone.key == "_ng_task_index" and not alone.shards
+
+
+def test_a_named_index_is_qualified_by_shard(tmp_path: Path) -> None:
+    a = touch(tmp_path / "a.jsonl", json.dumps({"_ng_task_index": 0, "reward": 1.0}) + "\n")
+    b = touch(tmp_path / "b.jsonl", json.dumps({"_ng_task_index": 0, "reward": 1.0}) + "\n")
+    side = load_shards([(a, "a.jsonl"), (b, "b.jsonl")], key="_ng_task_index")
+    assert [ident[1] if ident else None for ident in side.values] == ["1:0", "2:0"]
+    unnamed = load_shards([(a, "a.jsonl"), (b, "b.jsonl")])  # no prompt: the qualified index keys the side
+    assert unnamed.key == "_ng_task_index" and [v[1] if v else None for v in unnamed.values] == ["1:0", "2:0"]
