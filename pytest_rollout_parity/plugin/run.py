@@ -112,8 +112,8 @@ class ParityRun:
         return RunInfo(
             old_file=self.old.display,
             new_file=self.new.display,
-            old_sidecar=sidecar_display(self.old.display, self.old.path) if self.old.sidecar else None,
-            new_sidecar=sidecar_display(self.new.display, self.new.path) if self.new.sidecar else None,
+            old_sidecar=_sidecar_shown(self.old),
+            new_sidecar=_sidecar_shown(self.new),
             same_file=self.settings.same_file,
             old_shards=len(self.old.files),
             new_shards=len(self.new.files),
@@ -129,6 +129,13 @@ class ParityRun:
             inventory=self.inventory or {},
             collect_only=collect_only,
         )
+
+
+def _sidecar_shown(side: LoadedSide) -> Optional[str]:
+    """A side's sidecar as shown; None without one, and for a sharded side (its count is shown)."""
+    if side.shards or side.sidecar is None:
+        return None
+    return sidecar_display(side.display, side.path)
 
 
 def side_request(settings: ParitySettings, side: str) -> SideRequest:
