@@ -262,3 +262,35 @@ def test_ini_keys_take_globs_resolved_against_the_ini_file(gate: Gate, monkeypat
     summary = json.loads((sub / "s.json").read_text())
     assert summary["files"]["old_shards"] == 2 and summary["files"]["new_shards"] == 1
     assert summary["files"]["old"] == "runs/old/*.jsonl"
+
+
+def test_metrics_and_coverage_files_are_taken_per_shard(gate: Gate) -> None:
+    def rows(rewards: dict[str, float]) -> list[dict[str, Any]]:
+        return [{"task_id": t, "reward": r, "agent_ref": {"name": "simple_agent"}} for t, r in rewards.items()]
+
+    def metrics(mean: float) -> str:
+        return json.dumps([{"agent_ref": {"name": "simple_agent"}, "agent_metrics": {"mean/reward": mean}}])
+
+    def coverage(measured: int, unknown: int = 0) -> str:
+        return json.dumps({"expected": measured + unknown, "successful": measured, "measured": measured, "masked": 0,
+                           "unscored": 0, "failed": 0, "intentionally_omitted": 0, "unknown": unknown})
+
+    gate.write("old/rollouts.jsonl", rows({"a": 1.0, "b": 0.0, "c": 1.0}))
+    gate.write("new/s-0.jsonl", rows({"a": 1.0, "b": 0.0}))
+    gate.write("new/s-0_aggregate_metrics.json", metrics(0.5))
+    gate.write("new/s-0_coverage.json", coverage(2))
+    gate.write("new/s-1.jsonl", rows({"c": 1.0}))
+    gate.write("new/s-1_aggregate_metrics.json", metrics(0.0))  # stale: its one row has 1.0
+    gate.write("new/s-1_coverage.json", coverage(1, unknown=1))
+    ret, summary, lines = run_json(gate, "old/rollouts.jsonl", "new/s-*.jsonl", "s")
+    assert ret == 0
+    new = summary["aggregate_metrics"]["new"]
+    assert new["file"] == "new/s-0_aggregate_metrics.json, new/s-1_aggregate_metrics.json"
+    assert new["rows"] == 3 and new["computed_mean"] == pytest.approx(2 / 3)
+    assert new["recorded_mean"] == pytest.approx(1 / 3)  # 0.5 over two rows, 0.0 over one
+    assert new["note"].startswith("new side: new/s-1_aggregate_metrics.json records a mean reward of 0.0, "
+                                  "the rows give 1.0 over 1 row(s)")
+    inventory = summary["inventory"]["new"]
+    assert inventory["files"] == ["new/s-0_coverage.json", "new/s-1_coverage.json"]
+    assert inventory["measured"] == 3 and inventory["unknown"] == 1 and inventory["expected"] == 4
+    assert any(line.startswith("note: new side: new/s-1_aggregate_metrics.json records") for line in lines)
