@@ -455,8 +455,8 @@ def bench_users(kind: str, pair: str, seed: int, rates: dict, runs: int, baselin
                 FAILURES.append(f"shards: another outcome ({other.tail!r} vs {whole.tail!r})")
         floor_line("shards", sharded.wall / whole.wall, FLOORS["shards"],
                    f"new side in {shards} shards {sharded.wall:.2f}s / in one file {whole.wall:.2f}s")
-        print(f"   (the old side in {shards} shards: {old_sharded.wall / whole.wall:.2f}x; a sharded side is read in the "
-              "gate's own process, while one old file of 32 MB or more is read in a child beside the new side)")
+        print(f"   (the old side in {shards} shards: {old_sharded.wall / whole.wall:.2f}x, read in the reader child as "
+              "one old file is)")
         memory_line(list(best.values()))
     else:  # cores
         one = ["taskset", "-c", "0"]

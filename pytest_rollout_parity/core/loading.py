@@ -489,22 +489,45 @@ def load_shards(
     `_ng_task_index` restarts in every shard's run, so each shard's indices are its own
     (:meth:`SideBuilder.start_shard`). ``display`` names the side as a whole (the pattern).
     """
-    first, first_shown = files[0]
-    display = display or first_shown
+    display = display or files[0][1]
     builder = SideBuilder(key, key_option, sharded=True)
+    sidecars, agents = read_shards(files, builder, agent, agent_option, progress)
+    return finish_shards(files, display, builder, sidecars, agents.compared, dict(agents.counts))
+
+
+def read_shards(
+    files: Sequence[tuple[Path, str]],
+    builder: SideBuilder,
+    agent: Optional[str] = None,
+    agent_option: str = "--parity-agent",
+    progress: Optional[Progress] = None,
+) -> tuple[list[Optional[Path]], AgentFilter]:
+    """Feed each shard's rows through ``builder`` (made with ``sharded=True``): each shard's sidecar,
+    and the agent filter that counted them all."""
     agents = AgentFilter(agent, agent_option)
-    shards: list[tuple[str, str, Optional[str]]] = []
+    sidecars: list[Optional[Path]] = []
     reporters = _shard_progress([path for path, _ in files], progress)
     for index, (path, shown) in enumerate(files):
-        start = builder.rows
         builder.start_shard(index)
         sidecar, _ = read_rollouts(path, shown, builder, agent, agent_option, reporters[index], agents=agents)
-        for facts in builder.facts[start:]:
-            facts.shard = index
-        shards.append((str(path), shown, str(sidecar) if sidecar is not None else None))
-    side = LoadedSide(path=first, display=display, sidecar=Path(shards[0][2]) if shards[0][2] else None,
-                      choice=KeyChoice(None, []), facts=builder.facts, agent=agents.compared,
-                      agent_rows=dict(agents.counts), shards=tuple(shards))
+        sidecars.append(sidecar)
+    return sidecars, agents
+
+
+def finish_shards(
+    files: Sequence[tuple[Path, str]],
+    display: str,
+    builder: SideBuilder,
+    sidecars: Sequence[Optional[Path]],
+    agent: Optional[str],
+    agent_rows: dict[str, int],
+) -> LoadedSide:
+    """The sharded side whose rows ``builder`` holds: its key chosen, deferred prompts read from each
+    row's own shard."""
+    shards = tuple((str(path), shown, str(sidecar) if sidecar is not None else None)
+                   for (path, shown), sidecar in zip(files, sidecars))
+    side = LoadedSide(path=files[0][0], display=display, sidecar=sidecars[0], choice=KeyChoice(None, []),
+                      facts=builder.facts, agent=agent, agent_rows=agent_rows, shards=shards)
     side.choice = builder.finish(display, side.read_row)
     return side
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import BinaryIO, Optional, Protocol
 
 from .errors import CompareInputError
-from .loading import LoadedSide, Progress, finish_side, load_shards, load_side, sidecar_display
+from .loading import LoadedSide, Progress, finish_shards, finish_side, load_shards, load_side, sidecar_display
 from .row_stream import replay
 from .sides import SideBuilder
 
@@ -46,6 +46,10 @@ class SideRequest:
     agent_option: str = "--parity-agent"
     #: a sharded side's files, each (path, name shown), ``path`` the first; empty for one file
     shards: tuple[tuple[str, str], ...] = ()
+
+    def files(self) -> list[str]:
+        """Every file the side is read from: its shards, or its one file."""
+        return [path for path, _ in self.shards] or [self.path]
 
     def load(self, progress: Optional[Progress] = None) -> LoadedSide:
         """Read the side in this process (``progress``: told the bytes read, see :func:`load_side`)."""
@@ -83,14 +87,10 @@ def usable_cpus() -> int:
 
 
 def worth_a_child(request: SideRequest, min_bytes: int = MIN_CHILD_BYTES) -> bool:
-    """Two CPUs or more and a file large enough to repay an interpreter's start.
-
-    A sharded side is always read in this process (each shard is small, and the child reads one file).
-    """
-    if request.shards:
-        return False
+    """Two CPUs or more and a file (a sharded side's files together) large enough to repay an
+    interpreter's start."""
     try:
-        size = os.stat(request.path).st_size
+        size = sum(os.stat(path).st_size for path in request.files())
     except OSError:
         return False  # the serial read words the error
     return size >= min_bytes and usable_cpus() > 1
@@ -178,11 +178,17 @@ class _Child:
         data = self.stream.read()
         display = request.display or request.path
         path = Path(request.path)
-        builder = SideBuilder(request.key, request.key_option)
-        end = replay(data, builder, display, sidecar_display(display, path))
+        builder = SideBuilder(request.key, request.key_option, sharded=bool(request.shards))
+        files = [(Path(file), shown) for file, shown in request.shards]
+        names = tuple((shown, sidecar_display(shown, file)) for file, shown in files)
+        end = replay(data, builder, display, sidecar_display(display, path), names)
         del data
         if end is None:
             return None
+        if files:
+            if len(end.sidecars) != len(files):
+                return None
+            return finish_shards(files, display, builder, end.sidecars, end.agent, end.agent_rows)
         return finish_side(path, display, builder, end.sidecar, end.agent, end.agent_rows)
 
 
@@ -191,7 +197,7 @@ def _report_whole(request: SideRequest, report: Optional[Progress]) -> None:
     if report is None:
         return
     try:
-        size = os.stat(request.path).st_size
+        size = sum(os.stat(path).st_size for path in request.files())
     except OSError:
         return
     report(size, size)

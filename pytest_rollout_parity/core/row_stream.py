@@ -10,7 +10,8 @@ its whole side, the child peaked 13 MB higher on a 1 GB file).
 Each frame is a 4-byte big-endian length, then ``marshal`` of one of::
 
     ("rows", [row, ...])          row: (facts, candidate values, anonymous, has a reward field)
-    ("end", sidecar path or None, compared agent or None, {agent: rows}, superseded attempts)
+    ("end", sidecar path or None, compared agent or None, {agent: rows}, superseded attempts
+            [, each shard's sidecar path or None, for a sharded side])
     ("input-error", message)
 """
 
@@ -32,6 +33,7 @@ BATCH = 512
 _LENGTH = 4
 _LINE = FACT_FIELDS.index("line")
 _ORIGIN = FACT_FIELDS.index("origin")
+_SHARD = FACT_FIELDS.index("shard")
 _SIDECAR = RowOrigin.SIDECAR.value
 
 Write = Callable[[bytes], Any]
@@ -61,8 +63,8 @@ def frames(data: bytes) -> Iterator[Any]:
 class ForwardingBuilder(SideBuilder):
     """A side builder that votes, counts and sends each row on instead of keeping it."""
 
-    def __init__(self, key: Optional[str], key_option: str, write: Write) -> None:
-        super().__init__(key, key_option, keep_cells=False)  # the parent's vote keeps the values
+    def __init__(self, key: Optional[str], key_option: str, write: Write, *, sharded: bool = False) -> None:
+        super().__init__(key, key_option, keep_cells=False, sharded=sharded)  # the parent's vote keeps the values
         self.write = write
         self.batch: list[tuple[Any, ...]] = []
         self.count = 0
@@ -93,23 +95,29 @@ class StreamEnd(NamedTuple):
     sidecar: Optional[Path]
     agent: Optional[str]
     agent_rows: dict[str, int]
+    #: each shard's sidecar (or None) on a sharded side; empty for one file
+    sidecars: tuple[Optional[Path], ...] = ()
 
 
-def replay(data: bytes, builder: SideBuilder, display: str, sidecar_display: str) -> Optional[StreamEnd]:
+def replay(data: bytes, builder: SideBuilder, display: str, sidecar_display: str,
+           shard_names: tuple[tuple[str, str], ...] = ()) -> Optional[StreamEnd]:
     """Join the streamed rows to ``builder``, each at its place in messages; None for a stream cut
-    short. Raises the child's input error."""
+    short. Raises the child's input error. ``shard_names``: each shard's file and sidecar as shown."""
+    names_of = shard_names or ((display, sidecar_display),)
     for message in frames(data):
         kind = message[0]
         if kind == "rows":
             for facts, names, anonymous, has_reward in message[1]:
-                shown = sidecar_display if facts[_ORIGIN] == _SIDECAR else display
+                shard = names_of[facts[_SHARD]] if shard_names else names_of[0]
+                shown = shard[1] if facts[_ORIGIN] == _SIDECAR else shard[0]
                 if any(type(value) is tuple for value in names.values()):
                     names = {name: DEFERRED if type(value) is tuple else value for name, value in names.items()}
                 builder.add(PendingRow(f"{shown}:{facts[_LINE]}", facts_from_plain(facts), names, anonymous,
                                        has_reward))
         elif kind == "end":
-            _, sidecar, agent, agent_rows, builder.superseded = message
-            return StreamEnd(Path(sidecar) if sidecar is not None else None, agent, agent_rows)
+            _, sidecar, agent, agent_rows, builder.superseded, *shards = message
+            sidecars = tuple(Path(s) if s is not None else None for s in shards[0]) if shards else ()
+            return StreamEnd(Path(sidecar) if sidecar is not None else None, agent, agent_rows, sidecars)
         elif kind == "input-error":
             raise CompareInputError(message[1])
         else:

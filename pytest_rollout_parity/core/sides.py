@@ -97,8 +97,10 @@ class SideBuilder:
             raise CompareInputError(f"{source.where}: {exc}" + (f" (task {task})" if task else "")) from None
         anonymous = (sidecar or is_failure_record(row)) and names_no_task(row, self.key)
         names = self.vote.candidate_values(row)
-        if self._shard is not None and names.get(TASK_INDEX) is not None:
-            names[TASK_INDEX] = shard_index(self._shard, names[TASK_INDEX])
+        if self._shard is not None:
+            facts.shard = self._shard - 1
+            if names.get(TASK_INDEX) is not None:
+                names[TASK_INDEX] = shard_index(self._shard, names[TASK_INDEX])
         return PendingRow(source.where, facts, names, anonymous, sidecar or REWARD in row)
 
     def start_shard(self, index: int) -> None:

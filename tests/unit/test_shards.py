@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
+from pytest_rollout_parity.core import parallel
+from pytest_rollout_parity.core.errors import CompareInputError
 from pytest_rollout_parity.core.loading import load_shards, load_side
+from pytest_rollout_parity.core.parallel import SideRequest, load_two
 from pytest_rollout_parity.core.shards import ShardPatternError, expand, is_artifact
+from pytest_rollout_parity.core.snapshot import plain_facts
+
+FLORES = Path(__file__).resolve().parents[1] / "data" / "real_files" / "benchmarks" / "flores200" / "data" / \
+    "example_rollouts.jsonl"
 
 
 def touch(path: Path, text: str = "") -> Path:
@@ -82,3 +90,45 @@ def test_a_named_index_is_qualified_by_shard(tmp_path: Path) -> None:
     assert [ident[1] if ident else None for ident in side.values] == ["1:0", "2:0"]
     unnamed = load_shards([(a, "a.jsonl"), (b, "b.jsonl")])  # no prompt: the qualified index keys the side
     assert unnamed.key == "_ng_task_index" and [v[1] if v else None for v in unnamed.values] == ["1:0", "2:0"]
+
+
+def sharded_request(tmp_path: Path) -> SideRequest:
+    """The real flores200 file in three shards (indices restarting), two with a sidecar record."""
+    rows = [json.loads(line) for line in FLORES.read_text(encoding="utf-8").splitlines() if line.strip()]
+    files = []
+    for number, (start, end) in enumerate(((0, 2), (2, 4), (4, 5))):
+        part = [dict(row, _ng_task_index=i) for i, row in enumerate(rows[start:end])]
+        path = touch(tmp_path / f"part-{number}.jsonl", "".join(json.dumps(row) + "\n" for row in part))
+        if number < 2:
+            touch(tmp_path / f"part-{number}_failures.jsonl", json.dumps(
+                {"_ng_task_index": 1, "_ng_rollout_index": 1, "_ng_failure_class": "environment_server_failed"}) + "\n")
+        files.append((str(path), f"runs/part-{number}.jsonl"))
+    return SideRequest(files[0][0], display="runs/part-*.jsonl", shards=tuple(files))
+
+
+def test_the_reader_child_reads_a_sharded_side_as_this_process_does(tmp_path: Path) -> None:
+    request = sharded_request(tmp_path)
+    serial = request.load()
+    assert serial.key == "responses_create_params.input" and len(serial.facts) == 7
+    child = parallel._Child.start(request)
+    assert child is not None
+    with child:
+        from_child = child.side(request)
+    assert from_child is not None  # the child itself answered (no fallback)
+    for name in ("path", "display", "sidecar", "agent", "agent_rows", "shards", "choice"):
+        assert getattr(from_child, name) == getattr(serial, name), name
+    assert [plain_facts(f) for f in from_child.facts] == [plain_facts(f) for f in serial.facts]
+    assert [f.shard for f in from_child.facts] == [0, 0, 0, 1, 1, 1, 2]
+    assert parallel.worth_a_child(request, min_bytes=sum(os.path.getsize(p) for p, _ in request.shards))
+
+
+def test_the_reader_child_names_a_bad_line_in_its_shard(tmp_path: Path) -> None:
+    request = sharded_request(tmp_path)
+    with open(request.shards[1][0], "a", encoding="utf-8") as handle:
+        handle.write('{"reward": 1.0,,}\n')
+    with pytest.raises(CompareInputError) as serial:
+        request.load()
+    assert str(serial.value).startswith("runs/part-1.jsonl:3: invalid JSON")
+    with pytest.raises(CompareInputError) as child:
+        load_two(request, SideRequest(str(FLORES)), min_bytes=0)
+    assert str(child.value) == str(serial.value)
