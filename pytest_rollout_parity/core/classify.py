@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from .fields import PROMPT, TASK_INDEX
-from .identity import Join, TaskIdent, check_prompts, group_rows, join
+from .identity import REASON_SHARDED, Join, TaskIdent, check_prompts, group_rows, join
 from .model import NO_OFFSET, Category, CompareResult, RowFacts, RowOrigin, RowReader, Side, TaskComparison, TaskSide
 from .naming import listed, natural_key
 
@@ -96,6 +96,10 @@ def _align_fallbacks(old: SideInput, new: SideInput) -> list[str]:
     for side, name, other in ((old, "old", new), (new, "new", old)):
         if side.key == TASK_INDEX and other.key == PROMPT and side.prompts is not None:
             side.key, side.values = PROMPT, side.prompts
+            if other.reason == REASON_SHARDED:
+                side.reason = "the prompt, as the other side is in shards whose _ng_task_index restarts"
+                return [f"the {name} side is keyed on the prompt too, to join the other side, whose shards each "
+                        "number their tasks from 0"]
             side.reason = "the prompt, as the other side has no _ng_task_index"
             return [f"the {name} side is keyed on the prompt too, to join the other side, which has no _ng_task_index"]
     return []
