@@ -387,9 +387,9 @@ def _inventory(reads: Mapping[str, InventoryRead], notes: list[str]) -> Optional
     found: dict[str, Optional[Inventory]] = {}
     for side in ("old", "new"):
         read = reads.get(side)
-        found[side] = read.coverage if read is not None else None
+        found[side] = read.inventory if read is not None else None
         if read is not None and read.note:
             notes.append(read.note)
-        if read is not None and read.coverage is not None:
-            notes.extend(read.coverage.notes(side))
+        if read is not None and read.inventory is not None:
+            notes.extend(read.inventory.notes(side))
     return InventorySection(old=found["old"], new=found["new"])

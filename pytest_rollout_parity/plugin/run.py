@@ -91,8 +91,13 @@ class ParityRun:
 
     @cached_property
     def coverage(self) -> Coverage:
-        """The new side's coverage of the old side's tasks, against the limits."""
-        return coverage(self.result, self.settings.max_missing, self.settings.max_masked)
+        """The new side's coverage of the old side's tasks (and its own run's inventory), against the limits."""
+        read = (self.inventory or {}).get("new")
+        inventory = read.inventory if read is not None else None
+        unreported = None
+        if inventory is not None:
+            unreported = (inventory.counts["failed"] + inventory.counts["unknown"], inventory.counts["expected"])
+        return coverage(self.result, self.settings.max_missing, self.settings.max_masked, unreported)
 
     def flip_message(self, index: int) -> str:
         """The failure message of the flip at ``index`` (reads its verifier log)."""
