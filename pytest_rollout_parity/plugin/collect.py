@@ -22,6 +22,8 @@ VERDICT_PROPERTY = "parity_verdict_changed"
 TASK_PROPERTY = "parity_task"
 CATEGORY_PROPERTY = "parity_category"
 AGGREGATE_PROPERTY = "parity_aggregate"
+GATE_PROPERTY = "parity_gate_item"
+"""Carried by every gate-level item (one judging the whole run, not a task): the summary counts them."""
 
 
 def hook_verdict(value: str) -> tuple[str, str]:
@@ -159,6 +161,7 @@ class AggregateItem(pytest.Item):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.run: ParityRun = self.parent.run  # type: ignore[union-attr]
+        self.user_properties.append((GATE_PROPERTY, AGGREGATE_NAME))
 
     def runtest(self) -> None:
         """Pass when the one-sided 95% bounds of the mean difference lie within the margin."""

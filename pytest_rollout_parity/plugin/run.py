@@ -73,7 +73,12 @@ class ParityRun:
         """The equivalence decision at the margin; None without a margin."""
         if self.settings.margin is None:
             return None
-        return equivalence(self.paired.stats, self.settings.margin)
+        return equivalence(self.paired.stats, self.settings.margin, self.paired.left_out)
+
+    @property
+    def gate_items(self) -> tuple[str, ...]:
+        """The names of the gate-level items this run collects (judging the run, not one task)."""
+        return (AGGREGATE_NAME,) if self.settings.margin is not None else ()
 
     def flip_message(self, index: int) -> str:
         """The failure message of the flip at ``index`` (reads its verifier log)."""
@@ -98,6 +103,7 @@ class ParityRun:
             selected=selected,
             verdicts_changed=verdicts_changed,
             outcomes=outcomes or {},
+            gate_items=self.gate_items,
             aggregate=self.aggregate,
             hook_verdicts=hook_verdicts or {},
         )
