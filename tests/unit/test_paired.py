@@ -307,3 +307,34 @@ def test_summary_lines_when_figures_are_absent() -> None:
         "[-1.0000, 0.0000]",
         "aggregate at margin ±0.1: FAILED, no decision: no compared tasks",
     ]
+
+
+def test_left_out_tasks_and_the_sensitivity_range_by_hand() -> None:
+    from pytest_rollout_parity.core.render_json import summary_dict
+
+    old = [row("a", 1.0), row("b", 0.0), row("c", 1.0), row("d", 0.0), row("e", 1.0)]
+    new = [row("a", 0.0), row("b", 0.0), row("c", 1.0, mask_sample=True), row("d", 1.0), row("f", 1.0)]
+    result = compare_rollouts(old, new)
+    left = paired_section(result).left_out
+    # compared a (-1), b (0), d (+1); c is masked and e missing on the new side, f missing on the old
+    assert (left.tasks, left.old, left.new) == (6, 1, 2)
+    assert left.share("new") == pytest.approx(2 / 6) and left.share("old") == pytest.approx(1 / 6)
+    # over a, b, d, c, e (an old reward each): c and e score 0 on the new side: (0 - 1 - 1) / 5;
+    # they score 1: (0 + 0 + 0) / 5
+    assert left.range_tasks == 5 and left.reward_range == (0.0, 1.0)
+    assert left.delta_range == (pytest.approx(-0.4), pytest.approx(0.0))
+    decision = equivalence(paired_section(result).stats, 0.05, left)
+    assert decision.message.endswith(
+        "; left out (masked or missing): 16.7% of 6 tasks on the old side, 33.3% on the new side; had every task "
+        "left out on the new side scored 0 or 1 there, Δ over the 5 tasks with an old reward would lie in "
+        "[-0.4000, 0.0000]")
+    data = summary_dict(result, margin=0.05)["paired"]["left_out"]
+    assert data == {"tasks": 6, "old": 1, "new": 2, "old_share": pytest.approx(1 / 6), "new_share": pytest.approx(1 / 3),
+                    "range_tasks": 5, "reward_range": [0.0, 1.0], "delta_range": [pytest.approx(-0.4), pytest.approx(0.0)]}
+
+
+def test_nothing_left_out_gives_no_range() -> None:
+    result = compare({"a": [1.0], "b": [0.0]}, {"a": [0.0], "b": [0.0]})
+    left = paired_section(result).left_out
+    assert (left.old, left.new, left.delta_range) == (0, 0, None)
+    assert "no task left out (masked or missing) on either side" in equivalence(paired_section(result).stats, 0.5, left).message
