@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Optional
 
 from .left_out import COMPARED_CATEGORIES, LeftOut, left_out
@@ -42,12 +43,12 @@ class PairedSection:
     flipped: tuple[bool, ...]
     left_out: LeftOut
 
-    @property
+    @cached_property
     def p_values(self) -> tuple[Optional[float], ...]:
         """The p-value of each flipped task with 2+ rows a side, by task index (else None)."""
         return tuple(test[0] if test is not None and flip else None for test, flip in zip(self.tests, self.flipped))
 
-    @property
+    @cached_property
     def tested(self) -> int:
         """How many flipped tasks had enough repeats for a per-task p-value."""
         return sum(1 for test, flip in zip(self.tests, self.flipped) if test is not None and flip)

@@ -164,8 +164,12 @@ def test_too_few_tasks_fail_the_aggregate_with_the_reason(gate: Gate) -> None:
 
 def test_aggregate_selects_with_k_and_node_id_and_reruns_with_lf(gate: Gate) -> None:
     args = scenario(gate, REGRESSED)
-    only = gate.run(*args, "--parity-margin=0.05", "-k", "parity-aggregate", "-rA", "-vv")
+    only = gate.run(*args, "--parity-margin=0.05", "-k", "parity-aggregate", "-rA", "-vv", "--parity-json=k.json")
     assert ran(only) == {AGGREGATE: "FAILED"}
+    # 23 task items and the aggregate collected, the aggregate alone ran: the counts say so
+    assert "selected: 1 of 24 parity items ran" in section(only)
+    run = json.loads((gate.path / "k.json").read_text())["run"]
+    assert (run["selected"], run["outcomes"]) == (1, {"failed": 1})
     by_id = gate.run(*args, "--parity-margin=0.05", AGGREGATE, "-rA", "-vv")
     assert ran(by_id) == {AGGREGATE: "FAILED"}
     assert gate.run(*args, "--parity-margin=0.05").ret == 1
