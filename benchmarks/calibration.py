@@ -144,15 +144,20 @@ def plain_bh_failures(tasks: Sequence[dict[str, Any]], alpha: float) -> set[str]
     tested = sorted((t["p_value"], t["task"]) for t in tasks if t["p_value"] is not None)
     m = len(tested)
     cut = max((rank for rank, (p, _) in enumerate(tested, start=1) if p * m / rank < alpha), default=0)
-    return {task for _, task in tested[:cut]}
+    return {task_id(task) for _, task in tested[:cut]}
 
 
 def summary(old: list[dict[str, Any]], new: list[dict[str, Any]], margin: float, alpha: float) -> dict[str, Any]:
     return summary_dict(compare_rollouts(old, new), margin=margin, alpha=alpha)
 
 
+def task_id(label: str) -> str:
+    """The task id in a label (labels carry the taskset, `ts-03/task-0032`, when tasksets differ)."""
+    return label.rsplit("/", 1)[-1]
+
+
 def failed_flips(data: dict[str, Any], alpha: float) -> set[str]:
-    return {t["task"] for t in data["tasks"] if t["adjusted_p"] is not None and t["adjusted_p"] < alpha}
+    return {task_id(t["task"]) for t in data["tasks"] if t["adjusted_p"] is not None and t["adjusted_p"] < alpha}
 
 
 def simulate(job: tuple[Cell, int, int, argparse.Namespace]) -> tuple[Cell, Tally]:

@@ -51,3 +51,14 @@ def test_a_small_run_prints_the_table(calibration: ModuleType, capsys: pytest.Ca
     assert len(rows) == 2 * 8  # 6 mix cells and 2 others, for each K
     assert all(row.count("|") == 10 for row in rows)
     assert all(row.split("|")[7].strip() == "n/a" for row in rows if row.split("|")[2].strip() == "1")
+
+
+def test_planted_regressions_are_found_by_their_labels(calibration: ModuleType) -> None:
+    # 8 rows a side: 8/8 -> 0/8 has p = 0.00016, far below what BH needs over the few dozen tasks that
+    # can reach 0.05 in the README's mix, so all 3 planted tasks fail (labels carry the taskset)
+    cell = calibration.Cell("mix", 8, "equal", 0.0)
+    old, new, planted = calibration.pair(random.Random(1), cell, 0.0, 300, 30, planted=3)
+    data = calibration.summary(old, new, 0.05, 0.05)
+    assert any("/" in task["task"] for task in data["tasks"])
+    assert len(planted) == 3 and calibration.failed_flips(data, 0.05) >= planted
+    assert calibration.plain_bh_failures(data["tasks"], 0.05) >= planted
