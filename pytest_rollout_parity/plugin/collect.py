@@ -26,6 +26,8 @@ CATEGORY_PROPERTY = "parity_category"
 AGGREGATE_PROPERTY = "parity_aggregate"
 COVERAGE_PROPERTY = "parity_coverage"
 COPY_PROPERTY = "parity_copy"
+GATE_PROPERTY = "parity_gate_item"
+"""Carried by every gate-level item (one judging the whole run, not a task): the summary counts them."""
 
 
 def hook_verdict(value: str) -> tuple[str, str]:
@@ -59,17 +61,13 @@ class ParityFile(pytest.File):
         return node
 
     def collect(self) -> Iterator[pytest.Item]:
-        """One item per joined task, in sorted task order; in margin mode the aggregate; the coverage
-        item when the new side misses or masks more of the old side's tasks than allowed; under
-        --parity-strict, the copy item when both sides hold the same rows."""
+        """One item per joined task, in sorted task order; then the run's gate-level items
+        (:attr:`ParityRun.gate_items`)."""
         for index, name in enumerate(self.run.names):
             yield ParityItem.from_parent(self, name=name, index=index)
-        if self.run.settings.margin is not None:
-            yield AggregateItem.from_parent(self, name=AGGREGATE_NAME)
-        if not self.run.coverage.passed:
-            yield CoverageItem.from_parent(self, name=COVERAGE_NAME)
-        if self.run.settings.strict and self.run.result.copies is not None:
-            yield CopyItem.from_parent(self, name=COPY_NAME)
+        kinds = {AGGREGATE_NAME: AggregateItem, COVERAGE_NAME: CoverageItem, COPY_NAME: CopyItem}
+        for name in self.run.gate_items:
+            yield kinds[name].from_parent(self, name=name)
 
 
 #: message lines each --tb style shows (None: all); the crash line always carries the header
@@ -177,6 +175,7 @@ class _RunWideItem(pytest.Item):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.run: ParityRun = self.parent.run  # type: ignore[union-attr]
+        self.user_properties.append((GATE_PROPERTY, self.item_name))
 
     def decision(self) -> Optional[tuple[bool, str]]:
         """(passed, message); None when there is nothing to decide."""

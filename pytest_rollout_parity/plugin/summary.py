@@ -13,7 +13,7 @@ import pytest
 from ..core.render_json import write_json
 from ..core.render_terminal import summary_lines
 from ..core.summary import HookVerdict, Summary, build_summary
-from .collect import CATEGORY_PROPERTY, TASK_PROPERTY, VERDICT_PROPERTY, hook_verdict
+from .collect import CATEGORY_PROPERTY, GATE_PROPERTY, TASK_PROPERTY, VERDICT_PROPERTY, hook_verdict
 from .run import ParityRun
 
 NOTHING_COMPARED_EXIT = 2
@@ -34,9 +34,11 @@ class ParitySummary:
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        """Count the outcome of each parity item that ran (serial, or from xdist workers)."""
+        """Count the outcome of each parity item that ran (serial, or from xdist workers): the task
+        items and the gate-level items (the aggregate, any item that carries GATE_PROPERTY)."""
         properties = dict(report.user_properties)
-        if TASK_PROPERTY not in properties or CATEGORY_PROPERTY not in properties:
+        task_item = TASK_PROPERTY in properties and CATEGORY_PROPERTY in properties
+        if not task_item and GATE_PROPERTY not in properties:
             return
         if report.when == "call" or (report.when == "setup" and not report.passed):
             self.ran.add(report.nodeid)
@@ -58,7 +60,7 @@ class ParitySummary:
             failing = sum(1 for task, judgement in zip(self.run.result.tasks, self.run.judgements)
                           if task.category == "flipped" and judgement is not None and judgement.regression)
         self.summary = build_summary(self.run.result, info, paired=self.run.paired, margin=self.run.settings.margin,
-                                     failing_flips=failing, coverage=self.run.coverage)
+                                     failing_flips=failing, coverage=self.run.coverage, alpha=self.run.settings.alpha)
         json_path = self.run.settings.json_path
         if json_path is not None:
             try:
