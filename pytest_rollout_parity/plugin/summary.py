@@ -36,7 +36,7 @@ class ParitySummary:
         properties = dict(report.user_properties)
         if TASK_PROPERTY not in properties or CATEGORY_PROPERTY not in properties:
             return
-        if report.outcome == "rerun":  # pytest-rerunfailures: an attempt it runs again
+        if str(report.outcome) == "rerun":  # pytest-rerunfailures: an attempt it runs again (not in pytest's type)
             return
         if report.when == "call" or (report.when == "setup" and not report.passed):
             self.outcome_of[report.nodeid] = "xfailed" if hasattr(report, "wasxfail") else report.outcome
