@@ -36,13 +36,6 @@ def hook_verdict(value: str) -> tuple[str, str]:
     return outcome, reason
 
 
-def is_parity_report(report: object) -> bool:
-    """A report of a parity item: its first user property names the task."""
-    properties = getattr(report, "user_properties", None)
-    first = properties[0] if isinstance(properties, list) and properties else None
-    return isinstance(first, (tuple, list)) and bool(first) and first[0] == TASK_PROPERTY
-
-
 class ParityFile(pytest.File):
     """The `--parity-new` file as a collector; its children are the tasks."""
 
@@ -143,9 +136,11 @@ class ParityItem(pytest.Item):
             self._header = crash_line(verdict.text, comparison.task)
             pytest.fail(verdict.text, pytrace=False)
         if verdict.outcome == "xfail":
-            # Raised, not pytest.xfail(): --runxfail turns that into a no-op, and a masked,
-            # missing or agent-error task must then fail with its reason, never pass.
-            raise pytest.xfail.Exception(verdict.text)
+            # An xfail mark, then the failure it expects (as pytest-mypy's --mypy-xfail does): pytest
+            # evaluates a mark added during the call, so every plugin sees an ordinary xfailed test, and
+            # under --runxfail a masked, missing or agent-error task fails with its reason, never passes.
+            self.add_marker(pytest.mark.xfail(reason=verdict.text))
+            pytest.fail(verdict.text, pytrace=False)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str | TerminalRepr:
         """The message alone, no traceback; its crash line (short summary, JUnit) is the header,
