@@ -12,6 +12,10 @@ For each scale the pair is generated into benchmarks/.data/<name>/ (reused when 
 same parameters), the files are read once to warm the page cache, then three child processes are
 timed one after the other, each via os.wait4 (wall clock, user+sys CPU, peak RSS of that child):
 
+The user-facing scales (see benchmarks/README.md): rerun, xdist and cores on the pair --pair names;
+protocol (10,000 small tasks against as many parametrized tests with the same outcomes) and memory
+(100,000 small tasks against as many trivial parametrized tests) on their own pairs.
+
   gate          python -m pytest -q -p no:cacheprovider --parity-old=.. --parity-new=..
   json.loads    a stdlib json.loads of every line of both files and the sidecar (floor 1)
   trivial       python -m pytest -q -p no:cacheprovider on N no-op parametrized tests, N = the
@@ -55,9 +59,12 @@ SCALES = {
     "small": (500, 5, 40),
     "medium": (2_000, 5, 40),
     "large": (5_000, 5, 40),
+    "tasks100k": (100_000, 1, 0.5),  # 100,000 small tasks: the memory of that many items
 }
 ROWSIZE_DEFAULT = (1_000, 2, 40)  # run at row-kb and 4 x row-kb
-USER_SCALES = ("rerun", "xdist", "cores", "shards")
+USER_SCALES = ("rerun", "xdist", "cores", "protocol", "memory", "shards")
+#: the pair each user-facing scale runs on when it is not the one --pair names
+OWN_PAIR = {"protocol": "items", "memory": "tasks100k"}
 SHARDS_DEFAULT = 8  # how many shard files the shards scale splits a side into
 UNUSED_FLOOR_MS = 15.0  # what the installed plugin may add to a pytest run that does not use it
 
@@ -227,6 +234,28 @@ def trivial_test_file(out: Path, n: int) -> Path:
     return path
 
 
+def outcome_test_file(out: Path, passed: int, failed: int, xfailed: int) -> Path:
+    """Parametrized tests with the given outcomes, failing and xfailing as the gate's items do."""
+    path = out / f"test_outcomes_{passed}_{failed}_{xfailed}.py"
+    if not path.exists():
+        path.write_text(
+            "import pytest\n\n\n"
+            f"@pytest.mark.parametrize('kind', ['p'] * {passed} + ['f'] * {failed} + ['x'] * {xfailed})\n"
+            "def test_t(kind, request):\n"
+            "    if kind == 'f':\n"
+            "        pytest.fail('task: new regressed: old=1.0 new=0.0', pytrace=False)\n"
+            "    if kind == 'x':\n"
+            "        request.node.add_marker(pytest.mark.xfail(reason='task: masked'))\n"
+            "        pytest.fail('task: masked', pytrace=False)\n")
+    return path
+
+
+def outcome_counts(tail: str) -> dict[str, int]:
+    """passed/failed/xfailed from pytest's last line (`175 failed, 9700 passed, 125 xfailed in 3.1s`)."""
+    found = {word: int(n) for n, word in re.findall(r"(\d+) (passed|failed|xfailed)", tail)}
+    return {word: found.get(word, 0) for word in ("passed", "failed", "xfailed")}
+
+
 def bench(name: str, tasks: int, repeats: int, row_kb: float, seed: int, rates: dict, runs: int) -> dict:
     out, manifest = ensure_pair(name, tasks, repeats, row_kb, seed, rates)
     old, new = out / "old" / "rollouts.jsonl", out / "new" / "rollouts.jsonl"
@@ -292,9 +321,12 @@ def report(name: str, manifest: dict, size: int, rows: int, n_items: int, runs: 
 FLOORS = {
     "rerun": 0.10,        # -k <one task> on the unchanged pair / the first run
     "cache write": 1.05,  # the first run writing the gate's entries / the same run writing none (pytest's cache on)
-    "xdist": 1.10,        # -n 2 / serial
     "2 cores": 0.80,      # default install, whole gate / json.loads
     "2 cores fast": 0.50,  # with msgspec (the `fast` extra), whole gate / json.loads
+    "protocol": 1.00,     # 10k small tasks / 10k parametrized tests with the same outcomes
+    "-k rerun": 1.30,     # -k <one task> rerun / pytest alone selecting one of as many no-op tests
+    "xdist adds": 1.10,   # (gate -n 2 - gate serial) / (no-op -n 2 - no-op serial), as many tests
+    "memory 100k": 1.20,  # peak RSS summed, 100k small tasks / 100k trivial parametrized tests
     "shards": 1.10,       # the new side in N shard files / the same rows in one file
 }
 MEMORY_FLOOR_MB = 100.0  # peak RSS summed over every process a gate run starts
@@ -369,7 +401,8 @@ def split_side(main: Path, out_dir: Path, shards: int) -> Path:
 
 def bench_users(kind: str, pair: str, seed: int, rates: dict, runs: int, baseline: str | None = None,
                 shards: int = SHARDS_DEFAULT) -> None:
-    """The user-facing scales on a named pair: rerun, xdist, cores."""
+    """The user-facing scales on a named pair: rerun, xdist, cores, shards; protocol and memory on their own."""
+    pair = OWN_PAIR.get(kind, pair)
     tasks, repeats, kb = SCALES[pair]
     out, manifest = ensure_pair(pair, tasks, repeats, kb, seed, rates)
     old, new = out / "old" / "rollouts.jsonl", out / "new" / "rollouts.jsonl"
@@ -415,8 +448,8 @@ def bench_users(kind: str, pair: str, seed: int, rates: dict, runs: int, baselin
                    f"first run {first.wall:.2f}s / the same run writing no gate entry {without.wall:.2f}s")
         print(f"   (first run / -p no:cacheprovider, which also drops pytest's own lastfailed and node-id "
               f"files: {first.wall / nc.wall:.2f}x)")
-        print(f"   (pytest alone, -k one of {items} no-op tests: {alone.wall:.2f}s, {alone.wall / first.wall:.2f}x the "
-              f"gate's first run; the gate's rerun is {rerun.wall / alone.wall:.2f}x that)")
+        floor_line("-k rerun", rerun.wall / alone.wall, FLOORS["-k rerun"],
+                   f"-k one task {rerun.wall:.2f}s / pytest alone, -k one of {items} no-op tests {alone.wall:.2f}s")
         memory_line(list(best.values()))
     elif kind == "xdist":
         trivial = [PY, "-m", "pytest", "-q", *no_cache, rel(trivial_test_file(out, manifest["tasks_joined"]))]
@@ -426,16 +459,37 @@ def bench_users(kind: str, pair: str, seed: int, rates: dict, runs: int, baselin
                     ("trivial serial", trivial, {}, None), ("trivial -n 2", [*trivial, "-n", "2"], {}, None)]
         best = timed_best(commands, out, runs)
         serial, dist = best["serial"], best["-n 2"]
-        table(list(best.values()))
-        floor_line("xdist", dist.wall / serial.wall, FLOORS["xdist"], f"-n 2 {dist.wall:.2f}s / serial {serial.wall:.2f}s")
         t_serial, t_dist = best["trivial serial"], best["trivial -n 2"]
-        print(f"   (pytest-xdist's own cost, on as many no-op tests: -n 2 / serial {t_dist.wall / t_serial.wall:.2f}x; "
-              f"the gate's -n 2 run against that trivial -n 2 run: {dist.wall / t_dist.wall:.2f}x)")
+        table(list(best.values()))
+        added, t_added = dist.wall - serial.wall, t_dist.wall - t_serial.wall
+        floor_line("xdist adds", added / t_added if t_added > 0 else float("inf"), FLOORS["xdist adds"],
+                   f"-n 2 adds {added:+.2f}s to the gate, {t_added:+.2f}s to as many no-op tests")
         mixed = best["-n 2, a test beside"]
-        print(f"   (with a test file beside the gate's, -n 2 starts its workers and distributes the gate's items too: "
-              f"{mixed.wall / serial.wall:.2f}x the serial gate, {mixed.tree_mb:.0f} MB summed over {mixed.processes} "
-              "processes; each worker is a whole pytest)")
+        print(f"   (-n 2 / serial: the gate {dist.wall / serial.wall:.2f}x, no-op tests {t_dist.wall / t_serial.wall:.2f}x; "
+              f"with a test file beside the gate's {mixed.wall / serial.wall:.2f}x, {mixed.tree_mb:.0f} MB summed over "
+              f"{mixed.processes} processes)")
         memory_line([serial, dist])
+    elif kind == "protocol":
+        measure("warm-up", [*gate, *no_cache], out, out / "out_gate.txt")
+        counts = outcome_counts((out / "out_gate.txt").read_text(errors="replace").strip().splitlines()[-1])
+        same = rel(outcome_test_file(out, counts["passed"], counts["failed"], counts["xfailed"]))
+        commands = [("gate", [*gate, *no_cache], full, None),
+                    ("same outcomes", [PY, "-m", "pytest", "-q", *no_cache, same], {}, None)]
+        best = timed_best(commands, out, runs)
+        table(list(best.values()))
+        gate_run, plain = best["gate"], best["same outcomes"]
+        shown = ", ".join(f"{n} {word}" for word, n in counts.items())
+        floor_line("protocol", gate_run.wall / plain.wall, FLOORS["protocol"],
+                   f"gate {gate_run.wall:.2f}s / {sum(counts.values())} parametrized tests ({shown}) {plain.wall:.2f}s")
+    elif kind == "memory":
+        trivial = [PY, "-m", "pytest", "-q", *no_cache, rel(trivial_test_file(out, manifest["tasks_joined"]))]
+        commands = [("gate", [*gate, *no_cache], full, None), ("trivial", trivial, {}, None)]
+        best = timed_best(commands, out, runs)
+        table(list(best.values()))
+        gate_run, plain = best["gate"], best["trivial"]
+        floor_line("memory 100k", gate_run.tree_mb / plain.tree_mb, FLOORS["memory 100k"],
+                   f"peak RSS summed {gate_run.tree_mb:.1f} MB / {manifest['tasks_joined']} trivial parametrized "
+                   f"tests {plain.tree_mb:.1f} MB (wall {gate_run.wall:.2f}s / {plain.wall:.2f}s)")
     elif kind == "shards":
         new_dir, old_dir = split_side(new, out / "new-shards", shards), split_side(old, out / "old-shards", shards)
         warm(sorted(new_dir.glob("*.jsonl")) + sorted(old_dir.glob("*.jsonl")))

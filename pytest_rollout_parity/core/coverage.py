@@ -72,16 +72,20 @@ class Coverage:
     message: str
 
 
-def _part(what: str, found: int, old_tasks: int, limit: Limit) -> tuple[bool, str]:
-    allowed = limit.allowed(old_tasks)
+def _part(what: str, found: int, total: int, limit: Limit, unit: str = "old task(s)") -> tuple[bool, str]:
+    allowed = limit.allowed(total)
     over = allowed is not None and found > allowed
     shown = "off" if allowed is None else limit.text + (f" = {allowed}" if limit.percent is not None else "")
-    return over, f"{found} of {old_tasks} old task(s) {what} ({'over ' if over else ''}the limit {shown})"
+    return over, f"{found} of {total} {unit} {what} ({'over ' if over else ''}the limit {shown})"
 
 
-def coverage(result: CompareResult, max_missing: Limit, max_masked: Limit) -> Coverage:
+def coverage(result: CompareResult, max_missing: Limit, max_masked: Limit,
+             unreported: Optional[tuple[int, int]] = None) -> Coverage:
     """The new side's coverage of the old side's tasks: missing from it, and masked on it.
 
+    ``unreported`` is, from the new run's own coverage file when it has one, how many of its
+    expected rollouts failed or never reported, and how many it expected: held against the missing
+    limit too (a count of rollouts, or a percentage of the expected ones).
     The message's first line names what broke a limit (or that none did); the next lines the rest.
     """
     old = [t for t in result.tasks if t.old is not None]
@@ -89,6 +93,10 @@ def coverage(result: CompareResult, max_missing: Limit, max_masked: Limit) -> Co
     masked = sum(1 for t in old if t.new is not None and t.new.masked)
     parts = [_part("missing from the new side", missing, len(old), max_missing),
              _part("masked on the new side", masked, len(old), max_masked)]
+    if unreported is not None:
+        lost, expected = unreported
+        parts.append(_part("failed or never reported (the new run's coverage file)", lost, expected, max_missing,
+                           unit="expected rollout(s)"))
     over = [text for broke, text in parts if broke]
     within = [text for broke, text in parts if not broke]
     if not over:

@@ -71,7 +71,7 @@ class Inventory:
 class InventoryRead:
     """What reading a side's coverage gave: the inventory, or the note saying why there is none."""
 
-    coverage: Optional[Inventory]
+    inventory: Optional[Inventory]
     note: Optional[str] = None
 
 

@@ -10,37 +10,57 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Optional
 
+from .left_out import COMPARED_CATEGORIES, LeftOut, left_out
 from .model import CompareResult, TaskComparison, TaskSide
 from .naming import label_hash
-from .stats import McNemarTable, PairedStats, SignTest, benjamini_hochberg, mcnemar_table, paired_stats, sign_test
-from .stats_noise import task_p_value
+from .stats import DiscreteFdr, McNemarTable, PairedStats, SignTest, discrete_bh, mcnemar_table, paired_stats, sign_test
+from .stats_noise import task_test
 
-COMPARED = ("identical", "flipped", "flipped_agent_error")
+COMPARED = COMPARED_CATEGORIES
+TESTED = ("identical", "flipped")
+"""The categories whose tasks get a per-task test (with 2+ rows a side): compared, no agent error."""
 NO_TASKSET = "(no taskset)"
 
 
 @dataclass(frozen=True)
 class PairedSection:
-    """The paired figures over the compared tasks and the per-task p-values, by task index.
+    """The paired figures over the compared tasks and the per-task tests, by task index.
 
-    ``p_values[i]`` is the two-sided p-value of task ``i``'s old rows against its new rows, for a
-    flipped task with at least 2 rows a side (else None); ``adjusted[i]`` is that p-value
-    Benjamini-Hochberg adjusted over the ``tested`` tasks that have one. ``sign`` is None when no
-    task was compared; ``table`` is None unless every compared task has one binary row a side.
+    ``tests[i]`` is (p, smallest attainable p) of task ``i``'s old rows against its new rows, for
+    every compared task without an agent error that has at least 2 rows a side, identical or not:
+    the family the multiplicity correction runs over (else None). ``p_values[i]`` is that p-value
+    for a flipped task only. ``sign`` is None when no task was compared; ``table`` is None unless
+    every compared task has one binary row a side; ``left_out`` is what the paired figures miss.
     """
 
     stats: PairedStats
     sign: Optional[SignTest]
     table: Optional[McNemarTable]
-    p_values: tuple[Optional[float], ...]
-    adjusted: tuple[Optional[float], ...]
+    tests: tuple[Optional[tuple[float, float]], ...]
+    flipped: tuple[bool, ...]
+    left_out: LeftOut
 
-    @property
+    @cached_property
+    def p_values(self) -> tuple[Optional[float], ...]:
+        """The p-value of each flipped task with 2+ rows a side, by task index (else None)."""
+        return tuple(test[0] if test is not None and flip else None for test, flip in zip(self.tests, self.flipped))
+
+    @cached_property
     def tested(self) -> int:
         """How many flipped tasks had enough repeats for a per-task p-value."""
-        return sum(1 for p in self.p_values if p is not None)
+        return sum(1 for test, flip in zip(self.tests, self.flipped) if test is not None and flip)
+
+    def fdr(self, alpha: float) -> DiscreteFdr:
+        """BH at ``alpha`` over the family's tests that can reach ``alpha``; indices are task indices."""
+        members = [(i, test) for i, test in enumerate(self.tests) if test is not None]
+        inner = discrete_bh([test[0] for _, test in members], [test[1] for _, test in members], alpha)
+        adjusted: list[Optional[float]] = [None] * len(self.tests)
+        for position, value in enumerate(inner.adjusted):
+            adjusted[members[position][0]] = value
+        return DiscreteFdr(alpha, inner.tests, tuple(members[i][0] for i in inner.counted), tuple(adjusted))
 
 
 def row_rewards(side: TaskSide) -> list[float]:
@@ -55,9 +75,17 @@ def task_seed(label: str) -> int:
 
 def task_noise(task: TaskComparison) -> Optional[float]:
     """The per-task p-value of a flipped task with at least 2 rows a side, else None."""
-    if task.category != "flipped" or task.old is None or task.new is None:
+    if task.category != "flipped":
         return None
-    return task_p_value(row_rewards(task.old), row_rewards(task.new), seed=task_seed(task.task))
+    test = task_noise_test(task)
+    return None if test is None else test[0]
+
+
+def task_noise_test(task: TaskComparison) -> Optional[tuple[float, float]]:
+    """(p, smallest attainable p) of a compared task without an agent error, 2+ rows a side; else None."""
+    if task.category not in TESTED or task.old is None or task.new is None:
+        return None
+    return task_test(row_rewards(task.old), row_rewards(task.new), seed=task_seed(task.task))
 
 
 def _clusters(tasks: Sequence[TaskComparison]) -> Optional[list[str]]:
@@ -75,18 +103,15 @@ def _single_rows(tasks: Sequence[TaskComparison]) -> bool:
 
 def paired_section(result: CompareResult) -> PairedSection:
     """The paired statistics over the compared tasks (d = new - old of the task means), the sign
-    test, the McNemar table when it applies, and the per-task p-values with their BH adjustment."""
+    test, the McNemar table when it applies, the per-task tests, and what the figures leave out."""
     compared = [t for t in result.tasks if t.category in COMPARED]
     pairs = [((t.old.reward if t.old else None) or 0.0, (t.new.reward if t.new else None) or 0.0) for t in compared]
     stats = paired_stats(pairs, _clusters(compared))
     sign = sign_test([new - old for old, new in pairs]) if pairs else None
     table = mcnemar_table(pairs) if _single_rows(compared) else None
-    p_values = tuple(task_noise(t) for t in result.tasks)
-    tested = [(i, p) for i, p in enumerate(p_values) if p is not None]
-    adjusted: list[Optional[float]] = [None] * len(p_values)
-    for (index, _), value in zip(tested, benjamini_hochberg([p for _, p in tested])):
-        adjusted[index] = value
-    return PairedSection(stats, sign, table, p_values, tuple(adjusted))
+    tests = tuple(task_noise_test(t) for t in result.tasks)
+    flipped = tuple(t.category == "flipped" for t in result.tasks)
+    return PairedSection(stats, sign, table, tests, flipped, left_out(result))
 
 
 def format_p(p: float) -> str:

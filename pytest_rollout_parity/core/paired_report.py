@@ -4,16 +4,18 @@ from __future__ import annotations
 
 from typing import Optional
 
+from .margin import left_out_text
 from .paired import format_p
-from .summary import Equivalence, Paired
+from .summary import Equivalence, FlipTests, Paired
 
 
 def _num(value: float) -> str:
     return f"{value:.4f}"
 
 
-def paired_lines(paired: Paired, aggregate: Optional[Equivalence]) -> list[str]:
-    """The paired statistics, the sign test, the table, per-task noise and the aggregate, as lines."""
+def paired_lines(paired: Paired, aggregate: Optional[Equivalence], flip_tests: Optional[FlipTests] = None) -> list[str]:
+    """The paired statistics, the sign test, the table, per-task noise, what is left out and the
+    aggregate, as lines."""
     n = paired.n
     lines = [f"paired over {n} compared task{'' if n == 1 else 's'} (d = new - old of the task means):"]
     if paired.absent or paired.ci95 is None or paired.old_mean is None or paired.new_mean is None \
@@ -24,7 +26,8 @@ def paired_lines(paired: Paired, aggregate: Optional[Equivalence]) -> list[str]:
         lines.append(
             f"    old mean {_num(paired.old_mean)}, new mean {_num(paired.new_mean)}, "
             f"delta {_num(paired.delta)}, 95% CI [{_num(low)}, {_num(high)}]"
-            + (f", standard error clustered by {paired.clustered_by}" if paired.clustered_by else "")
+            + (f", standard error clustered by {paired.clustered_by} (CR2, {paired.df:.1f} degrees of freedom)"
+               if paired.clustered_by and paired.df is not None else "")
         )
     sign = paired.sign_test
     if sign is not None:
@@ -38,6 +41,12 @@ def paired_lines(paired: Paired, aggregate: Optional[Equivalence]) -> list[str]:
     if paired.tested:
         lines.append(f"    per-task noise: {paired.tested} flipped task(s) with 2+ rows a side tested "
                      "(p_value in --parity-json)")
+    if flip_tests is not None and flip_tests.tests:
+        lines.append(f"    per-task tests: {flip_tests.counted} of {flip_tests.tests} task(s) with 2+ rows a side "
+                     f"can reach alpha {flip_tests.alpha:g} and are counted in the BH correction")
+    left = paired.left_out
+    if left.old or left.new:
+        lines.append(f"    {left_out_text(left)}")
     if aggregate is not None:
         margin = f"{aggregate.margin:g}"
         if aggregate.lower_bound is None or aggregate.upper_bound is None:

@@ -16,9 +16,10 @@ from typing import Any, Optional
 
 from .aggregate import AggregateCheck
 from .inventory import Inventory
+from .left_out import LeftOut
 from .model import CompareResult
 from .paired import PairedSection
-from .summary import Paired, RunInfo, SideSummary, Summary, TaskSummary, build_summary
+from .summary import DEFAULT_ALPHA, Paired, RunInfo, SideSummary, Summary, TaskSummary, build_summary
 
 
 def _side(side: Optional[SideSummary]) -> Optional[dict[str, Any]]:
@@ -28,21 +29,38 @@ def _side(side: Optional[SideSummary]) -> Optional[dict[str, Any]]:
 def _task(task: TaskSummary) -> dict[str, Any]:
     return {"task": task.task, "category": task.category, "winner": task.winner,
             "old": _side(task.old), "new": _side(task.new), "p_value": task.p_value,
+            "adjusted_p": task.adjusted_p,
             "hook_verdict": asdict(task.hook_verdict) if task.hook_verdict is not None else None}
 
 
+def _left_out(left: LeftOut) -> dict[str, Any]:
+    return {
+        "tasks": left.tasks,
+        "old": left.old,
+        "new": left.new,
+        "old_share": left.share("old"),
+        "new_share": left.share("new"),
+        "range_tasks": left.range_tasks,
+        "reward_range": list(left.reward_range),
+        "delta_range": list(left.delta_range) if left.delta_range is not None else None,
+    }
+
+
 def _paired(paired: Paired) -> dict[str, Any]:
-    """`"paired"`: n, means, delta, its 95% interval, the clustering, the sign test, the 2x2 table."""
+    """`"paired"`: n, means, delta, its 95% interval and degrees of freedom, the clustering, the sign
+    test, the 2x2 table, what the figures leave out."""
     return {
         "n": paired.n,
         "old_mean": paired.old_mean,
         "new_mean": paired.new_mean,
         "delta": paired.delta,
         "ci95": list(paired.ci95) if paired.ci95 is not None else None,
+        "df": paired.df,
         "clustered_by": paired.clustered_by,
         "sign_test": asdict(paired.sign_test) if paired.sign_test is not None else None,
         "table": asdict(paired.table) if paired.table is not None else None,
         "absent": paired.absent,
+        "left_out": _left_out(paired.left_out),
     }
 
 
@@ -74,6 +92,8 @@ def json_dict(summary: Summary) -> dict[str, Any]:
         data["aggregate"] = asdict(summary.aggregate)
     if summary.coverage is not None:
         data["coverage"] = asdict(summary.coverage)
+    if summary.flip_tests is not None:
+        data["flip_tests"] = asdict(summary.flip_tests)
     if summary.files is not None:
         data["files"] = asdict(summary.files)
     if summary.aggregate_metrics is not None:
@@ -87,6 +107,7 @@ def json_dict(summary: Summary) -> dict[str, Any]:
             "verdicts_changed_by_hook": summary.run.verdicts_changed_by_hook,
             "outcomes": dict(summary.run.outcomes),
             "known_flips": summary.run.known_flips,
+            "gate_items": list(summary.run.gate_items),
         }
     return data
 
@@ -97,13 +118,15 @@ def summary_dict(
     *,
     paired: Optional[PairedSection] = None,
     margin: Optional[float] = None,
+    alpha: float = DEFAULT_ALPHA,
 ) -> dict[str, Any]:
     """The JSON summary of a result (and, in a pytest run, of what the run did) as a dict.
 
     ``paired`` is the result's paired section when the caller already has it (else computed);
-    with a ``margin`` the summary also holds the aggregate equivalence decision.
+    with a ``margin`` the summary also holds the aggregate equivalence decision and the per-task
+    tests at false discovery rate ``alpha`` (each flip's ``adjusted_p``).
     """
-    return json_dict(build_summary(result, run, paired=paired, margin=margin))
+    return json_dict(build_summary(result, run, paired=paired, margin=margin, alpha=alpha))
 
 
 def _mode_for(path: Path) -> int:

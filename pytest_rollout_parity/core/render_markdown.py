@@ -176,7 +176,7 @@ def _render(summary: Summary, texts: Mapping[str, str], exit_status: Optional[in
         lines.extend(["", "### Not compared", ""])
         lines.extend(listed)
     lines.extend(["", "### Paired statistics", "", "```text"])
-    lines.extend(paired_lines(summary.paired, summary.aggregate))
+    lines.extend(paired_lines(summary.paired, summary.aggregate, summary.flip_tests))
     lines.append("```")
     lines.extend(_hook_verdicts(summary))
     if summary.nothing_compared:

@@ -97,10 +97,10 @@ def summary_lines(summary: Summary) -> list[str]:
             lines.append(f"{category}: {_capped(labels)}")
     lines.extend(_uncompared_lines(summary, "masked"))
     lines.extend(_uncompared_lines(summary, "missing"))
-    lines.extend(paired_lines(summary.paired, summary.aggregate))
+    lines.extend(paired_lines(summary.paired, summary.aggregate, summary.flip_tests))
     run = summary.run
-    if run is not None and run.selected is not None and run.selected != counts.tasks:
-        lines.append(f"selected: {run.selected} of {counts.tasks} parity items ran")
+    if run is not None and run.selected is not None and run.selected != run.items(counts.tasks):
+        lines.append(f"selected: {run.selected} of {run.items(counts.tasks)} parity items ran")
     lines.extend(_hook_verdict_lines(summary))
     if summary.nothing_compared:
         lines.append(f"NOTHING COMPARED: {summary.nothing_compared}")

@@ -3,8 +3,9 @@
 Each compared task contributes one pair (old task mean, new task mean) and d = new - old. The
 mean of d estimates how much the new server moved the score; its standard error says how much of
 that movement sampling alone would explain. When tasks come in groups (tasksets) whose tasks move
-together, the per-task errors are not independent, so the standard error is clustered by group.
-Plain ``math``; the t quantiles come from :mod:`.stats_dist`.
+together, the per-task errors are not independent, so the standard error is clustered by group
+(CR2 with Bell-McCaffrey degrees of freedom, :mod:`.stats_cluster`). Plain ``math``; the t
+quantiles come from :mod:`.stats_dist`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Optional
 
+from .stats_cluster import cr2_mean
 from .stats_dist import t_ppf
 
 CHANGE_TOLERANCE = 1e-9
@@ -26,7 +29,8 @@ class PairedStats:
     ``ci95`` is the two-sided 95% interval of ``delta``; ``lower_bound``/``upper_bound`` are the
     one-sided 95% bounds (t(0.95, df)) that an equivalence test (two one-sided tests) compares
     with a margin. ``se`` and ``df`` are the standard error and the t degrees of freedom behind
-    them: n - 1, or G - 1 when clustered over G groups.
+    them: n - 1, or when clustered over G groups the Bell-McCaffrey degrees of freedom (G - 1 for
+    groups of equal size, fewer, and not a whole number, when a few groups hold most tasks).
     """
 
     n: int
@@ -34,7 +38,7 @@ class PairedStats:
     new_mean: float | None
     delta: float | None
     se: float | None
-    df: int | None
+    df: float | None
     ci95: tuple[float, float] | None
     lower_bound: float | None
     upper_bound: float | None
@@ -72,20 +76,6 @@ def _absent(n: int, reason: str) -> PairedStats:
     return PairedStats(n, None, None, None, None, None, None, None, None, None, None, reason)
 
 
-def _cluster_se(diffs: Sequence[float], mean: float, labels: Sequence[str]) -> tuple[float, int]:
-    """The cluster-robust standard error of a mean, with the G/(G-1) small-sample correction.
-
-    se^2 = G/(G-1) * sum_g (sum_{i in g} (d_i - mean))^2 / n^2; returns (se, G).
-    """
-    residual_sums: dict[str, list[float]] = {}
-    for d, label in zip(diffs, labels):
-        residual_sums.setdefault(label, []).append(d - mean)
-    g = len(residual_sums)
-    n = len(diffs)
-    between = math.fsum(math.fsum(rs) ** 2 for rs in residual_sums.values())
-    return math.sqrt(g / (g - 1) * between) / n, g
-
-
 def paired_stats(
     pairs: Sequence[tuple[float, float]],
     clusters: Sequence[str] | None = None,
@@ -95,7 +85,7 @@ def paired_stats(
     """Paired figures over ``pairs`` of (old task mean, new task mean), d = new - old.
 
     ``clusters`` gives each task's group label (its taskset); when the tasks span two or more
-    groups the standard error is clustered (t with G - 1 degrees of freedom) and the result's
+    groups the standard error is clustered (CR2, t with Bell-McCaffrey degrees of freedom) and the result's
     ``clustered_by`` names the grouping, otherwise the plain sd(d)/sqrt(n) with n - 1 is used.
     Fewer than 2 pairs: every figure is ``None`` and ``absent`` says why. Non-finite rewards and a
     label list of the wrong length are a ``ValueError``.
@@ -114,11 +104,11 @@ def paired_stats(
     diffs = [new - old for old, new in pairs]
     delta = math.fsum(diffs) / n
     if clusters is not None and len(set(clusters)) >= 2:
-        se, g = _cluster_se(diffs, delta, clusters)
-        df, label, groups = g - 1, clustered_by, g
+        fit = cr2_mean(diffs, clusters)
+        se, df, label, groups = fit.se, fit.df, clustered_by, fit.groups
     else:
         sd = math.sqrt(math.fsum((d - delta) ** 2 for d in diffs) / (n - 1))
-        se, df, label, groups = sd / math.sqrt(n), n - 1, None, None
+        se, df, label, groups = sd / math.sqrt(n), float(n - 1), None, None
     half_two_sided = t_ppf(0.975, df) * se
     half_one_sided = t_ppf(0.95, df) * se
     return PairedStats(
@@ -198,3 +188,46 @@ def benjamini_hochberg(pvalues: Sequence[float]) -> list[float]:
         running = min(running, pvalues[i] * m / rank)
         adjusted[i] = running
     return adjusted
+
+
+@dataclass(frozen=True)
+class DiscreteFdr:
+    """Benjamini-Hochberg over the tests that can reach significance at ``alpha``.
+
+    ``tests`` is how many tests were given; ``counted`` the indices of those whose smallest
+    attainable p-value is below ``alpha``, in the order given; ``adjusted[i]`` the BH-adjusted
+    p-value of a counted test over the ``len(counted)`` of them, ``None`` for a test left out.
+    """
+
+    alpha: float
+    tests: int
+    counted: tuple[int, ...]
+    adjusted: tuple[Optional[float], ...]
+
+
+def discrete_bh(pvalues: Sequence[float], smallest: Sequence[float], alpha: float) -> DiscreteFdr:
+    """BH at ``alpha`` over the tests whose smallest attainable p-value ``smallest[i]`` is below ``alpha``.
+
+    A discrete test (Fisher's on 5 + 5 rows, say) cannot give every p-value: with 3 passes in all
+    the best it can do is 0.167. Such a test can never be significant at 0.05, yet plain BH counts
+    it in m and so raises every other test's bar. Leaving it out (Tarone's idea, which Gilbert 2005
+    carried over to the false discovery rate) costs nothing: BH never rejects a p-value above
+    ``alpha``, so every test plain BH rejects is still counted, and over fewer tests it rejects
+    at least as many. The choice depends only on each test's smallest attainable p-value, which its
+    margins fix whatever the outcome; for tests valid given their margins (Fisher's exact test, a
+    permutation test) BH over that fixed set keeps the false discovery rate at most ``alpha``
+    (times the share of true nulls among the counted) when the tests are independent or positively
+    dependent, as BH does.
+    """
+    if len(smallest) != len(pvalues):
+        raise ValueError(f"{len(smallest)} smallest p-values for {len(pvalues)} p-values")
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
+    for p, low in zip(pvalues, smallest):
+        if not 0.0 <= low <= p <= 1.0:
+            raise ValueError(f"need 0 <= smallest <= p <= 1, got smallest {low!r}, p {p!r}")
+    counted = tuple(i for i, low in enumerate(smallest) if low < alpha)
+    adjusted: list[Optional[float]] = [None] * len(pvalues)
+    for index, value in zip(counted, benjamini_hochberg([pvalues[i] for i in counted])):
+        adjusted[index] = value
+    return DiscreteFdr(alpha, len(pvalues), counted, tuple(adjusted))

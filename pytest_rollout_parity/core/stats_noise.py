@@ -33,12 +33,33 @@ def fisher_exact_two_sided(a_success: int, a_n: int, b_success: int, b_n: int) -
     if not (0 <= a_success <= a_n and 0 <= b_success <= b_n):
         raise ValueError(f"need 0 <= successes <= rows, got {a_success}/{a_n} and {b_success}/{b_n}")
     successes = a_success + b_success
+    low = max(0, successes - b_n)
+    weights = _fisher_weights(successes, a_n, b_n)
+    return _fisher_p(weights, weights[a_success - low], math.comb(a_n + b_n, successes))
+
+
+def _fisher_weights(successes: int, a_n: int, b_n: int) -> list[int]:
     low, high = max(0, successes - b_n), min(a_n, successes)
-    weights = [math.comb(a_n, x) * math.comb(b_n, successes - x) for x in range(low, high + 1)]
-    observed = weights[a_success - low]
+    return [math.comb(a_n, x) * math.comb(b_n, successes - x) for x in range(low, high + 1)]
+
+
+def _fisher_p(weights: Sequence[int], observed: int, total: int) -> float:
     scale = round(1 / FISHER_RELATIVE_TOLERANCE)
     at_most = sum(w for w in weights if w * scale <= observed * (scale + 1))
-    return min(1.0, at_most / math.comb(a_n + b_n, successes))
+    return min(1.0, at_most / total)
+
+
+def fisher_smallest_p(successes: int, a_n: int, b_n: int) -> float:
+    """The smallest p-value :func:`fisher_exact_two_sided` can give with these margins.
+
+    ``successes`` passes in all among ``a_n`` + ``b_n`` rows: the p-value of the least likely
+    split of them (3 passes in 5 + 5 rows: 3/5 against 0/5 at best, p = 0.167; 5 passes: 5/5
+    against 0/5, p = 0.0079). It depends on the margins only, not on how the passes fell.
+    """
+    if not (0 <= successes <= a_n + b_n):
+        raise ValueError(f"need 0 <= successes <= rows, got {successes} of {a_n + b_n}")
+    weights = _fisher_weights(successes, a_n, b_n)
+    return _fisher_p(weights, min(weights), math.comb(a_n + b_n, successes))
 
 
 def _mean_gap(chosen_sum: float, k: int, total: float, rest: int) -> float:
@@ -62,6 +83,22 @@ def permutation_p_value(
     test (and as ``scipy.stats.permutation_test`` does), the observed split is added once:
     p = (count + 1) / (draws + 1), which is never 0.
     """
+    return permutation_test(xs, ys, seed=seed, exact_limit=exact_limit, draws=draws)[0]
+
+
+def permutation_test(
+    xs: Sequence[float],
+    ys: Sequence[float],
+    *,
+    seed: int = 0,
+    exact_limit: int = EXACT_LIMIT,
+    draws: int = MONTE_CARLO_DRAWS,
+) -> tuple[float, float]:
+    """(p, smallest p): :func:`permutation_p_value` and the smallest value it can take for these rows.
+
+    The smallest is the p-value of the split with the largest gap (it depends on the pooled rows
+    only, not on which side each came from); with Monte Carlo draws it is 1 / (draws + 1).
+    """
     k, rest = len(xs), len(ys)
     if k == 0 or rest == 0:
         raise ValueError("both samples need at least one row")
@@ -74,12 +111,10 @@ def permutation_p_value(
     n = k + rest
     splits = math.comb(n, k)
     if splits <= exact_limit:
-        hits = sum(
-            1
-            for chosen in itertools.combinations(pooled, k)
-            if _mean_gap(math.fsum(chosen), k, total, rest) >= threshold
-        )
-        return hits / splits
+        gaps = [_mean_gap(math.fsum(chosen), k, total, rest) for chosen in itertools.combinations(pooled, k)]
+        widest = max(gaps) - PERMUTATION_TOLERANCE
+        return (sum(1 for gap in gaps if gap >= threshold) / splits,
+                sum(1 for gap in gaps if gap >= widest) / splits)
     rng = random.Random(seed)
     indices = range(n)
     hits = 0
@@ -87,7 +122,7 @@ def permutation_p_value(
         chosen_sum = math.fsum(pooled[i] for i in rng.sample(indices, k))
         if _mean_gap(chosen_sum, k, total, rest) >= threshold:
             hits += 1
-    return (hits + 1) / (draws + 1)
+    return (hits + 1) / (draws + 1), 1 / (draws + 1)
 
 
 def task_p_value(old_rewards: Sequence[float], new_rewards: Sequence[float], *, seed: int = 0) -> float | None:
@@ -95,11 +130,24 @@ def task_p_value(old_rewards: Sequence[float], new_rewards: Sequence[float], *, 
 
     Fisher's exact test when every reward is 0 or 1, else the permutation test of the means.
     """
+    tested = task_test(old_rewards, new_rewards, seed=seed)
+    return None if tested is None else tested[0]
+
+
+def task_test(
+    old_rewards: Sequence[float], new_rewards: Sequence[float], *, seed: int = 0
+) -> tuple[float, float] | None:
+    """(p, smallest attainable p) of one task's old rows against its new rows; ``None`` below 2 rows a side.
+
+    The smallest attainable p-value is fixed by what the two sides hold together (the passes in
+    all, or the pooled rewards), so choosing the tasks to count by it does not look at the split.
+    """
     if len(old_rewards) < 2 or len(new_rewards) < 2:
         return None
     rows = [*old_rewards, *new_rewards]
     if all(r in (0.0, 1.0) for r in rows):
         old_pass = sum(1 for r in old_rewards if r == 1.0)
         new_pass = sum(1 for r in new_rewards if r == 1.0)
-        return fisher_exact_two_sided(old_pass, len(old_rewards), new_pass, len(new_rewards))
-    return permutation_p_value(old_rewards, new_rewards, seed=seed)
+        return (fisher_exact_two_sided(old_pass, len(old_rewards), new_pass, len(new_rewards)),
+                fisher_smallest_p(old_pass + new_pass, len(old_rewards), len(new_rewards)))
+    return permutation_test(old_rewards, new_rewards, seed=seed)

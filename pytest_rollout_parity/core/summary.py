@@ -16,12 +16,16 @@ from typing import Optional, TypeVar
 from .aggregate import AggregateCheck
 from .coverage import Coverage
 from .inventory import Inventory, InventoryRead
+from .left_out import LeftOut
 from .margin import Aggregate, equivalence
 from .model import Category, CompareResult, Side, TaskComparison, TaskSide
 from .paired import PairedSection, paired_section
 from .stats import McNemarTable, SignTest
 
 T = TypeVar("T")
+
+DEFAULT_ALPHA = 0.05
+"""--parity-alpha's default: the false discovery rate of margin mode's per-task tests."""
 
 
 def per_side(side: Side, old: T, new: T) -> T:
@@ -54,6 +58,8 @@ class RunInfo:
     selected: Optional[int] = None
     verdicts_changed: int = 0
     outcomes: Mapping[str, int] = field(default_factory=dict)
+    #: the gate-level items the run collects besides one item per task (`parity-aggregate` in margin mode)
+    gate_items: tuple[str, ...] = ()
     #: each side's `<stem>_aggregate_metrics.json` checked against its rows, when the file exists
     aggregate: Mapping[str, AggregateCheck] = field(default_factory=dict)
     #: the verdicts hooks changed, by task label (from the items' reports, so xdist workers' too)
@@ -149,6 +155,8 @@ class TaskSummary:
     new: Optional[SideSummary]
     p_value: Optional[float] = None
     hook_verdict: Optional[HookVerdict] = None
+    #: margin mode: the BH-adjusted p-value of a flip counted in the per-task tests (None: not counted)
+    adjusted_p: Optional[float] = None
 
     def side(self, name: Side) -> Optional[SideSummary]:
         return per_side(name, self.old, self.new)
@@ -187,7 +195,8 @@ class Paired:
 
     The figures are None when ``absent`` says why; ``sign_test`` is None when no task was compared,
     ``table`` unless every compared task has one binary row a side. ``tested`` counts the flips
-    with a per-task p-value.
+    with a per-task p-value; ``df`` is the t degrees of freedom behind the interval; ``left_out``
+    what the figures miss (masked and missing tasks) and how far it could move delta.
     """
 
     n: int
@@ -200,6 +209,18 @@ class Paired:
     table: Optional[McNemarTable]
     absent: Optional[str]
     tested: int
+    left_out: LeftOut
+    df: Optional[float] = None
+
+
+@dataclass(frozen=True, slots=True)
+class FlipTests:
+    """Margin mode's per-task tests: ``tests`` tasks tested (compared, 2+ rows a side), of which
+    ``counted`` can reach ``alpha`` and enter the Benjamini-Hochberg correction."""
+
+    alpha: float
+    tests: int
+    counted: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,7 +257,11 @@ class InventorySection:
 
 @dataclass(frozen=True, slots=True)
 class RunOutcome:
-    """What the pytest run did with the items: how many ran, hook verdicts, outcomes in report order."""
+    """What the pytest run did with the items: how many ran, hook verdicts, outcomes in report order.
+
+    ``selected`` and ``outcomes`` count every parity item that ran: the task items and the
+    ``gate_items`` (items that judge the whole run, such as `parity-aggregate`).
+    """
 
     selected: Optional[int]
     verdicts_changed_by_hook: int
@@ -244,6 +269,11 @@ class RunOutcome:
     #: the `--parity-known-flips` file, whose accepted flips count among the changed verdicts
     known_flips: Optional[str] = None
     collect_only: bool = False
+    gate_items: tuple[str, ...] = ()
+
+    def items(self, tasks: int) -> int:
+        """How many parity items the run collected: one per task and the gate-level items."""
+        return tasks + len(self.gate_items)
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,6 +291,8 @@ class Summary:
     tasks: tuple[TaskSummary, ...]
     #: margin mode's equivalence decision; None without a margin
     aggregate: Optional[Equivalence] = None
+    #: margin mode's per-task tests; None without a margin
+    flip_tests: Optional[FlipTests] = None
     files: Optional[Files] = None
     aggregate_metrics: Optional[AggregateMetrics] = None
     run: Optional[RunOutcome] = None
@@ -319,16 +351,18 @@ def _side(side: Optional[TaskSide]) -> Optional[SideSummary]:
     )
 
 
-def _task(task: TaskComparison, p_value: Optional[float], hook_verdict: Optional[HookVerdict]) -> TaskSummary:
+def _task(task: TaskComparison, p_value: Optional[float], hook_verdict: Optional[HookVerdict],
+          adjusted_p: Optional[float]) -> TaskSummary:
     return TaskSummary(task=task.task, category=task.category, winner=task.winner,
-                       old=_side(task.old), new=_side(task.new), p_value=p_value, hook_verdict=hook_verdict)
+                       old=_side(task.old), new=_side(task.new), p_value=p_value, hook_verdict=hook_verdict,
+                       adjusted_p=adjusted_p if task.category == "flipped" else None)
 
 
 def _paired(section: PairedSection) -> Paired:
     s = section.stats
     return Paired(n=s.n, old_mean=s.old_mean, new_mean=s.new_mean, delta=s.delta, ci95=s.ci95,
                   clustered_by=s.clustered_by, sign_test=section.sign, table=section.table, absent=s.absent,
-                  tested=section.tested)
+                  tested=section.tested, left_out=section.left_out, df=s.df)
 
 
 def _equivalence(decision: Aggregate) -> Equivalence:
@@ -344,15 +378,19 @@ def build_summary(
     margin: Optional[float] = None,
     failing_flips: Optional[int] = None,
     coverage: Optional[Coverage] = None,
+    alpha: float = DEFAULT_ALPHA,
 ) -> Summary:
     """The summary of a comparison and, in a pytest run, of what the run did.
 
     ``failing_flips`` (margin mode) is how many flips were shown not to be noise, and so fail.
 
     ``paired`` is the result's paired section when the caller already has it (else computed);
-    with a ``margin`` the summary also holds the aggregate equivalence decision.
+    with a ``margin`` the summary also holds the aggregate equivalence decision and the per-task
+    tests at false discovery rate ``alpha``.
     """
     section = paired if paired is not None else paired_section(result)
+    fdr = section.fdr(alpha) if margin is not None else None
+    adjusted = fdr.adjusted if fdr is not None else (None,) * len(result.tasks)
     notes = list(result.notes)
     if run is not None and run.same_file:
         notes.append("both sides are the same file")
@@ -368,7 +406,7 @@ def build_summary(
         metrics = AggregateMetrics(old=run.aggregate.get("old"), new=run.aggregate.get("new"))
         outcome = RunOutcome(selected=run.selected, verdicts_changed_by_hook=run.verdicts_changed,
                              outcomes=tuple(run.outcomes.items()), known_flips=run.known_flips,
-                             collect_only=run.collect_only)
+                             collect_only=run.collect_only, gate_items=run.gate_items)
     return Summary(
         counts=Counts(**result.counts()),
         join=Join(
@@ -386,8 +424,10 @@ def build_summary(
         nothing_compared=nothing_compared(result),
         notes=tuple(notes),
         paired=_paired(section),
-        tasks=tuple(_task(task, p, verdicts.get(task.task)) for task, p in zip(result.tasks, section.p_values)),
-        aggregate=_equivalence(equivalence(section.stats, margin)) if margin is not None else None,
+        tasks=tuple(_task(task, p, verdicts.get(task.task), adjusted_p)
+                    for task, p, adjusted_p in zip(result.tasks, section.p_values, adjusted)),
+        aggregate=_equivalence(equivalence(section.stats, margin, section.left_out)) if margin is not None else None,
+        flip_tests=FlipTests(alpha, fdr.tests, len(fdr.counted)) if fdr is not None else None,
         files=files,
         aggregate_metrics=metrics,
         run=outcome,
@@ -405,9 +445,9 @@ def _inventory(reads: Mapping[str, InventoryRead], notes: list[str]) -> Optional
     found: dict[str, Optional[Inventory]] = {}
     for side in ("old", "new"):
         read = reads.get(side)
-        found[side] = read.coverage if read is not None else None
+        found[side] = read.inventory if read is not None else None
         if read is not None and read.note:
             notes.append(read.note)
-        if read is not None and read.coverage is not None:
-            notes.extend(read.coverage.notes(side))
+        if read is not None and read.inventory is not None:
+            notes.extend(read.inventory.notes(side))
     return InventorySection(old=found["old"], new=found["new"])

@@ -6,7 +6,6 @@ gate never import pydantic, tabulate or the core.
 
 from __future__ import annotations
 
-import gc
 from pathlib import Path
 from typing import Optional
 
@@ -14,17 +13,15 @@ import pytest
 
 from ..core.errors import CompareInputError
 from ..core.known_flips import KnownFlips, read_known_flips
-from ._pytest_compat import QuietPhaseReports
 from .ci import ParityCI
-from .collect import AggregateItem, ParityFile, ParityItem, is_parity_report
+from .collect import ParityFile
 from .fixtures import parametrize_rollout_pair
 from .html import ParityHtmlRows, ParityHtmlSummary, html_report_requested
-from .placement import collect_new_file, collects_only_the_gate
+from .placement import collect_new_file
 from .progress import progress_for
-from .protocol import LeanProtocol
 from .run import ParityRun
 from .settings import ParitySettings, settings_from_config
-from .sources import distributing, gather_sides, xdist_active
+from .sources import gather_sides
 from .summary import ParitySummary
 
 
@@ -46,11 +43,6 @@ class ParityGate:
     @pytest.hookimpl
     def pytest_configure(self, config: pytest.Config) -> None:
         """An unusable input stops the run here with one `ERROR:` line and status 4."""
-        if (not hasattr(config, "workerinput") and xdist_active(config) and distributing(config)
-                and collects_only_the_gate(config, self.settings.new)):
-            from .xdist_share import run_here
-
-            config.pluginmanager.register(run_here(config), "rollout-parity-run-here")
         progress = progress_for(config)
         try:
             known = self._known_flips()  # a malformed list stops the run before a row is read
@@ -60,13 +52,8 @@ class ParityGate:
             if progress is not None:
                 progress.close()
             raise pytest.UsageError(str(exc)) from None
-        # The loaded sides live until the end: keep them out of every later garbage collection
-        # (pytest's own at exit walked all of them, 0.1 s a collection on the 2 GB pair).
-        gc.freeze()
-        config.add_cleanup(gc.unfreeze)
         collect_new_file(config, run.settings.new)
         config.pluginmanager.register(ParityCollection(run), "rollout-parity-collection")
-        config.pluginmanager.register(LeanProtocol(_gate_item), "rollout-parity-protocol")
         html = html_report_requested(config)
         if html:
             config.pluginmanager.register(ParityHtmlRows(), "rollout-parity-html-rows")
@@ -76,17 +63,11 @@ class ParityGate:
             config.pluginmanager.register(ParityCI(summary), "rollout-parity-ci")
             if html:
                 config.pluginmanager.register(ParityHtmlSummary(summary), "rollout-parity-html-summary")
-            config.pluginmanager.register(QuietPhaseReports(config, is_parity_report), "rollout-parity-quiet-reports")
 
 
     def _known_flips(self) -> Optional[KnownFlips]:
         path = self.settings.known_flips
         return read_known_flips(path, self.settings.known_flips_shown) if path is not None else None
-
-
-def _gate_item(item: pytest.Item) -> bool:
-    """The gate's own items (not `rollout_pair` tests): they run through the lean protocol."""
-    return isinstance(item, (ParityItem, AggregateItem))
 
 
 class ParityCollection:

@@ -19,6 +19,8 @@ from .collect import CATEGORY_PROPERTY, TASK_PROPERTY
 from .summary import ParitySummary
 
 STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
+#: the entry-point name of pytest-github-actions-annotate-failures, which annotates every failed test
+ANNOTATE_FAILURES = "pytest_github_actions_annotate_failures"
 
 
 class ParityCI:
@@ -72,11 +74,14 @@ class ParityCI:
     @pytest.hookimpl(trylast=True)
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         """A report that could not be written (each on its own line: the progress line may still be
-        open when the session finishes); under GitHub Actions, one `::error` command per failed flip."""
+        open when the session finishes); under GitHub Actions, one `::error` command per failed flip,
+        unless pytest-github-actions-annotate-failures is active: it annotates each failed item already."""
         for line, markup in self.problems:
             terminalreporter.write_line(line, **markup)
         summary = self.summary.summary
         if summary is None or os.environ.get("GITHUB_ACTIONS") != "true":
+            return
+        if terminalreporter.config.pluginmanager.hasplugin(ANNOTATE_FAILURES):
             return
         for line in annotation_lines(summary, self.failed):
             terminalreporter.write_line(line)

@@ -26,19 +26,14 @@ CATEGORY_PROPERTY = "parity_category"
 AGGREGATE_PROPERTY = "parity_aggregate"
 COVERAGE_PROPERTY = "parity_coverage"
 COPY_PROPERTY = "parity_copy"
+GATE_PROPERTY = "parity_gate_item"
+"""Carried by every gate-level item (one judging the whole run, not a task): the summary counts them."""
 
 
 def hook_verdict(value: str) -> tuple[str, str]:
     """(outcome, reason) from a `parity_verdict_changed` property value (`<outcome>: <reason>`)."""
     outcome, _, reason = value.partition(": ")
     return outcome, reason
-
-
-def is_parity_report(report: object) -> bool:
-    """A report of a parity item: its first user property names the task."""
-    properties = getattr(report, "user_properties", None)
-    first = properties[0] if isinstance(properties, list) and properties else None
-    return isinstance(first, (tuple, list)) and bool(first) and first[0] == TASK_PROPERTY
 
 
 class ParityFile(pytest.File):
@@ -59,17 +54,13 @@ class ParityFile(pytest.File):
         return node
 
     def collect(self) -> Iterator[pytest.Item]:
-        """One item per joined task, in sorted task order; in margin mode the aggregate; the coverage
-        item when the new side misses or masks more of the old side's tasks than allowed; under
-        --parity-strict, the copy item when both sides hold the same rows."""
+        """One item per joined task, in sorted task order; then the run's gate-level items
+        (:attr:`ParityRun.gate_items`)."""
         for index, name in enumerate(self.run.names):
             yield ParityItem.from_parent(self, name=name, index=index)
-        if self.run.settings.margin is not None:
-            yield AggregateItem.from_parent(self, name=AGGREGATE_NAME)
-        if not self.run.coverage.passed:
-            yield CoverageItem.from_parent(self, name=COVERAGE_NAME)
-        if self.run.settings.strict and self.run.result.copies is not None:
-            yield CopyItem.from_parent(self, name=COPY_NAME)
+        kinds = {AGGREGATE_NAME: AggregateItem, COVERAGE_NAME: CoverageItem, COPY_NAME: CopyItem}
+        for name in self.run.gate_items:
+            yield kinds[name].from_parent(self, name=name)
 
 
 #: message lines each --tb style shows (None: all); the crash line always carries the header
@@ -145,9 +136,11 @@ class ParityItem(pytest.Item):
             self._header = crash_line(verdict.text, comparison.task)
             pytest.fail(verdict.text, pytrace=False)
         if verdict.outcome == "xfail":
-            # Raised, not pytest.xfail(): --runxfail turns that into a no-op, and a masked,
-            # missing or agent-error task must then fail with its reason, never pass.
-            raise pytest.xfail.Exception(verdict.text)
+            # An xfail mark, then the failure it expects (as pytest-mypy's --mypy-xfail does): pytest
+            # evaluates a mark added during the call, so every plugin sees an ordinary xfailed test, and
+            # under --runxfail a masked, missing or agent-error task fails with its reason, never passes.
+            self.add_marker(pytest.mark.xfail(reason=verdict.text))
+            pytest.fail(verdict.text, pytrace=False)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str | TerminalRepr:
         """The message alone, no traceback; its crash line (short summary, JUnit) is the header,
@@ -177,6 +170,7 @@ class _RunWideItem(pytest.Item):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.run: ParityRun = self.parent.run  # type: ignore[union-attr]
+        self.user_properties.append((GATE_PROPERTY, self.item_name))
 
     def decision(self) -> Optional[tuple[bool, str]]:
         """(passed, message); None when there is nothing to decide."""

@@ -16,14 +16,6 @@ def _covers(arg: str, base: Path, target: Path) -> bool:
     return path == target or path in target.parents
 
 
-def collects_only_the_gate(config: pytest.Config, new: Path) -> bool:
-    """No test path beside the new file: the run's only items are the gate's own."""
-    if config.args_source == pytest.Config.ArgsSource.INVOCATION_DIR:
-        return True
-    target, base = new.resolve(), config.invocation_params.dir
-    return all(_resolved(arg, base) == target for arg in config.args)
-
-
 def _resolved(arg: str, base: Path) -> Path:
     path = Path(arg.split("::", 1)[0])
     return (path if path.is_absolute() else base / path).resolve()

@@ -88,12 +88,30 @@ class ParityRun:
         """The equivalence decision at the margin; None without a margin."""
         if self.settings.margin is None:
             return None
-        return equivalence(self.paired.stats, self.settings.margin)
+        return equivalence(self.paired.stats, self.settings.margin, self.paired.left_out)
+
+    @property
+    def gate_items(self) -> tuple[str, ...]:
+        """The names of the gate-level items this run collects (judging the run, not one task), in order:
+        the aggregate in margin mode; the coverage item when the new side misses or masks more of the
+        old side's tasks than allowed; under --parity-strict, the copy item when both sides hold the
+        same rows."""
+        items = [AGGREGATE_NAME] if self.settings.margin is not None else []
+        if not self.coverage.passed:
+            items.append(COVERAGE_NAME)
+        if self.settings.strict and self.result.copies is not None:
+            items.append(COPY_NAME)
+        return tuple(items)
 
     @cached_property
     def coverage(self) -> Coverage:
-        """The new side's coverage of the old side's tasks, against the limits."""
-        return coverage(self.result, self.settings.max_missing, self.settings.max_masked)
+        """The new side's coverage of the old side's tasks (and its own run's inventory), against the limits."""
+        read = (self.inventory or {}).get("new")
+        inventory = read.inventory if read is not None else None
+        unreported = None
+        if inventory is not None:
+            unreported = (inventory.counts["failed"] + inventory.counts["unknown"], inventory.counts["expected"])
+        return coverage(self.result, self.settings.max_missing, self.settings.max_masked, unreported)
 
     def flip_message(self, index: int) -> str:
         """The failure message of the flip at ``index`` (reads its verifier log)."""
@@ -122,6 +140,7 @@ class ParityRun:
             selected=selected,
             verdicts_changed=verdicts_changed,
             outcomes=outcomes or {},
+            gate_items=self.gate_items,
             aggregate=self.aggregate,
             hook_verdicts=hook_verdicts or {},
             known_flips=self.known_flips.shown if self.known_flips is not None else None,

@@ -13,7 +13,7 @@ import pytest
 from ..core.render_json import write_json
 from ..core.render_terminal import summary_lines
 from ..core.summary import HookVerdict, Summary, build_summary
-from .collect import CATEGORY_PROPERTY, TASK_PROPERTY, VERDICT_PROPERTY, hook_verdict
+from .collect import CATEGORY_PROPERTY, GATE_PROPERTY, TASK_PROPERTY, VERDICT_PROPERTY, hook_verdict
 from .run import ParityRun
 
 NOTHING_COMPARED_EXIT = 2
@@ -24,41 +24,47 @@ class ParitySummary:
 
     def __init__(self, run: ParityRun) -> None:
         self.run = run
-        self.ran: set[str] = set()
-        self.verdicts_changed = 0
-        self.hook_verdicts: dict[str, HookVerdict] = {}
-        self.outcomes: dict[str, int] = {}
+        #: each item's last outcome by node id: a rerun (pytest-rerunfailures) replaces the earlier one
+        self.outcome_of: dict[str, str] = {}
+        #: the hook verdicts that changed an item's outcome, by node id (task label, verdict)
+        self.changed_by_hook: dict[str, tuple[str, HookVerdict]] = {}
         self.summary: Optional[Summary] = None
         #: reports that could not be written, for the terminal summary
         self.problems: list[str] = []
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        """Count the outcome of each parity item that ran (serial, or from xdist workers)."""
+        """Note the outcome of each parity item that ran (serial, or from xdist workers): the task
+        items and the gate-level items (any item that carries GATE_PROPERTY), each once."""
         properties = dict(report.user_properties)
-        if TASK_PROPERTY not in properties or CATEGORY_PROPERTY not in properties:
+        task_item = TASK_PROPERTY in properties and CATEGORY_PROPERTY in properties
+        if not task_item and GATE_PROPERTY not in properties:
+            return
+        if str(report.outcome) == "rerun":  # pytest-rerunfailures: an attempt it runs again (not in pytest's type)
             return
         if report.when == "call" or (report.when == "setup" and not report.passed):
-            self.ran.add(report.nodeid)
-            outcome = "xfailed" if hasattr(report, "wasxfail") else report.outcome
-            self.outcomes[outcome] = self.outcomes.get(outcome, 0) + 1
+            self.outcome_of[report.nodeid] = "xfailed" if hasattr(report, "wasxfail") else report.outcome
+            self.changed_by_hook.pop(report.nodeid, None)
             if VERDICT_PROPERTY in properties:
-                self.verdicts_changed += 1
                 given, reason = hook_verdict(str(properties[VERDICT_PROPERTY]))
-                self.hook_verdicts[str(properties[TASK_PROPERTY])] = HookVerdict(given, reason)
+                self.changed_by_hook[report.nodeid] = (str(properties[TASK_PROPERTY]), HookVerdict(given, reason))
 
     @pytest.hookimpl
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """Build the one summary object; write it as JSON; settle the exit status from its fields."""
-        ran = None if session.config.option.collectonly else len(self.ran)
-        info = self.run.run_info(selected=ran, verdicts_changed=self.verdicts_changed, outcomes=self.outcomes,
-                                 hook_verdicts=self.hook_verdicts, collect_only=bool(session.config.option.collectonly))
+        ran = None if session.config.option.collectonly else len(self.outcome_of)
+        outcomes: dict[str, int] = {}
+        for outcome in self.outcome_of.values():
+            outcomes[outcome] = outcomes.get(outcome, 0) + 1
+        hook_verdicts = dict(self.changed_by_hook.values())
+        info = self.run.run_info(selected=ran, verdicts_changed=len(hook_verdicts), outcomes=outcomes,
+                                 hook_verdicts=hook_verdicts, collect_only=bool(session.config.option.collectonly))
         failing = None
         if self.run.settings.margin is not None:
             failing = sum(1 for task, judgement in zip(self.run.result.tasks, self.run.judgements)
                           if task.category == "flipped" and judgement is not None and judgement.regression)
         self.summary = build_summary(self.run.result, info, paired=self.run.paired, margin=self.run.settings.margin,
-                                     failing_flips=failing, coverage=self.run.coverage)
+                                     failing_flips=failing, coverage=self.run.coverage, alpha=self.run.settings.alpha)
         json_path = self.run.settings.json_path
         if json_path is not None:
             try:

@@ -1,12 +1,6 @@
-"""Under pytest-xdist: the gate's items alone run in one process; else the sides go to the workers.
+"""Under pytest-xdist (``-n`` as the user gave it): the loaded sides are handed to the workers.
 
-Imported only when xdist is active. A gate item takes about 0.1 ms; sending its three reports from
-a worker to the controller costs several times that, and each worker is a whole pytest to start
-(on 5,000 no-op tests, ``-n 2`` takes 1.5x the serial time on two cores). So a run that collects
-only the gate's items (no test path beside the new file) switches distribution off
-(:func:`run_here`) and says so in the header. With test paths of the user's own, the run is
-distributed as asked, and the sides are handed over as follows.
- The controller loads the sides (from the rerun cache or the
+Imported only when xdist is active. The controller loads the sides (from the rerun cache or the
 files) before its workers start, stores each one in the snapshot format (the cache entry itself,
 or a temporary file removed when the run ends when the cacheprovider is off), and puts the
 entries' paths and keys into each worker's ``workerinput``. A worker rebuilds the sides from
@@ -27,28 +21,6 @@ from ..core.loading import LoadedSide
 from .rerun_cache import read_entry, write_entry
 
 WORKERINPUT_KEY = "rollout_parity_sides"
-
-
-class RunHere:
-    """Says in the header why the workers asked for were not started."""
-
-    def __init__(self, workers: int) -> None:
-        self.workers = workers
-
-    @pytest.hookimpl
-    def pytest_report_header(self, config: pytest.Config) -> str:
-        workers = "1 xdist worker" if self.workers == 1 else f"{self.workers} xdist workers"
-        return f"rollout-parity: {workers} not started, the gate's items alone run faster here"
-
-
-def run_here(config: pytest.Config) -> RunHere:
-    """Switch pytest-xdist's distribution off for this run (before its ``pytest_configure``, which is
-    the last to run, decides whether to start workers): what ``-n 0`` sets."""
-    workers = sum(_spec_count(spec) for spec in config.getoption("tx", None) or [])
-    config.option.numprocesses = 0
-    config.option.dist = "no"
-    config.option.tx = []
-    return RunHere(workers)
 
 
 class ShareWithWorkers:
@@ -97,12 +69,6 @@ def shared_sides(config: pytest.Config) -> Optional[list[LoadedSide]]:
             return None
         sides.append(side)
     return sides
-
-
-def _spec_count(spec: str) -> int:
-    """How many workers an xdist ``--tx`` spec starts (``2*popen``: 2)."""
-    count, star, _ = spec.partition("*")
-    return int(count) if star and count.isdigit() else 1
 
 
 def _as_tuple(value: Any) -> Any:

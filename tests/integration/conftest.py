@@ -156,8 +156,8 @@ class Gate:
         return self.pytester.runpytest_subprocess(*args, timeout=timeout)
 
     def beside(self) -> str:
-        """A test file of the user's own (one passing test), given beside the gate's file so that
-        `-n 2` distributes: a run of the gate's items alone is not distributed. Returns its path."""
+        """A test file of the user's own (one passing test), given beside the gate's file: a session
+        that mixes the gate's items with the user's tests. Returns its path."""
         self.write(BESIDE, "def test_beside():\n    pass\n")
         return BESIDE
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from pytest_rollout_parity.plugin.ci import ANNOTATE_FAILURES
+
 from .conftest import Gate, all_text, output_lines
 
 
@@ -64,13 +66,26 @@ def test_unwritable_markdown_path_is_a_usage_error(gate: Gate, target: str) -> N
 def test_annotations_under_github_actions(gate: Gate, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
     args = gate.mixed()
-    result = gate.run(*args)
+    result = gate.run(*args, "-p", f"no:{ANNOTATE_FAILURES}")
     errors = [line for line in result.outlines if line.startswith("::error")]
     # the two failed flips; the agent-error flip xfails and is no error
     assert errors == [
         "::error title=cancel-async-tasks flipped::new improved: old=0.0 new=1.0",
         "::error title=regex-log flipped::new regressed: old=1.0 new=0.0",
     ]
+
+
+def test_annotations_step_aside_for_annotate_failures(gate: Gate, monkeypatch: pytest.MonkeyPatch) -> None:
+    """pytest-github-actions-annotate-failures annotates every failed item: each flip once, by it."""
+    pytest.importorskip("pytest_github_actions_annotate_failures")
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    result = gate.run_subprocess(*gate.mixed())
+    assert result.ret == 1
+    assert not any(line.startswith("::error") for line in result.outlines)  # not the gate's own
+    theirs = [line for line in result.errlines if line.startswith("::error")]
+    assert len(theirs) == 2
+    assert sum("regex-log" in line and "new regressed: old=1.0 new=0.0" in line for line in theirs) == 1
+    assert sum("cancel-async-tasks" in line and "new improved: old=0.0 new=1.0" in line for line in theirs) == 1
 
 
 def test_unwritable_step_summary_warns_and_keeps_the_verdict(gate: Gate, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -90,7 +105,7 @@ def test_lone_surrogate_label_in_markdown_annotations_and_html(gate: Gate, monke
     old = '{"task_id": "t\\ud800", "reward": 1.0}\n{"task_id": "ok", "reward": 1.0}\n'
     new = '{"task_id": "t\\ud800", "reward": 0.0}\n{"task_id": "ok", "reward": 1.0}\n'
     pytest.importorskip("pytest_html")
-    result = gate.run(*gate.pair(old, new), "--parity-markdown=s.md", "--html=report.html")
+    result = gate.run(*gate.pair(old, new), "--parity-markdown=s.md", "--html=report.html", "-p", f"no:{ANNOTATE_FAILURES}")
     assert "Traceback" not in all_text(result)
     assert result.ret == 1
     for name in ("s.md", "step.md", "report.html"):

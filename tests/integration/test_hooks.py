@@ -186,3 +186,18 @@ def test_hook_returning_something_else_fails_that_item_clearly(gate: Gate) -> No
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*fix-git: pytest_parity_verdict returned 'pass it'; return None or a pytest_rollout_parity.Verdict*"])
     assert "Traceback" not in result.stdout.str()
+
+
+def test_no_state_of_pytest_or_the_interpreter_is_edited(gate: Gate) -> None:
+    """No gc.freeze around the user's own tests; the terminal reporter keeps every report of the gate's items."""
+    args = gate.mixed()
+    gate.write("test_user.py", "import gc\n\ndef test_gc_as_configured():\n    assert gc.get_freeze_count() == 0\n")
+    gate.write("conftest.py", (
+        "def pytest_terminal_summary(terminalreporter):\n"
+        "    quiet = [r for r in terminalreporter.stats.get('', []) if r.nodeid.startswith('new/')]\n"
+        "    terminalreporter.write_line(f'quiet gate reports: {len(quiet)}')\n"))
+    result = gate.run(*args, "test_user.py")
+    assert result.ret == 1
+    result.assert_outcomes(passed=2, failed=2, xfailed=4)
+    # a passed setup and a passed teardown report for each of the 7 gate items, as for any test
+    assert "quiet gate reports: 14" in result.outlines

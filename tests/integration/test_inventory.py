@@ -78,3 +78,18 @@ def test_a_fifo_in_its_place_is_a_note_not_a_hang(gate: Gate) -> None:
     assert result.ret == 0
     notes = json.loads((gate.path / "s.json").read_text())["notes"]
     assert "new side: new/rollouts_coverage.json ignored: not a regular file" in notes
+
+
+def test_the_completeness_item_holds_the_runs_own_unreported_rollouts_against_the_missing_limit(gate: Gate) -> None:
+    """Every task answered, but the new run's inventory says 2 of 5 rollouts failed or never came back."""
+    summary, out, _ = run(gate, counts(measured=3, failed=1, unknown=1), "-rf")
+    assert summary["coverage"]["passed"] is False
+    assert ("2 of 5 expected rollout(s) failed or never reported (the new run's coverage file) "
+            "(over the limit 20% = 1)") in out
+    assert "parity-coverage" in out
+
+
+def test_unreported_rollouts_within_the_limit_or_with_the_limit_off_pass(gate: Gate) -> None:
+    summary, _, _ = run(gate, counts(measured=3, unknown=1), "--parity-max-missing=off")
+    assert summary["coverage"]["passed"] is True
+    assert "the new run did not finish" in " ".join(summary["notes"])  # still a note

@@ -45,8 +45,8 @@ def test_noise_only_passes_the_aggregate_and_xfails_the_flips(gate: Gate) -> Non
     outcomes = ran(result)
     assert outcomes[AGGREGATE] == "PASSED"
     xfails = [line for line in summary_lines(result) if line.startswith("XFAIL ")]
-    assert any("noisy-up - flipped within noise: p = 1.000, 2/5 vs 3/5; BH-adjusted p = 1.000 over 2 task(s) tested"
-               in line for line in xfails), xfails
+    assert any("noisy-up - flipped within noise: p = 1.000, 2/5 vs 3/5; BH-adjusted p = 1.000 >= alpha 0.05 "
+               "(BH over the 2 of 20 tested task(s) that can reach it)" in line for line in xfails), xfails
     lines = section(result)
     assert any(line.startswith("aggregate at margin ±0.05: PASSED (equivalent): one-sided 95% bounds [")
                for line in lines), lines
@@ -55,6 +55,11 @@ def test_noise_only_passes_the_aggregate_and_xfails_the_flips(gate: Gate) -> Non
     assert set(aggregate) == {"margin", "lower_bound", "upper_bound", "passed"}
     assert aggregate["margin"] == 0.05 and aggregate["passed"] is True
     assert -0.05 <= aggregate["lower_bound"] <= 0 <= aggregate["upper_bound"] <= 0.05
+    # the counts take in the aggregate item: 19 passed (18 tasks and the aggregate) and 2 xfailed
+    assert data["run"]["selected"] == 21 and data["run"]["outcomes"] == {"passed": 19, "xfailed": 2}
+    assert data["run"]["gate_items"] == ["parity-aggregate"] and data["counts"]["tasks"] == 20
+    assert data["flip_tests"] == {"alpha": 0.05, "tests": 20, "counted": 2}
+    assert not any(line.startswith("selected:") for line in lines)  # every item ran
 
 
 def test_regression_fails_the_aggregate_on_the_lower_side_and_the_regressed_tasks(gate: Gate) -> None:
@@ -75,7 +80,8 @@ def test_regression_fails_the_aggregate_on_the_lower_side_and_the_regressed_task
     # the regressed task's message carries its noise and why it is not noise
     start = result.outlines.index(
         "broken-0: new regressed: old=1.0 new=0.0 (p = 0.008, 5/5 vs 0/5)")
-    assert result.outlines[start + 1] == "    not noise: BH-adjusted p = 0.013 over 5 task(s) tested < alpha 0.05"
+    assert result.outlines[start + 1] == (
+        "    not noise: BH-adjusted p = 0.013 < alpha 0.05 (BH over the 5 of 23 tested task(s) that can reach it)")
     assert "Traceback" not in all_text(result)
 
 
@@ -147,8 +153,8 @@ def test_too_few_tasks_fail_the_aggregate_with_the_reason(gate: Gate) -> None:
     result = gate.run(*args, "--parity-margin=0.05", "-rA", "-vv", "--parity-json=s.json")
     assert result.ret == 1
     assert ran(result)[AGGREGATE] == "FAILED"
-    assert ("no decision at margin ±0.05: 1 compared task: at least 2 are needed for a spread"
-            in result.outlines)
+    assert ("no decision at margin ±0.05: 1 compared task: at least 2 are needed for a spread; "
+            "no task left out (masked or missing) on either side" in result.outlines)
     data = json.loads((gate.path / "s.json").read_text())
     assert data["aggregate"] == {"margin": 0.05, "lower_bound": None, "upper_bound": None, "passed": False}
     paired = data["paired"]
@@ -158,8 +164,12 @@ def test_too_few_tasks_fail_the_aggregate_with_the_reason(gate: Gate) -> None:
 
 def test_aggregate_selects_with_k_and_node_id_and_reruns_with_lf(gate: Gate) -> None:
     args = scenario(gate, REGRESSED)
-    only = gate.run(*args, "--parity-margin=0.05", "-k", "parity-aggregate", "-rA", "-vv")
+    only = gate.run(*args, "--parity-margin=0.05", "-k", "parity-aggregate", "-rA", "-vv", "--parity-json=k.json")
     assert ran(only) == {AGGREGATE: "FAILED"}
+    # 23 task items and the aggregate collected, the aggregate alone ran: the counts say so
+    assert "selected: 1 of 24 parity items ran" in section(only)
+    run = json.loads((gate.path / "k.json").read_text())["run"]
+    assert (run["selected"], run["outcomes"]) == (1, {"failed": 1})
     by_id = gate.run(*args, "--parity-margin=0.05", AGGREGATE, "-rA", "-vv")
     assert ran(by_id) == {AGGREGATE: "FAILED"}
     assert gate.run(*args, "--parity-margin=0.05").ret == 1

@@ -39,25 +39,20 @@ def test_xdist_same_outcomes_one_section_same_json(gate: Gate) -> None:
     assert failure is not None and failure.get("message") == "new regressed: old=1.0 new=0.0"
 
 
-def test_gate_items_alone_run_in_one_process(gate: Gate) -> None:
-    """With no test path of the user's own, -n 2 starts no worker and says why in the header."""
+def test_n_is_honoured_for_the_gate_items_alone(gate: Gate) -> None:
+    """With no test path of the user's own, -n 2 still starts the workers asked for (no option rewritten)."""
     args = gate.mixed()
     serial = gate.run(*args, "-rA", "-vv", "--parity-json=serial.json")
     alone = gate.run(*args, "-rA", "-vv", "--parity-json=alone.json", "-n", "2")
     assert alone.ret == serial.ret == 1
-    assert "rollout-parity: 2 xdist workers not started, the gate's items alone run faster here" in alone.outlines
-    assert "created:" not in alone.stdout.str() and "bringing up nodes" not in alone.stdout.str()
+    assert "created: 2/2 workers" in alone.stdout.str() and "not started" not in alone.stdout.str()
     assert ran(alone) == ran(serial) and len(ran(serial)) == 7
     assert section(alone) == section(serial)
     assert json.loads((gate.path / "alone.json").read_text()) == json.loads((gate.path / "serial.json").read_text())
-    # a node id of the new file is still the gate alone; a test path beside it distributes
-    one = gate.run(f"{NEW}::regex-log", *args, "-n", "2", "-rA", "-vv")
-    assert ran(one) == {f"{NEW}::regex-log": "FAILED"} and "created: 2/2 workers" not in one.stdout.str()
-    both = gate.run(*args, gate.beside(), "-n", "2")
-    assert "created: 2/2 workers" in both.stdout.str() and "not started" not in both.stdout.str()
-    # --tx specs are counted as xdist counts them
-    specs = gate.run(*args, "--tx", "3*popen", "--dist", "load")
-    assert "rollout-parity: 3 xdist workers not started, the gate's items alone run faster here" in specs.outlines
+    # --tx specs start what xdist starts
+    specs = gate.run(*args, "-rA", "-vv", "--tx", "3*popen", "--dist", "load")
+    assert "created: 3/3 workers" in specs.stdout.str()
+    assert ran(specs) == ran(serial)
 
 
 def test_xdist_strict_and_selection(gate: Gate) -> None:

@@ -87,8 +87,13 @@ def test_repeats_give_per_task_p_values_and_no_table() -> None:
     assert p["reg"] == pytest.approx(sps.fisher_exact([[5, 0], [0, 5]]).pvalue, abs=1e-9)
     assert p["noisy"] == pytest.approx(sps.fisher_exact([[3, 2], [2, 3]]).pvalue, abs=1e-9)
     assert section.tested == 2
+    # the family: every compared task with 2+ rows a side, "same" (identical, p = 1) included;
+    # "noisy" (6 passes in 10 rows: at best 5/5 against 1/5, p = 0.048) can reach 0.05, and "same"
+    # (2 passes in 4 rows: at best 2/2 against 0/2, p = 0.33) cannot, so BH runs over reg and noisy
+    fdr = section.fdr(0.05)
+    assert fdr.tests == 3 and [result.tasks[i].task for i in fdr.counted] == ["noisy", "reg"]
     expected = sps.false_discovery_control([p["reg"], p["noisy"]])
-    adjusted = {t.task: section.adjusted[i] for i, t in enumerate(result.tasks)}
+    adjusted = {t.task: fdr.adjusted[i] for i, t in enumerate(result.tasks)}
     assert adjusted["reg"] == pytest.approx(expected[0], abs=1e-12)
     assert adjusted["noisy"] == pytest.approx(expected[1], abs=1e-12)
     assert adjusted["few"] is None and adjusted["same"] is None
@@ -124,7 +129,8 @@ def test_tasksets_cluster_the_standard_error() -> None:
     result = compare_rollouts(old, new)
     assert result.keyed_by_taskset
     s = paired_section(result).stats
-    assert (s.clustered_by, s.clusters, s.df) == ("taskset", 3, 2)
+    # tasksets of 2, 2 and 1 tasks: CR2 with Bell-McCaffrey degrees of freedom (fewer than G - 1 = 2)
+    assert (s.clustered_by, s.clusters) == ("taskset", 3) and s.df is not None and 1.0 <= s.df < 2.0
     pairs = [(1.0, 0.0), (0.0, 0.0), (1.0, 1.0), (1.0, 0.0), (0.0, 1.0)]
     assert s == paired_stats(pairs, ["alpha", "alpha", "beta", "beta", "gamma"])
 
@@ -212,7 +218,8 @@ def test_bh_decides_which_flips_are_regressions() -> None:
     regressions = sorted(t for t, j in by_task.items() if j is not None and j.regression)
     assert regressions == [f"reg-{i}" for i in range(6)]
     reg = by_task["reg-0"]
-    assert reg is not None and reg.text == "not noise: BH-adjusted p = 0.048 over 36 task(s) tested < alpha 0.05"
+    assert reg is not None and reg.text == (
+        "not noise: BH-adjusted p = 0.048 < alpha 0.05 (BH over the 36 of 36 tested task(s) that can reach it)")
     noise = by_task["noise-0"]
     assert noise is not None and noise.text.startswith("flipped within noise: p = 1.000, 3/5 vs 2/5;")
     single = by_task["single"]
@@ -223,7 +230,7 @@ def test_bh_decides_which_flips_are_regressions() -> None:
 
 def test_judge_flip_with_uneven_rows() -> None:
     result = compare({"a": [1.0]}, {"a": [0.0, 0.0, 0.0]})
-    judged = judge_flip(result.tasks[0], None, None, 0.05, 0)
+    judged = judge_flip(result.tasks[0], None, None, None, paired_section(result).fdr(0.05))
     assert judged.text == "flipped; 1 row(s) old, 3 new: too few repeats for a per-task test: judged in the aggregate"
 
 
@@ -246,7 +253,8 @@ def test_reserved_item_name_pushes_a_colliding_task_aside() -> None:
     assert item_names(["parity-aggregate"]) == ["parity-aggregate"]
 
 
-PAIRED_KEYS = {"n", "old_mean", "new_mean", "delta", "ci95", "clustered_by", "sign_test", "table", "absent"}
+PAIRED_KEYS = {"n", "old_mean", "new_mean", "delta", "ci95", "df", "clustered_by", "sign_test", "table", "absent",
+               "left_out"}
 
 
 def test_summary_json_shape() -> None:
@@ -279,7 +287,7 @@ def test_summary_lines_show_the_paired_section_and_clustering() -> None:
     lines = summary_lines(summary)
     start = lines.index("paired over 4 compared tasks (d = new - old of the task means):")
     assert lines[start + 1].startswith("    old mean 0.5000, new mean 0.5000, delta 0.0000, 95% CI [")
-    assert lines[start + 1].endswith(", standard error clustered by taskset")
+    assert lines[start + 1].endswith(", standard error clustered by taskset (CR2, 1.0 degrees of freedom)")
     assert lines[start + 2] == "    sign test: 1 better, 1 worse, p = 1.000"
     assert lines[start + 3] == "    old x new pass/fail: both pass 1, old only 1, new only 1, both fail 1"
     # two tasksets: t with 1 degree of freedom, far too wide for a margin of 0.5
@@ -292,7 +300,41 @@ def test_summary_lines_when_figures_are_absent() -> None:
 
     lines = summary_lines(build_summary(compare({"a": [1.0]}, {"b": [1.0]}), margin=0.1))
     start = lines.index("paired over 0 compared tasks (d = new - old of the task means):")
-    assert lines[start + 1:start + 3] == [
+    assert lines[start + 1:start + 4] == [
         "    figures absent: no compared tasks",
+        "    left out (masked or missing): 50.0% of 2 tasks on the old side, 50.0% on the new side; had every "
+        "task left out on the new side scored 0 or 1 there, Δ over the 1 tasks with an old reward would lie in "
+        "[-1.0000, 0.0000]",
         "aggregate at margin ±0.1: FAILED, no decision: no compared tasks",
     ]
+
+
+def test_left_out_tasks_and_the_sensitivity_range_by_hand() -> None:
+    from pytest_rollout_parity.core.render_json import summary_dict
+
+    old = [row("a", 1.0), row("b", 0.0), row("c", 1.0), row("d", 0.0), row("e", 1.0)]
+    new = [row("a", 0.0), row("b", 0.0), row("c", 1.0, mask_sample=True), row("d", 1.0), row("f", 1.0)]
+    result = compare_rollouts(old, new)
+    left = paired_section(result).left_out
+    # compared a (-1), b (0), d (+1); c is masked and e missing on the new side, f missing on the old
+    assert (left.tasks, left.old, left.new) == (6, 1, 2)
+    assert left.share("new") == pytest.approx(2 / 6) and left.share("old") == pytest.approx(1 / 6)
+    # over a, b, d, c, e (an old reward each): c and e score 0 on the new side: (0 - 1 - 1) / 5;
+    # they score 1: (0 + 0 + 0) / 5
+    assert left.range_tasks == 5 and left.reward_range == (0.0, 1.0)
+    assert left.delta_range == (pytest.approx(-0.4), pytest.approx(0.0))
+    decision = equivalence(paired_section(result).stats, 0.05, left)
+    assert decision.message.endswith(
+        "; left out (masked or missing): 16.7% of 6 tasks on the old side, 33.3% on the new side; had every task "
+        "left out on the new side scored 0 or 1 there, Δ over the 5 tasks with an old reward would lie in "
+        "[-0.4000, 0.0000]")
+    data = summary_dict(result, margin=0.05)["paired"]["left_out"]
+    assert data == {"tasks": 6, "old": 1, "new": 2, "old_share": pytest.approx(1 / 6), "new_share": pytest.approx(1 / 3),
+                    "range_tasks": 5, "reward_range": [0.0, 1.0], "delta_range": [pytest.approx(-0.4), pytest.approx(0.0)]}
+
+
+def test_nothing_left_out_gives_no_range() -> None:
+    result = compare({"a": [1.0], "b": [0.0]}, {"a": [0.0], "b": [0.0]})
+    left = paired_section(result).left_out
+    assert (left.old, left.new, left.delta_range) == (0, 0, None)
+    assert "no task left out (masked or missing) on either side" in equivalence(paired_section(result).stats, 0.5, left).message

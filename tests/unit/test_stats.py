@@ -131,19 +131,25 @@ def reference_cluster(d: np.ndarray, labels: list[str]) -> tuple[float, int]:
     return float(np.sqrt(g / (g - 1) * np.sum(score**2)) / len(d)), g
 
 
-def test_clustered_interval_matches_the_textbook_formula():
+def test_equal_clusters_give_the_textbook_formula():
+    # with tasksets of equal size, CR2 with Bell-McCaffrey degrees of freedom is exactly the
+    # G/(G-1) correction with t(G - 1) (unequal sizes: tests/unit/test_stats_cluster.py)
     rng = random.Random(2)
     for _ in range(150):
-        n = rng.randint(2, 60)
+        g_count, size = rng.randint(1, 8), rng.randint(1, 9)
+        n = g_count * size
+        if n < 2:
+            continue
         pairs = random_pairs(rng, n)
-        labels = [f"set{rng.randint(0, rng.randint(1, 6))}" for _ in range(n)]
+        labels = [f"set{i % g_count}" for i in range(n)]
+        rng.shuffle(labels)
         got = paired_stats(pairs, labels)
         d = np.array([new - old for old, new in pairs])
         if len(set(labels)) < 2:
             assert got.clustered_by is None and got.df == n - 1
             continue
         se, g = reference_cluster(d, labels)
-        assert got.clustered_by == "taskset" and got.clusters == g and got.df == g - 1
+        assert got.clustered_by == "taskset" and got.clusters == g and got.df == pytest.approx(g - 1, rel=1e-12)
         assert abs(got.se - se) <= 1e-12
         half = float(sps.t.ppf(0.975, g - 1)) * se
         assert abs(got.ci95[0] - (d.mean() - half)) <= 1e-6
@@ -160,7 +166,8 @@ def test_one_task_per_cluster_is_the_unclustered_interval():
         pairs = random_pairs(rng, n)
         plain = paired_stats(pairs)
         singletons = paired_stats(pairs, [str(i) for i in range(n)])
-        assert singletons.clustered_by == "taskset" and singletons.df == plain.df == n - 1
+        assert singletons.clustered_by == "taskset" and plain.df == n - 1
+        assert singletons.df == pytest.approx(n - 1, rel=1e-12)
         assert abs(singletons.se - plain.se) <= 1e-12
 
 

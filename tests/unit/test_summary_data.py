@@ -10,6 +10,7 @@ import pytest
 
 from pytest_rollout_parity import compare_rollouts, summary_dict
 from pytest_rollout_parity.core.aggregate import AggregateCheck
+from pytest_rollout_parity.core.left_out import LeftOut
 from pytest_rollout_parity.core.render_json import json_dict, write_json
 from pytest_rollout_parity.core.render_terminal import summary_lines
 from pytest_rollout_parity.core.stats import SignTest
@@ -96,14 +97,16 @@ def hand_built() -> Summary:
         notes=("a note",),
         paired=Paired(n=1, old_mean=1.0, new_mean=0.0, delta=-1.0, ci95=None, clustered_by=None,
                       sign_test=SignTest(better=0, worse=1, p=1.0), table=None, absent="one compared task",
-                      tested=0),
+                      tested=0, left_out=LeftOut(tasks=1, old=0, new=0, range_tasks=1, reward_range=(0.0, 1.0),
+                                                 delta_range=None)),
         tasks=(TaskSummary(task="t", category="flipped", winner="old", old=side, new=lost),),
         aggregate=Equivalence(margin=0.05, lower_bound=None, upper_bound=None, passed=False),
         files=Files(old="a/old.jsonl", new="b/new.jsonl", old_sidecar=None, new_sidecar="b/new_failures.jsonl"),
         aggregate_metrics=AggregateMetrics(
             old=None, new=AggregateCheck(file="b/new_aggregate_metrics.json", agent=None, recorded_mean=0.5,
                                          computed_mean=0.0, rows=2, note=None)),
-        run=RunOutcome(selected=1, verdicts_changed_by_hook=0, outcomes=(("failed", 1),)),
+        run=RunOutcome(selected=2, verdicts_changed_by_hook=0, outcomes=(("failed", 2),),
+                       gate_items=("parity-aggregate",)),
     )
 
 
@@ -134,7 +137,8 @@ def test_json_renders_the_summary(tmp_path: Path) -> None:
     assert data["paired"]["sign_test"] == {"better": 0, "worse": 1, "p": 1.0} and data["paired"]["table"] is None
     assert data["aggregate"] == {"margin": 0.05, "lower_bound": None, "upper_bound": None, "passed": False}
     assert data["aggregate_metrics"]["old"] is None and data["aggregate_metrics"]["new"]["recorded_mean"] == 0.5
-    assert data["run"] == {"selected": 1, "verdicts_changed_by_hook": 0, "outcomes": {"failed": 1}, "known_flips": None}
+    assert data["run"] == {"selected": 2, "verdicts_changed_by_hook": 0, "outcomes": {"failed": 2},
+                           "known_flips": None, "gate_items": ["parity-aggregate"]}
     target = tmp_path / "s.json"
     write_json(target, summary)
     assert json.loads(target.read_text(encoding="utf-8")) == data
