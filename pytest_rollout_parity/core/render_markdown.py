@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Optional
 
+from .display import markdown_text, visible
 from .model import Category
 from .paired_report import paired_lines
 from .summary import SideSummary, Summary, TaskSummary
@@ -35,8 +36,8 @@ def utf8_safe(text: str) -> str:
 
 
 def _code(label: str) -> str:
-    """A task label as inline code: HTML, so no Markdown character in a label can break the page."""
-    return f"<code>{html.escape(label)}</code>"
+    """A task label as inline code, escaped for Markdown and HTML: no character of a label can break the page."""
+    return f"<code>{markdown_text(label)}</code>"
 
 
 def _counts(side: Optional[SideSummary]) -> tuple[int, int]:
@@ -82,6 +83,11 @@ def _table(summary: Summary) -> list[str]:
     return lines
 
 
+def _pre(text: str) -> str:
+    """A `<pre>` block's text, escaped for Markdown and HTML line by line, controls shown as escapes."""
+    return markdown_text(text, lines=True)
+
+
 def _capped_text(text: str) -> str:
     if len(text) <= TEXT_CAP:
         return text
@@ -94,7 +100,7 @@ def _flip(task: TaskSummary, text: Optional[str], with_text: bool) -> list[str]:
         head += ", agent error: rerun"
     if not with_text or not text:
         return [f"- {head}"]
-    return ["<details>", f"<summary>{head}</summary>", "", f"<pre>{html.escape(_capped_text(text))}</pre>", "",
+    return ["<details>", f"<summary>{head}</summary>", "", f"<pre>{_pre(_capped_text(text))}</pre>", "",
             "</details>"]
 
 
@@ -131,8 +137,8 @@ def _labels(summary: Summary, category: Category) -> list[str]:
 
 
 def _capped_note(note: str) -> str:
-    """A note or reason, cut at :data:`NOTE_CAP` and HTML-escaped."""
-    return html.escape(note if len(note) <= NOTE_CAP else note[:NOTE_CAP] + " ... (see --parity-json)")
+    """A note or reason, cut at :data:`NOTE_CAP`, escaped for Markdown and HTML on one line."""
+    return markdown_text(note if len(note) <= NOTE_CAP else note[:NOTE_CAP] + " ... (see --parity-json)")
 
 
 def _hook_verdicts(summary: Summary) -> list[str]:
@@ -161,11 +167,11 @@ def _render(summary: Summary, texts: Mapping[str, str], exit_status: Optional[in
         lines.extend(["", "### Not compared", ""])
         lines.extend(listed)
     lines.extend(["", "### Paired statistics", "", "```text"])
-    lines.extend(paired_lines(summary.paired, summary.aggregate))
+    lines.extend(visible(line) for line in paired_lines(summary.paired, summary.aggregate))
     lines.append("```")
     lines.extend(_hook_verdicts(summary))
     if summary.nothing_compared:
-        lines.extend(["", f"**Nothing compared**: {html.escape(summary.nothing_compared)}"])
+        lines.extend(["", f"**Nothing compared**: {markdown_text(summary.nothing_compared)}"])
     if summary.notes:
         lines.extend(["", "### Notes", ""])
         lines.extend(f"- {_capped_note(note)}" for note in summary.notes[:LIST_CAP])

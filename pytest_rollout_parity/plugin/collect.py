@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import pytest
 
+from ..core.display import terminal_line, terminal_text, visible
 from ..core.margin import AGGREGATE_NAME
 from ..core.model import RowOrigin
 from ..core.outcomes import default_verdict
@@ -83,7 +84,7 @@ def _message_only(item: pytest.Item, excinfo: pytest.ExceptionInfo[BaseException
 def crash_line(text: str, task: str) -> str:
     """A failure text's first line without the task label it starts with (the node id names it)."""
     first = text.split("\n", 1)[0]
-    return first.removeprefix(f"{task}: ") or first
+    return first.removeprefix(f"{terminal_line(task)}: ") or first
 
 
 class ParityItem(pytest.Item):
@@ -105,8 +106,8 @@ class ParityItem(pytest.Item):
         verdict: Optional[Verdict] = self.config.hook.pytest_parity_verdict(comparison=comparison, config=self.config)
         if verdict is not None and not isinstance(verdict, Verdict):
             pytest.fail(
-                f"{comparison.task}: pytest_parity_verdict returned {verdict!r}; "
-                "return None or a pytest_rollout_parity.Verdict",
+                terminal_text(f"{visible(comparison.task)}: pytest_parity_verdict returned {verdict!r}; "
+                              "return None or a pytest_rollout_parity.Verdict"),
                 pytrace=False,
             )
         judgement = self.run.judgements[self.index]
@@ -117,20 +118,23 @@ class ParityItem(pytest.Item):
                 changed = verdict.outcome + (f": {verdict.text}" if verdict.text else "")
                 self.user_properties.append((VERDICT_PROPERTY, changed))
                 if verdict.outcome == "passed":  # -rA / -rP show it under the PASSES heading
-                    self.add_report_section("call", "parity verdict", (
-                        f"{comparison.task} ({comparison.category}) passed by a pytest_parity_verdict hook: "
+                    self.add_report_section("call", "parity verdict", terminal_text(
+                        f"{visible(comparison.task)} ({comparison.category}) passed by a pytest_parity_verdict hook: "
                         f"{verdict.text or '(no reason given)'}"))
         else:
             verdict = default_verdict(
                 comparison, lambda: self.run.flip_message(self.index), strict=strict, judgement=judgement
             )
+        # shown in the terminal (pytest's short summary under CI prints a reason whole): no line
+        # of it may carry a raw control character or start a GitHub workflow command
+        text = terminal_text(verdict.text)
         if verdict.outcome == "failed":
-            self._header = crash_line(verdict.text, comparison.task)
-            pytest.fail(verdict.text, pytrace=False)
+            self._header = crash_line(text, comparison.task)
+            pytest.fail(text, pytrace=False)
         if verdict.outcome == "xfail":
             # Raised, not pytest.xfail(): --runxfail turns that into a no-op, and a masked,
             # missing or agent-error task must then fail with its reason, never pass.
-            raise pytest.xfail.Exception(verdict.text)
+            raise pytest.xfail.Exception(text)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str | TerminalRepr:
         """The message alone, no traceback; its crash line (short summary, JUnit) is the header,
@@ -147,7 +151,7 @@ class ParityItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, Optional[int], str]:
         """The task label heads the item's failure report; line 0 (a skip mark's report needs a line)."""
-        return self.path, 0, self.run.result.tasks[self.index].task
+        return self.path, 0, terminal_line(self.run.result.tasks[self.index].task)
 
 
 class AggregateItem(pytest.Item):
