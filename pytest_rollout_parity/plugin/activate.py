@@ -15,10 +15,10 @@ import pytest
 from ..core.errors import CompareInputError
 from ._pytest_compat import QuietPhaseReports
 from .ci import ParityCI
-from .collect import AggregateItem, ParityFile, ParityItem, is_parity_report
+from .collect import AggregateItem, ParityFile, ParityItem, hooks_at, is_parity_report
 from .fixtures import parametrize_rollout_pair
 from .html import ParityHtmlRows, ParityHtmlSummary, html_report_requested
-from .placement import collect_new_file, collects_only_the_gate
+from .placement import Selection, collects_only_the_gate, take_new_file
 from .progress import progress_for
 from .protocol import LeanProtocol
 from .run import ParityRun
@@ -62,8 +62,8 @@ class ParityGate:
         # (pytest's own at exit walked all of them, 0.1 s a collection on the 2 GB pair).
         gc.freeze()
         config.add_cleanup(gc.unfreeze)
-        collect_new_file(config, run.settings.new)
-        config.pluginmanager.register(ParityCollection(run), "rollout-parity-collection")
+        selection = take_new_file(config, run.settings.new)
+        config.pluginmanager.register(ParityCollection(run, selection), "rollout-parity-collection")
         config.pluginmanager.register(LeanProtocol(_gate_item), "rollout-parity-protocol")
         html = html_report_requested(config)
         if html:
@@ -85,16 +85,39 @@ def _gate_item(item: pytest.Item) -> bool:
 class ParityCollection:
     """Collection-side hooks, registered in every process that collects (serial or xdist worker)."""
 
-    def __init__(self, run: ParityRun) -> None:
+    def __init__(self, run: ParityRun, selection: Selection) -> None:
         self.run = run
+        self.selection = selection
         self.target = run.settings.new.resolve()
 
     @pytest.hookimpl
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> Optional[ParityFile]:
-        """The new rollouts file becomes the parity collector."""
-        if file_path.resolve() == self.target:
+        """The new rollouts file met in a directory the user named as a test path: the parity collector."""
+        if self.selection.walked and file_path.resolve() == self.target:
             return ParityFile.for_run(parent, file_path, self.run)
         return None
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, session: pytest.Session, items: list[pytest.Item]) -> None:
+        """The gate's items, built here, not collected from the results' path (:mod:`.placement`).
+
+        First among the implementations, so that `-k`, `-m`, `--deselect` and `--lf` select from
+        them as from any collected item; their collector is reported like any collected file.
+        """
+        if self.selection.walked and any(_gate_item(item) for item in items):
+            return
+        node = ParityFile.for_run(session, self.target, self.run)
+        node.hooks = hooks_at(session.config, self.target)
+        report = node.ihook.pytest_make_collect_report(collector=node)
+        node.ihook.pytest_collectreport(report=report)
+        built = [item for item in report.result if isinstance(item, pytest.Item)] if report.passed else []
+        missing = self.selection.not_found({item.name for item in built})
+        if missing:
+            raise pytest.UsageError(*(f"not found: {arg}" for arg in missing))
+        for item in built:
+            if self.selection.keep(item.name):
+                item.ihook.pytest_itemcollected(item=item)
+                items.append(item)
 
     @pytest.hookimpl
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
@@ -38,10 +39,45 @@ def is_parity_report(report: object) -> bool:
     return isinstance(first, (tuple, list)) and bool(first) and first[0] == TASK_PROPERTY
 
 
+class _SubsetHooks:
+    """A hook relay without some plugins: what pytest gives the nodes of a path (its ``FSHookProxy``)."""
+
+    def __init__(self, pluginmanager: pytest.PytestPluginManager, remove: list[object]) -> None:
+        self._pluginmanager = pluginmanager
+        self._remove = remove
+
+    def __getattr__(self, name: str) -> Any:
+        caller = self._pluginmanager.subset_hook_caller(name, remove_plugins=self._remove)
+        setattr(self, name, caller)
+        return caller
+
+
+def hooks_at(config: pytest.Config, path: Path) -> Any:
+    """The hooks pytest would call for nodes at ``path``: every plugin, and of the conftest files
+    loaded, those of its directory and the directories above it (the rootdir's, typically)."""
+    directory = path.resolve().parent
+    remove: list[object] = []
+    for plugin in config.pluginmanager.get_plugins():
+        module_file = getattr(plugin, "__file__", None)
+        if isinstance(module_file, str) and os.path.basename(module_file) == "conftest.py":
+            home = Path(module_file).resolve().parent
+            if home != directory and home not in directory.parents:
+                remove.append(plugin)
+    return _SubsetHooks(config.pluginmanager, remove) if remove else config.hook
+
+
 class ParityFile(pytest.File):
     """The `--parity-new` file as a collector; its children are the tasks."""
 
     run: ParityRun
+    #: the hooks of its nodes when built beside collection (:mod:`.placement`); else pytest's for its path
+    hooks: Any = None
+
+    @property
+    def ihook(self) -> Any:
+        """The hooks for this file's nodes: as pytest gives them to a file at its path, without
+        importing a conftest there (:mod:`.placement`)."""
+        return self.hooks if self.hooks is not None else super().ihook
 
     @classmethod
     def for_run(cls, parent: pytest.Collector, path: Path, run: ParityRun) -> ParityFile:
@@ -89,6 +125,11 @@ def crash_line(text: str, task: str) -> str:
 
 class ParityItem(pytest.Item):
     """One task of the comparison; its outcome follows its category, or a hook's verdict."""
+
+    @property
+    def ihook(self) -> Any:
+        """Its file's hooks (:attr:`ParityFile.ihook`)."""
+        return self.parent.ihook  # type: ignore[union-attr]
 
     def __init__(self, *, index: int, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -159,6 +200,11 @@ class AggregateItem(pytest.Item):
 
     It reads the whole comparison, not other items, so it runs alike under -k, --lf and xdist.
     """
+
+    @property
+    def ihook(self) -> Any:
+        """Its file's hooks (:attr:`ParityFile.ihook`)."""
+        return self.parent.ihook  # type: ignore[union-attr]
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)

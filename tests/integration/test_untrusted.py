@@ -311,3 +311,129 @@ def test_a_hostile_metrics_file_is_a_note_never_read_whole(gate: Gate, hostile: 
     if hostile == "sparse":
         assert "note: new side: new/rollouts_aggregate_metrics.json ignored: larger than 8388608 bytes" in \
             result.outlines
+
+
+# --- nothing from the results directory runs ------------------------------------------------------
+
+PLANT = """\
+import pathlib
+pathlib.Path({marker!r}).write_text("ran")
+raise SystemExit("a planted conftest.py ran")
+"""
+USER_CONFTEST = """\
+import pytest
+from pytest_rollout_parity import Verdict
+
+@pytest.fixture
+def team():
+    return "parity-team"
+
+def pytest_parity_verdict(comparison, config):
+    if comparison.task == "fix-git":
+        return Verdict.xfail("known flip, tracked by " + "parity-team")
+    return None
+"""
+
+
+def _planted(gate: Gate) -> list[str]:
+    """Results under `results/`, a conftest.py planted beside each side and above both; the user's own
+    tests under `tests/` with a conftest (fixture and verdict hook). Returns the gate args."""
+    old = [legacy_row("fix-git", 1.0), legacy_row("same", 1.0), legacy_row("other", 1.0)]
+    new = [harbor_row("fix-git", 0.0, index=0), harbor_row("same", 1.0, index=1), harbor_row("other", 0.0, index=2)]
+    args = gate.pair(old, new, "results/old/rollouts.jsonl", "results/new/rollouts.jsonl")
+    for where in ("results", "results/old", "results/new"):
+        marker = gate.path / f"PLANTED-{where.replace('/', '-')}"
+        gate.write(f"{where}/conftest.py", PLANT.format(marker=str(marker)))
+    gate.write("tests/conftest.py", USER_CONFTEST)
+    gate.write("tests/test_own.py", "def test_own(team):\n    assert team == 'parity-team'\n")
+    return args
+
+
+def _no_plant_ran(gate: Gate, result: pytest.RunResult) -> None:
+    assert sorted(p.name for p in gate.path.glob("PLANTED-*")) == []
+    assert "a planted conftest.py ran" not in all_text(result)
+
+
+@pytest.mark.parametrize("how", ["gate alone", "with test paths", "node id", "-k", "--lf", "xdist"])
+def test_a_conftest_beside_the_results_never_runs(gate: Gate, how: str) -> None:
+    args = _planted(gate)
+    new = "results/new/rollouts.jsonl"
+    if how == "gate alone":
+        # pytest itself loads the conftest of the invocation dir's `test*` directories
+        result = gate.run_subprocess(*args, "-rA")
+        result.assert_outcomes(failed=1, passed=1, xfailed=1)
+    elif how == "with test paths":  # the user's conftest, fixture and hook work; the planted ones never run
+        result = gate.run_subprocess(*args, "tests", "-rA")
+        result.assert_outcomes(failed=1, passed=2, xfailed=1)
+        assert "XFAIL results/new/rollouts.jsonl::fix-git - known flip, tracked by parity-team" in result.outlines
+    elif how == "node id":
+        result = gate.run_subprocess(*args, f"{new}::other", "tests", "-rA")
+        result.assert_outcomes(failed=1, passed=1)
+    elif how == "-k":
+        result = gate.run_subprocess(*args, "tests", "-k", "other or own")
+        result.assert_outcomes(failed=1, passed=1, deselected=2)
+    elif how == "--lf":
+        gate.run_subprocess(*args, "tests")
+        result = gate.run_subprocess(*args, "tests", "--lf", "-rA")
+        assert [line.split(" ")[1] for line in result.outlines if line.startswith("FAILED ")] == [f"{new}::other"]
+    else:
+        pytest.importorskip("xdist")
+        result = gate.run_subprocess(*args, "tests", "-n", "2")
+        result.assert_outcomes(failed=1, passed=2, xfailed=1)
+    _no_plant_ran(gate, result)
+
+
+def test_a_node_id_naming_no_task_is_a_usage_error(gate: Gate) -> None:
+    args = _planted(gate)
+    result = gate.run_subprocess(*args, "results/new/rollouts.jsonl::nope")
+    assert result.ret == 4
+    assert "ERROR: not found: results/new/rollouts.jsonl::nope" in all_text(result)
+    _no_plant_ran(gate, result)
+
+
+def test_naming_the_results_directory_as_a_test_path_is_the_users_choice(gate: Gate) -> None:
+    # pytest walks a directory it is given and imports its conftest files: the items are the same
+    args = _planted(gate)
+    for where in ("results", "results/old", "results/new"):
+        gate.write(f"{where}/conftest.py", "")
+    result = gate.run_subprocess(*args, "results/new", "-rA")
+    result.assert_outcomes(failed=2, passed=1)
+    assert sorted(line.split(" ")[1] for line in result.outlines if line.startswith("FAILED ")) == [
+        "results/new/rollouts.jsonl::fix-git", "results/new/rollouts.jsonl::other"]
+
+
+# --- memory does not grow with the logs ---------------------------------------------------------
+
+MEASURE = """\
+import resource, sys
+import pytest
+status = pytest.main(sys.argv[1:])
+print("MAXRSS-KIB", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def _peak_kib(gate: Gate, log_bytes: int, flips: int = 40) -> int:
+    """Peak memory of one gate run (its own process: logs are read there) with every report on."""
+    old, new = [], []
+    for i in range(flips):
+        logs = gate.path / "new" / "logs" / f"s{i}"
+        logs.mkdir(parents=True, exist_ok=True)
+        with open(logs / "test-stdout.txt", "wb") as handle:
+            handle.write(b"L" * log_bytes)  # one line, no newline
+        old.append(legacy_row(f"t{i}", 1.0))
+        new.append(harbor_row(f"t{i}", 0.0, index=i, logs_dir=f"logs/s{i}"))
+    args = gate.pair(old, new)
+    gate.write("measure.py", MEASURE)
+    result = gate.pytester.run(
+        __import__("sys").executable, "measure.py", *args, "-p", "no:cacheprovider", "--junitxml=j.xml",
+        "--parity-json=s.json", "--parity-markdown=s.md", "-rA", timeout=600)
+    (line,) = [line for line in result.outlines if line.startswith("MAXRSS-KIB ")]
+    return int(line.split()[1])
+
+
+def test_peak_memory_does_not_grow_with_log_size(gate: Gate) -> None:
+    small = _peak_kib(gate, 100)
+    hostile = _peak_kib(gate, 4 << 20)  # 40 flips, 160 MiB of logs, each one line
+    # generous margin: the 160 MiB of logs, read whole, would add hundreds of MiB
+    assert hostile < small + 40 * 1024, (small, hostile)
+    assert (gate.path / "j.xml").stat().st_size < 1 << 20
