@@ -12,6 +12,7 @@ from typing import Optional
 
 import pytest
 
+from ..core.display import terminal_line
 from ..core.errors import CompareInputError
 from ._pytest_compat import QuietPhaseReports
 from .ci import ParityCI
@@ -57,7 +58,8 @@ class ParityGate:
         except CompareInputError as exc:
             if progress is not None:
                 progress.close()
-            raise pytest.UsageError(str(exc)) from None
+            # the message may quote the data (an agent's name, a key): one line, never a workflow command
+            raise pytest.UsageError(terminal_line(str(exc))) from None
         # The loaded sides live until the end: keep them out of every later garbage collection
         # (pytest's own at exit walked all of them, 0.1 s a collection on the 2 GB pair).
         gc.freeze()

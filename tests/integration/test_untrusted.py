@@ -437,3 +437,24 @@ def test_peak_memory_does_not_grow_with_log_size(gate: Gate) -> None:
     # generous margin: the 160 MiB of logs, read whole, would add hundreds of MiB
     assert hostile < small + 40 * 1024, (small, hostile)
     assert (gate.path / "j.xml").stat().st_size < 1 << 20
+
+
+def test_an_input_error_quoting_the_data_stays_one_plain_line(gate: Gate) -> None:
+    # the rows of two agents: the error lists their names, which come from the file
+    rows = [{"task_id": "a", "reward": 1.0, "agent_ref": {"name": "x\n::error::forged\x1b[2J"}},
+            {"task_id": "b", "reward": 1.0, "agent_ref": {"name": "::warning::y"}}]
+    args = gate.pair(rows, rows[:1])
+    result = gate.run(*args)
+    lines = [line for line in result.outlines + result.errlines if line.strip()]
+    assert result.ret == 4 and len(lines) == 1 and lines[0].startswith("ERROR: "), lines
+    assert _command_lines(all_text(result)) == [] and not any(char in all_text(result) for char in CONTROLS)
+    assert "x\\n::error::forged\\x1b[2J" in lines[0]
+
+
+def test_annotation_titles_carry_no_control_character(gate: Gate, monkeypatch: pytest.MonkeyPatch) -> None:
+    args = _hostile_pair(gate)
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    result = gate.run(*args)
+    commands = _command_lines(all_text(result))
+    assert commands and not any(char in line for line in commands for char in CONTROLS)
+    assert any("esc\\x1b[2J\\rcr\\x07bel\\x00nul" in line for line in commands)
