@@ -527,6 +527,46 @@ def bench_unused(pairs: int) -> bool:
     return ok
 
 
+def bench_hostile_logs(flips: int = 200, log_mb: int = 8) -> bool:
+    """Peak memory and report sizes with hostile logs: each flip's log one line of ``log_mb`` MiB, no newline.
+
+    The same pair with 100-byte logs is the baseline; the gate reads a bounded tail of each log, so
+    its peak must not grow with the logs (a margin of 50 MB), nor its JUnit and Markdown files.
+    """
+    out = DATA / "hostile-logs"
+    results = {}
+    for label, size in (("100-byte logs", 100), (f"{log_mb} MiB one-line logs", log_mb << 20)):
+        shutil.rmtree(out, ignore_errors=True)
+        (out / "old").mkdir(parents=True)
+        (out / "new").mkdir()
+        old_rows, new_rows = [], []
+        for i in range(flips):
+            logs = out / "new" / "logs" / f"s{i}"
+            logs.mkdir(parents=True)
+            with open(logs / "test-stdout.txt", "wb") as handle:
+                if size > 4096:
+                    handle.truncate(size)  # sparse: one line of NUL bytes, no disk used
+                else:
+                    handle.write(b"L" * size)
+            old_rows.append(json.dumps({"task_id": f"t{i}", "reward": 1.0}))
+            new_rows.append(json.dumps({"task_id": f"t{i}", "reward": 0.0, "verifier_logs_dir": f"logs/s{i}"}))
+        (out / "old" / "rollouts.jsonl").write_text("\n".join(old_rows) + "\n")
+        (out / "new" / "rollouts.jsonl").write_text("\n".join(new_rows) + "\n")
+        argv = [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--parity-old=old/rollouts.jsonl",
+                "--parity-new=new/rollouts.jsonl", "--junitxml=j.xml", "--parity-markdown=s.md"]
+        results[label] = (measure(label, argv, out, out / "out.txt"), (out / "j.xml").stat().st_size,
+                          (out / "s.md").stat().st_size)
+    shutil.rmtree(out, ignore_errors=True)
+    print(f"\n== hostile-logs: {flips} flips, each log one line without a newline")
+    table([m for m, _, _ in results.values()])
+    for label, (_, junit, md) in results.items():
+        print(f"   {label:<24} JUnit {junit / 1e3:8.1f} KB   Markdown {md / 1e3:8.1f} KB")
+    (base, _, _), (hostile, junit, _) = results.values()
+    ok = hostile.rss_mb <= base.rss_mb + 50 and junit < 10 << 20
+    print(f"   peak {base.rss_mb:.1f} -> {hostile.rss_mb:.1f} MB: {'bounded' if ok else 'GROWS WITH THE LOGS'}")
+    return ok
+
+
 def _quantile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
@@ -550,7 +590,7 @@ def versions() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--scale", nargs="+", choices=[*SCALES, "rowsize", "unused", *USER_SCALES], help="default: small (or custom when "
+    ap.add_argument("--scale", nargs="+", choices=[*SCALES, "rowsize", "unused", "hostile-logs", *USER_SCALES], help="default: small (or custom when "
                     "--tasks/--repeats/--row-kb are given)")
     ap.add_argument("--pair", choices=list(SCALES), default="large", help="the pair the rerun, xdist and cores "
                     "scales run on (default: large, the 2 GB pair)")
@@ -583,6 +623,10 @@ def main(argv: list[str] | None = None) -> int:
     for scale in scales:
         if scale == "unused":
             unused_ok = bench_unused(a.pairs)
+            continue
+        if scale == "hostile-logs":
+            if not bench_hostile_logs():
+                FAILURES.append("hostile-logs")
             continue
         if scale in USER_SCALES:
             bench_users(scale, a.pair, a.seed, rates, a.runs, a.baseline)

@@ -4,23 +4,28 @@ NeMo Gym writes that file from the main rollouts file after collection: a JSON a
 entry per agent (newer: per environment server), whose `agent_metrics` map holds `mean/reward`,
 the mean reward over the agent's rollouts (rows). The gate shows it next to the same mean
 computed from the rows it read, and notes a disagreement (a partial file, a filter, a stale
-metrics file). The metrics file is only ever a note: a bad one never stops the gate.
+metrics file). The metrics file is only ever a note: a bad one never stops the gate, and one that is
+not a regular file or is larger than :data:`METRICS_CAP` is ignored without being read.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
 from .agents import NO_AGENT
+from .bounded import read_capped
 from .input_file import companion
 from .model import RowFacts, RowOrigin
 
 TOLERANCE = 1e-6
+#: a metrics file holds one small entry per agent; a larger one is ignored unread
+METRICS_CAP = 8 << 20
 MEAN_FIELD = "mean/reward"
 
 
@@ -31,6 +36,11 @@ def _metrics_name(path: Path) -> Path:
 def metrics_path(path: Path) -> Path:
     """`<stem>.jsonl` -> `<stem>_aggregate_metrics.json` beside it (or beside a symlink's target)."""
     return companion(path, _metrics_name)
+
+
+def metrics_places(path: Path) -> tuple[Path, Path]:
+    """Both places a side's metrics file may be: beside the path as given, beside the file it resolves to."""
+    return _metrics_name(path), _metrics_name(Path(os.path.realpath(path)))
 
 
 @dataclass(frozen=True)
@@ -114,8 +124,7 @@ def check_side(
     shown = str(_metrics_name(Path(display)))
     mean, rows = computed_mean(facts)
     try:
-        with open(metrics, "rb") as handle:
-            recorded = _recorded(_pick(_entries(json.loads(handle.read())), agent))
+        recorded = _recorded(_pick(_entries(json.loads(read_capped(metrics, METRICS_CAP))), agent))
     except (OSError, ValueError, RecursionError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc).split("\n")[0]
         return AggregateCheck(shown, agent, None, mean, rows, f"{side} side: {shown} ignored: {reason[:200]}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
+from .display import visible
 from .render_markdown import FLIPS, flip_text, utf8_safe
 from .summary import Summary
 
@@ -31,7 +32,7 @@ def annotation_lines(summary: Summary, failed: Collection[str], cap: int = ANNOT
     lines = []
     for task in flips[:cap]:
         kind = "flipped (agent error)" if task.category == "flipped_agent_error" else "flipped"
-        title = escape_property(f"{task.task} {kind}")
+        title = escape_property(f"{visible(task.task)} {kind}")  # no raw control character reaches the log
         lines.append(utf8_safe(f"::error title={title}::{escape_data(flip_text(task))}"))
     if len(flips) > cap:
         lines.append(f"{len(flips) - cap} more failed flip(s) not annotated: GitHub shows at most {cap} error "

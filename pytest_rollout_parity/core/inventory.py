@@ -10,6 +10,7 @@ cannot be used is a note too, never an error.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,11 @@ MAX_BYTES = 64 * 1024
 def _coverage_name(path: Path) -> Path:
     stem = plain_name(path.name).removesuffix(".jsonl")
     return path.with_name(stem + "_coverage.json")
+
+
+def coverage_places(path: Path) -> tuple[Path, Path]:
+    """Both places a side's coverage file may be: beside the path as given, beside the file it resolves to."""
+    return _coverage_name(path), _coverage_name(Path(os.path.realpath(path)))
 
 
 def coverage_path(path: Path) -> Path:

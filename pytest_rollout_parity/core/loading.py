@@ -74,6 +74,11 @@ def sidecar_path(path: Path) -> Path:
     return companion(path, _sidecar_name)
 
 
+def sidecar_places(path: Path) -> tuple[Path, Path]:
+    """Both places a side's sidecar may be: beside the path as given, beside the file it resolves to."""
+    return _sidecar_name(path), _sidecar_name(Path(os.path.realpath(path)))
+
+
 def sidecar_display(display: str, main: Path) -> str:
     """The sidecar's name in messages: in the same form as the main file's (as the user named it),
     or its real path when it was found beside a symlink's target, where no such name exists."""

@@ -1,7 +1,8 @@
 """What a task's item shows: the flip message, the xfail reasons, and the default outcome by category.
 
 The texts are described in docs/semantics.md, "Categories"; reasons do not repeat the task (the
-node id names it). The verifier output inside a flip message is looked up only when the message is
+node id names it). What comes from the rows (the label, reasons, log lines) is shown with its
+control characters escaped (:func:`.display.visible`), so each stays on its line. The verifier output inside a flip message is looked up only when the message is
 built, i.e. only for a flip item that runs and fails.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Optional
 
+from .display import visible
 from .margin import FlipJudgement
 from .model import TaskComparison, TaskSide
 from .verdict import Verdict
@@ -22,7 +24,7 @@ def _masked_reason(comparison: TaskComparison) -> str:
     for name in ("old", "new"):
         side = comparison.side(name)
         if side is not None and side.masked:
-            parts.append(f"{name} side masked: {side.masked}")
+            parts.append(f"{name} side masked: {visible(side.masked)}")
     return "; ".join(parts)
 
 
@@ -33,7 +35,7 @@ def _missing_reason(comparison: TaskComparison) -> str:
 
 def _agent_error_reason(comparison: TaskComparison) -> str:
     errors = [
-        f"{name} agent error: {side.agent_error}"
+        f"{name} agent error: {visible(side.agent_error)}"
         for name in ("old", "new")
         if (side := comparison.side(name)) is not None and side.agent_error
     ]
@@ -68,13 +70,13 @@ def flip_message(
 ) -> str:
     """The whole flip message: `<task>: ` and the header (with the per-task noise), why margin mode failed it, agent
     errors, scored failure kinds, the loser's output tail."""
-    lines = [f"{comparison.task}: {header_line(comparison, noise)}"]
+    lines = [f"{visible(comparison.task)}: {header_line(comparison, noise)}"]
     if judgement is not None and judgement.regression:
         lines.append(f"    {judgement.text}")
     sides = (("old", comparison.old), ("new", comparison.new))
-    lines.extend(f"    {name} agent error: {side.agent_error}" for name, side in sides if side and side.agent_error)
+    lines.extend(f"    {name} agent error: {visible(side.agent_error)}" for name, side in sides if side and side.agent_error)
     lines.extend(
-        f"    {name} scored with failure_kind={side.failure_kind} (not masked)"
+        f"    {name} scored with failure_kind={visible(side.failure_kind)} (not masked)"
         for name, side in sides
         if side and side.failure_kind
     )
@@ -83,10 +85,10 @@ def flip_message(
     if tail > 0 and loser is not None and loser_side is not None:
         output = verifier_output(losing_row(loser_side), loser_side.read_row, roots.for_side(loser), tail)
         if output.lines is None:
-            lines.append(f"    {loser} verifier output {output.source}")
+            lines.append(f"    {loser} verifier output {visible(output.source)}")
         else:
-            lines.append(f"    {loser} verifier output (last {tail} lines of {output.source}):")
-            lines.extend(f"    | {line}" for line in output.lines)
+            lines.append(f"    {loser} verifier output (last {tail} lines of {visible(output.source)}):")
+            lines.extend(f"    | {visible(line, keep_tabs=True)}" for line in output.lines)
     return "\n".join(lines)
 
 

@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Optional
 
+from .display import markdown_text, visible
 from .model import Category
 from .naming import clipped
 from .paired_report import paired_lines
@@ -46,8 +47,8 @@ def utf8_safe(text: str) -> str:
 
 
 def _code(label: str) -> str:
-    """A task label as inline code: HTML, so no Markdown character in a label can break the page."""
-    return f"<code>{html.escape(label)}</code>"
+    """A task label as inline code, escaped for Markdown and HTML: no character of a label can break the page."""
+    return f"<code>{markdown_text(label)}</code>"
 
 
 def _counts(side: Optional[SideSummary]) -> tuple[int, int]:
@@ -93,6 +94,11 @@ def _table(summary: Summary) -> list[str]:
     return lines
 
 
+def _pre(text: str) -> str:
+    """A `<pre>` block's text, escaped for Markdown and HTML line by line, controls shown as escapes."""
+    return markdown_text(text, lines=True)
+
+
 def _capped_text(text: str) -> str:
     if len(text) <= TEXT_CAP:
         return text
@@ -105,7 +111,7 @@ def _flip(task: TaskSummary, text: Optional[str], with_text: bool) -> list[str]:
         head += ", agent error: rerun"
     if not with_text or not text:
         return [f"- {head}"]
-    return ["<details>", f"<summary>{head}</summary>", "", f"<pre>{html.escape(_capped_text(text))}</pre>", "",
+    return ["<details>", f"<summary>{head}</summary>", "", f"<pre>{_pre(_capped_text(text))}</pre>", "",
             "</details>"]
 
 
@@ -137,15 +143,15 @@ def _uncompared(summary: Summary, category: Category) -> list[str]:
     if not reasons:
         return []
     lines = [f"- **{category}** ({len(reasons)}):"]
-    lines.extend(f"  - {_code(task)}: {html.escape(reason)}" for task, reason in reasons[:LIST_CAP])
+    lines.extend(f"  - {_code(task)}: {markdown_text(reason)}" for task, reason in reasons[:LIST_CAP])
     if len(reasons) > LIST_CAP:
         lines.append(f"  - ... and {len(reasons) - LIST_CAP} more (see `--parity-json`)")
     return lines
 
 
 def _capped_note(note: str) -> str:
-    """A note or reason, cut at :data:`NOTE_CAP` and HTML-escaped."""
-    return html.escape(clipped(note, NOTE_CAP))
+    """A note or reason, cut at :data:`NOTE_CAP` at a word, escaped for Markdown and HTML on one line."""
+    return markdown_text(clipped(note, NOTE_CAP))
 
 
 def _hook_verdicts(summary: Summary) -> list[str]:
@@ -163,11 +169,11 @@ def _hook_verdicts(summary: Summary) -> list[str]:
 
 def _render(summary: Summary, texts: Mapping[str, str], exit_status: Optional[int], with_text: bool) -> str:
     lines = ["## rollout parity", "", verdict_line(summary, exit_status), ""]
-    lines.extend(f"- {html.escape(side_line(summary, side))}" for side in ("old", "new"))
+    lines.extend(f"- {markdown_text(side_line(summary, side))}" for side in ("old", "new"))
     lines.append("")
     coverage = [line for side in ("old", "new") if (line := coverage_line(summary, side)) is not None]
     if coverage:
-        lines.extend(f"- {html.escape(line)}" for line in coverage)
+        lines.extend(f"- {markdown_text(line)}" for line in coverage)
         lines.append("")
     lines.extend(_table(summary))
     lines.extend(_flips(summary, texts, with_text))
@@ -176,11 +182,11 @@ def _render(summary: Summary, texts: Mapping[str, str], exit_status: Optional[in
         lines.extend(["", "### Not compared", ""])
         lines.extend(listed)
     lines.extend(["", "### Paired statistics", "", "```text"])
-    lines.extend(paired_lines(summary.paired, summary.aggregate, summary.flip_tests))
+    lines.extend(visible(line) for line in paired_lines(summary.paired, summary.aggregate, summary.flip_tests))
     lines.append("```")
     lines.extend(_hook_verdicts(summary))
     if summary.nothing_compared:
-        lines.extend(["", f"**Nothing compared**: {html.escape(summary.nothing_compared)}"])
+        lines.extend(["", f"**Nothing compared**: {markdown_text(summary.nothing_compared)}"])
     if summary.notes:
         lines.extend(["", "### Notes", ""])
         lines.extend(f"- {_capped_note(note)}" for note in summary.notes[:LIST_CAP])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tabulate import tabulate
 
+from .display import terminal_line
 from .model import Category, Side
 from .naming import clipped
 from .paired_report import paired_lines
@@ -104,4 +105,5 @@ def summary_lines(summary: Summary) -> list[str]:
     lines.extend(_hook_verdict_lines(summary))
     if summary.nothing_compared:
         lines.append(f"NOTHING COMPARED: {summary.nothing_compared}")
-    return lines
+    # labels, reasons and notes come from the rows: each line stays one line, and none is a workflow command
+    return [terminal_line(line) for line in lines]

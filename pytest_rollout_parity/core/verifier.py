@@ -1,8 +1,11 @@
 """The losing side's verifier output: where it lives, and its last lines, read from the end.
 
-Logs are read only for a flip that is shown, never at load time, and only their tail is read, so a
-multi-gigabyte `test-stdout.txt` costs a few blocks. Anything that is not a regular file (a FIFO,
-a device, a dangling link) is never opened.
+Logs are read only for a flip that is shown, never at load time, and only their end is read (one
+read of at most :data:`TAIL_BYTES`), so a multi-gigabyte `test-stdout.txt`, or one long line, costs
+a few blocks. Only a regular file named `test-stdout.txt` inside a row's `verifier_logs_dir` is
+read: a `verifier_logs_dir` naming a file, a FIFO or a device gives a reason and no content, and a
+`test-stdout.txt` that is a symbolic link is followed only to a file under the log roots or under
+the logs directory itself, so no row can make another file's bytes appear in a report.
 """
 
 from __future__ import annotations
@@ -15,12 +18,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
+from .bounded import NotRegular, open_regular, read_end
 from .model import RowFacts, Side, TaskSide
 from .rows import embedded_output, logs_dir_of
 
 LOG_FILE_NAME = "test-stdout.txt"
-_BLOCK = 64 * 1024
-_MAX_TAIL_BYTES = 8 * 1024 * 1024
+#: bytes read from the end of a log, at most: one bounded read, whatever the log's size
+TAIL_BYTES = 64 * 1024
+#: characters kept of one line of output; the rest is cut with a visible marker
+LINE_CHARS = 500
 
 
 @dataclass(frozen=True)
@@ -50,52 +56,75 @@ class VerifierOutput:
     source: str  # a file path, `row field '<name>'`, or the reason it is unavailable
 
 
-def tail_lines(text: str, count: int) -> list[str]:
-    """The last ``count`` lines of ``text`` (trailing newlines dropped first); none for 0."""
+def cut_line(line: str) -> str:
+    """A line of at most :data:`LINE_CHARS` characters; a longer one ends with a marker saying how much was cut."""
+    if len(line) <= LINE_CHARS:
+        return line
+    return f"{line[:LINE_CHARS]} [... {len(line) - LINE_CHARS} more characters cut]"
+
+
+def tail_lines(text: str, count: int, cut_before: bool = False) -> list[str]:
+    """The last ``count`` lines of ``text`` (trailing newlines dropped first), each cut; none for 0.
+
+    ``cut_before``: ``text`` is the end of something longer, so its first line is only the end of one.
+    """
     if count <= 0:
         return []
+    if len(text) > TAIL_BYTES:
+        text, cut_before = text[-TAIL_BYTES:], True
     stripped = text.rstrip("\r\n")
     if not stripped:
         return []
-    return [line[:-1] if line.endswith("\r") else line for line in stripped.split("\n")[-count:]]
+    lines = stripped.split("\n")
+    partial = cut_before and len(lines) <= count
+    lines = [cut_line(line[:-1] if line.endswith("\r") else line) for line in lines[-count:]]
+    if partial:
+        lines[0] = f"[... cut] {lines[0]}"
+    return lines
 
 
-def tail_file(path: Path, count: int) -> list[str]:
-    """The last ``count`` lines of a file, reading blocks backwards from its end."""
-    with open(path, "rb") as handle:
-        handle.seek(0, os.SEEK_END)
-        position = handle.tell()
-        data = b""
-        while position > 0 and len(data) < _MAX_TAIL_BYTES:
-            step = min(_BLOCK, position)
-            position -= step
-            handle.seek(position)
-            data = handle.read(step) + data
-            if data.rstrip(b"\r\n").count(b"\n") >= count:
-                break
-    return tail_lines(data.decode("utf-8", "replace"), count)
+def tail_file(path: Path, count: int, follow: bool = False) -> list[str]:
+    """The last ``count`` lines of a regular file, from one read of at most :data:`TAIL_BYTES` at its end."""
+    with open_regular(path, follow=follow) as handle:
+        data, cut_before = read_end(handle, TAIL_BYTES)
+    return tail_lines(data.decode("utf-8", "replace"), count, cut_before)
 
 
-def _log_file(candidate: Path) -> tuple[Optional[Path], Optional[str]]:
-    """(the file to read, None) for a usable candidate, else (None, why not)."""
+def _under(path: str, directories: Sequence[Path]) -> bool:
+    for directory in directories:
+        base = os.path.realpath(directory)
+        if path == base or path.startswith(base.rstrip(os.sep) + os.sep):
+            return True
+    return False
+
+
+def _log_file(candidate: Path, roots: Sequence[Path]) -> tuple[Optional[Path], Optional[str]]:
+    """(the `test-stdout.txt` to read, None) for a usable logs dir, else (None, why not; None when absent).
+
+    Only a regular `test-stdout.txt` inside the directory is read; when it is a symbolic link, only
+    to a regular file under the log roots or under the logs directory itself.
+    """
     try:
         mode = os.stat(candidate).st_mode
     except OSError:
         if os.path.islink(candidate):
             return None, f"{candidate} is a dangling symlink"
         return None, None
-    if stat.S_ISDIR(mode):
-        inner = candidate / LOG_FILE_NAME
-        try:
-            inner_mode = os.stat(inner).st_mode
-        except OSError:
-            return None, f"{candidate} has no {LOG_FILE_NAME}"
-        if not stat.S_ISREG(inner_mode):
-            return None, f"{inner} is not a regular file"
-        return inner, None
-    if not stat.S_ISREG(mode):
-        return None, f"{candidate} is not a regular file"
-    return candidate, None
+    if not stat.S_ISDIR(mode):
+        return None, f"{candidate} is not a directory (only a {LOG_FILE_NAME} inside it is read)"
+    inner = candidate / LOG_FILE_NAME
+    try:
+        inner_mode = os.lstat(inner).st_mode
+    except OSError:
+        return None, f"{candidate} has no {LOG_FILE_NAME}"
+    if stat.S_ISLNK(inner_mode):
+        target = os.path.realpath(inner)
+        if not _under(target, [candidate, *roots]):
+            return None, f"{inner} is a symlink leading outside the log roots"
+        return Path(target), None
+    if not stat.S_ISREG(inner_mode):
+        return None, f"{inner} is not a regular file"
+    return inner, None
 
 
 def losing_row(side: TaskSide) -> RowFacts:
@@ -119,12 +148,14 @@ def verifier_output(
         logs_dir = Path(logs_dir_text)
         candidates = [logs_dir] if logs_dir.is_absolute() else [root / logs_dir for root in roots]
         for candidate in candidates:
-            target, problem = _log_file(candidate)
+            target, problem = _log_file(candidate, roots)
             if problem:
                 problems.append(problem)
             if target is not None:
                 try:
                     return VerifierOutput(tail_file(target, count), str(target))
+                except NotRegular:
+                    return VerifierOutput(None, f"unavailable: {target} is not a regular file")
                 except OSError as exc:
                     return VerifierOutput(None, f"unavailable: cannot read {target}: {exc.strerror or exc}")
     embedded = embedded_output(row)

@@ -11,13 +11,14 @@ from typing import Optional
 
 import pytest
 
+from ..core.display import terminal_line
 from ..core.errors import CompareInputError
 from ..core.known_flips import KnownFlips, read_known_flips
 from .ci import ParityCI
-from .collect import ParityFile
+from .collect import ParityFile, hooks_at, is_gate_item
 from .fixtures import parametrize_rollout_pair
 from .html import ParityHtmlRows, ParityHtmlSummary, html_report_requested
-from .placement import collect_new_file
+from .placement import Selection, take_new_file
 from .progress import progress_for
 from .run import ParityRun
 from .settings import ParitySettings, settings_from_config
@@ -51,9 +52,10 @@ class ParityGate:
         except CompareInputError as exc:
             if progress is not None:
                 progress.close()
-            raise pytest.UsageError(str(exc)) from None
-        collect_new_file(config, run.settings.new)
-        config.pluginmanager.register(ParityCollection(run), "rollout-parity-collection")
+            # the message may quote the data (an agent's name, a key): one line, never a workflow command
+            raise pytest.UsageError(terminal_line(str(exc))) from None
+        selection = take_new_file(config, run.settings.new)
+        config.pluginmanager.register(ParityCollection(run, selection), "rollout-parity-collection")
         html = html_report_requested(config)
         if html:
             config.pluginmanager.register(ParityHtmlRows(), "rollout-parity-html-rows")
@@ -73,16 +75,39 @@ class ParityGate:
 class ParityCollection:
     """Collection-side hooks, registered in every process that collects (serial or xdist worker)."""
 
-    def __init__(self, run: ParityRun) -> None:
+    def __init__(self, run: ParityRun, selection: Selection) -> None:
         self.run = run
+        self.selection = selection
         self.target = run.settings.new.resolve()
 
     @pytest.hookimpl
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> Optional[ParityFile]:
-        """The new rollouts file becomes the parity collector."""
-        if file_path.resolve() == self.target:
+        """The new rollouts file met in a directory the user named as a test path: the parity collector."""
+        if self.selection.walked and file_path.resolve() == self.target:
             return ParityFile.for_run(parent, file_path, self.run)
         return None
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, session: pytest.Session, items: list[pytest.Item]) -> None:
+        """The gate's items, built here, not collected from the results' path (:mod:`.placement`).
+
+        First among the implementations, so that `-k`, `-m`, `--deselect` and `--lf` select from
+        them as from any collected item; their collector is reported like any collected file.
+        """
+        if self.selection.walked and any(is_gate_item(item) for item in items):
+            return
+        node = ParityFile.for_run(session, self.target, self.run)
+        node.hooks = hooks_at(session.config, self.target)
+        report = node.ihook.pytest_make_collect_report(collector=node)
+        node.ihook.pytest_collectreport(report=report)
+        built = [item for item in report.result if isinstance(item, pytest.Item)] if report.passed else []
+        missing = self.selection.not_found({item.name for item in built})
+        if missing:
+            raise pytest.UsageError(*(f"not found: {arg}" for arg in missing))
+        for item in built:
+            if self.selection.keep(item.name):
+                item.ihook.pytest_itemcollected(item=item)
+                items.append(item)
 
     @pytest.hookimpl
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
@@ -10,6 +11,7 @@ import pytest
 
 from ..core.copies import COPY_NAME
 from ..core.coverage import COVERAGE_NAME
+from ..core.display import terminal_line, terminal_text, visible
 from ..core.margin import AGGREGATE_NAME
 from ..core.model import RowOrigin
 from ..core.outcomes import default_verdict
@@ -36,10 +38,52 @@ def hook_verdict(value: str) -> tuple[str, str]:
     return outcome, reason
 
 
+def is_parity_report(report: object) -> bool:
+    """A report of a parity item: its first user property names the task."""
+    properties = getattr(report, "user_properties", None)
+    first = properties[0] if isinstance(properties, list) and properties else None
+    return isinstance(first, (tuple, list)) and bool(first) and first[0] == TASK_PROPERTY
+
+
+class _SubsetHooks:
+    """A hook relay without some plugins: what pytest gives the nodes of a path (its ``FSHookProxy``)."""
+
+    def __init__(self, pluginmanager: pytest.PytestPluginManager, remove: list[object]) -> None:
+        self._pluginmanager = pluginmanager
+        self._remove = remove
+
+    def __getattr__(self, name: str) -> Any:
+        caller = self._pluginmanager.subset_hook_caller(name, remove_plugins=self._remove)
+        setattr(self, name, caller)
+        return caller
+
+
+def hooks_at(config: pytest.Config, path: Path) -> Any:
+    """The hooks pytest would call for nodes at ``path``: every plugin, and of the conftest files
+    loaded, those of its directory and the directories above it (the rootdir's, typically)."""
+    directory = path.resolve().parent
+    remove: list[object] = []
+    for plugin in config.pluginmanager.get_plugins():
+        module_file = getattr(plugin, "__file__", None)
+        if isinstance(module_file, str) and os.path.basename(module_file) == "conftest.py":
+            home = Path(module_file).resolve().parent
+            if home != directory and home not in directory.parents:
+                remove.append(plugin)
+    return _SubsetHooks(config.pluginmanager, remove) if remove else config.hook
+
+
 class ParityFile(pytest.File):
     """The `--parity-new` file as a collector; its children are the tasks."""
 
     run: ParityRun
+    #: the hooks of its nodes when built beside collection (:mod:`.placement`); else pytest's for its path
+    hooks: Any = None
+
+    @property
+    def ihook(self) -> Any:
+        """The hooks for this file's nodes: as pytest gives them to a file at its path, without
+        importing a conftest there (:mod:`.placement`)."""
+        return self.hooks if self.hooks is not None else super().ihook
 
     @classmethod
     def for_run(cls, parent: pytest.Collector, path: Path, run: ParityRun) -> ParityFile:
@@ -84,7 +128,7 @@ def _message_only(item: pytest.Item, excinfo: pytest.ExceptionInfo[BaseException
 def crash_line(text: str, task: str) -> str:
     """A failure text's first line without the task label it starts with (the node id names it)."""
     first = text.split("\n", 1)[0]
-    return first.removeprefix(f"{task}: ") or first
+    return first.removeprefix(f"{terminal_line(task)}: ") or first
 
 
 def _verdict_source(verdict: Verdict) -> str:
@@ -94,6 +138,11 @@ def _verdict_source(verdict: Verdict) -> str:
 
 class ParityItem(pytest.Item):
     """One task of the comparison; its outcome follows its category, or a hook's verdict."""
+
+    @property
+    def ihook(self) -> Any:
+        """Its file's hooks (:attr:`ParityFile.ihook`)."""
+        return self.parent.ihook  # type: ignore[union-attr]
 
     def __init__(self, *, index: int, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -111,8 +160,8 @@ class ParityItem(pytest.Item):
         verdict: Optional[Verdict] = self.config.hook.pytest_parity_verdict(comparison=comparison, config=self.config)
         if verdict is not None and not isinstance(verdict, Verdict):
             pytest.fail(
-                f"{comparison.task}: pytest_parity_verdict returned {verdict!r}; "
-                "return None or a pytest_rollout_parity.Verdict",
+                terminal_text(f"{visible(comparison.task)}: pytest_parity_verdict returned {verdict!r}; "
+                              "return None or a pytest_rollout_parity.Verdict"),
                 pytrace=False,
             )
         judgement = self.run.judgements[self.index]
@@ -125,22 +174,25 @@ class ParityItem(pytest.Item):
                 changed = verdict.outcome + (f": {verdict.text}" if verdict.text else "")
                 self.user_properties.append((VERDICT_PROPERTY, changed))
                 if verdict.outcome == "passed":  # -rA / -rP show it under the PASSES heading
-                    self.add_report_section("call", "parity verdict", (
-                        f"{comparison.task} ({comparison.category}) passed by {_verdict_source(verdict)}: "
+                    self.add_report_section("call", "parity verdict", terminal_text(
+                        f"{visible(comparison.task)} ({comparison.category}) passed by {_verdict_source(verdict)}: "
                         f"{verdict.text or '(no reason given)'}"))
         else:
             verdict = default_verdict(
                 comparison, lambda: self.run.flip_message(self.index), strict=strict, judgement=judgement
             )
+        # shown in the terminal (pytest's short summary under CI prints a reason whole): no line
+        # of it may carry a raw control character or start a GitHub workflow command
+        text = terminal_text(verdict.text)
         if verdict.outcome == "failed":
-            self._header = crash_line(verdict.text, comparison.task)
-            pytest.fail(verdict.text, pytrace=False)
+            self._header = crash_line(text, comparison.task)
+            pytest.fail(text, pytrace=False)
         if verdict.outcome == "xfail":
             # An xfail mark, then the failure it expects (as pytest-mypy's --mypy-xfail does): pytest
             # evaluates a mark added during the call, so every plugin sees an ordinary xfailed test, and
             # under --runxfail a masked, missing or agent-error task fails with its reason, never passes.
-            self.add_marker(pytest.mark.xfail(reason=verdict.text))
-            pytest.fail(verdict.text, pytrace=False)
+            self.add_marker(pytest.mark.xfail(reason=text))
+            pytest.fail(text, pytrace=False)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str | TerminalRepr:
         """The message alone, no traceback; its crash line (short summary, JUnit) is the header,
@@ -157,7 +209,7 @@ class ParityItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, Optional[int], str]:
         """The task label heads the item's failure report; line 0 (a skip mark's report needs a line)."""
-        return self.path, 0, self.run.result.tasks[self.index].task
+        return self.path, 0, terminal_line(self.run.result.tasks[self.index].task)
 
 
 class _RunWideItem(pytest.Item):
@@ -166,6 +218,11 @@ class _RunWideItem(pytest.Item):
 
     item_name = ""
     property_name = ""
+
+    @property
+    def ihook(self) -> Any:
+        """Its file's hooks (:attr:`ParityFile.ihook`)."""
+        return self.parent.ihook  # type: ignore[union-attr]
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -235,3 +292,8 @@ class CopyItem(_RunWideItem):
         """Fails with the copies note."""
         note = self.run.result.copies
         return None if note is None else (False, note)
+
+
+def is_gate_item(item: pytest.Item) -> bool:
+    """One of the gate's own items (a task's, or a gate-level one), not a user's `rollout_pair` test."""
+    return isinstance(item, (ParityItem, _RunWideItem))

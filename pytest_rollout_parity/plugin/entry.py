@@ -1,19 +1,21 @@
 """The pytest11 entry point: options, hookspecs and the `rollout_pair` fixture; the gate on demand.
 
 Loaded in every pytest run of an environment the plugin is installed in, so it imports only pytest
-and what needs nothing more (:mod:`.options`, :mod:`.hookspecs`). The gate itself (settings with
+and what needs nothing more (:mod:`.options`, :mod:`.hookspecs`, :mod:`.placement`). The gate itself (settings with
 pydantic, reading, classification, the summary) is imported from :mod:`.activate` only when the run
 gives a --parity-* option or a parity_* ini key.
 """
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from typing import Optional
 
 import pytest
 
 from . import hookspecs
 from .options import addoptions, parity_requested
+from .placement import names_file, new_file_given
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -24,6 +26,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     """Declare pytest_parity_verdict for conftest.py files."""
     pluginmanager.add_hookspecs(hookspecs)
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config) -> Generator[None, None, None]:
+    """pytest imports the conftest files beside every path argument before any plugin runs: an
+    argument naming the new rollouts file (`new.jsonl::task`, a rerun by node id) is hidden from
+    that step, so no conftest beside the results is imported (:mod:`.placement`)."""
+    namespace = early_config.known_args_namespace
+    given = list(getattr(namespace, "file_or_dir", None) or [])
+    new = new_file_given(early_config)
+    if new is None or not given:
+        return (yield)
+    namespace.file_or_dir = [arg for arg in given if not names_file(arg, early_config.invocation_params.dir, new)]
+    try:
+        return (yield)
+    finally:
+        namespace.file_or_dir = given
 
 
 @pytest.hookimpl(tryfirst=True)

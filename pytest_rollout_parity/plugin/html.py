@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from ..core.display import visible
 from ..core.outcomes import header_line
 from ..core.render_html import flip_html, summary_html
 from ..core.render_markdown import FLIPS
@@ -48,7 +49,7 @@ class ParityHtmlRows:
 def _headline(item: ParityItem) -> str:
     """`<task>: <direction>: old=<reward> new=<reward>` of the item's task (its crash line's words)."""
     comparison = item.run.result.tasks[item.index]
-    return f"{comparison.task}: {header_line(comparison)}"
+    return f"{visible(comparison.task)}: {header_line(comparison)}"
 
 
 class ParityHtmlSummary:

@@ -1,12 +1,22 @@
-"""What a gate run collects: the new file, alone when no test paths are given.
+"""Where the gate's items come from: built beside what pytest collects, never by collecting the results.
 
-A results directory full of `test-stdout.txt` logs (which match pytest's doctest glob) is then
-never walked, so the gate can be run from inside it.
+pytest imports the `conftest.py` files of every directory it collects a path from (up to the
+rootdir). The gate's items are therefore not collected from the new rollouts file's path: the file
+is taken out of pytest's arguments (a node id such as `new.jsonl::task` is remembered as a
+selection), and the items are built with the public collection hooks at
+`pytest_collection_modifyitems`, before `-k`, `-m`, `--deselect` and `--lf` select from them. A
+conftest beside either side is so never imported, unless the user names its directory as a test
+path (pytest then walks it, finds the new file, and :class:`ParityCollection` builds the same
+items). A results directory full of `test-stdout.txt` logs (which match pytest's doctest glob) is
+never walked either.
 """
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Optional
 
 import pytest
 
@@ -21,10 +31,74 @@ def _resolved(arg: str, base: Path) -> Path:
     return (path if path.is_absolute() else base / path).resolve()
 
 
-def collect_new_file(config: pytest.Config, new: Path) -> None:
-    """Make pytest collect the new file: alone when no test paths were given, else beside them."""
-    target = new.resolve()
+def names_file(arg: str, base: Path, target: Path) -> bool:
+    """Whether a path argument (`file` or `file::name`) names ``target`` (a resolved path)."""
+    try:
+        return _resolved(arg, base) == target
+    except (OSError, ValueError):
+        return False
+
+
+def new_file_given(early_config: pytest.Config) -> Optional[Path]:
+    """The new rollouts file as the settings will resolve it, read before the command line is parsed
+    whole (`--parity-new`, else the `parity_new` ini key); None when not given."""
+    value = getattr(early_config.known_args_namespace, "parity_new", None)
+    base = early_config.invocation_params.dir
+    if not value:
+        try:
+            value = early_config.getini("parity_new")
+        except (ValueError, KeyError):
+            return None
+        if not isinstance(value, str) or not value.strip():
+            return None
+        value = value.strip()
+        base = early_config.inipath.parent if early_config.inipath else early_config.rootpath
+    path = Path(os.path.expanduser(value))
+    try:
+        return (path if path.is_absolute() else base / path).resolve()
+    except (OSError, ValueError):
+        return None
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What the arguments naming the new file asked for: all its items, or those named (`file::task`)."""
+
+    #: the item names asked for by node id, each with the argument that named it; None: every item
+    names: Optional[tuple[tuple[str, str], ...]]
+    #: whether pytest itself collects the new file (a directory holding it was named as a test path)
+    walked: bool = False
+
+    def keep(self, name: str) -> bool:
+        return self.names is None or any(name == wanted for wanted, _ in self.names)
+
+    def not_found(self, found: set[str]) -> list[str]:
+        """The arguments naming an item that does not exist."""
+        return [arg for wanted, arg in self.names or () if wanted not in found]
+
+
+def take_new_file(config: pytest.Config, new: Path) -> Selection:
+    """Take the new file out of pytest's arguments; what they selected of it.
+
+    With no test paths, pytest collects nothing itself; with the user's own, it collects those.
+    """
+    target, base = new.resolve(), config.invocation_params.dir
     if config.args_source == pytest.Config.ArgsSource.INVOCATION_DIR:
-        config.args = [str(target)]
-    elif not any(_covers(arg, config.invocation_params.dir, target) for arg in config.args):
-        config.args = [*config.args, str(target)]
+        config.args = []
+        return Selection(None)
+    named: list[tuple[str, str]] = []
+    whole = False
+    kept: list[str] = []
+    for arg in config.args:
+        if _resolved(arg, base) != target:
+            kept.append(arg)
+        elif "::" in arg:
+            named.append((arg.split("::", 1)[1].split("::", 1)[0], arg))
+        else:
+            whole = True
+    walked = any(_covers(arg, base, target) for arg in kept)
+    if len(kept) != len(config.args):
+        config.args = kept
+    if whole or not named:
+        return Selection(None, walked)
+    return Selection(tuple(named), walked)

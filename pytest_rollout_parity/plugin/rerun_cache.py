@@ -29,6 +29,7 @@ or unreadable is ignored and rebuilt; failing to write one only costs the next r
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 from dataclasses import astuple
 from functools import lru_cache
@@ -40,6 +41,7 @@ import pytest
 
 from ..core import skeleton, snapshot
 from ..core.aggregate import metrics_path
+from ..core.bounded import read_capped
 from ..core.loading import LoadedSide, sidecar_path
 from ..core.parallel import SideProgress, SideRequest, load_two
 
@@ -95,13 +97,40 @@ def entry_path(directory: Path, request: SideRequest) -> Path:
     return directory / f"side-{name}.bin"
 
 
+#: an entry holds a side's row facts: never more than this many times its input files' bytes, plus the slack
+ENTRY_FACTOR = 16
+ENTRY_SLACK = 64 << 20
+
+
+def entry_cap(key: tuple[Any, ...]) -> int:
+    """The largest entry read for ``key``: a multiple of its input files' sizes (in its state), plus a slack.
+
+    A key without the inputs' state (the xdist hand-over's, in a directory the controller just made
+    for itself) is not capped.
+    """
+    state = key[-1] if key else None
+    if not isinstance(state, tuple):
+        return sys.maxsize
+    sizes = [item[4] for item in state if isinstance(item, tuple) and len(item) == 7 and isinstance(item[4], int)]
+    return ENTRY_FACTOR * sum(sizes) + ENTRY_SLACK
+
+
 def read_entry(path: Path, key: tuple[Any, ...]) -> Optional[LoadedSide]:
-    """The side stored under ``key`` at ``path``; None when absent or unusable."""
+    """The side stored under ``key`` at ``path``; None when absent or unusable.
+
+    The cache directory can be planted (a results directory run as the rootdir holds its own
+    `.pytest_cache`): an entry is read only when it is a regular file, not a link, no larger than
+    :func:`entry_cap` (a FIFO is never waited on, `/dev/zero` never read), and anything wrong with
+    its content, a body built to exhaust memory included, makes it ignored, never fatal.
+    """
     try:
-        data = path.read_bytes()
+        data = read_capped(path, entry_cap(key), follow=False)
     except OSError:
         return None
-    return snapshot.unframe(data, key)
+    try:
+        return snapshot.unframe(data, key)
+    except Exception:  # a forged body with a recomputed checksum: ignored, never fatal
+        return None
 
 
 def write_entry(path: Path, key: tuple[Any, ...], side: LoadedSide) -> bool:

@@ -14,7 +14,10 @@ from typing import Any, Optional
 import pytest
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from ..core.aggregate import metrics_places
 from ..core.coverage import DEFAULT_MAX_MASKED, DEFAULT_MAX_MISSING, Limit, parse_limit
+from ..core.inventory import coverage_places
+from ..core.loading import sidecar_places
 from .options import OPTION_NAMES, ini_value
 
 
@@ -174,6 +177,11 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
     _check_same_file(settings, sources)
     _check_target(settings.json_path, "--parity-json")
     _check_target(settings.markdown_path, "--parity-markdown")
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    for target, option in ((settings.json_path, "--parity-json"), (settings.markdown_path, "--parity-markdown"),
+                           (Path(step_summary) if step_summary else None, "$GITHUB_STEP_SUMMARY")):
+        if target is not None:
+            _check_not_an_input(target, option, settings)
     for root in settings.logs_roots:
         if not root.is_dir():
             where = "--parity-logs-root" if cli_roots else "parity_logs_root"
@@ -188,6 +196,40 @@ def _check_same_file(settings: ParitySettings, sources: dict[str, str]) -> None:
             f"{sources['old']} and {sources['new']} name the same file ({settings.new_shown or settings.new}): "
             "a file compared with itself shows nothing; give --parity-allow-same-file for a smoke test"
         )
+
+
+def _identity(path: Path) -> tuple[str, Optional[tuple[int, int]]]:
+    """A path's real path, and its (device, inode) when it exists: links and hard links compare equal."""
+    real = os.path.realpath(path)
+    try:
+        st = os.stat(real)
+    except OSError:
+        return real, None
+    return real, (st.st_dev, st.st_ino)
+
+
+def _inputs(settings: ParitySettings) -> list[tuple[str, Path]]:
+    """Every file the gate reads: each side's rollouts file, its sidecar, metrics and coverage files, each
+    beside the path as given and beside the file it resolves to (present or not: a file written there
+    would be read by the next run)."""
+    inputs: list[tuple[str, Path]] = []
+    for side, path in (("old", settings.old), ("new", settings.new)):
+        inputs.append((f"the {side} rollouts file", path))
+        inputs.extend((f"the {side} side's failures sidecar", place) for place in sidecar_places(path))
+        inputs.extend((f"the {side} side's aggregate metrics file", place) for place in metrics_places(path))
+        inputs.extend((f"the {side} side's coverage file", place) for place in coverage_places(path))
+    if settings.known_flips is not None:
+        inputs.append(("the known-flips list", settings.known_flips))
+    return inputs
+
+
+def _check_not_an_input(target: Path, option: str, settings: ParitySettings) -> None:
+    """An output naming an input, by any path or link, is refused before anything is read."""
+    real, inode = _identity(target)
+    for what, path in _inputs(settings):
+        other_real, other_inode = _identity(path)
+        if real == other_real or (inode is not None and inode == other_inode):
+            raise pytest.UsageError(f"{option}: {target} is {what}: an output never overwrites an input")
 
 
 def _check_target(target: Optional[Path], option: str) -> None:

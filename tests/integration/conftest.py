@@ -250,7 +250,7 @@ def make_unreadable(monkeypatch: pytest.MonkeyPatch):
     import errno
     import os
 
-    from pytest_rollout_parity.core import input_file, verifier
+    from pytest_rollout_parity.core import bounded, input_file
 
     denied: set[str] = set()
     real_open = builtins.open
@@ -262,7 +262,7 @@ def make_unreadable(monkeypatch: pytest.MonkeyPatch):
 
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         monkeypatch.setattr(input_file, "open", guarded_open, raising=False)
-        monkeypatch.setattr(verifier, "open", guarded_open, raising=False)
+        monkeypatch.setattr(bounded, "open", guarded_open, raising=False)
 
     def make(path: Path) -> Path:
         denied.add(os.path.abspath(path))

@@ -232,8 +232,8 @@ def test_special_log_paths_never_hang_fall_back_or_say_why(gate: Gate) -> None:
     result.assert_outcomes(failed=2 * len(SPECIAL_LOGS))
     text = all_text(result)
     assert "Traceback" not in text and "INTERNALERROR" not in text
-    reasons = {"fifo-in-dir": "not a regular file", "fifo-itself": "not a regular file",
-               "dev-zero": "not a regular file", "dev-null": "not a regular file",
+    reasons = {"fifo-in-dir": "not a regular file", "fifo-itself": "is not a directory",
+               "dev-zero": "is not a directory", "dev-null": "is not a directory",
                "dangling-link": "is a dangling symlink", "dir-without-stdout": "test-stdout.txt"}
     for kind in SPECIAL_LOGS:
         block = flip_block(result.outlines, f"{kind}-embedded: new regressed: old=1.0 new=0.0")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import os
 
@@ -26,7 +27,8 @@ def run(gate: Gate, coverage: object, *extra: str) -> tuple[dict, str, str]:
     gate.write("new/rollouts_coverage.json", content)
     result = gate.run(*args, "--parity-json=s.json", "--parity-markdown=s.md", *extra)
     assert "Traceback" not in result.stdout.str()
-    return json.loads((gate.path / "s.json").read_text()), result.stdout.str(), (gate.path / "s.md").read_text()
+    markdown = html.unescape((gate.path / "s.md").read_text())  # escaped for Markdown: read as rendered
+    return json.loads((gate.path / "s.json").read_text()), result.stdout.str(), markdown
 
 
 def test_a_finished_run_shows_its_inventory_without_a_note(gate: Gate) -> None:

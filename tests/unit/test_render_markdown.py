@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from pytest_rollout_parity import compare_rollouts
 from pytest_rollout_parity.core.annotations import annotation_lines, escape_data, escape_property
 from pytest_rollout_parity.core.render_markdown import BUDGET, FLIP_CAP, TEXT_CAP, render_markdown, verdict_line
@@ -26,7 +28,7 @@ def test_verdict_first_then_table_flips_paired() -> None:
     assert "| missing | 1 | old only 1, new only 0 |" in lines
     # b's text folded and HTML-escaped; c ran without a text: a plain line
     assert "<summary><code>b</code>: new regressed: old=1.0 new=0.0</summary>" in lines
-    assert "    | &lt;tail&gt; &amp; more</pre>" in lines
+    assert "    &#124; &#60;tail&#62; &#38; more</pre>" in lines
     assert "- <code>c</code>: new improved: old=0.0 new=1.0" in lines
     assert "- **missing** (1):" in lines and "  - <code>gone</code>: only in the old file" in lines
     assert "paired over 3 compared tasks (d = new - old of the task means):" in lines
@@ -59,7 +61,47 @@ def test_passed_and_nothing_compared_verdicts() -> None:
 def test_labels_cannot_break_the_markup() -> None:
     summary = _summary({"<b>x|y`": 1.0}, {"<b>x|y`": 0.0})
     text = render_markdown(summary)
-    assert "<code>&lt;b&gt;x|y`</code>" in text and "<b>x" not in text
+    assert "<code>&#60;b&#62;x&#124;y&#96;</code>" in text and "<b>x" not in text
+
+
+def _structure(page: str) -> list[str]:
+    """The page's block structure: each line's kind outside `<pre>` blocks (HTML, where Markdown is not read)."""
+    kinds, inside = [], False
+    for line in page.splitlines():
+        if line.startswith("<pre>"):
+            inside = True
+        if not inside and line.startswith(("#", "<", "- ", "|", "```")):
+            kinds.append(line.split(" ", 1)[0][:9])
+        if line.endswith("</pre>"):
+            inside = False
+    return kinds
+
+
+HOSTILE = [
+    "[click](https://evil.example)",
+    "![img](https://evil.example/x.png)",
+    "**bold** _it_ ~~s~~",
+    "x\n</details>\n\n# HEADING\n- item",
+    "https://evil.example www.evil.example a@evil.example",
+    "a | b | c",
+    "<script>alert(1)</script>",
+    "\x1b[31mred\r\x07\x00",
+]
+
+
+@pytest.mark.parametrize("label", HOSTILE)
+def test_hostile_labels_stay_text_on_their_line(label: str) -> None:
+    summary = _summary({label: 1.0, "gone": 1.0}, {label: 0.0, "gone-too": 1.0})
+    text = render_markdown(summary, {label: f"{label}: new regressed\n    | {label}"})
+    # the page's structure is the same as for a plain label: data adds no heading, list item or tag
+    plain = render_markdown(_summary({"plain": 1.0, "gone": 1.0}, {"plain": 0.0, "gone-too": 1.0}),
+                            {"plain": "plain: new regressed\n    | plain"})
+    assert _structure(text) == _structure(plain)
+    for raw in ("](", "**bold**", "_it_", "~~s~~", "<script", "\n# HEADING", "https://", "www.", "@evil", "\x1b",
+                "\r", "\x00", "\x07"):
+        if raw in label:
+            assert raw not in text, raw
+    assert text.count("<details>") == text.count("</details>") == 1
 
 
 def test_flips_and_texts_capped_within_budget() -> None:
@@ -69,7 +111,7 @@ def test_flips_and_texts_capped_within_budget() -> None:
     text = render_markdown(summary, texts)
     assert text.count("<details>") == FLIP_CAP
     assert "... and 7 more flips: see the JSON summary" in text
-    assert f"({TEXT_CAP * 2} more characters" in text
+    assert f"{TEXT_CAP * 2} more characters" in text
     huge = {f"t{i}": 1.0 for i in range(3000)}
     big = _summary(huge, {t: 0.0 for t in huge})
     page = render_markdown(big, {t: "y" * TEXT_CAP for t in huge})

@@ -37,7 +37,7 @@ def test_hook_verdicts_listed_in_markdown_and_html_capped_and_escaped() -> None:
 
     page = markdown.render_markdown(summary).splitlines()
     start = page.index(f"### pytest_parity_verdict hooks changed {n} verdict(s)")
-    assert page[start + 2] == "- <code>&lt;t00&gt;</code> (flipped): passed: reviewed &amp; ok"
+    assert page[start + 2] == "- <code>&#60;t00&#62;</code> (flipped): passed: reviewed &#38; ok"
     assert page[start + 2 + markdown.LIST_CAP] == "- ... and 2 more (see `--parity-json`)"
     assert "second line" not in "\n".join(page)
 

@@ -11,7 +11,7 @@ import pytest
 
 from pytest_rollout_parity import compare_rollouts
 from pytest_rollout_parity.core.outcomes import flip_message
-from pytest_rollout_parity.core.verifier import LogRoots
+from pytest_rollout_parity.core.verifier import LINE_CHARS, TAIL_BYTES, LogRoots
 
 NO_LOG = "row has no verifier_logs_dir and no embedded verifier output"
 
@@ -93,15 +93,21 @@ def test_flip_message_new_wins_reads_the_old_sides_log(dirs):
     assert "WINNER" not in msg
 
 
-def test_absolute_path_to_a_file_is_read_directly(dirs):
-    f = dirs["abs"] / "verifier.log"
-    f.write_text("a\nb\nc\n", encoding="utf-8")
-    t = flip({"verifier_logs_dir": str(f)})
-    assert lines(flip_message(t, 2, roots(dirs)))[1:] == [
-        f"    new verifier output (last 2 lines of {f}):",
-        "    | b",
-        "    | c",
-    ]
+@pytest.mark.parametrize("relative", [False, True])
+def test_a_logs_dir_naming_a_file_gives_a_reason_and_none_of_its_content(dirs, relative):
+    # `gym dev compare` reads only test-stdout.txt: a row naming any other file (.git/config,
+    # /etc/passwd) as its logs dir must not publish it
+    f = dirs["new"] / "secret.cfg"
+    f.write_text("extraheader = AUTHORIZATION: basic SECRET-TOKEN\n", encoding="utf-8")
+    t = flip({"verifier_logs_dir": "secret.cfg" if relative else str(f), "test_output": "EMBEDDED"})
+    got = lines(flip_message(t, 5, roots(dirs)))
+    assert "SECRET-TOKEN" not in "\n".join(got)
+    # the embedded output is the row's own: shown in place of the refused file
+    assert got[1:] == ["    new verifier output (last 5 lines of row field 'test_output'):", "    | EMBEDDED"]
+    t = flip({"verifier_logs_dir": "secret.cfg" if relative else str(f)})
+    got = lines(flip_message(t, 5, roots(dirs)))
+    assert got[1] == f"    new verifier output unavailable: {f} is not a directory (only a test-stdout.txt inside it is read)"
+    assert len(got) == 2
 
 
 def test_header_shows_reward_texts_of_repeated_sides(dirs):
@@ -236,16 +242,6 @@ def test_relative_dir_found_only_under_the_last_extra_root(dirs):
     assert lines(msg)[2:] == ["    | from extra2"]
 
 
-def test_relative_file_candidate_is_read(dirs):
-    (dirs["new"] / "logs").mkdir()
-    f = dirs["new"] / "logs" / "verifier.txt"
-    f.write_text("one\ntwo\n", encoding="utf-8")
-    t = flip({"verifier_logs_dir": "logs/verifier.txt"})
-    msg = flip_message(t, 1, roots(dirs))
-    assert f"of {f}):" in lines(msg)[1]
-    assert lines(msg)[2:] == ["    | two"]
-
-
 def test_other_sides_dir_is_not_searched(dirs):
     put_log(dirs["old"], "logs/sess-1", "from old file dir\n")
     t = flip({"verifier_logs_dir": "logs/sess-1"})
@@ -356,9 +352,8 @@ def make_unreadable(monkeypatch, target: Path) -> None:
 
 
 def test_unreadable_log_file_gives_cannot_read_and_none_of_its_content(dirs):
-    f = dirs["abs"] / "verifier.log"
-    f.write_text("SECRET-CONTENT-1\nSECRET-CONTENT-2\n", encoding="utf-8")
-    t = flip({"verifier_logs_dir": str(f)})
+    f = put_log(dirs["abs"], "s", "SECRET-CONTENT-1\nSECRET-CONTENT-2\n")
+    t = flip({"verifier_logs_dir": str(f.parent)})
     try:
         with pytest.MonkeyPatch.context() as mp:
             make_unreadable(mp, f)
@@ -486,8 +481,80 @@ def test_flip_message_has_no_winner_log_even_when_loser_has_none(dirs):
 def test_trailing_crlf_newlines_are_dropped_before_the_tail(dirs):
     # "the last N lines of the text (trailing newlines dropped first)": a log written with CRLF
     # endings must not spend the tail on an empty last line.
-    f = dirs["abs"] / "crlf.log"
+    f = put_log(dirs["abs"], "s", "")
     f.write_bytes(b"first\r\nsecond\r\nthird\r\n\r\n")
-    t = flip({"verifier_logs_dir": str(f)})
+    t = flip({"verifier_logs_dir": str(f.parent)})
     got = lines(flip_message(t, 2, roots(dirs)))
     assert [g.rstrip() for g in got[2:]] == ["    | second", "    | third"]
+
+
+# --- only test-stdout.txt, and only under the roots ----------------------------------------------
+
+
+def test_a_symlinked_test_stdout_is_followed_within_the_log_roots(dirs):
+    real = put_log(dirs["extra1"], "kept", "from a shared log store\n")
+    d = dirs["new"] / "logs" / "s1"
+    d.mkdir(parents=True)
+    (d / "test-stdout.txt").symlink_to(real)
+    t = flip({"verifier_logs_dir": "logs/s1"})
+    assert lines(flip_message(t, 3, roots(dirs)))[1:] == [
+        f"    new verifier output (last 3 lines of {real}):", "    | from a shared log store"]
+
+
+@pytest.mark.parametrize("target", ["outside", "/dev/zero", "/etc/passwd", "up"])
+def test_a_symlinked_test_stdout_leading_elsewhere_is_refused(dirs, tmp_path, target):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("SECRET-TOKEN\n", encoding="utf-8")
+    d = dirs["new"] / "logs" / "s1"
+    d.mkdir(parents=True)
+    link = {"outside": str(secret), "/dev/zero": "/dev/zero", "/etc/passwd": "/etc/passwd",
+            "up": "../../../secret.txt"}[target]
+    (d / "test-stdout.txt").symlink_to(link)
+    t = flip({"verifier_logs_dir": "logs/s1"})
+    got = lines(flip_message(t, 3, roots(dirs)))
+    assert got[1:] == [f"    new verifier output unavailable: {d / 'test-stdout.txt'} is a symlink leading "
+                       "outside the log roots"]
+
+
+def test_a_fifo_test_stdout_is_never_opened(dirs):
+    d = dirs["new"] / "logs" / "s1"
+    d.mkdir(parents=True)
+    os.mkfifo(d / "test-stdout.txt")
+    t = flip({"verifier_logs_dir": "logs/s1"})
+    got = lines(flip_message(t, 3, roots(dirs)))
+    assert got[1:] == [f"    new verifier output unavailable: {d / 'test-stdout.txt'} is not a regular file"]
+
+
+# --- bounded by construction --------------------------------------------------------------------
+
+
+def test_one_long_line_is_read_boundedly_and_cut_with_a_marker(dirs):
+    f = put_log(dirs["abs"], "s", "")
+    f.write_bytes(b"x" * (9 << 20))  # 9 MiB, no newline
+    t = flip({"verifier_logs_dir": str(f.parent)})
+    got = lines(flip_message(t, 15, roots(dirs)))
+    assert len(got) == 3
+    assert got[2] == f"    | [... cut] {'x' * LINE_CHARS} [... {TAIL_BYTES - LINE_CHARS} more characters cut]"
+
+
+def test_many_long_lines_keep_the_asked_count_each_cut(dirs):
+    f = put_log(dirs["abs"], "s", "".join(f"{i}:" + "y" * 5000 + "\n" for i in range(100)))
+    t = flip({"verifier_logs_dir": str(f.parent)})
+    got = lines(flip_message(t, 4, roots(dirs)))[2:]
+    assert [line.split(":", 1)[0] for line in got] == ["    | 96", "    | 97", "    | 98", "    | 99"]
+    assert all(len(line) < LINE_CHARS + 60 and line.endswith("more characters cut]") for line in got)
+
+
+def test_an_embedded_output_is_cut_alike(dirs):
+    t = flip({"test_output": "z" * 200_000})
+    got = lines(flip_message(t, 15, roots(dirs)))
+    assert got[2].startswith("    | [... cut] zzz") and got[2].endswith("more characters cut]")
+    assert len(got) == 3
+
+
+def test_control_characters_and_commands_in_a_log_are_shown_escaped(dirs):
+    f = put_log(dirs["abs"], "s", "\x1b[2J\rclear\x07\x00\n::error::forged\n")
+    t = flip({"verifier_logs_dir": str(f.parent)}, category="flipped")
+    msg = flip_message(t, 2, roots(dirs))
+    assert lines(msg)[2:] == ["    | \\x1b[2J\\rclear\\x07\\x00", "    | ::error::forged"]
+    assert not any(c in msg for c in "\x1b\r\x07\x00")

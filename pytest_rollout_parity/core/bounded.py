@@ -1,0 +1,68 @@
+"""Opening a file the gate did not write (a verifier log, a metrics file, a cache entry): bounded and never waited on.
+
+Each open is non-blocking, so a FIFO in place of the file returns at once instead of waiting for a
+writer, and the opened descriptor must be a regular file (checked with ``fstat`` on the descriptor
+itself, so a file swapped after a check is still caught). Reads are capped: a file larger than its
+cap is refused whole, or (a log) only its end is read.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+from typing import BinaryIO
+
+_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+class NotRegular(OSError):
+    """The path names something other than a regular file (a FIFO, a device, a directory, a link)."""
+
+
+class TooLarge(OSError):
+    """The file is larger than the cap the reader allows for it."""
+
+
+def open_regular(path: Path, *, follow: bool = True) -> BinaryIO:
+    """``path`` opened for binary reading, when it is a regular file; else :class:`NotRegular`.
+
+    ``follow=False`` refuses a symbolic link as the last part of the path.
+    """
+    flags = _FLAGS | (0 if follow else getattr(os, "O_NOFOLLOW", 0))
+
+    def opener(name: str, _: int) -> int:
+        return os.open(name, flags)
+
+    try:
+        handle = open(path, "rb", buffering=0, opener=opener)  # noqa: SIM115 - returned to the caller
+    except OSError as exc:
+        if exc.errno == errno.ELOOP and not follow:
+            raise NotRegular(errno.ELOOP, "is a symbolic link", str(path)) from None
+        raise
+    if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+        handle.close()
+        raise NotRegular(errno.EINVAL, "is not a regular file", str(path))
+    return handle
+
+
+def read_capped(path: Path, cap: int, *, follow: bool = True) -> bytes:
+    """A regular file's whole content, at most ``cap`` bytes; a larger file raises :class:`TooLarge`."""
+    with open_regular(path, follow=follow) as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size > cap:
+            raise TooLarge(errno.EFBIG, f"larger than {cap} bytes", str(path))
+        data = handle.read(size + 1)
+    if len(data) > size:
+        raise TooLarge(errno.EFBIG, "grew while being read", str(path))
+    return data
+
+
+def read_end(handle: BinaryIO, cap: int) -> tuple[bytes, bool]:
+    """The last ``cap`` bytes of an open file (one bounded read), and whether anything came before them."""
+    size = os.fstat(handle.fileno()).st_size
+    start = max(0, size - cap)
+    handle.seek(start)
+    data = handle.read(cap)
+    return data, start > 0

@@ -1,0 +1,73 @@
+"""Text from the rows made safe to show, for display only: terminal lines and Markdown.
+
+Task labels, reasons and log lines come from files the gate did not write. Shown raw, a carriage
+return or an ANSI escape rewrites the terminal, a newline starts a line of the data's choosing, a
+line starting with `::` is a GitHub Actions workflow command (`::error`, `::stop-commands::`; the
+runner reads one after leading blanks), and Markdown in a label renders as links, images or
+headings. These functions only change how a text is shown: node ids, `-k`, `--lf`, the JSON file,
+JUnit properties and the hooks keep the labels as they are.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: C0 and C1 controls and DEL; the Unicode line and paragraph separators; bidirectional overrides
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_CONTROL_KEEP_TAB = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_COMMAND = "::"
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    if char in _NAMED:
+        return _NAMED[char]
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible(text: str, *, keep_tabs: bool = False) -> str:
+    """``text`` on one line: each control character (newline included) as a visible escape (`\\x1b`, `\\r`)."""
+    return (_CONTROL_KEEP_TAB if keep_tabs else _CONTROL).sub(_escape, text)
+
+
+def no_command(line: str) -> str:
+    """The line, its leading `:` shown as `\\x3a` when it would start a workflow command (after blanks)."""
+    stripped = line.lstrip()
+    if stripped.startswith(_COMMAND):
+        cut = len(line) - len(stripped)
+        return f"{line[:cut]}\\x3a{stripped[1:]}"
+    return line
+
+
+def terminal_line(line: str, *, keep_tabs: bool = False) -> str:
+    """One printed line built from data: controls as escapes, never a workflow command."""
+    return no_command(visible(line, keep_tabs=keep_tabs))
+
+
+def terminal_text(text: str) -> str:
+    """A text of several lines (a failure message, a reason): each line as :func:`terminal_line`."""
+    return "\n".join(terminal_line(line, keep_tabs=True) for line in text.split("\n"))
+
+
+#: ASCII punctuation but `-`, `,` and `/` (plain inside a line; a label is never at a line's start)
+_MARKDOWN = re.compile(r"""[!-+.:-@\[-`{-~]""")
+
+
+def _reference(match: re.Match[str]) -> str:
+    return f"&#{ord(match.group())};"
+
+
+def markdown_text(text: str, *, lines: bool = False) -> str:
+    """Text safe in Markdown and in HTML: ASCII punctuation as numeric character references.
+
+    A character reference is always literal text in Markdown (never a link, emphasis, a heading, a
+    table cell's end, a tag, an autolink), and the same character in HTML. Controls are shown as escapes; with
+    ``lines`` newlines are kept (inside `<pre>`), else shown as `\\n` so the text stays on one line.
+    """
+    if lines:
+        shown = "\n".join(visible(line, keep_tabs=True) for line in text.split("\n"))
+    else:
+        shown = visible(text)
+    return _MARKDOWN.sub(_reference, shown)
