@@ -1,4 +1,4 @@
-"""Every code block of README.md and of conftest_examples/ runs as pasted on the bundled pair.
+"""Every code block of README.md, docs/ and conftest_examples/ runs as pasted on the bundled pair.
 
 The convention the documents follow (README.md, "Examples in this README"):
 
@@ -32,7 +32,7 @@ from typing import Optional
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-DOCS = [REPO / "README.md", *sorted((REPO / "conftest_examples").rglob("*.md"))]
+DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), *sorted((REPO / "conftest_examples").rglob("*.md"))]
 RUN = {"sh", "bash", "python", "ini", "toml"}
 SHOWN = {"", "text", "json", "yaml"}
 MAX_ILLUSTRATIONS = 3

@@ -1,4 +1,4 @@
-"""README.md, "The JSON summary", via summary_dict(result), and the Verdict API."""
+"""docs/json.md (the JSON summary), via summary_dict(result), and the Verdict API."""
 
 from __future__ import annotations
 
