@@ -10,38 +10,42 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .core.api import compare_files, compare_rollouts
-    from .core.errors import CompareInputError
-    from .core.loading import load_rollouts
-    from .core.model import CompareResult, TaskComparison, TaskSide
-    from .core.render_json import summary_dict
-    from .core.verdict import Verdict
+    from .core import (
+        CompareInputError,
+        CompareResult,
+        TaskComparison,
+        TaskSide,
+        Verdict,
+        compare_files,
+        compare_rollouts,
+        load_rollouts,
+        summary_dict,
+    )
 
-_PUBLIC = {
-    "CompareInputError": "errors",
-    "CompareResult": "model",
-    "TaskComparison": "model",
-    "TaskSide": "model",
-    "Verdict": "verdict",
-    "compare_files": "api",
-    "compare_rollouts": "api",
-    "load_rollouts": "loading",
-    "summary_dict": "render_json",
-}
+_PUBLIC = (
+    "CompareInputError",
+    "CompareResult",
+    "TaskComparison",
+    "TaskSide",
+    "Verdict",
+    "compare_files",
+    "compare_rollouts",
+    "load_rollouts",
+    "summary_dict",
+)
 
 __all__ = sorted(_PUBLIC)
 
 
 def __getattr__(name: str) -> Any:
-    """Import a public name from the core module that defines it, on first use.
+    """Import a public name from the core's entrance, on first use.
 
     Not cached here: looked up in ``sys.modules`` each time, so a name always comes from the module
     the plugin uses too, also after an in-process pytester run dropped the modules it imported.
     """
-    module = _PUBLIC.get(name)
-    if module is None:
+    if name not in _PUBLIC:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f".core.{module}", __name__), name)
+    return getattr(importlib.import_module(".core", __name__), name)
 
 
 def __dir__() -> list[str]:

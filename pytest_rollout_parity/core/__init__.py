@@ -1,6 +1,185 @@
-"""The classification core: reading rollout files, joining tasks, classifying them, the summary.
+"""The classification core: reading rollout files, joining tasks, judging them, the summary.
 
 Plain Python: nothing here imports pytest, pluggy or pydantic (the JSON fast path is
 ``pydantic_core.from_json``, which the default install brings), so the core runs anywhere and a
 test proves it by importing every module where those imports fail.
+
+The stages, in pipeline order, each a subpackage that imports only from the ones before it:
+:mod:`.reading` (a side's files into row facts), :mod:`.identity` (task keys and the join),
+:mod:`.judging` (each task's category and outcome, and the run's companion files),
+:mod:`.statistics` (is a difference noise?) and :mod:`.reports` (the summary and its renderings).
+Beside them: :mod:`.model` (the typed result), :mod:`.errors`, :mod:`.escaping` and :mod:`.api`.
+
+This module is the one entrance the pytest layer uses: each name below is imported from its stage
+on first use, so loading the plugin without using it imports nothing of the core.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .api import compare_files, compare_loaded, compare_rollouts
+    from .errors import CompareInputError
+    from .escaping import terminal_line, terminal_text, visible
+    from .identity.item_names import item_names
+    from .judging.completeness import (
+        COVERAGE_NAME,
+        DEFAULT_MAX_MASKED,
+        DEFAULT_MAX_MISSING,
+        Coverage,
+        Limit,
+        coverage,
+        parse_limit,
+    )
+    from .judging.copies import COPY_NAME
+    from .judging.coverage_file import InventoryRead, coverage_places, read_inventory
+    from .judging.hook_verdict import Verdict
+    from .judging.item_outcome import default_verdict, flip_message, header_line
+    from .judging.known_flips import KnownFlips, read_known_flips
+    from .judging.metrics_file import AggregateCheck, check_side, combined_check, metrics_path, metrics_places
+    from .judging.verifier_output import LogRoots
+    from .model import CompareResult, RowOrigin, TaskComparison, TaskSide
+    from .reading.bounded import read_capped
+    from .reading.loading import LoadedSide, Progress, load_rollouts, sidecar_display, sidecar_path, sidecar_places
+    from .reading.parallel import SideProgress, SideRequest, load_two
+    from .reading.shards import ShardPatternError, expand
+    from .reading.skeleton import skeleton_available
+    from .reading.snapshot import frame_side, snapshot_schema, unframe_side
+    from .reports.annotations import annotation_lines
+    from .reports.html_fragments import flip_html, summary_html
+    from .reports.json_file import summary_dict, write_json, write_text
+    from .reports.markdown import FLIPS, render_markdown
+    from .reports.summary import HookVerdict, RunInfo, Summary, build_summary
+    from .reports.terminal import summary_lines
+    from .statistics.margin import AGGREGATE_NAME, Aggregate, FlipJudgement, equivalence, judge_flips
+    from .statistics.paired import PairedSection, noise_text, paired_section, task_noise
+
+__all__ = [
+    "AGGREGATE_NAME",
+    "COPY_NAME",
+    "COVERAGE_NAME",
+    "DEFAULT_MAX_MASKED",
+    "DEFAULT_MAX_MISSING",
+    "FLIPS",
+    "Aggregate",
+    "AggregateCheck",
+    "CompareInputError",
+    "CompareResult",
+    "Coverage",
+    "FlipJudgement",
+    "HookVerdict",
+    "InventoryRead",
+    "KnownFlips",
+    "Limit",
+    "LoadedSide",
+    "LogRoots",
+    "PairedSection",
+    "Progress",
+    "RowOrigin",
+    "RunInfo",
+    "ShardPatternError",
+    "SideProgress",
+    "SideRequest",
+    "Summary",
+    "TaskComparison",
+    "TaskSide",
+    "Verdict",
+    "annotation_lines",
+    "build_summary",
+    "check_side",
+    "combined_check",
+    "compare_files",
+    "compare_loaded",
+    "compare_rollouts",
+    "coverage",
+    "coverage_places",
+    "default_verdict",
+    "equivalence",
+    "expand",
+    "flip_html",
+    "flip_message",
+    "frame_side",
+    "header_line",
+    "item_names",
+    "judge_flips",
+    "load_rollouts",
+    "load_two",
+    "metrics_path",
+    "metrics_places",
+    "noise_text",
+    "paired_section",
+    "parse_limit",
+    "read_capped",
+    "read_inventory",
+    "read_known_flips",
+    "render_markdown",
+    "sidecar_display",
+    "sidecar_path",
+    "sidecar_places",
+    "skeleton_available",
+    "snapshot_schema",
+    "summary_dict",
+    "summary_html",
+    "summary_lines",
+    "task_noise",
+    "terminal_line",
+    "terminal_text",
+    "unframe_side",
+    "visible",
+    "write_json",
+    "write_text",
+]
+
+#: module under the core -> the names the entrance takes from it
+_ENTRANCE: dict[str, tuple[str, ...]] = {
+    "api": ("compare_files", "compare_loaded", "compare_rollouts"),
+    "errors": ("CompareInputError",),
+    "escaping": ("terminal_line", "terminal_text", "visible"),
+    "identity.item_names": ("item_names",),
+    "judging.completeness": (
+        "COVERAGE_NAME",
+        "Coverage",
+        "DEFAULT_MAX_MASKED",
+        "DEFAULT_MAX_MISSING",
+        "Limit",
+        "coverage",
+        "parse_limit",
+    ),
+    "judging.copies": ("COPY_NAME",),
+    "judging.coverage_file": ("InventoryRead", "coverage_places", "read_inventory"),
+    "judging.hook_verdict": ("Verdict",),
+    "judging.item_outcome": ("default_verdict", "flip_message", "header_line"),
+    "judging.known_flips": ("KnownFlips", "read_known_flips"),
+    "judging.metrics_file": ("AggregateCheck", "check_side", "combined_check", "metrics_path", "metrics_places"),
+    "judging.verifier_output": ("LogRoots",),
+    "model": ("CompareResult", "RowOrigin", "TaskComparison", "TaskSide"),
+    "reading.bounded": ("read_capped",),
+    "reading.loading": ("LoadedSide", "Progress", "load_rollouts", "sidecar_display", "sidecar_path", "sidecar_places"),
+    "reading.parallel": ("SideProgress", "SideRequest", "load_two"),
+    "reading.shards": ("ShardPatternError", "expand"),
+    "reading.skeleton": ("skeleton_available",),
+    "reading.snapshot": ("frame_side", "snapshot_schema", "unframe_side"),
+    "reports.annotations": ("annotation_lines",),
+    "reports.html_fragments": ("flip_html", "summary_html"),
+    "reports.json_file": ("summary_dict", "write_json", "write_text"),
+    "reports.markdown": ("FLIPS", "render_markdown"),
+    "reports.summary": ("HookVerdict", "RunInfo", "Summary", "build_summary"),
+    "reports.terminal": ("summary_lines",),
+    "statistics.margin": ("AGGREGATE_NAME", "Aggregate", "FlipJudgement", "equivalence", "judge_flips"),
+    "statistics.paired": ("PairedSection", "noise_text", "paired_section", "task_noise"),
+}
+_WHERE = {name: module for module, names in _ENTRANCE.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    """Import ``name`` from the core module that defines it, on first use."""
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{module}", __name__), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_WHERE))

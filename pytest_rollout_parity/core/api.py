@@ -12,14 +12,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Optional
 
-from .agents import AgentFilter
-from .classify import SideInput, compare_sides
-from .copies import copies_note
 from .errors import CompareInputError
-from .identity import REASON_BORROWED, REASON_GIVEN, KeyChoice
-from .loading import LoadedSide, load_side
+from .identity.join import REASON_BORROWED, REASON_GIVEN, KeyChoice
+from .judging.classify import SideInput, compare_sides
+from .judging.copies import copies_note
 from .model import CompareResult, RowFacts, RowReader
-from .sides import RowSource, SideBuilder, is_failure_record
+from .reading.agents import AgentFilter
+from .reading.loading import LoadedSide, load_side
+from .reading.side_builder import RowSource, SideBuilder, is_failure_record
 
 
 def _side_from_rows(

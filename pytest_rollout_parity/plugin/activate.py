@@ -11,19 +11,17 @@ from typing import Optional
 
 import pytest
 
-from ..core.display import terminal_line
-from ..core.errors import CompareInputError
-from ..core.known_flips import KnownFlips, read_known_flips
+from ..core import CompareInputError, KnownFlips, read_known_flips, terminal_line
 from .ci import ParityCI
 from .collect import ParityFile, hooks_at, is_gate_item
 from .fixtures import parametrize_rollout_pair
-from .html import ParityHtmlRows, ParityHtmlSummary, html_report_requested
+from .html_report import ParityHtmlRows, ParityHtmlSummary, html_report_requested
 from .placement import Selection, take_new_file
 from .progress import progress_for
+from .reporting import ParitySummary
 from .run import ParityRun
 from .settings import ParitySettings, settings_from_config
 from .sources import gather_sides
-from .summary import ParitySummary
 
 
 def activate(config: pytest.Config) -> Optional[int]:

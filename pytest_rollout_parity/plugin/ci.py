@@ -12,11 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from ..core.annotations import annotation_lines
-from ..core.render_json import write_text
-from ..core.render_markdown import FLIPS, render_markdown
+from ..core import FLIPS, annotation_lines, render_markdown, write_text
 from .collect import CATEGORY_PROPERTY, TASK_PROPERTY
-from .summary import ParitySummary
+from .reporting import ParitySummary
 
 STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
 #: the entry-point name of pytest-github-actions-annotate-failures, which annotates every failed test

@@ -9,13 +9,17 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import pytest
 
-from ..core.copies import COPY_NAME
-from ..core.coverage import COVERAGE_NAME
-from ..core.display import terminal_line, terminal_text, visible
-from ..core.margin import AGGREGATE_NAME
-from ..core.model import RowOrigin
-from ..core.outcomes import default_verdict
-from ..core.verdict import Verdict
+from ..core import (
+    AGGREGATE_NAME,
+    COPY_NAME,
+    COVERAGE_NAME,
+    RowOrigin,
+    Verdict,
+    default_verdict,
+    terminal_line,
+    terminal_text,
+    visible,
+)
 from ._pytest_compat import keep_message_lines, set_crash_message
 from .run import ParityRun
 

@@ -9,8 +9,7 @@ import pluggy
 if TYPE_CHECKING:
     import pytest
 
-    from ..core.model import TaskComparison
-    from ..core.verdict import Verdict
+    from ..core import TaskComparison, Verdict
 
 hookspec = pluggy.HookspecMarker("pytest")
 

@@ -17,7 +17,7 @@ from typing import Optional, TextIO
 
 import pytest
 
-from ..core.loading import Progress
+from ..core import Progress
 
 SHOW_FROM = 100 * 1000 * 1000  # bytes: a side this large shows progress
 INTERVAL = 0.25  # seconds between two updates of the progress line

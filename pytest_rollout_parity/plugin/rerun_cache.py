@@ -39,11 +39,19 @@ from typing import Any, Optional
 
 import pytest
 
-from ..core import skeleton, snapshot
-from ..core.aggregate import metrics_path
-from ..core.bounded import read_capped
-from ..core.loading import LoadedSide, sidecar_path
-from ..core.parallel import SideProgress, SideRequest, load_two
+from ..core import (
+    LoadedSide,
+    SideProgress,
+    SideRequest,
+    frame_side,
+    load_two,
+    metrics_path,
+    read_capped,
+    sidecar_path,
+    skeleton_available,
+    snapshot_schema,
+    unframe_side,
+)
 
 CACHE_DIR = "rollout-parity"
 
@@ -82,17 +90,17 @@ def code_state() -> tuple[Any, ...]:
         release = version("pytest-rollout-parity")
     except Exception:
         release = "unknown"
-    core = Path(snapshot.__file__).parent
+    core = Path(__file__).parents[1] / "core"
     modules = []
-    for entry in sorted(core.glob("*.py")):
+    for entry in sorted(core.rglob("*.py")):
         st = entry.stat()
-        modules.append((entry.name, st.st_size, st.st_mtime_ns))
-    return (release, tuple(modules), snapshot.schema())
+        modules.append((entry.relative_to(core).as_posix(), st.st_size, st.st_mtime_ns))
+    return (release, tuple(modules), snapshot_schema())
 
 
 def entry_key(request: SideRequest, state: tuple[Any, ...]) -> tuple[Any, ...]:
     """What an entry must have been written under to be used for ``request`` now."""
-    reader = "skeleton" if skeleton.available() else "full"
+    reader = "skeleton" if skeleton_available() else "full"
     return (code_state(), reader, astuple(request), state)
 
 
@@ -133,7 +141,7 @@ def read_entry(path: Path, key: tuple[Any, ...]) -> Optional[LoadedSide]:
     except OSError:
         return None
     try:
-        return snapshot.unframe(data, key)
+        return unframe_side(data, key)
     except Exception:  # a forged body with a recomputed checksum: ignored, never fatal
         return None
 
@@ -141,7 +149,7 @@ def read_entry(path: Path, key: tuple[Any, ...]) -> Optional[LoadedSide]:
 def write_entry(path: Path, key: tuple[Any, ...], side: LoadedSide) -> bool:
     """Store a side atomically (temp file, rename); False when it cannot be stored."""
     try:
-        data = snapshot.frame(key, side)
+        data = frame_side(key, side)
     except ValueError:
         return False
     try:

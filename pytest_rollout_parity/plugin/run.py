@@ -9,21 +9,38 @@ from functools import cached_property
 from pathlib import Path
 from typing import Optional
 
-from ..core.aggregate import AggregateCheck, check_side, combined_check
-from ..core.api import compare_loaded
-from ..core.copies import COPY_NAME
-from ..core.coverage import COVERAGE_NAME, Coverage, coverage
-from ..core.inventory import InventoryRead, read_inventory
-from ..core.known_flips import KnownFlips
-from ..core.loading import LoadedSide, sidecar_display, sidecar_path
-from ..core.margin import AGGREGATE_NAME, Aggregate, FlipJudgement, equivalence, judge_flips
-from ..core.model import CompareResult
-from ..core.naming import item_names
-from ..core.outcomes import flip_message
-from ..core.paired import PairedSection, noise_text, paired_section, task_noise
-from ..core.parallel import SideRequest
-from ..core.summary import HookVerdict, RunInfo
-from ..core.verifier import LogRoots
+from ..core import (
+    AGGREGATE_NAME,
+    COPY_NAME,
+    COVERAGE_NAME,
+    Aggregate,
+    AggregateCheck,
+    CompareResult,
+    Coverage,
+    FlipJudgement,
+    HookVerdict,
+    InventoryRead,
+    KnownFlips,
+    LoadedSide,
+    LogRoots,
+    PairedSection,
+    RunInfo,
+    SideRequest,
+    check_side,
+    combined_check,
+    compare_loaded,
+    coverage,
+    equivalence,
+    flip_message,
+    item_names,
+    judge_flips,
+    noise_text,
+    paired_section,
+    read_inventory,
+    sidecar_display,
+    sidecar_path,
+    task_noise,
+)
 from .settings import ParitySettings
 
 

@@ -14,11 +14,17 @@ from typing import Any, Optional
 import pytest
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ..core.aggregate import metrics_places
-from ..core.coverage import DEFAULT_MAX_MASKED, DEFAULT_MAX_MISSING, Limit, parse_limit
-from ..core.inventory import coverage_places
-from ..core.loading import sidecar_places
-from ..core.shards import ShardPatternError, expand
+from ..core import (
+    DEFAULT_MAX_MASKED,
+    DEFAULT_MAX_MISSING,
+    Limit,
+    ShardPatternError,
+    coverage_places,
+    expand,
+    metrics_places,
+    parse_limit,
+    sidecar_places,
+)
 from .options import OPTION_NAMES, ini_value
 
 

@@ -11,8 +11,7 @@ from typing import Optional
 
 import pytest
 
-from ..core.loading import LoadedSide, Progress
-from ..core.parallel import SideRequest
+from ..core import LoadedSide, Progress, SideRequest
 from .progress import LoadProgress
 from .rerun_cache import SideStore, cache_dir
 from .run import read_sides

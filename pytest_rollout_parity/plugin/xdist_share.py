@@ -17,7 +17,7 @@ from typing import Any, Optional
 
 import pytest
 
-from ..core.loading import LoadedSide
+from ..core import LoadedSide
 from .rerun_cache import read_entry, write_entry
 
 WORKERINPUT_KEY = "rollout_parity_sides"

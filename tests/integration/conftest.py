@@ -250,7 +250,8 @@ def make_unreadable(monkeypatch: pytest.MonkeyPatch):
     import errno
     import os
 
-    from pytest_rollout_parity.core import bounded, input_file
+    from pytest_rollout_parity.core.reading import bounded
+    from pytest_rollout_parity.core.reading import files as input_file
 
     denied: set[str] = set()
     real_open = builtins.open

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from pytest_rollout_parity.core import parallel
+from pytest_rollout_parity.core.reading import parallel
 from pytest_rollout_parity.plugin import progress
 from pytest_rollout_parity.plugin.progress import LoadProgress, wants_progress
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from pytest_rollout_parity.core import snapshot
-from pytest_rollout_parity.core.parallel import SideRequest
+from pytest_rollout_parity.core.reading import snapshot
+from pytest_rollout_parity.core.reading.parallel import SideRequest
 
 from .conftest import Gate, failure_record, harbor_row, legacy_row, section
 from .test_selection import ran
@@ -124,10 +124,10 @@ def test_a_damaged_entry_is_rebuilt_never_trusted(gate: Gate, reads: list[str], 
             entry.write_bytes(b"")
         elif damage == "stale":
             side = SideRequest(str(gate.path / NEW)).load()
-            entry.write_bytes(snapshot.frame(("an older key",), side))
+            entry.write_bytes(snapshot.frame_side(("an older key",), side))
         else:  # a valid entry of other files, under this entry's name
             other = gate.write("other.jsonl", [harbor_row("zzz", 0.0)])
-            entry.write_bytes(snapshot.frame(("key",), SideRequest(str(other)).load()))
+            entry.write_bytes(snapshot.frame_side(("key",), SideRequest(str(other)).load()))
     reads.clear()
     again = gate.run(*args, "-rA", "-vv")
     assert ran(again) == ran(first) and section(again) == section(first)
@@ -167,7 +167,7 @@ def test_the_cache_is_never_beside_the_inputs(gate: Gate) -> None:
 
 NO_READING_IN_WORKERS = """
 import pytest
-from pytest_rollout_parity.core.parallel import SideRequest
+from pytest_rollout_parity.core.reading.parallel import SideRequest
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -188,7 +188,7 @@ def three_flips(gate: Gate) -> list[str]:
 
 
 def test_k_rerun_reads_only_its_log(gate: Gate, monkeypatch: pytest.MonkeyPatch) -> None:
-    import pytest_rollout_parity.core.bounded as verifier  # where a verifier log is opened
+    import pytest_rollout_parity.core.reading.bounded as verifier  # where a verifier log is opened
 
     args = three_flips(gate)
     opened: list[str] = []

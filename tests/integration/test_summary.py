@@ -206,7 +206,7 @@ def test_an_existing_report_is_replaced_whole_and_its_probe_leaves_nothing(gate:
 
 
 def test_a_report_failing_at_the_end_is_an_error_on_a_line_of_its_own(gate: Gate, monkeypatch: pytest.MonkeyPatch) -> None:
-    import pytest_rollout_parity.plugin.summary as plugin_summary
+    import pytest_rollout_parity.plugin.reporting as plugin_summary
 
     def disk_full(path: object, summary: object) -> None:
         raise OSError(28, "No space left on device")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_rollout_parity.core.verifier import LINE_CHARS, TAIL_BYTES
+from pytest_rollout_parity.core.judging.verifier_output import LINE_CHARS, TAIL_BYTES
 
 from .conftest import NEW, Gate, all_text, harbor_row, legacy_row
 
@@ -262,7 +262,7 @@ def _entries(gate: Gate) -> list[Path]:
 
 @pytest.mark.parametrize("hostile", ["fifo", "dev-zero", "link-to-entry", "forged", "oversized"])
 def test_a_hostile_cache_entry_is_ignored(gate: Gate, hostile: str) -> None:
-    from pytest_rollout_parity.core import snapshot
+    from pytest_rollout_parity.core.reading import snapshot
 
     args = gate.mixed()
     first = gate.run_subprocess(*args)

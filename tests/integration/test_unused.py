@@ -58,7 +58,7 @@ def test_a_gate_run_imports_the_gate(gate: Gate, given: str) -> None:
                               f"parity_new = {args[1].split('=', 1)[1]}\n")
         args = []
     modules = loaded_modules(gate, *args)
-    assert "pytest_rollout_parity.core.classify" in modules and "pydantic" in modules
+    assert "pytest_rollout_parity.core.judging.classify" in modules and "pydantic" in modules
 
 
 def test_every_parity_option_and_ini_key_switches_the_gate_on(gate: Gate) -> None:

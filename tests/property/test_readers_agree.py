@@ -21,11 +21,15 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from pytest_rollout_parity.core import skeleton
-from pytest_rollout_parity.core.agents import NO_AGENT, agent_of
 from pytest_rollout_parity.core.api import compare_loaded
 from pytest_rollout_parity.core.errors import CompareInputError
-from pytest_rollout_parity.core.fields import (
+from pytest_rollout_parity.core.identity.join import FINGERPRINT, KeyVote, ident_of
+from pytest_rollout_parity.core.identity.join import key_value as ident_value
+from pytest_rollout_parity.core.identity.prompts import decoded, is_prompt, prompt_label
+from pytest_rollout_parity.core.model import CompareResult, RowFacts, TaskSide
+from pytest_rollout_parity.core.reading import skeleton
+from pytest_rollout_parity.core.reading.agents import NO_AGENT, agent_of
+from pytest_rollout_parity.core.reading.fields import (
     AGENT_ERROR_COUNTERS,
     ENCODED_FIELDS,
     KEY_CANDIDATES,
@@ -34,13 +38,9 @@ from pytest_rollout_parity.core.fields import (
     TASK_INDEX,
     load_paths,
 )
-from pytest_rollout_parity.core.identity import FINGERPRINT, KeyVote, ident_of
-from pytest_rollout_parity.core.identity import key_value as ident_value
-from pytest_rollout_parity.core.loading import LoadedSide, index_pair, load_side, parse_line
-from pytest_rollout_parity.core.model import CompareResult, RowFacts, TaskSide
-from pytest_rollout_parity.core.prompt import decoded, is_prompt, prompt_label
-from pytest_rollout_parity.core.rows import RewardTypeError, lookup, reduce_row
-from pytest_rollout_parity.core.sides import is_failure_record, names_no_task
+from pytest_rollout_parity.core.reading.loading import LoadedSide, index_pair, load_side, parse_line
+from pytest_rollout_parity.core.reading.row_facts import RewardTypeError, lookup, reduce_row
+from pytest_rollout_parity.core.reading.side_builder import is_failure_record, names_no_task
 
 pytest.importorskip("msgspec", reason="the skeleton reader needs the `fast` extra (msgspec)")
 
@@ -290,7 +290,7 @@ def parser(name: str) -> Iterator[None]:
     os.environ["PARITY_PARSER"] = name
     try:
         if name == "auto":
-            assert skeleton.available()
+            assert skeleton.skeleton_available()
         yield
     finally:
         if before is None:

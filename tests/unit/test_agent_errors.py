@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pytest_rollout_parity import compare_files, compare_rollouts
-from pytest_rollout_parity.core.rows import agent_error
+from pytest_rollout_parity.core.reading.row_facts import agent_error
 
 REAL_FILES = Path(__file__).resolve().parents[1] / "data" / "real_files"
 ANYSWE = REAL_FILES / "responses_api_agents" / "anyswe_agent" / "data" / "example_rollouts_opencode.jsonl"
@@ -90,9 +90,9 @@ def test_both_readers_see_every_signal(tmp_path: Path, monkeypatch: pytest.Monke
     """The skeleton reader (msgspec) decodes the signal fields, so it flags the same rows."""
     pytest.importorskip("msgspec")
     monkeypatch.delenv("PARITY_PARSER", raising=False)
-    from pytest_rollout_parity.core.loading import iter_objects
-    from pytest_rollout_parity.core.rows import reduce_row
-    from pytest_rollout_parity.core.skeleton import skeleton_decoder
+    from pytest_rollout_parity.core.reading.loading import iter_objects
+    from pytest_rollout_parity.core.reading.row_facts import reduce_row
+    from pytest_rollout_parity.core.reading.skeleton import skeleton_decoder
 
     rows = [
         row("a", 0.0, error=" "),

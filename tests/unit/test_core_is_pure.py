@@ -23,7 +23,7 @@ class Blocker(importlib.abc.MetaPathFinder):
 sys.meta_path.insert(0, Blocker())
 import pytest_rollout_parity
 import pytest_rollout_parity.core as core
-names = sorted(info.name for info in pkgutil.iter_modules(core.__path__, core.__name__ + "."))
+names = sorted(info.name for info in pkgutil.walk_packages(core.__path__, core.__name__ + "."))
 for name in names:
     importlib.import_module(name)
 leaked = sorted(m for m in sys.modules if m.split(".")[0] in BLOCKED)
@@ -36,7 +36,8 @@ def test_every_core_module_imports_without_pytest_pluggy_or_pydantic() -> None:
         [sys.executable, "-c", BLOCKER], capture_output=True, text=True, cwd=str(Path(__file__).parents[2])
     )
     assert proc.returncode == 0, proc.stderr
-    count = sum(1 for path in Path(core.__path__[0]).glob("*.py") if path.name != "__init__.py")
+    root = Path(core.__path__[0])
+    count = sum(1 for path in root.rglob("*.py") if path.name != "__init__.py") + len(list(root.glob("*/__init__.py")))
     assert proc.stdout.split() == [str(count), "modules;", "leaked:", "[]"], proc.stdout
 
 

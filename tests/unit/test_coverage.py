@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_rollout_parity import compare_rollouts
-from pytest_rollout_parity.core.coverage import (
+from pytest_rollout_parity.core.judging.completeness import (
     DEFAULT_MAX_MASKED,
     DEFAULT_MAX_MISSING,
     Limit,

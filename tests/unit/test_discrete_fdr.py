@@ -13,8 +13,13 @@ import random
 import pytest
 from scipy import stats as sps
 
-from pytest_rollout_parity.core.stats import benjamini_hochberg, discrete_bh
-from pytest_rollout_parity.core.stats_noise import fisher_smallest_p, permutation_p_value, permutation_test, task_test
+from pytest_rollout_parity.core.statistics.paired_tests import benjamini_hochberg, discrete_bh
+from pytest_rollout_parity.core.statistics.task_noise import (
+    fisher_smallest_p,
+    permutation_p_value,
+    permutation_test,
+    task_test,
+)
 
 
 @pytest.mark.parametrize("a_n,b_n", [(2, 2), (3, 3), (5, 5), (8, 8), (5, 3), (2, 7)])

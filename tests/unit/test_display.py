@@ -1,4 +1,4 @@
-"""Display escaping (core/display.py) and bounded reads of files the gate did not write (core/bounded.py)."""
+"""Display escaping (core/escaping.py) and bounded reads of files the gate did not write (core/reading/bounded.py)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_rollout_parity.core.bounded import NotRegular, TooLarge, open_regular, read_capped, read_end
-from pytest_rollout_parity.core.display import markdown_text, no_command, terminal_line, terminal_text, visible
-from pytest_rollout_parity.core.render_json import write_text
+from pytest_rollout_parity.core.escaping import markdown_text, no_command, terminal_line, terminal_text, visible
+from pytest_rollout_parity.core.reading.bounded import NotRegular, TooLarge, open_regular, read_capped, read_end
+from pytest_rollout_parity.core.reports.json_file import write_text
 
 
 @pytest.mark.parametrize(("raw", "shown"), [

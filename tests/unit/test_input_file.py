@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from pytest_rollout_parity import CompareInputError, compare_files
-from pytest_rollout_parity.core.input_file import RowAt
-from pytest_rollout_parity.core.loading import load_side, sidecar_path
+from pytest_rollout_parity.core.reading.files import RowAt
+from pytest_rollout_parity.core.reading.loading import load_side, sidecar_path
 
 ROWS = [
     {"task_id": f"t{i}", "reward": float(i % 2), "_ng_task_index": i, "_ng_rollout_index": 0, "note": "x" * i}
@@ -131,7 +131,7 @@ def test_progress_counts_bytes_of_the_file_up_to_its_size(tmp_path: Path, suffix
 
 
 def test_a_symlinked_side_finds_its_companions_beside_the_target(tmp_path: Path) -> None:
-    from pytest_rollout_parity.core.aggregate import metrics_path
+    from pytest_rollout_parity.core.judging.metrics_file import metrics_path
 
     (tmp_path / "n").mkdir()
     real = tmp_path / "n" / "rollouts.jsonl"

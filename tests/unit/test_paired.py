@@ -1,4 +1,4 @@
-"""The paired section of a comparison (core.paired) and margin mode's decisions (core.margin).
+"""The paired section of a comparison (core.statistics.paired) and margin mode's decisions (core.statistics.margin).
 
 Small cases are worked by hand; the figures behind them are also checked against scipy.
 """
@@ -13,13 +13,13 @@ import pytest
 from scipy import stats as sps
 
 from pytest_rollout_parity.core.api import compare_rollouts
-from pytest_rollout_parity.core.margin import AGGREGATE_NAME, equivalence, judge_flip, judge_flips
+from pytest_rollout_parity.core.identity.item_names import item_names
+from pytest_rollout_parity.core.judging.item_outcome import default_verdict
 from pytest_rollout_parity.core.model import CompareResult
-from pytest_rollout_parity.core.naming import item_names
-from pytest_rollout_parity.core.outcomes import default_verdict
-from pytest_rollout_parity.core.paired import format_p, noise_text, paired_section, task_seed
-from pytest_rollout_parity.core.stats import PairedStats, paired_stats
-from pytest_rollout_parity.core.stats_noise import permutation_p_value
+from pytest_rollout_parity.core.statistics.margin import AGGREGATE_NAME, equivalence, judge_flip, judge_flips
+from pytest_rollout_parity.core.statistics.paired import format_p, noise_text, paired_section, task_seed
+from pytest_rollout_parity.core.statistics.paired_tests import PairedStats, paired_stats
+from pytest_rollout_parity.core.statistics.task_noise import permutation_p_value
 
 
 def row(task: str, reward: Any, taskset: Optional[str] = "ts-a", **extra: Any) -> dict[str, Any]:
@@ -258,7 +258,7 @@ PAIRED_KEYS = {"n", "old_mean", "new_mean", "delta", "ci95", "df", "clustered_by
 
 
 def test_summary_json_shape() -> None:
-    from pytest_rollout_parity.core.render_json import summary_dict
+    from pytest_rollout_parity.core.reports.json_file import summary_dict
 
     result = compare({"reg": [1.0] * 5, "a": [1.0] * 5, "b": [0.0] * 5}, {"reg": [0.0] * 5, "a": [1.0] * 5, "b": [0.0] * 5})
     summary = summary_dict(result)
@@ -277,8 +277,8 @@ def test_summary_json_shape() -> None:
 
 
 def test_summary_lines_show_the_paired_section_and_clustering() -> None:
-    from pytest_rollout_parity.core.render_terminal import summary_lines
-    from pytest_rollout_parity.core.summary import build_summary
+    from pytest_rollout_parity.core.reports.summary import build_summary
+    from pytest_rollout_parity.core.reports.terminal import summary_lines
 
     old = [row("a", 1.0, "alpha"), row("b", 0.0, "alpha"), row("c", 1.0, "beta"), row("d", 0.0, "beta")]
     new = [row("a", 0.0, "alpha"), row("b", 0.0, "alpha"), row("c", 1.0, "beta"), row("d", 1.0, "beta")]
@@ -295,8 +295,8 @@ def test_summary_lines_show_the_paired_section_and_clustering() -> None:
 
 
 def test_summary_lines_when_figures_are_absent() -> None:
-    from pytest_rollout_parity.core.render_terminal import summary_lines
-    from pytest_rollout_parity.core.summary import build_summary
+    from pytest_rollout_parity.core.reports.summary import build_summary
+    from pytest_rollout_parity.core.reports.terminal import summary_lines
 
     lines = summary_lines(build_summary(compare({"a": [1.0]}, {"b": [1.0]}), margin=0.1))
     start = lines.index("paired over 0 compared tasks (d = new - old of the task means):")
@@ -310,7 +310,7 @@ def test_summary_lines_when_figures_are_absent() -> None:
 
 
 def test_left_out_tasks_and_the_sensitivity_range_by_hand() -> None:
-    from pytest_rollout_parity.core.render_json import summary_dict
+    from pytest_rollout_parity.core.reports.json_file import summary_dict
 
     old = [row("a", 1.0), row("b", 0.0), row("c", 1.0), row("d", 0.0), row("e", 1.0)]
     new = [row("a", 0.0), row("b", 0.0), row("c", 1.0, mask_sample=True), row("d", 1.0), row("f", 1.0)]

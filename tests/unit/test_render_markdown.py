@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from pytest_rollout_parity import compare_rollouts
-from pytest_rollout_parity.core.annotations import annotation_lines, escape_data, escape_property
-from pytest_rollout_parity.core.render_markdown import BUDGET, FLIP_CAP, TEXT_CAP, render_markdown, verdict_line
-from pytest_rollout_parity.core.summary import RunInfo, Summary, build_summary
+from pytest_rollout_parity.core.reports.annotations import annotation_lines, escape_data, escape_property
+from pytest_rollout_parity.core.reports.markdown import BUDGET, FLIP_CAP, TEXT_CAP, render_markdown, verdict_line
+from pytest_rollout_parity.core.reports.summary import RunInfo, Summary, build_summary
 
 
 def _summary(old: dict[str, float], new: dict[str, float], **run: object) -> Summary:

@@ -1,4 +1,4 @@
-"""Expanding a side given as shards, and reading one: core/shards.py and loading.load_shards."""
+"""Expanding a side given as shards, and reading one: core/reading/shards.py and loading.load_shards."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from pytest_rollout_parity.core import parallel
 from pytest_rollout_parity.core.errors import CompareInputError
-from pytest_rollout_parity.core.loading import load_shards, load_side
-from pytest_rollout_parity.core.parallel import SideRequest, load_two
-from pytest_rollout_parity.core.shards import ShardPatternError, expand, is_artifact
-from pytest_rollout_parity.core.snapshot import plain_facts
+from pytest_rollout_parity.core.reading import parallel
+from pytest_rollout_parity.core.reading.loading import load_shards, load_side
+from pytest_rollout_parity.core.reading.parallel import SideRequest, load_two
+from pytest_rollout_parity.core.reading.shards import ShardPatternError, expand, is_artifact
+from pytest_rollout_parity.core.reading.snapshot import plain_facts
 
 FLORES = Path(__file__).resolve().parents[1] / "data" / "real_files" / "benchmarks" / "flores200" / "data" / \
     "example_rollouts.jsonl"

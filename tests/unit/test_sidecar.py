@@ -258,7 +258,7 @@ def test_sidecar_record_naming_the_task_by_the_sides_key_joins_it(write_jsonl):
 
 def test_a_bad_main_line_is_named_before_a_bad_sidecar_line(write_jsonl) -> None:
     """The sidecar is glanced at first (for the pairs it names), but errors keep the reading order."""
-    from pytest_rollout_parity.core.loading import load_side
+    from pytest_rollout_parity.core.reading.loading import load_side
 
     main = write_jsonl("r/rollouts.jsonl", '{"_ng_task_index": 0, "_ng_rollout_index": 0, "reward": 1.0, "task_id": "a"}\n{oops\n')
     write_jsonl("r/rollouts_failures.jsonl", "{also broken\n")
@@ -271,7 +271,7 @@ def test_a_bad_main_line_is_named_before_a_bad_sidecar_line(write_jsonl) -> None
 
 def test_only_the_sidecars_pairs_are_kept_and_scored_retries_are_superseded(write_jsonl) -> None:
     """A record whose rollout the main file scored after all does not stand; the others do."""
-    from pytest_rollout_parity.core.loading import load_side
+    from pytest_rollout_parity.core.reading.loading import load_side
 
     rows = [main_row(f"t{i}", 1.0, i) for i in range(50)]
     main = write_jsonl("s/rollouts.jsonl", rows)

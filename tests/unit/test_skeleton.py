@@ -9,10 +9,10 @@ import pytest
 
 from pytest_rollout_parity import summary_dict
 from pytest_rollout_parity.core.api import compare_files
-from pytest_rollout_parity.core.loading import iter_objects
-from pytest_rollout_parity.core.prompt import decoded, is_prompt, prompt_label
-from pytest_rollout_parity.core.rows import reduce_row
-from pytest_rollout_parity.core.skeleton import EncodedJSON, skeleton_decoder
+from pytest_rollout_parity.core.identity.prompts import decoded, is_prompt, prompt_label
+from pytest_rollout_parity.core.reading.loading import iter_objects
+from pytest_rollout_parity.core.reading.row_facts import reduce_row
+from pytest_rollout_parity.core.reading.skeleton import EncodedJSON, skeleton_decoder
 
 pytest.importorskip("msgspec", reason="the skeleton reader needs the `fast` extra (msgspec)")
 
@@ -120,7 +120,7 @@ def test_prompt_stays_encoded_and_labels_alike(tmp_path: Path) -> None:
 def test_an_encoded_field_another_path_reads_inside_is_decoded_whole() -> None:
     from typing import Any
 
-    from pytest_rollout_parity.core.skeleton import _tree
+    from pytest_rollout_parity.core.reading.skeleton import _tree
 
     assert _tree(["a.b"], ["a.b"]) == {"a.b": EncodedJSON, "a": {"b": EncodedJSON}}
     for paths in (["a.b", "a.b.c"], ["a.b.c", "a.b"]):  # whichever comes first

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from pytest_rollout_parity.core import parallel, snapshot
 from pytest_rollout_parity.core.errors import CompareInputError
-from pytest_rollout_parity.core.loading import LoadedSide
-from pytest_rollout_parity.core.parallel import SideRequest, load_two
+from pytest_rollout_parity.core.reading import parallel, snapshot
+from pytest_rollout_parity.core.reading.loading import LoadedSide
+from pytest_rollout_parity.core.reading.parallel import SideRequest, load_two
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -56,39 +56,39 @@ def test_snapshot_round_trip(pair: str, real_pair: tuple[Path, Path]) -> None:
     for path in paths:
         side = SideRequest(str(path), display="shown.jsonl").load()
         key = ("k", 1)
-        again = snapshot.unframe(snapshot.frame(key, side), key)
+        again = snapshot.unframe_side(snapshot.frame_side(key, side), key)
         assert again is not None
         assert described(again) == described(side)
         assert len(side.facts) > 0
         # the child frames while releasing its side: the same side comes back, and the facts are gone
         released = SideRequest(str(path), display="shown.jsonl").load()
-        again = snapshot.unframe(snapshot.frame(key, released, release=True), key)
+        again = snapshot.unframe_side(snapshot.frame_side(key, released, release=True), key)
         assert again is not None and described(again) == described(side)
         assert released.facts == []
 
 
 def test_unframe_rejects_what_it_did_not_write(real_pair: tuple[Path, Path]) -> None:
     side = SideRequest(str(real_pair[1])).load()
-    data = snapshot.frame(("k",), side)
-    assert snapshot.unframe(data, ("k",)) is not None
-    assert snapshot.unframe(data, ("other",)) is None  # stale: another key
-    assert snapshot.unframe(data[:-1], ("k",)) is None  # truncated
-    assert snapshot.unframe(data[: len(snapshot.MAGIC) + 10], ("k",)) is None
-    assert snapshot.unframe(b"", ("k",)) is None
-    assert snapshot.unframe(b"\x00" * len(data), ("k",)) is None  # foreign
+    data = snapshot.frame_side(("k",), side)
+    assert snapshot.unframe_side(data, ("k",)) is not None
+    assert snapshot.unframe_side(data, ("other",)) is None  # stale: another key
+    assert snapshot.unframe_side(data[:-1], ("k",)) is None  # truncated
+    assert snapshot.unframe_side(data[: len(snapshot.MAGIC) + 10], ("k",)) is None
+    assert snapshot.unframe_side(b"", ("k",)) is None
+    assert snapshot.unframe_side(b"\x00" * len(data), ("k",)) is None  # foreign
     flipped = bytearray(data)
     flipped[-5] ^= 0xFF
-    assert snapshot.unframe(bytes(flipped), ("k",)) is None  # the checksum no longer holds
+    assert snapshot.unframe_side(bytes(flipped), ("k",)) is None  # the checksum no longer holds
     newer = bytearray(data)
     newer[len(snapshot.MAGIC) + 1] += 1
-    assert snapshot.unframe(bytes(newer), ("k",)) is None  # another format version
+    assert snapshot.unframe_side(bytes(newer), ("k",)) is None  # another format version
 
 
 def test_a_row_kept_in_memory_is_not_snapshotted(real_pair: tuple[Path, Path]) -> None:
     side = SideRequest(str(real_pair[0])).load()
     side.facts[0].row = {"reward": 1.0}
     with pytest.raises(ValueError):
-        snapshot.frame(("k",), side)
+        snapshot.frame_side(("k",), side)
 
 
 @pytest.mark.parametrize("pair", ["examples", "real"])
@@ -176,9 +176,9 @@ def test_the_childs_stream_rebuilds_every_real_file(path: Path) -> None:
 
 def test_a_stream_cut_short_is_not_a_side(real_pair: tuple[Path, Path]) -> None:
     """A torn stream (a killed child) gives no side, never part of one: the parent reads it again."""
-    from pytest_rollout_parity.core.loading import read_rollouts
-    from pytest_rollout_parity.core.row_stream import ForwardingBuilder, replay, send
-    from pytest_rollout_parity.core.sides import SideBuilder
+    from pytest_rollout_parity.core.reading.child_stream import ForwardingBuilder, replay, send
+    from pytest_rollout_parity.core.reading.loading import read_rollouts
+    from pytest_rollout_parity.core.reading.side_builder import SideBuilder
 
     chunks: list[bytes] = []
     builder = ForwardingBuilder(None, "--parity-key", chunks.append)

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from pytest_rollout_parity.core.stats import (
+from pytest_rollout_parity.core.statistics.paired_tests import (
     McNemarTable,
     PairedStats,
     benjamini_hochberg,
@@ -24,8 +24,8 @@ from pytest_rollout_parity.core.stats import (
     paired_stats,
     sign_test,
 )
-from pytest_rollout_parity.core.stats_dist import t_cdf, t_ppf
-from pytest_rollout_parity.core.stats_noise import (
+from pytest_rollout_parity.core.statistics.t_dist import t_cdf, t_ppf
+from pytest_rollout_parity.core.statistics.task_noise import (
     fisher_exact_two_sided,
     permutation_p_value,
     task_p_value,

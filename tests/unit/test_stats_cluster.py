@@ -14,8 +14,8 @@ import random
 import numpy as np
 import pytest
 
-from pytest_rollout_parity.core.stats import paired_stats
-from pytest_rollout_parity.core.stats_cluster import MAX_INTRACLASS, cr2_mean
+from pytest_rollout_parity.core.statistics.clustered import MAX_INTRACLASS, cr2_mean
+from pytest_rollout_parity.core.statistics.paired_tests import paired_stats
 
 
 def anova_icc(y: np.ndarray, labels: list[str]) -> float:

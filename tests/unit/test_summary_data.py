@@ -9,12 +9,9 @@ from pathlib import Path
 import pytest
 
 from pytest_rollout_parity import compare_rollouts, summary_dict
-from pytest_rollout_parity.core.aggregate import AggregateCheck
-from pytest_rollout_parity.core.left_out import LeftOut
-from pytest_rollout_parity.core.render_json import json_dict, write_json
-from pytest_rollout_parity.core.render_terminal import summary_lines
-from pytest_rollout_parity.core.stats import SignTest
-from pytest_rollout_parity.core.summary import (
+from pytest_rollout_parity.core.judging.metrics_file import AggregateCheck
+from pytest_rollout_parity.core.reports.json_file import json_dict, write_json
+from pytest_rollout_parity.core.reports.summary import (
     AggregateMetrics,
     Counts,
     Equivalence,
@@ -29,6 +26,9 @@ from pytest_rollout_parity.core.summary import (
     TaskSummary,
     build_summary,
 )
+from pytest_rollout_parity.core.reports.terminal import summary_lines
+from pytest_rollout_parity.core.statistics.left_out import LeftOut
+from pytest_rollout_parity.core.statistics.paired_tests import SignTest
 
 
 def _rows(pairs: dict[str, float]) -> list[dict[str, object]]:
@@ -64,9 +64,9 @@ def test_same_file_adds_its_note() -> None:
 
 
 def test_hook_verdicts_are_per_task_fields() -> None:
-    from pytest_rollout_parity.core.render_json import json_dict
-    from pytest_rollout_parity.core.render_terminal import summary_lines
-    from pytest_rollout_parity.core.summary import HookVerdict
+    from pytest_rollout_parity.core.reports.json_file import json_dict
+    from pytest_rollout_parity.core.reports.summary import HookVerdict
+    from pytest_rollout_parity.core.reports.terminal import summary_lines
 
     result = compare_rollouts(_rows({"a": 1.0, "b": 1.0}), _rows({"a": 0.0, "b": 1.0}))
     info = RunInfo(old_file="o", new_file="n", verdicts_changed=1,

@@ -11,8 +11,8 @@ import pytest
 
 from pytest_rollout_parity import CompareInputError, compare_rollouts, summary_dict
 from pytest_rollout_parity.core.api import compare_files
-from pytest_rollout_parity.core.render_terminal import summary_lines
-from pytest_rollout_parity.core.summary import build_summary
+from pytest_rollout_parity.core.reports.summary import build_summary
+from pytest_rollout_parity.core.reports.terminal import summary_lines
 
 PROMPT_KEY = "responses_create_params.input"
 
@@ -324,7 +324,7 @@ def test_the_real_reasoning_gym_pair_with_two_rewards_swapped_fails_those_two(
 
 
 def prompt_label_of(r: dict[str, Any]) -> str:
-    from pytest_rollout_parity.core.prompt import prompt_label
+    from pytest_rollout_parity.core.identity.prompts import prompt_label
 
     label = prompt_label(r["responses_create_params"]["input"])
     assert label is not None

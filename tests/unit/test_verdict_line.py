@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from pytest_rollout_parity import compare_rollouts
-from pytest_rollout_parity.core.render_terminal import summary_lines, verdict_line
-from pytest_rollout_parity.core.summary import build_summary
+from pytest_rollout_parity.core.reports.summary import build_summary
+from pytest_rollout_parity.core.reports.terminal import summary_lines, verdict_line
 
 
 def _rows(pairs: dict[str, Optional[float]], **extra: Any) -> list[dict[str, Any]]:

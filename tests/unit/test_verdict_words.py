@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from pytest_rollout_parity import compare_rollouts
-from pytest_rollout_parity.core import render_markdown as markdown
-from pytest_rollout_parity.core.render_html import summary_html
-from pytest_rollout_parity.core.render_terminal import summary_lines
-from pytest_rollout_parity.core.summary import HookVerdict, RunInfo, Summary, build_summary
-from pytest_rollout_parity.core.verdict_words import IMPROVED, REGRESSED, direction, hook_changes, verdict_words
+from pytest_rollout_parity.core.reports import markdown as markdown
+from pytest_rollout_parity.core.reports.html_fragments import summary_html
+from pytest_rollout_parity.core.reports.summary import HookVerdict, RunInfo, Summary, build_summary
+from pytest_rollout_parity.core.reports.terminal import summary_lines
+from pytest_rollout_parity.core.reports.wording import IMPROVED, REGRESSED, direction, hook_changes, verdict_words
 
 
 def _summary(old: dict[str, float], new: dict[str, float], **run: object) -> Summary:
@@ -63,7 +63,7 @@ def test_no_hook_no_list() -> None:
 
 
 def test_a_long_note_is_cut_at_a_word_boundary() -> None:
-    from pytest_rollout_parity.core.naming import clipped
+    from pytest_rollout_parity.core.identity.item_names import clipped
 
     text = "1 thing: " + ", ".join(f"name-{n}" for n in range(100))
     cut = clipped(text, 60)

@@ -1,0 +1,109 @@
+"""A task's prompt as an identity: a short readable label carrying a stable hash of the prompt.
+
+Files without any id field are told apart only by their prompt (`responses_create_params.input`).
+Prompts run to many kilobytes, so a row keeps only its label: a few words of the last user
+message and 12 hex digits of a hash of the prompt's canonical JSON. The same prompt gives the same
+label in every run and on every machine; different prompts share one by chance with odds of about
+n²/2⁴⁹ for n distinct prompts. The skeleton reader hands the prompt over still encoded
+(:data:`skeleton.EncodedJSON`); it is decoded here, to the value the full reader gets, only when
+a label is worked out, so both readers label alike.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Optional
+
+from ..reading.skeleton import DecodeError, EncodedJSON, decode_encoded
+
+PREFIX_MAX_CHARS = 32
+HASH_HEX_DIGITS = 12
+
+_WORD = re.compile(r"\w+")
+#: The encoded forms of a value that is no prompt (JSON whitespace may sit inside the brackets).
+_EMPTY = re.compile(rb'null|""|\[[ \t\r\n]*\]|\{[ \t\r\n]*\}')
+
+
+def decoded(value: Any) -> Any:
+    """The value itself; one the skeleton kept encoded, decoded to the value the full reader gets.
+
+    msgspec decodes standard JSON to the same values as the full reader's parser, and faster;
+    what it refuses is parsed as the full reader parses a line.
+    """
+    if not isinstance(value, EncodedJSON):
+        return value
+    try:
+        return decode_encoded(value)
+    except DecodeError:
+        pass
+    data = bytes(value)  # type: ignore[call-overload]
+    from pydantic_core import from_json  # only here: the reader child may never need it
+
+    try:
+        return from_json(data)
+    except ValueError:
+        return json.loads(data.decode("utf-8", "replace"))
+
+
+def canonical_json(value: Any) -> str:
+    """One spelling per JSON value: sorted keys, no spaces, non-ASCII kept."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def prompt_hash(value: Any) -> str:
+    """A stable hash of the prompt's canonical JSON (blake2b, 16 bytes), as hex."""
+    data = canonical_json(value).encode("utf-8", "surrogatepass")
+    import hashlib  # here: it loads OpenSSL (3.7 MB), which the reader child does not otherwise need
+
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def _text_of(content: Any) -> str:
+    """The text of a message's content: a string, or the `text` of each part."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(part["text"] for part in content if isinstance(part, dict) and isinstance(part.get("text"), str))
+    return ""
+
+
+def last_user_text(prompt: Any) -> str:
+    """The text of the prompt's last user message (a plain string prompt is one)."""
+    if isinstance(prompt, str):
+        return prompt
+    if isinstance(prompt, list):
+        for message in reversed(prompt):
+            if isinstance(message, dict) and message.get("role") == "user":
+                text = _text_of(message.get("content"))
+                if text.strip():
+                    return text
+    return ""
+
+
+def _slug(text: str) -> str:
+    """The first words of the text, lower case, joined by `-`, at most PREFIX_MAX_CHARS long."""
+    slug = ""
+    for word in _WORD.findall(text.lower()):
+        candidate = f"{slug}-{word}" if slug else word
+        if len(candidate) > PREFIX_MAX_CHARS:
+            return slug or word[:PREFIX_MAX_CHARS]
+        slug = candidate
+    return slug
+
+
+def is_prompt(value: Any) -> bool:
+    """A prompt that can tell a task apart: not null, `""`, `[]` or `{}` (encoded or not)."""
+    if isinstance(value, EncodedJSON):
+        return _EMPTY.fullmatch(bytes(value)) is None  # type: ignore[call-overload]
+    return value is not None and not (isinstance(value, (str, list, dict)) and not value)
+
+
+def prompt_label(prompt: Any) -> Optional[str]:
+    """The task label of a prompt, e.g. `could-we-set-the-performance-3fa2b1c0d4e5`; None when empty."""
+    if not is_prompt(prompt):
+        return None
+    prompt = decoded(prompt)
+    digest = prompt_hash(prompt)[:HASH_HEX_DIGITS]
+    slug = _slug(last_user_text(prompt))
+    return f"{slug}-{digest}" if slug else f"prompt-{digest}"

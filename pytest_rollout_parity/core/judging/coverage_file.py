@@ -1,0 +1,124 @@
+"""The run's own inventory beside the gate's counts: `<stem>_coverage.json` next to a side's file.
+
+NeMo Gym's newest collector writes it with eight counts of logical rollouts: `expected` is the sum
+of `measured`, `masked`, `unscored`, `failed`, `intentionally_omitted` and `unknown`, and
+`successful` is `measured + masked + unscored`. `unknown` or `failed` above 0 means the run did not
+finish. The gate shows the inventory next to what it counted, and notes where they part; a file that
+cannot be used is a note too, never an error.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from ..model import RowFacts, RowOrigin
+from ..reading.companions import SmallFileError, read_small
+from ..reading.files import companion, plain_name
+
+#: the counts, in the order the summary shows them
+FIELDS = ("expected", "successful", "measured", "masked", "unscored", "failed", "intentionally_omitted", "unknown")
+#: an inventory is a handful of numbers; anything larger is not one
+MAX_BYTES = 64 * 1024
+
+
+def _coverage_name(path: Path) -> Path:
+    stem = plain_name(path.name).removesuffix(".jsonl")
+    return path.with_name(stem + "_coverage.json")
+
+
+def coverage_places(path: Path) -> tuple[Path, Path]:
+    """Both places a side's coverage file may be: beside the path as given, beside the file it resolves to."""
+    return _coverage_name(path), _coverage_name(Path(os.path.realpath(path)))
+
+
+def coverage_path(path: Path) -> Path:
+    """`<stem>.jsonl` -> `<stem>_coverage.json` beside it (or beside a symlink's target)."""
+    return companion(path, _coverage_name)
+
+
+@dataclass(frozen=True)
+class Inventory:
+    """One side's inventory (summed over its files) and the scored rows the gate counted there."""
+
+    #: the coverage file(s) as messages name them
+    files: tuple[str, ...]
+    counts: dict[str, int]
+    #: the side's main-file rows with a reward that no mask set aside: what `measured` should equal
+    gate_measured: int
+
+    @property
+    def unfinished(self) -> bool:
+        """The run did not finish: rollouts failed or never reported."""
+        return self.counts["unknown"] > 0 or self.counts["failed"] > 0
+
+    def notes(self, side: str) -> list[str]:
+        """The run did not finish; the inventory and the rows disagree."""
+        notes = []
+        shown = ", ".join(self.files)
+        if self.unfinished:
+            notes.append(
+                f"{side} side: {shown} counts {self.counts['failed']} failed and {self.counts['unknown']} unknown "
+                f"of {self.counts['expected']} expected rollouts: the {side} run did not finish"
+            )
+        if self.counts["measured"] != self.gate_measured:
+            notes.append(
+                f"{side} side: {shown} counts {self.counts['measured']} measured rollouts, the gate scored "
+                f"{self.gate_measured} row(s): a partial or filtered file, or a stale coverage file?"
+            )
+        return notes
+
+
+@dataclass(frozen=True)
+class InventoryRead:
+    """What reading a side's coverage gave: the inventory, or the note saying why there is none."""
+
+    inventory: Optional[Inventory]
+    note: Optional[str] = None
+
+
+def gate_measured(facts: Sequence[RowFacts]) -> int:
+    """The side's scored rows: main-file rows with a reward and no mask."""
+    return sum(1 for f in facts if f.origin is RowOrigin.MAIN and f.reward is not None and f.mask is None)
+
+
+def read_inventory(paths: Sequence[Path], displays: Sequence[str], facts: Sequence[RowFacts],
+                  side: str) -> Optional[InventoryRead]:
+    """The side's coverage summed over its files (None when none of them has a coverage file)."""
+    found = [(coverage_path(p), str(_coverage_name(Path(d)))) for p, d in zip(paths, displays)]
+    found = [(path, shown) for path, shown in found if path.exists() or path.is_symlink()]
+    if not found:
+        return None
+    totals = dict.fromkeys(FIELDS, 0)
+    for path, shown in found:
+        try:
+            counts = _counts(read_small(path, MAX_BYTES))
+        except (SmallFileError, ValueError) as exc:
+            return InventoryRead(None, f"{side} side: {shown} ignored: {str(exc)[:200]}")
+        for name in FIELDS:
+            totals[name] += counts[name]
+    return InventoryRead(Inventory(tuple(shown for _, shown in found), totals, gate_measured(facts)))
+
+
+def _counts(data: bytes) -> dict[str, int]:
+    try:
+        value = json.loads(data)
+    except (ValueError, RecursionError) as exc:
+        raise ValueError(f"not JSON ({str(exc).splitlines()[0]})") from None
+    if not isinstance(value, dict):
+        raise ValueError("expected a JSON object of counts")
+    counts: dict[str, int] = {}
+    for name in FIELDS:
+        count = value.get(name)
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise ValueError(f"`{name}` is not a count (got {json.dumps(count)[:40]})")
+        counts[name] = count
+    parts = counts["measured"] + counts["masked"] + counts["unscored"] + counts["failed"]
+    parts += counts["intentionally_omitted"] + counts["unknown"]
+    if counts["expected"] != parts:
+        raise ValueError(f"`expected` ({counts['expected']}) is not the sum of its parts ({parts})")
+    return counts

@@ -1,0 +1,116 @@
+"""What a task's item shows: the flip message, the xfail reasons, and the default outcome by category.
+
+The texts are described in docs/semantics.md, "Categories"; reasons do not repeat the task (the
+node id names it). What comes from the rows (the label, reasons, log lines) is shown with its
+control characters escaped (:func:`.display.visible`), so each stays on its line. The verifier output inside a flip message is looked up only when the message is
+built, i.e. only for a flip item that runs and fails.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Optional
+
+from ..escaping import visible
+from ..model import TaskComparison, TaskSide
+from ..reports.wording import flip_line, rows_note
+from ..statistics.margin import FlipJudgement
+from .hook_verdict import Verdict
+from .verifier_output import LogRoots, losing_row, verifier_output
+
+
+def _masked_reason(comparison: TaskComparison) -> str:
+    parts = []
+    for name in ("old", "new"):
+        side = comparison.side(name)
+        if side is not None and side.masked:
+            parts.append(f"{name} side masked: {visible(side.masked)}")
+    return "; ".join(parts)
+
+
+def _missing_reason(comparison: TaskComparison) -> str:
+    present, absent = ("old", "new") if comparison.new is None else ("new", "old")
+    return f"only the {present} side has this task (missing from the {absent} file)"
+
+
+def _agent_error_reason(comparison: TaskComparison) -> str:
+    errors = [
+        f"{name} agent error: {visible(side.agent_error)}"
+        for name in ("old", "new")
+        if (side := comparison.side(name)) is not None and side.agent_error
+    ]
+    return (
+        f"old={comparison.old.reward_text() if comparison.old else 'none'} "
+        f"new={comparison.new.reward_text() if comparison.new else 'none'} with {'; '.join(errors)}; "
+        "not a counted flip: rerun the task"
+    )
+
+
+def _counts(side: Optional[TaskSide]) -> tuple[int, int]:
+    return (side.reward_rows, len(side.facts)) if side is not None else (0, 0)
+
+
+def header_line(comparison: TaskComparison, noise: Optional[str] = None) -> str:
+    """`new regressed|improved: old=<reward> new=<reward> (<noise or row counts>)`: a flip's crash line.
+
+    ``noise`` (the task's p-value and figures, when its repeats allow one) or else the row counts
+    of a mean follow in brackets (:func:`flip_line`).
+    """
+    old, new = comparison.old, comparison.new
+    extra = noise or (rows_note(_counts(old), _counts(new)) if old is not None and new is not None else None)
+    return flip_line(comparison.winner, old.reward if old else None, new.reward if new else None, extra)
+
+
+def flip_message(
+    comparison: TaskComparison,
+    tail: int,
+    roots: LogRoots,
+    noise: Optional[str] = None,
+    judgement: Optional[FlipJudgement] = None,
+) -> str:
+    """The whole flip message: `<task>: ` and the header (with the per-task noise), why margin mode failed it, agent
+    errors, scored failure kinds, the loser's output tail."""
+    lines = [f"{visible(comparison.task)}: {header_line(comparison, noise)}"]
+    if judgement is not None and judgement.regression:
+        lines.append(f"    {judgement.text}")
+    sides = (("old", comparison.old), ("new", comparison.new))
+    lines.extend(f"    {name} agent error: {visible(side.agent_error)}" for name, side in sides if side and side.agent_error)
+    lines.extend(
+        f"    {name} scored with failure_kind={visible(side.failure_kind)} (not masked)"
+        for name, side in sides
+        if side and side.failure_kind
+    )
+    loser = comparison.loser
+    loser_side = comparison.side(loser) if loser else None
+    if tail > 0 and loser is not None and loser_side is not None:
+        output = verifier_output(losing_row(loser_side), loser_side.read_row, roots.for_side(loser), tail)
+        if output.lines is None:
+            lines.append(f"    {loser} verifier output {visible(output.source)}")
+        else:
+            lines.append(f"    {loser} verifier output (last {tail} lines of {visible(output.source)}):")
+            lines.extend(f"    | {visible(line, keep_tabs=True)}" for line in output.lines)
+    return "\n".join(lines)
+
+
+def default_verdict(
+    comparison: TaskComparison,
+    render_flip: Callable[[], str],
+    *,
+    strict: bool,
+    judgement: Optional[FlipJudgement] = None,
+) -> Verdict:
+    """passed / failed / xfail for the task's category; ``render_flip`` is called only for a failure.
+
+    ``judgement`` is margin mode's view of a flip: one not shown to be a regression xfails.
+    """
+    category = comparison.category
+    if category == "identical":
+        return Verdict.passed()
+    if category == "flipped":
+        if judgement is not None and not judgement.regression:
+            return Verdict.xfail(judgement.text)
+        return Verdict.failed(render_flip())
+    if category == "flipped_agent_error":
+        return Verdict.failed(render_flip()) if strict else Verdict.xfail(_agent_error_reason(comparison))
+    reason = _masked_reason(comparison) if category == "masked" else _missing_reason(comparison)
+    return Verdict.failed(reason) if strict else Verdict.xfail(reason)

@@ -1,0 +1,111 @@
+"""Reviewed flips accepted from a file under review (`--parity-known-flips`), no conftest needed.
+
+The file lists one task label a line, then `#` and the reason it is accepted::
+
+    # Flips reviewed by a person: task  # why it is accepted
+    gpt2-codegolf          # the Harbor image ships the newer tokenizer; reviewed in MIGRATION-42
+
+A listed task that flipped passes, its reason audited like a `pytest_parity_verdict` hook's. The
+file is the user's own, but it is read as carefully as the rollouts: a regular file, size-capped,
+every malformed line named.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from ..errors import CompareInputError
+from ..identity.item_names import listed
+from ..model import TaskComparison
+from ..reading.companions import SmallFileError, read_small
+from .hook_verdict import Verdict
+
+#: a list of reviewed flips is short; a larger file is surely not one
+MAX_BYTES = 4 * 1024 * 1024
+#: the task label, whitespace, `#`, the reason
+_ENTRY = re.compile(r"^(?P<task>\S(?:.*?\S)?)\s+#\s*(?P<reason>.*?)\s*$")
+
+
+@dataclass(frozen=True, slots=True)
+class KnownFlip:
+    """One accepted flip: the task label, why it is accepted, and the line that says so."""
+
+    task: str
+    reason: str
+    line: int
+
+
+@dataclass(frozen=True)
+class KnownFlips:
+    """The file's entries by task label, and the file as messages name it."""
+
+    shown: str
+    entries: Mapping[str, KnownFlip]
+
+    def verdict(self, comparison: TaskComparison) -> Optional[Verdict]:
+        """Passed with the file's reason for a listed task that flipped; None otherwise."""
+        entry = self.entries.get(comparison.task)
+        if entry is None or comparison.category != "flipped":
+            return None
+        return Verdict.passed(f"known flip ({self.shown}:{entry.line}): {entry.reason}")
+
+    def notes(self, tasks: Sequence[TaskComparison]) -> list[str]:
+        """Stale entries: listed tasks that no longer flip, and lines naming no task of the run."""
+        categories = {task.task: task.category for task in tasks}
+        stale = [e for e in self.entries.values() if e.task in categories and categories[e.task] != "flipped"]
+        unknown = [e for e in self.entries.values() if e.task not in categories]
+        notes = []
+        if stale:
+            notes.append(f"{len(stale)} task(s) listed in {self.shown} no longer flip (the list is stale): "
+                         + _named(stale, lambda e: f"{e.task} ({categories[e.task]}, line {e.line})"))
+        if unknown:
+            notes.append(f"{len(unknown)} line(s) of {self.shown} name no task of this run: "
+                         + _named(unknown, lambda e: f"{e.task} (line {e.line})"))
+        return notes
+
+
+def _named(entries: Sequence[KnownFlip], show: Callable[[KnownFlip], str]) -> str:
+    return listed([show(entry) for entry in entries])
+
+
+def read_known_flips(path: Path, shown: str) -> KnownFlips:
+    """The entries of ``path``; a CompareInputError names the file (and line) of anything unusable."""
+    text = _read_text(path, shown)
+    entries: dict[str, KnownFlip] = {}
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        match = _ENTRY.match(line)
+        if match is None or not match["reason"]:
+            raise CompareInputError(
+                f"{shown}:{number}: a known flip needs a reason after the task label "
+                f"(`<task>  # <why it is accepted>`), got {_clip(line)!r}"
+            )
+        task = match["task"]
+        if task in entries:
+            raise CompareInputError(
+                f"{shown}:{number}: task {_clip(task)!r} is listed twice (first on line {entries[task].line})"
+            )
+        entries[task] = KnownFlip(task, match["reason"], number)
+    return KnownFlips(shown, entries)
+
+
+def _read_text(path: Path, shown: str) -> str:
+    try:
+        data = read_small(path, MAX_BYTES)
+    except SmallFileError as exc:
+        raise CompareInputError(f"{shown}: {exc} (a list of known flips is a small text file)") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise CompareInputError(f"{shown}:{line}: not UTF-8 text (a list of known flips is a text file)") from None
+
+
+def _clip(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,173 @@
+"""The losing side's verifier output: where it lives, and its last lines, read from the end.
+
+Logs are read only for a flip that is shown, never at load time, and only their end is read (one
+read of at most :data:`TAIL_BYTES`), so a multi-gigabyte `test-stdout.txt`, or one long line, costs
+a few blocks. Only a regular file named `test-stdout.txt` inside a row's `verifier_logs_dir` is
+read: a `verifier_logs_dir` naming a file, a FIFO or a device gives a reason and no content, and a
+`test-stdout.txt` that is a symbolic link is followed only to a file under the log roots or under
+the logs directory itself, so no row can make another file's bytes appear in a report.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import stat
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+from ..model import RowFacts, Side, TaskSide
+from ..reading.bounded import NotRegular, open_regular, read_end
+from ..reading.row_facts import embedded_output, logs_dir_of
+
+LOG_FILE_NAME = "test-stdout.txt"
+#: bytes read from the end of a log, at most: one bounded read, whatever the log's size
+TAIL_BYTES = 64 * 1024
+#: characters kept of one line of output; the rest is cut with a visible marker
+LINE_CHARS = 500
+
+
+@dataclass(frozen=True)
+class LogRoots:
+    """Where a relative `verifier_logs_dir` is looked up, in order, for each side."""
+
+    invocation_dir: Path
+    old_dir: Path
+    new_dir: Path
+    extra: tuple[Path, ...] = ()
+
+    def for_side(self, side: Side) -> list[Path]:
+        """The lookup roots for one side: invocation dir, that side's file dir, extra roots."""
+        own = self.old_dir if side == "old" else self.new_dir
+        roots: list[Path] = []
+        for root in (self.invocation_dir, own, *self.extra):
+            if root not in roots:
+                roots.append(root)
+        return roots
+
+
+@dataclass(frozen=True)
+class VerifierOutput:
+    """The last lines of the losing row's output and where they came from, or why there are none."""
+
+    lines: Optional[list[str]]
+    source: str  # a file path, `row field '<name>'`, or the reason it is unavailable
+
+
+def cut_line(line: str) -> str:
+    """A line of at most :data:`LINE_CHARS` characters; a longer one ends with a marker saying how much was cut."""
+    if len(line) <= LINE_CHARS:
+        return line
+    return f"{line[:LINE_CHARS]} [... {len(line) - LINE_CHARS} more characters cut]"
+
+
+def tail_lines(text: str, count: int, cut_before: bool = False) -> list[str]:
+    """The last ``count`` lines of ``text`` (trailing newlines dropped first), each cut; none for 0.
+
+    ``cut_before``: ``text`` is the end of something longer, so its first line is only the end of one.
+    """
+    if count <= 0:
+        return []
+    if len(text) > TAIL_BYTES:
+        text, cut_before = text[-TAIL_BYTES:], True
+    stripped = text.rstrip("\r\n")
+    if not stripped:
+        return []
+    lines = stripped.split("\n")
+    partial = cut_before and len(lines) <= count
+    lines = [cut_line(line[:-1] if line.endswith("\r") else line) for line in lines[-count:]]
+    if partial:
+        lines[0] = f"[... cut] {lines[0]}"
+    return lines
+
+
+def tail_file(path: Path, count: int, follow: bool = False) -> list[str]:
+    """The last ``count`` lines of a regular file, from one read of at most :data:`TAIL_BYTES` at its end."""
+    with open_regular(path, follow=follow) as handle:
+        data, cut_before = read_end(handle, TAIL_BYTES)
+    return tail_lines(data.decode("utf-8", "replace"), count, cut_before)
+
+
+def _under(path: str, directories: Sequence[Path]) -> bool:
+    for directory in directories:
+        base = os.path.realpath(directory)
+        if path == base or path.startswith(base.rstrip(os.sep) + os.sep):
+            return True
+    return False
+
+
+def _log_file(candidate: Path, roots: Sequence[Path]) -> tuple[Optional[Path], Optional[str]]:
+    """(the `test-stdout.txt` to read, None) for a usable logs dir, else (None, why not; None when absent).
+
+    Only a regular `test-stdout.txt` inside the directory is read; when it is a symbolic link, only
+    to a regular file under the log roots or under the logs directory itself.
+    """
+    try:
+        mode = os.stat(candidate).st_mode
+    except OSError:
+        if os.path.islink(candidate):
+            return None, f"{candidate} is a dangling symlink"
+        return None, None
+    if not stat.S_ISDIR(mode):
+        return None, f"{candidate} is not a directory (only a {LOG_FILE_NAME} inside it is read)"
+    inner = candidate / LOG_FILE_NAME
+    try:
+        inner_mode = os.lstat(inner).st_mode
+    except OSError:
+        return None, f"{candidate} has no {LOG_FILE_NAME}"
+    if stat.S_ISLNK(inner_mode):
+        target = os.path.realpath(inner)
+        if not _under(target, [candidate, *roots]):
+            return None, f"{inner} is a symlink leading outside the log roots"
+        return Path(target), None
+    if not stat.S_ISREG(inner_mode):
+        return None, f"{inner} is not a regular file"
+    return inner, None
+
+
+def losing_row(side: TaskSide) -> RowFacts:
+    """The loser's row with the lowest finite reward (the first of equals)."""
+    best: Optional[RowFacts] = None
+    for facts in side.facts:
+        if facts.reward is not None and math.isfinite(facts.reward):
+            if best is None or facts.reward < best.reward:  # type: ignore[operator]
+                best = facts
+    return best if best is not None else side.facts[0]
+
+
+def verifier_output(
+    facts: RowFacts, read_row: Callable[[RowFacts], dict[str, Any]], roots: Sequence[Path], count: int
+) -> VerifierOutput:
+    """Find a row's verifier output: its logs dir under the roots, else an embedded field."""
+    problems: list[str] = []
+    row = read_row(facts)
+    logs_dir_text = logs_dir_of(row)
+    if logs_dir_text:
+        logs_dir = Path(logs_dir_text)
+        candidates = [logs_dir] if logs_dir.is_absolute() else [root / logs_dir for root in roots]
+        for candidate in candidates:
+            target, problem = _log_file(candidate, roots)
+            if problem:
+                problems.append(problem)
+            if target is not None:
+                try:
+                    return VerifierOutput(tail_file(target, count), str(target))
+                except NotRegular:
+                    return VerifierOutput(None, f"unavailable: {target} is not a regular file")
+                except OSError as exc:
+                    return VerifierOutput(None, f"unavailable: cannot read {target}: {exc.strerror or exc}")
+    embedded = embedded_output(row)
+    if embedded is not None:
+        name, text = embedded
+        return VerifierOutput(tail_lines(text, count), f"row field '{name}'")
+    if logs_dir_text:
+        if problems:
+            return VerifierOutput(None, f"unavailable: {'; '.join(problems)}")
+        if Path(logs_dir_text).is_absolute():
+            return VerifierOutput(None, f"unavailable: {logs_dir_text} not found")
+        return VerifierOutput(
+            None, f"unavailable: {logs_dir_text} not found under {', '.join(str(root) for root in roots)}"
+        )
+    return VerifierOutput(None, "unavailable: row has no verifier_logs_dir and no embedded verifier output")

@@ -1,0 +1,613 @@
+"""Streaming a side: JSONL lines to row facts, the failures sidecar folded in, `path:line` errors.
+
+A side is read line by line; each row is reduced as it is read (:func:`rows.reduce_row`) and only
+its facts and its join value are kept, with the byte offset that lets ``TaskSide.rows`` read the
+full row again. Memory grows with the number of rows, never with their size.
+"""
+
+from __future__ import annotations
+
+import json
+import lzma
+import os
+import zlib
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any, BinaryIO, Optional, TypeVar
+
+from ..errors import CompareInputError
+from ..identity.join import KeyChoice, TaskIdent
+from ..model import RowFacts, RowOrigin
+from .agents import AgentFilter, agent_of
+from .attempts import Attempts, carries_stamp
+from .fields import ROLLOUT_INDEX, TASK_INDEX
+from .files import RowAt, check_first_line, companion, decompressed, main_file_of, open_regular, plain_name
+from .row_facts import fold_failure_record
+from .side_builder import PendingRow, RowSource, SideBuilder, is_failure_record
+from .skeleton import DecodeError as SKELETON_ERRORS
+from .skeleton import Decoder, skeleton_decoder
+
+BOM = b"\xef\xbb\xbf"
+LFS_POINTER = b"version https://git-lfs.github.com/spec/"
+T = TypeVar("T")
+#: called while a side streams: (bytes of the file read, the file's size in bytes)
+Progress = Callable[[int, int], None]
+PROGRESS_STEP = 1 << 20  # report at most once per MiB of rows read
+
+
+def _fast_from_json() -> Callable[[bytes], Any]:
+    """``from_json`` without its string cache where pydantic-core has the switch (2.16 and later).
+
+    Rows hold thousands of distinct strings; looking each up in the cache cost a third of the parse.
+    Imported on first use: the reader child with the skeleton reader may never need it (5 MB).
+    """
+    from pydantic_core import from_json
+
+    try:
+        from_json(b'{"a": "b"}', cache_strings=False)
+    except TypeError:  # an older pydantic-core
+        return from_json
+    return partial(from_json, cache_strings=False)
+
+
+_parsers: list[Callable[[bytes], Any]] = []
+
+
+def _from_json(raw: bytes) -> Any:
+    if not _parsers:
+        _parsers.append(_fast_from_json())
+    return _parsers[0](raw)
+
+
+def _sidecar_name(path: Path) -> Path:
+    return path.with_name(Path(plain_name(path.name)).stem + "_failures.jsonl")
+
+
+def sidecar_path(path: Path) -> Path:
+    """`<stem>.jsonl` -> `<stem>_failures.jsonl` beside it (the collector's `failures_path_for`).
+
+    A compressed main file (`<stem>.jsonl.gz`) has its sidecar under the plain name; a symlinked
+    main file without one beside the link has the one beside its target.
+    """
+    return companion(path, _sidecar_name)
+
+
+def sidecar_places(path: Path) -> tuple[Path, Path]:
+    """Both places a side's sidecar may be: beside the path as given, beside the file it resolves to."""
+    return _sidecar_name(path), _sidecar_name(Path(os.path.realpath(path)))
+
+
+def sidecar_display(display: str, main: Path) -> str:
+    """The sidecar's name in messages: in the same form as the main file's (as the user named it),
+    or its real path when it was found beside a symlink's target, where no such name exists."""
+    sidecar = sidecar_path(main)
+    if sidecar != _sidecar_name(main):
+        return str(sidecar)
+    return str(_sidecar_name(Path(display)))
+
+
+def parse_line(raw: bytes, where: str, *, last_without_newline: bool = False) -> Any:
+    """One JSON value from one line; the fast parser first, the stdlib for leniency and messages."""
+    try:
+        return _from_json(raw)
+    except ValueError:
+        pass
+    text = raw.decode("utf-8", "replace")
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        if last_without_newline:
+            raise CompareInputError(
+                f"{where}: the last line is not complete JSON and has no newline: it looks truncated, "
+                "as a hard kill leaves a file (remove the partial line or rerun that rollout)"
+            ) from None
+        if isinstance(exc, RecursionError):
+            raise CompareInputError(f"{where}: JSON nested too deeply to read") from None
+        if exc.pos >= len(text.rstrip()):
+            raise CompareInputError(
+                f"{where}: invalid JSON: the line ends before its object does (cut short by a crashed writer?)"
+            ) from None
+        message = exc.msg[:-3] if exc.msg.endswith(" at") else exc.msg
+        raise CompareInputError(f"{where}: invalid JSON: {message} (column {exc.colno})") from None
+
+
+def iter_objects(
+    path: Path, display: str, decode: Optional[Decoder] = None, progress: Optional[Progress] = None
+) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """(line number, byte offset, object) for every non-blank line; errors name `<file>:<line>`.
+
+    ``decode``, when given, is tried first (the skeleton reader); a line it cannot take is parsed
+    in full, which also words any error. A gzip, bz2 or xz file is read decompressed (offsets are
+    then in the decompressed stream). ``progress`` is told the bytes of the file read so far.
+    """
+    raw_file = open_regular(path, display)
+    with raw_file:
+        try:
+            total = os.fstat(raw_file.fileno()).st_size
+            handle = decompressed(raw_file, display)
+        except OSError as exc:
+            raise CompareInputError(f"{display}: cannot read: {exc.strerror or exc}") from None
+        with handle:
+            yield from _objects(handle, display, decode, _reporter(raw_file, total, progress))
+
+
+def _reporter(raw_file: BinaryIO, total: int, progress: Optional[Progress]) -> Optional[Callable[[], None]]:
+    if progress is None:
+        return None
+    return lambda: progress(min(raw_file.tell(), total), total)
+
+
+def _objects(
+    handle: BinaryIO, display: str, decode: Optional[Decoder], report: Optional[Callable[[], None]]
+) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    offset = 0
+    line_no = 0
+    next_report = PROGRESS_STEP
+    first = True
+    try:
+        for raw in handle:
+            line_no += 1
+            start = offset
+            offset += len(raw)
+            if report is not None and offset >= next_report:
+                report()
+                next_report = offset + PROGRESS_STEP
+            if line_no == 1 and raw.startswith(BOM):
+                raw = raw[3:]
+                start += 3
+            if line_no == 1 and raw.startswith(LFS_POINTER):
+                raise CompareInputError(f"{display}: a Git LFS pointer, not the file: run git lfs pull")
+            if not raw or raw.isspace() or _unicode_blank(raw):
+                continue
+            if first:
+                check_first_line(raw.strip(), f"{display}:{line_no}")
+                first = False
+            obj: Any = None
+            if decode is not None:
+                try:
+                    obj = decode(raw)
+                except SKELETON_ERRORS:
+                    obj = None
+            if obj is None:
+                where = f"{display}:{line_no}"
+                obj = parse_line(raw, where, last_without_newline=not raw.endswith(b"\n"))
+            if not isinstance(obj, dict):
+                raise CompareInputError(f"{display}:{line_no}: expected a JSON object per line, got {_kind(obj)}")
+            yield line_no, start, obj
+    except (OSError, EOFError, zlib.error, lzma.LZMAError) as exc:  # a compressed stream cut short or corrupt
+        reason = getattr(exc, "strerror", None) or exc
+        raise CompareInputError(f"{display}: cannot read: {reason}") from None
+    if report is not None:
+        report()
+
+
+def _unicode_blank(raw: bytes) -> bool:
+    """A line of whitespace beyond ASCII only (U+00A0, U+2028, U+3000...): blank, like an empty one.
+
+    A JSON object line starts with ``{`` once ASCII whitespace is stripped, so only a line whose
+    first other byte is not ASCII is decoded to check.
+    """
+    stripped = raw.lstrip()
+    return stripped[0] >= 0x80 and raw.decode("utf-8", "replace").isspace()
+
+
+def read_object_at(path: Path, offset: int, reader: Optional[RowAt] = None) -> dict[str, Any]:
+    """The row whose line starts at ``offset`` (for ``TaskSide.rows``).
+
+    ``reader`` keeps a compressed file's stream open across reads that move forward.
+    """
+    if reader is not None:
+        raw = reader.line(offset)
+    else:
+        with RowAt(path) as once:
+            raw = once.line(offset)
+    value = parse_line(raw, f"{path}@{offset}")
+    if not isinstance(value, dict):
+        raise CompareInputError(f"{path}: the row at byte {offset} changed since it was read")
+    return value
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    return "a number"
+
+
+def index_pair(row: dict[str, Any]) -> Optional[tuple[Any, Any]]:
+    """(task index, rollout index) as a hashable pair, or None when either is missing."""
+    task_index, rollout_index = row.get(TASK_INDEX), row.get(ROLLOUT_INDEX)
+    if task_index is None or rollout_index is None:
+        return None
+    return (_hashable(task_index), _hashable(rollout_index))
+
+
+def _hashable(value: Any) -> Any:
+    if isinstance(value, (int, float, str)):
+        return value
+    return json.dumps(value, sort_keys=True)
+
+
+@dataclass
+class LoadedSide:
+    """One side streamed: its row facts in file order (sidecar last) and how its rows are keyed."""
+
+    path: Path
+    display: str
+    sidecar: Optional[Path]
+    choice: KeyChoice
+    facts: list[RowFacts] = field(default_factory=list)
+    #: the agent (`agent_ref.name`) whose rows the side holds, and each agent's rows in the file
+    agent: Optional[str] = None
+    agent_rows: dict[str, int] = field(default_factory=dict)
+    #: a sharded side's files in order, each (path, name shown, its sidecar's path or None); empty
+    #: for a side of one file (``path``, ``display`` and ``sidecar`` are then the whole side)
+    shards: tuple[tuple[str, str, Optional[str]], ...] = ()
+
+    @property
+    def key(self) -> Optional[str]:
+        """The side's join field; None when no row names a task."""
+        return self.choice.key
+
+    @property
+    def values(self) -> list[Optional[TaskIdent]]:
+        """Each row's join value (None: anonymous)."""
+        return self.choice.values
+
+    def read_row(self, facts: RowFacts) -> dict[str, Any]:
+        """Re-read one row's full dict from its file (its own shard's, on a sharded side)."""
+        if self.shards:
+            path, _, sidecar = self.shards[facts.shard]
+            return read_row_at(Path(path), Path(sidecar) if sidecar else None, facts)
+        return read_row_at(self.path, self.sidecar, facts)
+
+    @property
+    def files(self) -> list[tuple[Path, str, Optional[Path]]]:
+        """Each file of the side as (path, name shown, sidecar or None): one, or each shard's."""
+        if not self.shards:
+            return [(self.path, self.display, self.sidecar)]
+        return [(Path(path), shown, Path(sidecar) if sidecar else None) for path, shown, sidecar in self.shards]
+
+    def shard_facts(self, index: int) -> list[RowFacts]:
+        """The rows read from file ``index`` of the side (:attr:`files`) and its sidecar."""
+        if not self.shards:
+            return self.facts
+        return [facts for facts in self.facts if facts.shard == index]
+
+
+def read_row_at(
+    path: Path,
+    sidecar: Optional[Path],
+    facts: RowFacts,
+    main_at: Optional[RowAt] = None,
+    sidecar_at: Optional[RowAt] = None,
+) -> dict[str, Any]:
+    """A row's full dict (a sidecar record folded), kept in memory or read again from its file.
+
+    ``main_at`` and ``sidecar_at`` keep each file's stream open across reads that move forward.
+    """
+    if facts.row is not None:
+        return facts.row
+    if facts.offset is None:
+        raise LookupError("a row that was neither kept nor read from a file")
+    if facts.origin is RowOrigin.MAIN:
+        return read_object_at(path, facts.offset, main_at)
+    if sidecar is None:
+        raise LookupError("a sidecar row without a sidecar file")
+    return fold_failure_record(read_object_at(sidecar, facts.offset, sidecar_at))
+
+
+def standing_failures(records: list[tuple[Optional[tuple[Any, Any]], T]], scored: set[tuple[Any, Any]]) -> list[T]:
+    """The sidecar records that still stand, in file order.
+
+    One record per attempt is written: only the last per (task index, rollout index) counts, none
+    whose rollout was scored in the main file after all, and every record lacking an index (the
+    rule in docs/semantics.md, "Reading a side and its sidecar").
+    """
+    last: dict[tuple[Any, Any], int] = {}
+    for position, (pair, _) in enumerate(records):
+        if pair is not None:
+            last[pair] = position
+    return [
+        record
+        for position, (pair, record) in enumerate(records)
+        if pair is None or (last[pair] == position and pair not in scored)
+    ]
+
+
+def _existing_sidecar(main: Path) -> Optional[Path]:
+    sidecar = sidecar_path(main)
+    return sidecar if sidecar != main and sidecar.exists() else None
+
+
+def _sidecar_pairs(sidecar: Optional[Path], shown: str) -> Optional[frozenset[tuple[Any, Any]]]:
+    """The (task, rollout) pairs a sidecar names: only those rows' pairs need keeping (25,000 pairs
+    held while a 1 GB side is read left 2 MB of scattered free memory behind). Empty without a
+    sidecar; None when the sidecar cannot be read here (its error is worded when it is read in
+    turn, after the main file)."""
+    if sidecar is None:
+        return frozenset()
+    try:
+        return frozenset(
+            pair for _, _, record in iter_objects(sidecar, shown, skeleton_decoder(None))
+            if (pair := index_pair(record)) is not None
+        )
+    except Exception:  # whatever it is, it is reported when the sidecar is read in turn
+        return None
+
+
+def _attempts(
+    path: Path, display: str, sidecar: Optional[Path], shown: str, agents: Optional[AgentFilter]
+) -> Optional[Attempts]:
+    """The standing execution of each logical rollout, when the side's files carry attempt stamps.
+
+    None for a side without the stamp (read line by line, as legacy files are), and when a file
+    cannot be read in full here (reading it in turn words the error). Only the compared agent's
+    rows and records are seen (``agents``: as the read that follows keeps them).
+    """
+    if not (carries_stamp(path) or carries_stamp(sidecar)):
+        return None
+    attempts = Attempts()
+    wanted = agents.wanted if agents is not None else None
+    try:
+        for file, name, main in ((path, display, True), (sidecar, shown, False)):
+            if file is None:
+                continue
+            for line_no, _, row in iter_objects(file, name, skeleton_decoder(None)):
+                if main and wanted is not None and agent_of(row) != wanted:
+                    continue
+                if not main and agents is not None and not agents.keep_record(row):
+                    continue
+                attempts.see(row, main=main, line=line_no)
+    except CompareInputError:
+        return None
+    return attempts
+
+
+def _standing_sidecar(
+    sidecar: Optional[Path],
+    shown: str,
+    scored: set[tuple[Any, Any]],
+    prepare: Callable[[int, int, dict[str, Any]], T],
+    keep: Callable[[dict[str, Any]], bool] = lambda record: True,
+    attempts: Optional[Attempts] = None,
+) -> list[T]:
+    """A sidecar's standing records (none without one), each through ``prepare``.
+
+    Records are prepared as they are read, so only what ``prepare`` keeps stays in memory; those
+    ``keep`` rejects (another agent's) are dropped first. With ``attempts`` (a side that carries
+    attempt stamps) a record stands when it is its logical rollout's newest execution.
+    """
+    if sidecar is None:
+        return []
+    if attempts is not None:
+        return [
+            prepare(line_no, offset, record)
+            for line_no, offset, record in iter_objects(sidecar, shown)
+            if keep(record) and attempts.stands(record, main=False, line=line_no)
+        ]
+    records = [
+        (index_pair(record), prepare(line_no, offset, record))
+        for line_no, offset, record in iter_objects(sidecar, shown)
+        if keep(record)
+    ]
+    return standing_failures(records, scored)
+
+
+def read_side(
+    path: Path,
+    display: str,
+    builder: SideBuilder,
+    *,
+    keep: bool,
+    agents: Optional[AgentFilter] = None,
+    progress: Optional[Progress] = None,
+    check_first: Optional[Callable[[dict[str, Any]], None]] = None,
+) -> Optional[Path]:
+    """Feed a rollouts file and its standing sidecar records through ``builder``; the sidecar's path.
+
+    ``keep`` holds every row in memory (the full parse); otherwise rows are reduced as they are
+    read, through the skeleton reader when it is available, and read again on demand. ``agents``
+    keeps one agent's rows (others are dropped before keying) and stops a side that mixes agents.
+    ``progress`` is told the bytes of the main file read so far; ``check_first`` sees each row
+    before anything else does, until one has joined the side.
+    """
+    decode = None if keep else skeleton_decoder(builder.key)
+    sidecar, shown = _existing_sidecar(path), sidecar_display(display, path)
+    attempts = _attempts(path, display, sidecar, shown, agents)
+    scored: set[tuple[Any, Any]] = set()  # (task, rollout) pairs of the sidecar's records scored here
+    # None: every pair (the sidecar's are not known); with attempt stamps, the attempts decide
+    wanted = _sidecar_pairs(sidecar, shown) if attempts is None else frozenset()
+    main = RowOrigin.MAIN
+    rows_before = builder.rows
+    for line_no, offset, row in iter_objects(path, display, decode, progress):
+        if check_first is not None and builder.rows == rows_before:
+            check_first(row)
+        if agents is not None and not agents.keep(row):
+            continue
+        if attempts is not None and not attempts.stands(row, main=True, line=line_no):
+            continue
+        builder.add_row(row, RowSource(f"{display}:{line_no}", line_no, main, offset), keep=keep)
+        if wanted is None or wanted:
+            pair = index_pair(row)
+            if pair is not None and (wanted is None or pair in wanted):
+                scored.add(pair)
+    if agents is not None:
+        agents.check(display)
+
+    def prepare(line_no: int, offset: int, record: dict[str, Any]) -> PendingRow:
+        return builder.prepare(record, RowSource(f"{shown}:{line_no}", line_no, RowOrigin.SIDECAR, offset), keep=keep)
+
+    standing = _standing_sidecar(
+        sidecar, shown, scored, prepare, agents.keep_record if agents is not None else lambda record: True,
+        attempts,
+    )
+    for pending in standing:
+        builder.add(pending)
+    if attempts is not None:
+        builder.superseded += attempts.superseded
+    if builder.rows == rows_before:
+        raise CompareInputError(f"{display}: no rows at all: the file holds no JSON object")
+    return sidecar
+
+
+def load_side(
+    path: Path,
+    key: Optional[str] = None,
+    display: Optional[str] = None,
+    agent: Optional[str] = None,
+    key_option: str = "--parity-key",
+    agent_option: str = "--parity-agent",
+    progress: Optional[Progress] = None,
+) -> LoadedSide:
+    """Stream a rollouts file and its sidecar into row facts and join values.
+
+    ``agent`` keeps one agent's rows (others are dropped before keying); without it a file holding
+    several agents is an input error. ``*_option`` name where the key and the agent were given.
+    ``progress`` is told the bytes of the main file read so far (see :func:`iter_objects`).
+    """
+    display = display or str(path)
+    builder = SideBuilder(key, key_option)
+    sidecar, agents = read_rollouts(path, display, builder, agent, agent_option, progress)
+    return finish_side(path, display, builder, sidecar, agents.compared, dict(agents.counts))
+
+
+def load_shards(
+    files: Sequence[tuple[Path, str]],
+    key: Optional[str] = None,
+    display: Optional[str] = None,
+    agent: Optional[str] = None,
+    key_option: str = "--parity-key",
+    agent_option: str = "--parity-agent",
+    progress: Optional[Progress] = None,
+) -> LoadedSide:
+    """A side of several shard files (path, name shown), each read with its own sidecar and its
+    own attempts (:mod:`.attempts`), in the order given, into one side keyed as a whole.
+
+    `_ng_task_index` restarts in every shard's run, so each shard's indices are its own
+    (:meth:`SideBuilder.start_shard`). ``display`` names the side as a whole (the pattern).
+    """
+    display = display or files[0][1]
+    builder = SideBuilder(key, key_option, sharded=True)
+    sidecars, agents = read_shards(files, builder, agent, agent_option, progress)
+    return finish_shards(files, display, builder, sidecars, agents.compared, dict(agents.counts))
+
+
+def read_shards(
+    files: Sequence[tuple[Path, str]],
+    builder: SideBuilder,
+    agent: Optional[str] = None,
+    agent_option: str = "--parity-agent",
+    progress: Optional[Progress] = None,
+) -> tuple[list[Optional[Path]], AgentFilter]:
+    """Feed each shard's rows through ``builder`` (made with ``sharded=True``): each shard's sidecar,
+    and the agent filter that counted them all."""
+    agents = AgentFilter(agent, agent_option)
+    sidecars: list[Optional[Path]] = []
+    reporters = _shard_progress([path for path, _ in files], progress)
+    for index, (path, shown) in enumerate(files):
+        builder.start_shard(index)
+        sidecar, _ = read_rollouts(path, shown, builder, agent, agent_option, reporters[index], agents=agents)
+        sidecars.append(sidecar)
+    return sidecars, agents
+
+
+def finish_shards(
+    files: Sequence[tuple[Path, str]],
+    display: str,
+    builder: SideBuilder,
+    sidecars: Sequence[Optional[Path]],
+    agent: Optional[str],
+    agent_rows: dict[str, int],
+) -> LoadedSide:
+    """The sharded side whose rows ``builder`` holds: its key chosen, deferred prompts read from each
+    row's own shard."""
+    shards = tuple((str(path), shown, str(sidecar) if sidecar is not None else None)
+                   for (path, shown), sidecar in zip(files, sidecars))
+    side = LoadedSide(path=files[0][0], display=display, sidecar=sidecars[0], choice=KeyChoice(None, []),
+                      facts=builder.facts, agent=agent, agent_rows=agent_rows, shards=shards)
+    side.choice = builder.finish(display, side.read_row)
+    return side
+
+
+def _shard_progress(paths: Sequence[Path], progress: Optional[Progress]) -> list[Optional[Progress]]:
+    """Each shard's reporter, telling ``progress`` the bytes read of all the shards together."""
+    if progress is None:
+        return [None] * len(paths)
+    sizes = []
+    for path in paths:
+        try:
+            sizes.append(os.stat(path).st_size)
+        except OSError:
+            sizes.append(0)
+    total = sum(sizes)
+
+    def reporter(before: int) -> Progress:
+        return lambda done, _size: progress(before + done, total)
+
+    return [reporter(sum(sizes[:index])) for index in range(len(paths))]
+
+
+def read_rollouts(
+    path: Path,
+    display: str,
+    builder: SideBuilder,
+    agent: Optional[str] = None,
+    agent_option: str = "--parity-agent",
+    progress: Optional[Progress] = None,
+    agents: Optional[AgentFilter] = None,
+) -> tuple[Optional[Path], AgentFilter]:
+    """Feed a side's rows (one agent's, see :func:`load_side`) through ``builder``: its sidecar
+    (None when absent) and the agent filter, which knows each agent's rows (``agents``: one
+    already counting the side's other shards)."""
+    agents = agents if agents is not None else AgentFilter(agent, agent_option)
+    sidecar = read_side(path, display, builder, keep=False, agents=agents, progress=progress,
+                        check_first=lambda row: _not_a_sidecar(path, display, row))
+    return sidecar, agents
+
+
+def finish_side(
+    path: Path,
+    display: str,
+    builder: SideBuilder,
+    sidecar: Optional[Path],
+    agent: Optional[str],
+    agent_rows: dict[str, int],
+) -> LoadedSide:
+    """The side whose rows ``builder`` holds: its key chosen, deferred prompts read from the files."""
+    with RowAt(path) as main_at, RowAt(sidecar or path) as sidecar_at:
+        choice = builder.finish(display, lambda facts: read_row_at(path, sidecar, facts, main_at, sidecar_at))
+    return LoadedSide(
+        path=path, display=display, sidecar=sidecar, choice=choice, facts=builder.facts,
+        agent=agent, agent_rows=agent_rows,
+    )
+
+
+def _not_a_sidecar(path: Path, display: str, row: dict[str, Any]) -> None:
+    """A `<stem>_failures.jsonl` of failure records given as a side is named, with its main file."""
+    main = main_file_of(path)
+    if main is not None and is_failure_record(row):
+        shown = os.path.join(os.path.dirname(display), main.name)
+        raise CompareInputError(
+            f"{display}: a failures sidecar (records of rollouts that failed), not a rollouts file: "
+            f"give its main file {shown}; the sidecar beside it is read with it"
+        )
+
+
+def load_rollouts(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Read a rollouts JSONL plus, when present, its sibling `<stem>_failures.jsonl`, as row dicts.
+
+    Standing failure records join as masked rows: no reward, `mask_sample` true, and their failure
+    kind. This keeps every row in memory; the pytest plugin streams instead. The join field is not
+    chosen here: :func:`api.compare_rollouts` chooses it from these rows.
+    """
+    builder = SideBuilder(None)
+    read_side(Path(path), str(path), builder, keep=True)
+    return [facts.row for facts in builder.facts if facts.row is not None]

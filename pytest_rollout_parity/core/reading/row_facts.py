@@ -1,0 +1,220 @@
+"""Reducing one row dict to its :class:`RowFacts`: reward, mask reason, agent error, failure kind.
+
+The same reduction serves the streaming loader and rows given in memory, so both classify alike.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from typing import Any, Optional
+
+from ..model import NO_OFFSET, RowFacts, RowOrigin
+from .fields import (
+    AGENT_ERROR_COUNTERS,
+    AGENT_ERROR_TEXT,
+    AGENT_TIMED_OUT,
+    EMBEDDED_OUTPUT_FIELDS,
+    ERROR,
+    EVALUATION_COMPLETED,
+    FAILURE_CLASS,
+    FAILURE_KIND,
+    INVALID_JUDGE,
+    MASK_SAMPLE,
+    OMITTED,
+    RESPONSE_METADATA,
+    REWARD,
+    VERIFIER_LOGS_DIR,
+)
+
+AGENT_ERROR_MAX_CHARS = 120
+_RESPONSE, _METADATA = RESPONSE_METADATA.split(".")
+
+_MISSING = object()
+
+
+class RewardTypeError(ValueError):
+    """The row's reward is neither absent, null nor a number."""
+
+
+def lookup(row: dict[str, Any], path: str) -> Any:
+    """The value at a dotted path, or None. A literal key holding the dots wins over descending."""
+    value = row.get(path, _MISSING)
+    if value is not _MISSING:
+        return value
+    if "." not in path:
+        return None
+    node: Any = row
+    for part in path.split("."):
+        if not isinstance(node, dict):
+            return None
+        node = node.get(part)
+        if node is None:
+            return None
+    return node
+
+
+def reward_of(row: dict[str, Any]) -> Optional[float]:
+    """The row's reward as a float (NaN and infinities kept), or None; raise for any other type."""
+    reward = row.get(REWARD)
+    if reward is None:
+        return None
+    if isinstance(reward, bool) or not isinstance(reward, (int, float)):
+        raise RewardTypeError(f"reward must be a number or null, got {_json_type(reward)} {_short(reward)}")
+    try:
+        value = float(reward)
+    except OverflowError:  # an integer beyond float range: as non-finite as a 1e400 literal
+        return math.inf if reward > 0 else -math.inf
+    if value == 1.0:
+        return 1.0  # one shared object for the common binary rewards (24 bytes a row otherwise)
+    if value == 0.0 and math.copysign(1.0, value) > 0:
+        return 0.0
+    return value
+
+
+#: The mask reasons of rows that are no verdict whatever their reward says.
+JUDGE_INVALID = "judge invalid"
+OMITTED_REASON = "omitted on purpose"
+
+
+def mask_reason(row: dict[str, Any], reward: Optional[float]) -> Optional[str]:
+    """Why a row does not count; a ``failure_kind`` without ``mask_sample`` labels a scored reward."""
+    if row.get(OMITTED) is True:
+        return OMITTED_REASON
+    if row.get(INVALID_JUDGE) is True:
+        return JUDGE_INVALID
+    if row.get(MASK_SAMPLE):
+        kind = row.get(FAILURE_KIND)
+        return f"mask_sample (failure_kind={kind})" if kind else "mask_sample"
+    if reward is None:
+        return "no reward"
+    if not math.isfinite(reward):
+        if math.isnan(reward):
+            return "non-finite reward (nan)"
+        return "non-finite reward (inf)" if reward > 0 else "non-finite reward (-inf)"
+    return None
+
+
+def _last_line(value: Any) -> str:
+    """The last non-blank line of an error text, cut to a readable length."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1][:AGENT_ERROR_MAX_CHARS] if lines else "(whitespace only)"
+
+
+def _counter_set(value: Any) -> bool:
+    """A 0/1 counter that is on: true, or a number of at least 1."""
+    if isinstance(value, bool):
+        return value
+    return isinstance(value, (int, float)) and value >= 1
+
+
+def agent_error(row: dict[str, Any], reward: Optional[float] = None) -> Optional[str]:
+    """An agent-level error the row reports while still scored, named by the field that says so.
+
+    The signals, in order, are listed in docs/semantics.md ("Agent errors"). `agent_error_kind`
+    alone is not one: it is also set on rows that scored 1.0.
+    """
+    error = row.get(ERROR)
+    if error:
+        return f"error: {_last_line(error)}"
+    response = row.get(_RESPONSE)
+    metadata = response.get(_METADATA) if isinstance(response, dict) else None
+    if isinstance(metadata, dict):
+        for name, value in metadata.items():
+            if value and isinstance(name, str) and name.endswith("error_type"):
+                return f"{name}={value}"
+    for name in AGENT_ERROR_COUNTERS:
+        if _counter_set(row.get(name)):
+            return f"{name}={json.dumps(row[name])}"
+    if row.get(AGENT_TIMED_OUT) is True:
+        return f"{AGENT_TIMED_OUT}=true"
+    if row.get(EVALUATION_COMPLETED) is False and reward == 0:
+        return f"{EVALUATION_COMPLETED}=false on a reward-0 row (the evaluation did not run)"
+    text = row.get(AGENT_ERROR_TEXT)
+    if isinstance(text, str) and text:
+        return f"{AGENT_ERROR_TEXT}: {_last_line(text)}"
+    return None
+
+
+def reduce_row(
+    row: dict[str, Any],
+    *,
+    line: int,
+    offset: Optional[int] = NO_OFFSET,
+    origin: RowOrigin = RowOrigin.MAIN,
+    keep: bool = False,
+) -> RowFacts:
+    """The facts of a row as it stands (a sidecar record already folded); ``keep`` holds on to it."""
+    reward = reward_of(row)
+    mask = mask_reason(row, reward)
+    kind = row.get(FAILURE_KIND)
+    return RowFacts(
+        line,
+        offset,
+        origin,
+        reward,
+        _interned(mask),
+        agent_error(row, reward),
+        _interned(kind) if isinstance(kind, str) and kind else None,
+        row if keep else None,
+    )
+
+
+def failure_kind_of_record(record: dict[str, Any]) -> str:
+    """The failure kind a sidecar record is masked with: its own kind, else its class."""
+    for name in (FAILURE_KIND, FAILURE_CLASS):
+        value = record.get(name)
+        if isinstance(value, str) and value:
+            return value
+    return "failure"
+
+
+def fold_failure_record(record: dict[str, Any]) -> dict[str, Any]:
+    """A standing sidecar record as the masked row it joins its side as.
+
+    The rule is in docs/semantics.md, "Reading a side and its sidecar".
+    """
+    folded = dict(record)
+    kind = failure_kind_of_record(record)
+    folded.update({REWARD: None, MASK_SAMPLE: True, FAILURE_KIND: kind})
+    folded.setdefault(FAILURE_CLASS, kind)
+    return folded
+
+
+def logs_dir_of(row: dict[str, Any]) -> Optional[str]:
+    """The row's `verifier_logs_dir`, when it names one."""
+    value = row.get(VERIFIER_LOGS_DIR)
+    return value if isinstance(value, str) and value else None
+
+
+def _interned(text: Optional[str]) -> Optional[str]:
+    """Mask reasons and failure kinds repeat across thousands of rows: keep one copy of each."""
+    return None if text is None else sys.intern(text)
+
+
+def embedded_output(row: dict[str, Any]) -> Optional[tuple[str, str]]:
+    """(field name, text) of the first non-blank embedded verifier output field."""
+    for name in EMBEDDED_OUTPUT_FIELDS:
+        value = row.get(name)
+        if isinstance(value, str) and value.strip():
+            return name, value
+    return None
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "a list"
+    return type(value).__name__
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 40 else text[:37] + "..."

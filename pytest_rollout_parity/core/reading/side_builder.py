@@ -1,0 +1,151 @@
+"""Building one side from its rows, wherever they come from: facts, key vote, anonymous records.
+
+Every row enters the core here, through :meth:`SideBuilder.prepare`: the streaming loader, the
+in-memory API and :func:`loading.load_rollouts` alike, so a file and the same rows given as dicts
+classify identically and fail with the same messages.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, NamedTuple, Optional
+
+from ..errors import CompareInputError
+from ..identity.join import KeyChoice, KeyVote, describe_row_task, ident_of, no_key_message
+from ..model import NO_OFFSET, RowFacts, RowOrigin, RowReader
+from .attempts import superseded_note
+from .fields import FAILURE_MARKERS, PROMPT, REWARD, TASK_INDEX
+from .row_facts import RewardTypeError, fold_failure_record, lookup, reduce_row
+
+#: What a file whose rows never carry `reward` most likely is.
+NOT_ROLLOUTS = "an input dataset, not rollouts (no row has a reward field)"
+
+
+def is_failure_record(row: dict[str, Any]) -> bool:
+    """A failure record of the collector, wherever it ended up (sidecar, or a merged main file)."""
+    return any(marker in row for marker in FAILURE_MARKERS)
+
+
+def shard_index(shard: int, index: Any) -> str:
+    """A task index of a sharded side, qualified by its shard's number (1 for the first): `2:17`.
+
+    `_ng_task_index` restarts at 0 in every run, so index 17 of two shards names two tasks.
+    """
+    return f"{shard}:{ident_of(index)[1]}"
+
+
+def names_no_task(row: dict[str, Any], key: Optional[str]) -> bool:
+    """The row carries neither the key nor any candidate field."""
+    return describe_row_task(row, key) is None and describe_row_task(row, None) is None
+
+
+class RowSource(NamedTuple):
+    """Where a row comes from: its place in messages, its line (or index), which file, its offset."""
+
+    where: str
+    line: int
+    origin: RowOrigin = RowOrigin.MAIN
+    offset: Optional[int] = NO_OFFSET
+
+
+@dataclass
+class PendingRow:
+    """A reduced row waiting to join its side (sidecar records wait until it is known they stand)."""
+
+    where: str
+    facts: RowFacts
+    names: dict[str, Any]
+    anonymous: bool
+    has_reward_field: bool = True
+
+
+def _kept_row(facts: RowFacts) -> dict[str, Any]:
+    return facts.row if facts.row is not None else {}
+
+
+class SideBuilder:
+    """Accumulates one side: each row's facts and join value; errors name the row's location."""
+
+    def __init__(self, key: Optional[str], key_option: str = "--parity-key", *, keep_cells: bool = True,
+                 sharded: bool = False) -> None:
+        self.key = key
+        self.vote = KeyVote(key, key_option, cells=keep_cells, index_restarts=sharded)
+        #: the shard being read (1 for the first) on a sharded side, whose task indices it qualifies
+        self._shard: Optional[int] = None
+        self.facts: list[RowFacts] = []
+        self._lost_last_field_at: Optional[str] = None
+        self._rows_with_reward_field = 0
+        #: executions of a logical rollout left out because a newer attempt stands (:mod:`.attempts`)
+        self.superseded = 0
+
+    def prepare(self, row: dict[str, Any], source: RowSource, *, keep: bool) -> PendingRow:
+        """Reduce a row; a sidecar record is folded into the masked row it stands for.
+
+        ``keep`` holds on to the (folded) dict; otherwise it is read again from its file on demand.
+        """
+        sidecar = source.origin is RowOrigin.SIDECAR
+        try:
+            facts = reduce_row(
+                fold_failure_record(row) if sidecar else row,
+                line=source.line,
+                offset=source.offset,
+                origin=source.origin,
+                keep=keep,
+            )
+        except RewardTypeError as exc:
+            task = describe_row_task(row, self.key)
+            raise CompareInputError(f"{source.where}: {exc}" + (f" (task {task})" if task else "")) from None
+        anonymous = (sidecar or is_failure_record(row)) and names_no_task(row, self.key)
+        names = self.vote.candidate_values(row)
+        if self._shard is not None:
+            facts.shard = self._shard - 1
+            if names.get(TASK_INDEX) is not None:
+                names[TASK_INDEX] = shard_index(self._shard, names[TASK_INDEX])
+        return PendingRow(source.where, facts, names, anonymous, sidecar or REWARD in row)
+
+    def start_shard(self, index: int) -> None:
+        """The rows that follow come from file ``index`` (0 for the first) of a sharded side."""
+        self._shard = index + 1
+
+    @property
+    def rows(self) -> int:
+        """How many rows have joined the side."""
+        return len(self.facts)
+
+    def add(self, pending: PendingRow) -> None:
+        """Join a prepared row to the side; its key value votes unless it is anonymous."""
+        had_fields = bool(self.vote.columns)
+        error = self.vote.add(pending.names, anonymous=pending.anonymous)
+        if error:
+            raise CompareInputError(f"{pending.where}: {error}")
+        if had_fields and not self.vote.columns:
+            self._lost_last_field_at = pending.where
+        self.facts.append(pending.facts)
+        if pending.facts.origin is RowOrigin.MAIN and pending.has_reward_field:
+            self._rows_with_reward_field += 1
+
+    def add_row(self, row: dict[str, Any], source: RowSource, *, keep: bool) -> None:
+        """Prepare and join a row at once (sidecar records wait: only the standing ones join)."""
+        self.add(self.prepare(row, source, keep=keep))
+
+    def finish(self, display: str, reader: Optional[RowReader] = None) -> KeyChoice:
+        """How the side is keyed (key None when no row names a task: it borrows the other's).
+
+        ``reader`` reads a row again (rows not kept in memory) when deferred prompts are needed.
+        """
+        if self.facts and not self._rows_with_reward_field and any(f.origin is RowOrigin.MAIN for f in self.facts):
+            raise CompareInputError(f"{display}: {NOT_ROLLOUTS}")
+        read = reader or _kept_row
+
+        def prompt_at(index: int) -> Any:
+            return lookup(read(self.facts[index]), PROMPT)
+
+        choice = self.vote.choose(prompt_at)
+        if self.superseded:
+            choice.notes.append(superseded_note(self.superseded))
+        self.vote.fill_prompts(choice, prompt_at)
+        if choice.key is None and self.vote.voters:
+            raise CompareInputError(no_key_message(self._lost_last_field_at or display))
+        if choice.key is None:
+            choice.values = [None] * len(self.facts)
+        return choice

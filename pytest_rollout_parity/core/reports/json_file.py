@@ -1,0 +1,172 @@
+"""The JSON rendering of the summary (`--parity-json`), and writing it atomically.
+
+The keys are the file's documented layout; :func:`summary_dict` is the public way to get the same
+dict from a result in memory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Optional
+
+from ..judging.coverage_file import Inventory
+from ..judging.metrics_file import AggregateCheck
+from ..model import CompareResult
+from ..statistics.left_out import LeftOut
+from ..statistics.paired import PairedSection
+from .summary import DEFAULT_ALPHA, Paired, RunInfo, SideSummary, Summary, TaskSummary, build_summary
+
+
+def _side(side: Optional[SideSummary]) -> Optional[dict[str, Any]]:
+    return None if side is None else asdict(side)
+
+
+def _task(task: TaskSummary) -> dict[str, Any]:
+    return {"task": task.task, "category": task.category, "winner": task.winner,
+            "old": _side(task.old), "new": _side(task.new), "p_value": task.p_value,
+            "adjusted_p": task.adjusted_p,
+            "hook_verdict": asdict(task.hook_verdict) if task.hook_verdict is not None else None}
+
+
+def _left_out(left: LeftOut) -> dict[str, Any]:
+    return {
+        "tasks": left.tasks,
+        "old": left.old,
+        "new": left.new,
+        "old_share": left.share("old"),
+        "new_share": left.share("new"),
+        "range_tasks": left.range_tasks,
+        "reward_range": list(left.reward_range),
+        "delta_range": list(left.delta_range) if left.delta_range is not None else None,
+    }
+
+
+def _paired(paired: Paired) -> dict[str, Any]:
+    """`"paired"`: n, means, delta, its 95% interval and degrees of freedom, the clustering, the sign
+    test, the 2x2 table, what the figures leave out."""
+    return {
+        "n": paired.n,
+        "old_mean": paired.old_mean,
+        "new_mean": paired.new_mean,
+        "delta": paired.delta,
+        "ci95": list(paired.ci95) if paired.ci95 is not None else None,
+        "df": paired.df,
+        "clustered_by": paired.clustered_by,
+        "sign_test": asdict(paired.sign_test) if paired.sign_test is not None else None,
+        "table": asdict(paired.table) if paired.table is not None else None,
+        "absent": paired.absent,
+        "left_out": _left_out(paired.left_out),
+    }
+
+
+def _check(check: Optional[AggregateCheck]) -> Optional[dict[str, Any]]:
+    return None if check is None else asdict(check)
+
+
+def _inventory(inventory: Optional[Inventory]) -> Optional[dict[str, Any]]:
+    if inventory is None:
+        return None
+    return {"files": list(inventory.files), **inventory.counts, "gate_measured": inventory.gate_measured,
+            "unfinished": inventory.unfinished}
+
+
+def json_dict(summary: Summary) -> dict[str, Any]:
+    """The summary as the JSON file holds it."""
+    data: dict[str, Any] = {
+        "counts": asdict(summary.counts),
+        "join": asdict(summary.join),
+        "rows": asdict(summary.rows),
+        "compared": summary.compared,
+        "nothing_compared": summary.nothing_compared,
+        "notes": list(summary.notes),
+        "copies": summary.copies,
+        "paired": _paired(summary.paired),
+        "tasks": [_task(task) for task in summary.tasks],
+    }
+    if summary.aggregate is not None:
+        data["aggregate"] = asdict(summary.aggregate)
+    if summary.coverage is not None:
+        data["coverage"] = asdict(summary.coverage)
+    if summary.flip_tests is not None:
+        data["flip_tests"] = asdict(summary.flip_tests)
+    if summary.files is not None:
+        data["files"] = asdict(summary.files)
+    if summary.aggregate_metrics is not None:
+        metrics = summary.aggregate_metrics
+        data["aggregate_metrics"] = {"old": _check(metrics.old), "new": _check(metrics.new)}
+    if summary.inventory is not None:
+        data["inventory"] = {side: _inventory(summary.inventory.side(side)) for side in ("old", "new")}
+    if summary.run is not None:
+        data["run"] = {
+            "selected": summary.run.selected,
+            "verdicts_changed_by_hook": summary.run.verdicts_changed_by_hook,
+            "outcomes": dict(summary.run.outcomes),
+            "known_flips": summary.run.known_flips,
+            "gate_items": list(summary.run.gate_items),
+        }
+    return data
+
+
+def summary_dict(
+    result: CompareResult,
+    run: Optional[RunInfo] = None,
+    *,
+    paired: Optional[PairedSection] = None,
+    margin: Optional[float] = None,
+    alpha: float = DEFAULT_ALPHA,
+) -> dict[str, Any]:
+    """The JSON summary of a result (and, in a pytest run, of what the run did) as a dict.
+
+    ``paired`` is the result's paired section when the caller already has it (else computed);
+    with a ``margin`` the summary also holds the aggregate equivalence decision and the per-task
+    tests at false discovery rate ``alpha`` (each flip's ``adjusted_p``).
+    """
+    return json_dict(build_summary(result, run, paired=paired, margin=margin, alpha=alpha))
+
+
+def _mode_for(path: Path) -> int:
+    """The permissions a plain `open(path, "w")` would give: the existing file's, else 0666 & ~umask."""
+    try:
+        return path.stat().st_mode & 0o777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def json_text(data: dict[str, Any]) -> str:
+    """The summary as UTF-8-safe JSON: raw text, but a lone surrogate (no UTF-8 form) as its escape.
+
+    A lone surrogate can only sit inside a JSON string, where `\\udXXXX` reads back as the same text.
+    """
+    text = json.dumps(data, indent=2, ensure_ascii=False)
+    return _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
+def write_json(path: Path, summary: Summary) -> None:
+    """Write the summary through a temporary file beside it, so a reader never sees half a file."""
+    write_text(path, json_text(json_dict(summary)) + "\n")
+
+
+def write_text(path: Path, text: str) -> None:
+    """Write ``text`` through a temporary file beside ``path``, so a reader never sees half a file."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        os.chmod(tmp, _mode_for(path))
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

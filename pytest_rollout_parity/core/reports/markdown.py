@@ -1,0 +1,210 @@
+"""The summary as Markdown, for a GitHub Actions job page (`GITHUB_STEP_SUMMARY`) or `--parity-markdown`.
+
+A pure function of the :class:`Summary` and of the flips' report texts the run collected (task label
+to text), so it says what the terminal and the JSON file say. Everything that grows with the data is
+capped, because GitHub takes at most 1 MiB of summary per step: the flips listed, each flip's text,
+each list of labels, each note; what is left out is counted and pointed to the JSON file.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Mapping
+from typing import Optional
+
+from ..escaping import markdown_text, visible
+from ..identity.item_names import clipped
+from ..model import Category
+from .paired_lines import paired_lines
+from .summary import SideSummary, Summary, TaskSummary
+from .wording import (
+    category_rows,
+    coverage_line,
+    flip_line,
+    hook_changes,
+    hook_heading,
+    rows_note,
+    side_line,
+    uncompared,
+    verdict_words,
+)
+
+FLIP_CAP = 20  # flips listed, each with its text folded
+TEXT_CAP = 4000  # characters of one flip's text
+LIST_CAP = 20  # labels listed per category
+NOTE_CAP = 1000  # characters of one note
+BUDGET = 1_000_000  # bytes; GitHub refuses a step summary above 1 MiB
+
+FLIPS: tuple[Category, ...] = ("flipped", "flipped_agent_error")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def utf8_safe(text: str) -> str:
+    """The text with each lone surrogate (a label decoded from broken UTF-8 has them) as its `\\udXXXX`
+    escape, so it can be written as UTF-8."""
+    return _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
+def _code(label: str) -> str:
+    """A task label as inline code, escaped for Markdown and HTML: no character of a label can break the page."""
+    return f"<code>{markdown_text(label)}</code>"
+
+
+def _counts(side: Optional[SideSummary]) -> tuple[int, int]:
+    return (side.reward_rows, side.rows) if side is not None else (0, 0)
+
+
+def flip_text(task: TaskSummary) -> str:
+    """A flip in the crash line's words: `new regressed: old=1.0 new=0.0 (means of 1 vs 2 rows)`."""
+    old, new = task.old, task.new
+    extra = rows_note(_counts(old), _counts(new)) if old is not None and new is not None else None
+    return flip_line(task.winner, old.reward if old else None, new.reward if new else None, extra)
+
+
+def _failed(summary: Summary, exit_status: Optional[int]) -> bool:
+    if exit_status is not None:
+        return exit_status != 0
+    if summary.run is not None:
+        return dict(summary.run.outcomes).get("failed", 0) > 0
+    return summary.counts.flipped > 0 or (summary.aggregate is not None and not summary.aggregate.passed)
+
+
+def verdict(summary: Summary, exit_status: Optional[int] = None) -> tuple[str, str]:
+    """The verdict (`PASSED`, `FAILED`, `NOTHING COMPARED`) and the tasks by what to do about them."""
+    if summary.nothing_compared is not None:
+        head = "NOTHING COMPARED"
+    else:
+        head = "FAILED" if _failed(summary, exit_status) else "PASSED"
+    rest = verdict_words(summary)
+    if exit_status is not None:
+        rest += f" (exit status {exit_status})"
+    return head, rest
+
+
+def verdict_line(summary: Summary, exit_status: Optional[int] = None) -> str:
+    """One Markdown line a reviewer can act on: the verdict, then the tasks by what to do about them."""
+    head, rest = verdict(summary, exit_status)
+    return f"**rollout parity: {head}**: {rest}"
+
+
+def _table(summary: Summary) -> list[str]:
+    lines = ["| category | tasks | breakdown |", "| --- | ---: | --- |"]
+    lines.extend(f"| {name} | {count} | {breakdown} |" for name, count, breakdown in category_rows(summary))
+    return lines
+
+
+def _pre(text: str) -> str:
+    """A `<pre>` block's text, escaped for Markdown and HTML line by line, controls shown as escapes."""
+    return markdown_text(text, lines=True)
+
+
+def _capped_text(text: str) -> str:
+    if len(text) <= TEXT_CAP:
+        return text
+    return text[:TEXT_CAP] + f"\n... ({len(text) - TEXT_CAP} more characters: see the terminal or JUnit report)"
+
+
+def _flip(task: TaskSummary, text: Optional[str], with_text: bool) -> list[str]:
+    head = f"{_code(task.task)}: {html.escape(flip_text(task))}"
+    if task.category == "flipped_agent_error":
+        head += ", agent error: rerun"
+    if not with_text or not text:
+        return [f"- {head}"]
+    return ["<details>", f"<summary>{head}</summary>", "", f"<pre>{_pre(_capped_text(text))}</pre>", "",
+            "</details>"]
+
+
+def _flips_title(flips: list[TaskSummary]) -> str:
+    """`Flips (3) and rerun candidates (2)`: the same numbers as the table's two rows."""
+    counted = sum(task.category == "flipped" for task in flips)
+    parts = [f"flips ({counted})"] if counted else []
+    if len(flips) > counted:
+        parts.append(f"rerun candidates ({len(flips) - counted})")
+    title = " and ".join(parts)
+    return title[0].upper() + title[1:]
+
+
+def _flips(summary: Summary, texts: Mapping[str, str], with_text: bool) -> list[str]:
+    flips = [task for task in summary.tasks if task.category in FLIPS]
+    if not flips:
+        return []
+    lines = ["", f"### {_flips_title(flips)}", ""]
+    for task in flips[:FLIP_CAP]:
+        lines.extend(_flip(task, texts.get(task.task), with_text))
+    if len(flips) > FLIP_CAP:
+        lines.extend(["", f"... and {len(flips) - FLIP_CAP} more flips: see the JSON summary (`--parity-json`)."])
+    return lines
+
+
+def _uncompared(summary: Summary, category: Category) -> list[str]:
+    """Each masked or missing task with why it was not compared, capped; the JSON has them all."""
+    reasons = uncompared(summary, category)
+    if not reasons:
+        return []
+    lines = [f"- **{category}** ({len(reasons)}):"]
+    lines.extend(f"  - {_code(task)}: {markdown_text(reason)}" for task, reason in reasons[:LIST_CAP])
+    if len(reasons) > LIST_CAP:
+        lines.append(f"  - ... and {len(reasons) - LIST_CAP} more (see `--parity-json`)")
+    return lines
+
+
+def _capped_note(note: str) -> str:
+    """A note or reason, cut at :data:`NOTE_CAP` at a word, escaped for Markdown and HTML on one line."""
+    return markdown_text(clipped(note, NOTE_CAP))
+
+
+def _hook_verdicts(summary: Summary) -> list[str]:
+    """Each verdict a hook changed (task, category, outcome given, reason), capped."""
+    count, changes = hook_changes(summary)
+    if not count:
+        return []
+    lines = ["", f"### {hook_heading(summary, count)}", ""]
+    lines.extend(f"- {_code(change.task)} ({change.category}): {change.outcome}: {_capped_note(change.reason)}"
+                 for change in changes[:LIST_CAP])
+    if len(changes) > LIST_CAP:
+        lines.append(f"- ... and {len(changes) - LIST_CAP} more (see `--parity-json`)")
+    return lines
+
+
+def _render(summary: Summary, texts: Mapping[str, str], exit_status: Optional[int], with_text: bool) -> str:
+    lines = ["## rollout parity", "", verdict_line(summary, exit_status), ""]
+    lines.extend(f"- {markdown_text(side_line(summary, side))}" for side in ("old", "new"))
+    lines.append("")
+    coverage = [line for side in ("old", "new") if (line := coverage_line(summary, side)) is not None]
+    if coverage:
+        lines.extend(f"- {markdown_text(line)}" for line in coverage)
+        lines.append("")
+    lines.extend(_table(summary))
+    lines.extend(_flips(summary, texts, with_text))
+    listed = [line for category in ("masked", "missing") for line in _uncompared(summary, category)]
+    if listed:
+        lines.extend(["", "### Not compared", ""])
+        lines.extend(listed)
+    lines.extend(["", "### Paired statistics", "", "```text"])
+    lines.extend(visible(line) for line in paired_lines(summary.paired, summary.aggregate, summary.flip_tests))
+    lines.append("```")
+    lines.extend(_hook_verdicts(summary))
+    if summary.nothing_compared:
+        lines.extend(["", f"**Nothing compared**: {markdown_text(summary.nothing_compared)}"])
+    if summary.notes:
+        lines.extend(["", "### Notes", ""])
+        lines.extend(f"- {_capped_note(note)}" for note in summary.notes[:LIST_CAP])
+        if len(summary.notes) > LIST_CAP:
+            lines.append(f"- ... and {len(summary.notes) - LIST_CAP} more (see `--parity-json`)")
+    return "\n".join(lines) + "\n"
+
+
+def render_markdown(summary: Summary, texts: Optional[Mapping[str, str]] = None,
+                    exit_status: Optional[int] = None) -> str:
+    """The Markdown summary; ``texts`` maps a flip's task label to its report text (log tail included).
+
+    Within :data:`BUDGET` bytes: should the capped page still be larger, the flips' texts are dropped.
+    """
+    text = utf8_safe(_render(summary, texts or {}, exit_status, with_text=True))
+    if len(text.encode("utf-8")) > BUDGET:
+        text = utf8_safe(_render(summary, {}, exit_status, with_text=False))
+    encoded = text.encode("utf-8")
+    if len(encoded) > BUDGET:
+        text = encoded[:BUDGET - 200].decode("utf-8", "ignore") + "\n\n... (cut at GitHub's size limit)\n"
+    return text

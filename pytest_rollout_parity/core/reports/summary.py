@@ -1,0 +1,453 @@
+"""The summary as typed data: one object that every rendering and the exit status read.
+
+:func:`build_summary` is a pure function of a :class:`CompareResult` and, in a pytest run, the
+:class:`RunInfo` the run adds (files, selection, hook verdicts, outcomes). The terminal section
+(:mod:`.render_terminal`) and the JSON file (:mod:`.render_json`) are pure functions of the
+:class:`Summary`, so the items, the terminal and the JSON never disagree. A further rendering or a
+further section is one more function of this object, or one more optional field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Optional, TypeVar
+
+from ..judging.completeness import Coverage
+from ..judging.coverage_file import Inventory, InventoryRead
+from ..judging.metrics_file import AggregateCheck
+from ..model import Category, CompareResult, Side, TaskComparison, TaskSide
+from ..statistics.left_out import LeftOut
+from ..statistics.margin import Aggregate, equivalence
+from ..statistics.paired import PairedSection, paired_section
+from ..statistics.paired_tests import McNemarTable, SignTest
+
+T = TypeVar("T")
+
+DEFAULT_ALPHA = 0.05
+"""--parity-alpha's default: the false discovery rate of margin mode's per-task tests."""
+
+
+def per_side(side: Side, old: T, new: T) -> T:
+    """The old or the new one of a pair of per-side values."""
+    return old if side == "old" else new
+
+
+@dataclass(frozen=True, slots=True)
+class HookVerdict:
+    """An outcome a `pytest_parity_verdict` hook gave a task instead of its default, and why."""
+
+    outcome: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class RunInfo:
+    """What the pytest run adds to the classification: the files and the items' fate."""
+
+    old_file: str
+    new_file: str
+    old_sidecar: Optional[str] = None
+    new_sidecar: Optional[str] = None
+    same_file: bool = False
+    #: how many files each side was read from (shards), and how many of them had a sidecar
+    old_shards: int = 1
+    new_shards: int = 1
+    old_sidecars: int = 0
+    new_sidecars: int = 0
+    selected: Optional[int] = None
+    verdicts_changed: int = 0
+    outcomes: Mapping[str, int] = field(default_factory=dict)
+    #: the gate-level items the run collects besides one item per task (`parity-aggregate` in margin mode)
+    gate_items: tuple[str, ...] = ()
+    #: each side's `<stem>_aggregate_metrics.json` checked against its rows, when the file exists
+    aggregate: Mapping[str, AggregateCheck] = field(default_factory=dict)
+    #: the verdicts hooks changed, by task label (from the items' reports, so xdist workers' too)
+    hook_verdicts: Mapping[str, HookVerdict] = field(default_factory=dict)
+    #: the `--parity-known-flips` file as messages name it, or None
+    known_flips: Optional[str] = None
+    #: what the run itself notes (a stale known-flips list)
+    notes: tuple[str, ...] = ()
+    #: each side's `<stem>_coverage.json` inventory, when the side has one
+    inventory: Mapping[str, InventoryRead] = field(default_factory=dict)
+    #: the run only collected its items (--collect-only): none ran
+    collect_only: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Counts:
+    """Tasks per category, with each category's breakdown."""
+
+    tasks: int
+    identical: int
+    flipped: int
+    flipped_old_win: int
+    flipped_new_win: int
+    flipped_agent_error: int
+    masked: int
+    masked_old: int
+    masked_new: int
+    missing: int
+    missing_old_only: int
+    missing_new_only: int
+
+
+@dataclass(frozen=True, slots=True)
+class Join:
+    """How the sides were joined: each side's task field (and why it), the prefix stripped from its labels."""
+
+    old_key: str
+    new_key: str
+    old_key_reason: str
+    new_key_reason: str
+    old_prefix_stripped: Optional[str]
+    new_prefix_stripped: Optional[str]
+    keyed_by_taskset: bool
+
+    def key(self, side: Side) -> str:
+        return per_side(side, self.old_key, self.new_key)
+
+    def key_reason(self, side: Side) -> str:
+        return per_side(side, self.old_key_reason, self.new_key_reason)
+
+    def prefix_stripped(self, side: Side) -> Optional[str]:
+        return per_side(side, self.old_prefix_stripped, self.new_prefix_stripped)
+
+
+@dataclass(frozen=True, slots=True)
+class RowCounts:
+    """Rows read per side (sidecar records included), and how many of them are masked."""
+
+    old: int
+    new: int
+    old_masked: int
+    new_masked: int
+
+    def total(self, side: Side) -> int:
+        return per_side(side, self.old, self.new)
+
+    def masked(self, side: Side) -> int:
+        return per_side(side, self.old_masked, self.new_masked)
+
+
+@dataclass(frozen=True, slots=True)
+class SideSummary:
+    """One side of one task: its reward and why it may not count."""
+
+    reward: Optional[float]
+    rows: int
+    reward_rows: int
+    masked: Optional[str]
+    agent_error: Optional[str]
+    failure_kind: Optional[str]
+
+
+@dataclass(frozen=True, slots=True)
+class TaskSummary:
+    """One joined task: its category, the winner of a flip, both sides (None when absent), and the
+    p-value of its old rows against its new rows (a flip with 2+ rows a side, else None), and the
+    outcome a `pytest_parity_verdict` hook gave it instead of the default (None: no hook changed it)."""
+
+    task: str
+    category: Category
+    winner: Optional[Side]
+    old: Optional[SideSummary]
+    new: Optional[SideSummary]
+    p_value: Optional[float] = None
+    hook_verdict: Optional[HookVerdict] = None
+    #: margin mode: the BH-adjusted p-value of a flip counted in the per-task tests (None: not counted)
+    adjusted_p: Optional[float] = None
+
+    def side(self, name: Side) -> Optional[SideSummary]:
+        return per_side(name, self.old, self.new)
+
+
+@dataclass(frozen=True, slots=True)
+class Files:
+    """Each side's file (and sidecar) as the user named it."""
+
+    old: str
+    new: str
+    old_sidecar: Optional[str]
+    new_sidecar: Optional[str]
+    #: how many shard files each side was read from (1: one file), and how many had a sidecar
+    old_shards: int = 1
+    new_shards: int = 1
+    old_sidecars: int = 0
+    new_sidecars: int = 0
+
+    def file(self, side: Side) -> str:
+        return per_side(side, self.old, self.new)
+
+    def shards(self, side: Side) -> int:
+        return per_side(side, self.old_shards, self.new_shards)
+
+    def sidecars(self, side: Side) -> int:
+        return per_side(side, self.old_sidecars, self.new_sidecars)
+
+    def sidecar(self, side: Side) -> Optional[str]:
+        return per_side(side, self.old_sidecar, self.new_sidecar)
+
+
+@dataclass(frozen=True, slots=True)
+class Paired:
+    """The paired figures over the compared tasks (d = new - old of the task means).
+
+    The figures are None when ``absent`` says why; ``sign_test`` is None when no task was compared,
+    ``table`` unless every compared task has one binary row a side. ``tested`` counts the flips
+    with a per-task p-value; ``df`` is the t degrees of freedom behind the interval; ``left_out``
+    what the figures miss (masked and missing tasks) and how far it could move delta.
+    """
+
+    n: int
+    old_mean: Optional[float]
+    new_mean: Optional[float]
+    delta: Optional[float]
+    ci95: Optional[tuple[float, float]]
+    clustered_by: Optional[str]
+    sign_test: Optional[SignTest]
+    table: Optional[McNemarTable]
+    absent: Optional[str]
+    tested: int
+    left_out: LeftOut
+    df: Optional[float] = None
+
+
+@dataclass(frozen=True, slots=True)
+class FlipTests:
+    """Margin mode's per-task tests: ``tests`` tasks tested (compared, 2+ rows a side), of which
+    ``counted`` can reach ``alpha`` and enter the Benjamini-Hochberg correction."""
+
+    alpha: float
+    tests: int
+    counted: int
+
+
+@dataclass(frozen=True, slots=True)
+class Equivalence:
+    """Margin mode's aggregate decision: the margin, the one-sided 95% bounds (None: no decision)."""
+
+    margin: float
+    lower_bound: Optional[float]
+    upper_bound: Optional[float]
+    passed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class AggregateMetrics:
+    """Each side's recorded mean reward beside the rows' (None: the side has no such file)."""
+
+    old: Optional[AggregateCheck]
+    new: Optional[AggregateCheck]
+
+    def side(self, name: Side) -> Optional[AggregateCheck]:
+        return per_side(name, self.old, self.new)
+
+
+@dataclass(frozen=True, slots=True)
+class InventorySection:
+    """Each side's coverage inventory (None: the side has no usable coverage file)."""
+
+    old: Optional[Inventory]
+    new: Optional[Inventory]
+
+    def side(self, name: Side) -> Optional[Inventory]:
+        return per_side(name, self.old, self.new)
+
+
+@dataclass(frozen=True, slots=True)
+class RunOutcome:
+    """What the pytest run did with the items: how many ran, hook verdicts, outcomes in report order.
+
+    ``selected`` and ``outcomes`` count every parity item that ran: the task items and the
+    ``gate_items`` (items that judge the whole run, such as `parity-aggregate`).
+    """
+
+    selected: Optional[int]
+    verdicts_changed_by_hook: int
+    outcomes: tuple[tuple[str, int], ...]
+    #: the `--parity-known-flips` file, whose accepted flips count among the changed verdicts
+    known_flips: Optional[str] = None
+    collect_only: bool = False
+    gate_items: tuple[str, ...] = ()
+
+    def items(self, tasks: int) -> int:
+        """How many parity items the run collected: one per task and the gate-level items."""
+        return tasks + len(self.gate_items)
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """Everything the gate reports. ``files`` and ``run`` are None outside a pytest run."""
+
+    counts: Counts
+    join: Join
+    rows: RowCounts
+    compared: int
+    #: why nothing was compared (no shared task, or every shared one masked), or None
+    nothing_compared: Optional[str]
+    notes: tuple[str, ...]
+    paired: Paired
+    tasks: tuple[TaskSummary, ...]
+    #: margin mode's equivalence decision; None without a margin
+    aggregate: Optional[Equivalence] = None
+    #: margin mode's per-task tests; None without a margin
+    flip_tests: Optional[FlipTests] = None
+    files: Optional[Files] = None
+    aggregate_metrics: Optional[AggregateMetrics] = None
+    run: Optional[RunOutcome] = None
+    #: the runs' own inventories (`<stem>_coverage.json`); None when neither side has one
+    inventory: Optional[InventorySection] = None
+    #: the note that both sides hold the same rows (docs/semantics.md, "Copies"), or None
+    copies: Optional[str] = None
+    #: margin mode: how many flips were shown not to be noise (they fail); None otherwise
+    failing_flips: Optional[int] = None
+    #: in a pytest run, the new side's coverage of the old side's tasks against the limits
+    coverage: Optional[Coverage] = None
+
+    def hook_verdicts(self) -> list[TaskSummary]:
+        """The tasks whose outcome a hook changed, in task order."""
+        return [task for task in self.tasks if task.hook_verdict is not None]
+
+    def labels(self, category: Category) -> list[str]:
+        """The task labels of one category, in task order."""
+        return [task.task for task in self.tasks if task.category == category]
+
+    def side_tasks(self, side: Side) -> int:
+        """How many tasks the side has."""
+        return sum(1 for task in self.tasks if task.side(side) is not None)
+
+
+def nothing_compared(result: CompareResult) -> Optional[str]:
+    """Why no task has a counted reward on both sides, or None when at least one has."""
+    if result.compared:
+        return None
+    shared = [t for t in result.tasks if t.old is not None and t.new is not None]
+    if not shared:
+        old_only = sum(1 for t in result.tasks if t.new is None)
+        new_only = sum(1 for t in result.tasks if t.old is None)
+        return (
+            f"no task was compared: the files share no task ({old_only} only in old, {new_only} only in new); "
+            "wrong file, another benchmark, or a key that differs between the sides?"
+        )
+    masked_old = sum(1 for t in shared if t.old is not None and t.old.masked)
+    masked_new = sum(1 for t in shared if t.new is not None and t.new.masked)
+    return (
+        f"no task was compared: every one of the {len(shared)} shared task(s) is masked "
+        f"({masked_old} on the old side, {masked_new} on the new side); was the infrastructure down?"
+    )
+
+
+def _side(side: Optional[TaskSide]) -> Optional[SideSummary]:
+    if side is None:
+        return None
+    return SideSummary(
+        reward=side.reward,
+        rows=len(side.facts),
+        reward_rows=side.reward_rows,
+        masked=side.masked,
+        agent_error=side.agent_error,
+        failure_kind=side.failure_kind,
+    )
+
+
+def _task(task: TaskComparison, p_value: Optional[float], hook_verdict: Optional[HookVerdict],
+          adjusted_p: Optional[float]) -> TaskSummary:
+    return TaskSummary(task=task.task, category=task.category, winner=task.winner,
+                       old=_side(task.old), new=_side(task.new), p_value=p_value, hook_verdict=hook_verdict,
+                       adjusted_p=adjusted_p if task.category == "flipped" else None)
+
+
+def _paired(section: PairedSection) -> Paired:
+    s = section.stats
+    return Paired(n=s.n, old_mean=s.old_mean, new_mean=s.new_mean, delta=s.delta, ci95=s.ci95,
+                  clustered_by=s.clustered_by, sign_test=section.sign, table=section.table, absent=s.absent,
+                  tested=section.tested, left_out=section.left_out, df=s.df)
+
+
+def _equivalence(decision: Aggregate) -> Equivalence:
+    return Equivalence(margin=decision.margin, lower_bound=decision.lower_bound,
+                       upper_bound=decision.upper_bound, passed=decision.passed)
+
+
+def build_summary(
+    result: CompareResult,
+    run: Optional[RunInfo] = None,
+    *,
+    paired: Optional[PairedSection] = None,
+    margin: Optional[float] = None,
+    failing_flips: Optional[int] = None,
+    coverage: Optional[Coverage] = None,
+    alpha: float = DEFAULT_ALPHA,
+) -> Summary:
+    """The summary of a comparison and, in a pytest run, of what the run did.
+
+    ``failing_flips`` (margin mode) is how many flips were shown not to be noise, and so fail.
+
+    ``paired`` is the result's paired section when the caller already has it (else computed);
+    with a ``margin`` the summary also holds the aggregate equivalence decision and the per-task
+    tests at false discovery rate ``alpha``.
+    """
+    section = paired if paired is not None else paired_section(result)
+    fdr = section.fdr(alpha) if margin is not None else None
+    adjusted = fdr.adjusted if fdr is not None else (None,) * len(result.tasks)
+    notes = list(result.notes)
+    if run is not None and run.same_file:
+        notes.append("both sides are the same file")
+    files = outcome = metrics = inventory = None
+    verdicts: Mapping[str, HookVerdict] = run.hook_verdicts if run is not None else {}
+    if run is not None:
+        notes.extend(check.note for check in run.aggregate.values() if check.note)
+        notes.extend(run.notes)
+        inventory = _inventory(run.inventory, notes)
+        files = Files(old=run.old_file, new=run.new_file, old_sidecar=run.old_sidecar, new_sidecar=run.new_sidecar,
+                      old_shards=run.old_shards, new_shards=run.new_shards,
+                      old_sidecars=run.old_sidecars, new_sidecars=run.new_sidecars)
+        metrics = AggregateMetrics(old=run.aggregate.get("old"), new=run.aggregate.get("new"))
+        outcome = RunOutcome(selected=run.selected, verdicts_changed_by_hook=run.verdicts_changed,
+                             outcomes=tuple(run.outcomes.items()), known_flips=run.known_flips,
+                             collect_only=run.collect_only, gate_items=run.gate_items)
+    return Summary(
+        counts=Counts(**result.counts()),
+        join=Join(
+            old_key=result.old_key,
+            new_key=result.new_key,
+            old_key_reason=result.old_key_reason,
+            new_key_reason=result.new_key_reason,
+            old_prefix_stripped=result.old_prefix_stripped,
+            new_prefix_stripped=result.new_prefix_stripped,
+            keyed_by_taskset=result.keyed_by_taskset,
+        ),
+        rows=RowCounts(old=result.old_rows, new=result.new_rows,
+                       old_masked=result.old_masked_rows, new_masked=result.new_masked_rows),
+        compared=result.compared,
+        nothing_compared=nothing_compared(result),
+        notes=tuple(notes),
+        paired=_paired(section),
+        tasks=tuple(_task(task, p, verdicts.get(task.task), adjusted_p)
+                    for task, p, adjusted_p in zip(result.tasks, section.p_values, adjusted)),
+        aggregate=_equivalence(equivalence(section.stats, margin, section.left_out)) if margin is not None else None,
+        flip_tests=FlipTests(alpha, fdr.tests, len(fdr.counted)) if fdr is not None else None,
+        files=files,
+        aggregate_metrics=metrics,
+        run=outcome,
+        copies=result.copies,
+        failing_flips=failing_flips,
+        coverage=coverage,
+        inventory=inventory,
+    )
+
+
+def _inventory(reads: Mapping[str, InventoryRead], notes: list[str]) -> Optional[InventorySection]:
+    """The sides' inventories; their notes (unfinished, disagreeing, unusable) join ``notes``."""
+    if not reads:
+        return None
+    found: dict[str, Optional[Inventory]] = {}
+    for side in ("old", "new"):
+        read = reads.get(side)
+        found[side] = read.inventory if read is not None else None
+        if read is not None and read.note:
+            notes.append(read.note)
+        if read is not None and read.inventory is not None:
+            notes.extend(read.inventory.notes(side))
+    return InventorySection(old=found["old"], new=found["new"])

@@ -1,0 +1,109 @@
+"""The `rollout parity` terminal section: lines rendered from the :class:`Summary`."""
+
+from __future__ import annotations
+
+from tabulate import tabulate
+
+from ..escaping import terminal_line
+from ..identity.item_names import clipped
+from ..model import Category, Side
+from .paired_lines import paired_lines
+from .summary import Summary
+from .wording import (
+    category_rows,
+    coverage_line,
+    hook_changes,
+    hook_heading,
+    plural,
+    side_line,
+    uncompared,
+    verdict_words,
+)
+
+LIST_CAP = 10  # task labels listed per category; the JSON file has them all
+NOTE_CAP = 400  # characters of a note shown
+
+
+def _capped(labels: list[str], cap: int = LIST_CAP) -> str:
+    shown = ", ".join(labels[:cap])
+    if len(labels) > cap:
+        shown += f", ... and {len(labels) - cap} more (see --parity-json)"
+    return shown
+
+
+def _aggregate_metrics_lines(summary: Summary) -> list[str]:
+    """Each side's recorded mean reward beside the one from its rows, when the run recorded one."""
+    metrics = summary.aggregate_metrics
+    lines = []
+    sides: tuple[Side, ...] = ("old", "new")
+    for side in sides:
+        check = metrics.side(side) if metrics is not None else None
+        if check is not None and check.recorded_mean is not None:
+            lines.append(
+                f"{side} aggregate metrics: mean reward {check.recorded_mean!r} recorded, "
+                f"{check.computed_mean!r} from {plural(check.rows, 'row')}"
+                + (f" (agent {check.agent})" if check.agent else "")
+            )
+    return lines
+
+
+def _hook_verdict_lines(summary: Summary) -> list[str]:
+    """Each verdict a hook changed: task, category, the outcome it was given, the reason's first line."""
+    count, changes = hook_changes(summary)
+    if not count:
+        return []
+    lines = [f"{hook_heading(summary, count)}:"]
+    lines.extend(f"    {change.task} ({change.category}): {change.outcome}: {change.reason}"
+                 for change in changes[:LIST_CAP])
+    if len(changes) > LIST_CAP:
+        lines.append(f"    ... and {len(changes) - LIST_CAP} more (see --parity-json)")
+    return lines
+
+
+def verdict_line(summary: Summary) -> str:
+    """The one line a reviewer acts on: what regressed, improved, needs a rerun, was not compared."""
+    return f"parity: {verdict_words(summary)}"
+
+
+def _uncompared_lines(summary: Summary, category: Category) -> list[str]:
+    """Each masked or missing task with its side and reason, capped; the JSON has them all."""
+    reasons = uncompared(summary, category)
+    if not reasons:
+        return []
+    lines = [f"{category} ({len(reasons)}):"]
+    lines.extend(f"    {task}: {reason}" for task, reason in reasons[:LIST_CAP])
+    if len(reasons) > LIST_CAP:
+        lines.append(f"    ... and {len(reasons) - LIST_CAP} more (see --parity-json)")
+    return lines
+
+
+LISTED: tuple[Category, ...] = ("flipped", "flipped_agent_error")
+
+
+def summary_lines(summary: Summary) -> list[str]:
+    """The section, line by line: the verdict, files, notes, the category table, labels, run figures."""
+    counts = summary.counts
+    lines = [verdict_line(summary), side_line(summary, "old"), side_line(summary, "new")]
+    lines.extend(_aggregate_metrics_lines(summary))
+    lines.extend(line for side in ("old", "new") if (line := coverage_line(summary, side)) is not None)
+    for note in summary.notes:
+        lines.append(f"note: {clipped(note, NOTE_CAP)}")
+    table = category_rows(summary)
+    lines.append("")
+    lines.extend(tabulate(table, headers=["category", "tasks", "breakdown"], tablefmt="simple").splitlines())
+    lines.append("")
+    for category in LISTED:
+        labels = summary.labels(category)
+        if labels:
+            lines.append(f"{category}: {_capped(labels)}")
+    lines.extend(_uncompared_lines(summary, "masked"))
+    lines.extend(_uncompared_lines(summary, "missing"))
+    lines.extend(paired_lines(summary.paired, summary.aggregate, summary.flip_tests))
+    run = summary.run
+    if run is not None and run.selected is not None and run.selected != run.items(counts.tasks):
+        lines.append(f"selected: {run.selected} of {run.items(counts.tasks)} parity items ran")
+    lines.extend(_hook_verdict_lines(summary))
+    if summary.nothing_compared:
+        lines.append(f"NOTHING COMPARED: {summary.nothing_compared}")
+    # labels, reasons and notes come from the rows: each line stays one line, and none is a workflow command
+    return [terminal_line(line) for line in lines]

@@ -1,0 +1,195 @@
+"""The verdict in words, one wording for every report (terminal, Markdown, HTML, annotations).
+
+Pure functions of the typed :class:`Summary`: the verdict line's words, a flip's direction from the
+new side's view (`new regressed`: the old side won; `new improved`), the category table's rows, and
+the verdicts a `pytest_parity_verdict` hook changed. Each renderer only marks them up.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import NamedTuple, Optional
+
+from ..judging.coverage_file import FIELDS
+from ..model import Category, Side
+from .summary import Summary
+
+#: Said in every verdict line of two sides that hold the same rows (the full note is among the notes).
+COPY_WORDS = "both files hold the same rows: was the new server run?"
+REGRESSED = "new regressed"  # a flip the old side wins
+IMPROVED = "new improved"  # a flip the new side wins
+
+
+def plural(count: int, noun: str) -> str:
+    """`1 task`, `2 tasks`."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def direction(winner: Optional[Side]) -> str:
+    """A flip in words, from the new side's view: the migration is what is under test."""
+    if winner == "old":
+        return REGRESSED
+    if winner == "new":
+        return IMPROVED
+    return "rewards differ"
+
+
+def rows_note(old: tuple[int, int], new: tuple[int, int]) -> Optional[str]:
+    """`means of 1 vs 200 rows` when a side has repeats (`180 of 200` when some are not counted).
+
+    Each side is (rows with a counted reward, rows).
+    """
+    if old[1] <= 1 and new[1] <= 1:
+        return None
+    counts = [str(rows) if counted == rows else f"{counted} of {rows}" for counted, rows in (old, new)]
+    return f"means of {counts[0]} vs {counts[1]} rows"
+
+
+def _reward(reward: Optional[float]) -> str:
+    return repr(round(reward, 4)) if reward is not None else "none"
+
+
+def flip_line(winner: Optional[Side], old: Optional[float], new: Optional[float], extra: Optional[str] = None) -> str:
+    """`new regressed: old=1.0 new=0.0 (<extra>)`: a flip in one line, the crash line of its item.
+
+    The direction leads: pytest cuts the short summary line at the terminal's width. The task is
+    not named (the node id, the annotation's title, the report's label name it). ``extra`` is the
+    task's noise figures or the row counts of a mean.
+    """
+    line = f"{direction(winner)}: old={_reward(old)} new={_reward(new)}"
+    return f"{line} ({extra})" if extra else line
+
+
+def verdict_words(summary: Summary) -> str:
+    """What regressed, improved, needs a rerun, was not compared; each renderer puts its head before it.
+
+    `regressed` and `improved` are the new side's view; counts that are zero are left out, and a run
+    with no difference says so in as many words.
+    """
+    counts = summary.counts
+    if summary.nothing_compared is not None:
+        return (f"nothing compared in {plural(counts.tasks, 'task')} "
+                f"({counts.masked} masked, {counts.missing} missing; see below)")
+    differs = counts.flipped or counts.flipped_agent_error or counts.masked or counts.missing
+    if not differs:
+        words = f"no difference in {plural(summary.compared, 'compared task')}"
+    else:
+        parts = [f"{plural(counts.flipped_old_win, 'task')} regressed", f"{counts.flipped_new_win} improved"]
+        if summary.failing_flips is not None and counts.flipped:
+            parts[-1] += (f" ({summary.failing_flips} of these {plural(counts.flipped, 'flip')} fail, "
+                          f"{counts.flipped - summary.failing_flips} within noise)")
+        if counts.flipped_agent_error:
+            parts.append(f"{plural(counts.flipped_agent_error, 'rerun candidate')} (agent errors)")
+        if counts.masked:
+            parts.append(f"{counts.masked} masked")
+        if counts.missing:
+            parts.append(f"{counts.missing} missing")
+        words = ", ".join(parts) + f"; {counts.identical} identical"
+    decision = summary.aggregate
+    if decision is not None and decision.lower_bound is not None:
+        shown = "within" if decision.passed else "NOT shown within"
+        words += f"; mean difference {shown} the margin {decision.margin:g}"
+    if summary.copies is not None:
+        words += f"; {COPY_WORDS}"
+    return words + _narrowed(summary)
+
+
+def _narrowed(summary: Summary) -> str:
+    """For a run that ran fewer task items than the file has (-k, --lf, a node id, --collect-only):
+    the counts are the whole file's, and what the selected items did."""
+    run = summary.run
+    if run is None:
+        return ""
+    tasks = summary.counts.tasks
+    if run.collect_only:
+        return f"; counts of the whole file ({plural(tasks, 'task')}): collected only, no item ran"
+    if run.selected is None or run.selected >= tasks:
+        return ""
+    failed = dict(run.outcomes).get("failed", 0)
+    return f"; counts of the whole file: {run.selected} of {plural(tasks, 'task')} selected, {failed} of them failed"
+
+
+def category_rows(summary: Summary) -> list[tuple[str, int, str]]:
+    """The category table: (category, tasks, breakdown), the flips broken down by direction."""
+    counts = summary.counts
+    return [
+        ("identical", counts.identical, ""),
+        ("flipped", counts.flipped, f"{REGRESSED} {counts.flipped_old_win}, {IMPROVED} {counts.flipped_new_win}"),
+        ("flipped_agent_error", counts.flipped_agent_error, "rerun candidates"),
+        ("masked", counts.masked, f"old side {counts.masked_old}, new side {counts.masked_new}"),
+        ("missing", counts.missing, f"old only {counts.missing_old_only}, new only {counts.missing_new_only}"),
+        ("tasks", counts.tasks, ""),
+    ]
+
+
+class HookChange(NamedTuple):
+    """A verdict a hook changed: the task, its category, the outcome it was given, the reason's first line."""
+
+    task: str
+    category: str
+    outcome: str
+    reason: str
+
+
+def hook_changes(summary: Summary) -> tuple[int, list[HookChange]]:
+    """How many verdicts hooks changed, and those the summary holds per task, in task order.
+
+    The count is at least the run's own, which it keeps even where a task's entry is not at hand.
+    """
+    changes = [HookChange(task.task, task.category, verdict.outcome,
+                          verdict.reason.split("\n", 1)[0] or "(no reason given)")
+               for task in summary.tasks if (verdict := task.hook_verdict) is not None]
+    run = summary.run
+    return max(len(changes), run.verdicts_changed_by_hook if run is not None else 0), changes
+
+
+def hook_heading(summary: Summary, count: int) -> str:
+    """The line that opens the list of changed verdicts (by hooks, and by a known-flips list when given)."""
+    if summary.run is not None and summary.run.known_flips is not None:
+        return f"pytest_parity_verdict hooks and --parity-known-flips changed {count} verdict(s)"
+    return f"pytest_parity_verdict hooks changed {count} verdict(s)"
+
+
+def coverage_line(summary: Summary, side: Side) -> Optional[str]:
+    """The side's own inventory beside what the gate scored: `new coverage (<file>): expected 20, ...`."""
+    inventory = summary.inventory.side(side) if summary.inventory is not None else None
+    if inventory is None:
+        return None
+    counts = ", ".join(f"{name} {inventory.counts[name]}" for name in FIELDS)
+    return f"{side} coverage ({', '.join(inventory.files)}): {counts}; the gate scored {plural(inventory.gate_measured, 'row')}"
+
+
+def side_line(summary: Summary, side: Side) -> str:
+    """`old: <file> (+ sidecar <name>): 12 tasks, 14 rows (1 masked), key <field> (<why>)`: a side's facts."""
+    files = summary.files
+    line = f"{side}: {files.file(side) if files else side}"
+    sidecar = files.sidecar(side) if files else None
+    if files and files.shards(side) > 1:
+        line += f" ({files.shards(side)} shards, {plural(files.sidecars(side), 'sidecar')})"
+    elif sidecar:
+        line += f" (+ sidecar {os.path.basename(sidecar)})"
+    rows = summary.rows
+    line += (f": {plural(summary.side_tasks(side), 'task')}, {plural(rows.total(side), 'row')} "
+             f"({rows.masked(side)} masked), key {summary.join.key(side)}")
+    reason = summary.join.key_reason(side)
+    if reason:
+        line += f" ({reason})"
+    prefix = summary.join.prefix_stripped(side)
+    if prefix:
+        line += f", prefix '{prefix}' stripped"
+    return line
+
+
+def uncompared(summary: Summary, category: Category) -> list[tuple[str, str]]:
+    """Each masked or missing task with why it was not compared (its side and reason), in task order."""
+    reasons: list[tuple[str, str]] = []
+    for task in summary.tasks:
+        if task.category != category:
+            continue
+        if category == "missing":
+            reasons.append((task.task, f"only in the {'old' if task.new is None else 'new'} file"))
+            continue
+        masked = [f"{name} side: {side.masked}" for name in ("old", "new")
+                  if (side := task.side(name)) is not None and side.masked]
+        reasons.append((task.task, "; ".join(masked)))
+    return reasons

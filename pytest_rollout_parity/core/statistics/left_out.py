@@ -1,0 +1,77 @@
+"""What the paired statistics leave out, and how far it could move delta.
+
+Only compared tasks (a counted reward on both sides) enter the paired figures. A task masked or
+missing on a side is left out, so a new server that fails exactly on the hard tasks (and is masked
+there) can look equivalent. This module counts the tasks left out on each side and gives a
+sensitivity range of delta: the mean of new - old over every task with a counted old reward, had
+each task left out on the new side scored the lowest or the highest reward there (0 and 1 for
+0/1 rewards; wider when the rewards seen reach beyond).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Optional
+
+from ..model import CompareResult, Side, TaskSide
+
+COMPARED_CATEGORIES = ("identical", "flipped", "flipped_agent_error")
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    """Tasks left out of the paired figures on each side, and delta's range if they had scored.
+
+    ``tasks`` is every joined task; ``old``/``new`` count the tasks not compared whose side is
+    absent or masked there. ``delta_range`` is (low, high) over the ``range_tasks`` tasks with a
+    counted old reward, each task left out on the new side scored ``reward_range[0]`` or
+    ``reward_range[1]`` there; None when no such task is left out on the new side.
+    """
+
+    tasks: int
+    old: int
+    new: int
+    range_tasks: int
+    reward_range: tuple[float, float]
+    delta_range: Optional[tuple[float, float]]
+
+    def count(self, side: Side) -> int:
+        return self.old if side == "old" else self.new
+
+    def share(self, side: Side) -> float:
+        """The share of all joined tasks left out on ``side`` (0 when there are none)."""
+        return self.count(side) / self.tasks if self.tasks else 0.0
+
+
+def _out(side: Optional[TaskSide]) -> bool:
+    return side is None or side.masked is not None or side.reward is None
+
+
+def left_out(result: CompareResult) -> LeftOut:
+    """Count the tasks left out on each side and bound delta over the tasks with an old reward."""
+    compared = [t for t in result.tasks if t.category in COMPARED_CATEGORIES]
+    rest = [t for t in result.tasks if t.category not in COMPARED_CATEGORIES]
+    diffs = [t.new.reward - t.old.reward for t in compared
+             if t.old is not None and t.new is not None and t.old.reward is not None and t.new.reward is not None]
+    olds_left = [t.old.reward for t in rest if t.old is not None and not _out(t.old) and _out(t.new)
+                 and t.old.reward is not None and math.isfinite(t.old.reward)]
+    seen = [r for t in compared for s in (t.old, t.new) if s is not None and (r := s.reward) is not None]
+    low = min([0.0, *seen, *olds_left])
+    high = max([1.0, *seen, *olds_left])
+    base = len(diffs) + len(olds_left)
+    delta_range: Optional[tuple[float, float]] = None
+    if olds_left:
+        known = math.fsum(diffs)
+        delta_range = (
+            (known + math.fsum(low - old for old in olds_left)) / base,
+            (known + math.fsum(high - old for old in olds_left)) / base,
+        )
+    return LeftOut(
+        tasks=len(result.tasks),
+        old=sum(1 for t in rest if _out(t.old)),
+        new=sum(1 for t in rest if _out(t.new)),
+        range_tasks=base,
+        reward_range=(low, high),
+        delta_range=delta_range,
+    )

@@ -1,0 +1,131 @@
+"""Margin mode: decide on evidence instead of on every flip.
+
+The aggregate is an equivalence test (two one-sided tests): the new side is at parity when the
+one-sided 95% bounds of the mean difference both lie inside [-M, +M]. A score that moved up is as
+suspect as one that moved down (a verifier that passes everything). A single flip then fails only
+when its own repeats show it is not noise: its Benjamini-Hochberg adjusted p-value, over the tested
+tasks that can reach alpha at all, is below alpha.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from ..model import TaskComparison
+from .left_out import LeftOut
+from .paired import PairedSection, format_p, noise_text
+from .paired_tests import DiscreteFdr, PairedStats
+
+AGGREGATE_NAME = "parity-aggregate"
+"""The item name of the aggregate; a task whose item name would collide takes the collision suffix."""
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """The equivalence decision at margin ``margin`` and the one message its item shows (the verdict
+    first: the item's node id names it)."""
+
+    margin: float
+    lower_bound: Optional[float]
+    upper_bound: Optional[float]
+    passed: bool
+    message: str
+
+
+def _num(value: float) -> str:
+    return f"{value:.4f}"
+
+
+def left_out_text(left: LeftOut) -> str:
+    """`left out (masked or missing): 2.0% of tasks on the old side, 5.0% on the new side; ...`."""
+    if not left.old and not left.new:
+        return "no task left out (masked or missing) on either side"
+    text = (f"left out (masked or missing): {left.share('old'):.1%} of {left.tasks} tasks on the old side, "
+            f"{left.share('new'):.1%} on the new side")
+    if left.delta_range is not None:
+        low, high = left.delta_range
+        lowest, highest = left.reward_range
+        text += (f"; had every task left out on the new side scored {lowest:g} or {highest:g} there, "
+                 f"Δ over the {left.range_tasks} tasks with an old reward would lie in [{_num(low)}, {_num(high)}]")
+    return text
+
+
+def equivalence(stats: PairedStats, margin: float, left: Optional[LeftOut] = None) -> Aggregate:
+    """Two one-sided tests of Δ against ±``margin``; absent statistics fail with their reason.
+
+    With ``left`` the message ends with what the paired figures leave out and how far it could
+    move Δ (the decision itself is over the compared tasks).
+    """
+    where = f"margin ±{margin:g}"
+    tail = f"; {left_out_text(left)}" if left is not None else ""
+    if stats.absent is not None or stats.lower_bound is None or stats.upper_bound is None or stats.delta is None:
+        return Aggregate(margin, None, None, False, f"no decision at {where}: {stats.absent}{tail}")
+    low, high = stats.lower_bound, stats.upper_bound
+    figures = (
+        f"Δ = {_num(stats.delta)} (new - old), one-sided 95% bounds [{_num(low)}, {_num(high)}], "
+        f"n = {stats.n}"
+    )
+    if stats.clustered_by is not None and stats.df is not None:
+        figures += (f", standard error clustered by {stats.clustered_by} ({stats.clusters} groups, CR2, "
+                    f"{stats.df:.1f} degrees of freedom)")
+    figures += tail
+    broken = []
+    if low < -margin:
+        broken.append(f"lower bound {_num(low)} < -{margin:g}: the new side may score lower than the margin allows")
+    if high > margin:
+        broken.append(f"upper bound {_num(high)} > +{margin:g}: the new side may score higher than the margin allows")
+    if not broken:
+        return Aggregate(margin, low, high, True, f"equivalent within {where}: {figures}")
+    return Aggregate(margin, low, high, False, f"not shown equivalent within {where}: {'; '.join(broken)}; {figures}")
+
+
+@dataclass(frozen=True)
+class FlipJudgement:
+    """A flip in margin mode: a regression (fails; ``text`` is a line of its message) or not shown
+    to be one (xfails with ``text`` as the reason)."""
+
+    regression: bool
+    text: str
+
+
+def _rows(task: TaskComparison) -> tuple[int, int]:
+    return (len(task.old.facts) if task.old else 0, len(task.new.facts) if task.new else 0)
+
+
+def judge_flip(task: TaskComparison, p: Optional[float], smallest: Optional[float], adjusted: Optional[float],
+               fdr: DiscreteFdr) -> FlipJudgement:
+    """Fail a flip only when its BH-adjusted p-value (over the tests ``fdr`` counts) is below alpha.
+
+    ``p`` and ``smallest`` are the task's p-value and smallest attainable p-value (None: too few
+    repeats to test); ``adjusted`` is None when the task cannot reach alpha and is not counted.
+    """
+    alpha = fdr.alpha
+    if p is None or smallest is None:
+        old_rows, new_rows = _rows(task)
+        if old_rows == 1 and new_rows == 1:
+            why = "single row a side"
+        else:
+            why = f"{old_rows} row(s) old, {new_rows} new: too few repeats for a per-task test"
+        return FlipJudgement(False, f"flipped; {why}: judged in the aggregate")
+    if adjusted is None:
+        return FlipJudgement(False, (
+            f"flipped within noise: {noise_text(task, p)}; cannot reach alpha {alpha:g} with these rows "
+            f"(smallest attainable p = {format_p(smallest)}), so not counted"))
+    over = f"(BH over the {len(fdr.counted)} of {fdr.tests} tested task(s) that can reach it)"
+    if adjusted < alpha:
+        return FlipJudgement(True, f"not noise: BH-adjusted p = {format_p(adjusted)} < alpha {alpha:g} {over}")
+    return FlipJudgement(False, (
+        f"flipped within noise: {noise_text(task, p)}; BH-adjusted p = {format_p(adjusted)} >= alpha {alpha:g} {over}"
+    ))
+
+
+def judge_flips(section: PairedSection, tasks: list[TaskComparison], alpha: float) -> list[Optional[FlipJudgement]]:
+    """The judgement of every flipped task, by task index (None for the other categories)."""
+    fdr = section.fdr(alpha)
+    judged: list[Optional[FlipJudgement]] = []
+    for i, task in enumerate(tasks):
+        test = section.tests[i]
+        p, smallest = test if test is not None else (None, None)
+        judged.append(judge_flip(task, p, smallest, fdr.adjusted[i], fdr) if task.category == "flipped" else None)
+    return judged

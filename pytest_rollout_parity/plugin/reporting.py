@@ -1,0 +1,86 @@
+"""Controller-side reporting: the `rollout parity` terminal section, the JSON file, the exit status.
+
+Registered only where the run's reports arrive (a serial run or the xdist controller), so the
+summary appears once. It reads the same :class:`CompareResult` the items were built from.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import pytest
+
+from ..core import HookVerdict, Summary, build_summary, summary_lines, write_json
+from .collect import CATEGORY_PROPERTY, GATE_PROPERTY, TASK_PROPERTY, VERDICT_PROPERTY, hook_verdict
+from .run import ParityRun
+
+NOTHING_COMPARED_EXIT = 2
+
+
+class ParitySummary:
+    """Counts what the parity items did, then writes the summary once at the end."""
+
+    def __init__(self, run: ParityRun) -> None:
+        self.run = run
+        #: each item's last outcome by node id: a rerun (pytest-rerunfailures) replaces the earlier one
+        self.outcome_of: dict[str, str] = {}
+        #: the hook verdicts that changed an item's outcome, by node id (task label, verdict)
+        self.changed_by_hook: dict[str, tuple[str, HookVerdict]] = {}
+        self.summary: Optional[Summary] = None
+        #: reports that could not be written, for the terminal summary
+        self.problems: list[str] = []
+
+    @pytest.hookimpl
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Note the outcome of each parity item that ran (serial, or from xdist workers): the task
+        items and the gate-level items (any item that carries GATE_PROPERTY), each once."""
+        properties = dict(report.user_properties)
+        task_item = TASK_PROPERTY in properties and CATEGORY_PROPERTY in properties
+        if not task_item and GATE_PROPERTY not in properties:
+            return
+        if str(report.outcome) == "rerun":  # pytest-rerunfailures: an attempt it runs again (not in pytest's type)
+            return
+        if report.when == "call" or (report.when == "setup" and not report.passed):
+            self.outcome_of[report.nodeid] = "xfailed" if hasattr(report, "wasxfail") else report.outcome
+            self.changed_by_hook.pop(report.nodeid, None)
+            if VERDICT_PROPERTY in properties:
+                given, reason = hook_verdict(str(properties[VERDICT_PROPERTY]))
+                self.changed_by_hook[report.nodeid] = (str(properties[TASK_PROPERTY]), HookVerdict(given, reason))
+
+    @pytest.hookimpl
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        """Build the one summary object; write it as JSON; settle the exit status from its fields."""
+        ran = None if session.config.option.collectonly else len(self.outcome_of)
+        outcomes: dict[str, int] = {}
+        for outcome in self.outcome_of.values():
+            outcomes[outcome] = outcomes.get(outcome, 0) + 1
+        hook_verdicts = dict(self.changed_by_hook.values())
+        info = self.run.run_info(selected=ran, verdicts_changed=len(hook_verdicts), outcomes=outcomes,
+                                 hook_verdicts=hook_verdicts, collect_only=bool(session.config.option.collectonly))
+        failing = None
+        if self.run.settings.margin is not None:
+            failing = sum(1 for task, judgement in zip(self.run.result.tasks, self.run.judgements)
+                          if task.category == "flipped" and judgement is not None and judgement.regression)
+        self.summary = build_summary(self.run.result, info, paired=self.run.paired, margin=self.run.settings.margin,
+                                     failing_flips=failing, coverage=self.run.coverage, alpha=self.run.settings.alpha)
+        json_path = self.run.settings.json_path
+        if json_path is not None:
+            try:
+                write_json(json_path, self.summary)
+            except OSError as exc:
+                # printed with the terminal summary: here the `-q` progress line may still be open
+                self.problems.append(f"ERROR: --parity-json: cannot write {json_path}: {exc.strerror or exc}")
+                session.exitstatus = pytest.ExitCode.USAGE_ERROR
+        if self.summary.nothing_compared is not None and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+            session.exitstatus = NOTHING_COMPARED_EXIT
+
+    @pytest.hookimpl
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        """The `rollout parity` section, from the summary built at session finish."""
+        for problem in self.problems:
+            terminalreporter.write_line(problem, red=True)
+        if self.summary is None:
+            return
+        terminalreporter.write_sep("=", "rollout parity")
+        for line in summary_lines(self.summary):
+            terminalreporter.write_line(line)
