@@ -20,6 +20,19 @@ REWARD_TOLERANCE = 1e-9
 
 def summarize_side(facts: Sequence[RowFacts], reader: Optional[RowReader] = None) -> TaskSide:
     """Reduce a side's rows for one task: mean reward, mask text, agent error, scored failure kind."""
+    if len(facts) == 1:  # most tasks: one row a side, reduced without the lists below
+        only = facts[0]
+        reward = only.reward if only.reward is not None and math.isfinite(only.reward) else None
+        unmasked = only.mask is None
+        return TaskSide(
+            facts,
+            reward=reward,
+            masked=only.mask,
+            agent_error=(only.agent_error or None) if unmasked else None,
+            failure_kind=(only.failure_kind or None) if unmasked else None,
+            reward_rows=0 if reward is None else 1,
+            reader=reader,
+        )
     rewards = [f.reward for f in facts if f.reward is not None and math.isfinite(f.reward)]
     reasons = [f.mask for f in facts if f.mask is not None]
     if not reasons:
