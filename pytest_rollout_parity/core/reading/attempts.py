@@ -5,48 +5,35 @@ The newest NeMo Gym collector keeps append-only files: every execution of one lo
 older execution stays in the file but no longer counts. Within a side (main file and sidecar
 together) the row with the highest attempt stands; at the same attempt a main-file row beats a
 sidecar record, then the later line wins; a row without the stamp is attempt 0. A side none of
-whose files carries the stamp is read line by line as before (legacy append and reverify files).
+whose rows carries the stamp is read line by line (legacy append and reverify files).
 The rule is in docs/semantics.md, "Reading a side and its sidecar".
+
+The side is read once: each main-file row joins the side as it is read, and :class:`Attempts`
+remembers, for each logical rollout, the best execution so far and its place among the side's
+rows. An execution a later one outranks is *displaced*; when the side turns out to carry the
+stamp, the displaced rows are taken out again (:meth:`.side_builder.SideBuilder.drop`).
 """
 
 from __future__ import annotations
 
-import lzma
-import zlib
-from pathlib import Path
-from typing import Any, Optional
+from collections.abc import Sequence
+from typing import Any, NamedTuple, Optional, TypeVar
 
-from ..errors import CompareInputError
 from .fields import ATTEMPT_INDEX, ROLLOUT_INDEX, RUN_ID, TASK_INDEX
-from .files import decompressed, open_regular
-
-#: The stamp as it appears in a file's bytes (a file without it is read line by line as before).
-STAMP = f'"{ATTEMPT_INDEX}"'.encode()
-_CHUNK = 1 << 20
 
 #: (run id, task index, rollout index): one logical rollout of a side (one agent's rows).
 LogicalKey = tuple[Any, Any, Any]
 #: (attempt, 1 for a main-file row and 0 for a sidecar record, line): the highest stands.
 Rank = tuple[float, int, int]
+T = TypeVar("T")
 
 
-def carries_stamp(path: Optional[Path]) -> bool:
-    """Whether the file's (decompressed) bytes hold the attempt stamp anywhere.
+class Execution(NamedTuple):
+    """What ranks a sidecar record: its logical rollout (None: it names none), attempt and line."""
 
-    A file that cannot be read here says False: reading it in turn words its error.
-    """
-    if path is None:
-        return False
-    try:
-        with open_regular(path, str(path)) as raw, decompressed(raw, str(path)) as handle:
-            tail = b""
-            while chunk := handle.read(_CHUNK):
-                if STAMP in tail + chunk:
-                    return True
-                tail = chunk[-len(STAMP):]
-    except (CompareInputError, OSError, EOFError, zlib.error, lzma.LZMAError):
-        return False
-    return False
+    key: Optional[LogicalKey]
+    attempt: float
+    line: int
 
 
 def _hashable(value: Any) -> Any:
@@ -70,32 +57,62 @@ def attempt_of(row: dict[str, Any]) -> float:
 
 
 class Attempts:
-    """The standing execution of every logical rollout of one side, found before the side is read."""
+    """The standing execution of every logical rollout of one side (one file and its sidecar)."""
 
     def __init__(self) -> None:
-        self.best: dict[LogicalKey, Rank] = {}
-        #: rows found superseded while the side was read
-        self.superseded = 0
+        #: each logical rollout's best main-file row so far: its rank and its place among the side's rows
+        self.best: dict[LogicalKey, tuple[Rank, int]] = {}
+        #: places of main-file rows another execution outranks
+        self.displaced: list[int] = []
+        #: whether any row or record seen carries the stamp (then the rule applies)
+        self.stamped = False
+        #: sidecar records another execution outranks
+        self.superseded_records = 0
 
-    def see(self, row: dict[str, Any], *, main: bool, line: int) -> None:
-        """Take one row (or sidecar record) into account."""
+    def see_row(self, row: dict[str, Any], place: int, line: int) -> None:
+        """A main-file row that joined the side at ``place``."""
+        if not self.stamped and ATTEMPT_INDEX in row:
+            self.stamped = True
         key = logical_key(row)
         if key is None:
             return
-        rank = (attempt_of(row), int(main), line)
-        best = self.best.get(key)
-        if best is None or rank > best:
-            self.best[key] = rank
+        rank = (attempt_of(row), 1, line)
+        known = self.best.get(key)
+        if known is None:
+            self.best[key] = (rank, place)
+        elif rank > known[0]:
+            self.displaced.append(known[1])
+            self.best[key] = (rank, place)
+        else:
+            self.displaced.append(place)
 
-    def stands(self, row: dict[str, Any], *, main: bool, line: int) -> bool:
-        """Whether the row is its logical rollout's standing execution (counting those that are not)."""
-        key = logical_key(row)
-        best = None if key is None else self.best.get(key)
-        if best is None or best == (attempt_of(row), int(main), line):
-            return True
-        self.superseded += 1
-        return False
+    def standing_records(self, records: Sequence[tuple[Execution, T]]) -> list[T]:
+        """Of a stamped side's sidecar records, those that stand; a main-file row a record
+        outranks is displaced."""
+        top: dict[LogicalKey, Rank] = {}
+        for execution, _ in records:
+            rank = (execution.attempt, 0, execution.line)
+            if execution.key is not None and (execution.key not in top or rank > top[execution.key]):
+                top[execution.key] = rank
+        standing = []
+        for execution, prepared in records:
+            key = execution.key
+            main = self.best.get(key) if key is not None else None
+            rank = (execution.attempt, 0, execution.line)
+            if key is None or (rank == top[key] and (main is None or rank > main[0])):
+                standing.append(prepared)
+            else:
+                self.superseded_records += 1
+        for key, rank in top.items():
+            main = self.best.get(key)
+            if main is not None and rank > main[0]:
+                self.displaced.append(main[1])
+        return standing
 
+    @property
+    def superseded(self) -> int:
+        """Executions left out: displaced rows and outranked records."""
+        return len(self.displaced) + self.superseded_records
 
 
 def superseded_note(count: int) -> str:

@@ -10,7 +10,8 @@ its whole side, the child peaked 13 MB higher on a 1 GB file).
 Each frame is a 4-byte big-endian length, then ``marshal`` of one of::
 
     ("rows", [row, ...])          row: (facts, candidate values, anonymous, has a reward field)
-    ("end", sidecar path or None, compared agent or None, {agent: rows}, superseded attempts
+    ("end", sidecar path or None, compared agent or None, {agent: rows}, superseded attempts,
+            places of the sent rows a newer attempt superseded
             [, each shard's sidecar path or None, for a sharded side])
     ("input-error", message)
 """
@@ -18,7 +19,7 @@ Each frame is a 4-byte big-endian length, then ``marshal`` of one of::
 from __future__ import annotations
 
 import marshal
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, Optional
 
@@ -68,6 +69,8 @@ class ForwardingBuilder(SideBuilder):
         self.write = write
         self.batch: list[tuple[Any, ...]] = []
         self.count = 0
+        #: places (in the order sent) of rows a newer attempt superseded
+        self.dropped: list[int] = []
 
     @property
     def rows(self) -> int:
@@ -81,6 +84,10 @@ class ForwardingBuilder(SideBuilder):
         self.batch.append((plain_facts(pending.facts), names, pending.anonymous, pending.has_reward_field))
         if len(self.batch) >= BATCH:
             self.flush()
+
+    def drop(self, places: Sequence[int]) -> None:
+        """Rows already sent are taken out by the parent: their places go with the end."""
+        self.dropped.extend(places)
 
     def flush(self) -> None:
         """Send the waiting rows."""
@@ -115,7 +122,8 @@ def replay(data: bytes, builder: SideBuilder, display: str, sidecar_display: str
                 builder.add(PendingRow(f"{shown}:{facts[_LINE]}", facts_from_plain(facts), names, anonymous,
                                        has_reward))
         elif kind == "end":
-            _, sidecar, agent, agent_rows, builder.superseded, *shards = message
+            _, sidecar, agent, agent_rows, builder.superseded, dropped, *shards = message
+            builder.drop(dropped)
             sidecars = tuple(Path(s) if s is not None else None for s in shards[0]) if shards else ()
             return StreamEnd(Path(sidecar) if sidecar is not None else None, agent, agent_rows, sidecars)
         elif kind == "input-error":

@@ -20,9 +20,9 @@ from typing import Any, BinaryIO, Optional, TypeVar
 from ..errors import CompareInputError
 from ..identity.join import KeyChoice, TaskIdent
 from ..model import RowFacts, RowOrigin
-from .agents import AgentFilter, agent_of
-from .attempts import Attempts, carries_stamp
-from .fields import ROLLOUT_INDEX, TASK_INDEX
+from .agents import AgentFilter
+from .attempts import Attempts, Execution, attempt_of, logical_key
+from .fields import ATTEMPT_INDEX, ROLLOUT_INDEX, TASK_INDEX
 from .files import RowAt, check_first_line, companion, decompressed, main_file_of, open_regular, plain_name
 from .row_facts import fold_failure_record
 from .side_builder import PendingRow, RowSource, SideBuilder, is_failure_record
@@ -343,62 +343,34 @@ def _sidecar_pairs(sidecar: Optional[Path], shown: str) -> Optional[frozenset[tu
         return None
 
 
-def _attempts(
-    path: Path, display: str, sidecar: Optional[Path], shown: str, agents: Optional[AgentFilter]
-) -> Optional[Attempts]:
-    """The standing execution of each logical rollout, when the side's files carry attempt stamps.
-
-    None for a side without the stamp (read line by line, as legacy files are), and when a file
-    cannot be read in full here (reading it in turn words the error). Only the compared agent's
-    rows and records are seen (``agents``: as the read that follows keeps them).
-    """
-    if not (carries_stamp(path) or carries_stamp(sidecar)):
-        return None
-    attempts = Attempts()
-    wanted = agents.wanted if agents is not None else None
-    try:
-        for file, name, main in ((path, display, True), (sidecar, shown, False)):
-            if file is None:
-                continue
-            for line_no, _, row in iter_objects(file, name, skeleton_decoder(None)):
-                if main and wanted is not None and agent_of(row) != wanted:
-                    continue
-                if not main and agents is not None and not agents.keep_record(row):
-                    continue
-                attempts.see(row, main=main, line=line_no)
-    except CompareInputError:
-        return None
-    return attempts
-
-
 def _standing_sidecar(
     sidecar: Optional[Path],
     shown: str,
     scored: set[tuple[Any, Any]],
     prepare: Callable[[int, int, dict[str, Any]], T],
+    attempts: Attempts,
     keep: Callable[[dict[str, Any]], bool] = lambda record: True,
-    attempts: Optional[Attempts] = None,
 ) -> list[T]:
     """A sidecar's standing records (none without one), each through ``prepare``.
 
     Records are prepared as they are read, so only what ``prepare`` keeps stays in memory; those
-    ``keep`` rejects (another agent's) are dropped first. With ``attempts`` (a side that carries
-    attempt stamps) a record stands when it is its logical rollout's newest execution.
+    ``keep`` rejects (another agent's) are dropped first. On a side that carries attempt stamps
+    (in its main file or here) a record stands when it is its logical rollout's newest execution;
+    otherwise when no main-file row scored its (task, rollout) pair and no later record names it.
     """
     if sidecar is None:
         return []
-    if attempts is not None:
-        return [
-            prepare(line_no, offset, record)
-            for line_no, offset, record in iter_objects(sidecar, shown)
-            if keep(record) and attempts.stands(record, main=False, line=line_no)
-        ]
-    records = [
-        (index_pair(record), prepare(line_no, offset, record))
-        for line_no, offset, record in iter_objects(sidecar, shown)
-        if keep(record)
-    ]
-    return standing_failures(records, scored)
+    records = []
+    for line_no, offset, record in iter_objects(sidecar, shown):
+        if not keep(record):
+            continue
+        if not attempts.stamped and ATTEMPT_INDEX in record:
+            attempts.stamped = True
+        records.append((index_pair(record), Execution(logical_key(record), attempt_of(record), line_no),
+                        prepare(line_no, offset, record)))
+    if attempts.stamped:
+        return attempts.standing_records([(execution, prepared) for _, execution, prepared in records])
+    return standing_failures([(pair, prepared) for pair, _, prepared in records], scored)
 
 
 def read_side(
@@ -421,10 +393,9 @@ def read_side(
     """
     decode = None if keep else skeleton_decoder(builder.key)
     sidecar, shown = _existing_sidecar(path), sidecar_display(display, path)
-    attempts = _attempts(path, display, sidecar, shown, agents)
+    attempts = Attempts()
     scored: set[tuple[Any, Any]] = set()  # (task, rollout) pairs of the sidecar's records scored here
-    # None: every pair (the sidecar's are not known); with attempt stamps, the attempts decide
-    wanted = _sidecar_pairs(sidecar, shown) if attempts is None else frozenset()
+    wanted = _sidecar_pairs(sidecar, shown)  # None: every pair (the sidecar's are not known)
     main = RowOrigin.MAIN
     rows_before = builder.rows
     for line_no, offset, row in iter_objects(path, display, decode, progress):
@@ -432,8 +403,7 @@ def read_side(
             check_first(row)
         if agents is not None and not agents.keep(row):
             continue
-        if attempts is not None and not attempts.stands(row, main=True, line=line_no):
-            continue
+        attempts.see_row(row, builder.rows, line_no)
         builder.add_row(row, RowSource(f"{display}:{line_no}", line_no, main, offset), keep=keep)
         if wanted is None or wanted:
             pair = index_pair(row)
@@ -446,13 +416,13 @@ def read_side(
         return builder.prepare(record, RowSource(f"{shown}:{line_no}", line_no, RowOrigin.SIDECAR, offset), keep=keep)
 
     standing = _standing_sidecar(
-        sidecar, shown, scored, prepare, agents.keep_record if agents is not None else lambda record: True,
-        attempts,
+        sidecar, shown, scored, prepare, attempts, agents.keep_record if agents is not None else lambda record: True
     )
+    if attempts.stamped:
+        builder.drop(attempts.displaced)
+        builder.superseded += attempts.superseded
     for pending in standing:
         builder.add(pending)
-    if attempts is not None:
-        builder.superseded += attempts.superseded
     if builder.rows == rows_before:
         raise CompareInputError(f"{display}: no rows at all: the file holds no JSON object")
     return sidecar

@@ -7,6 +7,7 @@ classify identically and fail with the same messages.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Optional
 
@@ -77,6 +78,7 @@ class SideBuilder:
         self._rows_with_reward_field = 0
         #: executions of a logical rollout left out because a newer attempt stands (:mod:`.attempts`)
         self.superseded = 0
+        self._anonymous: set[int] = set()  # places of rows that name no task (they do not vote)
 
     def prepare(self, row: dict[str, Any], source: RowSource, *, keep: bool) -> PendingRow:
         """Reduce a row; a sidecar record is folded into the masked row it stands for.
@@ -120,9 +122,32 @@ class SideBuilder:
             raise CompareInputError(f"{pending.where}: {error}")
         if had_fields and not self.vote.columns:
             self._lost_last_field_at = pending.where
+        if pending.anonymous:
+            self._anonymous.add(len(self.facts))
         self.facts.append(pending.facts)
         if pending.facts.origin is RowOrigin.MAIN and pending.has_reward_field:
             self._rows_with_reward_field += 1
+
+    def drop(self, places: Sequence[int]) -> None:
+        """Take rows out again: executions a newer attempt superseded (:mod:`.attempts`).
+
+        Their key values leave the vote with them; a field a dropped row lacked stays ruled out as
+        the key, and a reward field it had still shows the file holds rollouts (both are facts
+        about the file).
+        """
+        gone = set(places)
+        if not gone:
+            return
+        kept = [place for place in range(len(self.facts)) if place not in gone]
+        self.facts = [self.facts[place] for place in kept]
+        vote = self.vote
+        for column in vote.columns.values():
+            if column:
+                column[:] = [column[place] for place in kept]
+        if vote.fingerprints:
+            vote.fingerprints[:] = [vote.fingerprints[place] for place in kept]
+        vote.voters -= len(gone - self._anonymous)
+        self._anonymous = {new for new, old in enumerate(kept) if old in self._anonymous}
 
     def add_row(self, row: dict[str, Any], source: RowSource, *, keep: bool) -> None:
         """Prepare and join a row at once (sidecar records wait: only the standing ones join)."""
