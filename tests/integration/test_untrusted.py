@@ -195,7 +195,8 @@ def test_hostile_labels_and_logs_forge_no_command_and_no_control(gate: Gate, mon
 def test_annotations_under_github_actions_are_the_gates_own(gate: Gate, monkeypatch: pytest.MonkeyPatch) -> None:
     args = _hostile_pair(gate)
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
-    result = gate.run(*args)
+    # the gate's own annotations: they step aside for pytest-github-actions-annotate-failures
+    result = gate.run(*args, "-p", "no:pytest_github_actions_annotate_failures")
     commands = _command_lines(all_text(result))
     assert len(commands) == len(HOSTILE)  # one `::error` per failed flip, nothing else
     assert all(line.startswith("::error title=") and "FORGED::" not in line and "\n" not in line for line in commands)
