@@ -16,7 +16,8 @@ import pytest
 from pytest_rollout_parity.core.errors import CompareInputError
 from pytest_rollout_parity.core.reading import parallel, snapshot
 from pytest_rollout_parity.core.reading.loading import LoadedSide
-from pytest_rollout_parity.core.reading.parallel import SideRequest, load_two
+from pytest_rollout_parity.core.reading.parallel import load_two
+from pytest_rollout_parity.core.reading.side_request import SideRequest
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

@@ -12,7 +12,7 @@ Each frame is a 4-byte big-endian length, then ``marshal`` of one of::
     ("rows", [row, ...])          row: (facts, candidate values, anonymous, has a reward field)
     ("end", sidecar path or None, compared agent or None, {agent: rows}, superseded attempts
             [, each shard's sidecar path or None, for a sharded side])
-    ("input-error", message)
+    ("input-error", path, reason, line, where as shown)
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple, Optional
 
-from ..errors import CompareInputError
+from ..errors import CompareInputError, Place
 from ..identity.join import DEFERRED
 from ..model import RowOrigin
 from .side_builder import PendingRow, SideBuilder
@@ -112,14 +112,14 @@ def replay(data: bytes, builder: SideBuilder, display: str, sidecar_display: str
                 shown = shard[1] if facts[_ORIGIN] == _SIDECAR else shard[0]
                 if any(type(value) is tuple for value in names.values()):
                     names = {name: DEFERRED if type(value) is tuple else value for name, value in names.items()}
-                builder.add(PendingRow(f"{shown}:{facts[_LINE]}", facts_from_plain(facts), names, anonymous,
+                builder.add(PendingRow(Place(shown, facts[_LINE]), facts_from_plain(facts), names, anonymous,
                                        has_reward))
         elif kind == "end":
             _, sidecar, agent, agent_rows, builder.superseded, *shards = message
             sidecars = tuple(Path(s) if s is not None else None for s in shards[0]) if shards else ()
             return StreamEnd(Path(sidecar) if sidecar is not None else None, agent, agent_rows, sidecars)
         elif kind == "input-error":
-            raise CompareInputError(message[1])
+            raise CompareInputError(*message[1:])
         else:
             return None
     return None

@@ -20,45 +20,18 @@ import os
 import subprocess
 import sys
 import tempfile
-from dataclasses import astuple, dataclass
 from pathlib import Path
 from typing import BinaryIO, Optional, Protocol
 
 from ..errors import CompareInputError
 from .child_stream import replay
-from .loading import LoadedSide, Progress, finish_shards, finish_side, load_shards, load_side, sidecar_display
+from .loading import LoadedSide, Progress, finish_shards, finish_side, sidecar_display
 from .side_builder import SideBuilder
+from .side_request import SideRequest
 
 #: Below this many bytes in the old file, the child's start costs more than it saves.
 MIN_CHILD_BYTES = 32 << 20
 CHILD_MODULE = "pytest_rollout_parity.core.reading.child"
-
-
-@dataclass(frozen=True)
-class SideRequest:
-    """What :func:`load_side` is asked for one side (the child gets the same values)."""
-
-    path: str
-    key: Optional[str] = None
-    display: Optional[str] = None
-    agent: Optional[str] = None
-    key_option: str = "--parity-key"
-    agent_option: str = "--parity-agent"
-    #: a sharded side's files, each (path, name shown), ``path`` the first; empty for one file
-    shards: tuple[tuple[str, str], ...] = ()
-
-    def files(self) -> list[str]:
-        """Every file the side is read from: its shards, or its one file."""
-        return [path for path, _ in self.shards] or [self.path]
-
-    def load(self, progress: Optional[Progress] = None) -> LoadedSide:
-        """Read the side in this process (``progress``: told the bytes read, see :func:`load_side`)."""
-        if self.shards:
-            files = [(Path(path), shown) for path, shown in self.shards]
-            return load_shards(files, self.key, self.display, self.agent, self.key_option, self.agent_option,
-                               progress=progress)
-        return load_side(Path(self.path), self.key, self.display, self.agent, self.key_option, self.agent_option,
-                         progress=progress)
 
 
 class SideProgress(Protocol):
@@ -154,7 +127,7 @@ class _Child:
         child = cls(process, stream)
         try:
             assert process.stdin is not None
-            process.stdin.write(marshal.dumps(astuple(request)))
+            process.stdin.write(marshal.dumps(request.plain()))
             process.stdin.close()
         except OSError:
             child.__exit__()
@@ -176,7 +149,7 @@ class _Child:
             return None
         self.stream.seek(0)
         data = self.stream.read()
-        display = request.display or request.path
+        display = request.shown
         path = Path(request.path)
         builder = SideBuilder(request.key, request.key_option, sharded=bool(request.shards))
         files = [(Path(file), shown) for file, shown in request.shards]
