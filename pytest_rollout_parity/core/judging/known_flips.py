@@ -51,7 +51,7 @@ class KnownFlips:
         entry = self.entries.get(comparison.task)
         if entry is None or comparison.category != "flipped":
             return None
-        return Verdict.passed(f"known flip ({self.shown}:{entry.line}): {entry.reason}")
+        return Verdict.passed(f"known flip ({self.shown}:{entry.line}): {entry.reason}").by("known_flips")
 
     def notes(self, tasks: Sequence[TaskComparison]) -> list[str]:
         """Stale entries: listed tasks that no longer flip, and lines naming no task of the run."""
