@@ -2,12 +2,12 @@
 
 What is kept: each side's row facts and join values (:class:`LoadedSide`), the only expensive part
 of a run (reading and parsing every row). The comparison, the paired statistics and the margin
-judgements are recomputed from them on every run: they take a fraction of a second and depend on
+judgements are recomputed from them on every run: they are cheap beside reading and depend on
 options (margin, alpha, strict) that do not change what is read.
 
 Where: one file per side under ``config.cache.mkdir("rollout-parity")`` (pytest's cache directory,
 never beside the inputs), written to a temporary name and renamed into place, in the format of
-:mod:`..core.snapshot`. ``--cache-clear`` empties it; ``-p no:cacheprovider`` runs without it.
+:mod:`..core.reading.snapshot`. ``--cache-clear`` empties it; ``-p no:cacheprovider`` runs without it.
 
 When an entry is used: only when its key equals the current one, which holds
 

@@ -2,7 +2,7 @@
 
 Key detection is streamed: :class:`KeyVote` sees each row once and keeps only the values of the
 candidate fields that every row so far carries. After the id candidates come NeMo Gym's
-`_ng_task_index` and then the prompt (:mod:`.prompt`), so a file with no id field still joins.
+`_ng_task_index` and then the prompt (:mod:`.prompts`), so a file with no id field still joins.
 """
 
 from __future__ import annotations

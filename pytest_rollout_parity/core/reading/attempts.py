@@ -20,7 +20,7 @@ from ..errors import CompareInputError
 from .fields import ATTEMPT_INDEX, ROLLOUT_INDEX, RUN_ID, TASK_INDEX
 from .files import decompressed, open_regular
 
-#: The stamp as it appears in a file's bytes (a file without it is read line by line as before).
+#: The stamp as it appears in a file's bytes (a file without it is read line by line, as legacy files are).
 STAMP = f'"{ATTEMPT_INDEX}"'.encode()
 _CHUNK = 1 << 20
 

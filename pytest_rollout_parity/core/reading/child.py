@@ -1,9 +1,8 @@
 """The reader child: ``python -S -c <boot> <import path>...`` runs :func:`main`, which reads one side.
 
 Started by :mod:`.parallel` so that the old side is read on another core while the gate's own
-process reads the new one. It imports the core only (no pytest), so it starts in tens of
-milliseconds and stays small: it keeps no row, each one is streamed back as it is prepared
-(:mod:`.row_stream`). The request arrives on stdin as ``marshal`` of :meth:`SideRequest.plain`; a
+process reads the new one. It imports the core only (no pytest), so it starts quickly and stays
+small: it keeps no row, each one is streamed back as it is prepared (:mod:`.child_stream`). The request arrives on stdin as ``marshal`` of :meth:`SideRequest.plain`; a
 sharded side's shards are read in turn, each row sent with its shard's number.
 
 Any other outcome (a crash, a signal, a truncated stream) makes the parent read the side itself.

@@ -1,11 +1,11 @@
 """The reader child's answer, streamed: its side's prepared rows in batches, then how it ended.
 
-The child (:mod:`.side_reader`) reads its side through a :class:`ForwardingBuilder`. It votes on
+The child (:mod:`.child`) reads its side through a :class:`ForwardingBuilder`. It votes on
 the key as the parent would, so an input error is found at the same row with the same words, but
 it keeps no row: each prepared row leaves in a batch as soon as :data:`BATCH` are waiting. The
-parent replays the rows through its own :class:`.sides.SideBuilder` (:func:`replay`), so it ends
-with the side it would have read itself, while the child never holds more than one batch (holding
-its whole side, the child peaked 13 MB higher on a 1 GB file).
+parent replays the rows through its own :class:`.side_builder.SideBuilder` (:func:`replay`), so it
+ends with the side it would have read itself, while the child never holds more than one batch:
+its memory does not grow with its side.
 
 Each frame is a 4-byte big-endian length, then ``marshal`` of one of::
 
@@ -28,7 +28,7 @@ from ..model import RowOrigin
 from .side_builder import PendingRow, SideBuilder
 from .snapshot import FACT_FIELDS, facts_from_plain, plain_facts
 
-#: Rows per frame: about 50 KB, small beside the child's imports, few enough frames to be cheap.
+#: Rows per frame: a frame stays small beside the child's imports, and frames stay few.
 BATCH = 512
 _LENGTH = 4
 _LINE = FACT_FIELDS.index("line")

@@ -25,8 +25,8 @@ ZSTD = b"\x28\xb5\x2f\xfd"
 SUFFIXES = (".gz", ".bz2", ".xz", ".zst")
 SIDECAR_SUFFIX = "_failures.jsonl"
 #: Rows run to tens of kilobytes: a 256 KiB buffer reads a line in one piece (the default 8 KiB
-#: buffer assembles it from several reads and copies), which made line splitting 4x faster; a
-#: larger one is no faster and costs memory in each reading process.
+#: buffer assembles it from several reads and copies); a larger one reads no faster and costs
+#: memory in each reading process (docs/performance.md has the measurements).
 READ_BUFFER = 256 << 10
 
 
@@ -72,7 +72,7 @@ def decompressed(raw: BinaryIO, display: str) -> BinaryIO:
             f"decompress it first (zstd -d {display}) and pass the .jsonl"
         )
     kind = compression(head)
-    # the decompressors are imported for the files that need them (0.6 MB in every reading process)
+    # the decompressors are imported for the files that need them, not by every reading process
     if kind == "gzip":
         import gzip
 

@@ -43,8 +43,8 @@ PROGRESS_STEP = 1 << 20  # report at most once per MiB of rows read
 def _fast_from_json() -> Callable[[bytes], Any]:
     """``from_json`` without its string cache where pydantic-core has the switch (2.16 and later).
 
-    Rows hold thousands of distinct strings; looking each up in the cache cost a third of the parse.
-    Imported on first use: the reader child with the skeleton reader may never need it (5 MB).
+    Rows hold thousands of distinct strings: looking each up in the cache costs more than it saves.
+    Imported on first use: the reader child with the skeleton reader may never need it.
     """
     from pydantic_core import from_json
 
@@ -330,10 +330,10 @@ def _existing_sidecar(main: Path) -> Optional[Path]:
 
 
 def _sidecar_pairs(sidecar: Optional[Path], shown: str) -> Optional[frozenset[tuple[Any, Any]]]:
-    """The (task, rollout) pairs a sidecar names: only those rows' pairs need keeping (25,000 pairs
-    held while a 1 GB side is read left 2 MB of scattered free memory behind). Empty without a
-    sidecar; None when the sidecar cannot be read here (its error is worded when it is read in
-    turn, after the main file)."""
+    """The (task, rollout) pairs a sidecar names: only those rows' pairs need keeping (a pair held
+    for every row of a large side leaves scattered free memory behind). Empty without a sidecar;
+    None when the sidecar cannot be read here (its error is worded when it is read in turn, after
+    the main file)."""
     if sidecar is None:
         return frozenset()
     try:

@@ -1,13 +1,13 @@
 """Reading the two sides at once: the old side in a small child process, the new one here.
 
 Parsing is CPU-bound and holds the GIL, so threads would not help; a forked pytest process would
-copy the parent's memory and imports. Instead a fresh interpreter runs :mod:`.side_reader`, which
-imports only the core, reads its side and streams each prepared row (:mod:`.row_stream`) to a
+copy the parent's memory and imports. Instead a fresh interpreter runs :mod:`.child`, which
+imports only the core, reads its side and streams each prepared row (:mod:`.child_stream`) to a
 temporary file, which this process replays once it has read the new side.
 
 The child is used only when it can pay off and never changes the answer: with one usable CPU, or
-when the old side is smaller than :data:`MIN_CHILD_BYTES` (starting an interpreter costs 50-100
-ms), both sides are read here one after the other. A child that fails in any way other than
+when the old side is smaller than :data:`MIN_CHILD_BYTES` (below which starting an interpreter
+costs more than it saves), both sides are read here one after the other. A child that fails in any way other than
 reporting an input error (cannot start, crashes, sends a truncated answer) is ignored and its side
 read here. Input errors are raised in the serial order: the old side's first.
 """
@@ -102,7 +102,7 @@ class _Child:
     """The reader child and the anonymous temporary file its stream goes to.
 
     A file rather than a pipe: the child writes as it reads and nothing here has to drain it
-    meanwhile (a thread would, and its memory arena stayed in this process's peak).
+    meanwhile (a thread would, and its memory arena would count in this process's peak).
     """
 
     def __init__(self, process: subprocess.Popen[bytes], stream: BinaryIO) -> None:
@@ -189,7 +189,7 @@ CHILD_BOOT = (
 
 
 def child_command() -> tuple[list[str], dict[str, str]]:
-    """The child's command line and environment: without ``site`` (``-S``: 2.5 MB and 20 ms less)
+    """The child's command line and environment: without ``site`` (``-S``: less to import and hold)
     and without the working directory on its import path, its imports found where this process
     found them. Only those directories go first, not this process's whole ``sys.path``, where a
     test directory pytest put first could shadow the standard library."""

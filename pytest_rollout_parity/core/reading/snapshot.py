@@ -113,7 +113,7 @@ def from_plain(plain: tuple[Any, ...]) -> LoadedSide:
 
 
 def _sha256(body: bytes | memoryview) -> bytes:
-    import hashlib  # here: it loads OpenSSL (3.7 MB), which the reader child does not need
+    import hashlib  # here: it loads OpenSSL, which the reader child does not need
 
     return hashlib.sha256(body).digest()
 
