@@ -64,11 +64,8 @@ def compare_rollouts(
     new_rows: Iterable[dict[str, Any]],
     key: Optional[str] = None,
     *,
-    old_key: Optional[str] = None,
-    new_key: Optional[str] = None,
-    agent: Optional[str] = None,
-    old_agent: Optional[str] = None,
-    new_agent: Optional[str] = None,
+    old_key: Optional[str] = None, new_key: Optional[str] = None,
+    agent: Optional[str] = None, old_agent: Optional[str] = None, new_agent: Optional[str] = None,
 ) -> CompareResult:
     """Compare two sides given as row dicts (from :func:`load_rollouts` or built in memory)."""
     old_key, new_key = old_key or key, new_key or key
@@ -107,41 +104,6 @@ def _side_input(side: LoadedSide) -> SideInput:
     return found
 
 
-def side_requests(
-    old_path: str | os.PathLike[str],
-    new_path: str | os.PathLike[str],
-    key: Optional[str] = None,
-    *,
-    old_key: Optional[str] = None,
-    new_key: Optional[str] = None,
-    agent: Optional[str] = None,
-    old_agent: Optional[str] = None,
-    new_agent: Optional[str] = None,
-) -> tuple[SideRequest, SideRequest]:
-    """Each side's request from the API's keyword arguments (a side's own key and agent win)."""
-    return (
-        SideRequest.from_arguments("old", old_path, key, old_key, agent, old_agent),
-        SideRequest.from_arguments("new", new_path, key, new_key, agent, new_agent),
-    )
-
-
-def load_pair(
-    old_path: str | os.PathLike[str],
-    new_path: str | os.PathLike[str],
-    key: Optional[str] = None,
-    *,
-    old_key: Optional[str] = None,
-    new_key: Optional[str] = None,
-    agent: Optional[str] = None,
-    old_agent: Optional[str] = None,
-    new_agent: Optional[str] = None,
-) -> tuple[LoadedSide, LoadedSide]:
-    """Stream both files (each with its sidecar) into row facts."""
-    old, new = side_requests(old_path, new_path, key, old_key=old_key, new_key=new_key,
-                             agent=agent, old_agent=old_agent, new_agent=new_agent)
-    return old.load(), new.load()
-
-
 def compare_loaded(
     old: LoadedSide,
     new: LoadedSide,
@@ -165,13 +127,10 @@ def compare_files(
     new_path: str | os.PathLike[str],
     key: Optional[str] = None,
     *,
-    old_key: Optional[str] = None,
-    new_key: Optional[str] = None,
-    agent: Optional[str] = None,
-    old_agent: Optional[str] = None,
-    new_agent: Optional[str] = None,
+    old_key: Optional[str] = None, new_key: Optional[str] = None,
+    agent: Optional[str] = None, old_agent: Optional[str] = None, new_agent: Optional[str] = None,
 ) -> CompareResult:
     """Compare two rollouts files by streaming them; rows are re-read from disk only on demand."""
-    old, new = side_requests(old_path, new_path, key, old_key=old_key, new_key=new_key,
-                             agent=agent, old_agent=old_agent, new_agent=new_agent)
+    old = SideRequest.from_arguments("old", old_path, key, old_key, agent, old_agent)
+    new = SideRequest.from_arguments("new", new_path, key, new_key, agent, new_agent)
     return _compare_loaded(old.load(), new.load(), old.key, new.key)
