@@ -43,8 +43,9 @@ if TYPE_CHECKING:
     from .model import CompareResult, RowOrigin, TaskComparison, TaskSide
     from .reading.bounded import read_capped
     from .reading.loading import LoadedSide, Progress, load_rollouts, sidecar_display, sidecar_path, sidecar_places
-    from .reading.parallel import SideProgress, SideRequest, load_two
+    from .reading.parallel import SideProgress, load_two
     from .reading.shards import ShardPatternError, expand
+    from .reading.side_request import SideRequest
     from .reading.skeleton import skeleton_available
     from .reading.snapshot import frame_side, snapshot_schema, unframe_side
     from .reports.annotations import annotation_lines
@@ -157,7 +158,8 @@ _ENTRANCE: dict[str, tuple[str, ...]] = {
     "model": ("CompareResult", "RowOrigin", "TaskComparison", "TaskSide"),
     "reading.bounded": ("read_capped",),
     "reading.loading": ("LoadedSide", "Progress", "load_rollouts", "sidecar_display", "sidecar_path", "sidecar_places"),
-    "reading.parallel": ("SideProgress", "SideRequest", "load_two"),
+    "reading.parallel": ("SideProgress", "load_two"),
+    "reading.side_request": ("SideRequest",),
     "reading.shards": ("ShardPatternError", "expand"),
     "reading.skeleton": ("skeleton_available",),
     "reading.snapshot": ("frame_side", "snapshot_schema", "unframe_side"),

@@ -9,17 +9,17 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from dataclasses import replace
-from pathlib import Path
 from typing import Any, Optional
 
-from .errors import CompareInputError
+from .errors import CompareInputError, Place
 from .identity.join import REASON_BORROWED, REASON_GIVEN, KeyChoice
 from .judging.classify import SideInput, compare_sides
 from .judging.copies import copies_note
 from .model import CompareResult, RowFacts, RowReader
 from .reading.agents import AgentFilter
-from .reading.loading import LoadedSide, load_side
+from .reading.loading import LoadedSide
 from .reading.side_builder import RowSource, SideBuilder, is_failure_record
+from .reading.side_request import SideRequest
 
 
 def _side_from_rows(
@@ -29,12 +29,17 @@ def _side_from_rows(
     agents = AgentFilter(agent, f"{name}_agent")
     for index, row in enumerate(rows, start=1):
         if not isinstance(row, dict):
-            raise CompareInputError(f"{name} rows: row {index}: expected a dict, got {type(row).__name__}")
+            raise _row_place(name, index).error(f"expected a dict, got {type(row).__name__}")
         if not (agents.keep_record(row) if is_failure_record(row) else agents.keep(row)):
             continue
-        builder.add_row(row, RowSource(f"{name} rows: row {index}", index), keep=True)
+        builder.add_row(row, RowSource(_row_place(name, index)), keep=True)
     agents.check(f"{name} rows")
     return _input(builder.facts, builder.finish(f"{name} rows"), f"{name} rows")
+
+
+def _row_place(name: str, index: int) -> Place:
+    """Row ``index`` of the rows given for side ``name``, as messages name it (`old rows: row 3`)."""
+    return Place(f"{name} rows", index, f"{name} rows: row {index}")
 
 
 def _input(facts: list[RowFacts], choice: KeyChoice, name: str, reader: Optional[RowReader] = None) -> SideInput:
@@ -59,18 +64,15 @@ def compare_rollouts(
     new_rows: Iterable[dict[str, Any]],
     key: Optional[str] = None,
     *,
-    old_key: Optional[str] = None,
-    new_key: Optional[str] = None,
-    agent: Optional[str] = None,
-    old_agent: Optional[str] = None,
-    new_agent: Optional[str] = None,
+    old_key: Optional[str] = None, new_key: Optional[str] = None,
+    agent: Optional[str] = None, old_agent: Optional[str] = None, new_agent: Optional[str] = None,
 ) -> CompareResult:
     """Compare two sides given as row dicts (from :func:`load_rollouts` or built in memory)."""
     old_key, new_key = old_key or key, new_key or key
     old = _side_from_rows(old_rows, old_key, "old", old_agent or agent)
     new = _side_from_rows(new_rows, new_key, "new", new_agent or agent)
     if not old.facts and not new.facts:
-        raise CompareInputError("no rows on either side: nothing to compare")
+        raise CompareInputError("", "no rows on either side: nothing to compare")
     _borrow_keys(old, new, old_key, new_key)
     return _with_copies(compare_sides(old, new))
 
@@ -102,24 +104,6 @@ def _side_input(side: LoadedSide) -> SideInput:
     return found
 
 
-def load_pair(
-    old_path: str | os.PathLike[str],
-    new_path: str | os.PathLike[str],
-    key: Optional[str] = None,
-    *,
-    old_key: Optional[str] = None,
-    new_key: Optional[str] = None,
-    agent: Optional[str] = None,
-    old_agent: Optional[str] = None,
-    new_agent: Optional[str] = None,
-) -> tuple[LoadedSide, LoadedSide]:
-    """Stream both files (each with its sidecar) into row facts."""
-    return (
-        load_side(Path(old_path), old_key or key, agent=old_agent or agent, key_option="old_key", agent_option="old_agent"),
-        load_side(Path(new_path), new_key or key, agent=new_agent or agent, key_option="new_key", agent_option="new_agent"),
-    )
-
-
 def compare_loaded(
     old: LoadedSide,
     new: LoadedSide,
@@ -129,8 +113,12 @@ def compare_loaded(
     new_key: Optional[str] = None,
 ) -> CompareResult:
     """Classify two streamed sides; a side whose rows name no task borrows the other's key."""
+    return _compare_loaded(old, new, old_key or key, new_key or key)
+
+
+def _compare_loaded(old: LoadedSide, new: LoadedSide, old_key: Optional[str], new_key: Optional[str]) -> CompareResult:
     old_input, new_input = _side_input(old), _side_input(new)
-    _borrow_keys(old_input, new_input, old_key or key, new_key or key)
+    _borrow_keys(old_input, new_input, old_key, new_key)
     return _with_copies(compare_sides(old_input, new_input), old, new)
 
 
@@ -139,13 +127,10 @@ def compare_files(
     new_path: str | os.PathLike[str],
     key: Optional[str] = None,
     *,
-    old_key: Optional[str] = None,
-    new_key: Optional[str] = None,
-    agent: Optional[str] = None,
-    old_agent: Optional[str] = None,
-    new_agent: Optional[str] = None,
+    old_key: Optional[str] = None, new_key: Optional[str] = None,
+    agent: Optional[str] = None, old_agent: Optional[str] = None, new_agent: Optional[str] = None,
 ) -> CompareResult:
     """Compare two rollouts files by streaming them; rows are re-read from disk only on demand."""
-    old, new = load_pair(old_path, new_path, key, old_key=old_key, new_key=new_key,
-                         agent=agent, old_agent=old_agent, new_agent=new_agent)
-    return compare_loaded(old, new, key, old_key=old_key, new_key=new_key)
+    old = SideRequest.from_arguments("old", old_path, key, old_key, agent, old_agent)
+    new = SideRequest.from_arguments("new", new_path, key, new_key, agent, new_agent)
+    return _compare_loaded(old.load(), new.load(), old.key, new.key)

@@ -1,7 +1,45 @@
-"""The one exception the core raises for unusable input."""
+"""The one exception the core raises for unusable input, and the place in a file it names."""
 
 from __future__ import annotations
 
+from typing import NamedTuple, Optional
+
+
+class Place(NamedTuple):
+    """Where something is: a file as the user named it, the line in it, and how messages show both."""
+
+    path: str
+    line: Optional[int] = None
+    #: the place as messages show it when not `<path>:<line>` (a row given in memory, two rows at once)
+    shown: Optional[str] = None
+
+    @property
+    def where(self) -> str:
+        """The place as messages show it: `<path>:<line>`, or the path alone."""
+        if self.shown is not None:
+            return self.shown
+        return f"{self.path}:{self.line}" if self.line is not None else self.path
+
+    def error(self, reason: str) -> CompareInputError:
+        """The input error ``reason`` at this place."""
+        return CompareInputError(self.path, reason, self.line, self.shown)
+
 
 class CompareInputError(Exception):
-    """An input file could not be used: its message names the file and, where there is one, the line."""
+    """An input file could not be used.
+
+    ``path`` is the file as the user named it (empty when the error concerns no one file), ``line``
+    its line (None when the error is about the file as a whole) and ``reason`` what is wrong there.
+    Its text is the one line the user sees: `<path>:<line>: <reason>`, or ``where`` in place of
+    `<path>:<line>` when the place is shown otherwise (an option naming the file, two rows at once).
+    """
+
+    def __init__(self, path: str, reason: str, line: Optional[int] = None, where: Optional[str] = None) -> None:
+        super().__init__(path, reason, line, where)
+        self.path = path
+        self.reason = reason
+        self.line = line
+        self.where = Place(path, line, where).where
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.reason}" if self.where else self.reason

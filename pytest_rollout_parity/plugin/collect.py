@@ -135,9 +135,8 @@ def crash_line(text: str, task: str) -> str:
     return first.removeprefix(f"{terminal_line(task)}: ") or first
 
 
-def _verdict_source(verdict: Verdict) -> str:
-    """Who changed a verdict: the known-flips list (its reasons say so) or a conftest hook."""
-    return "--parity-known-flips" if verdict.text.startswith("known flip (") else "a pytest_parity_verdict hook"
+#: who changed a verdict, as the item's report section names them
+VERDICT_SOURCES = {"known_flips": "--parity-known-flips", "hook": "a pytest_parity_verdict hook"}
 
 
 class ParityItem(pytest.Item):
@@ -178,8 +177,9 @@ class ParityItem(pytest.Item):
                 changed = verdict.outcome + (f": {verdict.text}" if verdict.text else "")
                 self.user_properties.append((VERDICT_PROPERTY, changed))
                 if verdict.outcome == "passed":  # -rA / -rP show it under the PASSES heading
+                    who = VERDICT_SOURCES.get(verdict.source, VERDICT_SOURCES["hook"])
                     self.add_report_section("call", "parity verdict", terminal_text(
-                        f"{visible(comparison.task)} ({comparison.category}) passed by {_verdict_source(verdict)}: "
+                        f"{visible(comparison.task)} ({comparison.category}) passed by {who}: "
                         f"{verdict.text or '(no reason given)'}"))
         else:
             verdict = default_verdict(

@@ -6,7 +6,8 @@ Imported by the entry point in every pytest run, so it needs nothing but pytest:
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal, Optional
 
 import pytest
 
@@ -15,100 +16,111 @@ import pytest
 DEFAULT_MAX_MISSING = "20%"
 DEFAULT_MAX_MASKED = "30%"
 
-OPTION_NAMES = {
-    "old": "--parity-old",
-    "new": "--parity-new",
-    "key": "--parity-key",
-    "old_key": "--parity-old-key",
-    "new_key": "--parity-new-key",
-    "agent": "--parity-agent",
-    "old_agent": "--parity-old-agent",
-    "new_agent": "--parity-new-agent",
-    "tail": "--parity-tail",
-    "logs_roots": "--parity-logs-root",
-    "json_path": "--parity-json",
-    "markdown_path": "--parity-markdown",
-    "strict": "--parity-strict",
-    "margin": "--parity-margin",
-    "alpha": "--parity-alpha",
-    "allow_same_file": "--parity-allow-same-file",
-    "known_flips": "--parity-known-flips",
-    "max_missing": "--parity-max-missing",
-    "max_masked": "--parity-max-masked",
-}
-INI_NAMES = (
-    "parity_old", "parity_new", "parity_key", "parity_old_key", "parity_new_key", "parity_agent",
-    "parity_old_agent", "parity_new_agent", "parity_tail", "parity_logs_root", "parity_strict",
-    "parity_margin", "parity_alpha", "parity_allow_same_file", "parity_known_flips",
-    "parity_margin", "parity_alpha", "parity_allow_same_file", "parity_max_missing", "parity_max_masked",
-)
+IniType = Literal["string", "linelist", "int", "float", "bool"]
 
-# The files, keys and agents: a string each, the same words as an option and as an ini key.
-SIDE_OPTIONS = (
-    ("old", "PATH", "rollouts JSONL of the old (reference) side"),
-    ("new", "PATH", "rollouts JSONL of the new (candidate) side"),
-    ("key", "FIELD", "dotted field holding the task id, for both sides"),
-    ("old_key", "FIELD", "dotted field holding the task id on the old side"),
-    ("new_key", "FIELD", "dotted field holding the task id on the new side"),
-    ("agent", "NAME", "keep only this agent's rows (agent_ref.name), both sides"),
-    ("old_agent", "NAME", "keep only this agent's rows on the old side"),
-    ("new_agent", "NAME", "keep only this agent's rows on the new side"),
+
+@dataclass(frozen=True)
+class Option:
+    """One setting of the gate: its command-line option, its ini key (if any) and the side it is for."""
+
+    #: the field of the settings model it fills
+    field: str
+    #: the command-line option (``--parity-...``)
+    flag: str
+    help: str
+    metavar: Optional[str] = None
+    #: the ini key, and its help in ``pytest --help``; None: given on the command line only
+    ini: Optional[str] = None
+    ini_help: str = ""
+    #: what the ini key holds: a string, a list of lines, or a scalar also accepted natively from TOML
+    ini_type: IniType = "string"
+    #: the side it is for (old or new); None for both sides or the run
+    side: Optional[str] = None
+    #: a flag without a value (``store_true``), or one given several times (``append``)
+    action: Optional[str] = None
+
+    @property
+    def dest(self) -> str:
+        """Its name in ``config.getoption``."""
+        return self.flag.lstrip("-").replace("-", "_")
+
+
+def _named_alike(field: str, metavar: str, help: str) -> Option:
+    """A string setting named alike as an option and as an ini key (``parity_<field>``), its side
+    the one its name starts with."""
+    side = field.partition("_")[0]
+    return Option(field, f"--parity-{field.replace('_', '-')}", help, metavar, f"parity_{field}", help,
+                  side=side if side in ("old", "new") else None)
+
+
+def _limit_help(what: str, default: str) -> str:
+    return (f"the item parity-coverage fails when more old tasks than this are {what} the new side: "
+            f"a count, a percentage of the old side's tasks, or off (default {default}%)")
+
+
+#: Every setting, in the order ``pytest --help`` lists them.
+OPTIONS: tuple[Option, ...] = (
+    _named_alike("old", "PATH", "rollouts JSONL of the old (reference) side"),
+    _named_alike("new", "PATH", "rollouts JSONL of the new (candidate) side"),
+    _named_alike("key", "FIELD", "dotted field holding the task id, for both sides"),
+    _named_alike("old_key", "FIELD", "dotted field holding the task id on the old side"),
+    _named_alike("new_key", "FIELD", "dotted field holding the task id on the new side"),
+    _named_alike("agent", "NAME", "keep only this agent's rows (agent_ref.name), both sides"),
+    _named_alike("old_agent", "NAME", "keep only this agent's rows on the old side"),
+    _named_alike("new_agent", "NAME", "keep only this agent's rows on the new side"),
+    Option("tail", "--parity-tail", "lines of the losing side's verifier output per flip (default 15)", "N",
+           "parity_tail", "lines of the losing side's verifier output per flip", "int"),
+    Option("logs_roots", "--parity-logs-root", "extra directory for relative verifier_logs_dir (repeatable)", "DIR",
+           "parity_logs_root", "extra directories for relative verifier_logs_dir", "linelist", action="append"),
+    Option("json_path", "--parity-json", "also write the machine-readable summary there", "PATH"),
+    Option("markdown_path", "--parity-markdown",
+           "also write the summary as Markdown there (as appended to $GITHUB_STEP_SUMMARY under GitHub Actions)",
+           "PATH"),
+    Option("strict", "--parity-strict", "masked, missing and agent-error tasks fail instead of xfail", None,
+           "parity_strict", "masked, missing and agent-error tasks fail instead of xfail", "bool",
+           action="store_true"),
+    Option("margin", "--parity-margin",
+           "margin mode: pass when the mean reward difference is shown within +-M (reward units, e.g. 0.02); "
+           "a flip then fails only when its repeats show it is not noise", "M",
+           "parity_margin", "margin mode: the accepted mean reward difference (reward units)", "float"),
+    Option("alpha", "--parity-alpha", "margin mode: false discovery rate for the per-task tests of flips (default 0.05)",
+           "A", "parity_alpha", "margin mode: false discovery rate for the flips' tests", "float"),
+    Option("allow_same_file", "--parity-allow-same-file",
+           "allow both sides to name the same file (a smoke test of the gate; otherwise a usage error)", None,
+           "parity_allow_same_file", "allow both sides to name the same file (a smoke test)", "bool",
+           action="store_true"),
+    Option("known_flips", "--parity-known-flips",
+           "reviewed flips that pass: one task label a line, then `# reason` (a usage error names a bad line)", "FILE",
+           "parity_known_flips", "file of reviewed flips that pass (`task  # reason` a line)"),
+    Option("max_missing", "--parity-max-missing", _limit_help("missing from", DEFAULT_MAX_MISSING), "N|P%|off",
+           "parity_max_missing", "most old tasks missing from the new side (N, P% or off)", "int"),
+    Option("max_masked", "--parity-max-masked", _limit_help("masked on", DEFAULT_MAX_MASKED), "N|P%|off",
+           "parity_max_masked", "most old tasks masked on the new side (N, P% or off)", "int"),
 )
+#: each setting by its field name
+OPTION = {option.field: option for option in OPTIONS}
+_SCALARS: dict[str, type] = {"int": int, "float": float, "bool": bool}
 
 
 def addoptions(parser: pytest.Parser) -> None:
-    """Register the command-line options and their ini keys."""
+    """Register the command-line options and their ini keys, from :data:`OPTIONS`."""
     group = parser.getgroup("rollout-parity", "rollout parity (compare two NeMo Gym rollout files)")
-    for name, metavar, help in SIDE_OPTIONS:
-        group.addoption(f"--parity-{name.replace('_', '-')}", metavar=metavar, help=help)
-    group.addoption("--parity-tail", metavar="N", help="lines of the losing side's verifier output per flip (default 15)")
-    group.addoption(
-        "--parity-logs-root", metavar="DIR", action="append", default=None,
-        help="extra directory for relative verifier_logs_dir (repeatable)",
-    )
-    group.addoption("--parity-json", metavar="PATH", help="also write the machine-readable summary there")
-    group.addoption(
-        "--parity-markdown", metavar="PATH",
-        help="also write the summary as Markdown there (as appended to $GITHUB_STEP_SUMMARY under GitHub Actions)",
-    )
-    group.addoption(
-        "--parity-strict", action="store_true", default=None,
-        help="masked, missing and agent-error tasks fail instead of xfail",
-    )
-    group.addoption(
-        "--parity-margin", metavar="M",
-        help="margin mode: pass when the mean reward difference is shown within +-M (reward units, e.g. 0.02); "
-        "a flip then fails only when its repeats show it is not noise",
-    )
-    group.addoption(
-        "--parity-alpha", metavar="A",
-        help="margin mode: false discovery rate for the per-task tests of flips (default 0.05)",
-    )
-    group.addoption(
-        "--parity-allow-same-file", action="store_true", default=None,
-        help="allow both sides to name the same file (a smoke test of the gate; otherwise a usage error)",
-    )
-    group.addoption(
-        "--parity-known-flips", metavar="FILE",
-        help="reviewed flips that pass: one task label a line, then `# reason` (a usage error names a bad line)",
-    )
-    for name, default, what in (("missing", DEFAULT_MAX_MISSING, "missing from"), ("masked", DEFAULT_MAX_MASKED, "masked on")):
-        group.addoption(
-            f"--parity-max-{name}", metavar="N|P%|off",
-            help=f"the item parity-coverage fails when more old tasks than this are {what} the new side: "
-            f"a count, a percentage of the old side's tasks, or off (default {default}%)",
-        )
-    for name, _, help in SIDE_OPTIONS:
-        parser.addini(f"parity_{name}", help, default=None)
-    parser.addini("parity_known_flips", "file of reviewed flips that pass (`task  # reason` a line)", default=None)
-    _addini_scalar(parser, "parity_tail", "lines of the losing side's verifier output per flip", int)
-    parser.addini("parity_logs_root", "extra directories for relative verifier_logs_dir", type="linelist", default=[])
-    _addini_scalar(parser, "parity_strict", "masked, missing and agent-error tasks fail instead of xfail", bool)
-    _addini_scalar(parser, "parity_margin", "margin mode: the accepted mean reward difference (reward units)", float)
-    _addini_scalar(parser, "parity_alpha", "margin mode: false discovery rate for the flips' tests", float)
-    _addini_scalar(parser, "parity_allow_same_file", "allow both sides to name the same file (a smoke test)", bool)
-    _addini_scalar(parser, "parity_max_missing", "most old tasks missing from the new side (N, P% or off)", int)
-    _addini_scalar(parser, "parity_max_masked", "most old tasks masked on the new side (N, P% or off)", int)
+    for option in OPTIONS:
+        if option.action == "store_true":
+            group.addoption(option.flag, action="store_true", default=None, help=option.help)
+        elif option.action is not None:
+            group.addoption(option.flag, metavar=option.metavar, action=option.action, default=None, help=option.help)
+        else:
+            group.addoption(option.flag, metavar=option.metavar, help=option.help)
+    for option in OPTIONS:
+        if option.ini is None:
+            continue
+        if option.ini_type == "linelist":
+            parser.addini(option.ini, option.ini_help, type="linelist", default=[])
+        elif option.ini_type in _SCALARS:
+            _addini_scalar(parser, option.ini, option.ini_help, _SCALARS[option.ini_type])
+        else:
+            parser.addini(option.ini, option.ini_help, default=None)
 
 
 def _addini_scalar(parser: pytest.Parser, name: str, help: str, scalar: type) -> None:
@@ -133,7 +145,6 @@ def ini_value(config: pytest.Config, name: str) -> Any:
 
 def parity_requested(config: pytest.Config) -> bool:
     """Whether the run gives any --parity-* option or parity_* ini key (cheap: no validation)."""
-    for option in OPTION_NAMES.values():
-        if config.getoption(option.lstrip("-").replace("-", "_")) is not None:
-            return True
-    return any(ini_value(config, name) not in (None, []) for name in INI_NAMES)
+    if any(config.getoption(option.dest) is not None for option in OPTIONS):
+        return True
+    return any(ini_value(config, option.ini) not in (None, []) for option in OPTIONS if option.ini is not None)

@@ -2,12 +2,12 @@
 
 What is kept: each side's row facts and join values (:class:`LoadedSide`), the only expensive part
 of a run (reading and parsing every row). The comparison, the paired statistics and the margin
-judgements are recomputed from them on every run: they take a fraction of a second and depend on
+judgements are recomputed from them on every run: they are cheap beside reading and depend on
 options (margin, alpha, strict) that do not change what is read.
 
 Where: one file per side under ``config.cache.mkdir("rollout-parity")`` (pytest's cache directory,
 never beside the inputs), written to a temporary name and renamed into place, in the format of
-:mod:`..core.snapshot`. ``--cache-clear`` empties it; ``-p no:cacheprovider`` runs without it.
+:mod:`..core.reading.snapshot`. ``--cache-clear`` empties it; ``-p no:cacheprovider`` runs without it.
 
 When an entry is used: only when its key equals the current one, which holds
 
@@ -31,7 +31,6 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
-from dataclasses import astuple
 from functools import lru_cache
 from hashlib import sha256
 from pathlib import Path
@@ -69,10 +68,9 @@ def file_state(role: str, path: Path) -> tuple[Any, ...]:
 def inputs_state(request: SideRequest) -> tuple[Any, ...]:
     """The state of every file a side is read from (three ``stat`` calls a file, no reading):
     its one file, or each of its shards, each with its sidecar and metrics file."""
-    mains = [Path(path) for path, _ in request.shards] or [Path(request.path)]
     return tuple(
         state
-        for main in mains
+        for main in map(Path, request.files())
         for state in (
             file_state("rows", main),
             file_state("sidecar", sidecar_path(main)),
@@ -101,12 +99,12 @@ def code_state() -> tuple[Any, ...]:
 def entry_key(request: SideRequest, state: tuple[Any, ...]) -> tuple[Any, ...]:
     """What an entry must have been written under to be used for ``request`` now."""
     reader = "skeleton" if skeleton_available() else "full"
-    return (code_state(), reader, astuple(request), state)
+    return (code_state(), reader, request.plain(), state)
 
 
 def entry_path(directory: Path, request: SideRequest) -> Path:
     """One entry per (real file, request): another key for the same file replaces it."""
-    name = sha256(repr((os.path.realpath(request.path), astuple(request))).encode()).hexdigest()[:24]
+    name = sha256(repr((os.path.realpath(request.path), request.plain())).encode()).hexdigest()[:24]
     return directory / f"side-{name}.bin"
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Optional
 
@@ -25,7 +26,7 @@ from ..core import (
     parse_limit,
     sidecar_places,
 )
-from .options import OPTION_NAMES, ini_value
+from .options import OPTION, Option, ini_value
 
 
 class ParitySettings(BaseModel):
@@ -107,8 +108,8 @@ class ParitySettings(BaseModel):
         own_from, shared_from = self.sources.get(own, ""), self.sources.get(shared, "")
         # the command line wins over the ini file; on the same level the per-side value wins
         if own_value is not None and not (shared_value is not None and _is_ini(own_from) and not _is_ini(shared_from)):
-            return own_value, own_from or OPTION_NAMES[own]
-        return shared_value, shared_from or OPTION_NAMES[shared]
+            return own_value, own_from or OPTION[own].flag
+        return shared_value, shared_from or OPTION[shared].flag
 
     def side_files(self, side: str) -> list[Path]:
         """Every file a side is read from: its shards, or its one file."""
@@ -143,6 +144,26 @@ def _resolve(value: str, base: Path) -> Path:
     return path if path.is_absolute() else base / path
 
 
+#: the settings given as they are (the others are paths, resolved against where they were given)
+_AS_GIVEN = ("key", "old_key", "new_key", "agent", "old_agent", "new_agent", "tail", "strict",
+             "margin", "alpha", "allow_same_file", "max_missing", "max_masked")
+#: the settings whose source each side's messages name
+_KEYS_AND_AGENTS = ("key", "old_key", "new_key", "agent", "old_agent", "new_agent")
+
+
+def _given(
+    config: pytest.Config, option: Option, present: Callable[[Any], bool] = lambda value: value is not None
+) -> Optional[tuple[Any, str]]:
+    """(value, where it was given): the command line over the ini file; None when neither gives a
+    value that is ``present`` (a path or a list of them: not empty)."""
+    cli = config.getoption(option.dest)
+    if present(cli):
+        return cli, option.flag
+    if option.ini is not None and present(value := ini_value(config, option.ini)):
+        return value, option.ini
+    return None
+
+
 def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
     """The validated settings, or None when neither side is given (the plugin then does nothing)."""
     cwd = config.invocation_params.dir
@@ -150,67 +171,62 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
     raw: dict[str, Any] = {}
     sources: dict[str, str] = {}
 
-    for field_name, ini_name in (("old", "parity_old"), ("new", "parity_new")):
-        cli = config.getoption(OPTION_NAMES[field_name].lstrip("-").replace("-", "_"))
-        if cli:
-            sources[field_name] = OPTION_NAMES[field_name]
-            _side_files(raw, field_name, cli, cwd, sources[field_name], from_ini=False)
-        elif ini_value(config, ini_name):
-            sources[field_name] = ini_name
-            _side_files(raw, field_name, ini_value(config, ini_name), ini_dir, ini_name, from_ini=True)
+    for option in (OPTION["old"], OPTION["new"]):
+        given = _given(config, option, bool)
+        if given is not None:
+            sources[option.field] = given[1]
+            from_ini = given[1] == option.ini
+            _side_files(raw, option.field, given[0], ini_dir if from_ini else cwd, given[1], from_ini=from_ini)
     if not sources:
         return None
     if len(sources) == 1:
-        given = next(iter(sources.values()))
-        missing = "--parity-new" if "old" in sources else "--parity-old"
-        raise pytest.UsageError(f"{given} was given without {missing}: the gate needs both sides")
+        given_as = next(iter(sources.values()))
+        missing = OPTION["new" if "old" in sources else "old"].flag
+        raise pytest.UsageError(f"{given_as} was given without {missing}: the gate needs both sides")
 
-    for field_name in ("key", "old_key", "new_key", "agent", "old_agent", "new_agent", "tail", "strict",
-                       "margin", "alpha", "allow_same_file", "max_missing", "max_masked"):
-        cli = config.getoption(f"parity_{field_name}")
-        if cli is not None:
-            raw[field_name], sources[field_name] = cli, OPTION_NAMES[field_name]
-        elif ini_value(config, f"parity_{field_name}") is not None:
-            raw[field_name], sources[field_name] = ini_value(config, f"parity_{field_name}"), f"parity_{field_name}"
-    raw["sources"] = {name: sources[name] for name in ("key", "old_key", "new_key", "agent", "old_agent", "new_agent")
-                      if name in sources}
-    cli_roots = config.getoption("parity_logs_root")
-    if cli_roots:
-        raw["logs_roots"] = tuple(_resolve(r, cwd) for r in cli_roots)
-    elif ini_value(config, "parity_logs_root"):
-        raw["logs_roots"] = tuple(_resolve(r, ini_dir) for r in ini_value(config, "parity_logs_root"))
-    cli_known = config.getoption("parity_known_flips")
-    if cli_known:
-        raw["known_flips"], raw["known_flips_shown"] = _resolve(cli_known, cwd), cli_known
-    elif ini_value(config, "parity_known_flips"):
-        raw["known_flips"] = _resolve(ini_value(config, "parity_known_flips"), ini_dir)
-        raw["known_flips_shown"] = str(raw["known_flips"])
+    for field_name in _AS_GIVEN:
+        given = _given(config, OPTION[field_name])
+        if given is not None:
+            raw[field_name], sources[field_name] = given
+    raw["sources"] = {name: sources[name] for name in _KEYS_AND_AGENTS if name in sources}
+    roots = _given(config, OPTION["logs_roots"], bool)
+    if roots is not None:
+        base = cwd if roots[1] == OPTION["logs_roots"].flag else ini_dir
+        raw["logs_roots"] = tuple(_resolve(r, base) for r in roots[0])
+    known = _given(config, OPTION["known_flips"], bool)
+    if known is not None:
+        if known[1] == OPTION["known_flips"].flag:
+            raw["known_flips"], raw["known_flips_shown"] = _resolve(known[0], cwd), known[0]
+        else:
+            raw["known_flips"] = _resolve(known[0], ini_dir)
+            raw["known_flips_shown"] = str(raw["known_flips"])
     for field_name in ("json_path", "markdown_path"):
-        target = config.getoption(OPTION_NAMES[field_name].lstrip("-").replace("-", "_"))
+        target = config.getoption(OPTION[field_name].dest)
         if target:
             raw[field_name] = _resolve(target, cwd)
-            sources[field_name] = OPTION_NAMES[field_name]
+            sources[field_name] = OPTION[field_name].flag
 
     try:
         settings = ParitySettings(**raw)
     except ValidationError as exc:
         error = exc.errors()[0]
         field_name = str(error["loc"][0]) if error["loc"] else "?"
-        where = sources.get(field_name, OPTION_NAMES.get(field_name, field_name))
+        where = sources.get(field_name, OPTION[field_name].flag if field_name in OPTION else field_name)
         value = raw.get(field_name)
         message = error["msg"].removeprefix("Value error, ")
         raise pytest.UsageError(f"{where}: {message[:1].lower() + message[1:]}, got {value!r}") from None
     _check_same_file(settings, sources)
-    _check_target(settings.json_path, "--parity-json")
-    _check_target(settings.markdown_path, "--parity-markdown")
+    json_flag, markdown_flag = OPTION["json_path"].flag, OPTION["markdown_path"].flag
+    _check_target(settings.json_path, json_flag)
+    _check_target(settings.markdown_path, markdown_flag)
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    for target, option in ((settings.json_path, "--parity-json"), (settings.markdown_path, "--parity-markdown"),
-                           (Path(step_summary) if step_summary else None, "$GITHUB_STEP_SUMMARY")):
+    for target, named in ((settings.json_path, json_flag), (settings.markdown_path, markdown_flag),
+                          (Path(step_summary) if step_summary else None, "$GITHUB_STEP_SUMMARY")):
         if target is not None:
-            _check_not_an_input(target, option, settings)
+            _check_not_an_input(target, named, settings)
     for root in settings.logs_roots:
         if not root.is_dir():
-            where = "--parity-logs-root" if cli_roots else "parity_logs_root"
+            where = roots[1] if roots is not None else OPTION["logs_roots"].flag
             raise pytest.UsageError(f"{where}: {root} is not a directory")
     return settings
 

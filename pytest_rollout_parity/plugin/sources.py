@@ -52,24 +52,25 @@ def gather_sides(
     ``progress`` shows the sides read in this process (not those taken from the cache); the one a
     reader child reads shows only its time, once it is in.
     """
-    if xdist_active(config) and hasattr(config, "workerinput"):
-        from .xdist_share import shared_sides
-
-        shared = shared_sides(config)
-        if shared is not None:
-            return read_sides(settings, lambda requests: shared[: len(requests)])
     store = SideStore(cache_dir(config), _Shown(progress) if progress is not None else None)
+    asked: list[SideRequest] = []
     loaded: list[LoadedSide] = []
 
     def load(requests: list[SideRequest]) -> list[LoadedSide]:
-        loaded[:] = store.load(requests)
+        if xdist_active(config) and hasattr(config, "workerinput"):
+            from .xdist_share import shared_sides
+
+            shared = shared_sides(config, requests)
+            if shared is not None:
+                return shared
+        asked[:], loaded[:] = requests, store.load(requests)
         return list(loaded)
 
     sides = read_sides(settings, load)
     if xdist_active(config) and distributing(config):
         from .xdist_share import ShareWithWorkers
 
-        share = ShareWithWorkers.prepare(loaded, store.entries)
+        share = ShareWithWorkers.prepare(asked, loaded, store.entries)
         if share is not None:
             config.pluginmanager.register(share, "rollout-parity-xdist-share")
     return sides

@@ -3,9 +3,10 @@
 Imported only when xdist is active. The controller loads the sides (from the rerun cache or the
 files) before its workers start, stores each one in the snapshot format (the cache entry itself,
 or a temporary file removed when the run ends when the cacheprovider is off), and puts the
-entries' paths and keys into each worker's ``workerinput``. A worker rebuilds the sides from
-those entries instead of reading the rollout files, so all processes judge the very same rows;
-a worker that cannot use an entry reads the files itself.
+entries' paths and keys, each with the side's request, into each worker's ``workerinput``. A worker
+whose own requests are those rebuilds the sides from the entries instead of reading the rollout
+files, so all processes judge the very same rows; a worker that cannot use an entry reads the
+files itself.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any, Optional
 
 import pytest
 
-from ..core import LoadedSide
+from ..core import LoadedSide, SideRequest
 from .rerun_cache import read_entry, write_entry
 
 WORKERINPUT_KEY = "rollout_parity_sides"
@@ -26,23 +27,25 @@ WORKERINPUT_KEY = "rollout_parity_sides"
 class ShareWithWorkers:
     """The controller's side: one entry per side, named in each worker's ``workerinput``."""
 
-    def __init__(self, entries: list[tuple[str, Any]], temp_dir: Optional[str]) -> None:
+    def __init__(self, entries: list[tuple[str, Any, tuple[Any, ...]]], temp_dir: Optional[str]) -> None:
         self.entries = entries
         self.temp_dir = temp_dir
 
     @classmethod
-    def prepare(cls, sides: list[LoadedSide], cached: list[tuple[Path, Any]]) -> Optional[ShareWithWorkers]:
+    def prepare(
+        cls, requests: list[SideRequest], sides: list[LoadedSide], cached: list[tuple[Path, Any]]
+    ) -> Optional[ShareWithWorkers]:
         """Reuse the cache entries just read or written; else write temporary ones (None: cannot)."""
         if len(cached) == len(sides):
-            return cls([(str(path), key) for path, key in cached], None)
+            return cls([(str(path), key, request.plain()) for (path, key), request in zip(cached, requests)], None)
         temp_dir = tempfile.mkdtemp(prefix="rollout-parity-")
         entries = []
-        for index, side in enumerate(sides):
+        for index, (request, side) in enumerate(zip(requests, sides)):
             path, key = Path(temp_dir) / f"side-{index}.bin", ("xdist", index)
             if not write_entry(path, key, side):
                 shutil.rmtree(temp_dir, ignore_errors=True)
                 return None
-            entries.append((str(path), key))
+            entries.append((str(path), key, request.plain()))
         return cls(entries, temp_dir)
 
     @pytest.hookimpl(optionalhook=True)
@@ -57,13 +60,19 @@ class ShareWithWorkers:
             shutil.rmtree(self.temp_dir, ignore_errors=True)
 
 
-def shared_sides(config: pytest.Config) -> Optional[list[LoadedSide]]:
-    """In an xdist worker, the sides the controller handed over; None elsewhere or when unusable."""
+def shared_sides(config: pytest.Config, requests: list[SideRequest]) -> Optional[list[LoadedSide]]:
+    """In an xdist worker, the sides the controller handed over for these ``requests``; None elsewhere,
+    when the controller was asked for other sides, or when an entry is unusable."""
     workerinput = getattr(config, "workerinput", None)
     if not isinstance(workerinput, dict) or WORKERINPUT_KEY not in workerinput:
         return None
+    entries = workerinput[WORKERINPUT_KEY]
+    if len(entries) != len(requests):
+        return None
     sides = []
-    for path, key in workerinput[WORKERINPUT_KEY]:
+    for (path, key, plain), request in zip(entries, requests):
+        if SideRequest.from_plain(_as_tuple(plain)) != request:
+            return None
         side = read_entry(Path(path), _as_tuple(key))
         if side is None:
             return None

@@ -143,3 +143,22 @@ def test_under_xdist_workers_read_the_list_too(gate: Gate) -> None:
     assert result.ret == 0
     summary = json.loads((gate.path / "s.json").read_text())
     assert summary["run"]["verdicts_changed_by_hook"] == 2
+
+
+HOOK_LIKE_A_LIST = """
+from pytest_rollout_parity import Verdict
+
+def pytest_parity_verdict(comparison, config):
+    if comparison.task == "regex-log":
+        return Verdict.passed("known flip (my own words): reviewed")
+"""
+
+
+def test_a_hook_is_named_as_the_hook_whatever_its_reason_says(gate: Gate) -> None:
+    """Who changed a verdict is carried by the verdict, not read from its reason's wording."""
+    args = gate.mixed()
+    gate.pytester.makeconftest(HOOK_LIKE_A_LIST)
+    result = gate.run(*args, "-rA")
+    assert ran(result)[f"{NEW}::regex-log"] == "PASSED"
+    result.stdout.fnmatch_lines(
+        ["*regex-log (flipped) passed by a pytest_parity_verdict hook: known flip (my own words): reviewed"])

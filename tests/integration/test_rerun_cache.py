@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from pytest_rollout_parity.core.reading import snapshot
-from pytest_rollout_parity.core.reading.parallel import SideRequest
+from pytest_rollout_parity.core.reading.side_request import SideRequest
 
 from .conftest import Gate, failure_record, harbor_row, legacy_row, section
 from .test_selection import ran
@@ -167,7 +167,7 @@ def test_the_cache_is_never_beside_the_inputs(gate: Gate) -> None:
 
 NO_READING_IN_WORKERS = """
 import pytest
-from pytest_rollout_parity.core.reading.parallel import SideRequest
+from pytest_rollout_parity.core.reading.side_request import SideRequest
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -63,15 +63,18 @@ def test_a_gate_run_imports_the_gate(gate: Gate, given: str) -> None:
 
 def test_every_parity_option_and_ini_key_switches_the_gate_on(gate: Gate) -> None:
     """Each registered --parity-* option and parity_* ini key counts as asking for the gate."""
-    from pytest_rollout_parity.plugin.options import INI_NAMES, OPTION_NAMES, parity_requested
+    from pytest_rollout_parity.plugin.options import OPTIONS, parity_requested
 
+    flags = [option.flag for option in OPTIONS]
+    ini_names = [option.ini for option in OPTIONS if option.ini is not None]
+    assert len(set(flags)) == len(flags) and len(set(ini_names)) == len(ini_names)
     shown = gate.pytester.runpytest("--help").stdout.str()
-    assert set(re.findall(r"(--parity-[a-z-]+)", shown)) == set(OPTION_NAMES.values())
-    assert set(re.findall(r"^\s+(parity_[a-z_]+) \(", shown, flags=re.M)) == set(INI_NAMES)
+    assert set(re.findall(r"(--parity-[a-z-]+)", shown)) == set(flags)
+    assert set(re.findall(r"^\s+(parity_[a-z_]+) \(", shown, flags=re.M)) == set(ini_names)
     assert not parity_requested(gate.pytester.parseconfig())
-    for option in OPTION_NAMES.values():
+    for option in flags:
         args = [option] if option in ("--parity-strict", "--parity-allow-same-file") else [f"{option}=x"]
         assert parity_requested(gate.pytester.parseconfig(*args)), option
-    for name in INI_NAMES:
+    for name in ini_names:
         gate.pytester.makeini(f"[pytest]\n{name} = x\n")
         assert parity_requested(gate.pytester.parseconfig()), name

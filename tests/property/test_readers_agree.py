@@ -41,6 +41,7 @@ from pytest_rollout_parity.core.reading.fields import (
 from pytest_rollout_parity.core.reading.loading import LoadedSide, index_pair, load_side, parse_line
 from pytest_rollout_parity.core.reading.row_facts import RewardTypeError, lookup, reduce_row
 from pytest_rollout_parity.core.reading.side_builder import is_failure_record, names_no_task
+from pytest_rollout_parity.core.reading.side_request import SideRequest
 
 pytest.importorskip("msgspec", reason="the skeleton reader needs the `fast` extra (msgspec)")
 
@@ -337,7 +338,7 @@ def _loaded(side: LoadedSide) -> tuple[Any, ...]:
 def _read_both(old: Path, new: Path, key: Optional[str], agent: Optional[str]) -> Any:
     """What one reader makes of the pair: the loaded sides and the result, or the error text."""
     try:
-        loaded_old, loaded_new = load_side(old, key, agent=agent), load_side(new, key, agent=agent)
+        loaded_old, loaded_new = load_side(SideRequest(str(old), key, agent=agent)), load_side(SideRequest(str(new), key, agent=agent))
         return _loaded(loaded_old), _loaded(loaded_new), _result(compare_loaded(loaded_old, loaded_new, key))
     except CompareInputError as exc:
         return f"error: {exc}"

@@ -9,6 +9,7 @@ import pytest
 
 from pytest_rollout_parity.core.judging.metrics_file import check_side, metrics_path
 from pytest_rollout_parity.core.reading.loading import load_side
+from pytest_rollout_parity.core.reading.side_request import SideRequest
 
 REAL_FILES = Path(__file__).resolve().parents[1] / "data" / "real_files"
 ANYSWE = REAL_FILES / "responses_api_agents" / "anyswe_agent" / "data" / "example_rollouts_opencode.jsonl"
@@ -34,7 +35,7 @@ def side(tmp_path: Path) -> Path:
 
 
 def check(path: Path, agent: str | None = None):
-    loaded = load_side(path, KEY, agent=agent)
+    loaded = load_side(SideRequest(str(path), KEY, agent=agent))
     return check_side(loaded.path, "side.jsonl", loaded.agent, loaded.facts, "old")
 
 
@@ -95,6 +96,6 @@ def test_rows_without_agent_ref_use_the_only_entry(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
     path.write_text('{"task_id": "a", "reward": 1.0}\n{"task_id": "b", "reward": 0.0}\n', encoding="utf-8")
     write_metrics(path, [entry(None, 0.5)])
-    loaded = load_side(path)
+    loaded = load_side(SideRequest(str(path)))
     result = check_side(loaded.path, "r.jsonl", loaded.agent, loaded.facts, "new")
     assert result is not None and (result.recorded_mean, result.computed_mean, result.note) == (0.5, 0.5, None)

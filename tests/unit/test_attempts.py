@@ -155,7 +155,8 @@ def test_invalid_judge_response_false_is_a_verdict(real_rows):
 
 @pytest.mark.parametrize("parser", ["auto", "full"])
 def test_the_reader_child_and_both_parsers_leave_out_the_same_attempts(write_jsonl, stamped, monkeypatch, parser):
-    from pytest_rollout_parity.core.reading.parallel import SideRequest, load_two
+    from pytest_rollout_parity.core.reading.parallel import load_two
+    from pytest_rollout_parity.core.reading.side_request import SideRequest
 
     monkeypatch.setenv("PARITY_PARSER", parser)
     rows = [stamped("fix-git", 1.0, attempt=1), stamped("fix-git", 0.0, attempt=0)]

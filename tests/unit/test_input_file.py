@@ -15,6 +15,7 @@ import pytest
 from pytest_rollout_parity import CompareInputError, compare_files
 from pytest_rollout_parity.core.reading.files import RowAt
 from pytest_rollout_parity.core.reading.loading import load_side, sidecar_path
+from pytest_rollout_parity.core.reading.side_request import SideRequest
 
 ROWS = [
     {"task_id": f"t{i}", "reward": float(i % 2), "_ng_task_index": i, "_ng_rollout_index": 0, "note": "x" * i}
@@ -60,14 +61,14 @@ def test_truncated_gzip_is_an_input_error(tmp_path: Path) -> None:
     packed = tmp_path / "new.jsonl.gz"
     packed.write_bytes(gzip.compress(jsonl(ROWS))[:-30])
     with pytest.raises(CompareInputError, match=rf"^{packed}: cannot read: "):
-        load_side(packed)
+        load_side(SideRequest(str(packed)))
 
 
 def test_zstd_is_named_with_the_command(tmp_path: Path) -> None:
     packed = tmp_path / "new.jsonl.zst"
     packed.write_bytes(b"\x28\xb5\x2f\xfd" + b"\x00" * 20)
     with pytest.raises(CompareInputError) as info:
-        load_side(packed)
+        load_side(SideRequest(str(packed)))
     assert str(info.value) == (
         f"{packed}: a zstd-compressed file, which Python cannot read before 3.14: "
         f"decompress it first (zstd -d {packed}) and pass the .jsonl"
@@ -79,7 +80,7 @@ def test_json_array_is_named(tmp_path: Path, text: str) -> None:
     path = tmp_path / "new.jsonl"
     path.write_text(text)
     with pytest.raises(CompareInputError) as info:
-        load_side(path)
+        load_side(SideRequest(str(path)))
     line = 2 if text.startswith("\n") else 1
     assert str(info.value) == (
         f"{path}:{line}: a JSON array, not JSON Lines (one object per line): convert it with jq -c '.[]'"
@@ -90,7 +91,7 @@ def test_pretty_printed_json_is_named(tmp_path: Path) -> None:
     path = tmp_path / "new.jsonl"
     path.write_text(json.dumps(ROWS[0], indent=2) + "\n" + json.dumps(ROWS[1], indent=2))
     with pytest.raises(CompareInputError) as info:
-        load_side(path)
+        load_side(SideRequest(str(path)))
     assert str(info.value) == (
         f"{path}:1: pretty-printed JSON, not JSON Lines (one object per line): convert it with jq -c ."
     )
@@ -101,7 +102,7 @@ def test_sidecar_given_as_a_side_names_its_main_file(tmp_path: Path) -> None:
     sidecar.write_text(json.dumps({"_ng_failure_class": "agent_run_error", "_ng_task_index": 0,
                                    "_ng_rollout_index": 0, "task_id": "t0"}) + "\n")
     with pytest.raises(CompareInputError) as info:
-        load_side(sidecar)
+        load_side(SideRequest(str(sidecar)))
     assert str(info.value) == (
         f"{sidecar}: a failures sidecar (records of rollouts that failed), not a rollouts file: "
         f"give its main file {tmp_path / 'rollouts.jsonl'}; the sidecar beside it is read with it"
@@ -112,7 +113,7 @@ def test_a_rollouts_file_named_like_a_sidecar_still_loads(tmp_path: Path) -> Non
     """Only failure records make a `_failures.jsonl` a sidecar; scored rows under that name are rollouts."""
     path = tmp_path / "my_failures.jsonl"
     path.write_bytes(jsonl(ROWS))
-    assert len(load_side(path).facts) == len(ROWS)
+    assert len(load_side(SideRequest(str(path))).facts) == len(ROWS)
 
 
 @pytest.mark.parametrize("suffix", ["", ".gz"])
@@ -122,7 +123,7 @@ def test_progress_counts_bytes_of_the_file_up_to_its_size(tmp_path: Path, suffix
     path = tmp_path / f"r.jsonl{suffix}"
     path.write_bytes(gzip.compress(jsonl(rows)) if suffix else jsonl(rows))
     seen: list[tuple[int, int]] = []
-    load_side(path, progress=lambda done, total: seen.append((done, total)))
+    load_side(SideRequest(str(path)), progress=lambda done, total: seen.append((done, total)))
     size = path.stat().st_size
     assert len(seen) >= (1 if suffix else 2)
     assert all(total == size for _, total in seen)

@@ -47,3 +47,18 @@ def test_an_oversized_file_is_refused_unread(tmp_path: Path) -> None:
         handle.truncate(MAX_BYTES + 1)  # sparse: no need to write the bytes
     with pytest.raises(CompareInputError, match="larger than 4 MiB"):
         read_known_flips(path, "k.txt")
+
+
+def test_each_verdict_says_who_decided_it(tmp_path: Path) -> None:
+    from pytest_rollout_parity import Verdict, compare_rollouts
+    from pytest_rollout_parity.core.judging.item_outcome import default_verdict
+
+    row = {"task_id": "t1", "_ng_task_index": 0, "_ng_rollout_index": 0}
+    flip = compare_rollouts([dict(row, reward=1.0)], [dict(row, reward=0.0)]).tasks[0]
+    path = tmp_path / "k.txt"
+    path.write_text("t1  # reviewed\n", encoding="utf-8")
+    listed = read_known_flips(path, "k.txt").verdict(flip)
+    assert listed is not None and (listed.outcome, listed.source) == ("passed", "known_flips")
+    assert listed.text == "known flip (k.txt:1): reviewed"
+    assert Verdict.passed("known flip (k.txt:1): reviewed").source == "hook"
+    assert default_verdict(flip, lambda: "regressed", strict=False).source == "category"

@@ -259,23 +259,25 @@ def test_sidecar_record_naming_the_task_by_the_sides_key_joins_it(write_jsonl):
 def test_a_bad_main_line_is_named_before_a_bad_sidecar_line(write_jsonl) -> None:
     """The sidecar is glanced at first (for the pairs it names), but errors keep the reading order."""
     from pytest_rollout_parity.core.reading.loading import load_side
+    from pytest_rollout_parity.core.reading.side_request import SideRequest
 
     main = write_jsonl("r/rollouts.jsonl", '{"_ng_task_index": 0, "_ng_rollout_index": 0, "reward": 1.0, "task_id": "a"}\n{oops\n')
     write_jsonl("r/rollouts_failures.jsonl", "{also broken\n")
     with pytest.raises(CompareInputError, match=r"rollouts\.jsonl:2: "):
-        load_side(main)
+        load_side(SideRequest(str(main)))
     main.write_text('{"_ng_task_index": 0, "_ng_rollout_index": 0, "reward": 1.0, "task_id": "a"}\n')
     with pytest.raises(CompareInputError, match=r"rollouts_failures\.jsonl:1: "):
-        load_side(main)
+        load_side(SideRequest(str(main)))
 
 
 def test_only_the_sidecars_pairs_are_kept_and_scored_retries_are_superseded(write_jsonl) -> None:
     """A record whose rollout the main file scored after all does not stand; the others do."""
     from pytest_rollout_parity.core.reading.loading import load_side
+    from pytest_rollout_parity.core.reading.side_request import SideRequest
 
     rows = [main_row(f"t{i}", 1.0, i) for i in range(50)]
     main = write_jsonl("s/rollouts.jsonl", rows)
     write_jsonl("s/rollouts_failures.jsonl", [failure("t3", "SandboxError", 3, 0), failure("t77", "SandboxError", 77, 0)])
-    side = load_side(main)
+    side = load_side(SideRequest(str(main)))
     sidecar_rows = [f for f in side.facts if f.origin.value != "main"]
     assert len(side.facts) == 51 and len(sidecar_rows) == 1  # t3 was scored: superseded; t77 stands

@@ -6,6 +6,7 @@ reason and notes, and for a bad input the same `file:line` message.
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -14,9 +15,11 @@ from typing import Any
 import pytest
 
 from pytest_rollout_parity.core.errors import CompareInputError
+from pytest_rollout_parity.core.model import RowFacts, RowOrigin
 from pytest_rollout_parity.core.reading import parallel, snapshot
 from pytest_rollout_parity.core.reading.loading import LoadedSide
-from pytest_rollout_parity.core.reading.parallel import SideRequest, load_two
+from pytest_rollout_parity.core.reading.parallel import load_two
+from pytest_rollout_parity.core.reading.side_request import SideRequest
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -60,11 +63,16 @@ def test_snapshot_round_trip(pair: str, real_pair: tuple[Path, Path]) -> None:
         assert again is not None
         assert described(again) == described(side)
         assert len(side.facts) > 0
-        # the child frames while releasing its side: the same side comes back, and the facts are gone
-        released = SideRequest(str(path), display="shown.jsonl").load()
-        again = snapshot.unframe_side(snapshot.frame_side(key, released, release=True), key)
-        assert again is not None and described(again) == described(side)
-        assert released.facts == []
+
+
+def test_row_facts_are_rebuilt_from_their_fields_in_constructor_order() -> None:
+    """The snapshot passes a row's field values positionally: RowFacts takes them in its slots' order."""
+    parameters = list(inspect.signature(RowFacts.__init__).parameters)[1:]
+    assert tuple(parameters) == snapshot.FACT_FIELDS == RowFacts.__slots__
+    facts = RowFacts(7, 120, RowOrigin.SIDECAR, 0.5, "masked", "boom", "timeout", None, 2)
+    again = snapshot.facts_from_plain(snapshot.plain_facts(facts))
+    assert [getattr(again, name) for name in snapshot.FACT_FIELDS] == [7, 120, RowOrigin.SIDECAR, 0.5, "masked", "boom",
+                                                                       "timeout", None, 2]
 
 
 def test_unframe_rejects_what_it_did_not_write(real_pair: tuple[Path, Path]) -> None:

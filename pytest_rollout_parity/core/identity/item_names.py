@@ -31,7 +31,7 @@ def natural_key(label: str) -> NaturalKey:
 
 def label_hash(label: str) -> str:
     """A short hash of the raw label, stable across runs and machines."""
-    import hashlib  # here: it loads OpenSSL (3.7 MB), which the reader child does not otherwise need
+    import hashlib  # here: it loads OpenSSL, which the reader child does not otherwise need
 
     return hashlib.sha1(label.encode("utf-8", "surrogatepass")).hexdigest()[:8]
 

@@ -2,7 +2,7 @@
 
 Key detection is streamed: :class:`KeyVote` sees each row once and keeps only the values of the
 candidate fields that every row so far carries. After the id candidates come NeMo Gym's
-`_ng_task_index` and then the prompt (:mod:`.prompt`), so a file with no id field still joins.
+`_ng_task_index` and then the prompt (:mod:`.prompts`), so a file with no id field still joins.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from ..errors import CompareInputError
+from ..errors import CompareInputError, Place
 from ..reading.fields import IDENTITY_FALLBACKS, KEY_CANDIDATES, PROMPT, TASK_INDEX
 from ..reading.row_facts import lookup
 from ..reading.skeleton import EncodedJSON
@@ -362,12 +362,11 @@ def _some(indices: set[TaskIdent]) -> str:
     return ", ".join(shown[:5]) + (", ..." if len(shown) > 5 else "")
 
 
-def no_key_message(path: str) -> str:
-    """The input error for a side on which no candidate field is on every row."""
-    return (
-        f"{path}: no task id field found; rows carry none of {', '.join(KEY_CANDIDATES)}, "
-        f"and neither {TASK_INDEX} nor a prompt ({PROMPT}) is on every row (use --parity-key)"
-    )
+#: The input error of a side on which no candidate field is on every row.
+NO_KEY = (
+    f"no task id field found; rows carry none of {', '.join(KEY_CANDIDATES)}, "
+    f"and neither {TASK_INDEX} nor a prompt ({PROMPT}) is on every row (use --parity-key)"
+)
 
 
 @dataclass
@@ -553,7 +552,7 @@ def check_prompts(
     joined: Join,
     old_prompts: Sequence[Optional[TaskIdent]],
     new_prompts: Sequence[Optional[TaskIdent]],
-    where: Callable[[str, int], str],
+    where: Callable[[str, int], Place],
 ) -> None:
     """Stop when a task index joins two different prompts: the runs read different input files.
 
@@ -566,9 +565,11 @@ def check_prompts(
         new_first = _first_prompt(new_prompts, joined.new[label])
         if old_first is None or new_first is None or old_first[1] == new_first[1]:
             continue
+        old_place, new_place = where("old", old_first[0]), where("new", new_first[0])
         raise CompareInputError(
-            f"{where('old', old_first[0])} and {where('new', new_first[0])}: _ng_task_index {label} has a "
+            old_place.path, f"_ng_task_index {label} has a "
             f"different prompt on each side ({old_first[1][1]} vs {new_first[1][1]}): the runs used different "
             "input files, so the index does not name the same task; name a key with --parity-key "
-            "(--parity-key=_ng_task_index joins on the index anyway)"
+            "(--parity-key=_ng_task_index joins on the index anyway)",
+            old_place.line, f"{old_place.where} and {new_place.where}",
         )

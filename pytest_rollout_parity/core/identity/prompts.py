@@ -54,7 +54,7 @@ def canonical_json(value: Any) -> str:
 def prompt_hash(value: Any) -> str:
     """A stable hash of the prompt's canonical JSON (blake2b, 16 bytes), as hex."""
     data = canonical_json(value).encode("utf-8", "surrogatepass")
-    import hashlib  # here: it loads OpenSSL (3.7 MB), which the reader child does not otherwise need
+    import hashlib  # here: it loads OpenSSL, which the reader child does not otherwise need
 
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 

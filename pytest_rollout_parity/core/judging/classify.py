@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Optional
 
+from ..errors import Place
 from ..identity.item_names import listed, natural_key
 from ..identity.join import REASON_SHARDED, Join, TaskIdent, check_prompts, group_rows, join
 from ..model import NO_OFFSET, Category, CompareResult, RowFacts, RowOrigin, RowReader, Side, TaskComparison, TaskSide
@@ -93,15 +94,15 @@ class SideInput:
     #: a sharded side's files as shown, in order (a row's ``shard`` indexes them); empty for one file
     shard_names: Sequence[str] = ()
 
-    def where(self, index: int) -> str:
+    def where(self, index: int) -> Place:
         """Where row ``index`` of the side is, for messages (in its own shard's file)."""
         facts = self.facts[index]
         name = self.shard_names[facts.shard] if self.shard_names else self.name
         if facts.offset is NO_OFFSET:
-            return f"{name}: row {facts.line}"
+            return Place(name, facts.line, f"{name}: row {facts.line}")
         if facts.origin is RowOrigin.MAIN:
-            return f"{name}:{facts.line}"
-        return f"{name} (sidecar line {facts.line})"
+            return Place(name, facts.line)
+        return Place(name, facts.line, f"{name} (sidecar line {facts.line})")
 
 
 def _align_fallbacks(old: SideInput, new: SideInput) -> list[str]:

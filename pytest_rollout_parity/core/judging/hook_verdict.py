@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 Outcome = Literal["passed", "failed", "xfail"]
+#: Who decided an outcome: a conftest's `pytest_parity_verdict` hook, the reviewed known-flips list,
+#: or the task's category itself (the default outcome).
+Source = Literal["hook", "known_flips", "category"]
 
 
 @dataclass(frozen=True)
@@ -14,6 +17,12 @@ class Verdict:
 
     outcome: Outcome
     text: str = ""
+    #: who decided it; a report naming who changed an item's outcome reads it
+    source: Source = "hook"
+
+    def by(self, source: Source) -> Verdict:
+        """The same outcome and text, decided by ``source``."""
+        return replace(self, source=source)
 
     @classmethod
     def passed(cls, reason: str = "") -> Verdict:

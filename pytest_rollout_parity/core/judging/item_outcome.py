@@ -103,6 +103,12 @@ def default_verdict(
 
     ``judgement`` is margin mode's view of a flip: one not shown to be a regression xfails.
     """
+    return _by_category(comparison, render_flip, strict, judgement).by("category")
+
+
+def _by_category(
+    comparison: TaskComparison, render_flip: Callable[[], str], strict: bool, judgement: Optional[FlipJudgement]
+) -> Verdict:
     category = comparison.category
     if category == "identical":
         return Verdict.passed()

@@ -51,7 +51,7 @@ class KnownFlips:
         entry = self.entries.get(comparison.task)
         if entry is None or comparison.category != "flipped":
             return None
-        return Verdict.passed(f"known flip ({self.shown}:{entry.line}): {entry.reason}")
+        return Verdict.passed(f"known flip ({self.shown}:{entry.line}): {entry.reason}").by("known_flips")
 
     def notes(self, tasks: Sequence[TaskComparison]) -> list[str]:
         """Stale entries: listed tasks that no longer flip, and lines naming no task of the run."""
@@ -83,13 +83,13 @@ def read_known_flips(path: Path, shown: str) -> KnownFlips:
         match = _ENTRY.match(line)
         if match is None or not match["reason"]:
             raise CompareInputError(
-                f"{shown}:{number}: a known flip needs a reason after the task label "
-                f"(`<task>  # <why it is accepted>`), got {_clip(line)!r}"
+                shown, "a known flip needs a reason after the task label "
+                f"(`<task>  # <why it is accepted>`), got {_clip(line)!r}", number,
             )
         task = match["task"]
         if task in entries:
             raise CompareInputError(
-                f"{shown}:{number}: task {_clip(task)!r} is listed twice (first on line {entries[task].line})"
+                shown, f"task {_clip(task)!r} is listed twice (first on line {entries[task].line})", number
             )
         entries[task] = KnownFlip(task, match["reason"], number)
     return KnownFlips(shown, entries)
@@ -99,12 +99,12 @@ def _read_text(path: Path, shown: str) -> str:
     try:
         data = read_small(path, MAX_BYTES)
     except SmallFileError as exc:
-        raise CompareInputError(f"{shown}: {exc} (a list of known flips is a small text file)") from None
+        raise CompareInputError(shown, f"{exc} (a list of known flips is a small text file)") from None
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise CompareInputError(f"{shown}:{line}: not UTF-8 text (a list of known flips is a text file)") from None
+        raise CompareInputError(shown, "not UTF-8 text (a list of known flips is a text file)", line) from None
 
 
 def _clip(text: str, limit: int = 80) -> str:

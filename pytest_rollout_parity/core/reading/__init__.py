@@ -1,6 +1,7 @@
 """Reading a side: one rollouts file (plain or compressed) and its `_failures.jsonl` sidecar, streamed.
 
-Takes a path, an optional join field and agent; gives a :class:`~.loading.LoadedSide`: each row
+Takes a side's request (:class:`~.side_request.SideRequest`: its file or shards, the join field
+and agent asked for, the names its errors cite); gives a :class:`~.loading.LoadedSide`: each row
 reduced to its :class:`~..model.RowFacts` (reward, mask reason, agent error, where the row sits)
 and the side's key vote. Superseded attempts are left out here. The old side may be read by a child
 interpreter at the same time (:mod:`.parallel`, :mod:`.child`), and a loaded side travels as bytes

@@ -60,11 +60,12 @@ class AgentFilter:
         if self.wanted is None:
             if len(self.counts) > 1:
                 raise CompareInputError(
-                    f"{display}: rows of {len(self.counts)} agents (agent_ref.name): {self.listing()}; {HOW_TO_CHOOSE}"
+                    display, f"rows of {len(self.counts)} agents (agent_ref.name): {self.listing()}; {HOW_TO_CHOOSE}"
                 )
         elif self.counts and self.wanted not in self.counts:
             raise CompareInputError(
-                f"{self.option}: no row of {display} has agent {self.wanted!r}; agents present: {self.listing()}"
+                display, f"no row of {display} has agent {self.wanted!r}; agents present: {self.listing()}",
+                where=self.option,
             )
 
     @property

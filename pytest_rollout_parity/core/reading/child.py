@@ -1,11 +1,9 @@
 """The reader child: ``python -S -c <boot> <import path>...`` runs :func:`main`, which reads one side.
 
 Started by :mod:`.parallel` so that the old side is read on another core while the gate's own
-process reads the new one. It imports the core only (no pytest), so it starts in tens of
-milliseconds and stays small: it keeps no row, each one is streamed back as it is prepared
-(:mod:`.row_stream`). The request arrives on stdin as ``marshal`` of
-``(path, key, display, agent, key_option, agent_option, shards)``; a sharded side's shards are read
-in turn, each row sent with its shard's number.
+process reads the new one. It imports the core only (no pytest), so it starts quickly and stays
+small: it keeps no row, each one is streamed back as it is prepared (:mod:`.child_stream`). The request arrives on stdin as ``marshal`` of :meth:`SideRequest.plain`; a
+sharded side's shards are read in turn, each row sent with its shard's number.
 
 Any other outcome (a crash, a signal, a truncated stream) makes the parent read the side itself.
 """
@@ -20,22 +18,26 @@ from typing import Any
 from ..errors import CompareInputError
 from .child_stream import ForwardingBuilder, send
 from .loading import read_rollouts, read_shards
+from .side_request import SideRequest
 
 
 def main() -> int:
     """Serve one request from stdin; exit 0 when the stream was written to its end."""
-    path, key, display, agent, key_option, agent_option, shards = marshal.loads(sys.stdin.buffer.read())
+    request = SideRequest.from_plain(marshal.loads(sys.stdin.buffer.read()))
+    shards = request.shards
     out = sys.stdout.buffer
-    builder = ForwardingBuilder(key, key_option, out.write, sharded=bool(shards))
+    builder = ForwardingBuilder(request.key, request.key_option, out.write, sharded=bool(shards))
     try:
         if shards:
-            sidecars, agents = read_shards([(Path(p), shown) for p, shown in shards], builder, agent, agent_option)
+            files = [(Path(path), shown) for path, shown in shards]
+            sidecars, agents = read_shards(files, builder, request.agent, request.agent_option)
             sidecar = sidecars[0]
         else:
-            sidecar, agents = read_rollouts(Path(path), display or path, builder, agent, agent_option)
+            sidecar, agents = read_rollouts(Path(request.path), request.shown, builder, request.agent,
+                                            request.agent_option)
     except CompareInputError as exc:
         builder.flush()
-        send(out.write, ("input-error", str(exc)))
+        send(out.write, ("input-error", exc.path, exc.reason, exc.line, exc.where))
     else:
         builder.flush()
         end: tuple[Any, ...] = ("end", str(sidecar) if sidecar is not None else None, agents.compared, dict(agents.counts),

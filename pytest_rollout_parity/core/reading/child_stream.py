@@ -1,11 +1,11 @@
 """The reader child's answer, streamed: its side's prepared rows in batches, then how it ended.
 
-The child (:mod:`.side_reader`) reads its side through a :class:`ForwardingBuilder`. It votes on
+The child (:mod:`.child`) reads its side through a :class:`ForwardingBuilder`. It votes on
 the key as the parent would, so an input error is found at the same row with the same words, but
 it keeps no row: each prepared row leaves in a batch as soon as :data:`BATCH` are waiting. The
-parent replays the rows through its own :class:`.sides.SideBuilder` (:func:`replay`), so it ends
-with the side it would have read itself, while the child never holds more than one batch (holding
-its whole side, the child peaked 13 MB higher on a 1 GB file).
+parent replays the rows through its own :class:`.side_builder.SideBuilder` (:func:`replay`), so it
+ends with the side it would have read itself, while the child never holds more than one batch:
+its memory does not grow with its side.
 
 Each frame is a 4-byte big-endian length, then ``marshal`` of one of::
 
@@ -13,7 +13,7 @@ Each frame is a 4-byte big-endian length, then ``marshal`` of one of::
     ("end", sidecar path or None, compared agent or None, {agent: rows}, superseded attempts,
             places of the sent rows a newer attempt superseded
             [, each shard's sidecar path or None, for a sharded side])
-    ("input-error", message)
+    ("input-error", path, reason, line, where as shown)
 """
 
 from __future__ import annotations
@@ -23,13 +23,13 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, Optional
 
-from ..errors import CompareInputError
+from ..errors import CompareInputError, Place
 from ..identity.join import DEFERRED
 from ..model import RowOrigin
 from .side_builder import PendingRow, SideBuilder
 from .snapshot import FACT_FIELDS, facts_from_plain, plain_facts
 
-#: Rows per frame: about 50 KB, small beside the child's imports, few enough frames to be cheap.
+#: Rows per frame: a frame stays small beside the child's imports, and frames stay few.
 BATCH = 512
 _LENGTH = 4
 _LINE = FACT_FIELDS.index("line")
@@ -119,7 +119,7 @@ def replay(data: bytes, builder: SideBuilder, display: str, sidecar_display: str
                 shown = shard[1] if facts[_ORIGIN] == _SIDECAR else shard[0]
                 if any(type(value) is tuple for value in names.values()):
                     names = {name: DEFERRED if type(value) is tuple else value for name, value in names.items()}
-                builder.add(PendingRow(f"{shown}:{facts[_LINE]}", facts_from_plain(facts), names, anonymous,
+                builder.add(PendingRow(Place(shown, facts[_LINE]), facts_from_plain(facts), names, anonymous,
                                        has_reward))
         elif kind == "end":
             _, sidecar, agent, agent_rows, builder.superseded, dropped, *shards = message
@@ -127,7 +127,7 @@ def replay(data: bytes, builder: SideBuilder, display: str, sidecar_display: str
             sidecars = tuple(Path(s) if s is not None else None for s in shards[0]) if shards else ()
             return StreamEnd(Path(sidecar) if sidecar is not None else None, agent, agent_rows, sidecars)
         elif kind == "input-error":
-            raise CompareInputError(message[1])
+            raise CompareInputError(*message[1:])
         else:
             return None
     return None

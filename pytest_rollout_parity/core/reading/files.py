@@ -17,7 +17,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import BinaryIO, Optional
 
-from ..errors import CompareInputError
+from ..errors import CompareInputError, Place
 
 #: magic bytes -> compression read through the stdlib
 COMPRESSED = {b"\x1f\x8b": "gzip", b"BZh": "bz2", b"\xfd7zXZ\x00": "xz"}
@@ -25,8 +25,8 @@ ZSTD = b"\x28\xb5\x2f\xfd"
 SUFFIXES = (".gz", ".bz2", ".xz", ".zst")
 SIDECAR_SUFFIX = "_failures.jsonl"
 #: Rows run to tens of kilobytes: a 256 KiB buffer reads a line in one piece (the default 8 KiB
-#: buffer assembles it from several reads and copies), which made line splitting 4x faster; a
-#: larger one is no faster and costs memory in each reading process.
+#: buffer assembles it from several reads and copies); a larger one reads no faster and costs
+#: memory in each reading process (docs/performance.md has the measurements).
 READ_BUFFER = 256 << 10
 
 
@@ -43,17 +43,17 @@ def open_regular(path: Path, display: str) -> BinaryIO:
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
-        raise CompareInputError(f"{display}: no such file") from None
+        raise CompareInputError(display, "no such file") from None
     except OSError as exc:
-        raise CompareInputError(f"{display}: cannot read: {exc.strerror or exc}") from None
+        raise CompareInputError(display, f"cannot read: {exc.strerror or exc}") from None
     if stat.S_ISDIR(mode):
-        raise CompareInputError(f"{display}: is a directory, not a rollouts JSONL file")
+        raise CompareInputError(display, "is a directory, not a rollouts JSONL file")
     if not stat.S_ISREG(mode):
-        raise CompareInputError(f"{display}: is not a regular file")
+        raise CompareInputError(display, "is not a regular file")
     try:
         return open(path, "rb", buffering=READ_BUFFER)
     except OSError as exc:
-        raise CompareInputError(f"{display}: cannot read: {exc.strerror or exc}") from None
+        raise CompareInputError(display, f"cannot read: {exc.strerror or exc}") from None
 
 
 def _peek(raw: BinaryIO) -> bytes:
@@ -68,11 +68,11 @@ def decompressed(raw: BinaryIO, display: str) -> BinaryIO:
     if head.startswith(ZSTD):
         raw.close()
         raise CompareInputError(
-            f"{display}: a zstd-compressed file, which Python cannot read before 3.14: "
+            display, "a zstd-compressed file, which Python cannot read before 3.14: "
             f"decompress it first (zstd -d {display}) and pass the .jsonl"
         )
     kind = compression(head)
-    # the decompressors are imported for the files that need them (0.6 MB in every reading process)
+    # the decompressors are imported for the files that need them, not by every reading process
     if kind == "gzip":
         import gzip
 
@@ -88,16 +88,12 @@ def decompressed(raw: BinaryIO, display: str) -> BinaryIO:
     return raw
 
 
-def check_first_line(stripped: bytes, where: str) -> None:
-    """A JSON array or pretty-printed JSON is named as such (``where``: `<file>:<line>`)."""
+def check_first_line(stripped: bytes, place: Place) -> None:
+    """A JSON array or pretty-printed JSON is named as such (``place``: the file's first line)."""
     if stripped.startswith(b"["):
-        raise CompareInputError(
-            f"{where}: a JSON array, not JSON Lines (one object per line): convert it with jq -c '.[]'"
-        )
+        raise place.error("a JSON array, not JSON Lines (one object per line): convert it with jq -c '.[]'")
     if stripped == b"{":
-        raise CompareInputError(
-            f"{where}: pretty-printed JSON, not JSON Lines (one object per line): convert it with jq -c ."
-        )
+        raise place.error("pretty-printed JSON, not JSON Lines (one object per line): convert it with jq -c .")
 
 
 def main_file_of(path: Path) -> Optional[Path]:

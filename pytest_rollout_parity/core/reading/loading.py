@@ -15,9 +15,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, BinaryIO, Optional, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, Optional, TypeVar
 
-from ..errors import CompareInputError
+from ..errors import CompareInputError, Place
 from ..identity.join import KeyChoice, TaskIdent
 from ..model import RowFacts, RowOrigin
 from .agents import AgentFilter
@@ -28,6 +28,9 @@ from .row_facts import fold_failure_record
 from .side_builder import PendingRow, RowSource, SideBuilder, is_failure_record
 from .skeleton import DecodeError as SKELETON_ERRORS
 from .skeleton import Decoder, skeleton_decoder
+
+if TYPE_CHECKING:
+    from .side_request import SideRequest
 
 BOM = b"\xef\xbb\xbf"
 LFS_POINTER = b"version https://git-lfs.github.com/spec/"
@@ -40,8 +43,8 @@ PROGRESS_STEP = 1 << 20  # report at most once per MiB of rows read
 def _fast_from_json() -> Callable[[bytes], Any]:
     """``from_json`` without its string cache where pydantic-core has the switch (2.16 and later).
 
-    Rows hold thousands of distinct strings; looking each up in the cache cost a third of the parse.
-    Imported on first use: the reader child with the skeleton reader may never need it (5 MB).
+    Rows hold thousands of distinct strings: looking each up in the cache costs more than it saves.
+    Imported on first use: the reader child with the skeleton reader may never need it.
     """
     from pydantic_core import from_json
 
@@ -88,7 +91,7 @@ def sidecar_display(display: str, main: Path) -> str:
     return str(_sidecar_name(Path(display)))
 
 
-def parse_line(raw: bytes, where: str, *, last_without_newline: bool = False) -> Any:
+def parse_line(raw: bytes, place: Place, *, last_without_newline: bool = False) -> Any:
     """One JSON value from one line; the fast parser first, the stdlib for leniency and messages."""
     try:
         return _from_json(raw)
@@ -99,18 +102,18 @@ def parse_line(raw: bytes, where: str, *, last_without_newline: bool = False) ->
         return json.loads(text)
     except (json.JSONDecodeError, RecursionError) as exc:
         if last_without_newline:
-            raise CompareInputError(
-                f"{where}: the last line is not complete JSON and has no newline: it looks truncated, "
+            raise place.error(
+                "the last line is not complete JSON and has no newline: it looks truncated, "
                 "as a hard kill leaves a file (remove the partial line or rerun that rollout)"
             ) from None
         if isinstance(exc, RecursionError):
-            raise CompareInputError(f"{where}: JSON nested too deeply to read") from None
+            raise place.error("JSON nested too deeply to read") from None
         if exc.pos >= len(text.rstrip()):
-            raise CompareInputError(
-                f"{where}: invalid JSON: the line ends before its object does (cut short by a crashed writer?)"
+            raise place.error(
+                "invalid JSON: the line ends before its object does (cut short by a crashed writer?)"
             ) from None
         message = exc.msg[:-3] if exc.msg.endswith(" at") else exc.msg
-        raise CompareInputError(f"{where}: invalid JSON: {message} (column {exc.colno})") from None
+        raise place.error(f"invalid JSON: {message} (column {exc.colno})") from None
 
 
 def iter_objects(
@@ -128,7 +131,7 @@ def iter_objects(
             total = os.fstat(raw_file.fileno()).st_size
             handle = decompressed(raw_file, display)
         except OSError as exc:
-            raise CompareInputError(f"{display}: cannot read: {exc.strerror or exc}") from None
+            raise CompareInputError(display, f"cannot read: {exc.strerror or exc}") from None
         with handle:
             yield from _objects(handle, display, decode, _reporter(raw_file, total, progress))
 
@@ -158,11 +161,11 @@ def _objects(
                 raw = raw[3:]
                 start += 3
             if line_no == 1 and raw.startswith(LFS_POINTER):
-                raise CompareInputError(f"{display}: a Git LFS pointer, not the file: run git lfs pull")
+                raise CompareInputError(display, "a Git LFS pointer, not the file: run git lfs pull")
             if not raw or raw.isspace() or _unicode_blank(raw):
                 continue
             if first:
-                check_first_line(raw.strip(), f"{display}:{line_no}")
+                check_first_line(raw.strip(), Place(display, line_no))
                 first = False
             obj: Any = None
             if decode is not None:
@@ -171,14 +174,13 @@ def _objects(
                 except SKELETON_ERRORS:
                     obj = None
             if obj is None:
-                where = f"{display}:{line_no}"
-                obj = parse_line(raw, where, last_without_newline=not raw.endswith(b"\n"))
+                obj = parse_line(raw, Place(display, line_no), last_without_newline=not raw.endswith(b"\n"))
             if not isinstance(obj, dict):
-                raise CompareInputError(f"{display}:{line_no}: expected a JSON object per line, got {_kind(obj)}")
+                raise CompareInputError(display, f"expected a JSON object per line, got {_kind(obj)}", line_no)
             yield line_no, start, obj
     except (OSError, EOFError, zlib.error, lzma.LZMAError) as exc:  # a compressed stream cut short or corrupt
         reason = getattr(exc, "strerror", None) or exc
-        raise CompareInputError(f"{display}: cannot read: {reason}") from None
+        raise CompareInputError(display, f"cannot read: {reason}") from None
     if report is not None:
         report()
 
@@ -203,9 +205,9 @@ def read_object_at(path: Path, offset: int, reader: Optional[RowAt] = None) -> d
     else:
         with RowAt(path) as once:
             raw = once.line(offset)
-    value = parse_line(raw, f"{path}@{offset}")
+    value = parse_line(raw, Place(str(path), None, f"{path}@{offset}"))
     if not isinstance(value, dict):
-        raise CompareInputError(f"{path}: the row at byte {offset} changed since it was read")
+        raise CompareInputError(str(path), f"the row at byte {offset} changed since it was read")
     return value
 
 
@@ -328,10 +330,10 @@ def _existing_sidecar(main: Path) -> Optional[Path]:
 
 
 def _sidecar_pairs(sidecar: Optional[Path], shown: str) -> Optional[frozenset[tuple[Any, Any]]]:
-    """The (task, rollout) pairs a sidecar names: only those rows' pairs need keeping (25,000 pairs
-    held while a 1 GB side is read left 2 MB of scattered free memory behind). Empty without a
-    sidecar; None when the sidecar cannot be read here (its error is worded when it is read in
-    turn, after the main file)."""
+    """The (task, rollout) pairs a sidecar names: only those rows' pairs need keeping (a pair held
+    for every row of a large side leaves scattered free memory behind). Empty without a sidecar;
+    None when the sidecar cannot be read here (its error is worded when it is read in turn, after
+    the main file)."""
     if sidecar is None:
         return frozenset()
     try:
@@ -404,7 +406,7 @@ def read_side(
         if agents is not None and not agents.keep(row):
             continue
         attempts.see_row(row, builder.rows, line_no)
-        builder.add_row(row, RowSource(f"{display}:{line_no}", line_no, main, offset), keep=keep)
+        builder.add_row(row, RowSource(Place(display, line_no), main, offset), keep=keep)
         if wanted is None or wanted:
             pair = index_pair(row)
             if pair is not None and (wanted is None or pair in wanted):
@@ -413,7 +415,7 @@ def read_side(
         agents.check(display)
 
     def prepare(line_no: int, offset: int, record: dict[str, Any]) -> PendingRow:
-        return builder.prepare(record, RowSource(f"{shown}:{line_no}", line_no, RowOrigin.SIDECAR, offset), keep=keep)
+        return builder.prepare(record, RowSource(Place(shown, line_no), RowOrigin.SIDECAR, offset), keep=keep)
 
     standing = _standing_sidecar(
         sidecar, shown, scored, prepare, attempts, agents.keep_record if agents is not None else lambda record: True
@@ -424,50 +426,37 @@ def read_side(
     for pending in standing:
         builder.add(pending)
     if builder.rows == rows_before:
-        raise CompareInputError(f"{display}: no rows at all: the file holds no JSON object")
+        raise CompareInputError(display, "no rows at all: the file holds no JSON object")
     return sidecar
 
 
-def load_side(
-    path: Path,
-    key: Optional[str] = None,
-    display: Optional[str] = None,
-    agent: Optional[str] = None,
-    key_option: str = "--parity-key",
-    agent_option: str = "--parity-agent",
-    progress: Optional[Progress] = None,
-) -> LoadedSide:
-    """Stream a rollouts file and its sidecar into row facts and join values.
+def load_side(request: SideRequest, progress: Optional[Progress] = None) -> LoadedSide:
+    """Stream the side ``request`` names (its one file and sidecar, or its shards) into row facts
+    and join values.
 
-    ``agent`` keeps one agent's rows (others are dropped before keying); without it a file holding
-    several agents is an input error. ``*_option`` name where the key and the agent were given.
-    ``progress`` is told the bytes of the main file read so far (see :func:`iter_objects`).
+    ``request.agent`` keeps one agent's rows (others are dropped before keying); without it a file
+    holding several agents is an input error. ``progress`` is told the bytes of the side's files
+    read so far (see :func:`iter_objects`).
     """
-    display = display or str(path)
-    builder = SideBuilder(key, key_option)
-    sidecar, agents = read_rollouts(path, display, builder, agent, agent_option, progress)
-    return finish_side(path, display, builder, sidecar, agents.compared, dict(agents.counts))
+    if request.shards:
+        return load_shards(request, progress)
+    path = Path(request.path)
+    builder = SideBuilder(request.key, request.key_option)
+    sidecar, agents = read_rollouts(path, request.shown, builder, request.agent, request.agent_option, progress)
+    return finish_side(path, request.shown, builder, sidecar, agents.compared, dict(agents.counts))
 
 
-def load_shards(
-    files: Sequence[tuple[Path, str]],
-    key: Optional[str] = None,
-    display: Optional[str] = None,
-    agent: Optional[str] = None,
-    key_option: str = "--parity-key",
-    agent_option: str = "--parity-agent",
-    progress: Optional[Progress] = None,
-) -> LoadedSide:
-    """A side of several shard files (path, name shown), each read with its own sidecar and its
+def load_shards(request: SideRequest, progress: Optional[Progress] = None) -> LoadedSide:
+    """A side of several shard files (``request.shards``), each read with its own sidecar and its
     own attempts (:mod:`.attempts`), in the order given, into one side keyed as a whole.
 
     `_ng_task_index` restarts in every shard's run, so each shard's indices are its own
-    (:meth:`SideBuilder.start_shard`). ``display`` names the side as a whole (the pattern).
+    (:meth:`SideBuilder.start_shard`). ``request.display`` names the side as a whole (the pattern).
     """
-    display = display or files[0][1]
-    builder = SideBuilder(key, key_option, sharded=True)
-    sidecars, agents = read_shards(files, builder, agent, agent_option, progress)
-    return finish_shards(files, display, builder, sidecars, agents.compared, dict(agents.counts))
+    files = [(Path(path), shown) for path, shown in request.shards]
+    builder = SideBuilder(request.key, request.key_option, sharded=True)
+    sidecars, agents = read_shards(files, builder, request.agent, request.agent_option, progress)
+    return finish_shards(files, request.shown, builder, sidecars, agents.compared, dict(agents.counts))
 
 
 def read_shards(
@@ -566,7 +555,7 @@ def _not_a_sidecar(path: Path, display: str, row: dict[str, Any]) -> None:
     if main is not None and is_failure_record(row):
         shown = os.path.join(os.path.dirname(display), main.name)
         raise CompareInputError(
-            f"{display}: a failures sidecar (records of rollouts that failed), not a rollouts file: "
+            display, "a failures sidecar (records of rollouts that failed), not a rollouts file: "
             f"give its main file {shown}; the sidecar beside it is read with it"
         )
 

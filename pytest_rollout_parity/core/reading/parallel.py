@@ -1,13 +1,13 @@
 """Reading the two sides at once: the old side in a small child process, the new one here.
 
 Parsing is CPU-bound and holds the GIL, so threads would not help; a forked pytest process would
-copy the parent's memory and imports. Instead a fresh interpreter runs :mod:`.side_reader`, which
-imports only the core, reads its side and streams each prepared row (:mod:`.row_stream`) to a
+copy the parent's memory and imports. Instead a fresh interpreter runs :mod:`.child`, which
+imports only the core, reads its side and streams each prepared row (:mod:`.child_stream`) to a
 temporary file, which this process replays once it has read the new side.
 
 The child is used only when it can pay off and never changes the answer: with one usable CPU, or
-when the old side is smaller than :data:`MIN_CHILD_BYTES` (starting an interpreter costs 50-100
-ms), both sides are read here one after the other. A child that fails in any way other than
+when the old side is smaller than :data:`MIN_CHILD_BYTES` (below which starting an interpreter
+costs more than it saves), both sides are read here one after the other. A child that fails in any way other than
 reporting an input error (cannot start, crashes, sends a truncated answer) is ignored and its side
 read here. Input errors are raised in the serial order: the old side's first.
 """
@@ -20,45 +20,18 @@ import os
 import subprocess
 import sys
 import tempfile
-from dataclasses import astuple, dataclass
 from pathlib import Path
 from typing import BinaryIO, Optional, Protocol
 
 from ..errors import CompareInputError
 from .child_stream import replay
-from .loading import LoadedSide, Progress, finish_shards, finish_side, load_shards, load_side, sidecar_display
+from .loading import LoadedSide, Progress, finish_shards, finish_side, sidecar_display
 from .side_builder import SideBuilder
+from .side_request import SideRequest
 
 #: Below this many bytes in the old file, the child's start costs more than it saves.
 MIN_CHILD_BYTES = 32 << 20
 CHILD_MODULE = "pytest_rollout_parity.core.reading.child"
-
-
-@dataclass(frozen=True)
-class SideRequest:
-    """What :func:`load_side` is asked for one side (the child gets the same values)."""
-
-    path: str
-    key: Optional[str] = None
-    display: Optional[str] = None
-    agent: Optional[str] = None
-    key_option: str = "--parity-key"
-    agent_option: str = "--parity-agent"
-    #: a sharded side's files, each (path, name shown), ``path`` the first; empty for one file
-    shards: tuple[tuple[str, str], ...] = ()
-
-    def files(self) -> list[str]:
-        """Every file the side is read from: its shards, or its one file."""
-        return [path for path, _ in self.shards] or [self.path]
-
-    def load(self, progress: Optional[Progress] = None) -> LoadedSide:
-        """Read the side in this process (``progress``: told the bytes read, see :func:`load_side`)."""
-        if self.shards:
-            files = [(Path(path), shown) for path, shown in self.shards]
-            return load_shards(files, self.key, self.display, self.agent, self.key_option, self.agent_option,
-                               progress=progress)
-        return load_side(Path(self.path), self.key, self.display, self.agent, self.key_option, self.agent_option,
-                         progress=progress)
 
 
 class SideProgress(Protocol):
@@ -129,7 +102,7 @@ class _Child:
     """The reader child and the anonymous temporary file its stream goes to.
 
     A file rather than a pipe: the child writes as it reads and nothing here has to drain it
-    meanwhile (a thread would, and its memory arena stayed in this process's peak).
+    meanwhile (a thread would, and its memory arena would count in this process's peak).
     """
 
     def __init__(self, process: subprocess.Popen[bytes], stream: BinaryIO) -> None:
@@ -154,7 +127,7 @@ class _Child:
         child = cls(process, stream)
         try:
             assert process.stdin is not None
-            process.stdin.write(marshal.dumps(astuple(request)))
+            process.stdin.write(marshal.dumps(request.plain()))
             process.stdin.close()
         except OSError:
             child.__exit__()
@@ -176,7 +149,7 @@ class _Child:
             return None
         self.stream.seek(0)
         data = self.stream.read()
-        display = request.display or request.path
+        display = request.shown
         path = Path(request.path)
         builder = SideBuilder(request.key, request.key_option, sharded=bool(request.shards))
         files = [(Path(file), shown) for file, shown in request.shards]
@@ -216,7 +189,7 @@ CHILD_BOOT = (
 
 
 def child_command() -> tuple[list[str], dict[str, str]]:
-    """The child's command line and environment: without ``site`` (``-S``: 2.5 MB and 20 ms less)
+    """The child's command line and environment: without ``site`` (``-S``: less to import and hold)
     and without the working directory on its import path, its imports found where this process
     found them. Only those directories go first, not this process's whole ``sys.path``, where a
     test directory pytest put first could shadow the standard library."""

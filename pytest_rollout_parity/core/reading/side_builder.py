@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Optional
 
-from ..errors import CompareInputError
-from ..identity.join import KeyChoice, KeyVote, describe_row_task, ident_of, no_key_message
+from ..errors import CompareInputError, Place
+from ..identity.join import NO_KEY, KeyChoice, KeyVote, describe_row_task, ident_of
 from ..model import NO_OFFSET, RowFacts, RowOrigin, RowReader
 from .attempts import superseded_note
 from .fields import FAILURE_MARKERS, PROMPT, REWARD, TASK_INDEX
@@ -41,19 +41,23 @@ def names_no_task(row: dict[str, Any], key: Optional[str]) -> bool:
 
 
 class RowSource(NamedTuple):
-    """Where a row comes from: its place in messages, its line (or index), which file, its offset."""
+    """Where a row comes from: its place (file and line, or index), which file of the side, its offset."""
 
-    where: str
-    line: int
+    place: Place
     origin: RowOrigin = RowOrigin.MAIN
     offset: Optional[int] = NO_OFFSET
+
+    @property
+    def line(self) -> int:
+        """The row's line in its file (its index among rows given in memory)."""
+        return self.place.line or 0
 
 
 @dataclass
 class PendingRow:
     """A reduced row waiting to join its side (sidecar records wait until it is known they stand)."""
 
-    where: str
+    place: Place
     facts: RowFacts
     names: dict[str, Any]
     anonymous: bool
@@ -74,7 +78,7 @@ class SideBuilder:
         #: the shard being read (1 for the first) on a sharded side, whose task indices it qualifies
         self._shard: Optional[int] = None
         self.facts: list[RowFacts] = []
-        self._lost_last_field_at: Optional[str] = None
+        self._lost_last_field_at: Optional[Place] = None
         self._rows_with_reward_field = 0
         #: executions of a logical rollout left out because a newer attempt stands (:mod:`.attempts`)
         self.superseded = 0
@@ -96,14 +100,14 @@ class SideBuilder:
             )
         except RewardTypeError as exc:
             task = describe_row_task(row, self.key)
-            raise CompareInputError(f"{source.where}: {exc}" + (f" (task {task})" if task else "")) from None
+            raise source.place.error(f"{exc}" + (f" (task {task})" if task else "")) from None
         anonymous = (sidecar or is_failure_record(row)) and names_no_task(row, self.key)
         names = self.vote.candidate_values(row)
         if self._shard is not None:
             facts.shard = self._shard - 1
             if names.get(TASK_INDEX) is not None:
                 names[TASK_INDEX] = shard_index(self._shard, names[TASK_INDEX])
-        return PendingRow(source.where, facts, names, anonymous, sidecar or REWARD in row)
+        return PendingRow(source.place, facts, names, anonymous, sidecar or REWARD in row)
 
     def start_shard(self, index: int) -> None:
         """The rows that follow come from file ``index`` (0 for the first) of a sharded side."""
@@ -119,9 +123,9 @@ class SideBuilder:
         had_fields = bool(self.vote.columns)
         error = self.vote.add(pending.names, anonymous=pending.anonymous)
         if error:
-            raise CompareInputError(f"{pending.where}: {error}")
+            raise pending.place.error(error)
         if had_fields and not self.vote.columns:
-            self._lost_last_field_at = pending.where
+            self._lost_last_field_at = pending.place
         if pending.anonymous:
             self._anonymous.add(len(self.facts))
         self.facts.append(pending.facts)
@@ -159,7 +163,7 @@ class SideBuilder:
         ``reader`` reads a row again (rows not kept in memory) when deferred prompts are needed.
         """
         if self.facts and not self._rows_with_reward_field and any(f.origin is RowOrigin.MAIN for f in self.facts):
-            raise CompareInputError(f"{display}: {NOT_ROLLOUTS}")
+            raise CompareInputError(display, NOT_ROLLOUTS)
         read = reader or _kept_row
 
         def prompt_at(index: int) -> Any:
@@ -170,7 +174,7 @@ class SideBuilder:
             choice.notes.append(superseded_note(self.superseded))
         self.vote.fill_prompts(choice, prompt_at)
         if choice.key is None and self.vote.voters:
-            raise CompareInputError(no_key_message(self._lost_last_field_at or display))
+            raise (self._lost_last_field_at or Place(display)).error(NO_KEY)
         if choice.key is None:
             choice.values = [None] * len(self.facts)
         return choice

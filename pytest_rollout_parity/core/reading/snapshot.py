@@ -1,4 +1,5 @@
-"""A loaded side as bytes and back: what the rerun cache, the xdist hand-over and the reader child share.
+"""A loaded side as bytes and back: the rerun cache and the xdist hand-over store sides so, and the
+reader child's stream (:mod:`.child_stream`) sends each row's facts in the same per-row form.
 
 The bytes are ``marshal`` of plain tuples, lists, strings and numbers, framed as::
 
@@ -33,17 +34,9 @@ VERSION = 1
 _HEADER = len(MAGIC) + 2 + 32
 
 
-def _fact_fields() -> tuple[str, ...]:
-    named = getattr(RowFacts, "_fields", None) or getattr(RowFacts, "__slots__", None)
-    if named:
-        return tuple(named)
-    return tuple(f.name for f in dataclasses.fields(RowFacts))  # type: ignore[arg-type]
-
-
-FACT_FIELDS = _fact_fields()
-_init = getattr(RowFacts.__init__, "__code__", None)
-#: RowFacts(*values) rebuilds a row's facts when its constructor takes them in field order
-_POSITIONAL = _init is not None and _init.co_varnames[1 : 1 + len(FACT_FIELDS)] == FACT_FIELDS
+#: A row's facts travel as these fields' values, in this order: the order of RowFacts' slots, which is
+#: also the order its constructor takes them in (a unit test holds both to it).
+FACT_FIELDS: tuple[str, ...] = RowFacts.__slots__
 #: Which file of its side a row came from is an enum member: it travels as the member's value.
 _ORIGIN = FACT_FIELDS.index("origin")
 _ORIGINS = {origin.value: origin for origin in RowOrigin}
@@ -81,42 +74,24 @@ class NotPlain(ValueError):
     """The side holds something marshal cannot carry (a row kept in memory): it is not snapshotted."""
 
 
-def to_plain(side: LoadedSide, *, release: bool = False) -> tuple[Any, ...]:
-    """The side as (field name, was a Path, value) triples of built-in values.
-
-    ``release`` empties ``side.facts`` as it goes, so that the side and its copy never both stay
-    whole in memory (the reader child, which sends its side and exits).
-    """
+def to_plain(side: LoadedSide) -> tuple[Any, ...]:
+    """The side as (field name, was a Path, value) triples of built-in values."""
     out: list[tuple[str, bool, Any]] = []
     for f in dataclasses.fields(side):
         value = getattr(side, f.name)
         if f.name == "facts":
             if any(facts.row is not None for facts in value):
                 raise NotPlain("a row kept in memory")
-            value = _released(value) if release else [plain_facts(facts) for facts in value]
+            value = [plain_facts(facts) for facts in value]
         elif isinstance(value, KeyChoice):
             value = tuple(getattr(value, g.name) for g in dataclasses.fields(value))
         out.append((f.name, isinstance(value, Path), str(value) if isinstance(value, Path) else value))
     return tuple(out)
 
 
-def _released(facts: list[RowFacts]) -> list[tuple[Any, ...]]:
-    plain = []
-    for index, one in enumerate(facts):
-        plain.append(plain_facts(one))
-        facts[index] = None  # type: ignore[call-overload]
-    facts.clear()
-    return plain
-
-
 def facts_from_plain(row: tuple[Any, ...]) -> RowFacts:
     """One row's facts rebuilt from :func:`plain_facts` (once per row replayed or loaded)."""
-    if _POSITIONAL:
-        return RowFacts(*_fact_values(row))
-    facts = RowFacts.__new__(RowFacts)
-    for name, value in zip(FACT_FIELDS, _fact_values(row)):
-        object.__setattr__(facts, name, value)
-    return facts
+    return RowFacts(*_fact_values(row))
 
 
 def _facts(rows: list[tuple[Any, ...]]) -> list[RowFacts]:
@@ -138,15 +113,14 @@ def from_plain(plain: tuple[Any, ...]) -> LoadedSide:
 
 
 def _sha256(body: bytes | memoryview) -> bytes:
-    import hashlib  # here: it loads OpenSSL (3.7 MB), which the reader child does not need
+    import hashlib  # here: it loads OpenSSL, which the reader child does not need
 
     return hashlib.sha256(body).digest()
 
 
-def frame_side(key: Any, side: LoadedSide, *, release: bool = False) -> bytes:
-    """The framed bytes of one side under ``key`` (raises :class:`NotPlain` or ValueError if it cannot be);
-    ``release``: see :func:`to_plain`."""
-    body = marshal.dumps((key, to_plain(side, release=release)))
+def frame_side(key: Any, side: LoadedSide) -> bytes:
+    """The framed bytes of one side under ``key`` (raises :class:`NotPlain` or ValueError if it cannot be)."""
+    body = marshal.dumps((key, to_plain(side)))
     return MAGIC + VERSION.to_bytes(2, "big") + _sha256(body) + body
 
 

@@ -19,6 +19,7 @@ from ..model import Category
 from .paired_lines import paired_lines
 from .summary import SideSummary, Summary, TaskSummary
 from .wording import (
+    capped,
     category_rows,
     coverage_line,
     flip_line,
@@ -33,6 +34,7 @@ from .wording import (
 FLIP_CAP = 20  # flips listed, each with its text folded
 TEXT_CAP = 4000  # characters of one flip's text
 LIST_CAP = 20  # labels listed per category
+MORE = "- ... and {} more (see `--parity-json`)"
 NOTE_CAP = 1000  # characters of one note
 BUDGET = 1_000_000  # bytes; GitHub refuses a step summary above 1 MiB
 
@@ -142,11 +144,8 @@ def _uncompared(summary: Summary, category: Category) -> list[str]:
     reasons = uncompared(summary, category)
     if not reasons:
         return []
-    lines = [f"- **{category}** ({len(reasons)}):"]
-    lines.extend(f"  - {_code(task)}: {markdown_text(reason)}" for task, reason in reasons[:LIST_CAP])
-    if len(reasons) > LIST_CAP:
-        lines.append(f"  - ... and {len(reasons) - LIST_CAP} more (see `--parity-json`)")
-    return lines
+    return [f"- **{category}** ({len(reasons)}):", *capped(
+        reasons, LIST_CAP, lambda item: f"  - {_code(item[0])}: {markdown_text(item[1])}", f"  {MORE}")]
 
 
 def _capped_note(note: str) -> str:
@@ -160,10 +159,10 @@ def _hook_verdicts(summary: Summary) -> list[str]:
     if not count:
         return []
     lines = ["", f"### {hook_heading(summary, count)}", ""]
-    lines.extend(f"- {_code(change.task)} ({change.category}): {change.outcome}: {_capped_note(change.reason)}"
-                 for change in changes[:LIST_CAP])
-    if len(changes) > LIST_CAP:
-        lines.append(f"- ... and {len(changes) - LIST_CAP} more (see `--parity-json`)")
+    lines.extend(capped(
+        changes, LIST_CAP,
+        lambda change: f"- {_code(change.task)} ({change.category}): {change.outcome}: {_capped_note(change.reason)}",
+        MORE))
     return lines
 
 
@@ -189,9 +188,7 @@ def _render(summary: Summary, texts: Mapping[str, str], exit_status: Optional[in
         lines.extend(["", f"**Nothing compared**: {markdown_text(summary.nothing_compared)}"])
     if summary.notes:
         lines.extend(["", "### Notes", ""])
-        lines.extend(f"- {_capped_note(note)}" for note in summary.notes[:LIST_CAP])
-        if len(summary.notes) > LIST_CAP:
-            lines.append(f"- ... and {len(summary.notes) - LIST_CAP} more (see `--parity-json`)")
+        lines.extend(capped(summary.notes, LIST_CAP, lambda note: f"- {_capped_note(note)}", MORE))
     return "\n".join(lines) + "\n"
 
 

@@ -2,7 +2,7 @@
 
 :func:`build_summary` is a pure function of a :class:`CompareResult` and, in a pytest run, the
 :class:`RunInfo` the run adds (files, selection, hook verdicts, outcomes). The terminal section
-(:mod:`.render_terminal`) and the JSON file (:mod:`.render_json`) are pure functions of the
+(:mod:`.terminal`) and the JSON file (:mod:`.json_file`) are pure functions of the
 :class:`Summary`, so the items, the terminal and the JSON never disagree. A further rendering or a
 further section is one more function of this object, or one more optional field.
 """

@@ -10,6 +10,7 @@ from ..model import Category, Side
 from .paired_lines import paired_lines
 from .summary import Summary
 from .wording import (
+    capped,
     category_rows,
     coverage_line,
     hook_changes,
@@ -21,6 +22,7 @@ from .wording import (
 )
 
 LIST_CAP = 10  # task labels listed per category; the JSON file has them all
+MORE = "    ... and {} more (see --parity-json)"
 NOTE_CAP = 400  # characters of a note shown
 
 
@@ -53,10 +55,9 @@ def _hook_verdict_lines(summary: Summary) -> list[str]:
     if not count:
         return []
     lines = [f"{hook_heading(summary, count)}:"]
-    lines.extend(f"    {change.task} ({change.category}): {change.outcome}: {change.reason}"
-                 for change in changes[:LIST_CAP])
-    if len(changes) > LIST_CAP:
-        lines.append(f"    ... and {len(changes) - LIST_CAP} more (see --parity-json)")
+    lines.extend(capped(
+        changes, LIST_CAP, lambda change: f"    {change.task} ({change.category}): {change.outcome}: {change.reason}",
+        MORE))
     return lines
 
 
@@ -70,11 +71,7 @@ def _uncompared_lines(summary: Summary, category: Category) -> list[str]:
     reasons = uncompared(summary, category)
     if not reasons:
         return []
-    lines = [f"{category} ({len(reasons)}):"]
-    lines.extend(f"    {task}: {reason}" for task, reason in reasons[:LIST_CAP])
-    if len(reasons) > LIST_CAP:
-        lines.append(f"    ... and {len(reasons) - LIST_CAP} more (see --parity-json)")
-    return lines
+    return [f"{category} ({len(reasons)}):", *capped(reasons, LIST_CAP, lambda item: f"    {item[0]}: {item[1]}", MORE)]
 
 
 LISTED: tuple[Category, ...] = ("flipped", "flipped_agent_error")

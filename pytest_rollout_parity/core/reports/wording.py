@@ -8,7 +8,8 @@ the verdicts a `pytest_parity_verdict` hook changed. Each renderer only marks th
 from __future__ import annotations
 
 import os
-from typing import NamedTuple, Optional
+from collections.abc import Callable, Sequence
+from typing import NamedTuple, Optional, TypeVar
 
 from ..judging.coverage_file import FIELDS
 from ..model import Category, Side
@@ -178,6 +179,18 @@ def side_line(summary: Summary, side: Side) -> str:
     if prefix:
         line += f", prefix '{prefix}' stripped"
     return line
+
+
+T = TypeVar("T")
+
+
+def capped(items: Sequence[T], cap: int, render: Callable[[T], str], more: str) -> list[str]:
+    """The first ``cap`` items, each rendered, then ``more`` (``{}``: how many were left out) when
+    there are more; only the items shown are rendered."""
+    lines = [render(item) for item in items[:cap]]
+    if len(items) > cap:
+        lines.append(more.format(len(items) - cap))
+    return lines
 
 
 def uncompared(summary: Summary, category: Category) -> list[tuple[str, str]]:

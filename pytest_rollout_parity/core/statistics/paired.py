@@ -1,7 +1,7 @@
 """The paired section of a comparison: the statistics over the compared tasks and per-task noise.
 
 One pure function of a :class:`CompareResult`, so the items, the terminal section and the JSON
-read the same figures. The statistics themselves live in :mod:`.stats` and :mod:`.stats_noise`;
+read the same figures. The statistics themselves live in :mod:`.paired_tests` and :mod:`.task_noise`;
 this module decides which tasks and rows feed them.
 """
 

@@ -4,8 +4,8 @@ Each compared task contributes one pair (old task mean, new task mean) and d = n
 mean of d estimates how much the new server moved the score; its standard error says how much of
 that movement sampling alone would explain. When tasks come in groups (tasksets) whose tasks move
 together, the per-task errors are not independent, so the standard error is clustered by group
-(CR2 with Bell-McCaffrey degrees of freedom, :mod:`.stats_cluster`). Plain ``math``; the t
-quantiles come from :mod:`.stats_dist`.
+(CR2 with Bell-McCaffrey degrees of freedom, :mod:`.clustered`). Plain ``math``; the t
+quantiles come from :mod:`.t_dist`.
 """
 
 from __future__ import annotations
