@@ -329,7 +329,7 @@ FLOORS = {
     "memory 100k": 1.20,  # peak RSS summed, 100k small tasks / 100k trivial parametrized tests
     "shards": 1.10,       # the new side in N shard files / the same rows in one file
 }
-MEMORY_FLOOR_MB = 100.0  # peak RSS summed over every process a gate run starts
+MEMORY_FLOOR_MB = 100.0  # MiB: the most a gate run holds at once over every process it starts (2 GB pair)
 #: one core (taskset -c 0), whole gate / json.loads before the two sides were read at once (default
 #: install, fast extra), measured on the large pair: the one-core run may be no slower than that
 ONE_CORE_BEFORE = {"default": 1.15, "fast": 0.69}
@@ -361,13 +361,19 @@ def floor_line(name: str, ratio: float, floor: float, detail: str) -> bool:
     return ok
 
 
-def memory_line(measures: list[Measure]) -> None:
-    worst = max(measures, key=lambda m: m.tree_mb)
-    ok = worst.tree_mb <= MEMORY_FLOOR_MB
-    print(f"   {'memory':<13} {worst.tree_mb:6.1f} MB  floor {MEMORY_FLOOR_MB:.0f} MB   {'ok   ' if ok else 'ABOVE'}  "
-          f"peak RSS summed over {worst.processes} process(es), the largest of these runs: {worst.label} "
-          f"(held at once, sampled: {max(m.at_once_mb for m in measures):.1f} MB)")
-    FAILURES.extend([] if ok else [f"memory {worst.tree_mb:.0f} MB"])
+def memory_line(measures: list[Measure], pair: str) -> None:
+    """The most memory any of these runs held at once over all its processes (the tree's total RSS,
+    sampled every 2 ms), against the floor on the 2 GB pair; each process's own peak summed beside it
+    (an upper bound: the reader child ends before the gate's process reaches its peak)."""
+    worst = max(measures, key=lambda m: m.at_once_mb)
+    bound = max(measures, key=lambda m: m.tree_mb)
+    enforced = pair == "large"
+    ok = not enforced or worst.at_once_mb <= MEMORY_FLOOR_MB
+    verdict = ("ok   " if ok else "ABOVE") if enforced else "(floor for the large pair)"
+    print(f"   {'memory':<13} {worst.at_once_mb:6.1f} MiB floor {MEMORY_FLOOR_MB:.0f} MiB {verdict}  "
+          f"the most held at once over every process, the largest of these runs: {worst.label} "
+          f"(each process's peak summed: {bound.tree_mb:.1f} MiB over {bound.processes} process(es), {bound.label})")
+    FAILURES.extend([] if ok else [f"memory {worst.at_once_mb:.0f} MiB"])
 
 
 def split_side(main: Path, out_dir: Path, shards: int) -> Path:
@@ -450,7 +456,7 @@ def bench_users(kind: str, pair: str, seed: int, rates: dict, runs: int, baselin
               f"files: {first.wall / nc.wall:.2f}x)")
         floor_line("-k rerun", rerun.wall / alone.wall, FLOORS["-k rerun"],
                    f"-k one task {rerun.wall:.2f}s / pytest alone, -k one of {items} no-op tests {alone.wall:.2f}s")
-        memory_line(list(best.values()))
+        memory_line(list(best.values()), pair)
     elif kind == "xdist":
         trivial = [PY, "-m", "pytest", "-q", *no_cache, rel(trivial_test_file(out, manifest["tasks_joined"]))]
         beside = rel(trivial_test_file(out, 1))  # a test of the user's own: then the run is distributed
@@ -468,7 +474,7 @@ def bench_users(kind: str, pair: str, seed: int, rates: dict, runs: int, baselin
         print(f"   (-n 2 / serial: the gate {dist.wall / serial.wall:.2f}x, no-op tests {t_dist.wall / t_serial.wall:.2f}x; "
               f"with a test file beside the gate's {mixed.wall / serial.wall:.2f}x, {mixed.tree_mb:.0f} MB summed over "
               f"{mixed.processes} processes)")
-        memory_line([serial, dist])
+        memory_line([serial, dist], pair)
     elif kind == "protocol":
         measure("warm-up", [*gate, *no_cache], out, out / "out_gate.txt")
         counts = outcome_counts((out / "out_gate.txt").read_text(errors="replace").strip().splitlines()[-1])
@@ -511,7 +517,7 @@ def bench_users(kind: str, pair: str, seed: int, rates: dict, runs: int, baselin
                    f"new side in {shards} shards {sharded.wall:.2f}s / in one file {whole.wall:.2f}s")
         print(f"   (the old side in {shards} shards: {old_sharded.wall / whole.wall:.2f}x, read in the reader child as "
               "one old file is)")
-        memory_line(list(best.values()))
+        memory_line(list(best.values()), pair)
     else:  # cores
         one = ["taskset", "-c", "0"]
         commands = [
@@ -539,7 +545,7 @@ def bench_users(kind: str, pair: str, seed: int, rates: dict, runs: int, baselin
             else:
                 floor_line(f"1 core {reader}", now.wall / j.wall, ONE_CORE_BEFORE[reader],
                            "taskset -c 0, gate / json.loads; floor: the same, measured before (pass --baseline)")
-        memory_line([m for label, m in best.items() if label != "json.loads" and not label.startswith("before")])
+        memory_line([m for label, m in best.items() if label != "json.loads" and not label.startswith("before")], pair)
 
 
 def table(measures: list[Measure]) -> None:
