@@ -178,3 +178,25 @@ def test_a_line_of_non_ascii_whitespace_is_skipped_like_a_blank_line(write_jsonl
     result = compare_files(old, new)
     assert result.old_rows == 2 and result.new_rows == 1
     assert result.tasks[0].category == "identical"
+
+
+@pytest.mark.parametrize("parser", ["auto", "full"])
+def test_a_stamp_first_seen_late_still_supersedes_the_rows_before_it(write_jsonl, stamped, monkeypatch, parser):
+    """The rows before the first stamp were not ranked while read: they are ranked on a second
+    read, on the compared agent's rows only, at the places they took."""
+    monkeypatch.setenv("PARITY_PARSER", parser)
+    other = {"agent_ref": {"name": "other"}}
+    mine = {"agent_ref": {"name": "mine"}}
+    rows = [
+        stamped("fix-git", 1.0, ti=0, **other),
+        stamped("fix-git", 0.0, ti=0, **mine),  # unstamped: attempt 0, superseded by line 4
+        stamped("crack-7z", 1.0, ti=1, **mine),
+        stamped("fix-git", 1.0, attempt=1, ti=0, **mine),
+    ]
+    old = write_jsonl("old/r.jsonl", [stamped("fix-git", 1.0, ti=0), stamped("crack-7z", 1.0, ti=1)])
+    new = write_jsonl("new/r.jsonl", rows)
+    result = compare_files(old, new, new_agent="mine")
+    assert [(t.task, t.category, len(t.new.facts)) for t in result.tasks] == [("crack-7z", "identical", 1),
+                                                                              ("fix-git", "identical", 1)]
+    assert _task(result, "fix-git").new.facts[0].line == 4
+    assert any("new side: 1 superseded attempt(s) left out" in note for note in result.notes)

@@ -10,7 +10,7 @@ The rule is in docs/semantics.md, "Reading a side and its sidecar".
 
 The side is read once: each main-file row joins the side as it is read, and :class:`Attempts`
 remembers, for each logical rollout, the best execution so far and its place among the side's
-rows. An execution a later one outranks is *displaced*; when the side turns out to carry the
+rows (on a side without the stamp, only for the rollouts its sidecar names). An execution a later one outranks is *displaced*; when the side turns out to carry the
 stamp, the displaced rows are taken out again (:meth:`.side_builder.SideBuilder.drop`).
 """
 
@@ -57,26 +57,54 @@ def attempt_of(row: dict[str, Any]) -> float:
 
 
 class Attempts:
-    """The standing execution of every logical rollout of one side (one file and its sidecar)."""
+    """The standing execution of every logical rollout of one side (one file and its sidecar).
 
-    def __init__(self) -> None:
+    Until a row carries the stamp, only the rows whose (task, rollout) pair ``record_pairs`` holds
+    (the sidecar's) are ranked, so a side that never carries it keeps nothing; should the stamp
+    appear after rows that were not ranked, :attr:`unranked_before` says which lines to rank again
+    (:meth:`see_again`).
+    """
+
+    def __init__(self, record_pairs: Optional[frozenset[tuple[Any, Any]]] = frozenset()) -> None:
+        #: the pairs ranked before the stamp is seen (None: every pair)
+        self.record_pairs = record_pairs
         #: each logical rollout's best main-file row so far: its rank and its place among the side's rows
         self.best: dict[LogicalKey, tuple[Rank, int]] = {}
         #: places of main-file rows another execution outranks
         self.displaced: list[int] = []
         #: whether any row or record seen carries the stamp (then the rule applies)
         self.stamped = False
+        #: the first main-file line carrying the stamp (None: none did)
+        self.stamped_at: Optional[int] = None
+        #: whether a main-file row with a logical rollout went unranked
+        self.unranked = False
         #: sidecar records another execution outranks
         self.superseded_records = 0
 
-    def see_row(self, row: dict[str, Any], place: int, line: int) -> None:
-        """A main-file row that joined the side at ``place``."""
+    def see_row(self, row: dict[str, Any], place: int, line: int, pair: Optional[tuple[Any, Any]]) -> None:
+        """A main-file row that joined the side at ``place``; ``pair`` its (task, rollout) pair."""
         if not self.stamped and ATTEMPT_INDEX in row:
-            self.stamped = True
+            self.stamped, self.stamped_at = True, line
         key = logical_key(row)
         if key is None:
             return
-        rank = (attempt_of(row), 1, line)
+        if not self.stamped and self.record_pairs is not None and pair not in self.record_pairs:
+            self.unranked = True
+            return
+        self._rank(key, (attempt_of(row), 1, line), place)
+
+    def unranked_line(self, line: int, pair: Optional[tuple[Any, Any]]) -> bool:
+        """Whether a main-file line read again is one :meth:`see_row` left unranked."""
+        before_stamp = self.stamped_at is None or line < self.stamped_at
+        return before_stamp and pair is not None and self.record_pairs is not None and pair not in self.record_pairs
+
+    def see_again(self, row: dict[str, Any], place: int, line: int) -> None:
+        """Rank a row left unranked, now that the side turned out to carry the stamp."""
+        key = logical_key(row)
+        if key is not None:
+            self._rank(key, (attempt_of(row), 1, line), place)
+
+    def _rank(self, key: LogicalKey, rank: Rank, place: int) -> None:
         known = self.best.get(key)
         if known is None:
             self.best[key] = (rank, place)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Optional, TypeVar
 from ..errors import CompareInputError, Place
 from ..identity.join import KeyChoice, TaskIdent
 from ..model import RowFacts, RowOrigin
-from .agents import AgentFilter
+from .agents import AgentFilter, agent_of
 from .attempts import Attempts, Execution, attempt_of, logical_key
 from .fields import ATTEMPT_INDEX, ROLLOUT_INDEX, TASK_INDEX
 from .files import RowAt, check_first_line, companion, decompressed, main_file_of, open_regular, plain_name
@@ -345,21 +345,16 @@ def _sidecar_pairs(sidecar: Optional[Path], shown: str) -> Optional[frozenset[tu
         return None
 
 
-def _standing_sidecar(
+def _sidecar_records(
     sidecar: Optional[Path],
     shown: str,
-    scored: set[tuple[Any, Any]],
     prepare: Callable[[int, int, dict[str, Any]], T],
     attempts: Attempts,
-    keep: Callable[[dict[str, Any]], bool] = lambda record: True,
-) -> list[T]:
-    """A sidecar's standing records (none without one), each through ``prepare``.
-
-    Records are prepared as they are read, so only what ``prepare`` keeps stays in memory; those
-    ``keep`` rejects (another agent's) are dropped first. On a side that carries attempt stamps
-    (in its main file or here) a record stands when it is its logical rollout's newest execution;
-    otherwise when no main-file row scored its (task, rollout) pair and no later record names it.
-    """
+    keep: Callable[[dict[str, Any]], bool],
+) -> list[tuple[Optional[tuple[Any, Any]], Execution, T]]:
+    """A sidecar's records (none without one), each through ``prepare``, with what decides whether
+    it stands: its (task, rollout) pair and its execution. Those ``keep`` rejects (another agent's)
+    are dropped first; a record carrying the stamp marks the side as stamped."""
     if sidecar is None:
         return []
     records = []
@@ -370,9 +365,22 @@ def _standing_sidecar(
             attempts.stamped = True
         records.append((index_pair(record), Execution(logical_key(record), attempt_of(record), line_no),
                         prepare(line_no, offset, record)))
-    if attempts.stamped:
-        return attempts.standing_records([(execution, prepared) for _, execution, prepared in records])
-    return standing_failures([(pair, prepared) for pair, _, prepared in records], scored)
+    return records
+
+
+def _rank_unranked_rows(path: Path, display: str, decode: Optional[Decoder], agents: Optional[AgentFilter],
+                        attempts: Attempts, first_place: int) -> None:
+    """Read the main file again to rank the rows :class:`Attempts` left unranked before the side
+    turned out to carry the stamp (only when the stamp first appears after such rows)."""
+    wanted = agents.wanted if agents is not None else None
+    place = first_place
+    for line_no, _, row in iter_objects(path, display, decode):
+        if wanted is not None and agent_of(row) != wanted:
+            continue
+        if attempts.unranked_line(line_no, index_pair(row)):
+            attempts.see_again(row, place, line_no)
+        place += 1
+    attempts.unranked = False
 
 
 def read_side(
@@ -395,9 +403,9 @@ def read_side(
     """
     decode = None if keep else skeleton_decoder(builder.key)
     sidecar, shown = _existing_sidecar(path), sidecar_display(display, path)
-    attempts = Attempts()
     scored: set[tuple[Any, Any]] = set()  # (task, rollout) pairs of the sidecar's records scored here
     wanted = _sidecar_pairs(sidecar, shown)  # None: every pair (the sidecar's are not known)
+    attempts = Attempts(wanted)
     main = RowOrigin.MAIN
     rows_before = builder.rows
     for line_no, offset, row in iter_objects(path, display, decode, progress):
@@ -405,24 +413,27 @@ def read_side(
             check_first(row)
         if agents is not None and not agents.keep(row):
             continue
-        attempts.see_row(row, builder.rows, line_no)
+        pair = index_pair(row)
+        attempts.see_row(row, builder.rows, line_no, pair)
         builder.add_row(row, RowSource(Place(display, line_no), main, offset), keep=keep)
-        if wanted is None or wanted:
-            pair = index_pair(row)
-            if pair is not None and (wanted is None or pair in wanted):
-                scored.add(pair)
+        if pair is not None and (wanted is None or pair in wanted):
+            scored.add(pair)
     if agents is not None:
         agents.check(display)
 
     def prepare(line_no: int, offset: int, record: dict[str, Any]) -> PendingRow:
         return builder.prepare(record, RowSource(Place(shown, line_no), RowOrigin.SIDECAR, offset), keep=keep)
 
-    standing = _standing_sidecar(
-        sidecar, shown, scored, prepare, attempts, agents.keep_record if agents is not None else lambda record: True
-    )
+    keep_record = agents.keep_record if agents is not None else lambda record: True
+    records = _sidecar_records(sidecar, shown, prepare, attempts, keep_record)
     if attempts.stamped:
+        if attempts.unranked:
+            _rank_unranked_rows(path, display, decode, agents, attempts, rows_before)
+        standing = attempts.standing_records([(execution, prepared) for _, execution, prepared in records])
         builder.drop(attempts.displaced)
         builder.superseded += attempts.superseded
+    else:
+        standing = standing_failures([(pair, prepared) for pair, _, prepared in records], scored)
     for pending in standing:
         builder.add(pending)
     if builder.rows == rows_before:
