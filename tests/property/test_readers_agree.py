@@ -29,6 +29,7 @@ from pytest_rollout_parity.core.identity.prompts import decoded, is_prompt, prom
 from pytest_rollout_parity.core.model import CompareResult, RowFacts, TaskSide
 from pytest_rollout_parity.core.reading import skeleton
 from pytest_rollout_parity.core.reading.agents import NO_AGENT, agent_of
+from pytest_rollout_parity.core.reading.attempts import index_pair
 from pytest_rollout_parity.core.reading.fields import (
     AGENT_ERROR_COUNTERS,
     ENCODED_FIELDS,
@@ -38,7 +39,7 @@ from pytest_rollout_parity.core.reading.fields import (
     TASK_INDEX,
     load_paths,
 )
-from pytest_rollout_parity.core.reading.loading import LoadedSide, index_pair, load_side, parse_line
+from pytest_rollout_parity.core.reading.loading import LoadedSide, load_side, parse_line
 from pytest_rollout_parity.core.reading.row_facts import RewardTypeError, lookup, reduce_row
 from pytest_rollout_parity.core.reading.side_builder import is_failure_record, names_no_task
 from pytest_rollout_parity.core.reading.side_request import SideRequest

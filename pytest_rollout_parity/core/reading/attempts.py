@@ -16,6 +16,7 @@ stamp, the displaced rows are taken out again (:meth:`.side_builder.SideBuilder.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any, NamedTuple, Optional, TypeVar
 
@@ -37,15 +38,25 @@ class Execution(NamedTuple):
 
 
 def _hashable(value: Any) -> Any:
-    return value if value is None or isinstance(value, (int, float, str)) else repr(value)
+    if isinstance(value, (int, float, str)):
+        return value
+    return json.dumps(value, sort_keys=True)
 
 
-def logical_key(row: dict[str, Any]) -> Optional[LogicalKey]:
-    """The logical rollout a row is an execution of; None without both indices."""
+def index_pair(row: dict[str, Any]) -> Optional[tuple[Any, Any]]:
+    """(task index, rollout index) as a hashable pair, or None when either is missing."""
     task_index, rollout_index = row.get(TASK_INDEX), row.get(ROLLOUT_INDEX)
     if task_index is None or rollout_index is None:
         return None
-    return (_hashable(row.get(RUN_ID)), _hashable(task_index), _hashable(rollout_index))
+    return (_hashable(task_index), _hashable(rollout_index))
+
+
+def logical_key(row: dict[str, Any], pair: Optional[tuple[Any, Any]]) -> Optional[LogicalKey]:
+    """The logical rollout a row is an execution of, from its :func:`index_pair`; None without one."""
+    if pair is None:
+        return None
+    run = row.get(RUN_ID)
+    return (None if run is None else _hashable(run), *pair)
 
 
 def attempt_of(row: dict[str, Any]) -> float:
@@ -85,7 +96,7 @@ class Attempts:
         """A main-file row that joined the side at ``place``; ``pair`` its (task, rollout) pair."""
         if not self.stamped and ATTEMPT_INDEX in row:
             self.stamped, self.stamped_at = True, line
-        key = logical_key(row)
+        key = logical_key(row, pair)
         if key is None:
             return
         if not self.stamped and self.record_pairs is not None and pair not in self.record_pairs:
@@ -98,9 +109,9 @@ class Attempts:
         before_stamp = self.stamped_at is None or line < self.stamped_at
         return before_stamp and pair is not None and self.record_pairs is not None and pair not in self.record_pairs
 
-    def see_again(self, row: dict[str, Any], place: int, line: int) -> None:
+    def see_again(self, row: dict[str, Any], place: int, line: int, pair: Optional[tuple[Any, Any]]) -> None:
         """Rank a row left unranked, now that the side turned out to carry the stamp."""
-        key = logical_key(row)
+        key = logical_key(row, pair)
         if key is not None:
             self._rank(key, (attempt_of(row), 1, line), place)
 

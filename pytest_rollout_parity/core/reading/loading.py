@@ -21,8 +21,8 @@ from ..errors import CompareInputError, Place
 from ..identity.join import KeyChoice, TaskIdent
 from ..model import RowFacts, RowOrigin
 from .agents import AgentFilter, agent_of
-from .attempts import Attempts, Execution, attempt_of, logical_key
-from .fields import ATTEMPT_INDEX, ROLLOUT_INDEX, TASK_INDEX
+from .attempts import Attempts, Execution, attempt_of, index_pair, logical_key
+from .fields import ATTEMPT_INDEX
 from .files import RowAt, check_first_line, companion, decompressed, main_file_of, open_regular, plain_name
 from .row_facts import fold_failure_record
 from .side_builder import PendingRow, RowSource, SideBuilder, is_failure_record
@@ -223,20 +223,6 @@ def _kind(value: Any) -> str:
     return "a number"
 
 
-def index_pair(row: dict[str, Any]) -> Optional[tuple[Any, Any]]:
-    """(task index, rollout index) as a hashable pair, or None when either is missing."""
-    task_index, rollout_index = row.get(TASK_INDEX), row.get(ROLLOUT_INDEX)
-    if task_index is None or rollout_index is None:
-        return None
-    return (_hashable(task_index), _hashable(rollout_index))
-
-
-def _hashable(value: Any) -> Any:
-    if isinstance(value, (int, float, str)):
-        return value
-    return json.dumps(value, sort_keys=True)
-
-
 @dataclass
 class LoadedSide:
     """One side streamed: its row facts in file order (sidecar last) and how its rows are keyed."""
@@ -363,7 +349,8 @@ def _sidecar_records(
             continue
         if not attempts.stamped and ATTEMPT_INDEX in record:
             attempts.stamped = True
-        records.append((index_pair(record), Execution(logical_key(record), attempt_of(record), line_no),
+        pair = index_pair(record)
+        records.append((pair, Execution(logical_key(record, pair), attempt_of(record), line_no),
                         prepare(line_no, offset, record)))
     return records
 
@@ -377,8 +364,9 @@ def _rank_unranked_rows(path: Path, display: str, decode: Optional[Decoder], age
     for line_no, _, row in iter_objects(path, display, decode):
         if wanted is not None and agent_of(row) != wanted:
             continue
-        if attempts.unranked_line(line_no, index_pair(row)):
-            attempts.see_again(row, place, line_no)
+        pair = index_pair(row)
+        if attempts.unranked_line(line_no, pair):
+            attempts.see_again(row, place, line_no, pair)
         place += 1
     attempts.unranked = False
 
