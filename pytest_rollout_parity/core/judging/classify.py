@@ -317,6 +317,14 @@ def _check_index_prompts(joined: Join, old: SideInput, new: SideInput) -> tuple[
         return joined, None, []
     shared = len(joined.old.keys() & joined.new.keys())
     first, first_old, first_new = differing[0]
+    if old.prompts is not None and new.prompts is not None and \
+            shared_count(old.prompts, new.prompts) > shared - len(differing):
+        for side in (old, new):
+            side.key, side.values = PROMPT, side.prompts or []
+            side.reason = "the prompt: the same prompts are at other _ng_task_index values on each side"
+        note = (f"the runs list the same prompts at different _ng_task_index values ({len(differing)} of {shared} "
+                "differ, as inputs in another order do), so both sides are joined on the prompt")
+        return join(group_rows(old.values), group_rows(new.values)), None, [note]
     if 2 * len(differing) <= shared:
         split = {label: (o.label, n.label) for label, o, n in differing}
         notes = [
@@ -326,14 +334,6 @@ def _check_index_prompts(joined: Join, old: SideInput, new: SideInput) -> tuple[
             + ("; ..." if len(split) > 5 else "")
         ]
         return _relabel(joined, {k: v[0] for k, v in split.items()}, {k: v[1] for k, v in split.items()}), None, notes
-    if old.prompts is not None and new.prompts is not None and \
-            shared_count(old.prompts, new.prompts) > shared - len(differing):
-        for side in (old, new):
-            side.key, side.values = PROMPT, side.prompts or []
-            side.reason = "the prompt: the same prompts are at other _ng_task_index values on each side"
-        note = ("the runs list the same prompts at different _ng_task_index values (the inputs in another order), "
-                "so both sides are joined on the prompt")
-        return join(group_rows(old.values), group_rows(new.values)), None, [note]
     reason = (f"the runs read different input files: {len(differing)} of {shared} _ng_task_index value(s) have a "
               f"different prompt on each side (_ng_task_index {first}: {first_old.label} vs {first_new.label}), so "
               "the index does not name the same task on both; every task is listed as only in its own file "
