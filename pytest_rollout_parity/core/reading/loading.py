@@ -390,7 +390,7 @@ def read_side(
     before anything else does, until one has joined the side.
     """
     decode = None if keep else FirstRowInFull(builder.key)
-    if decode is not None and builder.vote.inferred is not None:
+    if decode is not None and builder.rows and builder.vote.inferred is not None:
         decode.ready(builder.vote.inferred)  # a later shard: the first one's row showed them
     sidecar, shown = _existing_sidecar(path), sidecar_display(display, path)
     scored: set[tuple[Any, Any]] = set()  # (task, rollout) pairs of the sidecar's records scored here

@@ -122,13 +122,14 @@ DecodeError: tuple[type[BaseException], ...] = (
 
 class FirstRowInFull:
     """A decoder that leaves rows to the full parse until :meth:`ready` is told the side's inferred
-    id candidates (seen on its first voting row, parsed in full so that every field shows); from
-    then on the skeleton reads with them. Returns None for a line it leaves to the full parse."""
+    id candidates (seen on its first voting row, parsed in full so that every field shows, and
+    what a file that holds no rollouts is); from then on the skeleton reads with them. Returns None
+    for a line it leaves to the full parse."""
 
     def __init__(self, key: Optional[str]) -> None:
         self.key = key
-        self.settled = key is not None
-        self.inner: Optional[Decoder] = skeleton_decoder(key) if self.settled else None
+        self.settled = False
+        self.inner: Optional[Decoder] = None
 
     def ready(self, inferred: tuple[str, ...]) -> None:
         """The candidates are known: decode with the skeleton from now on."""
