@@ -120,7 +120,7 @@ def test_the_index_wins_when_it_joins_more() -> None:
 def test_rows_that_name_no_task_by_any_shared_field_are_refused() -> None:
     old = [{"reward": 1.0, "uuid": f"u{i}"} for i in range(3)]
     new = [{"reward": 1.0, "uuid": f"v{i}"} for i in range(3)]
-    with pytest.raises(CompareInputError, match="no task id field found.*uuid.*share no value"):
+    with pytest.raises(CompareInputError, match=r"no task id field found.*uuid.*share no value"):
         compare_rollouts(old, new)
 
 

@@ -121,8 +121,8 @@ def task_prompt(
             length += 1
         common = common[:length]
     common = common or ()
-    label = prompt_label([json.loads(message) for message in common]) if common else None
-    return TaskPrompt(f"{len(distinct)} prompts beginning {label}" if label else f"{len(distinct)} prompts",
+    leading = prompt_label([json.loads(message) for message in common]) if common else None
+    return TaskPrompt(f"{len(distinct)} prompts beginning {leading}" if leading else f"{len(distinct)} prompts",
                       common, per_rollout=True)
 
 

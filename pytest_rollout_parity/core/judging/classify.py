@@ -13,8 +13,8 @@ from typing import Any, Optional
 from ..errors import CompareInputError, Place
 from ..identity.inference import TaskPrompt, rank_inferred, runners_up, shared_count, task_prompt, with_messages
 from ..identity.item_names import listed, natural_key
-from ..identity.prompts import prompt_label
 from ..identity.join import NO_KEY, REASON_SHARDED, Join, TaskIdent, group_rows, join
+from ..identity.prompts import prompt_label
 from ..model import NO_OFFSET, Category, CompareResult, RowFacts, RowOrigin, RowReader, Side, TaskComparison, TaskSide
 from ..reading.fields import PROMPT, TASK_INDEX
 from ..reading.row_facts import lookup
@@ -191,9 +191,9 @@ def _prompts_changed(old: SideInput, new: SideInput, name: str) -> Optional[str]
     if old.prompts is None or new.prompts is None:
         return None
     firsts: list[dict[str, Optional[TaskIdent]]] = []
-    for side in (old, new):
+    for side, prompts in ((old, old.prompts), (new, new.prompts)):
         first: dict[str, Optional[TaskIdent]] = {}
-        for value, prompt in zip(side.inferred[name], side.prompts):
+        for value, prompt in zip(side.inferred[name], prompts):
             if value is not None and value[1] not in first:
                 first[value[1]] = prompt
         firsts.append(first)

@@ -21,7 +21,7 @@ from .row_facts import RewardTypeError, fold_failure_record, lookup, reduce_row
 #: What a file whose rows never carry `reward` most likely is.
 NOT_ROLLOUTS = "an input dataset, not rollouts (no row has a reward field)"
 #: The same, for files whose first row shows what they are instead.
-REWARD_PROFILE = ("a per-task reward profile (`gym eval profile`'s mean/reward, max/reward, expected_num_rollouts), "
+REWARD_PROFILE = ("a per-task reward profile (gym eval profile's mean/reward, max/reward, expected_num_rollouts), "
                   "not rollouts (no row has a reward field): give the rollouts file the profile was made from")
 AGGREGATE_METRICS = "aggregate metrics (one figure per metric, no task rows), not rollouts (no row has a reward field)"
 CHAT_TRANSCRIPT = "a chat transcript (rows of messages), not rollouts (no row has a reward field)"
