@@ -10,7 +10,7 @@ from typing import Any, Optional
 
 import pytest
 
-from pytest_rollout_parity import CompareInputError, compare_rollouts
+from pytest_rollout_parity import compare_rollouts
 from pytest_rollout_parity.core.api import compare_files
 from pytest_rollout_parity.core.reading.fields import inferred_candidates, names_an_identity
 from pytest_rollout_parity.core.reports.summary import build_summary
@@ -117,11 +117,12 @@ def test_the_index_wins_when_it_joins_more() -> None:
     assert compare_rollouts(old, new).old_key == "_ng_task_index"
 
 
-def test_rows_that_name_no_task_by_any_shared_field_are_refused() -> None:
+def test_rows_named_only_by_an_id_the_other_side_lacks_are_a_report_not_an_error() -> None:
     old = [{"reward": 1.0, "uuid": f"u{i}"} for i in range(3)]
     new = [{"reward": 1.0, "uuid": f"v{i}"} for i in range(3)]
-    with pytest.raises(CompareInputError, match=r"no task id field found.*uuid.*share no value"):
-        compare_rollouts(old, new)
+    res = compare_rollouts(old, new)
+    assert res.old_key == res.new_key == "uuid" and "shares no value with the other side" in res.old_key_reason
+    assert build_summary(res).nothing_compared is not None
 
 
 # --- prompts and the task index ----------------------------------------------------------------

@@ -10,10 +10,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from ..errors import CompareInputError, Place
+from ..errors import Place
 from ..identity.inference import TaskPrompt, rank_inferred, runners_up, shared_count, task_prompt, with_messages
 from ..identity.item_names import listed, natural_key
-from ..identity.join import NO_KEY, REASON_SHARDED, Join, TaskIdent, group_rows, join
+from ..identity.join import REASON_SHARDED, Join, TaskIdent, group_rows, join
 from ..identity.prompts import prompt_label
 from ..model import NO_OFFSET, Category, CompareResult, RowFacts, RowOrigin, RowReader, Side, TaskComparison, TaskSide
 from ..reading.fields import PROMPT, TASK_INDEX
@@ -145,7 +145,8 @@ def infer_keys(old: SideInput, new: SideInput) -> list[str]:
     """Key both sides on an inferred id field when one joins at least as many tasks as their
     `_ng_task_index` or prompts would (never over a known id field); the notes it makes.
 
-    A side that names no task by any field and shares no inferred field with the other is refused.
+    A side that names its tasks only by inferred fields, none shared with the other side, is keyed
+    on its own first one: the sides then share no task, which the summary says.
     """
     notes: list[str] = []
     if old.key in _FALLBACK_KEYS and new.key in _FALLBACK_KEYS:
@@ -167,10 +168,11 @@ def infer_keys(old: SideInput, new: SideInput) -> list[str]:
                 if changed:
                     notes.append(changed)
     for side in (old, new):
-        if not side.key and side.inferred:
-            raise CompareInputError(
-                side.name, f"{NO_KEY}; the fields that could name a task here ({', '.join(sorted(side.inferred))}) "
-                "share no value with the other side")
+        if not side.key and side.inferred:  # a side of rollouts is not refused for what the other holds
+            own = sorted(side.inferred, key=lambda name: ("." in name, name))[0]
+            side.key, side.values = own, side.inferred[own]
+            side.reason = (f"{own}, inferred from this side's rows: every row carries it and each value holds one "
+                           "task, but it shares no value with the other side")
     return notes
 
 
