@@ -111,6 +111,15 @@ def test_a_known_id_field_is_never_overridden() -> None:
     assert compare_rollouts(old, new).old_key == "task_id"
 
 
+def test_a_side_without_a_known_field_meets_the_other_sides_known_one_by_its_own_id() -> None:
+    old = [row(index=i, texts=(f"Solve {i}.",), task_id=f"t{i}") for i in range(3)]
+    new = [row(index=i, texts=(f"Please solve {i}.",), problem_id=f"t{i}", reward=float(i != 1)) for i in range(3)]
+    res = compare_rollouts(old, new)
+    assert (res.old_key, res.new_key) == ("task_id", "problem_id")
+    assert cats(res) == {"t0": "identical", "t1": "flipped", "t2": "identical"}
+    assert "joins 3 task(s) to the other side's task_id" in res.new_key_reason
+
+
 def test_the_index_wins_when_it_joins_more() -> None:
     old = [row(index=i, texts=(f"q{i}",), uuid=f"u{i}") for i in range(4)]
     new = [row(index=i, texts=(f"q{i}",), uuid=f"u{i}" if i == 0 else f"v{i}") for i in range(4)]

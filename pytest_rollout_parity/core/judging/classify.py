@@ -167,6 +167,8 @@ def infer_keys(old: SideInput, new: SideInput) -> list[str]:
                     side.key, side.values, side.reason = best.name, side.inferred[best.name], reason
                 if changed:
                     notes.append(changed)
+    elif (old.key in _FALLBACK_KEYS) != (new.key in _FALLBACK_KEYS):
+        notes += _infer_against_known(old, new)
     for side in (old, new):
         if not side.key and side.inferred:  # a side of rollouts is not refused for what the other holds
             own = sorted(side.inferred, key=lambda name: ("." in name, name))[0]
@@ -174,6 +176,25 @@ def infer_keys(old: SideInput, new: SideInput) -> list[str]:
             side.reason = (f"{own}, inferred from this side's rows: every row carries it and each value holds one "
                            "task, but it shares no value with the other side")
     return notes
+
+
+def _infer_against_known(old: SideInput, new: SideInput) -> list[str]:
+    """One side keyed on a known id field, the other on a fallback: the other side takes the
+    inferred field of its own that shares the most values with the known one, when that joins more
+    tasks than its fallback does."""
+    known, other = (old, new) if new.key in _FALLBACK_KEYS else (new, old)
+    ranked = sorted(((shared_count(known.values, column), name) for name, column in other.inferred.items()),
+                    key=lambda item: (-item[0], "." in item[1], item[1]))
+    if not ranked or not ranked[0][0]:
+        return []
+    joined, name = ranked[0]
+    if joined <= (shared_count(known.values, other.values) if other.key else 0):
+        return []
+    side = "old" if other is old else "new"
+    other.key, other.values = name, other.inferred[name]
+    other.reason = (f"{name}, inferred from the rows: every row carries it, each value holds one task, and it joins "
+                    f"{joined} task(s) to the other side's {known.key}")
+    return [f"the {side} side is keyed on {name}, whose values are the other side's {known.key}"]
 
 
 def _fallback_joins(old: SideInput, new: SideInput) -> tuple[int, str]:
