@@ -310,12 +310,21 @@ class KeyVote:
                 if value_of.setdefault(index, value) != value:
                     return False
                 spread.setdefault(value, {}).setdefault(index, row)
+            if prompts is None or prompt_at is None:
+                return True
+            fingerprints = self.fingerprints if len(self.fingerprints) == len(column) else None
             for rows in spread.values():
-                if len(rows) > 1 and prompts is not None and prompt_at is not None:
-                    labels = {self._label(row, prompt_at) for row in rows.values()}
-                    labels.discard(None)
-                    if len(labels) > 1:
-                        return False
+                if len(rows) < 2:
+                    continue
+                if fingerprints is not None and len({fingerprints[row] for row in rows.values()} - {None}) < 2:
+                    continue  # one spelling of one prompt: nothing to label
+                labels: set[TaskIdent] = set()
+                for row in rows.values():
+                    label = self._label(row, prompt_at)
+                    if label is not None:
+                        labels.add(label)
+                        if len(labels) > 1:
+                            return False
             return True
         if prompts is not None and len(self.fingerprints) == len(column):
             return self._prompt_category(name, prompt_at, []) is None
