@@ -186,6 +186,14 @@ def test_an_index_meeting_prefixed_ids_of_another_environment_is_not_compared() 
     assert all(t.old is None or t.new is None for t in res.tasks)
 
 
+def test_keys_the_user_named_are_trusted_as_given() -> None:
+    old = [row(index=i, texts=(f"q{i}",)) for i in range(3)]
+    new = [row(texts=(f"other {i}",), task_id=f"bench/{i}") for i in range(3)]
+    assert compare_rollouts(old, new).unjoined is not None
+    res = compare_rollouts(old, new, old_key="_ng_task_index", new_key="task_id")
+    assert res.unjoined is None and len(res.tasks) == 3
+
+
 def test_a_prefixed_id_that_meets_the_index_with_the_same_prompts_is_compared() -> None:
     old = [row(index=i, texts=(f"q{i}",)) for i in range(3)]
     new = [row(texts=(f"q{i}",), task_id=f"bench/{i}") for i in range(3)]

@@ -13,7 +13,7 @@ from typing import Any, Optional
 from ..errors import Place
 from ..identity.inference import TaskPrompt, rank_inferred, runners_up, shared_count, task_prompt, with_messages
 from ..identity.item_names import listed, natural_key
-from ..identity.join import REASON_SHARDED, Join, TaskIdent, group_rows, join
+from ..identity.join import REASON_GIVEN, REASON_SHARDED, Join, TaskIdent, group_rows, join
 from ..identity.prompts import prompt_label
 from ..model import NO_OFFSET, Category, CompareResult, RowFacts, RowOrigin, RowReader, Side, TaskComparison, TaskSide
 from ..reading.fields import PROMPT, TASK_INDEX
@@ -393,6 +393,8 @@ def _coincidence(joined: Join, old: SideInput, new: SideInput) -> Optional[str]:
     different kinds, their tasks meet only after a prefix was stripped or as equal numbers, and
     the prompts of the tasks they share (a sample, where both sides have them) mostly disagree."""
     kinds = {_kind(old.key), _kind(new.key)}
+    if REASON_GIVEN in (old.reason, new.reason):  # a key the user named is trusted as given
+        return None
     if len(kinds) < 2 or (old.key != TASK_INDEX and new.key != TASK_INDEX and PROMPT not in (old.key, new.key)):
         return None
     shared = sorted(joined.old.keys() & joined.new.keys(), key=natural_key)
