@@ -110,6 +110,7 @@ def test_a_changed_input_dataset_is_a_report_of_nothing_compared_never_a_pass(ga
     assert data["compared"] == 0
     assert data["counts"]["missing_old_only"] == data["counts"]["missing_new_only"] == 5
     assert "the runs read different input files" in data["nothing_compared"]
+    assert any(note.startswith("the runs read different input files: 5 of 5") for note in data["notes"])
     assert "NOTHING COMPARED" in all_text(result) and "the runs read different input files" in all_text(result)
     assert result.ret not in (0, 4)
 

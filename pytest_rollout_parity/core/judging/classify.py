@@ -283,7 +283,7 @@ def compare_sides(old: SideInput, new: SideInput, inference_notes: Sequence[str]
             tasks.append(categorize(label, old_side, new_side, anonymous=True))
     tasks.sort(key=lambda t: natural_key(t.task))
 
-    notes = identity_notes + joined.notes
+    notes = identity_notes + joined.notes + ([unjoined] if unjoined else [])
     repeated = [t.task for t in tasks if (t.old and t.old.repeated) or (t.new and t.new.repeated)]
     if repeated:
         notes.append(
