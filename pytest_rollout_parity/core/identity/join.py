@@ -14,7 +14,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from ..errors import CompareInputError, Place
 from ..reading.fields import IDENTITY_FALLBACKS, KEY_CANDIDATES, LOAD_FIELDS, PROMPT, TASK_INDEX, inferred_candidates
 from ..reading.row_facts import lookup
 from ..reading.skeleton import EncodedJSON
@@ -623,34 +622,3 @@ def join(old: Grouped, new: Grouped) -> Join:
         keyed_by_taskset=keyed_by_taskset,
         notes=notes,
     )
-
-
-def _first_prompt(prompts: Sequence[Optional[TaskIdent]], rows: Sequence[int]) -> Optional[tuple[int, TaskIdent]]:
-    return next(((i, prompt) for i in rows if (prompt := prompts[i]) is not None), None)
-
-
-def check_prompts(
-    joined: Join,
-    old_prompts: Sequence[Optional[TaskIdent]],
-    new_prompts: Sequence[Optional[TaskIdent]],
-    where: Callable[[str, int], Place],
-) -> None:
-    """Stop when a task index joins two different prompts: the runs read different input files.
-
-    `_ng_task_index` is the line of the input file a rollout came from, so it names the same task
-    on both sides only when both runs read the same inputs in the same order. ``where(side, row)``
-    names a row's place for the message.
-    """
-    for label in sorted(joined.old.keys() & joined.new.keys(), key=natural_key):
-        old_first = _first_prompt(old_prompts, joined.old[label])
-        new_first = _first_prompt(new_prompts, joined.new[label])
-        if old_first is None or new_first is None or old_first[1] == new_first[1]:
-            continue
-        old_place, new_place = where("old", old_first[0]), where("new", new_first[0])
-        raise CompareInputError(
-            old_place.path, f"_ng_task_index {label} has a "
-            f"different prompt on each side ({old_first[1][1]} vs {new_first[1][1]}): the runs used different "
-            "input files, so the index does not name the same task; name a key with --parity-key "
-            "(--parity-key=_ng_task_index joins on the index anyway)",
-            old_place.line, f"{old_place.where} and {new_place.where}",
-        )
