@@ -111,18 +111,38 @@ class ParityFile(pytest.File):
             yield kinds[name].from_parent(self, name=name)
 
 
+class GateFinding(Exception):
+    """What the gate found about a task or the run (a flip, a masked task, a failed check): its
+    message is the finding, not a fault in code, so it is shown without a traceback.
+
+    ``header`` is the crash line (short summary, JUnit ``message``, ``--tb=line``); ``body`` the
+    whole text. Any other exception an item meets (one raised by a user's hook, say) is an error
+    in code and keeps pytest's own report, traceback included.
+    """
+
+    def __init__(self, body: str, header: Optional[str] = None) -> None:
+        super().__init__(body)
+        self.body = body
+        self.header = header if header is not None else body.split("\n", 1)[0]
+
+    def __str__(self) -> str:
+        return self.body
+
+
 #: message lines each --tb style shows (None: all); the crash line always carries the header
 STYLE_LINES = {"line": 0, "short": 1}
 
 
-def _message_only(item: pytest.Item, excinfo: pytest.ExceptionInfo[BaseException], header: Optional[str],
-                  style: Any, location: Optional[tuple[str, int]] = None) -> str | TerminalRepr:
-    """The failure message alone, no traceback, cut to what ``style`` (or --tb) asks for.
-
-    Its crash line (short summary, JUnit ``message``, ``--tb=line``) is ``header`` at ``location``.
+def _message_only(item: pytest.Item, excinfo: pytest.ExceptionInfo[BaseException], style: Any,
+                  location: Optional[tuple[str, int]] = None) -> str | TerminalRepr:
+    """A :class:`GateFinding`'s message alone, no traceback, cut to what ``style`` (or --tb) asks
+    for; its crash line is the finding's header at ``location``. Anything else: pytest's own report.
     """
+    finding = excinfo.value
+    if not isinstance(finding, GateFinding):
+        return pytest.Item.repr_failure(item, excinfo, style=style)
     representation = pytest.Item.repr_failure(item, excinfo, style="value")
-    set_crash_message(representation, header or str(excinfo.value).split("\n", 1)[0], location)
+    set_crash_message(representation, finding.header, location)
     lines = STYLE_LINES.get(style or item.config.getoption("tbstyle", "auto"))
     if lines is not None:
         keep_message_lines(representation, lines)
@@ -154,7 +174,6 @@ class ParityItem(pytest.Item):
         comparison = self.run.result.tasks[index]
         self.user_properties.append((TASK_PROPERTY, comparison.task))
         self.user_properties.append((CATEGORY_PROPERTY, comparison.category))
-        self._header: Optional[str] = None
 
     def runtest(self) -> None:
         """Pass, fail or xfail as the category (or a conftest verdict) says."""
@@ -162,10 +181,9 @@ class ParityItem(pytest.Item):
         strict = self.run.settings.strict
         verdict: Optional[Verdict] = self.config.hook.pytest_parity_verdict(comparison=comparison, config=self.config)
         if verdict is not None and not isinstance(verdict, Verdict):
-            pytest.fail(
+            raise GateFinding(
                 terminal_text(f"{visible(comparison.task)}: pytest_parity_verdict returned {verdict!r}; "
-                              "return None or a pytest_rollout_parity.Verdict"),
-                pytrace=False,
+                              "return None or a pytest_rollout_parity.Verdict")
             )
         judgement = self.run.judgements[self.index]
         if verdict is None and self.run.known_flips is not None:
@@ -189,19 +207,18 @@ class ParityItem(pytest.Item):
         # of it may carry a raw control character or start a GitHub workflow command
         text = terminal_text(verdict.text)
         if verdict.outcome == "failed":
-            self._header = crash_line(text, comparison.task)
-            pytest.fail(text, pytrace=False)
+            raise GateFinding(text, crash_line(text, comparison.task))
         if verdict.outcome == "xfail":
             # An xfail mark, then the failure it expects (as pytest-mypy's --mypy-xfail does): pytest
             # evaluates a mark added during the call, so every plugin sees an ordinary xfailed test, and
             # under --runxfail a masked, missing or agent-error task fails with its reason, never passes.
-            self.add_marker(pytest.mark.xfail(reason=text))
-            pytest.fail(text, pytrace=False)
+            self.add_marker(pytest.mark.xfail(reason=text, raises=GateFinding))
+            raise GateFinding(text)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str | TerminalRepr:
         """The message alone, no traceback; its crash line (short summary, JUnit) is the header,
         at the task's first row in its file (`new.jsonl:12: new regressed: old=1.0 new=0.0`)."""
-        return _message_only(self, excinfo, self._header, style, self._row_location())
+        return _message_only(self, excinfo, style, self._row_location())
 
     def _row_location(self) -> Optional[tuple[str, int]]:
         comparison = self.run.result.tasks[self.index]
@@ -245,11 +262,11 @@ class _RunWideItem(pytest.Item):
         passed, message = decision
         self.user_properties.append((self.property_name, message))
         if not passed:
-            pytest.fail(message, pytrace=False)
+            raise GateFinding(message)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str | TerminalRepr:
         """The decision's message alone, no traceback."""
-        return _message_only(self, excinfo, None, style)
+        return _message_only(self, excinfo, style)
 
     def reportinfo(self) -> tuple[Path, Optional[int], str]:
         """The item's name heads its failure report; line 0 (a skip mark's report needs a line)."""
