@@ -12,8 +12,9 @@ from typing import Optional
 import pytest
 
 from ..core import CompareInputError, KnownFlips, read_known_flips, terminal_line
+from ._pytest_compat import collect_beside, hooks_at, item_collected
 from .ci import ParityCI
-from .collect import ParityFile, hooks_at, is_gate_item
+from .collect import ParityFile, is_gate_item
 from .fixtures import parametrize_rollout_pair
 from .html_report import ParityHtmlRows, ParityHtmlSummary, html_report_requested
 from .placement import Selection, take_new_file
@@ -96,15 +97,13 @@ class ParityCollection:
             return
         node = ParityFile.for_run(session, self.target, self.run)
         node.hooks = hooks_at(session.config, self.target)
-        report = node.ihook.pytest_make_collect_report(collector=node)
-        node.ihook.pytest_collectreport(report=report)
-        built = [item for item in report.result if isinstance(item, pytest.Item)] if report.passed else []
+        built = collect_beside(node)
         missing = self.selection.not_found({item.name for item in built})
         if missing:
             raise pytest.UsageError(*(f"not found: {arg}" for arg in missing))
         for item in built:
             if self.selection.keep(item.name):
-                item.ihook.pytest_itemcollected(item=item)
+                item_collected(item)
                 items.append(item)
 
     @pytest.hookimpl

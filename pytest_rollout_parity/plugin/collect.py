@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
@@ -49,44 +48,17 @@ def is_parity_report(report: object) -> bool:
     return isinstance(first, (tuple, list)) and bool(first) and first[0] == TASK_PROPERTY
 
 
-class _SubsetHooks:
-    """A hook relay without some plugins: what pytest gives the nodes of a path (its ``FSHookProxy``)."""
-
-    def __init__(self, pluginmanager: pytest.PytestPluginManager, remove: list[object]) -> None:
-        self._pluginmanager = pluginmanager
-        self._remove = remove
-
-    def __getattr__(self, name: str) -> Any:
-        caller = self._pluginmanager.subset_hook_caller(name, remove_plugins=self._remove)
-        setattr(self, name, caller)
-        return caller
-
-
-def hooks_at(config: pytest.Config, path: Path) -> Any:
-    """The hooks pytest would call for nodes at ``path``: every plugin, and of the conftest files
-    loaded, those of its directory and the directories above it (the rootdir's, typically)."""
-    directory = path.resolve().parent
-    remove: list[object] = []
-    for plugin in config.pluginmanager.get_plugins():
-        module_file = getattr(plugin, "__file__", None)
-        if isinstance(module_file, str) and os.path.basename(module_file) == "conftest.py":
-            home = Path(module_file).resolve().parent
-            if home != directory and home not in directory.parents:
-                remove.append(plugin)
-    return _SubsetHooks(config.pluginmanager, remove) if remove else config.hook
-
-
 class ParityFile(pytest.File):
     """The `--parity-new` file as a collector; its children are the tasks."""
 
     run: ParityRun
-    #: the hooks of its nodes when built beside collection (:mod:`.placement`); else pytest's for its path
+    #: the hooks of its nodes when built beside collection (:mod:`._pytest_compat`); else pytest's for its path
     hooks: Any = None
 
     @property
     def ihook(self) -> Any:
         """The hooks for this file's nodes: as pytest gives them to a file at its path, without
-        importing a conftest there (:mod:`.placement`)."""
+        importing a conftest there (:mod:`._pytest_compat`)."""
         return self.hooks if self.hooks is not None else super().ihook
 
     @classmethod
