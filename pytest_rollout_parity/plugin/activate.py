@@ -20,7 +20,7 @@ from .html_report import ParityHtmlRows, ParityHtmlSummary, html_report_requeste
 from .placement import Selection, take_new_file
 from .progress import progress_for
 from .reporting import ParitySummary
-from .run import ParityRun
+from .run import RUN_KEY, ParityRun
 from .settings import ParitySettings, settings_from_config
 from .sources import gather_sides
 
@@ -53,6 +53,7 @@ class ParityGate:
                 progress.close()
             # the message may quote the data (an agent's name, a key): one line, never a workflow command
             raise pytest.UsageError(terminal_line(str(exc))) from None
+        config.stash[RUN_KEY] = run
         selection = take_new_file(config, run.settings.new)
         config.pluginmanager.register(ParityCollection(run, selection), "rollout-parity-collection")
         html = html_report_requested(config)
@@ -83,7 +84,7 @@ class ParityCollection:
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> Optional[ParityFile]:
         """The new rollouts file met in a directory the user named as a test path: the parity collector."""
         if self.selection.walked and file_path.resolve() == self.target:
-            return ParityFile.for_run(parent, file_path, self.run)
+            return ParityFile.for_run(parent, file_path)
         return None
 
     @pytest.hookimpl(tryfirst=True)
@@ -95,7 +96,7 @@ class ParityCollection:
         """
         if self.selection.walked and any(is_gate_item(item) for item in items):
             return
-        node = ParityFile.for_run(session, self.target, self.run)
+        node = ParityFile.for_run(session, self.target)
         node.hooks = hooks_at(session.config, self.target)
         built = collect_beside(node)
         missing = self.selection.not_found({item.name for item in built})

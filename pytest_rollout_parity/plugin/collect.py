@@ -20,7 +20,7 @@ from ..core import (
     visible,
 )
 from ._pytest_compat import keep_message_lines, set_crash_message
-from .run import ParityRun
+from .run import RUN_KEY, ParityRun
 
 if TYPE_CHECKING:
     from _pytest._code.code import TerminalRepr
@@ -51,7 +51,6 @@ def is_parity_report(report: object) -> bool:
 class ParityFile(pytest.File):
     """The `--parity-new` file as a collector; its children are the tasks."""
 
-    run: ParityRun
     #: the hooks of its nodes when built beside collection (:mod:`._pytest_compat`); else pytest's for its path
     hooks: Any = None
 
@@ -62,16 +61,19 @@ class ParityFile(pytest.File):
         return self.hooks if self.hooks is not None else super().ihook
 
     @classmethod
-    def for_run(cls, parent: pytest.Collector, path: Path, run: ParityRun) -> ParityFile:
+    def for_run(cls, parent: pytest.Collector, path: Path) -> ParityFile:
         """The collector for the new file; outside the rootdir its node id is the absolute path."""
         nodeid: Optional[str] = None
         try:
             path.relative_to(parent.config.rootpath)
         except ValueError:
             nodeid = path.as_posix()  # outside the rootdir: absolute, so --lf finds the file again
-        node = cls.from_parent(parent, path=path, nodeid=nodeid) if nodeid else cls.from_parent(parent, path=path)
-        node.run = run
-        return node
+        return cls.from_parent(parent, path=path, nodeid=nodeid) if nodeid else cls.from_parent(parent, path=path)
+
+    @property
+    def run(self) -> ParityRun:
+        """The run this file's items judge (in ``config.stash``)."""
+        return self.config.stash[RUN_KEY]
 
     def collect(self) -> Iterator[pytest.Item]:
         """One item per joined task, in sorted task order; then the run's gate-level items
@@ -135,6 +137,11 @@ class ParityItem(pytest.Item):
     """One task of the comparison; its outcome follows its category, or a hook's verdict."""
 
     @property
+    def run(self) -> ParityRun:
+        """The run (in ``config.stash``)."""
+        return self.config.stash[RUN_KEY]
+
+    @property
     def ihook(self) -> Any:
         """Its file's hooks (:attr:`ParityFile.ihook`)."""
         return self.parent.ihook  # type: ignore[union-attr]
@@ -142,7 +149,6 @@ class ParityItem(pytest.Item):
     def __init__(self, *, index: int, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.index = index
-        self.run: ParityRun = self.parent.run  # type: ignore[union-attr]
         comparison = self.run.result.tasks[index]
         self.user_properties.append((TASK_PROPERTY, comparison.task))
         self.user_properties.append((CATEGORY_PROPERTY, comparison.category))
@@ -213,13 +219,17 @@ class _RunWideItem(pytest.Item):
     property_name = ""
 
     @property
+    def run(self) -> ParityRun:
+        """The run (in ``config.stash``)."""
+        return self.config.stash[RUN_KEY]
+
+    @property
     def ihook(self) -> Any:
         """Its file's hooks (:attr:`ParityFile.ihook`)."""
         return self.parent.ihook  # type: ignore[union-attr]
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.run: ParityRun = self.parent.run  # type: ignore[union-attr]
         self.user_properties.append((GATE_PROPERTY, self.item_name))
 
     def decision(self) -> Optional[tuple[bool, str]]:
