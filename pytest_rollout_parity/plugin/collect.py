@@ -85,17 +85,19 @@ class ParityFile(pytest.File):
             yield kinds[name].from_parent(self, name=name)
 
 
-class GateFinding(Exception):
+class GateFinding(pytest.fail.Exception):  # type: ignore[misc, name-defined]  # public, typed only as an attribute
     """What the gate found about a task or the run (a flip, a masked task, a failed check): its
     message is the finding, not a fault in code, so it is shown without a traceback.
 
     ``header`` is the crash line (short summary, JUnit ``message``, ``--tb=line``); ``body`` the
     whole text. Any other exception an item meets (one raised by a user's hook, say) is an error
-    in code and keeps pytest's own report, traceback included.
+    in code and keeps pytest's own report, traceback included. A kind of ``pytest.fail``'s
+    exception, so that every plugin records a finding as the failure of any test (allure's
+    ``failed``, not ``broken``).
     """
 
     def __init__(self, body: str, header: Optional[str] = None) -> None:
-        super().__init__(body)
+        super().__init__(body, pytrace=False)
         self.body = body
         self.header = header if header is not None else body.split("\n", 1)[0]
 
