@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from .errors import CompareInputError
     from .escaping import terminal_line, terminal_text, visible
     from .identity.item_names import item_names
+    from .judging.companion_homes import check_companions
     from .judging.completeness import (
         COVERAGE_NAME,
         DEFAULT_MAX_MASKED,
@@ -89,6 +90,7 @@ __all__ = [
     "Verdict",
     "annotation_lines",
     "build_summary",
+    "check_companions",
     "check_side",
     "combined_check",
     "compare_files",
@@ -148,6 +150,7 @@ _ENTRANCE: dict[str, tuple[str, ...]] = {
         "coverage",
         "parse_limit",
     ),
+    "judging.companion_homes": ("check_companions",),
     "judging.copies": ("COPY_NAME",),
     "judging.coverage_file": ("InventoryRead", "coverage_places", "read_inventory"),
     "judging.hook_verdict": ("Verdict",),
