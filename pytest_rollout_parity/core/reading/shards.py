@@ -23,7 +23,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..escaping import has_invisible
+from ..escaping import has_invisible, visible
 from .files import inside, plain_name
 
 #: the most files one pattern may match: a large sharded run has hundreds to a few thousand shards
@@ -77,7 +77,7 @@ def expand(value: str, base: Path) -> list[tuple[Path, str]]:
             continue
         matches, skipped = _matches(part, base)
         if not matches:
-            why = f" (only files that are no rollouts: {', '.join(repr(n) for n in sorted(skipped)[:3])})" \
+            why = f" (only files that are no rollouts: {', '.join(visible(n) for n in sorted(skipped)[:3])})" \
                 if skipped else ""
             raise ShardPatternError(f"{part!r} matches no rollouts file{why}")
         for shown in matches:
