@@ -120,6 +120,11 @@ class TaskSide:
         return self._reader(facts)
 
     @property
+    def masked_rows(self) -> int:
+        """How many of the side's rows are masked (left out of its mean)."""
+        return sum(1 for f in self.facts if f.mask is not None)
+
+    @property
     def repeated(self) -> bool:
         """More than one row for this task on this side."""
         return len(self.facts) > 1

@@ -43,6 +43,8 @@ def _left_out(left: LeftOut) -> dict[str, Any]:
         "range_tasks": left.range_tasks,
         "reward_range": list(left.reward_range),
         "delta_range": list(left.delta_range) if left.delta_range is not None else None,
+        "old_rows": left.old_rows,
+        "new_rows": left.new_rows,
     }
 
 

@@ -152,6 +152,8 @@ class SideSummary:
     masked: Optional[str]
     agent_error: Optional[str]
     failure_kind: Optional[str]
+    #: masked rows left out of the side's mean (all of them, when the side is masked)
+    masked_rows: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -398,6 +400,7 @@ def _side(side: Optional[TaskSide]) -> Optional[SideSummary]:
         masked=side.masked,
         agent_error=side.agent_error,
         failure_kind=side.failure_kind,
+        masked_rows=side.masked_rows,
     )
 
 
