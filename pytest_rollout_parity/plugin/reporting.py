@@ -26,6 +26,8 @@ class ParitySummary:
         self.outcome_of: dict[str, str] = {}
         #: the hook verdicts that changed an item's outcome, by node id (task label, verdict)
         self.changed_by_hook: dict[str, tuple[str, HookVerdict]] = {}
+        #: the task label of each task item that ran, by node id
+        self.task_of: dict[str, str] = {}
         self.summary: Optional[Summary] = None
         #: reports that could not be written, for the terminal summary
         self.problems: list[str] = []
@@ -42,6 +44,8 @@ class ParitySummary:
             return
         if report.when == "call" or (report.when == "setup" and not report.passed):
             self.outcome_of[report.nodeid] = "xfailed" if hasattr(report, "wasxfail") else report.outcome
+            if task_item:
+                self.task_of[report.nodeid] = str(properties[TASK_PROPERTY])
             self.changed_by_hook.pop(report.nodeid, None)
             if VERDICT_PROPERTY in properties:
                 given, reason = hook_verdict(str(properties[VERDICT_PROPERTY]))
@@ -55,14 +59,15 @@ class ParitySummary:
         for outcome in self.outcome_of.values():
             outcomes[outcome] = outcomes.get(outcome, 0) + 1
         hook_verdicts = dict(self.changed_by_hook.values())
+        ran_tasks = frozenset(self.task_of.values())
+        every_task = len(ran_tasks) >= len(self.run.result.tasks)
         info = self.run.run_info(selected=ran, verdicts_changed=len(hook_verdicts), outcomes=outcomes,
-                                 hook_verdicts=hook_verdicts, collect_only=bool(session.config.option.collectonly))
-        failing = None
-        if self.run.settings.margin is not None:
-            failing = sum(1 for task, judgement in zip(self.run.result.tasks, self.run.judgements)
-                          if task.category == "flipped" and judgement is not None and judgement.regression)
+                                 hook_verdicts=hook_verdicts, collect_only=bool(session.config.option.collectonly),
+                                 ran_tasks=None if every_task else ran_tasks)
         self.summary = build_summary(self.run.result, info, paired=self.run.paired, margin=self.run.settings.margin,
-                                     failing_flips=failing, coverage=self.run.coverage, alpha=self.run.settings.alpha)
+                                     coverage=self.run.coverage, alpha=self.run.settings.alpha,
+                                     judgements=list(self.run.judgements) if self.run.settings.margin is not None
+                                     else None, strict=self.run.settings.strict)
         json_path = self.run.settings.json_path
         if json_path is not None:
             try:

@@ -142,7 +142,8 @@ class ParityRun:
 
     def run_info(self, selected: Optional[int] = None, verdicts_changed: int = 0,
                  outcomes: Optional[dict[str, int]] = None,
-                 hook_verdicts: Optional[dict[str, HookVerdict]] = None, collect_only: bool = False) -> RunInfo:
+                 hook_verdicts: Optional[dict[str, HookVerdict]] = None, collect_only: bool = False,
+                 ran_tasks: Optional[frozenset[str]] = None) -> RunInfo:
         """What the run adds to the summary: files, selection, hook verdicts, outcomes."""
         return RunInfo(
             old_file=self.old.display,
@@ -164,6 +165,7 @@ class ParityRun:
             notes=tuple(self.known_flips.notes(self.result.tasks)) if self.known_flips is not None else (),
             inventory=self.inventory or {},
             collect_only=collect_only,
+            ran_tasks=ran_tasks,
         )
 
 
