@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 
 VERDICT_PROPERTY = "parity_verdict_changed"
 TASK_PROPERTY = "parity_task"
+#: who changed an item's verdict (`hook`, `known_flips`), beside VERDICT_PROPERTY
+SOURCE_PROPERTY = "parity_verdict_source"
 CATEGORY_PROPERTY = "parity_category"
 AGGREGATE_PROPERTY = "parity_aggregate"
 COVERAGE_PROPERTY = "parity_coverage"
@@ -176,6 +178,7 @@ class ParityItem(pytest.Item):
                 # outcome and reason, for the JUnit properties of a hook-decided item
                 changed = verdict.outcome + (f": {verdict.text}" if verdict.text else "")
                 self.user_properties.append((VERDICT_PROPERTY, changed))
+                self.user_properties.append((SOURCE_PROPERTY, verdict.source))
                 if verdict.outcome == "passed":  # -rA / -rP show it under the PASSES heading
                     who = VERDICT_SOURCES.get(verdict.source, VERDICT_SOURCES["hook"])
                     self.add_report_section("call", "parity verdict", terminal_text(

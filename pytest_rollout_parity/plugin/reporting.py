@@ -11,7 +11,7 @@ from typing import Optional
 import pytest
 
 from ..core import HookVerdict, Summary, build_summary, summary_lines, write_json
-from .collect import CATEGORY_PROPERTY, GATE_PROPERTY, TASK_PROPERTY, VERDICT_PROPERTY, hook_verdict
+from .collect import CATEGORY_PROPERTY, GATE_PROPERTY, SOURCE_PROPERTY, TASK_PROPERTY, VERDICT_PROPERTY, hook_verdict
 from .run import ParityRun
 
 NOTHING_COMPARED_EXIT = 2
@@ -49,7 +49,9 @@ class ParitySummary:
             self.changed_by_hook.pop(report.nodeid, None)
             if VERDICT_PROPERTY in properties:
                 given, reason = hook_verdict(str(properties[VERDICT_PROPERTY]))
-                self.changed_by_hook[report.nodeid] = (str(properties[TASK_PROPERTY]), HookVerdict(given, reason))
+                source = "known_flips" if properties.get(SOURCE_PROPERTY) == "known_flips" else "hook"
+                self.changed_by_hook[report.nodeid] = (str(properties[TASK_PROPERTY]),
+                                                       HookVerdict(given, reason, source))
 
     @pytest.hookimpl
     def pytest_sessionfinish(self, session: pytest.Session) -> None:

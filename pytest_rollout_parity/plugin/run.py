@@ -162,6 +162,7 @@ class ParityRun:
             aggregate=self.aggregate,
             hook_verdicts=hook_verdicts or {},
             known_flips=self.known_flips.shown if self.known_flips is not None else None,
+            known_flips_sha256=self.known_flips.sha256 if self.known_flips is not None else None,
             notes=tuple(self.known_flips.notes(self.result.tasks)) if self.known_flips is not None else (),
             inventory=self.inventory or {},
             collect_only=collect_only,

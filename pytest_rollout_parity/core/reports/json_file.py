@@ -83,6 +83,7 @@ def json_dict(summary: Summary) -> dict[str, Any]:
         "verdict": summary.verdict,
         "decided_by": [asdict(decider) for decider in summary.decision.decided_by],
         "task_outcomes": summary.outcome_counts(),
+        "accepted_flips": [asdict(accepted) for accepted in summary.accepted],
         "counts": asdict(summary.counts),
         "join": asdict(summary.join),
         "rows": asdict(summary.rows),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Optional
 
 from ..escaping import markdown_text, visible
@@ -19,6 +19,7 @@ from ..model import Category
 from .paired_lines import paired_lines
 from .summary import SideSummary, Summary, TaskSummary
 from .wording import (
+    accepted_words,
     capped,
     category_rows,
     coverage_line,
@@ -72,13 +73,15 @@ def _failed(summary: Summary, exit_status: Optional[int]) -> bool:
     return summary.counts.flipped > 0 or (summary.aggregate is not None and not summary.aggregate.passed)
 
 
-def verdict(summary: Summary, exit_status: Optional[int] = None) -> tuple[str, str]:
-    """The verdict (`PASSED`, `FAILED`, `NOTHING COMPARED`) and the tasks by what to do about them."""
+def verdict(summary: Summary, exit_status: Optional[int] = None,
+            quote: Callable[[str], str] = lambda text: text) -> tuple[str, str]:
+    """The verdict (`PASSED`, `FAILED`, `NOTHING COMPARED`) and the tasks by what to do about them
+    (``quote`` marks up a file's name in them)."""
     if summary.nothing_compared is not None:
         head = "NOTHING COMPARED"
     else:
         head = "FAILED" if _failed(summary, exit_status) else "PASSED"
-    rest = verdict_words(summary)
+    rest = verdict_words(summary) + accepted_words(summary, quote)
     if exit_status is not None:
         rest += f" (exit status {exit_status})"
     return head, rest
@@ -86,7 +89,7 @@ def verdict(summary: Summary, exit_status: Optional[int] = None) -> tuple[str, s
 
 def verdict_line(summary: Summary, exit_status: Optional[int] = None) -> str:
     """One Markdown line a reviewer can act on: the verdict, then the tasks by what to do about them."""
-    head, rest = verdict(summary, exit_status)
+    head, rest = verdict(summary, exit_status, _code)
     return f"**rollout parity: {head}**: {rest}"
 
 

@@ -49,6 +49,21 @@ class HookVerdict:
 
     outcome: str
     reason: str
+    #: who gave it: a hook (`hook`) or the known-flips list (`known_flips`)
+    source: str = "hook"
+
+
+@dataclass(frozen=True, slots=True)
+class AcceptedFlips:
+    """Verdicts a known-flips list or the hooks turned from failing into accepted, so the reviewer sees
+    that something other than the data decided: who, how many, and for a list, which one."""
+
+    #: `known_flips` or `hook`
+    source: str
+    count: int
+    #: the list as messages name it, and the SHA-256 (hex) of its bytes as read; None for hooks
+    path: Optional[str] = None
+    sha256: Optional[str] = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +91,8 @@ class RunInfo:
     hook_verdicts: Mapping[str, HookVerdict] = field(default_factory=dict)
     #: the `--parity-known-flips` file as messages name it, or None
     known_flips: Optional[str] = None
+    #: the SHA-256 (hex) of that file's bytes, as the run read them
+    known_flips_sha256: Optional[str] = None
     #: what the run itself notes (a stale known-flips list)
     notes: tuple[str, ...] = ()
     #: each side's `<stem>_coverage.json` inventory, when the side has one
@@ -344,6 +361,8 @@ class Summary:
     coverage: Optional[Coverage] = None
     #: the run's verdict (`pass`, `fail`, `inconclusive`) and what decided it, computed once here
     decision: Decision = Decision("pass", ())
+    #: the verdicts a known-flips list or hooks accepted, by who accepted them (none: the data decided)
+    accepted: tuple[AcceptedFlips, ...] = ()
 
     @property
     def verdict(self) -> RunVerdict:
@@ -428,6 +447,19 @@ def _task(task: TaskComparison, p_value: Optional[float], hook_verdict: Optional
     return TaskSummary(task=task.task, category=task.category, winner=task.winner,
                        old=_side(task.old), new=_side(task.new), p_value=p_value, hook_verdict=hook_verdict,
                        adjusted_p=adjusted_p if task.category == "flipped" else None, outcome=outcome)
+
+
+def accepted_flips(tasks: tuple[TaskSummary, ...], run: Optional[RunInfo]) -> tuple[AcceptedFlips, ...]:
+    """Who accepted which of the tasks' verdicts: the known-flips list (with its path and digest), then hooks."""
+    accepted = [task.hook_verdict for task in tasks if task.outcome == "accepted" and task.hook_verdict is not None]
+    found = []
+    listed = sum(1 for verdict in accepted if verdict.source == "known_flips")
+    if listed:
+        found.append(AcceptedFlips("known_flips", listed, run.known_flips if run is not None else None,
+                                   run.known_flips_sha256 if run is not None else None))
+    if len(accepted) > listed:
+        found.append(AcceptedFlips("hook", len(accepted) - listed))
+    return tuple(found)
 
 
 def _outside(decision: Equivalence) -> bool:
@@ -555,6 +587,7 @@ def build_summary(
     decision = decide(tasks, nothing=nothing, aggregate=aggregate, coverage=coverage, copies=result.copies,
                       run=outcome, strict=strict)
     return Summary(
+        accepted=accepted_flips(tasks, run),
         counts=Counts(**result.counts()),
         join=Join(
             old_key=result.old_key,

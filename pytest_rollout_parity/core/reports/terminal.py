@@ -10,6 +10,7 @@ from ..model import Category, Side
 from .paired_lines import paired_lines
 from .summary import Summary
 from .wording import (
+    accepted_words,
     capped,
     category_rows,
     coverage_line,
@@ -63,7 +64,7 @@ def _hook_verdict_lines(summary: Summary) -> list[str]:
 
 def verdict_line(summary: Summary) -> str:
     """The one line a reviewer acts on: what regressed, improved, needs a rerun, was not compared."""
-    return f"parity: {verdict_words(summary)}"
+    return f"parity: {verdict_words(summary)}{accepted_words(summary)}"
 
 
 def _uncompared_lines(summary: Summary, category: Category) -> list[str]:

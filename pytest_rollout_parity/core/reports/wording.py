@@ -95,6 +95,24 @@ def verdict_words(summary: Summary) -> str:
     return words + _narrowed(summary)
 
 
+#: how many hex digits of a known-flips list's SHA-256 a verdict line shows (the JSON holds all 64)
+DIGEST_SHOWN = 12
+
+
+def accepted_words(summary: Summary, quote: Callable[[str], str] = lambda text: text) -> str:
+    """`; 3 flips accepted by known_flips.txt (sha256 1a2b3c4d5e6f…)`: who accepted verdicts instead of
+    the data, appended to each verdict line ("" when nobody did). ``quote`` marks up the list's path."""
+    parts = []
+    for accepted in summary.accepted:
+        if accepted.source == "known_flips":
+            digest = f" (sha256 {accepted.sha256[:DIGEST_SHOWN]}…)" if accepted.sha256 else ""
+            parts.append(f"{plural(accepted.count, 'flip')} accepted by {quote(accepted.path or 'the known-flips list')}"
+                         f"{digest}")
+        else:
+            parts.append(f"{plural(accepted.count, 'verdict')} accepted by pytest_parity_verdict hooks")
+    return "".join(f"; {part}" for part in parts)
+
+
 def _narrowed(summary: Summary) -> str:
     """For a run that ran fewer task items than the file has (-k, --lf, a node id, --collect-only):
     the counts are the whole file's, and what the selected items did."""
