@@ -249,7 +249,7 @@ def test_invisible_characters_in_task_ids_are_shown_escaped(gate: Gate, step: Pa
     old = [legacy_row("deploy", 1.0), legacy_row("deploy\u200b", 1.0), legacy_row("ship\u2060it\u00ad", 1.0)]
     new = [harbor_row("deploy", 1.0, index=0), harbor_row("deploy\u200b", 0.0, index=1),
            harbor_row("ship\u2060it\u00ad", 0.0, index=2)]
-    result, text = run_planted(gate, *gate.pair(old, new))
+    result, _ = run_planted(gate, *gate.pair(old, new))
     assert result.ret == 1
     terminal = result.stdout.str()
     assert "deploy\\u200b" in terminal and "ship\\u2060it\\xad" in terminal
