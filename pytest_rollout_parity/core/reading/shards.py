@@ -100,7 +100,12 @@ def _home(pattern: str) -> tuple[str, list[str]]:
     for index, part in enumerate(parts):
         if glob.has_magic(part):
             prefix = os.sep.join(parts[:index])
-            return (prefix or os.sep if pattern.startswith(os.sep) else prefix), parts[index:]
+            # `**/**` is one `**`: each more would multiply the ways a path splits between them
+            rest: list[str] = []
+            for segment in parts[index:]:
+                if not (segment == "**" and rest[-1:] == ["**"]):
+                    rest.append(segment)
+            return (prefix or os.sep if pattern.startswith(os.sep) else prefix), rest
     return os.path.dirname(pattern), [os.path.basename(pattern)]
 
 
@@ -162,7 +167,7 @@ def _matches(part: str, base: Path) -> tuple[list[str], list[str]]:
         if is_artifact(os.path.basename(shown)):
             others.append(shown)
             continue
-        if has_invisible(shown):
+        if has_invisible(shown[len(prefix):]):  # the name matched, not the directory the user typed
             raise ShardPatternError(
                 f"{part!r} matches {shown!r}, a name holding a control or invisible character: "
                 "rename the file (a name is shown in every report)"
