@@ -11,10 +11,9 @@ from typing import Optional
 import pytest
 
 from ..core import HookVerdict, Summary, build_summary, summary_lines, write_json
+from ._pytest_compat import add_junit_suite_property
 from .collect import CATEGORY_PROPERTY, GATE_PROPERTY, TASK_PROPERTY, VERDICT_PROPERTY, hook_verdict
 from .run import ParityRun
-
-NOTHING_COMPARED_EXIT = 2
 
 
 class ParitySummary:
@@ -51,7 +50,7 @@ class ParitySummary:
                 given, reason = hook_verdict(str(properties[VERDICT_PROPERTY]))
                 self.changed_by_hook[report.nodeid] = (str(properties[TASK_PROPERTY]), HookVerdict(given, reason))
 
-    @pytest.hookimpl
+    @pytest.hookimpl(tryfirst=True)  # before junitxml writes its file: the suite carries the verdict
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """Build the one summary object; write it as JSON; settle the exit status from its fields."""
         ran = None if session.config.option.collectonly else len(self.outcome_of)
@@ -67,7 +66,9 @@ class ParitySummary:
         self.summary = build_summary(self.run.result, info, paired=self.run.paired, margin=self.run.settings.margin,
                                      coverage=self.run.coverage, alpha=self.run.settings.alpha,
                                      judgements=list(self.run.judgements) if self.run.settings.margin is not None
-                                     else None, strict=self.run.settings.strict)
+                                     else None, strict=self.run.settings.strict,
+                                     allow_copy=self.run.settings.allow_copy)
+        add_junit_suite_property(session.config, "parity_verdict", self.summary.verdict)
         json_path = self.run.settings.json_path
         if json_path is not None:
             try:
@@ -76,8 +77,6 @@ class ParitySummary:
                 # printed with the terminal summary: here the `-q` progress line may still be open
                 self.problems.append(f"ERROR: --parity-json: cannot write {json_path}: {exc.strerror or exc}")
                 session.exitstatus = pytest.ExitCode.USAGE_ERROR
-        if self.summary.nothing_compared is not None and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
-            session.exitstatus = NOTHING_COMPARED_EXIT
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Optional, TypeVar
 
 from ..judging.completeness import Coverage
-from ..judging.copies import COPY_NAME
 from ..judging.coverage_file import Inventory, InventoryRead
 from ..judging.metrics_file import AggregateCheck
 from ..model import (
@@ -445,6 +444,7 @@ def decide(
     copies: Optional[str],
     run: Optional[RunOutcome],
     strict: bool = False,
+    allow_copy: bool = False,
 ) -> Decision:
     """The run's verdict, once, from the tasks' outcomes and the gate-level checks.
 
@@ -465,7 +465,7 @@ def decide(
         found.append(Decider("nothing_compared", "no task was compared"))
     if coverage is not None and not coverage.passed:
         found.append(Decider("evidence", coverage.message.split("\n", 1)[0]))
-    if copies is not None and (run is None or COPY_NAME in run.gate_items):
+    if copies is not None and not allow_copy:
         found.append(Decider("copy", "both files hold the same rows: the new server may never have run"))
     if aggregate is not None and not aggregate.passed and not _outside(aggregate) and nothing is None:
         found.append(Decider("aggregate_undecided", f"the mean difference is not shown within the margin "
@@ -509,6 +509,7 @@ def build_summary(
     alpha: float = DEFAULT_ALPHA,
     judgements: Optional[list[Optional[FlipJudgement]]] = None,
     strict: bool = False,
+    allow_copy: bool = False,
 ) -> Summary:
     """The summary of a comparison and, in a pytest run, of what the run did.
 
@@ -553,7 +554,7 @@ def build_summary(
     aggregate = _equivalence(equivalence(section.stats, margin, section.left_out)) if margin is not None else None
     nothing = nothing_compared(result)
     decision = decide(tasks, nothing=nothing, aggregate=aggregate, coverage=coverage, copies=result.copies,
-                      run=outcome, strict=strict)
+                      run=outcome, strict=strict, allow_copy=allow_copy)
     return Summary(
         counts=Counts(**result.counts()),
         join=Join(
