@@ -30,6 +30,7 @@ from ..statistics.left_out import LeftOut
 from ..statistics.margin import Aggregate, FlipJudgement, equivalence, judge_flips
 from ..statistics.paired import PairedSection, paired_section
 from ..statistics.paired_tests import McNemarTable, SignTest
+from ..statistics.plan import Plan, plan
 
 T = TypeVar("T")
 
@@ -343,6 +344,8 @@ class Summary:
     coverage: Optional[Coverage] = None
     #: the run's verdict (`pass`, `fail`, `inconclusive`) and what decided it, computed once here
     decision: Decision = Decision("pass", ())
+    #: what to run next: for an `inconclusive` verdict (or when asked for), else None
+    plan: Optional[Plan] = None
 
     @property
     def verdict(self) -> RunVerdict:
@@ -510,6 +513,7 @@ def build_summary(
     judgements: Optional[list[Optional[FlipJudgement]]] = None,
     strict: bool = False,
     allow_copy: bool = False,
+    with_plan: bool = False,
 ) -> Summary:
     """The summary of a comparison and, in a pytest run, of what the run did.
 
@@ -518,7 +522,8 @@ def build_summary(
     ``paired`` is the result's paired section when the caller already has it (else computed);
     with a ``margin`` the summary also holds the aggregate equivalence decision and the per-task
     tests at false discovery rate ``alpha``; ``judgements`` are margin mode's flip judgements when
-    the caller has them. Each task's outcome and the run's verdict are decided here, once.
+    the caller has them. Each task's outcome and the run's verdict are decided here, once; an
+    `inconclusive` verdict (or ``with_plan``) adds the plan of what to run next.
     """
     section = paired if paired is not None else paired_section(result)
     fdr = section.fdr(alpha) if margin is not None else None
@@ -555,6 +560,7 @@ def build_summary(
     nothing = nothing_compared(result)
     decision = decide(tasks, nothing=nothing, aggregate=aggregate, coverage=coverage, copies=result.copies,
                       run=outcome, strict=strict, allow_copy=allow_copy)
+    planned = plan(result, margin, alpha, judged) if with_plan or decision.verdict == "inconclusive" else None
     return Summary(
         counts=Counts(**result.counts()),
         join=Join(
@@ -583,6 +589,7 @@ def build_summary(
         coverage=coverage,
         inventory=inventory,
         decision=decision,
+        plan=planned,
     )
 
 
