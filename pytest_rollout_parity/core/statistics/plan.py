@@ -130,7 +130,7 @@ class Plan:
         """The plan as the reports print it, one line each."""
         lines = [f"plan ({self.power:.0%} power, assuming a true difference of 0 and the observed variances):"]
         if self.margin is None:
-            lines.append("    equivalence: no margin given (--parity-margin); the aggregate is not planned")
+            lines.append("    equivalence: no margin given, so the aggregate is not planned")
         elif self.rollouts_needed is not None:
             lines.append(f"    equivalence within ±{self.margin:g}: {self.rollouts_needed} rollouts a task a side over "
                          f"the {self.tasks} compared tasks (now {self.repeats}); one rollout's difference has "
