@@ -8,11 +8,11 @@ pilot's tasks with the planned rollouts, or the planned number of tasks at the p
 new tasks take the pilot's tasks' pass rates in turn)
 and run through ``compare_rollouts`` and ``summary_dict(result, margin=M)``. The share whose
 aggregate passes is the achieved power, printed with its Monte Carlo standard error. The plan
-holds when it is within ``--tolerance`` (default 5 points) of the power the formula promises at the
-planned size (at least 80%: the planned size is the smallest that reaches it) on the scenarios whose pilot is
-large enough to give the true variance (they check the formula), and at least 80% less the
-tolerance on the worst case (a pilot where nothing varied). Two small-pilot rows show, unheld,
-what a pilot's noisy variance costs.
+holds when the achieved power reaches 80% within ``--tolerance`` (default 5 points: at least 75%)
+on the scenarios whose pilot is large enough to give the true variance (they check the formula) and
+on the worst case (a pilot where nothing varied). The power the formula gives at the planned
+(whole) size is printed beside it. Two small-pilot rows show, unheld, what a pilot's noisy
+variance estimate costs.
 
 The flip plan is checked exactly: a task at the planned repeats going from r/r to 0/r among the
 pilot's other tasks (all identical) must fail in margin mode, and at one repeat fewer must not.
@@ -152,8 +152,8 @@ def main() -> int:
         # the power the formula gives at the planned (whole) size: at least 80%, more where one task or
         # rollout fewer falls short by a wide step
         promised = tost_power(tasks, planned.rollout_variance / per_task, scenario.margin)
-        worst = scenario.name.startswith("worst case")
-        within = power >= POWER - args.tolerance if worst else abs(power - promised) <= args.tolerance
+        # the plan promises at least 80%: it holds when the achieved power reaches it within the tolerance
+        within = power >= POWER - args.tolerance
         ok = ok and (within or not scenario.gated)
         print(f"| {scenario.name} | ±{scenario.margin:g} | {what} | {size} | {promised:.1%} | {power:.1%} ± {error:.1%} | "
               f"{('yes' if within else 'NO') if scenario.gated else 'not held (pilot noise)'} |", flush=True)
