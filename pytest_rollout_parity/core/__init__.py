@@ -24,10 +24,12 @@ if TYPE_CHECKING:
     from .errors import CompareInputError
     from .escaping import terminal_line, terminal_text, visible
     from .identity.item_names import item_names
+    from .judging.companion_homes import check_companions
     from .judging.completeness import (
         COVERAGE_NAME,
         DEFAULT_MAX_MASKED,
         DEFAULT_MAX_MISSING,
+        DEFAULT_MAX_UNCOMPARED,
         Coverage,
         Limit,
         coverage,
@@ -52,9 +54,17 @@ if TYPE_CHECKING:
     from .reports.html_fragments import flip_html, summary_html
     from .reports.json_file import summary_dict, write_json, write_text
     from .reports.markdown import FLIPS, render_markdown
-    from .reports.summary import HookVerdict, RunInfo, Summary, build_summary
+    from .reports.summary import HookVerdict, RunInfo, Summary, build_summary, task_outcome
     from .reports.terminal import summary_lines
-    from .statistics.margin import AGGREGATE_NAME, Aggregate, FlipJudgement, equivalence, judge_flips
+    from .statistics.agent_rates import error_rates
+    from .statistics.margin import (
+        AGGREGATE_NAME,
+        Aggregate,
+        FlipJudgement,
+        equivalence,
+        judge_flips,
+        margin_beyond_range,
+    )
     from .statistics.paired import PairedSection, noise_text, paired_section, task_noise
 
 __all__ = [
@@ -63,6 +73,7 @@ __all__ = [
     "COVERAGE_NAME",
     "DEFAULT_MAX_MASKED",
     "DEFAULT_MAX_MISSING",
+    "DEFAULT_MAX_UNCOMPARED",
     "FLIPS",
     "Aggregate",
     "AggregateCheck",
@@ -89,6 +100,7 @@ __all__ = [
     "Verdict",
     "annotation_lines",
     "build_summary",
+    "check_companions",
     "check_side",
     "combined_check",
     "compare_files",
@@ -98,6 +110,7 @@ __all__ = [
     "coverage_places",
     "default_verdict",
     "equivalence",
+    "error_rates",
     "expand",
     "flip_html",
     "flip_message",
@@ -107,6 +120,7 @@ __all__ = [
     "judge_flips",
     "load_rollouts",
     "load_two",
+    "margin_beyond_range",
     "metrics_path",
     "metrics_places",
     "noise_text",
@@ -125,6 +139,7 @@ __all__ = [
     "summary_html",
     "summary_lines",
     "task_noise",
+    "task_outcome",
     "terminal_line",
     "terminal_text",
     "unframe_side",
@@ -144,10 +159,12 @@ _ENTRANCE: dict[str, tuple[str, ...]] = {
         "Coverage",
         "DEFAULT_MAX_MASKED",
         "DEFAULT_MAX_MISSING",
+    "DEFAULT_MAX_UNCOMPARED",
         "Limit",
         "coverage",
         "parse_limit",
     ),
+    "judging.companion_homes": ("check_companions",),
     "judging.copies": ("COPY_NAME",),
     "judging.coverage_file": ("InventoryRead", "coverage_places", "read_inventory"),
     "judging.hook_verdict": ("Verdict",),
@@ -167,9 +184,11 @@ _ENTRANCE: dict[str, tuple[str, ...]] = {
     "reports.html_fragments": ("flip_html", "summary_html"),
     "reports.json_file": ("summary_dict", "write_json", "write_text"),
     "reports.markdown": ("FLIPS", "render_markdown"),
-    "reports.summary": ("HookVerdict", "RunInfo", "Summary", "build_summary"),
+    "reports.summary": ("HookVerdict", "RunInfo", "Summary", "build_summary", "task_outcome"),
     "reports.terminal": ("summary_lines",),
-    "statistics.margin": ("AGGREGATE_NAME", "Aggregate", "FlipJudgement", "equivalence", "judge_flips"),
+    "statistics.agent_rates": ("error_rates",),
+    "statistics.margin": ("AGGREGATE_NAME", "Aggregate", "FlipJudgement", "equivalence", "judge_flips",
+                          "margin_beyond_range"),
     "statistics.paired": ("PairedSection", "noise_text", "paired_section", "task_noise"),
 }
 _WHERE = {name: module for module, names in _ENTRANCE.items() for name in names}

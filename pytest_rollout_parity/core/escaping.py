@@ -12,9 +12,20 @@ from __future__ import annotations
 
 import re
 
-#: C0 and C1 controls and DEL; the Unicode line and paragraph separators; bidirectional overrides
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-_CONTROL_KEEP_TAB = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+#: Everything that is not shown as itself: the C0 and C1 controls and DEL (category Cc), every Unicode
+#: format character (category Cf: the zero-width characters U+200B-U+200D and U+2060-U+2064, the byte
+#: order mark U+FEFF, the soft hyphen U+00AD, the Arabic letter mark U+061C, the bidirectional marks,
+#: embeddings, overrides and isolates, the tag characters U+E0001-U+E007F...), and the line and paragraph
+#: separators (Zl, Zp). As ranges, so no table is built at import; a unit test holds them to every such
+#: character of the running Python's Unicode database (the Egyptian format controls U+13430-U+1343F
+#: are listed whole, as newer Unicode versions have them).
+_INVISIBLE = (
+    "\x7f-\x9f\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f"
+    "\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd"
+    "\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f"
+)
+_CONTROL = re.compile(f"[\x00-\x1f{_INVISIBLE}]")
+_CONTROL_KEEP_TAB = re.compile(f"[\x00-\x08\x0a-\x1f{_INVISIBLE}]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _COMMAND = "::"
 
@@ -24,12 +35,20 @@ def _escape(match: re.Match[str]) -> str:
     if char in _NAMED:
         return _NAMED[char]
     code = ord(char)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def visible(text: str, *, keep_tabs: bool = False) -> str:
     """``text`` on one line: each control character (newline included) as a visible escape (`\\x1b`, `\\r`)."""
     return (_CONTROL_KEEP_TAB if keep_tabs else _CONTROL).sub(_escape, text)
+
+
+def has_invisible(text: str) -> bool:
+    """Whether ``text`` holds a character :func:`visible` would escape (a control, a format character,
+    a line or paragraph separator): such a name would not read as what it is."""
+    return _CONTROL.search(text) is not None
 
 
 def no_command(line: str) -> str:

@@ -24,11 +24,19 @@ When an entry is used: only when its key equals the current one, which holds
 A side is stored only when its files' state after reading equals the state before, so a file
 being written during the run is not cached. Any entry that is missing, foreign, truncated, stale
 or unreadable is ignored and rebuilt; failing to write one only costs the next run a read.
+
+Why an entry can be trusted: the cache directory can be committed with a pull request, and an
+entry's name and key are computable from the repository. So each entry is tagged (HMAC-SHA256)
+with a per-user secret kept outside it (:func:`user_secret`), and the tag is checked before the body
+is decoded: a planted entry is one HMAC over its bytes, then ignored and rebuilt.
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import secrets
+import stat
 import sys
 import tempfile
 from functools import lru_cache
@@ -53,6 +61,64 @@ from ..core import (
 )
 
 CACHE_DIR = "rollout-parity"
+#: the per-user secret entries are tagged with, under ``$XDG_CACHE_HOME`` (else ``~/.cache``)
+SECRET_DIR = "pytest-rollout-parity"
+SECRET_FILE = "cache-key"
+SECRET_BYTES = 32
+
+
+def secret_path() -> Path:
+    """Where the per-user secret lives: the user's own cache directory, not the project's."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / SECRET_DIR / SECRET_FILE
+
+
+_PROCESS_SECRET = secrets.token_bytes(SECRET_BYTES)
+
+
+def _inside(path: Path, root: Path) -> bool:
+    real, top = os.path.realpath(path), os.path.realpath(root)
+    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
+
+
+def _own_secret(path: Path) -> Optional[bytes]:
+    """The secret at ``path`` when it is the user's own: a regular file (no link) of 32 bytes, owned
+    by this user and readable by nobody else (a file checked out of a repository is not: Git
+    writes files with the group and others' bits of the umask)."""
+    try:
+        data = read_capped(path, SECRET_BYTES, follow=False)
+        st = os.lstat(path)
+    except OSError:
+        return None
+    owner = getattr(os, "getuid", lambda: st.st_uid)()
+    if st.st_uid != owner or stat.S_IMODE(st.st_mode) & 0o077 or len(data) != SECRET_BYTES:
+        return None
+    return data
+
+
+def user_secret(project_roots: tuple[Path, ...] = ()) -> bytes:
+    """The secret every entry is tagged with: the per-user one (made on first use, mode 0600), or
+    one for this process only when there is none usable (entries then last one process).
+
+    A secret file inside one of ``project_roots`` (the rootdir, the cache directory: a home
+    directory that is the checkout) is never used, whatever its mode.
+    """
+    path = secret_path()
+    if any(_inside(path.parent, root) for root in project_roots):
+        return _PROCESS_SECRET
+    found = _own_secret(path)
+    if found is not None:
+        return found
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    except OSError as exc:
+        if exc.errno != errno.EEXIST:
+            return _PROCESS_SECRET
+    else:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(secrets.token_bytes(SECRET_BYTES))
+    return _own_secret(path) or _PROCESS_SECRET
 
 
 def file_state(role: str, path: Path) -> tuple[Any, ...]:
@@ -126,28 +192,28 @@ def entry_cap(key: tuple[Any, ...]) -> int:
     return ENTRY_FACTOR * sum(sizes) + ENTRY_SLACK
 
 
-def read_entry(path: Path, key: tuple[Any, ...]) -> Optional[LoadedSide]:
-    """The side stored under ``key`` at ``path``; None when absent or unusable.
+def read_entry(path: Path, key: tuple[Any, ...], secret: bytes) -> Optional[LoadedSide]:
+    """The side stored under ``key`` at ``path`` and tagged with ``secret``; None when absent or unusable.
 
     The cache directory can be planted (a results directory run as the rootdir holds its own
     `.pytest_cache`): an entry is read only when it is a regular file, not a link, no larger than
-    :func:`entry_cap` (a FIFO is never waited on, `/dev/zero` never read), and anything wrong with
-    its content, a body built to exhaust memory included, makes it ignored, never fatal.
+    :func:`entry_cap` (a FIFO is never waited on, `/dev/zero` never read), and its body is decoded
+    only once its tag holds for ``secret`` and ``key``.
     """
     try:
         data = read_capped(path, entry_cap(key), follow=False)
     except OSError:
         return None
     try:
-        return unframe_side(data, key)
-    except Exception:  # a forged body with a recomputed checksum: ignored, never fatal
+        return unframe_side(data, key, secret)
+    except Exception:  # an entry this secret tagged that no longer fits the code: rebuilt
         return None
 
 
-def write_entry(path: Path, key: tuple[Any, ...], side: LoadedSide) -> bool:
+def write_entry(path: Path, key: tuple[Any, ...], side: LoadedSide, secret: bytes) -> bool:
     """Store a side atomically (temp file, rename); False when it cannot be stored."""
     try:
-        data = frame_side(key, side)
+        data = frame_side(key, side, secret)
     except ValueError:
         return False
     try:
@@ -164,6 +230,12 @@ def write_entry(path: Path, key: tuple[Any, ...], side: LoadedSide) -> bool:
     return True
 
 
+def config_secret(config: pytest.Config, directory: Optional[Path]) -> bytes:
+    """The secret for this run's entries: never one kept under the rootdir or the cache directory."""
+    roots = (Path(config.rootpath),) + ((directory.parents[1],) if directory is not None else ())
+    return user_secret(roots)
+
+
 def cache_dir(config: pytest.Config) -> Optional[Path]:
     """The plugin's directory in pytest's cache; None without the cacheprovider plugin."""
     cache = getattr(config, "cache", None)
@@ -178,8 +250,10 @@ def cache_dir(config: pytest.Config) -> Optional[Path]:
 class SideStore:
     """Loads sides through the cache: each side from its entry when current, else read (and stored)."""
 
-    def __init__(self, directory: Optional[Path], progress: Optional[SideProgress] = None) -> None:
+    def __init__(self, directory: Optional[Path], secret: bytes, progress: Optional[SideProgress] = None) -> None:
         self.directory = directory
+        #: what entries are tagged with (the xdist hand-over gives it to the workers)
+        self.secret = secret
         self.progress = progress
         #: each side's entry path and key when it is in the cache now (the xdist hand-over reuses them)
         self.entries: list[tuple[Path, tuple[Any, ...]]] = []
@@ -189,7 +263,7 @@ class SideStore:
         states = [inputs_state(r) for r in requests]
         keys = [entry_key(r, s) for r, s in zip(requests, states)]
         paths = [entry_path(self.directory, r) if self.directory else None for r in requests]
-        found = [read_entry(p, k) if p is not None else None for p, k in zip(paths, keys)]
+        found = [read_entry(p, k, self.secret) if p is not None else None for p, k in zip(paths, keys)]
         missing = [i for i, side in enumerate(found) if side is None]
         if len(missing) == 2:
             found[0], found[1] = load_two(requests[0], requests[1], progress=self.progress)
@@ -203,6 +277,6 @@ class SideStore:
         for i in missing:
             path = paths[i]
             if path is not None and inputs_state(requests[i]) == states[i]:
-                stored[i] = write_entry(path, keys[i], sides[i])
+                stored[i] = write_entry(path, keys[i], sides[i], self.secret)
         self.entries = [(p, k) for p, k, ok in zip(paths, keys, stored) if p is not None and ok]
         return sides

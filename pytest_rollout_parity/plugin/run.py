@@ -33,6 +33,7 @@ from ..core import (
     compare_loaded,
     coverage,
     equivalence,
+    error_rates,
     flip_message,
     item_names,
     judge_flips,
@@ -112,13 +113,13 @@ class ParityRun:
     @property
     def gate_items(self) -> tuple[str, ...]:
         """The names of the gate-level items this run collects (judging the run, not one task), in order:
-        the aggregate in margin mode; the coverage item when the new side misses or masks more of the
-        old side's tasks than allowed; under --parity-strict, the copy item when both sides hold the
-        same rows."""
+        the aggregate in margin mode; the coverage item when the gate lost more evidence than its
+        budget allows (or compared nothing, or the new side errs clearly more); the copy item when
+        both sides hold the same rows (it passes under --parity-allow-copy)."""
         items = [AGGREGATE_NAME] if self.settings.margin is not None else []
         if not self.coverage.passed:
             items.append(COVERAGE_NAME)
-        if self.settings.strict and self.result.copies is not None:
+        if self.result.copies is not None:
             items.append(COPY_NAME)
         return tuple(items)
 
@@ -130,7 +131,8 @@ class ParityRun:
         unreported = None
         if inventory is not None:
             unreported = (inventory.counts["failed"] + inventory.counts["unknown"], inventory.counts["expected"])
-        return coverage(self.result, self.settings.max_missing, self.settings.max_masked, unreported)
+        return coverage(self.result, self.settings.max_missing, self.settings.max_masked, unreported,
+                        max_uncompared=self.settings.max_uncompared, error_rates=error_rates(self.result))
 
     def flip_message(self, index: int) -> str:
         """The failure message of the flip at ``index`` (reads its verifier log)."""
@@ -144,7 +146,8 @@ class ParityRun:
 
     def run_info(self, selected: Optional[int] = None, verdicts_changed: int = 0,
                  outcomes: Optional[dict[str, int]] = None,
-                 hook_verdicts: Optional[dict[str, HookVerdict]] = None, collect_only: bool = False) -> RunInfo:
+                 hook_verdicts: Optional[dict[str, HookVerdict]] = None, collect_only: bool = False,
+                 ran_tasks: Optional[frozenset[str]] = None) -> RunInfo:
         """What the run adds to the summary: files, selection, hook verdicts, outcomes."""
         return RunInfo(
             old_file=self.old.display,
@@ -163,9 +166,11 @@ class ParityRun:
             aggregate=self.aggregate,
             hook_verdicts=hook_verdicts or {},
             known_flips=self.known_flips.shown if self.known_flips is not None else None,
+            known_flips_sha256=self.known_flips.sha256 if self.known_flips is not None else None,
             notes=tuple(self.known_flips.notes(self.result.tasks)) if self.known_flips is not None else (),
             inventory=self.inventory or {},
             collect_only=collect_only,
+            ran_tasks=ran_tasks,
         )
 
 

@@ -18,13 +18,17 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ..core import (
     DEFAULT_MAX_MASKED,
     DEFAULT_MAX_MISSING,
+    DEFAULT_MAX_UNCOMPARED,
+    CompareInputError,
     Limit,
     ShardPatternError,
+    check_companions,
     coverage_places,
     expand,
     metrics_places,
     parse_limit,
     sidecar_places,
+    visible,
 )
 from .options import OPTION, Option, ini_value
 
@@ -70,8 +74,14 @@ class ParitySettings(BaseModel):
     #: the coverage item's limits on old tasks missing from / masked on the new side
     max_missing: Limit = parse_limit(DEFAULT_MAX_MISSING)
     max_masked: Limit = parse_limit(DEFAULT_MAX_MASKED)
+    #: the one budget of lost evidence: old-side tasks not compared for whatever reason
+    max_uncompared: Limit = parse_limit(DEFAULT_MAX_UNCOMPARED)
+    #: two sides that hold the same rows pass the copy item (a dry run of the CI wiring)
+    allow_copy: bool = False
+    #: print what to run next for the pair, run no item, exit 0
+    plan: bool = False
 
-    @field_validator("max_missing", "max_masked", mode="before")
+    @field_validator("max_missing", "max_masked", "max_uncompared", mode="before")
     @classmethod
     def _limit(cls, value: Any) -> Limit:
         if isinstance(value, Limit):
@@ -146,7 +156,8 @@ def _resolve(value: str, base: Path) -> Path:
 
 #: the settings given as they are (the others are paths, resolved against where they were given)
 _AS_GIVEN = ("key", "old_key", "new_key", "agent", "old_agent", "new_agent", "tail", "strict",
-             "margin", "alpha", "allow_same_file", "max_missing", "max_masked")
+             "margin", "alpha", "allow_same_file", "max_missing", "max_masked", "max_uncompared", "allow_copy",
+             "plan")
 #: the settings whose source each side's messages name
 _KEYS_AND_AGENTS = ("key", "old_key", "new_key", "agent", "old_agent", "new_agent")
 
@@ -216,6 +227,7 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
         message = error["msg"].removeprefix("Value error, ")
         raise pytest.UsageError(f"{where}: {message[:1].lower() + message[1:]}, got {value!r}") from None
     _check_same_file(settings, sources)
+    _check_companions(settings)
     json_flag, markdown_flag = OPTION["json_path"].flag, OPTION["markdown_path"].flag
     _check_target(settings.json_path, json_flag)
     _check_target(settings.markdown_path, markdown_flag)
@@ -227,7 +239,7 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
     for root in settings.logs_roots:
         if not root.is_dir():
             where = roots[1] if roots is not None else OPTION["logs_roots"].flag
-            raise pytest.UsageError(f"{where}: {root} is not a directory")
+            raise pytest.UsageError(visible(f"{where}: {root} is not a directory"))
     return settings
 
 
@@ -239,7 +251,7 @@ def _side_files(raw: dict[str, Any], side: str, value: str, base: Path, source: 
     try:
         files = expand(value, base)
     except ShardPatternError as exc:
-        raise pytest.UsageError(f"{source}: {exc}") from None
+        raise pytest.UsageError(visible(f"{source}: {exc}")) from None
     if from_ini:
         files = [(path, str(path)) for path, _ in files]
     raw[side] = files[0][0]
@@ -250,6 +262,19 @@ def _side_files(raw: dict[str, Any], side: str, value: str, base: Path, source: 
         raw[f"{side}_shards"] = tuple(files)
 
 
+def _check_companions(settings: ParitySettings) -> None:
+    """A sidecar, metrics or coverage file linked out of its side's directory stops the run before
+    anything is read (the core refuses it again when it reads, for the Python API)."""
+    for side in ("old", "new"):
+        shards = settings.old_shards if side == "old" else settings.new_shards
+        files = list(shards) or [(getattr(settings, side), getattr(settings, f"{side}_shown") or str(getattr(settings, side)))]
+        for path, shown in files:
+            try:
+                check_companions(path, shown)
+            except CompareInputError as exc:
+                raise pytest.UsageError(visible(str(exc))) from None
+
+
 def _check_same_file(settings: ParitySettings, sources: dict[str, str]) -> None:
     """Both sides naming one file (by any path, symlink or hard link) compares nothing: a usage error."""
     shared = settings.shared_file
@@ -258,7 +283,7 @@ def _check_same_file(settings: ParitySettings, sources: dict[str, str]) -> None:
         if settings.new_shards:
             shown = next((name for path, name in settings.new_shards if path == shared), str(shared))
         raise pytest.UsageError(
-            f"{sources['old']} and {sources['new']} name the same file ({shown}): "
+            f"{sources['old']} and {sources['new']} name the same file ({visible(shown)}): "
             "a file compared with itself shows nothing; give --parity-allow-same-file for a smoke test"
         )
 
@@ -294,7 +319,7 @@ def _check_not_an_input(target: Path, option: str, settings: ParitySettings) -> 
     for what, path in _inputs(settings):
         other_real, other_inode = _identity(path)
         if real == other_real or (inode is not None and inode == other_inode):
-            raise pytest.UsageError(f"{option}: {target} is {what}: an output never overwrites an input")
+            raise pytest.UsageError(visible(f"{option}: {target} is {what}: an output never overwrites an input"))
 
 
 def _check_target(target: Optional[Path], option: str) -> None:
@@ -307,20 +332,20 @@ def _check_target(target: Optional[Path], option: str) -> None:
     if target is None:
         return
     if target.is_dir():
-        raise pytest.UsageError(f"{option}: {target} is a directory, not a file")
+        raise pytest.UsageError(visible(f"{option}: {target} is a directory, not a file"))
     parent = target.parent
     if not parent.is_dir():
         # the nearest ancestor that exists says what is wrong: a file in the way, or a missing directory
         chain = [parent, *parent.parents]
         found = next(index for index, path in enumerate(chain) if path.exists() or index == len(chain) - 1)
         if chain[found].exists() and not chain[found].is_dir():
-            raise pytest.UsageError(f"{option}: cannot write {target}: {chain[found]} is a file, not a directory")
-        raise pytest.UsageError(f"{option}: cannot write {target}: directory {chain[max(found - 1, 0)]} does not exist")
+            raise pytest.UsageError(visible(f"{option}: cannot write {target}: {chain[found]} is a file, not a directory"))
+        raise pytest.UsageError(visible(f"{option}: cannot write {target}: directory {chain[max(found - 1, 0)]} does not exist"))
     try:
         fd, probe = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".probe", dir=parent)
     except OSError as exc:
-        raise pytest.UsageError(f"{option}: cannot write {target}: {exc.strerror or exc}") from None
+        raise pytest.UsageError(visible(f"{option}: cannot write {target}: {exc.strerror or exc}")) from None
     os.close(fd)
     os.unlink(probe)
     if target.exists() and not os.access(target, os.W_OK):
-        raise pytest.UsageError(f"{option}: cannot write {target}: permission denied")
+        raise pytest.UsageError(visible(f"{option}: cannot write {target}: permission denied"))

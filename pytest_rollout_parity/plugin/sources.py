@@ -13,7 +13,7 @@ import pytest
 
 from ..core import LoadedSide, Progress, SideRequest
 from .progress import LoadProgress
-from .rerun_cache import SideStore, cache_dir
+from .rerun_cache import SideStore, cache_dir, config_secret
 from .run import read_sides
 from .settings import ParitySettings
 
@@ -52,7 +52,8 @@ def gather_sides(
     ``progress`` shows the sides read in this process (not those taken from the cache); the one a
     reader child reads shows only its time, once it is in.
     """
-    store = SideStore(cache_dir(config), _Shown(progress) if progress is not None else None)
+    directory = cache_dir(config)
+    store = SideStore(directory, config_secret(config, directory), _Shown(progress) if progress is not None else None)
     asked: list[SideRequest] = []
     loaded: list[LoadedSide] = []
 
@@ -70,7 +71,7 @@ def gather_sides(
     if xdist_active(config) and distributing(config):
         from .xdist_share import ShareWithWorkers
 
-        share = ShareWithWorkers.prepare(asked, loaded, store.entries)
+        share = ShareWithWorkers.prepare(asked, loaded, store.entries, store.secret)
         if share is not None:
             config.pluginmanager.register(share, "rollout-parity-xdist-share")
     return sides

@@ -6,7 +6,8 @@ or a temporary file removed when the run ends when the cacheprovider is off), an
 entries' paths and keys, each with the side's request, into each worker's ``workerinput``. A worker
 whose own requests are those rebuilds the sides from the entries instead of reading the rollout
 files, so all processes judge the very same rows; a worker that cannot use an entry reads the
-files itself.
+files itself. The entries are checked as the rerun cache checks its own: each worker is handed the
+controller's secret with them, and decodes an entry only once its tag holds for that secret.
 """
 
 from __future__ import annotations
@@ -22,36 +23,41 @@ from ..core import LoadedSide, SideRequest
 from .rerun_cache import read_entry, write_entry
 
 WORKERINPUT_KEY = "rollout_parity_sides"
+SECRET_KEY = "rollout_parity_secret"
 
 
 class ShareWithWorkers:
     """The controller's side: one entry per side, named in each worker's ``workerinput``."""
 
-    def __init__(self, entries: list[tuple[str, Any, tuple[Any, ...]]], temp_dir: Optional[str]) -> None:
+    def __init__(self, entries: list[tuple[str, Any, tuple[Any, ...]]], secret: bytes, temp_dir: Optional[str]) -> None:
         self.entries = entries
+        self.secret = secret
         self.temp_dir = temp_dir
 
     @classmethod
     def prepare(
-        cls, requests: list[SideRequest], sides: list[LoadedSide], cached: list[tuple[Path, Any]]
+        cls, requests: list[SideRequest], sides: list[LoadedSide], cached: list[tuple[Path, Any]], secret: bytes
     ) -> Optional[ShareWithWorkers]:
-        """Reuse the cache entries just read or written; else write temporary ones (None: cannot)."""
+        """Reuse the cache entries just read or written (tagged with ``secret``); else write temporary
+        ones (None: cannot)."""
         if len(cached) == len(sides):
-            return cls([(str(path), key, request.plain()) for (path, key), request in zip(cached, requests)], None)
+            entries = [(str(path), key, request.plain()) for (path, key), request in zip(cached, requests)]
+            return cls(entries, secret, None)
         temp_dir = tempfile.mkdtemp(prefix="rollout-parity-")
         entries = []
         for index, (request, side) in enumerate(zip(requests, sides)):
             path, key = Path(temp_dir) / f"side-{index}.bin", ("xdist", index)
-            if not write_entry(path, key, side):
+            if not write_entry(path, key, side, secret):
                 shutil.rmtree(temp_dir, ignore_errors=True)
                 return None
             entries.append((str(path), key, request.plain()))
-        return cls(entries, temp_dir)
+        return cls(entries, secret, temp_dir)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
         """Tell each worker where the sides are."""
         node.workerinput[WORKERINPUT_KEY] = self.entries
+        node.workerinput[SECRET_KEY] = self.secret.hex()
 
     @pytest.hookimpl
     def pytest_unconfigure(self, config: pytest.Config) -> None:
@@ -67,13 +73,17 @@ def shared_sides(config: pytest.Config, requests: list[SideRequest]) -> Optional
     if not isinstance(workerinput, dict) or WORKERINPUT_KEY not in workerinput:
         return None
     entries = workerinput[WORKERINPUT_KEY]
+    try:
+        secret = bytes.fromhex(workerinput[SECRET_KEY])
+    except (KeyError, TypeError, ValueError):
+        return None
     if len(entries) != len(requests):
         return None
     sides = []
     for (path, key, plain), request in zip(entries, requests):
         if SideRequest.from_plain(_as_tuple(plain)) != request:
             return None
-        side = read_entry(Path(path), _as_tuple(key))
+        side = read_entry(Path(path), _as_tuple(key), secret)
         if side is None:
             return None
         sides.append(side)

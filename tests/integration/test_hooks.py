@@ -142,11 +142,17 @@ def test_every_changed_verdict_is_auditable(gate: Gate, workers: list[str]) -> N
         "- <code>fix-git</code> (identical): failed: fix-git&#58; blocked by policy",
         "- <code>regex-log</code> (flipped): passed: reviewed in &#35;123&#58; flaky upstream test",
     ]
-    tasks = {t["task"]: t["hook_verdict"] for t in json.loads((gate.path / "s.json").read_text())["tasks"]}
+    summary = json.loads((gate.path / "s.json").read_text())
+    accepted = sum(1 for t in summary["tasks"] if t["outcome"] == "accepted")
+    assert accepted == 2  # regex-log passed and cancel-async-tasks xfailed by a hook; fix-git made to fail is not
+    assert summary["accepted_flips"] == [{"source": "hook", "count": 2, "path": None, "sha256": None}]
+    assert any(line.endswith("; 2 verdicts accepted by pytest_parity_verdict hooks") for line in lines
+               if line.startswith("parity: "))
+    tasks = {t["task"]: t["hook_verdict"] for t in summary["tasks"]}
     assert tasks == {
-        "regex-log": {"outcome": "passed", "reason": "reviewed in #123: flaky upstream test"},
-        "cancel-async-tasks": {"outcome": "xfail", "reason": "known: new side wins, tracked in #7"},
-        "fix-git": {"outcome": "failed", "reason": "fix-git: blocked by policy"},
+        "regex-log": {"outcome": "passed", "reason": "reviewed in #123: flaky upstream test", "source": "hook"},
+        "cancel-async-tasks": {"outcome": "xfail", "reason": "known: new side wins, tracked in #7", "source": "hook"},
+        "fix-git": {"outcome": "failed", "reason": "fix-git: blocked by policy", "source": "hook"},
         "build-cython-ext": None, "git-multibranch": None, "new-only": None, "old-only": None,
     }
     properties = junit_properties(junit_cases(gate.path / "j.xml")["regex-log"])

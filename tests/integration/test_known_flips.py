@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import html
 import json
 
 import pytest
@@ -39,7 +41,7 @@ def test_listed_flip_passes_with_its_reason_everywhere(gate: Gate) -> None:
     summary = json.loads((gate.path / "s.json").read_text())
     tasks = {t["task"]: t for t in summary["tasks"]}
     assert tasks["regex-log"]["category"] == "flipped"  # the category stays what the data says
-    assert tasks["regex-log"]["hook_verdict"] == {"outcome": "passed", "reason": reason}
+    assert tasks["regex-log"]["hook_verdict"] == {"outcome": "passed", "reason": reason, "source": "known_flips"}
     assert tasks["cancel-async-tasks"]["hook_verdict"] is None
     assert summary["run"]["known_flips"] == "known_flips.txt"
     assert summary["run"]["verdicts_changed_by_hook"] == 1
@@ -162,3 +164,38 @@ def test_a_hook_is_named_as_the_hook_whatever_its_reason_says(gate: Gate) -> Non
     assert ran(result)[f"{NEW}::regex-log"] == "PASSED"
     result.stdout.fnmatch_lines(
         ["*regex-log (flipped) passed by a pytest_parity_verdict hook: known flip (my own words): reviewed"])
+
+
+@pytest.mark.parametrize("given", ["option", "ini"])
+def test_a_list_that_decided_is_named_with_its_digest_in_every_verdict(
+    gate: Gate, monkeypatch: pytest.MonkeyPatch, given: str
+) -> None:
+    """A pull request can edit the list its own ini file names: every verdict line says that a list
+    accepted flips, and which list (its path and SHA-256), so a reviewer sees what decided."""
+    args = gate.mixed()
+    listed = gate.write("known_flips.txt", KNOWN)
+    digest = hashlib.sha256(listed.read_bytes()).hexdigest()
+    step = gate.path / "step.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step))
+    if given == "ini":
+        gate.pytester.makeini("[pytest]\nparity_known_flips = known_flips.txt\n")
+        shown = str(gate.path / "known_flips.txt")
+    else:
+        args = [*args, "--parity-known-flips=known_flips.txt"]
+        shown = "known_flips.txt"
+    result = gate.run(*args, "--parity-json=s.json", "--parity-markdown=s.md")
+    words = f"1 flip accepted by {shown} (sha256 {digest[:12]}…)"
+    verdicts = [line for line in result.outlines if line.startswith("parity: ")]
+    assert verdicts and all(line.endswith(f"; {words}") for line in verdicts), verdicts
+    summary = json.loads((gate.path / "s.json").read_text())
+    assert summary["accepted_flips"] == [{"source": "known_flips", "count": 1, "path": shown, "sha256": digest}]
+    for markdown in ((gate.path / "s.md").read_text(), step.read_text()):
+        line = next(line for line in markdown.splitlines() if line.startswith("**rollout parity:"))
+        assert f"; {words}" in html.unescape(line.replace("<code>", "").replace("</code>", "")), line
+        assert "<code>known&#95;flips&#46;txt</code>" in line or given == "ini"  # the path escaped as a label is
+
+
+def test_a_run_no_list_decided_names_none(gate: Gate) -> None:
+    result = gate.run(*gate.mixed(), "--parity-json=s.json")
+    assert not any("accepted by" in line for line in result.outlines)
+    assert json.loads((gate.path / "s.json").read_text())["accepted_flips"] == []

@@ -15,6 +15,7 @@ import pytest
 
 from pytest_rollout_parity.core.reading import snapshot
 from pytest_rollout_parity.core.reading.side_request import SideRequest
+from pytest_rollout_parity.plugin.rerun_cache import user_secret
 
 from .conftest import Gate, failure_record, harbor_row, legacy_row, section
 from .test_selection import ran
@@ -114,6 +115,7 @@ def test_an_option_that_changes_loading_is_a_new_entry(gate: Gate, reads: list[s
 def test_a_damaged_entry_is_rebuilt_never_trusted(gate: Gate, reads: list[str], damage: str) -> None:
     args = gate.mixed()
     first = gate.run(*args, "-rA", "-vv")
+    secret = user_secret((gate.path,))  # what the in-process run tagged its entries with
     for entry in entries(gate):
         data = entry.read_bytes()
         if damage == "truncated":
@@ -124,10 +126,10 @@ def test_a_damaged_entry_is_rebuilt_never_trusted(gate: Gate, reads: list[str], 
             entry.write_bytes(b"")
         elif damage == "stale":
             side = SideRequest(str(gate.path / NEW)).load()
-            entry.write_bytes(snapshot.frame_side(("an older key",), side))
+            entry.write_bytes(snapshot.frame_side(("an older key",), side, secret))
         else:  # a valid entry of other files, under this entry's name
             other = gate.write("other.jsonl", [harbor_row("zzz", 0.0)])
-            entry.write_bytes(snapshot.frame_side(("key",), SideRequest(str(other)).load()))
+            entry.write_bytes(snapshot.frame_side(("key",), SideRequest(str(other)).load(), secret))
     reads.clear()
     again = gate.run(*args, "-rA", "-vv")
     assert ran(again) == ran(first) and section(again) == section(first)
@@ -168,6 +170,7 @@ def test_the_cache_is_never_beside_the_inputs(gate: Gate) -> None:
 NO_READING_IN_WORKERS = """
 import pytest
 from pytest_rollout_parity.core.reading.side_request import SideRequest
+from pytest_rollout_parity.plugin.rerun_cache import user_secret
 
 
 @pytest.hookimpl(tryfirst=True)

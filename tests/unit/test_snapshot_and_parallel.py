@@ -21,6 +21,8 @@ from pytest_rollout_parity.core.reading.loading import LoadedSide
 from pytest_rollout_parity.core.reading.parallel import load_two
 from pytest_rollout_parity.core.reading.side_request import SideRequest
 
+SECRET = bytes(range(32))
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
@@ -59,7 +61,7 @@ def test_snapshot_round_trip(pair: str, real_pair: tuple[Path, Path]) -> None:
     for path in paths:
         side = SideRequest(str(path), display="shown.jsonl").load()
         key = ("k", 1)
-        again = snapshot.unframe_side(snapshot.frame_side(key, side), key)
+        again = snapshot.unframe_side(snapshot.frame_side(key, side, SECRET), key, SECRET)
         assert again is not None
         assert described(again) == described(side)
         assert len(side.facts) > 0
@@ -77,26 +79,27 @@ def test_row_facts_are_rebuilt_from_their_fields_in_constructor_order() -> None:
 
 def test_unframe_rejects_what_it_did_not_write(real_pair: tuple[Path, Path]) -> None:
     side = SideRequest(str(real_pair[1])).load()
-    data = snapshot.frame_side(("k",), side)
-    assert snapshot.unframe_side(data, ("k",)) is not None
-    assert snapshot.unframe_side(data, ("other",)) is None  # stale: another key
-    assert snapshot.unframe_side(data[:-1], ("k",)) is None  # truncated
-    assert snapshot.unframe_side(data[: len(snapshot.MAGIC) + 10], ("k",)) is None
-    assert snapshot.unframe_side(b"", ("k",)) is None
-    assert snapshot.unframe_side(b"\x00" * len(data), ("k",)) is None  # foreign
+    data = snapshot.frame_side(("k",), side, SECRET)
+    assert snapshot.unframe_side(data, ("k",), SECRET) is not None
+    assert snapshot.unframe_side(data, ("other",), SECRET) is None  # stale: another key
+    assert snapshot.unframe_side(data[:-1], ("k",), SECRET) is None  # truncated
+    assert snapshot.unframe_side(data[: len(snapshot.MAGIC) + 10], ("k",), SECRET) is None
+    assert snapshot.unframe_side(b"", ("k",), SECRET) is None
+    assert snapshot.unframe_side(b"\x00" * len(data), ("k",), SECRET) is None  # foreign
     flipped = bytearray(data)
     flipped[-5] ^= 0xFF
-    assert snapshot.unframe_side(bytes(flipped), ("k",)) is None  # the checksum no longer holds
+    assert snapshot.unframe_side(bytes(flipped), ("k",), SECRET) is None  # the checksum no longer holds
     newer = bytearray(data)
     newer[len(snapshot.MAGIC) + 1] += 1
-    assert snapshot.unframe_side(bytes(newer), ("k",)) is None  # another format version
+    assert snapshot.unframe_side(bytes(newer), ("k",), SECRET) is None  # another format version
+    assert snapshot.unframe_side(data, ("k",), bytes(32)) is None  # tagged with another secret
 
 
 def test_a_row_kept_in_memory_is_not_snapshotted(real_pair: tuple[Path, Path]) -> None:
     side = SideRequest(str(real_pair[0])).load()
     side.facts[0].row = {"reward": 1.0}
     with pytest.raises(ValueError):
-        snapshot.frame_side(("k",), side)
+        snapshot.frame_side(("k",), side, SECRET)
 
 
 @pytest.mark.parametrize("pair", ["examples", "real"])

@@ -18,12 +18,14 @@ from typing import Optional
 
 from ..model import RowFacts, RowOrigin
 from ..reading.companions import SmallFileError, read_small
-from ..reading.files import companion, plain_name
+from ..reading.files import LEADS_OUT, companion, leads_out, plain_name
 
 #: the counts, in the order the summary shows them
 FIELDS = ("expected", "successful", "measured", "masked", "unscored", "failed", "intentionally_omitted", "unknown")
 #: an inventory is a handful of numbers; anything larger is not one
 MAX_BYTES = 64 * 1024
+#: the largest count taken: far above any run's rollouts, small enough for every sum and ratio shown
+MAX_COUNT = 10**12
 
 
 def _coverage_name(path: Path) -> Path:
@@ -89,12 +91,16 @@ def gate_measured(facts: Sequence[RowFacts]) -> int:
 def read_inventory(paths: Sequence[Path], displays: Sequence[str], facts: Sequence[RowFacts],
                   side: str) -> Optional[InventoryRead]:
     """The side's coverage summed over its files (None when none of them has a coverage file)."""
-    found = [(coverage_path(p), str(_coverage_name(Path(d)))) for p, d in zip(paths, displays)]
-    found = [(path, shown) for path, shown in found if path.exists() or path.is_symlink()]
+    places = [((coverage_path(p), str(_coverage_name(Path(d)))), p) for p, d in zip(paths, displays)]
+    places = [(place, main) for place, main in places if place[0].exists() or place[0].is_symlink()]
+    found = [place for place, _ in places]
+    mains = [main for _, main in places]
     if not found:
         return None
     totals = dict.fromkeys(FIELDS, 0)
-    for path, shown in found:
+    for (path, shown), main in zip(found, mains):
+        if leads_out(path, main):
+            return InventoryRead(None, f"{side} side: {shown} ignored: {LEADS_OUT}")
         try:
             counts = _counts(read_small(path, MAX_BYTES))
         except (SmallFileError, ValueError) as exc:
@@ -107,7 +113,7 @@ def read_inventory(paths: Sequence[Path], displays: Sequence[str], facts: Sequen
 def _counts(data: bytes) -> dict[str, int]:
     try:
         value = json.loads(data)
-    except (ValueError, RecursionError) as exc:
+    except (ValueError, RecursionError) as exc:  # an int of over 4300 digits is a ValueError too
         raise ValueError(f"not JSON ({str(exc).splitlines()[0]})") from None
     if not isinstance(value, dict):
         raise ValueError("expected a JSON object of counts")
@@ -115,10 +121,19 @@ def _counts(data: bytes) -> dict[str, int]:
     for name in FIELDS:
         count = value.get(name)
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-            raise ValueError(f"`{name}` is not a count (got {json.dumps(count)[:40]})")
+            raise ValueError(f"`{name}` is not a count (got {_shown(count)})")
+        if count > MAX_COUNT:
+            raise ValueError(f"`{name}` is out of range (got {_shown(count)}, at most {MAX_COUNT})")
         counts[name] = count
     parts = counts["measured"] + counts["masked"] + counts["unscored"] + counts["failed"]
     parts += counts["intentionally_omitted"] + counts["unknown"]
     if counts["expected"] != parts:
         raise ValueError(f"`expected` ({counts['expected']}) is not the sum of its parts ({parts})")
     return counts
+
+
+def _shown(value: object) -> str:
+    """A value as a note quotes it: a huge number by its size, anything else clipped."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_COUNT:
+        return f"a number of {len(str(abs(value)))} digits"
+    return json.dumps(value)[:40]

@@ -12,6 +12,7 @@ every malformed line named.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -45,6 +46,8 @@ class KnownFlips:
 
     shown: str
     entries: Mapping[str, KnownFlip]
+    #: the SHA-256 (hex) of the file's bytes as read: a report names which list decided
+    sha256: str = ""
 
     def verdict(self, comparison: TaskComparison) -> Optional[Verdict]:
         """Passed with the file's reason for a listed task that flipped; None otherwise."""
@@ -74,7 +77,8 @@ def _named(entries: Sequence[KnownFlip], show: Callable[[KnownFlip], str]) -> st
 
 def read_known_flips(path: Path, shown: str) -> KnownFlips:
     """The entries of ``path``; a CompareInputError names the file (and line) of anything unusable."""
-    text = _read_text(path, shown)
+    data = _read_bytes(path, shown)
+    text = _decoded(data, shown)
     entries: dict[str, KnownFlip] = {}
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
@@ -92,14 +96,17 @@ def read_known_flips(path: Path, shown: str) -> KnownFlips:
                 shown, f"task {_clip(task)!r} is listed twice (first on line {entries[task].line})", number
             )
         entries[task] = KnownFlip(task, match["reason"], number)
-    return KnownFlips(shown, entries)
+    return KnownFlips(shown, entries, hashlib.sha256(data).hexdigest())
 
 
-def _read_text(path: Path, shown: str) -> str:
+def _read_bytes(path: Path, shown: str) -> bytes:
     try:
-        data = read_small(path, MAX_BYTES)
+        return read_small(path, MAX_BYTES)
     except SmallFileError as exc:
         raise CompareInputError(shown, f"{exc} (a list of known flips is a small text file)") from None
+
+
+def _decoded(data: bytes, shown: str) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

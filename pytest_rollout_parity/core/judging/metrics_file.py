@@ -21,12 +21,14 @@ from typing import Any, Optional
 from ..model import RowFacts, RowOrigin
 from ..reading.agents import NO_AGENT
 from ..reading.bounded import read_capped
-from ..reading.files import companion
+from ..reading.files import LEADS_OUT, companion, leads_out
 
 TOLERANCE = 1e-6
 #: a metrics file holds one small entry per agent; a larger one is ignored unread
 METRICS_CAP = 8 << 20
 MEAN_FIELD = "mean/reward"
+#: the largest recorded mean taken as a number (an integer beyond it would not convert to a float)
+MAX_MEAN = 10**15
 
 
 def _metrics_name(path: Path) -> Path:
@@ -102,6 +104,8 @@ def _recorded(entry: dict[str, Any]) -> float:
         metrics = entry.get(section)
         value = metrics.get(MEAN_FIELD) if isinstance(metrics, dict) else None
         if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if isinstance(value, int) and abs(value) > MAX_MEAN:
+                raise ValueError(f"its {MEAN_FIELD} is out of range (a number of {len(str(abs(value)))} digits)")
             return float(value)
     raise ValueError(f"its entry has no numeric {MEAN_FIELD}")
 
@@ -123,6 +127,8 @@ def check_side(
         return None
     shown = str(_metrics_name(Path(display)))
     mean, rows = computed_mean(facts)
+    if leads_out(metrics, path):
+        return AggregateCheck(shown, agent, None, mean, rows, f"{side} side: {shown} ignored: {LEADS_OUT}")
     try:
         recorded = _recorded(_pick(_entries(json.loads(read_capped(metrics, METRICS_CAP))), agent))
     except (OSError, ValueError, RecursionError) as exc:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import BinaryIO, Optional
@@ -115,6 +115,37 @@ def companion(path: Path, name_for: Callable[[Path], Path]) -> Path:
         return given
     target = name_for(Path(os.path.realpath(path)))
     return target if target.exists() else given
+
+
+#: why a file found beside a side is refused
+LEADS_OUT = "a link leading out of its side's directory: files the gate finds beside a side must resolve there"
+
+
+def inside(path: str | os.PathLike[str], directory: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` resolves to ``directory`` or below it (both resolved)."""
+    real, home = os.path.realpath(path), os.path.realpath(directory)
+    return real == home or real.startswith(home.rstrip(os.sep) + os.sep)
+
+
+def homes(main: Path, roots: Sequence[Path] = ()) -> list[Path]:
+    """Where a file found beside ``main`` may resolve: the directory of the path as given, that of
+    the file it resolves to, and each of ``roots``."""
+    return [main.parent, Path(os.path.realpath(main)).parent, *roots]
+
+
+def leads_out(found: Path, main: Path, roots: Sequence[Path] = ()) -> bool:
+    """Whether ``found`` (a file beside ``main``) is there and resolves outside :func:`homes` of ``main``."""
+    if not (found.exists() or found.is_symlink()):
+        return False
+    return not any(inside(found, home) for home in homes(main, roots))
+
+
+def check_home(found: Path, main: Path, shown: str, roots: Sequence[Path] = ()) -> None:
+    """A companion the gate found by itself (a sidecar, a coverage or metrics file) stays home: when
+    it exists, it resolves inside :func:`homes` of ``main``; a link leading elsewhere is an input
+    error naming the link (``shown``), raised before the file is opened."""
+    if leads_out(found, main, roots):
+        raise CompareInputError(shown, f"{LEADS_OUT} (copy the file in, or name the side by the link's target)")
 
 
 def plain_name(name: str) -> str:

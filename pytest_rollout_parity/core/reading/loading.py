@@ -23,7 +23,7 @@ from ..model import RowFacts, RowOrigin
 from .agents import AgentFilter, agent_of
 from .attempts import Attempts, Execution, attempt_of, index_pair, logical_key
 from .fields import ATTEMPT_INDEX
-from .files import RowAt, check_first_line, companion, decompressed, main_file_of, open_regular, plain_name
+from .files import RowAt, check_first_line, check_home, companion, decompressed, main_file_of, open_regular, plain_name
 from .row_facts import fold_failure_record
 from .side_builder import PendingRow, RowSource, SideBuilder, is_failure_record
 from .skeleton import DecodeError as SKELETON_ERRORS
@@ -116,6 +116,11 @@ def parse_line(raw: bytes, place: Place, *, last_without_newline: bool = False) 
         raise place.error(f"invalid JSON: {message} (column {exc.colno})") from None
 
 
+#: The longest line read, the same for a plain file and a compressed one (counted after
+#: decompression, where a small file can hold a huge line): rows run to tens of kilobytes.
+MAX_LINE = 64 << 20
+
+
 def iter_objects(
     path: Path, display: str, decode: Optional[Decoder] = None, progress: Optional[Progress] = None
 ) -> Iterator[tuple[int, int, dict[str, Any]]]:
@@ -150,7 +155,12 @@ def _objects(
     next_report = PROGRESS_STEP
     first = True
     try:
-        for raw in handle:
+        while raw := handle.readline(MAX_LINE + 1):
+            if len(raw) > MAX_LINE:
+                raise CompareInputError(
+                    display, f"a line longer than {MAX_LINE >> 20} MiB (counted decompressed): no rollout row is "
+                    "that large; a damaged file, or one built to exhaust memory?", line_no + 1,
+                )
             line_no += 1
             start = offset
             offset += len(raw)
@@ -310,9 +320,13 @@ def standing_failures(records: list[tuple[Optional[tuple[Any, Any]], T]], scored
     ]
 
 
-def _existing_sidecar(main: Path) -> Optional[Path]:
+def _existing_sidecar(main: Path, display: str) -> Optional[Path]:
+    """The side's sidecar when there is one; one linked out of the side's directory is an input error."""
     sidecar = sidecar_path(main)
-    return sidecar if sidecar != main and sidecar.exists() else None
+    if sidecar == main:
+        return None
+    check_home(sidecar, main, sidecar_display(display, main))
+    return sidecar if sidecar.exists() else None
 
 
 def _sidecar_pairs(sidecar: Optional[Path], shown: str) -> Optional[frozenset[tuple[Any, Any]]]:
@@ -392,7 +406,7 @@ def read_side(
     decode = None if keep else FirstRowInFull(builder.key)
     if decode is not None and builder.rows and builder.vote.inferred is not None:
         decode.ready(builder.vote.inferred)  # a later shard: the first one's row showed them
-    sidecar, shown = _existing_sidecar(path), sidecar_display(display, path)
+    sidecar, shown = _existing_sidecar(path, display), sidecar_display(display, path)
     scored: set[tuple[Any, Any]] = set()  # (task, rollout) pairs of the sidecar's records scored here
     wanted = _sidecar_pairs(sidecar, shown)  # None: every pair (the sidecar's are not known)
     attempts = Attempts(wanted)

@@ -7,15 +7,27 @@ that are no rollouts (a shard's sidecar, its inputs, its attempt log, any `.json
 each shard's own sidecar is read with it. A value naming a file that exists is that file, as
 given, so a name holding `,`, `*` or `[` still works. The rules are in docs/semantics.md,
 "Sharded sides".
+
+The files a glob finds were not named by the user, so they are held to more than a typed path
+(docs/untrusted-input.md): the walk never enters a symlinked directory (a `**` over `a -> .`
+ends), each match is a regular file resolving inside the pattern's own directory (its part before
+the first glob character), its name holds no control or invisible character, and a pattern
+matching more than :data:`MAX_MATCHES` files is refused as it reaches that many.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import glob
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
-from .files import plain_name
+from ..escaping import has_invisible, visible
+from .files import inside, plain_name
+
+#: the most files one pattern may match: a large sharded run has hundreds to a few thousand shards
+MAX_MATCHES = 10_000
 
 #: Artifacts of a run that are never rollouts, whatever a glob matches (a compression suffix aside).
 NOT_SHARDS = (
@@ -63,10 +75,10 @@ def expand(value: str, base: Path) -> list[tuple[Path, str]]:
                 raise ShardPatternError(f"{part!r} is no rollouts file (a shard's sidecar is read with its shard)")
             found.setdefault(os.path.normpath(resolved), (resolved, part))
             continue
-        matches = _matches(part, base)
+        matches, skipped = _matches(part, base)
         if not matches:
-            skipped = _matches(part, base, artifacts=True)
-            why = f" (only files that are no rollouts: {', '.join(sorted(skipped)[:3])})" if skipped else ""
+            why = f" (only files that are no rollouts: {', '.join(visible(n) for n in sorted(skipped)[:3])})" \
+                if skipped else ""
             raise ShardPatternError(f"{part!r} matches no rollouts file{why}")
         for shown in matches:
             path = _resolve(shown, base)
@@ -81,14 +93,89 @@ def _resolve(value: str, base: Path) -> Path:
     return path if path.is_absolute() else base / path
 
 
-def _matches(part: str, base: Path, *, artifacts: bool = False) -> list[str]:
-    """The regular files ``part`` matches, in the form it was given (relative to ``base`` or not)."""
+def _home(pattern: str) -> tuple[str, list[str]]:
+    """The pattern's directory as given (its segments before the first glob character; "" for the
+    base) and the segments from there on."""
+    parts = pattern.split(os.sep)
+    for index, part in enumerate(parts):
+        if glob.has_magic(part):
+            prefix = os.sep.join(parts[:index])
+            # `**/**` is one `**`: each more would multiply the ways a path splits between them
+            rest: list[str] = []
+            for segment in parts[index:]:
+                if not (segment == "**" and rest[-1:] == ["**"]):
+                    rest.append(segment)
+            return (prefix or os.sep if pattern.startswith(os.sep) else prefix), rest
+    return os.path.dirname(pattern), [os.path.basename(pattern)]
+
+
+def _walk(directory: str, shown: str, segments: list[str]) -> Iterator[str]:
+    """Each entry below ``directory`` matching ``segments`` (as ``shown`` joined with its names),
+    without ever entering a symlinked directory; names starting with `.` only for a pattern that does."""
+    segment, rest = segments[0], segments[1:]
+    if segment == "**":
+        yield from _walk(directory, shown, rest or ["*"])
+        for entry in _entries(directory):
+            if entry.is_dir(follow_symlinks=False) and not entry.name.startswith("."):
+                yield from _walk(entry.path, os.path.join(shown, entry.name), segments)
+        return
+    if not glob.has_magic(segment):
+        path = os.path.join(directory, segment)
+        if not rest:
+            if os.path.lexists(path):
+                yield os.path.join(shown, segment)
+        elif os.path.isdir(path) and not os.path.islink(path):
+            yield from _walk(path, os.path.join(shown, segment), rest)
+        return
+    for entry in _entries(directory):
+        if entry.name.startswith(".") and not segment.startswith("."):
+            continue
+        if not fnmatch.fnmatchcase(entry.name, segment):
+            continue
+        if not rest:
+            yield os.path.join(shown, entry.name)
+        elif entry.is_dir(follow_symlinks=False):
+            yield from _walk(entry.path, os.path.join(shown, entry.name), rest)
+
+
+def _entries(directory: str) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(directory) as entries:
+            return sorted(entries, key=lambda entry: entry.name)
+    except OSError:
+        return []
+
+
+def _matches(part: str, base: Path) -> tuple[list[str], list[str]]:
+    """The rollouts files ``part`` matches and the other files it matches, in the form it was given
+    (relative to ``base`` or not); raises :class:`ShardPatternError` for a match that may not be read."""
     pattern = os.path.expanduser(part)
-    if os.path.isabs(pattern):
-        names = glob.glob(pattern, recursive=True)
-    else:
-        names = glob.glob(pattern, root_dir=base, recursive=True)
-    return [
-        name for name in names
-        if os.path.isfile(_resolve(name, base)) and is_artifact(os.path.basename(name)) == artifacts
-    ]
+    prefix, segments = _home(pattern)
+    home = _resolve(prefix, base) if prefix else base
+    rollouts: list[str] = []
+    others: list[str] = []
+    count = 0
+    for shown in _walk(str(home), prefix, segments):
+        path = _resolve(shown, base)
+        if not os.path.isfile(path):
+            continue
+        count += 1
+        if count > MAX_MATCHES:
+            raise ShardPatternError(
+                f"{part!r} matches more than {MAX_MATCHES} files: name the shards by a narrower pattern"
+            )
+        if is_artifact(os.path.basename(shown)):
+            others.append(shown)
+            continue
+        if has_invisible(shown[len(prefix):]):  # the name matched, not the directory the user typed
+            raise ShardPatternError(
+                f"{part!r} matches {shown!r}, a name holding a control or invisible character: "
+                "rename the file (a name is shown in every report)"
+            )
+        if not inside(path, home):
+            raise ShardPatternError(
+                f"{part!r} matches {shown!r}, a link leading out of {prefix or str(base)!r}: "
+                "files a pattern finds must resolve inside its directory (name a linked file by its own path)"
+            )
+        rollouts.append(shown)
+    return rollouts, others

@@ -3,17 +3,20 @@ reader child's stream (:mod:`.child_stream`) sends each row's facts in the same 
 
 The bytes are ``marshal`` of plain tuples, lists, strings and numbers, framed as::
 
-    MAGIC | format version (2 bytes) | SHA-256 of the body (32 bytes) | body = marshal((key, side))
+    MAGIC | format version (2 bytes) | tag (32 bytes) | body = marshal(side)
+    tag = HMAC-SHA256(secret, len(key) | key | body), key = repr of the entry's key
 
-``marshal`` rather than ``pickle``: loading marshal data builds only built-in values (it has no
-way to name a class or call a function), so a planted or corrupted cache file cannot run code; it
-is also the fastest serializer in the standard library for this shape (tens of thousands of small
-tuples). It is not stable across Python versions, so the Python version is part of :func:`schema`.
+``marshal`` is the fastest serializer in the standard library for this shape (tens of thousands of
+small tuples), and builds only built-in values; but it is no parser for hostile bytes: a crafted
+body crashes the interpreter or allocates without bound. So nothing is decoded before its tag
+holds: the tag is keyed with a secret the caller keeps outside anything a pull request can write
+(the plugin's per-user key, or one its xdist workers are handed), and covers the entry's key, so
+an entry of other inputs or options fails the same check. A planted, truncated, edited or stale
+entry costs one HMAC over its bytes, linear in its size, and is never given to ``marshal``.
+marshal is not stable across Python versions, so the Python version is part of :func:`snapshot_schema`.
 
-:func:`unframe` returns None for anything that is not exactly what :func:`frame` wrote for the
-same ``key``: another magic or version (a foreign or older file), a body whose checksum differs
-(truncated, torn or edited), a body marshal rejects, or another key (stale: the inputs or the
-options changed). Callers then read the inputs again; an entry is never trusted on its length alone.
+:func:`unframe_side` returns None for anything that is not exactly what :func:`frame_side` wrote
+for the same ``key`` and ``secret``. Callers then read the inputs again.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from ..model import RowFacts, RowOrigin
 from .loading import LoadedSide
 
 MAGIC = b"rollout-parity side\n"
-VERSION = 1
+VERSION = 2
 _HEADER = len(MAGIC) + 2 + 32
 
 
@@ -112,31 +115,42 @@ def from_plain(plain: tuple[Any, ...]) -> LoadedSide:
     return LoadedSide(**values)
 
 
-def _sha256(body: bytes | memoryview) -> bytes:
+#: the shortest secret an entry is tagged with (HMAC-SHA256's own block of output)
+SECRET_BYTES = 32
+
+
+def _tag(secret: bytes, key: Any, body: bytes | memoryview) -> bytes:
     import hashlib  # here: it loads OpenSSL, which the reader child does not need
+    import hmac
 
-    return hashlib.sha256(body).digest()
+    if len(secret) < SECRET_BYTES:
+        raise ValueError("a cache secret is at least 32 bytes")
+    named = repr(key).encode("utf-8", "surrogatepass")
+    mac = hmac.new(secret, len(named).to_bytes(8, "big") + named, hashlib.sha256)
+    mac.update(body)
+    return mac.digest()
 
 
-def frame_side(key: Any, side: LoadedSide) -> bytes:
-    """The framed bytes of one side under ``key`` (raises :class:`NotPlain` or ValueError if it cannot be)."""
-    body = marshal.dumps((key, to_plain(side)))
-    return MAGIC + VERSION.to_bytes(2, "big") + _sha256(body) + body
+def frame_side(key: Any, side: LoadedSide, secret: bytes) -> bytes:
+    """The framed bytes of one side under ``key``, tagged with ``secret`` (raises :class:`NotPlain`
+    or ValueError if it cannot be)."""
+    body = marshal.dumps(to_plain(side))
+    return MAGIC + VERSION.to_bytes(2, "big") + _tag(secret, key, body) + body
 
 
-def unframe_side(data: bytes, key: Any) -> Optional[LoadedSide]:
-    """The side framed under ``key``; None for anything else (foreign, older, truncated, stale)."""
+def unframe_side(data: bytes, key: Any, secret: bytes) -> Optional[LoadedSide]:
+    """The side framed under ``key`` with ``secret``; None for anything else (foreign, older,
+    truncated, stale, planted): the tag is checked before a byte of the body is decoded."""
+    import hmac
+
     if len(data) <= _HEADER or not data.startswith(MAGIC):
         return None
     if int.from_bytes(data[len(MAGIC) : len(MAGIC) + 2], "big") != VERSION:
         return None
     body = memoryview(data)[_HEADER:]
-    if _sha256(body) != data[len(MAGIC) + 2 : _HEADER]:
+    if not hmac.compare_digest(_tag(secret, key, body), data[len(MAGIC) + 2 : _HEADER]):
         return None
-    try:
-        stored_key, plain = marshal.loads(body)
-        if stored_key != key:
-            return None
-        return from_plain(plain)
+    try:  # the body is one this process's secret tagged: written by the gate itself
+        return from_plain(marshal.loads(body))
     except (ValueError, EOFError, TypeError, KeyError):
         return None

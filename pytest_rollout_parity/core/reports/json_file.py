@@ -19,6 +19,7 @@ from ..judging.metrics_file import AggregateCheck
 from ..model import CompareResult
 from ..statistics.left_out import LeftOut
 from ..statistics.paired import PairedSection
+from ..statistics.plan import Plan
 from .summary import DEFAULT_ALPHA, Paired, RunInfo, SideSummary, Summary, TaskSummary, build_summary
 
 
@@ -29,7 +30,7 @@ def _side(side: Optional[SideSummary]) -> Optional[dict[str, Any]]:
 def _task(task: TaskSummary) -> dict[str, Any]:
     return {"task": task.task, "category": task.category, "winner": task.winner,
             "old": _side(task.old), "new": _side(task.new), "p_value": task.p_value,
-            "adjusted_p": task.adjusted_p,
+            "adjusted_p": task.adjusted_p, "outcome": task.outcome,
             "hook_verdict": asdict(task.hook_verdict) if task.hook_verdict is not None else None}
 
 
@@ -43,6 +44,8 @@ def _left_out(left: LeftOut) -> dict[str, Any]:
         "range_tasks": left.range_tasks,
         "reward_range": list(left.reward_range),
         "delta_range": list(left.delta_range) if left.delta_range is not None else None,
+        "old_rows": left.old_rows,
+        "new_rows": left.new_rows,
     }
 
 
@@ -64,6 +67,15 @@ def _paired(paired: Paired) -> dict[str, Any]:
     }
 
 
+def _plan(plan: Optional[Plan]) -> Optional[dict[str, Any]]:
+    """`"plan"`: what would decide the run (null when the run was decided and no plan was asked for)."""
+    if plan is None:
+        return None
+    data = asdict(plan)
+    data["rerun"] = [{"task": task, "why": why} for task, why in plan.rerun]
+    return data
+
+
 def _check(check: Optional[AggregateCheck]) -> Optional[dict[str, Any]]:
     return None if check is None else asdict(check)
 
@@ -78,6 +90,10 @@ def _inventory(inventory: Optional[Inventory]) -> Optional[dict[str, Any]]:
 def json_dict(summary: Summary) -> dict[str, Any]:
     """The summary as the JSON file holds it."""
     data: dict[str, Any] = {
+        "verdict": summary.verdict,
+        "decided_by": [asdict(decider) for decider in summary.decision.decided_by],
+        "task_outcomes": summary.outcome_counts(),
+        "accepted_flips": [asdict(accepted) for accepted in summary.accepted],
         "counts": asdict(summary.counts),
         "join": asdict(summary.join),
         "rows": asdict(summary.rows),
@@ -87,6 +103,7 @@ def json_dict(summary: Summary) -> dict[str, Any]:
         "copies": summary.copies,
         "paired": _paired(summary.paired),
         "tasks": [_task(task) for task in summary.tasks],
+        "plan": _plan(summary.plan),
     }
     if summary.aggregate is not None:
         data["aggregate"] = asdict(summary.aggregate)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Optional
 
 from ..escaping import markdown_text, visible
@@ -19,6 +19,7 @@ from ..model import Category
 from .paired_lines import paired_lines
 from .summary import SideSummary, Summary, TaskSummary
 from .wording import (
+    accepted_words,
     capped,
     category_rows,
     coverage_line,
@@ -28,6 +29,7 @@ from .wording import (
     rows_note,
     side_line,
     uncompared,
+    verdict_head,
     verdict_words,
 )
 
@@ -64,21 +66,12 @@ def flip_text(task: TaskSummary) -> str:
     return flip_line(task.winner, old.reward if old else None, new.reward if new else None, extra)
 
 
-def _failed(summary: Summary, exit_status: Optional[int]) -> bool:
-    if exit_status is not None:
-        return exit_status != 0
-    if summary.run is not None:
-        return dict(summary.run.outcomes).get("failed", 0) > 0
-    return summary.counts.flipped > 0 or (summary.aggregate is not None and not summary.aggregate.passed)
-
-
-def verdict(summary: Summary, exit_status: Optional[int] = None) -> tuple[str, str]:
-    """The verdict (`PASSED`, `FAILED`, `NOTHING COMPARED`) and the tasks by what to do about them."""
-    if summary.nothing_compared is not None:
-        head = "NOTHING COMPARED"
-    else:
-        head = "FAILED" if _failed(summary, exit_status) else "PASSED"
-    rest = verdict_words(summary)
+def verdict(summary: Summary, exit_status: Optional[int] = None,
+            quote: Callable[[str], str] = lambda text: text) -> tuple[str, str]:
+    """The verdict (`PASS`, `FAIL`, `INCONCLUSIVE`) and the tasks by what to do about them
+    (``quote`` marks up a file's name in them)."""
+    head = verdict_head(summary)
+    rest = verdict_words(summary) + accepted_words(summary, quote)
     if exit_status is not None:
         rest += f" (exit status {exit_status})"
     return head, rest
@@ -86,7 +79,7 @@ def verdict(summary: Summary, exit_status: Optional[int] = None) -> tuple[str, s
 
 def verdict_line(summary: Summary, exit_status: Optional[int] = None) -> str:
     """One Markdown line a reviewer can act on: the verdict, then the tasks by what to do about them."""
-    head, rest = verdict(summary, exit_status)
+    head, rest = verdict(summary, exit_status, _code)
     return f"**rollout parity: {head}**: {rest}"
 
 
@@ -186,6 +179,10 @@ def _render(summary: Summary, texts: Mapping[str, str], exit_status: Optional[in
     lines.extend(_hook_verdicts(summary))
     if summary.nothing_compared:
         lines.extend(["", f"**Nothing compared**: {markdown_text(summary.nothing_compared)}"])
+    if summary.plan is not None:
+        lines.extend(["", "### What to run next", "", "```text"])
+        lines.extend(visible(line) for line in summary.plan.lines())
+        lines.append("```")
     if summary.notes:
         lines.extend(["", "### Notes", ""])
         lines.extend(capped(summary.notes, LIST_CAP, lambda note: f"- {_capped_note(note)}", MORE))

@@ -10,6 +10,7 @@ from ..model import Category, Side
 from .paired_lines import paired_lines
 from .summary import Summary
 from .wording import (
+    accepted_words,
     capped,
     category_rows,
     coverage_line,
@@ -18,6 +19,7 @@ from .wording import (
     plural,
     side_line,
     uncompared,
+    verdict_head,
     verdict_words,
 )
 
@@ -62,8 +64,8 @@ def _hook_verdict_lines(summary: Summary) -> list[str]:
 
 
 def verdict_line(summary: Summary) -> str:
-    """The one line a reviewer acts on: what regressed, improved, needs a rerun, was not compared."""
-    return f"parity: {verdict_words(summary)}"
+    """The one line a reviewer acts on: the verdict, then what regressed, improved, needs a rerun, was not compared."""
+    return f"parity: {verdict_head(summary)}: {verdict_words(summary)}{accepted_words(summary)}"
 
 
 def _uncompared_lines(summary: Summary, category: Category) -> list[str]:
@@ -102,5 +104,7 @@ def summary_lines(summary: Summary) -> list[str]:
     lines.extend(_hook_verdict_lines(summary))
     if summary.nothing_compared:
         lines.append(f"NOTHING COMPARED: {summary.nothing_compared}")
+    if summary.plan is not None:
+        lines.extend(summary.plan.lines())
     # labels, reasons and notes come from the rows: each line stays one line, and none is a workflow command
     return [terminal_line(line) for line in lines]
