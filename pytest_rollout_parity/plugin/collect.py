@@ -32,6 +32,8 @@ CATEGORY_PROPERTY = "parity_category"
 AGGREGATE_PROPERTY = "parity_aggregate"
 COVERAGE_PROPERTY = "parity_coverage"
 COPY_PROPERTY = "parity_copy"
+NO_OUTPUT_PROPERTY = "parity_no_verifier_output"
+"""Carried by a flip whose losing row has no verifier output at all: the summary notes it once."""
 GATE_PROPERTY = "parity_gate_item"
 """Carried by every gate-level item (one judging the whole run, not a task): the summary counts them."""
 
@@ -185,6 +187,9 @@ class ParityItem(pytest.Item):
             verdict = default_verdict(
                 comparison, lambda: self.run.flip_message(self.index), strict=strict, judgement=judgement
             )
+        evidence = self.run.built_evidence(self.index)
+        if evidence is not None and evidence.no_output:  # the summary says it once for the run
+            self.user_properties.append((NO_OUTPUT_PROPERTY, "1"))
         # shown in the terminal (pytest's short summary under CI prints a reason whole): no line
         # of it may carry a raw control character or start a GitHub workflow command
         text = terminal_text(verdict.text)

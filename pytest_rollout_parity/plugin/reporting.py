@@ -10,8 +10,15 @@ from typing import Optional
 
 import pytest
 
-from ..core import HookVerdict, Summary, build_summary, summary_lines, write_json
-from .collect import CATEGORY_PROPERTY, GATE_PROPERTY, TASK_PROPERTY, VERDICT_PROPERTY, hook_verdict
+from ..core import FLIPS, HookVerdict, Summary, build_summary, summary_lines, write_json
+from .collect import (
+    CATEGORY_PROPERTY,
+    GATE_PROPERTY,
+    NO_OUTPUT_PROPERTY,
+    TASK_PROPERTY,
+    VERDICT_PROPERTY,
+    hook_verdict,
+)
 from .run import ParityRun
 
 NOTHING_COMPARED_EXIT = 2
@@ -29,6 +36,11 @@ class ParitySummary:
         self.summary: Optional[Summary] = None
         #: reports that could not be written, for the terminal summary
         self.problems: list[str] = []
+        #: each flip's report text (its failure message, or its xfail reason) by task label
+        self.texts: dict[str, str] = {}
+        #: the flips whose item failed, and those whose losing row has no verifier output at all
+        self.failed_flips: set[str] = set()
+        self.no_output: set[str] = set()
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -41,11 +53,26 @@ class ParitySummary:
         if str(report.outcome) == "rerun":  # pytest-rerunfailures: an attempt it runs again (not in pytest's type)
             return
         if report.when == "call" or (report.when == "setup" and not report.passed):
+            self._flip_text(report, properties)
             self.outcome_of[report.nodeid] = "xfailed" if hasattr(report, "wasxfail") else report.outcome
             self.changed_by_hook.pop(report.nodeid, None)
             if VERDICT_PROPERTY in properties:
                 given, reason = hook_verdict(str(properties[VERDICT_PROPERTY]))
                 self.changed_by_hook[report.nodeid] = (str(properties[TASK_PROPERTY]), HookVerdict(given, reason))
+
+    def _flip_text(self, report: pytest.TestReport, properties: dict[str, object]) -> None:
+        """Keep a flip's failure text (or its xfail reason) by task label, as its report brings it."""
+        task = properties.get(TASK_PROPERTY)
+        if not isinstance(task, str) or properties.get(CATEGORY_PROPERTY) not in FLIPS:
+            return
+        self.failed_flips.discard(task)
+        if hasattr(report, "wasxfail"):
+            self.texts[task] = str(report.wasxfail)
+        elif report.failed:
+            self.texts[task] = report.longreprtext
+            self.failed_flips.add(task)
+        if NO_OUTPUT_PROPERTY in properties:
+            self.no_output.add(task)
 
     @pytest.hookimpl
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -56,7 +83,8 @@ class ParitySummary:
             outcomes[outcome] = outcomes.get(outcome, 0) + 1
         hook_verdicts = dict(self.changed_by_hook.values())
         info = self.run.run_info(selected=ran, verdicts_changed=len(hook_verdicts), outcomes=outcomes,
-                                 hook_verdicts=hook_verdicts, collect_only=bool(session.config.option.collectonly))
+                                 hook_verdicts=hook_verdicts, collect_only=bool(session.config.option.collectonly),
+                                 evidence=self.texts, no_output=len(self.no_output))
         failing = None
         if self.run.settings.margin is not None:
             failing = sum(1 for task, judgement in zip(self.run.result.tasks, self.run.judgements)

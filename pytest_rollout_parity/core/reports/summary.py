@@ -16,6 +16,7 @@ from typing import Optional, TypeVar
 from ..judging.completeness import Coverage
 from ..judging.coverage_file import Inventory, InventoryRead
 from ..judging.metrics_file import AggregateCheck
+from ..judging.verifier_output import NO_OUTPUT
 from ..model import Category, CompareResult, Side, TaskComparison, TaskSide
 from ..statistics.left_out import LeftOut
 from ..statistics.margin import Aggregate, equivalence
@@ -72,6 +73,12 @@ class RunInfo:
     inventory: Mapping[str, InventoryRead] = field(default_factory=dict)
     #: the run only collected its items (--collect-only): none ran
     collect_only: bool = False
+    #: each flip's report text (failure message or xfail reason), by task label, from the items' reports
+    evidence: Mapping[str, str] = field(default_factory=dict)
+    #: how many flips' losing rows carry no verifier output at all (noted once for the run)
+    no_output: int = 0
+    #: the listed flips' prompt excerpts, by task label, when a side is keyed on index or prompt
+    excerpts: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +164,8 @@ class TaskSummary:
     hook_verdict: Optional[HookVerdict] = None
     #: margin mode: the BH-adjusted p-value of a flip counted in the per-task tests (None: not counted)
     adjusted_p: Optional[float] = None
+    #: the start of the task's prompt, for a task keyed on its index or prompt (a listed flip), else None
+    excerpt: Optional[str] = None
 
     def side(self, name: Side) -> Optional[SideSummary]:
         return per_side(name, self.old, self.new)
@@ -304,6 +313,8 @@ class Summary:
     failing_flips: Optional[int] = None
     #: in a pytest run, the new side's coverage of the old side's tasks against the limits
     coverage: Optional[Coverage] = None
+    #: each flip's report text (its message with the evidence, or its xfail reason), by task label
+    evidence: Mapping[str, str] = field(default_factory=dict)
 
     def hook_verdicts(self) -> list[TaskSummary]:
         """The tasks whose outcome a hook changed, in task order."""
@@ -352,10 +363,10 @@ def _side(side: Optional[TaskSide]) -> Optional[SideSummary]:
 
 
 def _task(task: TaskComparison, p_value: Optional[float], hook_verdict: Optional[HookVerdict],
-          adjusted_p: Optional[float]) -> TaskSummary:
+          adjusted_p: Optional[float], excerpt: Optional[str]) -> TaskSummary:
     return TaskSummary(task=task.task, category=task.category, winner=task.winner,
                        old=_side(task.old), new=_side(task.new), p_value=p_value, hook_verdict=hook_verdict,
-                       adjusted_p=adjusted_p if task.category == "flipped" else None)
+                       adjusted_p=adjusted_p if task.category == "flipped" else None, excerpt=excerpt)
 
 
 def _paired(section: PairedSection) -> Paired:
@@ -396,9 +407,13 @@ def build_summary(
         notes.append("both sides are the same file")
     files = outcome = metrics = inventory = None
     verdicts: Mapping[str, HookVerdict] = run.hook_verdicts if run is not None else {}
+    excerpts: Mapping[str, str] = run.excerpts if run is not None else {}
     if run is not None:
         notes.extend(check.note for check in run.aggregate.values() if check.note)
         notes.extend(run.notes)
+        if run.no_output:
+            notes.append(f"{run.no_output} flip(s) have no verifier output: {NO_OUTPUT}; "
+                         "each flip shows its rows' last assistant messages instead")
         inventory = _inventory(run.inventory, notes)
         files = Files(old=run.old_file, new=run.new_file, old_sidecar=run.old_sidecar, new_sidecar=run.new_sidecar,
                       old_shards=run.old_shards, new_shards=run.new_shards,
@@ -424,7 +439,7 @@ def build_summary(
         nothing_compared=nothing_compared(result),
         notes=tuple(notes),
         paired=_paired(section),
-        tasks=tuple(_task(task, p, verdicts.get(task.task), adjusted_p)
+        tasks=tuple(_task(task, p, verdicts.get(task.task), adjusted_p, excerpts.get(task.task))
                     for task, p, adjusted_p in zip(result.tasks, section.p_values, adjusted)),
         aggregate=_equivalence(equivalence(section.stats, margin, section.left_out)) if margin is not None else None,
         flip_tests=FlipTests(alpha, fdr.tests, len(fdr.counted)) if fdr is not None else None,
@@ -435,6 +450,7 @@ def build_summary(
         failing_flips=failing_flips,
         coverage=coverage,
         inventory=inventory,
+        evidence=dict(run.evidence) if run is not None else {},
     )
 
 
