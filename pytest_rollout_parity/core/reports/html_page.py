@@ -171,7 +171,10 @@ def _hook_verdicts(summary: Summary) -> str:
         return ""
     items = [f"<code>{html_text(change.task)}</code> ({change.category}): {html_text(change.outcome)}: "
              f"{html_text(change.reason)}" for change in changes[:LIST_CAP]]
-    return f"<h2>Changed verdicts</h2><p>{html_text(hook_heading(summary, count))}:</p>{_listing(items, len(changes))}"
+    heading = html_text(hook_heading(summary, count))
+    if not items:  # the count without per-task entries (they are not at hand)
+        return f"<h2>Changed verdicts</h2><p>{heading}</p>"
+    return f"<h2>Changed verdicts</h2><p>{heading}:</p>{_listing(items, len(changes))}"
 
 
 def report_body(summary: Summary, exit_status: Optional[int] = None, *, with_evidence: bool = True) -> str:
