@@ -87,7 +87,7 @@ def _axis(values: list[float]) -> tuple[float, float]:
 
 
 def _number(value: float) -> str:
-    return f"{value:.1f}".rstrip("0").rstrip(".") if abs(value) < 1e6 else f"{value:.3g}"
+    return f"{value:.3g}"
 
 
 def scatter_svg(summary: Summary, outcomes: Iterable[str]) -> str:
@@ -119,7 +119,7 @@ def scatter_svg(summary: Summary, outcomes: Iterable[str]) -> str:
     for index, point in sorted(enumerate(one_by_one), key=lambda item: item[1].flip):
         jx, jy = (_jitter(index, 1) * JITTER * span, _jitter(index, 2) * JITTER * span)
         cls = CLASSES[point.kind][0]
-        radius = 4 if point.flip else 2.5
+        radius = 4.5 if point.flip else 3
         circle = f'<circle cx="{x(point.old + jx):.1f}" cy="{y(point.new + jy):.1f}" r="{radius}" class="{cls}"'
         if point.flip or tooltips:
             label = html_text(clipped(point.task, 80))
@@ -221,8 +221,8 @@ def interval_svg(summary: Summary) -> Optional[str]:
     if shown.margin is not None:
         m = shown.margin
         parts.append(f'<rect x="{x(-m):.1f}" y="18" width="{x(m) - x(-m):.1f}" height="70" class="band"/>')
-        parts.append(f'<text x="{x(-m):.1f}" y="14" class="tick" text-anchor="middle">−{m:g}</text>')
-        parts.append(f'<text x="{x(m):.1f}" y="14" class="tick" text-anchor="middle">+{m:g}</text>')
+        parts.append(f'<text x="{x(-m) - 2:.1f}" y="14" class="tick" text-anchor="end">−{m:g}</text>')
+        parts.append(f'<text x="{x(m) + 2:.1f}" y="14" class="tick" text-anchor="start">+{m:g}</text>')
     parts.append(f'<line x1="{x(0):.1f}" y1="18" x2="{x(0):.1f}" y2="88" class="zero"/>')
     lo95, hi95 = shown.ci95
     parts.append(f'<line x1="{x(lo95):.1f}" y1="42" x2="{x(hi95):.1f}" y2="42" class="ci"/>')
