@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         COVERAGE_NAME,
         DEFAULT_MAX_MASKED,
         DEFAULT_MAX_MISSING,
+        DEFAULT_MAX_UNCOMPARED,
         Coverage,
         Limit,
         coverage,
@@ -54,9 +55,17 @@ if TYPE_CHECKING:
     from .reports.html_page import render_html
     from .reports.json_file import summary_dict, write_json, write_text
     from .reports.markdown import FLIPS, render_markdown
-    from .reports.summary import HookVerdict, RunInfo, Summary, build_summary
+    from .reports.summary import HookVerdict, RunInfo, Summary, build_summary, task_outcome
     from .reports.terminal import summary_lines
-    from .statistics.margin import AGGREGATE_NAME, Aggregate, FlipJudgement, equivalence, judge_flips
+    from .statistics.agent_rates import error_rates
+    from .statistics.margin import (
+        AGGREGATE_NAME,
+        Aggregate,
+        FlipJudgement,
+        equivalence,
+        judge_flips,
+        margin_beyond_range,
+    )
     from .statistics.paired import PairedSection, noise_text, paired_section, task_noise
 
 __all__ = [
@@ -66,6 +75,7 @@ __all__ = [
     "DEFAULT_MAX_MASKED",
     "DEFAULT_MAX_MISSING",
     "EXCERPT_CAP",
+    "DEFAULT_MAX_UNCOMPARED",
     "FLIPS",
     "Aggregate",
     "AggregateCheck",
@@ -102,6 +112,7 @@ __all__ = [
     "coverage_places",
     "default_verdict",
     "equivalence",
+    "error_rates",
     "expand",
     "flip_evidence",
     "flip_html",
@@ -112,6 +123,7 @@ __all__ = [
     "judge_flips",
     "load_rollouts",
     "load_two",
+    "margin_beyond_range",
     "metrics_path",
     "metrics_places",
     "noise_text",
@@ -132,6 +144,7 @@ __all__ = [
     "summary_lines",
     "task_prompt",
     "task_noise",
+    "task_outcome",
     "terminal_line",
     "terminal_text",
     "unframe_side",
@@ -152,6 +165,7 @@ _ENTRANCE: dict[str, tuple[str, ...]] = {
         "Coverage",
         "DEFAULT_MAX_MASKED",
         "DEFAULT_MAX_MISSING",
+    "DEFAULT_MAX_UNCOMPARED",
         "Limit",
         "coverage",
         "parse_limit",
@@ -178,9 +192,11 @@ _ENTRANCE: dict[str, tuple[str, ...]] = {
     "reports.html_page": ("render_html",),
     "reports.json_file": ("summary_dict", "write_json", "write_text"),
     "reports.markdown": ("FLIPS", "render_markdown"),
-    "reports.summary": ("HookVerdict", "RunInfo", "Summary", "build_summary"),
+    "reports.summary": ("HookVerdict", "RunInfo", "Summary", "build_summary", "task_outcome"),
     "reports.terminal": ("summary_lines",),
-    "statistics.margin": ("AGGREGATE_NAME", "Aggregate", "FlipJudgement", "equivalence", "judge_flips"),
+    "statistics.agent_rates": ("error_rates",),
+    "statistics.margin": ("AGGREGATE_NAME", "Aggregate", "FlipJudgement", "equivalence", "judge_flips",
+                          "margin_beyond_range"),
     "statistics.paired": ("PairedSection", "noise_text", "paired_section", "task_noise"),
 }
 _WHERE = {name: module for module, names in _ENTRANCE.items() for name in names}

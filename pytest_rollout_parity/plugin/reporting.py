@@ -11,6 +11,7 @@ from typing import Optional
 import pytest
 
 from ..core import FLIPS, HookVerdict, Summary, build_summary, summary_lines, write_json
+from ._pytest_compat import add_junit_suite_property
 from .collect import (
     CATEGORY_PROPERTY,
     GATE_PROPERTY,
@@ -20,8 +21,6 @@ from .collect import (
     hook_verdict,
 )
 from .run import ParityRun
-
-NOTHING_COMPARED_EXIT = 2
 
 
 class ParitySummary:
@@ -33,6 +32,8 @@ class ParitySummary:
         self.outcome_of: dict[str, str] = {}
         #: the hook verdicts that changed an item's outcome, by node id (task label, verdict)
         self.changed_by_hook: dict[str, tuple[str, HookVerdict]] = {}
+        #: the task label of each task item that ran, by node id
+        self.task_of: dict[str, str] = {}
         self.summary: Optional[Summary] = None
         #: reports that could not be written, for the terminal summary
         self.problems: list[str] = []
@@ -55,6 +56,8 @@ class ParitySummary:
         if report.when == "call" or (report.when == "setup" and not report.passed):
             self._flip_text(report, properties)
             self.outcome_of[report.nodeid] = "xfailed" if hasattr(report, "wasxfail") else report.outcome
+            if task_item:
+                self.task_of[report.nodeid] = str(properties[TASK_PROPERTY])
             self.changed_by_hook.pop(report.nodeid, None)
             if VERDICT_PROPERTY in properties:
                 given, reason = hook_verdict(str(properties[VERDICT_PROPERTY]))
@@ -74,7 +77,7 @@ class ParitySummary:
         if NO_OUTPUT_PROPERTY in properties:
             self.no_output.add(task)
 
-    @pytest.hookimpl
+    @pytest.hookimpl(tryfirst=True)  # before junitxml writes its file: the suite carries the verdict
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """Build the one summary object; write it as JSON; settle the exit status from its fields."""
         ran = None if session.config.option.collectonly else len(self.outcome_of)
@@ -82,15 +85,18 @@ class ParitySummary:
         for outcome in self.outcome_of.values():
             outcomes[outcome] = outcomes.get(outcome, 0) + 1
         hook_verdicts = dict(self.changed_by_hook.values())
+        ran_tasks = frozenset(self.task_of.values())
+        every_task = len(ran_tasks) >= len(self.run.result.tasks)
         info = self.run.run_info(selected=ran, verdicts_changed=len(hook_verdicts), outcomes=outcomes,
                                  hook_verdicts=hook_verdicts, collect_only=bool(session.config.option.collectonly),
+                                 ran_tasks=None if every_task else ran_tasks,
                                  evidence=self.texts, no_output=len(self.no_output))
-        failing = None
-        if self.run.settings.margin is not None:
-            failing = sum(1 for task, judgement in zip(self.run.result.tasks, self.run.judgements)
-                          if task.category == "flipped" and judgement is not None and judgement.regression)
         self.summary = build_summary(self.run.result, info, paired=self.run.paired, margin=self.run.settings.margin,
-                                     failing_flips=failing, coverage=self.run.coverage, alpha=self.run.settings.alpha)
+                                     coverage=self.run.coverage, alpha=self.run.settings.alpha,
+                                     judgements=list(self.run.judgements) if self.run.settings.margin is not None
+                                     else None, strict=self.run.settings.strict,
+                                     allow_copy=self.run.settings.allow_copy)
+        add_junit_suite_property(session.config, "parity_verdict", self.summary.verdict)
         json_path = self.run.settings.json_path
         if json_path is not None:
             try:
@@ -99,8 +105,6 @@ class ParitySummary:
                 # printed with the terminal summary: here the `-q` progress line may still be open
                 self.problems.append(f"ERROR: --parity-json: cannot write {json_path}: {exc.strerror or exc}")
                 session.exitstatus = pytest.ExitCode.USAGE_ERROR
-        if self.summary.nothing_compared is not None and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
-            session.exitstatus = NOTHING_COMPARED_EXIT
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:

@@ -34,6 +34,7 @@ from ..core import (
     compare_loaded,
     coverage,
     equivalence,
+    error_rates,
     flip_evidence,
     item_names,
     judge_flips,
@@ -115,13 +116,13 @@ class ParityRun:
     @property
     def gate_items(self) -> tuple[str, ...]:
         """The names of the gate-level items this run collects (judging the run, not one task), in order:
-        the aggregate in margin mode; the coverage item when the new side misses or masks more of the
-        old side's tasks than allowed; under --parity-strict, the copy item when both sides hold the
-        same rows."""
+        the aggregate in margin mode; the coverage item when the gate lost more evidence than its
+        budget allows (or compared nothing, or the new side errs clearly more); the copy item when
+        both sides hold the same rows (it passes under --parity-allow-copy)."""
         items = [AGGREGATE_NAME] if self.settings.margin is not None else []
         if not self.coverage.passed:
             items.append(COVERAGE_NAME)
-        if self.settings.strict and self.result.copies is not None:
+        if self.result.copies is not None:
             items.append(COPY_NAME)
         return tuple(items)
 
@@ -133,7 +134,8 @@ class ParityRun:
         unreported = None
         if inventory is not None:
             unreported = (inventory.counts["failed"] + inventory.counts["unknown"], inventory.counts["expected"])
-        return coverage(self.result, self.settings.max_missing, self.settings.max_masked, unreported)
+        return coverage(self.result, self.settings.max_missing, self.settings.max_masked, unreported,
+                        max_uncompared=self.settings.max_uncompared, error_rates=error_rates(self.result))
 
     def flip_message(self, index: int) -> str:
         """The failure message of the flip at ``index`` (reads its verifier log)."""
@@ -171,6 +173,7 @@ class ParityRun:
     def run_info(self, selected: Optional[int] = None, verdicts_changed: int = 0,
                  outcomes: Optional[dict[str, int]] = None,
                  hook_verdicts: Optional[dict[str, HookVerdict]] = None, collect_only: bool = False,
+                 ran_tasks: Optional[frozenset[str]] = None,
                  evidence: Optional[dict[str, str]] = None, no_output: int = 0) -> RunInfo:
         """What the run adds to the summary: files, selection, hook verdicts, outcomes, the flips'
         texts and, for a side keyed on index or prompt, the listed flips' prompt excerpts."""
@@ -194,6 +197,7 @@ class ParityRun:
             notes=tuple(self.known_flips.notes(self.result.tasks)) if self.known_flips is not None else (),
             inventory=self.inventory or {},
             collect_only=collect_only,
+            ran_tasks=ran_tasks,
             evidence=evidence or {},
             no_output=no_output,
             excerpts=self.excerpts() if self.wants_excerpt else {},

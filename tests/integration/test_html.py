@@ -26,7 +26,7 @@ def test_report_holds_counts_and_flip_extras(gate: Gate) -> None:
     result = gate.run(*args, "--html=report.html")
     assert result.ret == 1
     text = _report_text(str(gate.path / "report.html"))
-    assert '<span class="verdict v-fail">FAILED</span>' in text
+    assert '<span class="verdict v-fail">FAIL</span>' in text
     assert "<p>1 task regressed, 1 improved, 1 rerun candidate (agent errors), 1 masked, 2 missing; 1 identical" in text
     assert re.search(r'<td>flipped</td><td class="n">2</td><td>new regressed 1, new improved 1</td>', text)
     # the summary's flip table: each flip once, with its means, repeats and outcome
@@ -47,7 +47,7 @@ def test_report_under_xdist_keeps_the_extras(gate: Gate) -> None:
     assert result.ret == 1
     text = _report_text(str(gate.path / "report.html"))
     assert "| regex line 30" in text
-    assert text.count('<span class="verdict v-fail">FAILED</span>') == 1
+    assert text.count('<span class="verdict v-fail">FAIL</span>') == 1
 
 
 def test_without_pytest_html_nothing_changes(gate: Gate) -> None:

@@ -27,7 +27,7 @@ def test_the_page_is_written_with_the_runs_verdict(gate: Gate) -> None:
     result = gate.run(*args, "--parity-html=report/parity.html")
     assert result.ret == 1
     page = (gate.path / "report/parity.html").read_text(encoding="utf-8")
-    assert '<span class="verdict v-fail">FAILED</span>' in page and "(exit status 1)" in page
+    assert '<span class="verdict v-fail">FAIL</span>' in page and "(exit status 1)" in page
     assert page.count('<tr class="flip">') == 3
     assert "| regex line 30" in page  # the failed flip's evidence, from its report
     assert "<svg" in page and not re.search(r"""(src|href)=["']?(https?:)?//""", page)
@@ -149,7 +149,7 @@ def test_the_bundled_pairs_page_in_headless_chromium(tmp_path: Path) -> None:
     dom = _render(chromium, page, "--dump-dom")
     assert dom.returncode == 0, dom.stderr
     shown = dom.stdout
-    assert '<span class="verdict v-fail">FAILED</span>' in shown
+    assert '<span class="verdict v-fail">FAIL</span>' in shown
     assert len(re.findall(r'<tr class="flip">', shown)) == 5  # three flips and two rerun candidates
     for task in ("gpt2-codegolf", "crack-7z-hash", "nginx-request-logging"):
         assert f"<code>{task}</code>" in shown

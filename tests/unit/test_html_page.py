@@ -57,8 +57,8 @@ def test_the_page_holds_the_verdict_statistics_flips_and_lists() -> None:
     new = {"same": [1.0], "down": [0.0, 1.0], "up": [1.0], "extra": [1.0]}
     summary = _summary(old, new, evidence={"down": "down: new regressed\n    | the log's last line"})
     page = render_html(summary, exit_status=1)
-    assert page.startswith("<!DOCTYPE html>") and "<title>rollout parity: FAILED</title>" in page
-    assert '<span class="verdict v-fail">FAILED</span>' in page and "Decided by:" in page
+    assert page.startswith("<!DOCTYPE html>") and "<title>rollout parity: FAIL</title>" in page
+    assert '<span class="verdict v-fail">FAIL</span>' in page and "Decided by:" in page
     assert "paired over 3 compared tasks" in page
     rows = re.findall(r'<tr class="flip">(.*?)</tr>', page, flags=re.S)
     assert len(rows) == 2

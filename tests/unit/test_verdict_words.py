@@ -24,7 +24,7 @@ def test_every_report_says_the_verdict_in_the_same_words() -> None:
     assert summary_lines(summary)[0] == f"parity: {words}"
     assert f"**rollout parity: FAILED**: {words}" in markdown.render_markdown(summary)
     page = summary_html(summary)
-    assert '<span class="verdict v-fail">FAILED</span>' in page and f"<p>{words}</p>" in page
+    assert '<span class="verdict v-fail">FAIL</span>' in page and f"<p>{words}</p>" in page
     assert (direction("old"), direction("new")) == (REGRESSED, IMPROVED) == ("new regressed", "new improved")
 
 

@@ -63,44 +63,14 @@ stroke-opacity:.6}.rollout-parity svg .delta{fill:#1f2328}
 
 
 def task_outcomes(summary: Summary) -> list[str]:
-    """Each task's outcome word, in task order."""
-    return [_outcome(summary, task) for task in summary.tasks]
-
-
-def _outcome(summary: Summary, task: TaskSummary) -> str:
-    if task.hook_verdict is not None:
-        return "failed" if task.hook_verdict.outcome == "failed" else "accepted"
-    if task.category == "identical":
-        return "passed"
-    if task.category == "flipped":
-        if summary.flip_tests is not None and task.adjusted_p is not None and task.adjusted_p >= summary.flip_tests.alpha:
-            return "within_noise"
-        if summary.flip_tests is not None and task.adjusted_p is None:
-            return "within_noise"
-        return "failed"
-    if task.category == "flipped_agent_error":
-        return "agent_error"
-    return task.category
+    """Each task's outcome (the summary's own vocabulary), in task order."""
+    return [task.outcome for task in summary.tasks]
 
 
 def _decided(summary: Summary, exit_status: Optional[int]) -> tuple[str, str, list[str]]:
-    """(verdict word, its class, what decided it)."""
+    """(the verdict's head, its class, what decided it): the summary's decision, in its words."""
     head, _ = verdict(summary, exit_status)
-    decided: list[str] = []
-    failed = [task for task, outcome in zip(summary.tasks, task_outcomes(summary)) if outcome == "failed"]
-    if failed:
-        decided.append(f"{len(failed)} task(s) failed")
-    if summary.aggregate is not None:
-        shown = "shown" if summary.aggregate.passed else "NOT shown"
-        decided.append(f"parity-aggregate: the mean difference is {shown} within the margin ±{summary.aggregate.margin:g}")
-    if summary.coverage is not None and not summary.coverage.passed:
-        decided.append(f"parity-coverage: {summary.coverage.message.split(chr(10), 1)[0]}")
-    if summary.nothing_compared is not None:
-        decided.append(summary.nothing_compared)
-    if not decided:
-        decided.append("every check passed")
-    word = {"PASSED": "pass", "FAILED": "fail"}.get(head, "inconclusive")
-    return head, word, decided
+    return head, summary.verdict, [decider.text for decider in summary.decision.decided_by]
 
 
 def _side_cells(side: Optional[SideSummary]) -> tuple[str, str]:

@@ -28,6 +28,7 @@ from .wording import (
     rows_note,
     side_line,
     uncompared,
+    verdict_head,
     verdict_words,
 )
 
@@ -72,20 +73,9 @@ def flip_text(task: TaskSummary) -> str:
     return flip_line(task.winner, old.reward if old else None, new.reward if new else None, extra)
 
 
-def _failed(summary: Summary, exit_status: Optional[int]) -> bool:
-    if exit_status is not None:
-        return exit_status != 0
-    if summary.run is not None:
-        return dict(summary.run.outcomes).get("failed", 0) > 0
-    return summary.counts.flipped > 0 or (summary.aggregate is not None and not summary.aggregate.passed)
-
-
 def verdict(summary: Summary, exit_status: Optional[int] = None) -> tuple[str, str]:
-    """The verdict (`PASSED`, `FAILED`, `NOTHING COMPARED`) and the tasks by what to do about them."""
-    if summary.nothing_compared is not None:
-        head = "NOTHING COMPARED"
-    else:
-        head = "FAILED" if _failed(summary, exit_status) else "PASSED"
+    """The verdict (`PASS`, `FAIL`, `INCONCLUSIVE`) and the tasks by what to do about them."""
+    head = verdict_head(summary)
     rest = verdict_words(summary)
     if exit_status is not None:
         rest += f" (exit status {exit_status})"

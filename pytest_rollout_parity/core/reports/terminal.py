@@ -18,6 +18,7 @@ from .wording import (
     plural,
     side_line,
     uncompared,
+    verdict_head,
     verdict_words,
 )
 
@@ -62,8 +63,8 @@ def _hook_verdict_lines(summary: Summary) -> list[str]:
 
 
 def verdict_line(summary: Summary) -> str:
-    """The one line a reviewer acts on: what regressed, improved, needs a rerun, was not compared."""
-    return f"parity: {verdict_words(summary)}"
+    """The one line a reviewer acts on: the verdict, then what regressed, improved, needs a rerun, was not compared."""
+    return f"parity: {verdict_head(summary)}: {verdict_words(summary)}"
 
 
 def _uncompared_lines(summary: Summary, category: Category) -> list[str]:

@@ -70,10 +70,12 @@ def verdict_words(summary: Summary) -> str:
     counts = summary.counts
     if summary.nothing_compared is not None:
         return (f"nothing compared in {plural(counts.tasks, 'task')} "
-                f"({counts.masked} masked, {counts.missing} missing; see below)")
+                f"({counts.masked} masked, {counts.missing} missing; see below)") + _narrowed(summary)
     differs = counts.flipped or counts.flipped_agent_error or counts.masked or counts.missing
     if not differs:
-        words = f"no difference in {plural(summary.compared, 'compared task')}"
+        # "no difference" only when the run passes: an item that failed is never called no difference
+        what = "no difference" if summary.verdict == "pass" else "no flip"
+        words = f"{what} in {plural(summary.compared, 'compared task')}"
     else:
         parts = [f"{plural(counts.flipped_old_win, 'task')} regressed", f"{counts.flipped_new_win} improved"]
         if summary.failing_flips is not None and counts.flipped:
@@ -92,7 +94,17 @@ def verdict_words(summary: Summary) -> str:
         words += f"; mean difference {shown} the margin {decision.margin:g}"
     if summary.copies is not None:
         words += f"; {COPY_WORDS}"
+    words += "".join(f"; {decider.text}" for decider in summary.decision.decided_by if decider.code in SAID_BY_CODE)
     return words + _narrowed(summary)
+
+
+#: what decided a verdict that the counts do not already say: its words join the verdict line
+SAID_BY_CODE = ("evidence", "strict_uncompared", "item_failed")
+
+
+def verdict_head(summary: Summary) -> str:
+    """`PASS`, `FAIL` or `INCONCLUSIVE`: the run's verdict, as every report's verdict line opens."""
+    return summary.verdict.upper()
 
 
 def _narrowed(summary: Summary) -> str:

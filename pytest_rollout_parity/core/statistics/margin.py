@@ -9,10 +9,11 @@ tasks that can reach alpha at all, is below alpha.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Optional
 
-from ..model import TaskComparison
+from ..model import CompareResult, TaskComparison
 from .left_out import LeftOut
 from .paired import PairedSection, format_p, noise_text
 from .paired_tests import DiscreteFdr, PairedStats
@@ -33,20 +34,43 @@ class Aggregate:
     message: str
 
 
+def reward_range(result: CompareResult) -> tuple[float, float]:
+    """The range of the scored rewards of both sides, at least [0, 1]: what a mean can span."""
+    low, high = 0.0, 1.0
+    for task in result.tasks:
+        for side in (task.old, task.new):
+            for facts in side.facts if side is not None else ():
+                reward = facts.reward
+                if facts.mask is None and reward is not None and math.isfinite(reward):
+                    low, high = min(low, reward), max(high, reward)
+    return low, high
+
+
+def margin_beyond_range(result: CompareResult, margin: float) -> Optional[tuple[float, float]]:
+    """The rewards' range when ``margin`` is at or above its width (no mean difference could exceed
+    the margin, so the aggregate could never fail), else None."""
+    low, high = reward_range(result)
+    return (low, high) if margin >= high - low else None
+
+
 def _num(value: float) -> str:
     return f"{value:.4f}"
 
 
 def left_out_text(left: LeftOut) -> str:
     """`left out (masked or missing): 2.0% of tasks on the old side, 5.0% on the new side; ...`."""
-    if not left.old and not left.new:
+    if not left.old and not left.new and not left.old_rows and not left.new_rows:
         return "no task left out (masked or missing) on either side"
     text = (f"left out (masked or missing): {left.share('old'):.1%} of {left.tasks} tasks on the old side, "
             f"{left.share('new'):.1%} on the new side")
+    if left.old_rows or left.new_rows:
+        text += (f"; masked rows of compared tasks left out of their means: {left.old_rows} old, "
+                 f"{left.new_rows} new")
     if left.delta_range is not None:
         low, high = left.delta_range
         lowest, highest = left.reward_range
-        text += (f"; had every task left out on the new side scored {lowest:g} or {highest:g} there, "
+        what = "task or row" if left.new_rows else "task"
+        text += (f"; had every {what} left out on the new side scored {lowest:g} or {highest:g} there, "
                  f"Δ over the {left.range_tasks} tasks with an old reward would lie in [{_num(low)}, {_num(high)}]")
     return text
 
