@@ -106,7 +106,13 @@ class ParityCollection:
 
         First among the implementations, so that `-k`, `-m`, `--deselect` and `--lf` select from
         them as from any collected item; their collector is reported like any collected file.
+        Under --parity-plan no item runs, the gate's or any other: the run only prints the plan.
         """
+        if self.run.settings.plan:
+            if items:
+                session.config.hook.pytest_deselected(items=list(items))
+                items.clear()
+            return
         if self.selection.walked and any(is_gate_item(item) for item in items):
             return
         node = ParityFile.for_run(session, self.target, self.run)

@@ -80,13 +80,14 @@ class ParitySummary:
     @pytest.hookimpl(tryfirst=True)  # before junitxml writes its file: the suite carries the verdict
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """Build the one summary object; write it as JSON; settle the exit status from its fields."""
-        ran = None if session.config.option.collectonly else len(self.outcome_of)
+        planning = self.run.settings.plan
+        ran = None if session.config.option.collectonly or planning else len(self.outcome_of)
         outcomes: dict[str, int] = {}
         for outcome in self.outcome_of.values():
             outcomes[outcome] = outcomes.get(outcome, 0) + 1
         hook_verdicts = dict(self.changed_by_hook.values())
         ran_tasks = frozenset(self.task_of.values())
-        every_task = len(ran_tasks) >= len(self.run.result.tasks)
+        every_task = planning or len(ran_tasks) >= len(self.run.result.tasks)
         info = self.run.run_info(selected=ran, verdicts_changed=len(hook_verdicts), outcomes=outcomes,
                                  hook_verdicts=hook_verdicts, collect_only=bool(session.config.option.collectonly),
                                  ran_tasks=None if every_task else ran_tasks,
@@ -95,7 +96,9 @@ class ParitySummary:
                                      coverage=self.run.coverage, alpha=self.run.settings.alpha,
                                      judgements=list(self.run.judgements) if self.run.settings.margin is not None
                                      else None, strict=self.run.settings.strict,
-                                     allow_copy=self.run.settings.allow_copy)
+                                     allow_copy=self.run.settings.allow_copy, with_plan=planning)
+        if planning and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
+            session.exitstatus = pytest.ExitCode.OK  # a plan is no finding: nothing ran, nothing failed
         add_junit_suite_property(session.config, "parity_verdict", self.summary.verdict)
         json_path = self.run.settings.json_path
         if json_path is not None:
@@ -114,5 +117,7 @@ class ParitySummary:
         if self.summary is None:
             return
         terminalreporter.write_sep("=", "rollout parity")
+        if self.run.settings.plan:
+            terminalreporter.write_line("--parity-plan: no item ran; the verdict and the plan below are the data's")
         for line in summary_lines(self.summary):
             terminalreporter.write_line(line)

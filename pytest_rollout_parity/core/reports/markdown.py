@@ -189,6 +189,10 @@ def _render(summary: Summary, texts: Mapping[str, str], exit_status: Optional[in
     lines.extend(_hook_verdicts(summary))
     if summary.nothing_compared:
         lines.extend(["", f"**Nothing compared**: {markdown_text(summary.nothing_compared)}"])
+    if summary.plan is not None:
+        lines.extend(["", "### What to run next", "", "```text"])
+        lines.extend(visible(line) for line in summary.plan.lines())
+        lines.append("```")
     if summary.notes:
         lines.extend(["", "### Notes", ""])
         lines.extend(capped(summary.notes, LIST_CAP, lambda note: f"- {_capped_note(note)}", MORE))

@@ -31,6 +31,7 @@ from ..statistics.left_out import LeftOut
 from ..statistics.margin import Aggregate, FlipJudgement, equivalence, judge_flips
 from ..statistics.paired import PairedSection, paired_section
 from ..statistics.paired_tests import McNemarTable, SignTest
+from ..statistics.plan import Plan, plan
 
 T = TypeVar("T")
 
@@ -354,6 +355,8 @@ class Summary:
     evidence: Mapping[str, str] = field(default_factory=dict)
     #: the run's verdict (`pass`, `fail`, `inconclusive`) and what decided it, computed once here
     decision: Decision = Decision("pass", ())
+    #: what to run next: for an `inconclusive` verdict (or when asked for), else None
+    plan: Optional[Plan] = None
 
     @property
     def verdict(self) -> RunVerdict:
@@ -522,6 +525,7 @@ def build_summary(
     judgements: Optional[list[Optional[FlipJudgement]]] = None,
     strict: bool = False,
     allow_copy: bool = False,
+    with_plan: bool = False,
 ) -> Summary:
     """The summary of a comparison and, in a pytest run, of what the run did.
 
@@ -530,7 +534,8 @@ def build_summary(
     ``paired`` is the result's paired section when the caller already has it (else computed);
     with a ``margin`` the summary also holds the aggregate equivalence decision and the per-task
     tests at false discovery rate ``alpha``; ``judgements`` are margin mode's flip judgements when
-    the caller has them. Each task's outcome and the run's verdict are decided here, once.
+    the caller has them. Each task's outcome and the run's verdict are decided here, once; an
+    `inconclusive` verdict (or ``with_plan``) adds the plan of what to run next.
     """
     section = paired if paired is not None else paired_section(result)
     fdr = section.fdr(alpha) if margin is not None else None
@@ -572,6 +577,7 @@ def build_summary(
     nothing = nothing_compared(result)
     decision = decide(tasks, nothing=nothing, aggregate=aggregate, coverage=coverage, copies=result.copies,
                       run=outcome, strict=strict, allow_copy=allow_copy)
+    planned = plan(result, margin, alpha, judged) if with_plan or decision.verdict == "inconclusive" else None
     return Summary(
         counts=Counts(**result.counts()),
         join=Join(
@@ -601,6 +607,7 @@ def build_summary(
         inventory=inventory,
         evidence=dict(run.evidence) if run is not None else {},
         decision=decision,
+        plan=planned,
     )
 
 

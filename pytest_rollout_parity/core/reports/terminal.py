@@ -103,5 +103,7 @@ def summary_lines(summary: Summary) -> list[str]:
     lines.extend(_hook_verdict_lines(summary))
     if summary.nothing_compared:
         lines.append(f"NOTHING COMPARED: {summary.nothing_compared}")
+    if summary.plan is not None:
+        lines.extend(summary.plan.lines())
     # labels, reasons and notes come from the rows: each line stays one line, and none is a workflow command
     return [terminal_line(line) for line in lines]
