@@ -42,9 +42,13 @@ def test_flips_title_agrees_with_the_table_and_annotations_word_means_as_the_cra
     assert (summary.counts.flipped, summary.counts.flipped_agent_error) == (1, 2)
     text = render_markdown(summary)
     assert "### Flips (1) and rerun candidates (2)" in text.splitlines()
-    assert "- <code>a</code>: new regressed: old=1.0 new=0.5 \\(means of 1 vs 2 rows\\)" in text.splitlines()
+    assert "- <code>a</code>: **failed**: new regressed: old=1.0 new=0.5 \\(means of 1 vs 2 rows\\)" in text.splitlines()
+    assert "- <code>b</code>: **agent_error**: new regressed: old=1.0 new=0.0, agent error: rerun" in text.splitlines()
+    # each flip's annotation is titled with its outcome: the failed one an error, the agent errors warnings
     assert annotation_lines(summary, failed={"a"}) == [
-        "::error title=a flipped::new regressed: old=1.0 new=0.5 (means of 1 vs 2 rows)"]
+        "::error title=a failed::new regressed: old=1.0 new=0.5 (means of 1 vs 2 rows)",
+        "::warning title=b agent_error::new regressed: old=1.0 new=0.0",
+        "::warning title=c agent_error::new regressed: old=1.0 new=0.0"]
     reruns = build_summary(compare_rollouts(old[1:], new[2:]))
     assert "### Rerun candidates (2)" in render_markdown(reruns).splitlines()
 
@@ -144,9 +148,25 @@ def test_annotations_for_failed_flips_capped() -> None:
     summary = _summary({"a:1,x": 1.0, "b": 0.0, "c": 1.0}, {"a:1,x": 0.0, "b": 1.0, "c": 0.0})
     lines = annotation_lines(summary, failed={"a:1,x", "b"})
     assert lines == [
-        "::error title=a%3A1%2Cx flipped::new regressed: old=1.0 new=0.0",
-        "::error title=b flipped::new improved: old=0.0 new=1.0",
+        "::error title=a%3A1%2Cx failed::new regressed: old=1.0 new=0.0",
+        "::error title=b failed::new improved: old=0.0 new=1.0",
     ]
     many = _summary({f"t{i}": 1.0 for i in range(12)}, {f"t{i}": 0.0 for i in range(12)})
     capped = annotation_lines(many, failed={f"t{i}" for i in range(12)})
     assert len(capped) == 11 and capped[-1].startswith("2 more failed flip(s) not annotated: GitHub shows at most 10")
+
+
+def test_margin_mode_annotates_flips_within_noise_and_the_aggregate_like_flips() -> None:
+    old = [{"task_id": f"t{i}", "reward": r, "_ng_rollout_index": k}
+           for i in range(6) for k, r in enumerate((1.0, 0.0, 1.0))]
+    new = [{"task_id": f"t{i}", "reward": r if i else 1 - r, "_ng_rollout_index": k}
+           for i in range(6) for k, r in enumerate((1.0, 0.0, 1.0))]
+    result = compare_rollouts(old, new)
+    info = RunInfo(old_file="old.jsonl", new_file="new.jsonl", gate_items=("parity-aggregate",))
+    summary = build_summary(result, info, margin=0.05)
+    assert [task.outcome for task in summary.tasks if task.category == "flipped"] == ["within_noise"]
+    lines = annotation_lines(summary, failed=set())
+    assert lines[0] == "::warning title=t0 within_noise::new regressed: old=0.6667 new=0.3333 (means of 3 vs 3 rows)"
+    assert lines[1].startswith("::error title=parity-aggregate failed::")
+    page = render_markdown(summary)
+    assert "- <code>t0</code>: **within_noise**: new regressed: old=0.6667 new=0.3333" in page

@@ -107,13 +107,14 @@ def _capped_text(text: str) -> str:
 
 
 def _flip(task: TaskSummary, text: Optional[str], with_text: bool) -> list[str]:
+    """A flip's headline (its outcome first, then its rewards), with its text folded under it."""
     rest = flip_text(task) + (", agent error: rerun" if task.category == "flipped_agent_error" else "")
     if not with_text or not text:
-        head = f"{_code(task.task)}: {markdown_text(rest)}"
+        head = f"{_code(task.task)}: **{task.outcome}**: {markdown_text(rest)}"
         if task.excerpt:
             head += f" (prompt: {markdown_text(task.excerpt)})"
         return [f"- {head}"]
-    head = f"{_html_code(task.task)}: {html_text(rest)}"
+    head = f"{_html_code(task.task)}: <strong>{task.outcome}</strong>: {html_text(rest)}"
     if task.excerpt:
         head += f" <em>{html_text(task.excerpt)}</em>"
     return ["<details>", f"<summary>{head}</summary>", "", f"<pre>{_pre(_capped_text(text))}</pre>", "",
