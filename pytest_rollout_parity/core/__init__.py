@@ -37,10 +37,17 @@ if TYPE_CHECKING:
     from .judging.copies import COPY_NAME
     from .judging.coverage_file import InventoryRead, coverage_places, read_inventory
     from .judging.hook_verdict import Verdict
-    from .judging.item_outcome import FlipEvidence, default_verdict, flip_evidence, flip_message, header_line, task_prompt
+    from .judging.item_outcome import (
+        FlipEvidence,
+        default_verdict,
+        flip_evidence,
+        flip_message,
+        header_line,
+        task_prompt,
+    )
     from .judging.known_flips import KnownFlips, read_known_flips
-    from .judging.row_context import EXCERPT_CAP, wants_excerpt
     from .judging.metrics_file import AggregateCheck, check_side, combined_check, metrics_path, metrics_places
+    from .judging.row_context import EXCERPT_CAP, wants_excerpt
     from .judging.verifier_output import LogRoots
     from .model import CompareResult, RowOrigin, TaskComparison, TaskSide
     from .reading.bounded import read_capped
@@ -74,8 +81,8 @@ __all__ = [
     "COVERAGE_NAME",
     "DEFAULT_MAX_MASKED",
     "DEFAULT_MAX_MISSING",
-    "EXCERPT_CAP",
     "DEFAULT_MAX_UNCOMPARED",
+    "EXCERPT_CAP",
     "FLIPS",
     "Aggregate",
     "AggregateCheck",
@@ -142,9 +149,9 @@ __all__ = [
     "summary_dict",
     "summary_html",
     "summary_lines",
-    "task_prompt",
     "task_noise",
     "task_outcome",
+    "task_prompt",
     "terminal_line",
     "terminal_text",
     "unframe_side",

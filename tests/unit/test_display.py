@@ -10,7 +10,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_rollout_parity.core.escaping import html_text, markdown_text, no_command, terminal_line, terminal_text, visible
+from pytest_rollout_parity.core.escaping import (
+    html_text,
+    markdown_text,
+    no_command,
+    terminal_line,
+    terminal_text,
+    visible,
+)
 from pytest_rollout_parity.core.reading.bounded import NotRegular, TooLarge, open_regular, read_capped, read_end
 from pytest_rollout_parity.core.reports.json_file import write_text
 

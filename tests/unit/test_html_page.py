@@ -162,7 +162,7 @@ def test_the_interval_is_drawn_against_the_margin_band() -> None:
     aggregate = summary.aggregate
     assert aggregate is not None and aggregate.lower_bound is not None and aggregate.upper_bound is not None
     assert f"[{aggregate.lower_bound:.4f}, {aggregate.upper_bound:.4f}]" in svg
-    assert "−0.05" in svg and "+0.05" in svg
+    assert "&#8722;0.05" in svg and "+0.05" in svg
     # the band lies where ±M is on the axis: the delta's dot sits left of it (the difference is -0.11)
     dot = next(circle for circle in _circles(drawn) if circle.get("class") == "delta")
     assert float(dot.get("cx", "0")) < float(band[0].get("x", "0"))

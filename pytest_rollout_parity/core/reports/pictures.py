@@ -133,7 +133,7 @@ def scatter_svg(summary: Summary, outcomes: Iterable[str]) -> str:
         counts[point.kind] = counts.get(point.kind, 0) + 1
     legend = " ".join(f'<span class="key {CLASSES[kind][0]}"></span>{CLASSES[kind][1]} {counts[kind]}'
                       for kind in CLASSES if kind in counts)
-    how = (f"{len(drawn)} compared tasks; beyond {POINTS_CAP:,} they are counted in a {GRID}×{GRID} grid "
+    how = (f"{len(drawn)} compared tasks; beyond {POINTS_CAP:,} they are counted in a {GRID}&#215;{GRID} grid "
            f"(darker: more tasks), the first {len(one_by_one)} flips drawn one by one" if binned
            else f"{len(drawn)} compared tasks, one point each (moved by up to {JITTER:.0%} so equal ones stay visible)")
     return (f'<figure class="picture">{"".join(parts)}<figcaption>Each task\'s mean reward, old (across) '
@@ -197,7 +197,7 @@ def interval_of(summary: Summary) -> Optional[Interval]:
 
 
 def interval_svg(summary: Summary) -> Optional[str]:
-    """The mean difference (new − old) with its 95% interval, against the ±margin band in margin mode."""
+    """The mean difference (new - old) with its 95% interval, against the ±margin band in margin mode."""
     shown = interval_of(summary)
     if shown is None:
         return None
@@ -221,7 +221,7 @@ def interval_svg(summary: Summary) -> Optional[str]:
     if shown.margin is not None:
         m = shown.margin
         parts.append(f'<rect x="{x(-m):.1f}" y="18" width="{x(m) - x(-m):.1f}" height="70" class="band"/>')
-        parts.append(f'<text x="{x(-m) - 2:.1f}" y="14" class="tick" text-anchor="end">−{m:g}</text>')
+        parts.append(f'<text x="{x(-m) - 2:.1f}" y="14" class="tick" text-anchor="end">&#8722;{m:g}</text>')
         parts.append(f'<text x="{x(m) + 2:.1f}" y="14" class="tick" text-anchor="start">+{m:g}</text>')
     parts.append(f'<line x1="{x(0):.1f}" y1="18" x2="{x(0):.1f}" y2="88" class="zero"/>')
     lo95, hi95 = shown.ci95
@@ -239,7 +239,7 @@ def interval_svg(summary: Summary) -> Optional[str]:
     parts.append(f'<text x="{x(shown.delta):.1f}" y="106" class="axis" text-anchor="middle">'
                  f"delta {shown.delta:+.4f}</text>")
     parts.append(f'<text x="{width / 2}" y="124" class="tick" text-anchor="middle">mean reward difference, '
-                 "new − old</text></svg>")
+                 "new &#8722; old</text></svg>")
     words = ("inside the band the servers are shown equivalent within the margin" if shown.margin is not None
              else "no margin given: the interval against 0 (with --parity-margin, against the ±margin band)")
     return (f'<figure class="picture">{"".join(parts)}<figcaption>The mean difference over the compared '
