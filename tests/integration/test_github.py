@@ -113,3 +113,17 @@ def test_lone_surrogate_label_in_markdown_annotations_and_html(gate: Gate, monke
     for name in ("s.md", "step.md", "report.html"):
         assert "\\ud800" in (gate.path / name).read_bytes().decode("utf-8"), name
     assert any(line.startswith("::error title=t\\ud800 failed::") for line in result.outlines)
+
+
+def test_annotations_carry_outcomes_and_the_gate_items(gate: Gate, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In margin mode the aggregate is annotated like a flip, and so is a failing coverage item."""
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    args = gate.mixed()
+    result = gate.run(*args, "--parity-margin=0.1", "--parity-max-uncompared=0", "-p", f"no:{ANNOTATE_FAILURES}")
+    commands = [line for line in result.outlines if line.startswith("::")]
+    titles = [line.split("::", 2)[1] for line in commands]
+    assert "warning title=git-multibranch agent_error" in titles
+    assert any(title.startswith("error title=parity-aggregate failed") for title in titles), commands
+    assert any(title.startswith("error title=parity-coverage failed") for title in titles), commands
+    aggregate = next(line for line in commands if "parity-aggregate" in line)
+    assert "the margin ±0.1" in aggregate or "no decision" in aggregate
