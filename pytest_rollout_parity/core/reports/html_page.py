@@ -51,6 +51,7 @@ overflow:auto;white-space:pre-wrap;margin:4px 0}
 .rollout-parity .p-passed{fill:#8c959f;fill-opacity:.55}.rollout-parity .p-regressed{fill:#cf222e}
 .rollout-parity .p-improved{fill:#0969da}.rollout-parity .p-noise{fill:#d4a72c}
 .rollout-parity .p-accepted{fill:#1a7f37}.rollout-parity .p-agent{fill:#8250df}
+.rollout-parity .p-notrun{fill:none;stroke:#8c959f}.rollout-parity span.p-notrun{border:1px solid #8c959f}
 .rollout-parity .cell{fill:#57606a}.rollout-parity .cell-flip{fill:#cf222e}
 .rollout-parity span.key{display:inline-block;width:10px;height:10px;border-radius:5px;margin:0 4px 0 10px}
 .rollout-parity span.p-passed{background:#8c959f}.rollout-parity span.p-regressed{background:#cf222e}

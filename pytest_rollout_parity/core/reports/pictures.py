@@ -41,6 +41,7 @@ CLASSES: dict[str, tuple[str, str]] = {
     "within_noise": ("p-noise", "within noise"),
     "accepted": ("p-accepted", "accepted"),
     "agent_error": ("p-agent", "agent error"),
+    "not_run": ("p-notrun", "not run (deselected)"),
 }
 
 
