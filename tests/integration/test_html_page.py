@@ -141,7 +141,9 @@ def test_the_bundled_pairs_page_in_headless_chromium(tmp_path: Path) -> None:
         pytest.skip("no chromium binary on PATH (CI installs the system's `chromium` package)")
     page = tmp_path / "parity.html"
     run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--parity-old=examples/old/rollouts.jsonl",
+        # the new file as the one test path: the gate alone, whatever the repository's testpaths say
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "examples/new/rollouts.jsonl",
+         "--parity-old=examples/old/rollouts.jsonl",
          "--parity-new=examples/new/rollouts.jsonl", f"--parity-html={page}", "-q"],
         cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
     assert run.returncode == 1, run.stdout + run.stderr

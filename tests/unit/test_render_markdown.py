@@ -27,9 +27,9 @@ def test_verdict_first_then_table_flips_paired() -> None:
     assert "| flipped | 2 | new regressed 1, new improved 1 |" in lines
     assert "| missing | 1 | old only 1, new only 0 |" in lines
     # b's text folded and HTML-escaped; c ran without a text: a plain line
-    assert "<summary><code>b</code>: new regressed: old=1.0 new=0.0</summary>" in lines
+    assert "<summary><code>b</code>: <strong>failed</strong>: new regressed: old=1.0 new=0.0</summary>" in lines
     assert "    | &lt;tail&gt; &amp; more</pre>" in lines  # inside <pre> Markdown is not read: HTML escaping only
-    assert "- <code>c</code>: new improved: old=0.0 new=1.0" in lines
+    assert "- <code>c</code>: **failed**: new improved: old=0.0 new=1.0" in lines
     assert "- **missing** (1):" in lines and "  - <code>gone</code>: only in the old file" in lines
     assert "paired over 3 compared tasks (d = new - old of the task means):" in lines
 
