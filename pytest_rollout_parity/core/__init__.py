@@ -38,9 +38,17 @@ if TYPE_CHECKING:
     from .judging.copies import COPY_NAME
     from .judging.coverage_file import InventoryRead, coverage_places, read_inventory
     from .judging.hook_verdict import Verdict
-    from .judging.item_outcome import default_verdict, flip_message, header_line
+    from .judging.item_outcome import (
+        FlipEvidence,
+        default_verdict,
+        flip_evidence,
+        flip_message,
+        header_line,
+        task_prompt,
+    )
     from .judging.known_flips import KnownFlips, read_known_flips
     from .judging.metrics_file import AggregateCheck, check_side, combined_check, metrics_path, metrics_places
+    from .judging.row_context import EXCERPT_CAP, wants_excerpt
     from .judging.verifier_output import LogRoots
     from .model import CompareResult, RowOrigin, TaskComparison, TaskSide
     from .reading.bounded import read_capped
@@ -52,6 +60,7 @@ if TYPE_CHECKING:
     from .reading.snapshot import frame_side, snapshot_schema, unframe_side
     from .reports.annotations import annotation_lines
     from .reports.html_fragments import flip_html, summary_html
+    from .reports.html_page import render_html
     from .reports.json_file import summary_dict, write_json, write_text
     from .reports.markdown import FLIPS, render_markdown
     from .reports.summary import HookVerdict, RunInfo, Summary, build_summary, task_outcome
@@ -74,12 +83,14 @@ __all__ = [
     "DEFAULT_MAX_MASKED",
     "DEFAULT_MAX_MISSING",
     "DEFAULT_MAX_UNCOMPARED",
+    "EXCERPT_CAP",
     "FLIPS",
     "Aggregate",
     "AggregateCheck",
     "CompareInputError",
     "CompareResult",
     "Coverage",
+    "FlipEvidence",
     "FlipJudgement",
     "HookVerdict",
     "InventoryRead",
@@ -112,6 +123,7 @@ __all__ = [
     "equivalence",
     "error_rates",
     "expand",
+    "flip_evidence",
     "flip_html",
     "flip_message",
     "frame_side",
@@ -129,6 +141,7 @@ __all__ = [
     "read_capped",
     "read_inventory",
     "read_known_flips",
+    "render_html",
     "render_markdown",
     "sidecar_display",
     "sidecar_path",
@@ -140,10 +153,12 @@ __all__ = [
     "summary_lines",
     "task_noise",
     "task_outcome",
+    "task_prompt",
     "terminal_line",
     "terminal_text",
     "unframe_side",
     "visible",
+    "wants_excerpt",
     "write_json",
     "write_text",
 ]
@@ -168,7 +183,9 @@ _ENTRANCE: dict[str, tuple[str, ...]] = {
     "judging.copies": ("COPY_NAME",),
     "judging.coverage_file": ("InventoryRead", "coverage_places", "read_inventory"),
     "judging.hook_verdict": ("Verdict",),
-    "judging.item_outcome": ("default_verdict", "flip_message", "header_line"),
+    "judging.item_outcome": ("FlipEvidence", "default_verdict", "flip_evidence", "flip_message", "header_line",
+                             "task_prompt"),
+    "judging.row_context": ("EXCERPT_CAP", "wants_excerpt"),
     "judging.known_flips": ("KnownFlips", "read_known_flips"),
     "judging.metrics_file": ("AggregateCheck", "check_side", "combined_check", "metrics_path", "metrics_places"),
     "judging.verifier_output": ("LogRoots",),
@@ -182,6 +199,7 @@ _ENTRANCE: dict[str, tuple[str, ...]] = {
     "reading.snapshot": ("frame_side", "snapshot_schema", "unframe_side"),
     "reports.annotations": ("annotation_lines",),
     "reports.html_fragments": ("flip_html", "summary_html"),
+    "reports.html_page": ("render_html",),
     "reports.json_file": ("summary_dict", "write_json", "write_text"),
     "reports.markdown": ("FLIPS", "render_markdown"),
     "reports.summary": ("HookVerdict", "RunInfo", "Summary", "build_summary", "task_outcome"),

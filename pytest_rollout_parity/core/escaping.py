@@ -10,6 +10,7 @@ JUnit properties and the hooks keep the labels as they are.
 
 from __future__ import annotations
 
+import html
 import re
 
 #: Everything that is not shown as itself: the C0 and C1 controls and DEL (category Cc), every Unicode
@@ -70,23 +71,34 @@ def terminal_text(text: str) -> str:
     return "\n".join(terminal_line(line, keep_tabs=True) for line in text.split("\n"))
 
 
-#: ASCII punctuation but `-`, `,` and `/` (plain inside a line; a label is never at a line's start)
-_MARKDOWN = re.compile(r"""[!-+.:-@\[-`{-~]""")
-
-
-def _reference(match: re.Match[str]) -> str:
-    return f"&#{ord(match.group())};"
+#: the characters with a meaning in GitHub's Markdown inside a line (emphasis, code, links, images,
+#: tags, entities, tables, strikethrough, math, footnotes, mentions), and the backslash itself
+_MARKDOWN = re.compile(r"""[\\`*_{}\[\]<>()#+!|~&$@^]|:(?=//)|(?i:(?<=www)\.)""")
 
 
 def markdown_text(text: str, *, lines: bool = False) -> str:
-    """Text safe in Markdown and in HTML: ASCII punctuation as numeric character references.
+    """Text that Markdown shows as written: each character with a meaning there backslash-escaped.
 
-    A character reference is always literal text in Markdown (never a link, emphasis, a heading, a
-    table cell's end, a tag, an autolink), and the same character in HTML. Controls are shown as escapes; with
-    ``lines`` newlines are kept (inside `<pre>`), else shown as `\\n` so the text stays on one line.
+    `\\[` is always a literal `[` in Markdown (never a link, emphasis, a heading, a table cell's
+    end, a tag, an entity), so no text from the data becomes a link, an image or HTML; the `:` of
+    `://` and the `.` after `www` are escaped too, so no URL in the data is linked. The text stays
+    readable with `cat`. Controls are shown as escapes; with ``lines`` newlines are kept, else
+    shown as `\\n` so the text stays on one line. Inside an HTML element Markdown is not read:
+    use :func:`html_text` there.
     """
     if lines:
         shown = "\n".join(visible(line, keep_tabs=True) for line in text.split("\n"))
     else:
         shown = visible(text)
-    return _MARKDOWN.sub(_reference, shown)
+    return _MARKDOWN.sub(lambda match: "\\" + match.group(), shown)
+
+
+def html_text(text: str, *, lines: bool = False) -> str:
+    """Text safe inside an HTML element (and so inside a Markdown HTML block such as `<pre>`, which
+    Markdown does not read): `<`, `>`, `&` and quotes as character references, controls as escapes;
+    with ``lines`` newlines are kept."""
+    if lines:
+        shown = "\n".join(visible(line, keep_tabs=True) for line in text.split("\n"))
+    else:
+        shown = visible(text)
+    return html.escape(shown)

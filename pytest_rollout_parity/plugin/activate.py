@@ -16,7 +16,7 @@ from ._pytest_compat import collect_beside, hooks_at, item_collected
 from .ci import ParityCI
 from .collect import ParityFile, is_gate_item
 from .fixtures import parametrize_rollout_pair
-from .html_report import ParityHtmlRows, ParityHtmlSummary, html_report_requested
+from .html_report import ParityHtmlPage, ParityHtmlRows, ParityHtmlSummary, html_report_requested
 from .placement import Selection, take_new_file
 from .progress import progress_for
 from .reporting import ParitySummary
@@ -66,6 +66,8 @@ class ParityGate:
             config.pluginmanager.register(ParityCI(summary), "rollout-parity-ci")
             if html:
                 config.pluginmanager.register(ParityHtmlSummary(summary), "rollout-parity-html-summary")
+            if run.settings.html_path is not None:
+                config.pluginmanager.register(ParityHtmlPage(summary, run.settings.html_path), "rollout-parity-html-page")
 
 
     def _known_flips(self) -> Optional[KnownFlips]:

@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ..core import FLIPS, annotation_lines, render_markdown, write_text
-from .collect import CATEGORY_PROPERTY, TASK_PROPERTY
+from ..core import annotation_lines, render_markdown, write_text
 from .reporting import ParitySummary
 
 STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
@@ -22,28 +21,12 @@ ANNOTATE_FAILURES = "pytest_github_actions_annotate_failures"
 
 
 class ParityCI:
-    """Collects the flips' report texts; writes the Markdown at session finish; prints annotations."""
+    """Writes the Markdown at session finish; prints annotations (the flips' texts are the summary's)."""
 
     def __init__(self, summary: ParitySummary) -> None:
         self.summary = summary
-        self.texts: dict[str, str] = {}
-        self.failed: set[str] = set()
         #: lines about reports not written, kept for the terminal summary (with their markup)
         self.problems: list[tuple[str, dict[str, bool]]] = []
-
-    @pytest.hookimpl
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        """Keep a flip's failure text (or its xfail reason) by task label."""
-        properties = dict(report.user_properties)
-        task, category = properties.get(TASK_PROPERTY), properties.get(CATEGORY_PROPERTY)
-        if not isinstance(task, str) or category not in FLIPS:
-            return
-        if report.when == "call" or (report.when == "setup" and not report.passed):
-            if hasattr(report, "wasxfail"):
-                self.texts[task] = str(report.wasxfail)
-            elif report.failed:
-                self.texts[task] = report.longreprtext
-                self.failed.add(task)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -53,7 +36,7 @@ class ParityCI:
         step_summary = os.environ.get(STEP_SUMMARY)
         if summary is None or (target is None and not step_summary):
             return
-        markdown = render_markdown(summary, self.texts, int(session.exitstatus))
+        markdown = render_markdown(summary, exit_status=int(session.exitstatus))
         if target is not None:
             try:
                 write_text(target, markdown)
@@ -81,5 +64,5 @@ class ParityCI:
             return
         if terminalreporter.config.pluginmanager.hasplugin(ANNOTATE_FAILURES):
             return
-        for line in annotation_lines(summary, self.failed):
+        for line in annotation_lines(summary, self.summary.failed_flips):
             terminalreporter.write_line(line)

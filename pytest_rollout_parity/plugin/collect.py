@@ -35,6 +35,8 @@ CATEGORY_PROPERTY = "parity_category"
 AGGREGATE_PROPERTY = "parity_aggregate"
 COVERAGE_PROPERTY = "parity_coverage"
 COPY_PROPERTY = "parity_copy"
+NO_OUTPUT_PROPERTY = "parity_no_verifier_output"
+"""Carried by a flip whose losing row has no verifier output at all: the summary notes it once."""
 OUTCOME_PROPERTY = "parity_outcome"
 """The task's outcome in the gate's vocabulary (the summary decides it by the same rule)."""
 GATE_PROPERTY = "parity_gate_item"
@@ -192,6 +194,9 @@ class ParityItem(pytest.Item):
             verdict = default_verdict(
                 comparison, lambda: self.run.flip_message(self.index), strict=strict, judgement=judgement
             )
+        evidence = self.run.built_evidence(self.index)
+        if evidence is not None and evidence.no_output:  # the summary says it once for the run
+            self.user_properties.append((NO_OUTPUT_PROPERTY, "1"))
         self.user_properties.append((OUTCOME_PROPERTY, task_outcome(comparison, judgement, changed_to)))
         # shown in the terminal (pytest's short summary under CI prints a reason whole): no line
         # of it may carry a raw control character or start a GitHub workflow command

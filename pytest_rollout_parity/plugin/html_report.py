@@ -1,4 +1,7 @@
-"""pytest-html: a flip's row carries its rewards and log tail as an extra; the summary the parity counts.
+"""The HTML reports: `--parity-html`'s page, and inside pytest-html's report the same content.
+
+pytest-html: the report's summary carries the gate's report (without the flips' evidence), and a
+flip whose row does not show its message already (one that did not fail) carries it as an extra.
 
 Registered only when pytest-html is loaded and writes a report (`--html`): its hooks exist only
 then (pluggy rejects an implementation of a hook nobody declared), and without it nothing changes.
@@ -9,11 +12,12 @@ needs no import of pytest-html.
 from __future__ import annotations
 
 from collections.abc import Generator
-from typing import Any
+from pathlib import Path
+from typing import Any, Optional
 
 import pytest
 
-from ..core import FLIPS, flip_html, header_line, summary_html, visible
+from ..core import FLIPS, flip_html, header_line, render_html, summary_html, visible, write_text
 from .collect import ParityItem
 from .reporting import ParitySummary
 
@@ -33,10 +37,10 @@ class ParityHtmlRows:
         if report.when != "call" or not isinstance(item, ParityItem):
             return report
         comparison = item.run.result.tasks[item.index]
-        if comparison.category not in FLIPS:
-            return report
-        # a failed flip's report already holds its message; another outcome (a hook, margin mode) reads it now
-        text = report.longreprtext if report.failed else item.run.flip_message(item.index)
+        if comparison.category not in FLIPS or report.failed:
+            return report  # a failed flip's row shows its message (pytest-html's log): once is enough
+        # another outcome (a hook, margin mode, an agent error) shows only its reason: the evidence goes here
+        text = item.run.flip_message(item.index)
         extra = {"name": None, "format_type": "html", "content": flip_html(_headline(item), text),
                  "mime_type": None, "extension": None}
         report.extras = [*getattr(report, "extras", []), extra]  # type: ignore[attr-defined]
@@ -47,6 +51,33 @@ def _headline(item: ParityItem) -> str:
     """`<task>: <direction>: old=<reward> new=<reward>` of the item's task (its crash line's words)."""
     comparison = item.run.result.tasks[item.index]
     return f"{visible(comparison.task)}: {header_line(comparison)}"
+
+
+class ParityHtmlPage:
+    """On the controller: the report as one self-contained page (`--parity-html`), at session finish."""
+
+    def __init__(self, summary: ParitySummary, target: Path) -> None:
+        self.summary = summary
+        self.target = target
+        self.problem: Optional[str] = None
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        """After the summary is built and the exit status settled."""
+        built = self.summary.summary
+        if built is None:
+            return
+        try:
+            write_text(self.target, render_html(built, int(session.exitstatus)))
+        except OSError as exc:
+            self.problem = f"ERROR: --parity-html: cannot write {self.target}: {exc.strerror or exc}"
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        """A page that could not be written, on its own line."""
+        if self.problem is not None:
+            terminalreporter.write_line(self.problem, red=True)
 
 
 class ParityHtmlSummary:

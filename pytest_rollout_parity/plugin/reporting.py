@@ -10,9 +10,17 @@ from typing import Optional
 
 import pytest
 
-from ..core import HookVerdict, Summary, build_summary, summary_lines, write_json
+from ..core import FLIPS, HookVerdict, Summary, build_summary, summary_lines, write_json
 from ._pytest_compat import add_junit_suite_property
-from .collect import CATEGORY_PROPERTY, GATE_PROPERTY, SOURCE_PROPERTY, TASK_PROPERTY, VERDICT_PROPERTY, hook_verdict
+from .collect import (
+    CATEGORY_PROPERTY,
+    GATE_PROPERTY,
+    NO_OUTPUT_PROPERTY,
+    SOURCE_PROPERTY,
+    TASK_PROPERTY,
+    VERDICT_PROPERTY,
+    hook_verdict,
+)
 from .run import ParityRun
 
 
@@ -30,6 +38,11 @@ class ParitySummary:
         self.summary: Optional[Summary] = None
         #: reports that could not be written, for the terminal summary
         self.problems: list[str] = []
+        #: each flip's report text (its failure message, or its xfail reason) by task label
+        self.texts: dict[str, str] = {}
+        #: the flips whose item failed, and those whose losing row has no verifier output at all
+        self.failed_flips: set[str] = set()
+        self.no_output: set[str] = set()
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -42,6 +55,7 @@ class ParitySummary:
         if str(report.outcome) == "rerun":  # pytest-rerunfailures: an attempt it runs again (not in pytest's type)
             return
         if report.when == "call" or (report.when == "setup" and not report.passed):
+            self._flip_text(report, properties)
             self.outcome_of[report.nodeid] = "xfailed" if hasattr(report, "wasxfail") else report.outcome
             if task_item:
                 self.task_of[report.nodeid] = str(properties[TASK_PROPERTY])
@@ -51,6 +65,20 @@ class ParitySummary:
                 source = "known_flips" if properties.get(SOURCE_PROPERTY) == "known_flips" else "hook"
                 self.changed_by_hook[report.nodeid] = (str(properties[TASK_PROPERTY]),
                                                        HookVerdict(given, reason, source))
+
+    def _flip_text(self, report: pytest.TestReport, properties: dict[str, object]) -> None:
+        """Keep a flip's failure text (or its xfail reason) by task label, as its report brings it."""
+        task = properties.get(TASK_PROPERTY)
+        if not isinstance(task, str) or properties.get(CATEGORY_PROPERTY) not in FLIPS:
+            return
+        self.failed_flips.discard(task)
+        if hasattr(report, "wasxfail"):
+            self.texts[task] = str(report.wasxfail)
+        elif report.failed:
+            self.texts[task] = report.longreprtext
+            self.failed_flips.add(task)
+        if NO_OUTPUT_PROPERTY in properties:
+            self.no_output.add(task)
 
     @pytest.hookimpl(tryfirst=True)  # before junitxml writes its file: the suite carries the verdict
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -65,7 +93,8 @@ class ParitySummary:
         every_task = planning or len(ran_tasks) >= len(self.run.result.tasks)
         info = self.run.run_info(selected=ran, verdicts_changed=len(hook_verdicts), outcomes=outcomes,
                                  hook_verdicts=hook_verdicts, collect_only=bool(session.config.option.collectonly),
-                                 ran_tasks=None if every_task else ran_tasks)
+                                 ran_tasks=None if every_task else ran_tasks,
+                                 evidence=self.texts, no_output=len(self.no_output))
         self.summary = build_summary(self.run.result, info, paired=self.run.paired, margin=self.run.settings.margin,
                                      coverage=self.run.coverage, alpha=self.run.settings.alpha,
                                      judgements=list(self.run.judgements) if self.run.settings.margin is not None

@@ -15,10 +15,13 @@ from ..core import (
     AGGREGATE_NAME,
     COPY_NAME,
     COVERAGE_NAME,
+    EXCERPT_CAP,
+    FLIPS,
     Aggregate,
     AggregateCheck,
     CompareResult,
     Coverage,
+    FlipEvidence,
     FlipJudgement,
     HookVerdict,
     InventoryRead,
@@ -34,7 +37,7 @@ from ..core import (
     coverage,
     equivalence,
     error_rates,
-    flip_message,
+    flip_evidence,
     item_names,
     judge_flips,
     noise_text,
@@ -43,6 +46,8 @@ from ..core import (
     sidecar_display,
     sidecar_path,
     task_noise,
+    task_prompt,
+    wants_excerpt,
 )
 from .settings import ParitySettings
 
@@ -136,19 +141,44 @@ class ParityRun:
 
     def flip_message(self, index: int) -> str:
         """The failure message of the flip at ``index`` (reads its verifier log)."""
+        return self.flip_evidence(index).text
+
+    @cached_property
+    def _evidence(self) -> dict[int, FlipEvidence]:
+        return {}
+
+    @cached_property
+    def wants_excerpt(self) -> bool:
+        """A side is keyed on the task's index or prompt: its labels say little, a prompt excerpt helps."""
+        return wants_excerpt(self.result.old_key) or wants_excerpt(self.result.new_key)
+
+    def built_evidence(self, index: int) -> Optional[FlipEvidence]:
+        """The flip's evidence when this process has built it, else None (nothing is read)."""
+        return self._evidence.get(index)
+
+    def flip_evidence(self, index: int) -> FlipEvidence:
+        """The flip at ``index``: its message, and whether its losing row has no verifier output at all
+        (built once per process: the item and the HTML report's row read the same)."""
+        if index in self._evidence:
+            return self._evidence[index]
         comparison = self.result.tasks[index]
         if self.settings.margin is None and "paired" not in self.__dict__:
             p = task_noise(comparison)  # this task's alone: an xdist worker need not test every flip
         else:
             p = self.paired.p_values[index]
         noise = noise_text(comparison, p) if p is not None else None
-        return flip_message(comparison, self.settings.tail, self.roots, noise, self.judgements[index])
+        evidence = flip_evidence(comparison, self.settings.tail, self.roots, noise, self.judgements[index],
+                                 excerpt=self.wants_excerpt)
+        self._evidence[index] = evidence
+        return evidence
 
     def run_info(self, selected: Optional[int] = None, verdicts_changed: int = 0,
                  outcomes: Optional[dict[str, int]] = None,
                  hook_verdicts: Optional[dict[str, HookVerdict]] = None, collect_only: bool = False,
-                 ran_tasks: Optional[frozenset[str]] = None) -> RunInfo:
-        """What the run adds to the summary: files, selection, hook verdicts, outcomes."""
+                 ran_tasks: Optional[frozenset[str]] = None,
+                 evidence: Optional[dict[str, str]] = None, no_output: int = 0) -> RunInfo:
+        """What the run adds to the summary: files, selection, hook verdicts, outcomes, the flips'
+        texts and, for a side keyed on index or prompt, the listed flips' prompt excerpts."""
         return RunInfo(
             old_file=self.old.display,
             new_file=self.new.display,
@@ -171,7 +201,20 @@ class ParityRun:
             inventory=self.inventory or {},
             collect_only=collect_only,
             ran_tasks=ran_tasks,
+            evidence=evidence or {},
+            no_output=no_output,
+            excerpts=self.excerpts() if self.wants_excerpt else {},
         )
+
+    def excerpts(self) -> dict[str, str]:
+        """The prompt excerpts of the first :data:`EXCERPT_CAP` flips, by task label (reads a row each)."""
+        found: dict[str, str] = {}
+        flips = [task for task in self.result.tasks if task.category in FLIPS][:EXCERPT_CAP]
+        for task in flips:
+            shown = task_prompt(task)
+            if shown is not None:
+                found[task.task] = shown
+        return found
 
 
 def _sidecar_shown(side: LoadedSide) -> Optional[str]:

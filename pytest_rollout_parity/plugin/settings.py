@@ -61,6 +61,7 @@ class ParitySettings(BaseModel):
     logs_roots: tuple[Path, ...] = ()
     json_path: Optional[Path] = None
     markdown_path: Optional[Path] = None
+    html_path: Optional[Path] = None
     strict: bool = False
     #: margin mode: the largest mean-reward difference accepted as parity (reward units)
     margin: Optional[float] = Field(None, ge=0, allow_inf_nan=False)
@@ -211,7 +212,7 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
         else:
             raw["known_flips"] = _resolve(known[0], ini_dir)
             raw["known_flips_shown"] = str(raw["known_flips"])
-    for field_name in ("json_path", "markdown_path"):
+    for field_name in ("json_path", "markdown_path", "html_path"):
         target = config.getoption(OPTION[field_name].dest)
         if target:
             raw[field_name] = _resolve(target, cwd)
@@ -229,10 +230,13 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
     _check_same_file(settings, sources)
     _check_companions(settings)
     json_flag, markdown_flag = OPTION["json_path"].flag, OPTION["markdown_path"].flag
+    html_flag = OPTION["html_path"].flag
     _check_target(settings.json_path, json_flag)
     _check_target(settings.markdown_path, markdown_flag)
+    _check_target(settings.html_path, html_flag)
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
     for target, named in ((settings.json_path, json_flag), (settings.markdown_path, markdown_flag),
+                          (settings.html_path, html_flag),
                           (Path(step_summary) if step_summary else None, "$GITHUB_STEP_SUMMARY")):
         if target is not None:
             _check_not_an_input(target, named, settings)

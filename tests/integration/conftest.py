@@ -89,6 +89,14 @@ def dump(rows: Iterable[dict[str, Any]]) -> str:
     return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
 
 
+def markdown_as_read(path: Path) -> str:
+    """A Markdown report's text as a reader sees it: backslash escapes and character references undone."""
+    import html
+    import re
+
+    return html.unescape(re.sub(r"\\(.)", r"\1", path.read_text(encoding="utf-8")))
+
+
 def output_lines(result: pytest.RunResult) -> list[str]:
     """The non-blank lines of stdout and stderr together."""
     return [line for line in result.outlines + result.errlines if line.strip()]

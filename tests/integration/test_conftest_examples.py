@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -85,3 +87,19 @@ def test_ci_ini_command_line_wins(pytester: pytest.Pytester, workspace: Path, mo
     result = pytester.runpytest("--parity-strict", "--parity-tail=2")
     result.assert_outcomes(passed=3, failed=3 + 7 + 1)
     result.stdout.fnmatch_lines(["*new verifier output (last 2 lines of *test-stdout.txt):"])
+
+
+def test_own_repo_runs_the_gate_alone_when_the_new_file_is_the_test_path(tmp_path: Path) -> None:
+    """In a repository with `testpaths`, naming the new file runs the gate's items and none of its tests."""
+    repo = tmp_path / "repo"
+    shutil.copytree(REPO / "conftest_examples" / "own_repo", repo)
+    shutil.copytree(REPO / "examples", tmp_path / "examples", ignore=shutil.ignore_patterns("*.py"))
+    sides = ["--parity-old=../examples/old/rollouts.jsonl", "--parity-new=../examples/new/rollouts.jsonl"]
+    run = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--co"]
+    alone = subprocess.run([*run, "../examples/new/rollouts.jsonl", *sides], cwd=repo, capture_output=True,
+                           text=True, timeout=300, check=False)
+    ids = [line for line in alone.stdout.splitlines() if "::" in line]
+    assert alone.returncode == 0 and ids and all("examples/new/rollouts.jsonl::" in line for line in ids)
+    assert "test_own" not in alone.stdout
+    beside = subprocess.run([*run, *sides], cwd=repo, capture_output=True, text=True, timeout=300, check=False)
+    assert "tests/test_own.py::test_own_code" in beside.stdout  # plain pytest: testpaths runs the suite too

@@ -18,8 +18,8 @@ def test_markdown_file_holds_verdict_counts_and_flip_tails(gate: Gate) -> None:
     assert "(exit status 1)" in text
     assert "| flipped | 2 | new regressed 1, new improved 1 |" in text
     # regex-log's tail comes from its report: the last lines of the new side's verifier log
-    assert "<summary><code>regex-log</code>: new regressed: old=1.0 new=0.0</summary>" in text
-    assert "&#124; regex line 30" in text  # data escaped for Markdown: `|` as its character reference
+    assert "<summary><code>regex-log</code>: <strong>failed</strong>: new regressed: old=1.0 new=0.0</summary>" in text
+    assert "| regex line 30" in text  # data escaped for Markdown: `|` as its character reference
     assert "<summary><code>git-multibranch</code>" in text  # the xfail reason of an agent-error flip
     assert "paired over" in text
 
@@ -41,7 +41,7 @@ def test_step_summary_under_xdist_written_once(gate: Gate, monkeypatch: pytest.M
     assert result.ret == 1
     text = step.read_text(encoding="utf-8")
     assert text.count("## rollout parity") == 1
-    assert "&#124; regex line 30" in text
+    assert "| regex line 30" in text
 
 
 def test_no_markdown_without_being_asked(gate: Gate) -> None:
@@ -70,9 +70,11 @@ def test_annotations_under_github_actions(gate: Gate, monkeypatch: pytest.Monkey
     errors = [line for line in result.outlines if line.startswith("::error")]
     # the two failed flips; the agent-error flip xfails and is no error
     assert errors == [
-        "::error title=cancel-async-tasks flipped::new improved: old=0.0 new=1.0",
-        "::error title=regex-log flipped::new regressed: old=1.0 new=0.0",
+        "::error title=cancel-async-tasks failed::new improved: old=0.0 new=1.0",
+        "::error title=regex-log failed::new regressed: old=1.0 new=0.0",
     ]
+    # the agent-error flip: a warning titled with its outcome
+    assert "::warning title=git-multibranch agent_error::new regressed: old=1.0 new=0.0" in result.outlines
 
 
 def test_annotations_step_aside_for_annotate_failures(gate: Gate, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -110,4 +112,18 @@ def test_lone_surrogate_label_in_markdown_annotations_and_html(gate: Gate, monke
     assert result.ret == 1
     for name in ("s.md", "step.md", "report.html"):
         assert "\\ud800" in (gate.path / name).read_bytes().decode("utf-8"), name
-    assert any(line.startswith("::error title=t\\ud800 flipped::") for line in result.outlines)
+    assert any(line.startswith("::error title=t\\ud800 failed::") for line in result.outlines)
+
+
+def test_annotations_carry_outcomes_and_the_gate_items(gate: Gate, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In margin mode the aggregate is annotated like a flip, and so is a failing coverage item."""
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    args = gate.mixed()
+    result = gate.run(*args, "--parity-margin=0.1", "--parity-max-uncompared=0", "-p", f"no:{ANNOTATE_FAILURES}")
+    commands = [line for line in result.outlines if line.startswith("::")]
+    titles = [line.split("::", 2)[1] for line in commands]
+    assert "warning title=git-multibranch agent_error" in titles
+    assert any(title.startswith("error title=parity-aggregate failed") for title in titles), commands
+    assert any(title.startswith("error title=parity-coverage failed") for title in titles), commands
+    aggregate = next(line for line in commands if "parity-aggregate" in line)
+    assert "the margin ±0.1" in aggregate or "no decision" in aggregate

@@ -138,9 +138,9 @@ def test_every_changed_verdict_is_auditable(gate: Gate, workers: list[str]) -> N
     page = (gate.path / "s.md").read_text(encoding="utf-8").splitlines()
     start = page.index("### pytest_parity_verdict hooks changed 3 verdict(s)")
     assert page[start + 2:start + 5] == [
-        "- <code>cancel-async-tasks</code> (flipped): xfail: known&#58; new side wins, tracked in &#35;7",
-        "- <code>fix-git</code> (identical): failed: fix-git&#58; blocked by policy",
-        "- <code>regex-log</code> (flipped): passed: reviewed in &#35;123&#58; flaky upstream test",
+        "- <code>cancel-async-tasks</code> (flipped): xfail: known: new side wins, tracked in \\#7",
+        "- <code>fix-git</code> (identical): failed: fix-git: blocked by policy",
+        "- <code>regex-log</code> (flipped): passed: reviewed in \\#123: flaky upstream test",
     ]
     summary = json.loads((gate.path / "s.json").read_text())
     accepted = sum(1 for t in summary["tasks"] if t["outcome"] == "accepted")

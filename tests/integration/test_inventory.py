@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import html
 import json
 import os
 
 import pytest
 
-from .conftest import Gate, harbor_row, legacy_row
+from .conftest import Gate, harbor_row, legacy_row, markdown_as_read
 
 OLD_ROWS = [legacy_row("fix-git", 1.0), legacy_row("regex-log", 1.0), legacy_row("build-cython-ext", 0.0)]
 NEW_ROWS = [harbor_row("fix-git", 1.0), harbor_row("regex-log", 1.0, index=1),
@@ -27,7 +26,7 @@ def run(gate: Gate, coverage: object, *extra: str) -> tuple[dict, str, str]:
     gate.write("new/rollouts_coverage.json", content)
     result = gate.run(*args, "--parity-json=s.json", "--parity-markdown=s.md", *extra)
     assert "Traceback" not in result.stdout.str()
-    markdown = html.unescape((gate.path / "s.md").read_text())  # escaped for Markdown: read as rendered
+    markdown = markdown_as_read(gate.path / "s.md")  # escaped for Markdown: read as rendered
     return json.loads((gate.path / "s.json").read_text()), result.stdout.str(), markdown
 
 

@@ -81,5 +81,5 @@ def test_workflow_gate_command_runs_on_the_bundled_pair(tmp_path: Path) -> None:
         expected = 1 if "pytest" in argv else 0  # the bundled pair's flips fail, as the README says
         assert done.returncode == expected, done.stdout + done.stderr
     reports = tmp_path / "parity-report"
-    assert {p.name for p in reports.iterdir()} == {"summary.json", "summary.md", "junit.xml"}
+    assert {p.name for p in reports.iterdir()} == {"summary.json", "summary.md", "report.html", "junit.xml"}
     assert (tmp_path / "step.md").read_text() == (reports / "summary.md").read_text()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import json
 import os
 from pathlib import Path
@@ -10,7 +9,16 @@ from typing import Any
 
 import pytest
 
-from .conftest import Gate, assert_one_error, failure_record, harbor_row, legacy_row, output_lines, section
+from .conftest import (
+    Gate,
+    assert_one_error,
+    failure_record,
+    harbor_row,
+    legacy_row,
+    markdown_as_read,
+    output_lines,
+    section,
+)
 from .test_rerun_cache import reads  # noqa: F401 - the fixture counting the sides read
 
 REAL = Path(__file__).resolve().parents[1] / "data" / "real_files"
@@ -95,7 +103,7 @@ def test_a_real_file_in_three_shards_gives_the_verdict_of_the_whole_file(gate: G
     assert split["files"][f"{sharded}_shards"] == 3 and split["files"][f"{sharded}_sidecars"] == 2
     assert one["files"][f"{sharded}_shards"] == 1
     assert any(line.startswith(f"{sharded}: {shards} (3 shards, 2 sidecars): 5 tasks, 7 rows") for line in lines)
-    markdown = html.unescape((gate.path / "shards.md").read_text())  # data is escaped as entities there
+    markdown = markdown_as_read(gate.path / "shards.md")  # data is escaped as entities there
     assert f"- {sharded}: {shards} (3 shards, 2 sidecars): 5 tasks, 7 rows" in markdown
 
 

@@ -3,10 +3,9 @@
 
 from __future__ import annotations
 
-import html
 import json
 
-from .conftest import Gate, harbor_row
+from .conftest import Gate, harbor_row, markdown_as_read
 
 
 def test_a_late_older_attempt_invents_no_flip(gate: Gate) -> None:
@@ -106,7 +105,7 @@ def test_a_copy_is_named_and_fails_its_own_item(gate: Gate) -> None:
     assert json.loads((gate.path / "summary.json").read_text(encoding="utf-8"))["copies"] == note
     assert section(plain)[0] == "parity: INCONCLUSIVE: no flip in 2 compared tasks; both files hold the same rows: " \
         "was the new server run?"
-    markdown = html.unescape((gate.path / "summary.md").read_text(encoding="utf-8"))  # as GitHub renders it
+    markdown = markdown_as_read(gate.path / "summary.md")  # as GitHub renders it
     assert "no flip in 2 compared tasks; both files hold the same rows: was the new server run?" in markdown
     assert "(the same bytes): was the new server run?" in markdown
     strict = gate.run(*args, "--parity-strict", "--junitxml=out.xml")

@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from pytest_rollout_parity.core.escaping import markdown_text, no_command, terminal_line, terminal_text, visible
+from pytest_rollout_parity.core.escaping import (
+    html_text,
+    markdown_text,
+    no_command,
+    terminal_line,
+    terminal_text,
+    visible,
+)
 from pytest_rollout_parity.core.reading.bounded import NotRegular, TooLarge, open_regular, read_capped, read_end
 from pytest_rollout_parity.core.reports.json_file import write_text
 
@@ -45,12 +55,34 @@ def test_terminal_text_guards_each_line_and_keeps_the_structure() -> None:
     assert terminal_line("ok\n::x") == "ok\\n::x"
 
 
-def test_markdown_text_is_literal_in_markdown_and_html() -> None:
-    shown = markdown_text("[a](http://x) **b** <i>&` | #h\nnext")
-    for raw in ("[", "](", "**", "<i>", "&`", "|", "#h", "\n", "http://"):
-        assert raw not in shown, raw
-    assert shown.startswith("&#91;a&#93;&#40;http&#58;//x&#41;")
-    assert markdown_text("a\n<b>", lines=True) == "a\n&#60;b&#62;"
+SPECIALS = set("\\`*_{}[]<>()#+!|~&$@^")
+
+
+def _unescaped(shown: str) -> str:
+    """What is left of a Markdown text once every backslash escape is taken out."""
+    return re.sub(r"\\.", "", shown)
+
+
+def test_markdown_text_is_literal_in_markdown_and_readable() -> None:
+    shown = markdown_text("[a](http://x) **b** <i>&` | #h www.evil.example @user\nnext")
+    assert shown == ("\\[a\\]\\(http\\://x\\) \\*\\*b\\*\\* \\<i\\>\\&\\` \\| \\#h "
+                     "www\\.evil.example \\@user\\\\nnext")
+    assert not SPECIALS & set(_unescaped(shown)) and "http://" not in shown and "www." not in shown
+    # what the issue's reader saw entity-escaped now reads as written
+    assert markdown_text("resources_servers/calendar: 3 tasks") == "resources\\_servers/calendar: 3 tasks"
+    assert markdown_text("a\n<b>", lines=True) == "a\n\\<b\\>"
+
+
+@given(st.text())
+def test_markdown_text_escapes_every_special_and_hides_nothing(text: str) -> None:
+    shown = markdown_text(text)
+    assert not SPECIALS & set(_unescaped(shown))
+    assert re.sub(r"\\(.)", r"\1", shown) == visible(text)  # taking the escapes out gives the text back
+
+
+def test_html_text_is_literal_in_html() -> None:
+    assert html_text("</pre><script>&amp;\x1b") == "&lt;/pre&gt;&lt;script&gt;&amp;amp;\\x1b"
+    assert html_text("a\n<b>", lines=True) == "a\n&lt;b&gt;"
 
 
 # --- bounded reads ---------------------------------------------------------------------------------

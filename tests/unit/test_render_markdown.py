@@ -27,9 +27,9 @@ def test_verdict_first_then_table_flips_paired() -> None:
     assert "| flipped | 2 | new regressed 1, new improved 1 |" in lines
     assert "| missing | 1 | old only 1, new only 0 |" in lines
     # b's text folded and HTML-escaped; c ran without a text: a plain line
-    assert "<summary><code>b</code>: new regressed: old=1.0 new=0.0</summary>" in lines
-    assert "    &#124; &#60;tail&#62; &#38; more</pre>" in lines
-    assert "- <code>c</code>: new improved: old=0.0 new=1.0" in lines
+    assert "<summary><code>b</code>: <strong>failed</strong>: new regressed: old=1.0 new=0.0</summary>" in lines
+    assert "    | &lt;tail&gt; &amp; more</pre>" in lines  # inside <pre> Markdown is not read: HTML escaping only
+    assert "- <code>c</code>: **failed**: new improved: old=0.0 new=1.0" in lines
     assert "- **missing** (1):" in lines and "  - <code>gone</code>: only in the old file" in lines
     assert "paired over 3 compared tasks (d = new - old of the task means):" in lines
 
@@ -42,9 +42,13 @@ def test_flips_title_agrees_with_the_table_and_annotations_word_means_as_the_cra
     assert (summary.counts.flipped, summary.counts.flipped_agent_error) == (1, 2)
     text = render_markdown(summary)
     assert "### Flips (1) and rerun candidates (2)" in text.splitlines()
-    assert "- <code>a</code>: new regressed: old=1.0 new=0.5 (means of 1 vs 2 rows)" in text.splitlines()
+    assert "- <code>a</code>: **failed**: new regressed: old=1.0 new=0.5 \\(means of 1 vs 2 rows\\)" in text.splitlines()
+    assert "- <code>b</code>: **agent_error**: new regressed: old=1.0 new=0.0, agent error: rerun" in text.splitlines()
+    # each flip's annotation is titled with its outcome: the failed one an error, the agent errors warnings
     assert annotation_lines(summary, failed={"a"}) == [
-        "::error title=a flipped::new regressed: old=1.0 new=0.5 (means of 1 vs 2 rows)"]
+        "::error title=a failed::new regressed: old=1.0 new=0.5 (means of 1 vs 2 rows)",
+        "::warning title=b agent_error::new regressed: old=1.0 new=0.0",
+        "::warning title=c agent_error::new regressed: old=1.0 new=0.0"]
     reruns = build_summary(compare_rollouts(old[1:], new[2:]))
     assert "### Rerun candidates (2)" in render_markdown(reruns).splitlines()
 
@@ -62,7 +66,7 @@ def test_passed_and_nothing_compared_verdicts() -> None:
 def test_labels_cannot_break_the_markup() -> None:
     summary = _summary({"<b>x|y`": 1.0}, {"<b>x|y`": 0.0})
     text = render_markdown(summary)
-    assert "<code>&#60;b&#62;x&#124;y&#96;</code>" in text and "<b>x" not in text
+    assert "<code>\\<b\\>x\\|y\\`</code>" in text and "<b>x" not in text
 
 
 def _structure(page: str) -> list[str]:
@@ -76,6 +80,19 @@ def _structure(page: str) -> list[str]:
         if line.endswith("</pre>"):
             inside = False
     return kinds
+
+
+def markdown_read(page: str) -> tuple[str, str]:
+    """(the lines Markdown reads, the lines of HTML blocks: a flip's `<details>` up to its `</details>`,
+    where Markdown reads nothing and only HTML escaping counts)."""
+    read, raw, inside = [], [], False
+    for line in page.splitlines():
+        if line == "<details>":
+            inside = True
+        (raw if inside else read).append(line)
+        if line == "</details>":
+            inside = False
+    return "\n".join(read), "\n".join(raw)
 
 
 HOSTILE = [
@@ -98,10 +115,14 @@ def test_hostile_labels_stay_text_on_their_line(label: str) -> None:
     plain = render_markdown(_summary({"plain": 1.0, "gone": 1.0}, {"plain": 0.0, "gone-too": 1.0}),
                             {"plain": "plain: new regressed\n    | plain"})
     assert _structure(text) == _structure(plain)
+    read, blocks = markdown_read(text)
     for raw in ("](", "**bold**", "_it_", "~~s~~", "<script", "\n# HEADING", "https://", "www.", "@evil", "\x1b",
                 "\r", "\x00", "\x07"):
         if raw in label:
-            assert raw not in text, raw
+            assert raw not in read, raw
+    for raw in ("<script", "</details>\n", "\x1b", "\r", "\x00", "\x07"):  # a `<pre>` is not ended by a blank line
+        if raw in label:
+            assert raw not in blocks, raw
     assert text.count("<details>") == text.count("</details>") == 1
 
 
@@ -128,9 +149,25 @@ def test_annotations_for_failed_flips_capped() -> None:
     summary = _summary({"a:1,x": 1.0, "b": 0.0, "c": 1.0}, {"a:1,x": 0.0, "b": 1.0, "c": 0.0})
     lines = annotation_lines(summary, failed={"a:1,x", "b"})
     assert lines == [
-        "::error title=a%3A1%2Cx flipped::new regressed: old=1.0 new=0.0",
-        "::error title=b flipped::new improved: old=0.0 new=1.0",
+        "::error title=a%3A1%2Cx failed::new regressed: old=1.0 new=0.0",
+        "::error title=b failed::new improved: old=0.0 new=1.0",
     ]
     many = _summary({f"t{i}": 1.0 for i in range(12)}, {f"t{i}": 0.0 for i in range(12)})
     capped = annotation_lines(many, failed={f"t{i}" for i in range(12)})
     assert len(capped) == 11 and capped[-1].startswith("2 more failed flip(s) not annotated: GitHub shows at most 10")
+
+
+def test_margin_mode_annotates_flips_within_noise_and_the_aggregate_like_flips() -> None:
+    old = [{"task_id": f"t{i}", "reward": r, "_ng_rollout_index": k}
+           for i in range(6) for k, r in enumerate((1.0, 0.0, 1.0))]
+    new = [{"task_id": f"t{i}", "reward": r if i else 1 - r, "_ng_rollout_index": k}
+           for i in range(6) for k, r in enumerate((1.0, 0.0, 1.0))]
+    result = compare_rollouts(old, new)
+    info = RunInfo(old_file="old.jsonl", new_file="new.jsonl", gate_items=("parity-aggregate",))
+    summary = build_summary(result, info, margin=0.05)
+    assert [task.outcome for task in summary.tasks if task.category == "flipped"] == ["within_noise"]
+    lines = annotation_lines(summary, failed=set())
+    assert lines[0] == "::warning title=t0 within_noise::new regressed: old=0.6667 new=0.3333 (means of 3 vs 3 rows)"
+    assert lines[1].startswith("::error title=parity-aggregate failed::")
+    page = render_markdown(summary)
+    assert "- <code>t0</code>: **within_noise**: new regressed: old=0.6667 new=0.3333" in page

@@ -23,7 +23,8 @@ def test_every_report_says_the_verdict_in_the_same_words() -> None:
     assert words == "1 task regressed, 1 improved, 1 missing; 1 identical"
     assert summary_lines(summary)[0] == f"parity: FAIL: {words}"
     assert f"**rollout parity: FAIL**: {words}" in markdown.render_markdown(summary)
-    assert f"rollout parity: FAIL</strong>: {words}</p>" in summary_html(summary)
+    page = summary_html(summary)
+    assert '<span class="verdict v-fail">FAIL</span>' in page and f"<p>{words}</p>" in page
     assert (direction("old"), direction("new")) == (REGRESSED, IMPROVED) == ("new regressed", "new improved")
 
 
@@ -37,14 +38,15 @@ def test_hook_verdicts_listed_in_markdown_and_html_capped_and_escaped() -> None:
 
     page = markdown.render_markdown(summary).splitlines()
     start = page.index(f"### pytest_parity_verdict hooks changed {n} verdict(s)")
-    assert page[start + 2] == "- <code>&#60;t00&#62;</code> (flipped): passed: reviewed &#38; ok"
+    assert page[start + 2] == "- <code>\\<t00\\></code> (flipped): passed: reviewed \\& ok"
     assert page[start + 2 + markdown.LIST_CAP] == "- ... and 2 more (see `--parity-json`)"
     assert "second line" not in "\n".join(page)
 
     fragment = summary_html(summary)
     assert f"<p>pytest_parity_verdict hooks changed {n} verdict(s):</p><ul>" in fragment
     assert "<li><code>&lt;t00&gt;</code> (flipped): passed: reviewed &amp; ok</li>" in fragment
-    assert fragment.count("<li>") == markdown.LIST_CAP + 1 and "<li>... and 2 more" in fragment
+    changed = fragment[fragment.index("<h2>Changed verdicts</h2>"):]
+    assert changed.count("<li>") == markdown.LIST_CAP + 1 and "<li>… and 2 more" in changed
 
 
 def test_a_count_without_per_task_entries_is_still_said() -> None:

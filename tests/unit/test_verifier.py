@@ -10,10 +10,16 @@ from pathlib import Path
 import pytest
 
 from pytest_rollout_parity import compare_rollouts
-from pytest_rollout_parity.core.judging.item_outcome import flip_message
+from pytest_rollout_parity.core.judging.item_outcome import flip_evidence, flip_message
 from pytest_rollout_parity.core.judging.verifier_output import LINE_CHARS, TAIL_BYTES, LogRoots
 
 NO_LOG = "row has no verifier_logs_dir and no embedded verifier output"
+
+
+def assistant(text: str) -> dict:
+    """A NeMo Gym `response` whose output ends with an assistant message (after a reasoning item)."""
+    return {"output": [{"type": "reasoning", "summary": [{"text": "thinking"}]},
+                       {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}]}]}
 
 
 @pytest.fixture
@@ -300,7 +306,6 @@ def test_no_logs_dir_and_no_embedded_output(dirs):
     t = flip({"test_output": "   "})
     assert lines(flip_message(t, 15, roots(dirs))) == [
         "fix-git: new regressed: old=1.0 new=0.0",
-        f"    new verifier output unavailable: {NO_LOG}",
     ]
 
 
@@ -458,7 +463,6 @@ def test_nothing_of_the_winners_output(dirs):
     assert "WINNER" not in msg
     assert lines(msg) == [
         "fix-git: new regressed: old=1.0 new=0.0",
-        f"    new verifier output unavailable: {NO_LOG}",
     ]
     assert f.exists()
 
@@ -468,7 +472,6 @@ def test_unset_logs_dir_is_no_logs_dir(value, dirs):
     t = flip({"verifier_logs_dir": value})
     assert lines(flip_message(t, 15, roots(dirs))) == [
         "fix-git: new regressed: old=1.0 new=0.0",
-        f"    new verifier output unavailable: {NO_LOG}",
     ]
 
 
@@ -560,3 +563,50 @@ def test_control_characters_and_commands_in_a_log_are_shown_escaped(dirs):
     msg = flip_message(t, 2, roots(dirs))
     assert lines(msg)[2:] == ["    | \\x1b[2J\\rclear\\x07\\x00", "    | ::error::forged"]
     assert not any(c in msg for c in "\x1b\r\x07\x00")
+
+
+# --- context without verifier logs ---------------------------------------------------------------
+
+
+def test_without_logs_both_rows_last_assistant_messages_are_shown(dirs):
+    t = flip({"response": assistant("I think the answer is 41")}, {"response": assistant("The answer is 42")})
+    evidence = flip_evidence(t, 15, roots(dirs))
+    assert evidence.no_output  # the report says it once for the run, not in each flip's message
+    assert NO_LOG not in evidence.text
+    assert lines(evidence.text) == [
+        "fix-git: new regressed: old=1.0 new=0.0",
+        "    new (losing) row's last assistant message:",
+        "    | I think the answer is 41",
+        "    old (winning) row's last assistant message:",
+        "    | The answer is 42",
+    ]
+
+
+def test_a_last_message_is_bounded_and_escaped(dirs):
+    long = "\n".join(f"step {i}" for i in range(100)) + "\n" + "x" * 5000 + "\x1b[2J"
+    t = flip({"response": assistant(long)})
+    text = flip_evidence(t, 15, roots(dirs)).text
+    assert "\x1b" not in text and "\\x1b[2J" in text
+    shown = lines(text)[2:]
+    assert len(shown) == 1 and shown[0].startswith("    | [... cut] ") and len(shown[0]) < 700
+
+
+def test_a_specific_unavailable_reason_stays_in_the_flip(dirs):
+    t = flip({"verifier_logs_dir": str(dirs["abs"] / "gone"), "response": assistant("done")})
+    evidence = flip_evidence(t, 15, roots(dirs))
+    assert not evidence.no_output
+    assert lines(evidence.text)[1].startswith("    new verifier output unavailable: ")
+    assert lines(evidence.text)[2:] == ["    new (losing) row's last assistant message:", "    | done"]
+
+
+def test_a_task_keyed_on_its_index_shows_its_prompt(dirs):
+    prompt = {"input": [{"role": "system", "content": "be brief"},
+                        {"role": "user", "content": "What   is\nthe capital of France? " + "Explain. " * 40}]}
+    old = [{"_ng_task_index": 3, "reward": 1.0, "responses_create_params": prompt}]
+    new = [{"_ng_task_index": 3, "reward": 0.0, "responses_create_params": prompt}]
+    (t,) = compare_rollouts(old, new).tasks
+    text = flip_evidence(t, 15, roots(dirs), excerpt=True).text
+    line = lines(text)[1]
+    assert line.startswith("    prompt: What is the capital of France? Explain.") and line.endswith(" …")
+    assert len(line) < 140
+    assert "prompt:" not in flip_evidence(t, 15, roots(dirs)).text

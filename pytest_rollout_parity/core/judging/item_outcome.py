@@ -9,14 +9,16 @@ built, i.e. only for a flip item that runs and fails.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Optional
 
 from ..escaping import visible
-from ..model import TaskComparison, TaskSide
+from ..model import Side, TaskComparison, TaskSide
 from ..reports.wording import flip_line, rows_note
 from ..statistics.margin import FlipJudgement
 from .hook_verdict import Verdict
-from .verifier_output import LogRoots, losing_row, verifier_output
+from .row_context import last_assistant_message, task_excerpt
+from .verifier_output import NO_OUTPUT, LogRoots, losing_row, verifier_output, winning_row
 
 
 def _masked_reason(comparison: TaskComparison) -> str:
@@ -61,16 +63,43 @@ def header_line(comparison: TaskComparison, noise: Optional[str] = None) -> str:
     return flip_line(comparison.winner, old.reward if old else None, new.reward if new else None, extra)
 
 
+@dataclass(frozen=True)
+class FlipEvidence:
+    """A flip's message, and ``no_output`` when its losing row carries no verifier output at all
+    (the report says so once for the run; the message shows the rows' last assistant messages)."""
+
+    text: str
+    no_output: bool = False
+
+
 def flip_message(
     comparison: TaskComparison,
     tail: int,
     roots: LogRoots,
     noise: Optional[str] = None,
     judgement: Optional[FlipJudgement] = None,
+    excerpt: bool = False,
 ) -> str:
-    """The whole flip message: `<task>: ` and the header (with the per-task noise), why margin mode failed it, agent
-    errors, scored failure kinds, the loser's output tail."""
+    """The whole flip message (:func:`flip_evidence`'s text)."""
+    return flip_evidence(comparison, tail, roots, noise, judgement, excerpt).text
+
+
+def flip_evidence(
+    comparison: TaskComparison,
+    tail: int,
+    roots: LogRoots,
+    noise: Optional[str] = None,
+    judgement: Optional[FlipJudgement] = None,
+    excerpt: bool = False,
+) -> FlipEvidence:
+    """The whole flip message: `<task>: ` and the header (with the per-task noise), the prompt's start
+    (``excerpt``: the task is keyed on its index or prompt), why margin mode failed it, agent errors,
+    scored failure kinds, the loser's output tail, or without one both sides' last assistant messages."""
     lines = [f"{visible(comparison.task)}: {header_line(comparison, noise)}"]
+    if excerpt:
+        shown = task_prompt(comparison)
+        if shown is not None:
+            lines.append(f"    prompt: {visible(shown)}")
     if judgement is not None and judgement.regression:
         lines.append(f"    {judgement.text}")
     sides = (("old", comparison.old), ("new", comparison.new))
@@ -82,14 +111,42 @@ def flip_message(
     )
     loser = comparison.loser
     loser_side = comparison.side(loser) if loser else None
+    no_output = False
     if tail > 0 and loser is not None and loser_side is not None:
         output = verifier_output(losing_row(loser_side), loser_side.read_row, roots.for_side(loser), tail)
         if output.lines is None:
-            lines.append(f"    {loser} verifier output {visible(output.source)}")
+            no_output = output.source == f"unavailable: {NO_OUTPUT}"
+            if not no_output:
+                lines.append(f"    {loser} verifier output {visible(output.source)}")
+            lines.extend(_last_messages(comparison, loser))
         else:
             lines.append(f"    {loser} verifier output (last {tail} lines of {visible(output.source)}):")
             lines.extend(f"    | {visible(line, keep_tabs=True)}" for line in output.lines)
-    return "\n".join(lines)
+    return FlipEvidence("\n".join(lines), no_output)
+
+
+def task_prompt(comparison: TaskComparison) -> Optional[str]:
+    """The prompt's start, from the new side's first row (else the old side's); reads one or two rows."""
+    return task_excerpt(side.read_row(side.facts[0]) for side in (comparison.new, comparison.old)
+                        if side is not None and side.facts)
+
+
+def _last_messages(comparison: TaskComparison, loser: Side) -> list[str]:
+    """The losing and the winning rows' last assistant messages, the loser's first (a row without one
+    is left out)."""
+    lines: list[str] = []
+    for name in (loser, "new" if loser == "old" else "old"):
+        side = comparison.side(name)
+        if side is None or not side.facts:
+            continue
+        row = losing_row(side) if name == loser else winning_row(side)
+        message = last_assistant_message(side.read_row(row))
+        if message is None:
+            continue
+        role = "losing" if name == loser else "winning"
+        lines.append(f"    {name} ({role}) row's last assistant message:")
+        lines.extend(f"    | {visible(line, keep_tabs=True)}" for line in message)
+    return lines
 
 
 def default_verdict(

@@ -25,6 +25,8 @@ from ..reading.row_facts import embedded_output, logs_dir_of
 LOG_FILE_NAME = "test-stdout.txt"
 #: bytes read from the end of a log, at most: one bounded read, whatever the log's size
 TAIL_BYTES = 64 * 1024
+#: why a row has no output when it names no logs and embeds none
+NO_OUTPUT = "row has no verifier_logs_dir and no embedded verifier output"
 #: characters kept of one line of output; the rest is cut with a visible marker
 LINE_CHARS = 500
 
@@ -137,6 +139,16 @@ def losing_row(side: TaskSide) -> RowFacts:
     return best if best is not None else side.facts[0]
 
 
+def winning_row(side: TaskSide) -> RowFacts:
+    """The winner's row with the highest finite reward (the first of equals)."""
+    best: Optional[RowFacts] = None
+    for facts in side.facts:
+        if facts.reward is not None and math.isfinite(facts.reward):
+            if best is None or facts.reward > best.reward:  # type: ignore[operator]
+                best = facts
+    return best if best is not None else side.facts[0]
+
+
 def verifier_output(
     facts: RowFacts, read_row: Callable[[RowFacts], dict[str, Any]], roots: Sequence[Path], count: int
 ) -> VerifierOutput:
@@ -170,4 +182,4 @@ def verifier_output(
         return VerifierOutput(
             None, f"unavailable: {logs_dir_text} not found under {', '.join(str(root) for root in roots)}"
         )
-    return VerifierOutput(None, "unavailable: row has no verifier_logs_dir and no embedded verifier output")
+    return VerifierOutput(None, f"unavailable: {NO_OUTPUT}")

@@ -1,4 +1,7 @@
-"""GitHub Actions workflow commands for the flips: `::error title=<task> flipped::new regressed: old=1.0 new=0.0`.
+"""GitHub Actions workflow commands: `::error title=<task> failed::new regressed: old=1.0 new=0.0`.
+
+Each flip is annotated with its outcome (an error when its item failed, a warning within noise or
+with an agent error), and so are the gate-level items that judge the whole run.
 
 GitHub reads a workflow command from one stdout line, so the data escapes `%`, CR and LF, and a
 property value (the title) also `:` and `,`, which would end it early. GitHub shows at most 10
@@ -10,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from ..escaping import visible
+from ..judging.completeness import COVERAGE_NAME
+from ..statistics.margin import AGGREGATE_NAME
 from .markdown import FLIPS, flip_text, utf8_safe
 from .summary import Summary
 
@@ -26,15 +31,52 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
+#: flip outcomes annotated as warnings: shown, not failing (an error annotation is a failing item)
+WARNED = ("within_noise", "agent_error")
+
+
+def _annotation(level: str, title: str, message: str) -> str:
+    """One workflow command line; no raw control character of the data reaches the log."""
+    return utf8_safe(f"::{level} title={escape_property(visible(title))}::{escape_data(message)}")
+
+
 def annotation_lines(summary: Summary, failed: Collection[str], cap: int = ANNOTATION_CAP) -> list[str]:
-    """One `::error` line per flip whose item failed (task order), capped; then a count of the rest."""
-    flips = [task for task in summary.tasks if task.category in FLIPS and task.task in failed]
-    lines = []
-    for task in flips[:cap]:
-        kind = "flipped (agent error)" if task.category == "flipped_agent_error" else "flipped"
-        title = escape_property(f"{visible(task.task)} {kind}")  # no raw control character reaches the log
-        lines.append(utf8_safe(f"::error title={title}::{escape_data(flip_text(task))}"))
-    if len(flips) > cap:
-        lines.append(f"{len(flips) - cap} more failed flip(s) not annotated: GitHub shows at most {cap} error "
+    """The run's annotations, each titled with its outcome: one `::error` per flip whose item failed
+    and one `::warning` per flip within noise or with an agent error (task order, each kind capped,
+    the rest counted), then the gate-level items (`parity-aggregate`, `parity-coverage`) like flips:
+    an error when they fail, a notice when they pass."""
+    flips = [task for task in summary.tasks if task.category in FLIPS]
+    errors = [task for task in flips if task.task in failed]
+    lines = [_annotation("error", f"{task.task} {task.outcome}", flip_text(task)) for task in errors[:cap]]
+    if len(errors) > cap:
+        lines.append(f"{len(errors) - cap} more failed flip(s) not annotated: GitHub shows at most {cap} error "
                      "annotations per step; the job summary and --parity-json list them all")
+    warned = [task for task in flips if task.task not in failed and task.outcome in WARNED]
+    lines.extend(_annotation("warning", f"{task.task} {task.outcome}", flip_text(task)) for task in warned[:cap])
+    if len(warned) > cap:
+        lines.append(f"{len(warned) - cap} more flip(s) within noise or with an agent error not annotated "
+                     f"(GitHub shows at most {cap} warnings per step)")
+    lines.extend(_gate_items(summary))
+    return lines
+
+
+def _gate_items(summary: Summary) -> list[str]:
+    """`parity-aggregate` and `parity-coverage`, when the run collected them: error or notice."""
+    run = summary.run
+    items = run.gate_items if run is not None else ()
+    lines = []
+    decision = summary.aggregate
+    if AGGREGATE_NAME in items and decision is not None:
+        if decision.lower_bound is not None and decision.upper_bound is not None:
+            shown = "within" if decision.passed else "NOT within"
+            words = (f"delta {summary.paired.delta:+.4f}, one-sided 95% bounds [{decision.lower_bound:.4f}, "
+                     f"{decision.upper_bound:.4f}] {shown} the margin ±{decision.margin:g}")
+        else:
+            words = f"no decision: too few compared tasks to bound the difference within ±{decision.margin:g}"
+        level, outcome = ("notice", "passed") if decision.passed else ("error", "failed")
+        lines.append(_annotation(level, f"{AGGREGATE_NAME} {outcome}", words))
+    coverage = summary.coverage
+    if COVERAGE_NAME in items and coverage is not None:
+        level, outcome = ("notice", "passed") if coverage.passed else ("error", "failed")
+        lines.append(_annotation(level, f"{COVERAGE_NAME} {outcome}", coverage.message.split("\n", 1)[0]))
     return lines

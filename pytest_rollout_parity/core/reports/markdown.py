@@ -1,19 +1,19 @@
 """The summary as Markdown, for a GitHub Actions job page (`GITHUB_STEP_SUMMARY`) or `--parity-markdown`.
 
-A pure function of the :class:`Summary` and of the flips' report texts the run collected (task label
-to text), so it says what the terminal and the JSON file say. Everything that grows with the data is
+A pure function of the :class:`Summary` (with the flips' report texts the run collected), so it says
+what the terminal and the JSON file say. Text from the data is backslash-escaped in Markdown lines
+and escaped for HTML inside HTML blocks (a flip's `<details>`), so the raw file reads well too. Everything that grows with the data is
 capped, because GitHub takes at most 1 MiB of summary per step: the flips listed, each flip's text,
 each list of labels, each note; what is left out is counted and pointed to the JSON file.
 """
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Callable, Mapping
 from typing import Optional
 
-from ..escaping import markdown_text, visible
+from ..escaping import html_text, markdown_text, visible
 from ..identity.item_names import clipped
 from ..model import Category
 from .paired_lines import paired_lines
@@ -41,6 +41,9 @@ NOTE_CAP = 1000  # characters of one note
 BUDGET = 1_000_000  # bytes; GitHub refuses a step summary above 1 MiB
 
 FLIPS: tuple[Category, ...] = ("flipped", "flipped_agent_error")
+#: where the pictures are: GitHub's Markdown cannot draw a scatter of thousands of tasks
+PICTURES = ("Pictures (each task's old against new mean reward, the difference's interval against the margin): "
+            "the HTML report, `--parity-html=FILE`.")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -51,8 +54,13 @@ def utf8_safe(text: str) -> str:
 
 
 def _code(label: str) -> str:
-    """A task label as inline code, escaped for Markdown and HTML: no character of a label can break the page."""
+    """A task label as inline code in a Markdown line, backslash-escaped: no character of a label can break the page."""
     return f"<code>{markdown_text(label)}</code>"
+
+
+def _html_code(label: str) -> str:
+    """A task label as inline code inside an HTML block (a `<summary>`), where Markdown is not read."""
+    return f"<code>{html_text(label)}</code>"
 
 
 def _counts(side: Optional[SideSummary]) -> tuple[int, int]:
@@ -90,8 +98,9 @@ def _table(summary: Summary) -> list[str]:
 
 
 def _pre(text: str) -> str:
-    """A `<pre>` block's text, escaped for Markdown and HTML line by line, controls shown as escapes."""
-    return markdown_text(text, lines=True)
+    """A `<pre>` block's text (an HTML block: Markdown does not read it), escaped for HTML line by line,
+    controls shown as escapes."""
+    return html_text(text, lines=True)
 
 
 def _capped_text(text: str) -> str:
@@ -101,11 +110,16 @@ def _capped_text(text: str) -> str:
 
 
 def _flip(task: TaskSummary, text: Optional[str], with_text: bool) -> list[str]:
-    head = f"{_code(task.task)}: {html.escape(flip_text(task))}"
-    if task.category == "flipped_agent_error":
-        head += ", agent error: rerun"
+    """A flip's headline (its outcome first, then its rewards), with its text folded under it."""
+    rest = flip_text(task) + (", agent error: rerun" if task.category == "flipped_agent_error" else "")
     if not with_text or not text:
+        head = f"{_code(task.task)}: **{task.outcome}**: {markdown_text(rest)}"
+        if task.excerpt:
+            head += f" (prompt: {markdown_text(task.excerpt)})"
         return [f"- {head}"]
+    head = f"{_html_code(task.task)}: <strong>{task.outcome}</strong>: {html_text(rest)}"
+    if task.excerpt:
+        head += f" <em>{html_text(task.excerpt)}</em>"
     return ["<details>", f"<summary>{head}</summary>", "", f"<pre>{_pre(_capped_text(text))}</pre>", "",
             "</details>"]
 
@@ -175,7 +189,7 @@ def _render(summary: Summary, texts: Mapping[str, str], exit_status: Optional[in
         lines.extend(listed)
     lines.extend(["", "### Paired statistics", "", "```text"])
     lines.extend(visible(line) for line in paired_lines(summary.paired, summary.aggregate, summary.flip_tests))
-    lines.append("```")
+    lines.extend(["```", "", PICTURES])
     lines.extend(_hook_verdicts(summary))
     if summary.nothing_compared:
         lines.extend(["", f"**Nothing compared**: {markdown_text(summary.nothing_compared)}"])
@@ -191,11 +205,13 @@ def _render(summary: Summary, texts: Mapping[str, str], exit_status: Optional[in
 
 def render_markdown(summary: Summary, texts: Optional[Mapping[str, str]] = None,
                     exit_status: Optional[int] = None) -> str:
-    """The Markdown summary; ``texts`` maps a flip's task label to its report text (log tail included).
+    """The Markdown summary; ``texts`` maps a flip's task label to its report text (log tail included),
+    by default the summary's own (:attr:`Summary.evidence`).
 
     Within :data:`BUDGET` bytes: should the capped page still be larger, the flips' texts are dropped.
     """
-    text = utf8_safe(_render(summary, texts or {}, exit_status, with_text=True))
+    texts = summary.evidence if texts is None else texts
+    text = utf8_safe(_render(summary, texts, exit_status, with_text=True))
     if len(text.encode("utf-8")) > BUDGET:
         text = utf8_safe(_render(summary, {}, exit_status, with_text=False))
     encoded = text.encode("utf-8")

@@ -16,6 +16,7 @@ from typing import Optional, TypeVar
 from ..judging.completeness import Coverage
 from ..judging.coverage_file import Inventory, InventoryRead
 from ..judging.metrics_file import AggregateCheck
+from ..judging.verifier_output import NO_OUTPUT
 from ..model import (
     TASK_OUTCOMES,
     Category,
@@ -99,6 +100,12 @@ class RunInfo:
     inventory: Mapping[str, InventoryRead] = field(default_factory=dict)
     #: the run only collected its items (--collect-only): none ran
     collect_only: bool = False
+    #: each flip's report text (failure message or xfail reason), by task label, from the items' reports
+    evidence: Mapping[str, str] = field(default_factory=dict)
+    #: how many flips' losing rows carry no verifier output at all (noted once for the run)
+    no_output: int = 0
+    #: the listed flips' prompt excerpts, by task label, when a side is keyed on index or prompt
+    excerpts: Mapping[str, str] = field(default_factory=dict)
     #: the labels of the task items that ran; None: every task's item ran (or no run is known)
     ran_tasks: Optional[frozenset[str]] = None
 
@@ -188,6 +195,8 @@ class TaskSummary:
     hook_verdict: Optional[HookVerdict] = None
     #: margin mode: the BH-adjusted p-value of a flip counted in the per-task tests (None: not counted)
     adjusted_p: Optional[float] = None
+    #: the start of the task's prompt, for a task keyed on its index or prompt (a listed flip), else None
+    excerpt: Optional[str] = None
     #: what became of the task, in the one vocabulary of every report (docs/semantics.md, "Outcomes")
     outcome: TaskOutcome = "passed"
 
@@ -359,6 +368,8 @@ class Summary:
     failing_flips: Optional[int] = None
     #: in a pytest run, the new side's coverage of the old side's tasks against the limits
     coverage: Optional[Coverage] = None
+    #: each flip's report text (its message with the evidence, or its xfail reason), by task label
+    evidence: Mapping[str, str] = field(default_factory=dict)
     #: the run's verdict (`pass`, `fail`, `inconclusive`) and what decided it, computed once here
     decision: Decision = Decision("pass", ())
     #: the verdicts a known-flips list or hooks accepted, by who accepted them (none: the data decided)
@@ -447,10 +458,11 @@ def task_outcome(task: TaskComparison, judgement: Optional[FlipJudgement], hook_
 
 
 def _task(task: TaskComparison, p_value: Optional[float], hook_verdict: Optional[HookVerdict],
-          adjusted_p: Optional[float], outcome: TaskOutcome) -> TaskSummary:
+          adjusted_p: Optional[float], outcome: TaskOutcome, excerpt: Optional[str] = None) -> TaskSummary:
     return TaskSummary(task=task.task, category=task.category, winner=task.winner,
                        old=_side(task.old), new=_side(task.new), p_value=p_value, hook_verdict=hook_verdict,
-                       adjusted_p=adjusted_p if task.category == "flipped" else None, outcome=outcome)
+                       adjusted_p=adjusted_p if task.category == "flipped" else None, outcome=outcome,
+                       excerpt=excerpt)
 
 
 def accepted_flips(tasks: tuple[TaskSummary, ...], run: Optional[RunInfo]) -> tuple[AcceptedFlips, ...]:
@@ -572,9 +584,13 @@ def build_summary(
         notes.append("both sides are the same file")
     files = outcome = metrics = inventory = None
     verdicts: Mapping[str, HookVerdict] = run.hook_verdicts if run is not None else {}
+    excerpts: Mapping[str, str] = run.excerpts if run is not None else {}
     if run is not None:
         notes.extend(check.note for check in run.aggregate.values() if check.note)
         notes.extend(run.notes)
+        if run.no_output:
+            notes.append(f"{run.no_output} flip(s) have no verifier output: {NO_OUTPUT}; "
+                         "each flip shows its rows' last assistant messages instead")
         inventory = _inventory(run.inventory, notes)
         files = Files(old=run.old_file, new=run.new_file, old_sidecar=run.old_sidecar, new_sidecar=run.new_sidecar,
                       old_shards=run.old_shards, new_shards=run.new_shards,
@@ -588,7 +604,8 @@ def build_summary(
     tasks = tuple(
         _task(task, p, verdicts.get(task.task), adjusted_p,
               task_outcome(task, judgement, verdicts.get(task.task),
-                           ran=not collected_only and (ran is None or task.task in ran)))
+                           ran=not collected_only and (ran is None or task.task in ran)),
+              excerpts.get(task.task))
         for task, p, adjusted_p, judgement in zip(result.tasks, section.p_values, adjusted, judged))
     aggregate = _equivalence(equivalence(section.stats, margin, section.left_out)) if margin is not None else None
     nothing = nothing_compared(result)
@@ -623,6 +640,7 @@ def build_summary(
         failing_flips=failing_flips,
         coverage=coverage,
         inventory=inventory,
+        evidence=dict(run.evidence) if run is not None else {},
         decision=decision,
         plan=planned,
     )

@@ -1,0 +1,195 @@
+"""The report as one self-contained HTML page (`--parity-html`), and its body inside pytest-html's.
+
+A pure function of the :class:`Summary`: the verdict and what decided it, each side's facts, the
+counts, the pictures (:mod:`.pictures`), the paired statistics, the flips (task, old and new mean,
+repeats, outcome, p) with each flip's evidence once, the masked and missing tasks with their
+reasons, the changed verdicts and the notes. The style sheet and the pictures are inline and
+nothing is fetched, so the page opens offline. Every text from the data is escaped for HTML. The
+lists are capped as the Markdown's are (the JSON has every task), and the pictures bin tasks past
+ten thousand, so the page stays under 2 MB at 100,000 tasks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Optional
+
+from ..escaping import html_text
+from ..identity.item_names import clipped
+from .markdown import FLIPS, LIST_CAP, NOTE_CAP, TEXT_CAP, utf8_safe, verdict
+from .paired_lines import paired_lines
+from .pictures import interval_svg, scatter_svg
+from .summary import SideSummary, Summary, TaskSummary
+from .wording import category_rows, coverage_line, hook_changes, hook_heading, side_line, uncompared
+
+#: flips the page's table lists, at most (each with its means, repeats, outcome and p)
+FLIP_ROWS = 200
+#: flips whose evidence (message, log tail or last messages) the page carries, at most
+EVIDENCE_ROWS = 20
+MORE = "… and {} more (see --parity-json)"
+
+STYLE = """
+.rollout-parity{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1f2328;max-width:1100px}
+.rollout-parity h1{font-size:22px;margin:0 0 8px}.rollout-parity h2{font-size:17px;margin:22px 0 8px;
+border-bottom:1px solid #d0d7de;padding-bottom:4px}
+.rollout-parity .verdict{display:inline-block;padding:2px 10px;border-radius:6px;font-weight:700;color:#fff;
+background:#57606a}.rollout-parity .v-pass{background:#1a7f37}.rollout-parity .v-fail{background:#cf222e}
+.rollout-parity .v-inconclusive{background:#9a6700}
+.rollout-parity table{border-collapse:collapse;margin:6px 0}.rollout-parity th,.rollout-parity td{
+border:1px solid #d0d7de;padding:3px 8px;text-align:left;vertical-align:top}
+.rollout-parity th{background:#f6f8fa}.rollout-parity td.n{text-align:right;font-variant-numeric:tabular-nums}
+.rollout-parity code{font:12px ui-monospace,SFMono-Regular,Menlo,monospace;background:#f6f8fa;padding:0 3px}
+.rollout-parity pre{font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;background:#f6f8fa;padding:8px;
+overflow:auto;white-space:pre-wrap;margin:4px 0}
+.rollout-parity .excerpt{color:#57606a;font-size:12px;display:block}
+.rollout-parity .o-failed{color:#cf222e;font-weight:600}.rollout-parity .o-within_noise{color:#9a6700}
+.rollout-parity .o-accepted{color:#1a7f37}.rollout-parity .o-agent_error{color:#8250df}
+.rollout-parity .pictures{display:flex;flex-wrap:wrap;gap:18px;align-items:flex-start}
+.rollout-parity figure{margin:0}.rollout-parity figcaption{font-size:12px;color:#57606a;max-width:560px}
+.rollout-parity svg text{font:11px system-ui,sans-serif;fill:#1f2328}.rollout-parity svg .axis{font-size:12px}
+.rollout-parity svg .plot{fill:#fff;stroke:#d0d7de}.rollout-parity svg .diagonal{stroke:#8c959f;stroke-dasharray:4 3}
+.rollout-parity .p-passed{fill:#8c959f;fill-opacity:.55}.rollout-parity .p-regressed{fill:#cf222e}
+.rollout-parity .p-improved{fill:#0969da}.rollout-parity .p-noise{fill:#d4a72c}
+.rollout-parity .p-accepted{fill:#1a7f37}.rollout-parity .p-agent{fill:#8250df}
+.rollout-parity .p-notrun{fill:none;stroke:#8c959f}.rollout-parity span.p-notrun{border:1px solid #8c959f}
+.rollout-parity .cell{fill:#57606a}.rollout-parity .cell-flip{fill:#cf222e}
+.rollout-parity span.key{display:inline-block;width:10px;height:10px;border-radius:5px;margin:0 4px 0 10px}
+.rollout-parity span.p-passed{background:#8c959f}.rollout-parity span.p-regressed{background:#cf222e}
+.rollout-parity span.p-improved{background:#0969da}.rollout-parity span.p-noise{background:#d4a72c}
+.rollout-parity span.p-accepted{background:#1a7f37}.rollout-parity span.p-agent{background:#8250df}
+.rollout-parity svg .band{fill:#dafbe1;stroke:#1a7f37}.rollout-parity svg .zero{stroke:#8c959f;stroke-dasharray:3 3}
+.rollout-parity svg .ci{stroke:#1f2328;stroke-width:2}.rollout-parity svg .bounds{stroke:#0969da;stroke-width:6;
+stroke-opacity:.6}.rollout-parity svg .delta{fill:#1f2328}
+"""
+
+
+def task_outcomes(summary: Summary) -> list[str]:
+    """Each task's outcome (the summary's own vocabulary), in task order."""
+    return [task.outcome for task in summary.tasks]
+
+
+def _decided(summary: Summary, exit_status: Optional[int]) -> tuple[str, str, list[str]]:
+    """(the verdict's head, its class, what decided it): the summary's decision, in its words."""
+    head, _ = verdict(summary, exit_status)
+    return head, summary.verdict, [decider.text for decider in summary.decision.decided_by]
+
+
+def _side_cells(side: Optional[SideSummary]) -> tuple[str, str]:
+    """(mean reward, rows) of one side of a flip."""
+    if side is None:
+        return "—", "0"
+    reward = f"{side.reward:.4g}" if side.reward is not None else "none"
+    rows = str(side.rows) if side.reward_rows == side.rows else f"{side.reward_rows} of {side.rows}"
+    return reward, rows
+
+
+def _p(task: TaskSummary) -> str:
+    value = task.adjusted_p if task.adjusted_p is not None else task.p_value
+    if value is None:
+        return "—"
+    return f"{value:.3g}" + (" (adjusted)" if task.adjusted_p is not None else "")
+
+
+def _flip_rows(summary: Summary, outcomes: Sequence[str], with_evidence: bool) -> str:
+    flips = [(task, outcome) for task, outcome in zip(summary.tasks, outcomes) if task.category in FLIPS]
+    if not flips:
+        return "<p>No task flipped.</p>"
+    rows = ['<table class="flips"><tr><th>task</th><th>old mean</th><th>new mean</th><th>repeats (old / new rows)</th>'
+            "<th>outcome</th><th>p</th></tr>"]
+    for index, (task, outcome) in enumerate(flips[:FLIP_ROWS]):
+        old_reward, old_rows = _side_cells(task.old)
+        new_reward, new_rows = _side_cells(task.new)
+        label = f"<code>{html_text(task.task)}</code>"
+        if task.excerpt:
+            label += f'<span class="excerpt">{html_text(task.excerpt)}</span>'
+        text = summary.evidence.get(task.task) if with_evidence and index < EVIDENCE_ROWS else None
+        if text:
+            if len(text) > TEXT_CAP:
+                text = text[:TEXT_CAP] + f"\n... ({len(text) - TEXT_CAP} more characters: see the terminal or JUnit report)"
+            label += f"<details><summary>evidence</summary><pre>{html_text(text, lines=True)}</pre></details>"
+        rows.append(f'<tr class="flip"><td>{label}</td><td class="n">{old_reward}</td><td class="n">{new_reward}</td>'
+                    f'<td class="n">{old_rows} / {new_rows}</td><td class="o-{outcome}">{outcome}</td>'
+                    f'<td class="n">{_p(task)}</td></tr>')
+    rows.append("</table>")
+    if len(flips) > FLIP_ROWS:
+        rows.append(f"<p>{MORE.format(len(flips) - FLIP_ROWS)}</p>")
+    return "".join(rows)
+
+
+def _listing(items: Sequence[str], total: Optional[int] = None) -> str:
+    """The first :data:`LIST_CAP` items as a list, then how many of ``total`` (default: all) are left out."""
+    total = len(items) if total is None else total
+    shown = "".join(f"<li>{item}</li>" for item in items[:LIST_CAP])
+    if total > LIST_CAP:
+        shown += f"<li>{MORE.format(total - LIST_CAP)}</li>"
+    return f"<ul>{shown}</ul>"
+
+
+def _uncompared(summary: Summary) -> str:
+    parts = []
+    for category in ("masked", "missing"):
+        reasons = uncompared(summary, category)
+        if reasons:
+            parts.append(f"<p>{category} ({len(reasons)}):</p>" + _listing(
+                [f"<code>{html_text(task)}</code>: {html_text(reason)}" for task, reason in reasons[:LIST_CAP]],
+                len(reasons)))
+    return "".join(parts) or "<p>Every task was compared.</p>"
+
+
+def _hook_verdicts(summary: Summary) -> str:
+    count, changes = hook_changes(summary)
+    if not count:
+        return ""
+    items = [f"<code>{html_text(change.task)}</code> ({change.category}): {html_text(change.outcome)}: "
+             f"{html_text(change.reason)}" for change in changes[:LIST_CAP]]
+    heading = html_text(hook_heading(summary, count))
+    if not items:  # the count without per-task entries (they are not at hand)
+        return f"<h2>Changed verdicts</h2><p>{heading}</p>"
+    return f"<h2>Changed verdicts</h2><p>{heading}:</p>{_listing(items, len(changes))}"
+
+
+def report_body(summary: Summary, exit_status: Optional[int] = None, *, with_evidence: bool = True) -> str:
+    """The report's content as one `<div class="rollout-parity">` (its style sheet inside).
+
+    ``with_evidence``: each flip's text under its row; pytest-html's report shows it in the flip's
+    own row instead, so it is drawn there once.
+    """
+    head, word, decided = _decided(summary, exit_status)
+    _, rest = verdict(summary, exit_status)
+    outcomes = task_outcomes(summary)
+    sides = [side_line(summary, side) for side in ("old", "new")]
+    sides += [line for side in ("old", "new") if (line := coverage_line(summary, side)) is not None]
+    counts = "".join(f'<tr><td>{name}</td><td class="n">{count}</td><td>{html_text(breakdown)}</td></tr>'
+                     for name, count, breakdown in category_rows(summary))
+    statistics = "\n".join(paired_lines(summary.paired, summary.aggregate, summary.flip_tests))
+    pictures = scatter_svg(summary, outcomes)
+    interval = interval_svg(summary)
+    if interval is not None:
+        pictures += interval
+    notes = [html_text(clipped(note, NOTE_CAP)) for note in summary.notes[:LIST_CAP]]
+    parts = [
+        f'<div class="rollout-parity"><style>{STYLE}</style>',
+        f'<h1>rollout parity <span class="verdict v-{word}">{html_text(head)}</span></h1>',
+        f"<p>{html_text(rest)}</p>",
+        "<p>Decided by:</p>" + _listing([html_text(line) for line in decided]),
+        "<h2>Sides</h2>" + "".join(f"<p>{html_text(line)}</p>" for line in sides),
+        f"<table><tr><th>category</th><th>tasks</th><th>breakdown</th></tr>{counts}</table>",
+        f'<h2>Pictures</h2><div class="pictures">{pictures}</div>',
+        f"<h2>Paired statistics</h2><pre>{html_text(statistics, lines=True)}</pre>",
+        "<h2>Flips</h2>" + _flip_rows(summary, outcomes, with_evidence),
+        "<h2>Not compared</h2>" + _uncompared(summary),
+        _hook_verdicts(summary),
+        ("<h2>Notes</h2>" + _listing(notes, len(summary.notes))) if notes else "",
+        "</div>",
+    ]
+    return utf8_safe("".join(parts))
+
+
+def render_html(summary: Summary, exit_status: Optional[int] = None) -> str:
+    """The whole page: a document that needs nothing but itself."""
+    head, _, _ = _decided(summary, exit_status)
+    return ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'; '
+            "img-src data:\">"
+            f"<title>rollout parity: {html_text(head)}</title></head><body>"
+            f"{report_body(summary, exit_status)}</body></html>\n")
