@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from .reports.html_fragments import flip_html, summary_html
     from .reports.json_file import summary_dict, write_json, write_text
     from .reports.markdown import FLIPS, render_markdown
-    from .reports.summary import HookVerdict, RunInfo, Summary, build_summary
+    from .reports.summary import HookVerdict, RunInfo, SplitGroup, Summary, build_summary
     from .reports.terminal import summary_lines
     from .statistics.margin import AGGREGATE_NAME, Aggregate, FlipJudgement, equivalence, judge_flips
     from .statistics.paired import PairedSection, noise_text, paired_section, task_noise
@@ -83,6 +83,7 @@ __all__ = [
     "ShardPatternError",
     "SideProgress",
     "SideRequest",
+    "SplitGroup",
     "Summary",
     "TaskComparison",
     "TaskSide",
@@ -167,7 +168,7 @@ _ENTRANCE: dict[str, tuple[str, ...]] = {
     "reports.html_fragments": ("flip_html", "summary_html"),
     "reports.json_file": ("summary_dict", "write_json", "write_text"),
     "reports.markdown": ("FLIPS", "render_markdown"),
-    "reports.summary": ("HookVerdict", "RunInfo", "Summary", "build_summary"),
+    "reports.summary": ("HookVerdict", "RunInfo", "SplitGroup", "Summary", "build_summary"),
     "reports.terminal": ("summary_lines",),
     "statistics.margin": ("AGGREGATE_NAME", "Aggregate", "FlipJudgement", "equivalence", "judge_flips"),
     "statistics.paired": ("PairedSection", "noise_text", "paired_section", "task_noise"),

@@ -10,11 +10,34 @@ from typing import Optional
 
 import pytest
 
-from ..core import HookVerdict, Summary, build_summary, summary_lines, write_json
+from ..core import HookVerdict, SplitGroup, Summary, build_summary, summary_lines, write_json
 from .collect import CATEGORY_PROPERTY, GATE_PROPERTY, TASK_PROPERTY, VERDICT_PROPERTY, hook_verdict
 from .run import ParityRun
 
 NOTHING_COMPARED_EXIT = 2
+#: pytest's traceback styles whose failure section does not rescan the stored reports per failure
+LINEAR_TB_STYLES = ("line", "no")
+
+
+def splitter_group(config: pytest.Config) -> Optional[SplitGroup]:
+    """The group this run is of a test splitter that says so in its options: pytest-split's
+    `--splits N --group i`, pytest-shard's `--num-shards N --shard-id i` (counted from 0; shown from 1)."""
+    option = config.option
+    splits, group = getattr(option, "splits", None), getattr(option, "group", None)
+    if isinstance(splits, int) and isinstance(group, int) and splits > 0:
+        return SplitGroup("pytest-split", group, splits)
+    shards, shard = getattr(option, "num_shards", None), getattr(option, "shard_id", None)
+    if isinstance(shards, int) and isinstance(shard, int) and shards > 1:
+        return SplitGroup("pytest-shard", shard + 1, shards)
+    return None
+
+
+def session_failures(config: pytest.Config) -> int:
+    """How many reports of the whole session failed or errored (any test's), as the terminal counted them."""
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    stats = getattr(reporter, "stats", None) or {}
+    return sum(1 for key in ("failed", "error") for report in stats.get(key, ())
+               if getattr(report, "when", "call") in ("call", "setup", "teardown"))
 
 
 class ParitySummary:
@@ -24,6 +47,8 @@ class ParitySummary:
         self.run = run
         #: each item's last outcome by node id: a rerun (pytest-rerunfailures) replaces the earlier one
         self.outcome_of: dict[str, str] = {}
+        #: what each parity item that ran is, by node id: ("task", label) or ("gate", item name)
+        self.item_of: dict[str, tuple[str, str]] = {}
         #: the hook verdicts that changed an item's outcome, by node id (task label, verdict)
         self.changed_by_hook: dict[str, tuple[str, HookVerdict]] = {}
         self.summary: Optional[Summary] = None
@@ -42,6 +67,8 @@ class ParitySummary:
             return
         if report.when == "call" or (report.when == "setup" and not report.passed):
             self.outcome_of[report.nodeid] = "xfailed" if hasattr(report, "wasxfail") else report.outcome
+            self.item_of[report.nodeid] = (("task", str(properties[TASK_PROPERTY])) if task_item
+                                           else ("gate", str(properties[GATE_PROPERTY])))
             self.changed_by_hook.pop(report.nodeid, None)
             if VERDICT_PROPERTY in properties:
                 given, reason = hook_verdict(str(properties[VERDICT_PROPERTY]))
@@ -55,8 +82,15 @@ class ParitySummary:
         for outcome in self.outcome_of.values():
             outcomes[outcome] = outcomes.get(outcome, 0) + 1
         hook_verdicts = dict(self.changed_by_hook.values())
+        kinds: dict[str, dict[str, str]] = {"task": {}, "gate": {}}
+        for nodeid, (kind, name) in self.item_of.items():
+            kinds[kind][name] = self.outcome_of[nodeid]
+        config = session.config
         info = self.run.run_info(selected=ran, verdicts_changed=len(hook_verdicts), outcomes=outcomes,
-                                 hook_verdicts=hook_verdicts, collect_only=bool(session.config.option.collectonly))
+                                 hook_verdicts=hook_verdicts, collect_only=bool(config.option.collectonly),
+                                 task_outcomes=kinds["task"], gate_outcomes=kinds["gate"],
+                                 group=splitter_group(config), session_failures=session_failures(config),
+                                 failure_section_rescans=config.option.tbstyle not in LINEAR_TB_STYLES)
         failing = None
         if self.run.settings.margin is not None:
             failing = sum(1 for task, judgement in zip(self.run.result.tasks, self.run.judgements)

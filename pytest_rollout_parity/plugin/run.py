@@ -26,6 +26,7 @@ from ..core import (
     PairedSection,
     RunInfo,
     SideRequest,
+    SplitGroup,
     check_side,
     combined_check,
     compare_loaded,
@@ -142,8 +143,12 @@ class ParityRun:
 
     def run_info(self, selected: Optional[int] = None, verdicts_changed: int = 0,
                  outcomes: Optional[dict[str, int]] = None,
-                 hook_verdicts: Optional[dict[str, HookVerdict]] = None, collect_only: bool = False) -> RunInfo:
-        """What the run adds to the summary: files, selection, hook verdicts, outcomes."""
+                 hook_verdicts: Optional[dict[str, HookVerdict]] = None, collect_only: bool = False,
+                 task_outcomes: Optional[dict[str, str]] = None, gate_outcomes: Optional[dict[str, str]] = None,
+                 group: Optional[SplitGroup] = None, session_failures: int = 0,
+                 failure_section_rescans: bool = False) -> RunInfo:
+        """What the run adds to the summary: files, selection, hook verdicts, outcomes, the part of the
+        whole file that ran here, and what the parts of a split run must agree on to be merged."""
         return RunInfo(
             old_file=self.old.display,
             new_file=self.new.display,
@@ -164,7 +169,32 @@ class ParityRun:
             notes=tuple(self.known_flips.notes(self.result.tasks)) if self.known_flips is not None else (),
             inventory=self.inventory or {},
             collect_only=collect_only,
+            task_outcomes=task_outcomes or {},
+            gate_outcomes=gate_outcomes or {},
+            group=group,
+            inputs={"old": self.old.digest, "new": self.new.digest},
+            options=decision_options(self.settings, self.known_flips),
+            session_failures=session_failures,
+            failure_section_rescans=failure_section_rescans,
         )
+
+
+def decision_options(settings: ParitySettings, known_flips: Optional[KnownFlips]) -> dict[str, object]:
+    """The settings that decide an item's outcome, as plain values: the parts of a split run are
+    merged only when theirs are equal (the known flips by the tasks and reasons they accept)."""
+    return {
+        "margin": settings.margin,
+        "alpha": settings.alpha,
+        "strict": settings.strict,
+        "max_missing": settings.max_missing.text,
+        "max_masked": settings.max_masked.text,
+        "old_key": settings.side_key("old")[0],
+        "new_key": settings.side_key("new")[0],
+        "old_agent": settings.side_agent("old")[0],
+        "new_agent": settings.side_agent("new")[0],
+        "known_flips": (sorted([entry.task, entry.reason] for entry in known_flips.entries.values())
+                        if known_flips is not None else None),
+    }
 
 
 def _sidecar_shown(side: LoadedSide) -> Optional[str]:

@@ -19,18 +19,28 @@ from ..judging.metrics_file import AggregateCheck
 from ..model import CompareResult
 from ..statistics.left_out import LeftOut
 from ..statistics.paired import PairedSection
-from .summary import DEFAULT_ALPHA, Paired, RunInfo, SideSummary, Summary, TaskSummary, build_summary
+from .summary import DEFAULT_ALPHA, Paired, Part, RunInfo, SideSummary, Summary, TaskSummary, build_summary
 
 
 def _side(side: Optional[SideSummary]) -> Optional[dict[str, Any]]:
     return None if side is None else asdict(side)
 
 
-def _task(task: TaskSummary) -> dict[str, Any]:
+def _task(task: TaskSummary, in_run: bool) -> dict[str, Any]:
     return {"task": task.task, "category": task.category, "winner": task.winner,
             "old": _side(task.old), "new": _side(task.new), "p_value": task.p_value,
             "adjusted_p": task.adjusted_p,
-            "hook_verdict": asdict(task.hook_verdict) if task.hook_verdict is not None else None}
+            "hook_verdict": asdict(task.hook_verdict) if task.hook_verdict is not None else None,
+            "ran_here": (task.item_outcome is not None) if in_run else None, "item_outcome": task.item_outcome}
+
+
+def _part(part: Optional[Part]) -> Optional[dict[str, Any]]:
+    """`"part"`: what of the whole file ran here, tasks and gate-level items apart; None: --collect-only."""
+    if part is None:
+        return None
+    return {"partial": part.partial, "items": part.items, "items_ran": part.items_ran,
+            "tasks": part.tasks, "tasks_ran": part.tasks_ran, "gate_items_ran": list(part.gate_ran),
+            "group": asdict(part.group) if part.group is not None else None}
 
 
 def _left_out(left: LeftOut) -> dict[str, Any]:
@@ -86,7 +96,7 @@ def json_dict(summary: Summary) -> dict[str, Any]:
         "notes": list(summary.notes),
         "copies": summary.copies,
         "paired": _paired(summary.paired),
-        "tasks": [_task(task) for task in summary.tasks],
+        "tasks": [_task(task, summary.run is not None) for task in summary.tasks],
     }
     if summary.aggregate is not None:
         data["aggregate"] = asdict(summary.aggregate)
@@ -108,6 +118,11 @@ def json_dict(summary: Summary) -> dict[str, Any]:
             "outcomes": dict(summary.run.outcomes),
             "known_flips": summary.run.known_flips,
             "gate_items": list(summary.run.gate_items),
+            "part": _part(summary.run.part),
+            "gate": [{"item": name, "ran_here": outcome is not None, "item_outcome": outcome}
+                     for name, outcome in summary.run.gate_outcomes],
+            "inputs": dict(summary.run.inputs),
+            "options": dict(summary.run.options),
         }
     return data
 

@@ -25,6 +25,9 @@ from .wording import (
     flip_line,
     hook_changes,
     hook_heading,
+    part_of,
+    part_outcome,
+    partial_words,
     rows_note,
     side_line,
     uncompared,
@@ -73,7 +76,14 @@ def _failed(summary: Summary, exit_status: Optional[int]) -> bool:
 
 
 def verdict(summary: Summary, exit_status: Optional[int] = None) -> tuple[str, str]:
-    """The verdict (`PASSED`, `FAILED`, `NOTHING COMPARED`) and the tasks by what to do about them."""
+    """The verdict (`PASSED`, `FAILED`, `NOTHING COMPARED`) and the tasks by what to do about them;
+    a part of the whole file gives its own outcome (`partial: 2 of 31 items failed here`) instead."""
+    part = part_of(summary)
+    if part is not None:
+        rest = partial_words(summary, part)
+        if exit_status is not None:
+            rest += f" (exit status {exit_status})"
+        return f"partial: {part_outcome(summary, part)}", rest
     if summary.nothing_compared is not None:
         head = "NOTHING COMPARED"
     else:
@@ -87,6 +97,8 @@ def verdict(summary: Summary, exit_status: Optional[int] = None) -> tuple[str, s
 def verdict_line(summary: Summary, exit_status: Optional[int] = None) -> str:
     """One Markdown line a reviewer can act on: the verdict, then the tasks by what to do about them."""
     head, rest = verdict(summary, exit_status)
+    if head.startswith("partial:"):
+        return f"**{head}** (rollout parity): {rest}"
     return f"**rollout parity: {head}**: {rest}"
 
 

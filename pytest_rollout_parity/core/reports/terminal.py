@@ -15,6 +15,9 @@ from .wording import (
     coverage_line,
     hook_changes,
     hook_heading,
+    part_of,
+    part_outcome,
+    partial_words,
     plural,
     side_line,
     uncompared,
@@ -62,7 +65,13 @@ def _hook_verdict_lines(summary: Summary) -> list[str]:
 
 
 def verdict_line(summary: Summary) -> str:
-    """The one line a reviewer acts on: what regressed, improved, needs a rerun, was not compared."""
+    """The one line a reviewer acts on: what regressed, improved, needs a rerun, was not compared.
+
+    A part of the whole file (a selection, a splitter group) opens `partial:` with its own outcome.
+    """
+    part = part_of(summary)
+    if part is not None:
+        return f"partial: {part_outcome(summary, part)}; {partial_words(summary, part)}"
     return f"parity: {verdict_words(summary)}"
 
 

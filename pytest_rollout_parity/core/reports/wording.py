@@ -13,7 +13,7 @@ from typing import NamedTuple, Optional, TypeVar
 
 from ..judging.coverage_file import FIELDS
 from ..model import Category, Side
-from .summary import Summary
+from .summary import Part, Summary
 
 #: Said in every verdict line of two sides that hold the same rows (the full note is among the notes).
 COPY_WORDS = "both files hold the same rows: was the new server run?"
@@ -96,18 +96,47 @@ def verdict_words(summary: Summary) -> str:
 
 
 def _narrowed(summary: Summary) -> str:
-    """For a run that ran fewer task items than the file has (-k, --lf, a node id, --collect-only):
-    the counts are the whole file's, and what the selected items did."""
+    """For a run that collected its items only: the counts are the whole file's, and none ran."""
     run = summary.run
-    if run is None:
+    if run is None or not run.collect_only:
         return ""
-    tasks = summary.counts.tasks
-    if run.collect_only:
-        return f"; counts of the whole file ({plural(tasks, 'task')}): collected only, no item ran"
-    if run.selected is None or run.selected >= tasks:
-        return ""
-    failed = dict(run.outcomes).get("failed", 0)
-    return f"; counts of the whole file: {run.selected} of {plural(tasks, 'task')} selected, {failed} of them failed"
+    return f"; counts of the whole file ({plural(summary.counts.tasks, 'task')}): collected only, no item ran"
+
+
+def part_of(summary: Summary) -> Optional[Part]:
+    """The part of the whole file this run ran, when it ran fewer items than the file has; else None."""
+    run = summary.run
+    part = run.part if run is not None else None
+    return part if part is not None and part.partial else None
+
+
+def part_words(part: Part) -> str:
+    """`this run: 31 of 92 items; tasks 28 of 90; gate items 1 of 2; pytest-split group 3 of 4`.
+
+    Tasks and gate-level items are counted apart: a task count never holds a gate item.
+    """
+    words = f"this run: {part.items_ran} of {plural(part.items, 'item')}; tasks {part.tasks_ran} of {part.tasks}"
+    if part.gate_items:
+        words += f"; gate items {len(part.gate_ran)} of {len(part.gate_items)}"
+    if part.group is not None:
+        words += f"; {part.group.engine} group {part.group.index} of {part.group.count}"
+    return words
+
+
+def part_outcome(summary: Summary, part: Part) -> str:
+    """This part's own outcome: `2 of 31 items failed here`, never the whole file's verdict."""
+    if not part.items_ran:
+        return "no item ran here"
+    failed = dict(summary.run.outcomes).get("failed", 0) if summary.run is not None else 0
+    if not failed:
+        return f"none of {plural(part.items_ran, 'item')} failed here"
+    return f"{failed} of {plural(part.items_ran, 'item')} failed here"
+
+
+def partial_words(summary: Summary, part: Part) -> str:
+    """What a part says after its outcome: what it ran, then the whole file's counts, whose verdict
+    only the merged parts decide."""
+    return f"{part_words(part)}; the whole file (merge the parts for its verdict): {verdict_words(summary)}"
 
 
 def category_rows(summary: Summary) -> list[tuple[str, int, str]]:
