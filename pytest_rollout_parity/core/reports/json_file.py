@@ -104,6 +104,7 @@ def json_dict(summary: Summary) -> dict[str, Any]:
         data["coverage"] = asdict(summary.coverage)
     if summary.flip_tests is not None:
         data["flip_tests"] = asdict(summary.flip_tests)
+        data["failing_flips"] = summary.failing_flips
     if summary.files is not None:
         data["files"] = asdict(summary.files)
     if summary.aggregate_metrics is not None:

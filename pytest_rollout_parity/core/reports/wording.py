@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from typing import NamedTuple, Optional, TypeVar
+from typing import NamedTuple, Optional, Protocol, TypeVar
 
 from ..judging.coverage_file import FIELDS
 from ..model import Category, Side
-from .summary import Part, Summary
+from .summary import Counts, Equivalence, Part, Summary
 
 #: Said in every verdict line of two sides that hold the same rows (the full note is among the notes).
 COPY_WORDS = "both files hold the same rows: was the new server run?"
@@ -61,12 +61,35 @@ def flip_line(winner: Optional[Side], old: Optional[float], new: Optional[float]
     return f"{line} ({extra})" if extra else line
 
 
+class Headline(Protocol):
+    """What the verdict's words are made of: the whole file's counts and decisions (a :class:`Summary`,
+    or the merged parts of a split run)."""
+
+    @property
+    def counts(self) -> Counts: ...
+    @property
+    def compared(self) -> int: ...
+    @property
+    def nothing_compared(self) -> Optional[str]: ...
+    @property
+    def failing_flips(self) -> Optional[int]: ...
+    @property
+    def aggregate(self) -> Optional[Equivalence]: ...
+    @property
+    def copies(self) -> Optional[str]: ...
+
+
 def verdict_words(summary: Summary) -> str:
     """What regressed, improved, needs a rerun, was not compared; each renderer puts its head before it.
 
     `regressed` and `improved` are the new side's view; counts that are zero are left out, and a run
     with no difference says so in as many words.
     """
+    return headline_words(summary) + _narrowed(summary)
+
+
+def headline_words(summary: Headline) -> str:
+    """:func:`verdict_words` of the whole file's counts and decisions alone (no run's selection)."""
     counts = summary.counts
     if summary.nothing_compared is not None:
         return (f"nothing compared in {plural(counts.tasks, 'task')} "
@@ -92,7 +115,7 @@ def verdict_words(summary: Summary) -> str:
         words += f"; mean difference {shown} the margin {decision.margin:g}"
     if summary.copies is not None:
         words += f"; {COPY_WORDS}"
-    return words + _narrowed(summary)
+    return words
 
 
 def _narrowed(summary: Summary) -> str:
@@ -139,7 +162,7 @@ def partial_words(summary: Summary, part: Part) -> str:
     return f"{part_words(part)}; the whole file (merge the parts for its verdict): {verdict_words(summary)}"
 
 
-def category_rows(summary: Summary) -> list[tuple[str, int, str]]:
+def category_rows(summary: Headline) -> list[tuple[str, int, str]]:
     """The category table: (category, tasks, breakdown), the flips broken down by direction."""
     counts = summary.counts
     return [
