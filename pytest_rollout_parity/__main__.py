@@ -94,11 +94,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     for line in merged_lines(merged):
         print(line)
     markdown = merged_markdown(merged)
-    written = {"--markdown": markdown, "--json": None}
     for option, path in outputs:
         if path is None:
             continue
-        text = written[option] if written[option] is not None else json_text(merged_json(merged)) + "\n"
+        text = markdown if option == "--markdown" else json_text(merged_json(merged)) + "\n"
         try:
             write_text(path, text)
         except OSError as exc:

@@ -14,6 +14,22 @@ from typing import Any, Literal, Optional
 Category = Literal["identical", "flipped", "flipped_agent_error", "masked", "missing"]
 Side = Literal["old", "new"]
 
+#: What became of one task, one word for every report (docs/semantics.md, "Outcomes"): compared and
+#: at parity (`passed`), a flip that fails (`failed`), a flip its repeats do not tell from noise
+#: (`within_noise`), a verdict a known-flips list or a hook gave instead (`accepted`), and the tasks
+#: the gate could not compare: an agent error on a side (`agent_error`), no scored row left on a
+#: side (`masked`), absent from a side (`missing`); `not_run`: its item was not selected.
+TaskOutcome = Literal["passed", "failed", "within_noise", "accepted", "agent_error", "masked", "missing", "not_run"]
+TASK_OUTCOMES: tuple[TaskOutcome, ...] = (
+    "passed", "failed", "within_noise", "accepted", "agent_error", "masked", "missing", "not_run")
+#: The outcomes of tasks the gate could not compare: each counts against the evidence budget.
+UNCOMPARED_OUTCOMES: tuple[TaskOutcome, ...] = ("agent_error", "masked", "missing")
+
+#: How a run ends (docs/semantics.md, "Verdicts"): `pass` (every check passed on enough evidence),
+#: `fail` (the data show a difference), `inconclusive` (the gate cannot decide either way).
+RunVerdict = Literal["pass", "fail", "inconclusive"]
+RUN_VERDICTS: tuple[RunVerdict, ...] = ("pass", "fail", "inconclusive")
+
 
 class RowOrigin(enum.Enum):
     """Which file of a side a row was read from."""
@@ -102,6 +118,11 @@ class TaskSide:
     def read_row(self, facts: RowFacts) -> dict[str, Any]:
         """The full dict of one of this side's rows."""
         return self._reader(facts)
+
+    @property
+    def masked_rows(self) -> int:
+        """How many of the side's rows are masked (left out of its mean)."""
+        return sum(1 for f in self.facts if f.mask is not None)
 
     @property
     def repeated(self) -> bool:

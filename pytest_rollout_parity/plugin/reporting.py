@@ -86,17 +86,18 @@ class ParitySummary:
         for nodeid, (kind, name) in self.item_of.items():
             kinds[kind][name] = self.outcome_of[nodeid]
         config = session.config
+        ran_tasks = frozenset(kinds["task"])
+        every_task = len(ran_tasks) >= len(self.run.result.tasks)
         info = self.run.run_info(selected=ran, verdicts_changed=len(hook_verdicts), outcomes=outcomes,
                                  hook_verdicts=hook_verdicts, collect_only=bool(config.option.collectonly),
+                                 ran_tasks=None if every_task else ran_tasks,
                                  task_outcomes=kinds["task"], gate_outcomes=kinds["gate"],
                                  group=splitter_group(config), session_failures=session_failures(config),
                                  failure_section_rescans=config.option.tbstyle not in LINEAR_TB_STYLES)
-        failing = None
-        if self.run.settings.margin is not None:
-            failing = sum(1 for task, judgement in zip(self.run.result.tasks, self.run.judgements)
-                          if task.category == "flipped" and judgement is not None and judgement.regression)
         self.summary = build_summary(self.run.result, info, paired=self.run.paired, margin=self.run.settings.margin,
-                                     failing_flips=failing, coverage=self.run.coverage, alpha=self.run.settings.alpha)
+                                     coverage=self.run.coverage, alpha=self.run.settings.alpha,
+                                     judgements=list(self.run.judgements) if self.run.settings.margin is not None
+                                     else None, strict=self.run.settings.strict)
         json_path = self.run.settings.json_path
         if json_path is not None:
             try:

@@ -144,6 +144,7 @@ class ParityRun:
     def run_info(self, selected: Optional[int] = None, verdicts_changed: int = 0,
                  outcomes: Optional[dict[str, int]] = None,
                  hook_verdicts: Optional[dict[str, HookVerdict]] = None, collect_only: bool = False,
+                 ran_tasks: Optional[frozenset[str]] = None,
                  task_outcomes: Optional[dict[str, str]] = None, gate_outcomes: Optional[dict[str, str]] = None,
                  group: Optional[SplitGroup] = None, session_failures: int = 0,
                  failure_section_rescans: bool = False) -> RunInfo:
@@ -169,6 +170,7 @@ class ParityRun:
             notes=tuple(self.known_flips.notes(self.result.tasks)) if self.known_flips is not None else (),
             inventory=self.inventory or {},
             collect_only=collect_only,
+            ran_tasks=ran_tasks,
             task_outcomes=task_outcomes or {},
             gate_outcomes=gate_outcomes or {},
             group=group,

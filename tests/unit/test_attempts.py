@@ -137,13 +137,25 @@ def test_a_judge_invalid_main_row_is_masked(real_rows):
     assert task.new is not None and task.new.masked == "judge invalid"
 
 
-def test_a_judge_invalid_row_among_repeats_names_the_reason(real_rows):
+def test_a_judge_invalid_row_among_repeats_is_left_out_of_the_mean(real_rows):
     old = real_rows(REAL) * 2
     new = real_rows(REAL) + real_rows(REAL)
     new[1].update(reward=0.0, invalid_judge_response=True)
     task = compare_rollouts(old, new).tasks[0]
+    assert task.category == "identical"  # compared on the one scored row; the judge's 0 is no score
+    assert task.new is not None and task.new.masked is None and task.new.masked_rows == 1
+    assert task.new.reward == task.old.reward and task.new.reward_text().endswith("(mean of 1 of 2 rows)")
+
+
+def test_a_judge_invalid_majority_among_repeats_masks_the_side(real_rows):
+    old = real_rows(REAL) + real_rows(REAL) + real_rows(REAL)
+    new = real_rows(REAL) + real_rows(REAL) + real_rows(REAL)
+    for row in new[1:]:
+        row.update(reward=0.0, invalid_judge_response=True)
+    task = compare_rollouts(old, new).tasks[0]
     assert task.category == "masked"
-    assert task.new is not None and task.new.masked == "1/2 rows masked: judge invalid"
+    assert task.new is not None
+    assert task.new.masked == "2/3 rows masked: judge invalid (only 1 scored: too few to compare)"
 
 
 def test_invalid_judge_response_false_is_a_verdict(real_rows):

@@ -158,7 +158,7 @@ def test_several_rows_some_masked_first_reason_in_row_order():
             row("t", ..., mask_sample=True, failure_kind="provider_unavailable"),
         ]
     )
-    assert s.masked == "2/3 rows masked: no reward"
+    assert s.masked == "2/3 rows masked: no reward (only 1 scored: too few to compare)"
     assert s.reward == 1.0
     assert s.reward_rows == 1
     assert s.repeated is True
@@ -167,6 +167,7 @@ def test_several_rows_some_masked_first_reason_in_row_order():
 def test_several_rows_all_masked():
     s = side([row("t", ..., mask_sample=True), row("t", math.nan)])
     assert s.masked == "2/2 rows masked: mask_sample"
+    assert s.reward is None and s.reward_rows == 0
     assert s.reward_text() == "none"
 
 
@@ -299,9 +300,22 @@ def test_masked_on_one_side_only_is_masked_not_missing():
 
 
 def test_masking_wins_over_a_reward_difference():
-    t = one([row("t", 1.0)], [row("t", 1.0), row("t", 0.0, mask_sample=True)])
+    t = one([row("t", 1.0)], [row("t", 0.0, mask_sample=True)])
     assert t.category == "masked"
     assert t.winner is None and t.loser is None
+
+
+def test_a_masked_row_among_repeats_is_left_out_and_the_task_compared():
+    t = one([row("t", 1.0)], [row("t", 1.0), row("t", 0.0, mask_sample=True)])
+    assert t.category == "identical"  # the masked row's 0 is no score: the scored row is compared
+    assert t.new is not None and t.new.reward == 1.0 and t.new.masked_rows == 1 and t.new.masked is None
+
+
+def test_most_rows_masked_mask_the_side_and_say_how_many_scored():
+    t = one([row("t", 1.0)] * 3, [row("t", 0.0), row("t", 0.0, mask_sample=True), row("t", None)])
+    assert t.category == "masked"
+    assert t.new is not None and t.new.masked == "2/3 rows masked: mask_sample (only 1 scored: too few to compare)"
+    assert t.new.reward == 0.0  # the mean of the scored row alone, the masked row's 0 not in it
 
 
 def test_masking_wins_over_an_agent_error_flip():
@@ -421,7 +435,7 @@ def _mixed():
         row("t-agent", 0.0, error="boom"),
         row("t-mask-old", 1.0),
         row("t-mask-both", math.nan),
-        row("t-mask-new", 1.0),
+        row("t-mask-new", None),
         row("t-mask-new", None),
         row("t-new-only-1", 1.0),
         row("t-new-only-2", 0.0),
@@ -451,7 +465,7 @@ def test_counts():
 def test_rows_read_and_masked_per_side():
     res = _mixed()
     assert (res.old_rows, res.old_masked_rows) == (9, 2)
-    assert (res.new_rows, res.new_masked_rows) == (11, 2)
+    assert (res.new_rows, res.new_masked_rows) == (11, 3)
 
 
 def test_by_category():

@@ -330,7 +330,8 @@ def test_left_out_tasks_and_the_sensitivity_range_by_hand() -> None:
         "[-0.4000, 0.0000]")
     data = summary_dict(result, margin=0.05)["paired"]["left_out"]
     assert data == {"tasks": 6, "old": 1, "new": 2, "old_share": pytest.approx(1 / 6), "new_share": pytest.approx(1 / 3),
-                    "range_tasks": 5, "reward_range": [0.0, 1.0], "delta_range": [pytest.approx(-0.4), pytest.approx(0.0)]}
+                    "range_tasks": 5, "reward_range": [0.0, 1.0], "delta_range": [pytest.approx(-0.4), pytest.approx(0.0)],
+                    "old_rows": 0, "new_rows": 0}
 
 
 def test_nothing_left_out_gives_no_range() -> None:

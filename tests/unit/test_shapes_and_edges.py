@@ -99,7 +99,8 @@ def test_agent_error_of_a_masked_row_is_not_reported(write_jsonl) -> None:
     new = write_jsonl("new.jsonl", [{"task_id": "a", "reward": 1.0}])
     summary = both(old, new)
     assert summary["tasks"][0]["old"]["agent_error"] is None
-    assert summary["tasks"][0]["category"] == "masked"
+    # the masked row is left out: the task is compared on the scored row
+    assert summary["tasks"][0]["category"] == "identical" and summary["tasks"][0]["old"]["masked_rows"] == 1
 
 
 def test_an_id_matched_through_the_plain_sides_taskset_is_not_called_unmatchable() -> None:

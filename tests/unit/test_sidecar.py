@@ -250,8 +250,8 @@ def test_sidecar_record_naming_the_task_by_the_sides_key_joins_it(write_jsonl):
     res = compare_rollouts(old, load_rollouts(main))
     (t,) = res.tasks
     assert t.task == "fix-git"
-    assert t.category == "masked"
-    assert t.new.masked == "1/2 rows masked: mask_sample (failure_kind=agent_run_error)"
+    assert t.category == "identical"  # the sidecar's failed rollout is left out; the scored one is compared
+    assert t.new.masked is None and t.new.masked_rows == 1
     assert t.new.reward == 1.0
     assert t.new.reward_text() == "1.0 (mean of 1 of 2 rows)"
 

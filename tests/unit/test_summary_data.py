@@ -130,7 +130,7 @@ def test_terminal_lines_render_the_summary() -> None:
 def test_json_renders_the_summary(tmp_path: Path) -> None:
     summary = hand_built()
     data = json_dict(summary)
-    assert list(data) == ["counts", "join", "rows", "compared", "nothing_compared", "notes", "copies", "paired", "tasks",
+    assert list(data) == ["verdict", "decided_by", "task_outcomes", "counts", "join", "rows", "compared", "nothing_compared", "notes", "copies", "paired", "tasks",
                           "aggregate", "files", "aggregate_metrics", "run"]
     assert data["rows"] == {"old": 1, "new": 2, "old_masked": 0, "new_masked": 1}
     assert data["tasks"][0]["new"]["reward"] == 0.0 and data["tasks"][0]["p_value"] is None

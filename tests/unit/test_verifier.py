@@ -119,9 +119,11 @@ def test_header_shows_reward_texts_of_repeated_sides(dirs):
     ]
     (t,) = compare_rollouts(old, [new[0], new[1]]).tasks
     assert lines(flip_message(t, 5, roots(dirs)))[0] == "fix-git: new regressed: old=1.0 new=0.5 (means of 1 vs 2 rows)"
-    # a row without reward masks the side; no flip then
+    # a row without reward is left out of the mean: the flip is over the two scored rows
     (t2,) = compare_rollouts(old, new).tasks
-    assert t2.category == "masked"
+    assert t2.category == "flipped"
+    assert lines(flip_message(t2, 5, roots(dirs)))[0] == (
+        "fix-git: new regressed: old=1.0 new=0.5 (means of 1 vs 2 of 3 rows)")
 
 
 def test_header_rounds_to_four_places(dirs):

@@ -19,12 +19,26 @@ from ..reading.fields import PROMPT, TASK_INDEX
 REWARD_TOLERANCE = 1e-9
 
 
+def enough_scored(scored: int, rows: int) -> bool:
+    """A side of a task is compared on its scored rows when at least half of its rows are scored.
+
+    A masked row is left out, and the rest still measure the task; once most rows are masked, the
+    few that scored are the ones the infrastructure let through, which say little about the task
+    (docs/semantics.md, "Categories").
+    """
+    return scored > 0 and 2 * scored >= rows
+
+
 def summarize_side(facts: Sequence[RowFacts], reader: Optional[RowReader] = None) -> TaskSide:
-    """Reduce a side's rows for one task: mean reward, mask text, agent error, scored failure kind."""
+    """Reduce a side's rows for one task: mean reward of its scored rows, mask text, agent error, failure kind.
+
+    A masked row's reward never enters the mean; the side is masked only when too few rows are
+    scored (:func:`enough_scored`).
+    """
     if len(facts) == 1:  # most tasks: one row a side, reduced without the lists below
         only = facts[0]
-        reward = only.reward if only.reward is not None and math.isfinite(only.reward) else None
         unmasked = only.mask is None
+        reward = only.reward if unmasked and only.reward is not None and math.isfinite(only.reward) else None
         return TaskSide(
             facts,
             reward=reward,
@@ -34,14 +48,14 @@ def summarize_side(facts: Sequence[RowFacts], reader: Optional[RowReader] = None
             reward_rows=0 if reward is None else 1,
             reader=reader,
         )
-    rewards = [f.reward for f in facts if f.reward is not None and math.isfinite(f.reward)]
+    rewards = [f.reward for f in facts if f.mask is None and f.reward is not None and math.isfinite(f.reward)]
     reasons = [f.mask for f in facts if f.mask is not None]
-    if not reasons:
+    if not reasons or enough_scored(len(rewards), len(facts)):
         masked = None
-    elif len(facts) == 1:
-        masked = reasons[0]
     else:
         masked = f"{len(reasons)}/{len(facts)} rows masked: {reasons[0]}"
+        if rewards:
+            masked += f" (only {len(rewards)} scored: too few to compare)"
     return TaskSide(
         facts,
         reward=math.fsum(rewards) / len(rewards) if rewards else None,

@@ -29,7 +29,7 @@ def _side(side: Optional[SideSummary]) -> Optional[dict[str, Any]]:
 def _task(task: TaskSummary, in_run: bool) -> dict[str, Any]:
     return {"task": task.task, "category": task.category, "winner": task.winner,
             "old": _side(task.old), "new": _side(task.new), "p_value": task.p_value,
-            "adjusted_p": task.adjusted_p,
+            "adjusted_p": task.adjusted_p, "outcome": task.outcome,
             "hook_verdict": asdict(task.hook_verdict) if task.hook_verdict is not None else None,
             "ran_here": (task.item_outcome is not None) if in_run else None, "item_outcome": task.item_outcome}
 
@@ -53,6 +53,8 @@ def _left_out(left: LeftOut) -> dict[str, Any]:
         "range_tasks": left.range_tasks,
         "reward_range": list(left.reward_range),
         "delta_range": list(left.delta_range) if left.delta_range is not None else None,
+        "old_rows": left.old_rows,
+        "new_rows": left.new_rows,
     }
 
 
@@ -88,6 +90,9 @@ def _inventory(inventory: Optional[Inventory]) -> Optional[dict[str, Any]]:
 def json_dict(summary: Summary) -> dict[str, Any]:
     """The summary as the JSON file holds it."""
     data: dict[str, Any] = {
+        "verdict": summary.verdict,
+        "decided_by": [asdict(decider) for decider in summary.decision.decided_by],
+        "task_outcomes": summary.outcome_counts(),
         "counts": asdict(summary.counts),
         "join": asdict(summary.join),
         "rows": asdict(summary.rows),

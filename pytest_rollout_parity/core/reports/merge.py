@@ -107,7 +107,7 @@ def _named(names: Sequence[str]) -> str:
 
 def _field(path: str, data: Mapping[str, Any], name: str, kind: type | tuple[type, ...], what: str) -> Any:
     value = data.get(name)
-    if not isinstance(value, kind) or isinstance(value, bool) and kind is int:
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
         raise MergeError(path, f"{what}: a --parity-json summary of a pytest run is needed")
     return value
 
@@ -257,12 +257,13 @@ def merge_parts(parts: Sequence[tuple[str, Any]]) -> Merged:
     failing = first.get("failing_flips")
     copies = first.get("copies")
     compared = first.get("compared")
+    files = first.get("files")
     merged = Merged(
         verdict="", exit_status=0, counts=_counts(first_path, first),
         compared=compared if isinstance(compared, int) else 0, nothing_compared=nothing_compared,
         failing_flips=failing if isinstance(failing, int) else None, aggregate=_equivalence(first.get("aggregate")),
         copies=copies if isinstance(copies, str) else None,
-        files=first.get("files") if isinstance(first.get("files"), dict) else {}, inputs=inputs,
+        files=files if isinstance(files, dict) else {}, inputs=inputs,
         parts=tuple(runs), items=tuple(merged_items), base=first)
     verdict, status = _verdict(merged)
     return replace(merged, verdict=verdict, exit_status=status)

@@ -14,11 +14,21 @@ from dataclasses import dataclass, field
 from typing import Optional, TypeVar
 
 from ..judging.completeness import Coverage
+from ..judging.copies import COPY_NAME
 from ..judging.coverage_file import Inventory, InventoryRead
 from ..judging.metrics_file import AggregateCheck
-from ..model import Category, CompareResult, Side, TaskComparison, TaskSide
+from ..model import (
+    TASK_OUTCOMES,
+    Category,
+    CompareResult,
+    RunVerdict,
+    Side,
+    TaskComparison,
+    TaskOutcome,
+    TaskSide,
+)
 from ..statistics.left_out import LeftOut
-from ..statistics.margin import Aggregate, equivalence
+from ..statistics.margin import Aggregate, FlipJudgement, equivalence, judge_flips
 from ..statistics.paired import PairedSection, paired_section
 from ..statistics.paired_tests import McNemarTable, SignTest
 
@@ -81,6 +91,8 @@ class RunInfo:
     inventory: Mapping[str, InventoryRead] = field(default_factory=dict)
     #: the run only collected its items (--collect-only): none ran
     collect_only: bool = False
+    #: the labels of the task items that ran; None: every task's item ran (or no run is known)
+    ran_tasks: Optional[frozenset[str]] = None
     #: each task item that ran here and its last outcome, by task label
     task_outcomes: Mapping[str, str] = field(default_factory=dict)
     #: each gate-level item that ran here and its last outcome, by item name
@@ -195,6 +207,8 @@ class SideSummary:
     masked: Optional[str]
     agent_error: Optional[str]
     failure_kind: Optional[str]
+    #: masked rows left out of the side's mean (all of them, when the side is masked)
+    masked_rows: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,6 +228,8 @@ class TaskSummary:
     adjusted_p: Optional[float] = None
     #: in a pytest run, the task item's outcome when it ran here (None: it did not, or no run)
     item_outcome: Optional[str] = None
+    #: what became of the task, in the one vocabulary of every report (docs/semantics.md, "Outcomes")
+    outcome: TaskOutcome = "passed"
 
     def side(self, name: Side) -> Optional[SideSummary]:
         return per_side(name, self.old, self.new)
@@ -343,6 +359,28 @@ class RunOutcome:
 
 
 @dataclass(frozen=True, slots=True)
+class Decider:
+    """One thing that decided the run's verdict: a stable ``code`` and the words reports show."""
+
+    code: str
+    text: str
+
+
+#: The codes of what decides a verdict (docs/semantics.md, "Verdicts"), by the verdict they give.
+FAIL_CODES = ("failed_tasks", "aggregate_outside")
+INCONCLUSIVE_CODES = ("nothing_compared", "collect_only", "evidence", "copy", "aggregate_undecided",
+                      "strict_uncompared", "narrowed", "item_failed")
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """The run's verdict and what decided it (for `pass`: that every check passed)."""
+
+    verdict: RunVerdict
+    decided_by: tuple[Decider, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Summary:
     """Everything the gate reports. ``files`` and ``run`` are None outside a pytest run."""
 
@@ -370,6 +408,20 @@ class Summary:
     failing_flips: Optional[int] = None
     #: in a pytest run, the new side's coverage of the old side's tasks against the limits
     coverage: Optional[Coverage] = None
+    #: the run's verdict (`pass`, `fail`, `inconclusive`) and what decided it, computed once here
+    decision: Decision = Decision("pass", ())
+
+    @property
+    def verdict(self) -> RunVerdict:
+        """`pass`, `fail` or `inconclusive` (docs/semantics.md, "Verdicts")."""
+        return self.decision.verdict
+
+    def outcome_counts(self) -> dict[str, int]:
+        """Tasks per outcome, every outcome of the vocabulary present (0 when none)."""
+        counts: dict[str, int] = dict.fromkeys(TASK_OUTCOMES, 0)
+        for task in self.tasks:
+            counts[task.outcome] += 1
+        return counts
 
     def hook_verdicts(self) -> list[TaskSummary]:
         """The tasks whose outcome a hook changed, in task order."""
@@ -414,14 +466,35 @@ def _side(side: Optional[TaskSide]) -> Optional[SideSummary]:
         masked=side.masked,
         agent_error=side.agent_error,
         failure_kind=side.failure_kind,
+        masked_rows=side.masked_rows,
     )
 
 
+def task_outcome(task: TaskComparison, judgement: Optional[FlipJudgement], hook_verdict: Optional[HookVerdict],
+                 ran: bool = True) -> TaskOutcome:
+    """The task's outcome (docs/semantics.md, "Outcomes"), the first that applies: `not_run` when its
+    item was not selected; a changed verdict (`failed` when it fails, else `accepted`); then by category,
+    a flip `failed` unless margin mode's ``judgement`` does not show it to be a regression (`within_noise`)."""
+    if not ran:
+        return "not_run"
+    if hook_verdict is not None:
+        return "failed" if hook_verdict.outcome == "failed" else "accepted"
+    category = task.category
+    if category == "identical":
+        return "passed"
+    if category == "flipped":
+        return "within_noise" if judgement is not None and not judgement.regression else "failed"
+    if category == "flipped_agent_error":
+        return "agent_error"
+    return category
+
+
 def _task(task: TaskComparison, p_value: Optional[float], hook_verdict: Optional[HookVerdict],
-          adjusted_p: Optional[float], item_outcome: Optional[str] = None) -> TaskSummary:
+          adjusted_p: Optional[float], outcome: TaskOutcome, item_outcome: Optional[str] = None) -> TaskSummary:
     return TaskSummary(task=task.task, category=task.category, winner=task.winner,
                        old=_side(task.old), new=_side(task.new), p_value=p_value, hook_verdict=hook_verdict,
-                       adjusted_p=adjusted_p if task.category == "flipped" else None, item_outcome=item_outcome)
+                       adjusted_p=adjusted_p if task.category == "flipped" else None, outcome=outcome,
+                       item_outcome=item_outcome)
 
 
 def _run_outcome(run: RunInfo, tasks: int) -> RunOutcome:
@@ -438,6 +511,62 @@ def _run_outcome(run: RunInfo, tasks: int) -> RunOutcome:
                       gate_outcomes=tuple((name, run.gate_outcomes.get(name)) for name in run.gate_items),
                       inputs=tuple(run.inputs.items()), options=tuple(run.options.items()),
                       rescanned_failures=rescanned)
+
+
+def _outside(decision: Equivalence) -> bool:
+    """The aggregate's interval lies wholly outside [-M, +M]: the data show a difference."""
+    low, high = decision.lower_bound, decision.upper_bound
+    return low is not None and high is not None and (low > decision.margin or high < -decision.margin)
+
+
+def decide(
+    tasks: tuple[TaskSummary, ...],
+    *,
+    nothing: Optional[str],
+    aggregate: Optional[Equivalence],
+    coverage: Optional[Coverage],
+    copies: Optional[str],
+    run: Optional[RunOutcome],
+    strict: bool = False,
+) -> Decision:
+    """The run's verdict, once, from the tasks' outcomes and the gate-level checks.
+
+    `fail` when a task failed or the aggregate's interval lies wholly outside the margin; else
+    `inconclusive` when anything kept the gate from deciding (nothing compared, lost evidence past
+    its budget, a copy, an interval crossing the margin, a narrowed or collect-only run); else `pass`.
+    """
+    found: list[Decider] = []
+    failed = [task.task for task in tasks if task.outcome == "failed"]
+    if failed:
+        found.append(Decider("failed_tasks", f"{len(failed)} task(s) failed"))
+    if aggregate is not None and _outside(aggregate):
+        found.append(Decider("aggregate_outside", f"the mean difference lies wholly outside the margin "
+                                                  f"±{aggregate.margin:g}"))
+    if run is not None and run.collect_only:
+        found.append(Decider("collect_only", "collected only: no item ran"))
+    if nothing is not None:
+        found.append(Decider("nothing_compared", "no task was compared"))
+    if coverage is not None and not coverage.passed:
+        found.append(Decider("evidence", coverage.message.split("\n", 1)[0]))
+    if copies is not None and (run is None or COPY_NAME in run.gate_items):
+        found.append(Decider("copy", "both files hold the same rows: the new server may never have run"))
+    if aggregate is not None and not aggregate.passed and not _outside(aggregate) and nothing is None:
+        found.append(Decider("aggregate_undecided", f"the mean difference is not shown within the margin "
+                                                    f"±{aggregate.margin:g}"))
+    uncompared = sum(1 for task in tasks if task.outcome in ("agent_error", "masked", "missing"))
+    if strict and uncompared:
+        found.append(Decider("strict_uncompared", f"{uncompared} task(s) not compared fail under strict mode"))
+    not_run = sum(1 for task in tasks if task.outcome == "not_run")
+    if not_run and not (run is not None and run.collect_only):
+        found.append(Decider("narrowed", f"{not_run} of {len(tasks)} task(s) not run: the verdict needs "
+                                         "every task"))
+    if run is not None and not found and dict(run.outcomes).get("failed", 0):
+        found.append(Decider("item_failed", f"{dict(run.outcomes)['failed']} parity item(s) failed"))
+    if any(d.code in FAIL_CODES for d in found):
+        return Decision("fail", tuple(found))
+    if found:
+        return Decision("inconclusive", tuple(found))
+    return Decision("pass", (Decider("passed", "every check passed"),))
 
 
 def _paired(section: PairedSection) -> Paired:
@@ -461,6 +590,8 @@ def build_summary(
     failing_flips: Optional[int] = None,
     coverage: Optional[Coverage] = None,
     alpha: float = DEFAULT_ALPHA,
+    judgements: Optional[list[Optional[FlipJudgement]]] = None,
+    strict: bool = False,
 ) -> Summary:
     """The summary of a comparison and, in a pytest run, of what the run did.
 
@@ -468,17 +599,23 @@ def build_summary(
 
     ``paired`` is the result's paired section when the caller already has it (else computed);
     with a ``margin`` the summary also holds the aggregate equivalence decision and the per-task
-    tests at false discovery rate ``alpha``.
+    tests at false discovery rate ``alpha``; ``judgements`` are margin mode's flip judgements when
+    the caller has them. Each task's outcome and the run's verdict are decided here, once.
     """
     section = paired if paired is not None else paired_section(result)
     fdr = section.fdr(alpha) if margin is not None else None
+    if margin is not None and judgements is None:
+        judgements = judge_flips(section, result.tasks, alpha)
+    judged: list[Optional[FlipJudgement]] = judgements if judgements is not None else [None] * len(result.tasks)
+    if margin is not None and failing_flips is None:
+        failing_flips = sum(1 for j in judged if j is not None and j.regression)
     adjusted = fdr.adjusted if fdr is not None else (None,) * len(result.tasks)
     notes = list(result.notes)
     if run is not None and run.same_file:
         notes.append("both sides are the same file")
     files = outcome = metrics = inventory = None
     verdicts: Mapping[str, HookVerdict] = run.hook_verdicts if run is not None else {}
-    ran: Mapping[str, str] = run.task_outcomes if run is not None else {}
+    item_outcomes: Mapping[str, str] = run.task_outcomes if run is not None else {}
     if run is not None:
         notes.extend(check.note for check in run.aggregate.values() if check.note)
         notes.extend(run.notes)
@@ -492,6 +629,18 @@ def build_summary(
             notes.append(f"{outcome.rescanned_failures} failures: pytest's failure section compares each "
                          "with every stored report, which grows with items times failures; "
                          "--tb=line or --tb=no keeps a large run linear (the JSON and HTML reports keep every detail)")
+    ran = run.ran_tasks if run is not None and not run.collect_only else None
+    collected_only = run is not None and run.collect_only
+    tasks = tuple(
+        _task(task, p, verdicts.get(task.task), adjusted_p,
+              task_outcome(task, judgement, verdicts.get(task.task),
+                           ran=not collected_only and (ran is None or task.task in ran)),
+              item_outcomes.get(task.task))
+        for task, p, adjusted_p, judgement in zip(result.tasks, section.p_values, adjusted, judged))
+    aggregate = _equivalence(equivalence(section.stats, margin, section.left_out)) if margin is not None else None
+    nothing = nothing_compared(result)
+    decision = decide(tasks, nothing=nothing, aggregate=aggregate, coverage=coverage, copies=result.copies,
+                      run=outcome, strict=strict)
     return Summary(
         counts=Counts(**result.counts()),
         join=Join(
@@ -506,12 +655,11 @@ def build_summary(
         rows=RowCounts(old=result.old_rows, new=result.new_rows,
                        old_masked=result.old_masked_rows, new_masked=result.new_masked_rows),
         compared=result.compared,
-        nothing_compared=nothing_compared(result),
+        nothing_compared=nothing,
         notes=tuple(notes),
         paired=_paired(section),
-        tasks=tuple(_task(task, p, verdicts.get(task.task), adjusted_p, ran.get(task.task))
-                    for task, p, adjusted_p in zip(result.tasks, section.p_values, adjusted)),
-        aggregate=_equivalence(equivalence(section.stats, margin, section.left_out)) if margin is not None else None,
+        tasks=tasks,
+        aggregate=aggregate,
         flip_tests=FlipTests(alpha, fdr.tests, len(fdr.counted)) if fdr is not None else None,
         files=files,
         aggregate_metrics=metrics,
@@ -520,6 +668,7 @@ def build_summary(
         failing_flips=failing_flips,
         coverage=coverage,
         inventory=inventory,
+        decision=decision,
     )
 
 

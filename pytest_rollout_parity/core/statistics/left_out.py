@@ -35,6 +35,9 @@ class LeftOut:
     range_tasks: int
     reward_range: tuple[float, float]
     delta_range: Optional[tuple[float, float]]
+    #: masked rows left out of compared tasks' means on each side (their tasks are still compared)
+    old_rows: int = 0
+    new_rows: int = 0
 
     def count(self, side: Side) -> int:
         return self.old if side == "old" else self.new
@@ -49,23 +52,29 @@ def _out(side: Optional[TaskSide]) -> bool:
 
 
 def left_out(result: CompareResult) -> LeftOut:
-    """Count the tasks left out on each side and bound delta over the tasks with an old reward."""
+    """Count the tasks (and the rows of compared tasks) left out on each side and bound delta over
+    the tasks with an old reward, each left-out task or row on the new side scored low or high."""
     compared = [t for t in result.tasks if t.category in COMPARED_CATEGORIES]
     rest = [t for t in result.tasks if t.category not in COMPARED_CATEGORIES]
-    diffs = [t.new.reward - t.old.reward for t in compared
+    pairs = [(t.old, t.new) for t in compared
              if t.old is not None and t.new is not None and t.old.reward is not None and t.new.reward is not None]
+    diffs = [(new.reward or 0.0) - (old.reward or 0.0) for old, new in pairs
+             if not new.masked_rows]
+    partial = [(old, new) for old, new in pairs if new.masked_rows]
     olds_left = [t.old.reward for t in rest if t.old is not None and not _out(t.old) and _out(t.new)
                  and t.old.reward is not None and math.isfinite(t.old.reward)]
     seen = [r for t in compared for s in (t.old, t.new) if s is not None and (r := s.reward) is not None]
     low = min([0.0, *seen, *olds_left])
     high = max([1.0, *seen, *olds_left])
-    base = len(diffs) + len(olds_left)
+    base = len(diffs) + len(partial) + len(olds_left)
     delta_range: Optional[tuple[float, float]] = None
-    if olds_left:
+    if olds_left or partial:
         known = math.fsum(diffs)
         delta_range = (
-            (known + math.fsum(low - old for old in olds_left)) / base,
-            (known + math.fsum(high - old for old in olds_left)) / base,
+            (known + math.fsum(low - old for old in olds_left)
+             + math.fsum(_filled(new, low) - (old.reward or 0.0) for old, new in partial)) / base,
+            (known + math.fsum(high - old for old in olds_left)
+             + math.fsum(_filled(new, high) - (old.reward or 0.0) for old, new in partial)) / base,
         )
     return LeftOut(
         tasks=len(result.tasks),
@@ -74,4 +83,13 @@ def left_out(result: CompareResult) -> LeftOut:
         range_tasks=base,
         reward_range=(low, high),
         delta_range=delta_range,
+        old_rows=sum(t.old.masked_rows for t in compared if t.old is not None),
+        new_rows=sum(t.new.masked_rows for t in compared if t.new is not None),
     )
+
+
+def _filled(side: TaskSide, value: float) -> float:
+    """The side's mean had each of its masked rows scored ``value``."""
+    scored = side.reward_rows
+    masked = len(side.facts) - scored
+    return (scored * (side.reward or 0.0) + masked * value) / (scored + masked)

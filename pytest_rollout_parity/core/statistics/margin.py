@@ -39,14 +39,18 @@ def _num(value: float) -> str:
 
 def left_out_text(left: LeftOut) -> str:
     """`left out (masked or missing): 2.0% of tasks on the old side, 5.0% on the new side; ...`."""
-    if not left.old and not left.new:
+    if not left.old and not left.new and not left.old_rows and not left.new_rows:
         return "no task left out (masked or missing) on either side"
     text = (f"left out (masked or missing): {left.share('old'):.1%} of {left.tasks} tasks on the old side, "
             f"{left.share('new'):.1%} on the new side")
+    if left.old_rows or left.new_rows:
+        text += (f"; masked rows of compared tasks left out of their means: {left.old_rows} old, "
+                 f"{left.new_rows} new")
     if left.delta_range is not None:
         low, high = left.delta_range
         lowest, highest = left.reward_range
-        text += (f"; had every task left out on the new side scored {lowest:g} or {highest:g} there, "
+        what = "task or row" if left.new_rows else "task"
+        text += (f"; had every {what} left out on the new side scored {lowest:g} or {highest:g} there, "
                  f"Δ over the {left.range_tasks} tasks with an old reward would lie in [{_num(low)}, {_num(high)}]")
     return text
 
