@@ -18,7 +18,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Optional
 
-from .summary import Counts, Equivalence, HookVerdict, SplitGroup
+from ..judging.completeness import Coverage, Limit
+from ..model import TASK_OUTCOMES, Category, TaskOutcome
+from .summary import Counts, Decision, Equivalence, HookVerdict, RunOutcome, SplitGroup, TaskSummary, decide
 
 #: how many names a refusal or a list of gaps spells out before it counts the rest
 NAMED = 5
@@ -44,10 +46,13 @@ class MergedItem:
 
     name: str
     gate: bool
+    #: the item's pytest outcome (passed, failed, xfailed, skipped) in the part that ran it
     outcome: Optional[str]
     part: Optional[str]
     category: Optional[str] = None
     hook_verdict: Optional[HookVerdict] = None
+    #: a task's outcome in the outcome vocabulary, from the part that ran it (`not_run`: no part did)
+    task_outcome: Optional[TaskOutcome] = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +73,7 @@ class Merged:
 
     verdict: str
     exit_status: int
+    decision: Optional[Decision]
     counts: Counts
     compared: int
     nothing_compared: Optional[str]
@@ -101,7 +107,7 @@ class Merged:
 
 
 def _named(names: Sequence[str]) -> str:
-    shown = ", ".join(repr(name) for name in names[:NAMED])
+    shown = ", ".join(names[:NAMED])
     return shown + (f" and {len(names) - NAMED} more" if len(names) > NAMED else "")
 
 
@@ -231,7 +237,7 @@ def merge_parts(parts: Sequence[tuple[str, Any]]) -> Merged:
                 continue
             key = (name, gate)
             if key in ran_by:
-                overlaps.append(f"{name} ({ran_by[key][0]} and {path})")
+                overlaps.append(f"{name!r} ({ran_by[key][0]} and {path})")
                 continue
             ran_by[key] = (path, outcome)
             entries[key] = entry
@@ -251,7 +257,9 @@ def merge_parts(parts: Sequence[tuple[str, Any]]) -> Merged:
             name=name, gate=gate, outcome=path_outcome[1] if path_outcome else None,
             part=path_outcome[0] if path_outcome else None,
             category=entry.get("category") if isinstance(entry.get("category"), str) else None,
-            hook_verdict=_hook_verdict(ran_entry) if path_outcome else None))
+            hook_verdict=_hook_verdict(ran_entry) if path_outcome else None,
+            task_outcome=None if gate else _task_outcome(path_outcome[0] if path_outcome else first_path,
+                                                         ran_entry if path_outcome else None)))
     nothing = first.get("nothing_compared")
     nothing_compared = nothing if isinstance(nothing, str) else None
     failing = first.get("failing_flips")
@@ -259,23 +267,69 @@ def merge_parts(parts: Sequence[tuple[str, Any]]) -> Merged:
     compared = first.get("compared")
     files = first.get("files")
     merged = Merged(
-        verdict="", exit_status=0, counts=_counts(first_path, first),
+        verdict="", exit_status=0, decision=None, counts=_counts(first_path, first),
         compared=compared if isinstance(compared, int) else 0, nothing_compared=nothing_compared,
         failing_flips=failing if isinstance(failing, int) else None, aggregate=_equivalence(first.get("aggregate")),
         copies=copies if isinstance(copies, str) else None,
         files=files if isinstance(files, dict) else {}, inputs=inputs,
         parts=tuple(runs), items=tuple(merged_items), base=first)
-    verdict, status = _verdict(merged)
-    return replace(merged, verdict=verdict, exit_status=status)
+    options = first_run["options"]
+    decision = _decision(merged, first, strict=options.get("strict") is True)
+    return replace(merged, verdict=decision.verdict, exit_status=_exit_status(merged), decision=decision)
 
 
-def _verdict(merged: Merged) -> tuple[str, int]:
-    """The gate's verdict on the merged items, and its exit status."""
+def _task_outcome(path: str, entry: Optional[Mapping[str, Any]]) -> TaskOutcome:
+    """A task's outcome in the part that ran it (``entry``); `not_run` when no part did."""
+    if entry is None:
+        return "not_run"
+    outcome = entry.get("outcome")
+    for known in TASK_OUTCOMES:
+        if outcome == known and known != "not_run":
+            return known
+    raise MergeError(path, f"a task that ran here without its outcome ({outcome!r}): not a --parity-json summary")
+
+
+def _coverage(data: Any) -> Optional[Coverage]:
+    if not isinstance(data, dict):
+        return None
+    try:
+        limits = [Limit(**data[name]) for name in ("max_missing", "max_masked")]
+        return Coverage(int(data["old_tasks"]), int(data["missing"]), int(data["masked"]), limits[0], limits[1],
+                        bool(data["passed"]), str(data["message"]))
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _decision(merged: Merged, first: Mapping[str, Any], *, strict: bool) -> Decision:
+    """The gate's own verdict (:func:`.summary.decide`) over the merged outcomes."""
+    tasks = tuple(TaskSummary(task=item.name, category=_category(item.category), winner=None, old=None, new=None,
+                              outcome=item.task_outcome or "not_run")
+                  for item in merged.items if not item.gate)
+    run = RunOutcome(selected=sum(1 for item in merged.items if item.part is not None),
+                     verdicts_changed_by_hook=len(merged.hook_verdicts()), outcomes=tuple(merged.outcomes().items()),
+                     gate_items=tuple(item.name for item in merged.items if item.gate))
+    return decide(tasks, nothing=merged.nothing_compared, aggregate=merged.aggregate,
+                  coverage=_coverage(first.get("coverage")), copies=merged.copies, run=run, strict=strict)
+
+
+_CATEGORIES: tuple[Category, ...] = ("identical", "flipped", "flipped_agent_error", "masked", "missing")
+
+
+def _category(value: Optional[str]) -> Category:
+    for known in _CATEGORIES:
+        if value == known:
+            return known
+    return "identical"
+
+
+def _exit_status(merged: Merged) -> int:
+    """The gate's exit status for the merged items: 1 when one failed, 2 when nothing was compared or
+    an item ran in no part, else 0."""
     if merged.failed():
-        return "fail", FAIL_EXIT
+        return FAIL_EXIT
     if merged.nothing_compared is not None or merged.gaps():
-        return "inconclusive", INCONCLUSIVE_EXIT
-    return "pass", PASS_EXIT
+        return INCONCLUSIVE_EXIT
+    return PASS_EXIT
 
 
 def merged_json(merged: Merged) -> dict[str, Any]:
@@ -287,8 +341,16 @@ def merged_json(merged: Merged) -> dict[str, Any]:
     for entry in data["tasks"]:
         item = by_name[(entry["task"], False)]
         tasks.append({**entry, "ran_here": item.part is not None, "item_outcome": item.outcome,
-                      "hook_verdict": _verdict_dict(item.hook_verdict)})
+                      "outcome": item.task_outcome, "hook_verdict": _verdict_dict(item.hook_verdict)})
     data["tasks"] = tasks
+    if merged.decision is not None:
+        data["verdict"] = merged.decision.verdict
+        data["decided_by"] = [{"code": d.code, "text": d.text} for d in merged.decision.decided_by]
+    counted: dict[str, int] = dict.fromkeys(TASK_OUTCOMES, 0)
+    for item in merged.items:
+        if item.task_outcome is not None:
+            counted[item.task_outcome] += 1
+    data["task_outcomes"] = counted
     run = dict(data["run"])
     gate_items = [item for item in merged.items if item.gate]
     ran = [item for item in merged.items if item.part is not None]

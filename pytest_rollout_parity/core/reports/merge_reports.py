@@ -30,6 +30,8 @@ def merged_words(merged: Merged) -> str:
     """The whole file's words, then what the parts ran together."""
     ran = sum(part.items_ran for part in merged.parts)
     words = f"{headline_words(merged)}; {plural(len(merged.parts), 'part')} merged: {ran} of {plural(len(merged.items), 'item')} ran"
+    if merged.decision is not None and merged.verdict != "pass":
+        words = f"{'; '.join(d.text for d in merged.decision.decided_by)}: {words}"
     gaps = merged.gaps()
     if gaps:
         words += f", {len(gaps)} ran in no part"
