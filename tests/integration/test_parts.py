@@ -144,7 +144,7 @@ def test_an_item_two_parts_ran_is_refused(gate: Gate, capsys: pytest.CaptureFixt
     status, out, err = _merge(capsys, "merge", str(gate.path / "a.json"), str(gate.path / "b.json"),
                               f"--markdown={target}")
     assert status == 4 and out == []
-    assert len(err) == 1 and err[0].startswith("ERROR: 1 item(s) ran in two parts: 'fix-git' (")
+    assert len(err) == 1 and err[0].startswith("ERROR: 1 item(s) ran in more than one part: 'fix-git' (")
     assert not target.exists()
 
 

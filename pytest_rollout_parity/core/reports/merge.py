@@ -216,7 +216,7 @@ def merge_parts(parts: Sequence[tuple[str, Any]]) -> Merged:
     names = [(name, gate) for name, gate, _, _ in first_items]
     ran_by: dict[tuple[str, bool], tuple[str, str]] = {}
     entries: dict[tuple[str, bool], dict[str, Any]] = {}
-    overlaps: list[str] = []
+    overlaps: dict[tuple[str, bool], list[str]] = {}
     runs: list[PartRun] = []
     for path, data, run in checked:
         digests = _digests(path, run)
@@ -237,7 +237,7 @@ def merge_parts(parts: Sequence[tuple[str, Any]]) -> Merged:
                 continue
             key = (name, gate)
             if key in ran_by:
-                overlaps.append(f"{name!r} ({ran_by[key][0]} and {path})")
+                overlaps.setdefault(key, [ran_by[key][0]]).append(path)
                 continue
             ran_by[key] = (path, outcome)
             entries[key] = entry
@@ -247,7 +247,8 @@ def merge_parts(parts: Sequence[tuple[str, Any]]) -> Merged:
         part = run["part"]
         runs.append(PartRun(path, _group(part.get("group")), tasks + gates, tasks, gates, failed))
     if overlaps:
-        raise MergeError("", f"{len(overlaps)} item(s) ran in two parts: {_named(overlaps)}; "
+        named = [f"{name!r} ({', '.join(paths[:-1])} and {paths[-1]})" for (name, _), paths in overlaps.items()]
+        raise MergeError("", f"{len(named)} item(s) ran in more than one part: {_named(named)}; "
                              "each item must run in one part (overlapping selections?)")
     merged_items = []
     for (name, gate), (_, _, _, entry) in zip(names, first_items):
