@@ -429,7 +429,8 @@ def bench_users(kind: str, pair: str, seed: int, rates: dict, runs: int, baselin
     full, fast = {"PARITY_PARSER": "full"}, {"PARITY_PARSER": "auto"}
     json_cmd = ("json.loads", [PY, "-c", JSON_FLOOR, *map(rel, files)], {}, None)
     if not WARMED:  # one untimed run, so that bytecode caches exist before anything is timed
-        measure("warm-up", [*gate, "-p", "no:cacheprovider"], out, out / "out_warmup.txt")
+        # (--tb=line: on a pair of many flips pytest's own failure section would otherwise take most of it)
+        measure("warm-up", [*gate, "-p", "no:cacheprovider", "--tb=line"], out, out / "out_warmup.txt")
         WARMED.append(True)
     print(f"\n== {kind} on the {pair} pair ({sum(p.stat().st_size for p in files) / 1e6:.0f} MB both sides, "
           f"{manifest['tasks_joined']} items), fastest of {runs}")

@@ -210,3 +210,12 @@ def test_many_failures_under_a_rescanning_tb_style_say_how_to_stay_linear(
     assert len(noted) == 1 and noted[0].startswith("note: 2 failures: ")
     for style in ("line", "no"):
         assert not any("keeps a large run linear" in line for line in section(gate.run(*args, f"--tb={style}")))
+
+
+def test_a_parts_step_summary_says_it_is_a_part(gate: Gate, monkeypatch: pytest.MonkeyPatch) -> None:
+    step = gate.path / "step.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step))
+    gate.run(*gate.mixed(), "-p", "no:cacheprovider", "--splits=2", "--group=2")
+    page = step.read_text(encoding="utf-8")
+    assert "\n**partial: " in page and "; pytest-split group 2 of 2; " in page
+    assert "**rollout parity: PASSED**" not in page and "**rollout parity: FAILED**" not in page
