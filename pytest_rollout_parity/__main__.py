@@ -2,9 +2,9 @@
 
 Joins the `--parity-json` files of a run split over CI jobs into one verdict (the core's
 :func:`~.core.reports.merge.merge_parts`), prints it, writes it where asked and, under GitHub
-Actions, appends its Markdown to the job page. The exit status is the gate's: 0 pass, 1 fail,
-2 inconclusive (nothing compared, or an item no part ran), 4 for parts that cannot be merged or
-a wrong argument (one `ERROR:` line, nothing written).
+Actions, appends its Markdown to the job page. The exit status is the gate's: 0 when no item
+failed, 1 when one failed or ran in no part, 4 for parts that cannot be merged or a wrong argument
+(one `ERROR:` line, nothing written).
 """
 
 from __future__ import annotations

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         COVERAGE_NAME,
         DEFAULT_MAX_MASKED,
         DEFAULT_MAX_MISSING,
+        DEFAULT_MAX_UNCOMPARED,
         Coverage,
         Limit,
         coverage,
@@ -52,9 +53,17 @@ if TYPE_CHECKING:
     from .reports.html_fragments import flip_html, summary_html
     from .reports.json_file import summary_dict, write_json, write_text
     from .reports.markdown import FLIPS, render_markdown
-    from .reports.summary import HookVerdict, RunInfo, SplitGroup, Summary, build_summary
+    from .reports.summary import HookVerdict, RunInfo, SplitGroup, Summary, build_summary, task_outcome
     from .reports.terminal import summary_lines
-    from .statistics.margin import AGGREGATE_NAME, Aggregate, FlipJudgement, equivalence, judge_flips
+    from .statistics.agent_rates import error_rates
+    from .statistics.margin import (
+        AGGREGATE_NAME,
+        Aggregate,
+        FlipJudgement,
+        equivalence,
+        judge_flips,
+        margin_beyond_range,
+    )
     from .statistics.paired import PairedSection, noise_text, paired_section, task_noise
 
 __all__ = [
@@ -63,6 +72,7 @@ __all__ = [
     "COVERAGE_NAME",
     "DEFAULT_MAX_MASKED",
     "DEFAULT_MAX_MISSING",
+    "DEFAULT_MAX_UNCOMPARED",
     "FLIPS",
     "Aggregate",
     "AggregateCheck",
@@ -99,6 +109,7 @@ __all__ = [
     "coverage_places",
     "default_verdict",
     "equivalence",
+    "error_rates",
     "expand",
     "flip_html",
     "flip_message",
@@ -108,6 +119,7 @@ __all__ = [
     "judge_flips",
     "load_rollouts",
     "load_two",
+    "margin_beyond_range",
     "metrics_path",
     "metrics_places",
     "noise_text",
@@ -126,6 +138,7 @@ __all__ = [
     "summary_html",
     "summary_lines",
     "task_noise",
+    "task_outcome",
     "terminal_line",
     "terminal_text",
     "unframe_side",
@@ -145,6 +158,7 @@ _ENTRANCE: dict[str, tuple[str, ...]] = {
         "Coverage",
         "DEFAULT_MAX_MASKED",
         "DEFAULT_MAX_MISSING",
+    "DEFAULT_MAX_UNCOMPARED",
         "Limit",
         "coverage",
         "parse_limit",
@@ -168,9 +182,11 @@ _ENTRANCE: dict[str, tuple[str, ...]] = {
     "reports.html_fragments": ("flip_html", "summary_html"),
     "reports.json_file": ("summary_dict", "write_json", "write_text"),
     "reports.markdown": ("FLIPS", "render_markdown"),
-    "reports.summary": ("HookVerdict", "RunInfo", "SplitGroup", "Summary", "build_summary"),
+    "reports.summary": ("HookVerdict", "RunInfo", "SplitGroup", "Summary", "build_summary", "task_outcome"),
     "reports.terminal": ("summary_lines",),
-    "statistics.margin": ("AGGREGATE_NAME", "Aggregate", "FlipJudgement", "equivalence", "judge_flips"),
+    "statistics.agent_rates": ("error_rates",),
+    "statistics.margin": ("AGGREGATE_NAME", "Aggregate", "FlipJudgement", "equivalence", "judge_flips",
+                          "margin_beyond_range"),
     "statistics.paired": ("PairedSection", "noise_text", "paired_section", "task_noise"),
 }
 _WHERE = {name: module for module, names in _ENTRANCE.items() for name in names}

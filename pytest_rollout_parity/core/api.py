@@ -15,6 +15,7 @@ from .errors import CompareInputError, Place
 from .identity.join import REASON_BORROWED, REASON_GIVEN, KeyChoice
 from .judging.classify import SideInput, compare_sides
 from .judging.copies import copies_note
+from .judging.verification import verification_notes
 from .model import CompareResult, RowFacts, RowReader
 from .reading.agents import AgentFilter
 from .reading.loading import LoadedSide
@@ -79,22 +80,30 @@ def compare_rollouts(
 
 def _with_copies(result: CompareResult, old: Optional[LoadedSide] = None,
                  new: Optional[LoadedSide] = None) -> CompareResult:
-    """The result with its copies note first among the notes, when both sides hold the same rows.
+    """The result with its copies note first among the notes, when both sides hold the same rows,
+    and the notes on sides that may not have been verified (:mod:`.judging.verification`).
 
     Not for one file compared with itself (a smoke test, named as such).
     """
+    names = [name for side in (old, new) if side is not None
+             for name in ([shown for _, shown, _ in side.shards] if side.shards else [side.display])]
     if old is not None and new is not None and not old.shards and not new.shards:
         try:
             if os.path.samefile(old.path, new.path):
-                return result
+                return _with_verification(result, names)
         except OSError:
             pass
         note = copies_note(result, (old.path, new.path), (old.sidecar, new.sidecar))
     else:
         note = copies_note(result)
-    if note is None:
-        return result
-    return replace(result, copies=note, notes=[note, *result.notes])
+    if note is not None:
+        result = replace(result, copies=note, notes=[note, *result.notes])
+    return _with_verification(result, names)
+
+
+def _with_verification(result: CompareResult, names: list[str]) -> CompareResult:
+    notes = verification_notes(result, names)
+    return replace(result, notes=[*result.notes, *notes]) if notes else result
 
 
 def _side_input(side: LoadedSide) -> SideInput:

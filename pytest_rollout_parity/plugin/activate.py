@@ -11,7 +11,7 @@ from typing import Optional
 
 import pytest
 
-from ..core import CompareInputError, KnownFlips, read_known_flips, terminal_line
+from ..core import CompareInputError, KnownFlips, margin_beyond_range, read_known_flips, terminal_line
 from .ci import ParityCI
 from .collect import ParityFile, hooks_at, is_gate_item
 from .fixtures import parametrize_rollout_pair
@@ -52,6 +52,7 @@ class ParityGate:
                 progress.close()
             # the message may quote the data (an agent's name, a key): one line, never a workflow command
             raise pytest.UsageError(terminal_line(str(exc))) from None
+        _check_margin(run)
         selection = take_new_file(config, run.settings.new)
         config.pluginmanager.register(ParityCollection(run, selection), "rollout-parity-collection")
         html = html_report_requested(config)
@@ -68,6 +69,18 @@ class ParityGate:
     def _known_flips(self) -> Optional[KnownFlips]:
         path = self.settings.known_flips
         return read_known_flips(path, self.settings.known_flips_shown) if path is not None else None
+
+
+def _check_margin(run: ParityRun) -> None:
+    """A margin at or above the rewards' range makes the aggregate unfailable: a usage error naming the range."""
+    margin = run.settings.margin
+    span = margin_beyond_range(run.result, margin) if margin is not None else None
+    if span is not None:
+        low, high = span
+        raise pytest.UsageError(
+            f"--parity-margin: {margin:g} is at or above the range of the rewards, [{low:g}, {high:g}]: no mean "
+            "difference can exceed it, so the aggregate could never fail; the margin is in reward units "
+            f"(0.05 for 5 points of a reward in [0, 1])")
 
 
 class ParityCollection:
@@ -91,7 +104,13 @@ class ParityCollection:
 
         First among the implementations, so that `-k`, `-m`, `--deselect` and `--lf` select from
         them as from any collected item; their collector is reported like any collected file.
+        Under --parity-plan no item runs, the gate's or any other: the run only prints the plan.
         """
+        if self.run.settings.plan:
+            if items:
+                session.config.hook.pytest_deselected(items=list(items))
+                items.clear()
+            return
         if self.selection.walked and any(is_gate_item(item) for item in items):
             return
         node = ParityFile.for_run(session, self.target, self.run)

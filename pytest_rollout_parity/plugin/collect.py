@@ -13,9 +13,11 @@ from ..core import (
     AGGREGATE_NAME,
     COPY_NAME,
     COVERAGE_NAME,
+    HookVerdict,
     RowOrigin,
     Verdict,
     default_verdict,
+    task_outcome,
     terminal_line,
     terminal_text,
     visible,
@@ -32,6 +34,8 @@ CATEGORY_PROPERTY = "parity_category"
 AGGREGATE_PROPERTY = "parity_aggregate"
 COVERAGE_PROPERTY = "parity_coverage"
 COPY_PROPERTY = "parity_copy"
+OUTCOME_PROPERTY = "parity_outcome"
+"""The task's outcome in the gate's vocabulary (the summary decides it by the same rule)."""
 GATE_PROPERTY = "parity_gate_item"
 """Carried by every gate-level item (one judging the whole run, not a task): the summary counts them."""
 
@@ -170,9 +174,11 @@ class ParityItem(pytest.Item):
         judgement = self.run.judgements[self.index]
         if verdict is None and self.run.known_flips is not None:
             verdict = self.run.known_flips.verdict(comparison)
+        changed_to: Optional[HookVerdict] = None
         if verdict is not None:
             default = default_verdict(comparison, lambda: "", strict=strict, judgement=judgement)
             if verdict.outcome != default.outcome:
+                changed_to = HookVerdict(verdict.outcome, verdict.text)
                 # outcome and reason, for the JUnit properties of a hook-decided item
                 changed = verdict.outcome + (f": {verdict.text}" if verdict.text else "")
                 self.user_properties.append((VERDICT_PROPERTY, changed))
@@ -185,6 +191,7 @@ class ParityItem(pytest.Item):
             verdict = default_verdict(
                 comparison, lambda: self.run.flip_message(self.index), strict=strict, judgement=judgement
             )
+        self.user_properties.append((OUTCOME_PROPERTY, task_outcome(comparison, judgement, changed_to)))
         # shown in the terminal (pytest's short summary under CI prints a reason whole): no line
         # of it may carry a raw control character or start a GitHub workflow command
         text = terminal_text(verdict.text)
@@ -281,21 +288,35 @@ class CoverageItem(_RunWideItem):
     property_name = COVERAGE_PROPERTY
 
     def decision(self) -> Optional[tuple[bool, str]]:
-        """The coverage against both limits."""
-        return self.run.coverage.passed, self.run.coverage.message
+        """The evidence against the budget and the finer limits, and the sides' agent-error rates."""
+        cover = self.run.coverage
+        message = cover.message
+        if not cover.passed:
+            message += ("\n    --parity-max-uncompared, --parity-max-missing and --parity-max-masked set the limits "
+                        "(off switches one off)")
+        return cover.passed, message
+
+
+#: what the copy item tells a user to run instead
+COPY_ADVICE = ("run the new server on the same tasks and give its rollouts as --parity-new; "
+               "--parity-allow-copy passes a deliberate copy (a dry run of the CI wiring)")
 
 
 class CopyItem(_RunWideItem):
-    """`<new file>::parity-copy` under --parity-strict: both sides hold the same rows, so the new
-    server may never have run. Collected only then."""
+    """`<new file>::parity-copy`: both sides hold the same rows, so the new server may never have
+    run. Collected only then; it fails unless --parity-allow-copy says the copy is meant."""
 
     item_name = COPY_NAME
     property_name = COPY_PROPERTY
 
     def decision(self) -> Optional[tuple[bool, str]]:
-        """Fails with the copies note."""
+        """Fails with the copies note and what to run, or passes a copy the user meant."""
         note = self.run.result.copies
-        return None if note is None else (False, note)
+        if note is None:
+            return None
+        if self.run.settings.allow_copy:
+            return True, f"{note}: passed under --parity-allow-copy (a dry run of the CI wiring)"
+        return False, f"{note}\n    no evidence about the new server: {COPY_ADVICE}"
 
 
 def is_gate_item(item: pytest.Item) -> bool:

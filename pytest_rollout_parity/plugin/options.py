@@ -15,6 +15,7 @@ import pytest
 #: gate unused may import the core); a test checks that both say the same.
 DEFAULT_MAX_MISSING = "20%"
 DEFAULT_MAX_MASKED = "30%"
+DEFAULT_MAX_UNCOMPARED = "20%"
 
 IniType = Literal["string", "linelist", "int", "float", "bool"]
 
@@ -96,6 +97,18 @@ OPTIONS: tuple[Option, ...] = (
            "parity_max_missing", "most old tasks missing from the new side (N, P% or off)", "int"),
     Option("max_masked", "--parity-max-masked", _limit_help("masked on", DEFAULT_MAX_MASKED), "N|P%|off",
            "parity_max_masked", "most old tasks masked on the new side (N, P% or off)", "int"),
+    Option("max_uncompared", "--parity-max-uncompared",
+           "the evidence budget: the item parity-coverage fails when more old tasks than this could not be "
+           "compared (missing, masked, agent error): a count, a percentage of the old side's tasks, or off "
+           f"(default {DEFAULT_MAX_UNCOMPARED}%)", "N|P%|off",
+           "parity_max_uncompared", "most old tasks not compared, for any reason (N, P% or off)", "int"),
+    Option("allow_copy", "--parity-allow-copy",
+           "let two sides that hold the same rows pass the item parity-copy (a dry run of the CI wiring)", None,
+           "parity_allow_copy", "two sides that hold the same rows pass (a dry run of the CI wiring)", "bool",
+           action="store_true"),
+    Option("plan", "--parity-plan",
+           "print what to run next for the pair (repeats and tasks that would decide), run no item, exit 0", None,
+           action="store_true"),
 )
 #: each setting by its field name
 OPTION = {option.field: option for option in OPTIONS}

@@ -11,10 +11,10 @@ from typing import Optional
 import pytest
 
 from ..core import HookVerdict, SplitGroup, Summary, build_summary, summary_lines, write_json
+from ._pytest_compat import add_junit_suite_property
 from .collect import CATEGORY_PROPERTY, GATE_PROPERTY, TASK_PROPERTY, VERDICT_PROPERTY, hook_verdict
 from .run import ParityRun
 
-NOTHING_COMPARED_EXIT = 2
 #: pytest's traceback styles whose failure section does not rescan the stored reports per failure
 LINEAR_TB_STYLES = ("line", "no")
 
@@ -74,10 +74,11 @@ class ParitySummary:
                 given, reason = hook_verdict(str(properties[VERDICT_PROPERTY]))
                 self.changed_by_hook[report.nodeid] = (str(properties[TASK_PROPERTY]), HookVerdict(given, reason))
 
-    @pytest.hookimpl
+    @pytest.hookimpl(tryfirst=True)  # before junitxml writes its file: the suite carries the verdict
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """Build the one summary object; write it as JSON; settle the exit status from its fields."""
-        ran = None if session.config.option.collectonly else len(self.outcome_of)
+        planning = self.run.settings.plan
+        ran = None if session.config.option.collectonly or planning else len(self.outcome_of)
         outcomes: dict[str, int] = {}
         for outcome in self.outcome_of.values():
             outcomes[outcome] = outcomes.get(outcome, 0) + 1
@@ -87,7 +88,7 @@ class ParitySummary:
             kinds[kind][name] = self.outcome_of[nodeid]
         config = session.config
         ran_tasks = frozenset(kinds["task"])
-        every_task = len(ran_tasks) >= len(self.run.result.tasks)
+        every_task = planning or len(ran_tasks) >= len(self.run.result.tasks)
         info = self.run.run_info(selected=ran, verdicts_changed=len(hook_verdicts), outcomes=outcomes,
                                  hook_verdicts=hook_verdicts, collect_only=bool(config.option.collectonly),
                                  ran_tasks=None if every_task else ran_tasks,
@@ -97,7 +98,11 @@ class ParitySummary:
         self.summary = build_summary(self.run.result, info, paired=self.run.paired, margin=self.run.settings.margin,
                                      coverage=self.run.coverage, alpha=self.run.settings.alpha,
                                      judgements=list(self.run.judgements) if self.run.settings.margin is not None
-                                     else None, strict=self.run.settings.strict)
+                                     else None, strict=self.run.settings.strict,
+                                     allow_copy=self.run.settings.allow_copy, with_plan=planning)
+        if planning and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
+            session.exitstatus = pytest.ExitCode.OK  # a plan is no finding: nothing ran, nothing failed
+        add_junit_suite_property(session.config, "parity_verdict", self.summary.verdict)
         json_path = self.run.settings.json_path
         if json_path is not None:
             try:
@@ -106,8 +111,6 @@ class ParitySummary:
                 # printed with the terminal summary: here the `-q` progress line may still be open
                 self.problems.append(f"ERROR: --parity-json: cannot write {json_path}: {exc.strerror or exc}")
                 session.exitstatus = pytest.ExitCode.USAGE_ERROR
-        if self.summary.nothing_compared is not None and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
-            session.exitstatus = NOTHING_COMPARED_EXIT
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
@@ -117,5 +120,7 @@ class ParitySummary:
         if self.summary is None:
             return
         terminalreporter.write_sep("=", "rollout parity")
+        if self.run.settings.plan:
+            terminalreporter.write_line("--parity-plan: no item ran; the verdict and the plan below are the data's")
         for line in summary_lines(self.summary):
             terminalreporter.write_line(line)

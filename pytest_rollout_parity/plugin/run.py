@@ -32,6 +32,7 @@ from ..core import (
     compare_loaded,
     coverage,
     equivalence,
+    error_rates,
     flip_message,
     item_names,
     judge_flips,
@@ -111,13 +112,13 @@ class ParityRun:
     @property
     def gate_items(self) -> tuple[str, ...]:
         """The names of the gate-level items this run collects (judging the run, not one task), in order:
-        the aggregate in margin mode; the coverage item when the new side misses or masks more of the
-        old side's tasks than allowed; under --parity-strict, the copy item when both sides hold the
-        same rows."""
+        the aggregate in margin mode; the coverage item when the gate lost more evidence than its
+        budget allows (or compared nothing, or the new side errs clearly more); the copy item when
+        both sides hold the same rows (it passes under --parity-allow-copy)."""
         items = [AGGREGATE_NAME] if self.settings.margin is not None else []
         if not self.coverage.passed:
             items.append(COVERAGE_NAME)
-        if self.settings.strict and self.result.copies is not None:
+        if self.result.copies is not None:
             items.append(COPY_NAME)
         return tuple(items)
 
@@ -129,7 +130,8 @@ class ParityRun:
         unreported = None
         if inventory is not None:
             unreported = (inventory.counts["failed"] + inventory.counts["unknown"], inventory.counts["expected"])
-        return coverage(self.result, self.settings.max_missing, self.settings.max_masked, unreported)
+        return coverage(self.result, self.settings.max_missing, self.settings.max_masked, unreported,
+                        max_uncompared=self.settings.max_uncompared, error_rates=error_rates(self.result))
 
     def flip_message(self, index: int) -> str:
         """The failure message of the flip at ``index`` (reads its verifier log)."""

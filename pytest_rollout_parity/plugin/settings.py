@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ..core import (
     DEFAULT_MAX_MASKED,
     DEFAULT_MAX_MISSING,
+    DEFAULT_MAX_UNCOMPARED,
     Limit,
     ShardPatternError,
     coverage_places,
@@ -70,8 +71,14 @@ class ParitySettings(BaseModel):
     #: the coverage item's limits on old tasks missing from / masked on the new side
     max_missing: Limit = parse_limit(DEFAULT_MAX_MISSING)
     max_masked: Limit = parse_limit(DEFAULT_MAX_MASKED)
+    #: the one budget of lost evidence: old-side tasks not compared for whatever reason
+    max_uncompared: Limit = parse_limit(DEFAULT_MAX_UNCOMPARED)
+    #: two sides that hold the same rows pass the copy item (a dry run of the CI wiring)
+    allow_copy: bool = False
+    #: print what to run next for the pair, run no item, exit 0
+    plan: bool = False
 
-    @field_validator("max_missing", "max_masked", mode="before")
+    @field_validator("max_missing", "max_masked", "max_uncompared", mode="before")
     @classmethod
     def _limit(cls, value: Any) -> Limit:
         if isinstance(value, Limit):
@@ -146,7 +153,8 @@ def _resolve(value: str, base: Path) -> Path:
 
 #: the settings given as they are (the others are paths, resolved against where they were given)
 _AS_GIVEN = ("key", "old_key", "new_key", "agent", "old_agent", "new_agent", "tail", "strict",
-             "margin", "alpha", "allow_same_file", "max_missing", "max_masked")
+             "margin", "alpha", "allow_same_file", "max_missing", "max_masked", "max_uncompared", "allow_copy",
+             "plan")
 #: the settings whose source each side's messages name
 _KEYS_AND_AGENTS = ("key", "old_key", "new_key", "agent", "old_agent", "new_agent")
 

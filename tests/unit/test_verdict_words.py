@@ -78,17 +78,19 @@ def test_one_compared_task_is_singular() -> None:
 
 def test_a_narrowed_run_says_it_is_a_part_and_what_it_ran() -> None:
     old, new = {"a": 1.0, "b": 1.0, "c": 1.0}, {"a": 1.0, "b": 0.0, "c": 1.0}
-    narrowed = _summary(old, new, selected=1, outcomes={"passed": 1}, task_outcomes={"a": "passed"})
+    narrowed = _summary(old, new, selected=1, outcomes={"passed": 1}, task_outcomes={"a": "passed"},
+                        ran_tasks=frozenset({"a"}))
     assert summary_lines(narrowed)[0] == (
-        "partial: none of 1 item failed here; this run: 1 of 3 items; tasks 1 of 3; "
+        "partial: INCONCLUSIVE: none of 1 item failed here; this run: 1 of 3 items; tasks 1 of 3; "
         "the whole file (merge the parts for its verdict): 1 task regressed, 0 improved; 2 identical")
-    assert markdown.verdict_line(narrowed, 0).startswith("**partial: none of 1 item failed here** (rollout parity): ")
+    assert markdown.verdict_line(narrowed, 0).startswith(
+        "**partial: INCONCLUSIVE: none of 1 item failed here** (rollout parity): ")
     collected = _summary(old, new, collect_only=True)
     assert verdict_words(collected).endswith("; counts of the whole file (3 tasks): collected only, no item ran")
     whole = _summary(old, new, selected=3, outcomes={"passed": 2, "failed": 1},
                      task_outcomes={"a": "passed", "b": "failed", "c": "passed"})
     assert verdict_words(whole) == "1 task regressed, 0 improved; 2 identical"
-    assert summary_lines(whole)[0] == "parity: 1 task regressed, 0 improved; 2 identical"
+    assert summary_lines(whole)[0] == "parity: FAIL: 1 task regressed, 0 improved; 2 identical"
 
 
 def test_gate_items_never_count_as_tasks() -> None:
@@ -97,11 +99,12 @@ def test_gate_items_never_count_as_tasks() -> None:
     old = {t: 1.0 for t in "abcd"}
     new = {**old, "d": 0.0}
     part = _summary(old, new, selected=4, outcomes={"passed": 3, "failed": 1},
-                    task_outcomes={"a": "passed", "d": "failed"}, gate_items=("parity-aggregate", "parity-coverage"),
+                    task_outcomes={"a": "passed", "d": "failed"}, ran_tasks=frozenset({"a", "d"}),
+                    gate_items=("parity-aggregate", "parity-coverage"),
                     gate_outcomes={"parity-aggregate": "passed", "parity-coverage": "passed"},
                     group=SplitGroup("pytest-split", 3, 4))
     line = summary_lines(part)[0]
-    assert line.startswith("partial: 1 of 4 items failed here; this run: 4 of 6 items; tasks 2 of 4; "
+    assert line.startswith("partial: FAIL: 1 of 4 items failed here; this run: 4 of 6 items; tasks 2 of 4; "
                            "gate items 2 of 2; pytest-split group 3 of 4; ")
     assert part.run is not None and part.run.part is not None
     assert (part.run.part.tasks_ran, part.run.part.items_ran, part.run.part.partial) == (2, 4, True)

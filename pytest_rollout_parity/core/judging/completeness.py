@@ -1,8 +1,10 @@
-"""Completeness as part of the verdict: does the new side cover the old side's tasks?
+"""Completeness as part of the verdict: is there enough evidence, and does the new side cover the old side's tasks?
 
-A task the new run never wrote (missing) or wrote without a verdict (masked) xfails on its own;
-too many of them mean the new run is unfinished or broken, whatever its flips say. The limits are
-a count or a percentage of the old side's tasks; the rule is in docs/semantics.md, "Coverage".
+A task the gate could not compare (missing from the new side, masked, an agent error on a side)
+xfails on its own; too many of them mean there is too little evidence to speak for the new server,
+whatever its flips say. One budget holds every such old-side task; the finer limits on missing and
+masked tasks stay. The limits are a count or a percentage of the old side's tasks; the rule is in
+docs/semantics.md, "Evidence budget".
 """
 
 from __future__ import annotations
@@ -16,10 +18,15 @@ from ..model import CompareResult
 COVERAGE_NAME = "parity-coverage"
 """The item name of the coverage check; a task whose item name would collide takes the collision suffix."""
 
-#: The defaults: a finished run misses no task and masks few (docs/semantics.md, "Coverage").
+#: The defaults: a finished run misses no task and masks few (docs/semantics.md, "Evidence budget").
 DEFAULT_MAX_MISSING = "20%"
 DEFAULT_MAX_MASKED = "30%"
+#: The one budget of lost evidence: old-side tasks not compared for whatever reason.
+DEFAULT_MAX_UNCOMPARED = "20%"
 OFF = "off"
+
+#: The categories of a task the gate could not compare.
+UNCOMPARED = ("missing", "masked", "flipped_agent_error")
 
 
 @dataclass(frozen=True)
@@ -60,8 +67,41 @@ def parse_limit(text: str) -> Limit:
 
 
 @dataclass(frozen=True)
+class ErrorRates:
+    """Each side's agent-error rate over its rows of the tasks both sides have, and the one-sided
+    p-value that the new side's rate is no higher than the old side's (docs/semantics.md)."""
+
+    old_errors: int
+    old_rows: int
+    new_errors: int
+    new_rows: int
+    p_value: float
+    #: the level below which the new side's rate is clearly above the old side's
+    level: float
+
+    def rate(self, errors: int, rows: int) -> float:
+        return errors / rows if rows else 0.0
+
+    @property
+    def clearly_higher(self) -> bool:
+        """The new side's agent-error rate is clearly above the old side's."""
+        return (self.rate(self.new_errors, self.new_rows) > self.rate(self.old_errors, self.old_rows)
+                and self.p_value < self.level)
+
+    @property
+    def text(self) -> str:
+        """`agent-error rate 10/10 rows (100.0%) on the new side against 0/10 (0.0%) on the old side ...`."""
+        new = f"{self.new_errors}/{self.new_rows} rows ({self.rate(self.new_errors, self.new_rows):.1%})"
+        old = f"{self.old_errors}/{self.old_rows} ({self.rate(self.old_errors, self.old_rows):.1%})"
+        above = "clearly above" if self.clearly_higher else "not clearly above"
+        return (f"agent-error rate {new} on the new side, {above} {old} on the old side "
+                f"(one-sided Fisher p = {self.p_value:.3g}, level {self.level:g})")
+
+
+@dataclass(frozen=True)
 class Coverage:
-    """How much of the old side the new side covers, against both limits, and the item's message."""
+    """How much of the old side the gate could compare, against the budget and the finer limits,
+    the sides' agent-error rates, and the item's message."""
 
     old_tasks: int
     missing: int
@@ -70,6 +110,14 @@ class Coverage:
     max_masked: Limit
     passed: bool
     message: str
+    #: old-side tasks not compared for any reason (missing, masked on either side, an agent error)
+    uncompared: int = 0
+    max_uncompared: Limit = Limit(DEFAULT_MAX_UNCOMPARED, percent=20.0)
+    agent_errors: int = 0
+    #: the sides' agent-error rates, when they were tested
+    error_rates: Optional[ErrorRates] = None
+    #: nothing was compared at all
+    nothing_compared: bool = False
 
 
 def _part(what: str, found: int, total: int, limit: Limit, unit: str = "old task(s)") -> tuple[bool, str]:
@@ -80,29 +128,46 @@ def _part(what: str, found: int, total: int, limit: Limit, unit: str = "old task
 
 
 def coverage(result: CompareResult, max_missing: Limit, max_masked: Limit,
-             unreported: Optional[tuple[int, int]] = None) -> Coverage:
-    """The new side's coverage of the old side's tasks: missing from it, and masked on it.
+             unreported: Optional[tuple[int, int]] = None, *,
+             max_uncompared: Optional[Limit] = None, error_rates: Optional[ErrorRates] = None) -> Coverage:
+    """The evidence the gate has: old-side tasks it could not compare, against one budget
+    (``max_uncompared``) and the finer limits on missing from / masked on the new side.
 
     ``unreported`` is, from the new run's own coverage file when it has one, how many of its
     expected rollouts failed or never reported, and how many it expected: held against the missing
-    limit too (a count of rollouts, or a percentage of the expected ones).
+    limit too (a count of rollouts, or a percentage of the expected ones). ``error_rates`` fail the
+    check when the new side's agent-error rate is clearly above the old side's; so does a
+    comparison that compared nothing, whatever the limits.
     The message's first line names what broke a limit (or that none did); the next lines the rest.
     """
+    budget = max_uncompared if max_uncompared is not None else parse_limit(DEFAULT_MAX_UNCOMPARED)
     old = [t for t in result.tasks if t.old is not None]
     missing = sum(1 for t in old if t.new is None)
     masked = sum(1 for t in old if t.new is not None and t.new.masked)
-    parts = [_part("missing from the new side", missing, len(old), max_missing),
+    lost = [t for t in old if t.category in UNCOMPARED]
+    reasons = {name: sum(1 for t in lost if t.category == category)
+               for name, category in (("missing", "missing"), ("masked", "masked"),
+                                      ("agent error", "flipped_agent_error"))}
+    why = ", ".join(f"{count} {name}" for name, count in reasons.items() if count)
+    parts = [_part(f"not compared{f' ({why})' if why else ''}", len(lost), len(old), budget),
+             _part("missing from the new side", missing, len(old), max_missing),
              _part("masked on the new side", masked, len(old), max_masked)]
     if unreported is not None:
-        lost, expected = unreported
-        parts.append(_part("failed or never reported (the new run's coverage file)", lost, expected, max_missing,
-                           unit="expected rollout(s)"))
+        lost_rollouts, expected = unreported
+        parts.append(_part("failed or never reported (the new run's coverage file)", lost_rollouts, expected,
+                           max_missing, unit="expected rollout(s)"))
+    if error_rates is not None:
+        parts.append((error_rates.clearly_higher, error_rates.text))
+    nothing = result.compared == 0
+    if nothing:
+        parts.insert(0, (True, "no task was compared: there is no evidence either way"))
     over = [text for broke, text in parts if broke]
     within = [text for broke, text in parts if not broke]
     if not over:
-        message = "the new side covers the old side's tasks: " + "; ".join(within)
+        message = "the gate has enough evidence: " + "; ".join(within)
     else:
         message = "; ".join(over) + "".join(f"\n    {text}" for text in within) + (
-            "\n    an unfinished or broken new run? --parity-max-missing and --parity-max-masked set the limits "
-            "(off switches one off)")
-    return Coverage(len(old), missing, masked, max_missing, max_masked, not over, message)
+            "\n    rerun what was lost (the tasks not compared), or check the files and the join key")
+    return Coverage(len(old), missing, masked, max_missing, max_masked, not over, message,
+                    uncompared=len(lost), max_uncompared=budget, agent_errors=reasons["agent error"],
+                    error_rates=error_rates, nothing_compared=nothing)

@@ -128,10 +128,10 @@ def _log_file(candidate: Path, roots: Sequence[Path]) -> tuple[Optional[Path], O
 
 
 def losing_row(side: TaskSide) -> RowFacts:
-    """The loser's row with the lowest finite reward (the first of equals)."""
+    """The loser's scored row with the lowest finite reward (the first of equals); a masked row is no score."""
     best: Optional[RowFacts] = None
     for facts in side.facts:
-        if facts.reward is not None and math.isfinite(facts.reward):
+        if facts.mask is None and facts.reward is not None and math.isfinite(facts.reward):
             if best is None or facts.reward < best.reward:  # type: ignore[operator]
                 best = facts
     return best if best is not None else side.facts[0]

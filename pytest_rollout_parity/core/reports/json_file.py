@@ -19,6 +19,7 @@ from ..judging.metrics_file import AggregateCheck
 from ..model import CompareResult
 from ..statistics.left_out import LeftOut
 from ..statistics.paired import PairedSection
+from ..statistics.plan import Plan
 from .summary import DEFAULT_ALPHA, Paired, Part, RunInfo, SideSummary, Summary, TaskSummary, build_summary
 
 
@@ -76,6 +77,15 @@ def _paired(paired: Paired) -> dict[str, Any]:
     }
 
 
+def _plan(plan: Optional[Plan]) -> Optional[dict[str, Any]]:
+    """`"plan"`: what would decide the run (null when the run was decided and no plan was asked for)."""
+    if plan is None:
+        return None
+    data = asdict(plan)
+    data["rerun"] = [{"task": task, "why": why} for task, why in plan.rerun]
+    return data
+
+
 def _check(check: Optional[AggregateCheck]) -> Optional[dict[str, Any]]:
     return None if check is None else asdict(check)
 
@@ -102,6 +112,7 @@ def json_dict(summary: Summary) -> dict[str, Any]:
         "copies": summary.copies,
         "paired": _paired(summary.paired),
         "tasks": [_task(task, summary.run is not None) for task in summary.tasks],
+        "plan": _plan(summary.plan),
     }
     if summary.aggregate is not None:
         data["aggregate"] = asdict(summary.aggregate)

@@ -31,6 +31,7 @@ from .wording import (
     rows_note,
     side_line,
     uncompared,
+    verdict_head,
     verdict_words,
 )
 
@@ -67,27 +68,16 @@ def flip_text(task: TaskSummary) -> str:
     return flip_line(task.winner, old.reward if old else None, new.reward if new else None, extra)
 
 
-def _failed(summary: Summary, exit_status: Optional[int]) -> bool:
-    if exit_status is not None:
-        return exit_status != 0
-    if summary.run is not None:
-        return dict(summary.run.outcomes).get("failed", 0) > 0
-    return summary.counts.flipped > 0 or (summary.aggregate is not None and not summary.aggregate.passed)
-
-
 def verdict(summary: Summary, exit_status: Optional[int] = None) -> tuple[str, str]:
-    """The verdict (`PASSED`, `FAILED`, `NOTHING COMPARED`) and the tasks by what to do about them;
-    a part of the whole file gives its own outcome (`partial: 2 of 31 items failed here`) instead."""
+    """The verdict (`PASS`, `FAIL`, `INCONCLUSIVE`) and the tasks by what to do about them; a part of
+    the whole file gives its own verdict and outcome (`partial: FAIL: 2 of 31 items failed here`) instead."""
     part = part_of(summary)
     if part is not None:
         rest = partial_words(summary, part)
         if exit_status is not None:
             rest += f" (exit status {exit_status})"
-        return f"partial: {part_outcome(summary, part)}", rest
-    if summary.nothing_compared is not None:
-        head = "NOTHING COMPARED"
-    else:
-        head = "FAILED" if _failed(summary, exit_status) else "PASSED"
+        return f"partial: {verdict_head(summary)}: {part_outcome(summary, part)}", rest
+    head = verdict_head(summary)
     rest = verdict_words(summary)
     if exit_status is not None:
         rest += f" (exit status {exit_status})"
@@ -198,6 +188,10 @@ def _render(summary: Summary, texts: Mapping[str, str], exit_status: Optional[in
     lines.extend(_hook_verdicts(summary))
     if summary.nothing_compared:
         lines.extend(["", f"**Nothing compared**: {markdown_text(summary.nothing_compared)}"])
+    if summary.plan is not None:
+        lines.extend(["", "### What to run next", "", "```text"])
+        lines.extend(visible(line) for line in summary.plan.lines())
+        lines.append("```")
     if summary.notes:
         lines.extend(["", "### Notes", ""])
         lines.extend(capped(summary.notes, LIST_CAP, lambda note: f"- {_capped_note(note)}", MORE))

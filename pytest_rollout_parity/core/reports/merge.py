@@ -25,7 +25,7 @@ from .summary import Counts, Decision, Equivalence, HookVerdict, RunOutcome, Spl
 #: how many names a refusal or a list of gaps spells out before it counts the rest
 NAMED = 5
 
-PASS_EXIT, FAIL_EXIT, INCONCLUSIVE_EXIT = 0, 1, 2
+PASS_EXIT, FAIL_EXIT = 0, 1
 
 
 class MergeError(Exception):
@@ -73,7 +73,7 @@ class Merged:
 
     verdict: str
     exit_status: int
-    decision: Optional[Decision]
+    decision: Decision
     counts: Counts
     compared: int
     nothing_compared: Optional[str]
@@ -86,6 +86,8 @@ class Merged:
     items: tuple[MergedItem, ...]
     #: the first part's summary, on which the merged JSON is built
     base: Mapping[str, Any]
+    #: what to run next (the whole file's plan, which an inconclusive part carries), or None
+    plan: Optional[Mapping[str, Any]] = None
 
     def outcomes(self) -> dict[str, int]:
         """How many items ended each way, over every part (items that ran nowhere left out)."""
@@ -268,7 +270,7 @@ def merge_parts(parts: Sequence[tuple[str, Any]]) -> Merged:
     compared = first.get("compared")
     files = first.get("files")
     merged = Merged(
-        verdict="", exit_status=0, decision=None, counts=_counts(first_path, first),
+        verdict="", exit_status=0, decision=Decision("inconclusive", ()), counts=_counts(first_path, first),
         compared=compared if isinstance(compared, int) else 0, nothing_compared=nothing_compared,
         failing_flips=failing if isinstance(failing, int) else None, aggregate=_equivalence(first.get("aggregate")),
         copies=copies if isinstance(copies, str) else None,
@@ -276,7 +278,10 @@ def merge_parts(parts: Sequence[tuple[str, Any]]) -> Merged:
         parts=tuple(runs), items=tuple(merged_items), base=first)
     options = first_run["options"]
     decision = _decision(merged, first, strict=options.get("strict") is True)
-    return replace(merged, verdict=decision.verdict, exit_status=_exit_status(merged), decision=decision)
+    # the plan is the whole file's (one figure set, whatever part carries it), shown when the verdict is inconclusive
+    plans = [data.get("plan") for _, data, _ in checked if isinstance(data.get("plan"), dict)]
+    plan = plans[0] if plans and decision.verdict == "inconclusive" else None
+    return replace(merged, verdict=decision.verdict, exit_status=_exit_status(merged), decision=decision, plan=plan)
 
 
 def _task_outcome(path: str, entry: Optional[Mapping[str, Any]]) -> TaskOutcome:
@@ -324,12 +329,9 @@ def _category(value: Optional[str]) -> Category:
 
 
 def _exit_status(merged: Merged) -> int:
-    """The gate's exit status for the merged items: 1 when one failed, 2 when nothing was compared or
-    an item ran in no part, else 0."""
-    if merged.failed():
+    """The gate's exit status for the merged items: 1 when one failed or ran in no part, else 0."""
+    if merged.failed() or merged.gaps():
         return FAIL_EXIT
-    if merged.nothing_compared is not None or merged.gaps():
-        return INCONCLUSIVE_EXIT
     return PASS_EXIT
 
 
@@ -344,9 +346,10 @@ def merged_json(merged: Merged) -> dict[str, Any]:
         tasks.append({**entry, "ran_here": item.part is not None, "item_outcome": item.outcome,
                       "outcome": item.task_outcome, "hook_verdict": _verdict_dict(item.hook_verdict)})
     data["tasks"] = tasks
-    if merged.decision is not None:
-        data["verdict"] = merged.decision.verdict
-        data["decided_by"] = [{"code": d.code, "text": d.text} for d in merged.decision.decided_by]
+    if "plan" in data:
+        data["plan"] = merged.plan
+    data["verdict"] = merged.decision.verdict
+    data["decided_by"] = [{"code": d.code, "text": d.text} for d in merged.decision.decided_by]
     counted: dict[str, int] = dict.fromkeys(TASK_OUTCOMES, 0)
     for item in merged.items:
         if item.task_outcome is not None:

@@ -16,21 +16,16 @@ from .merge import Merged, MergedItem, PartRun
 from .terminal import LIST_CAP as TERMINAL_CAP
 from .wording import category_rows, headline_words, plural
 
-HEADS = {"pass": "PASSED", "fail": "FAILED", "inconclusive": "INCONCLUSIVE"}
-
-
 def merged_head(merged: Merged) -> str:
-    """`PASSED`, `FAILED`, `INCONCLUSIVE` (`NOTHING COMPARED` when that is why), as one run's reports say."""
-    if merged.verdict == "inconclusive" and merged.nothing_compared is not None:
-        return "NOTHING COMPARED"
-    return HEADS[merged.verdict]
+    """`PASS`, `FAIL` or `INCONCLUSIVE`, as one run's reports open."""
+    return merged.verdict.upper()
 
 
 def merged_words(merged: Merged) -> str:
     """The whole file's words, then what the parts ran together."""
     ran = sum(part.items_ran for part in merged.parts)
     words = f"{headline_words(merged)}; {plural(len(merged.parts), 'part')} merged: {ran} of {plural(len(merged.items), 'item')} ran"
-    if merged.decision is not None and merged.verdict != "pass":
+    if merged.verdict != "pass":
         words = f"{'; '.join(d.text for d in merged.decision.decided_by)}: {words}"
     gaps = merged.gaps()
     if gaps:

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Optional, TypeVar
 
 from ..judging.completeness import Coverage
-from ..judging.copies import COPY_NAME
 from ..judging.coverage_file import Inventory, InventoryRead
 from ..judging.metrics_file import AggregateCheck
 from ..model import (
@@ -31,6 +30,7 @@ from ..statistics.left_out import LeftOut
 from ..statistics.margin import Aggregate, FlipJudgement, equivalence, judge_flips
 from ..statistics.paired import PairedSection, paired_section
 from ..statistics.paired_tests import McNemarTable, SignTest
+from ..statistics.plan import Plan, plan
 
 T = TypeVar("T")
 
@@ -410,6 +410,8 @@ class Summary:
     coverage: Optional[Coverage] = None
     #: the run's verdict (`pass`, `fail`, `inconclusive`) and what decided it, computed once here
     decision: Decision = Decision("pass", ())
+    #: what to run next: for an `inconclusive` verdict (or when asked for), else None
+    plan: Optional[Plan] = None
 
     @property
     def verdict(self) -> RunVerdict:
@@ -528,6 +530,7 @@ def decide(
     copies: Optional[str],
     run: Optional[RunOutcome],
     strict: bool = False,
+    allow_copy: bool = False,
 ) -> Decision:
     """The run's verdict, once, from the tasks' outcomes and the gate-level checks.
 
@@ -548,7 +551,7 @@ def decide(
         found.append(Decider("nothing_compared", "no task was compared"))
     if coverage is not None and not coverage.passed:
         found.append(Decider("evidence", coverage.message.split("\n", 1)[0]))
-    if copies is not None and (run is None or COPY_NAME in run.gate_items):
+    if copies is not None and not allow_copy:
         found.append(Decider("copy", "both files hold the same rows: the new server may never have run"))
     if aggregate is not None and not aggregate.passed and not _outside(aggregate) and nothing is None:
         found.append(Decider("aggregate_undecided", f"the mean difference is not shown within the margin "
@@ -592,6 +595,8 @@ def build_summary(
     alpha: float = DEFAULT_ALPHA,
     judgements: Optional[list[Optional[FlipJudgement]]] = None,
     strict: bool = False,
+    allow_copy: bool = False,
+    with_plan: bool = False,
 ) -> Summary:
     """The summary of a comparison and, in a pytest run, of what the run did.
 
@@ -600,7 +605,8 @@ def build_summary(
     ``paired`` is the result's paired section when the caller already has it (else computed);
     with a ``margin`` the summary also holds the aggregate equivalence decision and the per-task
     tests at false discovery rate ``alpha``; ``judgements`` are margin mode's flip judgements when
-    the caller has them. Each task's outcome and the run's verdict are decided here, once.
+    the caller has them. Each task's outcome and the run's verdict are decided here, once; an
+    `inconclusive` verdict (or ``with_plan``) adds the plan of what to run next.
     """
     section = paired if paired is not None else paired_section(result)
     fdr = section.fdr(alpha) if margin is not None else None
@@ -640,7 +646,8 @@ def build_summary(
     aggregate = _equivalence(equivalence(section.stats, margin, section.left_out)) if margin is not None else None
     nothing = nothing_compared(result)
     decision = decide(tasks, nothing=nothing, aggregate=aggregate, coverage=coverage, copies=result.copies,
-                      run=outcome, strict=strict)
+                      run=outcome, strict=strict, allow_copy=allow_copy)
+    planned = plan(result, margin, alpha, judged) if with_plan or decision.verdict == "inconclusive" else None
     return Summary(
         counts=Counts(**result.counts()),
         join=Join(
@@ -669,6 +676,7 @@ def build_summary(
         coverage=coverage,
         inventory=inventory,
         decision=decision,
+        plan=planned,
     )
 
 

@@ -21,6 +21,7 @@ from .wording import (
     plural,
     side_line,
     uncompared,
+    verdict_head,
     verdict_words,
 )
 
@@ -65,14 +66,14 @@ def _hook_verdict_lines(summary: Summary) -> list[str]:
 
 
 def verdict_line(summary: Summary) -> str:
-    """The one line a reviewer acts on: what regressed, improved, needs a rerun, was not compared.
+    """The one line a reviewer acts on: the verdict, then what regressed, improved, needs a rerun, was not compared.
 
-    A part of the whole file (a selection, a splitter group) opens `partial:` with its own outcome.
+    A part of the whole file (a selection, a splitter group) opens `partial:` with its own verdict and outcome.
     """
     part = part_of(summary)
     if part is not None:
-        return f"partial: {part_outcome(summary, part)}; {partial_words(summary, part)}"
-    return f"parity: {verdict_words(summary)}"
+        return f"partial: {verdict_head(summary)}: {part_outcome(summary, part)}; {partial_words(summary, part)}"
+    return f"parity: {verdict_head(summary)}: {verdict_words(summary)}"
 
 
 def _uncompared_lines(summary: Summary, category: Category) -> list[str]:
@@ -111,5 +112,7 @@ def summary_lines(summary: Summary) -> list[str]:
     lines.extend(_hook_verdict_lines(summary))
     if summary.nothing_compared:
         lines.append(f"NOTHING COMPARED: {summary.nothing_compared}")
+    if summary.plan is not None:
+        lines.extend(summary.plan.lines())
     # labels, reasons and notes come from the rows: each line stays one line, and none is a workflow command
     return [terminal_line(line) for line in lines]

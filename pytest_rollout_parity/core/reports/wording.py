@@ -13,7 +13,7 @@ from typing import NamedTuple, Optional, Protocol, TypeVar
 
 from ..judging.coverage_file import FIELDS
 from ..model import Category, Side
-from .summary import Counts, Equivalence, Part, Summary
+from .summary import Counts, Decision, Equivalence, Part, Summary
 
 #: Said in every verdict line of two sides that hold the same rows (the full note is among the notes).
 COPY_WORDS = "both files hold the same rows: was the new server run?"
@@ -77,6 +77,10 @@ class Headline(Protocol):
     def aggregate(self) -> Optional[Equivalence]: ...
     @property
     def copies(self) -> Optional[str]: ...
+    @property
+    def verdict(self) -> str: ...
+    @property
+    def decision(self) -> Decision: ...
 
 
 def verdict_words(summary: Summary) -> str:
@@ -96,7 +100,9 @@ def headline_words(summary: Headline) -> str:
                 f"({counts.masked} masked, {counts.missing} missing; see below)")
     differs = counts.flipped or counts.flipped_agent_error or counts.masked or counts.missing
     if not differs:
-        words = f"no difference in {plural(summary.compared, 'compared task')}"
+        # "no difference" only when the run passes: an item that failed is never called no difference
+        what = "no difference" if summary.verdict == "pass" else "no flip"
+        words = f"{what} in {plural(summary.compared, 'compared task')}"
     else:
         parts = [f"{plural(counts.flipped_old_win, 'task')} regressed", f"{counts.flipped_new_win} improved"]
         if summary.failing_flips is not None and counts.flipped:
@@ -115,7 +121,17 @@ def headline_words(summary: Headline) -> str:
         words += f"; mean difference {shown} the margin {decision.margin:g}"
     if summary.copies is not None:
         words += f"; {COPY_WORDS}"
+    words += "".join(f"; {decider.text}" for decider in summary.decision.decided_by if decider.code in SAID_BY_CODE)
     return words
+
+
+#: what decided a verdict that the counts do not already say: its words join the verdict line
+SAID_BY_CODE = ("evidence", "strict_uncompared", "item_failed")
+
+
+def verdict_head(summary: Summary) -> str:
+    """`PASS`, `FAIL` or `INCONCLUSIVE`: the run's verdict, as every report's verdict line opens."""
+    return summary.verdict.upper()
 
 
 def _narrowed(summary: Summary) -> str:

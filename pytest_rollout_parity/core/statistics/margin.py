@@ -9,10 +9,11 @@ tasks that can reach alpha at all, is below alpha.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Optional
 
-from ..model import TaskComparison
+from ..model import CompareResult, TaskComparison
 from .left_out import LeftOut
 from .paired import PairedSection, format_p, noise_text
 from .paired_tests import DiscreteFdr, PairedStats
@@ -31,6 +32,25 @@ class Aggregate:
     upper_bound: Optional[float]
     passed: bool
     message: str
+
+
+def reward_range(result: CompareResult) -> tuple[float, float]:
+    """The range of the scored rewards of both sides, at least [0, 1]: what a mean can span."""
+    low, high = 0.0, 1.0
+    for task in result.tasks:
+        for side in (task.old, task.new):
+            for facts in side.facts if side is not None else ():
+                reward = facts.reward
+                if facts.mask is None and reward is not None and math.isfinite(reward):
+                    low, high = min(low, reward), max(high, reward)
+    return low, high
+
+
+def margin_beyond_range(result: CompareResult, margin: float) -> Optional[tuple[float, float]]:
+    """The rewards' range when ``margin`` is at or above its width (no mean difference could exceed
+    the margin, so the aggregate could never fail), else None."""
+    low, high = reward_range(result)
+    return (low, high) if margin >= high - low else None
 
 
 def _num(value: float) -> str:

@@ -73,8 +73,8 @@ class PairedSection:
 
 
 def row_rewards(side: TaskSide) -> list[float]:
-    """The counted rewards of a side's rows (a compared side has one per row)."""
-    return [f.reward for f in side.facts if f.reward is not None and math.isfinite(f.reward)]
+    """The scored rewards of a side's rows: its unmasked rows with a finite reward (a masked row never counts)."""
+    return [f.reward for f in side.facts if f.mask is None and f.reward is not None and math.isfinite(f.reward)]
 
 
 def task_seed(label: str) -> int:
