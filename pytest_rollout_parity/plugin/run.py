@@ -192,6 +192,8 @@ def decision_options(settings: ParitySettings, known_flips: Optional[KnownFlips]
         "strict": settings.strict,
         "max_missing": settings.max_missing.text,
         "max_masked": settings.max_masked.text,
+        "max_uncompared": settings.max_uncompared.text,
+        "allow_copy": settings.allow_copy,
         "old_key": settings.side_key("old")[0],
         "new_key": settings.side_key("new")[0],
         "old_agent": settings.side_agent("old")[0],

@@ -110,7 +110,7 @@ def test_xfail_reasons_name_the_side(gate: Gate) -> None:
 def test_masked_on_old_side_names_old(gate: Gate) -> None:
     args = gate.pair([legacy_row("fix-git", None)], [harbor_row("fix-git", 1.0)], )
     result = gate.run(*args, "-rx")
-    result.assert_outcomes(xfailed=1)
+    result.assert_outcomes(xfailed=1, failed=1)  # the one task masked: nothing compared fails parity-coverage
     (line,) = [line for line in result.outlines if line.startswith("XFAIL ")]
     assert "old side masked: no reward" in line and "new side" not in line
 
@@ -152,8 +152,9 @@ def test_repeated_rows_reward_text(gate: Gate) -> None:
                      [harbor_row("fix-git", 1.0, rollout=0), harbor_row("fix-git", 0.0, rollout=1),
                       harbor_row("fix-git", None, rollout=2)])
     result = gate.run(*args)
-    # one of three rows masked (no reward) -> the side is masked; not a flip
-    result.assert_outcomes(xfailed=1)
+    # one of three rows masked (no reward): left out, the side compared on its two scored rows
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["FAILED *::fix-git - new regressed: old=1.0 new=0.5 (means of 1 vs 2 of 3 rows)"])
     args = gate.pair([legacy_row("fix-git", 1.0)],
                      [harbor_row("fix-git", 1.0, rollout=0), harbor_row("fix-git", 0.0, rollout=1)])
     result = gate.run(*args, "-rf", "-vv")

@@ -75,9 +75,13 @@ def test_a_real_file_against_its_copy(gate: Gate, rel: str) -> None:
     tasks = len(set(nemo_gym_task(rows)))
     args = gate.pair((REAL / rel).read_bytes().decode("utf-8"), (REAL / rel).read_bytes().decode("utf-8"))
     result, summary = gate_json(gate, *args)
-    assert result.ret == 0, output_lines(result)
-    result.assert_outcomes(passed=tasks)
+    # a copy is no evidence about the new server: every task passes, the copy item fails
+    assert result.ret == 1, output_lines(result)
+    result.assert_outcomes(passed=tasks, failed=1)
+    assert summary["verdict"] == "inconclusive" and [d["code"] for d in summary["decided_by"]] == ["copy"]
     assert summary["counts"]["tasks"] == summary["counts"]["identical"] == tasks
+    meant, _ = gate_json(gate, *args, "--parity-allow-copy")
+    assert meant.ret == 0, output_lines(meant)
     assert summary["join"]["old_key"] == summary["join"]["new_key"] == KEYS[rel]
 
 
@@ -101,7 +105,9 @@ def test_the_calendar_migration_pair_joins_on_the_prompt(gate: Gate) -> None:
         shutil.copyfile(path, gate.path / side / "rollouts.jsonl")
     result, summary = gate_json(gate, "--parity-old=old/rollouts.jsonl", "--parity-new=new/rollouts.jsonl")
     tasks = len(set(nemo_gym_task(read_rows(old))))
-    result.assert_outcomes(passed=tasks)
+    # the public pair is a byte copy: every task passes, and the copy item fails (no evidence)
+    result.assert_outcomes(passed=tasks, failed=1)
+    assert summary["copies"] is not None and summary["verdict"] == "inconclusive"
     assert summary["join"]["old_key"] == summary["join"]["new_key"] == PROMPT
     assert any(line.startswith("new: ") and "key responses_create_params.input (the prompt: " in line
                for line in result.outlines)

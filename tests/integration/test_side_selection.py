@@ -90,7 +90,8 @@ def test_several_agents_stop_with_counts_and_how_to_choose(gate: Gate) -> None:
 def test_parity_agent_keeps_one_agent_on_both_sides(gate: Gate) -> None:
     args = two_agents(gate)
     gate.run(*args, "--parity-agent=alpha").assert_outcomes(passed=1, failed=1)
-    gate.run(*args, "--parity-agent=beta").assert_outcomes(passed=3)
+    # beta's rows are the same on both sides: a copy, which is meant here
+    gate.run(*args, "--parity-agent=beta", "--parity-allow-copy").assert_outcomes(passed=4)
 
 
 def test_per_side_agent(gate: Gate) -> None:
@@ -107,7 +108,8 @@ def test_rows_without_agent_ref_are_a_group_of_their_own(gate: Gate) -> None:
     args = gate.pair(rows("task_id", {"a": 0.0}), new)
     line = assert_one_error(gate, *args)
     assert "(no agent_ref) (1 row), alpha (1 row)" in line
-    gate.run(*args, "--parity-new-agent=(no agent_ref)").assert_outcomes(passed=1)
+    # the rows without agent_ref are the old side's very rows: a copy, which is meant here
+    gate.run(*args, "--parity-new-agent=(no agent_ref)", "--parity-allow-copy").assert_outcomes(passed=2)
 
 
 def test_unknown_agent_lists_the_agents_present(gate: Gate) -> None:

@@ -136,14 +136,16 @@ def test_nothing_compared_no_shared_task(gate: Gate) -> None:
     args = gate.pair([legacy_row("fix-git", 1.0), legacy_row("regex-log", 0.0)],
                      [harbor_row("swe-task-1", 1.0, taskset="swe-bench")])
     result = gate.run(*args, "--parity-json=s.json", "-rx")
-    # the items still run and report as usual; both old tasks missing also fail parity-coverage
+    # the items still run and report as usual; parity-coverage fails: nothing compared is no evidence
     result.assert_outcomes(xfailed=3, failed=1)
-    assert result.ret == 2
+    assert result.ret == 1  # never 2, pytest's "interrupted"
     text = "\n".join(section(result))
     assert "no task was compared" in text
     assert "share no task" in text
+    assert section(result)[0].startswith("parity: INCONCLUSIVE: nothing compared in 3 tasks")
     data = json.loads((gate.path / "s.json").read_text())
     assert data["counts"]["missing"] == 3
+    assert data["verdict"] == "inconclusive" and "nothing_compared" in [d["code"] for d in data["decided_by"]]
 
 
 def test_nothing_compared_every_shared_task_masked(gate: Gate) -> None:
@@ -151,8 +153,8 @@ def test_nothing_compared_every_shared_task_masked(gate: Gate) -> None:
                      [harbor_row("fix-git", 0.0, mask_sample=True, failure_kind="verifier_error"),
                       harbor_row("regex-log", 1.0, index=1)])
     result = gate.run(*args)
-    result.assert_outcomes(xfailed=3)
-    assert result.ret in (2, 3, 4)
+    result.assert_outcomes(xfailed=3, failed=1)
+    assert result.ret == 1
     text = "\n".join(section(result))
     assert "no task was compared" in text
     assert "masked" in text
@@ -161,8 +163,8 @@ def test_nothing_compared_every_shared_task_masked(gate: Gate) -> None:
 def test_nothing_compared_under_strict(gate: Gate) -> None:
     args = gate.pair([legacy_row("fix-git", 1.0)], [harbor_row("regex-log", 1.0)])
     result = gate.run(*args, "--parity-strict")
-    result.assert_outcomes(failed=2)
-    assert result.ret in (2, 3, 4)
+    result.assert_outcomes(failed=3)  # both missing tasks, and parity-coverage
+    assert result.ret == 1
 
 
 def test_summary_under_k_says_selected(gate: Gate) -> None:

@@ -30,7 +30,7 @@ def test_an_omission_and_a_judge_failure_are_masked_not_scored(gate: Gate) -> No
         {"_ng_failure_class": "intentionally_omitted", "_ng_omitted": True, "_ng_task_index": 1,
          "_ng_rollout_index": 0, "_ng_task_id": {"taskset": "terminal-bench-2-1", "task_id": "regex-log"}},
     ])
-    result = gate.run(*args, "-rx", "--parity-max-masked=off")
+    result = gate.run(*args, "-rx", "--parity-max-masked=off", "--parity-max-uncompared=off")
     result.assert_outcomes(passed=1, xfailed=2)
     result.stdout.fnmatch_lines_random(["*gdpval-7*judge invalid*", "*regex-log*omitted on purpose*"])
 
@@ -53,22 +53,23 @@ def test_a_new_run_that_covered_a_tenth_fails_the_coverage_item(gate: Gate) -> N
     assert data["max_missing"] == {"text": "20%", "count": None, "percent": 20.0}
     result.stdout.fnmatch_lines([
         "*_ parity-coverage _*",
+        "9 of 10 old task(s) not compared (9 missing) (over the limit 20% = 2); "
         "9 of 10 old task(s) missing from the new side (over the limit 20% = 2)",
         "    0 of 10 old task(s) masked on the new side (the limit 30% = 3)",
     ])
-    result.stdout.fnmatch_lines(["FAILED new/rollouts.jsonl::parity-coverage - 9 of 10 old task(s) missing*"])
+    result.stdout.fnmatch_lines(["FAILED new/rollouts.jsonl::parity-coverage - 9 of 10 old task(s) not compared*"])
     case = junit_cases(gate.path / "out.xml")["parity-coverage"]
-    assert junit_properties(case)["parity_coverage"].startswith("9 of 10 old task(s) missing")
+    assert junit_properties(case)["parity_coverage"].startswith("9 of 10 old task(s) not compared")
     assert case.find("failure") is not None
 
 
 def test_the_limits_switch_off_and_come_from_the_ini_file(gate: Gate) -> None:
     old, new = _ten_and_one()
     args = gate.pair(old, new)
-    off = gate.run(*args, "--parity-max-missing=off")
+    off = gate.run(*args, "--parity-max-missing=off", "--parity-max-uncompared=off")
     assert off.ret == 0
     off.assert_outcomes(passed=1, xfailed=9)
-    gate.write("pytest.ini", "[pytest]\nparity_max_missing = 9\n")
+    gate.write("pytest.ini", "[pytest]\nparity_max_missing = 9\nparity_max_uncompared = 9\n")
     within = gate.run(*args)
     assert within.ret == 0 and "parity-coverage" not in within.stdout.str()
     over = gate.run(*args, "--parity-max-missing=80%")  # the option wins over the ini key
@@ -92,21 +93,21 @@ def test_a_task_named_like_the_coverage_item_keeps_its_own_node_id(gate: Gate) -
     assert any(i.startswith("new/rollouts.jsonl::parity-coverage-") for i in ids), ids
 
 
-def test_a_copy_is_named_and_fails_its_own_item_under_strict(gate: Gate) -> None:
+def test_a_copy_is_named_and_fails_its_own_item(gate: Gate) -> None:
     from .conftest import junit_cases, section
 
     rows = [harbor_row("fix-git", 1.0), harbor_row("regex-log", 0.0, index=1)]
     args = gate.pair(rows, rows)
     plain = gate.run(*args, "--parity-json=summary.json", "--parity-markdown=summary.md")
-    assert plain.ret == 0
-    plain.assert_outcomes(passed=2)
+    assert plain.ret == 1  # a copy is no evidence: its item fails by default
+    plain.assert_outcomes(passed=2, failed=1)
     note = "the new file's rows are identical to the old file's (the same bytes): was the new server run?"
     assert f"note: {note}" in section(plain)
     assert json.loads((gate.path / "summary.json").read_text(encoding="utf-8"))["copies"] == note
-    assert section(plain)[0] == "parity: no difference in 2 compared tasks; both files hold the same rows: " \
+    assert section(plain)[0] == "parity: INCONCLUSIVE: no flip in 2 compared tasks; both files hold the same rows: " \
         "was the new server run?"
     markdown = html.unescape((gate.path / "summary.md").read_text(encoding="utf-8"))  # as GitHub renders it
-    assert "no difference in 2 compared tasks; both files hold the same rows: was the new server run?" in markdown
+    assert "no flip in 2 compared tasks; both files hold the same rows: was the new server run?" in markdown
     assert "(the same bytes): was the new server run?" in markdown
     strict = gate.run(*args, "--parity-strict", "--junitxml=out.xml")
     assert strict.ret == 1
@@ -138,5 +139,5 @@ def test_margin_mode_names_the_flips_that_fail_and_those_within_noise(gate: Gate
            for i in range(4) for r in range(8)]
     result = gate.run(*gate.pair(old, new), "--parity-margin=0.5")
     assert section(result)[0].startswith(
-        "parity: 2 tasks regressed, 0 improved (1 of these 2 flips fail, 1 within noise); 2 identical")
+        "parity: FAIL: 2 tasks regressed, 0 improved (1 of these 2 flips fail, 1 within noise); 2 identical")
     result.stdout.fnmatch_lines(["FAILED new/rollouts.jsonl::t0 - *"])

@@ -130,7 +130,7 @@ class Plan:
         """The plan as the reports print it, one line each."""
         lines = [f"plan ({self.power:.0%} power, assuming a true difference of 0 and the observed variances):"]
         if self.margin is None:
-            lines.append("    equivalence: no margin given (--parity-margin); the aggregate is not planned")
+            lines.append("    equivalence: no margin given, so the aggregate is not planned")
         elif self.rollouts_needed is not None:
             lines.append(f"    equivalence within ±{self.margin:g}: {self.rollouts_needed} rollouts a task a side over "
                          f"the {self.tasks} compared tasks (now {self.repeats}); one rollout's difference has "
@@ -160,8 +160,9 @@ def rollout_variance(compared: Sequence[TaskComparison], repeats: int,
 
     From the tasks' repeats when some task has 2+ scored rows a side (the mean over those tasks of
     the old and the new within-task variances summed); else from the differences of the tasks'
-    means, times the rollouts they are over; when neither varies, that of a rate half a rollout
-    from its observed 0 or 1 on each side (the data show no variance, but a few more rollouts might).
+    means, times the rollouts they are over; when neither varies, the largest a reward in the
+    rewards' range can have on each side (a pass rate of one half): the data show no variance, and
+    a few more rollouts may, so the plan takes the worst case and promises at least its power.
     """
     within = []
     for task in compared:
@@ -175,9 +176,8 @@ def rollout_variance(compared: Sequence[TaskComparison], repeats: int,
     diffs = [(t.new.reward or 0.0) - (t.old.reward or 0.0) for t in compared if t.old is not None and t.new is not None]
     if len(diffs) >= 2 and _variance(diffs) > 0:
         return _variance(diffs) * repeats, f"the differences of {len(diffs)} task means"
-    rate = 0.5 / (repeats + 1)
     width = span[1] - span[0]
-    return 2 * rate * (1 - rate) * width * width, "none observed: a rate half a rollout from 0 or 1 on each side"
+    return width * width / 2, "none observed: the worst case, a pass rate of one half on each side"
 
 
 def _rerun(result: CompareResult, judgements: Sequence[Optional[FlipJudgement]]) -> tuple[tuple[str, str], ...]:
