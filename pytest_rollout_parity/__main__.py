@@ -91,8 +91,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         merged = merge_parts([(path, _read(path)) for path in args.parts])
     except MergeError as exc:
         _fail(str(exc))
-    for line in merged_lines(merged):
-        print(line)
+    try:
+        for line in merged_lines(merged):
+            print(line)
+        sys.stdout.flush()
+    except BrokenPipeError:  # a reader that stopped early (`| head`): the outputs are still written
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     markdown = merged_markdown(merged)
     for option, path in outputs:
         if path is None:

@@ -16,6 +16,7 @@ from .merge import Merged, MergedItem, PartRun
 from .terminal import LIST_CAP as TERMINAL_CAP
 from .wording import category_rows, headline_words, plural
 
+
 def merged_head(merged: Merged) -> str:
     """`PASS`, `FAIL` or `INCONCLUSIVE`, as one run's reports open."""
     return merged.verdict.upper()
@@ -25,8 +26,6 @@ def merged_words(merged: Merged) -> str:
     """The whole file's words, then what the parts ran together."""
     ran = sum(part.items_ran for part in merged.parts)
     words = f"{headline_words(merged)}; {plural(len(merged.parts), 'part')} merged: {ran} of {plural(len(merged.items), 'item')} ran"
-    if merged.verdict != "pass":
-        words = f"{'; '.join(d.text for d in merged.decision.decided_by)}: {words}"
     gaps = merged.gaps()
     if gaps:
         words += f", {len(gaps)} ran in no part"
