@@ -239,13 +239,18 @@ def trivial_test_file(out: Path, n: int) -> Path:
 
 
 def outcome_test_file(out: Path, passed: int, failed: int, xfailed: int) -> Path:
-    """Parametrized tests with the given outcomes, failing and xfailing as the gate's items do."""
-    path = out / f"test_outcomes_{passed}_{failed}_{xfailed}.py"
+    """Parametrized tests with the given outcomes, failing and xfailing as the gate's items do.
+
+    Each test's id is its number: parametrizing over repeated values would make pytest
+    disambiguate as many equal ids, work the gate's items (one name a task) never cause.
+    """
+    path = out / f"test_outcomes_{passed}_{failed}_{xfailed}_ids.py"
     if not path.exists():
         path.write_text(
             "import pytest\n\n\n"
-            f"@pytest.mark.parametrize('kind', ['p'] * {passed} + ['f'] * {failed} + ['x'] * {xfailed})\n"
-            "def test_t(kind, request):\n"
+            f"@pytest.mark.parametrize('i', range({passed + failed + xfailed}))\n"
+            "def test_t(i, request):\n"
+            f"    kind = 'p' if i < {passed} else 'f' if i < {passed + failed} else 'x'\n"
             "    if kind == 'f':\n"
             "        pytest.fail('task: new regressed: old=1.0 new=0.0', pytrace=False)\n"
             "    if kind == 'x':\n"
