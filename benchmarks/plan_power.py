@@ -34,8 +34,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pytest_rollout_parity import compare_rollouts, summary_dict  # noqa: E402
-from pytest_rollout_parity.core.statistics.plan import POWER, plan, tost_power  # noqa: E402
+from pytest_rollout_parity import compare_rollouts, summary_dict
+from pytest_rollout_parity.core.statistics.plan import POWER, plan, tost_power
 
 
 @dataclass(frozen=True)

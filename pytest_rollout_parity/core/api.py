@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 from .errors import CompareInputError, Place
 from .identity.join import REASON_BORROWED, REASON_GIVEN, KeyChoice
-from .judging.classify import SideInput, compare_sides
+from .judging.classify import SideInput, compare_sides, infer_keys
 from .judging.copies import copies_note
 from .judging.verification import verification_notes
 from .model import CompareResult, RowFacts, RowReader
@@ -46,7 +46,7 @@ def _row_place(name: str, index: int) -> Place:
 def _input(facts: list[RowFacts], choice: KeyChoice, name: str, reader: Optional[RowReader] = None) -> SideInput:
     return SideInput(
         facts=facts, values=choice.values, key=choice.key or "", reader=reader,
-        reason=choice.reason, notes=choice.notes, prompts=choice.prompts, name=name,
+        reason=choice.reason, notes=choice.notes, prompts=choice.prompts, name=name, inferred=dict(choice.inferred),
     )
 
 
@@ -74,8 +74,9 @@ def compare_rollouts(
     new = _side_from_rows(new_rows, new_key, "new", new_agent or agent)
     if not old.facts and not new.facts:
         raise CompareInputError("", "no rows on either side: nothing to compare")
+    notes = infer_keys(old, new)
     _borrow_keys(old, new, old_key, new_key)
-    return _with_copies(compare_sides(old, new))
+    return _with_copies(compare_sides(old, new, notes))
 
 
 def _with_copies(result: CompareResult, old: Optional[LoadedSide] = None,
@@ -127,8 +128,9 @@ def compare_loaded(
 
 def _compare_loaded(old: LoadedSide, new: LoadedSide, old_key: Optional[str], new_key: Optional[str]) -> CompareResult:
     old_input, new_input = _side_input(old), _side_input(new)
+    notes = infer_keys(old_input, new_input)
     _borrow_keys(old_input, new_input, old_key, new_key)
-    return _with_copies(compare_sides(old_input, new_input), old, new)
+    return _with_copies(compare_sides(old_input, new_input, notes), old, new)
 
 
 def compare_files(

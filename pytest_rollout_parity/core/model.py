@@ -192,6 +192,9 @@ class CompareResult:
     new_key_reason: str = ""
     #: the note saying both sides hold the same rows (docs/semantics.md, "Copies"), or None
     copies: Optional[str] = None
+    #: why no task is joined although both sides name tasks (the runs read different inputs, or the
+    #: files look like different environments), or None
+    unjoined: Optional[str] = None
 
     def by_category(self, category: Category) -> list[TaskComparison]:
         """The tasks of one category, in task order."""

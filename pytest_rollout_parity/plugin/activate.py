@@ -12,14 +12,15 @@ from typing import Optional
 import pytest
 
 from ..core import CompareInputError, KnownFlips, margin_beyond_range, read_known_flips, terminal_line
+from ._pytest_compat import collect_beside, hooks_at, item_collected
 from .ci import ParityCI
-from .collect import ParityFile, hooks_at, is_gate_item
+from .collect import ParityFile, is_gate_item
 from .fixtures import parametrize_rollout_pair
 from .html_report import ParityHtmlRows, ParityHtmlSummary, html_report_requested
 from .placement import Selection, take_new_file
 from .progress import progress_for
 from .reporting import ParitySummary
-from .run import ParityRun
+from .run import RUN_KEY, ParityRun
 from .settings import ParitySettings, settings_from_config
 from .sources import gather_sides
 
@@ -53,6 +54,7 @@ class ParityGate:
             # the message may quote the data (an agent's name, a key): one line, never a workflow command
             raise pytest.UsageError(terminal_line(str(exc))) from None
         _check_margin(run)
+        config.stash[RUN_KEY] = run
         selection = take_new_file(config, run.settings.new)
         config.pluginmanager.register(ParityCollection(run, selection), "rollout-parity-collection")
         html = html_report_requested(config)
@@ -95,7 +97,7 @@ class ParityCollection:
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> Optional[ParityFile]:
         """The new rollouts file met in a directory the user named as a test path: the parity collector."""
         if self.selection.walked and file_path.resolve() == self.target:
-            return ParityFile.for_run(parent, file_path, self.run)
+            return ParityFile.for_run(parent, file_path)
         return None
 
     @pytest.hookimpl(tryfirst=True)
@@ -113,17 +115,15 @@ class ParityCollection:
             return
         if self.selection.walked and any(is_gate_item(item) for item in items):
             return
-        node = ParityFile.for_run(session, self.target, self.run)
+        node = ParityFile.for_run(session, self.target)
         node.hooks = hooks_at(session.config, self.target)
-        report = node.ihook.pytest_make_collect_report(collector=node)
-        node.ihook.pytest_collectreport(report=report)
-        built = [item for item in report.result if isinstance(item, pytest.Item)] if report.passed else []
+        built = collect_beside(node)
         missing = self.selection.not_found({item.name for item in built})
         if missing:
             raise pytest.UsageError(*(f"not found: {arg}" for arg in missing))
         for item in built:
             if self.selection.keep(item.name):
-                item.ihook.pytest_itemcollected(item=item)
+                item_collected(item)
                 items.append(item)
 
     @pytest.hookimpl

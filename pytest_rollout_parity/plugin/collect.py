@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
@@ -23,7 +22,7 @@ from ..core import (
     visible,
 )
 from ._pytest_compat import keep_message_lines, set_crash_message
-from .run import ParityRun
+from .run import RUN_KEY, ParityRun
 
 if TYPE_CHECKING:
     from _pytest._code.code import TerminalRepr
@@ -53,57 +52,32 @@ def is_parity_report(report: object) -> bool:
     return isinstance(first, (tuple, list)) and bool(first) and first[0] == TASK_PROPERTY
 
 
-class _SubsetHooks:
-    """A hook relay without some plugins: what pytest gives the nodes of a path (its ``FSHookProxy``)."""
-
-    def __init__(self, pluginmanager: pytest.PytestPluginManager, remove: list[object]) -> None:
-        self._pluginmanager = pluginmanager
-        self._remove = remove
-
-    def __getattr__(self, name: str) -> Any:
-        caller = self._pluginmanager.subset_hook_caller(name, remove_plugins=self._remove)
-        setattr(self, name, caller)
-        return caller
-
-
-def hooks_at(config: pytest.Config, path: Path) -> Any:
-    """The hooks pytest would call for nodes at ``path``: every plugin, and of the conftest files
-    loaded, those of its directory and the directories above it (the rootdir's, typically)."""
-    directory = path.resolve().parent
-    remove: list[object] = []
-    for plugin in config.pluginmanager.get_plugins():
-        module_file = getattr(plugin, "__file__", None)
-        if isinstance(module_file, str) and os.path.basename(module_file) == "conftest.py":
-            home = Path(module_file).resolve().parent
-            if home != directory and home not in directory.parents:
-                remove.append(plugin)
-    return _SubsetHooks(config.pluginmanager, remove) if remove else config.hook
-
-
 class ParityFile(pytest.File):
     """The `--parity-new` file as a collector; its children are the tasks."""
 
-    run: ParityRun
-    #: the hooks of its nodes when built beside collection (:mod:`.placement`); else pytest's for its path
+    #: the hooks of its nodes when built beside collection (:mod:`._pytest_compat`); else pytest's for its path
     hooks: Any = None
 
     @property
     def ihook(self) -> Any:
         """The hooks for this file's nodes: as pytest gives them to a file at its path, without
-        importing a conftest there (:mod:`.placement`)."""
+        importing a conftest there (:mod:`._pytest_compat`)."""
         return self.hooks if self.hooks is not None else super().ihook
 
     @classmethod
-    def for_run(cls, parent: pytest.Collector, path: Path, run: ParityRun) -> ParityFile:
+    def for_run(cls, parent: pytest.Collector, path: Path) -> ParityFile:
         """The collector for the new file; outside the rootdir its node id is the absolute path."""
         nodeid: Optional[str] = None
         try:
             path.relative_to(parent.config.rootpath)
         except ValueError:
             nodeid = path.as_posix()  # outside the rootdir: absolute, so --lf finds the file again
-        node = cls.from_parent(parent, path=path, nodeid=nodeid) if nodeid else cls.from_parent(parent, path=path)
-        node.run = run
-        return node
+        return cls.from_parent(parent, path=path, nodeid=nodeid) if nodeid else cls.from_parent(parent, path=path)
+
+    @property
+    def run(self) -> ParityRun:
+        """The run this file's items judge (in ``config.stash``)."""
+        return self.config.stash[RUN_KEY]
 
     def collect(self) -> Iterator[pytest.Item]:
         """One item per joined task, in sorted task order; then the run's gate-level items
@@ -115,18 +89,40 @@ class ParityFile(pytest.File):
             yield kinds[name].from_parent(self, name=name)
 
 
+class GateFinding(pytest.fail.Exception):  # type: ignore[misc, name-defined]  # public, typed only as an attribute
+    """What the gate found about a task or the run (a flip, a masked task, a failed check): its
+    message is the finding, not a fault in code, so it is shown without a traceback.
+
+    ``header`` is the crash line (short summary, JUnit ``message``, ``--tb=line``); ``body`` the
+    whole text. Any other exception an item meets (one raised by a user's hook, say) is an error
+    in code and keeps pytest's own report, traceback included. A kind of ``pytest.fail``'s
+    exception, so that every plugin records a finding as the failure of any test (allure's
+    ``failed``, not ``broken``).
+    """
+
+    def __init__(self, body: str, header: Optional[str] = None) -> None:
+        super().__init__(body, pytrace=False)
+        self.body = body
+        self.header = header if header is not None else body.split("\n", 1)[0]
+
+    def __str__(self) -> str:
+        return self.body
+
+
 #: message lines each --tb style shows (None: all); the crash line always carries the header
 STYLE_LINES = {"line": 0, "short": 1}
 
 
-def _message_only(item: pytest.Item, excinfo: pytest.ExceptionInfo[BaseException], header: Optional[str],
-                  style: Any, location: Optional[tuple[str, int]] = None) -> str | TerminalRepr:
-    """The failure message alone, no traceback, cut to what ``style`` (or --tb) asks for.
-
-    Its crash line (short summary, JUnit ``message``, ``--tb=line``) is ``header`` at ``location``.
+def _message_only(item: pytest.Item, excinfo: pytest.ExceptionInfo[BaseException], style: Any,
+                  location: Optional[tuple[str, int]] = None) -> str | TerminalRepr:
+    """A :class:`GateFinding`'s message alone, no traceback, cut to what ``style`` (or --tb) asks
+    for; its crash line is the finding's header at ``location``. Anything else: pytest's own report.
     """
+    finding = excinfo.value
+    if not isinstance(finding, GateFinding):
+        return pytest.Item.repr_failure(item, excinfo, style=style)
     representation = pytest.Item.repr_failure(item, excinfo, style="value")
-    set_crash_message(representation, header or str(excinfo.value).split("\n", 1)[0], location)
+    set_crash_message(representation, finding.header, location)
     lines = STYLE_LINES.get(style or item.config.getoption("tbstyle", "auto"))
     if lines is not None:
         keep_message_lines(representation, lines)
@@ -147,6 +143,11 @@ class ParityItem(pytest.Item):
     """One task of the comparison; its outcome follows its category, or a hook's verdict."""
 
     @property
+    def run(self) -> ParityRun:
+        """The run (in ``config.stash``)."""
+        return self.config.stash[RUN_KEY]
+
+    @property
     def ihook(self) -> Any:
         """Its file's hooks (:attr:`ParityFile.ihook`)."""
         return self.parent.ihook  # type: ignore[union-attr]
@@ -154,11 +155,9 @@ class ParityItem(pytest.Item):
     def __init__(self, *, index: int, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.index = index
-        self.run: ParityRun = self.parent.run  # type: ignore[union-attr]
         comparison = self.run.result.tasks[index]
         self.user_properties.append((TASK_PROPERTY, comparison.task))
         self.user_properties.append((CATEGORY_PROPERTY, comparison.category))
-        self._header: Optional[str] = None
 
     def runtest(self) -> None:
         """Pass, fail or xfail as the category (or a conftest verdict) says."""
@@ -166,10 +165,9 @@ class ParityItem(pytest.Item):
         strict = self.run.settings.strict
         verdict: Optional[Verdict] = self.config.hook.pytest_parity_verdict(comparison=comparison, config=self.config)
         if verdict is not None and not isinstance(verdict, Verdict):
-            pytest.fail(
+            raise GateFinding(
                 terminal_text(f"{visible(comparison.task)}: pytest_parity_verdict returned {verdict!r}; "
-                              "return None or a pytest_rollout_parity.Verdict"),
-                pytrace=False,
+                              "return None or a pytest_rollout_parity.Verdict")
             )
         judgement = self.run.judgements[self.index]
         if verdict is None and self.run.known_flips is not None:
@@ -196,19 +194,18 @@ class ParityItem(pytest.Item):
         # of it may carry a raw control character or start a GitHub workflow command
         text = terminal_text(verdict.text)
         if verdict.outcome == "failed":
-            self._header = crash_line(text, comparison.task)
-            pytest.fail(text, pytrace=False)
+            raise GateFinding(text, crash_line(text, comparison.task))
         if verdict.outcome == "xfail":
             # An xfail mark, then the failure it expects (as pytest-mypy's --mypy-xfail does): pytest
             # evaluates a mark added during the call, so every plugin sees an ordinary xfailed test, and
             # under --runxfail a masked, missing or agent-error task fails with its reason, never passes.
-            self.add_marker(pytest.mark.xfail(reason=text))
-            pytest.fail(text, pytrace=False)
+            self.add_marker(pytest.mark.xfail(reason=text, raises=GateFinding))
+            raise GateFinding(text)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str | TerminalRepr:
         """The message alone, no traceback; its crash line (short summary, JUnit) is the header,
         at the task's first row in its file (`new.jsonl:12: new regressed: old=1.0 new=0.0`)."""
-        return _message_only(self, excinfo, self._header, style, self._row_location())
+        return _message_only(self, excinfo, style, self._row_location())
 
     def _row_location(self) -> Optional[tuple[str, int]]:
         comparison = self.run.result.tasks[self.index]
@@ -231,13 +228,17 @@ class _RunWideItem(pytest.Item):
     property_name = ""
 
     @property
+    def run(self) -> ParityRun:
+        """The run (in ``config.stash``)."""
+        return self.config.stash[RUN_KEY]
+
+    @property
     def ihook(self) -> Any:
         """Its file's hooks (:attr:`ParityFile.ihook`)."""
         return self.parent.ihook  # type: ignore[union-attr]
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.run: ParityRun = self.parent.run  # type: ignore[union-attr]
         self.user_properties.append((GATE_PROPERTY, self.item_name))
 
     def decision(self) -> Optional[tuple[bool, str]]:
@@ -252,11 +253,11 @@ class _RunWideItem(pytest.Item):
         passed, message = decision
         self.user_properties.append((self.property_name, message))
         if not passed:
-            pytest.fail(message, pytrace=False)
+            raise GateFinding(message)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str | TerminalRepr:
         """The decision's message alone, no traceback."""
-        return _message_only(self, excinfo, None, style)
+        return _message_only(self, excinfo, style)
 
     def reportinfo(self) -> tuple[Path, Optional[int], str]:
         """The item's name heads its failure report; line 0 (a skip mark's report needs a line)."""

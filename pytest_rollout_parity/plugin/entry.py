@@ -14,6 +14,7 @@ from typing import Optional
 import pytest
 
 from . import hookspecs
+from ._pytest_compat import hide_initial_paths
 from .options import addoptions, parity_requested
 from .placement import names_file, new_file_given
 
@@ -33,16 +34,12 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> Generator[None
     """pytest imports the conftest files beside every path argument before any plugin runs: an
     argument naming the new rollouts file (`new.jsonl::task`, a rerun by node id) is hidden from
     that step, so no conftest beside the results is imported (:mod:`.placement`)."""
-    namespace = early_config.known_args_namespace
-    given = list(getattr(namespace, "file_or_dir", None) or [])
     new = new_file_given(early_config)
-    if new is None or not given:
+    if new is None:
         return (yield)
-    namespace.file_or_dir = [arg for arg in given if not names_file(arg, early_config.invocation_params.dir, new)]
-    try:
+    base = early_config.invocation_params.dir
+    with hide_initial_paths(early_config, lambda arg: names_file(arg, base, new)):
         return (yield)
-    finally:
-        namespace.file_or_dir = given
 
 
 @pytest.hookimpl(tryfirst=True)

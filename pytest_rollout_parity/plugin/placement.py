@@ -20,6 +20,8 @@ from typing import Optional
 
 import pytest
 
+from ._pytest_compat import args_are_defaults, set_test_paths
+
 
 def _covers(arg: str, base: Path, target: Path) -> bool:
     path = _resolved(arg, base)
@@ -83,8 +85,8 @@ def take_new_file(config: pytest.Config, new: Path) -> Selection:
     With no test paths, pytest collects nothing itself; with the user's own, it collects those.
     """
     target, base = new.resolve(), config.invocation_params.dir
-    if config.args_source == pytest.Config.ArgsSource.INVOCATION_DIR:
-        config.args = []
+    if args_are_defaults(config):
+        set_test_paths(config, [])
         return Selection(None)
     named: list[tuple[str, str]] = []
     whole = False
@@ -98,7 +100,7 @@ def take_new_file(config: pytest.Config, new: Path) -> Selection:
             whole = True
     walked = any(_covers(arg, base, target) for arg in kept)
     if len(kept) != len(config.args):
-        config.args = kept
+        set_test_paths(config, kept)
     if whole or not named:
         return Selection(None, walked)
     return Selection(tuple(named), walked)

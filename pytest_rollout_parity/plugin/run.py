@@ -9,6 +9,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Optional
 
+import pytest
+
 from ..core import (
     AGGREGATE_NAME,
     COPY_NAME,
@@ -282,3 +284,7 @@ def _same_selection(settings: ParitySettings) -> bool:
         and settings.side_key("old")[0] == settings.side_key("new")[0]
         and settings.side_agent("old")[0] == settings.side_agent("new")[0]
     )
+
+
+#: The run of this pytest process, where its items and fixtures find it (``config.stash``).
+RUN_KEY = pytest.StashKey["ParityRun"]()

@@ -199,7 +199,7 @@ class Gate:
         proj.mkdir()
         (proj / "pytest.ini").write_text("[pytest]\n")
         monkeypatch.chdir(proj)
-        return [f"--parity-old=../{OLD}", f"--parity-new=../{NEW}"]
+        return [f"--parity-old=../{OLD}", f"--parity-new=../{NEW}", "--parity-max-uncompared=off"]
 
 
 def assert_one_error(gate: Gate, *args: str) -> str:

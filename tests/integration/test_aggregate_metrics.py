@@ -39,9 +39,9 @@ def test_recorded_and_computed_means_in_summary(gate: Gate) -> None:
 def test_malformed_metrics_file_is_a_note_not_an_error(gate: Gate) -> None:
     args = gate.pair(rows({"a": 1.0}), rows({"a": 1.0}))
     gate.write("new/rollouts_aggregate_metrics.json", "[{truncated")
-    result = gate.run(*args, "--parity-json=s.json")
+    result = gate.run(*args, "--parity-json=s.json", "--parity-allow-copy")  # the same rows, on purpose
     assert result.ret == 0 and "Traceback" not in all_text(result)
-    result.assert_outcomes(passed=1)
+    result.assert_outcomes(passed=2)  # the task, and parity-copy passed under --parity-allow-copy
     assert any(line.startswith("note: new side: new/rollouts_aggregate_metrics.json ignored:")
                for line in section(result))
     data = json.loads((gate.path / "s.json").read_text(encoding="utf-8"))

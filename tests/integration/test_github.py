@@ -14,7 +14,7 @@ def test_markdown_file_holds_verdict_counts_and_flip_tails(gate: Gate) -> None:
     result = gate.run(*args, "--parity-markdown=summary.md")
     assert result.ret == 1
     text = (gate.path / "summary.md").read_text(encoding="utf-8")
-    assert "**rollout parity: FAILED**: 1 task regressed, 1 improved, 1 rerun candidate (agent errors), 1 masked, 2 missing; 1 identical" in text
+    assert "**rollout parity: FAIL**: 1 task regressed, 1 improved, 1 rerun candidate (agent errors), 1 masked, 2 missing; 1 identical" in text
     assert "(exit status 1)" in text
     assert "| flipped | 2 | new regressed 1, new improved 1 |" in text
     # regex-log's tail comes from its report: the last lines of the new side's verifier log

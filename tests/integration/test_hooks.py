@@ -201,3 +201,35 @@ def test_no_state_of_pytest_or_the_interpreter_is_edited(gate: Gate) -> None:
     result.assert_outcomes(passed=2, failed=2, xfailed=4)
     # a passed setup and a passed teardown report for each of the 7 gate items, as for any test
     assert "quiet gate reports: 14" in result.outlines
+
+
+@pytest.mark.parametrize("style", ["auto", "long", "short", "line", "native"])
+def test_an_error_in_a_hook_keeps_its_traceback(gate: Gate, style: str) -> None:
+    """A hook's own exception is an error in code, not a finding: pytest reports it as any test's."""
+    args = gate.mixed()
+    gate.pytester.makeconftest(
+        "def pytest_parity_verdict(comparison, config):\n"
+        "    table = {}\n"
+        "    if comparison.task == 'fix-git':\n"
+        "        return table['no-such-key']\n"
+        "    return None\n"
+    )
+    result = gate.run(*args, f"--tb={style}")
+    assert result.ret == 1
+    text = result.stdout.str()
+    assert "KeyError" in text and "no-such-key" in text
+    if style != "line":  # --tb=line shows one line a failure, for any test: where it was raised
+        assert "return table['no-such-key']" in text
+    else:
+        result.stdout.fnmatch_lines(["*conftest.py:4: KeyError*"])
+    # the gate's own findings in the same run keep their message-only form
+    assert f"{NEW}::fix-git" in text
+
+
+def test_a_users_xfail_strict_changes_no_gate_outcome(gate: Gate) -> None:
+    args = gate.mixed()
+    plain = ran(gate.run(*args, "-rA", "-vv"))
+    gate.pytester.makeini("[pytest]\nxfail_strict = true\n")
+    strict = gate.run(*args, "-rA", "-vv")
+    assert ran(strict) == plain
+    assert "XFAIL" in plain.values()

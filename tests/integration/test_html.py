@@ -26,7 +26,7 @@ def test_report_holds_counts_and_flip_extras(gate: Gate) -> None:
     result = gate.run(*args, "--html=report.html")
     assert result.ret == 1
     text = _report_text(str(gate.path / "report.html"))
-    assert "rollout parity: FAILED</strong>: 1 task regressed, 1 improved, 1 rerun candidate (agent errors), 1 masked, 2 missing; 1 identical" in text
+    assert "rollout parity: FAIL</strong>: 1 task regressed, 1 improved, 1 rerun candidate (agent errors), 1 masked, 2 missing; 1 identical" in text
     assert re.search(r"<td>flipped</td><td>2</td><td>new regressed 1, new improved 1</td>",
                      text)
     assert "<p>regex-log: new regressed: old=1.0 new=0.0</p>" in text
@@ -42,7 +42,7 @@ def test_report_under_xdist_keeps_the_extras(gate: Gate) -> None:
     assert result.ret == 1
     text = _report_text(str(gate.path / "report.html"))
     assert "| regex line 30" in text
-    assert text.count("rollout parity: FAILED") == 1
+    assert text.count("rollout parity: FAIL") == 1
 
 
 def test_without_pytest_html_nothing_changes(gate: Gate) -> None:

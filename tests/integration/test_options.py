@@ -161,6 +161,32 @@ def test_all_options_from_ini(gate: Gate, style: str) -> None:
     check_ini_run(gate, gate.run())
 
 
+PYTEST_9 = int(pytest.__version__.split(".")[0]) >= 9
+
+
+@pytest.mark.skipif(not PYTEST_9, reason="native [tool.pytest] configuration and strict mode are pytest 9's")
+def test_all_options_from_native_toml_in_strict_mode(gate: Gate) -> None:
+    """pytest 9's own TOML table (typed values) and `strict = true` (strict markers, config, xfail,
+    parametrize ids): the gate's keys are known keys, its items use no unknown mark, its xfails stay xfails."""
+    ini_files(gate)
+    body = "\n".join([
+        "[tool.pytest]",
+        "strict = true",
+        'parity_old = "old/rollouts.jsonl"',
+        'parity_new = "new/rollouts.jsonl"',
+        'parity_key = "task_id"',
+        "parity_tail = 2",
+        'parity_logs_root = ["rootA", "rootB"]',
+        "parity_strict = true",
+    ])
+    gate.write("pyproject.toml", body + "\n")
+    check_ini_run(gate, gate.run())
+    # and without parity_strict: the missing task xfails under pytest's strict mode too
+    gate.write("pyproject.toml", body.replace("parity_strict = true", "parity_strict = false") + "\n")
+    result = gate.run()
+    result.assert_outcomes(failed=2, xfailed=1)
+
+
 def test_cli_wins_over_ini(gate: Gate) -> None:
     ini_files(gate)
     gate.write("other/new.jsonl", [harbor_row("fix-git", 1.0, task_id="fix-git"),

@@ -72,9 +72,9 @@ def test_every_parity_option_and_ini_key_switches_the_gate_on(gate: Gate) -> Non
     assert set(re.findall(r"(--parity-[a-z-]+)", shown)) == set(flags)
     assert set(re.findall(r"^\s+(parity_[a-z_]+) \(", shown, flags=re.M)) == set(ini_names)
     assert not parity_requested(gate.pytester.parseconfig())
-    for option in flags:
-        args = [option] if option in ("--parity-strict", "--parity-allow-same-file") else [f"{option}=x"]
-        assert parity_requested(gate.pytester.parseconfig(*args)), option
+    for option in OPTIONS:
+        args = [option.flag] if option.action == "store_true" else [f"{option.flag}=x"]
+        assert parity_requested(gate.pytester.parseconfig(*args)), option.flag
     for name in ini_names:
         gate.pytester.makeini(f"[pytest]\n{name} = x\n")
         assert parity_requested(gate.pytester.parseconfig()), name

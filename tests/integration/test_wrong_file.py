@@ -61,7 +61,10 @@ def test_same_file_allowed_by_the_ini_key(gate: Gate) -> None:
 def test_a_copy_is_not_the_same_file(gate: Gate) -> None:
     gate.write("old.jsonl", ROLLOUTS.read_bytes())
     gate.write("new.jsonl", ROLLOUTS.read_bytes())
-    assert gate.run("--parity-old=old.jsonl", "--parity-new=new.jsonl").ret == 0
+    # two files, not one: the run goes on, and the copy item fails (a copy is no evidence)
+    result = gate.run("--parity-old=old.jsonl", "--parity-new=new.jsonl")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["FAILED new.jsonl::parity-copy - *"])
 
 
 def test_sidecar_as_a_side(gate: Gate) -> None:

@@ -72,7 +72,7 @@ def test_xdist_nothing_compared_exit_status(gate: Gate) -> None:
     serial = gate.run(*args)
     parallel = gate.run(*args, "-n", "2")
     assert serial.ret == parallel.ret
-    assert parallel.ret in (2, 3, 4)
+    assert parallel.ret == 1  # inconclusive through parity-coverage, never 2
     assert any("no task was compared" in line for line in section(parallel))
 
 

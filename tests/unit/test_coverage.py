@@ -1,4 +1,4 @@
-"""docs/semantics.md, "Coverage": the new side's coverage of the old side's tasks, and its limits."""
+"""docs/semantics.md, "Evidence budget": the old side's tasks not compared, against one budget and the finer limits."""
 
 from __future__ import annotations
 
@@ -37,24 +37,32 @@ def test_a_run_that_covered_a_tenth_fails_by_default(tasks):
     decision = coverage(result, parse_limit(DEFAULT_MAX_MISSING), parse_limit(DEFAULT_MAX_MASKED))
     assert not decision.passed
     assert (decision.old_tasks, decision.missing, decision.masked) == (10, 9, 0)
-    assert decision.message.splitlines()[0] == "9 of 10 old task(s) missing from the new side (over the limit 20% = 2)"
+    assert decision.message.splitlines()[0] == (
+        "9 of 10 old task(s) not compared (9 missing) (over the limit 20% = 2); "
+        "9 of 10 old task(s) missing from the new side (over the limit 20% = 2)")
+    assert decision.uncompared == 9
 
 
 def test_masked_tasks_on_the_new_side_count_against_their_own_limit(tasks):
     new = tasks(NAMES[:6]) + tasks(NAMES[6:], reward=None, mask_sample=True, failure_kind="verifier_error")
     result = compare_rollouts(tasks(NAMES), new)
-    decision = coverage(result, parse_limit("off"), parse_limit("3"))
+    decision = coverage(result, parse_limit("off"), parse_limit("3"), max_uncompared=parse_limit("off"))
     assert not decision.passed and decision.masked == 4
     assert decision.message.startswith("4 of 10 old task(s) masked on the new side (over the limit 3)")
-    assert coverage(result, parse_limit("0"), parse_limit("40%")).passed
+    assert coverage(result, parse_limit("0"), parse_limit("40%"), max_uncompared=parse_limit("40%")).passed
+    budget = coverage(result, parse_limit("off"), parse_limit("off"))  # the budget alone, at its default
+    assert not budget.passed and budget.message.startswith("4 of 10 old task(s) not compared (4 masked)")
 
 
 def test_old_side_masks_and_new_only_tasks_do_not_count(tasks):
     old = tasks(NAMES[:5]) + tasks(NAMES[5:], reward=None)
     new = tasks(NAMES) + tasks(["new-only"])
     decision = coverage(compare_rollouts(old, new), parse_limit("0"), parse_limit("0"))
-    assert decision.passed and (decision.missing, decision.masked) == (0, 0)
-    assert decision.message.startswith("the new side covers the old side's tasks")
+    # the finer limits do not count them; the one budget does: a task masked on the old side is not compared
+    assert not decision.passed and (decision.missing, decision.masked, decision.uncompared) == (0, 0, 5)
+    assert decision.message.startswith("5 of 10 old task(s) not compared (5 masked)")
+    within = coverage(compare_rollouts(old, new), parse_limit("0"), parse_limit("0"), max_uncompared=parse_limit("5"))
+    assert within.passed and within.message.startswith("the gate has enough evidence")
 
 
 @pytest.mark.parametrize(("text", "count", "percent"), [("3", 3, None), ("10%", None, 10.0), (" 0 ", 0, None),

@@ -55,7 +55,8 @@ def test_a_narrowed_run_never_passes(real_rows: Callable[[str], Rows]) -> None:
     rows = _side(real_rows, {"a": 1.0, "b": 1.0})
     info = RunInfo(old_file="o.jsonl", new_file="n.jsonl", selected=1, outcomes={"passed": 1},
                    ran_tasks=frozenset({"a"}))
-    summary = build_summary(compare_rollouts(rows, [dict(r, reward=1.0) for r in rows]), info)
+    rerun = [dict(r, response=dict(r["response"], id=f"resp_rerun_{i}")) for i, r in enumerate(rows)]
+    summary = build_summary(compare_rollouts(rows, rerun), info)
     assert [task.outcome for task in summary.tasks] == ["passed", "not_run"]
     assert summary.verdict == "inconclusive" and summary.decision.decided_by[0].code == "narrowed"
 

@@ -23,7 +23,7 @@ def test_verdict_first_then_table_flips_paired() -> None:
     text = render_markdown(summary, {"b": "b: new regressed: old=1.0 new=0.0\n    | <tail> & more"}, exit_status=1)
     lines = text.splitlines()
     assert lines[0] == "## rollout parity"
-    assert lines[2] == "**rollout parity: FAILED**: 1 task regressed, 1 improved, 1 missing; 1 identical (exit status 1)"
+    assert lines[2] == "**rollout parity: FAIL**: 1 task regressed, 1 improved, 1 missing; 1 identical (exit status 1)"
     assert "| flipped | 2 | new regressed 1, new improved 1 |" in lines
     assert "| missing | 1 | old only 1, new only 0 |" in lines
     # b's text folded and HTML-escaped; c ran without a text: a plain line
@@ -50,11 +50,12 @@ def test_flips_title_agrees_with_the_table_and_annotations_word_means_as_the_cra
 
 
 def test_passed_and_nothing_compared_verdicts() -> None:
-    same = _summary({"a": 1.0}, {"a": 1.0}, outcomes={"passed": 1})
-    assert verdict_line(same).startswith("**rollout parity: PASSED**")
+    same = _summary({"a": 1.0, "b": 0.0}, {"a": 1.0, "b": 0.0}, outcomes={"passed": 2})
+    assert verdict_line(same).startswith("**rollout parity: INCONCLUSIVE**")  # the same rows: a copy
     assert "### Flips" not in render_markdown(same)
+    assert "### What to run next" in render_markdown(same)
     disjoint = _summary({"a": 1.0}, {"b": 1.0})
-    assert verdict_line(disjoint, 2).startswith("**rollout parity: NOTHING COMPARED**")
+    assert verdict_line(disjoint, 1).startswith("**rollout parity: INCONCLUSIVE**: nothing compared")
     assert "**Nothing compared**: no task was compared" in render_markdown(disjoint)
 
 

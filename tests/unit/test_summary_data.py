@@ -14,6 +14,8 @@ from pytest_rollout_parity.core.reports.json_file import json_dict, write_json
 from pytest_rollout_parity.core.reports.summary import (
     AggregateMetrics,
     Counts,
+    Decider,
+    Decision,
     Equivalence,
     Files,
     Join,
@@ -99,7 +101,8 @@ def hand_built() -> Summary:
                       sign_test=SignTest(better=0, worse=1, p=1.0), table=None, absent="one compared task",
                       tested=0, left_out=LeftOut(tasks=1, old=0, new=0, range_tasks=1, reward_range=(0.0, 1.0),
                                                  delta_range=None)),
-        tasks=(TaskSummary(task="t", category="flipped", winner="old", old=side, new=lost),),
+        tasks=(TaskSummary(task="t", category="flipped", winner="old", old=side, new=lost, outcome="failed"),),
+        decision=Decision("fail", (Decider("failed_tasks", "1 task(s) failed"),)),
         aggregate=Equivalence(margin=0.05, lower_bound=None, upper_bound=None, passed=False),
         files=Files(old="a/old.jsonl", new="b/new.jsonl", old_sidecar=None, new_sidecar="b/new_failures.jsonl"),
         aggregate_metrics=AggregateMetrics(
@@ -116,7 +119,7 @@ def test_terminal_lines_render_the_summary() -> None:
     assert lines[2] == "new: b/new.jsonl (+ sidecar new_failures.jsonl): 1 task, 2 rows (1 masked), key _ng_task_id (given)"
     assert lines[3] == "new aggregate metrics: mean reward 0.5 recorded, 0.0 from 2 rows"
     assert lines[4] == "note: a note"
-    assert lines[0].startswith("parity: 1 task regressed, 0 improved")
+    assert lines[0].startswith("parity: FAIL: 1 task regressed, 0 improved")
     assert "flipped: t" in lines
     start = lines.index("paired over 1 compared task (d = new - old of the task means):")
     assert lines[start + 1:start + 4] == [
@@ -130,7 +133,7 @@ def test_terminal_lines_render_the_summary() -> None:
 def test_json_renders_the_summary(tmp_path: Path) -> None:
     summary = hand_built()
     data = json_dict(summary)
-    assert list(data) == ["verdict", "decided_by", "task_outcomes", "counts", "join", "rows", "compared", "nothing_compared", "notes", "copies", "paired", "tasks",
+    assert list(data) == ["verdict", "decided_by", "task_outcomes", "counts", "join", "rows", "compared", "nothing_compared", "notes", "copies", "paired", "tasks", "plan",
                           "aggregate", "files", "aggregate_metrics", "run"]
     assert data["rows"] == {"old": 1, "new": 2, "old_masked": 0, "new_masked": 1}
     assert data["tasks"][0]["new"]["reward"] == 0.0 and data["tasks"][0]["p_value"] is None

@@ -180,15 +180,26 @@ def test_a_category_on_one_side_only_is_noted_for_that_side():
 # --- joins on the index check the prompts ------------------------------------------------------
 
 
-def test_index_join_with_different_prompts_stops_naming_the_first_index():
+def test_an_index_whose_prompt_differs_is_two_tasks_and_the_rest_is_compared():
     old = [row(index=i, text=f"question {i}") for i in range(12)]
     new = [row(index=i, text=f"question {i}" if i not in (10, 3) else "something else") for i in range(12)]
-    with pytest.raises(CompareInputError) as info:
-        compare_rollouts(old, new)
-    message = str(info.value)
-    assert message.startswith("old rows: row 4 and new rows: row 4: _ng_task_index 3 has a different prompt on each side")
-    assert "the runs used different input files" in message and "--parity-key" in message
-    assert "\n" not in message
+    res = compare_rollouts(old, new)
+    other = f"something-else-{expected_hash(prompt('something else'))}"
+    assert cats(res)[f"3:question-3-{expected_hash(prompt('question 3'))}"] == "missing"
+    assert cats(res)[f"3:{other}"] == "missing"
+    assert cats(res)[f"10:{other}"] == "missing"
+    assert sum(c == "identical" for c in cats(res).values()) == 10
+    note = next(n for n in res.notes if "have a different prompt on each side" in n)
+    assert note.startswith("2 of 12 _ng_task_index value(s)") and "3 (question-3-" in note
+    assert res.unjoined is None
+
+
+def test_most_indices_with_other_prompts_mean_other_inputs_and_nothing_is_joined():
+    old = [row(index=i, text=f"question {i}") for i in range(4)]
+    new = [row(index=i, text=f"question {i}" if i == 0 else f"other {i}") for i in range(4)]
+    res = compare_rollouts(old, new)
+    assert all(t.old is None or t.new is None for t in res.tasks) and len(res.tasks) == 8
+    assert res.unjoined is not None and res.unjoined.startswith("the runs read different input files: 3 of 4")
 
 
 def test_a_given_index_key_is_trusted():
@@ -269,11 +280,15 @@ def test_both_readers_key_files_alike(parser: str, tmp_path: Path, monkeypatch: 
 
 
 def test_a_category_side_still_checks_the_prompts():
-    # the rows name task_name, so their prompts are hashed only once task_name is passed over
+    # the rows name task_name, so their prompts are hashed only once task_name is passed over;
+    # the same prompts sit at other indices (the inputs in another order): joined on the prompt
     old = [row(index=i, text=f"puzzle {i}", task_name="knights_knaves") for i in range(3)]
-    new = [row(index=i, text=f"puzzle {2 - i}", task_name="knights_knaves") for i in range(3)]
-    with pytest.raises(CompareInputError, match="_ng_task_index 0 has a different prompt"):
-        compare_rollouts(old, new)
+    new = [row(index=i, text=f"puzzle {2 - i}", task_name="knights_knaves", reward=float(i == 0)) for i in range(3)]
+    res = compare_rollouts(old, new)
+    assert res.old_key == res.new_key == PROMPT_KEY
+    assert cats(res) == {f"puzzle-{i}-{expected_hash(prompt(f'puzzle {i}'))}": "identical" if i == 2 else "flipped"
+                         for i in range(3)}
+    assert any("as inputs in another order do" in note for note in res.notes)
 
 
 @pytest.mark.parametrize("parser", ["auto", "full"])

@@ -17,9 +17,10 @@ def test_no_difference() -> None:
     rows = _rows({f"t{i}": 1.0 for i in range(12)})
     rerun = [dict(row, response_id=f"rerun-{i}") for i, row in enumerate(rows)]  # a real rerun: other rows
     summary = build_summary(compare_rollouts(rows, rerun))
-    assert summary_lines(summary)[0] == "parity: no difference in 12 compared tasks"
+    assert summary_lines(summary)[0] == "parity: PASS: no difference in 12 compared tasks"
     copy = build_summary(compare_rollouts(rows, rows))
-    assert summary_lines(copy)[0] == ("parity: no difference in 12 compared tasks; "
+    # a copy is no evidence: inconclusive, and never called "no difference"
+    assert summary_lines(copy)[0] == ("parity: INCONCLUSIVE: no flip in 12 compared tasks; "
                                       "both files hold the same rows: was the new server run?")
 
 
@@ -30,7 +31,8 @@ def test_every_kind_of_difference_in_words() -> None:
     old += [{"task_id": "rerun", "reward": 1.0}]
     summary = build_summary(compare_rollouts(old, new))
     assert verdict_line(summary) == (
-        "parity: 2 tasks regressed, 1 improved, 1 rerun candidate (agent errors), 1 masked, 2 missing; 1 identical")
+        "parity: FAIL: 2 tasks regressed, 1 improved, 1 rerun candidate (agent errors), 1 masked, 2 missing; "
+        "1 identical")
     lines = summary_lines(summary)
     table_row = next(line for line in lines if line.startswith("flipped "))
     assert table_row.endswith("new regressed 2, new improved 1")
@@ -42,7 +44,7 @@ def test_every_kind_of_difference_in_words() -> None:
 
 def test_nothing_compared_says_so_first() -> None:
     summary = build_summary(compare_rollouts(_rows({"a": 1.0}), _rows({"b": 1.0})))
-    assert verdict_line(summary) == "parity: nothing compared in 2 tasks (0 masked, 2 missing; see below)"
+    assert verdict_line(summary) == "parity: INCONCLUSIVE: nothing compared in 2 tasks (0 masked, 2 missing; see below)"
 
 
 def test_margin_decision_joins_the_verdict() -> None:
@@ -50,7 +52,7 @@ def test_margin_decision_joins_the_verdict() -> None:
     new = [dict(row, response_id="rerun") for row in old]
     summary = build_summary(compare_rollouts(old, new), margin=0.05)
     assert verdict_line(summary) == (
-        "parity: no difference in 30 compared tasks; mean difference within the margin 0.05")
+        "parity: PASS: no difference in 30 compared tasks; mean difference within the margin 0.05")
 
 
 def test_masked_and_missing_lists_are_capped() -> None:

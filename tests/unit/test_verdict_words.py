@@ -21,9 +21,9 @@ def test_every_report_says_the_verdict_in_the_same_words() -> None:
                        outcomes={"failed": 2, "passed": 1, "xfailed": 1})
     words = verdict_words(summary)
     assert words == "1 task regressed, 1 improved, 1 missing; 1 identical"
-    assert summary_lines(summary)[0] == f"parity: {words}"
-    assert f"**rollout parity: FAILED**: {words}" in markdown.render_markdown(summary)
-    assert f"rollout parity: FAILED</strong>: {words}</p>" in summary_html(summary)
+    assert summary_lines(summary)[0] == f"parity: FAIL: {words}"
+    assert f"**rollout parity: FAIL**: {words}" in markdown.render_markdown(summary)
+    assert f"rollout parity: FAIL</strong>: {words}</p>" in summary_html(summary)
     assert (direction("old"), direction("new")) == (REGRESSED, IMPROVED) == ("new regressed", "new improved")
 
 
@@ -73,7 +73,7 @@ def test_a_long_note_is_cut_at_a_word_boundary() -> None:
     assert clipped("short", 60) == "short"
 def test_one_compared_task_is_singular() -> None:
     assert verdict_words(_summary({"a": 1.0}, {"a": 1.0}, selected=1)) == (
-        "no difference in 1 compared task; both files hold the same rows: was the new server run?")
+        "no flip in 1 compared task; both files hold the same rows: was the new server run?")
 
 
 def test_a_narrowed_run_says_it_is_a_part_and_what_it_ran() -> None:

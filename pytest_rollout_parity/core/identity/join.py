@@ -14,8 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from ..errors import CompareInputError, Place
-from ..reading.fields import IDENTITY_FALLBACKS, KEY_CANDIDATES, PROMPT, TASK_INDEX
+from ..reading.fields import IDENTITY_FALLBACKS, KEY_CANDIDATES, LOAD_FIELDS, PROMPT, TASK_INDEX, inferred_candidates
 from ..reading.row_facts import lookup
 from ..reading.skeleton import EncodedJSON
 from .item_names import listed, natural_key
@@ -36,6 +35,9 @@ REASON_PROMPT = "the prompt: no task id field and no _ng_task_index on every row
 REASON_BORROWED = "borrowed from the other side: no row names a task"
 REASON_SHARDED = "the prompt: no task id field on every row, and _ng_task_index restarts in every shard"
 REASON_SHARD_INDEX = "_ng_task_index within its shard (shard:index): no task id field and no prompt on every row"
+
+#: Fields never inferred as an id: the known candidates, the fallbacks and what loading reads.
+KNOWN_FIELDS: frozenset[str] = frozenset(KEY_CANDIDATES + IDENTITY_FALLBACKS + LOAD_FIELDS)
 
 #: A row's candidate values carry, under this name, a cheap fingerprint of its prompt (detection
 #: only): it shows, without labelling every prompt, whether an id value holds several prompts.
@@ -108,6 +110,9 @@ class KeyChoice:
     reason: str = ""
     notes: list[str] = field(default_factory=list)
     prompts: Optional[list[Optional[TaskIdent]]] = None
+    #: each inferred id field that holds one task a value on this side, with its value per row;
+    #: the choice between them needs the other side too (:mod:`.inference`)
+    inferred: dict[str, list[Optional[TaskIdent]]] = field(default_factory=dict)
 
 
 class KeyVote:
@@ -136,15 +141,23 @@ class KeyVote:
         self.fingerprints: list[Optional[int]] = []
         self._idents: dict[TaskIdent, TaskIdent] = {}
         self._scalars: dict[type, dict[Any, TaskIdent]] = {str: {}, int: {}}
+        #: the inferred id candidates (seen on the first voting row); None until that row is seen
+        self.inferred: Optional[tuple[str, ...]] = () if key else None
+        self._rows_seen = 0  # rows added, voting or not (the length of every column)
 
-    def candidate_values(self, row: dict[str, Any]) -> dict[str, Any]:
+    def candidate_values(self, row: dict[str, Any], *, anonymous: bool = False) -> dict[str, Any]:
         """The values this vote needs from a row (kept for sidecar records until they stand).
 
         The prompt's label is deferred on a row that names an id field (:data:`DEFERRED`); only
         whether the row has a prompt is noted. :meth:`fill_prompts` works the labels out later
         when the side does turn out to need them.
         """
+        if self.inferred is None and not anonymous:
+            self.inferred = inferred_candidates(row, KNOWN_FIELDS)
         values = {name: lookup(row, name) for name in self.columns if name != PROMPT}
+        if self.inferred is not None and self.voters == 0:  # columns for them are made on the first vote
+            for name in self.inferred:
+                values[name] = lookup(row, name)
         if PROMPT in self.columns:
             prompt = lookup(row, PROMPT)
             if not is_prompt(prompt):
@@ -159,6 +172,9 @@ class KeyVote:
 
     def add(self, values: dict[str, Any], *, anonymous: bool = False) -> Optional[str]:
         """Record one row's values; returns an error text for a row lacking an explicit key."""
+        self._rows_seen += 1
+        if not anonymous and self.voters == 0 and not self.explicit:
+            self._open_inferred(values)
         if anonymous:
             if self.cells:
                 for name, column in self.columns.items():
@@ -186,6 +202,16 @@ class KeyVote:
             ident = known.get(value) if known is not None else None
             column.append(ident if ident is not None else self._cell(value))
         return None
+
+    def _open_inferred(self, values: dict[str, Any]) -> None:
+        """A column for each inferred candidate the first voting row carries (those of the rows
+        before it, anonymous ones, are None). In the reader's parent the names come with the values."""
+        if self.inferred is None:
+            self.inferred = tuple(name for name in values
+                                  if name not in self.columns and not name.startswith("#"))
+        for name in self.inferred:
+            if name not in self.columns:
+                self.columns[name] = [None] * (self._rows_seen - 1) if self.cells else []
 
     def fill_prompts(self, choice: KeyChoice, prompt_at: Callable[[int], Any]) -> None:
         """Work out the deferred prompt labels of a side keyed on the index or the prompt."""
@@ -227,27 +253,81 @@ class KeyVote:
             return KeyChoice(self.explicit, self.columns[self.explicit], REASON_GIVEN)
         notes: list[str] = []
         passed_over: list[str] = []
+        inferred_names = set(self.inferred or ())
         for name, column in self.columns.items():
+            if name in inferred_names:
+                continue
             passed = f"{', '.join(passed_over)} passed over: a category" if passed_over else ""
             if name == TASK_INDEX:
                 if self.index_restarts:
                     continue
-                return KeyChoice(name, column, passed or REASON_TASK_INDEX, notes, prompts)
+                return self._fallback(KeyChoice(name, column, passed or REASON_TASK_INDEX, notes, prompts), prompt_at)
             if name == PROMPT and self.index_restarts:
                 labels = self._shard_prompts(prompt_at)
                 if labels is None:
                     continue
-                return KeyChoice(name, labels, passed or REASON_SHARDED, notes, labels)
+                return self._fallback(KeyChoice(name, labels, passed or REASON_SHARDED, notes, labels), prompt_at)
             if name == PROMPT:
-                return KeyChoice(name, column, passed or REASON_PROMPT, notes, prompts)
+                return self._fallback(KeyChoice(name, column, passed or REASON_PROMPT, notes, prompts), prompt_at)
             category = self._category(name, prompt_at, notes)
             if category is None:
                 return KeyChoice(name, column, REASON_ID_FIELD, notes)
             passed_over.append(name)
             notes.append(category)
         if self.index_restarts and TASK_INDEX in self.columns:
-            return KeyChoice(TASK_INDEX, self.columns[TASK_INDEX], REASON_SHARD_INDEX, notes, prompts)
-        return KeyChoice(None, [])
+            return self._fallback(KeyChoice(TASK_INDEX, self.columns[TASK_INDEX], REASON_SHARD_INDEX, notes, prompts),
+                                  prompt_at)
+        return self._fallback(KeyChoice(None, [], notes=notes, prompts=prompts), prompt_at)
+
+    def _fallback(self, choice: KeyChoice, prompt_at: Optional[Callable[[int], Any]]) -> KeyChoice:
+        """The choice with the inferred id fields that hold one task a value on this side (the
+        other side decides among them), and a note when the side's prompt is one on every row."""
+        choice.inferred = {name: self.columns[name] for name in self.inferred or ()
+                           if name in self.columns and self._holds_one_task(name, prompt_at)}
+        if choice.key == PROMPT and self.voters > 1:
+            labels = {label for label in choice.values if label is not None}
+            if len(labels) == 1:
+                choice.notes.append(
+                    "the prompt is the same on every row: it names no task, and without _ng_task_index the "
+                    "side's rows cannot be told apart (they are compared as one task)"
+                )
+        return choice
+
+    def _holds_one_task(self, name: str, prompt_at: Optional[Callable[[int], Any]]) -> bool:
+        """An inferred field names tasks on this side: no task index carries two of its values (it
+        would name rollouts), no value spans task indices of different prompts, and, without task
+        indices, no value is a category by the prompts (:meth:`_prompt_category`)."""
+        column = self.columns[name]
+        indexes = self.columns.get(TASK_INDEX)
+        prompts = self.columns.get(PROMPT)
+        if indexes is not None:
+            value_of: dict[TaskIdent, TaskIdent] = {}
+            spread: dict[TaskIdent, dict[TaskIdent, int]] = {}
+            for row, (value, index) in enumerate(zip(column, indexes)):
+                if value is None or index is None:
+                    continue
+                if value_of.setdefault(index, value) != value:
+                    return False
+                spread.setdefault(value, {}).setdefault(index, row)
+            if prompts is None or prompt_at is None:
+                return True
+            fingerprints = self.fingerprints if len(self.fingerprints) == len(column) else None
+            for rows in spread.values():
+                if len(rows) < 2:
+                    continue
+                if fingerprints is not None and len({fingerprints[row] for row in rows.values()} - {None}) < 2:
+                    continue  # one spelling of one prompt: nothing to label
+                labels: set[TaskIdent] = set()
+                for row in rows.values():
+                    label = self._label(row, prompt_at)
+                    if label is not None:
+                        labels.add(label)
+                        if len(labels) > 1:
+                            return False
+            return True
+        if prompts is not None and len(self.fingerprints) == len(column):
+            return self._prompt_category(name, prompt_at, []) is None
+        return True
 
     def _shard_prompts(self, prompt_at: Optional[Callable[[int], Any]]) -> Optional[list[Optional[TaskIdent]]]:
         """Each row's prompt label on a sharded side; a row without a prompt (a sidecar record naming
@@ -542,34 +622,3 @@ def join(old: Grouped, new: Grouped) -> Join:
         keyed_by_taskset=keyed_by_taskset,
         notes=notes,
     )
-
-
-def _first_prompt(prompts: Sequence[Optional[TaskIdent]], rows: Sequence[int]) -> Optional[tuple[int, TaskIdent]]:
-    return next(((i, prompt) for i in rows if (prompt := prompts[i]) is not None), None)
-
-
-def check_prompts(
-    joined: Join,
-    old_prompts: Sequence[Optional[TaskIdent]],
-    new_prompts: Sequence[Optional[TaskIdent]],
-    where: Callable[[str, int], Place],
-) -> None:
-    """Stop when a task index joins two different prompts: the runs read different input files.
-
-    `_ng_task_index` is the line of the input file a rollout came from, so it names the same task
-    on both sides only when both runs read the same inputs in the same order. ``where(side, row)``
-    names a row's place for the message.
-    """
-    for label in sorted(joined.old.keys() & joined.new.keys(), key=natural_key):
-        old_first = _first_prompt(old_prompts, joined.old[label])
-        new_first = _first_prompt(new_prompts, joined.new[label])
-        if old_first is None or new_first is None or old_first[1] == new_first[1]:
-            continue
-        old_place, new_place = where("old", old_first[0]), where("new", new_first[0])
-        raise CompareInputError(
-            old_place.path, f"_ng_task_index {label} has a "
-            f"different prompt on each side ({old_first[1][1]} vs {new_first[1][1]}): the runs used different "
-            "input files, so the index does not name the same task; name a key with --parity-key "
-            "(--parity-key=_ng_task_index joins on the index anyway)",
-            old_place.line, f"{old_place.where} and {new_place.where}",
-        )

@@ -36,6 +36,75 @@ TASK_INDEX = "_ng_task_index"
 PROMPT = "responses_create_params.input"
 #: What identifies a task when no id candidate is on every row, in the order tried.
 IDENTITY_FALLBACKS: tuple[str, ...] = (TASK_INDEX, PROMPT)
+# --- identity fields inferred from the rows ------------------------------------------------
+
+#: The objects whose scalar fields may name a task besides the row's top level (where NeMo Gym
+#: producers put a task's own metadata).
+METADATA_OBJECTS: tuple[str, ...] = ("metadata", "verifier_metadata", "responses_create_params.metadata")
+#: At most this many inferred candidates a side (the first by place and name): each costs a
+#: reference a row while the side is read.
+MAX_INFERRED = 12
+#: A longer string, or one holding whitespace, is free text: it behaves like a prompt, not an id.
+MAX_ID_CHARS = 200
+#: Words of a field name that say it holds an outcome or a per-rollout fact, never a task's identity.
+OUTCOME_WORDS: frozenset[str] = frozenset({
+    "reward", "rewards", "score", "scores", "answer", "answers", "response", "responses", "output", "outputs",
+    "generation", "completion", "result", "results", "prediction", "predicted", "pred", "extracted", "judge",
+    "verdict", "correct", "passed", "pass", "success", "accuracy", "error", "errors", "status",
+    "count", "num", "total", "tokens", "cost", "time", "timestamp", "created", "updated", "duration", "elapsed",
+    "latency", "date", "rollout", "attempt", "run", "trial", "sample", "request", "call", "session", "trace",
+    "seed", "step", "turn", "episode", "model", "agent", "worker", "job", "hash", "sha", "sha256", "md5",
+})
+#: What an id field's name says: `id`, `uuid`, `guid`, or a name ending in one (`scenario_id`, `instanceId`).
+ID_SUFFIXES: tuple[str, ...] = ("id", "uuid", "guid")
+
+
+def _name_words(name: str) -> list[str]:
+    """The words of a field name: split at `_`, `-`, `/`, spaces and lower-to-upper case changes."""
+    spaced = "".join(f" {ch}" if ch.isupper() and i and name[i - 1].islower() else ch for i, ch in enumerate(name))
+    return [word for word in spaced.lower().replace("-", " ").replace("_", " ").replace("/", " ").split() if word]
+
+
+def names_an_identity(path: str) -> bool:
+    """A field name that says it holds an id and no outcome (docs/semantics.md, "Inferred id fields")."""
+    words = _name_words(path.rsplit(".", 1)[-1])
+    if not words or words[-1] not in ID_SUFFIXES:
+        return False
+    return not any(word in OUTCOME_WORDS for word in words[:-1])
+
+
+def is_id_value(value: object) -> bool:
+    """A scalar that can name a task: an integer, or a short string without whitespace."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return True
+    if isinstance(value, str):
+        return 0 < len(value) <= MAX_ID_CHARS and not any(ch.isspace() for ch in value)
+    return False
+
+
+def inferred_candidates(row: dict[str, object], known: frozenset[str]) -> tuple[str, ...]:
+    """The fields of a row that may name its task beyond the known ones: top level, then under
+    :data:`METADATA_OBJECTS`, each by name; at most :data:`MAX_INFERRED`."""
+    found: list[str] = []
+    containers: list[tuple[str, object]] = [("", row)]
+    for path in METADATA_OBJECTS:
+        node: object = row
+        for part in path.split("."):
+            node = node.get(part) if isinstance(node, dict) else None
+        containers.append((path + ".", node))
+    for prefix, node in containers:
+        if not isinstance(node, dict):
+            continue
+        for name in sorted(node):
+            path = prefix + name
+            if (isinstance(name, str) and not name.startswith("_ng_") and path not in known and "." not in name
+                    and names_an_identity(path) and is_id_value(node[name])):
+                found.append(path)
+    return tuple(found[:MAX_INFERRED])
+
+
 #: Fields the skeleton reader keeps as their encoded JSON text: a prompt runs to many kilobytes
 #: and is needed only as a hash, on rows that name no id field; building its objects would cost
 #: more than the rest of the row.
@@ -112,12 +181,13 @@ LOAD_FIELDS: tuple[str, ...] = (
 )
 
 
-def load_paths(key: Optional[str]) -> tuple[str, ...]:
+def load_paths(key: Optional[str], inferred: tuple[str, ...] = ()) -> tuple[str, ...]:
     """The paths a side is loaded from: :data:`LOAD_FIELDS`, every candidate, and the given key.
 
     The candidates are read even under an explicit key: a failure record that names its task by
-    another field is not anonymous. The identity fallbacks are read only when the key is detected.
+    another field is not anonymous. The identity fallbacks are read only when the key is detected,
+    with the ``inferred`` candidates the side's first row showed (:func:`inferred_candidates`).
     """
-    fallbacks = () if key else IDENTITY_FALLBACKS
+    fallbacks = () if key else IDENTITY_FALLBACKS + inferred
     extra = (key,) if key and key not in LOAD_FIELDS + KEY_CANDIDATES else ()
     return LOAD_FIELDS + KEY_CANDIDATES + fallbacks + extra

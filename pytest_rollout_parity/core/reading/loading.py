@@ -28,7 +28,7 @@ from .files import RowAt, check_first_line, companion, decompressed, main_file_o
 from .row_facts import fold_failure_record
 from .side_builder import PendingRow, RowSource, SideBuilder, is_failure_record
 from .skeleton import DecodeError as SKELETON_ERRORS
-from .skeleton import Decoder, skeleton_decoder
+from .skeleton import Decoder, FirstRowInFull, skeleton_decoder
 
 if TYPE_CHECKING:
     from .side_request import SideRequest
@@ -398,7 +398,9 @@ def read_side(
     ``progress`` is told the bytes of the main file read so far; ``check_first`` sees each row
     before anything else does, until one has joined the side.
     """
-    decode = None if keep else skeleton_decoder(builder.key)
+    decode = None if keep else FirstRowInFull(builder.key)
+    if decode is not None and builder.rows and builder.vote.inferred is not None:
+        decode.ready(builder.vote.inferred)  # a later shard: the first one's row showed them
     sidecar, shown = _existing_sidecar(path), sidecar_display(display, path)
     scored: set[tuple[Any, Any]] = set()  # (task, rollout) pairs of the sidecar's records scored here
     wanted = _sidecar_pairs(sidecar, shown)  # None: every pair (the sidecar's are not known)
@@ -413,6 +415,8 @@ def read_side(
         pair = index_pair(row)
         attempts.see_row(row, builder.rows, line_no, pair)
         builder.add_row(row, RowSource(Place(display, line_no), main, offset), keep=keep)
+        if decode is not None and not decode.settled and builder.vote.inferred is not None:
+            decode.ready(builder.vote.inferred)
         if pair is not None and (wanted is None or pair in wanted):
             scored.add(pair)
     if agents is not None:

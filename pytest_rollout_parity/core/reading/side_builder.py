@@ -21,6 +21,26 @@ from .row_facts import RewardTypeError, fold_failure_record, lookup, reduce_row
 
 #: What a file whose rows never carry `reward` most likely is.
 NOT_ROLLOUTS = "an input dataset, not rollouts (no row has a reward field)"
+#: The same, for files whose first row shows what they are instead.
+REWARD_PROFILE = ("a per-task reward profile (gym eval profile's mean/reward, max/reward, expected_num_rollouts), "
+                  "not rollouts (no row has a reward field): give the rollouts file the profile was made from")
+AGGREGATE_METRICS = "aggregate metrics (one figure per metric, no task rows), not rollouts (no row has a reward field)"
+CHAT_TRANSCRIPT = "a chat transcript (rows of messages), not rollouts (no row has a reward field)"
+#: A row's candidate values carry, under this name, what its file looks like when it is no rollouts file.
+SHAPE = "#shape"
+
+
+def what_rows_are(row: dict[str, Any]) -> str:
+    """What a file whose rows have no reward field is, by what its first row holds."""
+    keys = [key for key in row if isinstance(key, str)]
+    if "expected_num_rollouts" in keys or "rollout_infos" in keys or any(
+            key.endswith("/reward") for key in keys):
+        return REWARD_PROFILE
+    if "messages" in keys or ("role" in keys and "content" in keys):
+        return CHAT_TRANSCRIPT
+    if keys and sum("/" in key or key.startswith(("mean", "avg", "pass@")) for key in keys) * 2 > len(keys):
+        return AGGREGATE_METRICS
+    return NOT_ROLLOUTS
 
 
 def is_failure_record(row: dict[str, Any]) -> bool:
@@ -84,6 +104,7 @@ class SideBuilder:
         #: executions of a logical rollout left out because a newer attempt stands (:mod:`.attempts`)
         self.superseded = 0
         self._anonymous: set[int] = set()  # places of rows that name no task (they do not vote)
+        self._shape: Optional[str] = None  # what the first main row says the file is, if no rollouts
         #: every byte of the side's files as read (the reader child sends its own with its end)
         self.digest = ContentDigest()
 
@@ -105,7 +126,9 @@ class SideBuilder:
             task = describe_row_task(row, self.key)
             raise source.place.error(f"{exc}" + (f" (task {task})" if task else "")) from None
         anonymous = (sidecar or is_failure_record(row)) and names_no_task(row, self.key)
-        names = self.vote.candidate_values(row)
+        names = self.vote.candidate_values(row, anonymous=anonymous)
+        if not sidecar and not self.facts and self._shape is None and REWARD not in row:
+            names[SHAPE] = what_rows_are(row)
         if self._shard is not None:
             facts.shard = self._shard - 1
             if names.get(TASK_INDEX) is not None:
@@ -123,6 +146,8 @@ class SideBuilder:
 
     def add(self, pending: PendingRow) -> None:
         """Join a prepared row to the side; its key value votes unless it is anonymous."""
+        if self._shape is None and SHAPE in pending.names:
+            self._shape = pending.names[SHAPE]
         had_fields = bool(self.vote.columns)
         error = self.vote.add(pending.names, anonymous=pending.anonymous)
         if error:
@@ -166,7 +191,7 @@ class SideBuilder:
         ``reader`` reads a row again (rows not kept in memory) when deferred prompts are needed.
         """
         if self.facts and not self._rows_with_reward_field and any(f.origin is RowOrigin.MAIN for f in self.facts):
-            raise CompareInputError(display, NOT_ROLLOUTS)
+            raise CompareInputError(display, self._shape or NOT_ROLLOUTS)
         read = reader or _kept_row
 
         def prompt_at(index: int) -> Any:
@@ -176,7 +201,7 @@ class SideBuilder:
         if self.superseded:
             choice.notes.append(superseded_note(self.superseded))
         self.vote.fill_prompts(choice, prompt_at)
-        if choice.key is None and self.vote.voters:
+        if choice.key is None and self.vote.voters and not choice.inferred:
             raise (self._lost_last_field_at or Place(display)).error(NO_KEY)
         if choice.key is None:
             choice.values = [None] * len(self.facts)

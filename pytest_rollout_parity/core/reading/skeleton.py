@@ -24,7 +24,8 @@ try:  # pragma: no cover - exercised when the extra is installed
 except ImportError:  # pragma: no cover - exercised when it is not
     msgspec = None  # type: ignore[assignment]
 
-Decoder = Callable[[bytes], dict[str, Any]]
+#: A line's fields as a dict; None leaves the line to the full parse.
+Decoder = Callable[[bytes], Optional[dict[str, Any]]]
 
 
 class _NeverEncoded:
@@ -85,15 +86,18 @@ def _struct(name: str, tree: _Tree) -> Any:
     return msgspec.defstruct(name, fields)
 
 
-def skeleton_decoder(key: Optional[str]) -> Optional[Decoder]:
+def skeleton_decoder(key: Optional[str], inferred: tuple[str, ...] = ()) -> Optional[Decoder]:
     """A bytes -> skeleton-dict decoder for rows keyed by ``key`` (None: detection), or None.
+
+    ``inferred`` adds the id candidates a side's first row showed (read in full, see
+    :class:`FirstRowInFull`), so that every later row is decoded with them.
 
     The dict holds the fields that were present, under their JSON names (absent ones are UNSET,
     which :func:`msgspec.to_builtins` leaves out); an encoded field stays an :data:`EncodedJSON`.
     """
     if not skeleton_available():
         return None
-    tree = _tree(load_paths(key), ENCODED_FIELDS)
+    tree = _tree(load_paths(key, inferred), ENCODED_FIELDS)
     decode_struct = msgspec.json.Decoder(_struct("RowSkeleton", tree)).decode
     to_builtins = msgspec.to_builtins
     keep_encoded = (EncodedJSON,)
@@ -114,3 +118,25 @@ def decode_encoded(value: Any) -> Any:
 DecodeError: tuple[type[BaseException], ...] = (
     (msgspec.DecodeError, msgspec.ValidationError, RecursionError) if msgspec is not None else ()
 )
+
+
+class FirstRowInFull:
+    """A decoder that leaves rows to the full parse until :meth:`ready` is told the side's inferred
+    id candidates (seen on its first voting row, parsed in full so that every field shows, and
+    what a file that holds no rollouts is); from then on the skeleton reads with them. Returns None
+    for a line it leaves to the full parse."""
+
+    def __init__(self, key: Optional[str]) -> None:
+        self.key = key
+        self.settled = False
+        self.inner: Optional[Decoder] = None
+
+    def ready(self, inferred: tuple[str, ...]) -> None:
+        """The candidates are known: decode with the skeleton from now on."""
+        if not self.settled:
+            self.settled = True
+            self.inner = skeleton_decoder(self.key, inferred)
+
+    def __call__(self, raw: bytes) -> Optional[dict[str, Any]]:
+        inner = self.inner
+        return inner(raw) if inner is not None else None

@@ -443,6 +443,8 @@ def nothing_compared(result: CompareResult) -> Optional[str]:
     if result.compared:
         return None
     shared = [t for t in result.tasks if t.old is not None and t.new is not None]
+    if not shared and result.unjoined:
+        return f"no task was compared: {result.unjoined}"
     if not shared:
         old_only = sum(1 for t in result.tasks if t.new is None)
         new_only = sum(1 for t in result.tasks if t.old is None)

@@ -1,0 +1,113 @@
+"""The plan's formulas and the agent-error rate test, checked against scipy (never the code's own numbers)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from pytest_rollout_parity import compare_rollouts
+from pytest_rollout_parity.core.statistics.agent_rates import error_rates, fisher_greater
+from pytest_rollout_parity.core.statistics.left_out import left_out
+from pytest_rollout_parity.core.statistics.plan import (
+    flip_p,
+    flip_repeats,
+    plan,
+    repeats_for_power,
+    tasks_for_power,
+    tost_power,
+)
+
+
+def _scipy_power(tasks: int, variance: float, margin: float) -> float:
+    """2 F(M sqrt(T / v) - t_0.95) - 1 with scipy's t distribution."""
+    df = tasks - 1
+    shift = margin * math.sqrt(tasks / variance) - stats.t.ppf(0.95, df)
+    return max(0.0, 2 * stats.t.cdf(shift, df) - 1)
+
+
+@given(new_errors=st.integers(0, 40), new_clean=st.integers(0, 40), old_errors=st.integers(0, 40),
+       old_clean=st.integers(0, 40))
+@settings(max_examples=200, deadline=None)
+def test_fisher_greater_is_scipys_one_sided_fisher(new_errors: int, new_clean: int, old_errors: int,
+                                                    old_clean: int) -> None:
+    ours = fisher_greater(new_errors, new_errors + new_clean, old_errors, old_errors + old_clean)
+    theirs = stats.fisher_exact([[new_errors, new_clean], [old_errors, old_clean]], alternative="greater").pvalue
+    assert ours == pytest.approx(theirs, rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize(("tasks", "variance", "margin"), [(2, 0.5, 0.1), (10, 0.05, 0.1), (50, 0.013, 0.05),
+                                                           (300, 0.3, 0.05), (7, 0.001, 0.02)])
+def test_tost_power_is_the_documented_formula(tasks: int, variance: float, margin: float) -> None:
+    assert tost_power(tasks, variance, margin) == pytest.approx(_scipy_power(tasks, variance, margin), abs=1e-7)
+
+
+@pytest.mark.parametrize(("variance", "margin"), [(0.5, 0.1), (0.2, 0.05), (0.02, 0.05), (1.0, 0.3)])
+def test_the_planned_tasks_are_the_fewest_that_reach_80_percent(variance: float, margin: float) -> None:
+    tasks = tasks_for_power(variance, margin)
+    assert tasks is not None
+    assert _scipy_power(tasks, variance, margin) >= 0.8
+    assert tasks == 2 or _scipy_power(tasks - 1, variance, margin) < 0.8
+    # the textbook closed form, normal quantiles: n >= (z_0.95 + z_0.90)^2 v / M^2 (the t's make it larger)
+    assert tasks >= (stats.norm.ppf(0.95) + stats.norm.ppf(0.9)) ** 2 * variance / margin ** 2
+
+
+@pytest.mark.parametrize(("tasks", "rollout_variance", "margin"), [(50, 0.26, 0.05), (20, 0.4, 0.1), (8, 0.6, 0.05)])
+def test_the_planned_rollouts_are_the_fewest_that_reach_80_percent(tasks: int, rollout_variance: float,
+                                                                   margin: float) -> None:
+    repeats = repeats_for_power(tasks, rollout_variance, margin)
+    assert repeats is not None
+    assert _scipy_power(tasks, rollout_variance / repeats, margin) >= 0.8
+    assert repeats == 1 or _scipy_power(tasks, rollout_variance / (repeats - 1), margin) < 0.8
+
+
+def test_one_task_cannot_be_planned_by_rollouts() -> None:
+    assert repeats_for_power(1, 0.4, 0.05) is None
+
+
+@pytest.mark.parametrize("repeats", [1, 2, 3, 4, 6, 8])
+def test_a_complete_flip_has_fishers_p(repeats: int) -> None:
+    assert flip_p(repeats) == pytest.approx(stats.fisher_exact([[repeats, 0], [0, repeats]]).pvalue)
+
+
+@pytest.mark.parametrize(("tests", "alpha"), [(1, 0.05), (10, 0.05), (100, 0.05), (40, 0.1)])
+def test_the_flip_plan_is_the_fewest_repeats_the_bh_rule_lets_fail(tests: int, alpha: float) -> None:
+    repeats = flip_repeats(tests, alpha)
+    assert stats.fisher_exact([[repeats, 0], [0, repeats]]).pvalue * tests < alpha
+    if repeats > 1:
+        assert stats.fisher_exact([[repeats - 1, 0], [0, repeats - 1]]).pvalue * tests >= alpha
+
+
+def test_the_plan_reads_the_within_task_variances() -> None:
+    old = [{"task_id": f"t{t}", "reward": r} for t in range(3) for r in (1.0, 0.0, 1.0, 1.0)]
+    new = [{"task_id": f"t{t}", "reward": r} for t in range(3) for r in (1.0, 1.0, 0.0, 0.0)]
+    planned = plan(compare_rollouts(old, new), 0.1, 0.05)
+    within = stats.tvar([1.0, 0.0, 1.0, 1.0]) + stats.tvar([1.0, 1.0, 0.0, 0.0])
+    assert planned.rollout_variance == pytest.approx(within)
+    assert planned.repeats == 4 and planned.tasks == 3
+    assert planned.rollouts_needed is not None
+    assert _scipy_power(3, within / planned.rollouts_needed, 0.1) >= 0.8
+
+
+def test_error_rates_count_rows_of_shared_tasks() -> None:
+    old = [{"task_id": f"t{t}", "reward": 1.0} for t in range(10)] + [{"task_id": "gone", "reward": 1.0}]
+    new = [{"task_id": f"t{t}", "reward": 0.0, "agent_timed_out": True} for t in range(6)]
+    new += [{"task_id": f"t{t}", "reward": 1.0} for t in range(6, 10)]
+    rates = error_rates(compare_rollouts(old, new))
+    assert rates is not None and (rates.new_errors, rates.new_rows, rates.old_errors, rates.old_rows) == (6, 10, 0, 10)
+    assert rates.p_value == pytest.approx(stats.fisher_exact([[6, 4], [0, 10]], alternative="greater").pvalue)
+    assert rates.clearly_higher
+
+
+def test_masked_rows_of_compared_tasks_widen_the_left_out_range_by_hand() -> None:
+    old = [{"task_id": "a", "reward": 1.0}, {"task_id": "a", "reward": 1.0},
+           {"task_id": "b", "reward": 0.0}, {"task_id": "b", "reward": 0.0}]
+    new = [{"task_id": "a", "reward": 1.0}, {"task_id": "a", "reward": 0.0, "mask_sample": True},
+           {"task_id": "b", "reward": 0.0}, {"task_id": "b", "reward": 0.0}]
+    left = left_out(compare_rollouts(old, new))
+    assert (left.old_rows, left.new_rows, left.old, left.new) == (0, 1, 0, 0)
+    # task a's new mean had its masked row scored 0 or 1: 0.5 or 1.0; b's difference is 0
+    assert left.delta_range == pytest.approx(((0.5 - 1.0 + 0.0) / 2, (1.0 - 1.0 + 0.0) / 2))
