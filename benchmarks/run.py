@@ -13,8 +13,9 @@ same parameters), the files are read once to warm the page cache, then three chi
 timed one after the other, each via os.wait4 (wall clock, user+sys CPU, peak RSS of that child):
 
 The user-facing scales (see benchmarks/README.md): rerun, xdist and cores on the pair --pair names;
-protocol (10,000 small tasks against as many parametrized tests with the same outcomes) and memory
-(100,000 small tasks against as many trivial parametrized tests) on their own pairs.
+protocol (10,000 small tasks against as many parametrized tests with the same outcomes), memory
+(100,000 small tasks against as many trivial parametrized tests) and flips (100,000 tasks, 5% of
+them flipped, under --tb=line, against parametrized tests of the same outcomes) on their own pairs.
 
   gate          python -m pytest -q -p no:cacheprovider --parity-old=.. --parity-new=..
   json.loads    a stdlib json.loads of every line of both files and the sidecar (floor 1)
@@ -60,11 +61,14 @@ SCALES = {
     "medium": (2_000, 5, 40),
     "large": (5_000, 5, 40),
     "tasks100k": (100_000, 1, 0.5),  # 100,000 small tasks: the memory of that many items
+    "flips100k": (100_000, 1, 0.5),  # the same with 5% of the tasks flipped: a large run's many failures
 }
 ROWSIZE_DEFAULT = (1_000, 2, 40)  # run at row-kb and 4 x row-kb
-USER_SCALES = ("rerun", "xdist", "cores", "protocol", "memory", "shards")
+USER_SCALES = ("rerun", "xdist", "cores", "protocol", "memory", "shards", "flips")
 #: the pair each user-facing scale runs on when it is not the one --pair names
-OWN_PAIR = {"protocol": "items", "memory": "tasks100k"}
+OWN_PAIR = {"protocol": "items", "memory": "tasks100k", "flips": "flips100k"}
+#: the flip rate of the pairs that fix their own (a large run with many failures)
+OWN_FLIP_RATE = {"flips100k": 0.05}
 SHARDS_DEFAULT = 8  # how many shard files the shards scale splits a side into
 UNUSED_FLOOR_MS = 15.0  # what the installed plugin may add to a pytest run that does not use it
 
@@ -235,13 +239,18 @@ def trivial_test_file(out: Path, n: int) -> Path:
 
 
 def outcome_test_file(out: Path, passed: int, failed: int, xfailed: int) -> Path:
-    """Parametrized tests with the given outcomes, failing and xfailing as the gate's items do."""
-    path = out / f"test_outcomes_{passed}_{failed}_{xfailed}.py"
+    """Parametrized tests with the given outcomes, failing and xfailing as the gate's items do.
+
+    Each test's id is its number: parametrizing over repeated values would make pytest
+    disambiguate as many equal ids, work the gate's items (one name a task) never cause.
+    """
+    path = out / f"test_outcomes_{passed}_{failed}_{xfailed}_ids.py"
     if not path.exists():
         path.write_text(
             "import pytest\n\n\n"
-            f"@pytest.mark.parametrize('kind', ['p'] * {passed} + ['f'] * {failed} + ['x'] * {xfailed})\n"
-            "def test_t(kind, request):\n"
+            f"@pytest.mark.parametrize('i', range({passed + failed + xfailed}))\n"
+            "def test_t(i, request):\n"
+            f"    kind = 'p' if i < {passed} else 'f' if i < {passed + failed} else 'x'\n"
             "    if kind == 'f':\n"
             "        pytest.fail('task: new regressed: old=1.0 new=0.0', pytrace=False)\n"
             "    if kind == 'x':\n"
@@ -328,6 +337,8 @@ FLOORS = {
     "xdist adds": 1.10,   # (gate -n 2 - gate serial) / (no-op -n 2 - no-op serial), as many tests
     "memory 100k": 1.20,  # peak RSS summed, 100k small tasks / 100k trivial parametrized tests
     "shards": 1.10,       # the new side in N shard files / the same rows in one file
+    "flips wall": 1.20,   # 100k tasks, 5% flipped, --tb=line / parametrized tests of the same outcomes
+    "flips memory": 1.20,  # the same, peak RSS summed over the processes
 }
 MEMORY_FLOOR_MB = 100.0  # MiB: the most a gate run holds at once over every process it starts (2 GB pair)
 #: one core (taskset -c 0), whole gate / json.loads before the two sides were read at once (default
@@ -410,6 +421,8 @@ def bench_users(kind: str, pair: str, seed: int, rates: dict, runs: int, baselin
     """The user-facing scales on a named pair: rerun, xdist, cores, shards; protocol and memory on their own."""
     pair = OWN_PAIR.get(kind, pair)
     tasks, repeats, kb = SCALES[pair]
+    if pair in OWN_FLIP_RATE:
+        rates = {**rates, "flip_rate": OWN_FLIP_RATE[pair]}
     out, manifest = ensure_pair(pair, tasks, repeats, kb, seed, rates)
     old, new = out / "old" / "rollouts.jsonl", out / "new" / "rollouts.jsonl"
     sidecar = out / "new" / "rollouts_failures.jsonl"
@@ -421,7 +434,8 @@ def bench_users(kind: str, pair: str, seed: int, rates: dict, runs: int, baselin
     full, fast = {"PARITY_PARSER": "full"}, {"PARITY_PARSER": "auto"}
     json_cmd = ("json.loads", [PY, "-c", JSON_FLOOR, *map(rel, files)], {}, None)
     if not WARMED:  # one untimed run, so that bytecode caches exist before anything is timed
-        measure("warm-up", [*gate, "-p", "no:cacheprovider"], out, out / "out_warmup.txt")
+        # (--tb=line: on a pair of many flips pytest's own failure section would otherwise take most of it)
+        measure("warm-up", [*gate, "-p", "no:cacheprovider", "--tb=line"], out, out / "out_warmup.txt")
         WARMED.append(True)
     print(f"\n== {kind} on the {pair} pair ({sum(p.stat().st_size for p in files) / 1e6:.0f} MB both sides, "
           f"{manifest['tasks_joined']} items), fastest of {runs}")
@@ -487,6 +501,24 @@ def bench_users(kind: str, pair: str, seed: int, rates: dict, runs: int, baselin
         shown = ", ".join(f"{n} {word}" for word, n in counts.items())
         floor_line("protocol", gate_run.wall / plain.wall, FLOORS["protocol"],
                    f"gate {gate_run.wall:.2f}s / {sum(counts.values())} parametrized tests ({shown}) {plain.wall:.2f}s")
+    elif kind == "flips":
+        # pytest's failure section compares every failure with every stored report unless --tb=line or
+        # --tb=no: with thousands of failures that is most of the run, for any suite; the gate's floor
+        # is plain parametrized tests of the same outcomes under the same --tb=line
+        line = ["--tb=line"]
+        measure("warm-up", [*gate, *no_cache, *line], out, out / "out_gate.txt")
+        counts = outcome_counts((out / "out_gate.txt").read_text(errors="replace").strip().splitlines()[-1])
+        same = rel(outcome_test_file(out, counts["passed"], counts["failed"], counts["xfailed"]))
+        commands = [("gate --tb=line", [*gate, *no_cache, *line], full, None),
+                    ("same outcomes --tb=line", [PY, "-m", "pytest", "-q", *no_cache, *line, same], {}, None)]
+        best = timed_best(commands, out, runs)
+        table(list(best.values()))
+        gate_run, plain = best["gate --tb=line"], best["same outcomes --tb=line"]
+        shown = ", ".join(f"{n} {word}" for word, n in counts.items())
+        floor_line("flips wall", gate_run.wall / plain.wall, FLOORS["flips wall"],
+                   f"gate {gate_run.wall:.2f}s / {sum(counts.values())} parametrized tests ({shown}) {plain.wall:.2f}s")
+        floor_line("flips memory", gate_run.tree_mb / plain.tree_mb, FLOORS["flips memory"],
+                   f"peak RSS summed {gate_run.tree_mb:.1f} MB / {plain.tree_mb:.1f} MB")
     elif kind == "memory":
         trivial = [PY, "-m", "pytest", "-q", *no_cache, rel(trivial_test_file(out, manifest["tasks_joined"]))]
         commands = [("gate", [*gate, *no_cache], full, None), ("trivial", trivial, {}, None)]

@@ -63,7 +63,7 @@ if TYPE_CHECKING:
     from .reports.html_page import render_html
     from .reports.json_file import summary_dict, write_json, write_text
     from .reports.markdown import FLIPS, render_markdown
-    from .reports.summary import HookVerdict, RunInfo, Summary, build_summary, task_outcome
+    from .reports.summary import HookVerdict, RunInfo, SplitGroup, Summary, build_summary, task_outcome
     from .reports.terminal import summary_lines
     from .statistics.agent_rates import error_rates
     from .statistics.margin import (
@@ -105,6 +105,7 @@ __all__ = [
     "ShardPatternError",
     "SideProgress",
     "SideRequest",
+    "SplitGroup",
     "Summary",
     "TaskComparison",
     "TaskSide",
@@ -202,7 +203,7 @@ _ENTRANCE: dict[str, tuple[str, ...]] = {
     "reports.html_page": ("render_html",),
     "reports.json_file": ("summary_dict", "write_json", "write_text"),
     "reports.markdown": ("FLIPS", "render_markdown"),
-    "reports.summary": ("HookVerdict", "RunInfo", "Summary", "build_summary", "task_outcome"),
+    "reports.summary": ("HookVerdict", "RunInfo", "SplitGroup", "Summary", "build_summary", "task_outcome"),
     "reports.terminal": ("summary_lines",),
     "statistics.agent_rates": ("error_rates",),
     "statistics.margin": ("AGGREGATE_NAME", "Aggregate", "FlipJudgement", "equivalence", "judge_flips",

@@ -10,7 +10,7 @@ from typing import Optional
 
 import pytest
 
-from ..core import FLIPS, HookVerdict, Summary, build_summary, summary_lines, write_json
+from ..core import FLIPS, HookVerdict, SplitGroup, Summary, build_summary, summary_lines, write_json
 from ._pytest_compat import add_junit_suite_property
 from .collect import (
     CATEGORY_PROPERTY,
@@ -23,6 +23,30 @@ from .collect import (
 )
 from .run import ParityRun
 
+#: pytest's traceback styles whose failure section does not rescan the stored reports per failure
+LINEAR_TB_STYLES = ("line", "no")
+
+
+def splitter_group(config: pytest.Config) -> Optional[SplitGroup]:
+    """The group this run is of a test splitter that says so in its options: pytest-split's
+    `--splits N --group i`, pytest-shard's `--num-shards N --shard-id i` (counted from 0; shown from 1)."""
+    option = config.option
+    splits, group = getattr(option, "splits", None), getattr(option, "group", None)
+    if isinstance(splits, int) and isinstance(group, int) and splits > 0:
+        return SplitGroup("pytest-split", group, splits)
+    shards, shard = getattr(option, "num_shards", None), getattr(option, "shard_id", None)
+    if isinstance(shards, int) and isinstance(shard, int) and shards > 1:
+        return SplitGroup("pytest-shard", shard + 1, shards)
+    return None
+
+
+def session_failures(config: pytest.Config) -> int:
+    """How many reports of the whole session failed or errored (any test's), as the terminal counted them."""
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    stats = getattr(reporter, "stats", None) or {}
+    return sum(1 for key in ("failed", "error") for report in stats.get(key, ())
+               if getattr(report, "when", "call") in ("call", "setup", "teardown"))
+
 
 class ParitySummary:
     """Counts what the parity items did, then writes the summary once at the end."""
@@ -31,10 +55,10 @@ class ParitySummary:
         self.run = run
         #: each item's last outcome by node id: a rerun (pytest-rerunfailures) replaces the earlier one
         self.outcome_of: dict[str, str] = {}
+        #: what each parity item that ran is, by node id: ("task", label) or ("gate", item name)
+        self.item_of: dict[str, tuple[str, str]] = {}
         #: the hook verdicts that changed an item's outcome, by node id (task label, verdict)
         self.changed_by_hook: dict[str, tuple[str, HookVerdict]] = {}
-        #: the task label of each task item that ran, by node id
-        self.task_of: dict[str, str] = {}
         self.summary: Optional[Summary] = None
         #: reports that could not be written, for the terminal summary
         self.problems: list[str] = []
@@ -57,8 +81,8 @@ class ParitySummary:
         if report.when == "call" or (report.when == "setup" and not report.passed):
             self._flip_text(report, properties)
             self.outcome_of[report.nodeid] = "xfailed" if hasattr(report, "wasxfail") else report.outcome
-            if task_item:
-                self.task_of[report.nodeid] = str(properties[TASK_PROPERTY])
+            self.item_of[report.nodeid] = (("task", str(properties[TASK_PROPERTY])) if task_item
+                                           else ("gate", str(properties[GATE_PROPERTY])))
             self.changed_by_hook.pop(report.nodeid, None)
             if VERDICT_PROPERTY in properties:
                 given, reason = hook_verdict(str(properties[VERDICT_PROPERTY]))
@@ -89,12 +113,19 @@ class ParitySummary:
         for outcome in self.outcome_of.values():
             outcomes[outcome] = outcomes.get(outcome, 0) + 1
         hook_verdicts = dict(self.changed_by_hook.values())
-        ran_tasks = frozenset(self.task_of.values())
+        kinds: dict[str, dict[str, str]] = {"task": {}, "gate": {}}
+        for nodeid, (kind, name) in self.item_of.items():
+            kinds[kind][name] = self.outcome_of[nodeid]
+        config = session.config
+        ran_tasks = frozenset(kinds["task"])
         every_task = planning or len(ran_tasks) >= len(self.run.result.tasks)
         info = self.run.run_info(selected=ran, verdicts_changed=len(hook_verdicts), outcomes=outcomes,
-                                 hook_verdicts=hook_verdicts, collect_only=bool(session.config.option.collectonly),
+                                 hook_verdicts=hook_verdicts, collect_only=bool(config.option.collectonly),
                                  ran_tasks=None if every_task else ran_tasks,
-                                 evidence=self.texts, no_output=len(self.no_output))
+                                 evidence=self.texts, no_output=len(self.no_output),
+                                 task_outcomes=kinds["task"], gate_outcomes=kinds["gate"],
+                                 group=splitter_group(config), session_failures=session_failures(config),
+                                 failure_section_rescans=config.option.tbstyle not in LINEAR_TB_STYLES)
         self.summary = build_summary(self.run.result, info, paired=self.run.paired, margin=self.run.settings.margin,
                                      coverage=self.run.coverage, alpha=self.run.settings.alpha,
                                      judgements=list(self.run.judgements) if self.run.settings.margin is not None

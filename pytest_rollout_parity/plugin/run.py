@@ -31,6 +31,7 @@ from ..core import (
     PairedSection,
     RunInfo,
     SideRequest,
+    SplitGroup,
     check_side,
     combined_check,
     compare_loaded,
@@ -176,9 +177,13 @@ class ParityRun:
                  outcomes: Optional[dict[str, int]] = None,
                  hook_verdicts: Optional[dict[str, HookVerdict]] = None, collect_only: bool = False,
                  ran_tasks: Optional[frozenset[str]] = None,
-                 evidence: Optional[dict[str, str]] = None, no_output: int = 0) -> RunInfo:
+                 evidence: Optional[dict[str, str]] = None, no_output: int = 0,
+                 task_outcomes: Optional[dict[str, str]] = None, gate_outcomes: Optional[dict[str, str]] = None,
+                 group: Optional[SplitGroup] = None, session_failures: int = 0,
+                 failure_section_rescans: bool = False) -> RunInfo:
         """What the run adds to the summary: files, selection, hook verdicts, outcomes, the flips'
-        texts and, for a side keyed on index or prompt, the listed flips' prompt excerpts."""
+        texts, for a side keyed on index or prompt the listed flips' prompt excerpts, the part of the
+        whole file that ran here, and what the parts of a split run must agree on to be merged."""
         return RunInfo(
             old_file=self.old.display,
             new_file=self.new.display,
@@ -204,6 +209,13 @@ class ParityRun:
             evidence=evidence or {},
             no_output=no_output,
             excerpts=self.excerpts() if self.wants_excerpt else {},
+            task_outcomes=task_outcomes or {},
+            gate_outcomes=gate_outcomes or {},
+            group=group,
+            inputs={"old": self.old.digest, "new": self.new.digest},
+            options=decision_options(self.settings, self.known_flips),
+            session_failures=session_failures,
+            failure_section_rescans=failure_section_rescans,
         )
 
     def excerpts(self) -> dict[str, str]:
@@ -215,6 +227,26 @@ class ParityRun:
             if shown is not None:
                 found[task.task] = shown
         return found
+
+
+def decision_options(settings: ParitySettings, known_flips: Optional[KnownFlips]) -> dict[str, object]:
+    """The settings that decide an item's outcome, as plain values: the parts of a split run are
+    merged only when theirs are equal (the known flips by the tasks and reasons they accept)."""
+    return {
+        "margin": settings.margin,
+        "alpha": settings.alpha,
+        "strict": settings.strict,
+        "max_missing": settings.max_missing.text,
+        "max_masked": settings.max_masked.text,
+        "max_uncompared": settings.max_uncompared.text,
+        "allow_copy": settings.allow_copy,
+        "old_key": settings.side_key("old")[0],
+        "new_key": settings.side_key("new")[0],
+        "old_agent": settings.side_agent("old")[0],
+        "new_agent": settings.side_agent("new")[0],
+        "known_flips": (sorted([entry.task, entry.reason] for entry in known_flips.entries.values())
+                        if known_flips is not None else None),
+    }
 
 
 def _sidecar_shown(side: LoadedSide) -> Optional[str]:

@@ -196,7 +196,7 @@ def test_a_stream_cut_short_is_not_a_side(real_pair: tuple[Path, Path]) -> None:
     sidecar, agents = read_rollouts(real_pair[0], "o.jsonl", builder)
     builder.flush()
     send(chunks.append, ("end", str(sidecar) if sidecar else None, agents.compared, dict(agents.counts),
-                         builder.superseded, builder.dropped))
+                         builder.superseded, builder.dropped, (builder.digest.crc, builder.digest.size)))
     stream = b"".join(chunks)
     whole = replay(stream, SideBuilder(None), "o.jsonl", "o_failures.jsonl")
     assert whole is not None

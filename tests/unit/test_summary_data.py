@@ -141,7 +141,8 @@ def test_json_renders_the_summary(tmp_path: Path) -> None:
     assert data["aggregate"] == {"margin": 0.05, "lower_bound": None, "upper_bound": None, "passed": False}
     assert data["aggregate_metrics"]["old"] is None and data["aggregate_metrics"]["new"]["recorded_mean"] == 0.5
     assert data["run"] == {"selected": 2, "verdicts_changed_by_hook": 0, "outcomes": {"failed": 2},
-                           "known_flips": None, "gate_items": ["parity-aggregate"]}
+                           "known_flips": None, "gate_items": ["parity-aggregate"],
+                           "part": None, "gate": [], "inputs": {}, "options": {}}
     target = tmp_path / "s.json"
     write_json(target, summary)
     assert json.loads(target.read_text(encoding="utf-8")) == data

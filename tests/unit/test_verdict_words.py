@@ -5,7 +5,7 @@ from __future__ import annotations
 from pytest_rollout_parity import compare_rollouts
 from pytest_rollout_parity.core.reports import markdown as markdown
 from pytest_rollout_parity.core.reports.html_fragments import summary_html
-from pytest_rollout_parity.core.reports.summary import HookVerdict, RunInfo, Summary, build_summary
+from pytest_rollout_parity.core.reports.summary import HookVerdict, RunInfo, SplitGroup, Summary, build_summary
 from pytest_rollout_parity.core.reports.terminal import summary_lines
 from pytest_rollout_parity.core.reports.wording import IMPROVED, REGRESSED, direction, hook_changes, verdict_words
 
@@ -78,15 +78,38 @@ def test_one_compared_task_is_singular() -> None:
         "no flip in 1 compared task; both files hold the same rows: was the new server run?")
 
 
-def test_a_narrowed_run_says_the_counts_are_the_whole_files() -> None:
+def test_a_narrowed_run_says_it_is_a_part_and_what_it_ran() -> None:
     old, new = {"a": 1.0, "b": 1.0, "c": 1.0}, {"a": 1.0, "b": 0.0, "c": 1.0}
-    narrowed = _summary(old, new, selected=1, outcomes={"passed": 1})
-    assert verdict_words(narrowed) == ("1 task regressed, 0 improved; 2 identical; "
-                                       "counts of the whole file: 1 of 3 tasks selected, 0 of them failed")
+    narrowed = _summary(old, new, selected=1, outcomes={"passed": 1}, task_outcomes={"a": "passed"},
+                        ran_tasks=frozenset({"a"}))
+    assert summary_lines(narrowed)[0] == (
+        "partial: INCONCLUSIVE: none of 1 item failed here; this run: 1 of 3 items; tasks 1 of 3; "
+        "the whole file (merge the parts for its verdict): 1 task regressed, 0 improved; 2 identical")
+    assert markdown.verdict_line(narrowed, 0).startswith(
+        "**partial: INCONCLUSIVE: none of 1 item failed here** (rollout parity): ")
     collected = _summary(old, new, collect_only=True)
     assert verdict_words(collected).endswith("; counts of the whole file (3 tasks): collected only, no item ran")
-    whole = _summary(old, new, selected=3, outcomes={"passed": 2, "failed": 1})
+    whole = _summary(old, new, selected=3, outcomes={"passed": 2, "failed": 1},
+                     task_outcomes={"a": "passed", "b": "failed", "c": "passed"})
     assert verdict_words(whole) == "1 task regressed, 0 improved; 2 identical"
+    assert summary_lines(whole)[0] == "parity: FAIL: 1 task regressed, 0 improved; 2 identical"
+
+
+def test_gate_items_never_count_as_tasks() -> None:
+    """Two tasks deselected and two gate items run: as many items ran as there are tasks, and it is
+    still a part, tasks and gate items counted apart."""
+    old = {t: 1.0 for t in "abcd"}
+    new = {**old, "d": 0.0}
+    part = _summary(old, new, selected=4, outcomes={"passed": 3, "failed": 1},
+                    task_outcomes={"a": "passed", "d": "failed"}, ran_tasks=frozenset({"a", "d"}),
+                    gate_items=("parity-aggregate", "parity-coverage"),
+                    gate_outcomes={"parity-aggregate": "passed", "parity-coverage": "passed"},
+                    group=SplitGroup("pytest-split", 3, 4))
+    line = summary_lines(part)[0]
+    assert line.startswith("partial: FAIL: 1 of 4 items failed here; this run: 4 of 6 items; tasks 2 of 4; "
+                           "gate items 2 of 2; pytest-split group 3 of 4; ")
+    assert part.run is not None and part.run.part is not None
+    assert (part.run.part.tasks_ran, part.run.part.items_ran, part.run.part.partial) == (2, 4, True)
 
 
 def test_margin_mode_names_the_failing_flips_and_those_within_noise() -> None:

@@ -41,7 +41,7 @@ def main() -> int:
     else:
         builder.flush()
         end: tuple[Any, ...] = ("end", str(sidecar) if sidecar is not None else None, agents.compared, dict(agents.counts),
-               builder.superseded, builder.dropped)
+               builder.superseded, builder.dropped, (builder.digest.crc, builder.digest.size))
         if shards:
             end += ([str(s) if s is not None else None for s in sidecars],)
         send(out.write, end)

@@ -11,7 +11,7 @@ Each frame is a 4-byte big-endian length, then ``marshal`` of one of::
 
     ("rows", [row, ...])          row: (facts, candidate values, anonymous, has a reward field)
     ("end", sidecar path or None, compared agent or None, {agent: rows}, superseded attempts,
-            places of the sent rows a newer attempt superseded
+            places of the sent rows a newer attempt superseded, (CRC-32, bytes) of the files read
             [, each shard's sidecar path or None, for a sharded side])
     ("input-error", path, reason, line, where as shown)
 """
@@ -26,6 +26,7 @@ from typing import Any, NamedTuple, Optional
 from ..errors import CompareInputError, Place
 from ..identity.join import DEFERRED
 from ..model import RowOrigin
+from .digest import ContentDigest
 from .side_builder import PendingRow, SideBuilder
 from .snapshot import FACT_FIELDS, facts_from_plain, plain_facts
 
@@ -122,8 +123,9 @@ def replay(data: bytes, builder: SideBuilder, display: str, sidecar_display: str
                 builder.add(PendingRow(Place(shown, facts[_LINE]), facts_from_plain(facts), names, anonymous,
                                        has_reward))
         elif kind == "end":
-            _, sidecar, agent, agent_rows, builder.superseded, dropped, *shards = message
+            _, sidecar, agent, agent_rows, builder.superseded, dropped, (crc, size), *shards = message
             builder.drop(dropped)
+            builder.digest = ContentDigest(crc, size)
             sidecars = tuple(Path(s) if s is not None else None for s in shards[0]) if shards else ()
             return StreamEnd(Path(sidecar) if sidecar is not None else None, agent, agent_rows, sidecars)
         elif kind == "input-error":

@@ -22,6 +22,7 @@ from ..identity.join import KeyChoice, TaskIdent
 from ..model import RowFacts, RowOrigin
 from .agents import AgentFilter, agent_of
 from .attempts import Attempts, Execution, attempt_of, index_pair, logical_key
+from .digest import ContentDigest
 from .fields import ATTEMPT_INDEX
 from .files import RowAt, check_first_line, check_home, companion, decompressed, main_file_of, open_regular, plain_name
 from .row_facts import fold_failure_record
@@ -122,13 +123,15 @@ MAX_LINE = 64 << 20
 
 
 def iter_objects(
-    path: Path, display: str, decode: Optional[Decoder] = None, progress: Optional[Progress] = None
+    path: Path, display: str, decode: Optional[Decoder] = None, progress: Optional[Progress] = None,
+    digest: Optional[ContentDigest] = None,
 ) -> Iterator[tuple[int, int, dict[str, Any]]]:
     """(line number, byte offset, object) for every non-blank line; errors name `<file>:<line>`.
 
     ``decode``, when given, is tried first (the skeleton reader); a line it cannot take is parsed
     in full, which also words any error. A gzip, bz2 or xz file is read decompressed (offsets are
-    then in the decompressed stream). ``progress`` is told the bytes of the file read so far.
+    then in the decompressed stream). ``progress`` is told the bytes of the file read so far;
+    ``digest``, when given, takes every line's bytes as read (decompressed).
     """
     raw_file = open_regular(path, display)
     with raw_file:
@@ -138,7 +141,7 @@ def iter_objects(
         except OSError as exc:
             raise CompareInputError(display, f"cannot read: {exc.strerror or exc}") from None
         with handle:
-            yield from _objects(handle, display, decode, _reporter(raw_file, total, progress))
+            yield from _objects(handle, display, decode, _reporter(raw_file, total, progress), digest)
 
 
 def _reporter(raw_file: BinaryIO, total: int, progress: Optional[Progress]) -> Optional[Callable[[], None]]:
@@ -148,7 +151,8 @@ def _reporter(raw_file: BinaryIO, total: int, progress: Optional[Progress]) -> O
 
 
 def _objects(
-    handle: BinaryIO, display: str, decode: Optional[Decoder], report: Optional[Callable[[], None]]
+    handle: BinaryIO, display: str, decode: Optional[Decoder], report: Optional[Callable[[], None]],
+    digest: Optional[ContentDigest] = None,
 ) -> Iterator[tuple[int, int, dict[str, Any]]]:
     offset = 0
     line_no = 0
@@ -164,6 +168,8 @@ def _objects(
             line_no += 1
             start = offset
             offset += len(raw)
+            if digest is not None:
+                digest.update(raw)
             if report is not None and offset >= next_report:
                 report()
                 next_report = offset + PROGRESS_STEP
@@ -248,6 +254,8 @@ class LoadedSide:
     #: a sharded side's files in order, each (path, name shown, its sidecar's path or None); empty
     #: for a side of one file (``path``, ``display`` and ``sidecar`` are then the whole side)
     shards: tuple[tuple[str, str, Optional[str]], ...] = ()
+    #: what the side's files held, as read (:mod:`.digest`); None for rows given in memory
+    digest: Optional[str] = None
 
     @property
     def key(self) -> Optional[str]:
@@ -351,6 +359,7 @@ def _sidecar_records(
     prepare: Callable[[int, int, dict[str, Any]], T],
     attempts: Attempts,
     keep: Callable[[dict[str, Any]], bool],
+    digest: Optional[ContentDigest] = None,
 ) -> list[tuple[Optional[tuple[Any, Any]], Execution, T]]:
     """A sidecar's records (none without one), each through ``prepare``, with what decides whether
     it stands: its (task, rollout) pair and its execution. Those ``keep`` rejects (another agent's)
@@ -358,7 +367,7 @@ def _sidecar_records(
     if sidecar is None:
         return []
     records = []
-    for line_no, offset, record in iter_objects(sidecar, shown):
+    for line_no, offset, record in iter_objects(sidecar, shown, digest=digest):
         if not keep(record):
             continue
         if not attempts.stamped and ATTEMPT_INDEX in record:
@@ -412,7 +421,7 @@ def read_side(
     attempts = Attempts(wanted)
     main = RowOrigin.MAIN
     rows_before = builder.rows
-    for line_no, offset, row in iter_objects(path, display, decode, progress):
+    for line_no, offset, row in iter_objects(path, display, decode, progress, builder.digest):
         if check_first is not None and builder.rows == rows_before:
             check_first(row)
         if agents is not None and not agents.keep(row):
@@ -431,7 +440,7 @@ def read_side(
         return builder.prepare(record, RowSource(Place(shown, line_no), RowOrigin.SIDECAR, offset), keep=keep)
 
     keep_record = agents.keep_record if agents is not None else lambda record: True
-    records = _sidecar_records(sidecar, shown, prepare, attempts, keep_record)
+    records = _sidecar_records(sidecar, shown, prepare, attempts, keep_record, builder.digest)
     if attempts.stamped:
         if attempts.unranked:
             _rank_unranked_rows(path, display, decode, agents, attempts, rows_before)
@@ -508,7 +517,8 @@ def finish_shards(
     shards = tuple((str(path), shown, str(sidecar) if sidecar is not None else None)
                    for (path, shown), sidecar in zip(files, sidecars))
     side = LoadedSide(path=files[0][0], display=display, sidecar=sidecars[0], choice=KeyChoice(None, []),
-                      facts=builder.facts, agent=agent, agent_rows=agent_rows, shards=shards)
+                      facts=builder.facts, agent=agent, agent_rows=agent_rows, shards=shards,
+                      digest=builder.digest.text())
     side.choice = builder.finish(display, side.read_row)
     return side
 
@@ -562,7 +572,7 @@ def finish_side(
         choice = builder.finish(display, lambda facts: read_row_at(path, sidecar, facts, main_at, sidecar_at))
     return LoadedSide(
         path=path, display=display, sidecar=sidecar, choice=choice, facts=builder.facts,
-        agent=agent, agent_rows=agent_rows,
+        agent=agent, agent_rows=agent_rows, digest=builder.digest.text(),
     )
 
 

@@ -15,6 +15,7 @@ from ..errors import CompareInputError, Place
 from ..identity.join import NO_KEY, KeyChoice, KeyVote, describe_row_task, ident_of
 from ..model import NO_OFFSET, RowFacts, RowOrigin, RowReader
 from .attempts import superseded_note
+from .digest import ContentDigest
 from .fields import FAILURE_MARKERS, PROMPT, REWARD, TASK_INDEX
 from .row_facts import RewardTypeError, fold_failure_record, lookup, reduce_row
 
@@ -104,6 +105,8 @@ class SideBuilder:
         self.superseded = 0
         self._anonymous: set[int] = set()  # places of rows that name no task (they do not vote)
         self._shape: Optional[str] = None  # what the first main row says the file is, if no rollouts
+        #: every byte of the side's files as read (the reader child sends its own with its end)
+        self.digest = ContentDigest()
 
     def prepare(self, row: dict[str, Any], source: RowSource, *, keep: bool) -> PendingRow:
         """Reduce a row; a sidecar record is folded into the masked row it stands for.

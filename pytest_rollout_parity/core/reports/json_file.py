@@ -20,18 +20,28 @@ from ..model import CompareResult
 from ..statistics.left_out import LeftOut
 from ..statistics.paired import PairedSection
 from ..statistics.plan import Plan
-from .summary import DEFAULT_ALPHA, Paired, RunInfo, SideSummary, Summary, TaskSummary, build_summary
+from .summary import DEFAULT_ALPHA, Paired, Part, RunInfo, SideSummary, Summary, TaskSummary, build_summary
 
 
 def _side(side: Optional[SideSummary]) -> Optional[dict[str, Any]]:
     return None if side is None else asdict(side)
 
 
-def _task(task: TaskSummary) -> dict[str, Any]:
+def _task(task: TaskSummary, in_run: bool) -> dict[str, Any]:
     return {"task": task.task, "category": task.category, "winner": task.winner,
             "old": _side(task.old), "new": _side(task.new), "p_value": task.p_value,
             "adjusted_p": task.adjusted_p, "outcome": task.outcome,
-            "hook_verdict": asdict(task.hook_verdict) if task.hook_verdict is not None else None}
+            "hook_verdict": asdict(task.hook_verdict) if task.hook_verdict is not None else None,
+            "ran_here": (task.item_outcome is not None) if in_run else None, "item_outcome": task.item_outcome}
+
+
+def _part(part: Optional[Part]) -> Optional[dict[str, Any]]:
+    """`"part"`: what of the whole file ran here, tasks and gate-level items apart; None: --collect-only."""
+    if part is None:
+        return None
+    return {"partial": part.partial, "items": part.items, "items_ran": part.items_ran,
+            "tasks": part.tasks, "tasks_ran": part.tasks_ran, "gate_items_ran": list(part.gate_ran),
+            "group": asdict(part.group) if part.group is not None else None}
 
 
 def _left_out(left: LeftOut) -> dict[str, Any]:
@@ -102,7 +112,7 @@ def json_dict(summary: Summary) -> dict[str, Any]:
         "notes": list(summary.notes),
         "copies": summary.copies,
         "paired": _paired(summary.paired),
-        "tasks": [_task(task) for task in summary.tasks],
+        "tasks": [_task(task, summary.run is not None) for task in summary.tasks],
         "plan": _plan(summary.plan),
     }
     if summary.aggregate is not None:
@@ -111,6 +121,7 @@ def json_dict(summary: Summary) -> dict[str, Any]:
         data["coverage"] = asdict(summary.coverage)
     if summary.flip_tests is not None:
         data["flip_tests"] = asdict(summary.flip_tests)
+        data["failing_flips"] = summary.failing_flips
     if summary.files is not None:
         data["files"] = asdict(summary.files)
     if summary.aggregate_metrics is not None:
@@ -125,6 +136,11 @@ def json_dict(summary: Summary) -> dict[str, Any]:
             "outcomes": dict(summary.run.outcomes),
             "known_flips": summary.run.known_flips,
             "gate_items": list(summary.run.gate_items),
+            "part": _part(summary.run.part),
+            "gate": [{"item": name, "ran_here": outcome is not None, "item_outcome": outcome}
+                     for name, outcome in summary.run.gate_outcomes],
+            "inputs": dict(summary.run.inputs),
+            "options": dict(summary.run.options),
         }
     return data
 

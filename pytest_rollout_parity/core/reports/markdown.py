@@ -26,6 +26,9 @@ from .wording import (
     flip_line,
     hook_changes,
     hook_heading,
+    part_of,
+    part_outcome,
+    partial_words,
     rows_note,
     side_line,
     uncompared,
@@ -77,7 +80,14 @@ def flip_text(task: TaskSummary) -> str:
 def verdict(summary: Summary, exit_status: Optional[int] = None,
             quote: Callable[[str], str] = lambda text: text) -> tuple[str, str]:
     """The verdict (`PASS`, `FAIL`, `INCONCLUSIVE`) and the tasks by what to do about them
-    (``quote`` marks up a file's name in them)."""
+    (``quote`` marks up a file's name in them); a part of the whole file gives its own verdict and
+    outcome (`partial: FAIL: 2 of 31 items failed here`) instead."""
+    part = part_of(summary)
+    if part is not None:
+        rest = partial_words(summary, part) + accepted_words(summary, quote)
+        if exit_status is not None:
+            rest += f" (exit status {exit_status})"
+        return f"partial: {verdict_head(summary)}: {part_outcome(summary, part)}", rest
     head = verdict_head(summary)
     rest = verdict_words(summary) + accepted_words(summary, quote)
     if exit_status is not None:
@@ -88,6 +98,8 @@ def verdict(summary: Summary, exit_status: Optional[int] = None,
 def verdict_line(summary: Summary, exit_status: Optional[int] = None) -> str:
     """One Markdown line a reviewer can act on: the verdict, then the tasks by what to do about them."""
     head, rest = verdict(summary, exit_status, _code)
+    if head.startswith("partial:"):
+        return f"**{head}** (rollout parity): {rest}"
     return f"**rollout parity: {head}**: {rest}"
 
 

@@ -68,6 +68,15 @@ class AcceptedFlips:
 
 
 @dataclass(frozen=True, slots=True)
+class SplitGroup:
+    """The group of a test splitter this run is: ``engine``'s group ``index`` (from 1) of ``count``."""
+
+    engine: str
+    index: int
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
 class RunInfo:
     """What the pytest run adds to the classification: the files and the items' fate."""
 
@@ -108,6 +117,52 @@ class RunInfo:
     excerpts: Mapping[str, str] = field(default_factory=dict)
     #: the labels of the task items that ran; None: every task's item ran (or no run is known)
     ran_tasks: Optional[frozenset[str]] = None
+    #: each task item that ran here and its last outcome, by task label
+    task_outcomes: Mapping[str, str] = field(default_factory=dict)
+    #: each gate-level item that ran here and its last outcome, by item name
+    gate_outcomes: Mapping[str, str] = field(default_factory=dict)
+    #: the splitter group this run is, when a splitter says so
+    group: Optional[SplitGroup] = None
+    #: each side's content digest as read (:mod:`..reading.digest`), by side
+    inputs: Mapping[str, Optional[str]] = field(default_factory=dict)
+    #: the settings that decide outcomes, as plain values (parts are joined only when they agree)
+    options: Mapping[str, object] = field(default_factory=dict)
+    #: how many items of the whole session failed (any test's), and whether pytest's failure
+    #: section rescans every stored report for each of them under the traceback style in use
+    session_failures: int = 0
+    failure_section_rescans: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """What of the whole file this run ran: tasks and gate-level items, apart, and its splitter group.
+
+    ``partial`` is a run that ran fewer items than the file has (a selection, a splitter group, a
+    stop after failures): its outcomes are this part's, and the whole file's verdict is the merge's.
+    """
+
+    tasks: int
+    tasks_ran: int
+    gate_items: tuple[str, ...]
+    gate_ran: tuple[str, ...]
+    group: Optional[SplitGroup]
+
+    @property
+    def items(self) -> int:
+        return self.tasks + len(self.gate_items)
+
+    @property
+    def items_ran(self) -> int:
+        return self.tasks_ran + len(self.gate_ran)
+
+    @property
+    def partial(self) -> bool:
+        return self.tasks_ran < self.tasks or len(self.gate_ran) < len(self.gate_items)
+
+
+#: past this many failures, pytest's failure section (each failure's report against every stored
+#: report) costs more than the run itself under a traceback style that rescans
+MANY_FAILURES = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +252,8 @@ class TaskSummary:
     adjusted_p: Optional[float] = None
     #: the start of the task's prompt, for a task keyed on its index or prompt (a listed flip), else None
     excerpt: Optional[str] = None
+    #: in a pytest run, the task item's outcome when it ran here (None: it did not, or no run)
+    item_outcome: Optional[str] = None
     #: what became of the task, in the one vocabulary of every report (docs/semantics.md, "Outcomes")
     outcome: TaskOutcome = "passed"
 
@@ -312,6 +369,15 @@ class RunOutcome:
     known_flips: Optional[str] = None
     collect_only: bool = False
     gate_items: tuple[str, ...] = ()
+    #: what of the whole file ran here (None: --collect-only)
+    part: Optional[Part] = None
+    #: each gate-level item the run collects, with its outcome here (None: it did not run here)
+    gate_outcomes: tuple[tuple[str, Optional[str]], ...] = ()
+    #: each side's content digest, and the settings that decide outcomes
+    inputs: tuple[tuple[str, Optional[str]], ...] = ()
+    options: tuple[tuple[str, object], ...] = ()
+    #: the session's failures (any test's), when pytest's failure section rescans for each of them
+    rescanned_failures: Optional[int] = None
 
     def items(self, tasks: int) -> int:
         """How many parity items the run collected: one per task and the gate-level items."""
@@ -458,11 +524,12 @@ def task_outcome(task: TaskComparison, judgement: Optional[FlipJudgement], hook_
 
 
 def _task(task: TaskComparison, p_value: Optional[float], hook_verdict: Optional[HookVerdict],
-          adjusted_p: Optional[float], outcome: TaskOutcome, excerpt: Optional[str] = None) -> TaskSummary:
+          adjusted_p: Optional[float], outcome: TaskOutcome, excerpt: Optional[str] = None,
+          item_outcome: Optional[str] = None) -> TaskSummary:
     return TaskSummary(task=task.task, category=task.category, winner=task.winner,
                        old=_side(task.old), new=_side(task.new), p_value=p_value, hook_verdict=hook_verdict,
                        adjusted_p=adjusted_p if task.category == "flipped" else None, outcome=outcome,
-                       excerpt=excerpt)
+                       excerpt=excerpt, item_outcome=item_outcome)
 
 
 def accepted_flips(tasks: tuple[TaskSummary, ...], run: Optional[RunInfo]) -> tuple[AcceptedFlips, ...]:
@@ -476,6 +543,22 @@ def accepted_flips(tasks: tuple[TaskSummary, ...], run: Optional[RunInfo]) -> tu
     if len(accepted) > listed:
         found.append(AcceptedFlips("hook", len(accepted) - listed))
     return tuple(found)
+
+
+def _run_outcome(run: RunInfo, tasks: int) -> RunOutcome:
+    """What the run did, with the part of the whole file it ran (tasks and gate-level items apart)."""
+    part = None
+    if not run.collect_only and run.selected is not None:
+        ran_gate = tuple(name for name in run.gate_items if name in run.gate_outcomes)
+        part = Part(tasks=tasks, tasks_ran=len(run.task_outcomes), gate_items=run.gate_items, gate_ran=ran_gate,
+                    group=run.group)
+    rescanned = run.session_failures if run.failure_section_rescans and run.session_failures > MANY_FAILURES else None
+    return RunOutcome(selected=run.selected, verdicts_changed_by_hook=run.verdicts_changed,
+                      outcomes=tuple(run.outcomes.items()), known_flips=run.known_flips,
+                      collect_only=run.collect_only, gate_items=run.gate_items, part=part,
+                      gate_outcomes=tuple((name, run.gate_outcomes.get(name)) for name in run.gate_items),
+                      inputs=tuple(run.inputs.items()), options=tuple(run.options.items()),
+                      rescanned_failures=rescanned)
 
 
 def _outside(decision: Equivalence) -> bool:
@@ -585,6 +668,7 @@ def build_summary(
     files = outcome = metrics = inventory = None
     verdicts: Mapping[str, HookVerdict] = run.hook_verdicts if run is not None else {}
     excerpts: Mapping[str, str] = run.excerpts if run is not None else {}
+    item_outcomes: Mapping[str, str] = run.task_outcomes if run is not None else {}
     if run is not None:
         notes.extend(check.note for check in run.aggregate.values() if check.note)
         notes.extend(run.notes)
@@ -596,16 +680,18 @@ def build_summary(
                       old_shards=run.old_shards, new_shards=run.new_shards,
                       old_sidecars=run.old_sidecars, new_sidecars=run.new_sidecars)
         metrics = AggregateMetrics(old=run.aggregate.get("old"), new=run.aggregate.get("new"))
-        outcome = RunOutcome(selected=run.selected, verdicts_changed_by_hook=run.verdicts_changed,
-                             outcomes=tuple(run.outcomes.items()), known_flips=run.known_flips,
-                             collect_only=run.collect_only, gate_items=run.gate_items)
+        outcome = _run_outcome(run, len(result.tasks))
+        if outcome.rescanned_failures is not None:
+            notes.append(f"{outcome.rescanned_failures} failures: pytest's failure section compares each "
+                         "with every stored report, which grows with items times failures; "
+                         "--tb=line or --tb=no keeps a large run linear (the JSON and HTML reports keep every detail)")
     ran = run.ran_tasks if run is not None and not run.collect_only else None
     collected_only = run is not None and run.collect_only
     tasks = tuple(
         _task(task, p, verdicts.get(task.task), adjusted_p,
               task_outcome(task, judgement, verdicts.get(task.task),
                            ran=not collected_only and (ran is None or task.task in ran)),
-              excerpts.get(task.task))
+              excerpts.get(task.task), item_outcomes.get(task.task))
         for task, p, adjusted_p, judgement in zip(result.tasks, section.p_values, adjusted, judged))
     aggregate = _equivalence(equivalence(section.stats, margin, section.left_out)) if margin is not None else None
     nothing = nothing_compared(result)

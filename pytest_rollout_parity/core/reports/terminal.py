@@ -16,6 +16,9 @@ from .wording import (
     coverage_line,
     hook_changes,
     hook_heading,
+    part_of,
+    part_outcome,
+    partial_words,
     plural,
     side_line,
     uncompared,
@@ -64,7 +67,14 @@ def _hook_verdict_lines(summary: Summary) -> list[str]:
 
 
 def verdict_line(summary: Summary) -> str:
-    """The one line a reviewer acts on: the verdict, then what regressed, improved, needs a rerun, was not compared."""
+    """The one line a reviewer acts on: the verdict, then what regressed, improved, needs a rerun, was not compared.
+
+    A part of the whole file (a selection, a splitter group) opens `partial:` with its own verdict and outcome.
+    """
+    part = part_of(summary)
+    if part is not None:
+        return (f"partial: {verdict_head(summary)}: {part_outcome(summary, part)}; {partial_words(summary, part)}"
+                f"{accepted_words(summary)}")
     return f"parity: {verdict_head(summary)}: {verdict_words(summary)}{accepted_words(summary)}"
 
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from typing import NamedTuple, Optional, TypeVar
+from typing import NamedTuple, Optional, Protocol, TypeVar
 
 from ..judging.coverage_file import FIELDS
 from ..model import Category, Side
-from .summary import Summary
+from .summary import Counts, Decision, Equivalence, Part, Summary
 
 #: Said in every verdict line of two sides that hold the same rows (the full note is among the notes).
 COPY_WORDS = "both files hold the same rows: was the new server run?"
@@ -61,16 +61,43 @@ def flip_line(winner: Optional[Side], old: Optional[float], new: Optional[float]
     return f"{line} ({extra})" if extra else line
 
 
+class Headline(Protocol):
+    """What the verdict's words are made of: the whole file's counts and decisions (a :class:`Summary`,
+    or the merged parts of a split run)."""
+
+    @property
+    def counts(self) -> Counts: ...
+    @property
+    def compared(self) -> int: ...
+    @property
+    def nothing_compared(self) -> Optional[str]: ...
+    @property
+    def failing_flips(self) -> Optional[int]: ...
+    @property
+    def aggregate(self) -> Optional[Equivalence]: ...
+    @property
+    def copies(self) -> Optional[str]: ...
+    @property
+    def verdict(self) -> str: ...
+    @property
+    def decision(self) -> Decision: ...
+
+
 def verdict_words(summary: Summary) -> str:
     """What regressed, improved, needs a rerun, was not compared; each renderer puts its head before it.
 
     `regressed` and `improved` are the new side's view; counts that are zero are left out, and a run
     with no difference says so in as many words.
     """
+    return headline_words(summary) + _narrowed(summary)
+
+
+def headline_words(summary: Headline) -> str:
+    """:func:`verdict_words` of the whole file's counts and decisions alone (no run's selection)."""
     counts = summary.counts
     if summary.nothing_compared is not None:
         return (f"nothing compared in {plural(counts.tasks, 'task')} "
-                f"({counts.masked} masked, {counts.missing} missing; see below)") + _narrowed(summary)
+                f"({counts.masked} masked, {counts.missing} missing; see below)")
     differs = counts.flipped or counts.flipped_agent_error or counts.masked or counts.missing
     if not differs:
         # "no difference" only when the run passes: an item that failed is never called no difference
@@ -95,7 +122,7 @@ def verdict_words(summary: Summary) -> str:
     if summary.copies is not None:
         words += f"; {COPY_WORDS}"
     words += "".join(f"; {decider.text}" for decider in summary.decision.decided_by if decider.code in SAID_BY_CODE)
-    return words + _narrowed(summary)
+    return words
 
 
 #: how many hex digits of a known-flips list's SHA-256 a verdict line shows (the JSON holds all 64)
@@ -126,21 +153,50 @@ def verdict_head(summary: Summary) -> str:
 
 
 def _narrowed(summary: Summary) -> str:
-    """For a run that ran fewer task items than the file has (-k, --lf, a node id, --collect-only):
-    the counts are the whole file's, and what the selected items did."""
+    """For a run that collected its items only: the counts are the whole file's, and none ran."""
     run = summary.run
-    if run is None:
+    if run is None or not run.collect_only:
         return ""
-    tasks = summary.counts.tasks
-    if run.collect_only:
-        return f"; counts of the whole file ({plural(tasks, 'task')}): collected only, no item ran"
-    if run.selected is None or run.selected >= tasks:
-        return ""
-    failed = dict(run.outcomes).get("failed", 0)
-    return f"; counts of the whole file: {run.selected} of {plural(tasks, 'task')} selected, {failed} of them failed"
+    return f"; counts of the whole file ({plural(summary.counts.tasks, 'task')}): collected only, no item ran"
 
 
-def category_rows(summary: Summary) -> list[tuple[str, int, str]]:
+def part_of(summary: Summary) -> Optional[Part]:
+    """The part of the whole file this run ran, when it ran fewer items than the file has; else None."""
+    run = summary.run
+    part = run.part if run is not None else None
+    return part if part is not None and part.partial else None
+
+
+def part_words(part: Part) -> str:
+    """`this run: 31 of 92 items; tasks 28 of 90; gate items 1 of 2; pytest-split group 3 of 4`.
+
+    Tasks and gate-level items are counted apart: a task count never holds a gate item.
+    """
+    words = f"this run: {part.items_ran} of {plural(part.items, 'item')}; tasks {part.tasks_ran} of {part.tasks}"
+    if part.gate_items:
+        words += f"; gate items {len(part.gate_ran)} of {len(part.gate_items)}"
+    if part.group is not None:
+        words += f"; {part.group.engine} group {part.group.index} of {part.group.count}"
+    return words
+
+
+def part_outcome(summary: Summary, part: Part) -> str:
+    """This part's own outcome: `2 of 31 items failed here`, never the whole file's verdict."""
+    if not part.items_ran:
+        return "no item ran here"
+    failed = dict(summary.run.outcomes).get("failed", 0) if summary.run is not None else 0
+    if not failed:
+        return f"none of {plural(part.items_ran, 'item')} failed here"
+    return f"{failed} of {plural(part.items_ran, 'item')} failed here"
+
+
+def partial_words(summary: Summary, part: Part) -> str:
+    """What a part says after its outcome: what it ran, then the whole file's counts, whose verdict
+    only the merged parts decide."""
+    return f"{part_words(part)}; the whole file (merge the parts for its verdict): {verdict_words(summary)}"
+
+
+def category_rows(summary: Headline) -> list[tuple[str, int, str]]:
     """The category table: (category, tasks, breakdown), the flips broken down by direction."""
     counts = summary.counts
     return [

@@ -1,0 +1,221 @@
+"""A run split over CI jobs: each part says it is one, and the parts merge into the unsplit run's verdict.
+
+The splitters are the real plugins (pytest-split, pytest-shard, both in the test extras); the
+merge is the documented command, `python -m pytest_rollout_parity merge`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_rollout_parity.__main__ import main as merge_main
+
+from .conftest import Gate, section
+
+pytest.importorskip("pytest_split")
+
+KNOWN = "known_flips.txt"
+
+
+def _json(gate: Gate, name: str) -> dict[str, Any]:
+    return json.loads((gate.path / name).read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+
+
+def _margin_args(gate: Gate, margin: bool = True) -> list[str]:
+    """The mixed pair (7 tasks, every category) in margin mode, so a gate-level item (`parity-aggregate`)
+    runs in one of the parts, with a known-flips list, so the audit has an entry."""
+    gate.write(KNOWN, "cancel-async-tasks  # reviewed: the new image fixed the race\n")
+    mode = ["--parity-margin=0.05"] if margin else []
+    return [*gate.mixed(), *mode, f"--parity-known-flips={KNOWN}", "-p", "no:cacheprovider"]
+
+
+def _merge(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, list[str], list[str]]:
+    capsys.readouterr()
+    try:
+        status = merge_main(list(args))
+    except SystemExit as exc:
+        status = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return status, out.splitlines(), err.splitlines()
+
+
+def _without_merge(data: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in data.items() if key != "merge"}
+
+
+@pytest.mark.parametrize("margin", [True, False], ids=["margin", "plain"])
+def test_three_split_groups_merge_into_exactly_the_unsplit_run(gate: Gate, capsys: pytest.CaptureFixture[str],
+                                                               margin: bool) -> None:
+    args = _margin_args(gate, margin)
+    items = 8 if margin else 7
+    whole = gate.run(*args, "--parity-json=whole.json")
+    statuses = []
+    for group in (1, 2, 3):
+        part = gate.run(*args, "--splits=3", f"--group={group}", f"--parity-json=part{group}.json",
+                        f"--parity-markdown=part{group}.md")
+        statuses.append(part.ret)
+        first = section(part)[0]
+        assert first.startswith("partial: "), first
+        assert f"; pytest-split group {group} of 3; " in first
+        assert "the whole file (merge the parts for its verdict): " in first
+        markdown = (gate.path / f"part{group}.md").read_text(encoding="utf-8")
+        assert "\n**partial: " in markdown and f"pytest-split group {group} of 3" in markdown
+        data = _json(gate, f"part{group}.json")
+        part_run = data["run"]["part"]
+        assert part_run["partial"] is True and part_run["group"] == {"engine": "pytest-split", "index": group, "count": 3}
+        ran_tasks = sum(task["ran_here"] for task in data["tasks"])
+        assert part_run["tasks_ran"] == ran_tasks and part_run["tasks"] == 7 and part_run["items"] == items
+        assert all(task["outcome"] == "not_run" for task in data["tasks"] if not task["ran_here"])
+        assert data["verdict"] != "pass"  # a part never passes the whole file: its own failures fail it
+    parts = [str(gate.path / f"part{group}.json") for group in (1, 2, 3)]
+    merged = str(gate.path / "merged.json")
+    status, out, err = _merge(capsys, "merge", *parts, f"--markdown={gate.path / 'merged.md'}", f"--json={merged}")
+    assert err == []
+    unsplit = _json(gate, "whole.json")
+    together = json.loads(Path(merged).read_text(encoding="utf-8"))
+    # the verdict, the counts, every task's outcome and the audit (hook and known-flips verdicts) are the unsplit run's
+    assert status == whole.ret == 1 and 1 in statuses
+    assert _without_merge(together) == unsplit
+    assert together["verdict"] == unsplit["verdict"] and together["decided_by"] == unsplit["decided_by"]
+    assert together["run"]["verdicts_changed_by_hook"] == unsplit["run"]["verdicts_changed_by_hook"] == 1
+    assert together["merge"]["gaps"] == [] and sum(p["items_ran"] for p in together["merge"]["parts"]) == items
+    head = unsplit["verdict"].upper()
+    assert out[0].startswith(f"parity: {head}: ")
+    assert (gate.path / "merged.md").read_text(encoding="utf-8").startswith(f"## rollout parity\n\n**rollout parity: {head}**")
+
+
+def test_pytest_shard_parts_merge_too(gate: Gate, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("pytest_shard")
+    args = _margin_args(gate)
+    gate.run(*args, "--parity-json=whole.json")
+    for shard in (0, 1):
+        part = gate.run(*args, "--num-shards=2", f"--shard-id={shard}", f"--parity-json=shard{shard}.json")
+        assert f"; pytest-shard group {shard + 1} of 2; " in section(part)[0]
+    merged = str(gate.path / "merged.json")
+    status, _, _ = _merge(capsys, "merge", str(gate.path / "shard0.json"), str(gate.path / "shard1.json"),
+                          f"--json={merged}")
+    assert status == 1
+    assert _without_merge(json.loads(Path(merged).read_text(encoding="utf-8"))) == _json(gate, "whole.json")
+
+
+def test_gate_items_are_never_counted_as_tasks(gate: Gate) -> None:
+    args = _margin_args(gate)
+    result = gate.run(*args, "-k", "fix-git or parity-aggregate", "--parity-json=k.json")
+    first = section(result)[0]
+    assert first.startswith("partial: INCONCLUSIVE: 1 of 2 items failed here; this run: 2 of 8 items; tasks 1 of 7; "
+                            "gate items 1 of 1; "), first
+    part = _json(gate, "k.json")["run"]["part"]
+    assert (part["items_ran"], part["tasks_ran"], part["gate_items_ran"]) == (2, 1, ["parity-aggregate"])
+
+
+def test_a_whole_run_is_not_a_part(gate: Gate) -> None:
+    result = gate.run(*gate.mixed(), "--parity-json=s.json", "-p", "no:cacheprovider")
+    assert section(result)[0].startswith("parity: ")
+    part = _json(gate, "s.json")["run"]["part"]
+    assert part["partial"] is False and part["group"] is None and part["items_ran"] == part["items"] == 7
+
+
+def _two_groups(gate: Gate, args: list[str]) -> list[str]:
+    for group in (1, 2):
+        gate.run(*args, "--splits=2", f"--group={group}", f"--parity-json=g{group}.json")
+    return [str(gate.path / "g1.json"), str(gate.path / "g2.json")]
+
+
+def test_gaps_are_named_and_never_pass(gate: Gate, capsys: pytest.CaptureFixture[str]) -> None:
+    args = [*gate.mixed(), "-p", "no:cacheprovider"]
+    gate.run(*args, "-k", "fix-git", "--parity-json=one.json")
+    status, out, _ = _merge(capsys, "merge", str(gate.path / "one.json"), f"--json={gate.path / 'm.json'}")
+    assert status == 1  # one task passed, six ran nowhere: the merge does not pass them
+    assert any(line.startswith("ran in no part (6): ") and "regex-log" in line for line in out)
+    merged = _json(gate, "m.json")
+    assert merged["verdict"] == "inconclusive" and len(merged["merge"]["gaps"]) == 6
+
+
+def test_an_item_two_parts_ran_is_refused(gate: Gate, capsys: pytest.CaptureFixture[str]) -> None:
+    args = [*gate.mixed(), "-p", "no:cacheprovider"]
+    gate.run(*args, "-k", "fix-git or regex-log", "--parity-json=a.json")
+    gate.run(*args, "-k", "fix-git", "--parity-json=b.json")
+    target = gate.path / "merged.md"
+    status, out, err = _merge(capsys, "merge", str(gate.path / "a.json"), str(gate.path / "b.json"),
+                              f"--markdown={target}")
+    assert status == 4 and out == []
+    assert len(err) == 1 and err[0].startswith("ERROR: 1 item(s) ran in more than one part: 'fix-git' (")
+    assert not target.exists()
+
+
+def test_parts_of_other_inputs_or_options_are_refused(gate: Gate, capsys: pytest.CaptureFixture[str]) -> None:
+    args = [*gate.mixed(), "-p", "no:cacheprovider"]
+    first, _ = _two_groups(gate, args)
+    margin = [str(gate.path / "m.json")]
+    gate.run(*args, "--parity-margin=0.05", "--splits=2", "--group=2", "--parity-json=m.json")
+    status, _, err = _merge(capsys, "merge", first, *margin)
+    assert status == 4 and len(err) == 1 and "ran with other options than" in err[0] and "margin" in err[0]
+    new = gate.path / "new" / "rollouts.jsonl"
+    new.write_bytes(new.read_bytes().replace(b'"reward": 0.0', b'"reward": 1.0', 1))
+    gate.run(*args, "--splits=2", "--group=2", "--parity-json=changed.json")
+    status, _, err = _merge(capsys, "merge", first, str(gate.path / "changed.json"))
+    assert status == 4 and len(err) == 1 and "read another new side than" in err[0]
+
+
+@pytest.mark.parametrize("content, needle", [
+    ("{\"counts\": ", ":1: invalid JSON: "),
+    ("[1, 2]", "not a JSON object"),
+    ("{\"counts\": {}}", "no \"run\" section"),
+])
+def test_a_file_that_is_not_a_part_is_one_error_line(gate: Gate, capsys: pytest.CaptureFixture[str],
+                                                    content: str, needle: str) -> None:
+    path = gate.write("bad.json", content)
+    status, out, err = _merge(capsys, "merge", str(path))
+    assert status == 4 and out == [] and len(err) == 1
+    assert err[0].startswith(f"ERROR: {path}") and needle in err[0]
+
+
+def test_a_collect_only_run_is_not_a_part(gate: Gate, capsys: pytest.CaptureFixture[str]) -> None:
+    gate.run(*gate.mixed(), "--collect-only", "--parity-json=c.json", "-p", "no:cacheprovider")
+    status, _, err = _merge(capsys, "merge", str(gate.path / "c.json"))
+    assert status == 4 and "no item ran in this run" in err[0]
+
+
+def test_an_output_over_a_part_is_refused(gate: Gate, capsys: pytest.CaptureFixture[str]) -> None:
+    args = [*gate.mixed(), "-p", "no:cacheprovider"]
+    first, second = _two_groups(gate, args)
+    before = Path(first).read_bytes()
+    status, _, err = _merge(capsys, "merge", first, second, f"--markdown={first}")
+    assert status == 4 and "is one of the parts" in err[0]
+    assert Path(first).read_bytes() == before
+
+
+def test_the_documented_command_runs_as_a_module(gate: Gate) -> None:
+    args = [*gate.mixed(), "-p", "no:cacheprovider"]
+    parts = _two_groups(gate, args)
+    result = gate.pytester.run(sys.executable, "-m", "pytest_rollout_parity", "merge", *parts,
+                               f"--markdown={gate.path / 'summary.md'}")
+    assert result.ret == 1
+    assert result.outlines[0].startswith("parity: FAIL: ")
+    assert (gate.path / "summary.md").exists()
+
+
+def test_many_failures_under_a_rescanning_tb_style_say_how_to_stay_linear(
+        gate: Gate, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_rollout_parity.core.reports import summary
+
+    monkeypatch.setattr(summary, "MANY_FAILURES", 1)  # the mixed pair's two failures stand for thousands
+    args = [*gate.mixed(), "-p", "no:cacheprovider"]
+    noted = [line for line in section(gate.run(*args)) if "--tb=line or --tb=no keeps a large run linear" in line]
+    assert len(noted) == 1 and noted[0].startswith("note: 2 failures: ")
+    for style in ("line", "no"):
+        assert not any("keeps a large run linear" in line for line in section(gate.run(*args, f"--tb={style}")))
+
+
+def test_a_parts_step_summary_says_it_is_a_part(gate: Gate, monkeypatch: pytest.MonkeyPatch) -> None:
+    step = gate.path / "step.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step))
+    gate.run(*gate.mixed(), "-p", "no:cacheprovider", "--splits=2", "--group=2")
+    page = step.read_text(encoding="utf-8")
+    assert "\n**partial: " in page and "; pytest-split group 2 of 2; " in page
+    assert "**rollout parity: " not in page

@@ -1,0 +1,80 @@
+"""Each side's content digest: every byte of its files, taken while they are read.
+
+The parts of a split run are joined only when they read the same inputs; the digest is what they
+compare. It is checked against ``zlib.crc32`` of the files' bytes, computed here independently.
+"""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_rollout_parity.core.reading import parallel, snapshot
+from pytest_rollout_parity.core.reading.side_request import SideRequest
+
+
+def expected(*files: Path) -> str:
+    data = b"".join(path.read_bytes() for path in files)
+    return f"crc32:{zlib.crc32(data):08x}:{len(data)}"
+
+
+@pytest.fixture
+def side_files(real_rows: Callable[[str], list[dict[str, Any]]], write_jsonl: Callable[..., Path]) -> tuple[Path, Path]:
+    rows = []
+    for index in range(4):
+        row = real_rows("deepswe_opencode_trimmed.jsonl")[0]
+        row.update(_ng_task_index=index, _ng_rollout_index=0, reward=float(index % 2))
+        rows.append(row)
+    main = write_jsonl("new/rollouts.jsonl", rows)
+    sidecar = write_jsonl("new/rollouts_failures.jsonl", [
+        {"_ng_task_index": 7, "_ng_rollout_index": 0, "_ng_failure_class": "SandboxError",
+         "_ng_failure_message": "sandbox did not start"}])
+    return main, sidecar
+
+
+def test_a_side_digests_its_file_then_its_sidecar(side_files: tuple[Path, Path]) -> None:
+    main, sidecar = side_files
+    side = SideRequest(str(main), display="n.jsonl").load()
+    assert side.digest == expected(main, sidecar)
+
+
+def test_one_byte_changed_changes_the_digest(side_files: tuple[Path, Path]) -> None:
+    main, _ = side_files
+    before = SideRequest(str(main), display="n.jsonl").load().digest
+    main.write_bytes(main.read_bytes().replace(b'"reward": 0.0', b'"reward": 1.0', 1))
+    assert SideRequest(str(main), display="n.jsonl").load().digest != before
+
+
+def test_a_compressed_side_digests_what_it_holds(side_files: tuple[Path, Path], tmp_path: Path) -> None:
+    main, _ = side_files
+    packed = tmp_path / "packed" / "rollouts.jsonl.gz"
+    packed.parent.mkdir()
+    packed.write_bytes(gzip.compress(main.read_bytes()))
+    assert SideRequest(str(packed), display="p.jsonl.gz").load().digest == expected(main)
+
+
+def test_shards_digest_in_the_order_given(write_jsonl: Callable[..., Path]) -> None:
+    first = write_jsonl("s/shard-1.jsonl", [{"task_id": "a", "reward": 1.0}])
+    second = write_jsonl("s/shard-2.jsonl", [{"task_id": "b", "reward": 0.0}])
+    request = SideRequest(str(first), display="s/shard-*.jsonl",
+                          shards=((str(first), "s/shard-1.jsonl"), (str(second), "s/shard-2.jsonl")))
+    assert request.load().digest == expected(first, second)
+
+
+def test_the_reader_child_and_the_cache_keep_the_digest(side_files: tuple[Path, Path]) -> None:
+    main, sidecar = side_files
+    request = SideRequest(str(main), display="n.jsonl")
+    child = parallel._Child.start(request)
+    assert child is not None
+    with child:
+        from_child = child.side(request)
+    assert from_child is not None
+    assert from_child.digest == expected(main, sidecar)
+    framed = snapshot.frame_side("key", from_child)
+    restored = snapshot.unframe_side(framed, "key")
+    assert restored is not None and restored.digest == from_child.digest

@@ -1,0 +1,136 @@
+"""The merge of a split run's parts, as a pure function of their JSON summaries.
+
+Parts are built the way the plugin builds them: one comparison, one summary a part, each with the
+outcomes of the items that part ran. Whatever way the items are dealt out to parts, the merge
+gives each item the outcome of the part that ran it, refuses an item dealt twice, names those
+dealt nowhere, and decides as one run over every item would.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pytest_rollout_parity import compare_rollouts
+from pytest_rollout_parity.core.reports.json_file import json_dict
+from pytest_rollout_parity.core.reports.merge import MergeError, merge_parts, merged_json
+from pytest_rollout_parity.core.reports.merge_reports import merged_lines, merged_markdown
+from pytest_rollout_parity.core.reports.summary import RunInfo, build_summary
+
+OLD = {"a": 1.0, "b": 1.0, "c": 0.0, "d": 1.0, "e": 0.0, "gone": 1.0}
+NEW = {"a": 1.0, "b": 0.0, "c": 1.0, "d": 1.0, "e": 0.0, "fresh": 0.0}
+#: the pytest outcome each task's item has under the default rules (the plugin's items decide it)
+ITEM = {"a": "passed", "b": "failed", "c": "failed", "d": "passed", "e": "passed", "gone": "xfailed",
+        "fresh": "xfailed"}
+INPUTS = {"old": "crc32:0000abcd:10", "new": "crc32:0000dcba:12"}
+OPTIONS: dict[str, object] = {"margin": None, "strict": False}
+
+
+def _result() -> Any:
+    return compare_rollouts([{"task_id": t, "reward": r} for t, r in OLD.items()],
+                            [{"task_id": t, "reward": r} for t, r in NEW.items()])
+
+
+def part(tasks: list[str], *, inputs: Optional[dict[str, str]] = None,
+         options: Optional[dict[str, object]] = None) -> dict[str, Any]:
+    """The JSON summary of a run that ran the items of ``tasks``."""
+    ran = {task: ITEM[task] for task in tasks}
+    outcomes: dict[str, int] = {}
+    for outcome in ran.values():
+        outcomes[outcome] = outcomes.get(outcome, 0) + 1
+    every = len(ran) == len(ITEM)
+    info = RunInfo(old_file="old.jsonl", new_file="new.jsonl", selected=len(ran), outcomes=outcomes,
+                   task_outcomes=ran, ran_tasks=None if every else frozenset(ran),
+                   inputs=inputs or INPUTS, options=options or OPTIONS)
+    return json_dict(build_summary(_result(), info))
+
+
+def test_every_way_of_dealing_the_items_out_merges_to_the_whole_run() -> None:
+    whole = part(list(ITEM))
+    merged = merge_parts([("p1.json", part(["a", "b"])), ("p2.json", part(["c", "gone"])),
+                          ("p3.json", part(["d", "e", "fresh"]))])
+    assert {key: value for key, value in merged_json(merged).items() if key != "merge"} == whole
+    assert (merged.verdict, merged.exit_status) == ("fail", 1)
+    assert [item.part for item in merged.failed()] == ["p1.json", "p2.json"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(min_value=-1, max_value=2), min_size=len(ITEM), max_size=len(ITEM)))
+def test_any_partition_merges_to_its_items_outcomes(assignment: list[int]) -> None:
+    """Each task goes to part 0, 1 or 2, or to none (-1): gaps are exactly the tasks dealt nowhere."""
+    tasks = list(ITEM)
+    parts = [(f"p{index}.json", part([t for t, where in zip(tasks, assignment) if where == index]))
+             for index in range(3)]
+    merged = merge_parts(parts)
+    expected = {t: ITEM[t] for t, where in zip(tasks, assignment) if where >= 0}
+    assert {item.name: item.outcome for item in merged.items if item.outcome is not None} == expected
+    assert {item.name for item in merged.gaps()} == {t for t, where in zip(tasks, assignment) if where < 0}
+    failed = any(outcome == "failed" for outcome in expected.values())
+    assert merged.exit_status == (1 if failed or merged.gaps() else 0)
+    whole = build_summary(_result(), RunInfo(old_file="o", new_file="n", selected=len(ITEM), task_outcomes=ITEM))
+    if not merged.gaps():
+        assert merged.verdict == whole.verdict
+    else:
+        assert merged.verdict != "pass"
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.sets(st.integers(min_value=0, max_value=2), min_size=1), min_size=len(ITEM), max_size=len(ITEM)))
+def test_an_item_dealt_to_two_parts_is_refused(assignment: list[set[int]]) -> None:
+    tasks = list(ITEM)
+    parts = [(f"p{index}.json", part([t for t, where in zip(tasks, assignment) if index in where]))
+             for index in range(3)]
+    twice = [t for t, where in zip(tasks, assignment) if len(where) > 1]
+    if not twice:
+        assert not merge_parts(parts).gaps()
+        return
+    with pytest.raises(MergeError, match=rf"^{len(twice)} item\(s\) ran in more than one part: ") as caught:
+        merge_parts(parts)
+    assert sum(f"{task!r} (" in caught.value.reason for task in twice) == min(len(twice), 5)
+
+
+def test_parts_of_other_inputs_or_options_are_refused() -> None:
+    first = ("p1.json", part(["a", "b", "c"]))
+    other_new = {**INPUTS, "new": "crc32:12345678:12"}
+    with pytest.raises(MergeError, match=r"^p2.json: read another new side than p1.json \(crc32:12345678:12 against"):
+        merge_parts([first, ("p2.json", part(["d"], inputs=other_new))])
+    with pytest.raises(MergeError, match=r"^p2.json: ran with other options than p1.json \(strict\)"):
+        merge_parts([first, ("p2.json", part(["d"], options={**OPTIONS, "strict": True}))])
+
+
+@pytest.mark.parametrize("data, reason", [
+    ([], "not a JSON object"),
+    ({"counts": {}}, "no \"run\" section"),
+    ({"run": {"part": None}}, "no item ran in this run"),
+    ({"run": {"part": {}, "inputs": {}, "options": {}, "gate": []}, "tasks": [], "counts": {}},
+     "no content digest of the old and new side"),
+])
+def test_a_file_that_is_not_a_part_is_refused(data: Any, reason: str) -> None:
+    with pytest.raises(MergeError) as caught:
+        merge_parts([("x.json", data)])
+    assert caught.value.path == "x.json" and reason in caught.value.reason
+
+
+def test_no_part_is_refused() -> None:
+    with pytest.raises(MergeError, match="no part given"):
+        merge_parts([])
+
+
+def test_the_reports_escape_what_the_parts_say() -> None:
+    """A label from the rows reaches the merge's terminal lines and Markdown escaped."""
+    global ITEM
+    saved = (dict(OLD), dict(NEW), dict(ITEM))
+    try:
+        label = "::error::x|<b>"
+        OLD[label], NEW[label] = 1.0, 0.0
+        ITEM = {**ITEM, label: "failed"}
+        merged = merge_parts([("p1.json", part([label])), ("p2.json", part([t for t in ITEM if t != label]))])
+    finally:
+        OLD.clear(), OLD.update(saved[0]), NEW.clear(), NEW.update(saved[1])
+        ITEM = saved[2]
+    assert not any(line.startswith("::") for line in merged_lines(merged))
+    markdown = merged_markdown(merged)
+    assert "<b>" not in markdown and "|<" not in markdown
