@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import hashlib
-import html
 import json
 
 import pytest
 
-from .conftest import Gate, junit_cases, junit_properties, output_lines
+from .conftest import Gate, junit_cases, junit_properties, markdown_as_read, output_lines
 from .test_selection import ran
 
 NEW = "new/rollouts.jsonl"
@@ -189,10 +188,11 @@ def test_a_list_that_decided_is_named_with_its_digest_in_every_verdict(
     assert verdicts and all(line.endswith(f"; {words}") for line in verdicts), verdicts
     summary = json.loads((gate.path / "s.json").read_text())
     assert summary["accepted_flips"] == [{"source": "known_flips", "count": 1, "path": shown, "sha256": digest}]
-    for markdown in ((gate.path / "s.md").read_text(), step.read_text()):
-        line = next(line for line in markdown.splitlines() if line.startswith("**rollout parity:"))
-        assert f"; {words}" in html.unescape(line.replace("<code>", "").replace("</code>", "")), line
-        assert "<code>known&#95;flips&#46;txt</code>" in line or given == "ini"  # the path escaped as a label is
+    for path in (gate.path / "s.md", step):
+        raw = next(line for line in path.read_text().splitlines() if line.startswith("**rollout parity:"))
+        line = next(line for line in markdown_as_read(path).splitlines() if line.startswith("**rollout parity:"))
+        assert f"; {words}" in line.replace("<code>", "").replace("</code>", ""), line
+        assert "<code>known\\_flips.txt</code>" in raw or given == "ini"  # the path escaped as a label is
 
 
 def test_a_run_no_list_decided_names_none(gate: Gate) -> None:

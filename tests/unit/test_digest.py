@@ -75,6 +75,6 @@ def test_the_reader_child_and_the_cache_keep_the_digest(side_files: tuple[Path, 
         from_child = child.side(request)
     assert from_child is not None
     assert from_child.digest == expected(main, sidecar)
-    framed = snapshot.frame_side("key", from_child)
-    restored = snapshot.unframe_side(framed, "key")
+    framed = snapshot.frame_side("key", from_child, bytes(range(32)))
+    restored = snapshot.unframe_side(framed, "key", bytes(range(32)))
     assert restored is not None and restored.digest == from_child.digest
