@@ -38,14 +38,6 @@ if TYPE_CHECKING:
     from .judging.copies import COPY_NAME
     from .judging.coverage_file import InventoryRead, coverage_places, read_inventory
     from .judging.hook_verdict import Verdict
-    from .judging.item_outcome import (
-        FlipEvidence,
-        default_verdict,
-        flip_evidence,
-        flip_message,
-        header_line,
-        task_prompt,
-    )
     from .judging.known_flips import KnownFlips, read_known_flips
     from .judging.metrics_file import AggregateCheck, check_side, combined_check, metrics_path, metrics_places
     from .judging.row_context import EXCERPT_CAP, wants_excerpt
@@ -61,6 +53,14 @@ if TYPE_CHECKING:
     from .reports.annotations import annotation_lines
     from .reports.html_fragments import flip_html, summary_html
     from .reports.html_page import render_html
+    from .reports.item_outcome import (
+        FlipEvidence,
+        default_verdict,
+        flip_evidence,
+        flip_message,
+        header_line,
+        task_prompt,
+    )
     from .reports.json_file import summary_dict, write_json, write_text
     from .reports.markdown import FLIPS, render_markdown
     from .reports.summary import HookVerdict, RunInfo, SplitGroup, Summary, build_summary, task_outcome
@@ -184,7 +184,7 @@ _ENTRANCE: dict[str, tuple[str, ...]] = {
     "judging.copies": ("COPY_NAME",),
     "judging.coverage_file": ("InventoryRead", "coverage_places", "read_inventory"),
     "judging.hook_verdict": ("Verdict",),
-    "judging.item_outcome": ("FlipEvidence", "default_verdict", "flip_evidence", "flip_message", "header_line",
+    "reports.item_outcome": ("FlipEvidence", "default_verdict", "flip_evidence", "flip_message", "header_line",
                              "task_prompt"),
     "judging.row_context": ("EXCERPT_CAP", "wants_excerpt"),
     "judging.known_flips": ("KnownFlips", "read_known_flips"),

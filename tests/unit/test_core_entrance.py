@@ -43,7 +43,36 @@ def test_no_two_modules_share_a_name() -> None:
     assert [name for name, count in names.items() if count > 1] == []
 
 
-def test_every_stage_says_what_it_takes_and_gives() -> None:
-    for init in sorted((PACKAGE / "core").glob("*/__init__.py")):
-        doc = ast.get_docstring(ast.parse(init.read_text())) or ""
-        assert "Takes" in doc and "gives" in doc, init.parent.name
+STAGES = ("reading", "identity", "judging", "statistics", "reports")
+#: Imports against the stage order still to be undone, each named: the key vote is taken while a
+#: side is read, but lives with the join it decides (the next step: reading takes the vote through
+#: a protocol of its own). A test below fails when one of these goes away, so the list only shrinks.
+KNOWN_BACKWARD = {
+    ("reading/child_stream.py", "identity.join"),
+    ("reading/loading.py", "identity.join"),
+    ("reading/side_builder.py", "identity.join"),
+    ("reading/snapshot.py", "identity.join"),
+}
+
+
+def backward_imports() -> set[tuple[str, str]]:
+    """(module, imported module) for every import of a core stage from a later stage, typing-only ones included."""
+    found = set()
+    for path in sorted((PACKAGE / "core").rglob("*.py")):
+        parts = path.relative_to(PACKAGE / "core").parts
+        if len(parts) < 2 or parts[0] not in STAGES:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 2 and node.module:
+                stage = node.module.split(".")[0]
+                if stage in STAGES and STAGES.index(stage) > STAGES.index(parts[0]):
+                    found.add(("/".join(parts), node.module))
+    return found
+
+
+def test_stages_import_only_from_earlier_stages() -> None:
+    assert backward_imports() - KNOWN_BACKWARD == set()
+
+
+def test_the_known_backward_imports_are_still_there() -> None:
+    assert KNOWN_BACKWARD <= backward_imports(), "one was undone: take it off KNOWN_BACKWARD"

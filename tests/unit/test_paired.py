@@ -14,8 +14,8 @@ from scipy import stats as sps
 
 from pytest_rollout_parity.core.api import compare_rollouts
 from pytest_rollout_parity.core.identity.item_names import item_names
-from pytest_rollout_parity.core.judging.item_outcome import default_verdict
 from pytest_rollout_parity.core.model import CompareResult
+from pytest_rollout_parity.core.reports.item_outcome import default_verdict
 from pytest_rollout_parity.core.statistics.margin import AGGREGATE_NAME, equivalence, judge_flip, judge_flips
 from pytest_rollout_parity.core.statistics.paired import format_p, noise_text, paired_section, task_seed
 from pytest_rollout_parity.core.statistics.paired_tests import PairedStats, paired_stats

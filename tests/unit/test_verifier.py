@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from pytest_rollout_parity import compare_rollouts
-from pytest_rollout_parity.core.judging.item_outcome import flip_evidence, flip_message
 from pytest_rollout_parity.core.judging.verifier_output import LINE_CHARS, TAIL_BYTES, LogRoots
+from pytest_rollout_parity.core.reports.item_outcome import flip_evidence, flip_message
 
 NO_LOG = "row has no verifier_logs_dir and no embedded verifier output"
 

@@ -15,7 +15,7 @@ what a report shows of them is escaped by the renderers (:mod:`.merge_reports`).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Optional
 
 from ..judging.completeness import Coverage, Limit
@@ -182,7 +182,8 @@ def _outcome(path: str, entry: Mapping[str, Any]) -> Optional[str]:
 def _hook_verdict(entry: Mapping[str, Any]) -> Optional[HookVerdict]:
     verdict = entry.get("hook_verdict")
     if isinstance(verdict, dict) and isinstance(verdict.get("outcome"), str) and isinstance(verdict.get("reason"), str):
-        return HookVerdict(verdict["outcome"], verdict["reason"])
+        source = "known_flips" if verdict.get("source") == "known_flips" else "hook"
+        return HookVerdict(verdict["outcome"], verdict["reason"], source)
     return None
 
 
@@ -381,7 +382,7 @@ def merged_json(merged: Merged) -> dict[str, Any]:
 
 
 def _verdict_dict(verdict: Optional[HookVerdict]) -> Optional[dict[str, str]]:
-    return {"outcome": verdict.outcome, "reason": verdict.reason} if verdict is not None else None
+    return asdict(verdict) if verdict is not None else None
 
 
 def _group_dict(group: Optional[SplitGroup]) -> Optional[dict[str, Any]]:

@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..escaping import visible
+from ..judging.hook_verdict import Verdict
+from ..judging.row_context import last_assistant_message, task_excerpt
+from ..judging.verifier_output import NO_OUTPUT, LogRoots, losing_row, verifier_output, winning_row
 from ..model import Side, TaskComparison, TaskSide
-from ..reports.wording import flip_line, rows_note
 from ..statistics.margin import FlipJudgement
-from .hook_verdict import Verdict
-from .row_context import last_assistant_message, task_excerpt
-from .verifier_output import NO_OUTPUT, LogRoots, losing_row, verifier_output, winning_row
+from .wording import flip_line, rows_note
 
 
 def _masked_reason(comparison: TaskComparison) -> str:
