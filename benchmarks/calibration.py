@@ -92,7 +92,9 @@ def rate(rng: random.Random, distribution: str) -> float:
 
 def sizes(shape: str, tasks: int, groups: int) -> list[int]:
     """Taskset sizes summing to ``tasks``, each at least 1."""
-    weights = {"equal": [1] * groups, "1..G": list(range(1, groups + 1)), "half": [groups - 1] + [1] * (groups - 1)}[shape]
+    weights = {"equal": [1] * groups, "1..G": list(range(1, groups + 1)), "half": [groups - 1] + [1] * (groups - 1)}[
+        shape
+    ]
     total = sum(weights)
     exact = [tasks * w / total for w in weights]
     counts = [max(1, int(x)) for x in exact]
@@ -114,8 +116,9 @@ def moved(p: float, h: float) -> float:
     return p + p * h / MEAN_RATE
 
 
-def pair(rng: random.Random, cell: Cell, difference: float, tasks: int, groups: int,
-         planted: int = 0) -> tuple[list[dict[str, Any]], list[dict[str, Any]], set[str]]:
+def pair(
+    rng: random.Random, cell: Cell, difference: float, tasks: int, groups: int, planted: int = 0
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], set[str]]:
     """The rows of one simulated pair, and the labels of the planted regressions."""
     old: list[dict[str, Any]] = []
     new: list[dict[str, Any]] = []
@@ -241,8 +244,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     options = parser.parse_args(argv)
     cells = list(grid(options))
     chunk = max(1, min(20, options.reps))
-    jobs = [(cell, start, min(chunk, options.reps - start), options)
-            for cell in cells for start in range(0, options.reps, chunk)]
+    jobs = [
+        (cell, start, min(chunk, options.reps - start), options)
+        for cell in cells
+        for start in range(0, options.reps, chunk)
+    ]
     tallies = {cell: Tally(caught=[], caught_plain=[]) for cell in cells}
     began = time.perf_counter()
     if options.jobs > 1:
@@ -254,19 +260,25 @@ def main(argv: Sequence[str] | None = None) -> int:
             cell, part = simulate(job)
             merge(tallies[cell], part)
     elapsed = time.perf_counter() - began
-    print(f"T = {options.tasks} tasks in {options.groups} tasksets, margin ±{options.margin:g}, alpha {options.alpha:g}, "
-          f"{options.reps} runs a cell, {PLANTED} planted K/K -> 0/K tasks, taskset effect uniform ±{EFFECT:g}; "
-          f"{elapsed:.0f} s")
+    print(
+        f"T = {options.tasks} tasks in {options.groups} tasksets, margin ±{options.margin:g}, alpha {options.alpha:g}, "
+        f"{options.reps} runs a cell, {PLANTED} planted K/K -> 0/K tasks, taskset effect uniform ±{EFFECT:g}; "
+        f"{elapsed:.0f} s"
+    )
     print()
-    print("| rewards | K | tasksets | taskset effect | pass at ±M | pass at 0 | false failure | caught | caught, plain BH |")
+    print(
+        "| rewards | K | tasksets | taskset effect | pass at ±M | pass at 0 | false failure | caught | caught, plain BH |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for cell in cells:
         t = tallies[cell]
         per_task = cell.k >= 2
-        print(f"| {cell.distribution} | {cell.k} | {cell.shape} | {'±' + format(cell.effect, 'g') if cell.effect else 'none'} "
-              f"| {proportion(t.boundary_passed, t.runs)} | {proportion(t.null_passed, t.runs)} "
-              f"| {proportion(t.false_failure, t.runs) if per_task else 'n/a'} "
-              f"| {mean_share(t.caught or []) if per_task else 'n/a'} | {mean_share(t.caught_plain or []) if per_task else 'n/a'} |")
+        print(
+            f"| {cell.distribution} | {cell.k} | {cell.shape} | {'±' + format(cell.effect, 'g') if cell.effect else 'none'} "
+            f"| {proportion(t.boundary_passed, t.runs)} | {proportion(t.null_passed, t.runs)} "
+            f"| {proportion(t.false_failure, t.runs) if per_task else 'n/a'} "
+            f"| {mean_share(t.caught or []) if per_task else 'n/a'} | {mean_share(t.caught_plain or []) if per_task else 'n/a'} |"
+        )
     return 0
 
 

@@ -78,7 +78,9 @@ def rates(tasks: int, rng: random.Random) -> list[float]:
     return found
 
 
-def sides(task_rates: list[float], repeats: int, rng: random.Random) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def sides(
+    task_rates: list[float], repeats: int, rng: random.Random
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Both sides of a pair with a true difference of 0 on every task."""
     old, new = [], []
     for task, rate in enumerate(task_rates):
@@ -99,6 +101,7 @@ def achieved(task_rates: list[float], repeats: int, margin: float, reps: int, rn
 
 def flip_check(tasks: int, repeats: int, alpha: float) -> tuple[bool, bool]:
     """(a 1.0 -> 0.0 flip fails at ``repeats``, it fails at ``repeats - 1``), among ``tasks`` compared tasks."""
+
     def fails(r: int) -> bool:
         # the other tasks pass half their rollouts on both sides: each can reach alpha and is counted
         half = [1.0] * (r // 2) + [0.0] * (r - r // 2)
@@ -109,6 +112,7 @@ def flip_check(tasks: int, repeats: int, alpha: float) -> tuple[bool, bool]:
             new += [{"task_id": f"t{t}", "reward": reward} for reward in half]
         data = summary_dict(compare_rollouts(old, new), margin=0.5, alpha=alpha)
         return data["tasks"][0]["outcome"] == "failed"
+
     return fails(repeats), fails(repeats - 1) if repeats > 1 else False
 
 
@@ -119,8 +123,10 @@ def main() -> int:
     parser.add_argument("--tolerance", type=float, default=0.05, help="how far from 80%% the power may be (0.05)")
     args = parser.parse_args()
     rng = random.Random(args.seed)
-    print(f"python {sys.version.split()[0]}; {args.reps} pairs a scenario; seed {args.seed}; "
-          f"tolerance ±{args.tolerance:.0%}")
+    print(
+        f"python {sys.version.split()[0]}; {args.reps} pairs a scenario; seed {args.seed}; "
+        f"tolerance ±{args.tolerance:.0%}"
+    )
     print("| scenario | margin | plan | planned size | promised power | achieved power | within tolerance |")
     print("|---|---|---|---|---|---|---|")
     ok = True
@@ -155,18 +161,31 @@ def main() -> int:
         # the plan promises at least 80%: it holds when the achieved power reaches it within the tolerance
         within = power >= POWER - args.tolerance
         ok = ok and (within or not scenario.gated)
-        print(f"| {scenario.name} | ±{scenario.margin:g} | {what} | {size} | {promised:.1%} | {power:.1%} ± {error:.1%} | "
-              f"{('yes' if within else 'NO') if scenario.gated else 'not held (pilot noise)'} |", flush=True)
-        print(f"  ({time.perf_counter() - start:.0f} s; one rollout's difference: variance "
-              f"{planned.rollout_variance:.4f}, {planned.variance_source})", file=sys.stderr)
+        print(
+            f"| {scenario.name} | ±{scenario.margin:g} | {what} | {size} | {promised:.1%} | {power:.1%} ± {error:.1%} | "
+            f"{('yes' if within else 'NO') if scenario.gated else 'not held (pilot noise)'} |",
+            flush=True,
+        )
+        print(
+            f"  ({time.perf_counter() - start:.0f} s; one rollout's difference: variance "
+            f"{planned.rollout_variance:.4f}, {planned.variance_source})",
+            file=sys.stderr,
+        )
     for tasks in (1, 10, 100):
-        repeats = plan(compare_rollouts([{"task_id": f"t{t}", "reward": 1.0} for t in range(tasks)],
-                                        [{"task_id": f"t{t}", "reward": 1.0} for t in range(tasks)]),
-                       None, 0.05).flip_repeats
+        repeats = plan(
+            compare_rollouts(
+                [{"task_id": f"t{t}", "reward": 1.0} for t in range(tasks)],
+                [{"task_id": f"t{t}", "reward": 1.0} for t in range(tasks)],
+            ),
+            None,
+            0.05,
+        ).flip_repeats
         at, below = flip_check(tasks, repeats, 0.05)
         ok = ok and at and not below
-        print(f"flip plan over {tasks} task(s): {repeats} rollouts a side; a 1.0 -> 0.0 flip fails at {repeats}: "
-              f"{at}; at {repeats - 1}: {below}")
+        print(
+            f"flip plan over {tasks} task(s): {repeats} rollouts a side; a 1.0 -> 0.0 flip fails at {repeats}: "
+            f"{at}; at {repeats - 1}: {below}"
+        )
     return 0 if ok else 1
 
 

@@ -198,8 +198,18 @@ def measure(label: str, argv: list[str], cwd: Path, out_path: Path, env: dict | 
     rss = ru.ru_maxrss / 1024 if sys.platform != "darwin" else ru.ru_maxrss / 2**20
     tree = rss + sum(peaks.peaks.values()) / 1024
     lines = [ln for ln in out_path.read_text(errors="replace").splitlines() if ln.strip()]
-    return Measure(label, wall, ru.ru_utime, ru.ru_stime, rss, proc.returncode, lines[-1] if lines else "",
-                   tree, 1 + len(peaks.peaks), peaks.at_once / 1024)
+    return Measure(
+        label,
+        wall,
+        ru.ru_utime,
+        ru.ru_stime,
+        rss,
+        proc.returncode,
+        lines[-1] if lines else "",
+        tree,
+        1 + len(peaks.peaks),
+        peaks.at_once / 1024,
+    )
 
 
 def warm(paths: list[Path]) -> None:
@@ -223,11 +233,15 @@ def ensure_pair(name: str, tasks: int, repeats: int, row_kb: float, seed: int, r
     free = shutil.disk_usage(DATA.parent if not DATA.exists() else DATA).free
     if need > free * 0.8:
         sys.exit(f"[{name}] needs ~{need / 1e9:.1f} GB, only {free / 1e9:.1f} GB free: refusing")
-    print(f"[{name}] generating {tasks} tasks x {repeats} repeats x ~{row_kb:g} KB rows (~{need / 2.2e6:.0f} MB a side)")
+    print(
+        f"[{name}] generating {tasks} tasks x {repeats} repeats x ~{row_kb:g} KB rows (~{need / 2.2e6:.0f} MB a side)"
+    )
     manifest = generate.generate(out, tasks, repeats, int(row_kb * 1000), seed=seed, quiet=True, **rates)
     total = sum(manifest["sizes"].values())
-    print(f"[{name}] wrote {total / 1e6:.0f} MB in {manifest['generate_seconds']:.1f}s "
-          f"({manifest['generate_mb_per_s']:.0f} MB/s)")
+    print(
+        f"[{name}] wrote {total / 1e6:.0f} MB in {manifest['generate_seconds']:.1f}s "
+        f"({manifest['generate_mb_per_s']:.0f} MB/s)"
+    )
     return out, manifest
 
 
@@ -255,7 +269,8 @@ def outcome_test_file(out: Path, passed: int, failed: int, xfailed: int) -> Path
             "        pytest.fail('task: new regressed: old=1.0 new=0.0', pytrace=False)\n"
             "    if kind == 'x':\n"
             "        request.node.add_marker(pytest.mark.xfail(reason='task: masked'))\n"
-            "        pytest.fail('task: masked', pytrace=False)\n")
+            "        pytest.fail('task: masked', pytrace=False)\n"
+        )
     return path
 
 
@@ -277,8 +292,20 @@ def bench(name: str, tasks: int, repeats: int, row_kb: float, seed: int, rates: 
     commands = [
         ("json.loads", [PY, "-c", JSON_FLOOR, *map(rel, files)], out / "out_json.txt"),
         ("trivial pytest", [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", rel(trivial)], out / "out_trivial.txt"),
-        ("gate", [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--parity-old={rel(old)}",
-                  f"--parity-new={rel(new)}"], out / "out_gate.txt"),
+        (
+            "gate",
+            [
+                PY,
+                "-m",
+                "pytest",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                f"--parity-old={rel(old)}",
+                f"--parity-new={rel(new)}",
+            ],
+            out / "out_gate.txt",
+        ),
     ]
     if not WARMED:  # one untimed pass, so that bytecode caches exist before anything is timed
         for label, argv, log in commands:
@@ -300,27 +327,37 @@ def bench(name: str, tasks: int, repeats: int, row_kb: float, seed: int, rates: 
 def report(name: str, manifest: dict, size: int, rows: int, n_items: int, runs: list[Measure]) -> None:
     p = manifest["params"]
     rs = manifest["row_bytes_sample"]
-    print(f"\n== {name}: {p['tasks']} tasks x {p['repeats']} repeats, rows ~{p['row_bytes'] / 1000:g} KB "
-          f"(sample {rs['min']}..{rs['max']} B, median {rs['median']} B); {rows} rows, "
-          f"{size / 1e6:.0f} MB both sides; {n_items} items")
+    print(
+        f"\n== {name}: {p['tasks']} tasks x {p['repeats']} repeats, rows ~{p['row_bytes'] / 1000:g} KB "
+        f"(sample {rs['min']}..{rs['max']} B, median {rs['median']} B); {rows} rows, "
+        f"{size / 1e6:.0f} MB both sides; {n_items} items"
+    )
     e = manifest["expected"]
     print("   expected: " + ", ".join(f"{k} {v}" for k, v in e.items()))
-    print(f"   {'run':<15} {'wall s':>8} {'user s':>8} {'sys s':>7} {'peak RSS MB':>12} {'MB/s':>7} {'rc':>3}  last line")
+    print(
+        f"   {'run':<15} {'wall s':>8} {'user s':>8} {'sys s':>7} {'peak RSS MB':>12} {'MB/s':>7} {'rc':>3}  last line"
+    )
     for m in runs:
         rate = size / 1e6 / m.wall if m.label != "trivial pytest" else float("nan")
-        print(f"   {m.label:<15} {m.wall:8.2f} {m.user:8.2f} {m.sys:7.2f} {m.rss_mb:12.1f} "
-              f"{rate:7.0f} {m.rc:>3}  {m.tail[:70]}")
+        print(
+            f"   {m.label:<15} {m.wall:8.2f} {m.user:8.2f} {m.sys:7.2f} {m.rss_mb:12.1f} "
+            f"{rate:7.0f} {m.rc:>3}  {m.tail[:70]}"
+        )
     j, t, g = runs
-    print(f"   gate/json.loads wall {g.wall / j.wall:.2f}x   gate/trivial-pytest wall {g.wall / t.wall:.2f}x   "
-          f"gate - json.loads {g.wall - j.wall:+.2f}s   gate RSS - trivial RSS {g.rss_mb - t.rss_mb:+.1f} MB")
+    print(
+        f"   gate/json.loads wall {g.wall / j.wall:.2f}x   gate/trivial-pytest wall {g.wall / t.wall:.2f}x   "
+        f"gate - json.loads {g.wall - j.wall:+.2f}s   gate RSS - trivial RSS {g.rss_mb - t.rss_mb:+.1f} MB"
+    )
     found = {}
     for line in (DATA / name / "out_gate.txt").read_text(errors="replace").splitlines():
         m = re.match(r"(identical|flipped|flipped_agent_error|masked|missing)\s+(\d+)\b", line)
         if m:
             found[m.group(1)] = int(m.group(2))
     ok = found == e
-    print(f"   gate categories {'match' if ok else 'DO NOT match'} the generator's expectation"
-          + ("" if ok else f": {found} -- the gate did not complete; see {DATA / name / 'out_gate.txt'}"))
+    print(
+        f"   gate categories {'match' if ok else 'DO NOT match'} the generator's expectation"
+        + ("" if ok else f": {found} -- the gate did not complete; see {DATA / name / 'out_gate.txt'}")
+    )
     FAILURES.extend([] if ok else [name])
     if g.rc not in (0, 1):
         print(f"   WARNING: gate exit status {g.rc} (see {DATA / name / 'out_gate.txt'})")
@@ -328,16 +365,16 @@ def report(name: str, manifest: dict, size: int, rows: int, n_items: int, runs: 
 
 # The floors of the user-facing scales (rerun, xdist, cores): each ratio is printed beside its floor.
 FLOORS = {
-    "rerun": 0.10,        # -k <one task> on the unchanged pair / the first run
+    "rerun": 0.10,  # -k <one task> on the unchanged pair / the first run
     "cache write": 1.05,  # the first run writing the gate's entries / the same run writing none (pytest's cache on)
-    "2 cores": 0.80,      # default install, whole gate / json.loads
+    "2 cores": 0.80,  # default install, whole gate / json.loads
     "2 cores fast": 0.50,  # with msgspec (the `fast` extra), whole gate / json.loads
-    "protocol": 1.00,     # 10k small tasks / 10k parametrized tests with the same outcomes
-    "-k rerun": 1.30,     # -k <one task> rerun / pytest alone selecting one of as many no-op tests
-    "xdist adds": 1.10,   # (gate -n 2 - gate serial) / (no-op -n 2 - no-op serial), as many tests
+    "protocol": 1.00,  # 10k small tasks / 10k parametrized tests with the same outcomes
+    "-k rerun": 1.30,  # -k <one task> rerun / pytest alone selecting one of as many no-op tests
+    "xdist adds": 1.10,  # (gate -n 2 - gate serial) / (no-op -n 2 - no-op serial), as many tests
     "memory 100k": 1.20,  # peak RSS summed, 100k small tasks / 100k trivial parametrized tests
-    "shards": 1.10,       # the new side in N shard files / the same rows in one file
-    "flips wall": 1.20,   # 100k tasks, 5% flipped, --tb=line / parametrized tests of the same outcomes
+    "shards": 1.10,  # the new side in N shard files / the same rows in one file
+    "flips wall": 1.20,  # 100k tasks, 5% flipped, --tb=line / parametrized tests of the same outcomes
     "flips memory": 1.20,  # the same, peak RSS summed over the processes
 }
 MEMORY_FLOOR_MB = 100.0  # MiB: the most a gate run holds at once over every process it starts (2 GB pair)
@@ -381,9 +418,11 @@ def memory_line(measures: list[Measure], pair: str) -> None:
     enforced = pair == "large"
     ok = not enforced or worst.at_once_mb <= MEMORY_FLOOR_MB
     verdict = ("ok   " if ok else "ABOVE") if enforced else "(floor for the large pair)"
-    print(f"   {'memory':<13} {worst.at_once_mb:6.1f} MiB floor {MEMORY_FLOOR_MB:.0f} MiB {verdict}  "
-          f"the most held at once over every process, the largest of these runs: {worst.label} "
-          f"(each process's peak summed: {bound.tree_mb:.1f} MiB over {bound.processes} process(es), {bound.label})")
+    print(
+        f"   {'memory':<13} {worst.at_once_mb:6.1f} MiB floor {MEMORY_FLOOR_MB:.0f} MiB {verdict}  "
+        f"the most held at once over every process, the largest of these runs: {worst.label} "
+        f"(each process's peak summed: {bound.tree_mb:.1f} MiB over {bound.processes} process(es), {bound.label})"
+    )
     FAILURES.extend([] if ok else [f"memory {worst.at_once_mb:.0f} MiB"])
 
 
@@ -416,8 +455,9 @@ def split_side(main: Path, out_dir: Path, shards: int) -> Path:
     return out_dir
 
 
-def bench_users(kind: str, pair: str, seed: int, rates: dict, runs: int, baseline: str | None = None,
-                shards: int = SHARDS_DEFAULT) -> None:
+def bench_users(
+    kind: str, pair: str, seed: int, rates: dict, runs: int, baseline: str | None = None, shards: int = SHARDS_DEFAULT
+) -> None:
     """The user-facing scales on a named pair: rerun, xdist, cores, shards; protocol and memory on their own."""
     pair = OWN_PAIR.get(kind, pair)
     tasks, repeats, kb = SCALES[pair]
@@ -437,8 +477,10 @@ def bench_users(kind: str, pair: str, seed: int, rates: dict, runs: int, baselin
         # (--tb=line: on a pair of many flips pytest's own failure section would otherwise take most of it)
         measure("warm-up", [*gate, "-p", "no:cacheprovider", "--tb=line"], out, out / "out_warmup.txt")
         WARMED.append(True)
-    print(f"\n== {kind} on the {pair} pair ({sum(p.stat().st_size for p in files) / 1e6:.0f} MB both sides, "
-          f"{manifest['tasks_joined']} items), fastest of {runs}")
+    print(
+        f"\n== {kind} on the {pair} pair ({sum(p.stat().st_size for p in files) / 1e6:.0f} MB both sides, "
+        f"{manifest['tasks_joined']} items), fastest of {runs}"
+    )
     if kind == "rerun":
         cache, blocked = out / "bench-cache", out / "bench-cache-blocked"
         clear = lambda: shutil.rmtree(cache, ignore_errors=True)  # noqa: E731
@@ -458,49 +500,85 @@ def bench_users(kind: str, pair: str, seed: int, rates: dict, runs: int, baselin
             ("no gate entries", [*gate, "-o", f"cache_dir={blocked}"], full, block),
             ("first run", cached, full, clear),
             (f"-k {task}", [*cached, "-k", task], full, None),
-            ("trivial -k one", [PY, "-m", "pytest", "-q", *no_cache, trivial, "-k", f"test_t and {items // 2}"], {}, None),
+            (
+                "trivial -k one",
+                [PY, "-m", "pytest", "-q", *no_cache, trivial, "-k", f"test_t and {items // 2}"],
+                {},
+                None,
+            ),
         ]
         best = timed_best(commands, out, runs)
         nc, without, first, rerun, alone = (best[c[0]] for c in commands)
         table(list(best.values()))
-        floor_line("rerun", rerun.wall / first.wall, FLOORS["rerun"], f"-k one task {rerun.wall:.2f}s / first run {first.wall:.2f}s")
-        floor_line("cache write", first.wall / without.wall, FLOORS["cache write"],
-                   f"first run {first.wall:.2f}s / the same run writing no gate entry {without.wall:.2f}s")
-        print(f"   (first run / -p no:cacheprovider, which also drops pytest's own lastfailed and node-id "
-              f"files: {first.wall / nc.wall:.2f}x)")
-        floor_line("-k rerun", rerun.wall / alone.wall, FLOORS["-k rerun"],
-                   f"-k one task {rerun.wall:.2f}s / pytest alone, -k one of {items} no-op tests {alone.wall:.2f}s")
+        floor_line(
+            "rerun",
+            rerun.wall / first.wall,
+            FLOORS["rerun"],
+            f"-k one task {rerun.wall:.2f}s / first run {first.wall:.2f}s",
+        )
+        floor_line(
+            "cache write",
+            first.wall / without.wall,
+            FLOORS["cache write"],
+            f"first run {first.wall:.2f}s / the same run writing no gate entry {without.wall:.2f}s",
+        )
+        print(
+            f"   (first run / -p no:cacheprovider, which also drops pytest's own lastfailed and node-id "
+            f"files: {first.wall / nc.wall:.2f}x)"
+        )
+        floor_line(
+            "-k rerun",
+            rerun.wall / alone.wall,
+            FLOORS["-k rerun"],
+            f"-k one task {rerun.wall:.2f}s / pytest alone, -k one of {items} no-op tests {alone.wall:.2f}s",
+        )
         memory_line(list(best.values()), pair)
     elif kind == "xdist":
         trivial = [PY, "-m", "pytest", "-q", *no_cache, rel(trivial_test_file(out, manifest["tasks_joined"]))]
         beside = rel(trivial_test_file(out, 1))  # a test of the user's own: then the run is distributed
-        commands = [("serial", [*gate, *no_cache], full, None), ("-n 2", [*gate, *no_cache, "-n", "2"], full, None),
-                    ("-n 2, a test beside", [*gate, *no_cache, "-n", "2", beside], full, None),
-                    ("trivial serial", trivial, {}, None), ("trivial -n 2", [*trivial, "-n", "2"], {}, None)]
+        commands = [
+            ("serial", [*gate, *no_cache], full, None),
+            ("-n 2", [*gate, *no_cache, "-n", "2"], full, None),
+            ("-n 2, a test beside", [*gate, *no_cache, "-n", "2", beside], full, None),
+            ("trivial serial", trivial, {}, None),
+            ("trivial -n 2", [*trivial, "-n", "2"], {}, None),
+        ]
         best = timed_best(commands, out, runs)
         serial, dist = best["serial"], best["-n 2"]
         t_serial, t_dist = best["trivial serial"], best["trivial -n 2"]
         table(list(best.values()))
         added, t_added = dist.wall - serial.wall, t_dist.wall - t_serial.wall
-        floor_line("xdist adds", added / t_added if t_added > 0 else float("inf"), FLOORS["xdist adds"],
-                   f"-n 2 adds {added:+.2f}s to the gate, {t_added:+.2f}s to as many no-op tests")
+        floor_line(
+            "xdist adds",
+            added / t_added if t_added > 0 else float("inf"),
+            FLOORS["xdist adds"],
+            f"-n 2 adds {added:+.2f}s to the gate, {t_added:+.2f}s to as many no-op tests",
+        )
         mixed = best["-n 2, a test beside"]
-        print(f"   (-n 2 / serial: the gate {dist.wall / serial.wall:.2f}x, no-op tests {t_dist.wall / t_serial.wall:.2f}x; "
-              f"with a test file beside the gate's {mixed.wall / serial.wall:.2f}x, {mixed.tree_mb:.0f} MB summed over "
-              f"{mixed.processes} processes)")
+        print(
+            f"   (-n 2 / serial: the gate {dist.wall / serial.wall:.2f}x, no-op tests {t_dist.wall / t_serial.wall:.2f}x; "
+            f"with a test file beside the gate's {mixed.wall / serial.wall:.2f}x, {mixed.tree_mb:.0f} MB summed over "
+            f"{mixed.processes} processes)"
+        )
         memory_line([serial, dist], pair)
     elif kind == "protocol":
         measure("warm-up", [*gate, *no_cache], out, out / "out_gate.txt")
         counts = outcome_counts((out / "out_gate.txt").read_text(errors="replace").strip().splitlines()[-1])
         same = rel(outcome_test_file(out, counts["passed"], counts["failed"], counts["xfailed"]))
-        commands = [("gate", [*gate, *no_cache], full, None),
-                    ("same outcomes", [PY, "-m", "pytest", "-q", *no_cache, same], {}, None)]
+        commands = [
+            ("gate", [*gate, *no_cache], full, None),
+            ("same outcomes", [PY, "-m", "pytest", "-q", *no_cache, same], {}, None),
+        ]
         best = timed_best(commands, out, runs)
         table(list(best.values()))
         gate_run, plain = best["gate"], best["same outcomes"]
         shown = ", ".join(f"{n} {word}" for word, n in counts.items())
-        floor_line("protocol", gate_run.wall / plain.wall, FLOORS["protocol"],
-                   f"gate {gate_run.wall:.2f}s / {sum(counts.values())} parametrized tests ({shown}) {plain.wall:.2f}s")
+        floor_line(
+            "protocol",
+            gate_run.wall / plain.wall,
+            FLOORS["protocol"],
+            f"gate {gate_run.wall:.2f}s / {sum(counts.values())} parametrized tests ({shown}) {plain.wall:.2f}s",
+        )
     elif kind == "flips":
         # pytest's failure section compares every failure with every stored report unless --tb=line or
         # --tb=no: with thousands of failures that is most of the run, for any suite; the gate's floor
@@ -509,25 +587,39 @@ def bench_users(kind: str, pair: str, seed: int, rates: dict, runs: int, baselin
         measure("warm-up", [*gate, *no_cache, *line], out, out / "out_gate.txt")
         counts = outcome_counts((out / "out_gate.txt").read_text(errors="replace").strip().splitlines()[-1])
         same = rel(outcome_test_file(out, counts["passed"], counts["failed"], counts["xfailed"]))
-        commands = [("gate --tb=line", [*gate, *no_cache, *line], full, None),
-                    ("same outcomes --tb=line", [PY, "-m", "pytest", "-q", *no_cache, *line, same], {}, None)]
+        commands = [
+            ("gate --tb=line", [*gate, *no_cache, *line], full, None),
+            ("same outcomes --tb=line", [PY, "-m", "pytest", "-q", *no_cache, *line, same], {}, None),
+        ]
         best = timed_best(commands, out, runs)
         table(list(best.values()))
         gate_run, plain = best["gate --tb=line"], best["same outcomes --tb=line"]
         shown = ", ".join(f"{n} {word}" for word, n in counts.items())
-        floor_line("flips wall", gate_run.wall / plain.wall, FLOORS["flips wall"],
-                   f"gate {gate_run.wall:.2f}s / {sum(counts.values())} parametrized tests ({shown}) {plain.wall:.2f}s")
-        floor_line("flips memory", gate_run.tree_mb / plain.tree_mb, FLOORS["flips memory"],
-                   f"peak RSS summed {gate_run.tree_mb:.1f} MB / {plain.tree_mb:.1f} MB")
+        floor_line(
+            "flips wall",
+            gate_run.wall / plain.wall,
+            FLOORS["flips wall"],
+            f"gate {gate_run.wall:.2f}s / {sum(counts.values())} parametrized tests ({shown}) {plain.wall:.2f}s",
+        )
+        floor_line(
+            "flips memory",
+            gate_run.tree_mb / plain.tree_mb,
+            FLOORS["flips memory"],
+            f"peak RSS summed {gate_run.tree_mb:.1f} MB / {plain.tree_mb:.1f} MB",
+        )
     elif kind == "memory":
         trivial = [PY, "-m", "pytest", "-q", *no_cache, rel(trivial_test_file(out, manifest["tasks_joined"]))]
         commands = [("gate", [*gate, *no_cache], full, None), ("trivial", trivial, {}, None)]
         best = timed_best(commands, out, runs)
         table(list(best.values()))
         gate_run, plain = best["gate"], best["trivial"]
-        floor_line("memory 100k", gate_run.tree_mb / plain.tree_mb, FLOORS["memory 100k"],
-                   f"peak RSS summed {gate_run.tree_mb:.1f} MB / {manifest['tasks_joined']} trivial parametrized "
-                   f"tests {plain.tree_mb:.1f} MB (wall {gate_run.wall:.2f}s / {plain.wall:.2f}s)")
+        floor_line(
+            "memory 100k",
+            gate_run.tree_mb / plain.tree_mb,
+            FLOORS["memory 100k"],
+            f"peak RSS summed {gate_run.tree_mb:.1f} MB / {manifest['tasks_joined']} trivial parametrized "
+            f"tests {plain.tree_mb:.1f} MB (wall {gate_run.wall:.2f}s / {plain.wall:.2f}s)",
+        )
     elif kind == "shards":
         new_dir, old_dir = split_side(new, out / "new-shards", shards), split_side(old, out / "old-shards", shards)
         warm(sorted(new_dir.glob("*.jsonl")) + sorted(old_dir.glob("*.jsonl")))
@@ -535,8 +627,20 @@ def bench_users(kind: str, pair: str, seed: int, rates: dict, runs: int, baselin
         commands = [
             ("one file a side", [*one_file, f"--parity-new={rel(new)}"], full, None),
             (f"new in {shards} shards", [*one_file, f"--parity-new={rel(new_dir)}/shard-*.jsonl"], full, None),
-            (f"old in {shards} shards", [PY, "-m", "pytest", "-q", *no_cache, f"--parity-old={rel(old_dir)}/shard-*.jsonl",
-                                         f"--parity-new={rel(new)}"], full, None),
+            (
+                f"old in {shards} shards",
+                [
+                    PY,
+                    "-m",
+                    "pytest",
+                    "-q",
+                    *no_cache,
+                    f"--parity-old={rel(old_dir)}/shard-*.jsonl",
+                    f"--parity-new={rel(new)}",
+                ],
+                full,
+                None,
+            ),
         ]
         best = timed_best(commands, out, runs)
         table(list(best.values()))
@@ -545,10 +649,16 @@ def bench_users(kind: str, pair: str, seed: int, rates: dict, runs: int, baselin
         for other in (sharded, old_sharded):
             if outcome(other) != outcome(whole) or other.rc != whole.rc:
                 FAILURES.append(f"shards: another outcome ({other.tail!r} vs {whole.tail!r})")
-        floor_line("shards", sharded.wall / whole.wall, FLOORS["shards"],
-                   f"new side in {shards} shards {sharded.wall:.2f}s / in one file {whole.wall:.2f}s")
-        print(f"   (the old side in {shards} shards: {old_sharded.wall / whole.wall:.2f}x, read in the reader child as "
-              "one old file is)")
+        floor_line(
+            "shards",
+            sharded.wall / whole.wall,
+            FLOORS["shards"],
+            f"new side in {shards} shards {sharded.wall:.2f}s / in one file {whole.wall:.2f}s",
+        )
+        print(
+            f"   (the old side in {shards} shards: {old_sharded.wall / whole.wall:.2f}x, read in the reader child as "
+            "one old file is)"
+        )
         memory_line(list(best.values()), pair)
     else:  # cores
         one = ["taskset", "-c", "0"]
@@ -561,8 +671,10 @@ def bench_users(kind: str, pair: str, seed: int, rates: dict, runs: int, baselin
         ]
         if baseline:  # the same one-core runs with another install (the version before), in this run
             before = [baseline, *gate[1:], *no_cache]
-            commands += [("before, default, 1 core", [*one, *before], full, None),
-                         ("before, fast, 1 core", [*one, *before], fast, None)]
+            commands += [
+                ("before, default, 1 core", [*one, *before], full, None),
+                ("before, fast, 1 core", [*one, *before], fast, None),
+            ]
         best = timed_best(commands, out, runs)
         j = best["json.loads"]
         table(list(best.values()))
@@ -572,20 +684,32 @@ def bench_users(kind: str, pair: str, seed: int, rates: dict, runs: int, baselin
             now = best[f"{reader}, 1 core"]
             if baseline:
                 was = best[f"before, {reader}, 1 core"]
-                floor_line(f"1 core {reader}", now.wall / was.wall, 1.0,
-                           f"taskset -c 0, this install / {baseline} (CPU {now.user + now.sys:.2f}s vs {was.user + was.sys:.2f}s)")
+                floor_line(
+                    f"1 core {reader}",
+                    now.wall / was.wall,
+                    1.0,
+                    f"taskset -c 0, this install / {baseline} (CPU {now.user + now.sys:.2f}s vs {was.user + was.sys:.2f}s)",
+                )
             else:
-                floor_line(f"1 core {reader}", now.wall / j.wall, ONE_CORE_BEFORE[reader],
-                           "taskset -c 0, gate / json.loads; floor: the same, measured before (pass --baseline)")
+                floor_line(
+                    f"1 core {reader}",
+                    now.wall / j.wall,
+                    ONE_CORE_BEFORE[reader],
+                    "taskset -c 0, gate / json.loads; floor: the same, measured before (pass --baseline)",
+                )
         memory_line([m for label, m in best.items() if label != "json.loads" and not label.startswith("before")], pair)
 
 
 def table(measures: list[Measure]) -> None:
-    print(f"   {'run':<22} {'wall s':>7} {'user s':>7} {'sys s':>6} {'RSS MB':>7} {'sum MB':>7} {'at once':>7} "
-          f"{'procs':>5} {'rc':>3}  last line")
+    print(
+        f"   {'run':<22} {'wall s':>7} {'user s':>7} {'sys s':>6} {'RSS MB':>7} {'sum MB':>7} {'at once':>7} "
+        f"{'procs':>5} {'rc':>3}  last line"
+    )
     for m in measures:
-        print(f"   {m.label:<22} {m.wall:7.2f} {m.user:7.2f} {m.sys:6.2f} {m.rss_mb:7.1f} {m.tree_mb:7.1f} "
-              f"{m.at_once_mb:7.1f} {m.processes:5d} {m.rc:>3}  {m.tail[:60]}")
+        print(
+            f"   {m.label:<22} {m.wall:7.2f} {m.user:7.2f} {m.sys:6.2f} {m.rss_mb:7.1f} {m.tree_mb:7.1f} "
+            f"{m.at_once_mb:7.1f} {m.processes:5d} {m.rc:>3}  {m.tail[:60]}"
+        )
 
 
 def bench_unused(pairs: int) -> bool:
@@ -612,9 +736,11 @@ def bench_unused(pairs: int) -> bool:
         cpus.append((a.user + a.sys) - (b.user + b.sys))
     wall_ms, cpu_ms = statistics.median(walls) * 1000, statistics.median(cpus) * 1000
     print(f"\n== unused: pytest -q on one trivial test, with the plugin vs -p no:rollout_parity, {pairs} pairs")
-    print(f"   median difference: wall {wall_ms:+.1f} ms, user+sys CPU {cpu_ms:+.1f} ms   "
-          f"(floor: at most {UNUSED_FLOOR_MS:g} ms)   wall differences p25..p75 "
-          f"{_quantile(walls, 0.25) * 1000:+.1f}..{_quantile(walls, 0.75) * 1000:+.1f} ms")
+    print(
+        f"   median difference: wall {wall_ms:+.1f} ms, user+sys CPU {cpu_ms:+.1f} ms   "
+        f"(floor: at most {UNUSED_FLOOR_MS:g} ms)   wall differences p25..p75 "
+        f"{_quantile(walls, 0.25) * 1000:+.1f}..{_quantile(walls, 0.75) * 1000:+.1f} ms"
+    )
     ok = wall_ms <= UNUSED_FLOOR_MS
     print(f"   {'within' if ok else 'ABOVE'} the floor")
     return ok
@@ -645,10 +771,23 @@ def bench_hostile_logs(flips: int = 200, log_mb: int = 8) -> bool:
             new_rows.append(json.dumps({"task_id": f"t{i}", "reward": 0.0, "verifier_logs_dir": f"logs/s{i}"}))
         (out / "old" / "rollouts.jsonl").write_text("\n".join(old_rows) + "\n")
         (out / "new" / "rollouts.jsonl").write_text("\n".join(new_rows) + "\n")
-        argv = [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--parity-old=old/rollouts.jsonl",
-                "--parity-new=new/rollouts.jsonl", "--junitxml=j.xml", "--parity-markdown=s.md"]
-        results[label] = (measure(label, argv, out, out / "out.txt"), (out / "j.xml").stat().st_size,
-                          (out / "s.md").stat().st_size)
+        argv = [
+            PY,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--parity-old=old/rollouts.jsonl",
+            "--parity-new=new/rollouts.jsonl",
+            "--junitxml=j.xml",
+            "--parity-markdown=s.md",
+        ]
+        results[label] = (
+            measure(label, argv, out, out / "out.txt"),
+            (out / "j.xml").stat().st_size,
+            (out / "s.md").stat().st_size,
+        )
     shutil.rmtree(out, ignore_errors=True)
     print(f"\n== hostile-logs: {flips} flips, each log one line without a newline")
     table([m for m, _, _ in results.values()])
@@ -676,19 +815,32 @@ def versions() -> None:
         xd = ""
     print(f"Python {platform.python_version()} ({PY}), pytest {pytest.__version__}{xd}")
     print(f"{platform.platform()}, {os.cpu_count()} CPUs, {platform.machine()}")
-    git = subprocess.run(["git", "-C", str(HERE.parent), "describe", "--always", "--dirty"], capture_output=True,
-                         text=True, check=False)
+    git = subprocess.run(
+        ["git", "-C", str(HERE.parent), "describe", "--always", "--dirty"], capture_output=True, text=True, check=False
+    )
     print(f"plugin source: {HERE.parent} at {git.stdout.strip() or 'unknown revision'}")
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--scale", nargs="+", choices=[*SCALES, "rowsize", "unused", "hostile-logs", *USER_SCALES], help="default: small (or custom when "
-                    "--tasks/--repeats/--row-kb are given)")
-    ap.add_argument("--pair", choices=list(SCALES), default="large", help="the pair the rerun, xdist and cores "
-                    "scales run on (default: large, the 2 GB pair)")
-    ap.add_argument("--baseline", metavar="PYTHON", help="cores scale: also time the one-core runs with this "
-                    "interpreter (an environment with the previous version installed, and msgspec), as the floor")
+    ap.add_argument(
+        "--scale",
+        nargs="+",
+        choices=[*SCALES, "rowsize", "unused", "hostile-logs", *USER_SCALES],
+        help="default: small (or custom when --tasks/--repeats/--row-kb are given)",
+    )
+    ap.add_argument(
+        "--pair",
+        choices=list(SCALES),
+        default="large",
+        help="the pair the rerun, xdist and cores scales run on (default: large, the 2 GB pair)",
+    )
+    ap.add_argument(
+        "--baseline",
+        metavar="PYTHON",
+        help="cores scale: also time the one-core runs with this "
+        "interpreter (an environment with the previous version installed, and msgspec), as the floor",
+    )
     ap.add_argument("--tasks", type=int)
     ap.add_argument("--repeats", type=int)
     ap.add_argument("--row-kb", type=float, help="row size in KB (for rowsize: the smaller of the two sizes)")
@@ -696,13 +848,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mask-rate", type=float, default=0.01)
     ap.add_argument("--missing-rate", type=float, default=0.005)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--runs", type=int, default=1, help="time each command N times (interleaved), keep the "
-                    "fastest wall (default 1)")
-    ap.add_argument("--shards", type=int, default=SHARDS_DEFAULT, help="shards scale: how many shard files a side "
-                    f"is split into (default {SHARDS_DEFAULT})")
+    ap.add_argument(
+        "--runs", type=int, default=1, help="time each command N times (interleaved), keep the fastest wall (default 1)"
+    )
+    ap.add_argument(
+        "--shards",
+        type=int,
+        default=SHARDS_DEFAULT,
+        help=f"shards scale: how many shard files a side is split into (default {SHARDS_DEFAULT})",
+    )
     ap.add_argument("--pairs", type=int, default=30, help="paired runs for --scale unused (default 30)")
-    ap.add_argument("--env-as-is", action="store_true", help="run children in the inherited environment "
-                    "(default: bytecode caching on, under benchmarks/.data/pycache)")
+    ap.add_argument(
+        "--env-as-is",
+        action="store_true",
+        help="run children in the inherited environment (default: bytecode caching on, under benchmarks/.data/pycache)",
+    )
     ap.add_argument("--clean", action="store_true", help="delete each scale's generated data after measuring it")
     a = ap.parse_args(argv)
     rates = dict(flip_rate=a.flip_rate, mask_rate=a.mask_rate, missing_rate=a.missing_rate)
@@ -727,9 +887,15 @@ def main(argv: list[str] | None = None) -> int:
             bench_users(scale, a.pair, a.seed, rates, a.runs, a.baseline, a.shards)
             continue
         if scale == "rowsize":
-            tasks, repeats, kb = a.tasks or ROWSIZE_DEFAULT[0], a.repeats or ROWSIZE_DEFAULT[1], a.row_kb or ROWSIZE_DEFAULT[2]
-            jobs = [(f"rowsize-{tasks}x{repeats}x{kb:g}k", tasks, repeats, kb),
-                    (f"rowsize-{tasks}x{repeats}x{4 * kb:g}k", tasks, repeats, 4 * kb)]
+            tasks, repeats, kb = (
+                a.tasks or ROWSIZE_DEFAULT[0],
+                a.repeats or ROWSIZE_DEFAULT[1],
+                a.row_kb or ROWSIZE_DEFAULT[2],
+            )
+            jobs = [
+                (f"rowsize-{tasks}x{repeats}x{kb:g}k", tasks, repeats, kb),
+                (f"rowsize-{tasks}x{repeats}x{4 * kb:g}k", tasks, repeats, 4 * kb),
+            ]
         elif scale == "custom":
             base = SCALES["small"]
             tasks, repeats, kb = a.tasks or base[0], a.repeats or base[1], a.row_kb or base[2]
@@ -747,16 +913,22 @@ def main(argv: list[str] | None = None) -> int:
         results.extend(group)
         if scale == "rowsize":
             small, big = (r["runs"][2] for r in group)
-            print(f"\n   rowsize: rows x4 in size -> gate wall x{big.wall / small.wall:.2f}, "
-                  f"gate peak RSS {small.rss_mb:.1f} -> {big.rss_mb:.1f} MB ({big.rss_mb - small.rss_mb:+.1f} MB)")
+            print(
+                f"\n   rowsize: rows x4 in size -> gate wall x{big.wall / small.wall:.2f}, "
+                f"gate peak RSS {small.rss_mb:.1f} -> {big.rss_mb:.1f} MB ({big.rss_mb - small.rss_mb:+.1f} MB)"
+            )
     if len(results) > 1:
-        print(f"\n{'scale':<24} {'MB':>7} {'rows':>7} {'items':>6} {'gate s':>7} {'json s':>7} {'triv s':>7} "
-              f"{'g/json':>6} {'g/triv':>6} {'gate MB':>8} {'json MB':>8} {'triv MB':>8}")
+        print(
+            f"\n{'scale':<24} {'MB':>7} {'rows':>7} {'items':>6} {'gate s':>7} {'json s':>7} {'triv s':>7} "
+            f"{'g/json':>6} {'g/triv':>6} {'gate MB':>8} {'json MB':>8} {'triv MB':>8}"
+        )
         for r in results:
             j, t, g = r["runs"]
-            print(f"{r['name']:<24} {r['size'] / 1e6:7.0f} {r['rows']:7d} {r['items']:6d} {g.wall:7.2f} {j.wall:7.2f} "
-                  f"{t.wall:7.2f} {g.wall / j.wall:6.2f} {g.wall / t.wall:6.2f} {g.rss_mb:8.1f} {j.rss_mb:8.1f} "
-                  f"{t.rss_mb:8.1f}")
+            print(
+                f"{r['name']:<24} {r['size'] / 1e6:7.0f} {r['rows']:7d} {r['items']:6d} {g.wall:7.2f} {j.wall:7.2f} "
+                f"{t.wall:7.2f} {g.wall / j.wall:6.2f} {g.wall / t.wall:6.2f} {g.rss_mb:8.1f} {j.rss_mb:8.1f} "
+                f"{t.rss_mb:8.1f}"
+            )
     if FAILURES:
         print(f"\nnot as expected (categories, or a ratio above its floor): {', '.join(FAILURES)}")
     if not unused_ok:

@@ -79,13 +79,19 @@ def legacy_row(name: str, reward: Any, *, response_id: str, test_output: str, **
     return row
 
 
-def harbor_row(name: str, reward: Any, *, response_id: str, index: int, rollout: int, taskset: str = TASKSET,
-               **extra: Any) -> dict[str, Any]:
+def harbor_row(
+    name: str, reward: Any, *, response_id: str, index: int, rollout: int, taskset: str = TASKSET, **extra: Any
+) -> dict[str, Any]:
     """A row of the Harbor path: ``_ng_task_id``, the task and rollout indices, mask_sample/failure_kind."""
     row: dict[str, Any] = {
         "responses_create_params": {"input": [{"role": "user", "content": f"Solve {name}."}]},
-        "response": {"id": response_id, "object": "response", "status": "completed",
-                     "metadata": {"terminus2_completed": "true"}, "output": []},
+        "response": {
+            "id": response_id,
+            "object": "response",
+            "status": "completed",
+            "metadata": {"terminus2_completed": "true"},
+            "output": [],
+        },
         "agent_ref": {"type": "responses_api_agents", "name": "terminus_2_sandboxed_agent"},
         "_ng_task_index": index,
         "_ng_rollout_index": rollout,
@@ -105,14 +111,24 @@ def old_row(task: int, rollout: int, reward: float) -> dict[str, Any]:
     """One rollout of a task through the legacy server."""
     name = _name(task)
     verdict = "PASSED" if reward else "FAILED"
-    return legacy_row(name, reward, response_id=f"resp_old_{task}_{rollout}",
-                      test_output=f"== {name} rollout {rollout} ==\n{verdict} tests/test_outputs.py::test_solution\n")
+    return legacy_row(
+        name,
+        reward,
+        response_id=f"resp_old_{task}_{rollout}",
+        test_output=f"== {name} rollout {rollout} ==\n{verdict} tests/test_outputs.py::test_solution\n",
+    )
 
 
 def new_row(task: int, rollout: int, reward: float) -> dict[str, Any]:
     """One rollout of a task through the Harbor path."""
-    return harbor_row(_name(task), reward, response_id=f"resp_new_{task}_{rollout}", index=task, rollout=rollout,
-                      verifier_return_code=0 if reward else 1)
+    return harbor_row(
+        _name(task),
+        reward,
+        response_id=f"resp_new_{task}_{rollout}",
+        index=task,
+        rollout=rollout,
+        verifier_return_code=0 if reward else 1,
+    )
 
 
 def write_pair(out: Path, scenario: str, tasks: int = 300, repeats: int = 5, seed: int = 0) -> tuple[Path, Path]:

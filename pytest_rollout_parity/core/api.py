@@ -45,8 +45,15 @@ def _row_place(name: str, index: int) -> Place:
 
 def _input(facts: list[RowFacts], choice: KeyChoice, name: str, reader: Optional[RowReader] = None) -> SideInput:
     return SideInput(
-        facts=facts, values=choice.values, key=choice.key or "", reader=reader,
-        reason=choice.reason, notes=choice.notes, prompts=choice.prompts, name=name, inferred=dict(choice.inferred),
+        facts=facts,
+        values=choice.values,
+        key=choice.key or "",
+        reader=reader,
+        reason=choice.reason,
+        notes=choice.notes,
+        prompts=choice.prompts,
+        name=name,
+        inferred=dict(choice.inferred),
     )
 
 
@@ -65,8 +72,11 @@ def compare_rollouts(
     new_rows: Iterable[dict[str, Any]],
     key: Optional[str] = None,
     *,
-    old_key: Optional[str] = None, new_key: Optional[str] = None,
-    agent: Optional[str] = None, old_agent: Optional[str] = None, new_agent: Optional[str] = None,
+    old_key: Optional[str] = None,
+    new_key: Optional[str] = None,
+    agent: Optional[str] = None,
+    old_agent: Optional[str] = None,
+    new_agent: Optional[str] = None,
 ) -> CompareResult:
     """Compare two sides given as row dicts (from :func:`load_rollouts` or built in memory)."""
     old_key, new_key = old_key or key, new_key or key
@@ -79,15 +89,20 @@ def compare_rollouts(
     return _with_copies(compare_sides(old, new, notes))
 
 
-def _with_copies(result: CompareResult, old: Optional[LoadedSide] = None,
-                 new: Optional[LoadedSide] = None) -> CompareResult:
+def _with_copies(
+    result: CompareResult, old: Optional[LoadedSide] = None, new: Optional[LoadedSide] = None
+) -> CompareResult:
     """The result with its copies note first among the notes, when both sides hold the same rows,
     and the notes on sides that may not have been verified (:mod:`.judging.verification`).
 
     Not for one file compared with itself (a smoke test, named as such).
     """
-    names = [name for side in (old, new) if side is not None
-             for name in ([shown for _, shown, _ in side.shards] if side.shards else [side.display])]
+    names = [
+        name
+        for side in (old, new)
+        if side is not None
+        for name in ([shown for _, shown, _ in side.shards] if side.shards else [side.display])
+    ]
     if old is not None and new is not None and not old.shards and not new.shards:
         try:
             if os.path.samefile(old.path, new.path):
@@ -138,8 +153,11 @@ def compare_files(
     new_path: str | os.PathLike[str],
     key: Optional[str] = None,
     *,
-    old_key: Optional[str] = None, new_key: Optional[str] = None,
-    agent: Optional[str] = None, old_agent: Optional[str] = None, new_agent: Optional[str] = None,
+    old_key: Optional[str] = None,
+    new_key: Optional[str] = None,
+    agent: Optional[str] = None,
+    old_agent: Optional[str] = None,
+    new_agent: Optional[str] = None,
 ) -> CompareResult:
     """Compare two rollouts files by streaming them; rows are re-read from disk only on demand."""
     old = SideRequest.from_arguments("old", old_path, key, old_key, agent, old_agent)

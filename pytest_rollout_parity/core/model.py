@@ -21,7 +21,15 @@ Side = Literal["old", "new"]
 #: side (`masked`), absent from a side (`missing`); `not_run`: its item was not selected.
 TaskOutcome = Literal["passed", "failed", "within_noise", "accepted", "agent_error", "masked", "missing", "not_run"]
 TASK_OUTCOMES: tuple[TaskOutcome, ...] = (
-    "passed", "failed", "within_noise", "accepted", "agent_error", "masked", "missing", "not_run")
+    "passed",
+    "failed",
+    "within_noise",
+    "accepted",
+    "agent_error",
+    "masked",
+    "missing",
+    "not_run",
+)
 #: The outcomes of tasks the gate could not compare: each counts against the evidence budget.
 UNCOMPARED_OUTCOMES: tuple[TaskOutcome, ...] = ("agent_error", "masked", "missing")
 
@@ -204,9 +212,18 @@ class CompareResult:
         """The counts (docs/semantics.md, "Counts"), keyed as in the JSON summary."""
         counts = dict.fromkeys(
             (
-                "tasks", "identical", "flipped", "flipped_old_win", "flipped_new_win",
-                "flipped_agent_error", "masked", "masked_old", "masked_new",
-                "missing", "missing_old_only", "missing_new_only",
+                "tasks",
+                "identical",
+                "flipped",
+                "flipped_old_win",
+                "flipped_new_win",
+                "flipped_agent_error",
+                "masked",
+                "masked_old",
+                "masked_new",
+                "missing",
+                "missing_old_only",
+                "missing_new_only",
             ),
             0,
         )

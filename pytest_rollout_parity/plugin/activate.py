@@ -67,8 +67,9 @@ class ParityGate:
             if html:
                 config.pluginmanager.register(ParityHtmlSummary(summary), "rollout-parity-html-summary")
             if run.settings.html_path is not None:
-                config.pluginmanager.register(ParityHtmlPage(summary, run.settings.html_path), "rollout-parity-html-page")
-
+                config.pluginmanager.register(
+                    ParityHtmlPage(summary, run.settings.html_path), "rollout-parity-html-page"
+                )
 
     def _known_flips(self) -> Optional[KnownFlips]:
         path = self.settings.known_flips
@@ -84,7 +85,8 @@ def _check_margin(run: ParityRun) -> None:
         raise pytest.UsageError(
             f"--parity-margin: {margin:g} is at or above the range of the rewards, [{low:g}, {high:g}]: no mean "
             "difference can exceed it, so the aggregate could never fail; the margin is in reward units "
-            f"(0.05 for 5 points of a reward in [0, 1])")
+            f"(0.05 for 5 points of a reward in [0, 1])"
+        )
 
 
 class ParityCollection:

@@ -41,16 +41,21 @@ class ParityCI:
             try:
                 write_text(target, markdown)
             except OSError as exc:
-                self.problems.append((f"ERROR: --parity-markdown: cannot write {target}: {exc.strerror or exc}",
-                                      {"red": True}))
+                self.problems.append(
+                    (f"ERROR: --parity-markdown: cannot write {target}: {exc.strerror or exc}", {"red": True})
+                )
                 session.exitstatus = pytest.ExitCode.USAGE_ERROR
         if step_summary:
             try:
                 with Path(step_summary).open("a", encoding="utf-8") as handle:
                     handle.write(markdown)
             except OSError as exc:  # the job page lacks the summary; the verdict itself still stands
-                self.problems.append((f"WARNING: ${STEP_SUMMARY}: cannot append to {step_summary}: "
-                                      f"{exc.strerror or exc}", {"yellow": True}))
+                self.problems.append(
+                    (
+                        f"WARNING: ${STEP_SUMMARY}: cannot append to {step_summary}: {exc.strerror or exc}",
+                        {"yellow": True},
+                    )
+                )
 
     @pytest.hookimpl(trylast=True)
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:

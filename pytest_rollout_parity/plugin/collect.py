@@ -117,8 +117,12 @@ class GateFinding(pytest.fail.Exception):  # type: ignore[misc, name-defined]  #
 STYLE_LINES = {"line": 0, "short": 1}
 
 
-def _message_only(item: pytest.Item, excinfo: pytest.ExceptionInfo[BaseException], style: Any,
-                  location: Optional[tuple[str, int]] = None) -> str | TerminalRepr:
+def _message_only(
+    item: pytest.Item,
+    excinfo: pytest.ExceptionInfo[BaseException],
+    style: Any,
+    location: Optional[tuple[str, int]] = None,
+) -> str | TerminalRepr:
     """A :class:`GateFinding`'s message alone, no traceback, cut to what ``style`` (or --tb) asks
     for; its crash line is the finding's header at ``location``. Anything else: pytest's own report.
     """
@@ -170,8 +174,10 @@ class ParityItem(pytest.Item):
         verdict: Optional[Verdict] = self.config.hook.pytest_parity_verdict(comparison=comparison, config=self.config)
         if verdict is not None and not isinstance(verdict, Verdict):
             raise GateFinding(
-                terminal_text(f"{visible(comparison.task)}: pytest_parity_verdict returned {verdict!r}; "
-                              "return None or a pytest_rollout_parity.Verdict")
+                terminal_text(
+                    f"{visible(comparison.task)}: pytest_parity_verdict returned {verdict!r}; "
+                    "return None or a pytest_rollout_parity.Verdict"
+                )
             )
         judgement = self.run.judgements[self.index]
         if verdict is None and self.run.known_flips is not None:
@@ -187,9 +193,14 @@ class ParityItem(pytest.Item):
                 self.user_properties.append((SOURCE_PROPERTY, verdict.source))
                 if verdict.outcome == "passed":  # -rA / -rP show it under the PASSES heading
                     who = VERDICT_SOURCES.get(verdict.source, VERDICT_SOURCES["hook"])
-                    self.add_report_section("call", "parity verdict", terminal_text(
-                        f"{visible(comparison.task)} ({comparison.category}) passed by {who}: "
-                        f"{verdict.text or '(no reason given)'}"))
+                    self.add_report_section(
+                        "call",
+                        "parity verdict",
+                        terminal_text(
+                            f"{visible(comparison.task)} ({comparison.category}) passed by {who}: "
+                            f"{verdict.text or '(no reason given)'}"
+                        ),
+                    )
         else:
             verdict = default_verdict(
                 comparison, lambda: self.run.flip_message(self.index), strict=strict, judgement=judgement
@@ -218,7 +229,9 @@ class ParityItem(pytest.Item):
     def _row_location(self) -> Optional[tuple[str, int]]:
         comparison = self.run.result.tasks[self.index]
         for side, loaded in ((comparison.new, self.run.new), (comparison.old, self.run.old)):
-            main_rows = [facts.line for facts in side.facts if facts.origin is RowOrigin.MAIN] if side is not None else []
+            main_rows = (
+                [facts.line for facts in side.facts if facts.origin is RowOrigin.MAIN] if side is not None else []
+            )
             if main_rows:
                 return loaded.display, main_rows[0]
         return None
@@ -301,14 +314,18 @@ class CoverageItem(_RunWideItem):
         cover = self.run.coverage
         message = cover.message
         if not cover.passed:
-            message += ("\n    --parity-max-uncompared, --parity-max-missing and --parity-max-masked set the limits "
-                        "(off switches one off)")
+            message += (
+                "\n    --parity-max-uncompared, --parity-max-missing and --parity-max-masked set the limits "
+                "(off switches one off)"
+            )
         return cover.passed, message
 
 
 #: what the copy item tells a user to run instead
-COPY_ADVICE = ("run the new server on the same tasks and give its rollouts as --parity-new; "
-               "--parity-allow-copy passes a deliberate copy (a dry run of the CI wiring)")
+COPY_ADVICE = (
+    "run the new server on the same tasks and give its rollouts as --parity-new; "
+    "--parity-allow-copy passes a deliberate copy (a dry run of the CI wiring)"
+)
 
 
 class CopyItem(_RunWideItem):

@@ -31,8 +31,9 @@ class ParityHtmlRows:
     """Where items run (serial, or each xdist worker): a flip's call report gets the extra."""
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[
-            None, pytest.TestReport, pytest.TestReport]:
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         report = yield
         if report.when != "call" or not isinstance(item, ParityItem):
             return report
@@ -41,8 +42,13 @@ class ParityHtmlRows:
             return report  # a failed flip's row shows its message (pytest-html's log): once is enough
         # another outcome (a hook, margin mode, an agent error) shows only its reason: the evidence goes here
         text = item.run.flip_message(item.index)
-        extra = {"name": None, "format_type": "html", "content": flip_html(_headline(item), text),
-                 "mime_type": None, "extension": None}
+        extra = {
+            "name": None,
+            "format_type": "html",
+            "content": flip_html(_headline(item), text),
+            "mime_type": None,
+            "extension": None,
+        }
         report.extras = [*getattr(report, "extras", []), extra]  # type: ignore[attr-defined]
         return report
 

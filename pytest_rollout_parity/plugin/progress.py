@@ -52,8 +52,13 @@ def _size(count: float) -> str:
 class LoadProgress:
     """One progress line for the sides being read (both at once when they load in parallel)."""
 
-    def __init__(self, stream: TextIO, clock: Callable[[], float] = time.monotonic,
-                 show_from: int = SHOW_FROM, interval: float = INTERVAL) -> None:
+    def __init__(
+        self,
+        stream: TextIO,
+        clock: Callable[[], float] = time.monotonic,
+        show_from: int = SHOW_FROM,
+        interval: float = INTERVAL,
+    ) -> None:
         self.stream = stream
         self.clock = clock
         self.show_from = show_from
@@ -101,8 +106,10 @@ class LoadProgress:
             self.reading.clear()
 
     def _line(self) -> str:
-        parts = [f"{name}: {_size(done)} of {_size(total)} ({100 * done // max(total, 1)}%)"
-                 for name, (done, total) in self.reading.items()]
+        parts = [
+            f"{name}: {_size(done)} of {_size(total)} ({100 * done // max(total, 1)}%)"
+            for name, (done, total) in self.reading.items()
+        ]
         return "reading " + "; ".join(parts)
 
     def _write(self, line: str, end: str = "") -> None:

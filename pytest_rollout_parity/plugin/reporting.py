@@ -44,8 +44,12 @@ def session_failures(config: pytest.Config) -> int:
     """How many reports of the whole session failed or errored (any test's), as the terminal counted them."""
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     stats = getattr(reporter, "stats", None) or {}
-    return sum(1 for key in ("failed", "error") for report in stats.get(key, ())
-               if getattr(report, "when", "call") in ("call", "setup", "teardown"))
+    return sum(
+        1
+        for key in ("failed", "error")
+        for report in stats.get(key, ())
+        if getattr(report, "when", "call") in ("call", "setup", "teardown")
+    )
 
 
 class ParitySummary:
@@ -81,14 +85,17 @@ class ParitySummary:
         if report.when == "call" or (report.when == "setup" and not report.passed):
             self._flip_text(report, properties)
             self.outcome_of[report.nodeid] = "xfailed" if hasattr(report, "wasxfail") else report.outcome
-            self.item_of[report.nodeid] = (("task", str(properties[TASK_PROPERTY])) if task_item
-                                           else ("gate", str(properties[GATE_PROPERTY])))
+            self.item_of[report.nodeid] = (
+                ("task", str(properties[TASK_PROPERTY])) if task_item else ("gate", str(properties[GATE_PROPERTY]))
+            )
             self.changed_by_hook.pop(report.nodeid, None)
             if VERDICT_PROPERTY in properties:
                 given, reason = hook_verdict(str(properties[VERDICT_PROPERTY]))
                 source = "known_flips" if properties.get(SOURCE_PROPERTY) == "known_flips" else "hook"
-                self.changed_by_hook[report.nodeid] = (str(properties[TASK_PROPERTY]),
-                                                       HookVerdict(given, reason, source))
+                self.changed_by_hook[report.nodeid] = (
+                    str(properties[TASK_PROPERTY]),
+                    HookVerdict(given, reason, source),
+                )
 
     def _flip_text(self, report: pytest.TestReport, properties: dict[str, object]) -> None:
         """Keep a flip's failure text (or its xfail reason) by task label, as its report brings it."""
@@ -119,18 +126,33 @@ class ParitySummary:
         config = session.config
         ran_tasks = frozenset(kinds["task"])
         every_task = planning or len(ran_tasks) >= len(self.run.result.tasks)
-        info = self.run.run_info(selected=ran, verdicts_changed=len(hook_verdicts), outcomes=outcomes,
-                                 hook_verdicts=hook_verdicts, collect_only=bool(config.option.collectonly),
-                                 ran_tasks=None if every_task else ran_tasks,
-                                 evidence=self.texts, no_output=len(self.no_output),
-                                 task_outcomes=kinds["task"], gate_outcomes=kinds["gate"],
-                                 group=splitter_group(config), session_failures=session_failures(config),
-                                 failure_section_rescans=config.option.tbstyle not in LINEAR_TB_STYLES)
-        self.summary = build_summary(self.run.result, info, paired=self.run.paired, margin=self.run.settings.margin,
-                                     coverage=self.run.coverage, alpha=self.run.settings.alpha,
-                                     judgements=list(self.run.judgements) if self.run.settings.margin is not None
-                                     else None, strict=self.run.settings.strict,
-                                     allow_copy=self.run.settings.allow_copy, with_plan=planning)
+        info = self.run.run_info(
+            selected=ran,
+            verdicts_changed=len(hook_verdicts),
+            outcomes=outcomes,
+            hook_verdicts=hook_verdicts,
+            collect_only=bool(config.option.collectonly),
+            ran_tasks=None if every_task else ran_tasks,
+            evidence=self.texts,
+            no_output=len(self.no_output),
+            task_outcomes=kinds["task"],
+            gate_outcomes=kinds["gate"],
+            group=splitter_group(config),
+            session_failures=session_failures(config),
+            failure_section_rescans=config.option.tbstyle not in LINEAR_TB_STYLES,
+        )
+        self.summary = build_summary(
+            self.run.result,
+            info,
+            paired=self.run.paired,
+            margin=self.run.settings.margin,
+            coverage=self.run.coverage,
+            alpha=self.run.settings.alpha,
+            judgements=list(self.run.judgements) if self.run.settings.margin is not None else None,
+            strict=self.run.settings.strict,
+            allow_copy=self.run.settings.allow_copy,
+            with_plan=planning,
+        )
         if planning and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
             session.exitstatus = pytest.ExitCode.OK  # a plan is no finding: nothing ran, nothing failed
         add_junit_suite_property(session.config, "parity_verdict", self.summary.verdict)

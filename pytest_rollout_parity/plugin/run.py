@@ -70,9 +70,13 @@ class ParityRun:
     inventory: Optional[dict[str, InventoryRead]] = None
 
     @classmethod
-    def load(cls, settings: ParitySettings, invocation_dir: Path,
-             sides: Optional[tuple[LoadedSide, LoadedSide]] = None,
-             known_flips: Optional[KnownFlips] = None) -> ParityRun:
+    def load(
+        cls,
+        settings: ParitySettings,
+        invocation_dir: Path,
+        sides: Optional[tuple[LoadedSide, LoadedSide]] = None,
+        known_flips: Optional[KnownFlips] = None,
+    ) -> ParityRun:
         """Stream both sides (unless given); raises CompareInputError naming the file and line."""
         old, new = sides if sides is not None else read_sides(settings)
         result = compare_loaded(old, new, old_key=settings.side_key("old")[0], new_key=settings.side_key("new")[0])
@@ -83,15 +87,13 @@ class ParityRun:
             extra=settings.logs_roots + shard_dirs(old, new),
         )
         aggregate = {
-            name: check
-            for name, side in (("old", old), ("new", new))
-            if (check := check_files(side, name)) is not None
+            name: check for name, side in (("old", old), ("new", new)) if (check := check_files(side, name)) is not None
         }
         inventory = {
             name: read
             for name, side in (("old", old), ("new", new))
-            if (read := read_inventory([p for p, _, _ in side.files], [d for _, d, _ in side.files],
-                                       side.facts, name)) is not None
+            if (read := read_inventory([p for p, _, _ in side.files], [d for _, d, _ in side.files], side.facts, name))
+            is not None
         }
         # the run-wide items' names are reserved in every run, so a task's node id does not depend on the mode
         names = tuple(item_names([t.task for t in result.tasks], reserved=[AGGREGATE_NAME, COVERAGE_NAME, COPY_NAME]))
@@ -137,8 +139,14 @@ class ParityRun:
         unreported = None
         if inventory is not None:
             unreported = (inventory.counts["failed"] + inventory.counts["unknown"], inventory.counts["expected"])
-        return coverage(self.result, self.settings.max_missing, self.settings.max_masked, unreported,
-                        max_uncompared=self.settings.max_uncompared, error_rates=error_rates(self.result))
+        return coverage(
+            self.result,
+            self.settings.max_missing,
+            self.settings.max_masked,
+            unreported,
+            max_uncompared=self.settings.max_uncompared,
+            error_rates=error_rates(self.result),
+        )
 
     def flip_message(self, index: int) -> str:
         """The failure message of the flip at ``index`` (reads its verifier log)."""
@@ -168,19 +176,28 @@ class ParityRun:
         else:
             p = self.paired.p_values[index]
         noise = noise_text(comparison, p) if p is not None else None
-        evidence = flip_evidence(comparison, self.settings.tail, self.roots, noise, self.judgements[index],
-                                 excerpt=self.wants_excerpt)
+        evidence = flip_evidence(
+            comparison, self.settings.tail, self.roots, noise, self.judgements[index], excerpt=self.wants_excerpt
+        )
         self._evidence[index] = evidence
         return evidence
 
-    def run_info(self, selected: Optional[int] = None, verdicts_changed: int = 0,
-                 outcomes: Optional[dict[str, int]] = None,
-                 hook_verdicts: Optional[dict[str, HookVerdict]] = None, collect_only: bool = False,
-                 ran_tasks: Optional[frozenset[str]] = None,
-                 evidence: Optional[dict[str, str]] = None, no_output: int = 0,
-                 task_outcomes: Optional[dict[str, str]] = None, gate_outcomes: Optional[dict[str, str]] = None,
-                 group: Optional[SplitGroup] = None, session_failures: int = 0,
-                 failure_section_rescans: bool = False) -> RunInfo:
+    def run_info(
+        self,
+        selected: Optional[int] = None,
+        verdicts_changed: int = 0,
+        outcomes: Optional[dict[str, int]] = None,
+        hook_verdicts: Optional[dict[str, HookVerdict]] = None,
+        collect_only: bool = False,
+        ran_tasks: Optional[frozenset[str]] = None,
+        evidence: Optional[dict[str, str]] = None,
+        no_output: int = 0,
+        task_outcomes: Optional[dict[str, str]] = None,
+        gate_outcomes: Optional[dict[str, str]] = None,
+        group: Optional[SplitGroup] = None,
+        session_failures: int = 0,
+        failure_section_rescans: bool = False,
+    ) -> RunInfo:
         """What the run adds to the summary: files, selection, hook verdicts, outcomes, the flips'
         texts, for a side keyed on index or prompt the listed flips' prompt excerpts, the part of the
         whole file that ran here, and what the parts of a split run must agree on to be merged."""
@@ -244,8 +261,11 @@ def decision_options(settings: ParitySettings, known_flips: Optional[KnownFlips]
         "new_key": settings.side_key("new")[0],
         "old_agent": settings.side_agent("old")[0],
         "new_agent": settings.side_agent("new")[0],
-        "known_flips": (sorted([entry.task, entry.reason] for entry in known_flips.entries.values())
-                        if known_flips is not None else None),
+        "known_flips": (
+            sorted([entry.task, entry.reason] for entry in known_flips.entries.values())
+            if known_flips is not None
+            else None
+        ),
     }
 
 
@@ -280,8 +300,11 @@ def check_files(side: LoadedSide, name: str) -> Optional[AggregateCheck]:
     """The side's aggregate-metrics check: its one file's, or its shards' taken together."""
     if not side.shards:
         return check_side(side.path, side.display, side.agent, side.facts, name)
-    checks = [check for index, (path, shown, _) in enumerate(side.files)
-              if (check := check_side(path, shown, side.agent, side.shard_facts(index), name)) is not None]
+    checks = [
+        check
+        for index, (path, shown, _) in enumerate(side.files)
+        if (check := check_side(path, shown, side.agent, side.shard_facts(index), name)) is not None
+    ]
     return combined_check(checks)
 
 
@@ -296,8 +319,12 @@ def read_sides(
     if _same_selection(settings):
         # one file under two names: read once, each side shown under the name it was given
         (old,) = load([side_request(settings, "old")])
-        new = replace(old, path=settings.new, display=settings.new_shown or str(settings.new),
-                      sidecar=sidecar_path(settings.new) if old.sidecar else None)
+        new = replace(
+            old,
+            path=settings.new,
+            display=settings.new_shown or str(settings.new),
+            sidecar=sidecar_path(settings.new) if old.sidecar else None,
+        )
         return old, new
     old, new = load([side_request(settings, "old"), side_request(settings, "new")])
     return old, new
@@ -323,7 +350,8 @@ def _read_alike(old: Path, new: Path) -> bool:
 def _same_selection(settings: ParitySettings) -> bool:
     """Both sides are the same file (and sidecar) read the same way: one read serves both."""
     return (
-        not settings.old_shards and not settings.new_shards
+        not settings.old_shards
+        and not settings.new_shards
         and _read_alike(settings.old, settings.new)
         and settings.side_key("old")[0] == settings.side_key("new")[0]
         and settings.side_agent("old")[0] == settings.side_agent("new")[0]

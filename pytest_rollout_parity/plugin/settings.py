@@ -156,9 +156,24 @@ def _resolve(value: str, base: Path) -> Path:
 
 
 #: the settings given as they are (the others are paths, resolved against where they were given)
-_AS_GIVEN = ("key", "old_key", "new_key", "agent", "old_agent", "new_agent", "tail", "strict",
-             "margin", "alpha", "allow_same_file", "max_missing", "max_masked", "max_uncompared", "allow_copy",
-             "plan")
+_AS_GIVEN = (
+    "key",
+    "old_key",
+    "new_key",
+    "agent",
+    "old_agent",
+    "new_agent",
+    "tail",
+    "strict",
+    "margin",
+    "alpha",
+    "allow_same_file",
+    "max_missing",
+    "max_masked",
+    "max_uncompared",
+    "allow_copy",
+    "plan",
+)
 #: the settings whose source each side's messages name
 _KEYS_AND_AGENTS = ("key", "old_key", "new_key", "agent", "old_agent", "new_agent")
 
@@ -235,9 +250,12 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
     _check_target(settings.markdown_path, markdown_flag)
     _check_target(settings.html_path, html_flag)
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    for target, named in ((settings.json_path, json_flag), (settings.markdown_path, markdown_flag),
-                          (settings.html_path, html_flag),
-                          (Path(step_summary) if step_summary else None, "$GITHUB_STEP_SUMMARY")):
+    for target, named in (
+        (settings.json_path, json_flag),
+        (settings.markdown_path, markdown_flag),
+        (settings.html_path, html_flag),
+        (Path(step_summary) if step_summary else None, "$GITHUB_STEP_SUMMARY"),
+    ):
         if target is not None:
             _check_not_an_input(target, named, settings)
     for root in settings.logs_roots:
@@ -271,7 +289,9 @@ def _check_companions(settings: ParitySettings) -> None:
     anything is read (the core refuses it again when it reads, for the Python API)."""
     for side in ("old", "new"):
         shards = settings.old_shards if side == "old" else settings.new_shards
-        files = list(shards) or [(getattr(settings, side), getattr(settings, f"{side}_shown") or str(getattr(settings, side)))]
+        files = list(shards) or [
+            (getattr(settings, side), getattr(settings, f"{side}_shown") or str(getattr(settings, side)))
+        ]
         for path, shown in files:
             try:
                 check_companions(path, shown)
@@ -343,8 +363,12 @@ def _check_target(target: Optional[Path], option: str) -> None:
         chain = [parent, *parent.parents]
         found = next(index for index, path in enumerate(chain) if path.exists() or index == len(chain) - 1)
         if chain[found].exists() and not chain[found].is_dir():
-            raise pytest.UsageError(visible(f"{option}: cannot write {target}: {chain[found]} is a file, not a directory"))
-        raise pytest.UsageError(visible(f"{option}: cannot write {target}: directory {chain[max(found - 1, 0)]} does not exist"))
+            raise pytest.UsageError(
+                visible(f"{option}: cannot write {target}: {chain[found]} is a file, not a directory")
+            )
+        raise pytest.UsageError(
+            visible(f"{option}: cannot write {target}: directory {chain[max(found - 1, 0)]} does not exist")
+        )
     try:
         fd, probe = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".probe", dir=parent)
     except OSError as exc:

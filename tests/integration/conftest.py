@@ -62,17 +62,39 @@ def legacy_row(task: str, reward: Any, *, output: Optional[str] = None, **extra:
     return _ROWS.legacy_row(task, reward, response_id=f"resp_{task}", test_output=output, **extra)  # type: ignore[no-any-return]
 
 
-def harbor_row(task: str, reward: Any, *, taskset: str = TASKSET, logs_dir: Optional[str] = None,
-               index: int = 0, rollout: int = 0, **extra: Any) -> dict[str, Any]:
+def harbor_row(
+    task: str,
+    reward: Any,
+    *,
+    taskset: str = TASKSET,
+    logs_dir: Optional[str] = None,
+    index: int = 0,
+    rollout: int = 0,
+    **extra: Any,
+) -> dict[str, Any]:
     """A Harbor-path resources-server row."""
     if logs_dir is not None:
         extra["verifier_logs_dir"] = logs_dir
-    return _ROWS.harbor_row(task, reward, response_id=f"resp_{task}", index=index, rollout=rollout,  # type: ignore[no-any-return]
-                            taskset=taskset, task_source="harbor_terminal_bench_2_1", **extra)
+    return _ROWS.harbor_row(
+        task,
+        reward,
+        response_id=f"resp_{task}",
+        index=index,
+        rollout=rollout,  # type: ignore[no-any-return]
+        taskset=taskset,
+        task_source="harbor_terminal_bench_2_1",
+        **extra,
+    )
 
 
-def failure_record(task: Optional[str] = None, *, taskset: str = TASKSET, index: Optional[int] = None,
-                   rollout: Optional[int] = None, cls: str = "environment_server_failed") -> dict[str, Any]:
+def failure_record(
+    task: Optional[str] = None,
+    *,
+    taskset: str = TASKSET,
+    index: Optional[int] = None,
+    rollout: Optional[int] = None,
+    cls: str = "environment_server_failed",
+) -> dict[str, Any]:
     """A failures-sidecar record (`<stem>_failures.jsonl`)."""
     record: dict[str, Any] = {"_ng_failure_class": cls, "_ng_failure_message": "sandbox did not start"}
     if task is not None:
@@ -193,8 +215,9 @@ class Gate:
             harbor_row("fix-git", 1.0, index=0),
             harbor_row("regex-log", 0.0, index=1, logs_dir="logs/s-regex"),
             harbor_row("cancel-async-tasks", 1.0, index=2),
-            harbor_row("git-multibranch", 0.0, index=3,
-                       response={"metadata": {"terminus2_error_type": "TimeoutError"}}),
+            harbor_row(
+                "git-multibranch", 0.0, index=3, response={"metadata": {"terminus2_error_type": "TimeoutError"}}
+            ),
             harbor_row("build-cython-ext", 0.0, index=4, mask_sample=True, failure_kind="provider_unavailable"),
             harbor_row("new-only", 1.0, index=5),
         ]
@@ -226,7 +249,7 @@ def section(result: pytest.RunResult) -> list[str]:
     starts = [i for i, line in enumerate(out) if line.startswith("=") and " rollout parity " in line]
     assert len(starts) == 1, starts
     body = []
-    for line in out[starts[0] + 1:]:
+    for line in out[starts[0] + 1 :]:
         if line.startswith("=" * 10):
             break
         body.append(line)

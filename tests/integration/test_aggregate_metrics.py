@@ -12,9 +12,17 @@ def rows(rewards: dict[str, float]) -> list[dict]:
 
 
 def metrics(mean: float) -> str:
-    return json.dumps([{"agent_ref": {"type": "responses_api_agents", "name": "simple_agent"},
-                        "agent_metrics": {"mean/reward": mean}, "key_metrics": {"mean/reward": mean},
-                        "group_level_metrics": []}], indent=2)
+    return json.dumps(
+        [
+            {
+                "agent_ref": {"type": "responses_api_agents", "name": "simple_agent"},
+                "agent_metrics": {"mean/reward": mean},
+                "key_metrics": {"mean/reward": mean},
+                "group_level_metrics": [],
+            }
+        ],
+        indent=2,
+    )
 
 
 def test_recorded_and_computed_means_in_summary(gate: Gate) -> None:
@@ -26,12 +34,18 @@ def test_recorded_and_computed_means_in_summary(gate: Gate) -> None:
     lines = section(result)
     assert "old aggregate metrics: mean reward 0.5 recorded, 0.5 from 2 rows (agent simple_agent)" in lines
     assert "new aggregate metrics: mean reward 0.75 recorded, 1.0 from 2 rows (agent simple_agent)" in lines
-    assert any(line.startswith("note: new side: new/rollouts_aggregate_metrics.json records a mean reward of 0.75")
-               for line in lines)
+    assert any(
+        line.startswith("note: new side: new/rollouts_aggregate_metrics.json records a mean reward of 0.75")
+        for line in lines
+    )
     data = json.loads((gate.path / "s.json").read_text(encoding="utf-8"))
     assert data["aggregate_metrics"]["old"] == {
-        "file": "old/rollouts_aggregate_metrics.json", "agent": "simple_agent",
-        "recorded_mean": 0.5, "computed_mean": 0.5, "rows": 2, "note": None,
+        "file": "old/rollouts_aggregate_metrics.json",
+        "agent": "simple_agent",
+        "recorded_mean": 0.5,
+        "computed_mean": 0.5,
+        "rows": 2,
+        "note": None,
     }
     assert data["aggregate_metrics"]["new"]["recorded_mean"] == 0.75
 
@@ -42,8 +56,9 @@ def test_malformed_metrics_file_is_a_note_not_an_error(gate: Gate) -> None:
     result = gate.run(*args, "--parity-json=s.json", "--parity-allow-copy")  # the same rows, on purpose
     assert result.ret == 0 and "Traceback" not in all_text(result)
     result.assert_outcomes(passed=2)  # the task, and parity-copy passed under --parity-allow-copy
-    assert any(line.startswith("note: new side: new/rollouts_aggregate_metrics.json ignored:")
-               for line in section(result))
+    assert any(
+        line.startswith("note: new side: new/rollouts_aggregate_metrics.json ignored:") for line in section(result)
+    )
     data = json.loads((gate.path / "s.json").read_text(encoding="utf-8"))
     assert data["aggregate_metrics"]["old"] is None
     assert data["aggregate_metrics"]["new"]["recorded_mean"] is None

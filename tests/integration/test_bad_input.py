@@ -9,8 +9,11 @@ import pytest
 from .conftest import Gate, all_text, dump, harbor_row, legacy_row, output_lines
 
 GOOD_OLD = [legacy_row("fix-git", 1.0), legacy_row("regex-log", 1.0), legacy_row("build-cython-ext", 0.0)]
-GOOD_NEW = [harbor_row("fix-git", 1.0), harbor_row("regex-log", 0.0, index=1),
-            harbor_row("build-cython-ext", 0.0, index=2)]
+GOOD_NEW = [
+    harbor_row("fix-git", 1.0),
+    harbor_row("regex-log", 0.0, index=1),
+    harbor_row("build-cython-ext", 0.0, index=2),
+]
 
 
 def line_of(row: dict) -> str:
@@ -63,8 +66,11 @@ def test_unreadable_file(gate: Gate, make_unreadable) -> None:
 
 
 def test_invalid_json_mid_file(gate: Gate) -> None:
-    text = line_of(GOOD_NEW[0]) + '{"_ng_task_id": {"taskset": "t", "task_id": "x"}, "reward": 1.0,,}\n' + \
-        line_of(GOOD_NEW[1])
+    text = (
+        line_of(GOOD_NEW[0])
+        + '{"_ng_task_id": {"taskset": "t", "task_id": "x"}, "reward": 1.0,,}\n'
+        + line_of(GOOD_NEW[1])
+    )
     assert_input_error(gate, run_with_new(gate, text), "new/rollouts.jsonl:2")
 
 
@@ -135,9 +141,11 @@ def test_empty_file(gate: Gate, content: str) -> None:
 
 def test_malformed_sidecar(gate: Gate) -> None:
     args = gate.pair(GOOD_OLD, GOOD_NEW)
-    gate.write("new/rollouts_failures.jsonl",
-               '{"_ng_failure_class": "agent_run_error", "_ng_task_index": 3, "_ng_rollout_index": 0}\n'
-               '{"_ng_failure_class": "agent_run_err\n')
+    gate.write(
+        "new/rollouts_failures.jsonl",
+        '{"_ng_failure_class": "agent_run_error", "_ng_task_index": 3, "_ng_rollout_index": 0}\n'
+        '{"_ng_failure_class": "agent_run_err\n',
+    )
     assert_input_error(gate, gate.run(*args), "new/rollouts_failures.jsonl:2")
 
 
@@ -161,7 +169,10 @@ def loads(gate: Gate, new: str | bytes) -> dict:
 
 def expect_normal(tasks: dict) -> None:
     assert {k: v["category"] for k, v in tasks.items()} == {
-        "fix-git": "identical", "regex-log": "flipped", "build-cython-ext": "identical"}
+        "fix-git": "identical",
+        "regex-log": "flipped",
+        "build-cython-ext": "identical",
+    }
 
 
 def test_undecodable_bytes(gate: Gate) -> None:

@@ -30,8 +30,12 @@ def test_known_flips_hook_passes_the_reviewed_flips(
     result = pytester.runpytest(OLD, NEW, "-rA", "--parity-json=summary.json")
     # the third flip fails, and parity-coverage: the bundled pair lost half its old tasks
     result.assert_outcomes(passed=5, failed=2, xfailed=7)
-    result.stdout.fnmatch_lines(["PASSED *::gpt2-codegolf", "PASSED *::nginx-request-logging", "FAILED *::crack-7z-hash*"])
-    result.stdout.fnmatch_lines(["pytest_parity_verdict hooks changed 2 verdict(s):", "    gpt2-codegolf (flipped): passed: *"])
+    result.stdout.fnmatch_lines(
+        ["PASSED *::gpt2-codegolf", "PASSED *::nginx-request-logging", "FAILED *::crack-7z-hash*"]
+    )
+    result.stdout.fnmatch_lines(
+        ["pytest_parity_verdict hooks changed 2 verdict(s):", "    gpt2-codegolf (flipped): passed: *"]
+    )
     summary = json.loads(Path("summary.json").read_text())
     categories = {t["task"]: t["category"] for t in summary["tasks"]}
     assert categories["gpt2-codegolf"] == "flipped"  # the data's category stays
@@ -67,7 +71,8 @@ def test_rollout_pair_log_check_catches_a_lost_log(pytester: pytest.Pytester, wo
         "conftest_examples/rollout_pair_checks/test_rollout_pair_checks.py::test_new_side_keeps_its_verifier_log",
         "--parity-old=examples/old/rollouts.jsonl",
         "--parity-new=examples/new/rollouts.jsonl",
-        "-p", "no:cacheprovider",
+        "-p",
+        "no:cacheprovider",
     )
     result.stdout.fnmatch_lines([f"*{logs[0].name}/test-stdout.txt is missing*"])
 
@@ -96,8 +101,14 @@ def test_own_repo_runs_the_gate_alone_when_the_new_file_is_the_test_path(tmp_pat
     shutil.copytree(REPO / "examples", tmp_path / "examples", ignore=shutil.ignore_patterns("*.py"))
     sides = ["--parity-old=../examples/old/rollouts.jsonl", "--parity-new=../examples/new/rollouts.jsonl"]
     run = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--co"]
-    alone = subprocess.run([*run, "../examples/new/rollouts.jsonl", *sides], cwd=repo, capture_output=True,
-                           text=True, timeout=300, check=False)
+    alone = subprocess.run(
+        [*run, "../examples/new/rollouts.jsonl", *sides],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     ids = [line for line in alone.stdout.splitlines() if "::" in line]
     assert alone.returncode == 0 and ids and all("examples/new/rollouts.jsonl::" in line for line in ids)
     assert "test_own" not in alone.stdout

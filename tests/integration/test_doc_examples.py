@@ -66,12 +66,19 @@ def _blocks(doc: Path) -> list[Block]:
     text = doc.read_text(encoding="utf-8")
     blocks = []
     for match in FENCE.finditer(text):
-        before = [line for line in text[:match.start()].splitlines() if line.strip()]
+        before = [line for line in text[: match.start()].splitlines() if line.strip()]
         marker = MARKER.match(before[-1]) if before else None
         indent = len(match.group("indent"))
         body = "\n".join(line[indent:] for line in match.group("body").splitlines()) + "\n"
-        blocks.append(Block(doc, text.count("\n", 0, match.start()) + 1, match.group("lang"), body,
-                            _marker(marker.group("clauses")) if marker else {}))
+        blocks.append(
+            Block(
+                doc,
+                text.count("\n", 0, match.start()) + 1,
+                match.group("lang"),
+                body,
+                _marker(marker.group("clauses")) if marker else {},
+            )
+        )
     return blocks
 
 
@@ -88,8 +95,11 @@ def test_every_block_is_run_or_shown() -> None:
 
 
 def _env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("GITHUB_", "PYTEST_XDIST", "PYTEST_ADDOPTS", "PYTEST_CURRENT_TEST"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("GITHUB_", "PYTEST_XDIST", "PYTEST_ADDOPTS", "PYTEST_CURRENT_TEST"))
+    }
     env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
     env["COLUMNS"] = "200"
     return env
@@ -116,8 +126,9 @@ def _commands(body: str) -> list[tuple[str, Optional[int], Optional[str]]]:
         status = re.search(r"\bexit (\d+)", comment)
         prints = re.search(r"prints: (.*)$", comment)
         command = VENV_PREFIX.sub("", command.strip()).replace(".venv/bin/", "")
-        commands.append((command, int(status.group(1)) if status else None,
-                         prints.group(1).strip() if prints else None))
+        commands.append(
+            (command, int(status.group(1)) if status else None, prints.group(1).strip() if prints else None)
+        )
     return commands
 
 
@@ -135,8 +146,12 @@ def _check(done: subprocess.CompletedProcess[str], status: int, prints: Optional
 
 def _ignored(paths: list[str]) -> list[str]:
     """The paths (relative to the repository) that git ignores, by the repository's .gitignore files."""
-    done = subprocess.run(["git", "-C", str(REPO), "check-ignore", "--no-index", "--stdin"],
-                          input="\n".join(paths) + "\n", capture_output=True, text=True)
+    done = subprocess.run(
+        ["git", "-C", str(REPO), "check-ignore", "--no-index", "--stdin"],
+        input="\n".join(paths) + "\n",
+        capture_output=True,
+        text=True,
+    )
     return done.stdout.splitlines()
 
 

@@ -34,8 +34,9 @@ def _old(tasks: int, reward: float = 1.0, repeats: int = 1) -> list[dict[str, An
 
 
 def _new(task: int, reward: float, rollout: int = 0, **extra: Any) -> dict[str, Any]:
-    return _with_id(harbor_row(f"task-{task:02d}", reward, index=task, rollout=rollout, **extra),
-                    f"resp_new_{task}_{rollout}")
+    return _with_id(
+        harbor_row(f"task-{task:02d}", reward, index=task, rollout=rollout, **extra), f"resp_new_{task}_{rollout}"
+    )
 
 
 def test_every_new_task_an_agent_error_is_inconclusive_and_names_both_rates(gate: Gate) -> None:
@@ -44,10 +45,12 @@ def test_every_new_task_an_agent_error_is_inconclusive_and_names_both_rates(gate
     result = gate.run(*args, "--parity-json=summary.json")
     assert result.ret == 1
     result.assert_outcomes(failed=1, xfailed=10)
-    result.stdout.fnmatch_lines([
-        "*10 of 10 old task(s) not compared (10 agent error) (over the limit 20% = 2)*",
-        "*agent-error rate 10/10 rows (100.0%) on the new side, clearly above 0/10 (0.0%) on the old side*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*10 of 10 old task(s) not compared (10 agent error) (over the limit 20% = 2)*",
+            "*agent-error rate 10/10 rows (100.0%) on the new side, clearly above 0/10 (0.0%) on the old side*",
+        ]
+    )
     data = _summary(gate)
     assert data["verdict"] == "inconclusive"
     assert [d["code"] for d in data["decided_by"]] == ["evidence"]
@@ -62,8 +65,12 @@ def test_the_agent_error_rate_test_alone_fails_the_item(gate: Gate) -> None:
     result = gate.run(*args, "--parity-max-uncompared=off", "--parity-max-masked=off")
     assert result.ret == 1
     p = stats.fisher_exact([[12, 28], [0, 40]], alternative="greater").pvalue
-    result.stdout.fnmatch_lines([f"*agent-error rate 12/40 rows (30.0%) on the new side, clearly above 0/40 (0.0%)"
-                                 f" on the old side (one-sided Fisher p = {p:.3g}, level 0.01)*"])
+    result.stdout.fnmatch_lines(
+        [
+            f"*agent-error rate 12/40 rows (30.0%) on the new side, clearly above 0/40 (0.0%)"
+            f" on the old side (one-sided Fisher p = {p:.3g}, level 0.01)*"
+        ]
+    )
 
 
 def test_half_the_tasks_hidden_fails(gate: Gate) -> None:
@@ -116,8 +123,12 @@ def test_a_copy_fails_unless_it_is_meant(gate: Gate) -> None:
     copy = gate.run(*args, "--parity-json=summary.json", "--junitxml=out.xml")
     assert copy.ret == 1
     copy.assert_outcomes(passed=2, failed=1)
-    copy.stdout.fnmatch_lines(["*no evidence about the new server: run the new server on the same tasks and give its "
-                               "rollouts as --parity-new; --parity-allow-copy passes*"])
+    copy.stdout.fnmatch_lines(
+        [
+            "*no evidence about the new server: run the new server on the same tasks and give its "
+            "rollouts as --parity-new; --parity-allow-copy passes*"
+        ]
+    )
     assert _summary(gate)["verdict"] == "inconclusive"
     assert junit_cases(gate.path / "out.xml")["parity-copy"].find("failure") is not None
     meant = gate.run(*args, "--parity-allow-copy", "--parity-json=summary.json")
@@ -130,8 +141,12 @@ def test_a_constant_side_is_named_as_maybe_never_verified(gate: Gate) -> None:
     old = [_legacy(f"task-{t:02d}", float(t % 2), f"resp_old_{t}") for t in range(6)]
     new = [_new(t, 0.0) for t in range(6)]
     result = gate.run(*gate.pair(old, new))
-    result.stdout.fnmatch_lines(["note: the new side's reward is 0 on every one of its 6 scored rows while the old "
-                                 "side's vary: was it run with +skip_verification*"])
+    result.stdout.fnmatch_lines(
+        [
+            "note: the new side's reward is 0 on every one of its 6 scored rows while the old "
+            "side's vary: was it run with +skip_verification*"
+        ]
+    )
 
 
 def test_a_side_without_verifier_output_and_an_unsafe_file_are_named(gate: Gate) -> None:
@@ -140,11 +155,13 @@ def test_a_side_without_verifier_output_and_an_unsafe_file_are_named(gate: Gate)
     for row in new:
         row["response"] = dict(row["response"], id=row["response"]["id"] + "-new")
     result = gate.run(*gate.pair(old, new, new_path="new/unsafe_rollouts.jsonl"))
-    result.stdout.fnmatch_lines([
-        "note: the new side's rows carry no verifier output where the old side's do: was it run with "
-        "+skip_verification?",
-        "note: new/unsafe_rollouts.jsonl is named with an unsafe_ prefix*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "note: the new side's rows carry no verifier output where the old side's do: was it run with "
+            "+skip_verification?",
+            "note: new/unsafe_rollouts.jsonl is named with an unsafe_ prefix*",
+        ]
+    )
 
 
 def test_a_small_margin_mode_run_is_inconclusive_with_a_plan(gate: Gate) -> None:
@@ -163,8 +180,12 @@ def test_a_small_margin_mode_run_is_inconclusive_with_a_plan(gate: Gate) -> None
     # a single flip at one compared task: 2 / C(2r, r) < 0.05 first at r = 4
     assert plan["flip_repeats"] == 4 and stats.fisher_exact([[4, 0], [0, 4]]).pvalue < 0.05
     assert stats.fisher_exact([[3, 0], [0, 3]]).pvalue >= 0.05
-    result.stdout.fnmatch_lines(["plan (80% power, assuming a true difference of 0 and the observed variances):",
-                                 "    equivalence within ±0.05: no number of rollouts suffices with 1 compared task(s)*"])
+    result.stdout.fnmatch_lines(
+        [
+            "plan (80% power, assuming a true difference of 0 and the observed variances):",
+            "    equivalence within ±0.05: no number of rollouts suffices with 1 compared task(s)*",
+        ]
+    )
 
 
 def test_the_plan_alone_runs_no_item_and_exits_0(gate: Gate) -> None:
@@ -188,7 +209,9 @@ def test_a_margin_no_reward_can_exceed_is_a_usage_error(gate: Gate) -> None:
     args = gate.mixed()
     result = gate.run(*args, "--parity-margin=5")
     assert result.ret == 4
-    result.stderr.fnmatch_lines(["ERROR: --parity-margin: 5 is at or above the range of the rewards, ?0, 1?: no mean difference*"])
+    result.stderr.fnmatch_lines(
+        ["ERROR: --parity-margin: 5 is at or above the range of the rewards, ?0, 1?: no mean difference*"]
+    )
 
 
 def test_the_junit_file_carries_the_verdict_and_each_outcome(gate: Gate) -> None:
@@ -201,7 +224,9 @@ def test_the_junit_file_carries_the_verdict_and_each_outcome(gate: Gate) -> None
     suite = {p.get("name"): p.get("value") for p in root.iter("property") if p.get("name") == "parity_verdict"}
     assert suite == {"parity_verdict": "fail"}
     cases = junit_cases(gate.path / "out.xml")
-    outcome = {name: {p.get("name"): p.get("value") for p in case.iter("property")}.get("parity_outcome")
-               for name, case in cases.items()}
+    outcome = {
+        name: {p.get("name"): p.get("value") for p in case.iter("property")}.get("parity_outcome")
+        for name, case in cases.items()
+    }
     assert outcome["fix-git"] == "passed" and outcome["regex-log"] == "failed"
     assert outcome["git-multibranch"] == "agent_error" and outcome["build-cython-ext"] == "masked"

@@ -8,7 +8,7 @@ import pytest
 
 from .conftest import Gate, failure_record, harbor_row, legacy_row
 
-USER_TEST = '''
+USER_TEST = """
 import json
 
 def _side(side):
@@ -22,7 +22,7 @@ def test_pair(rollout_pair):
               "loser": rollout_pair.loser, "old": _side(rollout_pair.old), "new": _side(rollout_pair.new)}
     with open("pairs.jsonl", "a", encoding="utf-8") as handle:
         handle.write(json.dumps(record, ensure_ascii=False) + "\\n")
-'''
+"""
 
 
 def pairs(gate: Gate) -> dict[str, dict]:
@@ -35,9 +35,20 @@ def test_parametrized_per_task_with_ids(gate: Gate) -> None:
     gate.pytester.makepyfile(test_pairs=USER_TEST)
     result = gate.run("test_pairs.py", *args, "--collect-only", "-q")
     listed = [line for line in result.outlines if line.startswith("test_pairs.py::")]
-    assert listed == [f"test_pairs.py::test_pair[{t}]" for t in sorted(
-        ["fix-git", "regex-log", "cancel-async-tasks", "git-multibranch", "build-cython-ext", "old-only",
-         "new-only"])]
+    assert listed == [
+        f"test_pairs.py::test_pair[{t}]"
+        for t in sorted(
+            [
+                "fix-git",
+                "regex-log",
+                "cancel-async-tasks",
+                "git-multibranch",
+                "build-cython-ext",
+                "old-only",
+                "new-only",
+            ]
+        )
+    ]
 
 
 def test_attributes(gate: Gate) -> None:
@@ -70,9 +81,11 @@ def test_attributes(gate: Gate) -> None:
 def test_rows_are_full_dicts_from_disk(gate: Gate) -> None:
     big = {"output": [{"type": "message", "content": "x" * 50_000, "note": "caf\u00e9 \u2028 line"}]}
     old = [legacy_row("fix-git", 1.0, response=big)]
-    new = [harbor_row("fix-git", 1.0, rollout=0, failure_kind="harbor:verifier_timeout"),
-           harbor_row("fix-git", 0.0, rollout=1, nested={"a": [1, 2, {"b": None}]}),
-           harbor_row("regex-log", 1.0, index=1)]
+    new = [
+        harbor_row("fix-git", 1.0, rollout=0, failure_kind="harbor:verifier_timeout"),
+        harbor_row("fix-git", 0.0, rollout=1, nested={"a": [1, 2, {"b": None}]}),
+        harbor_row("regex-log", 1.0, index=1),
+    ]
     args = gate.pair([*old, legacy_row("regex-log", 1.0)], new)
     gate.write("new/rollouts_failures.jsonl", [failure_record("regex-log", index=1, rollout=1)])
     gate.pytester.makepyfile(test_pairs=USER_TEST)
@@ -95,7 +108,8 @@ def test_rows_are_full_dicts_from_disk(gate: Gate) -> None:
 def test_rows_reread_after_load(gate: Gate) -> None:
     """`.rows` reads the rows again from the file (they are not kept in memory)."""
     args = gate.pair([legacy_row("fix-git", 1.0)], [harbor_row("fix-git", 1.0)])
-    gate.pytester.makepyfile(test_pairs='''
+    gate.pytester.makepyfile(
+        test_pairs="""
 import json, pathlib
 
 def test_pair(rollout_pair):
@@ -108,7 +122,8 @@ def test_pair(rollout_pair):
     padded = text[:-1] + " " * max(0, len(original) - 1 - len(text)) + "}" + "\\n"
     path.write_text(padded)
     assert rollout_pair.new.rows[0]["marker"] == "written after load"
-''')
+"""
+    )
     original = (gate.path / "new/rollouts.jsonl").read_text()
     gate.write("new/rollouts.jsonl", original.rstrip("\n") + " " * 60 + "\n")
     result = gate.run("test_pairs.py", *args, "-k", "test_pair")
@@ -131,15 +146,24 @@ def test_fixture_under_xdist(gate: Gate) -> None:
     gate.pytester.makepyfile(test_pairs=USER_TEST)
     result = gate.run("test_pairs.py", *args, "-n", "2")
     result.assert_outcomes(passed=8, failed=2, xfailed=4)
-    assert set(pairs(gate)) == {"fix-git", "regex-log", "cancel-async-tasks", "git-multibranch",
-                                "build-cython-ext", "old-only", "new-only"}
+    assert set(pairs(gate)) == {
+        "fix-git",
+        "regex-log",
+        "cancel-async-tasks",
+        "git-multibranch",
+        "build-cython-ext",
+        "old-only",
+        "new-only",
+    }
 
 
 def test_ids_are_task_labels(gate: Gate) -> None:
     """ids = task labels (README.md, "The `rollout_pair` fixture"), also for labels that item names alter."""
     labels = ["fix git", "fix-git", "unknown (old) #1"]
-    args = gate.pair([dict(legacy_row("t", 1.0), task_name=label) for label in labels[:2]],
-                     [harbor_row(label, 1.0, index=i) for i, label in enumerate(labels[:2])])
+    args = gate.pair(
+        [dict(legacy_row("t", 1.0), task_name=label) for label in labels[:2]],
+        [harbor_row(label, 1.0, index=i) for i, label in enumerate(labels[:2])],
+    )
     gate.write("old/rollouts_failures.jsonl", [failure_record()])  # anonymous: `unknown (old) #1`
     gate.pytester.makepyfile(test_pairs=USER_TEST)
     result = gate.run("test_pairs.py", *args, "--collect-only", "-q")

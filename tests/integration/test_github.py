@@ -14,7 +14,10 @@ def test_markdown_file_holds_verdict_counts_and_flip_tails(gate: Gate) -> None:
     result = gate.run(*args, "--parity-markdown=summary.md")
     assert result.ret == 1
     text = (gate.path / "summary.md").read_text(encoding="utf-8")
-    assert "**rollout parity: FAIL**: 1 task regressed, 1 improved, 1 rerun candidate (agent errors), 1 masked, 2 missing; 1 identical" in text
+    assert (
+        "**rollout parity: FAIL**: 1 task regressed, 1 improved, 1 rerun candidate (agent errors), 1 masked, 2 missing; 1 identical"
+        in text
+    )
     assert "(exit status 1)" in text
     assert "| flipped | 2 | new regressed 1, new improved 1 |" in text
     # regex-log's tail comes from its report: the last lines of the new side's verifier log
@@ -107,7 +110,9 @@ def test_lone_surrogate_label_in_markdown_annotations_and_html(gate: Gate, monke
     old = '{"task_id": "t\\ud800", "reward": 1.0}\n{"task_id": "ok", "reward": 1.0}\n'
     new = '{"task_id": "t\\ud800", "reward": 0.0}\n{"task_id": "ok", "reward": 1.0}\n'
     pytest.importorskip("pytest_html")
-    result = gate.run(*gate.pair(old, new), "--parity-markdown=s.md", "--html=report.html", "-p", f"no:{ANNOTATE_FAILURES}")
+    result = gate.run(
+        *gate.pair(old, new), "--parity-markdown=s.md", "--html=report.html", "-p", f"no:{ANNOTATE_FAILURES}"
+    )
     assert "Traceback" not in all_text(result)
     assert result.ret == 1
     for name in ("s.md", "step.md", "report.html"):

@@ -24,7 +24,7 @@ def flip_block(lines: list[str], header: str) -> list[str]:
     """The flip message starting at ``header``: the header and its indented lines."""
     start = lines.index(header)
     block = [lines[start]]
-    for line in lines[start + 1:]:
+    for line in lines[start + 1 :]:
         if not line.startswith("    "):
             break
         block.append(line)
@@ -42,8 +42,10 @@ def test_single_50mb_row(gate: Gate) -> None:
     """A 50 MB row (a huge embedded test_output) loads, counts, and its tail is shown."""
     big = ("." * 99 + "\n") * 500_000 + "AssertionError: big row lost\nLAST LINE\n"
     assert len(big) > 50_000_000
-    args = gate.pair([legacy_row("fix-git", 1.0), legacy_row("regex-log", 1.0)],
-                     [harbor_row("fix-git", 1.0), harbor_row("regex-log", 0.0, index=1, test_output=big)])
+    args = gate.pair(
+        [legacy_row("fix-git", 1.0), legacy_row("regex-log", 1.0)],
+        [harbor_row("fix-git", 1.0), harbor_row("regex-log", 0.0, index=1, test_output=big)],
+    )
     assert (gate.path / NEW).stat().st_size > 50_000_000
     result = gate.run(*args, "--parity-json=s.json", "--parity-tail=2")
     result.assert_outcomes(passed=1, failed=1)
@@ -63,9 +65,18 @@ def test_200k_small_rows(gate: Gate) -> None:
     tasks = [f"task-{i:04d}" for i in range(1000)]
     old = "".join(json.dumps({"task_name": f"terminal-bench/{t}", "reward": 1.0}) + "\n" for t in tasks)
     new = "".join(
-        json.dumps({"_ng_task_id": {"taskset": TASKSET, "task_id": t}, "_ng_task_index": i, "_ng_rollout_index": r,
-                    "reward": 0.0 if (t == "task-0007" and r == 0) else 1.0}) + "\n"
-        for i, t in enumerate(tasks) for r in range(200))
+        json.dumps(
+            {
+                "_ng_task_id": {"taskset": TASKSET, "task_id": t},
+                "_ng_task_index": i,
+                "_ng_rollout_index": r,
+                "reward": 0.0 if (t == "task-0007" and r == 0) else 1.0,
+            }
+        )
+        + "\n"
+        for i, t in enumerate(tasks)
+        for r in range(200)
+    )
     args = gate.pair(old, new)
     assert (gate.path / NEW).read_bytes().count(b"\n") == 200_000
     result = gate.run(*args, "--parity-json=s.json", "-q")
@@ -95,8 +106,11 @@ def test_exact_duplicate_lines_count_as_repeats(gate: Gate) -> None:
 
 @pytest.mark.parametrize("spelling", ["same path", "through a symlink"])
 def test_same_file_both_sides(gate: Gate, spelling: str) -> None:
-    rows = [harbor_row("fix-git", 1.0), harbor_row("regex-log", 0.0, index=1),
-            harbor_row("cancel-async-tasks", 0.5, index=2)]
+    rows = [
+        harbor_row("fix-git", 1.0),
+        harbor_row("regex-log", 0.0, index=1),
+        harbor_row("cancel-async-tasks", 0.5, index=2),
+    ]
     gate.write(NEW, rows)
     old = NEW
     if spelling == "through a symlink":
@@ -218,27 +232,46 @@ def test_special_log_paths_never_hang_fall_back_or_say_why(gate: Gate) -> None:
     (logs / "dangling-link").symlink_to(logs / "gone")
     (logs / "dir-without-stdout").mkdir()
     (logs / "dir-without-stdout" / "other.txt").write_text("not the log\n")
-    where = {"fifo-in-dir": "logs/fifo-in-dir", "fifo-itself": "logs/fifo-itself", "dev-zero": "/dev/zero",
-             "dev-null": "/dev/null", "dangling-link": "logs/dangling-link",
-             "dir-without-stdout": "logs/dir-without-stdout"}
+    where = {
+        "fifo-in-dir": "logs/fifo-in-dir",
+        "fifo-itself": "logs/fifo-itself",
+        "dev-zero": "/dev/zero",
+        "dev-null": "/dev/null",
+        "dangling-link": "logs/dangling-link",
+        "dir-without-stdout": "logs/dir-without-stdout",
+    }
     old, new = [], []
     for index, kind in enumerate(SPECIAL_LOGS):
         old += [legacy_row(kind, 1.0), legacy_row(f"{kind}-embedded", 1.0)]
-        new += [harbor_row(kind, 0.0, index=2 * index, logs_dir=where[kind]),
-                harbor_row(f"{kind}-embedded", 0.0, index=2 * index + 1, logs_dir=where[kind],
-                           test_output=f"earlier\nembedded output of {kind}\n")]
+        new += [
+            harbor_row(kind, 0.0, index=2 * index, logs_dir=where[kind]),
+            harbor_row(
+                f"{kind}-embedded",
+                0.0,
+                index=2 * index + 1,
+                logs_dir=where[kind],
+                test_output=f"earlier\nembedded output of {kind}\n",
+            ),
+        ]
     args = gate.pair(old, new)
     result = gate.run_subprocess(*args, "--parity-tail=1")
     result.assert_outcomes(failed=2 * len(SPECIAL_LOGS))
     text = all_text(result)
     assert "Traceback" not in text and "INTERNALERROR" not in text
-    reasons = {"fifo-in-dir": "not a regular file", "fifo-itself": "is not a directory",
-               "dev-zero": "is not a directory", "dev-null": "is not a directory",
-               "dangling-link": "is a dangling symlink", "dir-without-stdout": "test-stdout.txt"}
+    reasons = {
+        "fifo-in-dir": "not a regular file",
+        "fifo-itself": "is not a directory",
+        "dev-zero": "is not a directory",
+        "dev-null": "is not a directory",
+        "dangling-link": "is a dangling symlink",
+        "dir-without-stdout": "test-stdout.txt",
+    }
     for kind in SPECIAL_LOGS:
         block = flip_block(result.outlines, f"{kind}-embedded: new regressed: old=1.0 new=0.0")
-        assert block[1:] == ["    new verifier output (last 1 lines of row field 'test_output'):",
-                             f"    | embedded output of {kind}"], (kind, block)
+        assert block[1:] == [
+            "    new verifier output (last 1 lines of row field 'test_output'):",
+            f"    | embedded output of {kind}",
+        ], (kind, block)
         block = flip_block(result.outlines, f"{kind}: new regressed: old=1.0 new=0.0")
         assert len(block) == 2, (kind, block)
         assert block[1].startswith("    new verifier output unavailable: "), (kind, block)
@@ -253,7 +286,9 @@ def test_undecodable_log_bytes_show_as_replacement_char(gate: Gate) -> None:
     result = gate.run(*args, "--parity-tail=2")
     result.assert_outcomes(failed=1)
     assert flip_block(result.outlines, "fix-git: new regressed: old=1.0 new=0.0")[2:] == [
-        "    | bad \ufffd\ufffd bytes", "    | latin-1 caf\ufffd"]
+        "    | bad \ufffd\ufffd bytes",
+        "    | latin-1 caf\ufffd",
+    ]
 
 
 # --- 4. every way pytest runs -----------------------------------------------------------------------
@@ -277,8 +312,9 @@ def test_ff_runs_flips_first(gate: Gate) -> None:
     order = [line.split(" ")[0] for line in result.outlines if line.startswith(f"{NEW}::")]
     assert len(order) == 7
     assert set(order[:2]) == FLIPS
-    assert order[2:] == [f"{NEW}::{t}" for t in ("build-cython-ext", "fix-git", "git-multibranch", "new-only",
-                                                 "old-only")]
+    assert order[2:] == [
+        f"{NEW}::{t}" for t in ("build-cython-ext", "fix-git", "git-multibranch", "new-only", "old-only")
+    ]
     result.assert_outcomes(passed=1, failed=2, xfailed=4)
 
 
@@ -321,9 +357,14 @@ def test_runxfail_never_passes_masked_missing_agent_error(gate: Gate) -> None:
     args = gate.mixed()
     result = gate.run(*args, "--runxfail", "-rA", "-vv")
     assert ran(result) == {
-        f"{NEW}::fix-git": "PASSED", f"{NEW}::regex-log": "FAILED", f"{NEW}::cancel-async-tasks": "FAILED",
-        f"{NEW}::git-multibranch": "FAILED", f"{NEW}::build-cython-ext": "FAILED",
-        f"{NEW}::old-only": "FAILED", f"{NEW}::new-only": "FAILED"}
+        f"{NEW}::fix-git": "PASSED",
+        f"{NEW}::regex-log": "FAILED",
+        f"{NEW}::cancel-async-tasks": "FAILED",
+        f"{NEW}::git-multibranch": "FAILED",
+        f"{NEW}::build-cython-ext": "FAILED",
+        f"{NEW}::old-only": "FAILED",
+        f"{NEW}::new-only": "FAILED",
+    }
     assert result.ret == 1
     failed = {line.split(" ")[1]: line for line in result.outlines if line.startswith("FAILED ")}
     assert "new side masked: mask_sample (failure_kind=provider_unavailable)" in failed[f"{NEW}::build-cython-ext"]
@@ -337,7 +378,7 @@ def short_summary(result: pytest.RunResult) -> list[str]:
     out = result.outlines
     (start,) = [i for i, line in enumerate(out) if line.startswith("=") and "short test summary info" in line]
     body = []
-    for line in out[start + 1:]:
+    for line in out[start + 1 :]:
         if line.startswith("="):
             break
         body.append(line)
@@ -352,10 +393,12 @@ def test_ci_short_summary_one_line_per_flip(gate: Gate, monkeypatch: pytest.Monk
     monkeypatch.setenv("COLUMNS", "80")
     args = gate.mixed()
     result = gate.run(*args, "-rf", *workers, *([gate.beside()] if workers else []))
-    assert sorted(short_summary(result)) == sorted([
-        f"FAILED {NEW}::cancel-async-tasks - new improved: old=0.0 new=1.0",
-        f"FAILED {NEW}::regex-log - new regressed: old=1.0 new=0.0",
-    ])
+    assert sorted(short_summary(result)) == sorted(
+        [
+            f"FAILED {NEW}::cancel-async-tasks - new improved: old=0.0 new=1.0",
+            f"FAILED {NEW}::regex-log - new regressed: old=1.0 new=0.0",
+        ]
+    )
 
 
 # --- 5 and 6. run from inside a results directory ---------------------------------------------------
@@ -376,15 +419,26 @@ def results_dir(gate: Gate) -> Path:
         (trial / "test-stdout.txt").write_text(f"{task} verifier\n>>> 1 + 1\n3\n")
     os.mkfifo(results / "test-fifo.txt")
     old = [legacy_row(task, 1.0) for task in RESULT_TASKS]
-    new = [harbor_row(task, 0.0 if task in RESULT_FLIPS else 1.0, index=i, logs_dir=f"trial-{i:03d}")
-           for i, task in enumerate(RESULT_TASKS)]
+    new = [
+        harbor_row(task, 0.0 if task in RESULT_FLIPS else 1.0, index=i, logs_dir=f"trial-{i:03d}")
+        for i, task in enumerate(RESULT_TASKS)
+    ]
     new.append(harbor_row("task-299", None, index=299, rollout=1, mask_sample=True, failure_kind="sandbox"))
     (results / "old_rollouts.jsonl").write_text(dump(old), encoding="utf-8")
     (results / "new_rollouts.jsonl").write_text(dump(new), encoding="utf-8")
     (results / "new_rollouts_failures.jsonl").write_text(
-        json.dumps({"_ng_failure_class": "agent_run_error", "_ng_failure_message": "boom",
-                    "_ng_task_index": 300, "_ng_rollout_index": 0,
-                    "_ng_task_id": {"taskset": TASKSET, "task_id": "task-300"}}) + "\n", encoding="utf-8")
+        json.dumps(
+            {
+                "_ng_failure_class": "agent_run_error",
+                "_ng_failure_message": "boom",
+                "_ng_task_index": 300,
+                "_ng_rollout_index": 0,
+                "_ng_task_id": {"taskset": TASKSET, "task_id": "task-300"},
+            }
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     return results
 
 
@@ -397,11 +451,11 @@ def test_results_directory_behaves_like_empty_directory(gate: Gate, monkeypatch:
     empty = gate.path / "empty"
     empty.mkdir()
     monkeypatch.chdir(empty)
-    outside = gate.run_subprocess("--parity-old=../results/old_rollouts.jsonl",
-                                  "--parity-new=../results/new_rollouts.jsonl", "-rA", "-vv")
+    outside = gate.run_subprocess(
+        "--parity-old=../results/old_rollouts.jsonl", "--parity-new=../results/new_rollouts.jsonl", "-rA", "-vv"
+    )
     monkeypatch.chdir(results)
-    inside = gate.run_subprocess("--parity-old=old_rollouts.jsonl", "--parity-new=new_rollouts.jsonl",
-                                 "-rA", "-vv")
+    inside = gate.run_subprocess("--parity-old=old_rollouts.jsonl", "--parity-new=new_rollouts.jsonl", "-rA", "-vv")
     expected = {task: "PASSED" for task in RESULT_TASKS}
     expected.update({task: "FAILED" for task in RESULT_FLIPS})
     expected["task-299"] = "PASSED"  # its masked second row is left out: compared on the row that scored
@@ -434,8 +488,13 @@ def test_inputs_directory_never_written_to(gate: Gate, monkeypatch: pytest.Monke
     results = results_dir(gate)
     monkeypatch.chdir(results)
     before = snapshot(results)
-    args = ["--parity-old=old_rollouts.jsonl", "--parity-new=new_rollouts.jsonl", "--parity-json=summary.json",
-            "-p", "no:cacheprovider"]
+    args = [
+        "--parity-old=old_rollouts.jsonl",
+        "--parity-new=new_rollouts.jsonl",
+        "--parity-json=summary.json",
+        "-p",
+        "no:cacheprovider",
+    ]
     first = gate.run_subprocess(*args)
     assert first.ret == 1
     after_first = snapshot(results)

@@ -11,7 +11,7 @@ from .test_selection import ran
 
 NEW = "new/rollouts.jsonl"
 
-CONFTEST = '''
+CONFTEST = """
 from pytest_rollout_parity import Verdict
 
 def pytest_parity_verdict(comparison, config):
@@ -24,7 +24,7 @@ def pytest_parity_verdict(comparison, config):
     if comparison.task == "build-cython-ext":
         return Verdict.xfail("masked anyway")  # same outcome as the default: not a change
     return None
-'''
+"""
 
 
 def test_verdicts_change_outcomes(gate: Gate) -> None:
@@ -49,8 +49,12 @@ def test_verdicts_change_outcomes(gate: Gate) -> None:
     summary = json.loads((gate.path / "s.json").read_text())
     categories = {t["task"]: t["category"] for t in summary["tasks"]}
     assert categories == {
-        "build-cython-ext": "masked", "cancel-async-tasks": "flipped", "fix-git": "identical",
-        "git-multibranch": "flipped_agent_error", "new-only": "missing", "old-only": "missing",
+        "build-cython-ext": "masked",
+        "cancel-async-tasks": "flipped",
+        "fix-git": "identical",
+        "git-multibranch": "flipped_agent_error",
+        "new-only": "missing",
+        "old-only": "missing",
         "regex-log": "flipped",
     }
     assert summary["counts"]["flipped"] == 2 and summary["counts"]["identical"] == 1
@@ -60,13 +64,13 @@ def test_verdicts_change_outcomes(gate: Gate) -> None:
 
 def test_hook_can_pass_every_flip(gate: Gate) -> None:
     args = gate.mixed()
-    gate.pytester.makeconftest('''
+    gate.pytester.makeconftest("""
 from pytest_rollout_parity import Verdict
 
 def pytest_parity_verdict(comparison, config):
     if comparison.category == "flipped":
         return Verdict.passed("accepted")
-''')
+""")
     result = gate.run(*args)
     result.assert_outcomes(passed=3, xfailed=4)
     assert result.ret == 0
@@ -75,14 +79,14 @@ def pytest_parity_verdict(comparison, config):
 
 def test_hook_returning_none_keeps_default(gate: Gate) -> None:
     args = gate.mixed()
-    gate.pytester.makeconftest('''
+    gate.pytester.makeconftest("""
 seen = []
 
 def pytest_parity_verdict(comparison, config):
     seen.append(comparison.task)
     assert config.getoption("parity_new")
     return None
-''')
+""")
     result = gate.run(*args)
     result.assert_outcomes(passed=1, failed=2, xfailed=4)
     assert result.ret == 1
@@ -92,13 +96,13 @@ def pytest_parity_verdict(comparison, config):
 def test_hook_sees_strict_defaults(gate: Gate) -> None:
     """Under --parity-strict a hook's xfail counts as a change from the strict default (failed)."""
     args = gate.mixed()
-    gate.pytester.makeconftest('''
+    gate.pytester.makeconftest("""
 from pytest_rollout_parity import Verdict
 
 def pytest_parity_verdict(comparison, config):
     if comparison.category == "missing":
         return Verdict.xfail("missing is fine here")
-''')
+""")
     result = gate.run(*args, "--parity-strict")
     result.assert_outcomes(passed=1, failed=4, xfailed=2)
     result.stdout.fnmatch_lines(["*changed 2 verdict*"])
@@ -130,14 +134,15 @@ def test_every_changed_verdict_is_auditable(gate: Gate, workers: list[str]) -> N
     args = gate.mixed()
     gate.pytester.makeconftest(CONFTEST)
     beside = [gate.beside()] if workers else []
-    result = gate.run(*args, *workers, *beside, "-rA", "--parity-json=s.json", "--junitxml=j.xml",
-                      "--parity-markdown=s.md")
+    result = gate.run(
+        *args, *workers, *beside, "-rA", "--parity-json=s.json", "--junitxml=j.xml", "--parity-markdown=s.md"
+    )
     lines = section(result)
     start = lines.index(AUDIT[0])
-    assert lines[start:start + len(AUDIT)] == AUDIT
+    assert lines[start : start + len(AUDIT)] == AUDIT
     page = (gate.path / "s.md").read_text(encoding="utf-8").splitlines()
     start = page.index("### pytest_parity_verdict hooks changed 3 verdict(s)")
-    assert page[start + 2:start + 5] == [
+    assert page[start + 2 : start + 5] == [
         "- <code>cancel-async-tasks</code> (flipped): xfail: known: new side wins, tracked in \\#7",
         "- <code>fix-git</code> (identical): failed: fix-git: blocked by policy",
         "- <code>regex-log</code> (flipped): passed: reviewed in \\#123: flaky upstream test",
@@ -146,20 +151,28 @@ def test_every_changed_verdict_is_auditable(gate: Gate, workers: list[str]) -> N
     accepted = sum(1 for t in summary["tasks"] if t["outcome"] == "accepted")
     assert accepted == 2  # regex-log passed and cancel-async-tasks xfailed by a hook; fix-git made to fail is not
     assert summary["accepted_flips"] == [{"source": "hook", "count": 2, "path": None, "sha256": None}]
-    assert any(line.endswith("; 2 verdicts accepted by pytest_parity_verdict hooks") for line in lines
-               if line.startswith("parity: "))
+    assert any(
+        line.endswith("; 2 verdicts accepted by pytest_parity_verdict hooks")
+        for line in lines
+        if line.startswith("parity: ")
+    )
     tasks = {t["task"]: t["hook_verdict"] for t in summary["tasks"]}
     assert tasks == {
         "regex-log": {"outcome": "passed", "reason": "reviewed in #123: flaky upstream test", "source": "hook"},
         "cancel-async-tasks": {"outcome": "xfail", "reason": "known: new side wins, tracked in #7", "source": "hook"},
         "fix-git": {"outcome": "failed", "reason": "fix-git: blocked by policy", "source": "hook"},
-        "build-cython-ext": None, "git-multibranch": None, "new-only": None, "old-only": None,
+        "build-cython-ext": None,
+        "git-multibranch": None,
+        "new-only": None,
+        "old-only": None,
     }
     properties = junit_properties(junit_cases(gate.path / "j.xml")["regex-log"])
     assert properties["parity_verdict_changed"] == "passed: reviewed in #123: flaky upstream test"
     # the passed item says why it passed, under the PASSES heading of -rA
-    assert ("regex-log (flipped) passed by a pytest_parity_verdict hook: reviewed in #123: flaky upstream test"
-            in result.outlines)
+    assert (
+        "regex-log (flipped) passed by a pytest_parity_verdict hook: reviewed in #123: flaky upstream test"
+        in result.outlines
+    )
 
 
 def test_hook_verdict_list_is_capped(gate: Gate) -> None:
@@ -170,7 +183,8 @@ def test_hook_verdict_list_is_capped(gate: Gate) -> None:
     gate.pytester.makeconftest(
         "from pytest_rollout_parity import Verdict\n"
         "def pytest_parity_verdict(comparison, config):\n"
-        "    return Verdict.passed()\n")
+        "    return Verdict.passed()\n"
+    )
     lines = section(gate.run(*args))
     start = lines.index("pytest_parity_verdict hooks changed 12 verdict(s):")
     assert lines[start + 1] == "    t00 (flipped): passed: (no reason given)"
@@ -190,7 +204,9 @@ def test_hook_returning_something_else_fails_that_item_clearly(gate: Gate) -> No
     gate.pytester.makeconftest("def pytest_parity_verdict(comparison, config):\n    return 'pass it'\n")
     result = gate.run(*args, "-k", "fix-git")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*fix-git: pytest_parity_verdict returned 'pass it'; return None or a pytest_rollout_parity.Verdict*"])
+    result.stdout.fnmatch_lines(
+        ["*fix-git: pytest_parity_verdict returned 'pass it'; return None or a pytest_rollout_parity.Verdict*"]
+    )
     assert "Traceback" not in result.stdout.str()
 
 
@@ -198,10 +214,14 @@ def test_no_state_of_pytest_or_the_interpreter_is_edited(gate: Gate) -> None:
     """No gc.freeze around the user's own tests; the terminal reporter keeps every report of the gate's items."""
     args = gate.mixed()
     gate.write("test_user.py", "import gc\n\ndef test_gc_as_configured():\n    assert gc.get_freeze_count() == 0\n")
-    gate.write("conftest.py", (
-        "def pytest_terminal_summary(terminalreporter):\n"
-        "    quiet = [r for r in terminalreporter.stats.get('', []) if r.nodeid.startswith('new/')]\n"
-        "    terminalreporter.write_line(f'quiet gate reports: {len(quiet)}')\n"))
+    gate.write(
+        "conftest.py",
+        (
+            "def pytest_terminal_summary(terminalreporter):\n"
+            "    quiet = [r for r in terminalreporter.stats.get('', []) if r.nodeid.startswith('new/')]\n"
+            "    terminalreporter.write_line(f'quiet gate reports: {len(quiet)}')\n"
+        ),
+    )
     result = gate.run(*args, "test_user.py")
     assert result.ret == 1
     result.assert_outcomes(passed=2, failed=2, xfailed=4)

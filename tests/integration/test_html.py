@@ -31,8 +31,11 @@ def test_report_holds_counts_and_flip_extras(gate: Gate) -> None:
     assert re.search(r'<td>flipped</td><td class="n">2</td><td>new regressed 1, new improved 1</td>', text)
     # the summary's flip table: each flip once, with its means, repeats and outcome
     assert text.count('<tr class="flip">') == 3
-    assert re.search(r'<code>regex-log</code></td><td class="n">1</td><td class="n">0</td>'
-                     r'<td class="n">1 / 1</td><td class="o-failed">failed</td>', text)
+    assert re.search(
+        r'<code>regex-log</code></td><td class="n">1</td><td class="n">0</td>'
+        r'<td class="n">1 / 1</td><td class="o-failed">failed</td>',
+        text,
+    )
     assert "<svg" in text and "<circle" in text  # the pictures
     # the failed flips' messages are in their rows' logs, once: no extra repeats them
     assert text.count("| regex line 30") == 1
@@ -70,9 +73,21 @@ def test_every_report_carries_the_same_facts(gate: Gate) -> None:
     import json
 
     args = gate.mixed()
-    gate.write("new/rollouts_coverage.json", json.dumps({
-        "expected": 6, "successful": 5, "measured": 4, "masked": 1, "unscored": 0, "failed": 1,
-        "intentionally_omitted": 0, "unknown": 0}))
+    gate.write(
+        "new/rollouts_coverage.json",
+        json.dumps(
+            {
+                "expected": 6,
+                "successful": 5,
+                "measured": 4,
+                "masked": 1,
+                "unscored": 0,
+                "failed": 1,
+                "intentionally_omitted": 0,
+                "unknown": 0,
+            }
+        ),
+    )
     result = gate.run(*args, "--html=report.html", "--parity-json=s.json", "--parity-markdown=s.md")
     assert result.ret == 1
     summary = json.loads((gate.path / "s.json").read_text())

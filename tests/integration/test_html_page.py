@@ -65,11 +65,16 @@ def test_under_xdist_the_page_is_written_once_with_every_flip(gate: Gate) -> Non
 def _indexed_row(index: int, reward: float, question: str, answer: str) -> dict[str, object]:
     """A row of a server whose tasks have no id (flores200-like): `_ng_task_index`, a prompt, an answer."""
     return {
-        "_ng_task_index": index, "_ng_rollout_index": 0, "reward": reward,
+        "_ng_task_index": index,
+        "_ng_rollout_index": 0,
+        "reward": reward,
         "responses_create_params": {"input": [{"role": "user", "type": "message", "content": question}]},
-        "response": {"output": [
-            {"type": "reasoning", "summary": [{"type": "summary_text", "text": "let me think"}]},
-            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": answer}]}]},
+        "response": {
+            "output": [
+                {"type": "reasoning", "summary": [{"type": "summary_text", "text": "let me think"}]},
+                {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": answer}]},
+            ]
+        },
     }
 
 
@@ -79,8 +84,14 @@ def _indexed_pair(gate: Gate) -> list[str]:
     for i in range(40):
         question = f"Translate sentence number {i} into French: the cat sleeps on the mat."
         old.append(_indexed_row(i, 1.0, question, f"Le chat dort sur le tapis ({i})."))
-        new.append(_indexed_row(i, 0.0 if i in (3, 13) else 1.0, question,
-                                f"The cat sleeps ({i})." if i in (3, 13) else f"Le chat dort sur le tapis ({i})."))
+        new.append(
+            _indexed_row(
+                i,
+                0.0 if i in (3, 13) else 1.0,
+                question,
+                f"The cat sleeps ({i})." if i in (3, 13) else f"Le chat dort sur le tapis ({i}).",
+            )
+        )
     return gate.pair(old, new)
 
 
@@ -129,10 +140,24 @@ def _chromium() -> str | None:
 def _render(chromium: str, page: Path, *more: str) -> subprocess.CompletedProcess[str]:
     """Chromium headless on the page, offline: no network, no profile of the user's."""
     return subprocess.run(
-        [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-extensions", "--no-first-run",
-         f"--user-data-dir={page.parent / 'chromium-profile'}", "--proxy-server=127.0.0.1:9",
-         "--window-size=1150,2000", *more, page.as_uri()],
-        capture_output=True, text=True, timeout=120, check=False)
+        [
+            chromium,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-extensions",
+            "--no-first-run",
+            f"--user-data-dir={page.parent / 'chromium-profile'}",
+            "--proxy-server=127.0.0.1:9",
+            "--window-size=1150,2000",
+            *more,
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def test_the_bundled_pairs_page_in_headless_chromium(tmp_path: Path) -> None:
@@ -142,10 +167,24 @@ def test_the_bundled_pairs_page_in_headless_chromium(tmp_path: Path) -> None:
     page = tmp_path / "parity.html"
     run = subprocess.run(
         # the new file as the one test path: the gate alone, whatever the repository's testpaths say
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "examples/new/rollouts.jsonl",
-         "--parity-old=examples/old/rollouts.jsonl",
-         "--parity-new=examples/new/rollouts.jsonl", f"--parity-html={page}", "-q"],
-        cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "examples/new/rollouts.jsonl",
+            "--parity-old=examples/old/rollouts.jsonl",
+            "--parity-new=examples/new/rollouts.jsonl",
+            f"--parity-html={page}",
+            "-q",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert run.returncode == 1, run.stdout + run.stderr
     # the DOM as Chromium built it after loading the page: what a reviewer's browser shows
     dom = _render(chromium, page, "--dump-dom")

@@ -10,14 +10,24 @@ import pytest
 from .conftest import Gate, harbor_row, legacy_row, markdown_as_read
 
 OLD_ROWS = [legacy_row("fix-git", 1.0), legacy_row("regex-log", 1.0), legacy_row("build-cython-ext", 0.0)]
-NEW_ROWS = [harbor_row("fix-git", 1.0), harbor_row("regex-log", 1.0, index=1),
-            harbor_row("build-cython-ext", 0.0, index=2)]
+NEW_ROWS = [
+    harbor_row("fix-git", 1.0),
+    harbor_row("regex-log", 1.0, index=1),
+    harbor_row("build-cython-ext", 0.0, index=2),
+]
 
 
 def counts(measured: int, failed: int = 0, unknown: int = 0, masked: int = 0) -> dict[str, int]:
-    return {"expected": measured + failed + unknown + masked, "successful": measured + masked,
-            "measured": measured, "masked": masked, "unscored": 0, "failed": failed,
-            "intentionally_omitted": 0, "unknown": unknown}
+    return {
+        "expected": measured + failed + unknown + masked,
+        "successful": measured + masked,
+        "measured": measured,
+        "masked": masked,
+        "unscored": 0,
+        "failed": failed,
+        "intentionally_omitted": 0,
+        "unknown": unknown,
+    }
 
 
 def run(gate: Gate, coverage: object, *extra: str) -> tuple[dict, str, str]:
@@ -36,8 +46,10 @@ def test_a_finished_run_shows_its_inventory_without_a_note(gate: Gate) -> None:
     new = summary["inventory"]["new"]
     assert new["measured"] == 3 and new["gate_measured"] == 3 and new["unfinished"] is False
     assert new["files"] == ["new/rollouts_coverage.json"]
-    line = ("new coverage (new/rollouts_coverage.json): expected 3, successful 3, measured 3, masked 0, "
-            "unscored 0, failed 0, intentionally_omitted 0, unknown 0; the gate scored 3 rows")
+    line = (
+        "new coverage (new/rollouts_coverage.json): expected 3, successful 3, measured 3, masked 0, "
+        "unscored 0, failed 0, intentionally_omitted 0, unknown 0; the gate scored 3 rows"
+    )
     assert line in out
     assert line in markdown
     assert not any("coverage" in note for note in summary["notes"])
@@ -45,8 +57,10 @@ def test_a_finished_run_shows_its_inventory_without_a_note(gate: Gate) -> None:
 
 def test_an_unfinished_run_is_noted(gate: Gate) -> None:
     summary, out, markdown = run(gate, counts(measured=3, failed=1, unknown=2))
-    note = ("new side: new/rollouts_coverage.json counts 1 failed and 2 unknown of 6 expected rollouts: "
-            "the new run did not finish")
+    note = (
+        "new side: new/rollouts_coverage.json counts 1 failed and 2 unknown of 6 expected rollouts: "
+        "the new run did not finish"
+    )
     assert note in summary["notes"]
     assert f"note: {note}" in out
     assert "the new run did not finish" in markdown
@@ -54,22 +68,29 @@ def test_an_unfinished_run_is_noted(gate: Gate) -> None:
 
 def test_measured_disagreeing_with_the_rows_is_noted(gate: Gate) -> None:
     summary, _, _ = run(gate, counts(measured=5))
-    assert ("new side: new/rollouts_coverage.json counts 5 measured rollouts, the gate scored 3 row(s): "
-            "a partial or filtered file, or a stale coverage file?") in summary["notes"]
+    assert (
+        "new side: new/rollouts_coverage.json counts 5 measured rollouts, the gate scored 3 row(s): "
+        "a partial or filtered file, or a stale coverage file?"
+    ) in summary["notes"]
 
 
-@pytest.mark.parametrize(("content", "reason"), [
-    ("{not json", "not JSON"),
-    ("[1, 2]", "expected a JSON object of counts"),
-    (json.dumps({**counts(3), "failed": -1}), "`failed` is not a count"),
-    (json.dumps({**counts(3), "expected": 99}), "`expected` (99) is not the sum of its parts (3)"),
-    (" " * (64 * 1024 + 1), "larger than 64 KiB"),
-])
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        ("{not json", "not JSON"),
+        ("[1, 2]", "expected a JSON object of counts"),
+        (json.dumps({**counts(3), "failed": -1}), "`failed` is not a count"),
+        (json.dumps({**counts(3), "expected": 99}), "`expected` (99) is not the sum of its parts (3)"),
+        (" " * (64 * 1024 + 1), "larger than 64 KiB"),
+    ],
+)
 def test_an_unusable_coverage_file_is_a_note_never_an_error(gate: Gate, content: str, reason: str) -> None:
     summary, _, _ = run(gate, content)
     assert summary["inventory"]["new"] is None
-    assert any(note.startswith("new side: new/rollouts_coverage.json ignored: ") and reason in note
-               for note in summary["notes"]), summary["notes"]
+    assert any(
+        note.startswith("new side: new/rollouts_coverage.json ignored: ") and reason in note
+        for note in summary["notes"]
+    ), summary["notes"]
 
 
 def test_a_fifo_in_its_place_is_a_note_not_a_hang(gate: Gate) -> None:
@@ -85,8 +106,9 @@ def test_the_completeness_item_holds_the_runs_own_unreported_rollouts_against_th
     """Every task answered, but the new run's inventory says 2 of 5 rollouts failed or never came back."""
     summary, out, _ = run(gate, counts(measured=3, failed=1, unknown=1), "-rf")
     assert summary["coverage"]["passed"] is False
-    assert ("2 of 5 expected rollout(s) failed or never reported (the new run's coverage file) "
-            "(over the limit 20% = 1)") in out
+    assert (
+        "2 of 5 expected rollout(s) failed or never reported (the new run's coverage file) (over the limit 20% = 1)"
+    ) in out
     assert "parity-coverage" in out
 
 

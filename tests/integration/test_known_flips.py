@@ -24,18 +24,27 @@ no-such-task   # removed from the taskset
 def test_listed_flip_passes_with_its_reason_everywhere(gate: Gate) -> None:
     args = gate.mixed()
     gate.write("known_flips.txt", KNOWN)
-    result = gate.run(*args, "--parity-known-flips=known_flips.txt", "-rA", "-vv",
-                      "--parity-json=s.json", "--parity-markdown=s.md", "--junitxml=j.xml")
+    result = gate.run(
+        *args,
+        "--parity-known-flips=known_flips.txt",
+        "-rA",
+        "-vv",
+        "--parity-json=s.json",
+        "--parity-markdown=s.md",
+        "--junitxml=j.xml",
+    )
     outcomes = ran(result)
     assert outcomes[f"{NEW}::regex-log"] == "PASSED"
     assert outcomes[f"{NEW}::cancel-async-tasks"] == "FAILED"  # a flip not listed still fails
     assert outcomes[f"{NEW}::fix-git"] == "PASSED"  # listed but identical: its default outcome
     assert result.ret == 1
     reason = "known flip (known_flips.txt:2): the Harbor image ships the newer grep; reviewed in MIGRATION-42"
-    result.stdout.fnmatch_lines([
-        "pytest_parity_verdict hooks and --parity-known-flips changed 1 verdict(s):",
-        f"    regex-log (flipped): passed: {reason}",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "pytest_parity_verdict hooks and --parity-known-flips changed 1 verdict(s):",
+            f"    regex-log (flipped): passed: {reason}",
+        ]
+    )
     result.stdout.fnmatch_lines([f"*regex-log (flipped) passed by --parity-known-flips: {reason}"])
     summary = json.loads((gate.path / "s.json").read_text())
     tasks = {t["task"]: t for t in summary["tasks"]}
@@ -56,7 +65,9 @@ def test_stale_entries_are_notes(gate: Gate) -> None:
     gate.write("known_flips.txt", KNOWN)
     result = gate.run(*args, "--parity-known-flips=known_flips.txt", "--parity-json=s.json")
     notes = json.loads((gate.path / "s.json").read_text())["notes"]
-    assert "1 task(s) listed in known_flips.txt no longer flip (the list is stale): fix-git (identical, line 4)" in notes
+    assert (
+        "1 task(s) listed in known_flips.txt no longer flip (the list is stale): fix-git (identical, line 4)" in notes
+    )
     assert "1 line(s) of known_flips.txt name no task of this run: no-such-task (line 5)" in notes
     text = result.stdout.str()
     assert "no longer flip (the list is stale): fix-git" in text and "name no task of this run: no-such-task" in text
@@ -86,23 +97,29 @@ def test_ini_key_resolves_against_the_ini_file(gate: Gate) -> None:
 def test_hook_verdict_wins_over_the_list(gate: Gate) -> None:
     args = gate.mixed()
     gate.write("known_flips.txt", "regex-log  # reviewed\n")
-    gate.pytester.makeconftest('''
+    gate.pytester.makeconftest("""
 from pytest_rollout_parity import Verdict
 
 def pytest_parity_verdict(comparison, config):
     if comparison.task == "regex-log":
         return Verdict.xfail("the hook decides")
-''')
+""")
     result = gate.run(*args, "--parity-known-flips=known_flips.txt", "-rA", "-vv")
     assert ran(result)[f"{NEW}::regex-log"] == "XFAIL"
 
 
-@pytest.mark.parametrize(("content", "needle"), [
-    ("regex-log\n", "known_flips.txt:1: a known flip needs a reason after the task label"),
-    ("# header\n\nregex-log   #   \n", "known_flips.txt:3: a known flip needs a reason"),
-    ("regex-log  # a\nfix-git # b\nregex-log  # again\n", "known_flips.txt:3: task 'regex-log' is listed twice (first on line 1)"),
-    (b"regex-log  # caf\xe9\n", "known_flips.txt:1: not UTF-8 text"),
-])
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [
+        ("regex-log\n", "known_flips.txt:1: a known flip needs a reason after the task label"),
+        ("# header\n\nregex-log   #   \n", "known_flips.txt:3: a known flip needs a reason"),
+        (
+            "regex-log  # a\nfix-git # b\nregex-log  # again\n",
+            "known_flips.txt:3: task 'regex-log' is listed twice (first on line 1)",
+        ),
+        (b"regex-log  # caf\xe9\n", "known_flips.txt:1: not UTF-8 text"),
+    ],
+)
 def test_malformed_file_is_a_usage_error_naming_the_line(gate: Gate, content: str | bytes, needle: str) -> None:
     args = gate.mixed()
     gate.write("known_flips.txt", content)
@@ -113,11 +130,14 @@ def test_malformed_file_is_a_usage_error_naming_the_line(gate: Gate, content: st
     assert "Traceback" not in result.stdout.str() + result.stderr.str()
 
 
-@pytest.mark.parametrize(("make", "needle"), [
-    ("missing", "known_flips.txt: no such file"),
-    ("directory", "known_flips.txt: is a directory"),
-    ("fifo", "known_flips.txt: not a regular file"),
-])
+@pytest.mark.parametrize(
+    ("make", "needle"),
+    [
+        ("missing", "known_flips.txt: no such file"),
+        ("directory", "known_flips.txt: is a directory"),
+        ("fifo", "known_flips.txt: not a regular file"),
+    ],
+)
 def test_unusable_file_is_a_usage_error(gate: Gate, make: str, needle: str) -> None:
     import os
 
@@ -138,8 +158,9 @@ def test_under_xdist_workers_read_the_list_too(gate: Gate) -> None:
     args = gate.mixed()
     beside = gate.beside()
     gate.write("known_flips.txt", "regex-log  # reviewed\ncancel-async-tasks  # reviewed too\n")
-    result = gate.run_subprocess(*args, beside, "-n", "2", "--parity-known-flips=known_flips.txt",
-                                 "--parity-json=s.json")
+    result = gate.run_subprocess(
+        *args, beside, "-n", "2", "--parity-known-flips=known_flips.txt", "--parity-json=s.json"
+    )
     result.assert_outcomes(passed=4, xfailed=4)
     assert result.ret == 0
     summary = json.loads((gate.path / "s.json").read_text())
@@ -162,7 +183,8 @@ def test_a_hook_is_named_as_the_hook_whatever_its_reason_says(gate: Gate) -> Non
     result = gate.run(*args, "-rA")
     assert ran(result)[f"{NEW}::regex-log"] == "PASSED"
     result.stdout.fnmatch_lines(
-        ["*regex-log (flipped) passed by a pytest_parity_verdict hook: known flip (my own words): reviewed"])
+        ["*regex-log (flipped) passed by a pytest_parity_verdict hook: known flip (my own words): reviewed"]
+    )
 
 
 @pytest.mark.parametrize("given", ["option", "ini"])

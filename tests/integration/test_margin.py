@@ -20,8 +20,11 @@ NOISE = {"noisy-up": ([1, 1, 0, 0, 0], [1, 1, 1, 0, 0]), "noisy-down": ([1, 1, 1
 def sides(tasks: dict[str, tuple[list[float], list[float]]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Legacy rows on the old side, Harbor rows on the new, one row per listed reward."""
     old = [legacy_row(task, float(r)) for task, (olds, _) in tasks.items() for r in olds]
-    new = [harbor_row(task, float(r), index=i, rollout=k)
-           for i, (task, (_, news)) in enumerate(tasks.items()) for k, r in enumerate(news)]
+    new = [
+        harbor_row(task, float(r), index=i, rollout=k)
+        for i, (task, (_, news)) in enumerate(tasks.items())
+        for k, r in enumerate(news)
+    ]
     return old, new
 
 
@@ -45,11 +48,15 @@ def test_noise_only_passes_the_aggregate_and_xfails_the_flips(gate: Gate) -> Non
     outcomes = ran(result)
     assert outcomes[AGGREGATE] == "PASSED"
     xfails = [line for line in summary_lines(result) if line.startswith("XFAIL ")]
-    assert any("noisy-up - flipped within noise: p = 1.000, 2/5 vs 3/5; BH-adjusted p = 1.000 >= alpha 0.05 "
-               "(BH over the 2 of 20 tested task(s) that can reach it)" in line for line in xfails), xfails
+    assert any(
+        "noisy-up - flipped within noise: p = 1.000, 2/5 vs 3/5; BH-adjusted p = 1.000 >= alpha 0.05 "
+        "(BH over the 2 of 20 tested task(s) that can reach it)" in line
+        for line in xfails
+    ), xfails
     lines = section(result)
-    assert any(line.startswith("aggregate at margin ±0.05: PASSED (equivalent): one-sided 95% bounds [")
-               for line in lines), lines
+    assert any(
+        line.startswith("aggregate at margin ±0.05: PASSED (equivalent): one-sided 95% bounds [") for line in lines
+    ), lines
     data = json.loads((gate.path / "s.json").read_text())
     aggregate = data["aggregate"]
     assert set(aggregate) == {"margin", "lower_bound", "upper_bound", "passed"}
@@ -70,7 +77,9 @@ def test_regression_fails_the_aggregate_on_the_lower_side_and_the_regressed_task
     outcomes = ran(result)
     assert outcomes[AGGREGATE] == "FAILED"
     assert {node for node, word in outcomes.items() if word == "FAILED"} == {
-        AGGREGATE, *(f"new/rollouts.jsonl::broken-{i}" for i in range(3))}
+        AGGREGATE,
+        *(f"new/rollouts.jsonl::broken-{i}" for i in range(3)),
+    }
     message = next(line for line in result.outlines if line.startswith("not shown equivalent"))
     assert message.startswith("not shown equivalent within margin ±0.05: lower bound ")
     assert f"FAILED {AGGREGATE} - {message}" in result.outlines  # the short summary: the verdict, no name again
@@ -78,10 +87,10 @@ def test_regression_fails_the_aggregate_on_the_lower_side_and_the_regressed_task
     assert "upper bound" not in message.split(";")[0]
     assert "n = 23" in message and "Δ = -0.1304" in message
     # the regressed task's message carries its noise and why it is not noise
-    start = result.outlines.index(
-        "broken-0: new regressed: old=1.0 new=0.0 (p = 0.008, 5/5 vs 0/5)")
+    start = result.outlines.index("broken-0: new regressed: old=1.0 new=0.0 (p = 0.008, 5/5 vs 0/5)")
     assert result.outlines[start + 1] == (
-        "    not noise: BH-adjusted p = 0.013 < alpha 0.05 (BH over the 5 of 23 tested task(s) that can reach it)")
+        "    not noise: BH-adjusted p = 0.013 < alpha 0.05 (BH over the 5 of 23 tested task(s) that can reach it)"
+    )
     assert "Traceback" not in all_text(result)
 
 
@@ -102,8 +111,11 @@ def test_alpha_decides_which_flips_fail(gate: Gate) -> None:
     result = gate.run(*args, "--parity-margin=0.05", "--parity-alpha=0.01", "-rA", "-vv")
     outcomes = ran(result)
     assert [node for node, word in outcomes.items() if word == "FAILED"] == [AGGREGATE]
-    assert any("broken-0 - flipped within noise: p = 0.008, 5/5 vs 0/5; BH-adjusted p = 0.013" in line
-               and ">= alpha 0.01" in line for line in summary_lines(result))
+    assert any(
+        "broken-0 - flipped within noise: p = 0.008, 5/5 vs 0/5; BH-adjusted p = 0.013" in line
+        and ">= alpha 0.01" in line
+        for line in summary_lines(result)
+    )
 
 
 def test_without_a_margin_every_flip_fails_and_no_aggregate(gate: Gate) -> None:
@@ -114,8 +126,7 @@ def test_without_a_margin_every_flip_fails_and_no_aggregate(gate: Gate) -> None:
     assert AGGREGATE not in outcomes
     assert sum(word == "FAILED" for word in outcomes.values()) == 5  # 3 regressed + 2 noise flips
     # the flip message carries the per-task noise in both modes
-    assert "broken-1: new regressed: old=1.0 new=0.0 (p = 0.008, 5/5 vs 0/5)" \
-        in result.outlines
+    assert "broken-1: new regressed: old=1.0 new=0.0 (p = 0.008, 5/5 vs 0/5)" in result.outlines
     data = json.loads((gate.path / "s.json").read_text())
     assert "aggregate" not in data
     assert not any(line.startswith("aggregate at margin") for line in section(result))
@@ -153,8 +164,10 @@ def test_too_few_tasks_fail_the_aggregate_with_the_reason(gate: Gate) -> None:
     result = gate.run(*args, "--parity-margin=0.05", "-rA", "-vv", "--parity-json=s.json")
     assert result.ret == 1
     assert ran(result)[AGGREGATE] == "FAILED"
-    assert ("no decision at margin ±0.05: 1 compared task: at least 2 are needed for a spread; "
-            "no task left out (masked or missing) on either side" in result.outlines)
+    assert (
+        "no decision at margin ±0.05: 1 compared task: at least 2 are needed for a spread; "
+        "no task left out (masked or missing) on either side" in result.outlines
+    )
     data = json.loads((gate.path / "s.json").read_text())
     assert data["aggregate"] == {"margin": 0.05, "lower_bound": None, "upper_bound": None, "passed": False}
     paired = data["paired"]

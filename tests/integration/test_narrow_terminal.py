@@ -51,7 +51,7 @@ def test_tb_line_is_one_line_per_flip_at_the_row(gate: Gate) -> None:
     result = gate.run(*gate.mixed(), "--tb=line")
     start = next(i for i, line in enumerate(result.outlines) if " FAILURES " in line)
     end = next(i for i, line in enumerate(result.outlines) if " rollout parity " in line)
-    assert result.outlines[start + 1:end] == [f"{NEW}:3: {IMPROVED}", f"{NEW}:2: {REGRESSED}"]
+    assert result.outlines[start + 1 : end] == [f"{NEW}:3: {IMPROVED}", f"{NEW}:2: {REGRESSED}"]
     assert "pytest_rollout_parity" not in result.stdout.str()
 
 
@@ -59,8 +59,10 @@ def test_tb_short_is_the_header_alone(gate: Gate) -> None:
     result = gate.run(*gate.mixed(), "--tb=short")
     start = next(i for i, line in enumerate(result.outlines) if " FAILURES " in line)
     end = next(i for i, line in enumerate(result.outlines) if " rollout parity " in line)
-    assert [line for line in result.outlines[start + 1:end] if not line.startswith("_")] == [
-        f"cancel-async-tasks: {IMPROVED}", f"regex-log: {REGRESSED}"]
+    assert [line for line in result.outlines[start + 1 : end] if not line.startswith("_")] == [
+        f"cancel-async-tasks: {IMPROVED}",
+        f"regex-log: {REGRESSED}",
+    ]
     assert "pytest_rollout_parity" not in result.stdout.str()
 
 

@@ -15,8 +15,9 @@ def tail_lines(result: pytest.RunResult) -> list[str]:
     return [line for line in result.outlines if line.startswith("    | ")]
 
 
-def flip(gate: Gate, old_path: str = "old/rollouts.jsonl", new_path: str = "new/rollouts.jsonl",
-         logs_dir: str = "logs/s1") -> list[str]:
+def flip(
+    gate: Gate, old_path: str = "old/rollouts.jsonl", new_path: str = "new/rollouts.jsonl", logs_dir: str = "logs/s1"
+) -> list[str]:
     """One identical task and one flip whose losing (new) row points at a 30-line log."""
     old = [legacy_row("fix-git", 1.0), legacy_row("regex-log", 1.0)]
     new = [harbor_row("fix-git", 1.0), harbor_row("regex-log", 0.0, index=1, logs_dir=logs_dir)]
@@ -48,16 +49,23 @@ def test_cli_key(gate: Gate) -> None:
 
 def test_cli_dotted_key(gate: Gate) -> None:
     """anyterminal-style rows: the id lives only in responses_create_params.metadata.instance_id."""
+
     def row(task: str, reward: float) -> dict:
-        return {"responses_create_params": {"input": [], "metadata": {"instance_id": f"terminal_bench::{task}",
-                                                                      "task_name": task}},
-                "response": {"output": []}, "reward": reward}
+        return {
+            "responses_create_params": {
+                "input": [],
+                "metadata": {"instance_id": f"terminal_bench::{task}", "task_name": task},
+            },
+            "response": {"output": []},
+            "reward": reward,
+        }
 
     args = gate.pair([row("fix-git", 1.0), row("regex-log", 1.0)], [row("fix-git", 1.0), row("regex-log", 0.0)])
     result = gate.run(*args, "--parity-key=responses_create_params.metadata.instance_id", "-rf", "-vv")
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["FAILED new/rollouts.jsonl::terminal_bench_regex-log - "
-                                 "new regressed: old=1.0 new=0.0"])
+    result.stdout.fnmatch_lines(
+        ["FAILED new/rollouts.jsonl::terminal_bench_regex-log - new regressed: old=1.0 new=0.0"]
+    )
 
 
 @pytest.mark.parametrize("tail", [0, 1, 4, 100])
@@ -117,8 +125,10 @@ def ini_files(gate: Gate) -> None:
     gate.log("rootA/sA", ["a1", "a2", "a3"])
     gate.log("rootB/sB", ["b1", "b2", "b3"])
     old = [legacy_row(t, 1.0, task_id=t) for t in ("fix-git", "regex-log", "old-only")]
-    new = [harbor_row("fix-git", 0.0, logs_dir="sA", task_id="fix-git"),
-           harbor_row("regex-log", 0.0, index=1, logs_dir="sB", task_id="regex-log")]
+    new = [
+        harbor_row("fix-git", 0.0, logs_dir="sA", task_id="fix-git"),
+        harbor_row("regex-log", 0.0, index=1, logs_dir="sB", task_id="regex-log"),
+    ]
     gate.pair(old, new)
 
 
@@ -137,26 +147,30 @@ def test_all_options_from_ini(gate: Gate, style: str) -> None:
     elif style == "tox.ini":
         gate.write("tox.ini", "[pytest]\n" + INI_BODY)
     elif style == "pyproject-native-types":
-        body = "\n".join([
-            "[tool.pytest.ini_options]",
-            'parity_old = "old/rollouts.jsonl"',
-            'parity_new = "new/rollouts.jsonl"',
-            'parity_key = "task_id"',
-            "parity_tail = 2",
-            'parity_logs_root = ["rootA", "rootB"]',
-            "parity_strict = true",
-        ])
+        body = "\n".join(
+            [
+                "[tool.pytest.ini_options]",
+                'parity_old = "old/rollouts.jsonl"',
+                'parity_new = "new/rollouts.jsonl"',
+                'parity_key = "task_id"',
+                "parity_tail = 2",
+                'parity_logs_root = ["rootA", "rootB"]',
+                "parity_strict = true",
+            ]
+        )
         gate.write("pyproject.toml", body + "\n")
     else:
-        body = "\n".join([
-            "[tool.pytest.ini_options]",
-            'parity_old = "old/rollouts.jsonl"',
-            'parity_new = "new/rollouts.jsonl"',
-            'parity_key = "task_id"',
-            'parity_tail = "2"',
-            'parity_logs_root = ["rootA", "rootB"]',
-            'parity_strict = "true"',
-        ])
+        body = "\n".join(
+            [
+                "[tool.pytest.ini_options]",
+                'parity_old = "old/rollouts.jsonl"',
+                'parity_new = "new/rollouts.jsonl"',
+                'parity_key = "task_id"',
+                'parity_tail = "2"',
+                'parity_logs_root = ["rootA", "rootB"]',
+                'parity_strict = "true"',
+            ]
+        )
         gate.write("pyproject.toml", body + "\n")
     check_ini_run(gate, gate.run())
 
@@ -169,16 +183,18 @@ def test_all_options_from_native_toml_in_strict_mode(gate: Gate) -> None:
     """pytest 9's own TOML table (typed values) and `strict = true` (strict markers, config, xfail,
     parametrize ids): the gate's keys are known keys, its items use no unknown mark, its xfails stay xfails."""
     ini_files(gate)
-    body = "\n".join([
-        "[tool.pytest]",
-        "strict = true",
-        'parity_old = "old/rollouts.jsonl"',
-        'parity_new = "new/rollouts.jsonl"',
-        'parity_key = "task_id"',
-        "parity_tail = 2",
-        'parity_logs_root = ["rootA", "rootB"]',
-        "parity_strict = true",
-    ])
+    body = "\n".join(
+        [
+            "[tool.pytest]",
+            "strict = true",
+            'parity_old = "old/rollouts.jsonl"',
+            'parity_new = "new/rollouts.jsonl"',
+            'parity_key = "task_id"',
+            "parity_tail = 2",
+            'parity_logs_root = ["rootA", "rootB"]',
+            "parity_strict = true",
+        ]
+    )
     gate.write("pyproject.toml", body + "\n")
     check_ini_run(gate, gate.run())
     # and without parity_strict: the missing task xfails under pytest's strict mode too
@@ -189,8 +205,10 @@ def test_all_options_from_native_toml_in_strict_mode(gate: Gate) -> None:
 
 def test_cli_wins_over_ini(gate: Gate) -> None:
     ini_files(gate)
-    gate.write("other/new.jsonl", [harbor_row("fix-git", 1.0, task_id="fix-git"),
-                                   harbor_row("regex-log", 1.0, index=1, task_id="regex-log")])
+    gate.write(
+        "other/new.jsonl",
+        [harbor_row("fix-git", 1.0, task_id="fix-git"), harbor_row("regex-log", 1.0, index=1, task_id="regex-log")],
+    )
     ini = INI_BODY.replace("parity_strict = true", "parity_strict = false").replace("= task_id", "= no.such.field")
     gate.write("pytest.ini", "[pytest]\n" + ini)
     result = gate.run("--parity-tail=1", "--parity-logs-root=rootB", "--parity-key=task_id")
@@ -228,8 +246,12 @@ def test_cli_paths_resolve_against_invocation_dir(gate: Gate, monkeypatch: pytes
     sub = gate.path / "sub"
     sub.mkdir()
     monkeypatch.chdir(sub)
-    result = gate.run("--parity-old=../data/old.jsonl", "--parity-new=../data/new.jsonl",
-                      "--parity-logs-root=../rootA", "--parity-json=s.json")
+    result = gate.run(
+        "--parity-old=../data/old.jsonl",
+        "--parity-new=../data/new.jsonl",
+        "--parity-logs-root=../rootA",
+        "--parity-json=s.json",
+    )
     assert result.ret == 1
     assert tail_lines(result) == ["    | a1", "    | a2", "    | a3"]
     assert (sub / "s.json").is_file()
@@ -347,8 +369,11 @@ def test_without_options_nothing_changes(gate: Gate) -> None:
     assert summary(with_plugin) == summary(without)
     collected = gate.run("--collect-only", "-q")
     assert [line for line in collected.outlines if "::" in line] == [
-        "test_normal.py::test_ok", "test_normal.py::test_bad", "test_normal.py::test_known",
-        "test_normal.py::test_skip"]
+        "test_normal.py::test_ok",
+        "test_normal.py::test_bad",
+        "test_normal.py::test_known",
+        "test_normal.py::test_skip",
+    ]
 
 
 def test_without_options_fixture_and_hook_registered_only(gate: Gate) -> None:
@@ -360,8 +385,15 @@ def test_without_options_fixture_and_hook_registered_only(gate: Gate) -> None:
     assert result.ret == 0
     assert "rollout parity" not in result.stdout.str()
     helptext = gate.run("--help").stdout.str()
-    for option in ("--parity-old", "--parity-new", "--parity-key", "--parity-tail", "--parity-logs-root",
-                   "--parity-json", "--parity-strict"):
+    for option in (
+        "--parity-old",
+        "--parity-new",
+        "--parity-key",
+        "--parity-tail",
+        "--parity-logs-root",
+        "--parity-json",
+        "--parity-strict",
+    ):
         assert option in helptext
 
 
@@ -371,7 +403,10 @@ def test_gate_beside_normal_tests(gate: Gate) -> None:
     args = flip(gate)
     result = gate.run(*args, "test_normal.py", "-q", "--collect-only")
     assert [line for line in result.outlines if "::" in line] == [
-        "test_normal.py::test_ok", "new/rollouts.jsonl::fix-git", "new/rollouts.jsonl::regex-log"]
+        "test_normal.py::test_ok",
+        "new/rollouts.jsonl::fix-git",
+        "new/rollouts.jsonl::regex-log",
+    ]
     assert os.path.exists(Path(gate.path, "new/rollouts.jsonl"))
 
 

@@ -12,8 +12,10 @@ REGEX_TAIL = [f"    | regex line {i}" for i in range(16, 31)]
 
 
 def test_identical_passes_exit_0(gate: Gate) -> None:
-    args = gate.pair([legacy_row("fix-git", 1.0), legacy_row("regex-log", 0.0)],
-                     [harbor_row("fix-git", 1.0), harbor_row("regex-log", 0.0, index=1)])
+    args = gate.pair(
+        [legacy_row("fix-git", 1.0), legacy_row("regex-log", 0.0)],
+        [harbor_row("fix-git", 1.0), harbor_row("regex-log", 0.0, index=1)],
+    )
     result = gate.run(*args)
     result.assert_outcomes(passed=2)
     assert result.ret == 0
@@ -25,10 +27,12 @@ def test_flip_fails_with_exact_message_and_no_traceback(gate: Gate) -> None:
     result.assert_outcomes(passed=1, failed=2, xfailed=4)
     out = result.outlines
     start = out.index("regex-log: new regressed: old=1.0 new=0.0")
-    expected = ["regex-log: new regressed: old=1.0 new=0.0",
-                "    new verifier output (last 15 lines of <source>):",
-                *REGEX_TAIL]
-    got = out[start:start + len(expected)]
+    expected = [
+        "regex-log: new regressed: old=1.0 new=0.0",
+        "    new verifier output (last 15 lines of <source>):",
+        *REGEX_TAIL,
+    ]
+    got = out[start : start + len(expected)]
     prefix, source = got[1].split(" of ", 1)
     # <source> is the file read, absolute or relative to the invocation dir
     assert source.endswith("):")
@@ -48,15 +52,17 @@ def test_flip_won_by_new_shows_old_embedded_output(gate: Gate) -> None:
     result = gate.run(*gate.mixed(), "--parity-tail=1")
     out = result.outlines
     start = out.index("cancel-async-tasks: new improved: old=0.0 new=1.0")
-    assert out[start + 1:start + 3] == [
+    assert out[start + 1 : start + 3] == [
         "    old verifier output (last 1 lines of row field 'test_output'):",
         "    | old tail",
     ]
 
 
 def test_flip_without_verifier_output_says_unavailable(gate: Gate) -> None:
-    args = gate.pair([legacy_row("fix-git", 1.0)],
-                     [harbor_row("fix-git", 0.0, logs_dir="nowhere/s1", failure_kind="harbor:verifier_timeout")])
+    args = gate.pair(
+        [legacy_row("fix-git", 1.0)],
+        [harbor_row("fix-git", 0.0, logs_dir="nowhere/s1", failure_kind="harbor:verifier_timeout")],
+    )
     result = gate.run(*args)
     assert result.ret == 1
     out = result.outlines
@@ -68,10 +74,12 @@ def test_flip_without_verifier_output_says_unavailable(gate: Gate) -> None:
 def test_short_summary_line_is_header_alone(gate: Gate) -> None:
     result = gate.run(*gate.mixed(), "-rf", "-vv")
     failed = [line for line in result.outlines if line.startswith("FAILED ")]
-    assert sorted(failed) == sorted([
-        "FAILED new/rollouts.jsonl::regex-log - new regressed: old=1.0 new=0.0",
-        "FAILED new/rollouts.jsonl::cancel-async-tasks - new improved: old=0.0 new=1.0",
-    ])
+    assert sorted(failed) == sorted(
+        [
+            "FAILED new/rollouts.jsonl::regex-log - new regressed: old=1.0 new=0.0",
+            "FAILED new/rollouts.jsonl::cancel-async-tasks - new improved: old=0.0 new=1.0",
+        ]
+    )
 
 
 def test_junit_message_is_header_and_parity_task_property(gate: Gate) -> None:
@@ -108,7 +116,10 @@ def test_xfail_reasons_name_the_side(gate: Gate) -> None:
 
 
 def test_masked_on_old_side_names_old(gate: Gate) -> None:
-    args = gate.pair([legacy_row("fix-git", None)], [harbor_row("fix-git", 1.0)], )
+    args = gate.pair(
+        [legacy_row("fix-git", None)],
+        [harbor_row("fix-git", 1.0)],
+    )
     result = gate.run(*args, "-rx")
     result.assert_outcomes(xfailed=1, failed=1)  # the one task masked: nothing compared fails parity-coverage
     (line,) = [line for line in result.outlines if line.startswith("XFAIL ")]
@@ -117,8 +128,10 @@ def test_masked_on_old_side_names_old(gate: Gate) -> None:
 
 def test_masked_only_and_identical_exit_0(gate: Gate) -> None:
     """xfailed items do not fail the run when at least one task was compared."""
-    args = gate.pair([legacy_row("fix-git", 1.0), legacy_row("regex-log", 1.0)],
-                     [harbor_row("fix-git", 1.0), harbor_row("regex-log", 0.0, index=1, mask_sample=True)])
+    args = gate.pair(
+        [legacy_row("fix-git", 1.0), legacy_row("regex-log", 1.0)],
+        [harbor_row("fix-git", 1.0), harbor_row("regex-log", 0.0, index=1, mask_sample=True)],
+    )
     result = gate.run(*args)
     result.assert_outcomes(passed=1, xfailed=1)
     assert result.ret == 0
@@ -135,8 +148,10 @@ def test_strict_makes_masked_missing_agent_error_fail(gate: Gate, how: str) -> N
     assert result.ret == 1
     result.assert_outcomes(passed=1, failed=6)
     failed = {line.split(" ")[1] for line in result.outlines if line.startswith("FAILED ")}
-    assert failed == {f"new/rollouts.jsonl::{n}" for n in (
-        "regex-log", "cancel-async-tasks", "git-multibranch", "build-cython-ext", "old-only", "new-only")}
+    assert failed == {
+        f"new/rollouts.jsonl::{n}"
+        for n in ("regex-log", "cancel-async-tasks", "git-multibranch", "build-cython-ext", "old-only", "new-only")
+    }
     assert "Traceback" not in all_text(result)
 
 
@@ -148,15 +163,21 @@ def test_strict_with_only_identical_exit_0(gate: Gate) -> None:
 
 
 def test_repeated_rows_reward_text(gate: Gate) -> None:
-    args = gate.pair([legacy_row("fix-git", 1.0)],
-                     [harbor_row("fix-git", 1.0, rollout=0), harbor_row("fix-git", 0.0, rollout=1),
-                      harbor_row("fix-git", None, rollout=2)])
+    args = gate.pair(
+        [legacy_row("fix-git", 1.0)],
+        [
+            harbor_row("fix-git", 1.0, rollout=0),
+            harbor_row("fix-git", 0.0, rollout=1),
+            harbor_row("fix-git", None, rollout=2),
+        ],
+    )
     result = gate.run(*args)
     # one of three rows masked (no reward): left out, the side compared on its two scored rows
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["FAILED *::fix-git - new regressed: old=1.0 new=0.5 (means of 1 vs 2 of 3 rows)"])
-    args = gate.pair([legacy_row("fix-git", 1.0)],
-                     [harbor_row("fix-git", 1.0, rollout=0), harbor_row("fix-git", 0.0, rollout=1)])
+    args = gate.pair(
+        [legacy_row("fix-git", 1.0)], [harbor_row("fix-git", 1.0, rollout=0), harbor_row("fix-git", 0.0, rollout=1)]
+    )
     result = gate.run(*args, "-rf", "-vv")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["FAILED *::fix-git - new regressed: old=1.0 new=0.5 (means of 1 vs 2 rows)"])
@@ -166,7 +187,7 @@ def flip_block(result, header: str) -> list[str]:
     out = result.outlines
     start = out.index(header)
     block = [out[start]]
-    for line in out[start + 1:]:
+    for line in out[start + 1 :]:
         if not line.startswith("    "):
             break
         block.append(line)
@@ -183,18 +204,25 @@ def test_tail_drops_trailing_newlines_and_reads_big_log(gate: Gate) -> None:
     args = gate.pair([legacy_row("fix-git", 1.0)], [harbor_row("fix-git", 0.0, logs_dir="logs/big")])
     result = gate.run(*args, "--parity-tail=3")
     block = flip_block(result, "fix-git: new regressed: old=1.0 new=0.0")
-    assert block[2:] == ["    | progress 199999 " + "." * 20, "    | AssertionError: expected 3 got 4",
-                         "    | FAILED test_outputs.py::test_x"]
+    assert block[2:] == [
+        "    | progress 199999 " + "." * 20,
+        "    | AssertionError: expected 3 got 4",
+        "    | FAILED test_outputs.py::test_x",
+    ]
 
 
 def test_losing_row_is_lowest_reward_and_winner_output_not_shown(gate: Gate) -> None:
     gate.log("new/logs/high", ["HIGH row log"])
     gate.log("new/logs/low", ["LOW row log"])
     gate.log("old/logs/win", ["WINNER log"])
-    args = gate.pair([legacy_row("fix-git", 1.0, verifier_logs_dir="logs/win", output="WINNER embedded")],
-                     [harbor_row("fix-git", 0.5, rollout=0, logs_dir="logs/high"),
-                      harbor_row("fix-git", 0.0, rollout=1, logs_dir="logs/low"),
-                      harbor_row("fix-git", None, rollout=2, mask_sample=False, reward_note="unscored")][:2])
+    args = gate.pair(
+        [legacy_row("fix-git", 1.0, verifier_logs_dir="logs/win", output="WINNER embedded")],
+        [
+            harbor_row("fix-git", 0.5, rollout=0, logs_dir="logs/high"),
+            harbor_row("fix-git", 0.0, rollout=1, logs_dir="logs/low"),
+            harbor_row("fix-git", None, rollout=2, mask_sample=False, reward_note="unscored"),
+        ][:2],
+    )
     result = gate.run(*args)
     block = flip_block(result, "fix-git: new regressed: old=1.0 new=0.25 (means of 1 vs 2 rows)")
     assert block[-1] == "    | LOW row log"
@@ -209,9 +237,14 @@ def test_logs_dir_lookup_order(gate: Gate) -> None:
     gate.log("root/sess", ["from logs root"])
     gate.log("new/only-here", ["own dir only"])
     gate.log("root/root-only", ["root only"])
-    args = gate.pair([legacy_row("a", 1.0), legacy_row("b", 1.0), legacy_row("c", 1.0)],
-                     [harbor_row("a", 0.0, logs_dir="sess"), harbor_row("b", 0.0, index=1, logs_dir="only-here"),
-                      harbor_row("c", 0.0, index=2, logs_dir="root-only")])
+    args = gate.pair(
+        [legacy_row("a", 1.0), legacy_row("b", 1.0), legacy_row("c", 1.0)],
+        [
+            harbor_row("a", 0.0, logs_dir="sess"),
+            harbor_row("b", 0.0, index=1, logs_dir="only-here"),
+            harbor_row("c", 0.0, index=2, logs_dir="root-only"),
+        ],
+    )
     result = gate.run(*args, "--parity-logs-root=root")
     assert flip_block(result, "a: new regressed: old=1.0 new=0.0")[-1] == "    | from invocation dir"
     assert flip_block(result, "b: new regressed: old=1.0 new=0.0")[-1] == "    | own dir only"
@@ -222,14 +255,17 @@ def test_logs_dir_absolute_and_file(gate: Gate) -> None:
     log_dir = gate.log("elsewhere/s1", ["absolute dir"])
     single = gate.path / "elsewhere" / "plain.log"
     single.write_text("one\ntwo\n")
-    args = gate.pair([legacy_row("a", 1.0), legacy_row("b", 1.0)],
-                     [harbor_row("a", 0.0, logs_dir=str(log_dir)), harbor_row("b", 0.0, index=1, logs_dir=str(single))])
+    args = gate.pair(
+        [legacy_row("a", 1.0), legacy_row("b", 1.0)],
+        [harbor_row("a", 0.0, logs_dir=str(log_dir)), harbor_row("b", 0.0, index=1, logs_dir=str(single))],
+    )
     result = gate.run(*args)
     assert flip_block(result, "a: new regressed: old=1.0 new=0.0")[-1] == "    | absolute dir"
     # a logs dir naming a file: only a test-stdout.txt inside a directory is ever read
     block = flip_block(result, "b: new regressed: old=1.0 new=0.0")
-    assert block[1:] == [f"    new verifier output unavailable: {single} is not a directory "
-                         "(only a test-stdout.txt inside it is read)"]
+    assert block[1:] == [
+        f"    new verifier output unavailable: {single} is not a directory (only a test-stdout.txt inside it is read)"
+    ]
 
 
 def test_strict_agent_error_flip_message(gate: Gate) -> None:
@@ -243,9 +279,16 @@ def test_strict_agent_error_flip_message(gate: Gate) -> None:
 
 
 def test_legacy_error_field_agent_error(gate: Gate) -> None:
-    args = gate.pair([legacy_row("fix-git", 0.0, error="Traceback (most recent call last):\n  ...\n"
-                                                         "RuntimeError: container exited 137\n\n")],
-                     [harbor_row("fix-git", 1.0)])
+    args = gate.pair(
+        [
+            legacy_row(
+                "fix-git",
+                0.0,
+                error="Traceback (most recent call last):\n  ...\nRuntimeError: container exited 137\n\n",
+            )
+        ],
+        [harbor_row("fix-git", 1.0)],
+    )
     result = gate.run(*args, "-rx")
     result.assert_outcomes(xfailed=1)
     assert result.ret == 0
@@ -270,9 +313,10 @@ def test_no_traceback_under_any_tb_style(gate: Gate, tb: str) -> None:
 
 
 def test_reward_text_int_negative_and_rounding(gate: Gate) -> None:
-    args = gate.pair([legacy_row("blackjack", -1), legacy_row("tetris", 19.4), legacy_row("thirds", 1)],
-                     [harbor_row("blackjack", 1), harbor_row("tetris", 19.4, index=1),
-                      harbor_row("thirds", 1 / 3, index=2)])
+    args = gate.pair(
+        [legacy_row("blackjack", -1), legacy_row("tetris", 19.4), legacy_row("thirds", 1)],
+        [harbor_row("blackjack", 1), harbor_row("tetris", 19.4, index=1), harbor_row("thirds", 1 / 3, index=2)],
+    )
     result = gate.run(*args, "-rf", "-vv")
     result.assert_outcomes(passed=1, failed=2)
     result.stdout.fnmatch_lines(["FAILED *::blackjack - new improved: old=-1.0 new=1.0"])
@@ -280,9 +324,13 @@ def test_reward_text_int_negative_and_rounding(gate: Gate) -> None:
 
 
 def test_masked_both_sides_reason_names_both(gate: Gate) -> None:
-    args = gate.pair([legacy_row("fix-git", float("nan")), legacy_row("regex-log", 1.0)],
-                     [harbor_row("fix-git", 0.0, mask_sample=True, failure_kind="verifier_error"),
-                      harbor_row("regex-log", 1.0, index=1)])
+    args = gate.pair(
+        [legacy_row("fix-git", float("nan")), legacy_row("regex-log", 1.0)],
+        [
+            harbor_row("fix-git", 0.0, mask_sample=True, failure_kind="verifier_error"),
+            harbor_row("regex-log", 1.0, index=1),
+        ],
+    )
     result = gate.run(*args, "-rx", "-vv")
     (line,) = [line for line in result.outlines if line.startswith("XFAIL ")]
     assert "old side masked: non-finite reward (nan)" in line
@@ -299,9 +347,16 @@ def test_durations_list_every_phase_of_the_parity_items(gate: Gate, workers: lis
     assert result.ret == 1
     out = result.outlines
     start = next(i for i, line in enumerate(out) if "slowest durations" in line)
-    listed = {tuple(line.split()[1:3]) for line in out[start + 1:] if re.match(r"\d+\.\d\ds ", line)}
-    tasks = ["fix-git", "regex-log", "cancel-async-tasks", "git-multibranch", "build-cython-ext",
-             "old-only", "new-only"]
+    listed = {tuple(line.split()[1:3]) for line in out[start + 1 :] if re.match(r"\d+\.\d\ds ", line)}
+    tasks = [
+        "fix-git",
+        "regex-log",
+        "cancel-async-tasks",
+        "git-multibranch",
+        "build-cython-ext",
+        "old-only",
+        "new-only",
+    ]
     for task in tasks:
         for phase in ("setup", "call", "teardown"):
             assert (phase, f"new/rollouts.jsonl::{task}") in listed, (phase, task)

@@ -49,15 +49,21 @@ def _without_merge(data: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("margin", [True, False], ids=["margin", "plain"])
-def test_three_split_groups_merge_into_exactly_the_unsplit_run(gate: Gate, capsys: pytest.CaptureFixture[str],
-                                                               margin: bool) -> None:
+def test_three_split_groups_merge_into_exactly_the_unsplit_run(
+    gate: Gate, capsys: pytest.CaptureFixture[str], margin: bool
+) -> None:
     args = _margin_args(gate, margin)
     items = 8 if margin else 7
     whole = gate.run(*args, "--parity-json=whole.json")
     statuses = []
     for group in (1, 2, 3):
-        part = gate.run(*args, "--splits=3", f"--group={group}", f"--parity-json=part{group}.json",
-                        f"--parity-markdown=part{group}.md")
+        part = gate.run(
+            *args,
+            "--splits=3",
+            f"--group={group}",
+            f"--parity-json=part{group}.json",
+            f"--parity-markdown=part{group}.md",
+        )
         statuses.append(part.ret)
         first = section(part)[0]
         assert first.startswith("partial: "), first
@@ -67,7 +73,11 @@ def test_three_split_groups_merge_into_exactly_the_unsplit_run(gate: Gate, capsy
         assert "\n**partial: " in markdown and f"pytest-split group {group} of 3" in markdown
         data = _json(gate, f"part{group}.json")
         part_run = data["run"]["part"]
-        assert part_run["partial"] is True and part_run["group"] == {"engine": "pytest-split", "index": group, "count": 3}
+        assert part_run["partial"] is True and part_run["group"] == {
+            "engine": "pytest-split",
+            "index": group,
+            "count": 3,
+        }
         ran_tasks = sum(task["ran_here"] for task in data["tasks"])
         assert part_run["tasks_ran"] == ran_tasks and part_run["tasks"] == 7 and part_run["items"] == items
         assert all(task["outcome"] == "not_run" for task in data["tasks"] if not task["ran_here"])
@@ -86,7 +96,11 @@ def test_three_split_groups_merge_into_exactly_the_unsplit_run(gate: Gate, capsy
     assert together["merge"]["gaps"] == [] and sum(p["items_ran"] for p in together["merge"]["parts"]) == items
     head = unsplit["verdict"].upper()
     assert out[0].startswith(f"parity: {head}: ")
-    assert (gate.path / "merged.md").read_text(encoding="utf-8").startswith(f"## rollout parity\n\n**rollout parity: {head}**")
+    assert (
+        (gate.path / "merged.md")
+        .read_text(encoding="utf-8")
+        .startswith(f"## rollout parity\n\n**rollout parity: {head}**")
+    )
 
 
 def test_pytest_shard_parts_merge_too(gate: Gate, capsys: pytest.CaptureFixture[str]) -> None:
@@ -97,8 +111,9 @@ def test_pytest_shard_parts_merge_too(gate: Gate, capsys: pytest.CaptureFixture[
         part = gate.run(*args, "--num-shards=2", f"--shard-id={shard}", f"--parity-json=shard{shard}.json")
         assert f"; pytest-shard group {shard + 1} of 2; " in section(part)[0]
     merged = str(gate.path / "merged.json")
-    status, _, _ = _merge(capsys, "merge", str(gate.path / "shard0.json"), str(gate.path / "shard1.json"),
-                          f"--json={merged}")
+    status, _, _ = _merge(
+        capsys, "merge", str(gate.path / "shard0.json"), str(gate.path / "shard1.json"), f"--json={merged}"
+    )
     assert status == 1
     assert _without_merge(json.loads(Path(merged).read_text(encoding="utf-8"))) == _json(gate, "whole.json")
 
@@ -107,8 +122,9 @@ def test_gate_items_are_never_counted_as_tasks(gate: Gate) -> None:
     args = _margin_args(gate)
     result = gate.run(*args, "-k", "fix-git or parity-aggregate", "--parity-json=k.json")
     first = section(result)[0]
-    assert first.startswith("partial: INCONCLUSIVE: 1 of 2 items failed here; this run: 2 of 8 items; tasks 1 of 7; "
-                            "gate items 1 of 1; "), first
+    assert first.startswith(
+        "partial: INCONCLUSIVE: 1 of 2 items failed here; this run: 2 of 8 items; tasks 1 of 7; gate items 1 of 1; "
+    ), first
     part = _json(gate, "k.json")["run"]["part"]
     assert (part["items_ran"], part["tasks_ran"], part["gate_items_ran"]) == (2, 1, ["parity-aggregate"])
 
@@ -141,8 +157,9 @@ def test_an_item_two_parts_ran_is_refused(gate: Gate, capsys: pytest.CaptureFixt
     gate.run(*args, "-k", "fix-git or regex-log", "--parity-json=a.json")
     gate.run(*args, "-k", "fix-git", "--parity-json=b.json")
     target = gate.path / "merged.md"
-    status, out, err = _merge(capsys, "merge", str(gate.path / "a.json"), str(gate.path / "b.json"),
-                              f"--markdown={target}")
+    status, out, err = _merge(
+        capsys, "merge", str(gate.path / "a.json"), str(gate.path / "b.json"), f"--markdown={target}"
+    )
     assert status == 4 and out == []
     assert len(err) == 1 and err[0].startswith("ERROR: 1 item(s) ran in more than one part: 'fix-git' (")
     assert not target.exists()
@@ -162,13 +179,17 @@ def test_parts_of_other_inputs_or_options_are_refused(gate: Gate, capsys: pytest
     assert status == 4 and len(err) == 1 and "read another new side than" in err[0]
 
 
-@pytest.mark.parametrize("content, needle", [
-    ("{\"counts\": ", ":1: invalid JSON: "),
-    ("[1, 2]", "not a JSON object"),
-    ("{\"counts\": {}}", "no \"run\" section"),
-])
-def test_a_file_that_is_not_a_part_is_one_error_line(gate: Gate, capsys: pytest.CaptureFixture[str],
-                                                    content: str, needle: str) -> None:
+@pytest.mark.parametrize(
+    "content, needle",
+    [
+        ('{"counts": ', ":1: invalid JSON: "),
+        ("[1, 2]", "not a JSON object"),
+        ('{"counts": {}}', 'no "run" section'),
+    ],
+)
+def test_a_file_that_is_not_a_part_is_one_error_line(
+    gate: Gate, capsys: pytest.CaptureFixture[str], content: str, needle: str
+) -> None:
     path = gate.write("bad.json", content)
     status, out, err = _merge(capsys, "merge", str(path))
     assert status == 4 and out == [] and len(err) == 1
@@ -193,15 +214,17 @@ def test_an_output_over_a_part_is_refused(gate: Gate, capsys: pytest.CaptureFixt
 def test_the_documented_command_runs_as_a_module(gate: Gate) -> None:
     args = [*gate.mixed(), "-p", "no:cacheprovider"]
     parts = _two_groups(gate, args)
-    result = gate.pytester.run(sys.executable, "-m", "pytest_rollout_parity", "merge", *parts,
-                               f"--markdown={gate.path / 'summary.md'}")
+    result = gate.pytester.run(
+        sys.executable, "-m", "pytest_rollout_parity", "merge", *parts, f"--markdown={gate.path / 'summary.md'}"
+    )
     assert result.ret == 1
     assert result.outlines[0].startswith("parity: FAIL: ")
     assert (gate.path / "summary.md").exists()
 
 
 def test_many_failures_under_a_rescanning_tb_style_say_how_to_stay_linear(
-        gate: Gate, monkeypatch: pytest.MonkeyPatch) -> None:
+    gate: Gate, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from pytest_rollout_parity.core.reports import summary
 
     monkeypatch.setattr(summary, "MANY_FAILURES", 1)  # the mixed pair's two failures stand for thousands

@@ -34,10 +34,18 @@ def elsewhere(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (place / "secret.jsonl").write_text(
         "".join(json.dumps(harbor_row(f"{SECRET}-{i}", 1.0, index=i)) + "\n" for i in range(3))
     )
-    (place / "sidecar.jsonl").write_text(json.dumps(
-        {"_ng_task_id": {"taskset": "t", "task_id": "fix-git"}, "_ng_task_index": 0, "_ng_rollout_index": 0,
-         "_ng_failure_class": "environment_server_failed", "_ng_failure_message": f"{SECRET} root password"}
-    ) + "\n")
+    (place / "sidecar.jsonl").write_text(
+        json.dumps(
+            {
+                "_ng_task_id": {"taskset": "t", "task_id": "fix-git"},
+                "_ng_task_index": 0,
+                "_ng_rollout_index": 0,
+                "_ng_failure_class": "environment_server_failed",
+                "_ng_failure_message": f"{SECRET} root password",
+            }
+        )
+        + "\n"
+    )
     (place / "secret.json").write_text(json.dumps({SECRET: 1, "expected": 1}))
     return place
 
@@ -133,21 +141,36 @@ def test_a_coverage_or_metrics_file_linked_elsewhere_is_refused(
     assert f"new/{companion}: a link leading out of its side's directory" in one_error(result)
 
 
-def test_a_path_the_user_typed_is_followed_with_its_companions(gate: Gate, tmp_path_factory: pytest.TempPathFactory,
-                                                               step: Path) -> None:
+def test_a_path_the_user_typed_is_followed_with_its_companions(
+    gate: Gate, tmp_path_factory: pytest.TempPathFactory, step: Path
+) -> None:
     """CI stages `new.jsonl -> /mnt/artifacts/...`: that link, and the sidecar beside its target, are used."""
     artifacts = tmp_path_factory.mktemp("artifacts")
     (artifacts / "run.jsonl").write_text(
-        json.dumps(harbor_row("fix-git", 1.0, index=0)) + "\n" + json.dumps(harbor_row("regex-log", 0.0, index=1)) + "\n")
-    (artifacts / "run_failures.jsonl").write_text(json.dumps(
-        {"_ng_task_id": {"taskset": "terminal-bench-2-1", "task_id": "regex-log"}, "_ng_task_index": 1,
-         "_ng_rollout_index": 1, "_ng_failure_class": "environment_server_failed",
-         "_ng_failure_message": "sandbox did not start"}) + "\n")
+        json.dumps(harbor_row("fix-git", 1.0, index=0))
+        + "\n"
+        + json.dumps(harbor_row("regex-log", 0.0, index=1))
+        + "\n"
+    )
+    (artifacts / "run_failures.jsonl").write_text(
+        json.dumps(
+            {
+                "_ng_task_id": {"taskset": "terminal-bench-2-1", "task_id": "regex-log"},
+                "_ng_task_index": 1,
+                "_ng_rollout_index": 1,
+                "_ng_failure_class": "environment_server_failed",
+                "_ng_failure_message": "sandbox did not start",
+            }
+        )
+        + "\n"
+    )
     gate.write(OLD, [legacy_row("fix-git", 1.0), legacy_row("regex-log", 1.0)])
     (gate.path / "new.jsonl").symlink_to(artifacts / "run.jsonl")
     result, _ = run_planted(gate, f"--parity-old={OLD}", "--parity-new=new.jsonl")
     assert result.ret == 1
-    assert json.loads((gate.path / "s.json").read_text())["files"]["new_sidecar"] == str(artifacts / "run_failures.jsonl")
+    assert json.loads((gate.path / "s.json").read_text())["files"]["new_sidecar"] == str(
+        artifacts / "run_failures.jsonl"
+    )
 
 
 def test_a_recursive_glob_never_enters_a_linked_directory(gate: Gate, step: Path) -> None:
@@ -199,7 +222,7 @@ def test_a_planted_cache_entry_is_never_decoded(gate: Gate, step: Path, bomb: st
         entry.write_bytes(frame + hashlib.sha256(body).digest() + body)
     result, _ = run_planted(gate, *args, *workers, subprocess=True)
     assert result.ret == 1 and result.parseoutcomes() == first.parseoutcomes()
-    assert all(entry.read_bytes()[-len(body):] != body for entry in entries)  # rebuilt
+    assert all(entry.read_bytes()[-len(body) :] != body for entry in entries)  # rebuilt
 
 
 def test_marshal_never_sees_an_entry_it_did_not_tag(gate: Gate, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -209,7 +232,7 @@ def test_marshal_never_sees_an_entry_it_did_not_tag(gate: Gate, monkeypatch: pyt
     for entry in (gate.path / ".pytest_cache" / "d" / "rollout-parity").glob("side-*.bin"):
         data = entry.read_bytes()
         entry.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))  # one bit of the body changed
-        planted.append(entry.read_bytes()[len(snapshot.MAGIC) + 34:])
+        planted.append(entry.read_bytes()[len(snapshot.MAGIC) + 34 :])
     assert len(planted) == 2
     decoded: list[bytes] = []
     real = marshal.loads
@@ -223,8 +246,10 @@ def test_marshal_never_sees_an_entry_it_did_not_tag(gate: Gate, monkeypatch: pyt
     assert gate.run(*args).ret == 1
     assert decoded == []  # both sides were read again; the edited entries never reached marshal
     # the watch sees a body marshal does decode: the rebuilt entries', on the next run
-    planted[:] = [entry.read_bytes()[len(snapshot.MAGIC) + 34:]
-                  for entry in (gate.path / ".pytest_cache" / "d" / "rollout-parity").glob("side-*.bin")]
+    planted[:] = [
+        entry.read_bytes()[len(snapshot.MAGIC) + 34 :]
+        for entry in (gate.path / ".pytest_cache" / "d" / "rollout-parity").glob("side-*.bin")
+    ]
     assert gate.run(*args).ret == 1
     assert sorted(decoded) == sorted(planted)
 
@@ -232,9 +257,11 @@ def test_marshal_never_sees_an_entry_it_did_not_tag(gate: Gate, monkeypatch: pyt
 # --- names are data ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["0\n::error title=Forged::all good.jsonl", "shard\u200b.jsonl",
-                                  "shard\u202e.jsonl", "shard\U000e0041.jsonl"],
-                         ids=["workflow-command", "zero-width", "bidi-override", "tag"])
+@pytest.mark.parametrize(
+    "name",
+    ["0\n::error title=Forged::all good.jsonl", "shard\u200b.jsonl", "shard\u202e.jsonl", "shard\U000e0041.jsonl"],
+    ids=["workflow-command", "zero-width", "bidi-override", "tag"],
+)
 def test_a_shard_name_with_a_control_or_invisible_character_is_refused(gate: Gate, step: Path, name: str) -> None:
     two_shards(gate)
     gate.write(f"new/{name}", [harbor_row("regex-log", 1.0, index=1)])
@@ -247,8 +274,11 @@ def test_a_shard_name_with_a_control_or_invisible_character_is_refused(gate: Gat
 
 def test_invisible_characters_in_task_ids_are_shown_escaped(gate: Gate, step: Path) -> None:
     old = [legacy_row("deploy", 1.0), legacy_row("deploy\u200b", 1.0), legacy_row("ship\u2060it\u00ad", 1.0)]
-    new = [harbor_row("deploy", 1.0, index=0), harbor_row("deploy\u200b", 0.0, index=1),
-           harbor_row("ship\u2060it\u00ad", 0.0, index=2)]
+    new = [
+        harbor_row("deploy", 1.0, index=0),
+        harbor_row("deploy\u200b", 0.0, index=1),
+        harbor_row("ship\u2060it\u00ad", 0.0, index=2),
+    ]
     result, _ = run_planted(gate, *gate.pair(old, new))
     assert result.ret == 1
     terminal = result.stdout.str()
@@ -265,24 +295,28 @@ def test_invisible_characters_in_task_ids_are_shown_escaped(gate: Gate, step: Pa
 
 def test_a_coverage_count_out_of_range_is_a_note(gate: Gate, step: Path) -> None:
     args = gate.mixed()
-    counts = dict.fromkeys(("successful", "measured", "masked", "unscored", "failed", "intentionally_omitted",
-                            "unknown"), 0)
+    counts = dict.fromkeys(
+        ("successful", "measured", "masked", "unscored", "failed", "intentionally_omitted", "unknown"), 0
+    )
     body = json.dumps({**counts, "expected": 0}).replace('"expected": 0', '"expected": 1' + "0" * 400)
     gate.write("new/rollouts_coverage.json", body)
     result, _ = run_planted(gate, *args)
     assert result.ret == 1
-    assert "note: new side: new/rollouts_coverage.json ignored: `expected` is out of range (got a number of 401 " \
-           "digits, at most 1000000000000)" in result.outlines
+    assert (
+        "note: new side: new/rollouts_coverage.json ignored: `expected` is out of range (got a number of 401 "
+        "digits, at most 1000000000000)" in result.outlines
+    )
 
 
 def test_a_recorded_mean_out_of_range_is_a_note(gate: Gate, step: Path) -> None:
     args = gate.mixed()
-    gate.write("new/rollouts_aggregate_metrics.json",
-               '[{"agent_metrics": {"mean/reward": 1' + "0" * 400 + "}}]")
+    gate.write("new/rollouts_aggregate_metrics.json", '[{"agent_metrics": {"mean/reward": 1' + "0" * 400 + "}}]")
     result, _ = run_planted(gate, *args)
     assert result.ret == 1
-    assert any(line.startswith("note: new side: new/rollouts_aggregate_metrics.json ignored: its mean/reward is "
-                               "out of range") for line in result.outlines)
+    assert any(
+        line.startswith("note: new side: new/rollouts_aggregate_metrics.json ignored: its mean/reward is out of range")
+        for line in result.outlines
+    )
 
 
 @pytest.mark.parametrize("side", ["old", "new"])

@@ -25,8 +25,15 @@ import pytest
 
 from .conftest import Gate
 
-for _plugin in ("pytest_jsonreport", "allure_pytest", "pytest_reportlog", "pytest_html", "pytest_timeout",
-                "pytest_rerunfailures", "xdist"):
+for _plugin in (
+    "pytest_jsonreport",
+    "allure_pytest",
+    "pytest_reportlog",
+    "pytest_html",
+    "pytest_timeout",
+    "pytest_rerunfailures",
+    "xdist",
+):
     pytest.importorskip(_plugin)
 
 GATE_PREFIX = "new/rollouts.jsonl::"
@@ -38,7 +45,11 @@ PLAIN_TESTS = "import pytest\n\n" + "".join(
     for outcome, mark, body in (
         ("passed", "", "pass"),
         ("failed", "", 'pytest.fail("new regressed: old=1.0 new=0.0", pytrace=False)'),
-        ("xfailed", '@pytest.mark.xfail(reason="only in the old file")\n', 'pytest.fail("only in the old file", pytrace=False)'),
+        (
+            "xfailed",
+            '@pytest.mark.xfail(reason="only in the old file")\n',
+            'pytest.fail("only in the old file", pytrace=False)',
+        ),
     )
     for n in range(OUTCOMES[outcome])
 )
@@ -126,9 +137,15 @@ class Records:
         """plugin -> node id -> what the plugin recorded, its values that name the test left out."""
         result: dict[str, dict[str, Any]] = {}
         result["pytest-json-report"] = {
-            test["nodeid"]: (test["outcome"], sorted(test),
-                             [(when, test[when]["outcome"], sorted(test[when]))
-                              for when in ("setup", "call", "teardown") if when in test])
+            test["nodeid"]: (
+                test["outcome"],
+                sorted(test),
+                [
+                    (when, test[when]["outcome"], sorted(test[when]))
+                    for when in ("setup", "call", "teardown")
+                    if when in test
+                ],
+            )
             for test in self.json_report()["tests"]
         }
         reportlog: dict[str, list[Any]] = {}
@@ -136,15 +153,20 @@ class Records:
             record = json.loads(line)
             if record.get("$report_type") == "TestReport":
                 reportlog.setdefault(record["nodeid"], []).append(
-                    (record["when"], record["outcome"], sorted(record), bool(record.get("longrepr"))))
+                    (record["when"], record["outcome"], sorted(record), bool(record.get("longrepr")))
+                )
         result["pytest-reportlog"] = reportlog
         result["pytest-html"] = {
             nodeid: [(entry["result"], sorted(entry), len(entry["resultsTableRow"])) for entry in entries]
             for nodeid, entries in _html_tests(self.path / "report.html").items()
         }
         result["allure-pytest"] = {
-            _allure_nodeid(found): (found["status"], sorted(found), sorted({label["name"] for label in found["labels"]}),
-                                    sorted(found.get("statusDetails", {})))
+            _allure_nodeid(found): (
+                found["status"],
+                sorted(found),
+                sorted({label["name"] for label in found["labels"]}),
+                sorted(found.get("statusDetails", {})),
+            )
             for found in _allure_results(self.path / "allure")
         }
         recorded: dict[str, dict[str, list[str]]] = {}
@@ -175,9 +197,20 @@ def _allure_nodeid(found: dict[str, Any]) -> str:
 
 
 PLUGIN_ARGS = (
-    "--json-report", "--json-report-file=report.json", "--report-log=log.jsonl", "--html=report.html",
-    "--alluredir=allure", "--timeout=120", "-o", "timeout_func_only=true", "-o", "timeout_method=signal",
-    "-p", "no:cacheprovider", "-p", "no:randomly",
+    "--json-report",
+    "--json-report-file=report.json",
+    "--report-log=log.jsonl",
+    "--html=report.html",
+    "--alluredir=allure",
+    "--timeout=120",
+    "-o",
+    "timeout_func_only=true",
+    "-o",
+    "timeout_method=signal",
+    "-p",
+    "no:cacheprovider",
+    "-p",
+    "no:randomly",
 )
 
 
@@ -229,8 +262,9 @@ def test_plugins_record_the_gate_alone_as_plain_tests(gate: Gate, recorder: Path
 
 
 @pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "n2"])
-def test_plugins_record_gate_items_as_the_users_tests_in_one_session(gate: Gate, recorder: Path,
-                                                                     xdist: list[str]) -> None:
+def test_plugins_record_gate_items_as_the_users_tests_in_one_session(
+    gate: Gate, recorder: Path, xdist: list[str]
+) -> None:
     args = gate.mixed()
     gate.write(PLAIN, PLAIN_TESTS)
     result, records = run_with_plugins(gate, recorder, *args, PLAIN, *xdist)
@@ -251,8 +285,14 @@ def test_reruns_are_recorded_alike_and_counted_once(gate: Gate, recorder: Path) 
     assert result.ret == 1
     reportlog = records.by_plugin()["pytest-reportlog"]
     rerun = [nodeid for nodeid, reports in reportlog.items() if any(when[1] == "rerun" for when in reports)]
-    assert sorted(rerun) == sorted([f"{GATE_PREFIX}regex-log", f"{GATE_PREFIX}cancel-async-tasks",
-                                    f"{PLAIN}::test_failed_0", f"{PLAIN}::test_failed_1"])
+    assert sorted(rerun) == sorted(
+        [
+            f"{GATE_PREFIX}regex-log",
+            f"{GATE_PREFIX}cancel-async-tasks",
+            f"{PLAIN}::test_failed_0",
+            f"{PLAIN}::test_failed_1",
+        ]
+    )
     assert_alike(by_outcome(records, GATE_PREFIX), by_outcome(records, PLAIN))
     summary = json.loads((gate.path / "parity.json").read_text(encoding="utf-8"))
     outcomes = summary["run"]["outcomes"]

@@ -61,10 +61,16 @@ def test_small_sides_print_nothing() -> None:
     assert stream.getvalue() == ""
 
 
-@pytest.mark.parametrize(("worker", "verbosity", "tty", "shown"), [
-    (False, 0, True, True), (False, 1, True, True), (False, -1, True, False),
-    (False, 0, False, False), (True, 0, True, False),
-])
+@pytest.mark.parametrize(
+    ("worker", "verbosity", "tty", "shown"),
+    [
+        (False, 0, True, True),
+        (False, 1, True, True),
+        (False, -1, True, False),
+        (False, 0, False, False),
+        (True, 0, True, False),
+    ],
+)
 def test_who_sees_progress(worker: bool, verbosity: int, tty: bool, shown: bool) -> None:
     assert wants_progress(worker, verbosity, tty) is shown
 
@@ -75,10 +81,14 @@ def big(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(progress, "SHOW_FROM", 1)
 
 
-@pytest.mark.parametrize(("tty", "flags", "shown"), [(True, [], True), (True, ["-q"], False), (False, [], False)],
-                         ids=["terminal", "quiet", "ci-log"])
-def test_gate_run(gate: Gate, monkeypatch: pytest.MonkeyPatch, big: None, tty: bool, flags: list[str],
-                  shown: bool) -> None:
+@pytest.mark.parametrize(
+    ("tty", "flags", "shown"),
+    [(True, [], True), (True, ["-q"], False), (False, [], False)],
+    ids=["terminal", "quiet", "ci-log"],
+)
+def test_gate_run(
+    gate: Gate, monkeypatch: pytest.MonkeyPatch, big: None, tty: bool, flags: list[str], shown: bool
+) -> None:
     monkeypatch.setattr(progress, "stderr_is_tty", lambda: tty)
     result = gate.run(*gate.mixed(), *flags)
     assert result.ret == 1
@@ -91,8 +101,7 @@ def test_gate_run(gate: Gate, monkeypatch: pytest.MonkeyPatch, big: None, tty: b
         assert finished == [] and "reading" not in err
 
 
-def test_the_old_side_read_by_a_child_shows_its_time(gate: Gate, monkeypatch: pytest.MonkeyPatch,
-                                                     big: None) -> None:
+def test_the_old_side_read_by_a_child_shows_its_time(gate: Gate, monkeypatch: pytest.MonkeyPatch, big: None) -> None:
     """On 2+ cores the old side is read by a child process: no bytes to show, but its time when it is in."""
     monkeypatch.setattr(progress, "stderr_is_tty", lambda: True)
     monkeypatch.setattr(parallel, "worth_a_child", lambda request, min_bytes=0: True)

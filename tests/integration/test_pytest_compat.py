@@ -63,8 +63,11 @@ def test_crash_line_and_body_of_a_finding(gate: Gate, style: str) -> None:
     where they write, in the representation `Item.repr_failure(style="value")` builds."""
     args = gate.mixed()
     reprec = gate.pytester.inline_run(*args, f"--tb={style}")
-    failed = {report.nodeid: report for report in reprec.getreports("pytest_runtest_logreport")
-              if report.when == "call" and report.failed}
+    failed = {
+        report.nodeid: report
+        for report in reprec.getreports("pytest_runtest_logreport")
+        if report.when == "call" and report.failed
+    }
     report = failed[f"{NEW}::regex-log"]
     crash = report.longrepr.reprcrash  # type: ignore[union-attr]
     assert crash.message == "new regressed: old=1.0 new=0.0"

@@ -48,8 +48,9 @@ def _steps() -> list[dict[str, Any]]:
 
 
 def _gate_command() -> list[str]:
-    commands = [line for step in _steps() for line in str(step.get("run", "")).splitlines()
-                if line.strip().startswith("pytest")]
+    commands = [
+        line for step in _steps() for line in str(step.get("run", "")).splitlines() if line.strip().startswith("pytest")
+    ]
     assert len(commands) == 1, commands
     return shlex.split(commands[0])
 
@@ -103,13 +104,19 @@ def test_split_workflow_runs_a_matrix_of_groups_then_one_merge_that_gates() -> N
     parity, verdict = _split_jobs()
     groups = parity["strategy"]["matrix"]["group"]
     assert groups == list(range(1, len(groups) + 1)) and parity["strategy"]["fail-fast"] is False
-    command = next(line for step in parity["steps"] for line in str(step.get("run", "")).splitlines()
-                   if line.strip().startswith("pytest"))
+    command = next(
+        line
+        for step in parity["steps"]
+        for line in str(step.get("run", "")).splitlines()
+        if line.strip().startswith("pytest")
+    )
     assert f"--splits={len(groups)}" in command and "--group=${{ matrix.group }}" in command
     upload = next(step for step in parity["steps"] if str(step.get("uses", "")).startswith("actions/upload-artifact@"))
     assert upload["if"] == "always()"
     assert verdict["needs"] == "parity" and verdict["if"] == "always()"
-    download = next(step for step in verdict["steps"] if str(step.get("uses", "")).startswith("actions/download-artifact@"))
+    download = next(
+        step for step in verdict["steps"] if str(step.get("uses", "")).startswith("actions/download-artifact@")
+    )
     assert download["with"]["merge-multiple"] is True
     merge = str(verdict["steps"][-1]["run"])
     assert merge.startswith("python -m pytest_rollout_parity merge parts/*.json")
@@ -133,8 +140,22 @@ def test_split_workflow_commands_merge_into_the_unsplit_exit_status(tmp_path: Pa
     assert len(parts) == len(parity["strategy"]["matrix"]["group"])
     argv = [sys.executable, *merge[1:3], merge[3], *parts, *merge[5:]]
     done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
-    whole = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
-                            "--parity-old=examples/old/rollouts.jsonl", "--parity-new=examples/new/rollouts.jsonl"],
-                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    whole = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "--parity-old=examples/old/rollouts.jsonl",
+            "--parity-new=examples/new/rollouts.jsonl",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == whole.returncode == 1, done.stdout + done.stderr
     assert (tmp_path / "parity-summary.md").read_text(encoding="utf-8").startswith("## rollout parity\n")

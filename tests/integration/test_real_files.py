@@ -32,8 +32,7 @@ KEYS = {
     "environments/reasoning_gym/data/example_rollouts.jsonl": PROMPT,
     # its task_name is a category in the whole dataset, but on one task index each in these five rows
     "resources_servers/structeval/data/example_rollouts.jsonl": "task_name",
-    "responses_api_agents/anyswe_agent/data/example_rollouts_opencode.jsonl":
-        "responses_create_params.metadata.instance_id",
+    "responses_api_agents/anyswe_agent/data/example_rollouts_opencode.jsonl": "responses_create_params.metadata.instance_id",
     "responses_api_agents/harbor_agent/example/example_output.jsonl": "metadata.task_name",
     # resources_servers/multichallenge holds input rows (no reward at all): test_wrong_file.py names it
 }
@@ -99,8 +98,10 @@ def test_a_real_file_against_a_copy_with_changed_rewards(gate: Gate, rel: str) -
 
 
 def test_the_calendar_migration_pair_joins_on_the_prompt(gate: Gate) -> None:
-    old, new = REAL / "resources_servers/calendar/data/example_rollouts.jsonl", \
-        REAL / "environments/calendar/data/example_rollouts.jsonl"
+    old, new = (
+        REAL / "resources_servers/calendar/data/example_rollouts.jsonl",
+        REAL / "environments/calendar/data/example_rollouts.jsonl",
+    )
     for side, path in (("old", old), ("new", new)):
         (gate.path / side).mkdir()
         shutil.copyfile(path, gate.path / side / "rollouts.jsonl")
@@ -110,8 +111,10 @@ def test_the_calendar_migration_pair_joins_on_the_prompt(gate: Gate) -> None:
     result.assert_outcomes(passed=tasks, failed=1)
     assert summary["copies"] is not None and summary["verdict"] == "inconclusive"
     assert summary["join"]["old_key"] == summary["join"]["new_key"] == PROMPT
-    assert any(line.startswith("new: ") and "key responses_create_params.input (the prompt: " in line
-               for line in result.outlines)
+    assert any(
+        line.startswith("new: ") and "key responses_create_params.input (the prompt: " in line
+        for line in result.outlines
+    )
 
 
 def test_the_reasoning_gym_pair_with_two_problems_swapped_fails_both_without_a_key(gate: Gate) -> None:
@@ -123,8 +126,10 @@ def test_the_reasoning_gym_pair_with_two_problems_swapped_fails_both_without_a_k
     assert result.ret == 1
     result.assert_outcomes(passed=3, failed=2)
     assert (summary["counts"]["flipped_old_win"], summary["counts"]["flipped_new_win"]) == (1, 1)
-    assert any(line.endswith("key responses_create_params.input (task_name passed over: a category)")
-               for line in result.outlines), result.outlines
+    assert any(
+        line.endswith("key responses_create_params.input (task_name passed over: a category)")
+        for line in result.outlines
+    ), result.outlines
 
 
 def test_index_join_of_runs_on_inputs_in_another_order_joins_on_the_prompt(gate: Gate) -> None:
@@ -138,8 +143,10 @@ def test_index_join_of_runs_on_inputs_in_another_order_joins_on_the_prompt(gate:
     result = gate.run(*args)
     result.assert_outcomes(passed=len(set(nemo_gym_task(rows))))
     body = section(result)
-    assert any(line.startswith("note: the runs list the same prompts at different _ng_task_index values (2 of 5")
-               for line in body), body
+    assert any(
+        line.startswith("note: the runs list the same prompts at different _ng_task_index values (2 of 5")
+        for line in body
+    ), body
     assert any(line.startswith("new: ") and "key responses_create_params.input" in line for line in body), body
     trusted = gate.run(*args, "--parity-key=_ng_task_index")  # then indices 1 and 2 join different tasks
     assert trusted.ret != 0
@@ -150,10 +157,14 @@ def test_a_category_task_name_is_passed_over_with_a_note(gate: Gate) -> None:
     args = gate.pair((REAL / rel).read_bytes().decode("utf-8"), (REAL / rel).read_bytes().decode("utf-8"))
     result = gate.run(*args)
     body = section(result)
-    assert any(line.startswith("new: ") and line.endswith("key _ng_task_index (task_name passed over: a category)")
-               for line in body), body
-    assert "note: both sides: task_name is not a task id here: 'knights_knaves' holds 5 different prompts " \
-           "(5 rows; _ng_task_index 0, 1, 2, 3, 4); passed over" in body
+    assert any(
+        line.startswith("new: ") and line.endswith("key _ng_task_index (task_name passed over: a category)")
+        for line in body
+    ), body
+    assert (
+        "note: both sides: task_name is not a task id here: 'knights_knaves' holds 5 different prompts "
+        "(5 rows; _ng_task_index 0, 1, 2, 3, 4); passed over" in body
+    )
 
 
 def test_one_task_at_two_input_indices_keeps_its_id_and_a_real_flip_shows(gate: Gate) -> None:

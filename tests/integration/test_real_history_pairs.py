@@ -35,8 +35,7 @@ def gate_pair(gate: Gate, name: str, *extra: str) -> tuple[pytest.RunResult, dic
         shutil.copytree(PAIRS / name / side, gate.path / name / side)
     old = side_file(name, "old").relative_to(PAIRS)
     new = side_file(name, "new").relative_to(PAIRS)
-    result = gate.run(f"--parity-old={old}", f"--parity-new={new}", "--parity-json=summary.json",
-                      *extra)
+    result = gate.run(f"--parity-old={old}", f"--parity-new={new}", "--parity-json=summary.json", *extra)
     summary_path = gate.path / "summary.json"
     data = json.loads(summary_path.read_text(encoding="utf-8")) if summary_path.exists() else {}
     return result, data
@@ -51,11 +50,14 @@ def gate(pytester: pytest.Pytester) -> Gate:
     return Gate(pytester)
 
 
-@pytest.mark.parametrize(("name", "field"), [
-    ("bunsenbench_chemistry_mcq", "uuid"),
-    ("text_to_sql", "uuid"),
-    ("deepswe", "instance_id"),
-])
+@pytest.mark.parametrize(
+    ("name", "field"),
+    [
+        ("bunsenbench_chemistry_mcq", "uuid"),
+        ("text_to_sql", "uuid"),
+        ("deepswe", "instance_id"),
+    ],
+)
 def test_a_stable_id_the_rows_carry_joins_every_task(gate: Gate, name: str, field: str) -> None:
     old_ids, new_ids = ids(name, field)
     result, data = gate_pair(gate, name)
@@ -91,8 +93,11 @@ def test_per_rollout_prompts_are_one_task_compared_on_their_leading_messages(gat
 
 def test_an_index_whose_prompt_changed_is_unjoined_alone(gate: Gate) -> None:
     old, new = rows_of(side_file("iheval", "old")), rows_of(side_file("iheval", "new"))
-    changed = [o["_ng_task_index"] for o, n in zip(old, new)
-               if o["responses_create_params"]["input"] != n["responses_create_params"]["input"]]
+    changed = [
+        o["_ng_task_index"]
+        for o, n in zip(old, new)
+        if o["responses_create_params"]["input"] != n["responses_create_params"]["input"]
+    ]
     assert changed == [3]
     result, data = gate_pair(gate, "iheval")
     assert data["counts"]["identical"] == len(old) - len(changed) == 5

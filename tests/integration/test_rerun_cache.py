@@ -48,9 +48,13 @@ def test_rerun_reads_no_row_and_gives_the_same_outcomes(gate: Gate, reads: list[
     first = gate.run(*args, "-rA", "-vv")
     assert len(reads) == 2 and len(entries(gate)) == 2
     reads.clear()
-    for again in (gate.run(*args, "-rA", "-vv"), gate.run(*args, "-k", "regex-log", "-rA", "-vv"),
-                  gate.run(*args, "--lf", "-rA", "-vv"), gate.run(*args, f"{NEW}::fix-git", "-rA", "-vv"),
-                  gate.run(*args, "--collect-only", "-q")):
+    for again in (
+        gate.run(*args, "-rA", "-vv"),
+        gate.run(*args, "-k", "regex-log", "-rA", "-vv"),
+        gate.run(*args, "--lf", "-rA", "-vv"),
+        gate.run(*args, f"{NEW}::fix-git", "-rA", "-vv"),
+        gate.run(*args, "--collect-only", "-q"),
+    ):
         assert again.ret in (0, 1)
         assert reads == []
     rerun = gate.run(*args, "-rA", "-vv")

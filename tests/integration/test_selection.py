@@ -72,8 +72,9 @@ def test_rerun_by_node_id(gate: Gate) -> None:
 
 def test_collect_only_lists_items_in_sorted_task_order(gate: Gate) -> None:
     tasks = ["zeta", "alpha", "Mid", "beta-2", "beta_1", "10-x", "9-x"]
-    args = gate.pair([legacy_row(t, 1.0) for t in reversed(tasks)],
-                     [harbor_row(t, 1.0, index=i) for i, t in enumerate(tasks)])
+    args = gate.pair(
+        [legacy_row(t, 1.0) for t in reversed(tasks)], [harbor_row(t, 1.0, index=i) for i, t in enumerate(tasks)]
+    )
     # natural order: numbers by magnitude (9 before 10), the rest by code point
     expected = [f"{NEW}::{t}" for t in ["9-x", "10-x", "Mid", "alpha", "beta-2", "beta_1", "zeta"]]
     first = gate.run(*args, "--collect-only", "-q")
@@ -137,24 +138,32 @@ def test_safe_names_select_with_k_nodeid_and_lf(gate: Gate, odd_names: list[str]
 
 
 def test_taskset_labels_keep_slash(gate: Gate) -> None:
-    rows_old = [harbor_row("fix-git", 1.0, index=0), harbor_row("regex-log", 1.0, index=1),
-                harbor_row("fix-git", 1.0, index=2, taskset="weather:train")]
-    rows_new = [harbor_row("fix-git", 0.0, index=0), harbor_row("regex-log", 1.0, index=1),
-                harbor_row("fix-git", 1.0, index=2, taskset="weather:train")]
+    rows_old = [
+        harbor_row("fix-git", 1.0, index=0),
+        harbor_row("regex-log", 1.0, index=1),
+        harbor_row("fix-git", 1.0, index=2, taskset="weather:train"),
+    ]
+    rows_new = [
+        harbor_row("fix-git", 0.0, index=0),
+        harbor_row("regex-log", 1.0, index=1),
+        harbor_row("fix-git", 1.0, index=2, taskset="weather:train"),
+    ]
     args = gate.pair(rows_old, rows_new)
     names = names_of(gate.run(*args, "--collect-only", "-q"))
     assert names == ["terminal-bench-2-1/fix-git", "terminal-bench-2-1/regex-log", "weather_train/fix-git"]
     first = gate.run(*args, "-rA", "-vv")
     assert ran(first)[f"{NEW}::terminal-bench-2-1/fix-git"] == "FAILED"
-    first.stdout.fnmatch_lines([
-        f"FAILED {NEW}::terminal-bench-2-1/fix-git - new regressed: old=1.0 new=0.0"])
+    first.stdout.fnmatch_lines([f"FAILED {NEW}::terminal-bench-2-1/fix-git - new regressed: old=1.0 new=0.0"])
     assert ran(gate.run(*args, "--lf", "-rA", "-vv")) == {f"{NEW}::terminal-bench-2-1/fix-git": "FAILED"}
     assert ran(gate.run(f"{NEW}::terminal-bench-2-1/fix-git", *args, "-rA", "-vv")) == {
-        f"{NEW}::terminal-bench-2-1/fix-git": "FAILED"}
+        f"{NEW}::terminal-bench-2-1/fix-git": "FAILED"
+    }
     assert ran(gate.run(*args, "-k", "terminal-bench-2-1/regex-log", "-rA", "-vv")) == {
-        f"{NEW}::terminal-bench-2-1/regex-log": "PASSED"}
+        f"{NEW}::terminal-bench-2-1/regex-log": "PASSED"
+    }
     assert ran(gate.run(*args, "-k", "weather_train/fix-git", "-rA", "-vv")) == {
-        f"{NEW}::weather_train/fix-git": "PASSED"}
+        f"{NEW}::weather_train/fix-git": "PASSED"
+    }
 
 
 # --- a new file outside the rootdir -------------------------------------------------------------

@@ -35,8 +35,14 @@ def real_rows(path: Path) -> list[dict[str, Any]]:
 def failed_rollout(row: dict[str, Any], index: int) -> dict[str, Any]:
     """A failures-sidecar record of the row's task: a second rollout that did not finish."""
     record = {name: row[name] for name in ("task_id",) if name in row}
-    record.update({"_ng_task_index": index, "_ng_rollout_index": 1,
-                   "_ng_failure_class": "environment_server_failed", "_ng_failure_message": "sandbox did not start"})
+    record.update(
+        {
+            "_ng_task_index": index,
+            "_ng_rollout_index": 1,
+            "_ng_failure_class": "environment_server_failed",
+            "_ng_failure_message": "sandbox did not start",
+        }
+    )
     return record
 
 
@@ -65,27 +71,38 @@ def perturbed(source: Path) -> list[dict[str, Any]]:
 
 
 def run_json(gate: Gate, old: str, new: str, name: str, *extra: str) -> tuple[int, dict[str, Any], list[str]]:
-    result = gate.run(f"--parity-old={old}", f"--parity-new={new}", f"--parity-json={name}.json",
-                      f"--parity-markdown={name}.md", "-rA", *extra)
+    result = gate.run(
+        f"--parity-old={old}",
+        f"--parity-new={new}",
+        f"--parity-json={name}.json",
+        f"--parity-markdown={name}.md",
+        "-rA",
+        *extra,
+    )
     assert "Traceback" not in result.stdout.str()
     return int(result.ret), json.loads((gate.path / f"{name}.json").read_text()), result.outlines
 
 
 def comparable(summary: dict[str, Any]) -> dict[str, Any]:
     """What a sharded side must leave as it was: counts, rows, verdicts (not the files' names)."""
-    return {name: summary[name] for name in ("counts", "rows", "tasks", "paired", "verdict", "coverage")
-            if name in summary}
+    return {
+        name: summary[name] for name in ("counts", "rows", "tasks", "paired", "verdict", "coverage") if name in summary
+    }
 
 
 @pytest.mark.parametrize("source", [BIGCODEBENCH, FLORES], ids=["bigcodebench", "flores200"])
 @pytest.mark.parametrize("sharded", ["old", "new"])
-def test_a_real_file_in_three_shards_gives_the_verdict_of_the_whole_file(gate: Gate, source: Path,
-                                                                           sharded: str) -> None:
+def test_a_real_file_in_three_shards_gives_the_verdict_of_the_whole_file(
+    gate: Gate, source: Path, sharded: str
+) -> None:
     whole, shards = write_whole_and_shards(gate, source, sharded)
     other = "new" if sharded == "old" else "old"
     gate.write(f"{other}/rollouts.jsonl", perturbed(source))
-    pair = (lambda mine: (mine, f"{other}/rollouts.jsonl")) if sharded == "old" else (
-        lambda mine: (f"{other}/rollouts.jsonl", mine))
+    pair = (
+        (lambda mine: (mine, f"{other}/rollouts.jsonl"))
+        if sharded == "old"
+        else (lambda mine: (f"{other}/rollouts.jsonl", mine))
+    )
     ret_whole, one, _ = run_json(gate, *pair(whole), "whole")
     ret_shards, split, lines = run_json(gate, *pair(shards), "shards")
     assert ret_shards == ret_whole == 1
@@ -116,8 +133,11 @@ def test_task_indices_restart_in_every_shard(gate: Gate) -> None:
     ret, summary, lines = run_json(gate, "old/*.jsonl", "new/rollouts.jsonl", "s")
     assert ret == 0
     assert summary["counts"]["tasks"] == 5 and summary["counts"]["identical"] == 5
-    assert any("key responses_create_params.input (the prompt: no task id field on every row, and "
-               "_ng_task_index restarts in every shard)" in line for line in lines)
+    assert any(
+        "key responses_create_params.input (the prompt: no task id field on every row, and "
+        "_ng_task_index restarts in every shard)" in line
+        for line in lines
+    )
 
 
 def test_a_named_task_index_is_qualified_by_its_shard(gate: Gate) -> None:
@@ -125,8 +145,9 @@ def test_a_named_task_index_is_qualified_by_its_shard(gate: Gate) -> None:
     for side in ("old", "new"):
         gate.write(f"{side}/a.jsonl", rows[:2])
         gate.write(f"{side}/b.jsonl", [dict(row, _ng_task_index=i) for i, row in enumerate(rows[2:])])
-    ret, summary, _ = run_json(gate, "old/*.jsonl", "new/*.jsonl", "s", "--parity-key=_ng_task_index",
-                               "--parity-allow-copy")  # both sides the same rows, on purpose
+    ret, summary, _ = run_json(
+        gate, "old/*.jsonl", "new/*.jsonl", "s", "--parity-key=_ng_task_index", "--parity-allow-copy"
+    )  # both sides the same rows, on purpose
     assert ret == 0
     assert sorted(task["task"] for task in summary["tasks"]) == ["1:0", "1:1", "2:0", "2:1", "2:2"]
 
@@ -176,12 +197,16 @@ def test_artifacts_are_never_shards(gate: Gate) -> None:
     assert summary["files"]["old_shards"] == 2 and summary["files"]["old_sidecars"] == 1
     assert summary["rows"]["old"] == 3 and summary["counts"]["tasks"] == 2
     line = assert_one_error(gate, "--parity-old=old/*_*.json*", "--parity-new=new/rollouts.jsonl")
-    assert line.startswith("ERROR: --parity-old: 'old/*_*.json*' matches no rollouts file (only files that are "
-                           "no rollouts: old/run-0_aggregate_metrics.json, ")
-    line = assert_one_error(gate, "--parity-old=old/run-0.jsonl,old/run-1_failures.jsonl",
-                            "--parity-new=new/rollouts.jsonl")
-    assert line == ("ERROR: --parity-old: 'old/run-1_failures.jsonl' is no rollouts file "
-                    "(a shard's sidecar is read with its shard)")
+    assert line.startswith(
+        "ERROR: --parity-old: 'old/*_*.json*' matches no rollouts file (only files that are "
+        "no rollouts: old/run-0_aggregate_metrics.json, "
+    )
+    line = assert_one_error(
+        gate, "--parity-old=old/run-0.jsonl,old/run-1_failures.jsonl", "--parity-new=new/rollouts.jsonl"
+    )
+    assert line == (
+        "ERROR: --parity-old: 'old/run-1_failures.jsonl' is no rollouts file (a shard's sidecar is read with its shard)"
+    )
 
 
 def test_a_file_on_both_sides_is_the_same_file_error(gate: Gate) -> None:
@@ -189,8 +214,10 @@ def test_a_file_on_both_sides_is_the_same_file_error(gate: Gate) -> None:
     gate.write("runs/b.jsonl", [legacy_row("regex-log", 1.0)])
     os.link(gate.path / "runs" / "b.jsonl", gate.path / "b-link.jsonl")
     line = assert_one_error(gate, "--parity-old=runs/*.jsonl", "--parity-new=b-link.jsonl")
-    assert line == ("ERROR: --parity-old and --parity-new name the same file (b-link.jsonl): a file compared with "
-                    "itself shows nothing; give --parity-allow-same-file for a smoke test")
+    assert line == (
+        "ERROR: --parity-old and --parity-new name the same file (b-link.jsonl): a file compared with "
+        "itself shows nothing; give --parity-allow-same-file for a smoke test"
+    )
     line = assert_one_error(gate, "--parity-old=runs/a.jsonl", "--parity-new=runs/b.jsonl,runs/a.jsonl")
     assert "name the same file (runs/a.jsonl)" in line
 
@@ -201,13 +228,17 @@ def test_flip_message_and_fixture_read_the_row_from_its_own_shard(gate: Gate) ->
     gate.write("old/rollouts.jsonl", old)
     gate.write("new/shard-0.jsonl", [harbor_row("fix-git", 1.0, index=0, logs_dir="logs/none")])
     gate.write("new/shard-1.jsonl", [harbor_row("regex-log", 0.0, index=0, logs_dir="logs/s-regex")])
-    gate.write("test_pair.py", (
-        "def test_pair(rollout_pair):\n"
-        "    (row,) = rollout_pair.new.rows\n"
-        "    assert row['_ng_task_id']['task_id'] == rollout_pair.task\n"
-    ))
-    result = gate.run("--parity-old=old/rollouts.jsonl", "--parity-new=new/shard-*.jsonl", "-rA", "test_pair.py",
-                      "new/shard-0.jsonl")
+    gate.write(
+        "test_pair.py",
+        (
+            "def test_pair(rollout_pair):\n"
+            "    (row,) = rollout_pair.new.rows\n"
+            "    assert row['_ng_task_id']['task_id'] == rollout_pair.task\n"
+        ),
+    )
+    result = gate.run(
+        "--parity-old=old/rollouts.jsonl", "--parity-new=new/shard-*.jsonl", "-rA", "test_pair.py", "new/shard-0.jsonl"
+    )
     assert "regex-log: new regressed: old=1.0 new=0.0" in result.outlines
     assert "    | regex line 30" in result.outlines
     assert "Traceback" not in result.stdout.str()
@@ -215,8 +246,11 @@ def test_flip_message_and_fixture_read_the_row_from_its_own_shard(gate: Gate) ->
 
 
 def ran(result: pytest.RunResult) -> dict[str, str]:
-    return {line.split(" ", 1)[1].split(" - ", 1)[0]: line.split(" ", 1)[0] for line in result.outlines
-            if line.startswith(("PASSED ", "FAILED ", "XFAIL ", "SKIPPED ", "ERROR "))}
+    return {
+        line.split(" ", 1)[1].split(" - ", 1)[0]: line.split(" ", 1)[0]
+        for line in result.outlines
+        if line.startswith(("PASSED ", "FAILED ", "XFAIL ", "SKIPPED ", "ERROR "))
+    }
 
 
 def test_reruns_and_cache_on_a_sharded_side(gate: Gate, reads: list[str]) -> None:  # noqa: F811
@@ -226,8 +260,11 @@ def test_reruns_and_cache_on_a_sharded_side(gate: Gate, reads: list[str]) -> Non
     args = ["--parity-old=old/rollouts.jsonl", "--parity-new=new/shard-*.jsonl", "-rA"]
     first = gate.run(*args)
     assert first.ret == 1
-    assert ran(first) == {"new/shard-0.jsonl::fix-git": "PASSED", "new/shard-0.jsonl::cancel": "PASSED",
-                          "new/shard-0.jsonl::regex-log": "FAILED"}
+    assert ran(first) == {
+        "new/shard-0.jsonl::fix-git": "PASSED",
+        "new/shard-0.jsonl::cancel": "PASSED",
+        "new/shard-0.jsonl::regex-log": "FAILED",
+    }
     assert len(list((gate.path / ".pytest_cache" / "d" / "rollout-parity").glob("side-*.bin"))) == 2
     assert reads == ["rollouts.jsonl", "shard-0.jsonl"]
     reads.clear()
@@ -251,8 +288,15 @@ def test_xdist_on_sharded_sides(gate: Gate) -> None:
     gate.write("old/b.jsonl", [legacy_row("regex-log", 1.0)])
     gate.write("new/shard-0.jsonl", [harbor_row("fix-git", 1.0, index=0)])
     gate.write("new/shard-1.jsonl", [harbor_row("cancel", 1.0, index=0), harbor_row("regex-log", 0.0, index=1)])
-    args = ["--parity-old=old/a.jsonl,old/b.jsonl", "--parity-new=new/shard-*.jsonl", gate.beside(), "-rA", "-vv",
-            "-p", "no:cacheprovider"]
+    args = [
+        "--parity-old=old/a.jsonl,old/b.jsonl",
+        "--parity-new=new/shard-*.jsonl",
+        gate.beside(),
+        "-rA",
+        "-vv",
+        "-p",
+        "no:cacheprovider",
+    ]
     serial = gate.run(*args, "--parity-json=serial.json")
     parallel = gate.run(*args, "--parity-json=xdist.json", "-n", "2")
     assert serial.ret == parallel.ret == 1
@@ -286,8 +330,18 @@ def test_metrics_and_coverage_files_are_taken_per_shard(gate: Gate) -> None:
         return json.dumps([{"agent_ref": {"name": "simple_agent"}, "agent_metrics": {"mean/reward": mean}}])
 
     def coverage(measured: int, unknown: int = 0) -> str:
-        return json.dumps({"expected": measured + unknown, "successful": measured, "measured": measured, "masked": 0,
-                           "unscored": 0, "failed": 0, "intentionally_omitted": 0, "unknown": unknown})
+        return json.dumps(
+            {
+                "expected": measured + unknown,
+                "successful": measured,
+                "measured": measured,
+                "masked": 0,
+                "unscored": 0,
+                "failed": 0,
+                "intentionally_omitted": 0,
+                "unknown": unknown,
+            }
+        )
 
     gate.write("old/rollouts.jsonl", rows({"a": 1.0, "b": 0.0, "c": 1.0}))
     gate.write("new/s-0.jsonl", rows({"a": 1.0, "b": 0.0}))
@@ -302,8 +356,9 @@ def test_metrics_and_coverage_files_are_taken_per_shard(gate: Gate) -> None:
     assert new["file"] == "new/s-0_aggregate_metrics.json, new/s-1_aggregate_metrics.json"
     assert new["rows"] == 3 and new["computed_mean"] == pytest.approx(2 / 3)
     assert new["recorded_mean"] == pytest.approx(1 / 3)  # 0.5 over two rows, 0.0 over one
-    assert new["note"].startswith("new side: new/s-1_aggregate_metrics.json records a mean reward of 0.0, "
-                                  "the rows give 1.0 over 1 row(s)")
+    assert new["note"].startswith(
+        "new side: new/s-1_aggregate_metrics.json records a mean reward of 0.0, the rows give 1.0 over 1 row(s)"
+    )
     inventory = summary["inventory"]["new"]
     assert inventory["files"] == ["new/s-0_coverage.json", "new/s-1_coverage.json"]
     assert inventory["measured"] == 3 and inventory["unknown"] == 1 and inventory["expected"] == 4

@@ -8,9 +8,29 @@ import pytest
 
 from .conftest import Gate, all_text, failure_record, harbor_row, legacy_row, output_lines, section
 
-COUNT_KEYS = {"tasks", "identical", "flipped", "flipped_old_win", "flipped_new_win", "flipped_agent_error",
-              "masked", "masked_old", "masked_new", "missing", "missing_old_only", "missing_new_only"}
-JOIN_KEYS = {"old_key", "new_key", "old_key_reason", "new_key_reason", "old_prefix_stripped", "new_prefix_stripped", "keyed_by_taskset"}
+COUNT_KEYS = {
+    "tasks",
+    "identical",
+    "flipped",
+    "flipped_old_win",
+    "flipped_new_win",
+    "flipped_agent_error",
+    "masked",
+    "masked_old",
+    "masked_new",
+    "missing",
+    "missing_old_only",
+    "missing_new_only",
+}
+JOIN_KEYS = {
+    "old_key",
+    "new_key",
+    "old_key_reason",
+    "new_key_reason",
+    "old_prefix_stripped",
+    "new_prefix_stripped",
+    "keyed_by_taskset",
+}
 SIDE_KEYS = {"reward", "rows", "masked", "agent_error", "failure_kind"}
 
 
@@ -24,20 +44,31 @@ def test_terminal_section(gate: Gate) -> None:
     assert "task_name" in old_line and "terminal-bench/" in old_line  # key and stripped prefix
     assert "new/rollouts.jsonl" in new_line and "6 tasks" in new_line and "6 rows" in new_line
     assert "1 masked" in new_line and "_ng_task_id" in new_line
-    table = {line.split()[0]: line.split()[1] for line in lines
-             if line.split() and line.split()[0] in ("identical", "flipped", "flipped_agent_error", "masked",
-                                                     "missing", "tasks") and len(line.split()) > 1
-             and line.split()[1].isdigit()}
-    assert table == {"identical": "1", "flipped": "2", "flipped_agent_error": "1", "masked": "1", "missing": "2",
-                     "tasks": "7"}
+    table = {
+        line.split()[0]: line.split()[1]
+        for line in lines
+        if line.split()
+        and line.split()[0] in ("identical", "flipped", "flipped_agent_error", "masked", "missing", "tasks")
+        and len(line.split()) > 1
+        and line.split()[1].isdigit()
+    }
+    assert table == {
+        "identical": "1",
+        "flipped": "2",
+        "flipped_agent_error": "1",
+        "masked": "1",
+        "missing": "2",
+        "tasks": "7",
+    }
     assert "new regressed 1, new improved 1" in text
     assert "old only 1, new only 1" in text
     assert "category" in text and "-------" in text  # a tabulate table with headers
 
 
 def test_notes_in_section(gate: Gate) -> None:
-    args = gate.pair([legacy_row("fix-git", 1.0)],
-                     [harbor_row("fix-git", 1.0, rollout=0), harbor_row("fix-git", 1.0, rollout=1)])
+    args = gate.pair(
+        [legacy_row("fix-git", 1.0)], [harbor_row("fix-git", 1.0, rollout=0), harbor_row("fix-git", 1.0, rollout=1)]
+    )
     lines = section(gate.run(*args))
     assert any("several rows on a side" in line and "fix-git" in line for line in lines)
 
@@ -63,9 +94,19 @@ def test_json_keys(gate: Gate) -> None:
     assert all(type(data["counts"][k]) is int for k in COUNT_KEYS)
     assert data["counts"]["tasks"] == 7
     assert {k: data["counts"][k] for k in COUNT_KEYS} == {
-        "tasks": 7, "identical": 1, "flipped": 2, "flipped_old_win": 1, "flipped_new_win": 1,
-        "flipped_agent_error": 1, "masked": 1, "masked_old": 0, "masked_new": 1, "missing": 2,
-        "missing_old_only": 1, "missing_new_only": 1}
+        "tasks": 7,
+        "identical": 1,
+        "flipped": 2,
+        "flipped_old_win": 1,
+        "flipped_new_win": 1,
+        "flipped_agent_error": 1,
+        "masked": 1,
+        "masked_old": 0,
+        "masked_new": 1,
+        "missing": 2,
+        "missing_old_only": 1,
+        "missing_new_only": 1,
+    }
     assert JOIN_KEYS <= set(data["join"])
     assert data["join"]["old_key"] == "task_name" and data["join"]["new_key"] == "_ng_task_id"
     assert data["join"]["old_prefix_stripped"] in ("terminal-bench/", "terminal-bench")
@@ -94,7 +135,10 @@ def test_json_raw_labels_and_taskset_keying(gate: Gate) -> None:
     assert result.ret == 0
     data = json.loads((gate.path / "s.json").read_text(encoding="utf-8"))
     assert [t["task"] for t in data["tasks"]] == [
-        "terminal-bench-2-1/fix git", "unknown (old) #1", "weather:train/fix git"]
+        "terminal-bench-2-1/fix git",
+        "unknown (old) #1",
+        "weather:train/fix git",
+    ]
     assert data["join"]["keyed_by_taskset"] is True
 
 
@@ -133,8 +177,9 @@ def test_json_path_is_directory(gate: Gate) -> None:
 
 
 def test_nothing_compared_no_shared_task(gate: Gate) -> None:
-    args = gate.pair([legacy_row("fix-git", 1.0), legacy_row("regex-log", 0.0)],
-                     [harbor_row("swe-task-1", 1.0, taskset="swe-bench")])
+    args = gate.pair(
+        [legacy_row("fix-git", 1.0), legacy_row("regex-log", 0.0)], [harbor_row("swe-task-1", 1.0, taskset="swe-bench")]
+    )
     result = gate.run(*args, "--parity-json=s.json", "-rx")
     # the items still run and report as usual; parity-coverage fails: nothing compared is no evidence
     result.assert_outcomes(xfailed=3, failed=1)
@@ -149,9 +194,13 @@ def test_nothing_compared_no_shared_task(gate: Gate) -> None:
 
 
 def test_nothing_compared_every_shared_task_masked(gate: Gate) -> None:
-    args = gate.pair([legacy_row("fix-git", 1.0), legacy_row("regex-log", None), legacy_row("old-only", 1.0)],
-                     [harbor_row("fix-git", 0.0, mask_sample=True, failure_kind="verifier_error"),
-                      harbor_row("regex-log", 1.0, index=1)])
+    args = gate.pair(
+        [legacy_row("fix-git", 1.0), legacy_row("regex-log", None), legacy_row("old-only", 1.0)],
+        [
+            harbor_row("fix-git", 0.0, mask_sample=True, failure_kind="verifier_error"),
+            harbor_row("regex-log", 1.0, index=1),
+        ],
+    )
     result = gate.run(*args)
     result.assert_outcomes(xfailed=3, failed=1)
     assert result.ret == 1
@@ -177,15 +226,22 @@ def test_summary_under_k_says_selected(gate: Gate) -> None:
     assert data["counts"]["tasks"] == 7  # the classification, not the selection
 
 
-@pytest.mark.parametrize(("target", "wording"), [
-    ("README.md/x.md", "cannot write {path}/README.md/x.md: {path}/README.md is a file, not a directory"),
-    ("README.md/sub/x.md", "cannot write {path}/README.md/sub/x.md: {path}/README.md is a file, not a directory"),
-    ("missing-dir/deeper/x.md", "cannot write {path}/missing-dir/deeper/x.md: directory {path}/missing-dir does not exist"),
-    ("adir", "{path}/adir is a directory, not a file"),
-])
+@pytest.mark.parametrize(
+    ("target", "wording"),
+    [
+        ("README.md/x.md", "cannot write {path}/README.md/x.md: {path}/README.md is a file, not a directory"),
+        ("README.md/sub/x.md", "cannot write {path}/README.md/sub/x.md: {path}/README.md is a file, not a directory"),
+        (
+            "missing-dir/deeper/x.md",
+            "cannot write {path}/missing-dir/deeper/x.md: directory {path}/missing-dir does not exist",
+        ),
+        ("adir", "{path}/adir is a directory, not a file"),
+    ],
+)
 @pytest.mark.parametrize("option", ["--parity-json", "--parity-markdown"])
-def test_an_output_path_says_what_is_wrong_before_anything_is_read(gate: Gate, option: str, target: str,
-                                                                   wording: str) -> None:
+def test_an_output_path_says_what_is_wrong_before_anything_is_read(
+    gate: Gate, option: str, target: str, wording: str
+) -> None:
     gate.write("README.md", "# mine\n")
     (gate.path / "adir").mkdir()
     args = gate.mixed()
@@ -207,7 +263,9 @@ def test_an_existing_report_is_replaced_whole_and_its_probe_leaves_nothing(gate:
     assert sorted(p.name for p in gate.path.iterdir() if p.name.startswith(".s.json")) == []
 
 
-def test_a_report_failing_at_the_end_is_an_error_on_a_line_of_its_own(gate: Gate, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_report_failing_at_the_end_is_an_error_on_a_line_of_its_own(
+    gate: Gate, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import pytest_rollout_parity.plugin.reporting as plugin_summary
 
     def disk_full(path: object, summary: object) -> None:

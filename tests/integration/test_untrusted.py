@@ -29,8 +29,9 @@ def reports(gate: Gate, monkeypatch: pytest.MonkeyPatch, args: list[str], *more:
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step))
     monkeypatch.setenv("CI", "true")
     html_args = ["--html=report.html", "--self-contained-html"] if _has_html() else []
-    result = gate.run(*args, "-rA", "-vv", "--parity-json=s.json", "--parity-markdown=s.md", "--junitxml=j.xml",
-                      *html_args, *more)
+    result = gate.run(
+        *args, "-rA", "-vv", "--parity-json=s.json", "--parity-markdown=s.md", "--junitxml=j.xml", *html_args, *more
+    )
     texts = [all_text(result)]
     for name in ("s.json", "s.md", "step-summary.md", "j.xml", "report.html"):
         path = gate.path / name
@@ -62,8 +63,9 @@ def _pair(gate: Gate, logs_dir: str) -> list[str]:
 
 
 @pytest.mark.parametrize("where", [".git/config", "../secret.txt", "abs-file", "abs-dir-named-file", "/etc/passwd"])
-def test_a_logs_dir_naming_another_file_publishes_nothing(gate: Gate, monkeypatch: pytest.MonkeyPatch,
-                                                          where: str) -> None:
+def test_a_logs_dir_naming_another_file_publishes_nothing(
+    gate: Gate, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
     gate.write(".git/config", f"[http]\n\textraheader = AUTHORIZATION: basic {SECRET}\n")
     outside = gate.path.parent / f"{gate.path.name}-outside"
     outside.mkdir()
@@ -83,8 +85,9 @@ def test_a_logs_dir_naming_another_file_publishes_nothing(gate: Gate, monkeypatc
 
 
 @pytest.mark.parametrize("link", ["outside", "up", "dev-zero", "dir-link"])
-def test_a_symlink_in_the_results_leading_out_publishes_nothing(gate: Gate, monkeypatch: pytest.MonkeyPatch,
-                                                                link: str) -> None:
+def test_a_symlink_in_the_results_leading_out_publishes_nothing(
+    gate: Gate, monkeypatch: pytest.MonkeyPatch, link: str
+) -> None:
     outside = gate.path.parent / f"{gate.path.name}-outside"
     (outside / "logs").mkdir(parents=True)
     (outside / "secret.txt").write_text(f"{SECRET}\n", encoding="utf-8")
@@ -95,8 +98,11 @@ def test_a_symlink_in_the_results_leading_out_publishes_nothing(gate: Gate, monk
         logs.symlink_to(outside / "secret.txt")
     else:
         logs.mkdir()
-        target = {"outside": outside / "secret.txt", "up": Path("../../../../") / outside.name / "secret.txt",
-                  "dev-zero": Path("/dev/zero")}[link]
+        target = {
+            "outside": outside / "secret.txt",
+            "up": Path("../../../../") / outside.name / "secret.txt",
+            "dev-zero": Path("/dev/zero"),
+        }[link]
         (logs / "test-stdout.txt").symlink_to(target)
     result, text = reports(gate, monkeypatch, _pair(gate, "logs/s1"))
     assert result.ret == 1
@@ -159,9 +165,14 @@ def _hostile_pair(gate: Gate) -> list[str]:
     old, new = [], []
     for i, label in enumerate(HOSTILE):
         old.append({"task_id": label, "reward": 1.0, "test_output": f"line one\n::error::from-the-log {i}\n"})
-        new.append({"task_id": label, "reward": 0.0,
-                    "test_output": f"\x1b]0;title\x07\r::add-mask::x\n::error title=LOG::forged {i}\n",
-                    "failure_kind": "kind\n::error::reason"})
+        new.append(
+            {
+                "task_id": label,
+                "reward": 0.0,
+                "test_output": f"\x1b]0;title\x07\r::add-mask::x\n::error title=LOG::forged {i}\n",
+                "failure_kind": "kind\n::error::reason",
+            }
+        )
     old.append({"task_id": "masked\n::error::m", "reward": 1.0, "mask_sample": True, "failure_kind": "x\n::error::y"})
     new.append({"task_id": "masked\n::error::m", "reward": 1.0})
     return gate.pair(old, new)
@@ -230,11 +241,21 @@ def test_node_ids_and_k_keep_working_on_hostile_labels(gate: Gate) -> None:
 
 
 @pytest.mark.parametrize("option", ["--parity-json", "--parity-markdown", "step summary"])
-@pytest.mark.parametrize("target", ["new/rollouts.jsonl", "./old/../new/rollouts.jsonl", "link.jsonl", "hard.jsonl",
-                                    "new/rollouts_failures.jsonl", "old/rollouts_aggregate_metrics.json",
-                                    "real/rows_failures.jsonl"])
-def test_an_output_naming_an_input_is_a_usage_error(gate: Gate, monkeypatch: pytest.MonkeyPatch, option: str,
-                                                    target: str) -> None:
+@pytest.mark.parametrize(
+    "target",
+    [
+        "new/rollouts.jsonl",
+        "./old/../new/rollouts.jsonl",
+        "link.jsonl",
+        "hard.jsonl",
+        "new/rollouts_failures.jsonl",
+        "old/rollouts_aggregate_metrics.json",
+        "real/rows_failures.jsonl",
+    ],
+)
+def test_an_output_naming_an_input_is_a_usage_error(
+    gate: Gate, monkeypatch: pytest.MonkeyPatch, option: str, target: str
+) -> None:
     args = gate.mixed()
     (gate.path / "link.jsonl").symlink_to(gate.path / "new" / "rollouts.jsonl")
     os.link(gate.path / "old" / "rollouts.jsonl", gate.path / "hard.jsonl")
@@ -295,8 +316,12 @@ def test_a_hostile_cache_entry_is_ignored(gate: Gate, hostile: str) -> None:
             entry.symlink_to(good)
         elif hostile == "forged":  # its frame kept, its body a bomb, its tag a checksum anyone can recompute
             body = __import__("marshal").dumps([[("x",) * 1000] * 1000] * 50)
-            entry.write_bytes(snapshot.MAGIC + data[len(snapshot.MAGIC):len(snapshot.MAGIC) + 2]
-                              + __import__("hashlib").sha256(body).digest() + body)
+            entry.write_bytes(
+                snapshot.MAGIC
+                + data[len(snapshot.MAGIC) : len(snapshot.MAGIC) + 2]
+                + __import__("hashlib").sha256(body).digest()
+                + body
+            )
         else:  # sparse, far larger than any side of this pair could need
             with open(entry, "wb") as handle:
                 handle.truncate(8 << 30)
@@ -304,8 +329,9 @@ def test_a_hostile_cache_entry_is_ignored(gate: Gate, hostile: str) -> None:
     assert again.ret == 1 and "INTERNALERROR" not in all_text(again) and "Traceback" not in all_text(again)
     assert again.parseoutcomes() == first.parseoutcomes()
     # the hostile entries were replaced by good ones
-    assert all(entry.is_file() and not entry.is_symlink() and entry.stat().st_size < 1 << 20
-               for entry in _entries(gate))
+    assert all(
+        entry.is_file() and not entry.is_symlink() and entry.stat().st_size < 1 << 20 for entry in _entries(gate)
+    )
 
 
 @pytest.mark.parametrize("hostile", ["fifo", "dev-zero", "sparse"])
@@ -326,8 +352,9 @@ def test_a_hostile_metrics_file_is_a_note_never_read_whole(gate: Gate, hostile: 
         return
     assert result.ret == 1 and "Traceback" not in all_text(result)
     if hostile == "sparse":
-        assert "note: new side: new/rollouts_aggregate_metrics.json ignored: larger than 8388608 bytes" in \
-            result.outlines
+        assert (
+            "note: new side: new/rollouts_aggregate_metrics.json ignored: larger than 8388608 bytes" in result.outlines
+        )
 
 
 # --- nothing from the results directory runs ------------------------------------------------------
@@ -416,7 +443,9 @@ def test_naming_the_results_directory_as_a_test_path_is_the_users_choice(gate: G
     result = gate.run_subprocess(*args, "results/new", "-rA")
     result.assert_outcomes(failed=2, passed=1)
     assert sorted(line.split(" ")[1] for line in result.outlines if line.startswith("FAILED ")) == [
-        "results/new/rollouts.jsonl::fix-git", "results/new/rollouts.jsonl::other"]
+        "results/new/rollouts.jsonl::fix-git",
+        "results/new/rollouts.jsonl::other",
+    ]
 
 
 # --- memory does not grow with the logs ---------------------------------------------------------
@@ -442,8 +471,17 @@ def _peak_kib(gate: Gate, log_bytes: int, flips: int = 40) -> int:
     args = gate.pair(old, new)
     gate.write("measure.py", MEASURE)
     result = gate.pytester.run(
-        __import__("sys").executable, "measure.py", *args, "-p", "no:cacheprovider", "--junitxml=j.xml",
-        "--parity-json=s.json", "--parity-markdown=s.md", "-rA", timeout=600)
+        __import__("sys").executable,
+        "measure.py",
+        *args,
+        "-p",
+        "no:cacheprovider",
+        "--junitxml=j.xml",
+        "--parity-json=s.json",
+        "--parity-markdown=s.md",
+        "-rA",
+        timeout=600,
+    )
     (line,) = [line for line in result.outlines if line.startswith("MAXRSS-KIB ")]
     return int(line.split()[1])
 
@@ -458,8 +496,10 @@ def test_peak_memory_does_not_grow_with_log_size(gate: Gate) -> None:
 
 def test_an_input_error_quoting_the_data_stays_one_plain_line(gate: Gate) -> None:
     # the rows of two agents: the error lists their names, which come from the file
-    rows = [{"task_id": "a", "reward": 1.0, "agent_ref": {"name": "x\n::error::forged\x1b[2J"}},
-            {"task_id": "b", "reward": 1.0, "agent_ref": {"name": "::warning::y"}}]
+    rows = [
+        {"task_id": "a", "reward": 1.0, "agent_ref": {"name": "x\n::error::forged\x1b[2J"}},
+        {"task_id": "b", "reward": 1.0, "agent_ref": {"name": "::warning::y"}},
+    ]
     args = gate.pair(rows, rows[:1])
     result = gate.run(*args)
     lines = [line for line in result.outlines + result.errlines if line.strip()]

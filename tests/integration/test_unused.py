@@ -54,8 +54,9 @@ def test_a_gate_run_imports_the_gate(gate: Gate, given: str) -> None:
     """The probe sees the gate once it is asked for (so the test above can fail)."""
     args = gate.pair([{"task_id": "a", "reward": 1.0}], [{"task_id": "a", "reward": 1.0}])
     if given == "ini":
-        gate.pytester.makeini(f"[pytest]\nparity_old = {args[0].split('=', 1)[1]}\n"
-                              f"parity_new = {args[1].split('=', 1)[1]}\n")
+        gate.pytester.makeini(
+            f"[pytest]\nparity_old = {args[0].split('=', 1)[1]}\nparity_new = {args[1].split('=', 1)[1]}\n"
+        )
         args = []
     modules = loaded_modules(gate, *args)
     assert "pytest_rollout_parity.core.judging.classify" in modules and "pydantic" in modules

@@ -9,11 +9,15 @@ from .conftest import Gate, harbor_row, markdown_as_read
 
 
 def test_a_late_older_attempt_invents_no_flip(gate: Gate) -> None:
-    old = [harbor_row("fix-git", 1.0, _ng_run_id="r1", _ng_attempt_index=0),
-           harbor_row("regex-log", 1.0, index=1, _ng_run_id="r1", _ng_attempt_index=0)]
-    new = [harbor_row("fix-git", 1.0, _ng_run_id="r2", _ng_attempt_index=1),
-           harbor_row("regex-log", 1.0, index=1, _ng_run_id="r2", _ng_attempt_index=0),
-           harbor_row("fix-git", 0.0, _ng_run_id="r2", _ng_attempt_index=0)]  # attempt 0's late result
+    old = [
+        harbor_row("fix-git", 1.0, _ng_run_id="r1", _ng_attempt_index=0),
+        harbor_row("regex-log", 1.0, index=1, _ng_run_id="r1", _ng_attempt_index=0),
+    ]
+    new = [
+        harbor_row("fix-git", 1.0, _ng_run_id="r2", _ng_attempt_index=1),
+        harbor_row("regex-log", 1.0, index=1, _ng_run_id="r2", _ng_attempt_index=0),
+        harbor_row("fix-git", 0.0, _ng_run_id="r2", _ng_attempt_index=0),
+    ]  # attempt 0's late result
     result = gate.run(*gate.pair(old, new))
     result.assert_outcomes(passed=2)
     assert result.ret == 0
@@ -22,13 +26,20 @@ def test_a_late_older_attempt_invents_no_flip(gate: Gate) -> None:
 
 def test_an_omission_and_a_judge_failure_are_masked_not_scored(gate: Gate) -> None:
     old = [harbor_row("fix-git", 1.0), harbor_row("regex-log", 1.0, index=1), harbor_row("gdpval-7", 1.0, index=2)]
-    new = [harbor_row("fix-git", 1.0),
-           harbor_row("gdpval-7", 0.0, index=2, invalid_judge_response=True)]
+    new = [harbor_row("fix-git", 1.0), harbor_row("gdpval-7", 0.0, index=2, invalid_judge_response=True)]
     args = gate.pair(old, new)
-    gate.write("new/rollouts_failures.jsonl", [
-        {"_ng_failure_class": "intentionally_omitted", "_ng_omitted": True, "_ng_task_index": 1,
-         "_ng_rollout_index": 0, "_ng_task_id": {"taskset": "terminal-bench-2-1", "task_id": "regex-log"}},
-    ])
+    gate.write(
+        "new/rollouts_failures.jsonl",
+        [
+            {
+                "_ng_failure_class": "intentionally_omitted",
+                "_ng_omitted": True,
+                "_ng_task_index": 1,
+                "_ng_rollout_index": 0,
+                "_ng_task_id": {"taskset": "terminal-bench-2-1", "task_id": "regex-log"},
+            },
+        ],
+    )
     result = gate.run(*args, "-rx", "--parity-max-masked=off", "--parity-max-uncompared=off")
     result.assert_outcomes(passed=1, xfailed=2)
     result.stdout.fnmatch_lines_random(["*gdpval-7*judge invalid*", "*regex-log*omitted on purpose*"])
@@ -50,12 +61,14 @@ def test_a_new_run_that_covered_a_tenth_fails_the_coverage_item(gate: Gate) -> N
     data = json.loads((gate.path / "summary.json").read_text(encoding="utf-8"))["coverage"]
     assert (data["old_tasks"], data["missing"], data["masked"], data["passed"]) == (10, 9, 0, False)
     assert data["max_missing"] == {"text": "20%", "count": None, "percent": 20.0}
-    result.stdout.fnmatch_lines([
-        "*_ parity-coverage _*",
-        "9 of 10 old task(s) not compared (9 missing) (over the limit 20% = 2); "
-        "9 of 10 old task(s) missing from the new side (over the limit 20% = 2)",
-        "    0 of 10 old task(s) masked on the new side (the limit 30% = 3)",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*_ parity-coverage _*",
+            "9 of 10 old task(s) not compared (9 missing) (over the limit 20% = 2); "
+            "9 of 10 old task(s) missing from the new side (over the limit 20% = 2)",
+            "    0 of 10 old task(s) masked on the new side (the limit 30% = 3)",
+        ]
+    )
     result.stdout.fnmatch_lines(["FAILED new/rollouts.jsonl::parity-coverage - 9 of 10 old task(s) not compared*"])
     case = junit_cases(gate.path / "out.xml")["parity-coverage"]
     assert junit_properties(case)["parity_coverage"].startswith("9 of 10 old task(s) not compared")
@@ -80,8 +93,12 @@ def test_a_bad_limit_is_a_usage_error(gate: Gate) -> None:
     old, new = _ten_and_one()
     result = gate.run(*gate.pair(old, new), "--parity-max-masked=lots")
     assert result.ret == 4
-    result.stderr.fnmatch_lines(["ERROR: --parity-max-masked: must be a count of tasks (3), a percentage of the "
-                                 "old side's tasks (10%) or off, got 'lots'"])
+    result.stderr.fnmatch_lines(
+        [
+            "ERROR: --parity-max-masked: must be a count of tasks (3), a percentage of the "
+            "old side's tasks (10%) or off, got 'lots'"
+        ]
+    )
 
 
 def test_a_task_named_like_the_coverage_item_keeps_its_own_node_id(gate: Gate) -> None:
@@ -103,8 +120,10 @@ def test_a_copy_is_named_and_fails_its_own_item(gate: Gate) -> None:
     note = "the new file's rows are identical to the old file's (the same bytes): was the new server run?"
     assert f"note: {note}" in section(plain)
     assert json.loads((gate.path / "summary.json").read_text(encoding="utf-8"))["copies"] == note
-    assert section(plain)[0] == "parity: INCONCLUSIVE: no flip in 2 compared tasks; both files hold the same rows: " \
+    assert (
+        section(plain)[0] == "parity: INCONCLUSIVE: no flip in 2 compared tasks; both files hold the same rows: "
         "was the new server run?"
+    )
     markdown = markdown_as_read(gate.path / "summary.md")  # as GitHub renders it
     assert "no flip in 2 compared tasks; both files hold the same rows: was the new server run?" in markdown
     assert "(the same bytes): was the new server run?" in markdown
@@ -121,8 +140,10 @@ def test_a_narrowed_run_says_its_counts_are_the_whole_files(gate: Gate) -> None:
     args = gate.mixed()
     narrowed = gate.run(*args, "-k", "fix-git")
     assert narrowed.ret == 0
-    assert section(narrowed)[0].startswith("partial: INCONCLUSIVE: none of 1 item failed here; this run: 1 of 7 items; tasks 1 of 7; "
-                                           "the whole file (merge the parts for its verdict): ")
+    assert section(narrowed)[0].startswith(
+        "partial: INCONCLUSIVE: none of 1 item failed here; this run: 1 of 7 items; tasks 1 of 7; "
+        "the whole file (merge the parts for its verdict): "
+    )
     collected = gate.run(*args, "--collect-only")
     assert section(collected)[0].endswith("; counts of the whole file (7 tasks): collected only, no item ran")
     whole = gate.run(*args)
@@ -134,9 +155,13 @@ def test_margin_mode_names_the_flips_that_fail_and_those_within_noise(gate: Gate
 
     # t0 lost all 8 rollouts (not noise: it fails); t1 lost one of 8 (within noise: it xfails)
     old = [harbor_row(f"t{i}", 1.0, index=i, rollout=r) for i in range(4) for r in range(8)]
-    new = [harbor_row(f"t{i}", 0.0 if i == 0 else (0.0 if (i == 1 and r == 0) else 1.0), index=i, rollout=r)
-           for i in range(4) for r in range(8)]
+    new = [
+        harbor_row(f"t{i}", 0.0 if i == 0 else (0.0 if (i == 1 and r == 0) else 1.0), index=i, rollout=r)
+        for i in range(4)
+        for r in range(8)
+    ]
     result = gate.run(*gate.pair(old, new), "--parity-margin=0.5")
     assert section(result)[0].startswith(
-        "parity: FAIL: 2 tasks regressed, 0 improved (1 of these 2 flips fail, 1 within noise); 2 identical")
+        "parity: FAIL: 2 tasks regressed, 0 improved (1 of these 2 flips fail, 1 within noise); 2 identical"
+    )
     result.stdout.fnmatch_lines(["FAILED new/rollouts.jsonl::t0 - *"])

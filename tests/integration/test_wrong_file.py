@@ -32,7 +32,7 @@ def test_lfs_pointer_as_old_side(gate: Gate) -> None:
     assert not (gate.path / "s.json").exists()
 
 
-SAME_FILE = ("--parity-allow-same-file for a smoke test")
+SAME_FILE = "--parity-allow-same-file for a smoke test"
 
 
 @pytest.mark.parametrize("spelling", ["same path", "symlink", "hard link"])
@@ -69,8 +69,13 @@ def test_a_copy_is_not_the_same_file(gate: Gate) -> None:
 
 def test_sidecar_as_a_side(gate: Gate) -> None:
     gate.write("old.jsonl", ROLLOUTS.read_bytes())
-    gate.write("new/rollouts_failures.jsonl", json.dumps({"_ng_failure_class": "agent_run_error", "task_id": "x",
-                                                          "_ng_task_index": 0, "_ng_rollout_index": 0}) + "\n")
+    gate.write(
+        "new/rollouts_failures.jsonl",
+        json.dumps(
+            {"_ng_failure_class": "agent_run_error", "task_id": "x", "_ng_task_index": 0, "_ng_rollout_index": 0}
+        )
+        + "\n",
+    )
     line = assert_one_error(gate, "--parity-old=old.jsonl", "--parity-new=new/rollouts_failures.jsonl")
     assert line.startswith("ERROR: new/rollouts_failures.jsonl: a failures sidecar")
     assert "give its main file new/rollouts.jsonl" in line

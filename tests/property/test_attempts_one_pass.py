@@ -24,36 +24,52 @@ EXECUTION = st.tuples(
 
 
 def _row(ti: int, ri: int, attempt: Optional[int], reward: float) -> dict[str, Any]:
-    row: dict[str, Any] = {"task_id": f"task-{ti}", "_ng_task_index": ti, "_ng_rollout_index": ri,
-                           "_ng_run_id": "run-a", "reward": reward}
+    row: dict[str, Any] = {
+        "task_id": f"task-{ti}",
+        "_ng_task_index": ti,
+        "_ng_rollout_index": ri,
+        "_ng_run_id": "run-a",
+        "reward": reward,
+    }
     if attempt is not None:
         row["_ng_attempt_index"] = attempt
     return row
 
 
 def _record(ti: int, ri: int, attempt: Optional[int]) -> dict[str, Any]:
-    record: dict[str, Any] = {"_ng_failure_class": "agent_run_error", "task_id": f"task-{ti}",
-                              "_ng_task_index": ti, "_ng_rollout_index": ri, "_ng_run_id": "run-a"}
+    record: dict[str, Any] = {
+        "_ng_failure_class": "agent_run_error",
+        "task_id": f"task-{ti}",
+        "_ng_task_index": ti,
+        "_ng_rollout_index": ri,
+        "_ng_run_id": "run-a",
+    }
     if attempt is not None:
         record["_ng_attempt_index"] = attempt
     return record
 
 
-def expected(main: list[tuple[int, int, Optional[int]]], sidecar: list[tuple[int, int, Optional[int]]]) -> set[tuple[str, int]]:
+def expected(
+    main: list[tuple[int, int, Optional[int]]], sidecar: list[tuple[int, int, Optional[int]]]
+) -> set[tuple[str, int]]:
     """(origin, line) of every standing row, the rule applied to the whole side at once."""
     if any(attempt is not None for *_, attempt in main + sidecar):
         best: dict[tuple[int, int], tuple[int, int, int]] = {}
         ranked = [(("main", line), (ti, ri), (attempt or 0, 1, line)) for line, (ti, ri, attempt) in enumerate(main, 1)]
-        ranked += [(("sidecar", line), (ti, ri), (attempt or 0, 0, line))
-                   for line, (ti, ri, attempt) in enumerate(sidecar, 1)]
+        ranked += [
+            (("sidecar", line), (ti, ri), (attempt or 0, 0, line)) for line, (ti, ri, attempt) in enumerate(sidecar, 1)
+        ]
         for _, key, rank in ranked:
             best[key] = max(best.get(key, rank), rank)
         return {where for where, key, rank in ranked if best[key] == rank}
     scored = {(ti, ri) for ti, ri, _ in main}
     last = {(ti, ri): line for line, (ti, ri, _) in enumerate(sidecar, 1)}
     standing = {("main", line) for line in range(1, len(main) + 1)}
-    return standing | {("sidecar", line) for line, (ti, ri, _) in enumerate(sidecar, 1)
-                       if last[(ti, ri)] == line and (ti, ri) not in scored}
+    return standing | {
+        ("sidecar", line)
+        for line, (ti, ri, _) in enumerate(sidecar, 1)
+        if last[(ti, ri)] == line and (ti, ri) not in scored
+    }
 
 
 def _write(path: Path, rows: list[dict[str, Any]]) -> None:
@@ -66,8 +82,11 @@ def _standing(side: Any) -> set[tuple[str, int]]:
 
 @pytest.mark.parametrize("parser", ["auto", "full"])
 @settings(max_examples=30, deadline=None)
-@given(main=st.lists(EXECUTION, min_size=1, max_size=8), sidecar=st.lists(EXECUTION, max_size=5),
-       rewards=st.lists(st.sampled_from([0.0, 1.0]), min_size=8, max_size=8))
+@given(
+    main=st.lists(EXECUTION, min_size=1, max_size=8),
+    sidecar=st.lists(EXECUTION, max_size=5),
+    rewards=st.lists(st.sampled_from([0.0, 1.0]), min_size=8, max_size=8),
+)
 def test_one_pass_leaves_out_what_the_whole_side_rule_leaves_out(parser, main, sidecar, rewards) -> None:
     with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as patch:
         patch.setenv("PARITY_PARSER", parser)

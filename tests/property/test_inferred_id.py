@@ -61,11 +61,12 @@ def test_renaming_the_id_field_changes_no_verdict(drawn: tuple, name: str) -> No
 
 
 @settings(max_examples=80, deadline=None)
-@given(sides(), ID_NAMES, st.sampled_from(["Please work on {task} carefully.", "Task {task}: answer below.",
-                                           "{task}"]))
+@given(sides(), ID_NAMES, st.sampled_from(["Please work on {task} carefully.", "Task {task}: answer below.", "{task}"]))
 def test_re_templating_every_prompt_changes_no_verdict(drawn: tuple, name: str, template: str) -> None:
     ids, old, new, indexed = drawn
-    before = compare_rollouts(rows(ids, old, name, "Solve {task}.", indexed), rows(ids, new, name, "Solve {task}.", indexed))
+    before = compare_rollouts(
+        rows(ids, old, name, "Solve {task}.", indexed), rows(ids, new, name, "Solve {task}.", indexed)
+    )
     after = compare_rollouts(rows(ids, old, name, "Solve {task}.", indexed), rows(ids, new, name, template, indexed))
     assert verdicts(after) == verdicts(before)
     assert after.old_key == after.new_key == name

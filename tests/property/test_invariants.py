@@ -71,9 +71,10 @@ def _nan_safe(value: object) -> object:
 @given(pairs())
 def test_counts_add_up_to_the_tasks(pair: tuple[list[dict], list[dict]]) -> None:
     counts = compare_rollouts(*pair).counts()
-    assert counts["identical"] + counts["flipped"] + counts["flipped_agent_error"] + counts["masked"] + counts[
-        "missing"
-    ] == counts["tasks"]
+    assert (
+        counts["identical"] + counts["flipped"] + counts["flipped_agent_error"] + counts["masked"] + counts["missing"]
+        == counts["tasks"]
+    )
     assert counts["flipped_old_win"] + counts["flipped_new_win"] == counts["flipped"]
     assert counts["missing_old_only"] + counts["missing_new_only"] == counts["missing"]
     assert counts["masked_old"] + counts["masked_new"] >= counts["masked"]
@@ -160,6 +161,10 @@ def test_items_terminal_summary_and_json_agree(pytester: pytest.Pytester, pair: 
     # the run-wide parity-coverage item fails besides the flips when the new side covers too little
     assert outcomes.get("failed", 0) == counts["flipped"] + (not summary["coverage"]["passed"])
     assert outcomes.get("xfailed", 0) == counts["flipped_agent_error"] + counts["masked"] + counts["missing"]
-    table = {line.split()[0]: int(line.split()[1]) for line in result.outlines if line.split()[:1] and line.split()[0] in counts and len(line.split()) > 1 and line.split()[1].isdigit()}
+    table = {
+        line.split()[0]: int(line.split()[1])
+        for line in result.outlines
+        if line.split()[:1] and line.split()[0] in counts and len(line.split()) > 1 and line.split()[1].isdigit()
+    }
     for category in ("identical", "flipped", "flipped_agent_error", "masked", "missing", "tasks"):
         assert table[category] == counts[category]

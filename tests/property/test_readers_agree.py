@@ -67,8 +67,14 @@ DOTTED = [path for path in KEY_CANDIDATES if "." in path]
 #: What a side's rows may be keyed on: an id candidate, or (no id field at all) the task index or the prompt.
 KEYINGS = [*KEY_CANDIDATES, TASK_INDEX, PROMPT]
 #: fields no known candidate names that the gate may infer as the id
-INFERRED = ["uuid", "scenario_id", "metadata.case_id", "verifier_metadata.id",
-            "responses_create_params.metadata.problem_id", "response_id"]
+INFERRED = [
+    "uuid",
+    "scenario_id",
+    "metadata.case_id",
+    "verifier_metadata.id",
+    "responses_create_params.metadata.problem_id",
+    "response_id",
+]
 FILLER = st.recursive(
     st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), TEXT),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3),
@@ -128,7 +134,10 @@ def prompts(draw: st.DrawFn, task: str, empty: bool = True) -> Any:
     if shape == 1:
         return [{"role": "user", "content": [{"type": "input_text", "text": ask}]}]
     if shape == 2:  # numbers, unicode and nesting: the label hashes the canonical JSON of all of it
-        return [{"role": "system", "content": "be brief ✓", "weight": 0.1, "n": 2**70}, {"role": "user", "content": ask}]
+        return [
+            {"role": "system", "content": "be brief ✓", "weight": 0.1, "n": 2**70},
+            {"role": "user", "content": ask},
+        ]
     if shape == 3:
         return {"messages": [{"role": "user", "content": ask}], "extra": draw(FILLER)}
     return [{"role": "user", "content": ask}]
@@ -187,8 +196,14 @@ def rows(draw: st.DrawFn, tasks: list[str], ids: bool = True) -> dict[str, Any]:
             st.sampled_from([{"terminus2_error_type": "TimeoutError"}, {"x_error_type": None}, {}, "text", None])
         )
         row["response"] = draw(
-            st.sampled_from([{"metadata": metadata, "output": _nest(["x" * 50], draw(st.integers(0, 60)))},
-                             {"metadata": metadata}, None, "not an object"])
+            st.sampled_from(
+                [
+                    {"metadata": metadata, "output": _nest(["x" * 50], draw(st.integers(0, 60)))},
+                    {"metadata": metadata},
+                    None,
+                    "not an object",
+                ]
+            )
         )
     if one_in(draw, 3):  # a prompt beside whatever else names the task (hashed only if it keys the side)
         _put(row, PROMPT, draw(prompts(task)), "." in PROMPT and one_in(draw, 5))
@@ -347,7 +362,10 @@ def _loaded(side: LoadedSide) -> tuple[Any, ...]:
 def _read_both(old: Path, new: Path, key: Optional[str], agent: Optional[str]) -> Any:
     """What one reader makes of the pair: the loaded sides and the result, or the error text."""
     try:
-        loaded_old, loaded_new = load_side(SideRequest(str(old), key, agent=agent)), load_side(SideRequest(str(new), key, agent=agent))
+        loaded_old, loaded_new = (
+            load_side(SideRequest(str(old), key, agent=agent)),
+            load_side(SideRequest(str(new), key, agent=agent)),
+        )
         return _loaded(loaded_old), _loaded(loaded_new), _result(compare_loaded(loaded_old, loaded_new, key))
     except CompareInputError as exc:
         return f"error: {exc}"
@@ -436,8 +454,13 @@ def test_a_row_decodes_and_reduces_alike(row: dict[str, Any], key: Optional[str]
 
 
 def _error_kind(message: str) -> str:
-    for marker, kind in (("agent", "agents"), ("input dataset", "no reward field"), ("different prompt", "prompt check"),
-                         ("no task id field", "no key"), ("has no", "lacks the given key")):
+    for marker, kind in (
+        ("agent", "agents"),
+        ("input dataset", "no reward field"),
+        ("different prompt", "prompt check"),
+        ("no task id field", "no key"),
+        ("has no", "lacks the given key"),
+    ):
         if marker in message:
             return kind
     return "other"

@@ -29,10 +29,15 @@ def _rows(spec: list[tuple[str, Optional[float], bool, bool]], side: str) -> lis
     return rows
 
 
-@given(old=st.lists(ROW, min_size=1, max_size=12), new=st.lists(ROW, min_size=1, max_size=12),
-       margin=st.one_of(st.none(), st.sampled_from([0.05, 0.3])))
+@given(
+    old=st.lists(ROW, min_size=1, max_size=12),
+    new=st.lists(ROW, min_size=1, max_size=12),
+    margin=st.one_of(st.none(), st.sampled_from([0.05, 0.3])),
+)
 @settings(max_examples=150, deadline=None)
-def test_a_pass_has_evidence_and_a_failure_never_passes(old: list[Any], new: list[Any], margin: Optional[float]) -> None:
+def test_a_pass_has_evidence_and_a_failure_never_passes(
+    old: list[Any], new: list[Any], margin: Optional[float]
+) -> None:
     result = compare_rollouts(_rows(old, "old"), _rows(new, "new"))
     cover = coverage(result, parse_limit("20%"), parse_limit("30%"))
     summary = build_summary(result, margin=margin, coverage=cover)
@@ -49,7 +54,8 @@ def test_a_pass_has_evidence_and_a_failure_never_passes(old: list[Any], new: lis
         for side in (task.old, task.new):
             if side is None or side.masked:
                 continue
-            scored = [f.reward for f in side.facts if f.mask is None and f.reward is not None
-                      and math.isfinite(f.reward)]
+            scored = [
+                f.reward for f in side.facts if f.mask is None and f.reward is not None and math.isfinite(f.reward)
+            ]
             # a masked row's reward is never part of a side's mean
             assert side.reward is not None and math.isclose(side.reward, math.fsum(scored) / len(scored))

@@ -107,8 +107,10 @@ def test_both_readers_see_every_signal(tmp_path: Path, monkeypatch: pytest.Monke
     decode = skeleton_decoder(None)
     assert decode is not None
     seen = {
-        fast: [reduce_row(obj, line=line, offset=offset).agent_error
-               for line, offset, obj in iter_objects(path, "r.jsonl", decode if fast else None)]
+        fast: [
+            reduce_row(obj, line=line, offset=offset).agent_error
+            for line, offset, obj in iter_objects(path, "r.jsonl", decode if fast else None)
+        ]
         for fast in (False, True)
     }
     assert seen[True] == seen[False]

@@ -60,13 +60,18 @@ def test_disagreement_is_a_note(side: Path) -> None:
     result = check(side)
     assert result is not None and result.recorded_mean == 0.75
     assert result.note is not None
-    assert result.note.startswith("old side: side_aggregate_metrics.json records a mean reward of 0.75, the rows give 0.8")
+    assert result.note.startswith(
+        "old side: side_aggregate_metrics.json records a mean reward of 0.75, the rows give 0.8"
+    )
 
 
-@pytest.mark.parametrize(("recorded", "shown"), [
-    (2 / 3, "records a mean reward of 0.6667, the rows give 0.8 "),
-    (0.80004, "records a mean reward of 0.80004, the rows give 0.8 "),  # 4 places would hide the gap
-])
+@pytest.mark.parametrize(
+    ("recorded", "shown"),
+    [
+        (2 / 3, "records a mean reward of 0.6667, the rows give 0.8 "),
+        (0.80004, "records a mean reward of 0.80004, the rows give 0.8 "),  # 4 places would hide the gap
+    ],
+)
 def test_note_rounds_like_other_rewards(side: Path, recorded: float, shown: str) -> None:
     write_metrics(side, [entry("anyswe_opencode", recorded)])
     result = check(side)

@@ -32,8 +32,14 @@ def stamped(real_rows):
 
 def record(task: str, *, attempt=None, ti: int = 0, ri: int = 0, run="run-a", **extra) -> dict:
     """A sidecar record as the newest collector writes one."""
-    rec = {"_ng_failure_class": "agent_run_error", "_ng_failure_message": "boom", "task_id": task,
-           "_ng_task_index": ti, "_ng_rollout_index": ri, "_ng_run_id": run}
+    rec = {
+        "_ng_failure_class": "agent_run_error",
+        "_ng_failure_message": "boom",
+        "task_id": task,
+        "_ng_task_index": ti,
+        "_ng_rollout_index": ri,
+        "_ng_run_id": run,
+    }
     if attempt is not None:
         rec["_ng_attempt_index"] = attempt
     rec.update(extra)
@@ -72,11 +78,14 @@ def test_an_unstamped_row_is_attempt_zero_beside_stamped_ones(write_jsonl, stamp
 
 def test_same_attempt_later_line_wins_and_rollouts_are_distinct(write_jsonl, stamped):
     old = write_jsonl("old/r.jsonl", [stamped("fix-git", 0.0, attempt=0, ri=0), stamped("fix-git", 0.0, ri=1)])
-    new = write_jsonl("new/r.jsonl", [
-        stamped("fix-git", 1.0, attempt=0, ri=0),
-        stamped("fix-git", 0.0, attempt=0, ri=0),  # same attempt, later line: stands
-        stamped("fix-git", 0.0, attempt=0, ri=1),  # another rollout: its own sample
-    ])
+    new = write_jsonl(
+        "new/r.jsonl",
+        [
+            stamped("fix-git", 1.0, attempt=0, ri=0),
+            stamped("fix-git", 0.0, attempt=0, ri=0),  # same attempt, later line: stands
+            stamped("fix-git", 0.0, attempt=0, ri=1),  # another rollout: its own sample
+        ],
+    )
     task = _task(compare_files(old, new), "fix-git")
     assert task.category == "identical"
     assert task.new is not None and len(task.new.facts) == 2
@@ -84,8 +93,9 @@ def test_same_attempt_later_line_wins_and_rollouts_are_distinct(write_jsonl, sta
 
 def test_other_runs_are_other_logical_rollouts(write_jsonl, stamped):
     old = write_jsonl("old/r.jsonl", [stamped("fix-git", 1.0)])
-    new = write_jsonl("new/r.jsonl", [stamped("fix-git", 1.0, attempt=0, run="a"),
-                                      stamped("fix-git", 0.0, attempt=0, run="b")])
+    new = write_jsonl(
+        "new/r.jsonl", [stamped("fix-git", 1.0, attempt=0, run="a"), stamped("fix-git", 0.0, attempt=0, run="b")]
+    )
     task = _task(compare_files(old, new), "fix-git")
     assert task.new is not None and task.new.reward == 0.5
 
@@ -114,8 +124,9 @@ def test_a_compressed_side_is_scanned_for_the_stamp(tmp_path, write_jsonl, stamp
     old = write_jsonl("old/r.jsonl", [stamped("fix-git", 1.0)])
     new = tmp_path / "new" / "r.jsonl.gz"
     new.parent.mkdir()
-    new.write_bytes(gzip.compress(dump_rows([stamped("fix-git", 1.0, attempt=1),
-                                             stamped("fix-git", 0.0, attempt=0)]).encode()))
+    new.write_bytes(
+        gzip.compress(dump_rows([stamped("fix-git", 1.0, attempt=1), stamped("fix-git", 0.0, attempt=0)]).encode())
+    )
     assert _task(compare_files(old, new), "fix-git").category == "identical"
 
 
@@ -208,7 +219,9 @@ def test_a_stamp_first_seen_late_still_supersedes_the_rows_before_it(write_jsonl
     old = write_jsonl("old/r.jsonl", [stamped("fix-git", 1.0, ti=0), stamped("crack-7z", 1.0, ti=1)])
     new = write_jsonl("new/r.jsonl", rows)
     result = compare_files(old, new, new_agent="mine")
-    assert [(t.task, t.category, len(t.new.facts)) for t in result.tasks] == [("crack-7z", "identical", 1),
-                                                                              ("fix-git", "identical", 1)]
+    assert [(t.task, t.category, len(t.new.facts)) for t in result.tasks] == [
+        ("crack-7z", "identical", 1),
+        ("fix-git", "identical", 1),
+    ]
     assert _task(result, "fix-git").new.facts[0].line == 4
     assert any("new side: 1 superseded attempt(s) left out" in note for note in result.notes)

@@ -92,7 +92,11 @@ def test_no_reward_wins_over_nothing_with_mask_sample_false(reward):
 
 @pytest.mark.parametrize(
     "token, reason",
-    [("NaN", "non-finite reward (nan)"), ("Infinity", "non-finite reward (inf)"), ("-Infinity", "non-finite reward (-inf)")],
+    [
+        ("NaN", "non-finite reward (nan)"),
+        ("Infinity", "non-finite reward (inf)"),
+        ("-Infinity", "non-finite reward (-inf)"),
+    ],
 )
 def test_non_finite_reward_tokens_in_a_file_mask_the_row(token, reason, write_jsonl):
     old = write_jsonl("old/r.jsonl", '{"task_id": "t", "reward": 1.0}\n')
@@ -107,7 +111,11 @@ def test_non_finite_reward_tokens_in_a_file_mask_the_row(token, reason, write_js
 
 @pytest.mark.parametrize(
     "value, reason",
-    [(math.nan, "non-finite reward (nan)"), (math.inf, "non-finite reward (inf)"), (-math.inf, "non-finite reward (-inf)")],
+    [
+        (math.nan, "non-finite reward (nan)"),
+        (math.inf, "non-finite reward (inf)"),
+        (-math.inf, "non-finite reward (-inf)"),
+    ],
 )
 def test_non_finite_reward_in_memory(value, reason):
     assert side([row("t", value)]).masked == reason
@@ -223,7 +231,7 @@ def test_rows_are_the_row_dicts():
 
 
 def test_agent_error_from_error_last_non_blank_line():
-    err = "Traceback (most recent call last):\n  File \"agent.py\", line 3\nRuntimeError: sandbox died\n\n   \n"
+    err = 'Traceback (most recent call last):\n  File "agent.py", line 3\nRuntimeError: sandbox died\n\n   \n'
     s = side([row("t", 0.0, error=err)])
     assert s.agent_error == "error: RuntimeError: sandbox died"
 
@@ -546,5 +554,6 @@ def test_repeats_note_names_ten_tasks_then_counts_the_rest():
     (note,) = [n for n in res.notes if "several rows" in n]
     assert note == (
         "300 task(s) have several rows on a side; they are compared on the mean reward: "
-        + ", ".join(names[:10]) + " and 290 more (see --parity-json)"
+        + ", ".join(names[:10])
+        + " and 290 more (see --parity-json)"
     )

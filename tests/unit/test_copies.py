@@ -9,22 +9,24 @@ from pytest_rollout_parity import compare_rollouts
 from pytest_rollout_parity.core.api import compare_files
 
 REAL_FILES = Path(__file__).resolve().parents[1] / "data" / "real_files"
-PAIR = ("resources_servers/reasoning_gym/data/example_rollouts.jsonl",
-        "environments/reasoning_gym/data/example_rollouts.jsonl")
+PAIR = (
+    "resources_servers/reasoning_gym/data/example_rollouts.jsonl",
+    "environments/reasoning_gym/data/example_rollouts.jsonl",
+)
 
 
 def test_the_real_byte_identical_pair_is_named_a_copy():
     result = compare_files(REAL_FILES / PAIR[0], REAL_FILES / PAIR[1])
-    assert result.copies == ("the new file's rows are identical to the old file's (the same bytes): "
-                             "was the new server run?")
+    assert result.copies == (
+        "the new file's rows are identical to the old file's (the same bytes): was the new server run?"
+    )
     assert result.notes[0] == result.copies
 
 
 def test_the_same_rows_in_another_order_and_spelling_are_a_copy(tmp_path: Path):
     rows = [json.loads(line) for line in (REAL_FILES / PAIR[0]).read_text(encoding="utf-8").splitlines()]
     new = tmp_path / "new.jsonl"
-    new.write_text("".join(json.dumps(r, indent=None, sort_keys=True) + "\n" for r in reversed(rows)),
-                   encoding="utf-8")
+    new.write_text("".join(json.dumps(r, indent=None, sort_keys=True) + "\n" for r in reversed(rows)), encoding="utf-8")
     result = compare_files(REAL_FILES / PAIR[0], new)
     assert result.copies is not None and "(every task has the same rows)" in result.copies
 

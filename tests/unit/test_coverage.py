@@ -23,8 +23,9 @@ def tasks(real_rows):
     template = real_rows(REAL)[0]
 
     def make(names, reward=1.0, **extra):
-        return [dict(template, task_id=name, verifier_metadata={"task_id": name}, reward=reward, **extra)
-                for name in names]
+        return [
+            dict(template, task_id=name, verifier_metadata={"task_id": name}, reward=reward, **extra) for name in names
+        ]
 
     return make
 
@@ -39,7 +40,8 @@ def test_a_run_that_covered_a_tenth_fails_by_default(tasks):
     assert (decision.old_tasks, decision.missing, decision.masked) == (10, 9, 0)
     assert decision.message.splitlines()[0] == (
         "9 of 10 old task(s) not compared (9 missing) (over the limit 20% = 2); "
-        "9 of 10 old task(s) missing from the new side (over the limit 20% = 2)")
+        "9 of 10 old task(s) missing from the new side (over the limit 20% = 2)"
+    )
     assert decision.uncompared == 9
 
 
@@ -65,8 +67,10 @@ def test_old_side_masks_and_new_only_tasks_do_not_count(tasks):
     assert within.passed and within.message.startswith("the gate has enough evidence")
 
 
-@pytest.mark.parametrize(("text", "count", "percent"), [("3", 3, None), ("10%", None, 10.0), (" 0 ", 0, None),
-                                                        ("OFF", None, None), ("100%", None, 100.0)])
+@pytest.mark.parametrize(
+    ("text", "count", "percent"),
+    [("3", 3, None), ("10%", None, 10.0), (" 0 ", 0, None), ("OFF", None, None), ("100%", None, 100.0)],
+)
 def test_limits_parse(text, count, percent):
     limit = parse_limit(text)
     assert (limit.count, limit.percent) == (count, percent)

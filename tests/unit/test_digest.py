@@ -31,9 +31,17 @@ def side_files(real_rows: Callable[[str], list[dict[str, Any]]], write_jsonl: Ca
         row.update(_ng_task_index=index, _ng_rollout_index=0, reward=float(index % 2))
         rows.append(row)
     main = write_jsonl("new/rollouts.jsonl", rows)
-    sidecar = write_jsonl("new/rollouts_failures.jsonl", [
-        {"_ng_task_index": 7, "_ng_rollout_index": 0, "_ng_failure_class": "SandboxError",
-         "_ng_failure_message": "sandbox did not start"}])
+    sidecar = write_jsonl(
+        "new/rollouts_failures.jsonl",
+        [
+            {
+                "_ng_task_index": 7,
+                "_ng_rollout_index": 0,
+                "_ng_failure_class": "SandboxError",
+                "_ng_failure_message": "sandbox did not start",
+            }
+        ],
+    )
     return main, sidecar
 
 
@@ -61,8 +69,11 @@ def test_a_compressed_side_digests_what_it_holds(side_files: tuple[Path, Path], 
 def test_shards_digest_in_the_order_given(write_jsonl: Callable[..., Path]) -> None:
     first = write_jsonl("s/shard-1.jsonl", [{"task_id": "a", "reward": 1.0}])
     second = write_jsonl("s/shard-2.jsonl", [{"task_id": "b", "reward": 0.0}])
-    request = SideRequest(str(first), display="s/shard-*.jsonl",
-                          shards=((str(first), "s/shard-1.jsonl"), (str(second), "s/shard-2.jsonl")))
+    request = SideRequest(
+        str(first),
+        display="s/shard-*.jsonl",
+        shards=((str(first), "s/shard-1.jsonl"), (str(second), "s/shard-2.jsonl")),
+    )
     assert request.load().digest == expected(first, second)
 
 

@@ -22,14 +22,17 @@ from pytest_rollout_parity.core.reading.bounded import NotRegular, TooLarge, ope
 from pytest_rollout_parity.core.reports.json_file import write_text
 
 
-@pytest.mark.parametrize(("raw", "shown"), [
-    ("plain-task_1/a.b", "plain-task_1/a.b"),
-    ("a\nb", "a\\nb"),
-    ("\x1b[31mred\r\x07\x00\x7f", "\\x1b[31mred\\r\\x07\\x00\\x7f"),
-    ("tab\there", "tab\\there"),
-    ("nel\x85 ls\u2028 rlo\u202e", "nel\\x85 ls\\u2028 rlo\\u202e"),
-    ("caf\u00e9 \u4e2d", "caf\u00e9 \u4e2d"),
-])
+@pytest.mark.parametrize(
+    ("raw", "shown"),
+    [
+        ("plain-task_1/a.b", "plain-task_1/a.b"),
+        ("a\nb", "a\\nb"),
+        ("\x1b[31mred\r\x07\x00\x7f", "\\x1b[31mred\\r\\x07\\x00\\x7f"),
+        ("tab\there", "tab\\there"),
+        ("nel\x85 ls\u2028 rlo\u202e", "nel\\x85 ls\\u2028 rlo\\u202e"),
+        ("caf\u00e9 \u4e2d", "caf\u00e9 \u4e2d"),
+    ],
+)
 def test_visible_keeps_text_on_one_line(raw: str, shown: str) -> None:
     assert visible(raw) == shown
 
@@ -38,13 +41,16 @@ def test_visible_keeps_tabs_in_log_lines_when_asked() -> None:
     assert visible("a\tb\rc", keep_tabs=True) == "a\tb\\rc"
 
 
-@pytest.mark.parametrize(("line", "shown"), [
-    ("::error::x", "\\x3a:error::x"),
-    ("   ::warning::x", "   \\x3a:warning::x"),
-    ("\t::stop-commands::t", "\t\\x3a:stop-commands::t"),
-    ("a ::error::x", "a ::error::x"),
-    (":single", ":single"),
-])
+@pytest.mark.parametrize(
+    ("line", "shown"),
+    [
+        ("::error::x", "\\x3a:error::x"),
+        ("   ::warning::x", "   \\x3a:warning::x"),
+        ("\t::stop-commands::t", "\t\\x3a:stop-commands::t"),
+        ("a ::error::x", "a ::error::x"),
+        (":single", ":single"),
+    ],
+)
 def test_no_line_starts_a_workflow_command(line: str, shown: str) -> None:
     assert no_command(line) == shown
 
@@ -65,8 +71,7 @@ def _unescaped(shown: str) -> str:
 
 def test_markdown_text_is_literal_in_markdown_and_readable() -> None:
     shown = markdown_text("[a](http://x) **b** <i>&` | #h www.evil.example @user\nnext")
-    assert shown == ("\\[a\\]\\(http\\://x\\) \\*\\*b\\*\\* \\<i\\>\\&\\` \\| \\#h "
-                     "www\\.evil.example \\@user\\\\nnext")
+    assert shown == ("\\[a\\]\\(http\\://x\\) \\*\\*b\\*\\* \\<i\\>\\&\\` \\| \\#h www\\.evil.example \\@user\\\\nnext")
     assert not SPECIALS & set(_unescaped(shown)) and "http://" not in shown and "www." not in shown
     # what the reader saw entity-escaped now reads as written
     assert markdown_text("resources_servers/calendar: 3 tasks") == "resources\\_servers/calendar: 3 tasks"

@@ -20,12 +20,16 @@ SVG = "{http://www.w3.org/2000/svg}"
 
 
 def _rows(rewards: dict[str, list[float]]) -> list[dict[str, object]]:
-    return [{"task_id": task, "reward": reward, "_ng_rollout_index": i}
-            for task, values in rewards.items() for i, reward in enumerate(values)]
+    return [
+        {"task_id": task, "reward": reward, "_ng_rollout_index": i}
+        for task, values in rewards.items()
+        for i, reward in enumerate(values)
+    ]
 
 
-def _summary(old: dict[str, list[float]], new: dict[str, list[float]], margin: float | None = None,
-             **run: object) -> Summary:
+def _summary(
+    old: dict[str, list[float]], new: dict[str, list[float]], margin: float | None = None, **run: object
+) -> Summary:
     result = compare_rollouts(_rows(old), _rows(new))
     info = RunInfo(old_file="old.jsonl", new_file="new.jsonl", **run) if run else None  # type: ignore[arg-type]
     return build_summary(result, info, margin=margin)
@@ -62,8 +66,12 @@ def test_the_page_holds_the_verdict_statistics_flips_and_lists() -> None:
     assert "paired over 3 compared tasks" in page
     rows = re.findall(r'<tr class="flip">(.*?)</tr>', page, flags=re.S)
     assert len(rows) == 2
-    assert re.search(r'<code>down</code>.*<td class="n">1</td><td class="n">0.5</td><td class="n">2 / 2</td>'
-                     r'<td class="o-failed">failed</td>', rows[0], flags=re.S)
+    assert re.search(
+        r'<code>down</code>.*<td class="n">1</td><td class="n">0.5</td><td class="n">2 / 2</td>'
+        r'<td class="o-failed">failed</td>',
+        rows[0],
+        flags=re.S,
+    )
     assert page.count("the log&#x27;s last line") == 1  # each flip's evidence once
     assert "<code>gone</code>: only in the old file" in page and "<code>extra</code>: only in the new file" in page
     # without the evidence (pytest-html shows it in the flip's row), the rest is the same
@@ -80,14 +88,22 @@ def test_the_page_opens_offline_and_parses() -> None:
     assert len(_svgs(page)) == 2  # the scatter and the interval, each well-formed XML
 
 
-HOSTILE = ["<script>alert(1)</script>", "</svg><img src=x onerror=alert(1)>", "a&b\"c'd", "\x1b[2J\r",
-           "[x](https://evil.example)"]
+HOSTILE = [
+    "<script>alert(1)</script>",
+    "</svg><img src=x onerror=alert(1)>",
+    "a&b\"c'd",
+    "\x1b[2J\r",
+    "[x](https://evil.example)",
+]
 
 
 @pytest.mark.parametrize("label", HOSTILE)
 def test_labels_are_escaped_everywhere_on_the_page(label: str) -> None:
-    summary = _summary({label: [1.0], "ok": [1.0]}, {label: [0.0], "ok": [1.0]},
-                       evidence={label: f"{label}: new regressed\n    | {label}"})
+    summary = _summary(
+        {label: [1.0], "ok": [1.0]},
+        {label: [0.0], "ok": [1.0]},
+        evidence={label: f"{label}: new regressed\n    | {label}"},
+    )
     page = render_html(summary)
     parser = _Strict()
     parser.feed(page)
@@ -133,15 +149,17 @@ def test_a_hundred_thousand_tasks_are_binned_flips_drawn_and_the_page_small() ->
     flips = summary.counts.flipped
     assert flips > FLIP_POINTS
     assert len(_circles(scatter)) == FLIP_POINTS  # the first flips one by one, the rest counted in cells
-    counted = sum(int(title.text.split()[0]) for title in scatter.iter(f"{SVG}title")
-                  if title.text and title.text.endswith("task(s)"))
+    counted = sum(
+        int(title.text.split()[0])
+        for title in scatter.iter(f"{SVG}title")
+        if title.text and title.text.endswith("task(s)")
+    )
     assert counted + FLIP_POINTS == summary.compared == n  # every task present, once
     assert page.count('<tr class="flip">') == FLIP_ROWS and f"and {flips - FLIP_ROWS} more" in page
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from([0.0, 0.5, 1.0]), st.sampled_from([0.0, 0.5, 1.0])), min_size=1,
-                max_size=40))
+@given(st.lists(st.tuples(st.sampled_from([0.0, 0.5, 1.0]), st.sampled_from([0.0, 0.5, 1.0])), min_size=1, max_size=40))
 def test_each_compared_task_is_drawn_once(pairs: list[tuple[float, float]]) -> None:
     old = {f"t{i}": [a] for i, (a, _) in enumerate(pairs)}
     new = {f"t{i}": [b] for i, (_, b) in enumerate(pairs)}

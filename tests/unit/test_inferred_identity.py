@@ -21,7 +21,8 @@ REAL = Path(__file__).resolve().parents[1] / "data" / "real_files"
 
 def prompt(*texts: str) -> list[dict[str, str]]:
     return [{"role": "system", "content": "You are a careful solver."}] + [
-        {"role": "user", "content": text} for text in texts]
+        {"role": "user", "content": text} for text in texts
+    ]
 
 
 def row(reward: float = 1.0, *, index: Optional[int] = None, texts: tuple[str, ...] = (), **extra: Any) -> dict:
@@ -41,24 +42,53 @@ def cats(res) -> dict[str, str]:
 # --- which fields may name a task -------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["uuid", "id", "scenario_id", "instance_id", "problem_id", "metadata.bunsen_id",
-                                  "instanceId", "doc-id"])
+@pytest.mark.parametrize(
+    "name", ["uuid", "id", "scenario_id", "instance_id", "problem_id", "metadata.bunsen_id", "instanceId", "doc-id"]
+)
 def test_names_that_say_id(name: str) -> None:
     assert names_an_identity(name)
 
 
-@pytest.mark.parametrize("name", ["question", "task", "setting", "response_id", "rollout_id", "judge_id",
-                                  "request_uuid", "model_id", "created_id", "run_id", "reward", "idea", "paid"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "question",
+        "task",
+        "setting",
+        "response_id",
+        "rollout_id",
+        "judge_id",
+        "request_uuid",
+        "model_id",
+        "created_id",
+        "run_id",
+        "reward",
+        "idea",
+        "paid",
+    ],
+)
 def test_names_of_outcomes_or_no_id_never_qualify(name: str) -> None:
     assert not names_an_identity(name)
 
 
 def test_candidates_are_scalars_at_the_top_and_under_the_metadata_objects() -> None:
-    r = {"uuid": "a-1", "score_id": 3, "doc_id": "has spaces in it", "flag_id": True, "obj_id": {"x": 1},
-         "metadata": {"source_record_id": "r-9", "note": "x"}, "_ng_task_id": "t", "task_id": "known",
-         "verifier_metadata": {"id": 7}, "responses_create_params": {"metadata": {"sample_id": "s"}}}
-    assert inferred_candidates(r, frozenset({"task_id"})) == ("uuid", "metadata.source_record_id",
-                                                              "verifier_metadata.id")
+    r = {
+        "uuid": "a-1",
+        "score_id": 3,
+        "doc_id": "has spaces in it",
+        "flag_id": True,
+        "obj_id": {"x": 1},
+        "metadata": {"source_record_id": "r-9", "note": "x"},
+        "_ng_task_id": "t",
+        "task_id": "known",
+        "verifier_metadata": {"id": 7},
+        "responses_create_params": {"metadata": {"sample_id": "s"}},
+    }
+    assert inferred_candidates(r, frozenset({"task_id"})) == (
+        "uuid",
+        "metadata.source_record_id",
+        "verifier_metadata.id",
+    )
 
 
 # --- the inferred field and the other identities ------------------------------------------------
@@ -147,7 +177,9 @@ def test_per_rollout_prompts_join_on_their_leading_messages() -> None:
 def test_per_rollout_prompts_whose_leading_messages_differ_are_two_tasks() -> None:
     old = [row(index=0, texts=("Deal me in.",)), row(index=1, texts=("b",)), row(index=2, texts=("c",))]
     new = [row(index=0, texts=("Shuffle first.", f"Your hand: {k}")) for k in range(3)] + [
-        row(index=1, texts=("b",)), row(index=2, texts=("c",))]
+        row(index=1, texts=("b",)),
+        row(index=2, texts=("c",)),
+    ]
     res = compare_rollouts(old, new)
     assert sorted(t.category for t in res.tasks) == ["identical", "identical", "missing", "missing"]
 
@@ -174,10 +206,14 @@ def test_a_different_inputs_run_is_a_report_not_an_error() -> None:
 
 
 def test_an_index_meeting_prefixed_ids_of_another_environment_is_not_compared() -> None:
-    code = [json.loads(line) for line in
-            (REAL / "resources_servers/bigcodebench/data/example_rollouts.jsonl").read_text().splitlines()]
-    calendar = [json.loads(line) for line in
-                (REAL / "resources_servers/calendar/data/example_rollouts.jsonl").read_text().splitlines()]
+    code = [
+        json.loads(line)
+        for line in (REAL / "resources_servers/bigcodebench/data/example_rollouts.jsonl").read_text().splitlines()
+    ]
+    calendar = [
+        json.loads(line)
+        for line in (REAL / "resources_servers/calendar/data/example_rollouts.jsonl").read_text().splitlines()
+    ]
     numbers = [int(r["task_id"].rsplit("/", 1)[1]) for r in code]
     old = [dict(r, _ng_task_index=n) for r, n in zip(calendar, numbers)]
     res = compare_rollouts(old, code)
@@ -210,9 +246,11 @@ def test_a_file_read_by_either_reader_infers_the_same_field(
 ) -> None:
     monkeypatch.setenv("PARITY_PARSER", parser)
     old, new = tmp_path / "old.jsonl", tmp_path / "new.jsonl"
-    old.write_text("".join(json.dumps(row(index=i, texts=(f"q{i}",), metadata={"case_id": f"c{i}"})) + "\n"
-                           for i in range(3)))
-    new.write_text("".join(json.dumps(row(index=i, texts=(f"Q: q{i}",), metadata={"case_id": f"c{i}"})) + "\n"
-                           for i in range(3)))
+    old.write_text(
+        "".join(json.dumps(row(index=i, texts=(f"q{i}",), metadata={"case_id": f"c{i}"})) + "\n" for i in range(3))
+    )
+    new.write_text(
+        "".join(json.dumps(row(index=i, texts=(f"Q: q{i}",), metadata={"case_id": f"c{i}"})) + "\n" for i in range(3))
+    )
     res = compare_files(old, new)
     assert res.old_key == "metadata.case_id" and set(cats(res).values()) == {"identical"}

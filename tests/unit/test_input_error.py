@@ -90,12 +90,24 @@ def test_the_reader_child_hands_the_same_attributes_over(tmp_path: Path) -> None
 def test_the_error_survives_pickling() -> None:
     error = CompareInputError("a.jsonl", "invalid JSON", 3)
     again = pickle.loads(pickle.dumps(error))
-    assert (again.path, again.line, again.reason, str(again)) == ("a.jsonl", 3, "invalid JSON", "a.jsonl:3: invalid JSON")
+    assert (again.path, again.line, again.reason, str(again)) == (
+        "a.jsonl",
+        3,
+        "invalid JSON",
+        "a.jsonl:3: invalid JSON",
+    )
 
 
 def test_a_request_is_frozen_and_travels_as_plain_values() -> None:
-    request = SideRequest("a.jsonl", "task_id", "runs/*.jsonl", "agent", "--parity-old-key", "parity_agent",
-                          (("a.jsonl", "runs/a.jsonl"), ("b.jsonl", "runs/b.jsonl")))
+    request = SideRequest(
+        "a.jsonl",
+        "task_id",
+        "runs/*.jsonl",
+        "agent",
+        "--parity-old-key",
+        "parity_agent",
+        (("a.jsonl", "runs/a.jsonl"), ("b.jsonl", "runs/b.jsonl")),
+    )
     with pytest.raises(dataclasses.FrozenInstanceError):
         request.key = "other"  # type: ignore[misc]
     plain = request.plain()

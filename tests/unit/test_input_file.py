@@ -24,7 +24,9 @@ ROWS = [
 FLIPPED = [dict(row, reward=1.0 - row["reward"]) if row["task_id"] == "t7" else row for row in ROWS]
 
 COMPRESSORS: dict[str, Callable[[bytes], bytes]] = {
-    "gz": gzip.compress, "bz2": bz2.compress, "xz": lzma.compress,
+    "gz": gzip.compress,
+    "bz2": bz2.compress,
+    "xz": lzma.compress,
 }
 
 
@@ -49,8 +51,12 @@ def test_row_reader_goes_back_when_asked(tmp_path: Path) -> None:
     packed = tmp_path / "r.jsonl.gz"
     packed.write_bytes(gzip.compress(b'{"a": 1}\n{"a": 2}\n{"a": 3}\n'))
     with RowAt(packed) as reader:
-        assert [reader.line(offset) for offset in (9, 18, 0, 9)] == [b'{"a": 2}\n', b'{"a": 3}\n',
-                                                                     b'{"a": 1}\n', b'{"a": 2}\n']
+        assert [reader.line(offset) for offset in (9, 18, 0, 9)] == [
+            b'{"a": 2}\n',
+            b'{"a": 3}\n',
+            b'{"a": 1}\n',
+            b'{"a": 2}\n',
+        ]
 
 
 def test_sidecar_of_a_compressed_file_has_the_plain_name(tmp_path: Path) -> None:
@@ -99,8 +105,12 @@ def test_pretty_printed_json_is_named(tmp_path: Path) -> None:
 
 def test_sidecar_given_as_a_side_names_its_main_file(tmp_path: Path) -> None:
     sidecar = tmp_path / "rollouts_failures.jsonl"
-    sidecar.write_text(json.dumps({"_ng_failure_class": "agent_run_error", "_ng_task_index": 0,
-                                   "_ng_rollout_index": 0, "task_id": "t0"}) + "\n")
+    sidecar.write_text(
+        json.dumps(
+            {"_ng_failure_class": "agent_run_error", "_ng_task_index": 0, "_ng_rollout_index": 0, "task_id": "t0"}
+        )
+        + "\n"
+    )
     with pytest.raises(CompareInputError) as info:
         load_side(SideRequest(str(sidecar)))
     assert str(info.value) == (

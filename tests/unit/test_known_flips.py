@@ -28,11 +28,14 @@ def test_labels_keep_inner_hashes_and_reasons_keep_theirs(tmp_path: Path) -> Non
     assert known.entries["knights_knaves#3"].reason == "swapped answers, see #42"
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("task-a\n", "k.txt:1: a known flip needs a reason"),
-    ("task-a #\n", "k.txt:1: a known flip needs a reason"),
-    ("task-a # x\n\ntask-a # y\n", "k.txt:3: task 'task-a' is listed twice (first on line 1)"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("task-a\n", "k.txt:1: a known flip needs a reason"),
+        ("task-a #\n", "k.txt:1: a known flip needs a reason"),
+        ("task-a # x\n\ntask-a # y\n", "k.txt:3: task 'task-a' is listed twice (first on line 1)"),
+    ],
+)
 def test_malformed_lines_are_named(tmp_path: Path, text: str, message: str) -> None:
     path = tmp_path / "k.txt"
     path.write_text(text, encoding="utf-8")

@@ -116,9 +116,7 @@ def test_int_null_and_absent_rewards_are_accepted(write_jsonl):
 
 def test_nan_and_infinity_tokens_parse(write_jsonl):
     text = (
-        '{"task_id": "a", "reward": NaN}\n'
-        '{"task_id": "b", "reward": Infinity}\n'
-        '{"task_id": "c", "reward": -Infinity}\n'
+        '{"task_id": "a", "reward": NaN}\n{"task_id": "b", "reward": Infinity}\n{"task_id": "c", "reward": -Infinity}\n'
     )
     rows = load_rollouts(write_jsonl("r.jsonl", text))
     assert [r["task_id"] for r in rows] == ["a", "b", "c"]
@@ -170,9 +168,7 @@ def test_truncated_line_in_the_middle_is_an_error_too(write_jsonl):
 def test_string_or_bool_reward_is_an_error_naming_line_and_task(reward_json, write_jsonl):
     text = (
         '{"_ng_task_id": {"taskset": "terminal-bench-2-1", "task_id": "regex-log"}, "reward": 1.0}\n'
-        '{"_ng_task_id": {"taskset": "terminal-bench-2-1", "task_id": "fix-git"}, "reward": '
-        + reward_json
-        + "}\n"
+        '{"_ng_task_id": {"taskset": "terminal-bench-2-1", "task_id": "fix-git"}, "reward": ' + reward_json + "}\n"
     )
     path = write_jsonl("r.jsonl", text)
     with pytest.raises(CompareInputError) as exc:
@@ -228,11 +224,7 @@ def test_core_imports_and_compares_without_pytest(tmp_path):
 
 
 def test_importing_the_core_does_not_import_pytest():
-    code = (
-        "import sys\n"
-        "import pytest_rollout_parity\n"
-        "print('pytest' in sys.modules, '_pytest' in sys.modules)\n"
-    )
+    code = "import sys\nimport pytest_rollout_parity\nprint('pytest' in sys.modules, '_pytest' in sys.modules)\n"
     proc = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=str(Path(__file__).parents[2])
     )

@@ -23,35 +23,52 @@ from pytest_rollout_parity.core.reports.summary import RunInfo, build_summary
 OLD = {"a": 1.0, "b": 1.0, "c": 0.0, "d": 1.0, "e": 0.0, "gone": 1.0}
 NEW = {"a": 1.0, "b": 0.0, "c": 1.0, "d": 1.0, "e": 0.0, "fresh": 0.0}
 #: the pytest outcome each task's item has under the default rules (the plugin's items decide it)
-ITEM = {"a": "passed", "b": "failed", "c": "failed", "d": "passed", "e": "passed", "gone": "xfailed",
-        "fresh": "xfailed"}
+ITEM = {
+    "a": "passed",
+    "b": "failed",
+    "c": "failed",
+    "d": "passed",
+    "e": "passed",
+    "gone": "xfailed",
+    "fresh": "xfailed",
+}
 INPUTS = {"old": "crc32:0000abcd:10", "new": "crc32:0000dcba:12"}
 OPTIONS: dict[str, object] = {"margin": None, "strict": False}
 
 
 def _result() -> Any:
-    return compare_rollouts([{"task_id": t, "reward": r} for t, r in OLD.items()],
-                            [{"task_id": t, "reward": r} for t, r in NEW.items()])
+    return compare_rollouts(
+        [{"task_id": t, "reward": r} for t, r in OLD.items()], [{"task_id": t, "reward": r} for t, r in NEW.items()]
+    )
 
 
-def part(tasks: list[str], *, inputs: Optional[dict[str, str]] = None,
-         options: Optional[dict[str, object]] = None) -> dict[str, Any]:
+def part(
+    tasks: list[str], *, inputs: Optional[dict[str, str]] = None, options: Optional[dict[str, object]] = None
+) -> dict[str, Any]:
     """The JSON summary of a run that ran the items of ``tasks``."""
     ran = {task: ITEM[task] for task in tasks}
     outcomes: dict[str, int] = {}
     for outcome in ran.values():
         outcomes[outcome] = outcomes.get(outcome, 0) + 1
     every = len(ran) == len(ITEM)
-    info = RunInfo(old_file="old.jsonl", new_file="new.jsonl", selected=len(ran), outcomes=outcomes,
-                   task_outcomes=ran, ran_tasks=None if every else frozenset(ran),
-                   inputs=inputs or INPUTS, options=options or OPTIONS)
+    info = RunInfo(
+        old_file="old.jsonl",
+        new_file="new.jsonl",
+        selected=len(ran),
+        outcomes=outcomes,
+        task_outcomes=ran,
+        ran_tasks=None if every else frozenset(ran),
+        inputs=inputs or INPUTS,
+        options=options or OPTIONS,
+    )
     return json_dict(build_summary(_result(), info))
 
 
 def test_every_way_of_dealing_the_items_out_merges_to_the_whole_run() -> None:
     whole = part(list(ITEM))
-    merged = merge_parts([("p1.json", part(["a", "b"])), ("p2.json", part(["c", "gone"])),
-                          ("p3.json", part(["d", "e", "fresh"]))])
+    merged = merge_parts(
+        [("p1.json", part(["a", "b"])), ("p2.json", part(["c", "gone"])), ("p3.json", part(["d", "e", "fresh"]))]
+    )
     assert {key: value for key, value in merged_json(merged).items() if key != "merge"} == whole
     assert (merged.verdict, merged.exit_status) == ("fail", 1)
     assert [item.part for item in merged.failed()] == ["p1.json", "p2.json"]
@@ -62,8 +79,9 @@ def test_every_way_of_dealing_the_items_out_merges_to_the_whole_run() -> None:
 def test_any_partition_merges_to_its_items_outcomes(assignment: list[int]) -> None:
     """Each task goes to part 0, 1 or 2, or to none (-1): gaps are exactly the tasks dealt nowhere."""
     tasks = list(ITEM)
-    parts = [(f"p{index}.json", part([t for t, where in zip(tasks, assignment) if where == index]))
-             for index in range(3)]
+    parts = [
+        (f"p{index}.json", part([t for t, where in zip(tasks, assignment) if where == index])) for index in range(3)
+    ]
     merged = merge_parts(parts)
     expected = {t: ITEM[t] for t, where in zip(tasks, assignment) if where >= 0}
     assert {item.name: item.outcome for item in merged.items if item.outcome is not None} == expected
@@ -81,8 +99,9 @@ def test_any_partition_merges_to_its_items_outcomes(assignment: list[int]) -> No
 @given(st.lists(st.sets(st.integers(min_value=0, max_value=2), min_size=1), min_size=len(ITEM), max_size=len(ITEM)))
 def test_an_item_dealt_to_two_parts_is_refused(assignment: list[set[int]]) -> None:
     tasks = list(ITEM)
-    parts = [(f"p{index}.json", part([t for t, where in zip(tasks, assignment) if index in where]))
-             for index in range(3)]
+    parts = [
+        (f"p{index}.json", part([t for t, where in zip(tasks, assignment) if index in where])) for index in range(3)
+    ]
     twice = [t for t, where in zip(tasks, assignment) if len(where) > 1]
     if not twice:
         assert not merge_parts(parts).gaps()
@@ -101,13 +120,18 @@ def test_parts_of_other_inputs_or_options_are_refused() -> None:
         merge_parts([first, ("p2.json", part(["d"], options={**OPTIONS, "strict": True}))])
 
 
-@pytest.mark.parametrize("data, reason", [
-    ([], "not a JSON object"),
-    ({"counts": {}}, "no \"run\" section"),
-    ({"run": {"part": None}}, "no item ran in this run"),
-    ({"run": {"part": {}, "inputs": {}, "options": {}, "gate": []}, "tasks": [], "counts": {}},
-     "no content digest of the old and new side"),
-])
+@pytest.mark.parametrize(
+    "data, reason",
+    [
+        ([], "not a JSON object"),
+        ({"counts": {}}, 'no "run" section'),
+        ({"run": {"part": None}}, "no item ran in this run"),
+        (
+            {"run": {"part": {}, "inputs": {}, "options": {}, "gate": []}, "tasks": [], "counts": {}},
+            "no content digest of the old and new side",
+        ),
+    ],
+)
 def test_a_file_that_is_not_a_part_is_refused(data: Any, reason: str) -> None:
     with pytest.raises(MergeError) as caught:
         merge_parts([("x.json", data)])

@@ -23,8 +23,16 @@ def _side(real_rows: Callable[[str], Rows], rewards: dict[str, float], **extra: 
 
 
 def test_the_vocabulary_is_the_documented_one() -> None:
-    assert TASK_OUTCOMES == ("passed", "failed", "within_noise", "accepted", "agent_error", "masked", "missing",
-                             "not_run")
+    assert TASK_OUTCOMES == (
+        "passed",
+        "failed",
+        "within_noise",
+        "accepted",
+        "agent_error",
+        "masked",
+        "missing",
+        "not_run",
+    )
     assert RUN_VERDICTS == ("pass", "fail", "inconclusive")
 
 
@@ -44,8 +52,12 @@ def test_each_category_has_its_outcome_and_a_flip_fails_the_run(real_rows: Calla
 
 def test_a_reviewed_flip_is_accepted_and_the_run_passes(real_rows: Callable[[str], Rows]) -> None:
     old, new = _side(real_rows, {"a": 1.0, "b": 1.0}), _side(real_rows, {"a": 1.0, "b": 0.0})
-    info = RunInfo(old_file="o.jsonl", new_file="n.jsonl", hook_verdicts={"b": HookVerdict("passed", "reviewed")},
-                   outcomes={"passed": 2})
+    info = RunInfo(
+        old_file="o.jsonl",
+        new_file="n.jsonl",
+        hook_verdicts={"b": HookVerdict("passed", "reviewed")},
+        outcomes={"passed": 2},
+    )
     summary = build_summary(compare_rollouts(old, new), info)
     assert [task.outcome for task in summary.tasks] == ["passed", "accepted"]
     assert summary.verdict == "pass"
@@ -53,8 +65,9 @@ def test_a_reviewed_flip_is_accepted_and_the_run_passes(real_rows: Callable[[str
 
 def test_a_narrowed_run_never_passes(real_rows: Callable[[str], Rows]) -> None:
     rows = _side(real_rows, {"a": 1.0, "b": 1.0})
-    info = RunInfo(old_file="o.jsonl", new_file="n.jsonl", selected=1, outcomes={"passed": 1},
-                   ran_tasks=frozenset({"a"}))
+    info = RunInfo(
+        old_file="o.jsonl", new_file="n.jsonl", selected=1, outcomes={"passed": 1}, ran_tasks=frozenset({"a"})
+    )
     rerun = [dict(r, response=dict(r["response"], id=f"resp_rerun_{i}")) for i, r in enumerate(rows)]
     summary = build_summary(compare_rollouts(rows, rerun), info)
     assert [task.outcome for task in summary.tasks] == ["passed", "not_run"]

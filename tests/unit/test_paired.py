@@ -59,15 +59,23 @@ def test_single_binary_rows_by_hand() -> None:
     assert section.sign is not None
     assert (section.sign.better, section.sign.worse, section.sign.p) == (1, 2, 1.0)
     assert section.table is not None
-    assert (section.table.both_pass, section.table.old_only, section.table.new_only, section.table.both_fail) \
-        == (1, 2, 1, 1)
+    assert (section.table.both_pass, section.table.old_only, section.table.new_only, section.table.both_fail) == (
+        1,
+        2,
+        1,
+        1,
+    )
     assert section.p_values == (None,) * 5 and section.tested == 0
 
 
 def test_masked_missing_and_agent_error_tasks() -> None:
     old = [row("a", 1.0), row("b", 0.0), row("gone", 1.0), row("m", 1.0), row("err", 1.0)]
-    new = [row("a", 1.0), row("b", 1.0), row("m", 0.0, mask_sample=True),
-           row("err", 0.0, response={"metadata": {"terminus2_error_type": "TimeoutError"}})]
+    new = [
+        row("a", 1.0),
+        row("b", 1.0),
+        row("m", 0.0, mask_sample=True),
+        row("err", 0.0, response={"metadata": {"terminus2_error_type": "TimeoutError"}}),
+    ]
     result = compare_rollouts(old, new)
     assert result.tasks[index_of(result, "err")].category == "flipped_agent_error"
     s = paired_section(result).stats
@@ -122,10 +130,20 @@ def test_task_seed_is_stable() -> None:
 
 
 def test_tasksets_cluster_the_standard_error() -> None:
-    old = [row("a", 1.0, "alpha"), row("b", 0.0, "alpha"), row("c", 1.0, "beta"), row("d", 1.0, "beta"),
-           row("e", 0.0, "gamma")]
-    new = [row("a", 0.0, "alpha"), row("b", 0.0, "alpha"), row("c", 1.0, "beta"), row("d", 0.0, "beta"),
-           row("e", 1.0, "gamma")]
+    old = [
+        row("a", 1.0, "alpha"),
+        row("b", 0.0, "alpha"),
+        row("c", 1.0, "beta"),
+        row("d", 1.0, "beta"),
+        row("e", 0.0, "gamma"),
+    ]
+    new = [
+        row("a", 0.0, "alpha"),
+        row("b", 0.0, "alpha"),
+        row("c", 1.0, "beta"),
+        row("d", 0.0, "beta"),
+        row("e", 1.0, "gamma"),
+    ]
     result = compare_rollouts(old, new)
     assert result.keyed_by_taskset
     s = paired_section(result).stats
@@ -181,9 +199,11 @@ def test_aggregate_passes_inside_the_margin() -> None:
 
 @pytest.mark.parametrize(
     ("low", "high", "broken"),
-    [(-0.12, -0.06, ["lower bound -0.1200 < -0.05"]),
-     (0.06, 0.12, ["upper bound 0.1200 > +0.05"]),
-     (-0.07, 0.07, ["lower bound -0.0700 < -0.05", "upper bound 0.0700 > +0.05"])],
+    [
+        (-0.12, -0.06, ["lower bound -0.1200 < -0.05"]),
+        (0.06, 0.12, ["upper bound 0.1200 > +0.05"]),
+        (-0.07, 0.07, ["lower bound -0.0700 < -0.05", "upper bound 0.0700 > +0.05"]),
+    ],
 )
 def test_aggregate_names_the_side_that_broke(low: float, high: float, broken: list[str]) -> None:
     decision = equivalence(_stats((low + high) / 2, low, high), 0.05)
@@ -219,7 +239,8 @@ def test_bh_decides_which_flips_are_regressions() -> None:
     assert regressions == [f"reg-{i}" for i in range(6)]
     reg = by_task["reg-0"]
     assert reg is not None and reg.text == (
-        "not noise: BH-adjusted p = 0.048 < alpha 0.05 (BH over the 36 of 36 tested task(s) that can reach it)")
+        "not noise: BH-adjusted p = 0.048 < alpha 0.05 (BH over the 36 of 36 tested task(s) that can reach it)"
+    )
     noise = by_task["noise-0"]
     assert noise is not None and noise.text.startswith("flipped within noise: p = 1.000, 3/5 vs 2/5;")
     single = by_task["single"]
@@ -239,7 +260,10 @@ def test_default_verdict_follows_the_judgement() -> None:
     section = paired_section(result)
     judged = judge_flips(section, result.tasks, 0.05)
     reg, single = result.tasks[index_of(result, "reg")], result.tasks[index_of(result, "x")]
-    assert default_verdict(reg, lambda: "boom", strict=False, judgement=judged[index_of(result, "reg")]).outcome == "failed"
+    assert (
+        default_verdict(reg, lambda: "boom", strict=False, judgement=judged[index_of(result, "reg")]).outcome
+        == "failed"
+    )
     verdict = default_verdict(single, lambda: "boom", strict=False, judgement=judged[index_of(result, "x")])
     assert verdict.outcome == "xfail" and "judged in the aggregate" in verdict.text
     assert default_verdict(single, lambda: "boom", strict=False).outcome == "failed"  # no margin: every flip fails
@@ -253,14 +277,27 @@ def test_reserved_item_name_pushes_a_colliding_task_aside() -> None:
     assert item_names(["parity-aggregate"]) == ["parity-aggregate"]
 
 
-PAIRED_KEYS = {"n", "old_mean", "new_mean", "delta", "ci95", "df", "clustered_by", "sign_test", "table", "absent",
-               "left_out"}
+PAIRED_KEYS = {
+    "n",
+    "old_mean",
+    "new_mean",
+    "delta",
+    "ci95",
+    "df",
+    "clustered_by",
+    "sign_test",
+    "table",
+    "absent",
+    "left_out",
+}
 
 
 def test_summary_json_shape() -> None:
     from pytest_rollout_parity.core.reports.json_file import summary_dict
 
-    result = compare({"reg": [1.0] * 5, "a": [1.0] * 5, "b": [0.0] * 5}, {"reg": [0.0] * 5, "a": [1.0] * 5, "b": [0.0] * 5})
+    result = compare(
+        {"reg": [1.0] * 5, "a": [1.0] * 5, "b": [0.0] * 5}, {"reg": [0.0] * 5, "a": [1.0] * 5, "b": [0.0] * 5}
+    )
     summary = summary_dict(result)
     paired = summary["paired"]
     assert set(paired) == PAIRED_KEYS
@@ -300,7 +337,7 @@ def test_summary_lines_when_figures_are_absent() -> None:
 
     lines = summary_lines(build_summary(compare({"a": [1.0]}, {"b": [1.0]}), margin=0.1))
     start = lines.index("paired over 0 compared tasks (d = new - old of the task means):")
-    assert lines[start + 1:start + 4] == [
+    assert lines[start + 1 : start + 4] == [
         "    figures absent: no compared tasks",
         "    left out (masked or missing): 50.0% of 2 tasks on the old side, 50.0% on the new side; had every "
         "task left out on the new side scored 0 or 1 there, Δ over the 1 tasks with an old reward would lie in "
@@ -327,15 +364,28 @@ def test_left_out_tasks_and_the_sensitivity_range_by_hand() -> None:
     assert decision.message.endswith(
         "; left out (masked or missing): 16.7% of 6 tasks on the old side, 33.3% on the new side; had every task "
         "left out on the new side scored 0 or 1 there, Δ over the 5 tasks with an old reward would lie in "
-        "[-0.4000, 0.0000]")
+        "[-0.4000, 0.0000]"
+    )
     data = summary_dict(result, margin=0.05)["paired"]["left_out"]
-    assert data == {"tasks": 6, "old": 1, "new": 2, "old_share": pytest.approx(1 / 6), "new_share": pytest.approx(1 / 3),
-                    "range_tasks": 5, "reward_range": [0.0, 1.0], "delta_range": [pytest.approx(-0.4), pytest.approx(0.0)],
-                    "old_rows": 0, "new_rows": 0}
+    assert data == {
+        "tasks": 6,
+        "old": 1,
+        "new": 2,
+        "old_share": pytest.approx(1 / 6),
+        "new_share": pytest.approx(1 / 3),
+        "range_tasks": 5,
+        "reward_range": [0.0, 1.0],
+        "delta_range": [pytest.approx(-0.4), pytest.approx(0.0)],
+        "old_rows": 0,
+        "new_rows": 0,
+    }
 
 
 def test_nothing_left_out_gives_no_range() -> None:
     result = compare({"a": [1.0], "b": [0.0]}, {"a": [0.0], "b": [0.0]})
     left = paired_section(result).left_out
     assert (left.old, left.new, left.delta_range) == (0, 0, None)
-    assert "no task left out (masked or missing) on either side" in equivalence(paired_section(result).stats, 0.5, left).message
+    assert (
+        "no task left out (masked or missing) on either side"
+        in equivalence(paired_section(result).stats, 0.5, left).message
+    )

@@ -29,18 +29,25 @@ def _scipy_power(tasks: int, variance: float, margin: float) -> float:
     return max(0.0, 2 * stats.t.cdf(shift, df) - 1)
 
 
-@given(new_errors=st.integers(0, 40), new_clean=st.integers(0, 40), old_errors=st.integers(0, 40),
-       old_clean=st.integers(0, 40))
+@given(
+    new_errors=st.integers(0, 40),
+    new_clean=st.integers(0, 40),
+    old_errors=st.integers(0, 40),
+    old_clean=st.integers(0, 40),
+)
 @settings(max_examples=200, deadline=None)
-def test_fisher_greater_is_scipys_one_sided_fisher(new_errors: int, new_clean: int, old_errors: int,
-                                                    old_clean: int) -> None:
+def test_fisher_greater_is_scipys_one_sided_fisher(
+    new_errors: int, new_clean: int, old_errors: int, old_clean: int
+) -> None:
     ours = fisher_greater(new_errors, new_errors + new_clean, old_errors, old_errors + old_clean)
     theirs = stats.fisher_exact([[new_errors, new_clean], [old_errors, old_clean]], alternative="greater").pvalue
     assert ours == pytest.approx(theirs, rel=1e-9, abs=1e-12)
 
 
-@pytest.mark.parametrize(("tasks", "variance", "margin"), [(2, 0.5, 0.1), (10, 0.05, 0.1), (50, 0.013, 0.05),
-                                                           (300, 0.3, 0.05), (7, 0.001, 0.02)])
+@pytest.mark.parametrize(
+    ("tasks", "variance", "margin"),
+    [(2, 0.5, 0.1), (10, 0.05, 0.1), (50, 0.013, 0.05), (300, 0.3, 0.05), (7, 0.001, 0.02)],
+)
 def test_tost_power_is_the_documented_formula(tasks: int, variance: float, margin: float) -> None:
     assert tost_power(tasks, variance, margin) == pytest.approx(_scipy_power(tasks, variance, margin), abs=1e-7)
 
@@ -52,12 +59,13 @@ def test_the_planned_tasks_are_the_fewest_that_reach_80_percent(variance: float,
     assert _scipy_power(tasks, variance, margin) >= 0.8
     assert tasks == 2 or _scipy_power(tasks - 1, variance, margin) < 0.8
     # the textbook closed form, normal quantiles: n >= (z_0.95 + z_0.90)^2 v / M^2 (the t's make it larger)
-    assert tasks >= (stats.norm.ppf(0.95) + stats.norm.ppf(0.9)) ** 2 * variance / margin ** 2
+    assert tasks >= (stats.norm.ppf(0.95) + stats.norm.ppf(0.9)) ** 2 * variance / margin**2
 
 
 @pytest.mark.parametrize(("tasks", "rollout_variance", "margin"), [(50, 0.26, 0.05), (20, 0.4, 0.1), (8, 0.6, 0.05)])
-def test_the_planned_rollouts_are_the_fewest_that_reach_80_percent(tasks: int, rollout_variance: float,
-                                                                   margin: float) -> None:
+def test_the_planned_rollouts_are_the_fewest_that_reach_80_percent(
+    tasks: int, rollout_variance: float, margin: float
+) -> None:
     repeats = repeats_for_power(tasks, rollout_variance, margin)
     assert repeats is not None
     assert _scipy_power(tasks, rollout_variance / repeats, margin) >= 0.8
@@ -103,10 +111,18 @@ def test_error_rates_count_rows_of_shared_tasks() -> None:
 
 
 def test_masked_rows_of_compared_tasks_widen_the_left_out_range_by_hand() -> None:
-    old = [{"task_id": "a", "reward": 1.0}, {"task_id": "a", "reward": 1.0},
-           {"task_id": "b", "reward": 0.0}, {"task_id": "b", "reward": 0.0}]
-    new = [{"task_id": "a", "reward": 1.0}, {"task_id": "a", "reward": 0.0, "mask_sample": True},
-           {"task_id": "b", "reward": 0.0}, {"task_id": "b", "reward": 0.0}]
+    old = [
+        {"task_id": "a", "reward": 1.0},
+        {"task_id": "a", "reward": 1.0},
+        {"task_id": "b", "reward": 0.0},
+        {"task_id": "b", "reward": 0.0},
+    ]
+    new = [
+        {"task_id": "a", "reward": 1.0},
+        {"task_id": "a", "reward": 0.0, "mask_sample": True},
+        {"task_id": "b", "reward": 0.0},
+        {"task_id": "b", "reward": 0.0},
+    ]
     left = left_out(compare_rollouts(old, new))
     assert (left.old_rows, left.new_rows, left.old, left.new) == (0, 1, 0, 0)
     # task a's new mean had its masked row scored 0 or 1: 0.5 or 1.0; b's difference is 0

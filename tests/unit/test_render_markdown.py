@@ -11,15 +11,19 @@ from pytest_rollout_parity.core.reports.summary import RunInfo, Summary, build_s
 
 
 def _summary(old: dict[str, float], new: dict[str, float], **run: object) -> Summary:
-    result = compare_rollouts([{"task_id": t, "reward": r} for t, r in old.items()],
-                              [{"task_id": t, "reward": r} for t, r in new.items()])
+    result = compare_rollouts(
+        [{"task_id": t, "reward": r} for t, r in old.items()], [{"task_id": t, "reward": r} for t, r in new.items()]
+    )
     info = RunInfo(old_file="old.jsonl", new_file="new.jsonl", **run) if run else None  # type: ignore[arg-type]
     return build_summary(result, info)
 
 
 def test_verdict_first_then_table_flips_paired() -> None:
-    summary = _summary({"a": 1.0, "b": 1.0, "c": 0.0, "gone": 1.0}, {"a": 1.0, "b": 0.0, "c": 1.0},
-                       outcomes={"failed": 2, "passed": 1, "xfailed": 1})
+    summary = _summary(
+        {"a": 1.0, "b": 1.0, "c": 0.0, "gone": 1.0},
+        {"a": 1.0, "b": 0.0, "c": 1.0},
+        outcomes={"failed": 2, "passed": 1, "xfailed": 1},
+    )
     text = render_markdown(summary, {"b": "b: new regressed: old=1.0 new=0.0\n    | <tail> & more"}, exit_status=1)
     lines = text.splitlines()
     assert lines[0] == "## rollout parity"
@@ -36,19 +40,26 @@ def test_verdict_first_then_table_flips_paired() -> None:
 
 def test_flips_title_agrees_with_the_table_and_annotations_word_means_as_the_crash_line() -> None:
     old = [{"task_id": t, "reward": 1.0} for t in ("a", "b", "c")]
-    new = [{"task_id": "a", "reward": 0.0}, {"task_id": "a", "reward": 1.0},
-           {"task_id": "b", "reward": 0.0, "error": "timeout"}, {"task_id": "c", "reward": 0.0, "error": "timeout"}]
+    new = [
+        {"task_id": "a", "reward": 0.0},
+        {"task_id": "a", "reward": 1.0},
+        {"task_id": "b", "reward": 0.0, "error": "timeout"},
+        {"task_id": "c", "reward": 0.0, "error": "timeout"},
+    ]
     summary = build_summary(compare_rollouts(old, new))
     assert (summary.counts.flipped, summary.counts.flipped_agent_error) == (1, 2)
     text = render_markdown(summary)
     assert "### Flips (1) and rerun candidates (2)" in text.splitlines()
-    assert "- <code>a</code>: **failed**: new regressed: old=1.0 new=0.5 \\(means of 1 vs 2 rows\\)" in text.splitlines()
+    assert (
+        "- <code>a</code>: **failed**: new regressed: old=1.0 new=0.5 \\(means of 1 vs 2 rows\\)" in text.splitlines()
+    )
     assert "- <code>b</code>: **agent_error**: new regressed: old=1.0 new=0.0, agent error: rerun" in text.splitlines()
     # each flip's annotation is titled with its outcome: the failed one an error, the agent errors warnings
     assert annotation_lines(summary, failed={"a"}) == [
         "::error title=a failed::new regressed: old=1.0 new=0.5 (means of 1 vs 2 rows)",
         "::warning title=b agent_error::new regressed: old=1.0 new=0.0",
-        "::warning title=c agent_error::new regressed: old=1.0 new=0.0"]
+        "::warning title=c agent_error::new regressed: old=1.0 new=0.0",
+    ]
     reruns = build_summary(compare_rollouts(old[1:], new[2:]))
     assert "### Rerun candidates (2)" in render_markdown(reruns).splitlines()
 
@@ -112,12 +123,27 @@ def test_hostile_labels_stay_text_on_their_line(label: str) -> None:
     summary = _summary({label: 1.0, "gone": 1.0}, {label: 0.0, "gone-too": 1.0})
     text = render_markdown(summary, {label: f"{label}: new regressed\n    | {label}"})
     # the page's structure is the same as for a plain label: data adds no heading, list item or tag
-    plain = render_markdown(_summary({"plain": 1.0, "gone": 1.0}, {"plain": 0.0, "gone-too": 1.0}),
-                            {"plain": "plain: new regressed\n    | plain"})
+    plain = render_markdown(
+        _summary({"plain": 1.0, "gone": 1.0}, {"plain": 0.0, "gone-too": 1.0}),
+        {"plain": "plain: new regressed\n    | plain"},
+    )
     assert _structure(text) == _structure(plain)
     read, blocks = markdown_read(text)
-    for raw in ("](", "**bold**", "_it_", "~~s~~", "<script", "\n# HEADING", "https://", "www.", "@evil", "\x1b",
-                "\r", "\x00", "\x07"):
+    for raw in (
+        "](",
+        "**bold**",
+        "_it_",
+        "~~s~~",
+        "<script",
+        "\n# HEADING",
+        "https://",
+        "www.",
+        "@evil",
+        "\x1b",
+        "\r",
+        "\x00",
+        "\x07",
+    ):
         if raw in label:
             assert raw not in read, raw
     for raw in ("<script", "</details>\n", "\x1b", "\r", "\x00", "\x07"):  # a `<pre>` is not ended by a blank line
@@ -158,10 +184,16 @@ def test_annotations_for_failed_flips_capped() -> None:
 
 
 def test_margin_mode_annotates_flips_within_noise_and_the_aggregate_like_flips() -> None:
-    old = [{"task_id": f"t{i}", "reward": r, "_ng_rollout_index": k}
-           for i in range(6) for k, r in enumerate((1.0, 0.0, 1.0))]
-    new = [{"task_id": f"t{i}", "reward": r if i else 1 - r, "_ng_rollout_index": k}
-           for i in range(6) for k, r in enumerate((1.0, 0.0, 1.0))]
+    old = [
+        {"task_id": f"t{i}", "reward": r, "_ng_rollout_index": k}
+        for i in range(6)
+        for k, r in enumerate((1.0, 0.0, 1.0))
+    ]
+    new = [
+        {"task_id": f"t{i}", "reward": r if i else 1 - r, "_ng_rollout_index": k}
+        for i in range(6)
+        for k, r in enumerate((1.0, 0.0, 1.0))
+    ]
     result = compare_rollouts(old, new)
     info = RunInfo(old_file="old.jsonl", new_file="new.jsonl", gate_items=("parity-aggregate",))
     summary = build_summary(result, info, margin=0.05)

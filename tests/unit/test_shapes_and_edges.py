@@ -56,17 +56,24 @@ def test_anyswe_repeats_key_on_the_request_instance_id(real_rows, write_jsonl) -
 
 
 def test_failure_record_in_a_merged_main_file_is_anonymous(write_jsonl) -> None:
-    rows = [{"task_id": "a", "reward": 1.0},
-            {"_ng_failure_class": "agent_request_failed", "_ng_task_index": 4, "_ng_rollout_index": 0}]
+    rows = [
+        {"task_id": "a", "reward": 1.0},
+        {"_ng_failure_class": "agent_request_failed", "_ng_task_index": 4, "_ng_rollout_index": 0},
+    ]
     old = write_jsonl("old.jsonl", rows)
     new = write_jsonl("new.jsonl", rows[:1])
     summary = both(old, new)
-    assert [(t["task"], t["category"]) for t in summary["tasks"]] == [("a", "identical"), ("unknown (old) #1", "masked")]
+    assert [(t["task"], t["category"]) for t in summary["tasks"]] == [
+        ("a", "identical"),
+        ("unknown (old) #1", "masked"),
+    ]
 
 
 def test_no_key_names_the_row_where_no_common_field_remains(write_jsonl) -> None:
-    path = write_jsonl("old.jsonl", [{"task_id": "a", "reward": 1.0}, {"task_id": "b", "reward": 0.0},
-                                     {"task_name": "c", "reward": 1.0}])
+    path = write_jsonl(
+        "old.jsonl",
+        [{"task_id": "a", "reward": 1.0}, {"task_id": "b", "reward": 0.0}, {"task_name": "c", "reward": 1.0}],
+    )
     with pytest.raises(CompareInputError) as info:
         compare_files(path, path)
     assert str(info.value).startswith(f"{path}:3: no task id field found; rows carry none of _ng_task_id, task_name,")
@@ -94,8 +101,13 @@ def test_control_character_message_reads_cleanly(write_jsonl) -> None:
 
 
 def test_agent_error_of_a_masked_row_is_not_reported(write_jsonl) -> None:
-    old = write_jsonl("old.jsonl", [{"task_id": "a", "reward": 1.0},
-                                    {"task_id": "a", "reward": 0.0, "mask_sample": True, "error": "RuntimeError: sandbox died"}])
+    old = write_jsonl(
+        "old.jsonl",
+        [
+            {"task_id": "a", "reward": 1.0},
+            {"task_id": "a", "reward": 0.0, "mask_sample": True, "error": "RuntimeError: sandbox died"},
+        ],
+    )
     new = write_jsonl("new.jsonl", [{"task_id": "a", "reward": 1.0}])
     summary = both(old, new)
     assert summary["tasks"][0]["old"]["agent_error"] is None
@@ -109,8 +121,10 @@ def test_an_id_matched_through_the_plain_sides_taskset_is_not_called_unmatchable
         {"_ng_task_id": {"taskset": "B", "task_id": "x"}, "reward": 1.0},
         {"_ng_task_id": {"taskset": "B", "task_id": "y"}, "reward": 1.0},
     ]
-    old = [{"_ng_task_id": {"taskset": "A", "task_id": "x"}, "reward": 1.0},
-           {"_ng_task_id": {"taskset": "A", "task_id": "y"}, "reward": 1.0}]
+    old = [
+        {"_ng_task_id": {"taskset": "A", "task_id": "x"}, "reward": 1.0},
+        {"_ng_task_id": {"taskset": "A", "task_id": "y"}, "reward": 1.0},
+    ]
     result = compare_rollouts(old, new)
     assert {t.task: t.category for t in result.tasks}["x"] == "identical"
     assert not any("cannot be matched" in note for note in result.notes), result.notes
@@ -127,7 +141,10 @@ def test_ambiguity_note_survives_a_stripped_prefix() -> None:
     result = compare_rollouts(old, new)
     assert result.old_prefix_stripped == "terminal-bench/"
     assert {t.task: t.category for t in result.tasks} == {
-        "a": "identical", "b": "missing", "t1/b": "missing", "t2/b": "missing"
+        "a": "identical",
+        "b": "missing",
+        "t1/b": "missing",
+        "t2/b": "missing",
     }
     assert result.notes[1] == (
         "1 task id(s) recur in several new tasksets and cannot be matched to the other side's plain ids; "

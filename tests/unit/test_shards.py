@@ -16,8 +16,15 @@ from pytest_rollout_parity.core.reading.shards import ShardPatternError, expand,
 from pytest_rollout_parity.core.reading.side_request import SideRequest
 from pytest_rollout_parity.core.reading.snapshot import plain_facts
 
-FLORES = Path(__file__).resolve().parents[1] / "data" / "real_files" / "benchmarks" / "flores200" / "data" / \
-    "example_rollouts.jsonl"
+FLORES = (
+    Path(__file__).resolve().parents[1]
+    / "data"
+    / "real_files"
+    / "benchmarks"
+    / "flores200"
+    / "data"
+    / "example_rollouts.jsonl"
+)
 
 
 def touch(path: Path, text: str = "") -> Path:
@@ -50,9 +57,19 @@ def test_absolute_patterns_and_no_match(tmp_path: Path) -> None:
         expand(",", tmp_path)
 
 
-@pytest.mark.parametrize("name", ["r_failures.jsonl", "r_materialized_inputs.jsonl", "r_attempts.jsonl",
-                                  "r_reward_profiling.jsonl", "r_aggregate_metrics.json", "r_coverage.json",
-                                  "r_manifest.json", "r_failures.jsonl.gz"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "r_failures.jsonl",
+        "r_materialized_inputs.jsonl",
+        "r_attempts.jsonl",
+        "r_reward_profiling.jsonl",
+        "r_aggregate_metrics.json",
+        "r_coverage.json",
+        "r_manifest.json",
+        "r_failures.jsonl.gz",
+    ],
+)
 def test_artifacts(name: str) -> None:
     assert is_artifact(name)
 
@@ -63,13 +80,33 @@ def test_not_artifacts(name: str) -> None:
 
 
 def test_each_shard_keeps_its_rows_sidecar_and_index_identity(tmp_path: Path) -> None:
-    a = touch(tmp_path / "a.jsonl", "".join(json.dumps({"_ng_task_index": i, "_ng_rollout_index": 0, "reward": 1.0,
-                                                        "responses_create_params": {"input": f"a{i}"}}) + "\n"
-                                            for i in range(2)))
-    b = touch(tmp_path / "b.jsonl", json.dumps({"_ng_task_index": 0, "_ng_rollout_index": 0, "reward": 0.0,
-                                                "responses_create_params": {"input": "b0"}}) + "\n")
-    touch(tmp_path / "b_failures.jsonl", json.dumps({"_ng_task_index": 0, "_ng_rollout_index": 1,
-                                                     "_ng_failure_class": "environment_server_failed"}) + "\n")
+    a = touch(
+        tmp_path / "a.jsonl",
+        "".join(
+            json.dumps(
+                {
+                    "_ng_task_index": i,
+                    "_ng_rollout_index": 0,
+                    "reward": 1.0,
+                    "responses_create_params": {"input": f"a{i}"},
+                }
+            )
+            + "\n"
+            for i in range(2)
+        ),
+    )
+    b = touch(
+        tmp_path / "b.jsonl",
+        json.dumps(
+            {"_ng_task_index": 0, "_ng_rollout_index": 0, "reward": 0.0, "responses_create_params": {"input": "b0"}}
+        )
+        + "\n",
+    )
+    touch(
+        tmp_path / "b_failures.jsonl",
+        json.dumps({"_ng_task_index": 0, "_ng_rollout_index": 1, "_ng_failure_class": "environment_server_failed"})
+        + "\n",
+    )
     side = load_shards(SideRequest(str(a), display="*.jsonl", shards=((str(a), "a.jsonl"), (str(b), "b.jsonl"))))
     assert [f.shard for f in side.facts] == [0, 0, 1, 1]
     assert side.sidecar is None and side.shards[1][2] == str(tmp_path / "b_failures.jsonl")
@@ -89,7 +126,9 @@ def test_a_named_index_is_qualified_by_shard(tmp_path: Path) -> None:
     b = touch(tmp_path / "b.jsonl", json.dumps({"_ng_task_index": 0, "reward": 1.0}) + "\n")
     side = load_shards(SideRequest(str(a), key="_ng_task_index", shards=((str(a), "a.jsonl"), (str(b), "b.jsonl"))))
     assert [ident[1] if ident else None for ident in side.values] == ["1:0", "2:0"]
-    unnamed = load_shards(SideRequest(str(a), shards=((str(a), "a.jsonl"), (str(b), "b.jsonl"))))  # no prompt: the qualified index keys the side
+    unnamed = load_shards(
+        SideRequest(str(a), shards=((str(a), "a.jsonl"), (str(b), "b.jsonl")))
+    )  # no prompt: the qualified index keys the side
     assert unnamed.key == "_ng_task_index" and [v[1] if v else None for v in unnamed.values] == ["1:0", "2:0"]
 
 
@@ -101,8 +140,13 @@ def sharded_request(tmp_path: Path) -> SideRequest:
         part = [dict(row, _ng_task_index=i) for i, row in enumerate(rows[start:end])]
         path = touch(tmp_path / f"part-{number}.jsonl", "".join(json.dumps(row) + "\n" for row in part))
         if number < 2:
-            touch(tmp_path / f"part-{number}_failures.jsonl", json.dumps(
-                {"_ng_task_index": 1, "_ng_rollout_index": 1, "_ng_failure_class": "environment_server_failed"}) + "\n")
+            touch(
+                tmp_path / f"part-{number}_failures.jsonl",
+                json.dumps(
+                    {"_ng_task_index": 1, "_ng_rollout_index": 1, "_ng_failure_class": "environment_server_failed"}
+                )
+                + "\n",
+            )
         files.append((str(path), f"runs/part-{number}.jsonl"))
     return SideRequest(files[0][0], display="runs/part-*.jsonl", shards=tuple(files))
 

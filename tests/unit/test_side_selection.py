@@ -42,7 +42,9 @@ def test_agent_of_and_filter() -> None:
 def test_mixed_agents_need_a_choice() -> None:
     old = [{"task_id": "a", "reward": 1.0, "agent_ref": {"name": "p"}}, {"task_id": "a", "reward": 0.0}]
     new = [{"task_id": "a", "reward": 1.0}]
-    with pytest.raises(CompareInputError, match=r"^old rows: rows of 2 agents .*: \(no agent_ref\) \(1 row\), p \(1 row\)"):
+    with pytest.raises(
+        CompareInputError, match=r"^old rows: rows of 2 agents .*: \(no agent_ref\) \(1 row\), p \(1 row\)"
+    ):
         compare_rollouts(old, new)
     assert compare_rollouts(old, new, old_agent="p").counts()["identical"] == 1
     assert compare_rollouts(old, new, old_agent=NO_AGENT).counts()["flipped"] == 1

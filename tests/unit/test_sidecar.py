@@ -261,7 +261,9 @@ def test_a_bad_main_line_is_named_before_a_bad_sidecar_line(write_jsonl) -> None
     from pytest_rollout_parity.core.reading.loading import load_side
     from pytest_rollout_parity.core.reading.side_request import SideRequest
 
-    main = write_jsonl("r/rollouts.jsonl", '{"_ng_task_index": 0, "_ng_rollout_index": 0, "reward": 1.0, "task_id": "a"}\n{oops\n')
+    main = write_jsonl(
+        "r/rollouts.jsonl", '{"_ng_task_index": 0, "_ng_rollout_index": 0, "reward": 1.0, "task_id": "a"}\n{oops\n'
+    )
     write_jsonl("r/rollouts_failures.jsonl", "{also broken\n")
     with pytest.raises(CompareInputError, match=r"rollouts\.jsonl:2: "):
         load_side(SideRequest(str(main)))
@@ -277,7 +279,9 @@ def test_only_the_sidecars_pairs_are_kept_and_scored_retries_are_superseded(writ
 
     rows = [main_row(f"t{i}", 1.0, i) for i in range(50)]
     main = write_jsonl("s/rollouts.jsonl", rows)
-    write_jsonl("s/rollouts_failures.jsonl", [failure("t3", "SandboxError", 3, 0), failure("t77", "SandboxError", 77, 0)])
+    write_jsonl(
+        "s/rollouts_failures.jsonl", [failure("t3", "SandboxError", 3, 0), failure("t77", "SandboxError", 77, 0)]
+    )
     side = load_side(SideRequest(str(main)))
     sidecar_rows = [f for f in side.facts if f.origin.value != "main"]
     assert len(side.facts) == 51 and len(sidecar_rows) == 1  # t3 was scored: superseded; t77 stands

@@ -22,14 +22,29 @@ REAL_ROWS = REPO / "tests" / "data" / "real_rows"
 EDGE_ROWS = [
     {"task_name": "terminal-bench/a", "reward": 1, "response": None},
     {"task_name": "terminal-bench/b", "reward": None, "mask_sample": True, "failure_kind": "verifier_error"},
-    {"task_name": "terminal-bench/c", "reward": 0.0, "response": {"metadata": {"terminus2_error_type": "TimeoutError"},
-                                                             "output": [{"type": "message", "text": "x" * 5000}]}},
-    {"task_name": "terminal-bench/d", "reward": 0.5, "error": "Traceback (most recent call last):\n  boom\nValueError: bad\n"},
+    {
+        "task_name": "terminal-bench/c",
+        "reward": 0.0,
+        "response": {
+            "metadata": {"terminus2_error_type": "TimeoutError"},
+            "output": [{"type": "message", "text": "x" * 5000}],
+        },
+    },
+    {
+        "task_name": "terminal-bench/d",
+        "reward": 0.5,
+        "error": "Traceback (most recent call last):\n  boom\nValueError: bad\n",
+    },
     {"task_name": "terminal-bench/e", "reward": 1.0, "response": "not an object"},
     {"task_name": "terminal-bench/f", "reward": 2**70},
     {"task_name": "terminal-bench/g", "reward": 0.25, "failure_kind": "harbor:verifier_timeout", "mask_sample": False},
-    {"task_name": "terminal-bench/h", "_ng_task_index": 3, "_ng_rollout_index": 1, "reward": 1.0,
-     "verifier_metadata": {"task_id": "vm-h", "other": [1, 2]}},
+    {
+        "task_name": "terminal-bench/h",
+        "_ng_task_index": 3,
+        "_ng_rollout_index": 1,
+        "reward": 1.0,
+        "verifier_metadata": {"task_id": "vm-h", "other": [1, 2]},
+    },
 ]
 
 
@@ -77,7 +92,7 @@ def test_literal_dotted_key_reads_the_same(tmp_path: Path) -> None:
     path = _write(tmp_path / "dotted.jsonl", rows)
     decode = skeleton_decoder("task.name")
     assert decode is not None
-    (_, _, skeleton), = iter_objects(path, "dotted.jsonl", decode)
+    ((_, _, skeleton),) = iter_objects(path, "dotted.jsonl", decode)
     assert skeleton["task.name"] == "lit" and "response" not in skeleton
 
 
@@ -104,8 +119,10 @@ def test_literal_dotted_candidate_is_detected_by_both_readers(tmp_path: Path, mo
 
 def test_prompt_stays_encoded_and_labels_alike(tmp_path: Path) -> None:
     prompt = [{"role": "user", "content": "Could we set the performance for Friday?", "weight": 0.1}]
-    rows = [{"_ng_task_id": "a", "reward": 1, "responses_create_params": {"input": prompt, "metadata": {"task_name": "t"}}},
-            {"reward": 0, "responses_create_params": {"input": [ ]}}]
+    rows = [
+        {"_ng_task_id": "a", "reward": 1, "responses_create_params": {"input": prompt, "metadata": {"task_name": "t"}}},
+        {"reward": 0, "responses_create_params": {"input": []}},
+    ]
     path = _write(tmp_path / "prompts.jsonl", rows)
     decode = skeleton_decoder(None)
     assert decode is not None
@@ -134,8 +151,8 @@ def test_a_prompt_msgspec_refuses_to_decode_labels_as_the_full_reader_does(tmp_p
     path.write_text(text, encoding="utf-8")
     decode = skeleton_decoder(None)
     assert decode is not None
-    (_, _, fast), = iter_objects(path, "odd.jsonl", decode)
-    (_, _, full), = iter_objects(path, "odd.jsonl")
+    ((_, _, fast),) = iter_objects(path, "odd.jsonl", decode)
+    ((_, _, full),) = iter_objects(path, "odd.jsonl")
     encoded, value = fast["responses_create_params"]["input"], full["responses_create_params"]["input"]
     assert isinstance(encoded, EncodedJSON)  # the skeleton took the line; only the prompt is odd
     assert prompt_label(encoded) == prompt_label(value) and prompt_label(value).startswith("hi-")

@@ -30,16 +30,32 @@ def described(side: LoadedSide) -> tuple[Any, ...]:
     """Everything a side holds, as comparable values."""
     facts = [tuple(getattr(f, name) for name in snapshot.FACT_FIELDS) for f in side.facts]
     choice = side.choice
-    return (side.path, side.display, side.sidecar, facts, side.agent, side.agent_rows,
-            choice.key, choice.values, choice.reason, choice.notes, choice.prompts)
+    return (
+        side.path,
+        side.display,
+        side.sidecar,
+        facts,
+        side.agent,
+        side.agent_rows,
+        choice.key,
+        choice.values,
+        choice.reason,
+        choice.notes,
+        choice.prompts,
+    )
 
 
 @pytest.fixture
 def real_pair(real_rows: Callable[[str], list[dict[str, Any]]], write_jsonl: Callable[..., Path]) -> tuple[Path, Path]:
     """An old and a new file of real rows (three repeats of several tasks), the new one with a sidecar."""
     old_rows, new_rows = [], []
-    for index, name in enumerate(["deepswe_opencode_trimmed.jsonl", "anyterminal_hermes_trimmed.jsonl",
-                                  "harbor_agent_terminal_bench_daytona.jsonl"]):
+    for index, name in enumerate(
+        [
+            "deepswe_opencode_trimmed.jsonl",
+            "anyterminal_hermes_trimmed.jsonl",
+            "harbor_agent_terminal_bench_daytona.jsonl",
+        ]
+    ):
         for repeat in range(3):
             for rows, reward in ((old_rows, 1.0), (new_rows, float(repeat != 0 or index != 1))):
                 row = real_rows(name)[0]
@@ -47,17 +63,27 @@ def real_pair(real_rows: Callable[[str], list[dict[str, Any]]], write_jsonl: Cal
                 rows.append(row)
     old = write_jsonl("old/rollouts.jsonl", old_rows)
     new = write_jsonl("new/rollouts.jsonl", new_rows)
-    write_jsonl("new/rollouts_failures.jsonl", [
-        {"_ng_task_index": 9, "_ng_rollout_index": 0, "_ng_failure_class": "SandboxError",
-         "_ng_failure_message": "sandbox did not start"},
-    ])
+    write_jsonl(
+        "new/rollouts_failures.jsonl",
+        [
+            {
+                "_ng_task_index": 9,
+                "_ng_rollout_index": 0,
+                "_ng_failure_class": "SandboxError",
+                "_ng_failure_message": "sandbox did not start",
+            },
+        ],
+    )
     return old, new
 
 
 @pytest.mark.parametrize("pair", ["examples", "real"])
 def test_snapshot_round_trip(pair: str, real_pair: tuple[Path, Path]) -> None:
-    paths = [EXAMPLES / "old" / "rollouts.jsonl", EXAMPLES / "new" / "rollouts.jsonl"] if pair == "examples" \
+    paths = (
+        [EXAMPLES / "old" / "rollouts.jsonl", EXAMPLES / "new" / "rollouts.jsonl"]
+        if pair == "examples"
         else list(real_pair)
+    )
     for path in paths:
         side = SideRequest(str(path), display="shown.jsonl").load()
         key = ("k", 1)
@@ -73,8 +99,17 @@ def test_row_facts_are_rebuilt_from_their_fields_in_constructor_order() -> None:
     assert tuple(parameters) == snapshot.FACT_FIELDS == RowFacts.__slots__
     facts = RowFacts(7, 120, RowOrigin.SIDECAR, 0.5, "masked", "boom", "timeout", None, 2)
     again = snapshot.facts_from_plain(snapshot.plain_facts(facts))
-    assert [getattr(again, name) for name in snapshot.FACT_FIELDS] == [7, 120, RowOrigin.SIDECAR, 0.5, "masked", "boom",
-                                                                       "timeout", None, 2]
+    assert [getattr(again, name) for name in snapshot.FACT_FIELDS] == [
+        7,
+        120,
+        RowOrigin.SIDECAR,
+        0.5,
+        "masked",
+        "boom",
+        "timeout",
+        None,
+        2,
+    ]
 
 
 def test_unframe_rejects_what_it_did_not_write(real_pair: tuple[Path, Path]) -> None:
@@ -104,8 +139,9 @@ def test_a_row_kept_in_memory_is_not_snapshotted(real_pair: tuple[Path, Path]) -
 
 @pytest.mark.parametrize("pair", ["examples", "real"])
 def test_child_reads_what_the_serial_path_reads(pair: str, real_pair: tuple[Path, Path]) -> None:
-    old, new = (EXAMPLES / "old" / "rollouts.jsonl", EXAMPLES / "new" / "rollouts.jsonl") if pair == "examples" \
-        else real_pair
+    old, new = (
+        (EXAMPLES / "old" / "rollouts.jsonl", EXAMPLES / "new" / "rollouts.jsonl") if pair == "examples" else real_pair
+    )
     requests = SideRequest(str(old), display="o.jsonl"), SideRequest(str(new), display="n.jsonl")
     serial = [r.load() for r in requests]
     child = parallel._Child.start(requests[0])
@@ -120,7 +156,7 @@ def test_child_reads_what_the_serial_path_reads(pair: str, real_pair: tuple[Path
 
 def bad_line(write_jsonl: Callable[..., Path], rel: str) -> Path:
     good = json.dumps({"task_id": "a", "reward": 1.0})
-    return write_jsonl(rel, f"{good}\n{good}\n{{\"task_id\": \"b\", \"reward\": 1.0,,}}\n")
+    return write_jsonl(rel, f'{good}\n{good}\n{{"task_id": "b", "reward": 1.0,,}}\n')
 
 
 def test_child_reports_a_bad_line_as_the_serial_path_does(
@@ -195,8 +231,18 @@ def test_a_stream_cut_short_is_not_a_side(real_pair: tuple[Path, Path]) -> None:
     builder = ForwardingBuilder(None, "--parity-key", chunks.append)
     sidecar, agents = read_rollouts(real_pair[0], "o.jsonl", builder)
     builder.flush()
-    send(chunks.append, ("end", str(sidecar) if sidecar else None, agents.compared, dict(agents.counts),
-                         builder.superseded, builder.dropped, (builder.digest.crc, builder.digest.size)))
+    send(
+        chunks.append,
+        (
+            "end",
+            str(sidecar) if sidecar else None,
+            agents.compared,
+            dict(agents.counts),
+            builder.superseded,
+            builder.dropped,
+            (builder.digest.crc, builder.digest.size),
+        ),
+    )
     stream = b"".join(chunks)
     whole = replay(stream, SideBuilder(None), "o.jsonl", "o_failures.jsonl")
     assert whole is not None
@@ -220,8 +266,9 @@ def test_a_key_error_mid_file_reads_as_the_serial_path_does(write_jsonl: Callabl
     assert str(streamed.value) == str(serial.value)
 
 
-def test_no_writable_temporary_directory_reads_here(real_pair: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch,
-                                                    tmp_path: Path) -> None:
+def test_no_writable_temporary_directory_reads_here(
+    real_pair: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     """The child's stream needs a temporary file; without one, both sides are read in this process."""
     import tempfile
 
@@ -258,7 +305,9 @@ def test_a_corrupt_gzip_file_is_one_error_line(write_jsonl: Callable[..., Path],
     (tmp_path / "c.jsonl.gz").write_bytes(bytes(body))
     with pytest.raises(CompareInputError, match=r"c\.jsonl\.gz: cannot read: "):
         SideRequest(str(tmp_path / "c.jsonl.gz"), display="c.jsonl.gz").load()
-    main = write_jsonl("m/o.jsonl", '{"_ng_task_index": 0, "_ng_rollout_index": 0, "reward": 1, "task_id": "a"}\n{bad\n')
+    main = write_jsonl(
+        "m/o.jsonl", '{"_ng_task_index": 0, "_ng_rollout_index": 0, "reward": 1, "task_id": "a"}\n{bad\n'
+    )
     (tmp_path / "m" / "o_failures.jsonl").write_bytes(bytes(body))
     with pytest.raises(CompareInputError, match=r"o\.jsonl:2: "):
         SideRequest(str(main), display="o.jsonl").load()

@@ -21,7 +21,15 @@ COUNT_KEYS = {
     "missing_old_only",
     "missing_new_only",
 }
-JOIN_KEYS = {"old_key", "new_key", "old_key_reason", "new_key_reason", "old_prefix_stripped", "new_prefix_stripped", "keyed_by_taskset"}
+JOIN_KEYS = {
+    "old_key",
+    "new_key",
+    "old_key_reason",
+    "new_key_reason",
+    "old_prefix_stripped",
+    "new_prefix_stripped",
+    "keyed_by_taskset",
+}
 SIDE_KEYS = {"reward", "rows", "masked", "agent_error", "failure_kind"}
 
 
@@ -35,14 +43,25 @@ def _result():
         {"task_name": "terminal-bench/agent-err", "reward": 1.0},
     ]
     new = [
-        {"_ng_task_id": {"taskset": "terminal-bench-2-1", "task_id": "fix-git"}, "reward": 0.0,
-         "failure_kind": "harbor:verifier_timeout", "mask_sample": False},
+        {
+            "_ng_task_id": {"taskset": "terminal-bench-2-1", "task_id": "fix-git"},
+            "reward": 0.0,
+            "failure_kind": "harbor:verifier_timeout",
+            "mask_sample": False,
+        },
         {"_ng_task_id": {"taskset": "terminal-bench-2-1", "task_id": "regex-log"}, "reward": 0.5},
         {"_ng_task_id": {"taskset": "terminal-bench-2-1", "task_id": "new-only"}, "reward": 1.0},
-        {"_ng_task_id": {"taskset": "terminal-bench-2-1", "task_id": "masked-one"}, "reward": 0.0,
-         "mask_sample": True, "failure_kind": "provider_unavailable"},
-        {"_ng_task_id": {"taskset": "terminal-bench-2-1", "task_id": "agent-err"}, "reward": 0.0,
-         "response": {"metadata": {"terminus2_error_type": "TimeoutError"}}},
+        {
+            "_ng_task_id": {"taskset": "terminal-bench-2-1", "task_id": "masked-one"},
+            "reward": 0.0,
+            "mask_sample": True,
+            "failure_kind": "provider_unavailable",
+        },
+        {
+            "_ng_task_id": {"taskset": "terminal-bench-2-1", "task_id": "agent-err"},
+            "reward": 0.0,
+            "response": {"metadata": {"terminus2_error_type": "TimeoutError"}},
+        },
     ]
     return compare_rollouts(old, new)
 
@@ -92,9 +111,7 @@ def test_summary_notes_are_the_results_notes():
     res = _result()
     s = summary_dict(res)
     assert s["notes"] == list(res.notes)
-    assert (
-        "1 task(s) have several rows on a side; they are compared on the mean reward: regex-log" in s["notes"]
-    )
+    assert "1 task(s) have several rows on a side; they are compared on the mean reward: regex-log" in s["notes"]
 
 
 def test_summary_tasks_sorted_with_sides():

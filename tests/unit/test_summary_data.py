@@ -40,9 +40,20 @@ def _rows(pairs: dict[str, float]) -> list[dict[str, object]]:
 def test_build_summary_is_typed_and_frozen() -> None:
     result = compare_rollouts(_rows({"a": 1.0, "b": 1.0, "gone": 1.0}), _rows({"a": 1.0, "b": 0.0}))
     summary = build_summary(result, RunInfo(old_file="o.jsonl", new_file="n.jsonl", outcomes={"passed": 1}))
-    assert summary.counts == Counts(tasks=3, identical=1, flipped=1, flipped_old_win=1, flipped_new_win=0,
-                                    flipped_agent_error=0, masked=0, masked_old=0, masked_new=0,
-                                    missing=1, missing_old_only=1, missing_new_only=0)
+    assert summary.counts == Counts(
+        tasks=3,
+        identical=1,
+        flipped=1,
+        flipped_old_win=1,
+        flipped_new_win=0,
+        flipped_agent_error=0,
+        masked=0,
+        masked_old=0,
+        masked_new=0,
+        missing=1,
+        missing_old_only=1,
+        missing_new_only=0,
+    )
     assert [task.task for task in summary.tasks] == ["a", "b", "gone"]
     assert summary.tasks[1].winner == "old" and summary.tasks[2].new is None
     assert summary.labels("flipped") == ["b"] and summary.side_tasks("new") == 2
@@ -71,12 +82,18 @@ def test_hook_verdicts_are_per_task_fields() -> None:
     from pytest_rollout_parity.core.reports.terminal import summary_lines
 
     result = compare_rollouts(_rows({"a": 1.0, "b": 1.0}), _rows({"a": 0.0, "b": 1.0}))
-    info = RunInfo(old_file="o", new_file="n", verdicts_changed=1,
-                   hook_verdicts={"a": HookVerdict("passed", "reviewed\nsecond line")})
+    info = RunInfo(
+        old_file="o",
+        new_file="n",
+        verdicts_changed=1,
+        hook_verdicts={"a": HookVerdict("passed", "reviewed\nsecond line")},
+    )
     summary = build_summary(result, info)
     assert [t.hook_verdict for t in summary.tasks] == [HookVerdict("passed", "reviewed\nsecond line"), None]
     assert [t["hook_verdict"] for t in json_dict(summary)["tasks"]] == [
-        {"outcome": "passed", "reason": "reviewed\nsecond line", "source": "hook"}, None]
+        {"outcome": "passed", "reason": "reviewed\nsecond line", "source": "hook"},
+        None,
+    ]
     lines = summary_lines(summary)
     start = lines.index("pytest_parity_verdict hooks changed 1 verdict(s):")
     assert lines[start + 1] == "    a (flipped): passed: reviewed"
@@ -87,42 +104,75 @@ def hand_built() -> Summary:
     side = SideSummary(reward=1.0, rows=1, reward_rows=1, masked=None, agent_error=None, failure_kind=None)
     lost = dataclasses.replace(side, reward=0.0)
     return Summary(
-        counts=Counts(tasks=1, identical=0, flipped=1, flipped_old_win=1, flipped_new_win=0,
-                      flipped_agent_error=0, masked=0, masked_old=0, masked_new=0,
-                      missing=0, missing_old_only=0, missing_new_only=0),
-        join=Join(old_key="task_name", new_key="_ng_task_id", old_key_reason="", new_key_reason="given",
-                  old_prefix_stripped="tb/",
-                  new_prefix_stripped=None, keyed_by_taskset=False),
+        counts=Counts(
+            tasks=1,
+            identical=0,
+            flipped=1,
+            flipped_old_win=1,
+            flipped_new_win=0,
+            flipped_agent_error=0,
+            masked=0,
+            masked_old=0,
+            masked_new=0,
+            missing=0,
+            missing_old_only=0,
+            missing_new_only=0,
+        ),
+        join=Join(
+            old_key="task_name",
+            new_key="_ng_task_id",
+            old_key_reason="",
+            new_key_reason="given",
+            old_prefix_stripped="tb/",
+            new_prefix_stripped=None,
+            keyed_by_taskset=False,
+        ),
         rows=RowCounts(old=1, new=2, old_masked=0, new_masked=1),
         compared=1,
         nothing_compared=None,
         notes=("a note",),
-        paired=Paired(n=1, old_mean=1.0, new_mean=0.0, delta=-1.0, ci95=None, clustered_by=None,
-                      sign_test=SignTest(better=0, worse=1, p=1.0), table=None, absent="one compared task",
-                      tested=0, left_out=LeftOut(tasks=1, old=0, new=0, range_tasks=1, reward_range=(0.0, 1.0),
-                                                 delta_range=None)),
+        paired=Paired(
+            n=1,
+            old_mean=1.0,
+            new_mean=0.0,
+            delta=-1.0,
+            ci95=None,
+            clustered_by=None,
+            sign_test=SignTest(better=0, worse=1, p=1.0),
+            table=None,
+            absent="one compared task",
+            tested=0,
+            left_out=LeftOut(tasks=1, old=0, new=0, range_tasks=1, reward_range=(0.0, 1.0), delta_range=None),
+        ),
         tasks=(TaskSummary(task="t", category="flipped", winner="old", old=side, new=lost, outcome="failed"),),
         decision=Decision("fail", (Decider("failed_tasks", "1 task(s) failed"),)),
         aggregate=Equivalence(margin=0.05, lower_bound=None, upper_bound=None, passed=False),
         files=Files(old="a/old.jsonl", new="b/new.jsonl", old_sidecar=None, new_sidecar="b/new_failures.jsonl"),
         aggregate_metrics=AggregateMetrics(
-            old=None, new=AggregateCheck(file="b/new_aggregate_metrics.json", agent=None, recorded_mean=0.5,
-                                         computed_mean=0.0, rows=2, note=None)),
-        run=RunOutcome(selected=2, verdicts_changed_by_hook=0, outcomes=(("failed", 2),),
-                       gate_items=("parity-aggregate",)),
+            old=None,
+            new=AggregateCheck(
+                file="b/new_aggregate_metrics.json", agent=None, recorded_mean=0.5, computed_mean=0.0, rows=2, note=None
+            ),
+        ),
+        run=RunOutcome(
+            selected=2, verdicts_changed_by_hook=0, outcomes=(("failed", 2),), gate_items=("parity-aggregate",)
+        ),
     )
 
 
 def test_terminal_lines_render_the_summary() -> None:
     lines = summary_lines(hand_built())
     assert lines[1] == "old: a/old.jsonl: 1 task, 1 row (0 masked), key task_name, prefix 'tb/' stripped"
-    assert lines[2] == "new: b/new.jsonl (+ sidecar new_failures.jsonl): 1 task, 2 rows (1 masked), key _ng_task_id (given)"
+    assert (
+        lines[2]
+        == "new: b/new.jsonl (+ sidecar new_failures.jsonl): 1 task, 2 rows (1 masked), key _ng_task_id (given)"
+    )
     assert lines[3] == "new aggregate metrics: mean reward 0.5 recorded, 0.0 from 2 rows"
     assert lines[4] == "note: a note"
     assert lines[0].startswith("parity: FAIL: 1 task regressed, 0 improved")
     assert "flipped: t" in lines
     start = lines.index("paired over 1 compared task (d = new - old of the task means):")
-    assert lines[start + 1:start + 4] == [
+    assert lines[start + 1 : start + 4] == [
         "    figures absent: one compared task",
         "    sign test: 0 better, 1 worse, p = 1.000",
         "aggregate at margin ±0.05: FAILED, no decision: one compared task",
@@ -133,16 +183,42 @@ def test_terminal_lines_render_the_summary() -> None:
 def test_json_renders_the_summary(tmp_path: Path) -> None:
     summary = hand_built()
     data = json_dict(summary)
-    assert list(data) == ["verdict", "decided_by", "task_outcomes", "accepted_flips", "counts", "join", "rows", "compared", "nothing_compared", "notes", "copies", "paired", "tasks", "plan",
-                          "aggregate", "files", "aggregate_metrics", "run"]
+    assert list(data) == [
+        "verdict",
+        "decided_by",
+        "task_outcomes",
+        "accepted_flips",
+        "counts",
+        "join",
+        "rows",
+        "compared",
+        "nothing_compared",
+        "notes",
+        "copies",
+        "paired",
+        "tasks",
+        "plan",
+        "aggregate",
+        "files",
+        "aggregate_metrics",
+        "run",
+    ]
     assert data["rows"] == {"old": 1, "new": 2, "old_masked": 0, "new_masked": 1}
     assert data["tasks"][0]["new"]["reward"] == 0.0 and data["tasks"][0]["p_value"] is None
     assert data["paired"]["sign_test"] == {"better": 0, "worse": 1, "p": 1.0} and data["paired"]["table"] is None
     assert data["aggregate"] == {"margin": 0.05, "lower_bound": None, "upper_bound": None, "passed": False}
     assert data["aggregate_metrics"]["old"] is None and data["aggregate_metrics"]["new"]["recorded_mean"] == 0.5
-    assert data["run"] == {"selected": 2, "verdicts_changed_by_hook": 0, "outcomes": {"failed": 2},
-                           "known_flips": None, "gate_items": ["parity-aggregate"],
-                           "part": None, "gate": [], "inputs": {}, "options": {}}
+    assert data["run"] == {
+        "selected": 2,
+        "verdicts_changed_by_hook": 0,
+        "outcomes": {"failed": 2},
+        "known_flips": None,
+        "gate_items": ["parity-aggregate"],
+        "part": None,
+        "gate": [],
+        "inputs": {},
+        "options": {},
+    }
     target = tmp_path / "s.json"
     write_json(target, summary)
     assert json.loads(target.read_text(encoding="utf-8")) == data

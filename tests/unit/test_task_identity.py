@@ -78,9 +78,12 @@ def test_no_id_and_no_index_keys_on_the_prompt_with_a_readable_stable_label():
 
 
 def test_the_prompt_label_is_the_last_user_message_and_the_hash_covers_the_whole_prompt():
-    base = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "First ask"},
-            {"role": "assistant", "content": "ok"},
-            {"role": "user", "content": [{"type": "input_text", "text": "Second ask"}]}]
+    base = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "First ask"},
+        {"role": "assistant", "content": "ok"},
+        {"role": "user", "content": [{"type": "input_text", "text": "Second ask"}]},
+    ]
     other_system = [dict(base[0], content="Be verbose.")] + base[1:]
     rows = [{"reward": 1.0, "responses_create_params": {"input": p}} for p in (base, other_system)]
     res = compare_rollouts(rows, rows)
@@ -97,8 +100,10 @@ def test_the_same_prompt_spelled_differently_is_the_same_task():
 
 
 def test_a_string_prompt_and_a_prompt_without_text():
-    rows = [{"reward": 1.0, "responses_create_params": {"input": "Plain string prompt"}},
-            {"reward": 1.0, "responses_create_params": {"input": [{"role": "user", "content": [{"type": "image"}]}]}}]
+    rows = [
+        {"reward": 1.0, "responses_create_params": {"input": "Plain string prompt"}},
+        {"reward": 1.0, "responses_create_params": {"input": [{"role": "user", "content": [{"type": "image"}]}]}},
+    ]
     res = compare_rollouts(rows, rows)
     assert sorted(t.task.rsplit("-", 1)[0] for t in res.tasks) == ["plain-string-prompt", "prompt"]
 
@@ -132,8 +137,10 @@ def test_a_category_candidate_is_passed_over_with_a_note():
     assert res.old_key_reason == "task_name passed over: a category"
     assert len(res.tasks) == 5
     note = next(n for n in res.notes if "task_name" in n)
-    assert note == "both sides: task_name is not a task id here: 'knights_knaves' holds 5 different prompts " \
+    assert (
+        note == "both sides: task_name is not a task id here: 'knights_knaves' holds 5 different prompts "
         "(5 rows; _ng_task_index 0, 1, 2, 3, 4); passed over"
+    )
 
 
 def test_after_a_category_the_next_id_field_is_taken():
@@ -163,8 +170,7 @@ def test_nemo_gyms_own_task_id_is_never_a_category():
 
 def test_indices_reused_by_merged_runs_do_not_overrule_an_id():
     # two runs merged: index 0 is task a in one and task b in the other; a is on indices 0 and 1
-    rows = [row(index=0, task_id="a"), row(index=1, task_id="b"), row(index=1, task_id="a"),
-            row(index=0, task_id="b")]
+    rows = [row(index=0, task_id="a"), row(index=1, task_id="b"), row(index=1, task_id="a"), row(index=0, task_id="b")]
     res = compare_rollouts(rows, rows)
     assert res.old_key == "task_id" and labels(res) == ["a", "b"]
 
@@ -227,8 +233,12 @@ def test_an_index_side_joins_a_prompt_side_on_its_prompts():
 
 def test_a_failure_record_with_only_a_task_index_joins_its_task():
     old = [row(index=0, text="q0"), row(index=1, text="q1")]
-    record = {"_ng_failure_class": "environment_server_failed", "_ng_task_index": 1, "_ng_rollout_index": 0,
-              "mask_sample": True}
+    record = {
+        "_ng_failure_class": "environment_server_failed",
+        "_ng_task_index": 1,
+        "_ng_rollout_index": 0,
+        "mask_sample": True,
+    }
     new = [row(index=0, text="q0"), record]
     res = compare_rollouts(old, new)
     assert res.new_key == "_ng_task_index"
@@ -265,15 +275,19 @@ def test_a_side_without_rows_says_it_borrowed_its_key():
 @pytest.mark.parametrize("parser", ["auto", "full"])
 def test_both_readers_key_files_alike(parser: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("PARITY_PARSER", parser)
-    rows = [{"reward": 1.0, "response": {"output": [{"text": "x" * 1000}]},
-             "responses_create_params": {"input": prompt(f"question {i}", system="s"), "metadata": {"a": 1}}}
-            for i in range(3)]
+    rows = [
+        {
+            "reward": 1.0,
+            "response": {"output": [{"text": "x" * 1000}]},
+            "responses_create_params": {"input": prompt(f"question {i}", system="s"), "metadata": {"a": 1}},
+        }
+        for i in range(3)
+    ]
     path = tmp_path / "r.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     res = compare_files(path, path)
     assert res.old_key == PROMPT_KEY
-    assert labels(res) == sorted(f"question-{i}-{expected_hash(prompt(f'question {i}', system='s'))}"
-                                 for i in range(3))
+    assert labels(res) == sorted(f"question-{i}-{expected_hash(prompt(f'question {i}', system='s'))}" for i in range(3))
 
 
 # --- prompts of rows that name an id field are read only when needed ---------------------------
@@ -286,8 +300,9 @@ def test_a_category_side_still_checks_the_prompts():
     new = [row(index=i, text=f"puzzle {2 - i}", task_name="knights_knaves", reward=float(i == 0)) for i in range(3)]
     res = compare_rollouts(old, new)
     assert res.old_key == res.new_key == PROMPT_KEY
-    assert cats(res) == {f"puzzle-{i}-{expected_hash(prompt(f'puzzle {i}'))}": "identical" if i == 2 else "flipped"
-                         for i in range(3)}
+    assert cats(res) == {
+        f"puzzle-{i}-{expected_hash(prompt(f'puzzle {i}'))}": "identical" if i == 2 else "flipped" for i in range(3)
+    }
     assert any("as inputs in another order do" in note for note in res.notes)
 
 
@@ -307,8 +322,10 @@ def test_an_id_field_lost_late_falls_back_to_prompts_read_again_from_the_file(
 # --- an id value that holds several prompts (the real reasoning_gym pair) ----------------------
 
 REAL_FILES = Path(__file__).resolve().parents[1] / "data" / "real_files"
-REASONING_GYM = ("resources_servers/reasoning_gym/data/example_rollouts.jsonl",
-                 "environments/reasoning_gym/data/example_rollouts.jsonl")
+REASONING_GYM = (
+    "resources_servers/reasoning_gym/data/example_rollouts.jsonl",
+    "environments/reasoning_gym/data/example_rollouts.jsonl",
+)
 
 
 def _real(rel: str) -> list[dict[str, Any]]:
@@ -334,8 +351,9 @@ def test_the_real_reasoning_gym_pair_with_two_rewards_swapped_fails_those_two(
     assert len(flips) == 2 and sorted(flips.values()) == ["new", "old"]
     swapped = {prompt_label_of(old_rows[1]): "old", prompt_label_of(old_rows[2]): "new"}
     assert flips == swapped
-    assert any("task_name is not a task id here: 'knights_knaves' holds 5 different prompts (5 rows)" in n
-               for n in res.notes)
+    assert any(
+        "task_name is not a task id here: 'knights_knaves' holds 5 different prompts (5 rows)" in n for n in res.notes
+    )
 
 
 def prompt_label_of(r: dict[str, Any]) -> str:
@@ -354,8 +372,13 @@ def test_repeats_of_several_problems_under_one_name_are_a_category():
 
 def test_a_value_whose_prompts_recur_unevenly_is_kept_with_a_note():
     # task a: three rollouts, one of which was given a differently worded prompt
-    rows = [row(text="a seed 1", task_id="a"), row(text="a seed 1", task_id="a"), row(text="a seed 2", task_id="a"),
-            row(text="b", task_id="b"), row(text="b", task_id="b")]
+    rows = [
+        row(text="a seed 1", task_id="a"),
+        row(text="a seed 1", task_id="a"),
+        row(text="a seed 2", task_id="a"),
+        row(text="b", task_id="b"),
+        row(text="b", task_id="b"),
+    ]
     res = compare_rollouts(rows, rows)
     assert res.old_key == "task_id" and labels(res) == ["a", "b"]
     assert any("task_id 'a' holds 2 different prompts that do not recur as repeats do" in n for n in res.notes)
@@ -364,8 +387,11 @@ def test_a_value_whose_prompts_recur_unevenly_is_kept_with_a_note():
 def test_one_task_at_two_input_indices_keeps_its_id_and_the_shared_tasks_compare():
     # the new run's dataset lists regex-log twice (indices 1 and 2); the old one once
     old = [row(0.0, index=0, text="fix git", task_id="fix-git"), row(1.0, index=1, text="regex", task_id="regex-log")]
-    new = [row(1.0, index=0, text="fix git", task_id="fix-git"), row(1.0, index=1, text="regex", task_id="regex-log"),
-           row(1.0, index=2, text="regex", task_id="regex-log")]
+    new = [
+        row(1.0, index=0, text="fix git", task_id="fix-git"),
+        row(1.0, index=1, text="regex", task_id="regex-log"),
+        row(1.0, index=2, text="regex", task_id="regex-log"),
+    ]
     res = compare_rollouts(old, new)
     assert res.old_key == res.new_key == "task_id"
     assert cats(res) == {"fix-git": "flipped", "regex-log": "identical"}

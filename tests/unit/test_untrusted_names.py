@@ -59,13 +59,33 @@ def test_a_recursive_glob_over_linked_directories_ends_with_the_real_files(tmp_p
 
 
 def test_a_glob_without_links_finds_what_the_standard_library_finds(tmp_path: Path) -> None:
-    for name in ("run/s-0.jsonl", "run/x/s-1.jsonl", "run/x/y/s-2.jsonl.gz", "run/.hidden/s-3.jsonl",
-                 "run/.s-4.jsonl", "run/x/s-1_failures.jsonl", "other/s-5.jsonl"):
+    for name in (
+        "run/s-0.jsonl",
+        "run/x/s-1.jsonl",
+        "run/x/y/s-2.jsonl.gz",
+        "run/.hidden/s-3.jsonl",
+        "run/.s-4.jsonl",
+        "run/x/s-1_failures.jsonl",
+        "other/s-5.jsonl",
+    ):
         touch(tmp_path / name)
-    for pattern in ("run/**/*.jsonl*", "run/*/*.jsonl", "run/**", "*/s-[05].jsonl", "run/.*.jsonl", "**/s-?.jsonl",
-                    "run/**/**/*.jsonl", "**/x/**/*"):
-        expected = sorted({name for name in glob.glob(pattern, root_dir=tmp_path, recursive=True)
-                           if (tmp_path / name).is_file() and not shards.is_artifact(Path(name).name)})
+    for pattern in (
+        "run/**/*.jsonl*",
+        "run/*/*.jsonl",
+        "run/**",
+        "*/s-[05].jsonl",
+        "run/.*.jsonl",
+        "**/s-?.jsonl",
+        "run/**/**/*.jsonl",
+        "**/x/**/*",
+    ):
+        expected = sorted(
+            {
+                name
+                for name in glob.glob(pattern, root_dir=tmp_path, recursive=True)
+                if (tmp_path / name).is_file() and not shards.is_artifact(Path(name).name)
+            }
+        )
         assert [name for _, name in expand(pattern, tmp_path)] == expected, pattern
 
 

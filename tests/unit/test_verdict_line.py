@@ -20,8 +20,9 @@ def test_no_difference() -> None:
     assert summary_lines(summary)[0] == "parity: PASS: no difference in 12 compared tasks"
     copy = build_summary(compare_rollouts(rows, rows))
     # a copy is no evidence: inconclusive, and never called "no difference"
-    assert summary_lines(copy)[0] == ("parity: INCONCLUSIVE: no flip in 12 compared tasks; "
-                                      "both files hold the same rows: was the new server run?")
+    assert summary_lines(copy)[0] == (
+        "parity: INCONCLUSIVE: no flip in 12 compared tasks; both files hold the same rows: was the new server run?"
+    )
 
 
 def test_every_kind_of_difference_in_words() -> None:
@@ -32,14 +33,15 @@ def test_every_kind_of_difference_in_words() -> None:
     summary = build_summary(compare_rollouts(old, new))
     assert verdict_line(summary) == (
         "parity: FAIL: 2 tasks regressed, 1 improved, 1 rerun candidate (agent errors), 1 masked, 2 missing; "
-        "1 identical")
+        "1 identical"
+    )
     lines = summary_lines(summary)
     table_row = next(line for line in lines if line.startswith("flipped "))
     assert table_row.endswith("new regressed 2, new improved 1")
     start = lines.index("masked (1):")
     assert lines[start + 1] == "    masked: new side: no reward"
     start = lines.index("missing (2):")
-    assert lines[start + 1:start + 3] == ["    extra: only in the new file", "    gone: only in the old file"]
+    assert lines[start + 1 : start + 3] == ["    extra: only in the new file", "    gone: only in the old file"]
 
 
 def test_nothing_compared_says_so_first() -> None:
@@ -52,7 +54,8 @@ def test_margin_decision_joins_the_verdict() -> None:
     new = [dict(row, response_id="rerun") for row in old]
     summary = build_summary(compare_rollouts(old, new), margin=0.05)
     assert verdict_line(summary) == (
-        "parity: PASS: no difference in 30 compared tasks; mean difference within the margin 0.05")
+        "parity: PASS: no difference in 30 compared tasks; mean difference within the margin 0.05"
+    )
 
 
 def test_masked_and_missing_lists_are_capped() -> None:

@@ -11,14 +11,18 @@ from pytest_rollout_parity.core.reports.wording import IMPROVED, REGRESSED, dire
 
 
 def _summary(old: dict[str, float], new: dict[str, float], **run: object) -> Summary:
-    result = compare_rollouts([{"task_id": t, "reward": r} for t, r in old.items()],
-                              [{"task_id": t, "reward": r} for t, r in new.items()])
+    result = compare_rollouts(
+        [{"task_id": t, "reward": r} for t, r in old.items()], [{"task_id": t, "reward": r} for t, r in new.items()]
+    )
     return build_summary(result, RunInfo(old_file="old.jsonl", new_file="new.jsonl", **run))  # type: ignore[arg-type]
 
 
 def test_every_report_says_the_verdict_in_the_same_words() -> None:
-    summary = _summary({"a": 1.0, "b": 1.0, "c": 0.0, "gone": 1.0}, {"a": 1.0, "b": 0.0, "c": 1.0},
-                       outcomes={"failed": 2, "passed": 1, "xfailed": 1})
+    summary = _summary(
+        {"a": 1.0, "b": 1.0, "c": 0.0, "gone": 1.0},
+        {"a": 1.0, "b": 0.0, "c": 1.0},
+        outcomes={"failed": 2, "passed": 1, "xfailed": 1},
+    )
     words = verdict_words(summary)
     assert words == "1 task regressed, 1 improved, 1 missing; 1 identical"
     assert summary_lines(summary)[0] == f"parity: FAIL: {words}"
@@ -45,7 +49,7 @@ def test_hook_verdicts_listed_in_markdown_and_html_capped_and_escaped() -> None:
     fragment = summary_html(summary)
     assert f"<p>pytest_parity_verdict hooks changed {n} verdict(s):</p><ul>" in fragment
     assert "<li><code>&lt;t00&gt;</code> (flipped): passed: reviewed &amp; ok</li>" in fragment
-    changed = fragment[fragment.index("<h2>Changed verdicts</h2>"):]
+    changed = fragment[fragment.index("<h2>Changed verdicts</h2>") :]
     assert changed.count("<li>") == markdown.LIST_CAP + 1 and "<li>… and 2 more" in changed
 
 
@@ -73,24 +77,35 @@ def test_a_long_note_is_cut_at_a_word_boundary() -> None:
     kept = cut.removesuffix(" ... (see --parity-json)").split(": ", 1)[1].split(", ")
     assert all(name.startswith("name-") and name[5:].isdigit() for name in kept)
     assert clipped("short", 60) == "short"
+
+
 def test_one_compared_task_is_singular() -> None:
     assert verdict_words(_summary({"a": 1.0}, {"a": 1.0}, selected=1)) == (
-        "no flip in 1 compared task; both files hold the same rows: was the new server run?")
+        "no flip in 1 compared task; both files hold the same rows: was the new server run?"
+    )
 
 
 def test_a_narrowed_run_says_it_is_a_part_and_what_it_ran() -> None:
     old, new = {"a": 1.0, "b": 1.0, "c": 1.0}, {"a": 1.0, "b": 0.0, "c": 1.0}
-    narrowed = _summary(old, new, selected=1, outcomes={"passed": 1}, task_outcomes={"a": "passed"},
-                        ran_tasks=frozenset({"a"}))
+    narrowed = _summary(
+        old, new, selected=1, outcomes={"passed": 1}, task_outcomes={"a": "passed"}, ran_tasks=frozenset({"a"})
+    )
     assert summary_lines(narrowed)[0] == (
         "partial: INCONCLUSIVE: none of 1 item failed here; this run: 1 of 3 items; tasks 1 of 3; "
-        "the whole file (merge the parts for its verdict): 1 task regressed, 0 improved; 2 identical")
+        "the whole file (merge the parts for its verdict): 1 task regressed, 0 improved; 2 identical"
+    )
     assert markdown.verdict_line(narrowed, 0).startswith(
-        "**partial: INCONCLUSIVE: none of 1 item failed here** (rollout parity): ")
+        "**partial: INCONCLUSIVE: none of 1 item failed here** (rollout parity): "
+    )
     collected = _summary(old, new, collect_only=True)
     assert verdict_words(collected).endswith("; counts of the whole file (3 tasks): collected only, no item ran")
-    whole = _summary(old, new, selected=3, outcomes={"passed": 2, "failed": 1},
-                     task_outcomes={"a": "passed", "b": "failed", "c": "passed"})
+    whole = _summary(
+        old,
+        new,
+        selected=3,
+        outcomes={"passed": 2, "failed": 1},
+        task_outcomes={"a": "passed", "b": "failed", "c": "passed"},
+    )
     assert verdict_words(whole) == "1 task regressed, 0 improved; 2 identical"
     assert summary_lines(whole)[0] == "parity: FAIL: 1 task regressed, 0 improved; 2 identical"
 
@@ -100,21 +115,32 @@ def test_gate_items_never_count_as_tasks() -> None:
     still a part, tasks and gate items counted apart."""
     old = {t: 1.0 for t in "abcd"}
     new = {**old, "d": 0.0}
-    part = _summary(old, new, selected=4, outcomes={"passed": 3, "failed": 1},
-                    task_outcomes={"a": "passed", "d": "failed"}, ran_tasks=frozenset({"a", "d"}),
-                    gate_items=("parity-aggregate", "parity-coverage"),
-                    gate_outcomes={"parity-aggregate": "passed", "parity-coverage": "passed"},
-                    group=SplitGroup("pytest-split", 3, 4))
+    part = _summary(
+        old,
+        new,
+        selected=4,
+        outcomes={"passed": 3, "failed": 1},
+        task_outcomes={"a": "passed", "d": "failed"},
+        ran_tasks=frozenset({"a", "d"}),
+        gate_items=("parity-aggregate", "parity-coverage"),
+        gate_outcomes={"parity-aggregate": "passed", "parity-coverage": "passed"},
+        group=SplitGroup("pytest-split", 3, 4),
+    )
     line = summary_lines(part)[0]
-    assert line.startswith("partial: FAIL: 1 of 4 items failed here; this run: 4 of 6 items; tasks 2 of 4; "
-                           "gate items 2 of 2; pytest-split group 3 of 4; ")
+    assert line.startswith(
+        "partial: FAIL: 1 of 4 items failed here; this run: 4 of 6 items; tasks 2 of 4; "
+        "gate items 2 of 2; pytest-split group 3 of 4; "
+    )
     assert part.run is not None and part.run.part is not None
     assert (part.run.part.tasks_ran, part.run.part.items_ran, part.run.part.partial) == (2, 4, True)
 
 
 def test_margin_mode_names_the_failing_flips_and_those_within_noise() -> None:
-    result = compare_rollouts([{"task_id": t, "reward": 1.0} for t in "abc"],
-                              [{"task_id": t, "reward": 0.0 if t != "c" else 1.0} for t in "abc"])
+    result = compare_rollouts(
+        [{"task_id": t, "reward": 1.0} for t in "abc"],
+        [{"task_id": t, "reward": 0.0 if t != "c" else 1.0} for t in "abc"],
+    )
     summary = build_summary(result, margin=0.1, failing_flips=1)
     assert verdict_words(summary).startswith(
-        "2 tasks regressed, 0 improved (1 of these 2 flips fail, 1 within noise); 1 identical")
+        "2 tasks regressed, 0 improved (1 of these 2 flips fail, 1 within noise); 1 identical"
+    )

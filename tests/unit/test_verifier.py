@@ -18,8 +18,12 @@ NO_LOG = "row has no verifier_logs_dir and no embedded verifier output"
 
 def assistant(text: str) -> dict:
     """A NeMo Gym `response` whose output ends with an assistant message (after a reasoning item)."""
-    return {"output": [{"type": "reasoning", "summary": [{"text": "thinking"}]},
-                       {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}]}]}
+    return {
+        "output": [
+            {"type": "reasoning", "summary": [{"text": "thinking"}]},
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}]},
+        ]
+    }
 
 
 @pytest.fixture
@@ -112,7 +116,10 @@ def test_a_logs_dir_naming_a_file_gives_a_reason_and_none_of_its_content(dirs, r
     assert got[1:] == ["    new verifier output (last 5 lines of row field 'test_output'):", "    | EMBEDDED"]
     t = flip({"verifier_logs_dir": "secret.cfg" if relative else str(f)})
     got = lines(flip_message(t, 5, roots(dirs)))
-    assert got[1] == f"    new verifier output unavailable: {f} is not a directory (only a test-stdout.txt inside it is read)"
+    assert (
+        got[1]
+        == f"    new verifier output unavailable: {f} is not a directory (only a test-stdout.txt inside it is read)"
+    )
     assert len(got) == 2
 
 
@@ -129,12 +136,17 @@ def test_header_shows_reward_texts_of_repeated_sides(dirs):
     (t2,) = compare_rollouts(old, new).tasks
     assert t2.category == "flipped"
     assert lines(flip_message(t2, 5, roots(dirs)))[0] == (
-        "fix-git: new regressed: old=1.0 new=0.5 (means of 1 vs 2 of 3 rows)")
+        "fix-git: new regressed: old=1.0 new=0.5 (means of 1 vs 2 of 3 rows)"
+    )
 
 
 def test_header_rounds_to_four_places(dirs):
     (t,) = compare_rollouts(
-        [{"task_id": "fix-git", "reward": 1.0}, {"task_id": "fix-git", "reward": 1.0}, {"task_id": "fix-git", "reward": 0.0}],
+        [
+            {"task_id": "fix-git", "reward": 1.0},
+            {"task_id": "fix-git", "reward": 1.0},
+            {"task_id": "fix-git", "reward": 0.0},
+        ],
         [{"task_id": "fix-git", "reward": 0.123456}],
     ).tasks
     assert lines(flip_message(t, 1, roots(dirs)))[0] == (
@@ -503,7 +515,9 @@ def test_a_symlinked_test_stdout_is_followed_within_the_log_roots(dirs):
     (d / "test-stdout.txt").symlink_to(real)
     t = flip({"verifier_logs_dir": "logs/s1"})
     assert lines(flip_message(t, 3, roots(dirs)))[1:] == [
-        f"    new verifier output (last 3 lines of {real}):", "    | from a shared log store"]
+        f"    new verifier output (last 3 lines of {real}):",
+        "    | from a shared log store",
+    ]
 
 
 @pytest.mark.parametrize("target", ["outside", "/dev/zero", "/etc/passwd", "up"])
@@ -512,13 +526,18 @@ def test_a_symlinked_test_stdout_leading_elsewhere_is_refused(dirs, tmp_path, ta
     secret.write_text("SECRET-TOKEN\n", encoding="utf-8")
     d = dirs["new"] / "logs" / "s1"
     d.mkdir(parents=True)
-    link = {"outside": str(secret), "/dev/zero": "/dev/zero", "/etc/passwd": "/etc/passwd",
-            "up": "../../../secret.txt"}[target]
+    link = {
+        "outside": str(secret),
+        "/dev/zero": "/dev/zero",
+        "/etc/passwd": "/etc/passwd",
+        "up": "../../../secret.txt",
+    }[target]
     (d / "test-stdout.txt").symlink_to(link)
     t = flip({"verifier_logs_dir": "logs/s1"})
     got = lines(flip_message(t, 3, roots(dirs)))
-    assert got[1:] == [f"    new verifier output unavailable: {d / 'test-stdout.txt'} is a symlink leading "
-                       "outside the log roots"]
+    assert got[1:] == [
+        f"    new verifier output unavailable: {d / 'test-stdout.txt'} is a symlink leading outside the log roots"
+    ]
 
 
 def test_a_fifo_test_stdout_is_never_opened(dirs):
@@ -600,8 +619,12 @@ def test_a_specific_unavailable_reason_stays_in_the_flip(dirs):
 
 
 def test_a_task_keyed_on_its_index_shows_its_prompt(dirs):
-    prompt = {"input": [{"role": "system", "content": "be brief"},
-                        {"role": "user", "content": "What   is\nthe capital of France? " + "Explain. " * 40}]}
+    prompt = {
+        "input": [
+            {"role": "system", "content": "be brief"},
+            {"role": "user", "content": "What   is\nthe capital of France? " + "Explain. " * 40},
+        ]
+    }
     old = [{"_ng_task_index": 3, "reward": 1.0, "responses_create_params": prompt}]
     new = [{"_ng_task_index": 3, "reward": 0.0, "responses_create_params": prompt}]
     (t,) = compare_rollouts(old, new).tasks

@@ -122,8 +122,11 @@ def task_prompt(
         common = common[:length]
     common = common or ()
     leading = prompt_label([json.loads(message) for message in common]) if common else None
-    return TaskPrompt(f"{len(distinct)} prompts beginning {leading}" if leading else f"{len(distinct)} prompts",
-                      common, per_rollout=True)
+    return TaskPrompt(
+        f"{len(distinct)} prompts beginning {leading}" if leading else f"{len(distinct)} prompts",
+        common,
+        per_rollout=True,
+    )
 
 
 def with_messages(prompt: TaskPrompt, rows: Sequence[int], prompt_at: Callable[[int], Any]) -> TaskPrompt:

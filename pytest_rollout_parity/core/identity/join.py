@@ -123,8 +123,9 @@ class KeyVote:
     carry of `_ng_task_index` and the prompt, so a side keyed on those still places them.
     """
 
-    def __init__(self, key: Optional[str], option: str = "--parity-key", *, cells: bool = True,
-                 index_restarts: bool = False) -> None:
+    def __init__(
+        self, key: Optional[str], option: str = "--parity-key", *, cells: bool = True, index_restarts: bool = False
+    ) -> None:
         """``cells=False`` narrows the candidates and words the errors alike but keeps no value per
         row (the reader child, whose rows another vote receives). ``index_restarts``: a side of
         several shards, whose `_ng_task_index` names a task within its shard only, is not keyed on
@@ -207,8 +208,7 @@ class KeyVote:
         """A column for each inferred candidate the first voting row carries (those of the rows
         before it, anonymous ones, are None). In the reader's parent the names come with the values."""
         if self.inferred is None:
-            self.inferred = tuple(name for name in values
-                                  if name not in self.columns and not name.startswith("#"))
+            self.inferred = tuple(name for name in values if name not in self.columns and not name.startswith("#"))
         for name in self.inferred:
             if name not in self.columns:
                 self.columns[name] = [None] * (self._rows_seen - 1) if self.cells else []
@@ -275,15 +275,19 @@ class KeyVote:
             passed_over.append(name)
             notes.append(category)
         if self.index_restarts and TASK_INDEX in self.columns:
-            return self._fallback(KeyChoice(TASK_INDEX, self.columns[TASK_INDEX], REASON_SHARD_INDEX, notes, prompts),
-                                  prompt_at)
+            return self._fallback(
+                KeyChoice(TASK_INDEX, self.columns[TASK_INDEX], REASON_SHARD_INDEX, notes, prompts), prompt_at
+            )
         return self._fallback(KeyChoice(None, [], notes=notes, prompts=prompts), prompt_at)
 
     def _fallback(self, choice: KeyChoice, prompt_at: Optional[Callable[[int], Any]]) -> KeyChoice:
         """The choice with the inferred id fields that hold one task a value on this side (the
         other side decides among them), and a note when the side's prompt is one on every row."""
-        choice.inferred = {name: self.columns[name] for name in self.inferred or ()
-                           if name in self.columns and self._holds_one_task(name, prompt_at)}
+        choice.inferred = {
+            name: self.columns[name]
+            for name in self.inferred or ()
+            if name in self.columns and self._holds_one_task(name, prompt_at)
+        }
         if choice.key == PROMPT and self.voters > 1:
             labels = {label for label in choice.values if label is not None}
             if len(labels) == 1:
@@ -341,8 +345,10 @@ class KeyVote:
             for label, index in zip(labels, indexes):
                 if label is not None and index is not None:
                     by_index.setdefault(index, label)
-            labels = [label if label is not None or index is None else by_index.get(index)
-                      for label, index in zip(labels, indexes)]
+            labels = [
+                label if label is not None or index is None else by_index.get(index)
+                for label, index in zip(labels, indexes)
+            ]
         if sum(label is None for label in labels) > len(labels) - self.voters:
             return None
         return labels
@@ -368,9 +374,7 @@ class KeyVote:
             return self._prompt_category(name, prompt_at, notes)
         return self._index_category(name)
 
-    def _prompt_category(
-        self, name: str, prompt_at: Optional[Callable[[int], Any]], notes: list[str]
-    ) -> Optional[str]:
+    def _prompt_category(self, name: str, prompt_at: Optional[Callable[[int], Any]], notes: list[str]) -> Optional[str]:
         """A category when one of its values holds two or more different prompts, each recurring
         across its own repeats, or each on as many rows as the others (once each: one rollout a
         task). A value whose prompts fit neither (some once, some repeated) is kept, with a note.

@@ -135,13 +135,17 @@ def _align_fallbacks(old: SideInput, new: SideInput) -> list[str]:
     for side, name, other in ((old, "old", new), (new, "new", old)):
         if side.key == TASK_INDEX and other.key == PROMPT and side.prompts is not None:
             if _one_prompt(side.prompts) and len(set(side.values) - {None}) > 1:
-                return [f"the {name} side's prompt is the same on every row: it names no task there, so the side "
-                        "keeps its _ng_task_index and cannot be joined to the other side's prompts"]
+                return [
+                    f"the {name} side's prompt is the same on every row: it names no task there, so the side "
+                    "keeps its _ng_task_index and cannot be joined to the other side's prompts"
+                ]
             side.key, side.values = PROMPT, side.prompts
             if other.reason == REASON_SHARDED:
                 side.reason = "the prompt, as the other side is in shards whose _ng_task_index restarts"
-                return [f"the {name} side is keyed on the prompt too, to join the other side, whose shards each "
-                        "number their tasks from 0"]
+                return [
+                    f"the {name} side is keyed on the prompt too, to join the other side, whose shards each "
+                    "number their tasks from 0"
+                ]
             side.reason = "the prompt, as the other side has no _ng_task_index"
             return [f"the {name} side is keyed on the prompt too, to join the other side, which has no _ng_task_index"]
     return []
@@ -169,8 +173,10 @@ def infer_keys(old: SideInput, new: SideInput) -> list[str]:
             best = ranked[0]
             baseline, what = _fallback_joins(old, new)
             if best.joined >= baseline:
-                reason = (f"{best.name}, inferred from the rows: every row of both sides carries it, each value holds "
-                          f"one task, and it joins {best.joined} task(s) ({best.old_tasks} old, {best.new_tasks} new)")
+                reason = (
+                    f"{best.name}, inferred from the rows: every row of both sides carries it, each value holds "
+                    f"one task, and it joins {best.joined} task(s) ({best.old_tasks} old, {best.new_tasks} new)"
+                )
                 if what:
                     reason += f"; {what} joins {baseline}"
                 rest = runners_up(ranked)
@@ -187,8 +193,10 @@ def infer_keys(old: SideInput, new: SideInput) -> list[str]:
         if not side.key and side.inferred:  # a side of rollouts is not refused for what the other holds
             own = sorted(side.inferred, key=lambda name: ("." in name, name))[0]
             side.key, side.values = own, side.inferred[own]
-            side.reason = (f"{own}, inferred from this side's rows: every row carries it and each value holds one "
-                           "task, but it shares no value with the other side")
+            side.reason = (
+                f"{own}, inferred from this side's rows: every row carries it and each value holds one "
+                "task, but it shares no value with the other side"
+            )
     return notes
 
 
@@ -197,8 +205,10 @@ def _infer_against_known(old: SideInput, new: SideInput) -> list[str]:
     inferred field of its own that shares the most values with the known one, when that joins more
     tasks than its fallback does."""
     known, other = (old, new) if new.key in _FALLBACK_KEYS else (new, old)
-    ranked = sorted(((shared_count(known.values, column), name) for name, column in other.inferred.items()),
-                    key=lambda item: (-item[0], "." in item[1], item[1]))
+    ranked = sorted(
+        ((shared_count(known.values, column), name) for name, column in other.inferred.items()),
+        key=lambda item: (-item[0], "." in item[1], item[1]),
+    )
     if not ranked or not ranked[0][0]:
         return []
     joined, name = ranked[0]
@@ -206,8 +216,10 @@ def _infer_against_known(old: SideInput, new: SideInput) -> list[str]:
         return []
     side = "old" if other is old else "new"
     other.key, other.values = name, other.inferred[name]
-    other.reason = (f"{name}, inferred from the rows: every row carries it, each value holds one task, and it joins "
-                    f"{joined} task(s) to the other side's {known.key}")
+    other.reason = (
+        f"{name}, inferred from the rows: every row carries it, each value holds one task, and it joins "
+        f"{joined} task(s) to the other side's {known.key}"
+    )
     return [f"the {side} side is keyed on {name}, whose values are the other side's {known.key}"]
 
 
@@ -235,13 +247,17 @@ def _prompts_changed(old: SideInput, new: SideInput, name: str) -> Optional[str]
                 first[value[1]] = prompt
         firsts.append(first)
     shared = firsts[0].keys() & firsts[1].keys()
-    changed = sorted((t for t in shared if None not in (firsts[0][t], firsts[1][t]) and firsts[0][t] != firsts[1][t]),
-                     key=natural_key)
+    changed = sorted(
+        (t for t in shared if None not in (firsts[0][t], firsts[1][t]) and firsts[0][t] != firsts[1][t]),
+        key=natural_key,
+    )
     if not changed:
         return None
-    return (f"the prompts changed between the runs: {len(changed)} of {len(shared)} task(s) joined on {name} have a "
-            f"different prompt on each side ({listed(changed)}); {name} names them, so they are compared as the same "
-            "tasks")
+    return (
+        f"the prompts changed between the runs: {len(changed)} of {len(shared)} task(s) joined on {name} have a "
+        f"different prompt on each side ({listed(changed)}); {name} names them, so they are compared as the same "
+        "tasks"
+    )
 
 
 def _side_notes(old: SideInput, new: SideInput) -> list[str]:
@@ -354,13 +370,18 @@ def _check_index_prompts(joined: Join, old: SideInput, new: SideInput) -> tuple[
         return joined, None, []
     shared = len(joined.old.keys() & joined.new.keys())
     first, first_old, first_new = differing[0]
-    if old.prompts is not None and new.prompts is not None and \
-            shared_count(old.prompts, new.prompts) > shared - len(differing):
+    if (
+        old.prompts is not None
+        and new.prompts is not None
+        and shared_count(old.prompts, new.prompts) > shared - len(differing)
+    ):
         for side in (old, new):
             side.key, side.values = PROMPT, side.prompts or []
             side.reason = "the prompt: the same prompts are at other _ng_task_index values on each side"
-        note = (f"the runs list the same prompts at different _ng_task_index values ({len(differing)} of {shared} "
-                "differ, as inputs in another order do), so both sides are joined on the prompt")
+        note = (
+            f"the runs list the same prompts at different _ng_task_index values ({len(differing)} of {shared} "
+            "differ, as inputs in another order do), so both sides are joined on the prompt"
+        )
         return join(group_rows(old.values), group_rows(new.values)), None, [note]
     if 2 * len(differing) <= shared:
         split = {label: (o.label, n.label) for label, o, n in differing}
@@ -371,27 +392,41 @@ def _check_index_prompts(joined: Join, old: SideInput, new: SideInput) -> tuple[
             + ("; ..." if len(split) > 5 else "")
         ]
         return _relabel(joined, {k: v[0] for k, v in split.items()}, {k: v[1] for k, v in split.items()}), None, notes
-    reason = (f"the runs read different input files: {len(differing)} of {shared} _ng_task_index value(s) have a "
-              f"different prompt on each side (_ng_task_index {first}: {first_old.label} vs {first_new.label}), so "
-              "the index does not name the same task on both; every task is listed as only in its own file "
-              "(name a key with --parity-key if a field names the tasks)")
+    reason = (
+        f"the runs read different input files: {len(differing)} of {shared} _ng_task_index value(s) have a "
+        f"different prompt on each side (_ng_task_index {first}: {first_old.label} vs {first_new.label}), so "
+        "the index does not name the same task on both; every task is listed as only in its own file "
+        "(name a key with --parity-key if a field names the tasks)"
+    )
     return _apart(joined), reason, []
 
 
 def _relabel(joined: Join, old_names: dict[str, str], new_names: dict[str, str]) -> Join:
     """The join with the given labels renamed on each side as `<label>:<prompt label>`."""
+
     def renamed(labels: dict[str, list[int]], names: dict[str, str]) -> dict[str, list[int]]:
         return {(f"{label}:{names[label]}" if label in names else label): rows for label, rows in labels.items()}
 
-    return Join(renamed(joined.old, old_names), renamed(joined.new, new_names), joined.old_prefix_stripped,
-                joined.new_prefix_stripped, joined.keyed_by_taskset, joined.notes)
+    return Join(
+        renamed(joined.old, old_names),
+        renamed(joined.new, new_names),
+        joined.old_prefix_stripped,
+        joined.new_prefix_stripped,
+        joined.keyed_by_taskset,
+        joined.notes,
+    )
 
 
 def _apart(joined: Join) -> Join:
     """The join with no task shared: each side's labels marked with its side."""
-    return Join({f"{label}:old": rows for label, rows in joined.old.items()},
-                {f"{label}:new": rows for label, rows in joined.new.items()},
-                joined.old_prefix_stripped, joined.new_prefix_stripped, joined.keyed_by_taskset, joined.notes)
+    return Join(
+        {f"{label}:old": rows for label, rows in joined.old.items()},
+        {f"{label}:new": rows for label, rows in joined.new.items()},
+        joined.old_prefix_stripped,
+        joined.new_prefix_stripped,
+        joined.keyed_by_taskset,
+        joined.notes,
+    )
 
 
 #: How many joined tasks the check for a join by coincidence reads the prompts of.
@@ -431,9 +466,11 @@ def _coincidence(joined: Join, old: SideInput, new: SideInput) -> Optional[str]:
     if not compared or 2 * differ <= compared:
         return None
     how = f"after {stripped} was stripped" if stripped else "as equal numbers"
-    return (f"the files look like different environments: the old side is keyed on {_kind(old.key)} and the new on "
-            f"{_kind(new.key)}, whose tasks meet only {how}, and the prompts of {differ} of {compared} such task(s) "
-            "differ; they are not compared as the same tasks")
+    return (
+        f"the files look like different environments: the old side is keyed on {_kind(old.key)} and the new on "
+        f"{_kind(new.key)}, whose tasks meet only {how}, and the prompts of {differ} of {compared} such task(s) "
+        "differ; they are not compared as the same tasks"
+    )
 
 
 def _first_label(side: SideInput, rows: Sequence[int]) -> Optional[str]:

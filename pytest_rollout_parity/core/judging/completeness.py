@@ -85,8 +85,10 @@ class ErrorRates:
     @property
     def clearly_higher(self) -> bool:
         """The new side's agent-error rate is clearly above the old side's."""
-        return (self.rate(self.new_errors, self.new_rows) > self.rate(self.old_errors, self.old_rows)
-                and self.p_value < self.level)
+        return (
+            self.rate(self.new_errors, self.new_rows) > self.rate(self.old_errors, self.old_rows)
+            and self.p_value < self.level
+        )
 
     @property
     def text(self) -> str:
@@ -94,8 +96,10 @@ class ErrorRates:
         new = f"{self.new_errors}/{self.new_rows} rows ({self.rate(self.new_errors, self.new_rows):.1%})"
         old = f"{self.old_errors}/{self.old_rows} ({self.rate(self.old_errors, self.old_rows):.1%})"
         above = "clearly above" if self.clearly_higher else "not clearly above"
-        return (f"agent-error rate {new} on the new side, {above} {old} on the old side "
-                f"(one-sided Fisher p = {self.p_value:.3g}, level {self.level:g})")
+        return (
+            f"agent-error rate {new} on the new side, {above} {old} on the old side "
+            f"(one-sided Fisher p = {self.p_value:.3g}, level {self.level:g})"
+        )
 
 
 @dataclass(frozen=True)
@@ -127,9 +131,15 @@ def _part(what: str, found: int, total: int, limit: Limit, unit: str = "old task
     return over, f"{found} of {total} {unit} {what} ({'over ' if over else ''}the limit {shown})"
 
 
-def coverage(result: CompareResult, max_missing: Limit, max_masked: Limit,
-             unreported: Optional[tuple[int, int]] = None, *,
-             max_uncompared: Optional[Limit] = None, error_rates: Optional[ErrorRates] = None) -> Coverage:
+def coverage(
+    result: CompareResult,
+    max_missing: Limit,
+    max_masked: Limit,
+    unreported: Optional[tuple[int, int]] = None,
+    *,
+    max_uncompared: Optional[Limit] = None,
+    error_rates: Optional[ErrorRates] = None,
+) -> Coverage:
     """The evidence the gate has: old-side tasks it could not compare, against one budget
     (``max_uncompared``) and the finer limits on missing from / masked on the new side.
 
@@ -145,17 +155,27 @@ def coverage(result: CompareResult, max_missing: Limit, max_masked: Limit,
     missing = sum(1 for t in old if t.new is None)
     masked = sum(1 for t in old if t.new is not None and t.new.masked)
     lost = [t for t in old if t.category in UNCOMPARED]
-    reasons = {name: sum(1 for t in lost if t.category == category)
-               for name, category in (("missing", "missing"), ("masked", "masked"),
-                                      ("agent error", "flipped_agent_error"))}
+    reasons = {
+        name: sum(1 for t in lost if t.category == category)
+        for name, category in (("missing", "missing"), ("masked", "masked"), ("agent error", "flipped_agent_error"))
+    }
     why = ", ".join(f"{count} {name}" for name, count in reasons.items() if count)
-    parts = [_part(f"not compared{f' ({why})' if why else ''}", len(lost), len(old), budget),
-             _part("missing from the new side", missing, len(old), max_missing),
-             _part("masked on the new side", masked, len(old), max_masked)]
+    parts = [
+        _part(f"not compared{f' ({why})' if why else ''}", len(lost), len(old), budget),
+        _part("missing from the new side", missing, len(old), max_missing),
+        _part("masked on the new side", masked, len(old), max_masked),
+    ]
     if unreported is not None:
         lost_rollouts, expected = unreported
-        parts.append(_part("failed or never reported (the new run's coverage file)", lost_rollouts, expected,
-                           max_missing, unit="expected rollout(s)"))
+        parts.append(
+            _part(
+                "failed or never reported (the new run's coverage file)",
+                lost_rollouts,
+                expected,
+                max_missing,
+                unit="expected rollout(s)",
+            )
+        )
     if error_rates is not None:
         parts.append((error_rates.clearly_higher, error_rates.text))
     nothing = result.compared == 0
@@ -166,8 +186,22 @@ def coverage(result: CompareResult, max_missing: Limit, max_masked: Limit,
     if not over:
         message = "the gate has enough evidence: " + "; ".join(within)
     else:
-        message = "; ".join(over) + "".join(f"\n    {text}" for text in within) + (
-            "\n    rerun what was lost (the tasks not compared), or check the files and the join key")
-    return Coverage(len(old), missing, masked, max_missing, max_masked, not over, message,
-                    uncompared=len(lost), max_uncompared=budget, agent_errors=reasons["agent error"],
-                    error_rates=error_rates, nothing_compared=nothing)
+        message = (
+            "; ".join(over)
+            + "".join(f"\n    {text}" for text in within)
+            + ("\n    rerun what was lost (the tasks not compared), or check the files and the join key")
+        )
+    return Coverage(
+        len(old),
+        missing,
+        masked,
+        max_missing,
+        max_masked,
+        not over,
+        message,
+        uncompared=len(lost),
+        max_uncompared=budget,
+        agent_errors=reasons["agent error"],
+        error_rates=error_rates,
+        nothing_compared=nothing,
+    )

@@ -44,8 +44,9 @@ def same_bytes(old: Path, new: Path) -> bool:
 
 
 def _canonical(rows: list[dict[str, Any]]) -> list[str]:
-    return sorted(json.dumps(row, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
-                  for row in rows)
+    return sorted(
+        json.dumps(row, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str) for row in rows
+    )
 
 
 def _same_side(old: Optional[TaskSide], new: Optional[TaskSide]) -> bool:
@@ -65,8 +66,11 @@ def same_rows(result: CompareResult) -> bool:
     return all(_same_side(t.old, t.new) for t in result.tasks)
 
 
-def copies_note(result: CompareResult, paths: Optional[tuple[Path, Path]] = None,
-                sidecars: Optional[tuple[Optional[Path], Optional[Path]]] = None) -> Optional[str]:
+def copies_note(
+    result: CompareResult,
+    paths: Optional[tuple[Path, Path]] = None,
+    sidecars: Optional[tuple[Optional[Path], Optional[Path]]] = None,
+) -> Optional[str]:
     """The note for two sides that hold the same rows, or None.
 
     ``paths`` (and their ``sidecars``) are the sides' files, when they were read from files: the
@@ -75,10 +79,13 @@ def copies_note(result: CompareResult, paths: Optional[tuple[Path, Path]] = None
     if paths is not None:
         old_sidecar, new_sidecar = sidecars or (None, None)
         sidecars_alike = (old_sidecar is None and new_sidecar is None) or (
-            old_sidecar is not None and new_sidecar is not None and same_bytes(old_sidecar, new_sidecar))
+            old_sidecar is not None and new_sidecar is not None and same_bytes(old_sidecar, new_sidecar)
+        )
         if sidecars_alike and same_bytes(*paths):
             return "the new file's rows are identical to the old file's (the same bytes): was the new server run?"
     if same_rows(result):
-        return ("the new file's rows are identical to the old file's (every task has the same rows): "
-                "was the new server run?")
+        return (
+            "the new file's rows are identical to the old file's (every task has the same rows): "
+            "was the new server run?"
+        )
     return None

@@ -88,8 +88,9 @@ def gate_measured(facts: Sequence[RowFacts]) -> int:
     return sum(1 for f in facts if f.origin is RowOrigin.MAIN and f.reward is not None and f.mask is None)
 
 
-def read_inventory(paths: Sequence[Path], displays: Sequence[str], facts: Sequence[RowFacts],
-                  side: str) -> Optional[InventoryRead]:
+def read_inventory(
+    paths: Sequence[Path], displays: Sequence[str], facts: Sequence[RowFacts], side: str
+) -> Optional[InventoryRead]:
     """The side's coverage summed over its files (None when none of them has a coverage file)."""
     places = [((coverage_path(p), str(_coverage_name(Path(d)))), p) for p, d in zip(paths, displays)]
     places = [(place, main) for place, main in places if place[0].exists() or place[0].is_symlink()]

@@ -63,11 +63,15 @@ class KnownFlips:
         unknown = [e for e in self.entries.values() if e.task not in categories]
         notes = []
         if stale:
-            notes.append(f"{len(stale)} task(s) listed in {self.shown} no longer flip (the list is stale): "
-                         + _named(stale, lambda e: f"{e.task} ({categories[e.task]}, line {e.line})"))
+            notes.append(
+                f"{len(stale)} task(s) listed in {self.shown} no longer flip (the list is stale): "
+                + _named(stale, lambda e: f"{e.task} ({categories[e.task]}, line {e.line})")
+            )
         if unknown:
-            notes.append(f"{len(unknown)} line(s) of {self.shown} name no task of this run: "
-                         + _named(unknown, lambda e: f"{e.task} (line {e.line})"))
+            notes.append(
+                f"{len(unknown)} line(s) of {self.shown} name no task of this run: "
+                + _named(unknown, lambda e: f"{e.task} (line {e.line})")
+            )
         return notes
 
 
@@ -87,8 +91,10 @@ def read_known_flips(path: Path, shown: str) -> KnownFlips:
         match = _ENTRY.match(line)
         if match is None or not match["reason"]:
             raise CompareInputError(
-                shown, "a known flip needs a reason after the task label "
-                f"(`<task>  # <why it is accepted>`), got {_clip(line)!r}", number,
+                shown,
+                "a known flip needs a reason after the task label "
+                f"(`<task>  # <why it is accepted>`), got {_clip(line)!r}",
+                number,
             )
         task = match["task"]
         if task in entries:

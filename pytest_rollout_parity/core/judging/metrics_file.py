@@ -70,7 +70,9 @@ class AggregateCheck:
 
 def computed_mean(facts: Sequence[RowFacts]) -> tuple[Optional[float], int]:
     """The mean reward over the rollouts file's rows with a finite reward (as NeMo Gym averages)."""
-    rewards = [f.reward for f in facts if f.origin is RowOrigin.MAIN and f.reward is not None and math.isfinite(f.reward)]
+    rewards = [
+        f.reward for f in facts if f.origin is RowOrigin.MAIN and f.reward is not None and math.isfinite(f.reward)
+    ]
     return (math.fsum(rewards) / len(rewards) if rewards else None), len(rewards)
 
 
@@ -161,7 +163,10 @@ def combined_check(checks: Sequence[AggregateCheck]) -> Optional[AggregateCheck]
 
     notes = [check.note for check in checks if check.note]
     return AggregateCheck(
-        ", ".join(check.file for check in checks), checks[0].agent,
-        weighted([check.recorded_mean for check in checks]), weighted([check.computed_mean for check in checks]),
-        rows, "; ".join(notes) if notes else None,
+        ", ".join(check.file for check in checks),
+        checks[0].agent,
+        weighted([check.recorded_mean for check in checks]),
+        weighted([check.computed_mean for check in checks]),
+        rows,
+        "; ".join(notes) if notes else None,
     )

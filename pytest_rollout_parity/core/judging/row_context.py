@@ -60,13 +60,15 @@ def _message_text(item: dict[str, Any]) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(part["text"] for part in content
-                         if isinstance(part, dict) and isinstance(part.get("text"), str))
+        return "\n".join(
+            part["text"] for part in content if isinstance(part, dict) and isinstance(part.get("text"), str)
+        )
     return ""
 
 
-def last_assistant_message(row: dict[str, Any], chars: int = MESSAGE_CHARS,
-                           lines: int = MESSAGE_LINES) -> Optional[list[str]]:
+def last_assistant_message(
+    row: dict[str, Any], chars: int = MESSAGE_CHARS, lines: int = MESSAGE_LINES
+) -> Optional[list[str]]:
     """The end of the row's last assistant message (`response.output`): at most ``lines`` lines and
     about ``chars`` characters, the first marked when cut; None when the row has none."""
     output = _field(row, "response.output")

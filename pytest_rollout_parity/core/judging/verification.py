@@ -33,7 +33,8 @@ def _scored(result: CompareResult, side: Side) -> list[float]:
 
 def _has_verifier_output(row: dict[str, Any]) -> bool:
     return any(name in row for name in VERIFIER_FIELDS) or any(
-        isinstance(name, str) and "verifier" in name.lower() for name in row)
+        isinstance(name, str) and "verifier" in name.lower() for name in row
+    )
 
 
 def _sampled(result: CompareResult, side: Side) -> Optional[bool]:
@@ -66,17 +67,20 @@ def verification_notes(result: CompareResult, names: Optional[Sequence[str]] = N
             notes.append(
                 f"the {side} side's reward is {own[0]:g} on every one of its {len(own)} scored rows while the "
                 f"{other} side's vary: was it run with +skip_verification (NeMo Gym then writes one "
-                "skip_verification_reward, 0.0 by default, on every row, unverified)?")
+                "skip_verification_reward, 0.0 by default, on every row, unverified)?"
+            )
     if result.copies is None:
         carries = {side: _sampled(result, side) for side in ("old", "new")}
         for side, other in (("old", "new"), ("new", "old")):
             if carries[side] is False and carries[other] is True:
                 notes.append(
                     f"the {side} side's rows carry no verifier output where the {other} side's do: was it run "
-                    "with +skip_verification?")
+                    "with +skip_verification?"
+                )
     for name in names or ():
         if os.path.basename(name).startswith("unsafe_"):
             notes.append(
                 f"{name} is named with an unsafe_ prefix, as `gym eval reverify --force` names its outputs: "
-                "its rewards were verified again by force, perhaps by another verifier than the other side's")
+                "its rewards were verified again by force, perhaps by another verifier than the other side's"
+            )
     return notes

@@ -64,7 +64,8 @@ class AgentFilter:
                 )
         elif self.counts and self.wanted not in self.counts:
             raise CompareInputError(
-                display, f"no row of {display} has agent {self.wanted!r}; agents present: {self.listing()}",
+                display,
+                f"no row of {display} has agent {self.wanted!r}; agents present: {self.listing()}",
                 where=self.option,
             )
 

@@ -33,15 +33,23 @@ def main() -> int:
             sidecars, agents = read_shards(files, builder, request.agent, request.agent_option)
             sidecar = sidecars[0]
         else:
-            sidecar, agents = read_rollouts(Path(request.path), request.shown, builder, request.agent,
-                                            request.agent_option)
+            sidecar, agents = read_rollouts(
+                Path(request.path), request.shown, builder, request.agent, request.agent_option
+            )
     except CompareInputError as exc:
         builder.flush()
         send(out.write, ("input-error", exc.path, exc.reason, exc.line, exc.where))
     else:
         builder.flush()
-        end: tuple[Any, ...] = ("end", str(sidecar) if sidecar is not None else None, agents.compared, dict(agents.counts),
-               builder.superseded, builder.dropped, (builder.digest.crc, builder.digest.size))
+        end: tuple[Any, ...] = (
+            "end",
+            str(sidecar) if sidecar is not None else None,
+            agents.compared,
+            dict(agents.counts),
+            builder.superseded,
+            builder.dropped,
+            (builder.digest.crc, builder.digest.size),
+        )
         if shards:
             end += ([str(s) if s is not None else None for s in sidecars],)
         send(out.write, end)

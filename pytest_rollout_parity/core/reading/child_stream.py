@@ -107,8 +107,9 @@ class StreamEnd(NamedTuple):
     sidecars: tuple[Optional[Path], ...] = ()
 
 
-def replay(data: bytes, builder: SideBuilder, display: str, sidecar_display: str,
-           shard_names: tuple[tuple[str, str], ...] = ()) -> Optional[StreamEnd]:
+def replay(
+    data: bytes, builder: SideBuilder, display: str, sidecar_display: str, shard_names: tuple[tuple[str, str], ...] = ()
+) -> Optional[StreamEnd]:
     """Join the streamed rows to ``builder``, each at its place in messages; None for a stream cut
     short. Raises the child's input error. ``shard_names``: each shard's file and sidecar as shown."""
     names_of = shard_names or ((display, sidecar_display),)
@@ -120,8 +121,9 @@ def replay(data: bytes, builder: SideBuilder, display: str, sidecar_display: str
                 shown = shard[1] if facts[_ORIGIN] == _SIDECAR else shard[0]
                 if any(type(value) is tuple for value in names.values()):
                     names = {name: DEFERRED if type(value) is tuple else value for name, value in names.items()}
-                builder.add(PendingRow(Place(shown, facts[_LINE]), facts_from_plain(facts), names, anonymous,
-                                       has_reward))
+                builder.add(
+                    PendingRow(Place(shown, facts[_LINE]), facts_from_plain(facts), names, anonymous, has_reward)
+                )
         elif kind == "end":
             _, sidecar, agent, agent_rows, builder.superseded, dropped, (crc, size), *shards = message
             builder.drop(dropped)

@@ -47,14 +47,72 @@ MAX_INFERRED = 12
 #: A longer string, or one holding whitespace, is free text: it behaves like a prompt, not an id.
 MAX_ID_CHARS = 200
 #: Words of a field name that say it holds an outcome or a per-rollout fact, never a task's identity.
-OUTCOME_WORDS: frozenset[str] = frozenset({
-    "reward", "rewards", "score", "scores", "answer", "answers", "response", "responses", "output", "outputs",
-    "generation", "completion", "result", "results", "prediction", "predicted", "pred", "extracted", "judge",
-    "verdict", "correct", "passed", "pass", "success", "accuracy", "error", "errors", "status",
-    "count", "num", "total", "tokens", "cost", "time", "timestamp", "created", "updated", "duration", "elapsed",
-    "latency", "date", "rollout", "attempt", "run", "trial", "sample", "request", "call", "session", "trace",
-    "seed", "step", "turn", "episode", "model", "agent", "worker", "job", "hash", "sha", "sha256", "md5",
-})
+OUTCOME_WORDS: frozenset[str] = frozenset(
+    {
+        "reward",
+        "rewards",
+        "score",
+        "scores",
+        "answer",
+        "answers",
+        "response",
+        "responses",
+        "output",
+        "outputs",
+        "generation",
+        "completion",
+        "result",
+        "results",
+        "prediction",
+        "predicted",
+        "pred",
+        "extracted",
+        "judge",
+        "verdict",
+        "correct",
+        "passed",
+        "pass",
+        "success",
+        "accuracy",
+        "error",
+        "errors",
+        "status",
+        "count",
+        "num",
+        "total",
+        "tokens",
+        "cost",
+        "time",
+        "timestamp",
+        "created",
+        "updated",
+        "duration",
+        "elapsed",
+        "latency",
+        "date",
+        "rollout",
+        "attempt",
+        "run",
+        "trial",
+        "sample",
+        "request",
+        "call",
+        "session",
+        "trace",
+        "seed",
+        "step",
+        "turn",
+        "episode",
+        "model",
+        "agent",
+        "worker",
+        "job",
+        "hash",
+        "sha",
+        "sha256",
+        "md5",
+    }
+)
 #: What an id field's name says: `id`, `uuid`, `guid`, or a name ending in one (`scenario_id`, `instanceId`).
 ID_SUFFIXES: tuple[str, ...] = ("id", "uuid", "guid")
 
@@ -99,8 +157,14 @@ def inferred_candidates(row: dict[str, object], known: frozenset[str]) -> tuple[
             continue
         for name in sorted(node):
             path = prefix + name
-            if (isinstance(name, str) and not name.startswith("_ng_") and path not in known and "." not in name
-                    and names_an_identity(path) and is_id_value(node[name])):
+            if (
+                isinstance(name, str)
+                and not name.startswith("_ng_")
+                and path not in known
+                and "." not in name
+                and names_an_identity(path)
+                and is_id_value(node[name])
+            ):
                 found.append(path)
     return tuple(found[:MAX_INFERRED])
 
@@ -177,7 +241,13 @@ EMBEDDED_OUTPUT_FIELDS: tuple[str, ...] = ("test_output", "verifier_stdout", "ve
 #: Every path a row is reduced from at load time, besides the join field(s). The presence of
 #: :data:`REWARD` itself matters too: a file none of whose rows has it is not a rollouts file.
 LOAD_FIELDS: tuple[str, ...] = (
-    REWARD, MASK_SAMPLE, FAILURE_KIND, INVALID_JUDGE, *AGENT_ERROR_FIELDS, AGENT_NAME, *SIDECAR_FIELDS
+    REWARD,
+    MASK_SAMPLE,
+    FAILURE_KIND,
+    INVALID_JUDGE,
+    *AGENT_ERROR_FIELDS,
+    AGENT_NAME,
+    *SIDECAR_FIELDS,
 )
 
 

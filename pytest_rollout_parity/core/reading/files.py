@@ -31,7 +31,7 @@ READ_BUFFER = 256 << 10
 
 
 def compression(head: bytes) -> Optional[str]:
-    """"gzip", "bz2" or "xz" when ``head`` (a file's first bytes) starts with that magic, else None."""
+    """ "gzip", "bz2" or "xz" when ``head`` (a file's first bytes) starts with that magic, else None."""
     for magic, kind in COMPRESSED.items():
         if head.startswith(magic):
             return kind
@@ -68,8 +68,9 @@ def decompressed(raw: BinaryIO, display: str) -> BinaryIO:
     if head.startswith(ZSTD):
         raw.close()
         raise CompareInputError(
-            display, "a zstd-compressed file, which Python cannot read before 3.14: "
-            f"decompress it first (zstd -d {display}) and pass the .jsonl"
+            display,
+            "a zstd-compressed file, which Python cannot read before 3.14: "
+            f"decompress it first (zstd -d {display}) and pass the .jsonl",
         )
     kind = compression(head)
     # the decompressors are imported for the files that need them, not by every reading process
@@ -184,6 +185,7 @@ class RowAt:
     def __enter__(self) -> RowAt:
         return self
 
-    def __exit__(self, kind: Optional[type[BaseException]], value: Optional[BaseException],
-                 traceback: Optional[TracebackType]) -> None:
+    def __exit__(
+        self, kind: Optional[type[BaseException]], value: Optional[BaseException], traceback: Optional[TracebackType]
+    ) -> None:
         self.close()

@@ -123,7 +123,10 @@ MAX_LINE = 64 << 20
 
 
 def iter_objects(
-    path: Path, display: str, decode: Optional[Decoder] = None, progress: Optional[Progress] = None,
+    path: Path,
+    display: str,
+    decode: Optional[Decoder] = None,
+    progress: Optional[Progress] = None,
     digest: Optional[ContentDigest] = None,
 ) -> Iterator[tuple[int, int, dict[str, Any]]]:
     """(line number, byte offset, object) for every non-blank line; errors name `<file>:<line>`.
@@ -151,7 +154,10 @@ def _reporter(raw_file: BinaryIO, total: int, progress: Optional[Progress]) -> O
 
 
 def _objects(
-    handle: BinaryIO, display: str, decode: Optional[Decoder], report: Optional[Callable[[], None]],
+    handle: BinaryIO,
+    display: str,
+    decode: Optional[Decoder],
+    report: Optional[Callable[[], None]],
     digest: Optional[ContentDigest] = None,
 ) -> Iterator[tuple[int, int, dict[str, Any]]]:
     offset = 0
@@ -162,8 +168,10 @@ def _objects(
         while raw := handle.readline(MAX_LINE + 1):
             if len(raw) > MAX_LINE:
                 raise CompareInputError(
-                    display, f"a line longer than {MAX_LINE >> 20} MiB (counted decompressed): no rollout row is "
-                    "that large; a damaged file, or one built to exhaust memory?", line_no + 1,
+                    display,
+                    f"a line longer than {MAX_LINE >> 20} MiB (counted decompressed): no rollout row is "
+                    "that large; a damaged file, or one built to exhaust memory?",
+                    line_no + 1,
                 )
             line_no += 1
             start = offset
@@ -346,7 +354,8 @@ def _sidecar_pairs(sidecar: Optional[Path], shown: str) -> Optional[frozenset[tu
         return frozenset()
     try:
         return frozenset(
-            pair for _, _, record in iter_objects(sidecar, shown, skeleton_decoder(None))
+            pair
+            for _, _, record in iter_objects(sidecar, shown, skeleton_decoder(None))
             if (pair := index_pair(record)) is not None
         )
     except Exception:  # whatever it is, it is reported when the sidecar is read in turn
@@ -373,13 +382,20 @@ def _sidecar_records(
         if not attempts.stamped and ATTEMPT_INDEX in record:
             attempts.stamped = True
         pair = index_pair(record)
-        records.append((pair, Execution(logical_key(record, pair), attempt_of(record), line_no),
-                        prepare(line_no, offset, record)))
+        records.append(
+            (pair, Execution(logical_key(record, pair), attempt_of(record), line_no), prepare(line_no, offset, record))
+        )
     return records
 
 
-def _rank_unranked_rows(path: Path, display: str, decode: Optional[Decoder], agents: Optional[AgentFilter],
-                        attempts: Attempts, first_place: int) -> None:
+def _rank_unranked_rows(
+    path: Path,
+    display: str,
+    decode: Optional[Decoder],
+    agents: Optional[AgentFilter],
+    attempts: Attempts,
+    first_place: int,
+) -> None:
     """Read the main file again to rank the rows :class:`Attempts` left unranked before the side
     turned out to carry the stamp (only when the stamp first appears after such rows)."""
     wanted = agents.wanted if agents is not None else None
@@ -514,11 +530,21 @@ def finish_shards(
 ) -> LoadedSide:
     """The sharded side whose rows ``builder`` holds: its key chosen, deferred prompts read from each
     row's own shard."""
-    shards = tuple((str(path), shown, str(sidecar) if sidecar is not None else None)
-                   for (path, shown), sidecar in zip(files, sidecars))
-    side = LoadedSide(path=files[0][0], display=display, sidecar=sidecars[0], choice=KeyChoice(None, []),
-                      facts=builder.facts, agent=agent, agent_rows=agent_rows, shards=shards,
-                      digest=builder.digest.text())
+    shards = tuple(
+        (str(path), shown, str(sidecar) if sidecar is not None else None)
+        for (path, shown), sidecar in zip(files, sidecars)
+    )
+    side = LoadedSide(
+        path=files[0][0],
+        display=display,
+        sidecar=sidecars[0],
+        choice=KeyChoice(None, []),
+        facts=builder.facts,
+        agent=agent,
+        agent_rows=agent_rows,
+        shards=shards,
+        digest=builder.digest.text(),
+    )
     side.choice = builder.finish(display, side.read_row)
     return side
 
@@ -554,8 +580,15 @@ def read_rollouts(
     (None when absent) and the agent filter, which knows each agent's rows (``agents``: one
     already counting the side's other shards)."""
     agents = agents if agents is not None else AgentFilter(agent, agent_option)
-    sidecar = read_side(path, display, builder, keep=False, agents=agents, progress=progress,
-                        check_first=lambda row: _not_a_sidecar(path, display, row))
+    sidecar = read_side(
+        path,
+        display,
+        builder,
+        keep=False,
+        agents=agents,
+        progress=progress,
+        check_first=lambda row: _not_a_sidecar(path, display, row),
+    )
     return sidecar, agents
 
 
@@ -571,8 +604,14 @@ def finish_side(
     with RowAt(path) as main_at, RowAt(sidecar or path) as sidecar_at:
         choice = builder.finish(display, lambda facts: read_row_at(path, sidecar, facts, main_at, sidecar_at))
     return LoadedSide(
-        path=path, display=display, sidecar=sidecar, choice=choice, facts=builder.facts,
-        agent=agent, agent_rows=agent_rows, digest=builder.digest.text(),
+        path=path,
+        display=display,
+        sidecar=sidecar,
+        choice=choice,
+        facts=builder.facts,
+        agent=agent,
+        agent_rows=agent_rows,
+        digest=builder.digest.text(),
     )
 
 
@@ -582,8 +621,9 @@ def _not_a_sidecar(path: Path, display: str, row: dict[str, Any]) -> None:
     if main is not None and is_failure_record(row):
         shown = os.path.join(os.path.dirname(display), main.name)
         raise CompareInputError(
-            display, "a failures sidecar (records of rollouts that failed), not a rollouts file: "
-            f"give its main file {shown}; the sidecar beside it is read with it"
+            display,
+            "a failures sidecar (records of rollouts that failed), not a rollouts file: "
+            f"give its main file {shown}; the sidecar beside it is read with it",
         )
 
 

@@ -119,7 +119,11 @@ class _Child:
             return None
         try:
             process = subprocess.Popen(
-                command, env=env, stdin=subprocess.PIPE, stdout=stream, stderr=subprocess.DEVNULL,
+                command,
+                env=env,
+                stdin=subprocess.PIPE,
+                stdout=stream,
+                stderr=subprocess.DEVNULL,
             )
         except OSError:
             stream.close()

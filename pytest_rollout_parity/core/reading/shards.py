@@ -77,8 +77,11 @@ def expand(value: str, base: Path) -> list[tuple[Path, str]]:
             continue
         matches, skipped = _matches(part, base)
         if not matches:
-            why = f" (only files that are no rollouts: {', '.join(visible(n) for n in sorted(skipped)[:3])})" \
-                if skipped else ""
+            why = (
+                f" (only files that are no rollouts: {', '.join(visible(n) for n in sorted(skipped)[:3])})"
+                if skipped
+                else ""
+            )
             raise ShardPatternError(f"{part!r} matches no rollouts file{why}")
         for shown in matches:
             path = _resolve(shown, base)
@@ -167,7 +170,7 @@ def _matches(part: str, base: Path) -> tuple[list[str], list[str]]:
         if is_artifact(os.path.basename(shown)):
             others.append(shown)
             continue
-        if has_invisible(shown[len(prefix):]):  # the name matched, not the directory the user typed
+        if has_invisible(shown[len(prefix) :]):  # the name matched, not the directory the user typed
             raise ShardPatternError(
                 f"{part!r} matches {shown!r}, a name holding a control or invisible character: "
                 "rename the file (a name is shown in every report)"

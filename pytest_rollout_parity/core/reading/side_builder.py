@@ -22,8 +22,10 @@ from .row_facts import RewardTypeError, fold_failure_record, lookup, reduce_row
 #: What a file whose rows never carry `reward` most likely is.
 NOT_ROLLOUTS = "an input dataset, not rollouts (no row has a reward field)"
 #: The same, for files whose first row shows what they are instead.
-REWARD_PROFILE = ("a per-task reward profile (gym eval profile's mean/reward, max/reward, expected_num_rollouts), "
-                  "not rollouts (no row has a reward field): give the rollouts file the profile was made from")
+REWARD_PROFILE = (
+    "a per-task reward profile (gym eval profile's mean/reward, max/reward, expected_num_rollouts), "
+    "not rollouts (no row has a reward field): give the rollouts file the profile was made from"
+)
 AGGREGATE_METRICS = "aggregate metrics (one figure per metric, no task rows), not rollouts (no row has a reward field)"
 CHAT_TRANSCRIPT = "a chat transcript (rows of messages), not rollouts (no row has a reward field)"
 #: A row's candidate values carry, under this name, what its file looks like when it is no rollouts file.
@@ -33,8 +35,7 @@ SHAPE = "#shape"
 def what_rows_are(row: dict[str, Any]) -> str:
     """What a file whose rows have no reward field is, by what its first row holds."""
     keys = [key for key in row if isinstance(key, str)]
-    if "expected_num_rollouts" in keys or "rollout_infos" in keys or any(
-            key.endswith("/reward") for key in keys):
+    if "expected_num_rollouts" in keys or "rollout_infos" in keys or any(key.endswith("/reward") for key in keys):
         return REWARD_PROFILE
     if "messages" in keys or ("role" in keys and "content" in keys):
         return CHAT_TRANSCRIPT
@@ -92,8 +93,9 @@ def _kept_row(facts: RowFacts) -> dict[str, Any]:
 class SideBuilder:
     """Accumulates one side: each row's facts and join value; errors name the row's location."""
 
-    def __init__(self, key: Optional[str], key_option: str = "--parity-key", *, keep_cells: bool = True,
-                 sharded: bool = False) -> None:
+    def __init__(
+        self, key: Optional[str], key_option: str = "--parity-key", *, keep_cells: bool = True, sharded: bool = False
+    ) -> None:
         self.key = key
         self.vote = KeyVote(key, key_option, cells=keep_cells, index_restarts=sharded)
         #: the shard being read (1 for the first) on a sharded side, whose task indices it qualifies

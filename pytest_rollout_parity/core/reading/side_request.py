@@ -47,8 +47,11 @@ class SideRequest:
         """The request of the API's ``side`` ("old" or "new"): its own key and agent win over the shared
         ones, and errors name the API's argument (``old_key``, ``new_agent``...)."""
         return cls(
-            str(Path(path)), own_key or key, agent=own_agent or agent,
-            key_option=f"{side}_key", agent_option=f"{side}_agent",
+            str(Path(path)),
+            own_key or key,
+            agent=own_agent or agent,
+            key_option=f"{side}_key",
+            agent_option=f"{side}_agent",
         )
 
     @property

@@ -49,13 +49,17 @@ def annotation_lines(summary: Summary, failed: Collection[str], cap: int = ANNOT
     errors = [task for task in flips if task.task in failed]
     lines = [_annotation("error", f"{task.task} {task.outcome}", flip_text(task)) for task in errors[:cap]]
     if len(errors) > cap:
-        lines.append(f"{len(errors) - cap} more failed flip(s) not annotated: GitHub shows at most {cap} error "
-                     "annotations per step; the job summary and --parity-json list them all")
+        lines.append(
+            f"{len(errors) - cap} more failed flip(s) not annotated: GitHub shows at most {cap} error "
+            "annotations per step; the job summary and --parity-json list them all"
+        )
     warned = [task for task in flips if task.task not in failed and task.outcome in WARNED]
     lines.extend(_annotation("warning", f"{task.task} {task.outcome}", flip_text(task)) for task in warned[:cap])
     if len(warned) > cap:
-        lines.append(f"{len(warned) - cap} more flip(s) within noise or with an agent error not annotated "
-                     f"(GitHub shows at most {cap} warnings per step)")
+        lines.append(
+            f"{len(warned) - cap} more flip(s) within noise or with an agent error not annotated "
+            f"(GitHub shows at most {cap} warnings per step)"
+        )
     lines.extend(_gate_items(summary))
     return lines
 
@@ -69,8 +73,10 @@ def _gate_items(summary: Summary) -> list[str]:
     if AGGREGATE_NAME in items and decision is not None:
         if decision.lower_bound is not None and decision.upper_bound is not None:
             shown = "within" if decision.passed else "NOT within"
-            words = (f"delta {summary.paired.delta:+.4f}, one-sided 95% bounds [{decision.lower_bound:.4f}, "
-                     f"{decision.upper_bound:.4f}] {shown} the margin ±{decision.margin:g}")
+            words = (
+                f"delta {summary.paired.delta:+.4f}, one-sided 95% bounds [{decision.lower_bound:.4f}, "
+                f"{decision.upper_bound:.4f}] {shown} the margin ±{decision.margin:g}"
+            )
         else:
             words = f"no decision: too few compared tasks to bound the difference within ±{decision.margin:g}"
         level, outcome = ("notice", "passed") if decision.passed else ("error", "failed")

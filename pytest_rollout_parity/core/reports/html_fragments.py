@@ -22,5 +22,6 @@ def flip_html(headline: str, text: str) -> str:
     """A flip's extra: its rewards and who won, then its message with the loser's log tail."""
     if len(text) > TEXT_CAP:
         text = text[:TEXT_CAP] + f"\n... ({len(text) - TEXT_CAP} more characters)"
-    return utf8_safe(f'<div class="rollout-parity-flip"><p>{html.escape(headline)}</p>'
-                     f"<pre>{html.escape(text)}</pre></div>")
+    return utf8_safe(
+        f'<div class="rollout-parity-flip"><p>{html.escape(headline)}</p><pre>{html.escape(text)}</pre></div>'
+    )

@@ -94,8 +94,10 @@ def _flip_rows(summary: Summary, outcomes: Sequence[str], with_evidence: bool) -
     flips = [(task, outcome) for task, outcome in zip(summary.tasks, outcomes) if task.category in FLIPS]
     if not flips:
         return "<p>No task flipped.</p>"
-    rows = ['<table class="flips"><tr><th>task</th><th>old mean</th><th>new mean</th><th>repeats (old / new rows)</th>'
-            "<th>outcome</th><th>p</th></tr>"]
+    rows = [
+        '<table class="flips"><tr><th>task</th><th>old mean</th><th>new mean</th><th>repeats (old / new rows)</th>'
+        "<th>outcome</th><th>p</th></tr>"
+    ]
     for index, (task, outcome) in enumerate(flips[:FLIP_ROWS]):
         old_reward, old_rows = _side_cells(task.old)
         new_reward, new_rows = _side_cells(task.new)
@@ -105,11 +107,16 @@ def _flip_rows(summary: Summary, outcomes: Sequence[str], with_evidence: bool) -
         text = summary.evidence.get(task.task) if with_evidence and index < EVIDENCE_ROWS else None
         if text:
             if len(text) > TEXT_CAP:
-                text = text[:TEXT_CAP] + f"\n... ({len(text) - TEXT_CAP} more characters: see the terminal or JUnit report)"
+                text = (
+                    text[:TEXT_CAP]
+                    + f"\n... ({len(text) - TEXT_CAP} more characters: see the terminal or JUnit report)"
+                )
             label += f"<details><summary>evidence</summary><pre>{html_text(text, lines=True)}</pre></details>"
-        rows.append(f'<tr class="flip"><td>{label}</td><td class="n">{old_reward}</td><td class="n">{new_reward}</td>'
-                    f'<td class="n">{old_rows} / {new_rows}</td><td class="o-{outcome}">{outcome}</td>'
-                    f'<td class="n">{_p(task)}</td></tr>')
+        rows.append(
+            f'<tr class="flip"><td>{label}</td><td class="n">{old_reward}</td><td class="n">{new_reward}</td>'
+            f'<td class="n">{old_rows} / {new_rows}</td><td class="o-{outcome}">{outcome}</td>'
+            f'<td class="n">{_p(task)}</td></tr>'
+        )
     rows.append("</table>")
     if len(flips) > FLIP_ROWS:
         rows.append(f"<p>{MORE.format(len(flips) - FLIP_ROWS)}</p>")
@@ -130,9 +137,13 @@ def _uncompared(summary: Summary) -> str:
     for category in ("masked", "missing"):
         reasons = uncompared(summary, category)
         if reasons:
-            parts.append(f"<p>{category} ({len(reasons)}):</p>" + _listing(
-                [f"<code>{html_text(task)}</code>: {html_text(reason)}" for task, reason in reasons[:LIST_CAP]],
-                len(reasons)))
+            parts.append(
+                f"<p>{category} ({len(reasons)}):</p>"
+                + _listing(
+                    [f"<code>{html_text(task)}</code>: {html_text(reason)}" for task, reason in reasons[:LIST_CAP]],
+                    len(reasons),
+                )
+            )
     return "".join(parts) or "<p>Every task was compared.</p>"
 
 
@@ -140,8 +151,11 @@ def _hook_verdicts(summary: Summary) -> str:
     count, changes = hook_changes(summary)
     if not count:
         return ""
-    items = [f"<code>{html_text(change.task)}</code> ({change.category}): {html_text(change.outcome)}: "
-             f"{html_text(change.reason)}" for change in changes[:LIST_CAP]]
+    items = [
+        f"<code>{html_text(change.task)}</code> ({change.category}): {html_text(change.outcome)}: "
+        f"{html_text(change.reason)}"
+        for change in changes[:LIST_CAP]
+    ]
     heading = html_text(hook_heading(summary, count))
     if not items:  # the count without per-task entries (they are not at hand)
         return f"<h2>Changed verdicts</h2><p>{heading}</p>"
@@ -159,8 +173,10 @@ def report_body(summary: Summary, exit_status: Optional[int] = None, *, with_evi
     outcomes = task_outcomes(summary)
     sides = [side_line(summary, side) for side in ("old", "new")]
     sides += [line for side in ("old", "new") if (line := coverage_line(summary, side)) is not None]
-    counts = "".join(f'<tr><td>{name}</td><td class="n">{count}</td><td>{html_text(breakdown)}</td></tr>'
-                     for name, count, breakdown in category_rows(summary))
+    counts = "".join(
+        f'<tr><td>{name}</td><td class="n">{count}</td><td>{html_text(breakdown)}</td></tr>'
+        for name, count, breakdown in category_rows(summary)
+    )
     statistics = "\n".join(paired_lines(summary.paired, summary.aggregate, summary.flip_tests))
     pictures = scatter_svg(summary, outcomes)
     interval = interval_svg(summary)
@@ -188,8 +204,10 @@ def report_body(summary: Summary, exit_status: Optional[int] = None, *, with_evi
 def render_html(summary: Summary, exit_status: Optional[int] = None) -> str:
     """The whole page: a document that needs nothing but itself."""
     head, _, _ = _decided(summary, exit_status)
-    return ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-            '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'; '
-            "img-src data:\">"
-            f"<title>rollout parity: {html_text(head)}</title></head><body>"
-            f"{report_body(summary, exit_status)}</body></html>\n")
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
+        'img-src data:">'
+        f"<title>rollout parity: {html_text(head)}</title></head><body>"
+        f"{report_body(summary, exit_status)}</body></html>\n"
+    )

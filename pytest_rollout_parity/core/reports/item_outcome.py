@@ -103,7 +103,9 @@ def flip_evidence(
     if judgement is not None and judgement.regression:
         lines.append(f"    {judgement.text}")
     sides = (("old", comparison.old), ("new", comparison.new))
-    lines.extend(f"    {name} agent error: {visible(side.agent_error)}" for name, side in sides if side and side.agent_error)
+    lines.extend(
+        f"    {name} agent error: {visible(side.agent_error)}" for name, side in sides if side and side.agent_error
+    )
     lines.extend(
         f"    {name} scored with failure_kind={visible(side.failure_kind)} (not masked)"
         for name, side in sides
@@ -127,8 +129,9 @@ def flip_evidence(
 
 def task_prompt(comparison: TaskComparison) -> Optional[str]:
     """The prompt's start, from the new side's first row (else the old side's); reads one or two rows."""
-    return task_excerpt(side.read_row(side.facts[0]) for side in (comparison.new, comparison.old)
-                        if side is not None and side.facts)
+    return task_excerpt(
+        side.read_row(side.facts[0]) for side in (comparison.new, comparison.old) if side is not None and side.facts
+    )
 
 
 def _last_messages(comparison: TaskComparison, loser: Side) -> list[str]:

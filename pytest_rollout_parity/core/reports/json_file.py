@@ -28,20 +28,34 @@ def _side(side: Optional[SideSummary]) -> Optional[dict[str, Any]]:
 
 
 def _task(task: TaskSummary, in_run: bool) -> dict[str, Any]:
-    return {"task": task.task, "category": task.category, "winner": task.winner,
-            "old": _side(task.old), "new": _side(task.new), "p_value": task.p_value,
-            "adjusted_p": task.adjusted_p, "outcome": task.outcome,
-            "hook_verdict": asdict(task.hook_verdict) if task.hook_verdict is not None else None,
-            "ran_here": (task.item_outcome is not None) if in_run else None, "item_outcome": task.item_outcome}
+    return {
+        "task": task.task,
+        "category": task.category,
+        "winner": task.winner,
+        "old": _side(task.old),
+        "new": _side(task.new),
+        "p_value": task.p_value,
+        "adjusted_p": task.adjusted_p,
+        "outcome": task.outcome,
+        "hook_verdict": asdict(task.hook_verdict) if task.hook_verdict is not None else None,
+        "ran_here": (task.item_outcome is not None) if in_run else None,
+        "item_outcome": task.item_outcome,
+    }
 
 
 def _part(part: Optional[Part]) -> Optional[dict[str, Any]]:
     """`"part"`: what of the whole file ran here, tasks and gate-level items apart; None: --collect-only."""
     if part is None:
         return None
-    return {"partial": part.partial, "items": part.items, "items_ran": part.items_ran,
-            "tasks": part.tasks, "tasks_ran": part.tasks_ran, "gate_items_ran": list(part.gate_ran),
-            "group": asdict(part.group) if part.group is not None else None}
+    return {
+        "partial": part.partial,
+        "items": part.items,
+        "items_ran": part.items_ran,
+        "tasks": part.tasks,
+        "tasks_ran": part.tasks_ran,
+        "gate_items_ran": list(part.gate_ran),
+        "group": asdict(part.group) if part.group is not None else None,
+    }
 
 
 def _left_out(left: LeftOut) -> dict[str, Any]:
@@ -93,8 +107,12 @@ def _check(check: Optional[AggregateCheck]) -> Optional[dict[str, Any]]:
 def _inventory(inventory: Optional[Inventory]) -> Optional[dict[str, Any]]:
     if inventory is None:
         return None
-    return {"files": list(inventory.files), **inventory.counts, "gate_measured": inventory.gate_measured,
-            "unfinished": inventory.unfinished}
+    return {
+        "files": list(inventory.files),
+        **inventory.counts,
+        "gate_measured": inventory.gate_measured,
+        "unfinished": inventory.unfinished,
+    }
 
 
 def json_dict(summary: Summary) -> dict[str, Any]:
@@ -137,8 +155,10 @@ def json_dict(summary: Summary) -> dict[str, Any]:
             "known_flips": summary.run.known_flips,
             "gate_items": list(summary.run.gate_items),
             "part": _part(summary.run.part),
-            "gate": [{"item": name, "ran_here": outcome is not None, "item_outcome": outcome}
-                     for name, outcome in summary.run.gate_outcomes],
+            "gate": [
+                {"item": name, "ran_here": outcome is not None, "item_outcome": outcome}
+                for name, outcome in summary.run.gate_outcomes
+            ],
             "inputs": dict(summary.run.inputs),
             "options": dict(summary.run.options),
         }

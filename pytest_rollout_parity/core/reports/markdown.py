@@ -45,8 +45,10 @@ BUDGET = 1_000_000  # bytes; GitHub refuses a step summary above 1 MiB
 
 FLIPS: tuple[Category, ...] = ("flipped", "flipped_agent_error")
 #: where the pictures are: GitHub's Markdown cannot draw a scatter of thousands of tasks
-PICTURES = ("Pictures (each task's old against new mean reward, the difference's interval against the margin): "
-            "the HTML report, `--parity-html=FILE`.")
+PICTURES = (
+    "Pictures (each task's old against new mean reward, the difference's interval against the margin): "
+    "the HTML report, `--parity-html=FILE`."
+)
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -77,8 +79,9 @@ def flip_text(task: TaskSummary) -> str:
     return flip_line(task.winner, old.reward if old else None, new.reward if new else None, extra)
 
 
-def verdict(summary: Summary, exit_status: Optional[int] = None,
-            quote: Callable[[str], str] = lambda text: text) -> tuple[str, str]:
+def verdict(
+    summary: Summary, exit_status: Optional[int] = None, quote: Callable[[str], str] = lambda text: text
+) -> tuple[str, str]:
     """The verdict (`PASS`, `FAIL`, `INCONCLUSIVE`) and the tasks by what to do about them
     (``quote`` marks up a file's name in them); a part of the whole file gives its own verdict and
     outcome (`partial: FAIL: 2 of 31 items failed here`) instead."""
@@ -132,8 +135,7 @@ def _flip(task: TaskSummary, text: Optional[str], with_text: bool) -> list[str]:
     head = f"{_html_code(task.task)}: <strong>{task.outcome}</strong>: {html_text(rest)}"
     if task.excerpt:
         head += f" <em>{html_text(task.excerpt)}</em>"
-    return ["<details>", f"<summary>{head}</summary>", "", f"<pre>{_pre(_capped_text(text))}</pre>", "",
-            "</details>"]
+    return ["<details>", f"<summary>{head}</summary>", "", f"<pre>{_pre(_capped_text(text))}</pre>", "", "</details>"]
 
 
 def _flips_title(flips: list[TaskSummary]) -> str:
@@ -163,8 +165,10 @@ def _uncompared(summary: Summary, category: Category) -> list[str]:
     reasons = uncompared(summary, category)
     if not reasons:
         return []
-    return [f"- **{category}** ({len(reasons)}):", *capped(
-        reasons, LIST_CAP, lambda item: f"  - {_code(item[0])}: {markdown_text(item[1])}", f"  {MORE}")]
+    return [
+        f"- **{category}** ({len(reasons)}):",
+        *capped(reasons, LIST_CAP, lambda item: f"  - {_code(item[0])}: {markdown_text(item[1])}", f"  {MORE}"),
+    ]
 
 
 def _capped_note(note: str) -> str:
@@ -178,10 +182,16 @@ def _hook_verdicts(summary: Summary) -> list[str]:
     if not count:
         return []
     lines = ["", f"### {hook_heading(summary, count)}", ""]
-    lines.extend(capped(
-        changes, LIST_CAP,
-        lambda change: f"- {_code(change.task)} ({change.category}): {change.outcome}: {_capped_note(change.reason)}",
-        MORE))
+    lines.extend(
+        capped(
+            changes,
+            LIST_CAP,
+            lambda change: (
+                f"- {_code(change.task)} ({change.category}): {change.outcome}: {_capped_note(change.reason)}"
+            ),
+            MORE,
+        )
+    )
     return lines
 
 
@@ -215,8 +225,9 @@ def _render(summary: Summary, texts: Mapping[str, str], exit_status: Optional[in
     return "\n".join(lines) + "\n"
 
 
-def render_markdown(summary: Summary, texts: Optional[Mapping[str, str]] = None,
-                    exit_status: Optional[int] = None) -> str:
+def render_markdown(
+    summary: Summary, texts: Optional[Mapping[str, str]] = None, exit_status: Optional[int] = None
+) -> str:
     """The Markdown summary; ``texts`` maps a flip's task label to its report text (log tail included),
     by default the summary's own (:attr:`Summary.evidence`).
 
@@ -228,5 +239,5 @@ def render_markdown(summary: Summary, texts: Optional[Mapping[str, str]] = None,
         text = utf8_safe(_render(summary, {}, exit_status, with_text=False))
     encoded = text.encode("utf-8")
     if len(encoded) > BUDGET:
-        text = encoded[:BUDGET - 200].decode("utf-8", "ignore") + "\n\n... (cut at GitHub's size limit)\n"
+        text = encoded[: BUDGET - 200].decode("utf-8", "ignore") + "\n\n... (cut at GitHub's size limit)\n"
     return text

@@ -126,15 +126,15 @@ def _part_of(path: str, data: Any) -> tuple[Mapping[str, Any], Mapping[str, Any]
         raise MergeError(path, "not a JSON object: a --parity-json summary is needed")
     run = data.get("run")
     if not isinstance(run, dict):
-        raise MergeError(path, "no \"run\" section: a summary of a pytest run is needed, not of the Python API")
+        raise MergeError(path, 'no "run" section: a summary of a pytest run is needed, not of the Python API')
     if run.get("part") is None:
         raise MergeError(path, "no item ran in this run (--collect-only, or written before parts were recorded)")
-    _field(path, run, "part", dict, "no \"run.part\"")
+    _field(path, run, "part", dict, 'no "run.part"')
     for name in ("inputs", "options"):
-        _field(path, run, name, dict, f"no \"run.{name}\"")
-    _field(path, run, "gate", list, "no \"run.gate\"")
-    _field(path, data, "tasks", list, "no \"tasks\"")
-    _field(path, data, "counts", dict, "no \"counts\"")
+        _field(path, run, name, dict, f'no "run.{name}"')
+    _field(path, run, "gate", list, 'no "run.gate"')
+    _field(path, data, "tasks", list, 'no "tasks"')
+    _field(path, data, "counts", dict, 'no "counts"')
     return data, run
 
 
@@ -156,7 +156,9 @@ def _group(data: Any) -> Optional[SplitGroup]:
     return None
 
 
-def _items(path: str, data: Mapping[str, Any], run: Mapping[str, Any]) -> list[tuple[str, bool, Optional[str], dict[str, Any]]]:
+def _items(
+    path: str, data: Mapping[str, Any], run: Mapping[str, Any]
+) -> list[tuple[str, bool, Optional[str], dict[str, Any]]]:
     """(name, is a gate item, outcome here or None, the entry) of every item of the whole file."""
     items: list[tuple[str, bool, Optional[str], dict[str, Any]]] = []
     for entry in data["tasks"]:
@@ -191,15 +193,19 @@ def _counts(path: str, data: Mapping[str, Any]) -> Counts:
     try:
         return Counts(**{name: int(value) for name, value in data["counts"].items()})
     except (TypeError, ValueError):
-        raise MergeError(path, "\"counts\" is not the summary's: not a --parity-json summary") from None
+        raise MergeError(path, '"counts" is not the summary\'s: not a --parity-json summary') from None
 
 
 def _equivalence(data: Any) -> Optional[Equivalence]:
     if not isinstance(data, dict):
         return None
     try:
-        return Equivalence(margin=float(data["margin"]), lower_bound=data.get("lower_bound"),
-                           upper_bound=data.get("upper_bound"), passed=bool(data["passed"]))
+        return Equivalence(
+            margin=float(data["margin"]),
+            lower_bound=data.get("lower_bound"),
+            upper_bound=data.get("upper_bound"),
+            passed=bool(data["passed"]),
+        )
     except (KeyError, TypeError, ValueError):
         return None
 
@@ -225,11 +231,17 @@ def merge_parts(parts: Sequence[tuple[str, Any]]) -> Merged:
         digests = _digests(path, run)
         for side in ("old", "new"):
             if digests[side] != inputs[side]:
-                raise MergeError(path, f"read another {side} side than {first_path} ({digests[side]} against "
-                                       f"{inputs[side]}): parts of different runs?")
+                raise MergeError(
+                    path,
+                    f"read another {side} side than {first_path} ({digests[side]} against "
+                    f"{inputs[side]}): parts of different runs?",
+                )
         if run["options"] != first_run["options"]:
-            differ = sorted(name for name in set(run["options"]) | set(first_run["options"])
-                            if run["options"].get(name) != first_run["options"].get(name))
+            differ = sorted(
+                name
+                for name in set(run["options"]) | set(first_run["options"])
+                if run["options"].get(name) != first_run["options"].get(name)
+            )
             raise MergeError(path, f"ran with other options than {first_path} ({', '.join(differ)})")
         items = _items(path, data, run)
         if [(name, gate) for name, gate, _, _ in items] != names:
@@ -251,19 +263,30 @@ def merge_parts(parts: Sequence[tuple[str, Any]]) -> Merged:
         runs.append(PartRun(path, _group(part.get("group")), tasks + gates, tasks, gates, failed))
     if overlaps:
         named = [f"{name!r} ({', '.join(paths[:-1])} and {paths[-1]})" for (name, _), paths in overlaps.items()]
-        raise MergeError("", f"{len(named)} item(s) ran in more than one part: {_named(named)}; "
-                             "each item must run in one part (overlapping selections?)")
+        raise MergeError(
+            "",
+            f"{len(named)} item(s) ran in more than one part: {_named(named)}; "
+            "each item must run in one part (overlapping selections?)",
+        )
     merged_items = []
     for (name, gate), (_, _, _, entry) in zip(names, first_items):
         path_outcome = ran_by.get((name, gate))
         ran_entry = entries.get((name, gate), entry)
-        merged_items.append(MergedItem(
-            name=name, gate=gate, outcome=path_outcome[1] if path_outcome else None,
-            part=path_outcome[0] if path_outcome else None,
-            category=entry.get("category") if isinstance(entry.get("category"), str) else None,
-            hook_verdict=_hook_verdict(ran_entry) if path_outcome else None,
-            task_outcome=None if gate else _task_outcome(path_outcome[0] if path_outcome else first_path,
-                                                         ran_entry if path_outcome else None)))
+        merged_items.append(
+            MergedItem(
+                name=name,
+                gate=gate,
+                outcome=path_outcome[1] if path_outcome else None,
+                part=path_outcome[0] if path_outcome else None,
+                category=entry.get("category") if isinstance(entry.get("category"), str) else None,
+                hook_verdict=_hook_verdict(ran_entry) if path_outcome else None,
+                task_outcome=None
+                if gate
+                else _task_outcome(
+                    path_outcome[0] if path_outcome else first_path, ran_entry if path_outcome else None
+                ),
+            )
+        )
     nothing = first.get("nothing_compared")
     nothing_compared = nothing if isinstance(nothing, str) else None
     failing = first.get("failing_flips")
@@ -271,12 +294,21 @@ def merge_parts(parts: Sequence[tuple[str, Any]]) -> Merged:
     compared = first.get("compared")
     files = first.get("files")
     merged = Merged(
-        verdict="", exit_status=0, decision=Decision("inconclusive", ()), counts=_counts(first_path, first),
-        compared=compared if isinstance(compared, int) else 0, nothing_compared=nothing_compared,
-        failing_flips=failing if isinstance(failing, int) else None, aggregate=_equivalence(first.get("aggregate")),
+        verdict="",
+        exit_status=0,
+        decision=Decision("inconclusive", ()),
+        counts=_counts(first_path, first),
+        compared=compared if isinstance(compared, int) else 0,
+        nothing_compared=nothing_compared,
+        failing_flips=failing if isinstance(failing, int) else None,
+        aggregate=_equivalence(first.get("aggregate")),
         copies=copies if isinstance(copies, str) else None,
-        files=files if isinstance(files, dict) else {}, inputs=inputs,
-        parts=tuple(runs), items=tuple(merged_items), base=first)
+        files=files if isinstance(files, dict) else {},
+        inputs=inputs,
+        parts=tuple(runs),
+        items=tuple(merged_items),
+        base=first,
+    )
     options = first_run["options"]
     decision = _decision(merged, first, strict=options.get("strict") is True)
     # the plan is the whole file's (one figure set, whatever part carries it), shown when the verdict is inconclusive
@@ -301,22 +333,48 @@ def _coverage(data: Any) -> Optional[Coverage]:
         return None
     try:
         limits = [Limit(**data[name]) for name in ("max_missing", "max_masked")]
-        return Coverage(int(data["old_tasks"]), int(data["missing"]), int(data["masked"]), limits[0], limits[1],
-                        bool(data["passed"]), str(data["message"]))
+        return Coverage(
+            int(data["old_tasks"]),
+            int(data["missing"]),
+            int(data["masked"]),
+            limits[0],
+            limits[1],
+            bool(data["passed"]),
+            str(data["message"]),
+        )
     except (KeyError, TypeError, ValueError):
         return None
 
 
 def _decision(merged: Merged, first: Mapping[str, Any], *, strict: bool) -> Decision:
     """The gate's own verdict (:func:`.summary.decide`) over the merged outcomes."""
-    tasks = tuple(TaskSummary(task=item.name, category=_category(item.category), winner=None, old=None, new=None,
-                              outcome=item.task_outcome or "not_run")
-                  for item in merged.items if not item.gate)
-    run = RunOutcome(selected=sum(1 for item in merged.items if item.part is not None),
-                     verdicts_changed_by_hook=len(merged.hook_verdicts()), outcomes=tuple(merged.outcomes().items()),
-                     gate_items=tuple(item.name for item in merged.items if item.gate))
-    return decide(tasks, nothing=merged.nothing_compared, aggregate=merged.aggregate,
-                  coverage=_coverage(first.get("coverage")), copies=merged.copies, run=run, strict=strict)
+    tasks = tuple(
+        TaskSummary(
+            task=item.name,
+            category=_category(item.category),
+            winner=None,
+            old=None,
+            new=None,
+            outcome=item.task_outcome or "not_run",
+        )
+        for item in merged.items
+        if not item.gate
+    )
+    run = RunOutcome(
+        selected=sum(1 for item in merged.items if item.part is not None),
+        verdicts_changed_by_hook=len(merged.hook_verdicts()),
+        outcomes=tuple(merged.outcomes().items()),
+        gate_items=tuple(item.name for item in merged.items if item.gate),
+    )
+    return decide(
+        tasks,
+        nothing=merged.nothing_compared,
+        aggregate=merged.aggregate,
+        coverage=_coverage(first.get("coverage")),
+        copies=merged.copies,
+        run=run,
+        strict=strict,
+    )
 
 
 _CATEGORIES: tuple[Category, ...] = ("identical", "flipped", "flipped_agent_error", "masked", "missing")
@@ -344,8 +402,15 @@ def merged_json(merged: Merged) -> dict[str, Any]:
     tasks = []
     for entry in data["tasks"]:
         item = by_name[(entry["task"], False)]
-        tasks.append({**entry, "ran_here": item.part is not None, "item_outcome": item.outcome,
-                      "outcome": item.task_outcome, "hook_verdict": _verdict_dict(item.hook_verdict)})
+        tasks.append(
+            {
+                **entry,
+                "ran_here": item.part is not None,
+                "item_outcome": item.outcome,
+                "outcome": item.task_outcome,
+                "hook_verdict": _verdict_dict(item.hook_verdict),
+            }
+        )
     data["tasks"] = tasks
     if "plan" in data:
         data["plan"] = merged.plan
@@ -363,19 +428,34 @@ def merged_json(merged: Merged) -> dict[str, Any]:
         selected=len(ran),
         outcomes=merged.outcomes(),
         verdicts_changed_by_hook=len(merged.hook_verdicts()),
-        gate=[{"item": item.name, "ran_here": item.part is not None, "item_outcome": item.outcome}
-              for item in gate_items],
-        part={"partial": bool(merged.gaps()), "items": len(merged.items), "items_ran": len(ran),
-              "tasks": len(merged.items) - len(gate_items), "tasks_ran": sum(1 for item in ran if not item.gate),
-              "gate_items_ran": [item.name for item in gate_items if item.part is not None], "group": None},
+        gate=[
+            {"item": item.name, "ran_here": item.part is not None, "item_outcome": item.outcome} for item in gate_items
+        ],
+        part={
+            "partial": bool(merged.gaps()),
+            "items": len(merged.items),
+            "items_ran": len(ran),
+            "tasks": len(merged.items) - len(gate_items),
+            "tasks_ran": sum(1 for item in ran if not item.gate),
+            "gate_items_ran": [item.name for item in gate_items if item.part is not None],
+            "group": None,
+        },
     )
     data["run"] = run
     data["merge"] = {
         "verdict": merged.verdict,
         "exit_status": merged.exit_status,
-        "parts": [{"file": part.path, "group": _group_dict(part.group), "items_ran": part.items_ran,
-                   "tasks_ran": part.tasks_ran, "gate_items_ran": part.gate_ran, "failed": part.failed}
-                  for part in merged.parts],
+        "parts": [
+            {
+                "file": part.path,
+                "group": _group_dict(part.group),
+                "items_ran": part.items_ran,
+                "tasks_ran": part.tasks_ran,
+                "gate_items_ran": part.gate_ran,
+                "failed": part.failed,
+            }
+            for part in merged.parts
+        ],
         "gaps": [item.name for item in merged.gaps()],
     }
     return data

@@ -36,12 +36,18 @@ def merged_words(merged: Merged) -> str:
 
 
 def _group(part: PartRun) -> str:
-    return f"{part.group.engine} group {part.group.index} of {part.group.count}" if part.group is not None else "no splitter group"
+    return (
+        f"{part.group.engine} group {part.group.index} of {part.group.count}"
+        if part.group is not None
+        else "no splitter group"
+    )
 
 
 def _part_line(part: PartRun) -> str:
-    return (f"{part.path} ({_group(part)}): {plural(part.items_ran, 'item')} (tasks {part.tasks_ran}, "
-            f"gate items {part.gate_ran}), {part.failed} failed")
+    return (
+        f"{part.path} ({_group(part)}): {plural(part.items_ran, 'item')} (tasks {part.tasks_ran}, "
+        f"gate items {part.gate_ran}), {part.failed} failed"
+    )
 
 
 def _names(items: Sequence[MergedItem], cap: int) -> str:
@@ -57,18 +63,23 @@ def merged_lines(merged: Merged) -> list[str]:
     lines.extend(f"part {_part_line(part)}" for part in merged.parts)
     failed = merged.failed()
     if failed:
-        lines.append(f"failed ({len(failed)}): " + ", ".join(
-            f"{item.name} ({item.part})" for item in failed[:TERMINAL_CAP])
-            + (f", ... and {len(failed) - TERMINAL_CAP} more" if len(failed) > TERMINAL_CAP else ""))
+        lines.append(
+            f"failed ({len(failed)}): "
+            + ", ".join(f"{item.name} ({item.part})" for item in failed[:TERMINAL_CAP])
+            + (f", ... and {len(failed) - TERMINAL_CAP} more" if len(failed) > TERMINAL_CAP else "")
+        )
     gaps = merged.gaps()
     if gaps:
         lines.append(f"ran in no part ({len(gaps)}): {_names(gaps, TERMINAL_CAP)}")
     changed = merged.hook_verdicts()
     if changed:
         lines.append(f"verdicts changed by hooks or the known-flips list: {len(changed)}")
-        lines.extend(f"    {item.name} ({item.category}): {item.hook_verdict.outcome}: "
-                     f"{item.hook_verdict.reason.splitlines()[0] if item.hook_verdict.reason else ''}"
-                     for item in changed[:TERMINAL_CAP] if item.hook_verdict is not None)
+        lines.extend(
+            f"    {item.name} ({item.category}): {item.hook_verdict.outcome}: "
+            f"{item.hook_verdict.reason.splitlines()[0] if item.hook_verdict.reason else ''}"
+            for item in changed[:TERMINAL_CAP]
+            if item.hook_verdict is not None
+        )
     if merged.nothing_compared:
         lines.append(f"NOTHING COMPARED: {merged.nothing_compared}")
     return [terminal_line(line) for line in lines]
@@ -79,8 +90,10 @@ def _code(text: str) -> str:
 
 
 def _capped(items: Sequence[MergedItem], render_part: bool) -> list[str]:
-    lines = [f"- {_code(item.name)}" + (f" ({_code(item.part)})" if render_part and item.part else "")
-             for item in items[:LIST_CAP]]
+    lines = [
+        f"- {_code(item.name)}" + (f" ({_code(item.part)})" if render_part and item.part else "")
+        for item in items[:LIST_CAP]
+    ]
     if len(items) > LIST_CAP:
         lines.append(f"- ... and {len(items) - LIST_CAP} more (see the merged JSON)")
     return lines
@@ -88,17 +101,32 @@ def _capped(items: Sequence[MergedItem], render_part: bool) -> list[str]:
 
 def merged_markdown(merged: Merged) -> str:
     """The merge's Markdown, for `--markdown` and a GitHub Actions job page; within GitHub's size limit."""
-    lines = ["## rollout parity", "",
-             f"**rollout parity: {merged_head(merged)}**: {merged_words(merged)} "
-             f"(exit status {merged.exit_status})", ""]
-    lines.extend(f"- {side}: {markdown_text(str(merged.files.get(side, side)))} ({markdown_text(merged.inputs[side])})"
-                 for side in ("old", "new"))
+    lines = [
+        "## rollout parity",
+        "",
+        f"**rollout parity: {merged_head(merged)}**: {merged_words(merged)} (exit status {merged.exit_status})",
+        "",
+    ]
+    lines.extend(
+        f"- {side}: {markdown_text(str(merged.files.get(side, side)))} ({markdown_text(merged.inputs[side])})"
+        for side in ("old", "new")
+    )
     lines.extend(["", "| category | tasks | breakdown |", "| --- | ---: | --- |"])
     lines.extend(f"| {name} | {count} | {breakdown} |" for name, count, breakdown in category_rows(merged))
-    lines.extend(["", "### Parts", "", "| part | group | items | tasks | gate items | failed |",
-                  "| --- | --- | ---: | ---: | ---: | ---: |"])
-    lines.extend(f"| {_code(part.path)} | {markdown_text(_group(part))} | {part.items_ran} | {part.tasks_ran} | "
-                 f"{part.gate_ran} | {part.failed} |" for part in merged.parts)
+    lines.extend(
+        [
+            "",
+            "### Parts",
+            "",
+            "| part | group | items | tasks | gate items | failed |",
+            "| --- | --- | ---: | ---: | ---: | ---: |",
+        ]
+    )
+    lines.extend(
+        f"| {_code(part.path)} | {markdown_text(_group(part))} | {part.items_ran} | {part.tasks_ran} | "
+        f"{part.gate_ran} | {part.failed} |"
+        for part in merged.parts
+    )
     failed = merged.failed()
     if failed:
         lines.extend(["", f"### Failed ({len(failed)})", ""])
@@ -110,13 +138,16 @@ def merged_markdown(merged: Merged) -> str:
     changed = [item for item in merged.hook_verdicts() if item.hook_verdict is not None]
     if changed:
         lines.extend(["", f"### Verdicts changed by hooks or the known-flips list ({len(changed)})", ""])
-        lines.extend(f"- {_code(item.name)} ({markdown_text(str(item.category))}): {item.hook_verdict.outcome}: "
-                     f"{markdown_text(item.hook_verdict.reason.splitlines()[0] if item.hook_verdict.reason else '')}"
-                     for item in changed[:LIST_CAP] if item.hook_verdict is not None)
+        lines.extend(
+            f"- {_code(item.name)} ({markdown_text(str(item.category))}): {item.hook_verdict.outcome}: "
+            f"{markdown_text(item.hook_verdict.reason.splitlines()[0] if item.hook_verdict.reason else '')}"
+            for item in changed[:LIST_CAP]
+            if item.hook_verdict is not None
+        )
     if merged.nothing_compared:
         lines.extend(["", f"**Nothing compared**: {markdown_text(merged.nothing_compared)}"])
     text = utf8_safe("\n".join(lines) + "\n")
     encoded = text.encode("utf-8")
     if len(encoded) > BUDGET:
-        text = encoded[:BUDGET - 200].decode("utf-8", "ignore") + "\n\n... (cut at GitHub's size limit)\n"
+        text = encoded[: BUDGET - 200].decode("utf-8", "ignore") + "\n\n... (cut at GitHub's size limit)\n"
     return text

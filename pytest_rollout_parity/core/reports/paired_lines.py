@@ -18,16 +18,24 @@ def paired_lines(paired: Paired, aggregate: Optional[Equivalence], flip_tests: O
     aggregate, as lines."""
     n = paired.n
     lines = [f"paired over {n} compared task{'' if n == 1 else 's'} (d = new - old of the task means):"]
-    if paired.absent or paired.ci95 is None or paired.old_mean is None or paired.new_mean is None \
-            or paired.delta is None:
+    if (
+        paired.absent
+        or paired.ci95 is None
+        or paired.old_mean is None
+        or paired.new_mean is None
+        or paired.delta is None
+    ):
         lines.append(f"    figures absent: {paired.absent}")
     else:
         low, high = paired.ci95
         lines.append(
             f"    old mean {_num(paired.old_mean)}, new mean {_num(paired.new_mean)}, "
             f"delta {_num(paired.delta)}, 95% CI [{_num(low)}, {_num(high)}]"
-            + (f", standard error clustered by {paired.clustered_by} (CR2, {paired.df:.1f} degrees of freedom)"
-               if paired.clustered_by and paired.df is not None else "")
+            + (
+                f", standard error clustered by {paired.clustered_by} (CR2, {paired.df:.1f} degrees of freedom)"
+                if paired.clustered_by and paired.df is not None
+                else ""
+            )
         )
     sign = paired.sign_test
     if sign is not None:
@@ -39,11 +47,14 @@ def paired_lines(paired: Paired, aggregate: Optional[Equivalence], flip_tests: O
             f"new only {table.new_only}, both fail {table.both_fail}"
         )
     if paired.tested:
-        lines.append(f"    per-task noise: {paired.tested} flipped task(s) with 2+ rows a side tested "
-                     "(p_value in --parity-json)")
+        lines.append(
+            f"    per-task noise: {paired.tested} flipped task(s) with 2+ rows a side tested (p_value in --parity-json)"
+        )
     if flip_tests is not None and flip_tests.tests:
-        lines.append(f"    per-task tests: {flip_tests.counted} of {flip_tests.tests} task(s) with 2+ rows a side "
-                     f"can reach alpha {flip_tests.alpha:g} and are counted in the BH correction")
+        lines.append(
+            f"    per-task tests: {flip_tests.counted} of {flip_tests.tests} task(s) with 2+ rows a side "
+            f"can reach alpha {flip_tests.alpha:g} and are counted in the BH correction"
+        )
     left = paired.left_out
     if left.old or left.new:
         lines.append(f"    {left_out_text(left)}")

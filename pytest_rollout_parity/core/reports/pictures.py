@@ -72,8 +72,9 @@ def points(summary: Summary, outcomes: Iterable[str]) -> list[Point]:
             continue
         if not (math.isfinite(task.old.reward) and math.isfinite(task.new.reward)):
             continue
-        found.append(Point(task.task, task.old.reward, task.new.reward, point_kind(task, outcome),
-                           task.category != "identical"))
+        found.append(
+            Point(task.task, task.old.reward, task.new.reward, point_kind(task, outcome), task.category != "identical")
+        )
     return found
 
 
@@ -106,9 +107,11 @@ def scatter_svg(summary: Summary, outcomes: Iterable[str]) -> str:
     def y(value: float) -> float:
         return SIZE - PAD - (value - low) / span * inner
 
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="scatter" viewBox="0 0 {SIZE} {SIZE}" '
-             f'width="{SIZE}" height="{SIZE}" role="img" aria-label="old against new mean reward per task">',
-             _frame(x, y, low, high)]
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="scatter" viewBox="0 0 {SIZE} {SIZE}" '
+        f'width="{SIZE}" height="{SIZE}" role="img" aria-label="old against new mean reward per task">',
+        _frame(x, y, low, high),
+    ]
     binned = len(drawn) > POINTS_CAP
     one_by_one = [p for p in drawn if p.flip][:FLIP_POINTS] if binned else drawn
     chosen = {id(p) for p in one_by_one}
@@ -132,28 +135,43 @@ def scatter_svg(summary: Summary, outcomes: Iterable[str]) -> str:
     counts: dict[str, int] = {}
     for point in drawn:
         counts[point.kind] = counts.get(point.kind, 0) + 1
-    legend = " ".join(f'<span class="key {CLASSES[kind][0]}"></span>{CLASSES[kind][1]} {counts[kind]}'
-                      for kind in CLASSES if kind in counts)
-    how = (f"{len(drawn)} compared tasks; beyond {POINTS_CAP:,} they are counted in a {GRID}&#215;{GRID} grid "
-           f"(darker: more tasks), the first {len(one_by_one)} flips drawn one by one" if binned
-           else f"{len(drawn)} compared tasks, one point each (moved by up to {JITTER:.0%} so equal ones stay visible)")
-    return (f'<figure class="picture">{"".join(parts)}<figcaption>Each task\'s mean reward, old (across) '
-            f"against new (up): on the diagonal the servers agree, below it the new one scores lower. "
-            f"{how}. <br>{legend}</figcaption></figure>")
+    legend = " ".join(
+        f'<span class="key {CLASSES[kind][0]}"></span>{CLASSES[kind][1]} {counts[kind]}'
+        for kind in CLASSES
+        if kind in counts
+    )
+    how = (
+        f"{len(drawn)} compared tasks; beyond {POINTS_CAP:,} they are counted in a {GRID}&#215;{GRID} grid "
+        f"(darker: more tasks), the first {len(one_by_one)} flips drawn one by one"
+        if binned
+        else f"{len(drawn)} compared tasks, one point each (moved by up to {JITTER:.0%} so equal ones stay visible)"
+    )
+    return (
+        f'<figure class="picture">{"".join(parts)}<figcaption>Each task\'s mean reward, old (across) '
+        f"against new (up): on the diagonal the servers agree, below it the new one scores lower. "
+        f"{how}. <br>{legend}</figcaption></figure>"
+    )
 
 
 def _frame(x: Callable[[float], float], y: Callable[[float], float], low: float, high: float) -> str:
     """The axes, the diagonal and the ticks."""
-    lines = [f'<rect x="{PAD}" y="{PAD}" width="{SIZE - 2 * PAD}" height="{SIZE - 2 * PAD}" class="plot"/>',
-             f'<line x1="{x(low):.1f}" y1="{y(low):.1f}" x2="{x(high):.1f}" y2="{y(high):.1f}" class="diagonal"/>']
+    lines = [
+        f'<rect x="{PAD}" y="{PAD}" width="{SIZE - 2 * PAD}" height="{SIZE - 2 * PAD}" class="plot"/>',
+        f'<line x1="{x(low):.1f}" y1="{y(low):.1f}" x2="{x(high):.1f}" y2="{y(high):.1f}" class="diagonal"/>',
+    ]
     for step in range(5):
         value = low + (high - low) * step / 4
-        lines.append(f'<text x="{x(value):.1f}" y="{SIZE - PAD + 16}" class="tick" text-anchor="middle">'
-                     f"{_number(value)}</text>")
-        lines.append(f'<text x="{PAD - 6}" y="{y(value) + 4:.1f}" class="tick" text-anchor="end">{_number(value)}</text>')
+        lines.append(
+            f'<text x="{x(value):.1f}" y="{SIZE - PAD + 16}" class="tick" text-anchor="middle">{_number(value)}</text>'
+        )
+        lines.append(
+            f'<text x="{PAD - 6}" y="{y(value) + 4:.1f}" class="tick" text-anchor="end">{_number(value)}</text>'
+        )
     lines.append(f'<text x="{SIZE / 2}" y="{SIZE - 8}" class="axis" text-anchor="middle">old mean reward</text>')
-    lines.append(f'<text x="14" y="{SIZE / 2}" class="axis" text-anchor="middle" '
-                 f'transform="rotate(-90 14 {SIZE / 2})">new mean reward</text>')
+    lines.append(
+        f'<text x="14" y="{SIZE / 2}" class="axis" text-anchor="middle" '
+        f'transform="rotate(-90 14 {SIZE / 2})">new mean reward</text>'
+    )
     return "".join(lines)
 
 
@@ -170,9 +188,11 @@ def _cells(rest: list[Point], low: float, span: float, inner: float) -> str:
     squares = []
     for (column, row, flip), count in sorted(cells.items()):
         shade = 0.25 + 0.75 * math.log1p(count) / math.log1p(most)
-        squares.append(f'<rect x="{PAD + column * side:.1f}" y="{SIZE - PAD - (row + 1) * side:.1f}" '
-                       f'width="{side:.1f}" height="{side:.1f}" class="{"cell-flip" if flip else "cell"}" '
-                       f'fill-opacity="{shade:.2f}"><title>{count} task(s)</title></rect>')
+        squares.append(
+            f'<rect x="{PAD + column * side:.1f}" y="{SIZE - PAD - (row + 1) * side:.1f}" '
+            f'width="{side:.1f}" height="{side:.1f}" class="{"cell-flip" if flip else "cell"}" '
+            f'fill-opacity="{shade:.2f}"><title>{count} task(s)</title></rect>'
+        )
     return "".join(squares)
 
 
@@ -217,8 +237,10 @@ def interval_svg(summary: Summary) -> Optional[str]:
         value = min(max(value, low), high)  # an infinite bound is drawn at the edge
         return left + (value - low) / (high - low) * (width - left - right)
 
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="interval" viewBox="0 0 {width} {height}" '
-             f'width="{width}" height="{height}" role="img" aria-label="mean difference and its interval">']
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="interval" viewBox="0 0 {width} {height}" '
+        f'width="{width}" height="{height}" role="img" aria-label="mean difference and its interval">'
+    ]
     if shown.margin is not None:
         m = shown.margin
         parts.append(f'<rect x="{x(-m):.1f}" y="18" width="{x(m) - x(-m):.1f}" height="70" class="band"/>')
@@ -229,20 +251,32 @@ def interval_svg(summary: Summary) -> Optional[str]:
     parts.append(f'<line x1="{x(lo95):.1f}" y1="42" x2="{x(hi95):.1f}" y2="42" class="ci"/>')
     for end in (lo95, hi95):
         parts.append(f'<line x1="{x(end):.1f}" y1="36" x2="{x(end):.1f}" y2="48" class="ci"/>')
-    parts.append(f'<text x="{(x(lo95) + x(hi95)) / 2:.1f}" y="32" class="tick" text-anchor="middle">'
-                 f"95% interval [{lo95:.4f}, {hi95:.4f}]</text>")
+    parts.append(
+        f'<text x="{(x(lo95) + x(hi95)) / 2:.1f}" y="32" class="tick" text-anchor="middle">'
+        f"95% interval [{lo95:.4f}, {hi95:.4f}]</text>"
+    )
     if shown.bounds is not None:
         lower, upper = shown.bounds
         parts.append(f'<line x1="{x(lower):.1f}" y1="66" x2="{x(upper):.1f}" y2="66" class="bounds"/>')
-        parts.append(f'<text x="{(x(lower) + x(upper)) / 2:.1f}" y="84" class="tick" text-anchor="middle">'
-                     f"one-sided 95% bounds [{lower:.4f}, {upper:.4f}]</text>")
+        parts.append(
+            f'<text x="{(x(lower) + x(upper)) / 2:.1f}" y="84" class="tick" text-anchor="middle">'
+            f"one-sided 95% bounds [{lower:.4f}, {upper:.4f}]</text>"
+        )
     parts.append(f'<circle cx="{x(shown.delta):.1f}" cy="42" r="5" class="delta"/>')
-    parts.append(f'<text x="{x(shown.delta):.1f}" y="106" class="axis" text-anchor="middle">'
-                 f"delta {shown.delta:+.4f}</text>")
-    parts.append(f'<text x="{width / 2}" y="124" class="tick" text-anchor="middle">mean reward difference, '
-                 "new &#8722; old</text></svg>")
-    words = ("inside the band the servers are shown equivalent within the margin" if shown.margin is not None
-             else "no margin given: the interval against 0 (with --parity-margin, against the ±margin band)")
-    return (f'<figure class="picture">{"".join(parts)}<figcaption>The mean difference over the compared '
-            f"tasks with its 95% interval{' and the one-sided 95% bounds margin mode decides on' if shown.bounds else ''}; "
-            f"{words}.</figcaption></figure>")
+    parts.append(
+        f'<text x="{x(shown.delta):.1f}" y="106" class="axis" text-anchor="middle">delta {shown.delta:+.4f}</text>'
+    )
+    parts.append(
+        f'<text x="{width / 2}" y="124" class="tick" text-anchor="middle">mean reward difference, '
+        "new &#8722; old</text></svg>"
+    )
+    words = (
+        "inside the band the servers are shown equivalent within the margin"
+        if shown.margin is not None
+        else "no margin given: the interval against 0 (with --parity-margin, against the ±margin band)"
+    )
+    return (
+        f'<figure class="picture">{"".join(parts)}<figcaption>The mean difference over the compared '
+        f"tasks with its 95% interval{' and the one-sided 95% bounds margin mode decides on' if shown.bounds else ''}; "
+        f"{words}.</figcaption></figure>"
+    )

@@ -394,8 +394,16 @@ class Decider:
 
 #: The codes of what decides a verdict (docs/semantics.md, "Verdicts"), by the verdict they give.
 FAIL_CODES = ("failed_tasks", "aggregate_outside")
-INCONCLUSIVE_CODES = ("nothing_compared", "collect_only", "evidence", "copy", "aggregate_undecided",
-                      "strict_uncompared", "narrowed", "item_failed")
+INCONCLUSIVE_CODES = (
+    "nothing_compared",
+    "collect_only",
+    "evidence",
+    "copy",
+    "aggregate_undecided",
+    "strict_uncompared",
+    "narrowed",
+    "item_failed",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -504,8 +512,9 @@ def _side(side: Optional[TaskSide]) -> Optional[SideSummary]:
     )
 
 
-def task_outcome(task: TaskComparison, judgement: Optional[FlipJudgement], hook_verdict: Optional[HookVerdict],
-                 ran: bool = True) -> TaskOutcome:
+def task_outcome(
+    task: TaskComparison, judgement: Optional[FlipJudgement], hook_verdict: Optional[HookVerdict], ran: bool = True
+) -> TaskOutcome:
     """The task's outcome (docs/semantics.md, "Outcomes"), the first that applies: `not_run` when its
     item was not selected; a changed verdict (`failed` when it fails, else `accepted`); then by category,
     a flip `failed` unless margin mode's ``judgement`` does not show it to be a regression (`within_noise`)."""
@@ -523,13 +532,28 @@ def task_outcome(task: TaskComparison, judgement: Optional[FlipJudgement], hook_
     return category
 
 
-def _task(task: TaskComparison, p_value: Optional[float], hook_verdict: Optional[HookVerdict],
-          adjusted_p: Optional[float], outcome: TaskOutcome, excerpt: Optional[str] = None,
-          item_outcome: Optional[str] = None) -> TaskSummary:
-    return TaskSummary(task=task.task, category=task.category, winner=task.winner,
-                       old=_side(task.old), new=_side(task.new), p_value=p_value, hook_verdict=hook_verdict,
-                       adjusted_p=adjusted_p if task.category == "flipped" else None, outcome=outcome,
-                       excerpt=excerpt, item_outcome=item_outcome)
+def _task(
+    task: TaskComparison,
+    p_value: Optional[float],
+    hook_verdict: Optional[HookVerdict],
+    adjusted_p: Optional[float],
+    outcome: TaskOutcome,
+    excerpt: Optional[str] = None,
+    item_outcome: Optional[str] = None,
+) -> TaskSummary:
+    return TaskSummary(
+        task=task.task,
+        category=task.category,
+        winner=task.winner,
+        old=_side(task.old),
+        new=_side(task.new),
+        p_value=p_value,
+        hook_verdict=hook_verdict,
+        adjusted_p=adjusted_p if task.category == "flipped" else None,
+        outcome=outcome,
+        excerpt=excerpt,
+        item_outcome=item_outcome,
+    )
 
 
 def accepted_flips(tasks: tuple[TaskSummary, ...], run: Optional[RunInfo]) -> tuple[AcceptedFlips, ...]:
@@ -538,8 +562,14 @@ def accepted_flips(tasks: tuple[TaskSummary, ...], run: Optional[RunInfo]) -> tu
     found = []
     listed = sum(1 for verdict in accepted if verdict.source == "known_flips")
     if listed:
-        found.append(AcceptedFlips("known_flips", listed, run.known_flips if run is not None else None,
-                                   run.known_flips_sha256 if run is not None else None))
+        found.append(
+            AcceptedFlips(
+                "known_flips",
+                listed,
+                run.known_flips if run is not None else None,
+                run.known_flips_sha256 if run is not None else None,
+            )
+        )
     if len(accepted) > listed:
         found.append(AcceptedFlips("hook", len(accepted) - listed))
     return tuple(found)
@@ -550,15 +580,23 @@ def _run_outcome(run: RunInfo, tasks: int) -> RunOutcome:
     part = None
     if not run.collect_only and run.selected is not None:
         ran_gate = tuple(name for name in run.gate_items if name in run.gate_outcomes)
-        part = Part(tasks=tasks, tasks_ran=len(run.task_outcomes), gate_items=run.gate_items, gate_ran=ran_gate,
-                    group=run.group)
+        part = Part(
+            tasks=tasks, tasks_ran=len(run.task_outcomes), gate_items=run.gate_items, gate_ran=ran_gate, group=run.group
+        )
     rescanned = run.session_failures if run.failure_section_rescans and run.session_failures > MANY_FAILURES else None
-    return RunOutcome(selected=run.selected, verdicts_changed_by_hook=run.verdicts_changed,
-                      outcomes=tuple(run.outcomes.items()), known_flips=run.known_flips,
-                      collect_only=run.collect_only, gate_items=run.gate_items, part=part,
-                      gate_outcomes=tuple((name, run.gate_outcomes.get(name)) for name in run.gate_items),
-                      inputs=tuple(run.inputs.items()), options=tuple(run.options.items()),
-                      rescanned_failures=rescanned)
+    return RunOutcome(
+        selected=run.selected,
+        verdicts_changed_by_hook=run.verdicts_changed,
+        outcomes=tuple(run.outcomes.items()),
+        known_flips=run.known_flips,
+        collect_only=run.collect_only,
+        gate_items=run.gate_items,
+        part=part,
+        gate_outcomes=tuple((name, run.gate_outcomes.get(name)) for name in run.gate_items),
+        inputs=tuple(run.inputs.items()),
+        options=tuple(run.options.items()),
+        rescanned_failures=rescanned,
+    )
 
 
 def _outside(decision: Equivalence) -> bool:
@@ -589,8 +627,9 @@ def decide(
     if failed:
         found.append(Decider("failed_tasks", f"{len(failed)} task(s) failed"))
     if aggregate is not None and _outside(aggregate):
-        found.append(Decider("aggregate_outside", f"the mean difference lies wholly outside the margin "
-                                                  f"±{aggregate.margin:g}"))
+        found.append(
+            Decider("aggregate_outside", f"the mean difference lies wholly outside the margin ±{aggregate.margin:g}")
+        )
     if run is not None and run.collect_only:
         found.append(Decider("collect_only", "collected only: no item ran"))
     if nothing is not None:
@@ -600,15 +639,15 @@ def decide(
     if copies is not None and not allow_copy:
         found.append(Decider("copy", "both files hold the same rows: the new server may never have run"))
     if aggregate is not None and not aggregate.passed and not _outside(aggregate) and nothing is None:
-        found.append(Decider("aggregate_undecided", f"the mean difference is not shown within the margin "
-                                                    f"±{aggregate.margin:g}"))
+        found.append(
+            Decider("aggregate_undecided", f"the mean difference is not shown within the margin ±{aggregate.margin:g}")
+        )
     uncompared = sum(1 for task in tasks if task.outcome in ("agent_error", "masked", "missing"))
     if strict and uncompared:
         found.append(Decider("strict_uncompared", f"{uncompared} task(s) not compared fail under strict mode"))
     not_run = sum(1 for task in tasks if task.outcome == "not_run")
     if not_run and not (run is not None and run.collect_only):
-        found.append(Decider("narrowed", f"{not_run} of {len(tasks)} task(s) not run: the verdict needs "
-                                         "every task"))
+        found.append(Decider("narrowed", f"{not_run} of {len(tasks)} task(s) not run: the verdict needs every task"))
     if run is not None and not found and dict(run.outcomes).get("failed", 0):
         found.append(Decider("item_failed", f"{dict(run.outcomes)['failed']} parity item(s) failed"))
     if any(d.code in FAIL_CODES for d in found):
@@ -620,14 +659,29 @@ def decide(
 
 def _paired(section: PairedSection) -> Paired:
     s = section.stats
-    return Paired(n=s.n, old_mean=s.old_mean, new_mean=s.new_mean, delta=s.delta, ci95=s.ci95,
-                  clustered_by=s.clustered_by, sign_test=section.sign, table=section.table, absent=s.absent,
-                  tested=section.tested, left_out=section.left_out, df=s.df)
+    return Paired(
+        n=s.n,
+        old_mean=s.old_mean,
+        new_mean=s.new_mean,
+        delta=s.delta,
+        ci95=s.ci95,
+        clustered_by=s.clustered_by,
+        sign_test=section.sign,
+        table=section.table,
+        absent=s.absent,
+        tested=section.tested,
+        left_out=section.left_out,
+        df=s.df,
+    )
 
 
 def _equivalence(decision: Aggregate) -> Equivalence:
-    return Equivalence(margin=decision.margin, lower_bound=decision.lower_bound,
-                       upper_bound=decision.upper_bound, passed=decision.passed)
+    return Equivalence(
+        margin=decision.margin,
+        lower_bound=decision.lower_bound,
+        upper_bound=decision.upper_bound,
+        passed=decision.passed,
+    )
 
 
 def build_summary(
@@ -673,30 +727,57 @@ def build_summary(
         notes.extend(check.note for check in run.aggregate.values() if check.note)
         notes.extend(run.notes)
         if run.no_output:
-            notes.append(f"{run.no_output} flip(s) have no verifier output: {NO_OUTPUT}; "
-                         "each flip shows its rows' last assistant messages instead")
+            notes.append(
+                f"{run.no_output} flip(s) have no verifier output: {NO_OUTPUT}; "
+                "each flip shows its rows' last assistant messages instead"
+            )
         inventory = _inventory(run.inventory, notes)
-        files = Files(old=run.old_file, new=run.new_file, old_sidecar=run.old_sidecar, new_sidecar=run.new_sidecar,
-                      old_shards=run.old_shards, new_shards=run.new_shards,
-                      old_sidecars=run.old_sidecars, new_sidecars=run.new_sidecars)
+        files = Files(
+            old=run.old_file,
+            new=run.new_file,
+            old_sidecar=run.old_sidecar,
+            new_sidecar=run.new_sidecar,
+            old_shards=run.old_shards,
+            new_shards=run.new_shards,
+            old_sidecars=run.old_sidecars,
+            new_sidecars=run.new_sidecars,
+        )
         metrics = AggregateMetrics(old=run.aggregate.get("old"), new=run.aggregate.get("new"))
         outcome = _run_outcome(run, len(result.tasks))
         if outcome.rescanned_failures is not None:
-            notes.append(f"{outcome.rescanned_failures} failures: pytest's failure section compares each "
-                         "with every stored report, which grows with items times failures; "
-                         "--tb=line or --tb=no keeps a large run linear (the JSON and HTML reports keep every detail)")
+            notes.append(
+                f"{outcome.rescanned_failures} failures: pytest's failure section compares each "
+                "with every stored report, which grows with items times failures; "
+                "--tb=line or --tb=no keeps a large run linear (the JSON and HTML reports keep every detail)"
+            )
     ran = run.ran_tasks if run is not None and not run.collect_only else None
     collected_only = run is not None and run.collect_only
     tasks = tuple(
-        _task(task, p, verdicts.get(task.task), adjusted_p,
-              task_outcome(task, judgement, verdicts.get(task.task),
-                           ran=not collected_only and (ran is None or task.task in ran)),
-              excerpts.get(task.task), item_outcomes.get(task.task))
-        for task, p, adjusted_p, judgement in zip(result.tasks, section.p_values, adjusted, judged))
+        _task(
+            task,
+            p,
+            verdicts.get(task.task),
+            adjusted_p,
+            task_outcome(
+                task, judgement, verdicts.get(task.task), ran=not collected_only and (ran is None or task.task in ran)
+            ),
+            excerpts.get(task.task),
+            item_outcomes.get(task.task),
+        )
+        for task, p, adjusted_p, judgement in zip(result.tasks, section.p_values, adjusted, judged)
+    )
     aggregate = _equivalence(equivalence(section.stats, margin, section.left_out)) if margin is not None else None
     nothing = nothing_compared(result)
-    decision = decide(tasks, nothing=nothing, aggregate=aggregate, coverage=coverage, copies=result.copies,
-                      run=outcome, strict=strict, allow_copy=allow_copy)
+    decision = decide(
+        tasks,
+        nothing=nothing,
+        aggregate=aggregate,
+        coverage=coverage,
+        copies=result.copies,
+        run=outcome,
+        strict=strict,
+        allow_copy=allow_copy,
+    )
     planned = plan(result, margin, alpha, judged) if with_plan or decision.verdict == "inconclusive" else None
     return Summary(
         accepted=accepted_flips(tasks, run),
@@ -710,8 +791,12 @@ def build_summary(
             new_prefix_stripped=result.new_prefix_stripped,
             keyed_by_taskset=result.keyed_by_taskset,
         ),
-        rows=RowCounts(old=result.old_rows, new=result.new_rows,
-                       old_masked=result.old_masked_rows, new_masked=result.new_masked_rows),
+        rows=RowCounts(
+            old=result.old_rows,
+            new=result.new_rows,
+            old_masked=result.old_masked_rows,
+            new_masked=result.new_masked_rows,
+        ),
         compared=result.compared,
         nothing_compared=nothing,
         notes=tuple(notes),

@@ -60,9 +60,14 @@ def _hook_verdict_lines(summary: Summary) -> list[str]:
     if not count:
         return []
     lines = [f"{hook_heading(summary, count)}:"]
-    lines.extend(capped(
-        changes, LIST_CAP, lambda change: f"    {change.task} ({change.category}): {change.outcome}: {change.reason}",
-        MORE))
+    lines.extend(
+        capped(
+            changes,
+            LIST_CAP,
+            lambda change: f"    {change.task} ({change.category}): {change.outcome}: {change.reason}",
+            MORE,
+        )
+    )
     return lines
 
 
@@ -73,8 +78,10 @@ def verdict_line(summary: Summary) -> str:
     """
     part = part_of(summary)
     if part is not None:
-        return (f"partial: {verdict_head(summary)}: {part_outcome(summary, part)}; {partial_words(summary, part)}"
-                f"{accepted_words(summary)}")
+        return (
+            f"partial: {verdict_head(summary)}: {part_outcome(summary, part)}; {partial_words(summary, part)}"
+            f"{accepted_words(summary)}"
+        )
     return f"parity: {verdict_head(summary)}: {verdict_words(summary)}{accepted_words(summary)}"
 
 

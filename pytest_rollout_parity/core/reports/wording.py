@@ -96,8 +96,10 @@ def headline_words(summary: Headline) -> str:
     """:func:`verdict_words` of the whole file's counts and decisions alone (no run's selection)."""
     counts = summary.counts
     if summary.nothing_compared is not None:
-        return (f"nothing compared in {plural(counts.tasks, 'task')} "
-                f"({counts.masked} masked, {counts.missing} missing; see below)")
+        return (
+            f"nothing compared in {plural(counts.tasks, 'task')} "
+            f"({counts.masked} masked, {counts.missing} missing; see below)"
+        )
     differs = counts.flipped or counts.flipped_agent_error or counts.masked or counts.missing
     if not differs:
         # "no difference" only when the run passes: an item that failed is never called no difference
@@ -106,8 +108,10 @@ def headline_words(summary: Headline) -> str:
     else:
         parts = [f"{plural(counts.flipped_old_win, 'task')} regressed", f"{counts.flipped_new_win} improved"]
         if summary.failing_flips is not None and counts.flipped:
-            parts[-1] += (f" ({summary.failing_flips} of these {plural(counts.flipped, 'flip')} fail, "
-                          f"{counts.flipped - summary.failing_flips} within noise)")
+            parts[-1] += (
+                f" ({summary.failing_flips} of these {plural(counts.flipped, 'flip')} fail, "
+                f"{counts.flipped - summary.failing_flips} within noise)"
+            )
         if counts.flipped_agent_error:
             parts.append(f"{plural(counts.flipped_agent_error, 'rerun candidate')} (agent errors)")
         if counts.masked:
@@ -136,8 +140,9 @@ def accepted_words(summary: Summary, quote: Callable[[str], str] = lambda text: 
     for accepted in summary.accepted:
         if accepted.source == "known_flips":
             digest = f" (sha256 {accepted.sha256[:DIGEST_SHOWN]}…)" if accepted.sha256 else ""
-            parts.append(f"{plural(accepted.count, 'flip')} accepted by {quote(accepted.path or 'the known-flips list')}"
-                         f"{digest}")
+            parts.append(
+                f"{plural(accepted.count, 'flip')} accepted by {quote(accepted.path or 'the known-flips list')}{digest}"
+            )
         else:
             parts.append(f"{plural(accepted.count, 'verdict')} accepted by pytest_parity_verdict hooks")
     return "".join(f"; {part}" for part in parts)
@@ -223,9 +228,11 @@ def hook_changes(summary: Summary) -> tuple[int, list[HookChange]]:
 
     The count is at least the run's own, which it keeps even where a task's entry is not at hand.
     """
-    changes = [HookChange(task.task, task.category, verdict.outcome,
-                          verdict.reason.split("\n", 1)[0] or "(no reason given)")
-               for task in summary.tasks if (verdict := task.hook_verdict) is not None]
+    changes = [
+        HookChange(task.task, task.category, verdict.outcome, verdict.reason.split("\n", 1)[0] or "(no reason given)")
+        for task in summary.tasks
+        if (verdict := task.hook_verdict) is not None
+    ]
     run = summary.run
     return max(len(changes), run.verdicts_changed_by_hook if run is not None else 0), changes
 
@@ -256,8 +263,10 @@ def side_line(summary: Summary, side: Side) -> str:
     elif sidecar:
         line += f" (+ sidecar {os.path.basename(sidecar)})"
     rows = summary.rows
-    line += (f": {plural(summary.side_tasks(side), 'task')}, {plural(rows.total(side), 'row')} "
-             f"({rows.masked(side)} masked), key {summary.join.key(side)}")
+    line += (
+        f": {plural(summary.side_tasks(side), 'task')}, {plural(rows.total(side), 'row')} "
+        f"({rows.masked(side)} masked), key {summary.join.key(side)}"
+    )
     reason = summary.join.key_reason(side)
     if reason:
         line += f" ({reason})"
@@ -288,7 +297,10 @@ def uncompared(summary: Summary, category: Category) -> list[tuple[str, str]]:
         if category == "missing":
             reasons.append((task.task, f"only in the {'old' if task.new is None else 'new'} file"))
             continue
-        masked = [f"{name} side: {side.masked}" for name in ("old", "new")
-                  if (side := task.side(name)) is not None and side.masked]
+        masked = [
+            f"{name} side: {side.masked}"
+            for name in ("old", "new")
+            if (side := task.side(name)) is not None and side.masked
+        ]
         reasons.append((task.task, "; ".join(masked)))
     return reasons

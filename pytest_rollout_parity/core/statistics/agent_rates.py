@@ -32,8 +32,11 @@ def fisher_greater(new_errors: int, new_rows: int, old_errors: int, old_rows: in
     if new_errors > top:
         return 0.0
     total = _log_comb(rows, new_rows)
-    terms = [_log_comb(errors, x) + _log_comb(rows - errors, new_rows - x) - total
-             for x in range(new_errors, top + 1) if new_rows - x <= rows - errors]
+    terms = [
+        _log_comb(errors, x) + _log_comb(rows - errors, new_rows - x) - total
+        for x in range(new_errors, top + 1)
+        if new_rows - x <= rows - errors
+    ]
     if not terms:
         return 0.0
     peak = max(terms)

@@ -56,13 +56,22 @@ def left_out(result: CompareResult) -> LeftOut:
     the tasks with an old reward, each left-out task or row on the new side scored low or high."""
     compared = [t for t in result.tasks if t.category in COMPARED_CATEGORIES]
     rest = [t for t in result.tasks if t.category not in COMPARED_CATEGORIES]
-    pairs = [(t.old, t.new) for t in compared
-             if t.old is not None and t.new is not None and t.old.reward is not None and t.new.reward is not None]
-    diffs = [(new.reward or 0.0) - (old.reward or 0.0) for old, new in pairs
-             if not new.masked_rows]
+    pairs = [
+        (t.old, t.new)
+        for t in compared
+        if t.old is not None and t.new is not None and t.old.reward is not None and t.new.reward is not None
+    ]
+    diffs = [(new.reward or 0.0) - (old.reward or 0.0) for old, new in pairs if not new.masked_rows]
     partial = [(old, new) for old, new in pairs if new.masked_rows]
-    olds_left = [t.old.reward for t in rest if t.old is not None and not _out(t.old) and _out(t.new)
-                 and t.old.reward is not None and math.isfinite(t.old.reward)]
+    olds_left = [
+        t.old.reward
+        for t in rest
+        if t.old is not None
+        and not _out(t.old)
+        and _out(t.new)
+        and t.old.reward is not None
+        and math.isfinite(t.old.reward)
+    ]
     seen = [r for t in compared for s in (t.old, t.new) if s is not None and (r := s.reward) is not None]
     low = min([0.0, *seen, *olds_left])
     high = max([1.0, *seen, *olds_left])
@@ -71,10 +80,18 @@ def left_out(result: CompareResult) -> LeftOut:
     if olds_left or partial:
         known = math.fsum(diffs)
         delta_range = (
-            (known + math.fsum(low - old for old in olds_left)
-             + math.fsum(_filled(new, low) - (old.reward or 0.0) for old, new in partial)) / base,
-            (known + math.fsum(high - old for old in olds_left)
-             + math.fsum(_filled(new, high) - (old.reward or 0.0) for old, new in partial)) / base,
+            (
+                known
+                + math.fsum(low - old for old in olds_left)
+                + math.fsum(_filled(new, low) - (old.reward or 0.0) for old, new in partial)
+            )
+            / base,
+            (
+                known
+                + math.fsum(high - old for old in olds_left)
+                + math.fsum(_filled(new, high) - (old.reward or 0.0) for old, new in partial)
+            )
+            / base,
         )
     return LeftOut(
         tasks=len(result.tasks),

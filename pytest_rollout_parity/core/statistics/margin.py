@@ -61,17 +61,20 @@ def left_out_text(left: LeftOut) -> str:
     """`left out (masked or missing): 2.0% of tasks on the old side, 5.0% on the new side; ...`."""
     if not left.old and not left.new and not left.old_rows and not left.new_rows:
         return "no task left out (masked or missing) on either side"
-    text = (f"left out (masked or missing): {left.share('old'):.1%} of {left.tasks} tasks on the old side, "
-            f"{left.share('new'):.1%} on the new side")
+    text = (
+        f"left out (masked or missing): {left.share('old'):.1%} of {left.tasks} tasks on the old side, "
+        f"{left.share('new'):.1%} on the new side"
+    )
     if left.old_rows or left.new_rows:
-        text += (f"; masked rows of compared tasks left out of their means: {left.old_rows} old, "
-                 f"{left.new_rows} new")
+        text += f"; masked rows of compared tasks left out of their means: {left.old_rows} old, {left.new_rows} new"
     if left.delta_range is not None:
         low, high = left.delta_range
         lowest, highest = left.reward_range
         what = "task or row" if left.new_rows else "task"
-        text += (f"; had every {what} left out on the new side scored {lowest:g} or {highest:g} there, "
-                 f"Δ over the {left.range_tasks} tasks with an old reward would lie in [{_num(low)}, {_num(high)}]")
+        text += (
+            f"; had every {what} left out on the new side scored {lowest:g} or {highest:g} there, "
+            f"Δ over the {left.range_tasks} tasks with an old reward would lie in [{_num(low)}, {_num(high)}]"
+        )
     return text
 
 
@@ -86,13 +89,12 @@ def equivalence(stats: PairedStats, margin: float, left: Optional[LeftOut] = Non
     if stats.absent is not None or stats.lower_bound is None or stats.upper_bound is None or stats.delta is None:
         return Aggregate(margin, None, None, False, f"no decision at {where}: {stats.absent}{tail}")
     low, high = stats.lower_bound, stats.upper_bound
-    figures = (
-        f"Δ = {_num(stats.delta)} (new - old), one-sided 95% bounds [{_num(low)}, {_num(high)}], "
-        f"n = {stats.n}"
-    )
+    figures = f"Δ = {_num(stats.delta)} (new - old), one-sided 95% bounds [{_num(low)}, {_num(high)}], n = {stats.n}"
     if stats.clustered_by is not None and stats.df is not None:
-        figures += (f", standard error clustered by {stats.clustered_by} ({stats.clusters} groups, CR2, "
-                    f"{stats.df:.1f} degrees of freedom)")
+        figures += (
+            f", standard error clustered by {stats.clustered_by} ({stats.clusters} groups, CR2, "
+            f"{stats.df:.1f} degrees of freedom)"
+        )
     figures += tail
     broken = []
     if low < -margin:
@@ -117,8 +119,9 @@ def _rows(task: TaskComparison) -> tuple[int, int]:
     return (len(task.old.facts) if task.old else 0, len(task.new.facts) if task.new else 0)
 
 
-def judge_flip(task: TaskComparison, p: Optional[float], smallest: Optional[float], adjusted: Optional[float],
-               fdr: DiscreteFdr) -> FlipJudgement:
+def judge_flip(
+    task: TaskComparison, p: Optional[float], smallest: Optional[float], adjusted: Optional[float], fdr: DiscreteFdr
+) -> FlipJudgement:
     """Fail a flip only when its BH-adjusted p-value (over the tests ``fdr`` counts) is below alpha.
 
     ``p`` and ``smallest`` are the task's p-value and smallest attainable p-value (None: too few
@@ -133,15 +136,22 @@ def judge_flip(task: TaskComparison, p: Optional[float], smallest: Optional[floa
             why = f"{old_rows} row(s) old, {new_rows} new: too few repeats for a per-task test"
         return FlipJudgement(False, f"flipped; {why}: judged in the aggregate")
     if adjusted is None:
-        return FlipJudgement(False, (
-            f"flipped within noise: {noise_text(task, p)}; cannot reach alpha {alpha:g} with these rows "
-            f"(smallest attainable p = {format_p(smallest)}), so not counted"))
+        return FlipJudgement(
+            False,
+            (
+                f"flipped within noise: {noise_text(task, p)}; cannot reach alpha {alpha:g} with these rows "
+                f"(smallest attainable p = {format_p(smallest)}), so not counted"
+            ),
+        )
     over = f"(BH over the {len(fdr.counted)} of {fdr.tests} tested task(s) that can reach it)"
     if adjusted < alpha:
         return FlipJudgement(True, f"not noise: BH-adjusted p = {format_p(adjusted)} < alpha {alpha:g} {over}")
-    return FlipJudgement(False, (
-        f"flipped within noise: {noise_text(task, p)}; BH-adjusted p = {format_p(adjusted)} >= alpha {alpha:g} {over}"
-    ))
+    return FlipJudgement(
+        False,
+        (
+            f"flipped within noise: {noise_text(task, p)}; BH-adjusted p = {format_p(adjusted)} >= alpha {alpha:g} {over}"
+        ),
+    )
 
 
 def judge_flips(section: PairedSection, tasks: list[TaskComparison], alpha: float) -> list[Optional[FlipJudgement]]:

@@ -108,8 +108,9 @@ def _clusters(tasks: Sequence[TaskComparison]) -> Optional[list[str]]:
 
 
 def _single_rows(tasks: Sequence[TaskComparison]) -> bool:
-    return all(t.old is not None and t.new is not None and len(t.old.facts) == 1 and len(t.new.facts) == 1
-               for t in tasks)
+    return all(
+        t.old is not None and t.new is not None and len(t.old.facts) == 1 and len(t.new.facts) == 1 for t in tasks
+    )
 
 
 def paired_section(result: CompareResult) -> PairedSection:

@@ -71,8 +71,9 @@ def tasks_for_power(variance: float, margin: float, power: float = POWER, level:
     return high
 
 
-def repeats_for_power(tasks: int, rollout_variance: float, margin: float, power: float = POWER,
-                      level: float = LEVEL) -> Optional[int]:
+def repeats_for_power(
+    tasks: int, rollout_variance: float, margin: float, power: float = POWER, level: float = LEVEL
+) -> Optional[int]:
     """The fewest rollouts a task a side with which ``tasks`` tasks reach ``power`` (each task's
     difference of means then of variance ``rollout_variance / r``); None when none up to MAX_REPEATS does."""
     if tasks < 2:
@@ -132,17 +133,26 @@ class Plan:
         if self.margin is None:
             lines.append("    equivalence: no margin given, so the aggregate is not planned")
         elif self.rollouts_needed is not None:
-            lines.append(f"    equivalence within ±{self.margin:g}: {self.rollouts_needed} rollouts a task a side over "
-                         f"the {self.tasks} compared tasks (now {self.repeats}); one rollout's difference has "
-                         f"variance {self.rollout_variance:.4g} ({self.variance_source})")
+            lines.append(
+                f"    equivalence within ±{self.margin:g}: {self.rollouts_needed} rollouts a task a side over "
+                f"the {self.tasks} compared tasks (now {self.repeats}); one rollout's difference has "
+                f"variance {self.rollout_variance:.4g} ({self.variance_source})"
+            )
         else:
-            tasks = f"{self.tasks_needed} compared tasks" if self.tasks_needed is not None else \
-                f"more than {MAX_TASKS} compared tasks"
-            lines.append(f"    equivalence within ±{self.margin:g}: no number of rollouts suffices with "
-                         f"{self.tasks} compared task(s); {tasks} at {self.repeats} rollout(s) a task a side; "
-                         f"one rollout's difference has variance {self.rollout_variance:.4g} ({self.variance_source})")
-        lines.append(f"    a single 1.0 -> 0.0 flip is told from noise with {self.flip_repeats} rollouts a side "
-                     f"(Fisher's exact test, adjusted over {max(self.tasks, 1)} task(s) at alpha {self.alpha:g})")
+            tasks = (
+                f"{self.tasks_needed} compared tasks"
+                if self.tasks_needed is not None
+                else f"more than {MAX_TASKS} compared tasks"
+            )
+            lines.append(
+                f"    equivalence within ±{self.margin:g}: no number of rollouts suffices with "
+                f"{self.tasks} compared task(s); {tasks} at {self.repeats} rollout(s) a task a side; "
+                f"one rollout's difference has variance {self.rollout_variance:.4g} ({self.variance_source})"
+            )
+        lines.append(
+            f"    a single 1.0 -> 0.0 flip is told from noise with {self.flip_repeats} rollouts a side "
+            f"(Fisher's exact test, adjusted over {max(self.tasks, 1)} task(s) at alpha {self.alpha:g})"
+        )
         if self.rerun:
             shown = ", ".join(f"{task} ({why})" for task, why in self.rerun[:RERUN_CAP])
             more = f", ... and {len(self.rerun) - RERUN_CAP} more" if len(self.rerun) > RERUN_CAP else ""
@@ -154,8 +164,7 @@ def _variance(values: Sequence[float]) -> float:
     return statistics.variance(values) if len(values) > 1 else 0.0
 
 
-def rollout_variance(compared: Sequence[TaskComparison], repeats: int,
-                     span: tuple[float, float]) -> tuple[float, str]:
+def rollout_variance(compared: Sequence[TaskComparison], repeats: int, span: tuple[float, float]) -> tuple[float, str]:
     """The variance of one rollout's difference (new - old) and where it comes from.
 
     From the tasks' repeats when some task has 2+ scored rows a side (the mean over those tasks of
@@ -196,11 +205,17 @@ def _rerun(result: CompareResult, judgements: Sequence[Optional[FlipJudgement]])
     return tuple(found)
 
 
-def plan(result: CompareResult, margin: Optional[float], alpha: float,
-         judgements: Optional[Sequence[Optional[FlipJudgement]]] = None, power: float = POWER) -> Plan:
+def plan(
+    result: CompareResult,
+    margin: Optional[float],
+    alpha: float,
+    judgements: Optional[Sequence[Optional[FlipJudgement]]] = None,
+    power: float = POWER,
+) -> Plan:
     """The plan for the pair at hand (module docstring): what would decide it."""
-    compared = [t for t in result.tasks if t.category in COMPARED_CATEGORIES
-                and t.old is not None and t.new is not None]
+    compared = [
+        t for t in result.tasks if t.category in COMPARED_CATEGORIES and t.old is not None and t.new is not None
+    ]
     rows = [min(t.old.reward_rows, t.new.reward_rows) for t in compared if t.old is not None and t.new is not None]
     repeats = max(1, int(statistics.median(rows))) if rows else 1
     variance, source = rollout_variance(compared, repeats, reward_range(result))
@@ -210,7 +225,16 @@ def plan(result: CompareResult, margin: Optional[float], alpha: float,
         if needed is None:
             tasks = tasks_for_power(variance / repeats, margin, power)
     judged = judgements if judgements is not None else [None] * len(result.tasks)
-    return Plan(margin=margin, power=power, tasks=len(compared), repeats=repeats,
-                rollout_variance=variance if margin is not None else None, variance_source=source,
-                rollouts_needed=needed, tasks_needed=tasks, flip_repeats=flip_repeats(len(compared), alpha),
-                alpha=alpha, rerun=_rerun(result, judged))
+    return Plan(
+        margin=margin,
+        power=power,
+        tasks=len(compared),
+        repeats=repeats,
+        rollout_variance=variance if margin is not None else None,
+        variance_source=source,
+        rollouts_needed=needed,
+        tasks_needed=tasks,
+        flip_repeats=flip_repeats(len(compared), alpha),
+        alpha=alpha,
+        rerun=_rerun(result, judged),
+    )

@@ -113,8 +113,7 @@ def permutation_test(
     if splits <= exact_limit:
         gaps = [_mean_gap(math.fsum(chosen), k, total, rest) for chosen in itertools.combinations(pooled, k)]
         widest = max(gaps) - PERMUTATION_TOLERANCE
-        return (sum(1 for gap in gaps if gap >= threshold) / splits,
-                sum(1 for gap in gaps if gap >= widest) / splits)
+        return (sum(1 for gap in gaps if gap >= threshold) / splits, sum(1 for gap in gaps if gap >= widest) / splits)
     rng = random.Random(seed)
     indices = range(n)
     hits = 0
@@ -148,6 +147,8 @@ def task_test(
     if all(r in (0.0, 1.0) for r in rows):
         old_pass = sum(1 for r in old_rewards if r == 1.0)
         new_pass = sum(1 for r in new_rewards if r == 1.0)
-        return (fisher_exact_two_sided(old_pass, len(old_rewards), new_pass, len(new_rewards)),
-                fisher_smallest_p(old_pass + new_pass, len(old_rewards), len(new_rewards)))
+        return (
+            fisher_exact_two_sided(old_pass, len(old_rewards), new_pass, len(new_rewards)),
+            fisher_smallest_p(old_pass + new_pass, len(old_rewards), len(new_rewards)),
+        )
     return permutation_test(old_rewards, new_rewards, seed=seed)
