@@ -83,3 +83,16 @@ def test_pytest_version_is_one_the_module_names() -> None:
     major = int(pytest.__version__.split(".")[0])
     assert major in (8, 9), f"pytest {pytest.__version__}: check _pytest_compat and update its docstring"
     assert "pytest 8.0" in (_pytest_compat.__doc__ or "")
+
+
+def test_the_junit_suite_property_reaches_the_file(gate: Gate) -> None:
+    """`add_junit_suite_property` finds junitxml's writer under its stash key and adds a suite property."""
+    import xml.etree.ElementTree as ET
+
+    args = gate.mixed()
+    gate.run(*args, "--junitxml=j.xml")
+    root = ET.parse(gate.path / "j.xml").getroot()
+    suite = next(root.iter("testsuite"))
+    properties = suite.find("properties")
+    assert properties is not None
+    assert {p.get("name"): p.get("value") for p in properties} == {"parity_verdict": "fail"}
