@@ -90,7 +90,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         merged = merge_parts([(path, _read(path)) for path in args.parts])
     except MergeError as exc:
-        _fail(str(exc))
+        from .plugin.option_names import PLUGIN_NAMES
+
+        _fail(str(exc.word(PLUGIN_NAMES)))
     try:
         for line in merged_lines(merged):
             print(line)

@@ -20,7 +20,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .api import compare_files, compare_loaded, compare_rollouts
+    from .api import API_NAMES, compare_files, compare_loaded, compare_rollouts, summary_dict
     from .errors import CompareInputError
     from .escaping import terminal_line, terminal_text, visible
     from .identity.item_names import item_names
@@ -55,13 +55,13 @@ if TYPE_CHECKING:
     from .reports.html_page import render_html
     from .reports.item_outcome import (
         FlipEvidence,
-        default_verdict,
         flip_evidence,
         flip_message,
         header_line,
         task_prompt,
+        uncompared_reason,
     )
-    from .reports.json_file import summary_dict, write_json, write_text
+    from .reports.json_file import write_json, write_text
     from .reports.markdown import FLIPS, render_markdown
     from .reports.summary import HookVerdict, RunInfo, SplitGroup, Summary, build_summary, task_outcome
     from .reports.terminal import summary_lines
@@ -75,9 +75,11 @@ if TYPE_CHECKING:
         margin_beyond_range,
     )
     from .statistics.paired import PairedSection, noise_text, paired_section, task_noise
+    from .vocabulary import OptionNames
 
 __all__ = [
     "AGGREGATE_NAME",
+    "API_NAMES",
     "COPY_NAME",
     "COVERAGE_NAME",
     "DEFAULT_MAX_MASKED",
@@ -98,6 +100,7 @@ __all__ = [
     "Limit",
     "LoadedSide",
     "LogRoots",
+    "OptionNames",
     "PairedSection",
     "Progress",
     "RowOrigin",
@@ -120,7 +123,6 @@ __all__ = [
     "compare_rollouts",
     "coverage",
     "coverage_places",
-    "default_verdict",
     "equivalence",
     "error_rates",
     "expand",
@@ -157,6 +159,7 @@ __all__ = [
     "task_prompt",
     "terminal_line",
     "terminal_text",
+    "uncompared_reason",
     "unframe_side",
     "visible",
     "wants_excerpt",
@@ -166,7 +169,7 @@ __all__ = [
 
 #: module under the core -> the names the entrance takes from it
 _ENTRANCE: dict[str, tuple[str, ...]] = {
-    "api": ("compare_files", "compare_loaded", "compare_rollouts"),
+    "api": ("API_NAMES", "compare_files", "compare_loaded", "compare_rollouts", "summary_dict"),
     "errors": ("CompareInputError",),
     "escaping": ("terminal_line", "terminal_text", "visible"),
     "identity.item_names": ("item_names",),
@@ -186,11 +189,11 @@ _ENTRANCE: dict[str, tuple[str, ...]] = {
     "judging.hook_verdict": ("Verdict",),
     "reports.item_outcome": (
         "FlipEvidence",
-        "default_verdict",
         "flip_evidence",
         "flip_message",
         "header_line",
         "task_prompt",
+        "uncompared_reason",
     ),
     "judging.row_context": ("EXCERPT_CAP", "wants_excerpt"),
     "judging.known_flips": ("KnownFlips", "read_known_flips"),
@@ -207,7 +210,7 @@ _ENTRANCE: dict[str, tuple[str, ...]] = {
     "reports.annotations": ("annotation_lines",),
     "reports.html_fragments": ("flip_html", "summary_html"),
     "reports.html_page": ("render_html",),
-    "reports.json_file": ("summary_dict", "write_json", "write_text"),
+    "reports.json_file": ("write_json", "write_text"),
     "reports.markdown": ("FLIPS", "render_markdown"),
     "reports.summary": ("HookVerdict", "RunInfo", "SplitGroup", "Summary", "build_summary", "task_outcome"),
     "reports.terminal": ("summary_lines",),
@@ -221,6 +224,7 @@ _ENTRANCE: dict[str, tuple[str, ...]] = {
         "margin_beyond_range",
     ),
     "statistics.paired": ("PairedSection", "noise_text", "paired_section", "task_noise"),
+    "vocabulary": ("OptionNames",),
 }
 _WHERE = {name: module for module, names in _ENTRANCE.items() for name in names}
 

@@ -2,14 +2,17 @@
 
 ``key`` names the join field of both sides; ``old_key``/``new_key`` name one side's and win over
 ``key`` for that side. ``agent``/``old_agent``/``new_agent`` keep one agent's rows the same way.
+What these functions return and raise names settings in the API's words (:data:`API_NAMES`:
+``key=``, its keyword argument, where the plugin names its command-line option).
 """
 
 from __future__ import annotations
 
+import functools
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
-from typing import Any, Optional
+from typing import Any, Optional, TypeVar
 
 from .errors import CompareInputError, Place
 from .identity.join import REASON_BORROWED, REASON_GIVEN, KeyChoice
@@ -21,12 +24,43 @@ from .reading.agents import AgentFilter
 from .reading.loading import LoadedSide
 from .reading.side_builder import RowSource, SideBuilder, is_failure_record
 from .reading.side_request import SideRequest
+from .reports.json_file import json_dict
+from .reports.summary import DEFAULT_ALPHA, RunInfo, build_summary
+from .statistics.paired import PairedSection
+from .vocabulary import OptionNames
+
+#: The API's name for each setting its messages may name (its keyword arguments where it has one).
+API_NAMES = OptionNames(
+    json="summary_dict()",
+    key="key=",
+    agent="agent=",
+    old_agent="old_agent=",
+    new_agent="new_agent=",
+    known_flips="the plugin's known-flips list",
+    margin="margin=",
+    html="the plugin's HTML report",
+)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _in_api_words(function: F) -> F:
+    """``function`` with its input errors worded for the API (:data:`API_NAMES`)."""
+
+    @functools.wraps(function)
+    def worded(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except CompareInputError as exc:
+            raise exc.word(API_NAMES) from None
+
+    return worded  # type: ignore[return-value]
 
 
 def _side_from_rows(
     rows: Iterable[dict[str, Any]], key: Optional[str], name: str, agent: Optional[str] = None
 ) -> SideInput:
-    builder = SideBuilder(key)
+    builder = SideBuilder(key, f"{name}_key")
     agents = AgentFilter(agent, f"{name}_agent")
     for index, row in enumerate(rows, start=1):
         if not isinstance(row, dict):
@@ -67,6 +101,7 @@ def _borrow_keys(old: SideInput, new: SideInput, old_key: Optional[str], new_key
         new.reason = REASON_GIVEN if new_key else REASON_BORROWED
 
 
+@_in_api_words
 def compare_rollouts(
     old_rows: Iterable[dict[str, Any]],
     new_rows: Iterable[dict[str, Any]],
@@ -86,7 +121,7 @@ def compare_rollouts(
         raise CompareInputError("", "no rows on either side: nothing to compare")
     notes = infer_keys(old, new)
     _borrow_keys(old, new, old_key, new_key)
-    return _with_copies(compare_sides(old, new, notes))
+    return _with_copies(compare_sides(old, new, notes)).worded(API_NAMES)
 
 
 def _with_copies(
@@ -148,6 +183,7 @@ def _compare_loaded(old: LoadedSide, new: LoadedSide, old_key: Optional[str], ne
     return _with_copies(compare_sides(old_input, new_input, notes), old, new)
 
 
+@_in_api_words
 def compare_files(
     old_path: str | os.PathLike[str],
     new_path: str | os.PathLike[str],
@@ -162,4 +198,21 @@ def compare_files(
     """Compare two rollouts files by streaming them; rows are re-read from disk only on demand."""
     old = SideRequest.from_arguments("old", old_path, key, old_key, agent, old_agent)
     new = SideRequest.from_arguments("new", new_path, key, new_key, agent, new_agent)
-    return _compare_loaded(old.load(), new.load(), old.key, new.key)
+    return _compare_loaded(old.load(), new.load(), old.key, new.key).worded(API_NAMES)
+
+
+def summary_dict(
+    result: CompareResult,
+    run: Optional[RunInfo] = None,
+    *,
+    paired: Optional[PairedSection] = None,
+    margin: Optional[float] = None,
+    alpha: float = DEFAULT_ALPHA,
+) -> dict[str, Any]:
+    """The JSON summary of a result (and, in a pytest run, of what the run did) as a dict.
+
+    ``paired`` is the result's paired section when the caller already has it (else computed);
+    with a ``margin`` the summary also holds the equivalence decision and the per-task tests at
+    false discovery rate ``alpha`` (each flip's ``adjusted_p``).
+    """
+    return json_dict(build_summary(result.worded(API_NAMES), run, paired=paired, margin=margin, alpha=alpha))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import NamedTuple, Optional
 
+from .vocabulary import OptionNames
+
 
 class Place(NamedTuple):
     """Where something is: a file as the user named it, the line in it, and how messages show both."""
@@ -32,6 +34,8 @@ class CompareInputError(Exception):
     its line (None when the error is about the file as a whole) and ``reason`` what is wrong there.
     Its text is the one line the user sees: `<path>:<line>: <reason>`, or ``where`` in place of
     `<path>:<line>` when the place is shown otherwise (an option naming the file, two rows at once).
+    A reason or place that names a setting holds its slot (:mod:`.vocabulary`) until the surface
+    that shows the error words it (:meth:`word`).
     """
 
     def __init__(self, path: str, reason: str, line: Optional[int] = None, where: Optional[str] = None) -> None:
@@ -43,3 +47,9 @@ class CompareInputError(Exception):
 
     def __str__(self) -> str:
         return f"{self.where}: {self.reason}" if self.where else self.reason
+
+    def word(self, names: OptionNames) -> CompareInputError:
+        """The error in a surface's words: the settings its reason and place name, as ``names`` spell them."""
+        self.reason = names.word(self.reason)
+        self.where = names.word(self.where)
+        return self

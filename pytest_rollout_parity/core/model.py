@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Optional
+
+from .vocabulary import OptionNames
 
 Category = Literal["identical", "flipped", "flipped_agent_error", "masked", "missing"]
 Side = Literal["old", "new"]
@@ -203,6 +205,15 @@ class CompareResult:
     #: why no task is joined although both sides name tasks (the runs read different inputs, or the
     #: files look like different environments), or None
     unjoined: Optional[str] = None
+
+    def worded(self, names: OptionNames) -> CompareResult:
+        """The result as a surface shows it: the settings its notes and reasons name in ``names``' words."""
+        return replace(
+            self,
+            notes=[names.word(note) for note in self.notes],
+            copies=None if self.copies is None else names.word(self.copies),
+            unjoined=None if self.unjoined is None else names.word(self.unjoined),
+        )
 
     def by_category(self, category: Category) -> list[TaskComparison]:
         """The tasks of one category, in task order."""

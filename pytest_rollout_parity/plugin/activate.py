@@ -17,6 +17,7 @@ from .ci import ParityCI
 from .collect import ParityFile, is_gate_item
 from .fixtures import parametrize_rollout_pair
 from .html_report import ParityHtmlPage, ParityHtmlRows, ParityHtmlSummary, html_report_requested
+from .option_names import PLUGIN_NAMES
 from .placement import Selection, take_new_file
 from .progress import progress_for
 from .reporting import ParitySummary
@@ -52,7 +53,7 @@ class ParityGate:
             if progress is not None:
                 progress.close()
             # the message may quote the data (an agent's name, a key): one line, never a workflow command
-            raise pytest.UsageError(terminal_line(str(exc))) from None
+            raise pytest.UsageError(terminal_line(str(exc.word(PLUGIN_NAMES)))) from None
         _check_margin(run)
         config.stash[RUN_KEY] = run
         selection = take_new_file(config, run.settings.new)

@@ -15,13 +15,13 @@ from ..core import (
     HookVerdict,
     RowOrigin,
     Verdict,
-    default_verdict,
     task_outcome,
     terminal_line,
     terminal_text,
     visible,
 )
 from ._pytest_compat import keep_message_lines, set_crash_message
+from .outcomes import default_verdict
 from .run import RUN_KEY, ParityRun
 
 if TYPE_CHECKING:

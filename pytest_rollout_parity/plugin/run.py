@@ -50,6 +50,7 @@ from ..core import (
     task_prompt,
     wants_excerpt,
 )
+from .option_names import PLUGIN_NAMES
 from .settings import ParitySettings
 
 
@@ -80,6 +81,7 @@ class ParityRun:
         """Stream both sides (unless given); raises CompareInputError naming the file and line."""
         old, new = sides if sides is not None else read_sides(settings)
         result = compare_loaded(old, new, old_key=settings.side_key("old")[0], new_key=settings.side_key("new")[0])
+        result = result.worded(PLUGIN_NAMES)
         roots = LogRoots(
             invocation_dir=invocation_dir,
             old_dir=settings.old.parent,

@@ -98,7 +98,7 @@ def test_no_candidate_is_an_input_error():
     assert "no task id field found; rows carry none of " in message
     for field in CANDIDATES:
         assert field in message
-    assert message.endswith("(use --parity-key)")
+    assert message.endswith("(use key=)")
 
 
 def test_no_candidate_on_one_row_is_an_input_error():

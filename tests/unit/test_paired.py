@@ -15,11 +15,12 @@ from scipy import stats as sps
 from pytest_rollout_parity.core.api import compare_rollouts
 from pytest_rollout_parity.core.identity.item_names import item_names
 from pytest_rollout_parity.core.model import CompareResult
-from pytest_rollout_parity.core.reports.item_outcome import default_verdict
 from pytest_rollout_parity.core.statistics.margin import AGGREGATE_NAME, equivalence, judge_flip, judge_flips
 from pytest_rollout_parity.core.statistics.paired import format_p, noise_text, paired_section, task_seed
 from pytest_rollout_parity.core.statistics.paired_tests import PairedStats, paired_stats
 from pytest_rollout_parity.core.statistics.task_noise import permutation_p_value
+from pytest_rollout_parity.plugin.option_names import PLUGIN_NAMES
+from pytest_rollout_parity.plugin.outcomes import default_verdict
 
 
 def row(task: str, reward: Any, taskset: Optional[str] = "ts-a", **extra: Any) -> dict[str, Any]:
@@ -293,7 +294,7 @@ PAIRED_KEYS = {
 
 
 def test_summary_json_shape() -> None:
-    from pytest_rollout_parity.core.reports.json_file import summary_dict
+    from pytest_rollout_parity.core.api import summary_dict
 
     result = compare(
         {"reg": [1.0] * 5, "a": [1.0] * 5, "b": [0.0] * 5}, {"reg": [0.0] * 5, "a": [1.0] * 5, "b": [0.0] * 5}
@@ -321,7 +322,7 @@ def test_summary_lines_show_the_paired_section_and_clustering() -> None:
     new = [row("a", 0.0, "alpha"), row("b", 0.0, "alpha"), row("c", 1.0, "beta"), row("d", 1.0, "beta")]
     summary = build_summary(compare_rollouts(old, new), margin=0.5)
     assert summary.paired.clustered_by == "taskset"
-    lines = summary_lines(summary)
+    lines = summary_lines(summary, names=PLUGIN_NAMES)
     start = lines.index("paired over 4 compared tasks (d = new - old of the task means):")
     assert lines[start + 1].startswith("    old mean 0.5000, new mean 0.5000, delta 0.0000, 95% CI [")
     assert lines[start + 1].endswith(", standard error clustered by taskset (CR2, 1.0 degrees of freedom)")
@@ -335,7 +336,7 @@ def test_summary_lines_when_figures_are_absent() -> None:
     from pytest_rollout_parity.core.reports.summary import build_summary
     from pytest_rollout_parity.core.reports.terminal import summary_lines
 
-    lines = summary_lines(build_summary(compare({"a": [1.0]}, {"b": [1.0]}), margin=0.1))
+    lines = summary_lines(build_summary(compare({"a": [1.0]}, {"b": [1.0]}), margin=0.1), names=PLUGIN_NAMES)
     start = lines.index("paired over 0 compared tasks (d = new - old of the task means):")
     assert lines[start + 1 : start + 4] == [
         "    figures absent: no compared tasks",
@@ -347,7 +348,7 @@ def test_summary_lines_when_figures_are_absent() -> None:
 
 
 def test_left_out_tasks_and_the_sensitivity_range_by_hand() -> None:
-    from pytest_rollout_parity.core.reports.json_file import summary_dict
+    from pytest_rollout_parity.core.api import summary_dict
 
     old = [row("a", 1.0), row("b", 0.0), row("c", 1.0), row("d", 0.0), row("e", 1.0)]
     new = [row("a", 0.0), row("b", 0.0), row("c", 1.0, mask_sample=True), row("d", 1.0), row("f", 1.0)]

@@ -77,7 +77,7 @@ def test_no_key_names_the_row_where_no_common_field_remains(write_jsonl) -> None
     with pytest.raises(CompareInputError) as info:
         compare_files(path, path)
     assert str(info.value).startswith(f"{path}:3: no task id field found; rows carry none of _ng_task_id, task_name,")
-    assert str(info.value).endswith("(use --parity-key)")
+    assert str(info.value).endswith("(use key=)")
 
 
 def test_an_integer_reward_beyond_float_range_is_non_finite(write_jsonl) -> None:

@@ -9,6 +9,8 @@ import re
 from collections.abc import Sequence
 from typing import Union
 
+from ..vocabulary import SLOTS
+
 _UNSAFE = re.compile(r"[^\w.\-/]+")
 _DIGITS = re.compile(r"(\d+)")
 
@@ -66,10 +68,10 @@ NOTE_NAMES = 10
 
 
 def listed(names: Sequence[str], cap: int = NOTE_NAMES) -> str:
-    """`a, b, c` or, past ``cap`` names, `a, b, ... and 290 more (see --parity-json)`: never cut mid-name."""
+    """`a, b, c` or, past ``cap`` names, `a, b, ... and 290 more (see <the JSON summary>)`: never cut mid-name."""
     shown = ", ".join(names[:cap])
     rest = len(names) - cap
-    return shown + (f" and {rest} more (see --parity-json)" if rest > 0 else "")
+    return shown + (f" and {rest} more (see {SLOTS.json})" if rest > 0 else "")
 
 
 def clipped(text: str, cap: int) -> str:
@@ -77,4 +79,4 @@ def clipped(text: str, cap: int) -> str:
     if len(text) <= cap:
         return text
     cut = text.rfind(" ", 0, cap)
-    return text[: cut if cut > cap // 2 else cap].rstrip(", ") + " ... (see --parity-json)"
+    return text[: cut if cut > cap // 2 else cap].rstrip(", ") + f" ... (see {SLOTS.json})"

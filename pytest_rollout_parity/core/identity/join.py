@@ -17,6 +17,7 @@ from typing import Any, Optional
 from ..reading.fields import IDENTITY_FALLBACKS, KEY_CANDIDATES, LOAD_FIELDS, PROMPT, TASK_INDEX, inferred_candidates
 from ..reading.row_facts import lookup
 from ..reading.skeleton import EncodedJSON
+from ..vocabulary import SLOTS
 from .item_names import listed, natural_key
 from .prompts import is_prompt, prompt_label
 
@@ -124,7 +125,7 @@ class KeyVote:
     """
 
     def __init__(
-        self, key: Optional[str], option: str = "--parity-key", *, cells: bool = True, index_restarts: bool = False
+        self, key: Optional[str], option: str = SLOTS.key, *, cells: bool = True, index_restarts: bool = False
     ) -> None:
         """``cells=False`` narrows the candidates and words the errors alike but keeps no value per
         row (the reader child, whose rows another vote receives). ``index_restarts``: a side of
@@ -403,7 +404,7 @@ class KeyVote:
                 )
             notes.append(
                 f"{name} {_full(value)!r} holds {len(counts)} different prompts that do not recur as repeats do; "
-                "kept as one task (name the key with --parity-key if they are different tasks)"
+                f"kept as one task (name the key with {SLOTS.key} if they are different tasks)"
             )
         return None
 
@@ -449,7 +450,7 @@ def _some(indices: set[TaskIdent]) -> str:
 #: The input error of a side on which no candidate field is on every row.
 NO_KEY = (
     f"no task id field found; rows carry none of {', '.join(KEY_CANDIDATES)}, "
-    f"and neither {TASK_INDEX} nor a prompt ({PROMPT}) is on every row (use --parity-key)"
+    f"and neither {TASK_INDEX} nor a prompt ({PROMPT}) is on every row (use {SLOTS.key})"
 )
 
 

@@ -18,6 +18,7 @@ from ..identity.prompts import prompt_label
 from ..model import NO_OFFSET, Category, CompareResult, RowFacts, RowOrigin, RowReader, Side, TaskComparison, TaskSide
 from ..reading.fields import PROMPT, TASK_INDEX
 from ..reading.row_facts import lookup
+from ..vocabulary import SLOTS
 
 REWARD_TOLERANCE = 1e-9
 
@@ -396,7 +397,7 @@ def _check_index_prompts(joined: Join, old: SideInput, new: SideInput) -> tuple[
         f"the runs read different input files: {len(differing)} of {shared} _ng_task_index value(s) have a "
         f"different prompt on each side (_ng_task_index {first}: {first_old.label} vs {first_new.label}), so "
         "the index does not name the same task on both; every task is listed as only in its own file "
-        "(name a key with --parity-key if a field names the tasks)"
+        f"(name a key with {SLOTS.key} if a field names the tasks)"
     )
     return _apart(joined), reason, []
 

@@ -1,7 +1,7 @@
 """Completeness as part of the verdict: is there enough evidence, and does the new side cover the old side's tasks?
 
 A task the gate could not compare (missing from the new side, masked, an agent error on a side)
-xfails on its own; too many of them mean there is too little evidence to speak for the new server,
+is an expected failure on its own; too many of them mean there is too little evidence to speak for the new server,
 whatever its flips say. One budget holds every such old-side task; the finer limits on missing and
 masked tasks stay. The limits are a count or a percentage of the old side's tasks; the rule is in
 docs/semantics.md, "Evidence budget".

@@ -16,7 +16,7 @@ from typing import Any, Optional
 from ..model import CompareResult, TaskSide
 
 COPY_NAME = "parity-copy"
-"""The item name of the copies check under --parity-strict."""
+"""The item name of the copies check in strict mode."""
 
 _CHUNK = 1 << 20
 

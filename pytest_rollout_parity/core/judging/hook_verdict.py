@@ -36,5 +36,5 @@ class Verdict:
 
     @classmethod
     def xfail(cls, reason: str) -> Verdict:
-        """The item xfails with ``reason``."""
+        """The item is an expected failure, for ``reason``."""
         return cls("xfail", reason)

@@ -1,4 +1,4 @@
-"""Reviewed flips accepted from a file under review (`--parity-known-flips`), no conftest needed.
+"""Reviewed flips accepted from a file under review (the known-flips list), no conftest needed.
 
 The file lists one task label a line, then `#` and the reason it is accepted::
 

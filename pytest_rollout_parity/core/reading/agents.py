@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ..errors import CompareInputError
+from ..vocabulary import SLOTS
 from .fields import AGENT_NAME, AGENT_REF
 
 #: The group of rows that carry no `agent_ref.name` (select it by this name).
@@ -17,7 +18,7 @@ NO_AGENT = "(no agent_ref)"
 
 _NAME = AGENT_NAME.split(".", 1)[1]
 
-HOW_TO_CHOOSE = "choose one with --parity-agent NAME (both sides) or --parity-old-agent / --parity-new-agent NAME"
+HOW_TO_CHOOSE = f"choose one with {SLOTS.agent} NAME (both sides) or {SLOTS.old_agent} / {SLOTS.new_agent} NAME"
 
 
 def agent_of(row: dict[str, Any]) -> str:
@@ -33,7 +34,7 @@ def agent_of(row: dict[str, Any]) -> str:
 class AgentFilter:
     """Counts the agents of a side's rows as they stream by and keeps the chosen one's rows."""
 
-    def __init__(self, wanted: Optional[str] = None, option: str = "--parity-agent") -> None:
+    def __init__(self, wanted: Optional[str] = None, option: str = SLOTS.agent) -> None:
         self.wanted = wanted
         self.option = option
         self.counts: dict[str, int] = {}

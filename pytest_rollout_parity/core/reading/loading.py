@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Optional, TypeVar
 from ..errors import CompareInputError, Place
 from ..identity.join import KeyChoice, TaskIdent
 from ..model import RowFacts, RowOrigin
+from ..vocabulary import SLOTS
 from .agents import AgentFilter, agent_of
 from .attempts import Attempts, Execution, attempt_of, index_pair, logical_key
 from .digest import ContentDigest
@@ -505,7 +506,7 @@ def read_shards(
     files: Sequence[tuple[Path, str]],
     builder: SideBuilder,
     agent: Optional[str] = None,
-    agent_option: str = "--parity-agent",
+    agent_option: str = SLOTS.agent,
     progress: Optional[Progress] = None,
 ) -> tuple[list[Optional[Path]], AgentFilter]:
     """Feed each shard's rows through ``builder`` (made with ``sharded=True``): each shard's sidecar,
@@ -572,7 +573,7 @@ def read_rollouts(
     display: str,
     builder: SideBuilder,
     agent: Optional[str] = None,
-    agent_option: str = "--parity-agent",
+    agent_option: str = SLOTS.agent,
     progress: Optional[Progress] = None,
     agents: Optional[AgentFilter] = None,
 ) -> tuple[Optional[Path], AgentFilter]:

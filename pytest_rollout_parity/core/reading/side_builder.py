@@ -14,6 +14,7 @@ from typing import Any, NamedTuple, Optional
 from ..errors import CompareInputError, Place
 from ..identity.join import NO_KEY, KeyChoice, KeyVote, describe_row_task, ident_of
 from ..model import NO_OFFSET, RowFacts, RowOrigin, RowReader
+from ..vocabulary import SLOTS
 from .attempts import superseded_note
 from .digest import ContentDigest
 from .fields import FAILURE_MARKERS, PROMPT, REWARD, TASK_INDEX
@@ -94,7 +95,7 @@ class SideBuilder:
     """Accumulates one side: each row's facts and join value; errors name the row's location."""
 
     def __init__(
-        self, key: Optional[str], key_option: str = "--parity-key", *, keep_cells: bool = True, sharded: bool = False
+        self, key: Optional[str], key_option: str = SLOTS.key, *, keep_cells: bool = True, sharded: bool = False
     ) -> None:
         self.key = key
         self.vote = KeyVote(key, key_option, cells=keep_cells, index_restarts=sharded)

@@ -13,6 +13,7 @@ from dataclasses import astuple, dataclass, replace
 from pathlib import Path
 from typing import Any, Optional
 
+from ..vocabulary import SLOTS
 from .loading import LoadedSide, Progress, load_side
 
 
@@ -29,8 +30,8 @@ class SideRequest:
     #: the agent (`agent_ref.name`) whose rows are kept; None keeps a side of one agent whole
     agent: Optional[str] = None
     #: where ``key`` and ``agent`` were given (an option, an ini key or an API argument), for messages
-    key_option: str = "--parity-key"
-    agent_option: str = "--parity-agent"
+    key_option: str = SLOTS.key
+    agent_option: str = SLOTS.agent
     #: a sharded side's files, each (path, name shown), ``path`` the first; empty for one file
     shards: tuple[tuple[str, str], ...] = ()
 

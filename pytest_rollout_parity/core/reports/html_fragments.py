@@ -7,15 +7,16 @@ from __future__ import annotations
 
 import html
 
+from ..vocabulary import OptionNames
 from .html_page import report_body
 from .markdown import TEXT_CAP, utf8_safe
 from .summary import Summary
 
 
-def summary_html(summary: Summary) -> str:
+def summary_html(summary: Summary, *, names: OptionNames) -> str:
     """The whole report (:func:`.html_page.report_body`) for the top of pytest-html's: each flip's
     evidence stays in the flip's own row, so it is shown once."""
-    return report_body(summary, with_evidence=False)
+    return report_body(summary, names=names, with_evidence=False)
 
 
 def flip_html(headline: str, text: str) -> str:

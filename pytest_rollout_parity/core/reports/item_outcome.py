@@ -1,4 +1,4 @@
-"""What a task's item shows: the flip message, the xfail reasons, and the default outcome by category.
+"""What a task's item shows: the flip message and the reasons a task is not counted.
 
 The texts are described in docs/semantics.md, "Categories"; reasons do not repeat the task (the
 node id names it). What comes from the rows (the label, reasons, log lines) is shown with its
@@ -8,12 +8,10 @@ built, i.e. only for a flip item that runs and fails.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Optional
 
 from ..escaping import visible
-from ..judging.hook_verdict import Verdict
 from ..judging.row_context import last_assistant_message, task_excerpt
 from ..judging.verifier_output import NO_OUTPUT, LogRoots, losing_row, verifier_output, winning_row
 from ..model import Side, TaskComparison, TaskSide
@@ -152,31 +150,9 @@ def _last_messages(comparison: TaskComparison, loser: Side) -> list[str]:
     return lines
 
 
-def default_verdict(
-    comparison: TaskComparison,
-    render_flip: Callable[[], str],
-    *,
-    strict: bool,
-    judgement: Optional[FlipJudgement] = None,
-) -> Verdict:
-    """passed / failed / xfail for the task's category; ``render_flip`` is called only for a failure.
-
-    ``judgement`` is margin mode's view of a flip: one not shown to be a regression xfails.
-    """
-    return _by_category(comparison, render_flip, strict, judgement).by("category")
-
-
-def _by_category(
-    comparison: TaskComparison, render_flip: Callable[[], str], strict: bool, judgement: Optional[FlipJudgement]
-) -> Verdict:
-    category = comparison.category
-    if category == "identical":
-        return Verdict.passed()
-    if category == "flipped":
-        if judgement is not None and not judgement.regression:
-            return Verdict.xfail(judgement.text)
-        return Verdict.failed(render_flip())
-    if category == "flipped_agent_error":
-        return Verdict.failed(render_flip()) if strict else Verdict.xfail(_agent_error_reason(comparison))
-    reason = _masked_reason(comparison) if category == "masked" else _missing_reason(comparison)
-    return Verdict.failed(reason) if strict else Verdict.xfail(reason)
+def uncompared_reason(comparison: TaskComparison) -> str:
+    """Why a task the gate could not compare (an agent error, masked, missing) is not counted: the
+    reason its item gives for the expected failure (docs/semantics.md, "Categories")."""
+    if comparison.category == "flipped_agent_error":
+        return _agent_error_reason(comparison)
+    return _masked_reason(comparison) if comparison.category == "masked" else _missing_reason(comparison)

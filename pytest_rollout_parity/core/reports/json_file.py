@@ -1,7 +1,7 @@
-"""The JSON rendering of the summary (`--parity-json`), and writing it atomically.
+"""The JSON rendering of the summary (the machine-readable summary file), and writing it atomically.
 
-The keys are the file's documented layout; :func:`summary_dict` is the public way to get the same
-dict from a result in memory.
+The keys are the file's documented layout; the API's :func:`~..api.summary_dict` is the public way
+to get the same dict from a result in memory.
 """
 
 from __future__ import annotations
@@ -16,11 +16,9 @@ from typing import Any, Optional
 
 from ..judging.coverage_file import Inventory
 from ..judging.metrics_file import AggregateCheck
-from ..model import CompareResult
 from ..statistics.left_out import LeftOut
-from ..statistics.paired import PairedSection
 from ..statistics.plan import Plan
-from .summary import DEFAULT_ALPHA, Paired, Part, RunInfo, SideSummary, Summary, TaskSummary, build_summary
+from .summary import Paired, Part, SideSummary, Summary, TaskSummary
 
 
 def _side(side: Optional[SideSummary]) -> Optional[dict[str, Any]]:
@@ -163,23 +161,6 @@ def json_dict(summary: Summary) -> dict[str, Any]:
             "options": dict(summary.run.options),
         }
     return data
-
-
-def summary_dict(
-    result: CompareResult,
-    run: Optional[RunInfo] = None,
-    *,
-    paired: Optional[PairedSection] = None,
-    margin: Optional[float] = None,
-    alpha: float = DEFAULT_ALPHA,
-) -> dict[str, Any]:
-    """The JSON summary of a result (and, in a pytest run, of what the run did) as a dict.
-
-    ``paired`` is the result's paired section when the caller already has it (else computed);
-    with a ``margin`` the summary also holds the aggregate equivalence decision and the per-task
-    tests at false discovery rate ``alpha`` (each flip's ``adjusted_p``).
-    """
-    return json_dict(build_summary(result, run, paired=paired, margin=margin, alpha=alpha))
 
 
 def _mode_for(path: Path) -> int:

@@ -1,4 +1,4 @@
-"""The summary as Markdown, for a GitHub Actions job page (`GITHUB_STEP_SUMMARY`) or `--parity-markdown`.
+"""The summary as Markdown, for a GitHub Actions job page (`GITHUB_STEP_SUMMARY`) or a Markdown file.
 
 A pure function of the :class:`Summary` (with the flips' report texts the run collected), so it says
 what the terminal and the JSON file say. Text from the data is backslash-escaped in Markdown lines
@@ -16,6 +16,7 @@ from typing import Optional
 from ..escaping import html_text, markdown_text, visible
 from ..identity.item_names import clipped
 from ..model import Category
+from ..vocabulary import SLOTS, OptionNames
 from .paired_lines import paired_lines
 from .summary import SideSummary, Summary, TaskSummary
 from .wording import (
@@ -39,7 +40,7 @@ from .wording import (
 FLIP_CAP = 20  # flips listed, each with its text folded
 TEXT_CAP = 4000  # characters of one flip's text
 LIST_CAP = 20  # labels listed per category
-MORE = "- ... and {} more (see `--parity-json`)"
+MORE = f"- ... and {{}} more (see `{SLOTS.json}`)"
 NOTE_CAP = 1000  # characters of one note
 BUDGET = 1_000_000  # bytes; GitHub refuses a step summary above 1 MiB
 
@@ -47,7 +48,7 @@ FLIPS: tuple[Category, ...] = ("flipped", "flipped_agent_error")
 #: where the pictures are: GitHub's Markdown cannot draw a scatter of thousands of tasks
 PICTURES = (
     "Pictures (each task's old against new mean reward, the difference's interval against the margin): "
-    "the HTML report, `--parity-html=FILE`."
+    f"the HTML report, `{SLOTS.html}=FILE`."
 )
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -156,7 +157,7 @@ def _flips(summary: Summary, texts: Mapping[str, str], with_text: bool) -> list[
     for task in flips[:FLIP_CAP]:
         lines.extend(_flip(task, texts.get(task.task), with_text))
     if len(flips) > FLIP_CAP:
-        lines.extend(["", f"... and {len(flips) - FLIP_CAP} more flips: see the JSON summary (`--parity-json`)."])
+        lines.extend(["", f"... and {len(flips) - FLIP_CAP} more flips: see the JSON summary (`{SLOTS.json}`)."])
     return lines
 
 
@@ -195,7 +196,9 @@ def _hook_verdicts(summary: Summary) -> list[str]:
     return lines
 
 
-def _render(summary: Summary, texts: Mapping[str, str], exit_status: Optional[int], with_text: bool) -> str:
+def _render(
+    summary: Summary, texts: Mapping[str, str], exit_status: Optional[int], with_text: bool, names: OptionNames
+) -> str:
     lines = ["## rollout parity", "", verdict_line(summary, exit_status), ""]
     lines.extend(f"- {markdown_text(side_line(summary, side))}" for side in ("old", "new"))
     lines.append("")
@@ -222,21 +225,25 @@ def _render(summary: Summary, texts: Mapping[str, str], exit_status: Optional[in
     if summary.notes:
         lines.extend(["", "### Notes", ""])
         lines.extend(capped(summary.notes, LIST_CAP, lambda note: f"- {_capped_note(note)}", MORE))
-    return "\n".join(lines) + "\n"
+    return names.word("\n".join(lines) + "\n")
 
 
 def render_markdown(
-    summary: Summary, texts: Optional[Mapping[str, str]] = None, exit_status: Optional[int] = None
+    summary: Summary,
+    texts: Optional[Mapping[str, str]] = None,
+    exit_status: Optional[int] = None,
+    *,
+    names: OptionNames,
 ) -> str:
     """The Markdown summary; ``texts`` maps a flip's task label to its report text (log tail included),
-    by default the summary's own (:attr:`Summary.evidence`).
+    by default the summary's own (:attr:`Summary.evidence`); the settings it names in ``names``' words.
 
     Within :data:`BUDGET` bytes: should the capped page still be larger, the flips' texts are dropped.
     """
     texts = summary.evidence if texts is None else texts
-    text = utf8_safe(_render(summary, texts, exit_status, with_text=True))
+    text = utf8_safe(_render(summary, texts, exit_status, True, names))
     if len(text.encode("utf-8")) > BUDGET:
-        text = utf8_safe(_render(summary, {}, exit_status, with_text=False))
+        text = utf8_safe(_render(summary, {}, exit_status, False, names))
     encoded = text.encode("utf-8")
     if len(encoded) > BUDGET:
         text = encoded[: BUDGET - 200].decode("utf-8", "ignore") + "\n\n... (cut at GitHub's size limit)\n"

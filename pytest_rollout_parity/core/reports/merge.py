@@ -1,7 +1,7 @@
 """The parts of a split run joined into one verdict: pure functions of the parts' JSON summaries.
 
 A run split over CI jobs (pytest-split groups, pytest-shard shards, `-k` selections) writes one
-`--parity-json` file a part. Every part holds the whole file's classification, but only the items
+JSON summary file a part. Every part holds the whole file's classification, but only the items
 it ran have an outcome there. :func:`merge_parts` checks that the parts read the same inputs (each
 side's content digest) under the same deciding options, takes each item's outcome from the one
 part that ran it, refuses an item two parts ran, and names the items no part ran. The verdict is
@@ -20,6 +20,7 @@ from typing import Any, Optional
 
 from ..judging.completeness import Coverage, Limit
 from ..model import TASK_OUTCOMES, Category, TaskOutcome
+from ..vocabulary import SLOTS, OptionNames
 from .summary import Counts, Decision, Equivalence, HookVerdict, RunOutcome, SplitGroup, TaskSummary, decide
 
 #: how many names a refusal or a list of gaps spells out before it counts the rest
@@ -39,6 +40,11 @@ class MergeError(Exception):
     def __str__(self) -> str:
         return f"{self.path}: {self.reason}" if self.path else self.reason
 
+    def word(self, names: OptionNames) -> MergeError:
+        """The error in a surface's words: the settings its reason names, as ``names`` spell them."""
+        self.reason = names.word(self.reason)
+        return self
+
 
 @dataclass(frozen=True, slots=True)
 class MergedItem:
@@ -46,7 +52,7 @@ class MergedItem:
 
     name: str
     gate: bool
-    #: the item's pytest outcome (passed, failed, xfailed, skipped) in the part that ran it
+    #: the item's outcome as the part's run reported it (its test runner's word) in the part that ran it
     outcome: Optional[str]
     part: Optional[str]
     category: Optional[str] = None
@@ -116,14 +122,14 @@ def _named(names: Sequence[str]) -> str:
 def _field(path: str, data: Mapping[str, Any], name: str, kind: type | tuple[type, ...], what: str) -> Any:
     value = data.get(name)
     if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
-        raise MergeError(path, f"{what}: a --parity-json summary of a pytest run is needed")
+        raise MergeError(path, f"{what}: a {SLOTS.json} summary of a pytest run is needed")
     return value
 
 
 def _part_of(path: str, data: Any) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
     """The part's summary and its `run` section, checked for the fields a merge reads."""
     if not isinstance(data, dict):
-        raise MergeError(path, "not a JSON object: a --parity-json summary is needed")
+        raise MergeError(path, f"not a JSON object: a {SLOTS.json} summary is needed")
     run = data.get("run")
     if not isinstance(run, dict):
         raise MergeError(path, 'no "run" section: a summary of a pytest run is needed, not of the Python API')
@@ -163,11 +169,11 @@ def _items(
     items: list[tuple[str, bool, Optional[str], dict[str, Any]]] = []
     for entry in data["tasks"]:
         if not isinstance(entry, dict) or not isinstance(entry.get("task"), str):
-            raise MergeError(path, "a task entry without its label: not a --parity-json summary")
+            raise MergeError(path, f"a task entry without its label: not a {SLOTS.json} summary")
         items.append((entry["task"], False, _outcome(path, entry), entry))
     for entry in run["gate"]:
         if not isinstance(entry, dict) or not isinstance(entry.get("item"), str):
-            raise MergeError(path, "a gate item entry without its name: not a --parity-json summary")
+            raise MergeError(path, f"a gate item entry without its name: not a {SLOTS.json} summary")
         items.append((entry["item"], True, _outcome(path, entry), entry))
     return items
 
@@ -177,7 +183,7 @@ def _outcome(path: str, entry: Mapping[str, Any]) -> Optional[str]:
     if ran is not True:
         return None
     if not isinstance(outcome, str):
-        raise MergeError(path, "an item that ran here without its outcome: not a --parity-json summary")
+        raise MergeError(path, f"an item that ran here without its outcome: not a {SLOTS.json} summary")
     return outcome
 
 
@@ -193,7 +199,7 @@ def _counts(path: str, data: Mapping[str, Any]) -> Counts:
     try:
         return Counts(**{name: int(value) for name, value in data["counts"].items()})
     except (TypeError, ValueError):
-        raise MergeError(path, '"counts" is not the summary\'s: not a --parity-json summary') from None
+        raise MergeError(path, f'"counts" is not the summary\'s: not a {SLOTS.json} summary') from None
 
 
 def _equivalence(data: Any) -> Optional[Equivalence]:
@@ -217,7 +223,7 @@ def merge_parts(parts: Sequence[tuple[str, Any]]) -> Merged:
     when two parts ran one item, or when a file is not a part.
     """
     if not parts:
-        raise MergeError("", "no part given: name each part's --parity-json file")
+        raise MergeError("", f"no part given: name each part's {SLOTS.json} file")
     checked = [(path, *_part_of(path, data)) for path, data in parts]
     first_path, first, first_run = checked[0]
     inputs = _digests(first_path, first_run)
@@ -325,7 +331,7 @@ def _task_outcome(path: str, entry: Optional[Mapping[str, Any]]) -> TaskOutcome:
     for known in TASK_OUTCOMES:
         if outcome == known and known != "not_run":
             return known
-    raise MergeError(path, f"a task that ran here without its outcome ({outcome!r}): not a --parity-json summary")
+    raise MergeError(path, f"a task that ran here without its outcome ({outcome!r}): not a {SLOTS.json} summary")
 
 
 def _coverage(data: Any) -> Optional[Coverage]:

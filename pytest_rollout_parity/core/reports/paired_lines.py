@@ -6,6 +6,7 @@ from typing import Optional
 
 from ..statistics.margin import left_out_text
 from ..statistics.paired import format_p
+from ..vocabulary import SLOTS
 from .summary import Equivalence, FlipTests, Paired
 
 
@@ -48,7 +49,7 @@ def paired_lines(paired: Paired, aggregate: Optional[Equivalence], flip_tests: O
         )
     if paired.tested:
         lines.append(
-            f"    per-task noise: {paired.tested} flipped task(s) with 2+ rows a side tested (p_value in --parity-json)"
+            f"    per-task noise: {paired.tested} flipped task(s) with 2+ rows a side tested (p_value in {SLOTS.json})"
         )
     if flip_tests is not None and flip_tests.tests:
         lines.append(

@@ -36,7 +36,7 @@ from ..statistics.plan import Plan, plan
 T = TypeVar("T")
 
 DEFAULT_ALPHA = 0.05
-"""--parity-alpha's default: the false discovery rate of margin mode's per-task tests."""
+"""The default false discovery rate of margin mode's per-task tests."""
 
 
 def per_side(side: Side, old: T, new: T) -> T:
@@ -99,7 +99,7 @@ class RunInfo:
     aggregate: Mapping[str, AggregateCheck] = field(default_factory=dict)
     #: the verdicts hooks changed, by task label (from the items' reports, so xdist workers' too)
     hook_verdicts: Mapping[str, HookVerdict] = field(default_factory=dict)
-    #: the `--parity-known-flips` file as messages name it, or None
+    #: the known-flips list as messages name it, or None
     known_flips: Optional[str] = None
     #: the SHA-256 (hex) of that file's bytes, as the run read them
     known_flips_sha256: Optional[str] = None
@@ -109,7 +109,7 @@ class RunInfo:
     inventory: Mapping[str, InventoryRead] = field(default_factory=dict)
     #: the run only collected its items (--collect-only): none ran
     collect_only: bool = False
-    #: each flip's report text (failure message or xfail reason), by task label, from the items' reports
+    #: each flip's report text (failure message or expected-failure reason), by task label, from the items' reports
     evidence: Mapping[str, str] = field(default_factory=dict)
     #: how many flips' losing rows carry no verifier output at all (noted once for the run)
     no_output: int = 0
@@ -365,7 +365,7 @@ class RunOutcome:
     selected: Optional[int]
     verdicts_changed_by_hook: int
     outcomes: tuple[tuple[str, int], ...]
-    #: the `--parity-known-flips` file, whose accepted flips count among the changed verdicts
+    #: the known-flips list, whose accepted flips count among the changed verdicts
     known_flips: Optional[str] = None
     collect_only: bool = False
     gate_items: tuple[str, ...] = ()
@@ -442,7 +442,7 @@ class Summary:
     failing_flips: Optional[int] = None
     #: in a pytest run, the new side's coverage of the old side's tasks against the limits
     coverage: Optional[Coverage] = None
-    #: each flip's report text (its message with the evidence, or its xfail reason), by task label
+    #: each flip's report text (its message with the evidence, or its expected-failure reason), by task label
     evidence: Mapping[str, str] = field(default_factory=dict)
     #: the run's verdict (`pass`, `fail`, `inconclusive`) and what decided it, computed once here
     decision: Decision = Decision("pass", ())

@@ -1,7 +1,7 @@
 """Is the new side's agent-error rate clearly above the old side's?
 
 A new server that crashes on every task turns every task into an agent error, which the gate does
-not count as a flip: each such task xfails as a rerun candidate. The evidence budget limits how many
+not count as a flip: each such task is an expected failure, a rerun candidate. The evidence budget limits how many
 there may be; this test says, with the rates of both sides, when the new side errs more often than
 chance allows. The rule is in docs/semantics.md, "Evidence budget".
 """

@@ -109,7 +109,7 @@ def equivalence(stats: PairedStats, margin: float, left: Optional[LeftOut] = Non
 @dataclass(frozen=True)
 class FlipJudgement:
     """A flip in margin mode: a regression (fails; ``text`` is a line of its message) or not shown
-    to be one (xfails with ``text`` as the reason)."""
+    to be one (an expected failure, ``text`` its reason)."""
 
     regression: bool
     text: str
