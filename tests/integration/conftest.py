@@ -9,10 +9,12 @@ mask_sample/failure_kind).
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import json
 import sys
 import xml.etree.ElementTree as ET
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Optional, Union
@@ -31,6 +33,7 @@ except ImportError:  # pragma: no cover
 # here once, every in-process run reuses the same modules instead of importing them afresh, and
 # `make_unreadable` patches the very modules those runs read with.
 import pytest_rollout_parity.plugin.activate  # noqa: F401
+from pytest_rollout_parity.json_schema import ParitySummaryFile
 
 TASKSET = "terminal-bench-2-1"
 OLD = "old/rollouts.jsonl"
@@ -147,6 +150,26 @@ def junit_properties(case: ET.Element) -> dict[str, str]:
 HANG_GUARD = 300.0
 
 
+def json_targets(args: Sequence[str], option: str = "--parity-json") -> list[Path]:
+    """The files a run's arguments ask the JSON summary in (`--parity-json=PATH`, `--parity-json PATH`)."""
+    found = [arg.split("=", 1)[1] for arg in args if arg.startswith(f"{option}=")]
+    found += [after for arg, after in itertools.pairwise(args) if arg == option]
+    return [Path.cwd() / target for target in found]
+
+
+@contextmanager
+def summaries_checked(args: Sequence[str], option: str = "--parity-json") -> Iterator[None]:
+    """Each JSON summary the run writes (a file new or changed by it, named by ``option``) validates
+    against the published model (`pytest_rollout_parity/json_schema.py`), which forbids keys it does
+    not name."""
+    targets = json_targets(args, option)
+    before = {path: path.read_bytes() if path.is_file() else None for path in targets}
+    yield
+    for path, old in before.items():
+        if path.is_file() and path.read_bytes() != old:
+            ParitySummaryFile.model_validate(json.loads(path.read_bytes()))
+
+
 class Gate:
     """Writes rollout files under the pytester dir and runs pytest on them."""
 
@@ -180,10 +203,12 @@ class Gate:
     def run(self, *args: str) -> pytest.RunResult:
         # Plain runpytest, as a user's own pytester test would call it: an input error must not
         # exit with 2 (ExitCode.INTERRUPTED) before configure, which pytester cannot digest.
-        return self.pytester.runpytest(*args)
+        with summaries_checked(args):
+            return self.pytester.runpytest(*args)
 
     def run_subprocess(self, *args: str, timeout: float = HANG_GUARD) -> pytest.RunResult:
-        return self.pytester.runpytest_subprocess(*args, timeout=timeout)
+        with summaries_checked(args):
+            return self.pytester.runpytest_subprocess(*args, timeout=timeout)
 
     def beside(self) -> str:
         """A test file of the user's own (one passing test), given beside the gate's file: a session

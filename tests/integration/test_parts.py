@@ -15,7 +15,7 @@ import pytest
 
 from pytest_rollout_parity.__main__ import main as merge_main
 
-from .conftest import Gate, section
+from .conftest import Gate, section, summaries_checked
 
 pytest.importorskip("pytest_split")
 
@@ -37,7 +37,8 @@ def _margin_args(gate: Gate, margin: bool = True) -> list[str]:
 def _merge(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, list[str], list[str]]:
     capsys.readouterr()
     try:
-        status = merge_main(list(args))
+        with summaries_checked(args, "--json"):  # the merged run's JSON has the summary's layout
+            status = merge_main(list(args))
     except SystemExit as exc:
         status = int(exc.code or 0)
     out, err = capsys.readouterr()
