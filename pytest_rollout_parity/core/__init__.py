@@ -63,12 +63,12 @@ if TYPE_CHECKING:
     )
     from .reports.json_file import write_json, write_text
     from .reports.markdown import FLIPS, render_markdown
-    from .reports.summary import HookVerdict, RunInfo, SplitGroup, Summary, build_summary, task_outcome
+    from .reports.summary import Files, RunInfo, SplitGroup, Summary, build_summary, task_outcome
     from .reports.terminal import summary_lines
     from .statistics.agent_rates import error_rates
     from .statistics.margin import (
-        AGGREGATE_NAME,
-        Aggregate,
+        EQUIVALENCE_ITEM,
+        Equivalence,
         FlipJudgement,
         equivalence,
         judge_flips,
@@ -78,23 +78,23 @@ if TYPE_CHECKING:
     from .vocabulary import OptionNames
 
 __all__ = [
-    "AGGREGATE_NAME",
     "API_NAMES",
     "COPY_NAME",
     "COVERAGE_NAME",
     "DEFAULT_MAX_MASKED",
     "DEFAULT_MAX_MISSING",
     "DEFAULT_MAX_UNCOMPARED",
+    "EQUIVALENCE_ITEM",
     "EXCERPT_CAP",
     "FLIPS",
-    "Aggregate",
     "AggregateCheck",
     "CompareInputError",
     "CompareResult",
     "Coverage",
+    "Equivalence",
+    "Files",
     "FlipEvidence",
     "FlipJudgement",
-    "HookVerdict",
     "InventoryRead",
     "KnownFlips",
     "Limit",
@@ -212,12 +212,12 @@ _ENTRANCE: dict[str, tuple[str, ...]] = {
     "reports.html_page": ("render_html",),
     "reports.json_file": ("write_json", "write_text"),
     "reports.markdown": ("FLIPS", "render_markdown"),
-    "reports.summary": ("HookVerdict", "RunInfo", "SplitGroup", "Summary", "build_summary", "task_outcome"),
+    "reports.summary": ("Files", "RunInfo", "SplitGroup", "Summary", "build_summary", "task_outcome"),
     "reports.terminal": ("summary_lines",),
     "statistics.agent_rates": ("error_rates",),
     "statistics.margin": (
-        "AGGREGATE_NAME",
-        "Aggregate",
+        "EQUIVALENCE_ITEM",
+        "Equivalence",
         "FlipJudgement",
         "equivalence",
         "judge_flips",

@@ -9,10 +9,9 @@ from typing import TYPE_CHECKING, Any, Optional
 import pytest
 
 from ..core import (
-    AGGREGATE_NAME,
     COPY_NAME,
     COVERAGE_NAME,
-    HookVerdict,
+    EQUIVALENCE_ITEM,
     RowOrigin,
     Verdict,
     task_outcome,
@@ -88,7 +87,7 @@ class ParityFile(pytest.File):
         (:attr:`ParityRun.gate_items`)."""
         for index, name in enumerate(self.run.names):
             yield ParityItem.from_parent(self, name=name, index=index)
-        kinds = {AGGREGATE_NAME: AggregateItem, COVERAGE_NAME: CoverageItem, COPY_NAME: CopyItem}
+        kinds = {EQUIVALENCE_ITEM: AggregateItem, COVERAGE_NAME: CoverageItem, COPY_NAME: CopyItem}
         for name in self.run.gate_items:
             yield kinds[name].from_parent(self, name=name)
 
@@ -182,11 +181,11 @@ class ParityItem(pytest.Item):
         judgement = self.run.judgements[self.index]
         if verdict is None and self.run.known_flips is not None:
             verdict = self.run.known_flips.verdict(comparison)
-        changed_to: Optional[HookVerdict] = None
+        changed_to: Optional[Verdict] = None
         if verdict is not None:
             default = default_verdict(comparison, lambda: "", strict=strict, judgement=judgement)
             if verdict.outcome != default.outcome:
-                changed_to = HookVerdict(verdict.outcome, verdict.text)
+                changed_to = Verdict(verdict.outcome, verdict.text)
                 # outcome and reason, for the JUnit properties of a hook-decided item
                 changed = verdict.outcome + (f": {verdict.text}" if verdict.text else "")
                 self.user_properties.append((VERDICT_PROPERTY, changed))
@@ -291,7 +290,7 @@ class AggregateItem(_RunWideItem):
     It passes when the one-sided 95% bounds of the mean difference lie within the margin.
     """
 
-    item_name = AGGREGATE_NAME
+    item_name = EQUIVALENCE_ITEM
     property_name = AGGREGATE_PROPERTY
 
     def decision(self) -> Optional[tuple[bool, str]]:

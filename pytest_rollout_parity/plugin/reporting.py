@@ -10,7 +10,7 @@ from typing import Optional
 
 import pytest
 
-from ..core import FLIPS, HookVerdict, SplitGroup, Summary, build_summary, summary_lines, write_json
+from ..core import FLIPS, SplitGroup, Summary, Verdict, build_summary, summary_lines, write_json
 from ._pytest_compat import add_junit_suite_property
 from .collect import (
     CATEGORY_PROPERTY,
@@ -63,7 +63,7 @@ class ParitySummary:
         #: what each parity item that ran is, by node id: ("task", label) or ("gate", item name)
         self.item_of: dict[str, tuple[str, str]] = {}
         #: the hook verdicts that changed an item's outcome, by node id (task label, verdict)
-        self.changed_by_hook: dict[str, tuple[str, HookVerdict]] = {}
+        self.changed_by_hook: dict[str, tuple[str, Verdict]] = {}
         self.summary: Optional[Summary] = None
         #: reports that could not be written, for the terminal summary
         self.problems: list[str] = []
@@ -92,11 +92,9 @@ class ParitySummary:
             self.changed_by_hook.pop(report.nodeid, None)
             if VERDICT_PROPERTY in properties:
                 given, reason = hook_verdict(str(properties[VERDICT_PROPERTY]))
-                source = "known_flips" if properties.get(SOURCE_PROPERTY) == "known_flips" else "hook"
-                self.changed_by_hook[report.nodeid] = (
-                    str(properties[TASK_PROPERTY]),
-                    HookVerdict(given, reason, source),
-                )
+                verdict = Verdict.read(given, reason, properties.get(SOURCE_PROPERTY))
+                if verdict is not None:
+                    self.changed_by_hook[report.nodeid] = (str(properties[TASK_PROPERTY]), verdict)
 
     def _flip_text(self, report: pytest.TestReport, properties: dict[str, object]) -> None:
         """Keep a flip's failure text (or its xfail reason) by task label, as its report brings it."""

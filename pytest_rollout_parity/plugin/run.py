@@ -12,18 +12,18 @@ from typing import Optional
 import pytest
 
 from ..core import (
-    AGGREGATE_NAME,
     COPY_NAME,
     COVERAGE_NAME,
+    EQUIVALENCE_ITEM,
     EXCERPT_CAP,
     FLIPS,
-    Aggregate,
     AggregateCheck,
     CompareResult,
     Coverage,
+    Equivalence,
+    Files,
     FlipEvidence,
     FlipJudgement,
-    HookVerdict,
     InventoryRead,
     KnownFlips,
     LoadedSide,
@@ -32,6 +32,7 @@ from ..core import (
     RunInfo,
     SideRequest,
     SplitGroup,
+    Verdict,
     check_side,
     combined_check,
     compare_loaded,
@@ -98,7 +99,7 @@ class ParityRun:
             is not None
         }
         # the run-wide items' names are reserved in every run, so a task's node id does not depend on the mode
-        names = tuple(item_names([t.task for t in result.tasks], reserved=[AGGREGATE_NAME, COVERAGE_NAME, COPY_NAME]))
+        names = tuple(item_names([t.task for t in result.tasks], reserved=[EQUIVALENCE_ITEM, COVERAGE_NAME, COPY_NAME]))
         return cls(settings, old, new, result, names, roots, aggregate, known_flips, inventory)
 
     @cached_property
@@ -114,7 +115,7 @@ class ParityRun:
         return tuple(judge_flips(self.paired, self.result.tasks, self.settings.alpha))
 
     @cached_property
-    def equivalence(self) -> Optional[Aggregate]:
+    def equivalence(self) -> Optional[Equivalence]:
         """The equivalence decision at the margin; None without a margin."""
         if self.settings.margin is None:
             return None
@@ -126,7 +127,7 @@ class ParityRun:
         the aggregate in margin mode; the coverage item when the gate lost more evidence than its
         budget allows (or compared nothing, or the new side errs clearly more); the copy item when
         both sides hold the same rows (it passes under --parity-allow-copy)."""
-        items = [AGGREGATE_NAME] if self.settings.margin is not None else []
+        items = [EQUIVALENCE_ITEM] if self.settings.margin is not None else []
         if not self.coverage.passed:
             items.append(COVERAGE_NAME)
         if self.result.copies is not None:
@@ -189,7 +190,7 @@ class ParityRun:
         selected: Optional[int] = None,
         verdicts_changed: int = 0,
         outcomes: Optional[dict[str, int]] = None,
-        hook_verdicts: Optional[dict[str, HookVerdict]] = None,
+        hook_verdicts: Optional[dict[str, Verdict]] = None,
         collect_only: bool = False,
         ran_tasks: Optional[frozenset[str]] = None,
         evidence: Optional[dict[str, str]] = None,
@@ -203,16 +204,19 @@ class ParityRun:
         """What the run adds to the summary: files, selection, hook verdicts, outcomes, the flips'
         texts, for a side keyed on index or prompt the listed flips' prompt excerpts, the part of the
         whole file that ran here, and what the parts of a split run must agree on to be merged."""
-        return RunInfo(
-            old_file=self.old.display,
-            new_file=self.new.display,
+        files = Files(
+            old=self.old.display,
+            new=self.new.display,
             old_sidecar=_sidecar_shown(self.old),
             new_sidecar=_sidecar_shown(self.new),
-            same_file=self.settings.same_file,
             old_shards=len(self.old.files),
             new_shards=len(self.new.files),
             old_sidecars=sum(1 for _, _, sidecar in self.old.files if sidecar is not None),
             new_sidecars=sum(1 for _, _, sidecar in self.new.files if sidecar is not None),
+        )
+        return RunInfo(
+            files=files,
+            same_file=self.settings.same_file,
             selected=selected,
             verdicts_changed=verdicts_changed,
             outcomes=outcomes or {},

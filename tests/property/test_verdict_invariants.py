@@ -46,7 +46,7 @@ def test_a_pass_has_evidence_and_a_failure_never_passes(
         assert summary.verdict == "fail"
     if summary.verdict == "pass":
         assert summary.nothing_compared is None and summary.copies is None and cover.passed
-        assert summary.aggregate is None or summary.aggregate.passed
+        assert summary.equivalence is None or summary.equivalence.passed
     if "no difference" in verdict_words(summary):
         assert summary.verdict == "pass"
     assert (summary.plan is not None) == (summary.verdict == "inconclusive")

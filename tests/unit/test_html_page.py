@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from pytest_rollout_parity import compare_rollouts
 from pytest_rollout_parity.core.reports.html_page import EVIDENCE_ROWS, FLIP_ROWS, render_html, report_body
 from pytest_rollout_parity.core.reports.pictures import FLIP_POINTS, POINTS_CAP, interval_svg, scatter_svg
-from pytest_rollout_parity.core.reports.summary import RunInfo, Summary, build_summary
+from pytest_rollout_parity.core.reports.summary import Files, RunInfo, Summary, build_summary
 from pytest_rollout_parity.plugin.option_names import PLUGIN_NAMES
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -32,7 +32,7 @@ def _summary(
     old: dict[str, list[float]], new: dict[str, list[float]], margin: float | None = None, **run: object
 ) -> Summary:
     result = compare_rollouts(_rows(old), _rows(new))
-    info = RunInfo(old_file="old.jsonl", new_file="new.jsonl", **run) if run else None  # type: ignore[arg-type]
+    info = RunInfo(files=Files("old.jsonl", "new.jsonl"), **run) if run else None  # type: ignore[arg-type]
     return build_summary(result, info, margin=margin)
 
 
@@ -178,7 +178,7 @@ def test_the_interval_is_drawn_against_the_margin_band() -> None:
     drawn = _svgs(svg)[0]
     band = [rect for rect in drawn.iter(f"{SVG}rect") if rect.get("class") == "band"]
     assert len(band) == 1
-    aggregate = summary.aggregate
+    aggregate = summary.equivalence
     assert aggregate is not None and aggregate.lower_bound is not None and aggregate.upper_bound is not None
     assert f"[{aggregate.lower_bound:.4f}, {aggregate.upper_bound:.4f}]" in svg
     assert "&#8722;0.05" in svg and "+0.05" in svg

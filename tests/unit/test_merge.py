@@ -18,7 +18,7 @@ from pytest_rollout_parity import compare_rollouts
 from pytest_rollout_parity.core.reports.json_file import json_dict
 from pytest_rollout_parity.core.reports.merge import MergeError, merge_parts, merged_json
 from pytest_rollout_parity.core.reports.merge_reports import merged_lines, merged_markdown
-from pytest_rollout_parity.core.reports.summary import RunInfo, build_summary
+from pytest_rollout_parity.core.reports.summary import Files, RunInfo, build_summary
 
 OLD = {"a": 1.0, "b": 1.0, "c": 0.0, "d": 1.0, "e": 0.0, "gone": 1.0}
 NEW = {"a": 1.0, "b": 0.0, "c": 1.0, "d": 1.0, "e": 0.0, "fresh": 0.0}
@@ -52,8 +52,7 @@ def part(
         outcomes[outcome] = outcomes.get(outcome, 0) + 1
     every = len(ran) == len(ITEM)
     info = RunInfo(
-        old_file="old.jsonl",
-        new_file="new.jsonl",
+        files=Files("old.jsonl", "new.jsonl"),
         selected=len(ran),
         outcomes=outcomes,
         task_outcomes=ran,
@@ -88,7 +87,7 @@ def test_any_partition_merges_to_its_items_outcomes(assignment: list[int]) -> No
     assert {item.name for item in merged.gaps()} == {t for t, where in zip(tasks, assignment) if where < 0}
     failed = any(outcome == "failed" for outcome in expected.values())
     assert merged.exit_status == (1 if failed or merged.gaps() else 0)
-    whole = build_summary(_result(), RunInfo(old_file="o", new_file="n", selected=len(ITEM), task_outcomes=ITEM))
+    whole = build_summary(_result(), RunInfo(files=Files("o", "n"), selected=len(ITEM), task_outcomes=ITEM))
     if not merged.gaps():
         assert merged.verdict == whole.verdict
     else:

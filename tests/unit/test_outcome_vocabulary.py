@@ -7,9 +7,10 @@ from typing import Any
 
 from pytest_rollout_parity import compare_rollouts
 from pytest_rollout_parity.core.judging.completeness import coverage, parse_limit
+from pytest_rollout_parity.core.judging.hook_verdict import Verdict
 from pytest_rollout_parity.core.model import RUN_VERDICTS, TASK_OUTCOMES
 from pytest_rollout_parity.core.reports.json_file import json_dict
-from pytest_rollout_parity.core.reports.summary import HookVerdict, RunInfo, build_summary
+from pytest_rollout_parity.core.reports.summary import Files, RunInfo, build_summary
 
 Rows = list[dict[str, Any]]
 
@@ -53,9 +54,8 @@ def test_each_category_has_its_outcome_and_a_flip_fails_the_run(real_rows: Calla
 def test_a_reviewed_flip_is_accepted_and_the_run_passes(real_rows: Callable[[str], Rows]) -> None:
     old, new = _side(real_rows, {"a": 1.0, "b": 1.0}), _side(real_rows, {"a": 1.0, "b": 0.0})
     info = RunInfo(
-        old_file="o.jsonl",
-        new_file="n.jsonl",
-        hook_verdicts={"b": HookVerdict("passed", "reviewed")},
+        files=Files("o.jsonl", "n.jsonl"),
+        hook_verdicts={"b": Verdict("passed", "reviewed")},
         outcomes={"passed": 2},
     )
     summary = build_summary(compare_rollouts(old, new), info)
@@ -65,9 +65,7 @@ def test_a_reviewed_flip_is_accepted_and_the_run_passes(real_rows: Callable[[str
 
 def test_a_narrowed_run_never_passes(real_rows: Callable[[str], Rows]) -> None:
     rows = _side(real_rows, {"a": 1.0, "b": 1.0})
-    info = RunInfo(
-        old_file="o.jsonl", new_file="n.jsonl", selected=1, outcomes={"passed": 1}, ran_tasks=frozenset({"a"})
-    )
+    info = RunInfo(files=Files("o.jsonl", "n.jsonl"), selected=1, outcomes={"passed": 1}, ran_tasks=frozenset({"a"}))
     rerun = [dict(r, response=dict(r["response"], id=f"resp_rerun_{i}")) for i, r in enumerate(rows)]
     summary = build_summary(compare_rollouts(rows, rerun), info)
     assert [task.outcome for task in summary.tasks] == ["passed", "not_run"]

@@ -15,7 +15,7 @@ from scipy import stats as sps
 from pytest_rollout_parity.core.api import compare_rollouts
 from pytest_rollout_parity.core.identity.item_names import item_names
 from pytest_rollout_parity.core.model import CompareResult
-from pytest_rollout_parity.core.statistics.margin import AGGREGATE_NAME, equivalence, judge_flip, judge_flips
+from pytest_rollout_parity.core.statistics.margin import EQUIVALENCE_ITEM, equivalence, judge_flip, judge_flips
 from pytest_rollout_parity.core.statistics.paired import format_p, noise_text, paired_section, task_seed
 from pytest_rollout_parity.core.statistics.paired_tests import PairedStats, paired_stats
 from pytest_rollout_parity.core.statistics.task_noise import permutation_p_value
@@ -271,10 +271,10 @@ def test_default_verdict_follows_the_judgement() -> None:
 
 
 def test_reserved_item_name_pushes_a_colliding_task_aside() -> None:
-    names = item_names(["fix-git", "parity-aggregate", "parity aggregate"], reserved=[AGGREGATE_NAME])
+    names = item_names(["fix-git", "parity-aggregate", "parity aggregate"], reserved=[EQUIVALENCE_ITEM])
     assert names[0] == "fix-git"
     assert names[1].startswith("parity-aggregate-") and names[2].startswith("parity_aggregate")
-    assert AGGREGATE_NAME not in names and len(set(names)) == 3
+    assert EQUIVALENCE_ITEM not in names and len(set(names)) == 3
     assert item_names(["parity-aggregate"]) == ["parity-aggregate"]
 
 

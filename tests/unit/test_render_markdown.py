@@ -7,7 +7,7 @@ import pytest
 from pytest_rollout_parity import compare_rollouts
 from pytest_rollout_parity.core.reports.annotations import annotation_lines, escape_data, escape_property
 from pytest_rollout_parity.core.reports.markdown import BUDGET, FLIP_CAP, TEXT_CAP, render_markdown, verdict_line
-from pytest_rollout_parity.core.reports.summary import RunInfo, Summary, build_summary
+from pytest_rollout_parity.core.reports.summary import Files, RunInfo, Summary, build_summary
 from pytest_rollout_parity.plugin.option_names import PLUGIN_NAMES
 
 
@@ -15,7 +15,7 @@ def _summary(old: dict[str, float], new: dict[str, float], **run: object) -> Sum
     result = compare_rollouts(
         [{"task_id": t, "reward": r} for t, r in old.items()], [{"task_id": t, "reward": r} for t, r in new.items()]
     )
-    info = RunInfo(old_file="old.jsonl", new_file="new.jsonl", **run) if run else None  # type: ignore[arg-type]
+    info = RunInfo(files=Files("old.jsonl", "new.jsonl"), **run) if run else None  # type: ignore[arg-type]
     return build_summary(result, info)
 
 
@@ -199,7 +199,7 @@ def test_margin_mode_annotates_flips_within_noise_and_the_aggregate_like_flips()
         for k, r in enumerate((1.0, 0.0, 1.0))
     ]
     result = compare_rollouts(old, new)
-    info = RunInfo(old_file="old.jsonl", new_file="new.jsonl", gate_items=("parity-aggregate",))
+    info = RunInfo(files=Files("old.jsonl", "new.jsonl"), gate_items=("parity-aggregate",))
     summary = build_summary(result, info, margin=0.05)
     assert [task.outcome for task in summary.tasks if task.category == "flipped"] == ["within_noise"]
     lines = annotation_lines(summary, failed=set(), names=PLUGIN_NAMES)

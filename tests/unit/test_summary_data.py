@@ -16,7 +16,6 @@ from pytest_rollout_parity.core.reports.summary import (
     Counts,
     Decider,
     Decision,
-    Equivalence,
     Files,
     Join,
     Paired,
@@ -30,6 +29,7 @@ from pytest_rollout_parity.core.reports.summary import (
 )
 from pytest_rollout_parity.core.reports.terminal import summary_lines
 from pytest_rollout_parity.core.statistics.left_out import LeftOut
+from pytest_rollout_parity.core.statistics.margin import Equivalence
 from pytest_rollout_parity.core.statistics.paired_tests import SignTest
 from pytest_rollout_parity.plugin.option_names import PLUGIN_NAMES
 
@@ -40,7 +40,7 @@ def _rows(pairs: dict[str, float]) -> list[dict[str, object]]:
 
 def test_build_summary_is_typed_and_frozen() -> None:
     result = compare_rollouts(_rows({"a": 1.0, "b": 1.0, "gone": 1.0}), _rows({"a": 1.0, "b": 0.0}))
-    summary = build_summary(result, RunInfo(old_file="o.jsonl", new_file="n.jsonl", outcomes={"passed": 1}))
+    summary = build_summary(result, RunInfo(files=Files("o.jsonl", "n.jsonl"), outcomes={"passed": 1}))
     assert summary.counts == Counts(
         tasks=3,
         identical=1,
@@ -72,25 +72,24 @@ def test_nothing_compared_is_a_field() -> None:
 
 def test_same_file_adds_its_note() -> None:
     result = compare_rollouts(_rows({"a": 1.0}), _rows({"a": 1.0}))
-    info = RunInfo(old_file="r.jsonl", new_file="r.jsonl", same_file=True)
+    info = RunInfo(files=Files("r.jsonl", "r.jsonl"), same_file=True)
     assert build_summary(result, info).notes[-1] == "both sides are the same file"
     assert "both sides are the same file" not in build_summary(result).notes
 
 
 def test_hook_verdicts_are_per_task_fields() -> None:
+    from pytest_rollout_parity.core.judging.hook_verdict import Verdict
     from pytest_rollout_parity.core.reports.json_file import json_dict
-    from pytest_rollout_parity.core.reports.summary import HookVerdict
     from pytest_rollout_parity.core.reports.terminal import summary_lines
 
     result = compare_rollouts(_rows({"a": 1.0, "b": 1.0}), _rows({"a": 0.0, "b": 1.0}))
     info = RunInfo(
-        old_file="o",
-        new_file="n",
+        files=Files("o", "n"),
         verdicts_changed=1,
-        hook_verdicts={"a": HookVerdict("passed", "reviewed\nsecond line")},
+        hook_verdicts={"a": Verdict("passed", "reviewed\nsecond line")},
     )
     summary = build_summary(result, info)
-    assert [t.hook_verdict for t in summary.tasks] == [HookVerdict("passed", "reviewed\nsecond line"), None]
+    assert [t.hook_verdict for t in summary.tasks] == [Verdict("passed", "reviewed\nsecond line"), None]
     assert [t["hook_verdict"] for t in json_dict(summary)["tasks"]] == [
         {"outcome": "passed", "reason": "reviewed\nsecond line", "source": "hook"},
         None,
@@ -147,7 +146,7 @@ def hand_built() -> Summary:
         ),
         tasks=(TaskSummary(task="t", category="flipped", winner="old", old=side, new=lost, outcome="failed"),),
         decision=Decision("fail", (Decider("failed_tasks", "1 task(s) failed"),)),
-        aggregate=Equivalence(margin=0.05, lower_bound=None, upper_bound=None, passed=False),
+        equivalence=Equivalence(margin=0.05, lower_bound=None, upper_bound=None, passed=False),
         files=Files(old="a/old.jsonl", new="b/new.jsonl", old_sidecar=None, new_sidecar="b/new_failures.jsonl"),
         aggregate_metrics=AggregateMetrics(
             old=None,

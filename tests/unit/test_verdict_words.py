@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from pytest_rollout_parity import compare_rollouts
+from pytest_rollout_parity.core.judging.hook_verdict import Verdict
 from pytest_rollout_parity.core.reports import markdown as markdown
 from pytest_rollout_parity.core.reports.html_fragments import summary_html
-from pytest_rollout_parity.core.reports.summary import HookVerdict, RunInfo, SplitGroup, Summary, build_summary
+from pytest_rollout_parity.core.reports.summary import Files, RunInfo, SplitGroup, Summary, build_summary
 from pytest_rollout_parity.core.reports.terminal import summary_lines
 from pytest_rollout_parity.core.reports.wording import IMPROVED, REGRESSED, direction, hook_changes, verdict_words
 from pytest_rollout_parity.plugin.option_names import PLUGIN_NAMES
@@ -15,7 +16,7 @@ def _summary(old: dict[str, float], new: dict[str, float], **run: object) -> Sum
     result = compare_rollouts(
         [{"task_id": t, "reward": r} for t, r in old.items()], [{"task_id": t, "reward": r} for t, r in new.items()]
     )
-    return build_summary(result, RunInfo(old_file="old.jsonl", new_file="new.jsonl", **run))  # type: ignore[arg-type]
+    return build_summary(result, RunInfo(files=Files("old.jsonl", "new.jsonl"), **run))  # type: ignore[arg-type]
 
 
 def test_every_report_says_the_verdict_in_the_same_words() -> None:
@@ -36,7 +37,7 @@ def test_every_report_says_the_verdict_in_the_same_words() -> None:
 def test_hook_verdicts_listed_in_markdown_and_html_capped_and_escaped() -> None:
     n = markdown.LIST_CAP + 2
     tasks = {f"<t{i:02d}>": 1.0 for i in range(n)}
-    verdicts = {task: HookVerdict("passed", f"reviewed & ok\nsecond line of {task}") for task in tasks}
+    verdicts = {task: Verdict("passed", f"reviewed & ok\nsecond line of {task}") for task in tasks}
     summary = _summary(tasks, {task: 0.0 for task in tasks}, hook_verdicts=verdicts)
     count, changes = hook_changes(summary)
     assert count == n and changes[0].reason == "reviewed & ok"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Literal, Optional, get_args
 
 Outcome = Literal["passed", "failed", "xfail"]
 #: Who decided an outcome: a conftest's `pytest_parity_verdict` hook, the reviewed known-flips list,
@@ -19,6 +19,14 @@ class Verdict:
     text: str = ""
     #: who decided it; a report naming who changed an item's outcome reads it
     source: Source = "hook"
+
+    @classmethod
+    def read(cls, outcome: object, text: object, source: object) -> Optional[Verdict]:
+        """The verdict a report or a JSON summary recorded (its outcome, text and source as written
+        there), or None when they are not a verdict's; a source other than the list's is a hook."""
+        if outcome not in get_args(Outcome) or not isinstance(text, str):
+            return None
+        return cls(outcome, text, "known_flips" if source == "known_flips" else "hook")  # type: ignore[arg-type]
 
     def by(self, source: Source) -> Verdict:
         """The same outcome and text, decided by ``source``."""

@@ -14,7 +14,7 @@ from collections.abc import Collection
 
 from ..escaping import visible
 from ..judging.completeness import COVERAGE_NAME
-from ..statistics.margin import AGGREGATE_NAME
+from ..statistics.margin import EQUIVALENCE_ITEM
 from ..vocabulary import SLOTS, OptionNames
 from .markdown import FLIPS, flip_text, utf8_safe
 from .summary import Summary
@@ -72,8 +72,8 @@ def _gate_items(summary: Summary) -> list[str]:
     run = summary.run
     items = run.gate_items if run is not None else ()
     lines = []
-    decision = summary.aggregate
-    if AGGREGATE_NAME in items and decision is not None:
+    decision = summary.equivalence
+    if EQUIVALENCE_ITEM in items and decision is not None:
         if decision.lower_bound is not None and decision.upper_bound is not None:
             shown = "within" if decision.passed else "NOT within"
             words = (
@@ -83,7 +83,7 @@ def _gate_items(summary: Summary) -> list[str]:
         else:
             words = f"no decision: too few compared tasks to bound the difference within ±{decision.margin:g}"
         level, outcome = ("notice", "passed") if decision.passed else ("error", "failed")
-        lines.append(_annotation(level, f"{AGGREGATE_NAME} {outcome}", words))
+        lines.append(_annotation(level, f"{EQUIVALENCE_ITEM} {outcome}", words))
     coverage = summary.coverage
     if COVERAGE_NAME in items and coverage is not None:
         level, outcome = ("notice", "passed") if coverage.passed else ("error", "failed")

@@ -181,7 +181,7 @@ def report_body(
         f'<tr><td>{name}</td><td class="n">{count}</td><td>{html_text(breakdown)}</td></tr>'
         for name, count, breakdown in category_rows(summary)
     )
-    statistics = "\n".join(paired_lines(summary.paired, summary.aggregate, summary.flip_tests))
+    statistics = "\n".join(paired_lines(summary.paired, summary.equivalence, summary.flip_tests))
     pictures = scatter_svg(summary, outcomes)
     interval = interval_svg(summary)
     if interval is not None:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..judging.coverage_file import Inventory
+from ..judging.hook_verdict import Verdict
 from ..judging.metrics_file import AggregateCheck
 from ..statistics.left_out import LeftOut
 from ..statistics.plan import Plan
@@ -23,6 +24,11 @@ from .summary import Paired, Part, SideSummary, Summary, TaskSummary
 
 def _side(side: Optional[SideSummary]) -> Optional[dict[str, Any]]:
     return None if side is None else asdict(side)
+
+
+def verdict_dict(verdict: Optional[Verdict]) -> Optional[dict[str, str]]:
+    """`"hook_verdict"`: the outcome a hook or the known-flips list gave a task, why, and who gave it."""
+    return None if verdict is None else {"outcome": verdict.outcome, "reason": verdict.text, "source": verdict.source}
 
 
 def _task(task: TaskSummary, in_run: bool) -> dict[str, Any]:
@@ -35,7 +41,7 @@ def _task(task: TaskSummary, in_run: bool) -> dict[str, Any]:
         "p_value": task.p_value,
         "adjusted_p": task.adjusted_p,
         "outcome": task.outcome,
-        "hook_verdict": asdict(task.hook_verdict) if task.hook_verdict is not None else None,
+        "hook_verdict": verdict_dict(task.hook_verdict),
         "ran_here": (task.item_outcome is not None) if in_run else None,
         "item_outcome": task.item_outcome,
     }
@@ -131,8 +137,14 @@ def json_dict(summary: Summary) -> dict[str, Any]:
         "tasks": [_task(task, summary.run is not None) for task in summary.tasks],
         "plan": _plan(summary.plan),
     }
-    if summary.aggregate is not None:
-        data["aggregate"] = asdict(summary.aggregate)
+    if summary.equivalence is not None:
+        decision = summary.equivalence
+        data["aggregate"] = {
+            "margin": decision.margin,
+            "lower_bound": decision.lower_bound,
+            "upper_bound": decision.upper_bound,
+            "passed": decision.passed,
+        }
     if summary.coverage is not None:
         data["coverage"] = asdict(summary.coverage)
     if summary.flip_tests is not None:

@@ -213,7 +213,7 @@ def _render(
         lines.extend(["", "### Not compared", ""])
         lines.extend(listed)
     lines.extend(["", "### Paired statistics", "", "```text"])
-    lines.extend(visible(line) for line in paired_lines(summary.paired, summary.aggregate, summary.flip_tests))
+    lines.extend(visible(line) for line in paired_lines(summary.paired, summary.equivalence, summary.flip_tests))
     lines.extend(["```", "", PICTURES])
     lines.extend(_hook_verdicts(summary))
     if summary.nothing_compared:

@@ -15,13 +15,16 @@ what a report shows of them is escaped by the renderers (:mod:`.merge_reports`).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from typing import Any, Optional
 
 from ..judging.completeness import Coverage, Limit
+from ..judging.hook_verdict import Verdict
 from ..model import TASK_OUTCOMES, Category, TaskOutcome
+from ..statistics.margin import Equivalence
 from ..vocabulary import SLOTS, OptionNames
-from .summary import Counts, Decision, Equivalence, HookVerdict, RunOutcome, SplitGroup, TaskSummary, decide
+from .json_file import verdict_dict
+from .summary import Counts, Decision, RunOutcome, SplitGroup, TaskSummary, decide
 
 #: how many names a refusal or a list of gaps spells out before it counts the rest
 NAMED = 5
@@ -56,7 +59,7 @@ class MergedItem:
     outcome: Optional[str]
     part: Optional[str]
     category: Optional[str] = None
-    hook_verdict: Optional[HookVerdict] = None
+    hook_verdict: Optional[Verdict] = None
     #: a task's outcome in the outcome vocabulary, from the part that ran it (`not_run`: no part did)
     task_outcome: Optional[TaskOutcome] = None
 
@@ -84,7 +87,7 @@ class Merged:
     compared: int
     nothing_compared: Optional[str]
     failing_flips: Optional[int]
-    aggregate: Optional[Equivalence]
+    equivalence: Optional[Equivalence]
     copies: Optional[str]
     files: Mapping[str, Any]
     inputs: Mapping[str, str]
@@ -187,11 +190,10 @@ def _outcome(path: str, entry: Mapping[str, Any]) -> Optional[str]:
     return outcome
 
 
-def _hook_verdict(entry: Mapping[str, Any]) -> Optional[HookVerdict]:
+def _hook_verdict(entry: Mapping[str, Any]) -> Optional[Verdict]:
     verdict = entry.get("hook_verdict")
-    if isinstance(verdict, dict) and isinstance(verdict.get("outcome"), str) and isinstance(verdict.get("reason"), str):
-        source = "known_flips" if verdict.get("source") == "known_flips" else "hook"
-        return HookVerdict(verdict["outcome"], verdict["reason"], source)
+    if isinstance(verdict, dict):
+        return Verdict.read(verdict.get("outcome"), verdict.get("reason"), verdict.get("source"))
     return None
 
 
@@ -307,7 +309,7 @@ def merge_parts(parts: Sequence[tuple[str, Any]]) -> Merged:
         compared=compared if isinstance(compared, int) else 0,
         nothing_compared=nothing_compared,
         failing_flips=failing if isinstance(failing, int) else None,
-        aggregate=_equivalence(first.get("aggregate")),
+        equivalence=_equivalence(first.get("aggregate")),
         copies=copies if isinstance(copies, str) else None,
         files=files if isinstance(files, dict) else {},
         inputs=inputs,
@@ -375,7 +377,7 @@ def _decision(merged: Merged, first: Mapping[str, Any], *, strict: bool) -> Deci
     return decide(
         tasks,
         nothing=merged.nothing_compared,
-        aggregate=merged.aggregate,
+        aggregate=merged.equivalence,
         coverage=_coverage(first.get("coverage")),
         copies=merged.copies,
         run=run,
@@ -414,7 +416,7 @@ def merged_json(merged: Merged) -> dict[str, Any]:
                 "ran_here": item.part is not None,
                 "item_outcome": item.outcome,
                 "outcome": item.task_outcome,
-                "hook_verdict": _verdict_dict(item.hook_verdict),
+                "hook_verdict": verdict_dict(item.hook_verdict),
             }
         )
     data["tasks"] = tasks
@@ -465,10 +467,6 @@ def merged_json(merged: Merged) -> dict[str, Any]:
         "gaps": [item.name for item in merged.gaps()],
     }
     return data
-
-
-def _verdict_dict(verdict: Optional[HookVerdict]) -> Optional[dict[str, str]]:
-    return asdict(verdict) if verdict is not None else None
 
 
 def _group_dict(group: Optional[SplitGroup]) -> Optional[dict[str, Any]]:

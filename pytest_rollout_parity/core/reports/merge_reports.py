@@ -76,7 +76,7 @@ def merged_lines(merged: Merged) -> list[str]:
         lines.append(f"verdicts changed by hooks or the known-flips list: {len(changed)}")
         lines.extend(
             f"    {item.name} ({item.category}): {item.hook_verdict.outcome}: "
-            f"{item.hook_verdict.reason.splitlines()[0] if item.hook_verdict.reason else ''}"
+            f"{item.hook_verdict.text.splitlines()[0] if item.hook_verdict.text else ''}"
             for item in changed[:TERMINAL_CAP]
             if item.hook_verdict is not None
         )
@@ -140,7 +140,7 @@ def merged_markdown(merged: Merged) -> str:
         lines.extend(["", f"### Verdicts changed by hooks or the known-flips list ({len(changed)})", ""])
         lines.extend(
             f"- {_code(item.name)} ({markdown_text(str(item.category))}): {item.hook_verdict.outcome}: "
-            f"{markdown_text(item.hook_verdict.reason.splitlines()[0] if item.hook_verdict.reason else '')}"
+            f"{markdown_text(item.hook_verdict.text.splitlines()[0] if item.hook_verdict.text else '')}"
             for item in changed[:LIST_CAP]
             if item.hook_verdict is not None
         )

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..statistics.margin import left_out_text
+from ..statistics.margin import Equivalence, left_out_text
 from ..statistics.paired import format_p
 from ..vocabulary import SLOTS
-from .summary import Equivalence, FlipTests, Paired
+from .summary import FlipTests, Paired
 
 
 def _num(value: float) -> str:

@@ -211,7 +211,7 @@ def interval_of(summary: Summary) -> Optional[Interval]:
     paired = summary.paired
     if paired.delta is None or paired.ci95 is None:
         return None
-    aggregate = summary.aggregate
+    aggregate = summary.equivalence
     bounds = None
     if aggregate is not None and aggregate.lower_bound is not None and aggregate.upper_bound is not None:
         bounds = (aggregate.lower_bound, aggregate.upper_bound)

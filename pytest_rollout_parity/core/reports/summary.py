@@ -15,6 +15,7 @@ from typing import Optional, TypeVar
 
 from ..judging.completeness import Coverage
 from ..judging.coverage_file import Inventory, InventoryRead
+from ..judging.hook_verdict import Verdict
 from ..judging.metrics_file import AggregateCheck
 from ..judging.verifier_output import NO_OUTPUT
 from ..model import (
@@ -28,7 +29,7 @@ from ..model import (
     TaskSide,
 )
 from ..statistics.left_out import LeftOut
-from ..statistics.margin import Aggregate, FlipJudgement, equivalence, judge_flips
+from ..statistics.margin import Equivalence, FlipJudgement, equivalence, judge_flips
 from ..statistics.paired import PairedSection, paired_section
 from ..statistics.paired_tests import McNemarTable, SignTest
 from ..statistics.plan import Plan, plan
@@ -42,16 +43,6 @@ DEFAULT_ALPHA = 0.05
 def per_side(side: Side, old: T, new: T) -> T:
     """The old or the new one of a pair of per-side values."""
     return old if side == "old" else new
-
-
-@dataclass(frozen=True, slots=True)
-class HookVerdict:
-    """An outcome a `pytest_parity_verdict` hook gave a task instead of its default, and why."""
-
-    outcome: str
-    reason: str
-    #: who gave it: a hook (`hook`) or the known-flips list (`known_flips`)
-    source: str = "hook"
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,19 +68,38 @@ class SplitGroup:
 
 
 @dataclass(frozen=True, slots=True)
-class RunInfo:
-    """What the pytest run adds to the classification: the files and the items' fate."""
+class Files:
+    """Each side's file (and sidecar) as the user named it."""
 
-    old_file: str
-    new_file: str
+    old: str
+    new: str
     old_sidecar: Optional[str] = None
     new_sidecar: Optional[str] = None
-    same_file: bool = False
-    #: how many files each side was read from (shards), and how many of them had a sidecar
+    #: how many shard files each side was read from (1: one file), and how many had a sidecar
     old_shards: int = 1
     new_shards: int = 1
     old_sidecars: int = 0
     new_sidecars: int = 0
+
+    def file(self, side: Side) -> str:
+        return per_side(side, self.old, self.new)
+
+    def shards(self, side: Side) -> int:
+        return per_side(side, self.old_shards, self.new_shards)
+
+    def sidecars(self, side: Side) -> int:
+        return per_side(side, self.old_sidecars, self.new_sidecars)
+
+    def sidecar(self, side: Side) -> Optional[str]:
+        return per_side(side, self.old_sidecar, self.new_sidecar)
+
+
+@dataclass(frozen=True, slots=True)
+class RunInfo:
+    """What the pytest run adds to the classification: the files and the items' fate."""
+
+    files: Files
+    same_file: bool = False
     selected: Optional[int] = None
     verdicts_changed: int = 0
     outcomes: Mapping[str, int] = field(default_factory=dict)
@@ -98,7 +108,7 @@ class RunInfo:
     #: each side's `<stem>_aggregate_metrics.json` checked against its rows, when the file exists
     aggregate: Mapping[str, AggregateCheck] = field(default_factory=dict)
     #: the verdicts hooks changed, by task label (from the items' reports, so xdist workers' too)
-    hook_verdicts: Mapping[str, HookVerdict] = field(default_factory=dict)
+    hook_verdicts: Mapping[str, Verdict] = field(default_factory=dict)
     #: the known-flips list as messages name it, or None
     known_flips: Optional[str] = None
     #: the SHA-256 (hex) of that file's bytes, as the run read them
@@ -247,7 +257,7 @@ class TaskSummary:
     old: Optional[SideSummary]
     new: Optional[SideSummary]
     p_value: Optional[float] = None
-    hook_verdict: Optional[HookVerdict] = None
+    hook_verdict: Optional[Verdict] = None
     #: margin mode: the BH-adjusted p-value of a flip counted in the per-task tests (None: not counted)
     adjusted_p: Optional[float] = None
     #: the start of the task's prompt, for a task keyed on its index or prompt (a listed flip), else None
@@ -259,33 +269,6 @@ class TaskSummary:
 
     def side(self, name: Side) -> Optional[SideSummary]:
         return per_side(name, self.old, self.new)
-
-
-@dataclass(frozen=True, slots=True)
-class Files:
-    """Each side's file (and sidecar) as the user named it."""
-
-    old: str
-    new: str
-    old_sidecar: Optional[str]
-    new_sidecar: Optional[str]
-    #: how many shard files each side was read from (1: one file), and how many had a sidecar
-    old_shards: int = 1
-    new_shards: int = 1
-    old_sidecars: int = 0
-    new_sidecars: int = 0
-
-    def file(self, side: Side) -> str:
-        return per_side(side, self.old, self.new)
-
-    def shards(self, side: Side) -> int:
-        return per_side(side, self.old_shards, self.new_shards)
-
-    def sidecars(self, side: Side) -> int:
-        return per_side(side, self.old_sidecars, self.new_sidecars)
-
-    def sidecar(self, side: Side) -> Optional[str]:
-        return per_side(side, self.old_sidecar, self.new_sidecar)
 
 
 @dataclass(frozen=True, slots=True)
@@ -320,16 +303,6 @@ class FlipTests:
     alpha: float
     tests: int
     counted: int
-
-
-@dataclass(frozen=True, slots=True)
-class Equivalence:
-    """Margin mode's aggregate decision: the margin, the one-sided 95% bounds (None: no decision)."""
-
-    margin: float
-    lower_bound: Optional[float]
-    upper_bound: Optional[float]
-    passed: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -428,7 +401,7 @@ class Summary:
     paired: Paired
     tasks: tuple[TaskSummary, ...]
     #: margin mode's equivalence decision; None without a margin
-    aggregate: Optional[Equivalence] = None
+    equivalence: Optional[Equivalence] = None
     #: margin mode's per-task tests; None without a margin
     flip_tests: Optional[FlipTests] = None
     files: Optional[Files] = None
@@ -513,7 +486,7 @@ def _side(side: Optional[TaskSide]) -> Optional[SideSummary]:
 
 
 def task_outcome(
-    task: TaskComparison, judgement: Optional[FlipJudgement], hook_verdict: Optional[HookVerdict], ran: bool = True
+    task: TaskComparison, judgement: Optional[FlipJudgement], hook_verdict: Optional[Verdict], ran: bool = True
 ) -> TaskOutcome:
     """The task's outcome (docs/semantics.md, "Outcomes"), the first that applies: `not_run` when its
     item was not selected; a changed verdict (`failed` when it fails, else `accepted`); then by category,
@@ -535,7 +508,7 @@ def task_outcome(
 def _task(
     task: TaskComparison,
     p_value: Optional[float],
-    hook_verdict: Optional[HookVerdict],
+    hook_verdict: Optional[Verdict],
     adjusted_p: Optional[float],
     outcome: TaskOutcome,
     excerpt: Optional[str] = None,
@@ -675,15 +648,6 @@ def _paired(section: PairedSection) -> Paired:
     )
 
 
-def _equivalence(decision: Aggregate) -> Equivalence:
-    return Equivalence(
-        margin=decision.margin,
-        lower_bound=decision.lower_bound,
-        upper_bound=decision.upper_bound,
-        passed=decision.passed,
-    )
-
-
 def build_summary(
     result: CompareResult,
     run: Optional[RunInfo] = None,
@@ -720,7 +684,7 @@ def build_summary(
     if run is not None and run.same_file:
         notes.append("both sides are the same file")
     files = outcome = metrics = inventory = None
-    verdicts: Mapping[str, HookVerdict] = run.hook_verdicts if run is not None else {}
+    verdicts: Mapping[str, Verdict] = run.hook_verdicts if run is not None else {}
     excerpts: Mapping[str, str] = run.excerpts if run is not None else {}
     item_outcomes: Mapping[str, str] = run.task_outcomes if run is not None else {}
     if run is not None:
@@ -732,16 +696,7 @@ def build_summary(
                 "each flip shows its rows' last assistant messages instead"
             )
         inventory = _inventory(run.inventory, notes)
-        files = Files(
-            old=run.old_file,
-            new=run.new_file,
-            old_sidecar=run.old_sidecar,
-            new_sidecar=run.new_sidecar,
-            old_shards=run.old_shards,
-            new_shards=run.new_shards,
-            old_sidecars=run.old_sidecars,
-            new_sidecars=run.new_sidecars,
-        )
+        files = run.files
         metrics = AggregateMetrics(old=run.aggregate.get("old"), new=run.aggregate.get("new"))
         outcome = _run_outcome(run, len(result.tasks))
         if outcome.rescanned_failures is not None:
@@ -766,7 +721,7 @@ def build_summary(
         )
         for task, p, adjusted_p, judgement in zip(result.tasks, section.p_values, adjusted, judged)
     )
-    aggregate = _equivalence(equivalence(section.stats, margin, section.left_out)) if margin is not None else None
+    aggregate = equivalence(section.stats, margin, section.left_out) if margin is not None else None
     nothing = nothing_compared(result)
     decision = decide(
         tasks,
@@ -802,7 +757,7 @@ def build_summary(
         notes=tuple(notes),
         paired=_paired(section),
         tasks=tasks,
-        aggregate=aggregate,
+        equivalence=aggregate,
         flip_tests=FlipTests(alpha, fdr.tests, len(fdr.counted)) if fdr is not None else None,
         files=files,
         aggregate_metrics=metrics,

@@ -116,7 +116,7 @@ def summary_lines(summary: Summary, *, names: OptionNames) -> list[str]:
             lines.append(f"{category}: {_capped(labels)}")
     lines.extend(_uncompared_lines(summary, "masked"))
     lines.extend(_uncompared_lines(summary, "missing"))
-    lines.extend(paired_lines(summary.paired, summary.aggregate, summary.flip_tests))
+    lines.extend(paired_lines(summary.paired, summary.equivalence, summary.flip_tests))
     run = summary.run
     if run is not None and run.selected is not None and run.selected != run.items(counts.tasks):
         lines.append(f"selected: {run.selected} of {run.items(counts.tasks)} parity items ran")

@@ -13,8 +13,9 @@ from typing import NamedTuple, Optional, Protocol, TypeVar
 
 from ..judging.coverage_file import FIELDS
 from ..model import Category, Side
+from ..statistics.margin import Equivalence
 from ..vocabulary import SLOTS
-from .summary import Counts, Decision, Equivalence, Part, Summary
+from .summary import Counts, Decision, Part, Summary
 
 #: Said in every verdict line of two sides that hold the same rows (the full note is among the notes).
 COPY_WORDS = "both files hold the same rows: was the new server run?"
@@ -75,7 +76,7 @@ class Headline(Protocol):
     @property
     def failing_flips(self) -> Optional[int]: ...
     @property
-    def aggregate(self) -> Optional[Equivalence]: ...
+    def equivalence(self) -> Optional[Equivalence]: ...
     @property
     def copies(self) -> Optional[str]: ...
     @property
@@ -120,7 +121,7 @@ def headline_words(summary: Headline) -> str:
         if counts.missing:
             parts.append(f"{counts.missing} missing")
         words = ", ".join(parts) + f"; {counts.identical} identical"
-    decision = summary.aggregate
+    decision = summary.equivalence
     if decision is not None and decision.lower_bound is not None:
         shown = "within" if decision.passed else "NOT shown within"
         words += f"; mean difference {shown} the margin {decision.margin:g}"
@@ -230,7 +231,7 @@ def hook_changes(summary: Summary) -> tuple[int, list[HookChange]]:
     The count is at least the run's own, which it keeps even where a task's entry is not at hand.
     """
     changes = [
-        HookChange(task.task, task.category, verdict.outcome, verdict.reason.split("\n", 1)[0] or "(no reason given)")
+        HookChange(task.task, task.category, verdict.outcome, verdict.text.split("\n", 1)[0] or "(no reason given)")
         for task in summary.tasks
         if (verdict := task.hook_verdict) is not None
     ]

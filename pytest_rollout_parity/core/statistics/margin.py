@@ -18,20 +18,21 @@ from .left_out import LeftOut
 from .paired import PairedSection, format_p, noise_text
 from .paired_tests import DiscreteFdr, PairedStats
 
-AGGREGATE_NAME = "parity-aggregate"
-"""The item name of the aggregate; a task whose item name would collide takes the collision suffix."""
+EQUIVALENCE_ITEM = "parity-aggregate"
+"""The item name of the equivalence decision; a task whose item name would collide takes the collision suffix."""
 
 
 @dataclass(frozen=True)
-class Aggregate:
-    """The equivalence decision at margin ``margin`` and the one message its item shows (the verdict
-    first: the item's node id names it)."""
+class Equivalence:
+    """The equivalence decision at margin ``margin`` (the one-sided 95% bounds; None: no decision) and
+    the one message its item shows (the verdict first: the item's node id names it)."""
 
     margin: float
     lower_bound: Optional[float]
     upper_bound: Optional[float]
     passed: bool
-    message: str
+    #: empty when the decision is read back from a JSON summary, which does not carry it
+    message: str = ""
 
 
 def reward_range(result: CompareResult) -> tuple[float, float]:
@@ -78,7 +79,7 @@ def left_out_text(left: LeftOut) -> str:
     return text
 
 
-def equivalence(stats: PairedStats, margin: float, left: Optional[LeftOut] = None) -> Aggregate:
+def equivalence(stats: PairedStats, margin: float, left: Optional[LeftOut] = None) -> Equivalence:
     """Two one-sided tests of Δ against ±``margin``; absent statistics fail with their reason.
 
     With ``left`` the message ends with what the paired figures leave out and how far it could
@@ -87,7 +88,7 @@ def equivalence(stats: PairedStats, margin: float, left: Optional[LeftOut] = Non
     where = f"margin ±{margin:g}"
     tail = f"; {left_out_text(left)}" if left is not None else ""
     if stats.absent is not None or stats.lower_bound is None or stats.upper_bound is None or stats.delta is None:
-        return Aggregate(margin, None, None, False, f"no decision at {where}: {stats.absent}{tail}")
+        return Equivalence(margin, None, None, False, f"no decision at {where}: {stats.absent}{tail}")
     low, high = stats.lower_bound, stats.upper_bound
     figures = f"Δ = {_num(stats.delta)} (new - old), one-sided 95% bounds [{_num(low)}, {_num(high)}], n = {stats.n}"
     if stats.clustered_by is not None and stats.df is not None:
@@ -102,8 +103,8 @@ def equivalence(stats: PairedStats, margin: float, left: Optional[LeftOut] = Non
     if high > margin:
         broken.append(f"upper bound {_num(high)} > +{margin:g}: the new side may score higher than the margin allows")
     if not broken:
-        return Aggregate(margin, low, high, True, f"equivalent within {where}: {figures}")
-    return Aggregate(margin, low, high, False, f"not shown equivalent within {where}: {'; '.join(broken)}; {figures}")
+        return Equivalence(margin, low, high, True, f"equivalent within {where}: {figures}")
+    return Equivalence(margin, low, high, False, f"not shown equivalent within {where}: {'; '.join(broken)}; {figures}")
 
 
 @dataclass(frozen=True)
