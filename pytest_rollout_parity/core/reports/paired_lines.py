@@ -1,4 +1,4 @@
-"""The terminal lines of the summary's paired section and of margin mode's aggregate decision."""
+"""The terminal lines of the summary's paired section and of margin mode's equivalence decision."""
 
 from __future__ import annotations
 
@@ -14,9 +14,11 @@ def _num(value: float) -> str:
     return f"{value:.4f}"
 
 
-def paired_lines(paired: Paired, aggregate: Optional[Equivalence], flip_tests: Optional[FlipTests] = None) -> list[str]:
+def paired_lines(
+    paired: Paired, equivalence: Optional[Equivalence], flip_tests: Optional[FlipTests] = None
+) -> list[str]:
     """The paired statistics, the sign test, the table, per-task noise, what is left out and the
-    aggregate, as lines."""
+    equivalence decision, as lines."""
     n = paired.n
     lines = [f"paired over {n} compared task{'' if n == 1 else 's'} (d = new - old of the task means):"]
     if (
@@ -59,14 +61,14 @@ def paired_lines(paired: Paired, aggregate: Optional[Equivalence], flip_tests: O
     left = paired.left_out
     if left.old or left.new:
         lines.append(f"    {left_out_text(left)}")
-    if aggregate is not None:
-        margin = f"{aggregate.margin:g}"
-        if aggregate.lower_bound is None or aggregate.upper_bound is None:
+    if equivalence is not None:
+        margin = f"{equivalence.margin:g}"
+        if equivalence.lower_bound is None or equivalence.upper_bound is None:
             lines.append(f"aggregate at margin ±{margin}: FAILED, no decision: {paired.absent}")
         else:
-            verdict = "PASSED (equivalent)" if aggregate.passed else "FAILED (not shown equivalent)"
+            verdict = "PASSED (equivalent)" if equivalence.passed else "FAILED (not shown equivalent)"
             lines.append(
                 f"aggregate at margin ±{margin}: {verdict}: one-sided 95% bounds "
-                f"[{_num(aggregate.lower_bound)}, {_num(aggregate.upper_bound)}] against [-{margin}, +{margin}]"
+                f"[{_num(equivalence.lower_bound)}, {_num(equivalence.upper_bound)}] against [-{margin}, +{margin}]"
             )
     return lines

@@ -211,11 +211,11 @@ def interval_of(summary: Summary) -> Optional[Interval]:
     paired = summary.paired
     if paired.delta is None or paired.ci95 is None:
         return None
-    aggregate = summary.equivalence
+    decision = summary.equivalence
     bounds = None
-    if aggregate is not None and aggregate.lower_bound is not None and aggregate.upper_bound is not None:
-        bounds = (aggregate.lower_bound, aggregate.upper_bound)
-    return Interval(paired.delta, paired.ci95, bounds, aggregate.margin if aggregate is not None else None)
+    if decision is not None and decision.lower_bound is not None and decision.upper_bound is not None:
+        bounds = (decision.lower_bound, decision.upper_bound)
+    return Interval(paired.delta, paired.ci95, bounds, decision.margin if decision is not None else None)
 
 
 def interval_svg(summary: Summary) -> Optional[str]:
