@@ -4,7 +4,8 @@ Joins the `--parity-json` files of a run split over CI jobs into one verdict (th
 :func:`~.core.reports.merge.merge_parts`), prints it, writes it where asked and, under GitHub
 Actions, appends its Markdown to the job page. The exit status is the gate's: 0 when no item
 failed, 1 when one failed or ran in no part, 4 for parts that cannot be merged or a wrong argument
-(one `ERROR:` line, nothing written).
+(one `ERROR:` line, nothing written), a part that does not hold the summary's published layout
+among them.
 """
 
 from __future__ import annotations
@@ -60,6 +61,23 @@ def _read(path: str) -> Any:
         _fail(f"{path}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno}); a --parity-json summary is needed")
 
 
+def _check_layout(parts: Sequence[tuple[str, Any]]) -> None:
+    """Each part holds the summary's published layout (:mod:`.json_schema`), no key it does not name:
+    the parts come from CI artifacts, and the merged file keeps their layout."""
+    from pydantic import ValidationError
+
+    from .json_schema import ParitySummaryFile
+
+    for path, data in parts:
+        try:
+            ParitySummaryFile.model_validate(data)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(step) for step in first["loc"]) or "the top level"
+            more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+            _fail(f"{path}: {where}: {first['msg'].lower()}{more}: not a --parity-json summary")
+
+
 def _same(a: Path, b: Path) -> bool:
     try:
         return os.path.samefile(a, b)
@@ -87,12 +105,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
     outputs = (("--markdown", args.markdown), ("--json", args.json))
     _check_outputs(args.parts, outputs)
+    parts = [(path, _read(path)) for path in args.parts]
     try:
-        merged = merge_parts([(path, _read(path)) for path in args.parts])
+        merged = merge_parts(parts)
     except MergeError as exc:
         from .plugin.option_names import PLUGIN_NAMES
 
         _fail(str(exc.word(PLUGIN_NAMES)))
+    _check_layout(parts)  # after the merge's own checks, which name what a part lacks in its words
     try:
         for line in merged_lines(merged):
             print(line)

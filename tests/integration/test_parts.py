@@ -197,6 +197,30 @@ def test_a_file_that_is_not_a_part_is_one_error_line(
     assert err[0].startswith(f"ERROR: {path}") and needle in err[0]
 
 
+@pytest.mark.parametrize(
+    ("change", "needle"),
+    [
+        (
+            lambda data: data["tasks"][0]["old"].update(reward="high"),
+            "tasks.0.old.reward: input should be a valid number",
+        ),
+        (lambda data: data.update(surprise=True), "surprise: extra inputs are not permitted"),
+    ],
+    ids=["wrong-type", "unknown-key"],
+)
+def test_a_part_outside_the_published_layout_is_one_error_line(
+    gate: Gate, capsys: pytest.CaptureFixture[str], change: Any, needle: str
+) -> None:
+    first, second = _two_groups(gate, [*gate.mixed(), "-p", "no:cacheprovider"])
+    data = json.loads(Path(second).read_text(encoding="utf-8"))
+    change(data)
+    Path(second).write_text(json.dumps(data), encoding="utf-8")
+    status, out, err = _merge(capsys, "merge", first, second, f"--json={gate.path / 'm.json'}")
+    assert status == 4 and out == [] and len(err) == 1, err
+    assert err[0].startswith(f"ERROR: {second}: {needle}") and err[0].endswith(": not a --parity-json summary")
+    assert not (gate.path / "m.json").exists()
+
+
 def test_a_collect_only_run_is_not_a_part(gate: Gate, capsys: pytest.CaptureFixture[str]) -> None:
     gate.run(*gate.mixed(), "--collect-only", "--parity-json=c.json", "-p", "no:cacheprovider")
     status, _, err = _merge(capsys, "merge", str(gate.path / "c.json"))
