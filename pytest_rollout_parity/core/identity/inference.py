@@ -14,9 +14,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from .prompts import canonical_json, decoded, is_prompt, prompt_label
+from ..reading.prompt_labels import canonical_json, decoded, is_prompt, prompt_label
+from ..reading.task_idents import TaskIdent
 
-TaskIdent = tuple[Optional[str], str]
 Column = Sequence[Optional[TaskIdent]]
 
 

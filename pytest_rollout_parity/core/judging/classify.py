@@ -12,12 +12,14 @@ from typing import Any, Optional
 
 from ..errors import Place
 from ..identity.inference import TaskPrompt, rank_inferred, runners_up, shared_count, task_prompt, with_messages
-from ..identity.item_names import listed, natural_key
-from ..identity.join import REASON_GIVEN, REASON_SHARDED, Join, TaskIdent, group_rows, join
-from ..identity.prompts import prompt_label
+from ..identity.item_names import listed
+from ..identity.join import LabelledSides, group_rows, join
 from ..model import NO_OFFSET, Category, CompareResult, RowFacts, RowOrigin, RowReader, Side, TaskComparison, TaskSide
 from ..reading.fields import PROMPT, TASK_INDEX
+from ..reading.key_vote import REASON_GIVEN, REASON_SHARDED
+from ..reading.prompt_labels import prompt_label
 from ..reading.row_facts import lookup
+from ..reading.task_idents import TaskIdent, natural_key
 
 REWARD_TOLERANCE = 1e-9
 
@@ -283,7 +285,7 @@ def compare_sides(old: SideInput, new: SideInput, inference_notes: Sequence[str]
     ``inference_notes`` are what :func:`infer_keys` said when it chose the sides' key."""
     identity_notes = _side_notes(old, new) + list(inference_notes) + _align_fallbacks(old, new)
     old_grouped, new_grouped = group_rows(old.values), group_rows(new.values)
-    joined: Join = join(old_grouped, new_grouped)
+    joined: LabelledSides = join(old_grouped, new_grouped)
     unjoined: Optional[str] = None
     if old.key == new.key == TASK_INDEX:
         joined, unjoined, index_notes = _check_index_prompts(joined, old, new)
@@ -338,7 +340,7 @@ def compare_sides(old: SideInput, new: SideInput, inference_notes: Sequence[str]
     )
 
 
-def _differing(joined: Join, old: SideInput, new: SideInput) -> list[tuple[str, TaskPrompt, TaskPrompt]]:
+def _differing(joined: LabelledSides, old: SideInput, new: SideInput) -> list[tuple[str, TaskPrompt, TaskPrompt]]:
     """The task indices both sides hold whose prompts differ (docs/semantics.md, "Prompts and the
     task index"): each with its prompt on either side."""
     if old.prompts is None or new.prompts is None:
@@ -358,7 +360,9 @@ def _differing(joined: Join, old: SideInput, new: SideInput) -> list[tuple[str, 
     return found
 
 
-def _check_index_prompts(joined: Join, old: SideInput, new: SideInput) -> tuple[Join, Optional[str], list[str]]:
+def _check_index_prompts(
+    joined: LabelledSides, old: SideInput, new: SideInput
+) -> tuple[LabelledSides, Optional[str], list[str]]:
     """The join on `_ng_task_index` with each index whose prompts differ split into two tasks.
 
     When more than half of the shared indices differ, the same prompts may sit at other indices
@@ -401,13 +405,13 @@ def _check_index_prompts(joined: Join, old: SideInput, new: SideInput) -> tuple[
     return _apart(joined), reason, []
 
 
-def _relabel(joined: Join, old_names: dict[str, str], new_names: dict[str, str]) -> Join:
+def _relabel(joined: LabelledSides, old_names: dict[str, str], new_names: dict[str, str]) -> LabelledSides:
     """The join with the given labels renamed on each side as `<label>:<prompt label>`."""
 
     def renamed(labels: dict[str, list[int]], names: dict[str, str]) -> dict[str, list[int]]:
         return {(f"{label}:{names[label]}" if label in names else label): rows for label, rows in labels.items()}
 
-    return Join(
+    return LabelledSides(
         renamed(joined.old, old_names),
         renamed(joined.new, new_names),
         joined.old_prefix_stripped,
@@ -417,9 +421,9 @@ def _relabel(joined: Join, old_names: dict[str, str], new_names: dict[str, str])
     )
 
 
-def _apart(joined: Join) -> Join:
+def _apart(joined: LabelledSides) -> LabelledSides:
     """The join with no task shared: each side's labels marked with its side."""
-    return Join(
+    return LabelledSides(
         {f"{label}:old": rows for label, rows in joined.old.items()},
         {f"{label}:new": rows for label, rows in joined.new.items()},
         joined.old_prefix_stripped,
@@ -437,7 +441,7 @@ def _kind(key: str) -> str:
     return "_ng_task_index" if key == TASK_INDEX else "the prompt" if key == PROMPT else f"the id field {key}"
 
 
-def _coincidence(joined: Join, old: SideInput, new: SideInput) -> Optional[str]:
+def _coincidence(joined: LabelledSides, old: SideInput, new: SideInput) -> Optional[str]:
     """Why the tasks met only by coincidence, or None: the sides are keyed on identities of
     different kinds, their tasks meet only after a prefix was stripped or as equal numbers, and
     the prompts of the tasks they share (a sample, where both sides have them) mostly disagree."""

@@ -18,17 +18,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Optional, TypeVar
 
 from ..errors import CompareInputError, Place
-from ..identity.join import KeyChoice, TaskIdent
 from ..model import RowFacts, RowOrigin
 from .agents import AgentFilter, agent_of
 from .attempts import Attempts, Execution, attempt_of, index_pair, logical_key
 from .digest import ContentDigest
 from .fields import ATTEMPT_INDEX
 from .files import RowAt, check_first_line, check_home, companion, decompressed, main_file_of, open_regular, plain_name
+from .key_vote import KeyChoice
 from .row_facts import fold_failure_record
 from .side_builder import PendingRow, RowSource, SideBuilder, is_failure_record
 from .skeleton import DecodeError as SKELETON_ERRORS
 from .skeleton import Decoder, FirstRowInFull, skeleton_decoder
+from .task_idents import TaskIdent
 
 if TYPE_CHECKING:
     from .side_request import SideRequest

@@ -28,8 +28,8 @@ import sys
 from pathlib import Path
 from typing import Any, Optional
 
-from ..identity.join import KeyChoice
 from ..model import RowFacts, RowOrigin
+from .key_vote import KeyChoice
 from .loading import LoadedSide
 
 MAGIC = b"rollout-parity side\n"
