@@ -18,7 +18,7 @@ from .judging.verification import verification_notes
 from .model import CompareResult, RowFacts, RowReader
 from .reading.agents import AgentFilter
 from .reading.key_vote import REASON_BORROWED, REASON_GIVEN, KeyChoice
-from .reading.loading import LoadedSide
+from .reading.loaded_side import LoadedSide
 from .reading.side_builder import RowSource, SideBuilder, is_failure_record
 from .reading.side_request import SideRequest
 

@@ -37,8 +37,10 @@ from pytest_rollout_parity.core.reading.fields import (
     inferred_candidates,
     load_paths,
 )
+from pytest_rollout_parity.core.reading.jsonl_lines import parse_line
 from pytest_rollout_parity.core.reading.key_vote import FINGERPRINT, KNOWN_FIELDS, KeyVote
-from pytest_rollout_parity.core.reading.loading import LoadedSide, load_side, parse_line
+from pytest_rollout_parity.core.reading.loaded_side import LoadedSide
+from pytest_rollout_parity.core.reading.loading import load_side
 from pytest_rollout_parity.core.reading.prompt_labels import decoded, is_prompt, prompt_label
 from pytest_rollout_parity.core.reading.row_facts import RewardTypeError, lookup, reduce_row
 from pytest_rollout_parity.core.reading.side_builder import is_failure_record, names_no_task

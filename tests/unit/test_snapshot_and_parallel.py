@@ -17,7 +17,7 @@ import pytest
 from pytest_rollout_parity.core.errors import CompareInputError
 from pytest_rollout_parity.core.model import RowFacts, RowOrigin
 from pytest_rollout_parity.core.reading import parallel, snapshot
-from pytest_rollout_parity.core.reading.loading import LoadedSide
+from pytest_rollout_parity.core.reading.loaded_side import LoadedSide
 from pytest_rollout_parity.core.reading.parallel import load_two
 from pytest_rollout_parity.core.reading.side_request import SideRequest
 
@@ -224,12 +224,12 @@ def test_the_childs_stream_rebuilds_every_real_file(path: Path) -> None:
 def test_a_stream_cut_short_is_not_a_side(real_pair: tuple[Path, Path]) -> None:
     """A torn stream (a killed child) gives no side, never part of one: the parent reads it again."""
     from pytest_rollout_parity.core.reading.child_stream import ForwardingBuilder, replay, send
-    from pytest_rollout_parity.core.reading.loading import read_rollouts
+    from pytest_rollout_parity.core.reading.feeding import feed_side
     from pytest_rollout_parity.core.reading.side_builder import SideBuilder
 
     chunks: list[bytes] = []
     builder = ForwardingBuilder(None, "--parity-key", chunks.append)
-    sidecar, agents = read_rollouts(real_pair[0], "o.jsonl", builder)
+    (sidecar,), agents = feed_side(SideRequest(str(real_pair[0]), display="o.jsonl"), builder)
     builder.flush()
     send(
         chunks.append,

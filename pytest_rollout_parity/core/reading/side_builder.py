@@ -1,7 +1,7 @@
 """Building one side from its rows, wherever they come from: facts, key vote, anonymous records.
 
 Every row enters the core here, through :meth:`SideBuilder.prepare`: the streaming loader, the
-in-memory API and :func:`loading.load_rollouts` alike, so a file and the same rows given as dicts
+in-memory API and :func:`.loading.load_rollouts` alike, so a file and the same rows given as dicts
 classify identically and fail with the same messages.
 """
 

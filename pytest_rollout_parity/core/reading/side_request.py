@@ -13,7 +13,9 @@ from dataclasses import astuple, dataclass, replace
 from pathlib import Path
 from typing import Any, Optional
 
-from .loading import LoadedSide, Progress, load_side
+from .jsonl_lines import Progress
+from .loaded_side import LoadedSide
+from .loading import load_side
 
 
 @dataclass(frozen=True)

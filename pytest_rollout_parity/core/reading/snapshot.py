@@ -30,7 +30,7 @@ from typing import Any, Optional
 
 from ..model import RowFacts, RowOrigin
 from .key_vote import KeyChoice
-from .loading import LoadedSide
+from .loaded_side import LoadedSide
 
 MAGIC = b"rollout-parity side\n"
 VERSION = 2
