@@ -92,7 +92,7 @@ def _messages(prompt: Any) -> tuple[str, ...]:
     return (canonical_json(value),)
 
 
-def task_prompt(
+def prompt_on_side(
     labels: Sequence[Optional[TaskIdent]], rows: Sequence[int], prompt_at: Callable[[int], Any]
 ) -> Optional[TaskPrompt]:
     """A side's prompt for the task of ``rows``; None when none of them has one.

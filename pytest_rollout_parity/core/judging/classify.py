@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ..errors import Place
-from ..identity.inference import TaskPrompt, rank_inferred, runners_up, shared_count, task_prompt, with_messages
+from ..identity.inference import TaskPrompt, prompt_on_side, rank_inferred, runners_up, shared_count, with_messages
 from ..identity.item_names import listed
 from ..identity.join import LabelledSides, group_rows, join
 from ..model import NO_OFFSET, Category, CompareResult, RowFacts, RowOrigin, RowReader, Side, TaskComparison, TaskSide
@@ -348,8 +348,8 @@ def _differing(joined: LabelledSides, old: SideInput, new: SideInput) -> list[tu
     found = []
     for label in sorted(joined.old.keys() & joined.new.keys(), key=natural_key):
         old_rows, new_rows = joined.old[label], joined.new[label]
-        old_prompt = task_prompt(old.prompts, old_rows, old.prompt_at)
-        new_prompt = task_prompt(new.prompts, new_rows, new.prompt_at)
+        old_prompt = prompt_on_side(old.prompts, old_rows, old.prompt_at)
+        new_prompt = prompt_on_side(new.prompts, new_rows, new.prompt_at)
         if old_prompt is None or new_prompt is None or old_prompt.label == new_prompt.label:
             continue
         if old_prompt.per_rollout or new_prompt.per_rollout:
@@ -459,7 +459,7 @@ def _coincidence(joined: LabelledSides, old: SideInput, new: SideInput) -> Optio
         labels = []
         for side, rows in ((old, joined.old[label]), (new, joined.new[label])):
             if side.prompts is not None:
-                found = task_prompt(side.prompts, rows, side.prompt_at)
+                found = prompt_on_side(side.prompts, rows, side.prompt_at)
                 labels.append(found.label if found is not None else None)
             else:
                 labels.append(_first_label(side, rows))
