@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import json
 import zlib
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from .fields import IDENTITY_FALLBACKS, KEY_CANDIDATES, LOAD_FIELDS, PROMPT, TASK_INDEX, inferred_candidates
+from .key_categories import SideColumns
 from .prompt_labels import is_prompt, prompt_label
 from .row_facts import lookup
 from .skeleton import EncodedJSON
-from .task_idents import TaskIdent, full_label, ident_of, natural_key
+from .task_idents import TaskIdent, ident_of
 
 #: A row's prompt whose label is not worked out yet: the row names an id field, which usually decides.
 #: Hashing a prompt of many kilobytes costs more than reading the rest of the row.
@@ -205,7 +205,7 @@ class KeyVote:
         """The first candidate every voting row carries and that is no category; then the fallbacks.
 
         ``prompt_at(row)`` gives a row's prompt again, to label the prompts of an id value that
-        seems to hold several (:meth:`_category`).
+        seems to hold several (:meth:`.key_categories.SideColumns.category`).
         """
         if self.voters == 0 or not self.columns:
             return KeyChoice(None, [])
@@ -230,7 +230,7 @@ class KeyVote:
                 return self._fallback(KeyChoice(name, labels, passed or REASON_SHARDED, notes, labels), prompt_at)
             if name == PROMPT:
                 return self._fallback(KeyChoice(name, column, passed or REASON_PROMPT, notes, prompts), prompt_at)
-            category = self._category(name, prompt_at, notes)
+            category = self._columns(prompt_at).category(name, notes)
             if category is None:
                 return KeyChoice(name, column, REASON_ID_FIELD, notes)
             passed_over.append(name)
@@ -244,10 +244,11 @@ class KeyVote:
     def _fallback(self, choice: KeyChoice, prompt_at: Optional[Callable[[int], Any]]) -> KeyChoice:
         """The choice with the inferred id fields that hold one task a value on this side (the
         other side decides among them), and a note when the side's prompt is one on every row."""
+        columns = self._columns(prompt_at)
         choice.inferred = {
             name: self.columns[name]
             for name in self.inferred or ()
-            if name in self.columns and self._holds_one_task(name, prompt_at)
+            if name in self.columns and columns.holds_one_task(name)
         }
         if choice.key == PROMPT and self.voters > 1:
             labels = {label for label in choice.values if label is not None}
@@ -257,42 +258,6 @@ class KeyVote:
                     "side's rows cannot be told apart (they are compared as one task)"
                 )
         return choice
-
-    def _holds_one_task(self, name: str, prompt_at: Optional[Callable[[int], Any]]) -> bool:
-        """An inferred field names tasks on this side: no task index carries two of its values (it
-        would name rollouts), no value spans task indices of different prompts, and, without task
-        indices, no value is a category by the prompts (:meth:`_prompt_category`)."""
-        column = self.columns[name]
-        indexes = self.columns.get(TASK_INDEX)
-        prompts = self.columns.get(PROMPT)
-        if indexes is not None:
-            value_of: dict[TaskIdent, TaskIdent] = {}
-            spread: dict[TaskIdent, dict[TaskIdent, int]] = {}
-            for row, (value, index) in enumerate(zip(column, indexes)):
-                if value is None or index is None:
-                    continue
-                if value_of.setdefault(index, value) != value:
-                    return False
-                spread.setdefault(value, {}).setdefault(index, row)
-            if prompts is None or prompt_at is None:
-                return True
-            fingerprints = self.fingerprints if len(self.fingerprints) == len(column) else None
-            for rows in spread.values():
-                if len(rows) < 2:
-                    continue
-                if fingerprints is not None and len({fingerprints[row] for row in rows.values()} - {None}) < 2:
-                    continue  # one spelling of one prompt: nothing to label
-                labels: set[TaskIdent] = set()
-                for row in rows.values():
-                    label = self._label(row, prompt_at)
-                    if label is not None:
-                        labels.add(label)
-                        if len(labels) > 1:
-                            return False
-            return True
-        if prompts is not None and len(self.fingerprints) == len(column):
-            return self._prompt_category(name, prompt_at, []) is None
-        return True
 
     def _shard_prompts(self, prompt_at: Optional[Callable[[int], Any]]) -> Optional[list[Optional[TaskIdent]]]:
         """Each row's prompt label on a sharded side; a row without a prompt (a sidecar record naming
@@ -314,6 +279,12 @@ class KeyVote:
             return None
         return labels
 
+    def _columns(self, prompt_at: Optional[Callable[[int], Any]]) -> SideColumns:
+        """The vote's columns, for telling a task id from a category (:mod:`.key_categories`)."""
+        return SideColumns(
+            self.columns, self.fingerprints, lambda index: self._label(index, prompt_at), prompt_at is not None
+        )
+
     def _label(self, index: int, prompt_at: Optional[Callable[[int], Any]]) -> Optional[TaskIdent]:
         """Row ``index``'s prompt label, worked out now (and kept) when it was deferred."""
         column = self.columns[PROMPT]
@@ -321,90 +292,6 @@ class KeyVote:
         if label is DEFERRED and prompt_at is not None:
             label = column[index] = self._cell(prompt_label(prompt_at(index)))
         return None if label is DEFERRED else label
-
-    def _category(self, name: str, prompt_at: Optional[Callable[[int], Any]], notes: list[str]) -> Optional[str]:
-        """Why the candidate is a category, not a task id; else None (docs/semantics.md).
-
-        On the prompts when every voting row has one (:meth:`_prompt_category`), else on
-        `_ng_task_index` (:meth:`_index_category`). NeMo Gym's own `_ng_task_id` names a task by
-        construction and is not checked.
-        """
-        if name == "_ng_task_id":
-            return None
-        if PROMPT in self.columns and len(self.fingerprints) == len(self.columns[name]):
-            return self._prompt_category(name, prompt_at, notes)
-        return self._index_category(name)
-
-    def _prompt_category(self, name: str, prompt_at: Optional[Callable[[int], Any]], notes: list[str]) -> Optional[str]:
-        """A category when one of its values holds two or more different prompts, each recurring
-        across its own repeats, or each on as many rows as the others (once each: one rollout a
-        task). A value whose prompts fit neither (some once, some repeated) is kept, with a note.
-
-        Decided on the prompts' labels (reader-independent); the fingerprints only pick the values
-        worth labelling."""
-        rows_of: dict[TaskIdent, list[int]] = {}
-        seen: dict[TaskIdent, set[int]] = {}
-        for index, (value, fingerprint) in enumerate(zip(self.columns[name], self.fingerprints)):
-            if value is None or fingerprint is None:
-                continue
-            rows_of.setdefault(value, []).append(index)
-            seen.setdefault(value, set()).add(fingerprint)
-        suspects = [value for value, prints in seen.items() if len(prints) > 1]
-        if not suspects:
-            return None
-        for value in sorted(suspects, key=lambda v: (-len(seen[v]), full_label(v))):
-            counts = Counter(self._label(index, prompt_at) for index in rows_of[value])
-            counts.pop(None, None)
-            if len(counts) < 2:
-                continue
-            if min(counts.values()) > 1 or len(set(counts.values())) == 1:
-                return (
-                    f"{name} is not a task id here: {full_label(value)!r} holds {len(counts)} different prompts "
-                    f"({len(rows_of[value])} rows{self._indices_of(rows_of[value])}); passed over"
-                )
-            notes.append(
-                f"{name} {full_label(value)!r} holds {len(counts)} different prompts that do not recur as repeats do; "
-                "kept as one task (name the key with --parity-key if they are different tasks)"
-            )
-        return None
-
-    def _indices_of(self, rows: list[int]) -> str:
-        """`; _ng_task_index 0, 1, ...` for the rows (up to five, natural order), when rows carry it."""
-        column = self.columns.get(TASK_INDEX)
-        if column is None:
-            return ""
-        return f"; {TASK_INDEX} " + _some({ident for i in rows if (ident := column[i]) is not None})
-
-    def _index_category(self, name: str) -> Optional[str]:
-        """Without prompts: a category when a value of it is on several task indices while no task
-        index has several of its values and there are at most half as many values as indices (one
-        task listed at two indices is no category; a file merged from several runs reuses indices,
-        and then neither field decides)."""
-        indexes = self.columns.get(TASK_INDEX)
-        if indexes is None:
-            return None
-        spread: dict[TaskIdent, set[TaskIdent]] = {}
-        values_of: dict[TaskIdent, TaskIdent] = {}
-        for value, index in zip(self.columns[name], indexes):
-            if value is None or index is None:
-                continue
-            if values_of.setdefault(index, value) != value:
-                return None
-            spread.setdefault(value, set()).add(index)
-        widest = max(spread.items(), key=lambda item: len(item[1]), default=None)
-        if widest is None or len(widest[1]) < 2 or 2 * len(spread) > len(values_of):
-            return None
-        value, indices = widest
-        return (
-            f"{name} is not a task id here: {full_label(value)!r} is on {len(indices)} task indices "
-            f"({TASK_INDEX} {_some(indices)}); passed over"
-        )
-
-
-def _some(indices: set[TaskIdent]) -> str:
-    """Up to five task indices in natural order, `...` after them when there are more."""
-    shown = sorted((i for _, i in indices), key=natural_key)
-    return ", ".join(shown[:5]) + (", ..." if len(shown) > 5 else "")
 
 
 #: The input error of a side on which no candidate field is on every row.
