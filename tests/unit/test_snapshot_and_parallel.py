@@ -311,3 +311,21 @@ def test_a_corrupt_gzip_file_is_one_error_line(write_jsonl: Callable[..., Path],
     (tmp_path / "m" / "o_failures.jsonl").write_bytes(bytes(body))
     with pytest.raises(CompareInputError, match=r"o\.jsonl:2: "):
         SideRequest(str(main), display="o.jsonl").load()
+
+
+def test_the_reader_child_imports_the_reading_stage_only() -> None:
+    """The child's program, started as the parent starts it, loads no module of a later stage."""
+    import ast
+    import subprocess
+
+    command, env = parallel.child_command()
+    boot = command.index("-c") + 1
+    command[boot] = command[boot].replace(
+        f"from {parallel.CHILD_MODULE} import main; sys.exit(main())",
+        f"import {parallel.CHILD_MODULE}; print(sorted(sys.modules))",
+    )
+    assert command[boot] != parallel.CHILD_BOOT.format(module=parallel.CHILD_MODULE)
+    shown = subprocess.run(command, env=env, capture_output=True, text=True, check=True).stdout
+    core = [name for name in ast.literal_eval(shown) if name.startswith("pytest_rollout_parity.core.")]
+    assert "pytest_rollout_parity.core.reading.child" in core
+    assert [name for name in core if name.split(".")[2] not in ("reading", "errors", "model")] == []
