@@ -44,10 +44,13 @@ if TYPE_CHECKING:
     from .judging.verifier_output import LogRoots
     from .model import CompareResult, RowOrigin, TaskComparison, TaskSide
     from .reading.bounded import read_capped
-    from .reading.loading import LoadedSide, Progress, load_rollouts, sidecar_display, sidecar_path, sidecar_places
+    from .reading.jsonl_lines import Progress
+    from .reading.loaded_side import LoadedSide
+    from .reading.loading import load_rollouts
     from .reading.parallel import SideProgress, load_two
     from .reading.shards import ShardPatternError, expand
     from .reading.side_request import SideRequest
+    from .reading.sidecar import sidecar_display, sidecar_path, sidecar_places
     from .reading.skeleton import skeleton_available
     from .reading.snapshot import frame_side, snapshot_schema, unframe_side
     from .reports.annotations import annotation_lines
@@ -201,7 +204,10 @@ _ENTRANCE: dict[str, tuple[str, ...]] = {
     "judging.verifier_output": ("LogRoots",),
     "model": ("CompareResult", "RowOrigin", "TaskComparison", "TaskSide"),
     "reading.bounded": ("read_capped",),
-    "reading.loading": ("LoadedSide", "Progress", "load_rollouts", "sidecar_display", "sidecar_path", "sidecar_places"),
+    "reading.jsonl_lines": ("Progress",),
+    "reading.loaded_side": ("LoadedSide",),
+    "reading.loading": ("load_rollouts",),
+    "reading.sidecar": ("sidecar_display", "sidecar_path", "sidecar_places"),
     "reading.parallel": ("SideProgress", "load_two"),
     "reading.side_request": ("SideRequest",),
     "reading.shards": ("ShardPatternError", "expand"),

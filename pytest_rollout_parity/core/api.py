@@ -15,13 +15,13 @@ from dataclasses import replace
 from typing import Any, Optional, TypeVar
 
 from .errors import CompareInputError, Place
-from .identity.join import REASON_BORROWED, REASON_GIVEN, KeyChoice
 from .judging.classify import SideInput, compare_sides, infer_keys
 from .judging.copies import copies_note
 from .judging.verification import verification_notes
 from .model import CompareResult, RowFacts, RowReader
 from .reading.agents import AgentFilter
-from .reading.loading import LoadedSide
+from .reading.key_vote import REASON_BORROWED, REASON_GIVEN, KeyChoice
+from .reading.loaded_side import LoadedSide
 from .reading.side_builder import RowSource, SideBuilder, is_failure_record
 from .reading.side_request import SideRequest
 from .reports.json_file import json_dict

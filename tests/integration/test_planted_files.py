@@ -19,7 +19,8 @@ from typing import Any
 
 import pytest
 
-from pytest_rollout_parity.core.reading import loading, shards, snapshot
+from pytest_rollout_parity.core.reading import feeding, jsonl_lines, shards, snapshot
+from pytest_rollout_parity.core.reading import sidecar as sidecar_rules
 
 from .conftest import NEW, OLD, Gate, all_text, harbor_row, legacy_row, output_lines
 
@@ -125,7 +126,8 @@ def test_a_sidecar_linked_elsewhere_is_refused_before_anything_is_read(
         args = gate.mixed()
         sidecar = gate.path / "new" / "rollouts_failures.jsonl"
     sidecar.symlink_to(elsewhere / "sidecar.jsonl")
-    monkeypatch.setattr(loading, "iter_objects", lambda *a, **k: pytest.fail("a row was read"))
+    for reader in (feeding, sidecar_rules):  # every module that reads a side's lines
+        monkeypatch.setattr(reader, "iter_objects", lambda *a, **k: pytest.fail("a row was read"))
     result, _ = run_planted(gate, *args)
     line = one_error(result)
     assert f"{sidecar.relative_to(gate.path).as_posix()}: a link leading out of its side's directory" in line
@@ -326,7 +328,7 @@ def test_a_compressed_side_of_one_huge_line_is_refused_at_the_cap(gate: Gate, st
     old = [legacy_row("fix-git", 1.0)]
     new = [harbor_row("fix-git", 1.0, index=0)]
     args = gate.pair(old, new)
-    line = b'{"x": "' + b"a" * (loading.MAX_LINE + 1) + b'"}\n'
+    line = b'{"x": "' + b"a" * (jsonl_lines.MAX_LINE + 1) + b'"}\n'
     target = OLD if side == "old" else NEW
     (gate.path / f"{target}.gz").write_bytes(gzip.compress(line, compresslevel=9))
     args = [a.replace(target, f"{target}.gz") for a in args]

@@ -23,9 +23,6 @@ from hypothesis import strategies as st
 
 from pytest_rollout_parity.core.api import compare_loaded
 from pytest_rollout_parity.core.errors import CompareInputError
-from pytest_rollout_parity.core.identity.join import FINGERPRINT, KNOWN_FIELDS, KeyVote, ident_of
-from pytest_rollout_parity.core.identity.join import key_value as ident_value
-from pytest_rollout_parity.core.identity.prompts import decoded, is_prompt, prompt_label
 from pytest_rollout_parity.core.model import CompareResult, RowFacts, TaskSide
 from pytest_rollout_parity.core.reading import skeleton
 from pytest_rollout_parity.core.reading.agents import NO_AGENT, agent_of
@@ -40,10 +37,16 @@ from pytest_rollout_parity.core.reading.fields import (
     inferred_candidates,
     load_paths,
 )
-from pytest_rollout_parity.core.reading.loading import LoadedSide, load_side, parse_line
+from pytest_rollout_parity.core.reading.jsonl_lines import parse_line
+from pytest_rollout_parity.core.reading.key_vote import FINGERPRINT, KNOWN_FIELDS, KeyVote
+from pytest_rollout_parity.core.reading.loaded_side import LoadedSide
+from pytest_rollout_parity.core.reading.loading import load_side
+from pytest_rollout_parity.core.reading.prompt_labels import decoded, is_prompt, prompt_label
 from pytest_rollout_parity.core.reading.row_facts import RewardTypeError, lookup, reduce_row
 from pytest_rollout_parity.core.reading.side_builder import is_failure_record, names_no_task
 from pytest_rollout_parity.core.reading.side_request import SideRequest
+from pytest_rollout_parity.core.reading.task_idents import ident_of
+from pytest_rollout_parity.core.reading.task_idents import key_value as ident_value
 
 pytest.importorskip("msgspec", reason="the skeleton reader needs the `fast` extra (msgspec)")
 

@@ -90,7 +90,7 @@ def test_both_readers_see_every_signal(tmp_path: Path, monkeypatch: pytest.Monke
     """The skeleton reader (msgspec) decodes the signal fields, so it flags the same rows."""
     pytest.importorskip("msgspec")
     monkeypatch.delenv("PARITY_PARSER", raising=False)
-    from pytest_rollout_parity.core.reading.loading import iter_objects
+    from pytest_rollout_parity.core.reading.jsonl_lines import iter_objects
     from pytest_rollout_parity.core.reading.row_facts import reduce_row
     from pytest_rollout_parity.core.reading.skeleton import skeleton_decoder
 

@@ -14,8 +14,9 @@ import pytest
 
 from pytest_rollout_parity import CompareInputError, compare_files
 from pytest_rollout_parity.core.reading.files import RowAt
-from pytest_rollout_parity.core.reading.loading import load_side, sidecar_path
+from pytest_rollout_parity.core.reading.loading import load_side
 from pytest_rollout_parity.core.reading.side_request import SideRequest
+from pytest_rollout_parity.core.reading.sidecar import sidecar_path
 
 ROWS = [
     {"task_id": f"t{i}", "reward": float(i % 2), "_ng_task_index": i, "_ng_rollout_index": 0, "note": "x" * i}

@@ -1,4 +1,4 @@
-"""Expanding a side given as shards, and reading one: core/reading/shards.py and loading.load_shards."""
+"""Expanding a side given as shards, and reading one: core/reading/shards.py and loading.load_side."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from pytest_rollout_parity.core.errors import CompareInputError
 from pytest_rollout_parity.core.reading import parallel
-from pytest_rollout_parity.core.reading.loading import load_shards, load_side
+from pytest_rollout_parity.core.reading.loading import load_side
 from pytest_rollout_parity.core.reading.parallel import load_two
 from pytest_rollout_parity.core.reading.shards import ShardPatternError, expand, is_artifact
 from pytest_rollout_parity.core.reading.side_request import SideRequest
@@ -107,7 +107,7 @@ def test_each_shard_keeps_its_rows_sidecar_and_index_identity(tmp_path: Path) ->
         json.dumps({"_ng_task_index": 0, "_ng_rollout_index": 1, "_ng_failure_class": "environment_server_failed"})
         + "\n",
     )
-    side = load_shards(SideRequest(str(a), display="*.jsonl", shards=((str(a), "a.jsonl"), (str(b), "b.jsonl"))))
+    side = load_side(SideRequest(str(a), display="*.jsonl", shards=((str(a), "a.jsonl"), (str(b), "b.jsonl"))))
     assert [f.shard for f in side.facts] == [0, 0, 1, 1]
     assert side.sidecar is None and side.shards[1][2] == str(tmp_path / "b_failures.jsonl")
     # index 0 of both shards: two tasks, told apart by their prompts; the record takes its shard's
@@ -124,9 +124,9 @@ def test_each_shard_keeps_its_rows_sidecar_and_index_identity(tmp_path: Path) ->
 def test_a_named_index_is_qualified_by_shard(tmp_path: Path) -> None:
     a = touch(tmp_path / "a.jsonl", json.dumps({"_ng_task_index": 0, "reward": 1.0}) + "\n")
     b = touch(tmp_path / "b.jsonl", json.dumps({"_ng_task_index": 0, "reward": 1.0}) + "\n")
-    side = load_shards(SideRequest(str(a), key="_ng_task_index", shards=((str(a), "a.jsonl"), (str(b), "b.jsonl"))))
+    side = load_side(SideRequest(str(a), key="_ng_task_index", shards=((str(a), "a.jsonl"), (str(b), "b.jsonl"))))
     assert [ident[1] if ident else None for ident in side.values] == ["1:0", "2:0"]
-    unnamed = load_shards(
+    unnamed = load_side(
         SideRequest(str(a), shards=((str(a), "a.jsonl"), (str(b), "b.jsonl")))
     )  # no prompt: the qualified index keys the side
     assert unnamed.key == "_ng_task_index" and [v[1] if v else None for v in unnamed.values] == ["1:0", "2:0"]

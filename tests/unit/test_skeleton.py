@@ -9,8 +9,8 @@ import pytest
 
 from pytest_rollout_parity import summary_dict
 from pytest_rollout_parity.core.api import compare_files
-from pytest_rollout_parity.core.identity.prompts import decoded, is_prompt, prompt_label
-from pytest_rollout_parity.core.reading.loading import iter_objects
+from pytest_rollout_parity.core.reading.jsonl_lines import iter_objects
+from pytest_rollout_parity.core.reading.prompt_labels import decoded, is_prompt, prompt_label
 from pytest_rollout_parity.core.reading.row_facts import reduce_row
 from pytest_rollout_parity.core.reading.skeleton import EncodedJSON, skeleton_decoder
 

@@ -17,7 +17,7 @@ import pytest
 from pytest_rollout_parity.core.errors import CompareInputError
 from pytest_rollout_parity.core.model import RowFacts, RowOrigin
 from pytest_rollout_parity.core.reading import parallel, snapshot
-from pytest_rollout_parity.core.reading.loading import LoadedSide
+from pytest_rollout_parity.core.reading.loaded_side import LoadedSide
 from pytest_rollout_parity.core.reading.parallel import load_two
 from pytest_rollout_parity.core.reading.side_request import SideRequest
 
@@ -224,12 +224,12 @@ def test_the_childs_stream_rebuilds_every_real_file(path: Path) -> None:
 def test_a_stream_cut_short_is_not_a_side(real_pair: tuple[Path, Path]) -> None:
     """A torn stream (a killed child) gives no side, never part of one: the parent reads it again."""
     from pytest_rollout_parity.core.reading.child_stream import ForwardingBuilder, replay, send
-    from pytest_rollout_parity.core.reading.loading import read_rollouts
+    from pytest_rollout_parity.core.reading.feeding import feed_side
     from pytest_rollout_parity.core.reading.side_builder import SideBuilder
 
     chunks: list[bytes] = []
     builder = ForwardingBuilder(None, "--parity-key", chunks.append)
-    sidecar, agents = read_rollouts(real_pair[0], "o.jsonl", builder)
+    (sidecar,), agents = feed_side(SideRequest(str(real_pair[0]), display="o.jsonl"), builder)
     builder.flush()
     send(
         chunks.append,
@@ -311,3 +311,21 @@ def test_a_corrupt_gzip_file_is_one_error_line(write_jsonl: Callable[..., Path],
     (tmp_path / "m" / "o_failures.jsonl").write_bytes(bytes(body))
     with pytest.raises(CompareInputError, match=r"o\.jsonl:2: "):
         SideRequest(str(main), display="o.jsonl").load()
+
+
+def test_the_reader_child_imports_the_reading_stage_only() -> None:
+    """The child's program, started as the parent starts it, loads no module of a later stage."""
+    import ast
+    import subprocess
+
+    command, env = parallel.child_command()
+    boot = command.index("-c") + 1
+    command[boot] = command[boot].replace(
+        f"from {parallel.CHILD_MODULE} import main; sys.exit(main())",
+        f"import {parallel.CHILD_MODULE}; print(sorted(sys.modules))",
+    )
+    assert command[boot] != parallel.CHILD_BOOT.format(module=parallel.CHILD_MODULE)
+    shown = subprocess.run(command, env=env, capture_output=True, text=True, check=True).stdout
+    core = [name for name in ast.literal_eval(shown) if name.startswith("pytest_rollout_parity.core.")]
+    assert "pytest_rollout_parity.core.reading.child" in core
+    assert [name for name in core if name.split(".")[2] not in ("reading", "errors", "model", "vocabulary")] == []

@@ -14,9 +14,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from .prompts import canonical_json, decoded, is_prompt, prompt_label
+from ..reading.prompt_labels import canonical_json, decoded, is_prompt, prompt_label
+from ..reading.task_idents import TaskIdent
 
-TaskIdent = tuple[Optional[str], str]
 Column = Sequence[Optional[TaskIdent]]
 
 
@@ -92,7 +92,7 @@ def _messages(prompt: Any) -> tuple[str, ...]:
     return (canonical_json(value),)
 
 
-def task_prompt(
+def prompt_on_side(
     labels: Sequence[Optional[TaskIdent]], rows: Sequence[int], prompt_at: Callable[[int], Any]
 ) -> Optional[TaskPrompt]:
     """A side's prompt for the task of ``rows``; None when none of them has one.

@@ -7,28 +7,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Union
 
 from ..vocabulary import SLOTS
 
 _UNSAFE = re.compile(r"[^\w.\-/]+")
-_DIGITS = re.compile(r"(\d+)")
-
-#: A label cut into text and numbers; a number compares by its magnitude (length, then digits).
-NaturalKey = tuple[tuple[Union[str, tuple[int, str]], ...], str]
-
-
-def natural_key(label: str) -> NaturalKey:
-    """Sort key putting `task-2` before `task-10` (and `7` before `10`); ties fall back to the label."""
-    parts = _DIGITS.split(label)
-    key: list[Union[str, tuple[int, str]]] = []
-    for index, part in enumerate(parts):
-        if index % 2:
-            digits = part.lstrip("0") or "0"
-            key.append((len(digits), digits))
-        else:
-            key.append(part)
-    return tuple(key), label
 
 
 def label_hash(label: str) -> str:

@@ -1,457 +1,18 @@
-"""Task identity: the join field of each side, task ids and tasksets, labels, and the join.
+"""The join of two sides: each side's task idents grouped, labelled so that one task carries one
+label on both sides (tasksets matched, a shared namespace prefix stripped).
 
-Key detection is streamed: :class:`KeyVote` sees each row once and keeps only the values of the
-candidate fields that every row so far carries. After the id candidates come NeMo Gym's
-`_ng_task_index` and then the prompt (:mod:`.prompts`), so a file with no id field still joins.
+Each side's idents come from its key vote (:mod:`..reading.key_vote`); the rules are in
+docs/semantics.md, "Task identity and the join".
 """
 
 from __future__ import annotations
 
-import json
-import zlib
-from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Optional
 
-from ..reading.fields import IDENTITY_FALLBACKS, KEY_CANDIDATES, LOAD_FIELDS, PROMPT, TASK_INDEX, inferred_candidates
-from ..reading.row_facts import lookup
-from ..reading.skeleton import EncodedJSON
-from ..vocabulary import SLOTS
-from .item_names import listed, natural_key
-from .prompts import is_prompt, prompt_label
-
-#: (taskset or None, task id)
-TaskIdent = tuple[Optional[str], str]
-
-#: A row's prompt whose label is not worked out yet: the row names an id field, which usually decides.
-#: Hashing a prompt of many kilobytes costs more than reading the rest of the row.
-DEFERRED: TaskIdent = (None, "<prompt not read yet>")
-
-#: Why a side is keyed as it is (the summary prints these).
-REASON_GIVEN = "given"
-REASON_ID_FIELD = "an id field every row carries"
-REASON_TASK_INDEX = "no task id field on every row"
-REASON_PROMPT = "the prompt: no task id field and no _ng_task_index on every row"
-REASON_BORROWED = "borrowed from the other side: no row names a task"
-REASON_SHARDED = "the prompt: no task id field on every row, and _ng_task_index restarts in every shard"
-REASON_SHARD_INDEX = "_ng_task_index within its shard (shard:index): no task id field and no prompt on every row"
-
-#: Fields never inferred as an id: the known candidates, the fallbacks and what loading reads.
-KNOWN_FIELDS: frozenset[str] = frozenset(KEY_CANDIDATES + IDENTITY_FALLBACKS + LOAD_FIELDS)
-
-#: A row's candidate values carry, under this name, a cheap fingerprint of its prompt (detection
-#: only): it shows, without labelling every prompt, whether an id value holds several prompts.
-FINGERPRINT = "#prompt"
-
-
-def prompt_fingerprint(prompt: Any) -> Optional[int]:
-    """A cheap fingerprint of a prompt as the row spells it (None for no prompt).
-
-    The same prompt spelled alike gives the same number in every process. Two spellings of one
-    prompt (the skeleton's bytes beside a fully parsed line) may differ: a value that seems to hold
-    several prompts is confirmed on the prompts' labels before anything is decided on it.
-    """
-    if not is_prompt(prompt):
-        return None
-    if isinstance(prompt, EncodedJSON):
-        data = bytes(prompt)  # type: ignore[call-overload]
-    else:
-        data = json.dumps(prompt, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
-    return zlib.crc32(data) | (len(data) << 32)
-
-
-def ident_of(value: Any) -> TaskIdent:
-    """A join value as (taskset, task id): `{taskset, task_id|id}` objects, else a canonical string."""
-    if isinstance(value, dict):
-        task_id = value.get("task_id")
-        if task_id is None:
-            task_id = value.get("id")
-        if task_id is not None:
-            taskset = value.get("taskset")
-            return (None if taskset is None else _text(taskset), _text(task_id))
-        return (None, json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":")))
-    return (None, _text(value))
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, (dict, list)):
-        return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return str(value)
-
-
-def key_value(row: dict[str, Any], name: str) -> Any:
-    """The row's value for a join field; the prompt is reduced to its short label at once."""
-    value = lookup(row, name)
-    return prompt_label(value) if name == PROMPT else value
-
-
-def describe_row_task(row: dict[str, Any], key: Optional[str]) -> Optional[str]:
-    """The row's task as `taskset/task_id` or the plain id, for error messages; None when unnamed."""
-    for name in (key,) if key else KEY_CANDIDATES:
-        value = key_value(row, name)
-        if value is not None:
-            taskset, task_id = ident_of(value)
-            return f"{taskset}/{task_id}" if taskset else task_id
-    return None
-
-
-@dataclass
-class KeyChoice:
-    """How one side is keyed: the field (None: no row names a task), why, and each row's ident.
-
-    ``prompts`` holds each row's prompt label when every voting row has a prompt (detection only):
-    it lets a join on `_ng_task_index` check that both runs asked the same thing.
-    """
-
-    key: Optional[str]
-    values: list[Optional[TaskIdent]]
-    reason: str = ""
-    notes: list[str] = field(default_factory=list)
-    prompts: Optional[list[Optional[TaskIdent]]] = None
-    #: each inferred id field that holds one task a value on this side, with its value per row;
-    #: the choice between them needs the other side too (:mod:`.inference`)
-    inferred: dict[str, list[Optional[TaskIdent]]] = field(default_factory=dict)
-
-
-class KeyVote:
-    """Streams the rows of one side and keeps, per row, the values of the surviving candidates.
-
-    A candidate survives while every voting row carries it (non-null). Rows that vote=False (a
-    sidecar record naming no task) are anonymous: they keep out of the vote, but keep what they
-    carry of `_ng_task_index` and the prompt, so a side keyed on those still places them.
-    """
-
-    def __init__(
-        self, key: Optional[str], option: str = SLOTS.key, *, cells: bool = True, index_restarts: bool = False
-    ) -> None:
-        """``cells=False`` narrows the candidates and words the errors alike but keeps no value per
-        row (the reader child, whose rows another vote receives). ``index_restarts``: a side of
-        several shards, whose `_ng_task_index` names a task within its shard only, is not keyed on
-        it unless it is named (its values are then qualified by shard, :func:`sides.shard_index`)."""
-        self.explicit = key
-        self.index_restarts = index_restarts
-        self.option = option
-        self.cells = cells
-        self.columns: dict[str, list[Optional[TaskIdent]]] = {
-            name: [] for name in ((key,) if key else KEY_CANDIDATES + IDENTITY_FALLBACKS)
-        }
-        self.voters = 0
-        #: each row's prompt fingerprint (detection only; None: no prompt, or an anonymous row)
-        self.fingerprints: list[Optional[int]] = []
-        self._idents: dict[TaskIdent, TaskIdent] = {}
-        self._scalars: dict[type, dict[Any, TaskIdent]] = {str: {}, int: {}}
-        #: the inferred id candidates (seen on the first voting row); None until that row is seen
-        self.inferred: Optional[tuple[str, ...]] = () if key else None
-        self._rows_seen = 0  # rows added, voting or not (the length of every column)
-
-    def candidate_values(self, row: dict[str, Any], *, anonymous: bool = False) -> dict[str, Any]:
-        """The values this vote needs from a row (kept for sidecar records until they stand).
-
-        The prompt's label is deferred on a row that names an id field (:data:`DEFERRED`); only
-        whether the row has a prompt is noted. :meth:`fill_prompts` works the labels out later
-        when the side does turn out to need them.
-        """
-        if self.inferred is None and not anonymous:
-            self.inferred = inferred_candidates(row, KNOWN_FIELDS)
-        values = {name: lookup(row, name) for name in self.columns if name != PROMPT}
-        if self.inferred is not None and self.voters == 0:  # columns for them are made on the first vote
-            for name in self.inferred:
-                values[name] = lookup(row, name)
-        if PROMPT in self.columns:
-            prompt = lookup(row, PROMPT)
-            if not is_prompt(prompt):
-                values[PROMPT] = None
-            elif self.explicit or all(values.get(name) is None for name in KEY_CANDIDATES):
-                values[PROMPT] = prompt_label(prompt)
-            else:
-                values[PROMPT] = DEFERRED
-            if not self.explicit:
-                values[FINGERPRINT] = prompt_fingerprint(prompt)
-        return values
-
-    def add(self, values: dict[str, Any], *, anonymous: bool = False) -> Optional[str]:
-        """Record one row's values; returns an error text for a row lacking an explicit key."""
-        self._rows_seen += 1
-        if not anonymous and self.voters == 0 and not self.explicit:
-            self._open_inferred(values)
-        if anonymous:
-            if self.cells:
-                for name, column in self.columns.items():
-                    column.append(self._cell(values.get(name)) if name in IDENTITY_FALLBACKS else None)
-                self.fingerprints.append(None)
-            return None
-        self.voters += 1
-        if self.cells:
-            self.fingerprints.append(values.get(FINGERPRINT))
-        scalars = self._scalars
-        for name, column in list(self.columns.items()):
-            value = values.get(name)
-            if value is None:
-                if self.explicit:
-                    return f"row has no {self.explicit!r} field ({self.option} {self.explicit})"
-                if name == PROMPT and self.index_restarts:  # a record's prompt may be its shard's row's
-                    if self.cells:
-                        column.append(None)
-                    continue
-                del self.columns[name]
-                continue
-            if not self.cells:
-                continue
-            known = scalars.get(type(value))  # the common case inline: an index or id seen before
-            ident = known.get(value) if known is not None else None
-            column.append(ident if ident is not None else self._cell(value))
-        return None
-
-    def _open_inferred(self, values: dict[str, Any]) -> None:
-        """A column for each inferred candidate the first voting row carries (those of the rows
-        before it, anonymous ones, are None). In the reader's parent the names come with the values."""
-        if self.inferred is None:
-            self.inferred = tuple(name for name in values if name not in self.columns and not name.startswith("#"))
-        for name in self.inferred:
-            if name not in self.columns:
-                self.columns[name] = [None] * (self._rows_seen - 1) if self.cells else []
-
-    def fill_prompts(self, choice: KeyChoice, prompt_at: Callable[[int], Any]) -> None:
-        """Work out the deferred prompt labels of a side keyed on the index or the prompt."""
-        if choice.prompts is None:
-            return
-        for index, prompt in enumerate(choice.prompts):
-            if prompt is DEFERRED:
-                choice.prompts[index] = self._cell(prompt_label(prompt_at(index)))
-
-    def _cell(self, value: Any) -> Optional[TaskIdent]:
-        if value is None or value is DEFERRED:
-            return value
-        return self._compact(value)
-
-    def _compact(self, value: Any) -> TaskIdent:
-        """The value as a (taskset, task id) ident, one shared object per distinct task."""
-        scalars = self._scalars.get(type(value))  # most values repeat: an index, a label, an id
-        if scalars is not None:
-            known = scalars.get(value)
-            if known is None:
-                known = scalars[value] = self._shared(value)
-            return known
-        return self._shared(value)
-
-    def _shared(self, value: Any) -> TaskIdent:
-        ident = ident_of(value)
-        return self._idents.setdefault(ident, ident)
-
-    def choose(self, prompt_at: Optional[Callable[[int], Any]] = None) -> KeyChoice:
-        """The first candidate every voting row carries and that is no category; then the fallbacks.
-
-        ``prompt_at(row)`` gives a row's prompt again, to label the prompts of an id value that
-        seems to hold several (:meth:`_category`).
-        """
-        if self.voters == 0 or not self.columns:
-            return KeyChoice(None, [])
-        prompts = self.columns.get(PROMPT) if not self.explicit else None
-        if self.explicit:
-            return KeyChoice(self.explicit, self.columns[self.explicit], REASON_GIVEN)
-        notes: list[str] = []
-        passed_over: list[str] = []
-        inferred_names = set(self.inferred or ())
-        for name, column in self.columns.items():
-            if name in inferred_names:
-                continue
-            passed = f"{', '.join(passed_over)} passed over: a category" if passed_over else ""
-            if name == TASK_INDEX:
-                if self.index_restarts:
-                    continue
-                return self._fallback(KeyChoice(name, column, passed or REASON_TASK_INDEX, notes, prompts), prompt_at)
-            if name == PROMPT and self.index_restarts:
-                labels = self._shard_prompts(prompt_at)
-                if labels is None:
-                    continue
-                return self._fallback(KeyChoice(name, labels, passed or REASON_SHARDED, notes, labels), prompt_at)
-            if name == PROMPT:
-                return self._fallback(KeyChoice(name, column, passed or REASON_PROMPT, notes, prompts), prompt_at)
-            category = self._category(name, prompt_at, notes)
-            if category is None:
-                return KeyChoice(name, column, REASON_ID_FIELD, notes)
-            passed_over.append(name)
-            notes.append(category)
-        if self.index_restarts and TASK_INDEX in self.columns:
-            return self._fallback(
-                KeyChoice(TASK_INDEX, self.columns[TASK_INDEX], REASON_SHARD_INDEX, notes, prompts), prompt_at
-            )
-        return self._fallback(KeyChoice(None, [], notes=notes, prompts=prompts), prompt_at)
-
-    def _fallback(self, choice: KeyChoice, prompt_at: Optional[Callable[[int], Any]]) -> KeyChoice:
-        """The choice with the inferred id fields that hold one task a value on this side (the
-        other side decides among them), and a note when the side's prompt is one on every row."""
-        choice.inferred = {
-            name: self.columns[name]
-            for name in self.inferred or ()
-            if name in self.columns and self._holds_one_task(name, prompt_at)
-        }
-        if choice.key == PROMPT and self.voters > 1:
-            labels = {label for label in choice.values if label is not None}
-            if len(labels) == 1:
-                choice.notes.append(
-                    "the prompt is the same on every row: it names no task, and without _ng_task_index the "
-                    "side's rows cannot be told apart (they are compared as one task)"
-                )
-        return choice
-
-    def _holds_one_task(self, name: str, prompt_at: Optional[Callable[[int], Any]]) -> bool:
-        """An inferred field names tasks on this side: no task index carries two of its values (it
-        would name rollouts), no value spans task indices of different prompts, and, without task
-        indices, no value is a category by the prompts (:meth:`_prompt_category`)."""
-        column = self.columns[name]
-        indexes = self.columns.get(TASK_INDEX)
-        prompts = self.columns.get(PROMPT)
-        if indexes is not None:
-            value_of: dict[TaskIdent, TaskIdent] = {}
-            spread: dict[TaskIdent, dict[TaskIdent, int]] = {}
-            for row, (value, index) in enumerate(zip(column, indexes)):
-                if value is None or index is None:
-                    continue
-                if value_of.setdefault(index, value) != value:
-                    return False
-                spread.setdefault(value, {}).setdefault(index, row)
-            if prompts is None or prompt_at is None:
-                return True
-            fingerprints = self.fingerprints if len(self.fingerprints) == len(column) else None
-            for rows in spread.values():
-                if len(rows) < 2:
-                    continue
-                if fingerprints is not None and len({fingerprints[row] for row in rows.values()} - {None}) < 2:
-                    continue  # one spelling of one prompt: nothing to label
-                labels: set[TaskIdent] = set()
-                for row in rows.values():
-                    label = self._label(row, prompt_at)
-                    if label is not None:
-                        labels.add(label)
-                        if len(labels) > 1:
-                            return False
-            return True
-        if prompts is not None and len(self.fingerprints) == len(column):
-            return self._prompt_category(name, prompt_at, []) is None
-        return True
-
-    def _shard_prompts(self, prompt_at: Optional[Callable[[int], Any]]) -> Optional[list[Optional[TaskIdent]]]:
-        """Each row's prompt label on a sharded side; a row without a prompt (a sidecar record naming
-        its task index only) takes the prompt of its shard's rows at that index. None when a voting
-        row is left without one (or, with no task index, when any row has none)."""
-        column = self.columns[PROMPT]
-        labels = [self._label(index, prompt_at) for index in range(len(column))]
-        indexes = self.columns.get(TASK_INDEX)
-        if indexes is not None:
-            by_index: dict[TaskIdent, TaskIdent] = {}
-            for label, index in zip(labels, indexes):
-                if label is not None and index is not None:
-                    by_index.setdefault(index, label)
-            labels = [
-                label if label is not None or index is None else by_index.get(index)
-                for label, index in zip(labels, indexes)
-            ]
-        if sum(label is None for label in labels) > len(labels) - self.voters:
-            return None
-        return labels
-
-    def _label(self, index: int, prompt_at: Optional[Callable[[int], Any]]) -> Optional[TaskIdent]:
-        """Row ``index``'s prompt label, worked out now (and kept) when it was deferred."""
-        column = self.columns[PROMPT]
-        label = column[index]
-        if label is DEFERRED and prompt_at is not None:
-            label = column[index] = self._cell(prompt_label(prompt_at(index)))
-        return None if label is DEFERRED else label
-
-    def _category(self, name: str, prompt_at: Optional[Callable[[int], Any]], notes: list[str]) -> Optional[str]:
-        """Why the candidate is a category, not a task id; else None (docs/semantics.md).
-
-        On the prompts when every voting row has one (:meth:`_prompt_category`), else on
-        `_ng_task_index` (:meth:`_index_category`). NeMo Gym's own `_ng_task_id` names a task by
-        construction and is not checked.
-        """
-        if name == "_ng_task_id":
-            return None
-        if PROMPT in self.columns and len(self.fingerprints) == len(self.columns[name]):
-            return self._prompt_category(name, prompt_at, notes)
-        return self._index_category(name)
-
-    def _prompt_category(self, name: str, prompt_at: Optional[Callable[[int], Any]], notes: list[str]) -> Optional[str]:
-        """A category when one of its values holds two or more different prompts, each recurring
-        across its own repeats, or each on as many rows as the others (once each: one rollout a
-        task). A value whose prompts fit neither (some once, some repeated) is kept, with a note.
-
-        Decided on the prompts' labels (reader-independent); the fingerprints only pick the values
-        worth labelling."""
-        rows_of: dict[TaskIdent, list[int]] = {}
-        seen: dict[TaskIdent, set[int]] = {}
-        for index, (value, fingerprint) in enumerate(zip(self.columns[name], self.fingerprints)):
-            if value is None or fingerprint is None:
-                continue
-            rows_of.setdefault(value, []).append(index)
-            seen.setdefault(value, set()).add(fingerprint)
-        suspects = [value for value, prints in seen.items() if len(prints) > 1]
-        if not suspects:
-            return None
-        for value in sorted(suspects, key=lambda v: (-len(seen[v]), _full(v))):
-            counts = Counter(self._label(index, prompt_at) for index in rows_of[value])
-            counts.pop(None, None)
-            if len(counts) < 2:
-                continue
-            if min(counts.values()) > 1 or len(set(counts.values())) == 1:
-                return (
-                    f"{name} is not a task id here: {_full(value)!r} holds {len(counts)} different prompts "
-                    f"({len(rows_of[value])} rows{self._indices_of(rows_of[value])}); passed over"
-                )
-            notes.append(
-                f"{name} {_full(value)!r} holds {len(counts)} different prompts that do not recur as repeats do; "
-                f"kept as one task (name the key with {SLOTS.key} if they are different tasks)"
-            )
-        return None
-
-    def _indices_of(self, rows: list[int]) -> str:
-        """`; _ng_task_index 0, 1, ...` for the rows (up to five, natural order), when rows carry it."""
-        column = self.columns.get(TASK_INDEX)
-        if column is None:
-            return ""
-        return f"; {TASK_INDEX} " + _some({ident for i in rows if (ident := column[i]) is not None})
-
-    def _index_category(self, name: str) -> Optional[str]:
-        """Without prompts: a category when a value of it is on several task indices while no task
-        index has several of its values and there are at most half as many values as indices (one
-        task listed at two indices is no category; a file merged from several runs reuses indices,
-        and then neither field decides)."""
-        indexes = self.columns.get(TASK_INDEX)
-        if indexes is None:
-            return None
-        spread: dict[TaskIdent, set[TaskIdent]] = {}
-        values_of: dict[TaskIdent, TaskIdent] = {}
-        for value, index in zip(self.columns[name], indexes):
-            if value is None or index is None:
-                continue
-            if values_of.setdefault(index, value) != value:
-                return None
-            spread.setdefault(value, set()).add(index)
-        widest = max(spread.items(), key=lambda item: len(item[1]), default=None)
-        if widest is None or len(widest[1]) < 2 or 2 * len(spread) > len(values_of):
-            return None
-        value, indices = widest
-        return (
-            f"{name} is not a task id here: {_full(value)!r} is on {len(indices)} task indices "
-            f"({TASK_INDEX} {_some(indices)}); passed over"
-        )
-
-
-def _some(indices: set[TaskIdent]) -> str:
-    """Up to five task indices in natural order, `...` after them when there are more."""
-    shown = sorted((i for _, i in indices), key=natural_key)
-    return ", ".join(shown[:5]) + (", ..." if len(shown) > 5 else "")
-
-
-#: The input error of a side on which no candidate field is on every row.
-NO_KEY = (
-    f"no task id field found; rows carry none of {', '.join(KEY_CANDIDATES)}, "
-    f"and neither {TASK_INDEX} nor a prompt ({PROMPT}) is on every row (use {SLOTS.key})"
-)
+from ..reading.task_idents import TaskIdent, full_label
+from .item_names import listed
 
 
 @dataclass
@@ -484,7 +45,7 @@ def group_rows(idents: Sequence[Optional[TaskIdent]]) -> Grouped:
 
 
 @dataclass
-class Join:
+class LabelledSides:
     """Labels per side: label -> row indexes, plus how the labels were made."""
 
     old: dict[str, list[int]]
@@ -493,11 +54,6 @@ class Join:
     new_prefix_stripped: Optional[str] = None
     keyed_by_taskset: bool = False
     notes: list[str] = field(default_factory=list)
-
-
-def _full(ident: TaskIdent) -> str:
-    taskset, task_id = ident
-    return f"{taskset}/{task_id}" if taskset is not None else task_id
 
 
 def _plain_labels(grouped: Grouped) -> dict[str, list[int]]:
@@ -510,7 +66,7 @@ def _plain_labels(grouped: Grouped) -> dict[str, list[int]]:
 def _full_labels(grouped: Grouped) -> dict[str, list[int]]:
     labels: dict[str, list[int]] = {}
     for ident, rows in grouped.groups.items():
-        labels.setdefault(_full(ident), []).extend(rows)
+        labels.setdefault(full_label(ident), []).extend(rows)
     return labels
 
 
@@ -534,7 +90,7 @@ def _match_keyed(keyed: Grouped, plain: Grouped) -> tuple[dict[str, list[int]], 
             label = task_id
             matched.add(task_id)
         else:
-            label = _full(ident)
+            label = full_label(ident)
             kept_full.add(task_id)
         labels.setdefault(label, []).extend(rows)
     return labels, kept_full - matched
@@ -581,7 +137,7 @@ def _strip_namespace(old: Grouped, new: Grouped) -> tuple[Grouped, Grouped, Opti
     return old, new, None, None
 
 
-def join(old: Grouped, new: Grouped) -> Join:
+def join(old: Grouped, new: Grouped) -> LabelledSides:
     """Label both sides so that the same task carries the same label.
 
     The rules are in docs/semantics.md, "Task identity and the join".
@@ -619,7 +175,7 @@ def join(old: Grouped, new: Grouped) -> Join:
                 f"{len(unmatched)} task id(s) recur in several {keyed_side} tasksets and cannot be matched to the "
                 f"other side's plain ids; they are listed as taskset/task_id: {listed(unmatched)}"
             )
-    return Join(
+    return LabelledSides(
         old_labels,
         new_labels,
         old_prefix_stripped=old_stripped,

@@ -11,13 +11,15 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ..errors import Place
-from ..identity.inference import TaskPrompt, rank_inferred, runners_up, shared_count, task_prompt, with_messages
-from ..identity.item_names import listed, natural_key
-from ..identity.join import REASON_GIVEN, REASON_SHARDED, Join, TaskIdent, group_rows, join
-from ..identity.prompts import prompt_label
+from ..identity.inference import TaskPrompt, prompt_on_side, rank_inferred, runners_up, shared_count, with_messages
+from ..identity.item_names import listed
+from ..identity.join import LabelledSides, group_rows, join
 from ..model import NO_OFFSET, Category, CompareResult, RowFacts, RowOrigin, RowReader, Side, TaskComparison, TaskSide
 from ..reading.fields import PROMPT, TASK_INDEX
+from ..reading.key_vote import REASON_GIVEN, REASON_SHARDED
+from ..reading.prompt_labels import prompt_label
 from ..reading.row_facts import lookup
+from ..reading.task_idents import TaskIdent, natural_key
 from ..vocabulary import SLOTS
 
 REWARD_TOLERANCE = 1e-9
@@ -284,7 +286,7 @@ def compare_sides(old: SideInput, new: SideInput, inference_notes: Sequence[str]
     ``inference_notes`` are what :func:`infer_keys` said when it chose the sides' key."""
     identity_notes = _side_notes(old, new) + list(inference_notes) + _align_fallbacks(old, new)
     old_grouped, new_grouped = group_rows(old.values), group_rows(new.values)
-    joined: Join = join(old_grouped, new_grouped)
+    joined: LabelledSides = join(old_grouped, new_grouped)
     unjoined: Optional[str] = None
     if old.key == new.key == TASK_INDEX:
         joined, unjoined, index_notes = _check_index_prompts(joined, old, new)
@@ -339,7 +341,7 @@ def compare_sides(old: SideInput, new: SideInput, inference_notes: Sequence[str]
     )
 
 
-def _differing(joined: Join, old: SideInput, new: SideInput) -> list[tuple[str, TaskPrompt, TaskPrompt]]:
+def _differing(joined: LabelledSides, old: SideInput, new: SideInput) -> list[tuple[str, TaskPrompt, TaskPrompt]]:
     """The task indices both sides hold whose prompts differ (docs/semantics.md, "Prompts and the
     task index"): each with its prompt on either side."""
     if old.prompts is None or new.prompts is None:
@@ -347,8 +349,8 @@ def _differing(joined: Join, old: SideInput, new: SideInput) -> list[tuple[str, 
     found = []
     for label in sorted(joined.old.keys() & joined.new.keys(), key=natural_key):
         old_rows, new_rows = joined.old[label], joined.new[label]
-        old_prompt = task_prompt(old.prompts, old_rows, old.prompt_at)
-        new_prompt = task_prompt(new.prompts, new_rows, new.prompt_at)
+        old_prompt = prompt_on_side(old.prompts, old_rows, old.prompt_at)
+        new_prompt = prompt_on_side(new.prompts, new_rows, new.prompt_at)
         if old_prompt is None or new_prompt is None or old_prompt.label == new_prompt.label:
             continue
         if old_prompt.per_rollout or new_prompt.per_rollout:
@@ -359,7 +361,9 @@ def _differing(joined: Join, old: SideInput, new: SideInput) -> list[tuple[str, 
     return found
 
 
-def _check_index_prompts(joined: Join, old: SideInput, new: SideInput) -> tuple[Join, Optional[str], list[str]]:
+def _check_index_prompts(
+    joined: LabelledSides, old: SideInput, new: SideInput
+) -> tuple[LabelledSides, Optional[str], list[str]]:
     """The join on `_ng_task_index` with each index whose prompts differ split into two tasks.
 
     When more than half of the shared indices differ, the same prompts may sit at other indices
@@ -402,13 +406,13 @@ def _check_index_prompts(joined: Join, old: SideInput, new: SideInput) -> tuple[
     return _apart(joined), reason, []
 
 
-def _relabel(joined: Join, old_names: dict[str, str], new_names: dict[str, str]) -> Join:
+def _relabel(joined: LabelledSides, old_names: dict[str, str], new_names: dict[str, str]) -> LabelledSides:
     """The join with the given labels renamed on each side as `<label>:<prompt label>`."""
 
     def renamed(labels: dict[str, list[int]], names: dict[str, str]) -> dict[str, list[int]]:
         return {(f"{label}:{names[label]}" if label in names else label): rows for label, rows in labels.items()}
 
-    return Join(
+    return LabelledSides(
         renamed(joined.old, old_names),
         renamed(joined.new, new_names),
         joined.old_prefix_stripped,
@@ -418,9 +422,9 @@ def _relabel(joined: Join, old_names: dict[str, str], new_names: dict[str, str])
     )
 
 
-def _apart(joined: Join) -> Join:
+def _apart(joined: LabelledSides) -> LabelledSides:
     """The join with no task shared: each side's labels marked with its side."""
-    return Join(
+    return LabelledSides(
         {f"{label}:old": rows for label, rows in joined.old.items()},
         {f"{label}:new": rows for label, rows in joined.new.items()},
         joined.old_prefix_stripped,
@@ -438,7 +442,7 @@ def _kind(key: str) -> str:
     return "_ng_task_index" if key == TASK_INDEX else "the prompt" if key == PROMPT else f"the id field {key}"
 
 
-def _coincidence(joined: Join, old: SideInput, new: SideInput) -> Optional[str]:
+def _coincidence(joined: LabelledSides, old: SideInput, new: SideInput) -> Optional[str]:
     """Why the tasks met only by coincidence, or None: the sides are keyed on identities of
     different kinds, their tasks meet only after a prefix was stripped or as equal numbers, and
     the prompts of the tasks they share (a sample, where both sides have them) mostly disagree."""
@@ -456,7 +460,7 @@ def _coincidence(joined: Join, old: SideInput, new: SideInput) -> Optional[str]:
         labels = []
         for side, rows in ((old, joined.old[label]), (new, joined.new[label])):
             if side.prompts is not None:
-                found = task_prompt(side.prompts, rows, side.prompt_at)
+                found = prompt_on_side(side.prompts, rows, side.prompt_at)
                 labels.append(found.label if found is not None else None)
             else:
                 labels.append(_first_label(side, rows))

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..reading.files import check_home
-from ..reading.loading import sidecar_display, sidecar_path
+from ..reading.sidecar import sidecar_display, sidecar_path
 from .coverage_file import coverage_path, coverage_places
 from .metrics_file import metrics_path, metrics_places
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..model import RowFacts, RowOrigin
-from ..reading.companions import SmallFileError, read_small
+from ..reading.bounded import SmallFileError, read_small
 from ..reading.files import LEADS_OUT, companion, leads_out, plain_name
 
 #: the counts, in the order the summary shows them

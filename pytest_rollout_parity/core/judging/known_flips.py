@@ -22,7 +22,7 @@ from typing import Optional
 from ..errors import CompareInputError
 from ..identity.item_names import listed
 from ..model import TaskComparison
-from ..reading.companions import SmallFileError, read_small
+from ..reading.bounded import SmallFileError, read_small
 from .hook_verdict import Verdict
 
 #: a list of reviewed flips is short; a larger file is surely not one

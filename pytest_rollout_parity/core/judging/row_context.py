@@ -13,8 +13,8 @@ import re
 from collections.abc import Iterable
 from typing import Any, Optional
 
-from ..identity.prompts import decoded, last_user_text
 from ..reading.fields import PROMPT, TASK_INDEX
+from ..reading.prompt_labels import decoded, last_user_text
 
 #: characters of a prompt excerpt
 EXCERPT_CHARS = 120

@@ -3,7 +3,9 @@
 Each open is non-blocking, so a FIFO in place of the file returns at once instead of waiting for a
 writer, and the opened descriptor must be a regular file (checked with ``fstat`` on the descriptor
 itself, so a file swapped after a check is still caught). Reads are capped: a file larger than its
-cap is refused whole, or (a log) only its end is read.
+cap is refused whole, or (a log) only its end is read. A small file kept beside the rollouts (a
+coverage inventory, a known-flips list) is read with its refusals worded for a note or an input
+error that names the file itself (:func:`read_small`).
 """
 
 from __future__ import annotations
@@ -66,3 +68,27 @@ def read_end(handle: BinaryIO, cap: int) -> tuple[bytes, bool]:
     handle.seek(start)
     data = handle.read(cap)
     return data, start > 0
+
+
+class SmallFileError(ValueError):
+    """The file could not be used; the message says why, without naming the file."""
+
+
+def read_small(path: Path, limit: int) -> bytes:
+    """The file's bytes; SmallFileError when it is missing, not a regular file, unreadable or over ``limit``."""
+    try:
+        return read_capped(path, limit)
+    except FileNotFoundError:
+        raise SmallFileError("no such file") from None
+    except IsADirectoryError:
+        raise SmallFileError("is a directory") from None
+    except NotRegular:
+        raise SmallFileError("not a regular file") from None
+    except TooLarge:
+        raise SmallFileError(f"larger than {_size(limit)}") from None
+    except OSError as exc:
+        raise SmallFileError(f"cannot read it: {exc.strerror or exc}") from None
+
+
+def _size(limit: int) -> str:
+    return f"{limit >> 20} MiB" if limit >= 1 << 20 else f"{limit >> 10} KiB"

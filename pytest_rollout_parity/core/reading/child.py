@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import marshal
 import sys
-from pathlib import Path
 from typing import Any
 
 from ..errors import CompareInputError
 from .child_stream import ForwardingBuilder, send
-from .loading import read_rollouts, read_shards
+from .feeding import feed_side
 from .side_request import SideRequest
 
 
@@ -28,14 +27,8 @@ def main() -> int:
     out = sys.stdout.buffer
     builder = ForwardingBuilder(request.key, request.key_option, out.write, sharded=bool(shards))
     try:
-        if shards:
-            files = [(Path(path), shown) for path, shown in shards]
-            sidecars, agents = read_shards(files, builder, request.agent, request.agent_option)
-            sidecar = sidecars[0]
-        else:
-            sidecar, agents = read_rollouts(
-                Path(request.path), request.shown, builder, request.agent, request.agent_option
-            )
+        sidecars, agents = feed_side(request, builder)
+        sidecar = sidecars[0]
     except CompareInputError as exc:
         builder.flush()
         send(out.write, ("input-error", exc.path, exc.reason, exc.line, exc.where))

@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any, NamedTuple, Optional
 
 from ..errors import CompareInputError, Place
-from ..identity.join import DEFERRED
 from ..model import RowOrigin
 from .digest import ContentDigest
+from .key_vote import DEFERRED
 from .side_builder import PendingRow, SideBuilder
 from .snapshot import FACT_FIELDS, facts_from_plain, plain_facts
 

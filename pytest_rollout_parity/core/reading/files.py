@@ -38,8 +38,8 @@ def compression(head: bytes) -> Optional[str]:
     return None
 
 
-def open_regular(path: Path, display: str) -> BinaryIO:
-    """The file opened for reading; not there, a directory, a device or unreadable: an input error."""
+def open_side_file(path: Path, display: str) -> BinaryIO:
+    """A side's file opened for reading (buffered for long lines); not there, a directory, a device or unreadable: an input error."""
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:

@@ -25,9 +25,11 @@ from typing import BinaryIO, Optional, Protocol
 
 from ..errors import CompareInputError
 from .child_stream import replay
-from .loading import LoadedSide, Progress, finish_shards, finish_side, sidecar_display
-from .side_builder import SideBuilder
+from .jsonl_lines import Progress
+from .loaded_side import LoadedSide
+from .loading import finish_side, side_builder
 from .side_request import SideRequest
+from .sidecar import sidecar_display
 
 #: Below this many bytes in the old file, the child's start costs more than it saves.
 MIN_CHILD_BYTES = 32 << 20
@@ -155,7 +157,7 @@ class _Child:
         data = self.stream.read()
         display = request.shown
         path = Path(request.path)
-        builder = SideBuilder(request.key, request.key_option, sharded=bool(request.shards))
+        builder = side_builder(request)
         files = [(Path(file), shown) for file, shown in request.shards]
         names = tuple((shown, sidecar_display(shown, file)) for file, shown in files)
         end = replay(data, builder, display, sidecar_display(display, path), names)
@@ -165,8 +167,8 @@ class _Child:
         if files:
             if len(end.sidecars) != len(files):
                 return None
-            return finish_shards(files, display, builder, end.sidecars, end.agent, end.agent_rows)
-        return finish_side(path, display, builder, end.sidecar, end.agent, end.agent_rows)
+            return finish_side(request, builder, end.sidecars, end.agent, end.agent_rows)
+        return finish_side(request, builder, (end.sidecar,), end.agent, end.agent_rows)
 
 
 def _report_whole(request: SideRequest, report: Optional[Progress]) -> None:

@@ -1,7 +1,7 @@
 """Building one side from its rows, wherever they come from: facts, key vote, anonymous records.
 
 Every row enters the core here, through :meth:`SideBuilder.prepare`: the streaming loader, the
-in-memory API and :func:`loading.load_rollouts` alike, so a file and the same rows given as dicts
+in-memory API and :func:`.loading.load_rollouts` alike, so a file and the same rows given as dicts
 classify identically and fail with the same messages.
 """
 
@@ -12,13 +12,14 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple, Optional
 
 from ..errors import CompareInputError, Place
-from ..identity.join import NO_KEY, KeyChoice, KeyVote, describe_row_task, ident_of
 from ..model import NO_OFFSET, RowFacts, RowOrigin, RowReader
 from ..vocabulary import SLOTS
 from .attempts import superseded_note
 from .digest import ContentDigest
 from .fields import FAILURE_MARKERS, PROMPT, REWARD, TASK_INDEX
+from .key_vote import NO_KEY, KeyChoice, KeyVote
 from .row_facts import RewardTypeError, fold_failure_record, lookup, reduce_row
+from .task_idents import describe_row_task, ident_of
 
 #: What a file whose rows never carry `reward` most likely is.
 NOT_ROLLOUTS = "an input dataset, not rollouts (no row has a reward field)"

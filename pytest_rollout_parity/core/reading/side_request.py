@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..vocabulary import SLOTS
-from .loading import LoadedSide, Progress, load_side
+from .jsonl_lines import Progress
+from .loaded_side import LoadedSide
+from .loading import load_side
 
 
 @dataclass(frozen=True)

@@ -28,9 +28,9 @@ import sys
 from pathlib import Path
 from typing import Any, Optional
 
-from ..identity.join import KeyChoice
 from ..model import RowFacts, RowOrigin
-from .loading import LoadedSide
+from .key_vote import KeyChoice
+from .loaded_side import LoadedSide
 
 MAGIC = b"rollout-parity side\n"
 VERSION = 2

@@ -1,0 +1,302 @@
+"""The key vote: which field names a task on one side, decided while the side's rows stream by.
+
+:class:`KeyVote` sees each row once and keeps only the values of the candidate fields that every
+row so far carries. After the id candidates come NeMo Gym's `_ng_task_index` and then the prompt
+(:mod:`.prompt_labels`), so a file with no id field still joins. The side's reader takes the vote
+(:class:`.side_builder.SideBuilder`); the join of the two sides (:mod:`..identity.join`) reads it.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from ..vocabulary import SLOTS
+from .fields import IDENTITY_FALLBACKS, KEY_CANDIDATES, LOAD_FIELDS, PROMPT, TASK_INDEX, inferred_candidates
+from .key_categories import SideColumns
+from .prompt_labels import is_prompt, prompt_label
+from .row_facts import lookup
+from .skeleton import EncodedJSON
+from .task_idents import TaskIdent, ident_of
+
+#: A row's prompt whose label is not worked out yet: the row names an id field, which usually decides.
+#: Hashing a prompt of many kilobytes costs more than reading the rest of the row.
+DEFERRED: TaskIdent = (None, "<prompt not read yet>")
+
+#: Why a side is keyed as it is (the summary prints these).
+REASON_GIVEN = "given"
+REASON_ID_FIELD = "an id field every row carries"
+REASON_TASK_INDEX = "no task id field on every row"
+REASON_PROMPT = "the prompt: no task id field and no _ng_task_index on every row"
+REASON_BORROWED = "borrowed from the other side: no row names a task"
+REASON_SHARDED = "the prompt: no task id field on every row, and _ng_task_index restarts in every shard"
+REASON_SHARD_INDEX = "_ng_task_index within its shard (shard:index): no task id field and no prompt on every row"
+
+#: Fields never inferred as an id: the known candidates, the fallbacks and what loading reads.
+KNOWN_FIELDS: frozenset[str] = frozenset(KEY_CANDIDATES + IDENTITY_FALLBACKS + LOAD_FIELDS)
+
+#: A row's candidate values carry, under this name, a cheap fingerprint of its prompt (detection
+#: only): it shows, without labelling every prompt, whether an id value holds several prompts.
+FINGERPRINT = "#prompt"
+
+
+def prompt_fingerprint(prompt: Any) -> Optional[int]:
+    """A cheap fingerprint of a prompt as the row spells it (None for no prompt).
+
+    The same prompt spelled alike gives the same number in every process. Two spellings of one
+    prompt (the skeleton's bytes beside a fully parsed line) may differ: a value that seems to hold
+    several prompts is confirmed on the prompts' labels before anything is decided on it.
+    """
+    if not is_prompt(prompt):
+        return None
+    if isinstance(prompt, EncodedJSON):
+        data = bytes(prompt)  # type: ignore[call-overload]
+    else:
+        data = json.dumps(prompt, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
+    return zlib.crc32(data) | (len(data) << 32)
+
+
+@dataclass
+class KeyChoice:
+    """How one side is keyed: the field (None: no row names a task), why, and each row's ident.
+
+    ``prompts`` holds each row's prompt label when every voting row has a prompt (detection only):
+    it lets a join on `_ng_task_index` check that both runs asked the same thing.
+    """
+
+    key: Optional[str]
+    values: list[Optional[TaskIdent]]
+    reason: str = ""
+    notes: list[str] = field(default_factory=list)
+    prompts: Optional[list[Optional[TaskIdent]]] = None
+    #: each inferred id field that holds one task a value on this side, with its value per row;
+    #: the choice between them needs the other side too (:mod:`..identity.inference`)
+    inferred: dict[str, list[Optional[TaskIdent]]] = field(default_factory=dict)
+
+
+class KeyVote:
+    """Streams the rows of one side and keeps, per row, the values of the surviving candidates.
+
+    A candidate survives while every voting row carries it (non-null). Rows that vote=False (a
+    sidecar record naming no task) are anonymous: they keep out of the vote, but keep what they
+    carry of `_ng_task_index` and the prompt, so a side keyed on those still places them.
+    """
+
+    def __init__(
+        self, key: Optional[str], option: str = SLOTS.key, *, cells: bool = True, index_restarts: bool = False
+    ) -> None:
+        """``cells=False`` narrows the candidates and words the errors alike but keeps no value per
+        row (the reader child, whose rows another vote receives). ``index_restarts``: a side of
+        several shards, whose `_ng_task_index` names a task within its shard only, is not keyed on
+        it unless it is named (its values are then qualified by shard, :func:`.side_builder.shard_index`)."""
+        self.explicit = key
+        self.index_restarts = index_restarts
+        self.option = option
+        self.cells = cells
+        self.columns: dict[str, list[Optional[TaskIdent]]] = {
+            name: [] for name in ((key,) if key else KEY_CANDIDATES + IDENTITY_FALLBACKS)
+        }
+        self.voters = 0
+        #: each row's prompt fingerprint (detection only; None: no prompt, or an anonymous row)
+        self.fingerprints: list[Optional[int]] = []
+        self._idents: dict[TaskIdent, TaskIdent] = {}
+        self._scalars: dict[type, dict[Any, TaskIdent]] = {str: {}, int: {}}
+        #: the inferred id candidates (seen on the first voting row); None until that row is seen
+        self.inferred: Optional[tuple[str, ...]] = () if key else None
+        self._rows_seen = 0  # rows added, voting or not (the length of every column)
+
+    def candidate_values(self, row: dict[str, Any], *, anonymous: bool = False) -> dict[str, Any]:
+        """The values this vote needs from a row (kept for sidecar records until they stand).
+
+        The prompt's label is deferred on a row that names an id field (:data:`DEFERRED`); only
+        whether the row has a prompt is noted. :meth:`fill_prompts` works the labels out later
+        when the side does turn out to need them.
+        """
+        if self.inferred is None and not anonymous:
+            self.inferred = inferred_candidates(row, KNOWN_FIELDS)
+        values = {name: lookup(row, name) for name in self.columns if name != PROMPT}
+        if self.inferred is not None and self.voters == 0:  # columns for them are made on the first vote
+            for name in self.inferred:
+                values[name] = lookup(row, name)
+        if PROMPT in self.columns:
+            prompt = lookup(row, PROMPT)
+            if not is_prompt(prompt):
+                values[PROMPT] = None
+            elif self.explicit or all(values.get(name) is None for name in KEY_CANDIDATES):
+                values[PROMPT] = prompt_label(prompt)
+            else:
+                values[PROMPT] = DEFERRED
+            if not self.explicit:
+                values[FINGERPRINT] = prompt_fingerprint(prompt)
+        return values
+
+    def add(self, values: dict[str, Any], *, anonymous: bool = False) -> Optional[str]:
+        """Record one row's values; returns an error text for a row lacking an explicit key."""
+        self._rows_seen += 1
+        if not anonymous and self.voters == 0 and not self.explicit:
+            self._open_inferred(values)
+        if anonymous:
+            if self.cells:
+                for name, column in self.columns.items():
+                    column.append(self._cell(values.get(name)) if name in IDENTITY_FALLBACKS else None)
+                self.fingerprints.append(None)
+            return None
+        self.voters += 1
+        if self.cells:
+            self.fingerprints.append(values.get(FINGERPRINT))
+        scalars = self._scalars
+        for name, column in list(self.columns.items()):
+            value = values.get(name)
+            if value is None:
+                if self.explicit:
+                    return f"row has no {self.explicit!r} field ({self.option} {self.explicit})"
+                if name == PROMPT and self.index_restarts:  # a record's prompt may be its shard's row's
+                    if self.cells:
+                        column.append(None)
+                    continue
+                del self.columns[name]
+                continue
+            if not self.cells:
+                continue
+            known = scalars.get(type(value))  # the common case inline: an index or id seen before
+            ident = known.get(value) if known is not None else None
+            column.append(ident if ident is not None else self._cell(value))
+        return None
+
+    def _open_inferred(self, values: dict[str, Any]) -> None:
+        """A column for each inferred candidate the first voting row carries (those of the rows
+        before it, anonymous ones, are None). In the reader's parent the names come with the values."""
+        if self.inferred is None:
+            self.inferred = tuple(name for name in values if name not in self.columns and not name.startswith("#"))
+        for name in self.inferred:
+            if name not in self.columns:
+                self.columns[name] = [None] * (self._rows_seen - 1) if self.cells else []
+
+    def fill_prompts(self, choice: KeyChoice, prompt_at: Callable[[int], Any]) -> None:
+        """Work out the deferred prompt labels of a side keyed on the index or the prompt."""
+        if choice.prompts is None:
+            return
+        for index, prompt in enumerate(choice.prompts):
+            if prompt is DEFERRED:
+                choice.prompts[index] = self._cell(prompt_label(prompt_at(index)))
+
+    def _cell(self, value: Any) -> Optional[TaskIdent]:
+        if value is None or value is DEFERRED:
+            return value
+        return self._compact(value)
+
+    def _compact(self, value: Any) -> TaskIdent:
+        """The value as a (taskset, task id) ident, one shared object per distinct task."""
+        scalars = self._scalars.get(type(value))  # most values repeat: an index, a label, an id
+        if scalars is not None:
+            known = scalars.get(value)
+            if known is None:
+                known = scalars[value] = self._shared(value)
+            return known
+        return self._shared(value)
+
+    def _shared(self, value: Any) -> TaskIdent:
+        ident = ident_of(value)
+        return self._idents.setdefault(ident, ident)
+
+    def choose(self, prompt_at: Optional[Callable[[int], Any]] = None) -> KeyChoice:
+        """The first candidate every voting row carries and that is no category; then the fallbacks.
+
+        ``prompt_at(row)`` gives a row's prompt again, to label the prompts of an id value that
+        seems to hold several (:meth:`.key_categories.SideColumns.category`).
+        """
+        if self.voters == 0 or not self.columns:
+            return KeyChoice(None, [])
+        prompts = self.columns.get(PROMPT) if not self.explicit else None
+        if self.explicit:
+            return KeyChoice(self.explicit, self.columns[self.explicit], REASON_GIVEN)
+        notes: list[str] = []
+        passed_over: list[str] = []
+        inferred_names = set(self.inferred or ())
+        for name, column in self.columns.items():
+            if name in inferred_names:
+                continue
+            passed = f"{', '.join(passed_over)} passed over: a category" if passed_over else ""
+            if name == TASK_INDEX:
+                if self.index_restarts:
+                    continue
+                return self._fallback(KeyChoice(name, column, passed or REASON_TASK_INDEX, notes, prompts), prompt_at)
+            if name == PROMPT and self.index_restarts:
+                labels = self._shard_prompts(prompt_at)
+                if labels is None:
+                    continue
+                return self._fallback(KeyChoice(name, labels, passed or REASON_SHARDED, notes, labels), prompt_at)
+            if name == PROMPT:
+                return self._fallback(KeyChoice(name, column, passed or REASON_PROMPT, notes, prompts), prompt_at)
+            category = self._columns(prompt_at).category(name, notes)
+            if category is None:
+                return KeyChoice(name, column, REASON_ID_FIELD, notes)
+            passed_over.append(name)
+            notes.append(category)
+        if self.index_restarts and TASK_INDEX in self.columns:
+            return self._fallback(
+                KeyChoice(TASK_INDEX, self.columns[TASK_INDEX], REASON_SHARD_INDEX, notes, prompts), prompt_at
+            )
+        return self._fallback(KeyChoice(None, [], notes=notes, prompts=prompts), prompt_at)
+
+    def _fallback(self, choice: KeyChoice, prompt_at: Optional[Callable[[int], Any]]) -> KeyChoice:
+        """The choice with the inferred id fields that hold one task a value on this side (the
+        other side decides among them), and a note when the side's prompt is one on every row."""
+        columns = self._columns(prompt_at)
+        choice.inferred = {
+            name: self.columns[name]
+            for name in self.inferred or ()
+            if name in self.columns and columns.holds_one_task(name)
+        }
+        if choice.key == PROMPT and self.voters > 1:
+            labels = {label for label in choice.values if label is not None}
+            if len(labels) == 1:
+                choice.notes.append(
+                    "the prompt is the same on every row: it names no task, and without _ng_task_index the "
+                    "side's rows cannot be told apart (they are compared as one task)"
+                )
+        return choice
+
+    def _shard_prompts(self, prompt_at: Optional[Callable[[int], Any]]) -> Optional[list[Optional[TaskIdent]]]:
+        """Each row's prompt label on a sharded side; a row without a prompt (a sidecar record naming
+        its task index only) takes the prompt of its shard's rows at that index. None when a voting
+        row is left without one (or, with no task index, when any row has none)."""
+        column = self.columns[PROMPT]
+        labels = [self._label(index, prompt_at) for index in range(len(column))]
+        indexes = self.columns.get(TASK_INDEX)
+        if indexes is not None:
+            by_index: dict[TaskIdent, TaskIdent] = {}
+            for label, index in zip(labels, indexes):
+                if label is not None and index is not None:
+                    by_index.setdefault(index, label)
+            labels = [
+                label if label is not None or index is None else by_index.get(index)
+                for label, index in zip(labels, indexes)
+            ]
+        if sum(label is None for label in labels) > len(labels) - self.voters:
+            return None
+        return labels
+
+    def _columns(self, prompt_at: Optional[Callable[[int], Any]]) -> SideColumns:
+        """The vote's columns, for telling a task id from a category (:mod:`.key_categories`)."""
+        return SideColumns(
+            self.columns, self.fingerprints, lambda index: self._label(index, prompt_at), prompt_at is not None
+        )
+
+    def _label(self, index: int, prompt_at: Optional[Callable[[int], Any]]) -> Optional[TaskIdent]:
+        """Row ``index``'s prompt label, worked out now (and kept) when it was deferred."""
+        column = self.columns[PROMPT]
+        label = column[index]
+        if label is DEFERRED and prompt_at is not None:
+            label = column[index] = self._cell(prompt_label(prompt_at(index)))
+        return None if label is DEFERRED else label
+
+
+#: The input error of a side on which no candidate field is on every row.
+NO_KEY = (
+    f"no task id field found; rows carry none of {', '.join(KEY_CANDIDATES)}, "
+    f"and neither {TASK_INDEX} nor a prompt ({PROMPT}) is on every row (use {SLOTS.key})"
+)
