@@ -1,7 +1,7 @@
 """The gate switched on: settings validated, both sides read, collection and summary registered.
 
 Imported by the entry point only when a run gives a parity option, so runs that do not use the
-gate never import pydantic, tabulate or the core.
+gate never import the core, tabulate or pydantic-core.
 """
 
 from __future__ import annotations
