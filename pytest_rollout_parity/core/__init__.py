@@ -63,7 +63,16 @@ if TYPE_CHECKING:
     )
     from .reports.json_file import summary_dict, write_json, write_text
     from .reports.markdown import FLIPS, render_markdown
-    from .reports.summary import HookVerdict, RunInfo, SplitGroup, Summary, build_summary, task_outcome
+    from .reports.summary import (
+        HookVerdict,
+        MarginDecisions,
+        RunInfo,
+        SplitGroup,
+        Summary,
+        build_summary,
+        margin_decisions,
+        task_outcome,
+    )
     from .reports.terminal import summary_lines
     from .statistics.agent_rates import error_rates
     from .statistics.margin import (
@@ -98,6 +107,7 @@ __all__ = [
     "Limit",
     "LoadedSide",
     "LogRoots",
+    "MarginDecisions",
     "PairedSection",
     "Progress",
     "RowOrigin",
@@ -134,6 +144,7 @@ __all__ = [
     "load_rollouts",
     "load_two",
     "margin_beyond_range",
+    "margin_decisions",
     "metrics_path",
     "metrics_places",
     "noise_text",
@@ -209,7 +220,16 @@ _ENTRANCE: dict[str, tuple[str, ...]] = {
     "reports.html_page": ("render_html",),
     "reports.json_file": ("summary_dict", "write_json", "write_text"),
     "reports.markdown": ("FLIPS", "render_markdown"),
-    "reports.summary": ("HookVerdict", "RunInfo", "SplitGroup", "Summary", "build_summary", "task_outcome"),
+    "reports.summary": (
+        "HookVerdict",
+        "MarginDecisions",
+        "RunInfo",
+        "SplitGroup",
+        "Summary",
+        "build_summary",
+        "margin_decisions",
+        "task_outcome",
+    ),
     "reports.terminal": ("summary_lines",),
     "statistics.agent_rates": ("error_rates",),
     "statistics.margin": (

@@ -28,6 +28,7 @@ from ..core import (
     KnownFlips,
     LoadedSide,
     LogRoots,
+    MarginDecisions,
     PairedSection,
     RunInfo,
     SideRequest,
@@ -36,11 +37,10 @@ from ..core import (
     combined_check,
     compare_loaded,
     coverage,
-    equivalence,
     error_rates,
     flip_evidence,
     item_names,
-    judge_flips,
+    margin_decisions,
     noise_text,
     paired_section,
     read_inventory,
@@ -105,18 +105,22 @@ class ParityRun:
         return paired_section(self.result)
 
     @cached_property
+    def decisions(self) -> MarginDecisions:
+        """Margin mode's decisions (the flips' FDR, their judgements, the aggregate), made once in
+        this process: the items and every report read them."""
+        return margin_decisions(self.paired, self.result.tasks, self.settings.margin, self.settings.alpha)
+
+    @property
     def judgements(self) -> tuple[Optional[FlipJudgement], ...]:
         """Margin mode's judgement of each flip, by task index; all None without a margin."""
         if self.settings.margin is None:
             return (None,) * len(self.result.tasks)
-        return tuple(judge_flips(self.paired, self.result.tasks, self.settings.alpha))
+        return self.decisions.judgements
 
-    @cached_property
+    @property
     def equivalence(self) -> Optional[Aggregate]:
         """The equivalence decision at the margin; None without a margin."""
-        if self.settings.margin is None:
-            return None
-        return equivalence(self.paired.stats, self.settings.margin, self.paired.left_out)
+        return self.decisions.aggregate if self.settings.margin is not None else None
 
     @property
     def gate_items(self) -> tuple[str, ...]:
