@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from .reading.shards import ShardPatternError, expand
     from .reading.side_request import SideRequest
     from .reading.skeleton import skeleton_available
-    from .reading.snapshot import frame_side, snapshot_schema, unframe_side
+    from .reading.snapshot import frame_plain, frame_side, snapshot_schema, unframe_plain, unframe_side
     from .reports.annotations import annotation_lines
     from .reports.html_fragments import flip_html, summary_html
     from .reports.html_page import render_html
@@ -137,6 +137,7 @@ __all__ = [
     "flip_evidence",
     "flip_html",
     "flip_message",
+    "frame_plain",
     "frame_side",
     "header_line",
     "item_names",
@@ -168,6 +169,7 @@ __all__ = [
     "task_prompt",
     "terminal_line",
     "terminal_text",
+    "unframe_plain",
     "unframe_side",
     "visible",
     "wants_excerpt",
@@ -214,7 +216,7 @@ _ENTRANCE: dict[str, tuple[str, ...]] = {
     "reading.side_request": ("SideRequest",),
     "reading.shards": ("ShardPatternError", "expand"),
     "reading.skeleton": ("skeleton_available",),
-    "reading.snapshot": ("frame_side", "snapshot_schema", "unframe_side"),
+    "reading.snapshot": ("frame_plain", "frame_side", "snapshot_schema", "unframe_plain", "unframe_side"),
     "reports.annotations": ("annotation_lines",),
     "reports.html_fragments": ("flip_html", "summary_html"),
     "reports.html_page": ("render_html",),

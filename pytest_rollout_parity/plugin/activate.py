@@ -46,8 +46,8 @@ class ParityGate:
         progress = progress_for(config)
         try:
             known = self._known_flips()  # a malformed list stops the run before a row is read
-            sides = gather_sides(config, self.settings, progress)
-            run = ParityRun.load(self.settings, config.invocation_params.dir, sides, known)
+            sides, comparisons = gather_sides(config, self.settings, progress)
+            run = ParityRun.load(self.settings, config.invocation_params.dir, sides, known, comparisons.compare)
         except CompareInputError as exc:
             if progress is not None:
                 progress.close()

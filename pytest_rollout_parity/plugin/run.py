@@ -63,7 +63,6 @@ class ParityRun:
     result: CompareResult
     names: tuple[str, ...]
     roots: LogRoots
-    aggregate: dict[str, AggregateCheck]
     #: the reviewed flips that pass (`--parity-known-flips`), or None
     known_flips: Optional[KnownFlips] = None
     #: each side's `<stem>_coverage.json` inventory, when it has one
@@ -76,19 +75,19 @@ class ParityRun:
         invocation_dir: Path,
         sides: Optional[tuple[LoadedSide, LoadedSide]] = None,
         known_flips: Optional[KnownFlips] = None,
+        compare: Optional[Compare] = None,
     ) -> ParityRun:
-        """Stream both sides (unless given); raises CompareInputError naming the file and line."""
+        """Stream both sides (unless given) and compare them (through ``compare``, given the sides and
+        their join keys, when the caller has a comparison at hand); raises CompareInputError naming
+        the file and line."""
         old, new = sides if sides is not None else read_sides(settings)
-        result = compare_loaded(old, new, old_key=settings.side_key("old")[0], new_key=settings.side_key("new")[0])
+        result = (compare or _compare)(old, new, settings.side_key("old")[0], settings.side_key("new")[0])
         roots = LogRoots(
             invocation_dir=invocation_dir,
             old_dir=settings.old.parent,
             new_dir=settings.new.parent,
             extra=settings.logs_roots + shard_dirs(old, new),
         )
-        aggregate = {
-            name: check for name, side in (("old", old), ("new", new)) if (check := check_files(side, name)) is not None
-        }
         inventory = {
             name: read
             for name, side in (("old", old), ("new", new))
@@ -97,7 +96,14 @@ class ParityRun:
         }
         # the run-wide items' names are reserved in every run, so a task's node id does not depend on the mode
         names = tuple(item_names([t.task for t in result.tasks], reserved=[AGGREGATE_NAME, COVERAGE_NAME, COPY_NAME]))
-        return cls(settings, old, new, result, names, roots, aggregate, known_flips, inventory)
+        return cls(settings, old, new, result, names, roots, known_flips, inventory)
+
+    @cached_property
+    def aggregate(self) -> dict[str, AggregateCheck]:
+        """Each side's aggregate-metrics check, when it has such a file: read only by the reports, so
+        an xdist worker never reads the files."""
+        sides = (("old", self.old), ("new", self.new))
+        return {name: check for name, side in sides if (check := check_files(side, name)) is not None}
 
     @cached_property
     def paired(self) -> PairedSection:
@@ -310,6 +316,14 @@ def check_files(side: LoadedSide, name: str) -> Optional[AggregateCheck]:
         if (check := check_side(path, shown, side.agent, side.shard_facts(index), name)) is not None
     ]
     return combined_check(checks)
+
+
+#: how a process gets its comparison: given both sides and their join keys (old, new)
+Compare = Callable[[LoadedSide, LoadedSide, Optional[str], Optional[str]], CompareResult]
+
+
+def _compare(old: LoadedSide, new: LoadedSide, old_key: Optional[str], new_key: Optional[str]) -> CompareResult:
+    return compare_loaded(old, new, old_key=old_key, new_key=new_key)
 
 
 def _serially(requests: list[SideRequest]) -> list[LoadedSide]:
