@@ -43,10 +43,14 @@ class NotStored(ValueError):
     """A comparison that cannot be stored as plain values (a row not among its side's facts)."""
 
 
-def result_key(side_keys: list[tuple[Any, ...]], old_key: Optional[str], new_key: Optional[str]) -> tuple[Any, ...]:
+def result_key(
+    side_keys: list[tuple[Any, ...]], old: LoadedSide, new: LoadedSide, old_key: Optional[str], new_key: Optional[str]
+) -> tuple[Any, ...]:
     """What a stored comparison must have been written under to be used now: its sides' entry keys
-    (inputs, options, code) and the join keys the comparison was asked for."""
-    return ("comparison", RESULT_SCHEMA, code_state(), tuple(side_keys), old_key, new_key)
+    (inputs, options, code), the join keys the comparison was asked for, and each side's path and
+    name as shown (its notes name them; one file read once serves two names)."""
+    shown = (str(old.path), old.display, str(new.path), new.display)
+    return ("comparison", RESULT_SCHEMA, code_state(), tuple(side_keys), old_key, new_key, shown)
 
 
 def result_path(directory: Path, side_paths: list[Path]) -> Path:

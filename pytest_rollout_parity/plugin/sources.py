@@ -78,7 +78,7 @@ class Comparisons:
         directory = self.store.directory
         cached = directory is not None and len(entries) == self.store.asked and bool(entries)
         path = result_path(directory, [p for p, _ in entries]) if directory is not None and cached else None
-        key = result_key([k for _, k in entries], old_key, new_key)
+        key = result_key([k for _, k in entries], old, new, old_key, new_key)
         result = read_result(path, key, self.store.secret, old, new) if path is not None else None
         stored = result is not None
         if result is None:

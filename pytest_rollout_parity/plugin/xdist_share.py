@@ -71,7 +71,7 @@ class ShareWithWorkers:
     ) -> None:
         """Hand the workers the comparison too: the cache's entry ``stored`` when there is one (it is
         under the same key), else one written beside the temporary sides."""
-        key = result_key([key for _, key, _ in self.entries], old_key, new_key)
+        key = result_key([key for _, key, _ in self.entries], old, new, old_key, new_key)
         if stored is None:
             if self.temp_dir is None:
                 self.temp_dir = tempfile.mkdtemp(prefix="rollout-parity-")
@@ -132,7 +132,7 @@ def shared_result(
         path, key = workerinput[RESULT_KEY]
     except (KeyError, TypeError, ValueError):
         return None
-    expected = result_key([_as_tuple(key) for _, key, _ in workerinput[WORKERINPUT_KEY]], old_key, new_key)
+    expected = result_key([_as_tuple(key) for _, key, _ in workerinput[WORKERINPUT_KEY]], old, new, old_key, new_key)
     if _as_tuple(key) != expected:
         return None
     return read_result(Path(path), expected, secret, old, new)

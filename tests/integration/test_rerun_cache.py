@@ -271,3 +271,16 @@ def test_xdist_workers_read_no_file_and_compare_no_task(
     assert ran(parallel) == ran(serial) and len(ran(serial)) == 8
     assert section(parallel) == section(serial)
     assert list((gate.path / "tmp").iterdir()) == []  # the hand-over files are removed
+
+
+def test_one_file_under_another_name_is_compared_again(gate: Gate, comparisons: list[str]) -> None:
+    """The comparison's notes name the sides as given: a file read once for both sides, named
+    otherwise on the next run, is compared again under the new name (its side entry still serves)."""
+    gate.mixed()
+    same = ["--parity-old=new/rollouts.jsonl", "--parity-allow-same-file", "--parity-json=s.json"]
+    gate.run(*same, f"--parity-new={NEW}")
+    gate.run(*same, f"--parity-new={NEW}")
+    assert comparisons == ["rollouts.jsonl"]
+    renamed = gate.run(*same, "--parity-new=new/./rollouts.jsonl")
+    assert comparisons == ["rollouts.jsonl", "rollouts.jsonl"]
+    assert renamed.ret in (0, 1) and "new/./rollouts.jsonl" in (gate.path / "s.json").read_text()
