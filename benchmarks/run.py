@@ -536,12 +536,19 @@ def bench_users(
     elif kind == "xdist":
         trivial = [PY, "-m", "pytest", "-q", *no_cache, rel(trivial_test_file(out, manifest["tasks_joined"]))]
         beside = rel(trivial_test_file(out, 1))  # a test of the user's own: then the run is distributed
+        # for information: as many tests with the gate's outcomes, whose failures each xdist worker's
+        # terminal reporter also renders (no-op tests all pass, so they never pay for that)
+        measure("warm-up", [*gate, *no_cache], out, out / "out_gate.txt")
+        counts = outcome_counts((out / "out_gate.txt").read_text(errors="replace").strip().splitlines()[-1])
+        same = [PY, "-m", "pytest", "-q", *no_cache, rel(outcome_test_file(out, *counts.values()))]
         commands = [
             ("serial", [*gate, *no_cache], full, None),
             ("-n 2", [*gate, *no_cache, "-n", "2"], full, None),
             ("-n 2, a test beside", [*gate, *no_cache, "-n", "2", beside], full, None),
             ("trivial serial", trivial, {}, None),
             ("trivial -n 2", [*trivial, "-n", "2"], {}, None),
+            ("same outcomes serial", same, {}, None),
+            ("same outcomes -n 2", [*same, "-n", "2"], {}, None),
         ]
         best = timed_best(commands, out, runs)
         serial, dist = best["serial"], best["-n 2"]
@@ -553,6 +560,15 @@ def bench_users(
             added / t_added if t_added > 0 else float("inf"),
             FLOORS["xdist adds"],
             f"-n 2 adds {added:+.2f}s to the gate, {t_added:+.2f}s to as many no-op tests",
+        )
+        o_serial, o_dist = best["same outcomes serial"], best["same outcomes -n 2"]
+        o_added = o_dist.wall - o_serial.wall
+        cpu = lambda m: m.user + m.sys  # noqa: E731
+        print(
+            f"   (-n 2 adds {added / o_added if o_added > 0 else float('inf'):.2f}x what it adds to as many tests "
+            f"with the gate's outcomes: {added:+.2f}s / {o_added:+.2f}s wall; by CPU "
+            f"{cpu(dist) - cpu(serial):+.2f}s / {cpu(o_dist) - cpu(o_serial):+.2f}s, no-op tests "
+            f"{cpu(t_dist) - cpu(t_serial):+.2f}s)"
         )
         mixed = best["-n 2, a test beside"]
         print(

@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from .reading.side_request import SideRequest
     from .reading.sidecar import sidecar_display, sidecar_path, sidecar_places
     from .reading.skeleton import skeleton_available
-    from .reading.snapshot import frame_side, snapshot_schema, unframe_side
+    from .reading.snapshot import frame_plain, frame_side, snapshot_schema, unframe_plain, unframe_side
     from .reports.annotations import annotation_lines
     from .reports.html_fragments import flip_html, summary_html
     from .reports.html_page import render_html
@@ -66,7 +66,16 @@ if TYPE_CHECKING:
     )
     from .reports.json_file import write_json, write_text
     from .reports.markdown import FLIPS, render_markdown
-    from .reports.summary import Files, RunInfo, SplitGroup, Summary, build_summary, task_outcome
+    from .reports.summary import (
+        Files,
+        MarginDecisions,
+        RunInfo,
+        SplitGroup,
+        Summary,
+        build_summary,
+        margin_decisions,
+        task_outcome,
+    )
     from .reports.terminal import summary_lines
     from .statistics.agent_rates import error_rates
     from .statistics.margin import (
@@ -103,6 +112,7 @@ __all__ = [
     "Limit",
     "LoadedSide",
     "LogRoots",
+    "MarginDecisions",
     "OptionNames",
     "PairedSection",
     "Progress",
@@ -132,6 +142,7 @@ __all__ = [
     "flip_evidence",
     "flip_html",
     "flip_message",
+    "frame_plain",
     "frame_side",
     "header_line",
     "item_names",
@@ -139,6 +150,7 @@ __all__ = [
     "load_rollouts",
     "load_two",
     "margin_beyond_range",
+    "margin_decisions",
     "metrics_path",
     "metrics_places",
     "noise_text",
@@ -163,6 +175,7 @@ __all__ = [
     "terminal_line",
     "terminal_text",
     "uncompared_reason",
+    "unframe_plain",
     "unframe_side",
     "visible",
     "wants_excerpt",
@@ -212,13 +225,22 @@ _ENTRANCE: dict[str, tuple[str, ...]] = {
     "reading.side_request": ("SideRequest",),
     "reading.shards": ("ShardPatternError", "expand"),
     "reading.skeleton": ("skeleton_available",),
-    "reading.snapshot": ("frame_side", "snapshot_schema", "unframe_side"),
+    "reading.snapshot": ("frame_plain", "frame_side", "snapshot_schema", "unframe_plain", "unframe_side"),
     "reports.annotations": ("annotation_lines",),
     "reports.html_fragments": ("flip_html", "summary_html"),
     "reports.html_page": ("render_html",),
     "reports.json_file": ("write_json", "write_text"),
     "reports.markdown": ("FLIPS", "render_markdown"),
-    "reports.summary": ("Files", "RunInfo", "SplitGroup", "Summary", "build_summary", "task_outcome"),
+    "reports.summary": (
+        "Files",
+        "MarginDecisions",
+        "RunInfo",
+        "SplitGroup",
+        "Summary",
+        "build_summary",
+        "margin_decisions",
+        "task_outcome",
+    ),
     "reports.terminal": ("summary_lines",),
     "statistics.agent_rates": ("error_rates",),
     "statistics.margin": (

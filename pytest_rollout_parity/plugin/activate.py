@@ -1,7 +1,7 @@
 """The gate switched on: settings validated, both sides read, collection and summary registered.
 
 Imported by the entry point only when a run gives a parity option, so runs that do not use the
-gate never import pydantic, tabulate or the core.
+gate never import the core, tabulate or pydantic-core.
 """
 
 from __future__ import annotations
@@ -47,8 +47,8 @@ class ParityGate:
         progress = progress_for(config)
         try:
             known = self._known_flips()  # a malformed list stops the run before a row is read
-            sides = gather_sides(config, self.settings, progress)
-            run = ParityRun.load(self.settings, config.invocation_params.dir, sides, known)
+            sides, comparisons = gather_sides(config, self.settings, progress)
+            run = ParityRun.load(self.settings, config.invocation_params.dir, sides, known, comparisons.compare)
         except CompareInputError as exc:
             if progress is not None:
                 progress.close()

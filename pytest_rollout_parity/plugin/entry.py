@@ -1,8 +1,8 @@
 """The pytest11 entry point: options, hookspecs and the `rollout_pair` fixture; the gate on demand.
 
 Loaded in every pytest run of an environment the plugin is installed in, so it imports only pytest
-and what needs nothing more (:mod:`.options`, :mod:`.hookspecs`, :mod:`.placement`). The gate itself (settings with
-pydantic, reading, classification, the summary) is imported from :mod:`.activate` only when the run
+and what needs nothing more (:mod:`.options`, :mod:`.hookspecs`, :mod:`.placement`). The gate itself (its settings,
+reading, classification, the summary) is imported from :mod:`.activate` only when the run
 gives a --parity-* option or a parity_* ini key.
 """
 

@@ -1,7 +1,7 @@
 """The --parity-* options and their ini keys, and whether a run gave any of them.
 
-Imported by the entry point in every pytest run, so it needs nothing but pytest: the settings model
-(pydantic) and the gate itself are imported only once :func:`parity_requested` says yes.
+Imported by the entry point in every pytest run, so it needs nothing but pytest: the settings (:mod:`.settings`)
+and the gate itself are imported only once :func:`parity_requested` says yes.
 """
 
 from __future__ import annotations

@@ -147,7 +147,7 @@ class ParitySummary:
             margin=self.run.settings.margin,
             coverage=self.run.coverage,
             alpha=self.run.settings.alpha,
-            judgements=list(self.run.judgements) if self.run.settings.margin is not None else None,
+            decisions=self.run.decisions,
             strict=self.run.settings.strict,
             allow_copy=self.run.settings.allow_copy,
             with_plan=planning,

@@ -1,9 +1,10 @@
 """Reruns read nothing twice: each loaded side is kept in pytest's cache, keyed by its inputs' state.
 
-What is kept: each side's row facts and join values (:class:`LoadedSide`), the only expensive part
-of a run (reading and parsing every row). The comparison, the paired statistics and the margin
-judgements are recomputed from them on every run: they are cheap beside reading and depend on
-options (margin, alpha, strict) that do not change what is read.
+What is kept: each side's row facts and join values (:class:`LoadedSide`), the most expensive part
+of a run (reading and parsing every row), and beside them the comparison of the two
+(:mod:`.result_cache`), which a one-task rerun would otherwise redo for every task. The paired
+statistics and the margin judgements are made again on every run: they depend on options (margin,
+alpha, strict) that change neither what is read nor how the tasks compare.
 
 Where: one file per side under ``config.cache.mkdir("rollout-parity")`` (pytest's cache directory,
 never beside the inputs), written to a temporary name and renamed into place, in the format of
@@ -216,8 +217,13 @@ def write_entry(path: Path, key: tuple[Any, ...], side: LoadedSide, secret: byte
         data = frame_side(key, side, secret)
     except ValueError:
         return False
+    return write_atomically(path, data)
+
+
+def write_atomically(path: Path, data: bytes) -> bool:
+    """Write ``data`` to a temporary file beside ``path``, then rename it into place; False on an OSError."""
     try:
-        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".side-", suffix=".tmp")
+        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
@@ -257,9 +263,12 @@ class SideStore:
         self.progress = progress
         #: each side's entry path and key when it is in the cache now (the xdist hand-over reuses them)
         self.entries: list[tuple[Path, tuple[Any, ...]]] = []
+        #: how many sides the last load was asked for
+        self.asked = 0
 
     def load(self, requests: list[SideRequest]) -> list[LoadedSide]:
         """The sides asked for, in order; those not cached are read (the old one in a child)."""
+        self.asked = len(requests)
         states = [inputs_state(r) for r in requests]
         keys = [entry_key(r, s) for r, s in zip(requests, states)]
         paths = [entry_path(self.directory, r) if self.directory else None for r in requests]

@@ -28,6 +28,7 @@ from ..core import (
     KnownFlips,
     LoadedSide,
     LogRoots,
+    MarginDecisions,
     PairedSection,
     RunInfo,
     SideRequest,
@@ -37,11 +38,10 @@ from ..core import (
     combined_check,
     compare_loaded,
     coverage,
-    equivalence,
     error_rates,
     flip_evidence,
     item_names,
-    judge_flips,
+    margin_decisions,
     noise_text,
     paired_section,
     read_inventory,
@@ -65,7 +65,6 @@ class ParityRun:
     result: CompareResult
     names: tuple[str, ...]
     roots: LogRoots
-    aggregate: dict[str, AggregateCheck]
     #: the reviewed flips that pass (`--parity-known-flips`), or None
     known_flips: Optional[KnownFlips] = None
     #: each side's `<stem>_coverage.json` inventory, when it has one
@@ -78,10 +77,13 @@ class ParityRun:
         invocation_dir: Path,
         sides: Optional[tuple[LoadedSide, LoadedSide]] = None,
         known_flips: Optional[KnownFlips] = None,
+        compare: Optional[Compare] = None,
     ) -> ParityRun:
-        """Stream both sides (unless given); raises CompareInputError naming the file and line."""
+        """Stream both sides (unless given) and compare them (through ``compare``, given the sides and
+        their join keys, when the caller has a comparison at hand); raises CompareInputError naming
+        the file and line."""
         old, new = sides if sides is not None else read_sides(settings)
-        result = compare_loaded(old, new, old_key=settings.side_key("old")[0], new_key=settings.side_key("new")[0])
+        result = (compare or _compare)(old, new, settings.side_key("old")[0], settings.side_key("new")[0])
         result = result.worded(PLUGIN_NAMES)
         roots = LogRoots(
             invocation_dir=invocation_dir,
@@ -89,9 +91,6 @@ class ParityRun:
             new_dir=settings.new.parent,
             extra=settings.logs_roots + shard_dirs(old, new),
         )
-        aggregate = {
-            name: check for name, side in (("old", old), ("new", new)) if (check := check_files(side, name)) is not None
-        }
         inventory = {
             name: read
             for name, side in (("old", old), ("new", new))
@@ -100,7 +99,14 @@ class ParityRun:
         }
         # the run-wide items' names are reserved in every run, so a task's node id does not depend on the mode
         names = tuple(item_names([t.task for t in result.tasks], reserved=[EQUIVALENCE_ITEM, COVERAGE_NAME, COPY_NAME]))
-        return cls(settings, old, new, result, names, roots, aggregate, known_flips, inventory)
+        return cls(settings, old, new, result, names, roots, known_flips, inventory)
+
+    @cached_property
+    def aggregate(self) -> dict[str, AggregateCheck]:
+        """Each side's aggregate-metrics check, when it has such a file: read only by the reports, so
+        an xdist worker never reads the files."""
+        sides = (("old", self.old), ("new", self.new))
+        return {name: check for name, side in sides if (check := check_files(side, name)) is not None}
 
     @cached_property
     def paired(self) -> PairedSection:
@@ -108,18 +114,22 @@ class ParityRun:
         return paired_section(self.result)
 
     @cached_property
+    def decisions(self) -> MarginDecisions:
+        """Margin mode's decisions (the flips' FDR, their judgements, the aggregate), made once in
+        this process: the items and every report read them."""
+        return margin_decisions(self.paired, self.result.tasks, self.settings.margin, self.settings.alpha)
+
+    @property
     def judgements(self) -> tuple[Optional[FlipJudgement], ...]:
         """Margin mode's judgement of each flip, by task index; all None without a margin."""
         if self.settings.margin is None:
             return (None,) * len(self.result.tasks)
-        return tuple(judge_flips(self.paired, self.result.tasks, self.settings.alpha))
+        return self.decisions.judgements
 
-    @cached_property
+    @property
     def equivalence(self) -> Optional[Equivalence]:
         """The equivalence decision at the margin; None without a margin."""
-        if self.settings.margin is None:
-            return None
-        return equivalence(self.paired.stats, self.settings.margin, self.paired.left_out)
+        return self.decisions.equivalence if self.settings.margin is not None else None
 
     @property
     def gate_items(self) -> tuple[str, ...]:
@@ -312,6 +322,14 @@ def check_files(side: LoadedSide, name: str) -> Optional[AggregateCheck]:
         if (check := check_side(path, shown, side.agent, side.shard_facts(index), name)) is not None
     ]
     return combined_check(checks)
+
+
+#: how a process gets its comparison: given both sides and their join keys (old, new)
+Compare = Callable[[LoadedSide, LoadedSide, Optional[str], Optional[str]], CompareResult]
+
+
+def _compare(old: LoadedSide, new: LoadedSide, old_key: Optional[str], new_key: Optional[str]) -> CompareResult:
+    return compare_loaded(old, new, old_key=old_key, new_key=new_key)
 
 
 def _serially(requests: list[SideRequest]) -> list[LoadedSide]:

@@ -1,4 +1,4 @@
-"""The plugin's options as one validated model: command line over ini, paths resolved, UsageError.
+"""The plugin's options as one checked dataclass: command line over ini, paths resolved, UsageError.
 
 Relative paths from the command line resolve against the invocation directory; those from an ini
 file against the ini file's directory, so an ini file means the same wherever pytest is run from.
@@ -9,11 +9,11 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
 import pytest
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ..core import (
     DEFAULT_MAX_MASKED,
@@ -32,12 +32,57 @@ from ..core import (
 )
 from .option_names import PLUGIN_NAMES
 from .options import OPTION, Option, ini_value
+from .setting_values import (
+    SettingError,
+    as_bool,
+    as_float,
+    as_int,
+    at_least,
+    below,
+    checked_as,
+    finite,
+    not_blank,
+    optional,
+)
 
 
-class ParitySettings(BaseModel):
-    """Everything the gate was asked to do, validated once."""
+def _limit(value: Any) -> Limit:
+    if isinstance(value, Limit):
+        return value
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise SettingError("must be a count of tasks (3), a percentage of the old side's tasks (10%) or off")
+    try:
+        return parse_limit(str(value))
+    except ValueError as exc:
+        raise SettingError(str(exc)) from None
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+
+#: each checked setting and how its value is checked and converted, in the order they are checked
+#: (the first that fails is the one a usage error names)
+_CHECKS: tuple[tuple[str, Callable[[Any], Any]], ...] = (
+    ("key", optional(not_blank("must name a field"))),
+    ("old_key", optional(not_blank("must name a field"))),
+    ("new_key", optional(not_blank("must name a field"))),
+    ("agent", optional(not_blank("must name an agent"))),
+    ("old_agent", optional(not_blank("must name an agent"))),
+    ("new_agent", optional(not_blank("must name an agent"))),
+    ("tail", at_least(0, as_int)),
+    ("strict", as_bool),
+    ("margin", optional(at_least(0, finite(as_float)))),
+    ("alpha", below(1, above=0, convert=as_float)),
+    ("allow_same_file", as_bool),
+    ("max_missing", _limit),
+    ("max_masked", _limit),
+    ("max_uncompared", _limit),
+    ("allow_copy", as_bool),
+    ("plan", as_bool),
+)
+
+
+@dataclass(frozen=True)
+class ParitySettings:
+    """Everything the gate was asked to do, checked once when built (:class:`SettingError` names the
+    field and why). A plain dataclass: a gate run imports no validation library for a dozen options."""
 
     old: Path
     new: Path
@@ -57,54 +102,36 @@ class ParitySettings(BaseModel):
     old_agent: Optional[str] = None
     new_agent: Optional[str] = None
     #: where each side's key and agent came from, for messages (an option or an ini key)
-    sources: dict[str, str] = Field(default_factory=dict)
-    tail: int = Field(15, ge=0)
+    sources: dict[str, str] = field(default_factory=dict)
+    tail: int = 15
     logs_roots: tuple[Path, ...] = ()
     json_path: Optional[Path] = None
     markdown_path: Optional[Path] = None
     html_path: Optional[Path] = None
     strict: bool = False
     #: margin mode: the largest mean-reward difference accepted as parity (reward units)
-    margin: Optional[float] = Field(None, ge=0, allow_inf_nan=False)
+    margin: Optional[float] = None
     #: the false discovery rate below which a flip's repeats show it is not noise (margin mode)
-    alpha: float = Field(0.05, gt=0, lt=1)
+    alpha: float = 0.05
     #: both sides may name one file (a deliberate smoke test); otherwise that is a usage error
     allow_same_file: bool = False
     #: the reviewed flips that pass (`--parity-known-flips`), and the file as messages name it
     known_flips: Optional[Path] = None
     known_flips_shown: str = ""
     #: the coverage item's limits on old tasks missing from / masked on the new side
-    max_missing: Limit = parse_limit(DEFAULT_MAX_MISSING)
-    max_masked: Limit = parse_limit(DEFAULT_MAX_MASKED)
+    max_missing: Limit = field(default_factory=lambda: parse_limit(DEFAULT_MAX_MISSING))
+    max_masked: Limit = field(default_factory=lambda: parse_limit(DEFAULT_MAX_MASKED))
     #: the one budget of lost evidence: old-side tasks not compared for whatever reason
-    max_uncompared: Limit = parse_limit(DEFAULT_MAX_UNCOMPARED)
+    max_uncompared: Limit = field(default_factory=lambda: parse_limit(DEFAULT_MAX_UNCOMPARED))
     #: two sides that hold the same rows pass the copy item (a dry run of the CI wiring)
     allow_copy: bool = False
     #: print what to run next for the pair, run no item, exit 0
     plan: bool = False
 
-    @field_validator("max_missing", "max_masked", "max_uncompared", mode="before")
-    @classmethod
-    def _limit(cls, value: Any) -> Limit:
-        if isinstance(value, Limit):
-            return value
-        if isinstance(value, bool) or not isinstance(value, (str, int)):
-            raise ValueError("must be a count of tasks (3), a percentage of the old side's tasks (10%) or off")
-        return parse_limit(str(value))
-
-    @field_validator("key", "old_key", "new_key")
-    @classmethod
-    def _key_not_blank(cls, value: Optional[str]) -> Optional[str]:
-        if value is not None and not value.strip():
-            raise ValueError("must name a field")
-        return value
-
-    @field_validator("agent", "old_agent", "new_agent")
-    @classmethod
-    def _agent_not_blank(cls, value: Optional[str]) -> Optional[str]:
-        if value is not None and not value.strip():
-            raise ValueError("must name an agent")
-        return value
+    def __post_init__(self) -> None:
+        """Each checked setting converted as an ini file or TOML may give it (`"3"`, `3`, `"yes"`)."""
+        for name, check in _CHECKS:
+            object.__setattr__(self, name, checked_as(name, check, getattr(self, name)))
 
     def side_key(self, side: str) -> tuple[Optional[str], str]:
         """The side's join field (its own key, else the shared one) and the option that gave it."""
@@ -236,12 +263,11 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
 
     try:
         settings = ParitySettings(**raw)
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        field_name = str(error["loc"][0]) if error["loc"] else "?"
+    except SettingError as exc:
+        field_name = exc.field_name
         where = sources.get(field_name, OPTION[field_name].flag if field_name in OPTION else field_name)
         value = raw.get(field_name)
-        message = error["msg"].removeprefix("Value error, ")
+        message = exc.message
         raise pytest.UsageError(f"{where}: {message[:1].lower() + message[1:]}, got {value!r}") from None
     _check_same_file(settings, sources)
     _check_companions(settings)

@@ -7,7 +7,9 @@ entries' paths and keys, each with the side's request, into each worker's ``work
 whose own requests are those rebuilds the sides from the entries instead of reading the rollout
 files, so all processes judge the very same rows; a worker that cannot use an entry reads the
 files itself. The entries are checked as the rerun cache checks its own: each worker is handed the
-controller's secret with them, and decodes an entry only once its tag holds for that secret.
+controller's secret with them, and decodes an entry only once its tag holds for that secret. The
+controller's comparison of the sides is handed over the same way (:mod:`.result_cache`), so a
+worker that took the sides classifies no task again.
 """
 
 from __future__ import annotations
@@ -19,11 +21,14 @@ from typing import Any, Optional
 
 import pytest
 
-from ..core import LoadedSide, SideRequest
+from ..core import CompareResult, LoadedSide, SideRequest
 from .rerun_cache import read_entry, write_entry
+from .result_cache import read_result, result_key, write_result
 
 WORKERINPUT_KEY = "rollout_parity_sides"
 SECRET_KEY = "rollout_parity_secret"
+#: the comparison of the sides, (path, key), when the controller could store it
+RESULT_KEY = "rollout_parity_comparison"
 
 
 class ShareWithWorkers:
@@ -33,6 +38,8 @@ class ShareWithWorkers:
         self.entries = entries
         self.secret = secret
         self.temp_dir = temp_dir
+        #: the stored comparison of the sides (path, key), once :meth:`add_result` has one
+        self.result: Optional[tuple[str, Any]] = None
 
     @classmethod
     def prepare(
@@ -53,11 +60,33 @@ class ShareWithWorkers:
             entries.append((str(path), key, request.plain()))
         return cls(entries, secret, temp_dir)
 
+    def add_result(
+        self,
+        result: CompareResult,
+        old: LoadedSide,
+        new: LoadedSide,
+        old_key: Optional[str],
+        new_key: Optional[str],
+        stored: Optional[Path] = None,
+    ) -> None:
+        """Hand the workers the comparison too: the cache's entry ``stored`` when there is one (it is
+        under the same key), else one written beside the temporary sides."""
+        key = result_key([key for _, key, _ in self.entries], old, new, old_key, new_key)
+        if stored is None:
+            if self.temp_dir is None:
+                self.temp_dir = tempfile.mkdtemp(prefix="rollout-parity-")
+            stored = Path(self.temp_dir) / "comparison.bin"
+            if not write_result(stored, key, self.secret, result, old, new):
+                return
+        self.result = (str(stored), key)
+
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
-        """Tell each worker where the sides are."""
+        """Tell each worker where the sides (and their comparison) are."""
         node.workerinput[WORKERINPUT_KEY] = self.entries
         node.workerinput[SECRET_KEY] = self.secret.hex()
+        if self.result is not None:
+            node.workerinput[RESULT_KEY] = self.result
 
     @pytest.hookimpl
     def pytest_unconfigure(self, config: pytest.Config) -> None:
@@ -88,6 +117,25 @@ def shared_sides(config: pytest.Config, requests: list[SideRequest]) -> Optional
             return None
         sides.append(side)
     return sides
+
+
+def shared_result(
+    config: pytest.Config, old: LoadedSide, new: LoadedSide, old_key: Optional[str], new_key: Optional[str]
+) -> Optional[CompareResult]:
+    """In an xdist worker that took its controller's sides, their comparison as the controller made
+    it for these join keys; None when none was handed over or it is unusable (the worker compares)."""
+    workerinput = getattr(config, "workerinput", None)
+    if not isinstance(workerinput, dict) or RESULT_KEY not in workerinput or WORKERINPUT_KEY not in workerinput:
+        return None
+    try:
+        secret = bytes.fromhex(workerinput[SECRET_KEY])
+        path, key = workerinput[RESULT_KEY]
+    except (KeyError, TypeError, ValueError):
+        return None
+    expected = result_key([_as_tuple(key) for _, key, _ in workerinput[WORKERINPUT_KEY]], old, new, old_key, new_key)
+    if _as_tuple(key) != expected:
+        return None
+    return read_result(Path(path), expected, secret, old, new)
 
 
 def _as_tuple(value: Any) -> Any:

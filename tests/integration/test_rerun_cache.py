@@ -186,18 +186,101 @@ def pytest_configure(config):
 """
 
 
+@pytest.fixture
+def comparisons(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The comparisons made in this process from now on (each by the new side's file); comparing still works."""
+    from pytest_rollout_parity.plugin import sources
+
+    seen: list[str] = []
+    real = sources.compare_loaded
+
+    def counting(old: Any, new: Any, **keys: Any) -> Any:
+        seen.append(Path(new.path).name)
+        return real(old, new, **keys)
+
+    monkeypatch.setattr(sources, "compare_loaded", counting)
+    return seen
+
+
+def test_rerun_compares_no_task_again(gate: Gate, comparisons: list[str]) -> None:
+    """The comparison is kept beside the sides: a rerun (whole, -k, --lf) classifies nothing and
+    reports the same; a changed input is compared again."""
+    args = gate.mixed()
+    first = gate.run(*args, "-rA", "-vv")
+    assert comparisons == ["rollouts.jsonl"]
+    assert len(list((gate.path / ENTRIES).glob("comparison-*.bin"))) == 1
+    comparisons.clear()
+    again = gate.run(*args, "-rA", "-vv")
+    narrowed = gate.run(*args, "-k", "regex-log", "-rA", "-vv")
+    gate.run(*args, "--lf", "-rA", "-vv")
+    assert comparisons == []
+    assert ran(again) == ran(first) and section(again) == section(first)
+    assert ran(narrowed) == {f"{NEW}::regex-log": ran(first)[f"{NEW}::regex-log"]}
+    margin = gate.run(*args, "--parity-margin=0.5", "-rA", "-vv")  # the options that judge do not matter
+    assert comparisons == [] and margin.ret in (0, 1)
+    (gate.path / NEW).write_text((gate.path / NEW).read_text() + "\n")
+    gate.run(*args)
+    assert comparisons == ["rollouts.jsonl"]
+
+
+def test_a_planted_comparison_is_not_used(gate: Gate, comparisons: list[str]) -> None:
+    """A comparison entry that its tag does not hold for is ignored and made again, as a side's is."""
+    args = gate.mixed()
+    first = gate.run(*args, "-rA", "-vv")
+    (stored,) = (gate.path / ENTRIES).glob("comparison-*.bin")
+    data = bytearray(stored.read_bytes())
+    data[-1] ^= 1
+    stored.write_bytes(bytes(data))
+    comparisons.clear()
+    again = gate.run(*args, "-rA", "-vv")
+    assert comparisons == ["rollouts.jsonl"]
+    assert ran(again) == ran(first) and section(again) == section(first)
+
+
+NO_COMPARING_IN_WORKERS = """
+import pytest
+from pytest_rollout_parity.plugin import sources
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config):
+    if hasattr(config, "workerinput"):
+        def refuse(old, new, **keys):
+            raise RuntimeError("an xdist worker compared " + str(new.path))
+        sources.compare_loaded = refuse
+"""
+
+
 @pytest.mark.parametrize("cache", ["cache", "no cache"])
-def test_xdist_workers_read_no_file(gate: Gate, cache: str, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("refused", ["read", "compared"])
+def test_xdist_workers_read_no_file_and_compare_no_task(
+    gate: Gate, cache: str, refused: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each worker takes its controller's sides and their comparison: the same outcomes and one
+    summary, and no worker reads a rollouts file or classifies a task."""
     pytest.importorskip("xdist")
     monkeypatch.setenv("TMPDIR", str(gate.path / "tmp"))
     (gate.path / "tmp").mkdir()
     args = [*gate.mixed(), gate.beside()]
     extra = ["-p", "no:cacheprovider"] if cache == "no cache" else []
     serial = gate.run_subprocess(*args, *extra, "-rA", "-vv")
-    gate.pytester.makeconftest(NO_READING_IN_WORKERS)
+    gate.pytester.makeconftest(NO_READING_IN_WORKERS if refused == "read" else NO_COMPARING_IN_WORKERS)
     parallel = gate.run_subprocess(*args, *extra, "-rA", "-vv", "-n", "2")
-    assert "an xdist worker read" not in parallel.stdout.str() + parallel.stderr.str()
+    assert f"an xdist worker {refused}" not in parallel.stdout.str() + parallel.stderr.str()
     assert "created: 2/2 workers" in parallel.stdout.str()
     assert ran(parallel) == ran(serial) and len(ran(serial)) == 8
     assert section(parallel) == section(serial)
     assert list((gate.path / "tmp").iterdir()) == []  # the hand-over files are removed
+
+
+def test_one_file_under_another_name_is_compared_again(gate: Gate, comparisons: list[str]) -> None:
+    """The comparison's notes name the sides as given: a file read once for both sides, named
+    otherwise on the next run, is compared again under the new name (its side entry still serves)."""
+    gate.mixed()
+    same = ["--parity-old=new/rollouts.jsonl", "--parity-allow-same-file", "--parity-json=s.json"]
+    gate.run(*same, f"--parity-new={NEW}")
+    gate.run(*same, f"--parity-new={NEW}")
+    assert comparisons == ["rollouts.jsonl"]
+    renamed = gate.run(*same, "--parity-new=new/./rollouts.jsonl")
+    assert comparisons == ["rollouts.jsonl", "rollouts.jsonl"]
+    assert renamed.ret in (0, 1) and "new/./rollouts.jsonl" in (gate.path / "s.json").read_text()

@@ -131,15 +131,15 @@ def _tag(secret: bytes, key: Any, body: bytes | memoryview) -> bytes:
     return mac.digest()
 
 
-def frame_side(key: Any, side: LoadedSide, secret: bytes) -> bytes:
-    """The framed bytes of one side under ``key``, tagged with ``secret`` (raises :class:`NotPlain`
-    or ValueError if it cannot be)."""
-    body = marshal.dumps(to_plain(side))
+def frame_plain(key: Any, plain: Any, secret: bytes) -> bytes:
+    """The framed bytes of any plain value (built-in tuples, lists, strings, numbers) under ``key``,
+    tagged with ``secret``: the rerun cache keeps a comparison so, beside its sides."""
+    body = marshal.dumps(plain)
     return MAGIC + VERSION.to_bytes(2, "big") + _tag(secret, key, body) + body
 
 
-def unframe_side(data: bytes, key: Any, secret: bytes) -> Optional[LoadedSide]:
-    """The side framed under ``key`` with ``secret``; None for anything else (foreign, older,
+def unframe_plain(data: bytes, key: Any, secret: bytes) -> Optional[Any]:
+    """The plain value framed under ``key`` with ``secret``; None for anything else (foreign, older,
     truncated, stale, planted): the tag is checked before a byte of the body is decoded."""
     import hmac
 
@@ -151,6 +151,23 @@ def unframe_side(data: bytes, key: Any, secret: bytes) -> Optional[LoadedSide]:
     if not hmac.compare_digest(_tag(secret, key, body), data[len(MAGIC) + 2 : _HEADER]):
         return None
     try:  # the body is one this process's secret tagged: written by the gate itself
-        return from_plain(marshal.loads(body))
+        return marshal.loads(body)
+    except (ValueError, EOFError, TypeError):
+        return None
+
+
+def frame_side(key: Any, side: LoadedSide, secret: bytes) -> bytes:
+    """The framed bytes of one side under ``key``, tagged with ``secret`` (raises :class:`NotPlain`
+    or ValueError if it cannot be)."""
+    return frame_plain(key, to_plain(side), secret)
+
+
+def unframe_side(data: bytes, key: Any, secret: bytes) -> Optional[LoadedSide]:
+    """The side framed under ``key`` with ``secret``; None for anything else (:func:`unframe_plain`)."""
+    plain = unframe_plain(data, key, secret)
+    if plain is None:
+        return None
+    try:
+        return from_plain(plain)
     except (ValueError, EOFError, TypeError, KeyError):
         return None

@@ -31,7 +31,7 @@ from ..model import (
 from ..statistics.left_out import LeftOut
 from ..statistics.margin import Equivalence, FlipJudgement, equivalence, judge_flips
 from ..statistics.paired import PairedSection, paired_section
-from ..statistics.paired_tests import McNemarTable, SignTest
+from ..statistics.paired_tests import DiscreteFdr, McNemarTable, SignTest
 from ..statistics.plan import Plan, plan
 
 T = TypeVar("T")
@@ -648,6 +648,35 @@ def _paired(section: PairedSection) -> Paired:
     )
 
 
+@dataclass(frozen=True)
+class MarginDecisions:
+    """Margin mode's decisions over one comparison, each computed once: the per-task tests' FDR
+    correction, each flip's judgement (by task index) and the equivalence decision. The
+    items, the summary and every report read these; without a margin there are none."""
+
+    fdr: Optional[DiscreteFdr]
+    judgements: tuple[Optional[FlipJudgement], ...]
+    equivalence: Optional[Equivalence]
+
+    @property
+    def failing_flips(self) -> Optional[int]:
+        """How many flips were shown not to be noise (they fail); None without a margin."""
+        if self.fdr is None:
+            return None
+        return sum(1 for judgement in self.judgements if judgement is not None and judgement.regression)
+
+
+def margin_decisions(
+    section: PairedSection, tasks: list[TaskComparison], margin: Optional[float], alpha: float = DEFAULT_ALPHA
+) -> MarginDecisions:
+    """The decisions at ``margin`` (none without one) from the comparison's paired ``section``."""
+    if margin is None:
+        return MarginDecisions(None, (None,) * len(tasks), None)
+    fdr = section.fdr(alpha)
+    judged = tuple(judge_flips(section, tasks, alpha, fdr))
+    return MarginDecisions(fdr, judged, equivalence(section.stats, margin, section.left_out))
+
+
 def build_summary(
     result: CompareResult,
     run: Optional[RunInfo] = None,
@@ -661,6 +690,7 @@ def build_summary(
     strict: bool = False,
     allow_copy: bool = False,
     with_plan: bool = False,
+    decisions: Optional[MarginDecisions] = None,
 ) -> Summary:
     """The summary of a comparison and, in a pytest run, of what the run did.
 
@@ -669,16 +699,24 @@ def build_summary(
     ``paired`` is the result's paired section when the caller already has it (else computed);
     with a ``margin`` the summary also holds the aggregate equivalence decision and the per-task
     tests at false discovery rate ``alpha``; ``judgements`` are margin mode's flip judgements when
-    the caller has them. Each task's outcome and the run's verdict are decided here, once; an
-    `inconclusive` verdict (or ``with_plan``) adds the plan of what to run next.
+    the caller has them; ``decisions`` all of margin mode's decisions, when the caller has made
+    them (:func:`margin_decisions`: the items read the same). Each task's outcome and the run's
+    verdict are decided here, once; an `inconclusive` verdict (or ``with_plan``) adds the plan of
+    what to run next.
     """
     section = paired if paired is not None else paired_section(result)
-    fdr = section.fdr(alpha) if margin is not None else None
-    if margin is not None and judgements is None:
-        judgements = judge_flips(section, result.tasks, alpha)
-    judged: list[Optional[FlipJudgement]] = judgements if judgements is not None else [None] * len(result.tasks)
-    if margin is not None and failing_flips is None:
-        failing_flips = sum(1 for j in judged if j is not None and j.regression)
+    if decisions is None:
+        decisions = (
+            margin_decisions(section, result.tasks, margin, alpha)
+            if judgements is None or margin is None
+            else MarginDecisions(
+                section.fdr(alpha), tuple(judgements), equivalence(section.stats, margin, section.left_out)
+            )
+        )
+    fdr = decisions.fdr
+    judged: list[Optional[FlipJudgement]] = list(decisions.judgements)
+    if failing_flips is None:
+        failing_flips = decisions.failing_flips
     adjusted = fdr.adjusted if fdr is not None else (None,) * len(result.tasks)
     notes = list(result.notes)
     if run is not None and run.same_file:
@@ -721,7 +759,7 @@ def build_summary(
         )
         for task, p, adjusted_p, judgement in zip(result.tasks, section.p_values, adjusted, judged)
     )
-    aggregate = equivalence(section.stats, margin, section.left_out) if margin is not None else None
+    aggregate = decisions.equivalence
     nothing = nothing_compared(result)
     decision = decide(
         tasks,

@@ -155,9 +155,12 @@ def judge_flip(
     )
 
 
-def judge_flips(section: PairedSection, tasks: list[TaskComparison], alpha: float) -> list[Optional[FlipJudgement]]:
-    """The judgement of every flipped task, by task index (None for the other categories)."""
-    fdr = section.fdr(alpha)
+def judge_flips(
+    section: PairedSection, tasks: list[TaskComparison], alpha: float, fdr: Optional[DiscreteFdr] = None
+) -> list[Optional[FlipJudgement]]:
+    """The judgement of every flipped task, by task index (None for the other categories); ``fdr`` is
+    ``section.fdr(alpha)`` when the caller has it."""
+    fdr = fdr if fdr is not None else section.fdr(alpha)
     judged: list[Optional[FlipJudgement]] = []
     for i, task in enumerate(tasks):
         test = section.tests[i]
