@@ -18,14 +18,14 @@ NEW = _rows({"a": [0.0] * 6, "b": [0.0, 1.0, 0.0], "c": [0.0, 0.0], "d": [1.0]})
 
 
 def test_the_summary_holds_the_decisions_it_is_given() -> None:
-    """Given decisions, the summary reads them instead of deciding again: a changed aggregate shows."""
+    """Given decisions, the summary reads them instead of deciding again: a changed equivalence decision shows."""
     result = compare_rollouts(OLD, NEW)
     section = paired_section(result)
     made = margin_decisions(section, result.tasks, 0.3)
-    assert made.aggregate is not None and made.fdr is not None
-    flipped = dataclasses.replace(made, aggregate=dataclasses.replace(made.aggregate, passed=not made.aggregate.passed))
+    assert made.equivalence is not None and made.fdr is not None
+    flipped = dataclasses.replace(made, equivalence=dataclasses.replace(made.equivalence, passed=not made.equivalence.passed))
     summary = build_summary(result, paired=section, margin=0.3, decisions=flipped)
-    assert summary.aggregate is not None and summary.aggregate.passed is (not made.aggregate.passed)
+    assert summary.equivalence is not None and summary.equivalence.passed is (not made.equivalence.passed)
     assert summary.failing_flips == made.failing_flips
 
 
@@ -41,5 +41,5 @@ def test_decisions_made_by_the_summary_equal_those_made_once() -> None:
 def test_without_a_margin_there_is_no_decision() -> None:
     result = compare_rollouts(OLD, NEW)
     made = margin_decisions(paired_section(result), result.tasks, None)
-    assert (made.fdr, made.aggregate, made.failing_flips) == (None, None, None)
+    assert (made.fdr, made.equivalence, made.failing_flips) == (None, None, None)
     assert made.judgements == (None,) * len(result.tasks)
