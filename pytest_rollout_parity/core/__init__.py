@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from .reading.bounded import read_capped
     from .reading.jsonl_lines import Progress
     from .reading.loaded_side import LoadedSide
-    from .reading.loading import load_rollouts
+    from .reading.loading import load_rollouts, load_side
     from .reading.parallel import SideProgress, load_two
     from .reading.shards import ShardPatternError, expand
     from .reading.side_request import SideRequest
@@ -137,6 +137,7 @@ __all__ = [
     "item_names",
     "judge_flips",
     "load_rollouts",
+    "load_side",
     "load_two",
     "margin_beyond_range",
     "metrics_path",
@@ -206,7 +207,7 @@ _ENTRANCE: dict[str, tuple[str, ...]] = {
     "reading.bounded": ("read_capped",),
     "reading.jsonl_lines": ("Progress",),
     "reading.loaded_side": ("LoadedSide",),
-    "reading.loading": ("load_rollouts",),
+    "reading.loading": ("load_rollouts", "load_side"),
     "reading.sidecar": ("sidecar_display", "sidecar_path", "sidecar_places"),
     "reading.parallel": ("SideProgress", "load_two"),
     "reading.side_request": ("SideRequest",),

@@ -11,6 +11,7 @@ from typing import Optional
 
 import pytest
 
+from .. import core
 from ..core import (
     COPY_NAME,
     COVERAGE_NAME,
@@ -315,7 +316,7 @@ def check_files(side: LoadedSide, name: str) -> Optional[AggregateCheck]:
 
 
 def _serially(requests: list[SideRequest]) -> list[LoadedSide]:
-    return [request.load() for request in requests]
+    return [core.load_side(request) for request in requests]
 
 
 def read_sides(
