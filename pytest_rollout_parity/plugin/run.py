@@ -163,7 +163,7 @@ class ParityRun:
     @cached_property
     def wants_excerpt(self) -> bool:
         """A side is keyed on the task's index or prompt: its labels say little, a prompt excerpt helps."""
-        return wants_excerpt(self.result.old_key) or wants_excerpt(self.result.new_key)
+        return wants_excerpt(self.result.join.old_key) or wants_excerpt(self.result.join.new_key)
 
     def built_evidence(self, index: int) -> Optional[FlipEvidence]:
         """The flip's evidence when this process has built it, else None (nothing is read)."""
