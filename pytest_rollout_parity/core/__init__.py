@@ -42,11 +42,11 @@ if TYPE_CHECKING:
     from .judging.metrics_file import AggregateCheck, check_side, combined_check, metrics_path, metrics_places
     from .judging.row_context import EXCERPT_CAP, wants_excerpt
     from .judging.verifier_output import LogRoots
-    from .model import CompareResult, RowOrigin, TaskComparison, TaskSide
+    from .model import CompareResult, Join, RowCounts, RowOrigin, TaskComparison, TaskSide
     from .reading.bounded import read_capped
     from .reading.jsonl_lines import Progress
     from .reading.loaded_side import LoadedSide
-    from .reading.loading import load_rollouts
+    from .reading.loading import load_rollouts, load_side
     from .reading.parallel import SideProgress, load_two
     from .reading.shards import ShardPatternError, expand
     from .reading.side_request import SideRequest
@@ -108,6 +108,7 @@ __all__ = [
     "FlipEvidence",
     "FlipJudgement",
     "InventoryRead",
+    "Join",
     "KnownFlips",
     "Limit",
     "LoadedSide",
@@ -116,6 +117,7 @@ __all__ = [
     "OptionNames",
     "PairedSection",
     "Progress",
+    "RowCounts",
     "RowOrigin",
     "RunInfo",
     "ShardPatternError",
@@ -148,6 +150,7 @@ __all__ = [
     "item_names",
     "judge_flips",
     "load_rollouts",
+    "load_side",
     "load_two",
     "margin_beyond_range",
     "margin_decisions",
@@ -215,11 +218,11 @@ _ENTRANCE: dict[str, tuple[str, ...]] = {
     "judging.known_flips": ("KnownFlips", "read_known_flips"),
     "judging.metrics_file": ("AggregateCheck", "check_side", "combined_check", "metrics_path", "metrics_places"),
     "judging.verifier_output": ("LogRoots",),
-    "model": ("CompareResult", "RowOrigin", "TaskComparison", "TaskSide"),
+    "model": ("CompareResult", "Join", "RowCounts", "RowOrigin", "TaskComparison", "TaskSide"),
     "reading.bounded": ("read_capped",),
     "reading.jsonl_lines": ("Progress",),
     "reading.loaded_side": ("LoadedSide",),
-    "reading.loading": ("load_rollouts",),
+    "reading.loading": ("load_rollouts", "load_side"),
     "reading.sidecar": ("sidecar_display", "sidecar_path", "sidecar_places"),
     "reading.parallel": ("SideProgress", "load_two"),
     "reading.side_request": ("SideRequest",),

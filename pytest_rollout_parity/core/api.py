@@ -19,6 +19,7 @@ from .judging.classify import SideInput, compare_sides, infer_keys
 from .judging.copies import copies_note
 from .judging.verification import verification_notes
 from .model import CompareResult, RowFacts, RowReader
+from .reading import loading
 from .reading.agents import AgentFilter
 from .reading.key_vote import REASON_BORROWED, REASON_GIVEN, KeyChoice
 from .reading.loaded_side import LoadedSide
@@ -198,7 +199,7 @@ def compare_files(
     """Compare two rollouts files by streaming them; rows are re-read from disk only on demand."""
     old = SideRequest.from_arguments("old", old_path, key, old_key, agent, old_agent)
     new = SideRequest.from_arguments("new", new_path, key, new_key, agent, new_agent)
-    return _compare_loaded(old.load(), new.load(), old.key, new.key).worded(API_NAMES)
+    return _compare_loaded(loading.load_side(old), loading.load_side(new), old.key, new.key).worded(API_NAMES)
 
 
 def summary_dict(

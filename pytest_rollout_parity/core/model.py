@@ -9,12 +9,19 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, Optional
+from typing import Any, Literal, Optional, TypeVar
 
 from .vocabulary import OptionNames
 
 Category = Literal["identical", "flipped", "flipped_agent_error", "masked", "missing"]
 Side = Literal["old", "new"]
+T = TypeVar("T")
+
+
+def per_side(side: Side, old: T, new: T) -> T:
+    """The old or the new one of a pair of per-side values."""
+    return old if side == "old" else new
+
 
 #: What became of one task, one word for every report (docs/semantics.md, "Outcomes"): compared and
 #: at parity (`passed`), a flip that fails (`failed`), a flip its repeats do not tell from noise
@@ -183,23 +190,54 @@ class TaskComparison:
         return self.old if name == "old" else self.new
 
 
+@dataclass(frozen=True, slots=True)
+class Join:
+    """How the sides were joined: each side's task field (and why it), the prefix stripped from its
+    labels, and whether labels were split by taskset. The judging stage decides it once; the result
+    and the summary hold this one value."""
+
+    old_key: str
+    new_key: str
+    old_key_reason: str = ""
+    new_key_reason: str = ""
+    old_prefix_stripped: Optional[str] = None
+    new_prefix_stripped: Optional[str] = None
+    keyed_by_taskset: bool = False
+
+    def key(self, side: Side) -> str:
+        return per_side(side, self.old_key, self.new_key)
+
+    def key_reason(self, side: Side) -> str:
+        return per_side(side, self.old_key_reason, self.new_key_reason)
+
+    def prefix_stripped(self, side: Side) -> Optional[str]:
+        return per_side(side, self.old_prefix_stripped, self.new_prefix_stripped)
+
+
+@dataclass(frozen=True, slots=True)
+class RowCounts:
+    """Rows read per side (sidecar records included), and how many of them are masked."""
+
+    old: int
+    new: int
+    old_masked: int = 0
+    new_masked: int = 0
+
+    def total(self, side: Side) -> int:
+        return per_side(side, self.old, self.new)
+
+    def masked(self, side: Side) -> int:
+        return per_side(side, self.old_masked, self.new_masked)
+
+
 @dataclass(frozen=True)
 class CompareResult:
     """Every joined task, sorted by label, and how the join was made."""
 
     tasks: list[TaskComparison]
-    old_key: str
-    new_key: str
-    old_rows: int
-    new_rows: int
-    old_masked_rows: int = 0
-    new_masked_rows: int = 0
-    old_prefix_stripped: Optional[str] = None
-    new_prefix_stripped: Optional[str] = None
-    keyed_by_taskset: bool = False
+    join: Join
+    rows: RowCounts
     notes: list[str] = field(default_factory=list)
-    old_key_reason: str = ""
-    new_key_reason: str = ""
     #: the note saying both sides hold the same rows (docs/semantics.md, "Copies"), or None
     copies: Optional[str] = None
     #: why no task is joined although both sides name tasks (the runs read different inputs, or the

@@ -47,6 +47,7 @@ from typing import Any, Optional
 
 import pytest
 
+from .. import core
 from ..core import (
     LoadedSide,
     SideProgress,
@@ -278,7 +279,7 @@ class SideStore:
             found[0], found[1] = load_two(requests[0], requests[1], progress=self.progress)
         else:
             for i in missing:
-                found[i] = requests[i].load(self.progress.start(i) if self.progress else None)
+                found[i] = core.load_side(requests[i], self.progress.start(i) if self.progress else None)
                 if self.progress:
                     self.progress.done(i)
         sides = [side for side in found if side is not None]

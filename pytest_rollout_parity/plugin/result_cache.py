@@ -11,32 +11,29 @@ the very row facts (and read from the very files) the sides have.
 
 from __future__ import annotations
 
+from dataclasses import astuple
 from hashlib import sha256
 from pathlib import Path
 from typing import Any, Optional
 
-from ..core import CompareResult, LoadedSide, TaskComparison, TaskSide, frame_plain, read_capped, unframe_plain
+from ..core import (
+    CompareResult,
+    Join,
+    LoadedSide,
+    RowCounts,
+    TaskComparison,
+    TaskSide,
+    frame_plain,
+    read_capped,
+    unframe_plain,
+)
 from .rerun_cache import code_state, entry_cap, write_atomically
 
 #: the shape of a stored comparison; another shape is never read
-RESULT_SCHEMA = 1
-#: the result's fields stored as they are (the tasks are stored apart), in this order
-_PLAIN_FIELDS = (
-    "old_key",
-    "new_key",
-    "old_rows",
-    "new_rows",
-    "old_masked_rows",
-    "new_masked_rows",
-    "old_prefix_stripped",
-    "new_prefix_stripped",
-    "keyed_by_taskset",
-    "notes",
-    "old_key_reason",
-    "new_key_reason",
-    "copies",
-    "unjoined",
-)
+RESULT_SCHEMA = 2
+#: the result's fields stored as they are (the tasks are stored apart, the join and the row counts
+#: as their fields' values), in this order
+_PLAIN_FIELDS = ("notes", "copies", "unjoined")
 
 
 class NotStored(ValueError):
@@ -84,7 +81,8 @@ def to_plain(result: CompareResult, old: LoadedSide, new: LoadedSide) -> tuple[A
         )
         for task in result.tasks
     ]
-    return (RESULT_SCHEMA, tasks, tuple(getattr(result, name) for name in _PLAIN_FIELDS))
+    fields = tuple(getattr(result, name) for name in _PLAIN_FIELDS)
+    return (RESULT_SCHEMA, tasks, astuple(result.join), astuple(result.rows), fields)
 
 
 def _side_from(plain: Optional[tuple[Any, ...]], side: LoadedSide) -> Optional[TaskSide]:
@@ -97,7 +95,7 @@ def _side_from(plain: Optional[tuple[Any, ...]], side: LoadedSide) -> Optional[T
 
 def from_plain(plain: Any, old: LoadedSide, new: LoadedSide) -> CompareResult:
     """The comparison :func:`to_plain` was given, rebuilt onto ``old`` and ``new`` (raises on a foreign shape)."""
-    schema, tasks, fields = plain
+    schema, tasks, join, rows, fields = plain
     if schema != RESULT_SCHEMA or len(fields) != len(_PLAIN_FIELDS):
         raise ValueError("another shape of stored comparison")
     values = dict(zip(_PLAIN_FIELDS, fields))
@@ -106,7 +104,7 @@ def from_plain(plain: Any, old: LoadedSide, new: LoadedSide) -> CompareResult:
         TaskComparison(label, category, _side_from(o, old), _side_from(n, new), winner, taskset)
         for label, category, winner, taskset, o, n in tasks
     ]
-    return CompareResult(tasks=rebuilt, **values)
+    return CompareResult(tasks=rebuilt, join=Join(*join), rows=RowCounts(*rows), **values)
 
 
 def read_result(

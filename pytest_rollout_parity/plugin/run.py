@@ -11,6 +11,7 @@ from typing import Optional
 
 import pytest
 
+from .. import core
 from ..core import (
     COPY_NAME,
     COVERAGE_NAME,
@@ -172,7 +173,7 @@ class ParityRun:
     @cached_property
     def wants_excerpt(self) -> bool:
         """A side is keyed on the task's index or prompt: its labels say little, a prompt excerpt helps."""
-        return wants_excerpt(self.result.old_key) or wants_excerpt(self.result.new_key)
+        return wants_excerpt(self.result.join.old_key) or wants_excerpt(self.result.join.new_key)
 
     def built_evidence(self, index: int) -> Optional[FlipEvidence]:
         """The flip's evidence when this process has built it, else None (nothing is read)."""
@@ -333,7 +334,7 @@ def _compare(old: LoadedSide, new: LoadedSide, old_key: Optional[str], new_key: 
 
 
 def _serially(requests: list[SideRequest]) -> list[LoadedSide]:
-    return [request.load() for request in requests]
+    return [core.load_side(request) for request in requests]
 
 
 def read_sides(

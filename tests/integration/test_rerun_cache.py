@@ -1,8 +1,9 @@
 """Reruns read nothing twice: the loaded sides kept in pytest's cache, and handed to xdist workers.
 
 Whether a run read a rollouts file is observed by making reading impossible: in-process runs
-replace :meth:`SideRequest.load` (the one place a side is read in the gate's process), and xdist
-workers, separate processes, get the same replacement from a conftest.py.
+replace :func:`loading.load_side` (the one function a side is read through in the gate's process,
+which every caller looks up at call time), and xdist workers, separate processes, get the same
+replacement from a conftest.py.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from pytest_rollout_parity.core.reading import snapshot
+from pytest_rollout_parity.core.reading import loading, snapshot
+from pytest_rollout_parity.core.reading.loading import load_side
 from pytest_rollout_parity.core.reading.side_request import SideRequest
 from pytest_rollout_parity.plugin.rerun_cache import user_secret
 
@@ -33,13 +35,13 @@ def entries(gate: Gate) -> list[Path]:
 def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The sides read in this process from now on (each by path); reading still works."""
     seen: list[str] = []
-    real = SideRequest.load
+    real = loading.load_side
 
-    def counting(self: SideRequest, progress: Any = None) -> Any:
-        seen.append(Path(self.path).name)
-        return real(self, progress)
+    def counting(request: SideRequest, progress: Any = None) -> Any:
+        seen.append(Path(request.path).name)
+        return real(request, progress)
 
-    monkeypatch.setattr(SideRequest, "load", counting)
+    monkeypatch.setattr(loading, "load_side", counting)
     return seen
 
 
@@ -129,11 +131,11 @@ def test_a_damaged_entry_is_rebuilt_never_trusted(gate: Gate, reads: list[str], 
         elif damage == "empty":
             entry.write_bytes(b"")
         elif damage == "stale":
-            side = SideRequest(str(gate.path / NEW)).load()
+            side = load_side(SideRequest(str(gate.path / NEW)))
             entry.write_bytes(snapshot.frame_side(("an older key",), side, secret))
         else:  # a valid entry of other files, under this entry's name
             other = gate.write("other.jsonl", [harbor_row("zzz", 0.0)])
-            entry.write_bytes(snapshot.frame_side(("key",), SideRequest(str(other)).load(), secret))
+            entry.write_bytes(snapshot.frame_side(("key",), load_side(SideRequest(str(other))), secret))
     reads.clear()
     again = gate.run(*args, "-rA", "-vv")
     assert ran(again) == ran(first) and section(again) == section(first)
@@ -173,16 +175,16 @@ def test_the_cache_is_never_beside_the_inputs(gate: Gate) -> None:
 
 NO_READING_IN_WORKERS = """
 import pytest
-from pytest_rollout_parity.core.reading.side_request import SideRequest
+from pytest_rollout_parity.core.reading import loading
 from pytest_rollout_parity.plugin.rerun_cache import user_secret
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config):
     if hasattr(config, "workerinput"):
-        def refuse(self, progress=None):
-            raise RuntimeError("an xdist worker read " + self.path)
-        SideRequest.load = refuse
+        def refuse(request, progress=None):
+            raise RuntimeError("an xdist worker read " + request.path)
+        loading.load_side = refuse
 """
 
 

@@ -69,4 +69,4 @@ def test_re_templating_every_prompt_changes_no_verdict(drawn: tuple, name: str, 
     )
     after = compare_rollouts(rows(ids, old, name, "Solve {task}.", indexed), rows(ids, new, name, template, indexed))
     assert verdicts(after) == verdicts(before)
-    assert after.old_key == after.new_key == name
+    assert after.join.old_key == after.join.new_key == name

@@ -103,7 +103,7 @@ def test_swapping_sides_swaps_winners_and_side_counts_only(pair: tuple[list[dict
         assert (f.old is None) == (b.new is None) and (f.new is None) == (b.old is None)
     counts_f, counts_b = forward.counts(), backward.counts()
     assert {SWAPPED.get(k, k): v for k, v in counts_f.items()} == counts_b
-    assert (forward.old_key, forward.new_key) == (backward.new_key, backward.old_key)
+    assert (forward.join.old_key, forward.join.new_key) == (backward.join.new_key, backward.join.old_key)
 
 
 @settings(max_examples=150, deadline=None)

@@ -488,6 +488,6 @@ def test_files_compare_alike(pair: tuple[tuple[str, str], tuple[str, str], Optio
     if isinstance(full, str):
         event("input error: " + _error_kind(full))
     else:
-        for side_key in (full[2]["old_key"], full[2]["new_key"]):
+        for side_key in (full[2]["join"].old_key, full[2]["join"].new_key):
             event("a side keyed on " + (side_key if side_key in (TASK_INDEX, PROMPT) else "an id field"))
     assert fast == full

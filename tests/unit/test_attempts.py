@@ -199,7 +199,7 @@ def test_a_line_of_non_ascii_whitespace_is_skipped_like_a_blank_line(write_jsonl
     old = write_jsonl("old/r.jsonl", text.encode("utf-8"))
     new = write_jsonl("new/r.jsonl", dump_rows(rows) + blank)  # also as the last line, without newline
     result = compare_files(old, new)
-    assert result.old_rows == 2 and result.new_rows == 1
+    assert result.rows.old == 2 and result.rows.new == 1
     assert result.tasks[0].category == "identical"
 
 

@@ -472,8 +472,8 @@ def test_counts():
 
 def test_rows_read_and_masked_per_side():
     res = _mixed()
-    assert (res.old_rows, res.old_masked_rows) == (9, 2)
-    assert (res.new_rows, res.new_masked_rows) == (11, 3)
+    assert (res.rows.old, res.rows.old_masked) == (9, 2)
+    assert (res.rows.new, res.rows.new_masked) == (11, 3)
 
 
 def test_by_category():

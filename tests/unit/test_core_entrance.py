@@ -4,6 +4,7 @@ whose names resolve lazily to the stage that defines them; no two modules share 
 from __future__ import annotations
 
 import ast
+import graphlib
 import importlib
 from collections import Counter
 from pathlib import Path
@@ -47,7 +48,8 @@ STAGES = ("reading", "identity", "judging", "statistics", "reports")
 
 
 def imported_modules(path: Path) -> set[str]:
-    """The absolute names of the modules a file imports (relative ones resolved; typing-only included)."""
+    """The absolute names of the modules a file imports (relative ones resolved; typing-only included;
+    ``from x import name`` gives ``x`` and ``x.name``, which is a module only when ``name`` is one)."""
     package = path.relative_to(PACKAGE.parent).parent.parts
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
@@ -56,7 +58,8 @@ def imported_modules(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = ".".join(package[: len(package) - node.level + 1]) if node.level else ""
             module = ".".join(part for part in (base, node.module) if part)
-            found |= {module} if node.module else {f"{module}.{alias.name}" for alias in node.names}
+            found |= {module} if node.module else set()
+            found |= {f"{module}.{alias.name}" for alias in node.names}  # a module when the name is one
     return found
 
 
@@ -70,3 +73,25 @@ def test_stages_import_only_from_earlier_stages() -> None:
                 if STAGES.index(parts[2]) > STAGES.index(stage):
                     backward.append(f"{path.relative_to(PACKAGE)} imports {module}")
     assert backward == []
+
+
+def test_the_core_has_no_import_cycle() -> None:
+    """No core module imports, through any chain, itself. Every import counts: module-level,
+    typing-only (`if TYPE_CHECKING:`) and lazy ones inside functions, since a cycle put off until
+    call or check time is still two modules that need each other. A package's own `__init__` is
+    not counted as imported by its modules (Python runs it first, whatever they import)."""
+    modules = {
+        ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__"): path
+        for path in (PACKAGE / "core").rglob("*.py")
+    }
+    graph = {name: set() for name in modules}
+    for name, path in modules.items():
+        for module in imported_modules(path):
+            while module not in modules and "." in module:  # `from . import name` of a non-module
+                module = module.rpartition(".")[0]
+            if module in modules and module != name:
+                graph[name].add(module)
+    try:
+        graphlib.TopologicalSorter(graph).prepare()
+    except graphlib.CycleError as exc:
+        raise AssertionError(f"import cycle: {' -> '.join(exc.args[1])}") from None

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from pytest_rollout_parity.core.reading import parallel, snapshot
+from pytest_rollout_parity.core.reading.loading import load_side
 from pytest_rollout_parity.core.reading.side_request import SideRequest
 
 
@@ -47,15 +48,15 @@ def side_files(real_rows: Callable[[str], list[dict[str, Any]]], write_jsonl: Ca
 
 def test_a_side_digests_its_file_then_its_sidecar(side_files: tuple[Path, Path]) -> None:
     main, sidecar = side_files
-    side = SideRequest(str(main), display="n.jsonl").load()
+    side = load_side(SideRequest(str(main), display="n.jsonl"))
     assert side.digest == expected(main, sidecar)
 
 
 def test_one_byte_changed_changes_the_digest(side_files: tuple[Path, Path]) -> None:
     main, _ = side_files
-    before = SideRequest(str(main), display="n.jsonl").load().digest
+    before = load_side(SideRequest(str(main), display="n.jsonl")).digest
     main.write_bytes(main.read_bytes().replace(b'"reward": 0.0', b'"reward": 1.0', 1))
-    assert SideRequest(str(main), display="n.jsonl").load().digest != before
+    assert load_side(SideRequest(str(main), display="n.jsonl")).digest != before
 
 
 def test_a_compressed_side_digests_what_it_holds(side_files: tuple[Path, Path], tmp_path: Path) -> None:
@@ -63,7 +64,7 @@ def test_a_compressed_side_digests_what_it_holds(side_files: tuple[Path, Path], 
     packed = tmp_path / "packed" / "rollouts.jsonl.gz"
     packed.parent.mkdir()
     packed.write_bytes(gzip.compress(main.read_bytes()))
-    assert SideRequest(str(packed), display="p.jsonl.gz").load().digest == expected(main)
+    assert load_side(SideRequest(str(packed), display="p.jsonl.gz")).digest == expected(main)
 
 
 def test_shards_digest_in_the_order_given(write_jsonl: Callable[..., Path]) -> None:
@@ -74,7 +75,7 @@ def test_shards_digest_in_the_order_given(write_jsonl: Callable[..., Path]) -> N
         display="s/shard-*.jsonl",
         shards=((str(first), "s/shard-1.jsonl"), (str(second), "s/shard-2.jsonl")),
     )
-    assert request.load().digest == expected(first, second)
+    assert load_side(request).digest == expected(first, second)
 
 
 def test_the_reader_child_and_the_cache_keep_the_digest(side_files: tuple[Path, Path]) -> None:

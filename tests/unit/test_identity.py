@@ -53,8 +53,8 @@ def test_key_detection_takes_the_first_candidate_every_row_carries(index):
             set_path(row, field, f"{'winner' if j == 0 else 'other' + str(j)}-{n}")
         rows.append(row)
     res = compare_rollouts(rows, rows)
-    assert res.old_key == CANDIDATES[index]
-    assert res.new_key == CANDIDATES[index]
+    assert res.join.old_key == CANDIDATES[index]
+    assert res.join.new_key == CANDIDATES[index]
     assert labels(res) == ["winner-0", "winner-1"]
 
 
@@ -65,7 +65,7 @@ def test_appended_candidates_never_outrank_the_listed_ones(real_rows):
     for r, name in zip(rows, ["vm-one", "vm-two"]):
         r["verifier_metadata"] = {"id": name}
     res = compare_rollouts(rows, rows)
-    assert res.old_key == "verifier_metadata.id"
+    assert res.join.old_key == "verifier_metadata.id"
     assert labels(res) == ["vm-one", "vm-two"]
 
 
@@ -76,7 +76,7 @@ def test_a_candidate_missing_or_null_on_one_row_does_not_qualify():
         {"task_id": "t3", "reward": 0.0},
     ]
     res = compare_rollouts(old, old)
-    assert res.old_key == "task_id"
+    assert res.join.old_key == "task_id"
     assert labels(res) == ["t1", "t2", "t3"]
 
 
@@ -84,8 +84,8 @@ def test_keys_are_detected_per_side(real_rows):
     old = real_rows("deepswe_opencode_trimmed.jsonl")  # task_id (and verifier_metadata.task_id)
     new = [{"verifier_metadata": {"task_id": "ts-pattern-match-each"}, "reward": 1.0}]
     res = compare_rollouts(old, new)
-    assert res.old_key == "task_id"
-    assert res.new_key == "verifier_metadata.task_id"
+    assert res.join.old_key == "task_id"
+    assert res.join.new_key == "verifier_metadata.task_id"
     assert cats(res) == {"ts-pattern-match-each": "identical"}
 
 
@@ -114,20 +114,20 @@ def test_explicit_key_applies_to_both_sides(real_rows):
     new = real_rows("harbor_agent_terminal_bench_daytona.jsonl")
     new[1]["reward"] = 0.0
     res = compare_rollouts(old, new, key="instance_id")
-    assert res.old_key == res.new_key == "instance_id"
+    assert res.join.old_key == res.join.new_key == "instance_id"
     # "::" is never a namespace to strip
     assert cats(res) == {
         "terminal_bench::gpt2-codegolf": "identical",
         "terminal_bench::reshard-c4-data": "flipped",
     }
-    assert res.old_prefix_stripped is None
-    assert res.new_prefix_stripped is None
+    assert res.join.old_prefix_stripped is None
+    assert res.join.new_prefix_stripped is None
 
 
 def test_explicit_dotted_key(real_rows):
     old = real_rows("harbor_agent_terminal_bench_daytona.jsonl")
     res = compare_rollouts(old, old, key="metadata.task_name")
-    assert res.old_key == res.new_key == "metadata.task_name"
+    assert res.join.old_key == res.join.new_key == "metadata.task_name"
     assert labels(res) == ["gpt2-codegolf", "reshard-c4-data"]
 
 
@@ -136,7 +136,7 @@ def test_explicit_key_overrides_detection(real_rows):
     rows[0]["verifier_metadata"]["task_id"] = "other-id"
     res = compare_rollouts(rows, rows, key="verifier_metadata.task_id")
     assert labels(res) == ["other-id"]
-    assert res.old_key == "verifier_metadata.task_id"
+    assert res.join.old_key == "verifier_metadata.task_id"
 
 
 def test_explicit_key_missing_on_a_row_is_an_error_naming_the_field(real_rows):
@@ -153,8 +153,8 @@ def test_explicit_key_missing_on_a_row_is_an_error_naming_the_field(real_rows):
 def test_a_side_with_no_rows_borrows_the_other_sides_key():
     new = [{"task_name": "a", "reward": 1.0}, {"task_name": "b", "reward": 0.0}]
     res = compare_rollouts([], new)
-    assert res.old_key == "task_name"
-    assert res.new_key == "task_name"
+    assert res.join.old_key == "task_name"
+    assert res.join.new_key == "task_name"
     assert cats(res) == {"a": "missing", "b": "missing"}
     c = res.counts()
     assert (c["missing_new_only"], c["missing_old_only"]) == (2, 0)
@@ -163,7 +163,7 @@ def test_a_side_with_no_rows_borrows_the_other_sides_key():
 
 def test_old_side_with_rows_lends_its_key_to_an_empty_new_side():
     res = compare_rollouts([{"verifier_metadata": {"id": "q1"}, "reward": 1.0}], [])
-    assert res.old_key == res.new_key == "verifier_metadata.id"
+    assert res.join.old_key == res.join.new_key == "verifier_metadata.id"
     assert res.counts()["missing_old_only"] == 1
 
 
@@ -174,7 +174,7 @@ def test_dict_id_gives_taskset_and_task_id_single_taskset_is_plain():
     rows = [ng("regex-log"), ng("fix-git")]
     res = compare_rollouts(rows, rows)
     assert labels(res) == ["fix-git", "regex-log"]
-    assert res.keyed_by_taskset is False
+    assert res.join.keyed_by_taskset is False
 
 
 def test_dict_id_with_id_instead_of_task_id():
@@ -214,7 +214,7 @@ def test_slash_ids_are_whole_ids_when_both_sides_share_them():
     rows = [{"verifier_metadata": {"task_id": "HumanEval/0"}, "reward": 1.0}]
     res = compare_rollouts(rows, rows)
     assert cats(res) == {"HumanEval/0": "identical"}
-    assert res.old_prefix_stripped is None and res.new_prefix_stripped is None
+    assert res.join.old_prefix_stripped is None and res.join.new_prefix_stripped is None
 
 
 # --- tasksets --------------------------------------------------------------------------------
@@ -224,7 +224,7 @@ def test_both_sides_keyed_by_taskset():
     old = [ng("x", "terminal-bench-2-1"), ng("x", "weather:train"), ng("y", "terminal-bench-2-1")]
     new = [ng("x", "weather:train", 0.0), ng("x", "terminal-bench-2-1"), ng("y", "weather:train")]
     res = compare_rollouts(old, new)
-    assert res.keyed_by_taskset is True
+    assert res.join.keyed_by_taskset is True
     assert cats(res) == {
         "terminal-bench-2-1/x": "identical",
         "terminal-bench-2-1/y": "missing",
@@ -251,8 +251,8 @@ def test_one_side_keyed_matches_plain_ids_and_reports_ambiguous_ones():
         {"task_name": "dup-task", "reward": 1.0},
     ]
     res = compare_rollouts(old, new)
-    assert res.old_key == "_ng_task_id"
-    assert res.new_key == "task_name"
+    assert res.join.old_key == "_ng_task_id"
+    assert res.join.new_key == "task_name"
     assert cats(res) == {
         "solo": "identical",
         "other": "flipped",
@@ -314,8 +314,8 @@ def test_prefix_stripped_from_the_one_prefixed_side():
     ]
     new = [ng("fix-git"), ng("regex-log")]
     res = compare_rollouts(old, new)
-    assert res.old_prefix_stripped in ("terminal-bench", "terminal-bench/")
-    assert res.new_prefix_stripped is None
+    assert res.join.old_prefix_stripped in ("terminal-bench", "terminal-bench/")
+    assert res.join.new_prefix_stripped is None
     assert cats(res) == {"fix-git": "identical", "regex-log": "flipped"}
 
 
@@ -323,8 +323,8 @@ def test_prefix_stripped_from_the_new_side():
     old = [ng("fix-git")]
     new = [{"task_name": "terminal-bench/fix-git", "reward": 1.0}]
     res = compare_rollouts(old, new)
-    assert res.new_prefix_stripped in ("terminal-bench", "terminal-bench/")
-    assert res.old_prefix_stripped is None
+    assert res.join.new_prefix_stripped in ("terminal-bench", "terminal-bench/")
+    assert res.join.old_prefix_stripped is None
     assert cats(res) == {"fix-git": "identical"}
 
 
@@ -332,7 +332,7 @@ def test_no_strip_when_both_sides_carry_prefixes():
     old = [{"task_name": "ns-a/fix-git", "reward": 1.0}]
     new = [{"task_name": "ns-b/fix-git", "reward": 1.0}]
     res = compare_rollouts(old, new)
-    assert res.old_prefix_stripped is None and res.new_prefix_stripped is None
+    assert res.join.old_prefix_stripped is None and res.join.new_prefix_stripped is None
     assert cats(res) == {"ns-a/fix-git": "missing", "ns-b/fix-git": "missing"}
 
 
@@ -340,7 +340,7 @@ def test_no_strip_when_neither_side_carries_a_prefix():
     old = [{"task_name": "fix-git", "reward": 1.0}]
     new = [{"task_name": "regex-log", "reward": 1.0}]
     res = compare_rollouts(old, new)
-    assert res.old_prefix_stripped is None and res.new_prefix_stripped is None
+    assert res.join.old_prefix_stripped is None and res.join.new_prefix_stripped is None
     assert cats(res) == {"fix-git": "missing", "regex-log": "missing"}
 
 
@@ -354,7 +354,7 @@ def test_no_strip_when_the_sides_share_a_label():
         {"task_name": "regex-log", "reward": 1.0},
     ]
     res = compare_rollouts(old, new)
-    assert res.old_prefix_stripped is None and res.new_prefix_stripped is None
+    assert res.join.old_prefix_stripped is None and res.join.new_prefix_stripped is None
     assert cats(res) == {
         "regex-log": "missing",
         "terminal-bench/fix-git": "identical",
@@ -366,7 +366,7 @@ def test_no_strip_when_prefixes_differ_within_a_side():
     old = [{"task_name": "tb/fix-git", "reward": 1.0}, {"task_name": "swe/regex-log", "reward": 1.0}]
     new = [{"task_name": "fix-git", "reward": 1.0}, {"task_name": "regex-log", "reward": 1.0}]
     res = compare_rollouts(old, new)
-    assert res.old_prefix_stripped is None and res.new_prefix_stripped is None
+    assert res.join.old_prefix_stripped is None and res.join.new_prefix_stripped is None
     assert cats(res) == {
         "fix-git": "missing",
         "regex-log": "missing",
@@ -379,13 +379,13 @@ def test_double_colon_is_never_stripped(real_rows):
     old = real_rows("harbor_agent_terminal_bench_daytona.jsonl")  # terminal_bench::<task>
     new = [{"instance_id": "gpt2-codegolf", "reward": 1.0}, {"instance_id": "reshard-c4-data", "reward": 1.0}]
     res = compare_rollouts(old, new, key="instance_id")
-    assert res.old_prefix_stripped is None and res.new_prefix_stripped is None
+    assert res.join.old_prefix_stripped is None and res.join.new_prefix_stripped is None
     assert res.counts()["missing"] == 4
 
 
 def test_no_strip_when_a_side_has_no_rows():
     res = compare_rollouts([{"task_name": "terminal-bench/fix-git", "reward": 1.0}], [])
-    assert res.old_prefix_stripped is None
+    assert res.join.old_prefix_stripped is None
     assert labels(res) == ["terminal-bench/fix-git"]
 
 
@@ -399,7 +399,7 @@ def test_tasks_are_sorted_by_label():
 def test_falsy_ids_are_carried():
     rows = [{"task_id": 0, "reward": 1.0}, {"task_id": 1, "reward": 1.0}]
     res = compare_rollouts(rows, rows)
-    assert res.old_key == "task_id"
+    assert res.join.old_key == "task_id"
     assert labels(res) == ["0", "1"]
 
 
@@ -425,7 +425,7 @@ def test_anonymous_rows_do_not_block_prefix_stripping():
     ]
     new = [ng("fix-git")]
     res = compare_rollouts(old, new)
-    assert res.old_prefix_stripped in ("terminal-bench", "terminal-bench/")
+    assert res.join.old_prefix_stripped in ("terminal-bench", "terminal-bench/")
     assert cats(res) == {"fix-git": "identical", "unknown (old) #1": "masked"}
 
 
@@ -446,6 +446,6 @@ def test_prefix_is_stripped_from_ids_before_tasksets_are_matched():
     old = [{"task_id": "x", "reward": 1.0}, {"task_id": "y", "reward": 1.0}]
     new = [ng("p/x", "set-a"), ng("p/x", "set-b"), ng("p/y", "set-a", 0.0)]
     res = compare_rollouts(old, new)
-    assert res.new_prefix_stripped == "p/" and res.old_prefix_stripped is None
+    assert res.join.new_prefix_stripped == "p/" and res.join.old_prefix_stripped is None
     assert cats(res) == {"y": "flipped", "x": "missing", "set-a/x": "missing", "set-b/x": "missing"}
     assert any("recur in several new tasksets" in note and note.endswith(": x") for note in res.notes), res.notes

@@ -98,9 +98,9 @@ def test_a_stable_id_beats_the_index_when_every_prompt_was_re_templated() -> Non
     old = [row(index=i, texts=(f"Solve {i}.",), uuid=f"q-{i}") for i in range(4)]
     new = [row(index=i, texts=(f"Please solve problem {i}.",), uuid=f"q-{i}", reward=float(i != 2)) for i in range(4)]
     res = compare_rollouts(old, new)
-    assert res.old_key == res.new_key == "uuid"
+    assert res.join.old_key == res.join.new_key == "uuid"
     assert cats(res) == {"q-0": "identical", "q-1": "identical", "q-2": "flipped", "q-3": "identical"}
-    assert "joins 4 task(s)" in res.old_key_reason and "_ng_task_index joins 0" in res.old_key_reason
+    assert "joins 4 task(s)" in res.join.old_key_reason and "_ng_task_index joins 0" in res.join.old_key_reason
     assert any(n.startswith("the prompts changed between the runs: 4 of 4 task(s) joined on uuid") for n in res.notes)
 
 
@@ -108,16 +108,16 @@ def test_the_field_joining_most_wins_and_the_runners_up_are_named() -> None:
     old = [row(texts=(f"q{i}",), uuid=f"u{i}", problem_id=f"p{i % 3}" if i < 3 else f"x{i}") for i in range(5)]
     new = [row(texts=(f"Q{i}",), uuid=f"u{i}", problem_id=f"p{i % 3}" if i < 2 else f"y{i}") for i in range(5)]
     res = compare_rollouts(old, new)
-    assert res.old_key == "uuid"
-    assert "runners-up: problem_id (joins 2)" in res.old_key_reason
+    assert res.join.old_key == "uuid"
+    assert "runners-up: problem_id (joins 2)" in res.join.old_key_reason
 
 
 def test_ties_go_to_the_top_level_then_by_name() -> None:
     old = [row(texts=(f"q{i}",), zeta_id=f"z{i}", alpha_id=f"a{i}", metadata={"beta_id": f"b{i}"}) for i in range(3)]
     new = [row(texts=(f"Q{i}",), zeta_id=f"z{i}", alpha_id=f"a{i}", metadata={"beta_id": f"b{i}"}) for i in range(3)]
     res = compare_rollouts(old, new)
-    assert res.old_key == "alpha_id"
-    assert "zeta_id (joins 3), metadata.beta_id (joins 3)" in res.old_key_reason
+    assert res.join.old_key == "alpha_id"
+    assert "zeta_id (joins 3), metadata.beta_id (joins 3)" in res.join.old_key_reason
 
 
 def test_a_field_holding_two_tasks_is_no_identity() -> None:
@@ -125,42 +125,45 @@ def test_a_field_holding_two_tasks_is_no_identity() -> None:
     old = [row(index=i, texts=(f"task {i}",), id=i // 2) for i in range(4)]
     new = [row(index=i, texts=(f"task {i}",), id=i // 2) for i in range(4)]
     res = compare_rollouts(old, new)
-    assert res.old_key == "_ng_task_index"
+    assert res.join.old_key == "_ng_task_index"
 
 
 def test_a_field_that_splits_a_task_index_names_rollouts_not_tasks() -> None:
     old = [row(index=i // 2, texts=(f"task {i // 2}",), gen_id=f"g{i}") for i in range(6)]
     new = [row(index=i // 2, texts=(f"task {i // 2}",), gen_id=f"g{i}") for i in range(6)]
     res = compare_rollouts(old, new)
-    assert res.old_key == "_ng_task_index" and len(res.tasks) == 3
+    assert res.join.old_key == "_ng_task_index" and len(res.tasks) == 3
 
 
 def test_a_known_id_field_is_never_overridden() -> None:
     old = [row(texts=(f"q{i}",), task_id=f"t{i}", uuid=f"u{i}") for i in range(3)]
     new = [row(texts=(f"q{i}",), task_id=f"t{i}", uuid=f"u{i}") for i in range(3)]
-    assert compare_rollouts(old, new).old_key == "task_id"
+    assert compare_rollouts(old, new).join.old_key == "task_id"
 
 
 def test_a_side_without_a_known_field_meets_the_other_sides_known_one_by_its_own_id() -> None:
     old = [row(index=i, texts=(f"Solve {i}.",), task_id=f"t{i}") for i in range(3)]
     new = [row(index=i, texts=(f"Please solve {i}.",), problem_id=f"t{i}", reward=float(i != 1)) for i in range(3)]
     res = compare_rollouts(old, new)
-    assert (res.old_key, res.new_key) == ("task_id", "problem_id")
+    assert (res.join.old_key, res.join.new_key) == ("task_id", "problem_id")
     assert cats(res) == {"t0": "identical", "t1": "flipped", "t2": "identical"}
-    assert "joins 3 task(s) to the other side's task_id" in res.new_key_reason
+    assert "joins 3 task(s) to the other side's task_id" in res.join.new_key_reason
 
 
 def test_the_index_wins_when_it_joins_more() -> None:
     old = [row(index=i, texts=(f"q{i}",), uuid=f"u{i}") for i in range(4)]
     new = [row(index=i, texts=(f"q{i}",), uuid=f"u{i}" if i == 0 else f"v{i}") for i in range(4)]
-    assert compare_rollouts(old, new).old_key == "_ng_task_index"
+    assert compare_rollouts(old, new).join.old_key == "_ng_task_index"
 
 
 def test_rows_named_only_by_an_id_the_other_side_lacks_are_a_report_not_an_error() -> None:
     old = [{"reward": 1.0, "uuid": f"u{i}"} for i in range(3)]
     new = [{"reward": 1.0, "uuid": f"v{i}"} for i in range(3)]
     res = compare_rollouts(old, new)
-    assert res.old_key == res.new_key == "uuid" and "shares no value with the other side" in res.old_key_reason
+    assert (
+        res.join.old_key == res.join.new_key == "uuid"
+        and "shares no value with the other side" in res.join.old_key_reason
+    )
     assert build_summary(res).nothing_compared is not None
 
 
@@ -188,7 +191,7 @@ def test_a_prompt_the_same_on_every_row_is_no_identity() -> None:
     old = [row(float(i % 2), index=i, texts=("Play the level.",)) for i in range(4)]
     new = [row(float(i % 2), texts=("Play the level.",)) for i in range(4)]
     res = compare_rollouts(old, new)
-    assert res.old_key == "_ng_task_index"
+    assert res.join.old_key == "_ng_task_index"
     assert any("prompt is the same on every row" in n and "keeps its _ng_task_index" in n for n in res.notes)
     assert any("cannot be told apart" in n for n in res.notes)
 
@@ -217,7 +220,7 @@ def test_an_index_meeting_prefixed_ids_of_another_environment_is_not_compared() 
     numbers = [int(r["task_id"].rsplit("/", 1)[1]) for r in code]
     old = [dict(r, _ng_task_index=n) for r, n in zip(calendar, numbers)]
     res = compare_rollouts(old, code)
-    assert res.old_key == "_ng_task_index" and res.new_key == "task_id"
+    assert res.join.old_key == "_ng_task_index" and res.join.new_key == "task_id"
     assert res.unjoined is not None and res.unjoined.startswith("the files look like different environments")
     assert all(t.old is None or t.new is None for t in res.tasks)
 
@@ -253,4 +256,4 @@ def test_a_file_read_by_either_reader_infers_the_same_field(
         "".join(json.dumps(row(index=i, texts=(f"Q: q{i}",), metadata={"case_id": f"c{i}"})) + "\n" for i in range(3))
     )
     res = compare_files(old, new)
-    assert res.old_key == "metadata.case_id" and set(cats(res).values()) == {"identical"}
+    assert res.join.old_key == "metadata.case_id" and set(cats(res).values()) == {"identical"}

@@ -14,6 +14,7 @@ import pytest
 
 from pytest_rollout_parity import CompareInputError, compare_files, compare_rollouts
 from pytest_rollout_parity.core.judging.known_flips import read_known_flips
+from pytest_rollout_parity.core.reading.loading import load_side
 from pytest_rollout_parity.core.reading.parallel import load_two
 from pytest_rollout_parity.core.reading.side_request import SideRequest
 
@@ -79,7 +80,7 @@ def test_the_reader_child_hands_the_same_attributes_over(tmp_path: Path) -> None
     good = rollouts(tmp_path / "new.jsonl", json.dumps(ROW))
     request = SideRequest(str(bad), display="runs/old.jsonl")
     with pytest.raises(CompareInputError) as here:
-        request.load()
+        load_side(request)
     with pytest.raises(CompareInputError) as child:
         load_two(request, SideRequest(str(good)), min_bytes=0)
     for error in (here.value, child.value):

@@ -23,7 +23,9 @@ def test_the_summary_holds_the_decisions_it_is_given() -> None:
     section = paired_section(result)
     made = margin_decisions(section, result.tasks, 0.3)
     assert made.equivalence is not None and made.fdr is not None
-    flipped = dataclasses.replace(made, equivalence=dataclasses.replace(made.equivalence, passed=not made.equivalence.passed))
+    flipped = dataclasses.replace(
+        made, equivalence=dataclasses.replace(made.equivalence, passed=not made.equivalence.passed)
+    )
     summary = build_summary(result, paired=section, margin=0.3, decisions=flipped)
     assert summary.equivalence is not None and summary.equivalence.passed is (not made.equivalence.passed)
     assert summary.failing_flips == made.failing_flips

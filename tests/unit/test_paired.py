@@ -146,7 +146,7 @@ def test_tasksets_cluster_the_standard_error() -> None:
         row("e", 1.0, "gamma"),
     ]
     result = compare_rollouts(old, new)
-    assert result.keyed_by_taskset
+    assert result.join.keyed_by_taskset
     s = paired_section(result).stats
     # tasksets of 2, 2 and 1 tasks: CR2 with Bell-McCaffrey degrees of freedom (fewer than G - 1 = 2)
     assert (s.clustered_by, s.clusters) == ("taskset", 3) and s.df is not None and 1.0 <= s.df < 2.0
@@ -158,7 +158,7 @@ def test_one_keyed_side_still_clusters_on_its_tasksets() -> None:
     old = [{"task_name": t, "reward": r} for t, r in (("a", 1.0), ("b", 0.0), ("c", 1.0))]
     new = [row("a", 0.0, "alpha"), row("b", 0.0, "alpha"), row("c", 1.0, "beta")]
     result = compare_rollouts(old, new)
-    assert not result.keyed_by_taskset
+    assert not result.join.keyed_by_taskset
     assert [t.taskset for t in result.tasks] == ["alpha", "alpha", "beta"]
     s = paired_section(result).stats
     assert (s.clustered_by, s.clusters) == ("taskset", 2)

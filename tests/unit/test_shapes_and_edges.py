@@ -139,7 +139,7 @@ def test_ambiguity_note_survives_a_stripped_prefix() -> None:
         {"_ng_task_id": {"taskset": "t1", "task_id": "b"}, "reward": 1.0},
     ]
     result = compare_rollouts(old, new)
-    assert result.old_prefix_stripped == "terminal-bench/"
+    assert result.join.old_prefix_stripped == "terminal-bench/"
     assert {t.task: t.category for t in result.tasks} == {
         "a": "identical",
         "b": "missing",

@@ -153,7 +153,7 @@ def sharded_request(tmp_path: Path) -> SideRequest:
 
 def test_the_reader_child_reads_a_sharded_side_as_this_process_does(tmp_path: Path) -> None:
     request = sharded_request(tmp_path)
-    serial = request.load()
+    serial = load_side(request)
     assert serial.key == "responses_create_params.input" and len(serial.facts) == 7
     child = parallel._Child.start(request)
     assert child is not None
@@ -172,7 +172,7 @@ def test_the_reader_child_names_a_bad_line_in_its_shard(tmp_path: Path) -> None:
     with open(request.shards[1][0], "a", encoding="utf-8") as handle:
         handle.write('{"reward": 1.0,,}\n')
     with pytest.raises(CompareInputError) as serial:
-        request.load()
+        load_side(request)
     assert str(serial.value).startswith("runs/part-1.jsonl:3: invalid JSON")
     with pytest.raises(CompareInputError) as child:
         load_two(request, SideRequest(str(FLORES)), min_bytes=0)

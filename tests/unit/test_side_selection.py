@@ -17,7 +17,7 @@ def test_old_key_and_new_key() -> None:
     old = [{"uid": "a", "reward": 1.0}]
     new = [{"instance": "a", "reward": 0.0}]
     result = compare_rollouts(old, new, old_key="uid", new_key="instance")
-    assert (result.old_key, result.new_key) == ("uid", "instance")
+    assert (result.join.old_key, result.join.new_key) == ("uid", "instance")
     assert result.counts()["flipped"] == 1
 
 

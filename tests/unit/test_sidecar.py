@@ -173,10 +173,10 @@ def test_sidecar_failure_masks_the_task(write_jsonl):
     assert t.new.reward is None
     assert t.old.masked is None
     assert by_task["regex-log"].category == "identical"
-    assert res.new_rows == 2
-    assert res.new_masked_rows == 1
-    assert res.old_rows == 2
-    assert res.old_masked_rows == 0
+    assert res.rows.new == 2
+    assert res.rows.new_masked == 1
+    assert res.rows.old == 2
+    assert res.rows.old_masked == 0
     c = res.counts()
     assert (c["masked"], c["masked_new"], c["masked_old"], c["identical"]) == (1, 1, 0, 1)
 
@@ -200,8 +200,8 @@ def test_anonymous_sidecar_rows_are_listed_as_unknown_masked_tasks(write_jsonl):
     )
     res = compare_rollouts(load_rollouts(old), load_rollouts(new))
     # anonymous rows do not vote: the key is still task_name on both sides
-    assert res.old_key == "task_name"
-    assert res.new_key == "task_name"
+    assert res.join.old_key == "task_name"
+    assert res.join.new_key == "task_name"
     labels = [t.task for t in res.tasks]
     assert sorted(labels) == labels
     assert set(labels) == {"terminal-bench/fix-git", "unknown (old) #1", "unknown (new) #1", "unknown (new) #2"}
@@ -219,7 +219,7 @@ def test_anonymous_sidecar_rows_are_listed_as_unknown_masked_tasks(write_jsonl):
     assert c["missing"] == 0
     assert c["masked_old"] == 1
     assert c["masked_new"] == 2
-    assert (res.old_rows, res.old_masked_rows, res.new_rows, res.new_masked_rows) == (2, 1, 3, 2)
+    assert (res.rows.old, res.rows.old_masked, res.rows.new, res.rows.new_masked) == (2, 1, 3, 2)
 
 
 def test_anonymous_rows_with_in_memory_rows(real_rows):
@@ -229,7 +229,7 @@ def test_anonymous_rows_with_in_memory_rows(real_rows):
         {"_ng_failure_class": "agent_request_failed", "mask_sample": True, "failure_kind": "agent_request_failed"}
     ]
     res = compare_rollouts(old, new)
-    assert res.new_key == "task_id"
+    assert res.join.new_key == "task_id"
     assert [(t.task, t.category) for t in res.tasks] == [
         ("ts-pattern-match-each", "identical"),
         ("unknown (new) #1", "masked"),

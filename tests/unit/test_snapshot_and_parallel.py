@@ -18,6 +18,7 @@ from pytest_rollout_parity.core.errors import CompareInputError
 from pytest_rollout_parity.core.model import RowFacts, RowOrigin
 from pytest_rollout_parity.core.reading import parallel, snapshot
 from pytest_rollout_parity.core.reading.loaded_side import LoadedSide
+from pytest_rollout_parity.core.reading.loading import load_side
 from pytest_rollout_parity.core.reading.parallel import load_two
 from pytest_rollout_parity.core.reading.side_request import SideRequest
 
@@ -85,7 +86,7 @@ def test_snapshot_round_trip(pair: str, real_pair: tuple[Path, Path]) -> None:
         else list(real_pair)
     )
     for path in paths:
-        side = SideRequest(str(path), display="shown.jsonl").load()
+        side = load_side(SideRequest(str(path), display="shown.jsonl"))
         key = ("k", 1)
         again = snapshot.unframe_side(snapshot.frame_side(key, side, SECRET), key, SECRET)
         assert again is not None
@@ -113,7 +114,7 @@ def test_row_facts_are_rebuilt_from_their_fields_in_constructor_order() -> None:
 
 
 def test_unframe_rejects_what_it_did_not_write(real_pair: tuple[Path, Path]) -> None:
-    side = SideRequest(str(real_pair[1])).load()
+    side = load_side(SideRequest(str(real_pair[1])))
     data = snapshot.frame_side(("k",), side, SECRET)
     assert snapshot.unframe_side(data, ("k",), SECRET) is not None
     assert snapshot.unframe_side(data, ("other",), SECRET) is None  # stale: another key
@@ -131,7 +132,7 @@ def test_unframe_rejects_what_it_did_not_write(real_pair: tuple[Path, Path]) -> 
 
 
 def test_a_row_kept_in_memory_is_not_snapshotted(real_pair: tuple[Path, Path]) -> None:
-    side = SideRequest(str(real_pair[0])).load()
+    side = load_side(SideRequest(str(real_pair[0])))
     side.facts[0].row = {"reward": 1.0}
     with pytest.raises(ValueError):
         snapshot.frame_side(("k",), side, SECRET)
@@ -143,7 +144,7 @@ def test_child_reads_what_the_serial_path_reads(pair: str, real_pair: tuple[Path
         (EXAMPLES / "old" / "rollouts.jsonl", EXAMPLES / "new" / "rollouts.jsonl") if pair == "examples" else real_pair
     )
     requests = SideRequest(str(old), display="o.jsonl"), SideRequest(str(new), display="n.jsonl")
-    serial = [r.load() for r in requests]
+    serial = [load_side(r) for r in requests]
     child = parallel._Child.start(requests[0])
     assert child is not None
     with child:
@@ -165,7 +166,7 @@ def test_child_reports_a_bad_line_as_the_serial_path_does(
     bad = bad_line(write_jsonl, "bad/old.jsonl")
     request = SideRequest(str(bad), display="bad/old.jsonl")
     with pytest.raises(CompareInputError) as serial:
-        request.load()
+        load_side(request)
     assert "bad/old.jsonl:3: invalid JSON" in str(serial.value)
     with pytest.raises(CompareInputError) as child:
         load_two(request, SideRequest(str(real_pair[1])), min_bytes=0)
@@ -184,7 +185,7 @@ def test_two_bad_sides_report_the_old_one_first(write_jsonl: Callable[..., Path]
 
 def test_a_failing_child_changes_nothing(real_pair: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
     requests = SideRequest(str(real_pair[0])), SideRequest(str(real_pair[1]))
-    serial = [described(r.load()) for r in requests]
+    serial = [described(load_side(r)) for r in requests]
     monkeypatch.setattr(parallel, "CHILD_MODULE", "pytest_rollout_parity.core.no_such_module")
     assert [described(s) for s in load_two(*requests, min_bytes=0)] == serial
 
@@ -207,7 +208,7 @@ def test_the_childs_stream_rebuilds_every_real_file(path: Path) -> None:
     """Id-keyed, index-keyed and prompt-keyed files (deferred prompt labels) alike."""
     request = SideRequest(str(path), display="shown.jsonl")
     try:
-        serial: Any = described(request.load())
+        serial: Any = described(load_side(request))
     except CompareInputError as exc:
         serial = str(exc)
     child = parallel._Child.start(request)
@@ -257,7 +258,7 @@ def test_a_key_error_mid_file_reads_as_the_serial_path_does(write_jsonl: Callabl
     path = write_jsonl("keyed.jsonl", rows)
     request = SideRequest(str(path), key="task_id", display="keyed.jsonl")
     with pytest.raises(CompareInputError) as serial:
-        request.load()
+        load_side(request)
     assert "keyed.jsonl:4322:" in str(serial.value)
     child = parallel._Child.start(request)
     assert child is not None
@@ -273,7 +274,7 @@ def test_no_writable_temporary_directory_reads_here(
     import tempfile
 
     requests = SideRequest(str(real_pair[0])), SideRequest(str(real_pair[1]))
-    serial = [described(r.load()) for r in requests]
+    serial = [described(load_side(r)) for r in requests]
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "gone"))
     assert parallel._Child.start(requests[0]) is None
     assert [described(s) for s in load_two(*requests, min_bytes=0)] == serial
@@ -292,7 +293,7 @@ def test_a_test_directory_first_on_sys_path_cannot_shadow_the_childs_imports(
     with child:
         side = child.side(request)
     assert side is not None  # the child answered: no fallback
-    assert described(side) == described(request.load())
+    assert described(side) == described(load_side(request))
 
 
 def test_a_corrupt_gzip_file_is_one_error_line(write_jsonl: Callable[..., Path], tmp_path: Path) -> None:
@@ -304,13 +305,13 @@ def test_a_corrupt_gzip_file_is_one_error_line(write_jsonl: Callable[..., Path],
     body[15:25] = b"\xff" * 10
     (tmp_path / "c.jsonl.gz").write_bytes(bytes(body))
     with pytest.raises(CompareInputError, match=r"c\.jsonl\.gz: cannot read: "):
-        SideRequest(str(tmp_path / "c.jsonl.gz"), display="c.jsonl.gz").load()
+        load_side(SideRequest(str(tmp_path / "c.jsonl.gz"), display="c.jsonl.gz"))
     main = write_jsonl(
         "m/o.jsonl", '{"_ng_task_index": 0, "_ng_rollout_index": 0, "reward": 1, "task_id": "a"}\n{bad\n'
     )
     (tmp_path / "m" / "o_failures.jsonl").write_bytes(bytes(body))
     with pytest.raises(CompareInputError, match=r"o\.jsonl:2: "):
-        SideRequest(str(main), display="o.jsonl").load()
+        load_side(SideRequest(str(main), display="o.jsonl"))
 
 
 def test_the_reader_child_imports_the_reading_stage_only() -> None:

@@ -99,10 +99,10 @@ def test_summary_counts_match_the_result():
 def test_summary_join():
     res = _result()
     join = summary_dict(res)["join"]
-    assert join["old_key"] == "task_name" == res.old_key
-    assert join["new_key"] == "_ng_task_id" == res.new_key
+    assert join["old_key"] == "task_name" == res.join.old_key
+    assert join["new_key"] == "_ng_task_id" == res.join.new_key
     assert join["old_prefix_stripped"] in ("terminal-bench", "terminal-bench/")
-    assert join["old_prefix_stripped"] == res.old_prefix_stripped
+    assert join["old_prefix_stripped"] == res.join.old_prefix_stripped
     assert join["new_prefix_stripped"] is None
     assert join["keyed_by_taskset"] is False
 

@@ -10,6 +10,7 @@ import pytest
 
 from pytest_rollout_parity import compare_rollouts, summary_dict
 from pytest_rollout_parity.core.judging.metrics_file import AggregateCheck
+from pytest_rollout_parity.core.model import Join, RowCounts
 from pytest_rollout_parity.core.reports.json_file import json_dict, write_json
 from pytest_rollout_parity.core.reports.summary import (
     AggregateMetrics,
@@ -17,9 +18,7 @@ from pytest_rollout_parity.core.reports.summary import (
     Decider,
     Decision,
     Files,
-    Join,
     Paired,
-    RowCounts,
     RunInfo,
     RunOutcome,
     SideSummary,

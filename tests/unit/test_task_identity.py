@@ -52,26 +52,26 @@ def expected_hash(value: Any) -> str:
 def test_no_id_field_keys_on_the_task_index_in_numeric_order():
     rows = [row(index=i, text=f"question {i}") for i in (11, 2, 0, 10, 1)]
     res = compare_rollouts(rows, rows)
-    assert res.old_key == res.new_key == "_ng_task_index"
-    assert res.old_key_reason == "no task id field on every row"
+    assert res.join.old_key == res.join.new_key == "_ng_task_index"
+    assert res.join.old_key_reason == "no task id field on every row"
     assert labels(res) == ["0", "1", "2", "10", "11"]
 
 
 def test_an_id_field_wins_over_the_task_index_and_the_index_over_the_prompt():
     with_id = [row(index=i, text=f"q{i}", task_id=f"t-{i}") for i in range(2)]
-    assert compare_rollouts(with_id, with_id).old_key == "task_id"
+    assert compare_rollouts(with_id, with_id).join.old_key == "task_id"
     with_index = [row(index=i, text=f"q{i}") for i in range(2)]
-    assert compare_rollouts(with_index, with_index).old_key == "_ng_task_index"
+    assert compare_rollouts(with_index, with_index).join.old_key == "_ng_task_index"
     one_lacks_index = [row(index=0, text="q0"), row(text="q1")]
-    assert compare_rollouts(one_lacks_index, one_lacks_index).old_key == PROMPT_KEY
+    assert compare_rollouts(one_lacks_index, one_lacks_index).join.old_key == PROMPT_KEY
 
 
 def test_no_id_and_no_index_keys_on_the_prompt_with_a_readable_stable_label():
     text = "What time is my meeting with the design team tomorrow, please?"
     rows = [row(text=text), row(text="Cancel it.", reward=0.0)]
     res = compare_rollouts(rows, rows)
-    assert res.old_key == res.new_key == PROMPT_KEY
-    assert res.old_key_reason == "the prompt: no task id field and no _ng_task_index on every row"
+    assert res.join.old_key == res.join.new_key == PROMPT_KEY
+    assert res.join.old_key_reason == "the prompt: no task id field and no _ng_task_index on every row"
     label = f"what-time-is-my-meeting-with-the-{expected_hash(prompt(text))}"
     assert label in labels(res)
     assert f"cancel-it-{expected_hash(prompt('Cancel it.'))}" in labels(res)
@@ -124,7 +124,7 @@ def test_empty_prompts_identify_nothing():
 def test_the_prompt_can_be_named_as_the_key():
     rows = [row(index=0, text="q0", task_id="a"), row(index=1, text="q1", task_id="b")]
     res = compare_rollouts(rows, rows, key=PROMPT_KEY)
-    assert res.old_key == PROMPT_KEY and res.old_key_reason == "given"
+    assert res.join.old_key == PROMPT_KEY and res.join.old_key_reason == "given"
     assert sorted(labels(res)) == sorted([f"q0-{expected_hash(prompt('q0'))}", f"q1-{expected_hash(prompt('q1'))}"])
 
 
@@ -134,8 +134,8 @@ def test_the_prompt_can_be_named_as_the_key():
 def test_a_category_candidate_is_passed_over_with_a_note():
     rows = [row(index=i, text=f"puzzle {i}", task_name="knights_knaves") for i in range(5)]
     res = compare_rollouts(rows, rows)
-    assert res.old_key == res.new_key == "_ng_task_index"
-    assert res.old_key_reason == "task_name passed over: a category"
+    assert res.join.old_key == res.join.new_key == "_ng_task_index"
+    assert res.join.old_key_reason == "task_name passed over: a category"
     assert len(res.tasks) == 5
     note = next(n for n in res.notes if "task_name" in n)
     assert (
@@ -147,33 +147,33 @@ def test_a_category_candidate_is_passed_over_with_a_note():
 def test_after_a_category_the_next_id_field_is_taken():
     rows = [row(index=i, task_name="Text to CSV", task_id=f"00{i}") for i in range(3)]
     res = compare_rollouts(rows, rows)
-    assert res.old_key == "task_id" and labels(res) == ["000", "001", "002"]
+    assert res.join.old_key == "task_id" and labels(res) == ["000", "001", "002"]
 
 
 def test_a_candidate_unique_per_index_is_an_id():
     rows = [row(index=i, task_name=name) for i, name in enumerate(["Text to CSV", "Text to XML"])]
     res = compare_rollouts(rows, rows)
-    assert res.old_key == "task_name"
+    assert res.join.old_key == "task_name"
     assert not any("passed over" in n for n in res.notes)
 
 
 def test_repeated_rollouts_of_one_task_do_not_make_its_id_a_category():
     rows = [row(index=0, task_id="a"), row(index=0, task_id="a"), row(index=1, task_id="b")]
-    assert compare_rollouts(rows, rows).old_key == "task_id"
+    assert compare_rollouts(rows, rows).join.old_key == "task_id"
 
 
 def test_nemo_gyms_own_task_id_is_never_a_category():
     # a dataset listing one Harbor task twice: two input lines, one task
     rows = [row(index=i, _ng_task_id={"taskset": "tb", "task_id": "regex-log"}) for i in range(2)]
     res = compare_rollouts(rows, rows)
-    assert res.old_key == "_ng_task_id" and labels(res) == ["regex-log"]
+    assert res.join.old_key == "_ng_task_id" and labels(res) == ["regex-log"]
 
 
 def test_indices_reused_by_merged_runs_do_not_overrule_an_id():
     # two runs merged: index 0 is task a in one and task b in the other; a is on indices 0 and 1
     rows = [row(index=0, task_id="a"), row(index=1, task_id="b"), row(index=1, task_id="a"), row(index=0, task_id="b")]
     res = compare_rollouts(rows, rows)
-    assert res.old_key == "task_id" and labels(res) == ["a", "b"]
+    assert res.join.old_key == "task_id" and labels(res) == ["a", "b"]
 
 
 def test_a_category_on_one_side_only_is_noted_for_that_side():
@@ -226,8 +226,8 @@ def test_an_index_side_joins_a_prompt_side_on_its_prompts():
     old = [row(index=i, text=f"question {i}") for i in range(3)]
     new = [row(text=f"question {i}", reward=0.0 if i == 1 else 1.0) for i in (2, 1, 0)]
     res = compare_rollouts(old, new)
-    assert res.old_key == res.new_key == PROMPT_KEY
-    assert res.old_key_reason == "the prompt, as the other side has no _ng_task_index"
+    assert res.join.old_key == res.join.new_key == PROMPT_KEY
+    assert res.join.old_key_reason == "the prompt, as the other side has no _ng_task_index"
     assert sorted(cats(res).values()) == ["flipped", "identical", "identical"]
     assert any("keyed on the prompt too" in n for n in res.notes)
 
@@ -242,7 +242,7 @@ def test_a_failure_record_with_only_a_task_index_joins_its_task():
     }
     new = [row(index=0, text="q0"), record]
     res = compare_rollouts(old, new)
-    assert res.new_key == "_ng_task_index"
+    assert res.join.new_key == "_ng_task_index"
     assert cats(res) == {"0": "identical", "1": "masked"}
 
 
@@ -266,8 +266,8 @@ def test_summary_names_each_sides_identity_and_why():
 
 def test_a_side_without_rows_says_it_borrowed_its_key():
     res = compare_rollouts([], [row(index=0)])
-    assert res.old_key == "_ng_task_index"
-    assert res.old_key_reason == "borrowed from the other side: no row names a task"
+    assert res.join.old_key == "_ng_task_index"
+    assert res.join.old_key_reason == "borrowed from the other side: no row names a task"
 
 
 # --- both readers ------------------------------------------------------------------------------
@@ -287,7 +287,7 @@ def test_both_readers_key_files_alike(parser: str, tmp_path: Path, monkeypatch: 
     path = tmp_path / "r.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     res = compare_files(path, path)
-    assert res.old_key == PROMPT_KEY
+    assert res.join.old_key == PROMPT_KEY
     assert labels(res) == sorted(f"question-{i}-{expected_hash(prompt(f'question {i}', system='s'))}" for i in range(3))
 
 
@@ -300,7 +300,7 @@ def test_a_category_side_still_checks_the_prompts():
     old = [row(index=i, text=f"puzzle {i}", task_name="knights_knaves") for i in range(3)]
     new = [row(index=i, text=f"puzzle {2 - i}", task_name="knights_knaves", reward=float(i == 0)) for i in range(3)]
     res = compare_rollouts(old, new)
-    assert res.old_key == res.new_key == PROMPT_KEY
+    assert res.join.old_key == res.join.new_key == PROMPT_KEY
     assert cats(res) == {
         f"puzzle-{i}-{expected_hash(prompt(f'puzzle {i}'))}": "identical" if i == 2 else "flipped" for i in range(3)
     }
@@ -316,7 +316,7 @@ def test_an_id_field_lost_late_falls_back_to_prompts_read_again_from_the_file(
     path = tmp_path / "r.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     res = compare_files(path, path)
-    assert res.old_key == PROMPT_KEY
+    assert res.join.old_key == PROMPT_KEY
     assert labels(res) == sorted(f"question-{i}-{expected_hash(prompt(f'question {i}'))}" for i in range(4))
 
 
@@ -345,8 +345,8 @@ def test_the_real_reasoning_gym_pair_with_two_rewards_swapped_fails_those_two(
     old.write_bytes((REAL_FILES / REASONING_GYM[0]).read_bytes())
     new.write_text("".join(json.dumps(r) + "\n" for r in new_rows), encoding="utf-8")
     res = compare_files(old, new)
-    assert res.old_key == res.new_key == PROMPT_KEY
-    assert res.old_key_reason == "task_name passed over: a category"
+    assert res.join.old_key == res.join.new_key == PROMPT_KEY
+    assert res.join.old_key_reason == "task_name passed over: a category"
     assert len(res.tasks) == 5
     flips = {t.task: t.winner for t in res.by_category("flipped")}
     assert len(flips) == 2 and sorted(flips.values()) == ["new", "old"]
@@ -368,7 +368,7 @@ def prompt_label_of(r: dict[str, Any]) -> str:
 def test_repeats_of_several_problems_under_one_name_are_a_category():
     rows = [row(text=f"puzzle {i}", task_name="knights_knaves") for i in range(3) for _ in range(2)]
     res = compare_rollouts(rows, rows)
-    assert res.old_key == PROMPT_KEY and len(res.tasks) == 3
+    assert res.join.old_key == PROMPT_KEY and len(res.tasks) == 3
 
 
 def test_a_value_whose_prompts_recur_unevenly_is_kept_with_a_note():
@@ -381,7 +381,7 @@ def test_a_value_whose_prompts_recur_unevenly_is_kept_with_a_note():
         row(text="b", task_id="b"),
     ]
     res = compare_rollouts(rows, rows)
-    assert res.old_key == "task_id" and labels(res) == ["a", "b"]
+    assert res.join.old_key == "task_id" and labels(res) == ["a", "b"]
     assert any("task_id 'a' holds 2 different prompts that do not recur as repeats do" in n for n in res.notes)
 
 
@@ -394,10 +394,10 @@ def test_one_task_at_two_input_indices_keeps_its_id_and_the_shared_tasks_compare
         row(1.0, index=2, text="regex", task_id="regex-log"),
     ]
     res = compare_rollouts(old, new)
-    assert res.old_key == res.new_key == "task_id"
+    assert res.join.old_key == res.join.new_key == "task_id"
     assert cats(res) == {"fix-git": "flipped", "regex-log": "identical"}
 
 
 def test_without_prompts_one_task_at_two_indices_is_no_category():
     rows = [row(index=0, task_id="a"), row(index=1, task_id="b"), row(index=2, task_id="b")]
-    assert compare_rollouts(rows, rows).old_key == "task_id"
+    assert compare_rollouts(rows, rows).join.old_key == "task_id"

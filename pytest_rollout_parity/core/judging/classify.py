@@ -14,7 +14,19 @@ from ..errors import Place
 from ..identity.inference import TaskPrompt, prompt_on_side, rank_inferred, runners_up, shared_count, with_messages
 from ..identity.item_names import listed
 from ..identity.join import LabelledSides, group_rows, join
-from ..model import NO_OFFSET, Category, CompareResult, RowFacts, RowOrigin, RowReader, Side, TaskComparison, TaskSide
+from ..model import (
+    NO_OFFSET,
+    Category,
+    CompareResult,
+    Join,
+    RowCounts,
+    RowFacts,
+    RowOrigin,
+    RowReader,
+    Side,
+    TaskComparison,
+    TaskSide,
+)
 from ..reading.fields import PROMPT, TASK_INDEX
 from ..reading.key_vote import REASON_GIVEN, REASON_SHARDED
 from ..reading.prompt_labels import prompt_label
@@ -325,18 +337,22 @@ def compare_sides(old: SideInput, new: SideInput, inference_notes: Sequence[str]
         )
     return CompareResult(
         tasks=tasks,
-        old_key=old.key,
-        new_key=new.key,
-        old_rows=len(old.facts),
-        new_rows=len(new.facts),
-        old_masked_rows=sum(1 for f in old.facts if f.mask is not None),
-        new_masked_rows=sum(1 for f in new.facts if f.mask is not None),
-        old_prefix_stripped=joined.old_prefix_stripped,
-        new_prefix_stripped=joined.new_prefix_stripped,
-        keyed_by_taskset=joined.keyed_by_taskset,
+        join=Join(
+            old_key=old.key,
+            new_key=new.key,
+            old_key_reason=old.reason,
+            new_key_reason=new.reason,
+            old_prefix_stripped=joined.old_prefix_stripped,
+            new_prefix_stripped=joined.new_prefix_stripped,
+            keyed_by_taskset=joined.keyed_by_taskset,
+        ),
+        rows=RowCounts(
+            old=len(old.facts),
+            new=len(new.facts),
+            old_masked=sum(1 for f in old.facts if f.mask is not None),
+            new_masked=sum(1 for f in new.facts if f.mask is not None),
+        ),
         notes=notes,
-        old_key_reason=old.reason,
-        new_key_reason=new.reason,
         unjoined=unjoined,
     )
 

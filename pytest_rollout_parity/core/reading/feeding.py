@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, Optional
+from typing import Any, NamedTuple, Optional
 
 from ..errors import CompareInputError, Place
 from ..model import RowOrigin
@@ -19,6 +19,7 @@ from .agents import AgentFilter, agent_of
 from .attempts import Attempts, index_pair
 from .jsonl_lines import Progress, iter_objects
 from .side_builder import PendingRow, RowSource, SideBuilder
+from .side_request import SideRequest
 from .sidecar import (
     check_not_a_sidecar,
     existing_sidecar,
@@ -28,9 +29,6 @@ from .sidecar import (
     standing_failures,
 )
 from .skeleton import Decoder, FirstRowInFull
-
-if TYPE_CHECKING:
-    from .side_request import SideRequest
 
 
 class FedSide(NamedTuple):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
 from .feeding import feed_file, feed_side
 from .files import RowAt
@@ -21,9 +21,7 @@ from .jsonl_lines import Progress
 from .key_vote import KeyChoice
 from .loaded_side import LoadedSide, read_row_at
 from .side_builder import SideBuilder
-
-if TYPE_CHECKING:
-    from .side_request import SideRequest
+from .side_request import SideRequest
 
 
 def side_builder(request: SideRequest) -> SideBuilder:
@@ -38,6 +36,9 @@ def load_side(request: SideRequest, progress: Optional[Progress] = None) -> Load
     ``request.agent`` keeps one agent's rows (others are dropped before keying); without it a file
     holding several agents is an input error. ``progress`` is told the bytes of the side's files
     read so far (see :func:`.jsonl_lines.iter_objects`).
+
+    Every read of a side in this process goes through here, looked up at call time
+    (``loading.load_side``, the entrance's ``core.load_side``), so a test that replaces it sees them all.
     """
     builder = side_builder(request)
     fed = feed_side(request, builder, progress)

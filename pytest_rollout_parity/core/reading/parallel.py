@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import BinaryIO, Optional, Protocol
 
 from ..errors import CompareInputError
+from . import loading
 from .child_stream import replay
 from .jsonl_lines import Progress
 from .loaded_side import LoadedSide
-from .loading import finish_side, side_builder
 from .side_request import SideRequest
 from .sidecar import sidecar_display
 
@@ -47,7 +47,7 @@ class SideProgress(Protocol):
 
 
 def _load_here(request: SideRequest, index: int, progress: Optional[SideProgress]) -> LoadedSide:
-    side = request.load(progress.start(index) if progress is not None else None)
+    side = loading.load_side(request, progress.start(index) if progress is not None else None)
     if progress is not None:
         progress.done(index)
     return side
@@ -157,7 +157,7 @@ class _Child:
         data = self.stream.read()
         display = request.shown
         path = Path(request.path)
-        builder = side_builder(request)
+        builder = loading.side_builder(request)
         files = [(Path(file), shown) for file, shown in request.shards]
         names = tuple((shown, sidecar_display(shown, file)) for file, shown in files)
         end = replay(data, builder, display, sidecar_display(display, path), names)
@@ -167,8 +167,8 @@ class _Child:
         if files:
             if len(end.sidecars) != len(files):
                 return None
-            return finish_side(request, builder, end.sidecars, end.agent, end.agent_rows)
-        return finish_side(request, builder, (end.sidecar,), end.agent, end.agent_rows)
+            return loading.finish_side(request, builder, end.sidecars, end.agent, end.agent_rows)
+        return loading.finish_side(request, builder, (end.sidecar,), end.agent, end.agent_rows)
 
 
 def _report_whole(request: SideRequest, report: Optional[Progress]) -> None:

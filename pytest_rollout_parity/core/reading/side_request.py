@@ -3,7 +3,8 @@
 Built once per side, by the Python API from its keyword arguments or by the plugin from its
 settings, and then handed on unchanged: to :func:`.loading.load_side`, to the reader child (as
 :meth:`SideRequest.plain`), into the rerun cache's key, and to the xdist hand-over. Holding only
-strings and tuples of strings, it is hashable, comparable and travels through ``marshal``.
+strings and tuples of strings, it is hashable, comparable and travels through ``marshal``. It
+reads nothing itself: the modules that read import it, never the other way round.
 """
 
 from __future__ import annotations
@@ -14,9 +15,6 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..vocabulary import SLOTS
-from .jsonl_lines import Progress
-from .loaded_side import LoadedSide
-from .loading import load_side
 
 
 @dataclass(frozen=True)
@@ -75,7 +73,3 @@ class SideRequest:
         """The request :meth:`plain` gave (its shards as tuples again, whatever carried them)."""
         request = cls(*values)
         return replace(request, shards=tuple((str(file), str(name)) for file, name in request.shards))
-
-    def load(self, progress: Optional[Progress] = None) -> LoadedSide:
-        """Read the side in this process (``progress``: told the bytes read, see :func:`.loading.load_side`)."""
-        return load_side(self, progress)

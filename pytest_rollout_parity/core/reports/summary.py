@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Optional, TypeVar
+from typing import Optional
 
 from ..judging.completeness import Coverage
 from ..judging.coverage_file import Inventory, InventoryRead
@@ -22,11 +22,14 @@ from ..model import (
     TASK_OUTCOMES,
     Category,
     CompareResult,
+    Join,
+    RowCounts,
     RunVerdict,
     Side,
     TaskComparison,
     TaskOutcome,
     TaskSide,
+    per_side,
 )
 from ..statistics.left_out import LeftOut
 from ..statistics.margin import Equivalence, FlipJudgement, equivalence, judge_flips
@@ -34,15 +37,8 @@ from ..statistics.paired import PairedSection, paired_section
 from ..statistics.paired_tests import DiscreteFdr, McNemarTable, SignTest
 from ..statistics.plan import Plan, plan
 
-T = TypeVar("T")
-
 DEFAULT_ALPHA = 0.05
 """The default false discovery rate of margin mode's per-task tests."""
-
-
-def per_side(side: Side, old: T, new: T) -> T:
-    """The old or the new one of a pair of per-side values."""
-    return old if side == "old" else new
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,44 +187,6 @@ class Counts:
     missing: int
     missing_old_only: int
     missing_new_only: int
-
-
-@dataclass(frozen=True, slots=True)
-class Join:
-    """How the sides were joined: each side's task field (and why it), the prefix stripped from its labels."""
-
-    old_key: str
-    new_key: str
-    old_key_reason: str
-    new_key_reason: str
-    old_prefix_stripped: Optional[str]
-    new_prefix_stripped: Optional[str]
-    keyed_by_taskset: bool
-
-    def key(self, side: Side) -> str:
-        return per_side(side, self.old_key, self.new_key)
-
-    def key_reason(self, side: Side) -> str:
-        return per_side(side, self.old_key_reason, self.new_key_reason)
-
-    def prefix_stripped(self, side: Side) -> Optional[str]:
-        return per_side(side, self.old_prefix_stripped, self.new_prefix_stripped)
-
-
-@dataclass(frozen=True, slots=True)
-class RowCounts:
-    """Rows read per side (sidecar records included), and how many of them are masked."""
-
-    old: int
-    new: int
-    old_masked: int
-    new_masked: int
-
-    def total(self, side: Side) -> int:
-        return per_side(side, self.old, self.new)
-
-    def masked(self, side: Side) -> int:
-        return per_side(side, self.old_masked, self.new_masked)
 
 
 @dataclass(frozen=True, slots=True)
@@ -775,21 +733,8 @@ def build_summary(
     return Summary(
         accepted=accepted_flips(tasks, run),
         counts=Counts(**result.counts()),
-        join=Join(
-            old_key=result.old_key,
-            new_key=result.new_key,
-            old_key_reason=result.old_key_reason,
-            new_key_reason=result.new_key_reason,
-            old_prefix_stripped=result.old_prefix_stripped,
-            new_prefix_stripped=result.new_prefix_stripped,
-            keyed_by_taskset=result.keyed_by_taskset,
-        ),
-        rows=RowCounts(
-            old=result.old_rows,
-            new=result.new_rows,
-            old_masked=result.old_masked_rows,
-            new_masked=result.new_masked_rows,
-        ),
+        join=result.join,
+        rows=result.rows,
         compared=result.compared,
         nothing_compared=nothing,
         notes=tuple(notes),
