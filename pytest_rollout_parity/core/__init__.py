@@ -54,8 +54,7 @@ if TYPE_CHECKING:
     from .reading.skeleton import skeleton_available
     from .reading.snapshot import frame_plain, frame_side, snapshot_schema, unframe_plain, unframe_side
     from .reports.annotations import annotation_lines
-    from .reports.html_fragments import flip_html, summary_html
-    from .reports.html_page import render_html
+    from .reports.html_page import flip_html, render_html, summary_html
     from .reports.item_outcome import (
         FlipEvidence,
         flip_evidence,
@@ -230,8 +229,7 @@ _ENTRANCE: dict[str, tuple[str, ...]] = {
     "reading.skeleton": ("skeleton_available",),
     "reading.snapshot": ("frame_plain", "frame_side", "snapshot_schema", "unframe_plain", "unframe_side"),
     "reports.annotations": ("annotation_lines",),
-    "reports.html_fragments": ("flip_html", "summary_html"),
-    "reports.html_page": ("render_html",),
+    "reports.html_page": ("flip_html", "render_html", "summary_html"),
     "reports.json_file": ("write_json", "write_text"),
     "reports.markdown": ("FLIPS", "render_markdown"),
     "reports.summary": (

@@ -11,6 +11,7 @@ ten thousand, so the page stays under 2 MB at 100,000 tasks.
 
 from __future__ import annotations
 
+import html
 from collections.abc import Sequence
 from typing import Optional
 
@@ -214,4 +215,20 @@ def render_html(summary: Summary, exit_status: Optional[int] = None, *, names: O
         'img-src data:">'
         f"<title>rollout parity: {html_text(head)}</title></head><body>"
         f"{report_body(summary, exit_status, names=names)}</body></html>\n"
+    )
+
+
+def summary_html(summary: Summary, *, names: OptionNames) -> str:
+    """The whole report (:func:`report_body`) for the top of pytest-html's: each flip's evidence
+    stays in the flip's own row, so it is shown once."""
+    return report_body(summary, names=names, with_evidence=False)
+
+
+def flip_html(headline: str, text: str) -> str:
+    """A flip's extra in pytest-html's report: its rewards and who won, then its message with the
+    loser's log tail."""
+    if len(text) > TEXT_CAP:
+        text = text[:TEXT_CAP] + f"\n... ({len(text) - TEXT_CAP} more characters)"
+    return utf8_safe(
+        f'<div class="rollout-parity-flip"><p>{html.escape(headline)}</p><pre>{html.escape(text)}</pre></div>'
     )
