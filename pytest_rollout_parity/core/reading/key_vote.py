@@ -276,11 +276,10 @@ class KeyVote:
     def _fallback(self, choice: KeyChoice, prompt_at: Optional[Callable[[int], Any]]) -> KeyChoice:
         """The choice with the inferred id fields that hold one task a value on this side (the
         other side decides among them), and a note when the side's prompt is one on every row."""
-        columns = self._columns(prompt_at)
+        names = [name for name in self.inferred or () if name in self.columns]
+        columns = self._columns(prompt_at) if names else None  # its unread fingerprints are read only if needed
         choice.inferred = {
-            name: self.columns[name]
-            for name in self.inferred or ()
-            if name in self.columns and columns.holds_one_task(name)
+            name: self.columns[name] for name in names if columns is not None and columns.holds_one_task(name)
         }
         if choice.key == PROMPT and self.voters > 1:
             labels = {label for label in choice.values if label is not None}
