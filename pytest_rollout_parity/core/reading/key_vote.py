@@ -12,6 +12,7 @@ import json
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any, Optional
 
 from ..vocabulary import SLOTS
@@ -41,6 +42,31 @@ KNOWN_FIELDS: frozenset[str] = frozenset(KEY_CANDIDATES + IDENTITY_FALLBACKS + L
 #: A row's candidate values carry, under this name, a cheap fingerprint of its prompt (detection
 #: only): it shows, without labelling every prompt, whether an id value holds several prompts.
 FINGERPRINT = "#prompt"
+#: A fingerprint not taken yet, because the row names its task by NeMo Gym's own id: while every
+#: voting row does, the side is keyed on it and no fingerprint is ever looked at. Should a later row
+#: lack it, the fingerprints left unread are taken from the rows read again (:meth:`KeyVote.choose`).
+UNREAD = -1
+#: The id field that names a task by construction: a side every row of which carries it is keyed on it.
+NG_TASK_ID = KEY_CANDIDATES[0]
+
+
+def _one_shot_encoder() -> Callable[[Any], str]:
+    """``json.dumps(value, ensure_ascii=False, separators=(",", ":"))``, made once: the C encoder that
+    call builds on every use, kept (rows' prompts are short, and building it cost more than encoding)."""
+    if c_make_encoder is None:  # pragma: no cover - a Python without the json accelerator
+        return json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+    chunks = c_make_encoder(None, None, encode_basestring, None, ":", ",", False, False, True)
+
+    def encode(value: Any) -> str:
+        try:  # no circular check (parsed JSON has no cycles) and no default: the stdlib words any error
+            return "".join(chunks(value, 0))
+        except (TypeError, ValueError, RecursionError):
+            return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+    return encode
+
+
+_compact_json = _one_shot_encoder()
 
 
 def prompt_fingerprint(prompt: Any) -> Optional[int]:
@@ -55,7 +81,7 @@ def prompt_fingerprint(prompt: Any) -> Optional[int]:
     if isinstance(prompt, EncodedJSON):
         data = bytes(prompt)  # type: ignore[call-overload]
     else:
-        data = json.dumps(prompt, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
+        data = _compact_json(prompt).encode("utf-8", "surrogatepass")
     return zlib.crc32(data) | (len(data) << 32)
 
 
@@ -129,9 +155,14 @@ class KeyVote:
                 values[PROMPT] = prompt_label(prompt)
             else:
                 values[PROMPT] = DEFERRED
-            if not self.explicit:
-                values[FINGERPRINT] = prompt_fingerprint(prompt)
+            if not self.explicit and not anonymous:  # an anonymous row's fingerprint is never kept
+                values[FINGERPRINT] = UNREAD if self._keyed_on_ng_id(values) else prompt_fingerprint(prompt)
         return values
+
+    def _keyed_on_ng_id(self, values: dict[str, Any]) -> bool:
+        """The row carries `_ng_task_id` and every voting row before it did: the side stays keyed on it
+        unless a later row lacks it, so the row's fingerprint can wait (:data:`UNREAD`)."""
+        return values.get(NG_TASK_ID) is not None and NG_TASK_ID in self.columns
 
     def add(self, values: dict[str, Any], *, anonymous: bool = False) -> Optional[str]:
         """Record one row's values; returns an error text for a row lacking an explicit key."""
@@ -245,11 +276,10 @@ class KeyVote:
     def _fallback(self, choice: KeyChoice, prompt_at: Optional[Callable[[int], Any]]) -> KeyChoice:
         """The choice with the inferred id fields that hold one task a value on this side (the
         other side decides among them), and a note when the side's prompt is one on every row."""
-        columns = self._columns(prompt_at)
+        names = [name for name in self.inferred or () if name in self.columns]
+        columns = self._columns(prompt_at) if names else None  # its unread fingerprints are read only if needed
         choice.inferred = {
-            name: self.columns[name]
-            for name in self.inferred or ()
-            if name in self.columns and columns.holds_one_task(name)
+            name: self.columns[name] for name in names if columns is not None and columns.holds_one_task(name)
         }
         if choice.key == PROMPT and self.voters > 1:
             labels = {label for label in choice.values if label is not None}
@@ -281,7 +311,13 @@ class KeyVote:
         return labels
 
     def _columns(self, prompt_at: Optional[Callable[[int], Any]]) -> SideColumns:
-        """The vote's columns, for telling a task id from a category (:mod:`.key_categories`)."""
+        """The vote's columns, for telling a task id from a category (:mod:`.key_categories`); the
+        fingerprints left unread taken now, when the columns can look at them (every voting row has a prompt)."""
+        if prompt_at is not None and PROMPT in self.columns and UNREAD in self.fingerprints:
+            fingerprints = self.fingerprints
+            for index, fingerprint in enumerate(fingerprints):
+                if fingerprint == UNREAD:
+                    fingerprints[index] = prompt_fingerprint(prompt_at(index))
         return SideColumns(
             self.columns, self.fingerprints, lambda index: self._label(index, prompt_at), prompt_at is not None
         )
