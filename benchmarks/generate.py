@@ -44,7 +44,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-GENERATOR_VERSION = 4
+GENERATOR_VERSION = 5  # 5: the expected categories leave lost rollouts out of their side, as the gate does
 TASKSET = "terminal-bench-2-1"
 WINDOW = 256  # completion-order shuffle window (rows in flight at once)
 N_TEMPLATES = 8
@@ -731,9 +731,15 @@ def generate(
         if not (old_present[t] and new_present[t]):
             cats["missing"] += 1
             continue
-        if any(new_state[t * repeats + r] in (1, 2) for r in range(repeats)):
+        # a lost rollout (masked, or failed with only sidecar records) is left out of its side's
+        # mean; the side is masked only when fewer of its rows scored than were lost
+        scored = [r for r in range(repeats) if new_state[t * repeats + r] not in (1, 2)]
+        if not scored or len(scored) < repeats - len(scored):
             cats["masked"] += 1
-        elif kind[t] == 0:
+            continue
+        old_mean = sum(rewards(t, r)[0] for r in range(repeats)) / repeats
+        new_mean = sum(rewards(t, r)[1] for r in scored) / len(scored)
+        if abs(old_mean - new_mean) <= 1e-9:
             cats["identical"] += 1
         elif agent_err[t]:
             cats["flipped_agent_error"] += 1
