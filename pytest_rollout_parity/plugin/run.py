@@ -120,9 +120,10 @@ class ParityRun:
         this process: the items and every report read them."""
         return margin_decisions(self.paired, self.result.tasks, self.settings.margin, self.settings.alpha)
 
-    @property
+    @cached_property
     def judgements(self) -> tuple[Optional[FlipJudgement], ...]:
-        """Margin mode's judgement of each flip, by task index; all None without a margin."""
+        """Margin mode's judgement of each flip, by task index; all None without a margin (made once:
+        every item reads it)."""
         if self.settings.margin is None:
             return (None,) * len(self.result.tasks)
         return self.decisions.judgements
