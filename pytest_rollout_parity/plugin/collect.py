@@ -31,7 +31,8 @@ TASK_PROPERTY = "parity_task"
 #: who changed an item's verdict (`hook`, `known_flips`), beside VERDICT_PROPERTY
 SOURCE_PROPERTY = "parity_verdict_source"
 CATEGORY_PROPERTY = "parity_category"
-AGGREGATE_PROPERTY = "parity_aggregate"
+#: the JUnit property of the equivalence item (named, as its item is, `aggregate` for the users who read it)
+EQUIVALENCE_PROPERTY = "parity_aggregate"
 COVERAGE_PROPERTY = "parity_coverage"
 COPY_PROPERTY = "parity_copy"
 NO_OUTPUT_PROPERTY = "parity_no_verifier_output"
@@ -87,7 +88,7 @@ class ParityFile(pytest.File):
         (:attr:`ParityRun.gate_items`)."""
         for index, name in enumerate(self.run.names):
             yield ParityItem.from_parent(self, name=name, index=index)
-        kinds = {EQUIVALENCE_ITEM: AggregateItem, COVERAGE_NAME: CoverageItem, COPY_NAME: CopyItem}
+        kinds = {EQUIVALENCE_ITEM: EquivalenceItem, COVERAGE_NAME: CoverageItem, COPY_NAME: CopyItem}
         for name in self.run.gate_items:
             yield kinds[name].from_parent(self, name=name)
 
@@ -284,19 +285,19 @@ class _RunWideItem(pytest.Item):
         return self.path, 0, self.item_name
 
 
-class AggregateItem(_RunWideItem):
+class EquivalenceItem(_RunWideItem):
     """Margin mode's equivalence test over all compared tasks: `<new file>::parity-aggregate`.
 
     It passes when the one-sided 95% bounds of the mean difference lie within the margin.
     """
 
     item_name = EQUIVALENCE_ITEM
-    property_name = AGGREGATE_PROPERTY
+    property_name = EQUIVALENCE_PROPERTY
 
     def decision(self) -> Optional[tuple[bool, str]]:
         """The equivalence decision at the margin."""
-        aggregate = self.run.equivalence
-        return None if aggregate is None else (aggregate.passed, aggregate.message)
+        equivalence = self.run.equivalence
+        return None if equivalence is None else (equivalence.passed, equivalence.message)
 
 
 class CoverageItem(_RunWideItem):
