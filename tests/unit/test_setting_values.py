@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 import pytest
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import VERSION, BaseModel, Field, ValidationError, field_validator
 
 from pytest_rollout_parity.plugin.setting_values import SettingError
 from pytest_rollout_parity.plugin.settings import ParitySettings
@@ -56,6 +56,15 @@ def _ours(field: str, value: Any) -> tuple[str, Any]:
         return "error", exc.message
 
 
+#: the pydantic release whose checks and words the settings copy; older releases parse some strings
+#: otherwise (2.5 refuses `" 3 "` as an integer), so the comparison is made against this one or newer
+REFERENCE = (2, 14)
+
+
+@pytest.mark.skipif(
+    tuple(int(part) for part in VERSION.split(".")[:2]) < REFERENCE,
+    reason=f"the settings copy pydantic {REFERENCE[0]}.{REFERENCE[1]}'s checks; this is pydantic {VERSION}",
+)
 @pytest.mark.parametrize("field", ["key", "tail", "strict", "margin", "alpha"])
 def test_each_value_is_taken_or_refused_as_the_pydantic_model_did(field: str) -> None:
     for value in VALUES:
