@@ -28,7 +28,7 @@ def schema_block() -> str:
     return found.group(1)
 
 
-#: the pydantic release the published schema is generated with; older releases word some of it
+#: the pydantic release the published schema is generated with; older releases generate
 #: parts of it otherwise (2.5 does), though they validate the same files
 SCHEMA_FROM = (2, 14)
 
