@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from typing import Any, Optional
 
 from ..reading.fields import PROMPT, TASK_INDEX
-from ..reading.prompt_labels import decoded, last_user_text
+from ..reading.prompt_labels import content_text, decoded, last_user_text
 
 #: characters of a prompt excerpt
 EXCERPT_CHARS = 120
@@ -55,17 +55,6 @@ def prompt_excerpt(row: dict[str, Any], chars: int = EXCERPT_CHARS) -> Optional[
     return text[: cut if cut > chars // 2 else chars].rstrip(" ,.;:") + " …"
 
 
-def _message_text(item: dict[str, Any]) -> str:
-    content = item.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            part["text"] for part in content if isinstance(part, dict) and isinstance(part.get("text"), str)
-        )
-    return ""
-
-
 def last_assistant_message(
     row: dict[str, Any], chars: int = MESSAGE_CHARS, lines: int = MESSAGE_LINES
 ) -> Optional[list[str]]:
@@ -76,7 +65,7 @@ def last_assistant_message(
         return None
     for item in reversed(output):
         if isinstance(item, dict) and item.get("type", "message") == "message" and item.get("role") == "assistant":
-            text = _message_text(item).strip()
+            text = content_text(item.get("content"), "\n").strip()
             if text:
                 return _end(text, chars, lines)
     return None

@@ -59,12 +59,12 @@ def prompt_hash(value: Any) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
-def _text_of(content: Any) -> str:
-    """The text of a message's content: a string, or the `text` of each part."""
+def content_text(content: Any, separator: str = " ") -> str:
+    """The text of a message's content: a string, or the `text` of each part, joined by ``separator``."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return " ".join(
+        return separator.join(
             part["text"] for part in content if isinstance(part, dict) and isinstance(part.get("text"), str)
         )
     return ""
@@ -77,7 +77,7 @@ def last_user_text(prompt: Any) -> str:
     if isinstance(prompt, list):
         for message in reversed(prompt):
             if isinstance(message, dict) and message.get("role") == "user":
-                text = _text_of(message.get("content"))
+                text = content_text(message.get("content"))
                 if text.strip():
                     return text
     return ""
