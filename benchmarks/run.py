@@ -471,7 +471,13 @@ def bench_users(
     rel = lambda p: str(p.relative_to(out))  # noqa: E731
     gate = [PY, "-m", "pytest", "-q", f"--parity-old={rel(old)}", f"--parity-new={rel(new)}"]
     no_cache = ["-p", "no:cacheprovider"]
-    full, fast = {"PARITY_PARSER": "full"}, {"PARITY_PARSER": "auto"}
+    # the default install reads with the pydantic-core skeleton, the `fast` extra with msgspec; an
+    # install before the pydantic-core skeleton read a default install's rows with the full parser
+    default, fast, before_default = (
+        {"PARITY_PARSER": "pydantic-core"},
+        {"PARITY_PARSER": "msgspec"},
+        {"PARITY_PARSER": "full"},
+    )
     json_cmd = ("json.loads", [PY, "-c", JSON_FLOOR, *map(rel, files)], {}, None)
     if not WARMED:  # one untimed run, so that bytecode caches exist before anything is timed
         # (--tb=line: on a pair of many flips pytest's own failure section would otherwise take most of it)
@@ -496,10 +502,10 @@ def bench_users(
         items = manifest["tasks_joined"]
         trivial = rel(trivial_test_file(out, items))
         commands = [
-            ("no cacheprovider", [*gate, *no_cache], full, None),
-            ("no gate entries", [*gate, "-o", f"cache_dir={blocked}"], full, block),
-            ("first run", cached, full, clear),
-            (f"-k {task}", [*cached, "-k", task], full, None),
+            ("no cacheprovider", [*gate, *no_cache], default, None),
+            ("no gate entries", [*gate, "-o", f"cache_dir={blocked}"], default, block),
+            ("first run", cached, default, clear),
+            (f"-k {task}", [*cached, "-k", task], default, None),
             (
                 "trivial -k one",
                 [PY, "-m", "pytest", "-q", *no_cache, trivial, "-k", f"test_t and {items // 2}"],
@@ -542,9 +548,9 @@ def bench_users(
         counts = outcome_counts((out / "out_gate.txt").read_text(errors="replace").strip().splitlines()[-1])
         same = [PY, "-m", "pytest", "-q", *no_cache, rel(outcome_test_file(out, *counts.values()))]
         commands = [
-            ("serial", [*gate, *no_cache], full, None),
-            ("-n 2", [*gate, *no_cache, "-n", "2"], full, None),
-            ("-n 2, a test beside", [*gate, *no_cache, "-n", "2", beside], full, None),
+            ("serial", [*gate, *no_cache], default, None),
+            ("-n 2", [*gate, *no_cache, "-n", "2"], default, None),
+            ("-n 2, a test beside", [*gate, *no_cache, "-n", "2", beside], default, None),
             ("trivial serial", trivial, {}, None),
             ("trivial -n 2", [*trivial, "-n", "2"], {}, None),
             ("same outcomes serial", same, {}, None),
@@ -582,7 +588,7 @@ def bench_users(
         counts = outcome_counts((out / "out_gate.txt").read_text(errors="replace").strip().splitlines()[-1])
         same = rel(outcome_test_file(out, counts["passed"], counts["failed"], counts["xfailed"]))
         commands = [
-            ("gate", [*gate, *no_cache], full, None),
+            ("gate", [*gate, *no_cache], default, None),
             ("same outcomes", [PY, "-m", "pytest", "-q", *no_cache, same], {}, None),
         ]
         best = timed_best(commands, out, runs)
@@ -604,7 +610,7 @@ def bench_users(
         counts = outcome_counts((out / "out_gate.txt").read_text(errors="replace").strip().splitlines()[-1])
         same = rel(outcome_test_file(out, counts["passed"], counts["failed"], counts["xfailed"]))
         commands = [
-            ("gate --tb=line", [*gate, *no_cache, *line], full, None),
+            ("gate --tb=line", [*gate, *no_cache, *line], default, None),
             ("same outcomes --tb=line", [PY, "-m", "pytest", "-q", *no_cache, *line, same], {}, None),
         ]
         best = timed_best(commands, out, runs)
@@ -625,7 +631,7 @@ def bench_users(
         )
     elif kind == "memory":
         trivial = [PY, "-m", "pytest", "-q", *no_cache, rel(trivial_test_file(out, manifest["tasks_joined"]))]
-        commands = [("gate", [*gate, *no_cache], full, None), ("trivial", trivial, {}, None)]
+        commands = [("gate", [*gate, *no_cache], default, None), ("trivial", trivial, {}, None)]
         best = timed_best(commands, out, runs)
         table(list(best.values()))
         gate_run, plain = best["gate"], best["trivial"]
@@ -641,8 +647,8 @@ def bench_users(
         warm(sorted(new_dir.glob("*.jsonl")) + sorted(old_dir.glob("*.jsonl")))
         one_file = [PY, "-m", "pytest", "-q", *no_cache, f"--parity-old={rel(old)}"]
         commands = [
-            ("one file a side", [*one_file, f"--parity-new={rel(new)}"], full, None),
-            (f"new in {shards} shards", [*one_file, f"--parity-new={rel(new_dir)}/shard-*.jsonl"], full, None),
+            ("one file a side", [*one_file, f"--parity-new={rel(new)}"], default, None),
+            (f"new in {shards} shards", [*one_file, f"--parity-new={rel(new_dir)}/shard-*.jsonl"], default, None),
             (
                 f"old in {shards} shards",
                 [
@@ -654,7 +660,7 @@ def bench_users(
                     f"--parity-old={rel(old_dir)}/shard-*.jsonl",
                     f"--parity-new={rel(new)}",
                 ],
-                full,
+                default,
                 None,
             ),
         ]
@@ -680,15 +686,15 @@ def bench_users(
         one = ["taskset", "-c", "0"]
         commands = [
             json_cmd,
-            ("default, 2 cores", [*gate, *no_cache], full, None),
-            ("default, 1 core", [*one, *gate, *no_cache], full, None),
+            ("default, 2 cores", [*gate, *no_cache], default, None),
+            ("default, 1 core", [*one, *gate, *no_cache], default, None),
             ("fast, 2 cores", [*gate, *no_cache], fast, None),
             ("fast, 1 core", [*one, *gate, *no_cache], fast, None),
         ]
         if baseline:  # the same one-core runs with another install (the version before), in this run
             before = [baseline, *gate[1:], *no_cache]
             commands += [
-                ("before, default, 1 core", [*one, *before], full, None),
+                ("before, default, 1 core", [*one, *before], before_default, None),
                 ("before, fast, 1 core", [*one, *before], fast, None),
             ]
         best = timed_best(commands, out, runs)

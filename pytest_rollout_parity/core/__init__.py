@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from .reading.shards import ShardPatternError, expand
     from .reading.side_request import SideRequest
     from .reading.sidecar import sidecar_display, sidecar_path, sidecar_places
-    from .reading.skeleton import skeleton_available
+    from .reading.skeleton import reader_name
     from .reading.snapshot import frame_plain, frame_side, snapshot_schema, unframe_plain, unframe_side
     from .reports.annotations import annotation_lines
     from .reports.html_page import flip_html, render_html, summary_html
@@ -161,12 +161,12 @@ __all__ = [
     "read_capped",
     "read_inventory",
     "read_known_flips",
+    "reader_name",
     "render_html",
     "render_markdown",
     "sidecar_display",
     "sidecar_path",
     "sidecar_places",
-    "skeleton_available",
     "snapshot_schema",
     "summary_dict",
     "summary_html",
@@ -226,7 +226,7 @@ _ENTRANCE: dict[str, tuple[str, ...]] = {
     "reading.parallel": ("SideProgress", "load_two"),
     "reading.side_request": ("SideRequest",),
     "reading.shards": ("ShardPatternError", "expand"),
-    "reading.skeleton": ("skeleton_available",),
+    "reading.skeleton": ("reader_name",),
     "reading.snapshot": ("frame_plain", "frame_side", "snapshot_schema", "unframe_plain", "unframe_side"),
     "reports.annotations": ("annotation_lines",),
     "reports.html_page": ("flip_html", "render_html", "summary_html"),

@@ -56,8 +56,8 @@ from ..core import (
     load_two,
     metrics_path,
     read_capped,
+    reader_name,
     sidecar_path,
-    skeleton_available,
     snapshot_schema,
     unframe_side,
 )
@@ -166,7 +166,7 @@ def code_state() -> tuple[Any, ...]:
 
 def entry_key(request: SideRequest, state: tuple[Any, ...]) -> tuple[Any, ...]:
     """What an entry must have been written under to be used for ``request`` now."""
-    reader = "skeleton" if skeleton_available() else "full"
+    reader = reader_name()
     return (code_state(), reader, request.plain(), state)
 
 

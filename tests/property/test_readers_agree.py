@@ -1,4 +1,4 @@
-"""The skeleton reader (msgspec) and the full parse read every row shape alike.
+"""The skeleton reader (each backend: msgspec, pydantic-core) and the full parse read every row shape alike.
 
 The same generated rows go through both readers: each row's decoded fields, its reduction
 (:class:`RowFacts`) and its join values must match, and for whole files (with their failures
@@ -48,7 +48,9 @@ from pytest_rollout_parity.core.reading.side_request import SideRequest
 from pytest_rollout_parity.core.reading.task_idents import ident_of
 from pytest_rollout_parity.core.reading.task_idents import key_value as ident_value
 
-pytest.importorskip("msgspec", reason="the skeleton reader needs the `fast` extra (msgspec)")
+#: The skeleton's backends: msgspec (the `fast` extra; its case skips without it, see
+#: tests/conftest.py) and pydantic-core (every install).
+SKELETONS = ["msgspec", "pydantic-core"]
 
 # --- generated rows ----------------------------------------------------------------------------
 
@@ -313,12 +315,11 @@ def pairs(draw: st.DrawFn) -> tuple[tuple[str, str], tuple[str, str], Optional[s
 
 @contextmanager
 def parser(name: str) -> Iterator[None]:
-    """Run with PARITY_PARSER set (``auto``: the skeleton reader, which must then be available)."""
+    """Run with PARITY_PARSER set to a reader, which must then be the one used."""
     before = os.environ.get("PARITY_PARSER")
     os.environ["PARITY_PARSER"] = name
     try:
-        if name == "auto":
-            assert skeleton.skeleton_available()
+        assert skeleton.reader_name() == name
         yield
     finally:
         if before is None:
@@ -384,8 +385,11 @@ def _has_non_finite(value: Any) -> bool:
     return False
 
 
-def _skeleton_takes(row: dict[str, Any], key: Optional[str]) -> bool:
-    """Whether the skeleton should decode the row: no NaN/Infinity token, objects where it descends."""
+def _skeleton_takes(row: dict[str, Any], key: Optional[str], reader: str) -> bool:
+    """Whether the skeleton should decode the row: pydantic-core takes every valid JSON object;
+    msgspec one without a NaN/Infinity token, with objects where it descends."""
+    if reader == "pydantic-core":
+        return True
     if _has_non_finite(row):
         return False
     for path in load_paths(key):
@@ -409,26 +413,29 @@ def _reduced(row: dict[str, Any]) -> Any:
 # --- the properties ------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("reader", SKELETONS)
 @settings(max_examples=400, deadline=None)
 @given(
     st.lists(TASK_IDS, min_size=1, max_size=3, unique=True).flatmap(rows),
     st.one_of(st.none(), st.sampled_from(KEYINGS)),
     st.booleans(),
 )
-def test_a_row_decodes_and_reduces_alike(row: dict[str, Any], key: Optional[str], ascii_only: bool) -> None:
+def test_a_row_decodes_and_reduces_alike(
+    reader: str, row: dict[str, Any], key: Optional[str], ascii_only: bool
+) -> None:
     raw = _line(row, ascii_only).encode("utf-8")
     full = parse_line(raw, "row")
     # a side's first row is read in full: the fields it shows as inferred candidates are then
     # decoded by the skeleton from every later row
     inferred = inferred_candidates(full, KNOWN_FIELDS) if key is None else ()
-    with parser("auto"):
+    with parser(reader):
         decode = skeleton.skeleton_decoder(key, inferred)
     assert decode is not None
     try:
         skeleton_row = decode(raw)
     except skeleton.DecodeError:
         event("the skeleton fell back to the full parse")
-        assert not _skeleton_takes(row, key)
+        assert not _skeleton_takes(row, key, reader)
         return
     event("the skeleton decoded the row")
     for path in load_paths(key, inferred):
@@ -469,9 +476,12 @@ def _error_kind(message: str) -> str:
     return "other"
 
 
+@pytest.mark.parametrize("reader", SKELETONS)
 @settings(max_examples=200, deadline=None)
 @given(pairs())
-def test_files_compare_alike(pair: tuple[tuple[str, str], tuple[str, str], Optional[str], Optional[str]]) -> None:
+def test_files_compare_alike(
+    reader: str, pair: tuple[tuple[str, str], tuple[str, str], Optional[str], Optional[str]]
+) -> None:
     old, new, key, agent = pair
     with tempfile.TemporaryDirectory() as folder:
         paths = []
@@ -481,7 +491,7 @@ def test_files_compare_alike(pair: tuple[tuple[str, str], tuple[str, str], Optio
             if sidecar:
                 (Path(folder) / f"{name}_failures.jsonl").write_text(sidecar, encoding="utf-8")
             paths.append(path)
-        with parser("auto"):
+        with parser(reader):
             fast = _read_both(*paths, key, agent)
         with parser("full"):
             full = _read_both(*paths, key, agent)

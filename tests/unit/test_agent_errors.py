@@ -86,10 +86,10 @@ def test_real_anyswe_timeout_row_is_an_agent_error(tmp_path: Path) -> None:
     assert compare_with({"reward": 0.0, "agent_timed_out": True}) == ("flipped_agent_error", "agent_timed_out=true")
 
 
-def test_both_readers_see_every_signal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The skeleton reader (msgspec) decodes the signal fields, so it flags the same rows."""
-    pytest.importorskip("msgspec")
-    monkeypatch.delenv("PARITY_PARSER", raising=False)
+@pytest.mark.parametrize("reader", ["msgspec", "pydantic-core"])
+def test_both_readers_see_every_signal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reader: str) -> None:
+    """The skeleton reader (either backend) decodes the signal fields, so it flags the same rows."""
+    monkeypatch.setenv("PARITY_PARSER", reader)
     from pytest_rollout_parity.core.reading.jsonl_lines import iter_objects
     from pytest_rollout_parity.core.reading.row_facts import reduce_row
     from pytest_rollout_parity.core.reading.skeleton import skeleton_decoder

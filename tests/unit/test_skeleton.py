@@ -1,7 +1,9 @@
-"""The optional skeleton reader (msgspec) classifies exactly like the full parse."""
+"""The skeleton reader classifies exactly like the full parse, with either backend: msgspec (the
+`fast` extra) and pydantic-core (every install)."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
@@ -12,9 +14,9 @@ from pytest_rollout_parity.core.api import compare_files
 from pytest_rollout_parity.core.reading.jsonl_lines import iter_objects
 from pytest_rollout_parity.core.reading.prompt_labels import decoded, is_prompt, prompt_label
 from pytest_rollout_parity.core.reading.row_facts import reduce_row
-from pytest_rollout_parity.core.reading.skeleton import EncodedJSON, skeleton_decoder
+from pytest_rollout_parity.core.reading.skeleton import DecodeError, EncodedJSON, reader_name, skeleton_decoder
 
-pytest.importorskip("msgspec", reason="the skeleton reader needs the `fast` extra (msgspec)")
+HAS_MSGSPEC = importlib.util.find_spec("msgspec") is not None
 
 REPO = Path(__file__).resolve().parents[2]
 REAL_ROWS = REPO / "tests" / "data" / "real_rows"
@@ -48,10 +50,20 @@ EDGE_ROWS = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def skeleton_reader_on(monkeypatch: pytest.MonkeyPatch) -> None:
-    """These tests compare both readers, whatever PARITY_PARSER the suite runs under."""
-    monkeypatch.delenv("PARITY_PARSER", raising=False)
+@pytest.fixture(autouse=True, params=["msgspec", "pydantic-core"])  # msgspec's skip: tests/conftest.py
+def reader(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each test compares one skeleton backend with the full parse, whatever PARITY_PARSER the
+    suite runs under."""
+    monkeypatch.setenv("PARITY_PARSER", request.param)
+    assert reader_name() == request.param
+    return str(request.param)
+
+
+@pytest.fixture
+def msgspec_only(reader: str) -> None:
+    """The test is of what msgspec keeps encoded (pydantic-core decodes the prompt whole)."""
+    if reader != "msgspec":
+        pytest.skip("of msgspec's encoded prompt")
 
 
 def _facts(path: Path, key: str | None, fast: bool) -> list[tuple]:
@@ -70,6 +82,13 @@ def _write(path: Path, rows: list[dict], extra: str = "") -> Path:
 
 def test_skeleton_decoder_is_available_here() -> None:
     assert skeleton_decoder(None) is not None
+
+
+def test_the_default_reader_is_a_skeleton_and_full_turns_it_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PARITY_PARSER")
+    assert reader_name() == ("msgspec" if HAS_MSGSPEC else "pydantic-core")
+    monkeypatch.setenv("PARITY_PARSER", "FULL")
+    assert reader_name() == "full" and skeleton_decoder(None) is None
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in REAL_ROWS.glob("*.jsonl")))
@@ -117,7 +136,7 @@ def test_literal_dotted_candidate_is_detected_by_both_readers(tmp_path: Path, mo
     assert fast["join"]["old_key"] == "verifier_metadata.task_id" and fast["counts"]["identical"] == 2
 
 
-def test_prompt_stays_encoded_and_labels_alike(tmp_path: Path) -> None:
+def test_prompt_stays_encoded_and_labels_alike(tmp_path: Path, msgspec_only: None) -> None:
     prompt = [{"role": "user", "content": "Could we set the performance for Friday?", "weight": 0.1}]
     rows = [
         {"_ng_task_id": "a", "reward": 1, "responses_create_params": {"input": prompt, "metadata": {"task_name": "t"}}},
@@ -134,7 +153,7 @@ def test_prompt_stays_encoded_and_labels_alike(tmp_path: Path) -> None:
     assert not is_prompt(second["responses_create_params"]["input"])
 
 
-def test_an_encoded_field_another_path_reads_inside_is_decoded_whole() -> None:
+def test_an_encoded_field_another_path_reads_inside_is_decoded_whole(msgspec_only: None) -> None:
     from typing import Any
 
     from pytest_rollout_parity.core.reading.skeleton import _tree
@@ -145,7 +164,7 @@ def test_an_encoded_field_another_path_reads_inside_is_decoded_whole() -> None:
     assert _tree(["a.b", "a"], ["a.b"])["a"] is Any
 
 
-def test_a_prompt_msgspec_refuses_to_decode_labels_as_the_full_reader_does(tmp_path: Path) -> None:
+def test_a_prompt_msgspec_refuses_to_decode_labels_as_the_full_reader_does(tmp_path: Path, msgspec_only: None) -> None:
     text = '{"reward": 1, "responses_create_params": {"input": [{"role": "user", "content": "hi", "t": 1e400}]}}\n'
     path = tmp_path / "odd.jsonl"
     path.write_text(text, encoding="utf-8")
@@ -156,3 +175,23 @@ def test_a_prompt_msgspec_refuses_to_decode_labels_as_the_full_reader_does(tmp_p
     encoded, value = fast["responses_create_params"]["input"], full["responses_create_params"]["input"]
     assert isinstance(encoded, EncodedJSON)  # the skeleton took the line; only the prompt is odd
     assert prompt_label(encoded) == prompt_label(value) and prompt_label(value).startswith("hi-")
+
+
+def test_the_trajectory_is_left_undecoded_and_a_non_object_kept_whole(tmp_path: Path, reader: str) -> None:
+    """pydantic-core keeps a non-object whole where a path descends; msgspec leaves the line to the
+    full parse."""
+    rows = [
+        {"task_name": "t/a", "reward": 1.0, "response": {"metadata": {"k": "v"}, "output": [{"text": "x" * 100}]}},
+        {"task_name": "t/b", "reward": 0.0, "response": "not an object", "agent_ref": ["odd"]},
+    ]
+    path = _write(tmp_path / "shapes.jsonl", rows)
+    decode = skeleton_decoder(None)
+    assert decode is not None
+    one, two = path.read_bytes().splitlines()
+    assert decode(one)["response"] == {"metadata": {"k": "v"}}  # no output: it was never built
+    if reader == "msgspec":
+        with pytest.raises(DecodeError):
+            decode(two)
+        return
+    second = decode(two)
+    assert second["response"] == "not an object" and second["agent_ref"] == ["odd"]

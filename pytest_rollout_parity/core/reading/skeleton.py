@@ -1,20 +1,31 @@
-"""An optional faster reader: decode only the fields the classification needs (msgspec).
+"""The skeleton reader: decode only the fields the classification needs.
 
-With the `fast` extra installed, each rollouts-file row is decoded into a typed skeleton that
-declares just the fields loading reads (:func:`fields.load_paths`), so the large
-`response.output` trajectory is skipped without building Python objects. A dotted path is decoded
-both ways a row may hold it: nested, and as a literal top-level key spelled with the dots. The
-prompt (:data:`fields.ENCODED_FIELDS`) is kept as its JSON text: it is hashed only on the rows
-that need it, after the full reader's own parser has decoded it. The skeleton becomes a plain dict of the fields that were present, which the same
-:func:`rows.reduce_row` then reduces: both readers classify identically. Any line the skeleton
-cannot take (NaN tokens, odd shapes, invalid JSON) falls back to the full parse, which also words
-the errors.
+Each rollouts-file row is decoded into a skeleton that declares just the fields loading reads
+(:func:`fields.load_paths`), so the large `response.output` trajectory builds no Python objects.
+A dotted path is decoded both ways a row may hold it: nested, and as a literal top-level key
+spelled with the dots. The skeleton becomes a plain dict of the fields that were present, which
+the same :func:`rows.reduce_row` then reduces: every reader classifies identically.
+
+Two backends, chosen by :func:`reader_name`:
+
+- msgspec (the `fast` extra): a typed struct; the prompt (:data:`fields.ENCODED_FIELDS`) is kept
+  as its JSON text and hashed only on the rows that need it, after the full reader's own parser
+  has decoded it. A line it cannot take (NaN tokens, odd shapes) falls back to the full parse.
+- pydantic-core (every install: pydantic depends on it): a validator of optional typed-dict
+  fields over the same parser as the full reader (jiter), which skips what it does not declare
+  in Rust; a field that is not an object where a path descends is kept whole, as the full parse
+  has it. The prompt is decoded whole.
+
+Any line the skeleton cannot take (invalid JSON above all) falls back to the full parse, which
+also words the errors. ``PARITY_PARSER=full`` turns the skeleton off; ``PARITY_PARSER=pydantic-core``
+reads as an install without msgspec does.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 from typing import Any, Optional
 
 from .fields import ENCODED_FIELDS, load_paths
@@ -42,9 +53,22 @@ _Tree = dict[str, "_Leaf | _Tree"]
 _WHOLE: _Leaf = Any
 
 
+#: The readers ``PARITY_PARSER`` names; ``auto`` (the default) is msgspec where it is installed.
+READERS = ("msgspec", "pydantic-core", "full")
+
+
+def reader_name() -> str:
+    """The reader rows are decoded with: ``PARITY_PARSER`` when it names one that is installed
+    (``msgspec``, ``pydantic-core``, ``full``), else msgspec where installed, else pydantic-core."""
+    asked = os.environ.get("PARITY_PARSER", "auto").strip().lower()
+    if asked in READERS and (asked != "msgspec" or msgspec is not None):
+        return asked
+    return "msgspec" if msgspec is not None else "pydantic-core"
+
+
 def skeleton_available() -> bool:
-    """True when msgspec is installed and PARITY_PARSER does not ask for the full parser."""
-    return msgspec is not None and os.environ.get("PARITY_PARSER", "auto").lower() != "full"
+    """True unless PARITY_PARSER asks for the full parser."""
+    return reader_name() != "full"
 
 
 def _tree(paths: Sequence[str], encoded: Sequence[str] = ()) -> _Tree:
@@ -87,17 +111,22 @@ def _struct(name: str, tree: _Tree) -> Any:
 
 
 def skeleton_decoder(key: Optional[str], inferred: tuple[str, ...] = ()) -> Optional[Decoder]:
-    """A bytes -> skeleton-dict decoder for rows keyed by ``key`` (None: detection), or None.
+    """A bytes -> skeleton-dict decoder for rows keyed by ``key`` (None: detection), or None when
+    the full parser is asked for.
 
     ``inferred`` adds the id candidates a side's first row showed (read in full, see
     :class:`FirstRowInFull`), so that every later row is decoded with them.
 
-    The dict holds the fields that were present, under their JSON names (absent ones are UNSET,
-    which :func:`msgspec.to_builtins` leaves out); an encoded field stays an :data:`EncodedJSON`.
+    The dict holds the fields that were present, under their JSON names; with msgspec an encoded
+    field stays an :data:`EncodedJSON`. A line the decoder cannot take raises :data:`DecodeError`.
     """
-    if not skeleton_available():
+    reader = reader_name()
+    if reader == "full":
         return None
-    tree = _tree(load_paths(key, inferred), ENCODED_FIELDS)
+    paths = load_paths(key, inferred)
+    if reader == "pydantic-core":
+        return _core_decoder(paths)
+    tree = _tree(paths, ENCODED_FIELDS)
     decode_struct = msgspec.json.Decoder(_struct("RowSkeleton", tree)).decode
     to_builtins = msgspec.to_builtins
     keep_encoded = (EncodedJSON,)
@@ -108,6 +137,27 @@ def skeleton_decoder(key: Optional[str], inferred: tuple[str, ...] = ()) -> Opti
     return decode
 
 
+@lru_cache(maxsize=16)
+def _core_decoder(paths: tuple[str, ...]) -> Decoder:
+    """pydantic-core's validator of the paths' tree (built once per set of paths: a side, its
+    sidecar and each shard ask for the same ones)."""
+    from pydantic_core import SchemaValidator
+
+    return SchemaValidator(_core_schema(_tree(paths))).validate_json
+
+
+def _core_schema(tree: _Tree) -> dict[str, Any]:
+    """A typed dict of optional fields, extra keys ignored; a subtree is that typed dict when the
+    value is an object and the value whole otherwise (as the full parse has it)."""
+    fields = {}
+    for name, subtree in tree.items():
+        schema: dict[str, Any] = {"type": "any"}
+        if isinstance(subtree, dict):
+            schema = {"type": "union", "choices": [_core_schema(subtree), schema], "mode": "left_to_right"}
+        fields[name] = {"type": "typed-dict-field", "schema": schema, "required": False}
+    return {"type": "typed-dict", "fields": fields, "total": False, "extra_behavior": "ignore"}
+
+
 def decode_encoded(value: Any) -> Any:
     """The JSON value of a field the skeleton kept encoded; raises :data:`DecodeError` when msgspec
     refuses it (a number out of float range, a lone surrogate escape)."""
@@ -115,8 +165,10 @@ def decode_encoded(value: Any) -> Any:
 
 
 #: What the skeleton may raise on a line it cannot take; the full parse then reads (or rejects) it.
-DecodeError: tuple[type[BaseException], ...] = (
-    (msgspec.DecodeError, msgspec.ValidationError, RecursionError) if msgspec is not None else ()
+#: pydantic-core's errors are ValueErrors (naming them would import pydantic-core here); msgspec's
+#: are ValueErrors only from 0.19 on.
+DecodeError: tuple[type[BaseException], ...] = (ValueError, RecursionError) + (
+    (msgspec.DecodeError, msgspec.ValidationError) if msgspec is not None else ()
 )
 
 
