@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 
@@ -557,3 +558,19 @@ def test_repeats_note_names_ten_tasks_then_counts_the_rest():
         + ", ".join(names[:10])
         + " and 290 more (see summary_dict())"  # the API words the pointer to every task its own way
     )
+
+
+def test_a_mean_of_rewards_whose_sum_leaves_the_float_range(tmp_path: Path) -> None:
+    """Found by the readers' property test: two rewards near -1.8e308 on one task overflowed the sum."""
+    from pytest_rollout_parity.core.api import compare_files
+    from pytest_rollout_parity.core.judging.classify import mean_reward
+
+    huge = -8.98846567431158e307
+    assert mean_reward([huge, huge]) == huge and mean_reward([0.25, 0.75]) == 0.5
+    old, new = tmp_path / "old.jsonl", tmp_path / "new.jsonl"
+    old.write_text('{"task_name": "t/a", "reward": 0}\n', encoding="utf-8")
+    new.write_text(
+        f'{{"task_name": "t/a", "reward": {huge!r}}}\n{{"task_name": "t/a", "reward": {huge!r}}}\n', encoding="utf-8"
+    )
+    (task,) = compare_files(old, new).tasks
+    assert task.new is not None and task.new.reward == huge

@@ -47,6 +47,15 @@ def enough_scored(scored: int, rows: int) -> bool:
     return scored > 0 and 2 * scored >= rows
 
 
+def mean_reward(rewards: Sequence[float]) -> float:
+    """The exact mean of finite rewards, also when their sum leaves the float range (two rewards
+    near 1.8e308, which a row may hold): then each is divided first."""
+    try:
+        return math.fsum(rewards) / len(rewards)
+    except OverflowError:
+        return math.fsum(reward / len(rewards) for reward in rewards)
+
+
 def summarize_side(facts: Sequence[RowFacts], reader: Optional[RowReader] = None) -> TaskSide:
     """Reduce a side's rows for one task: mean reward of its scored rows, mask text, agent error, failure kind.
 
@@ -76,7 +85,7 @@ def summarize_side(facts: Sequence[RowFacts], reader: Optional[RowReader] = None
             masked += f" (only {len(rewards)} scored: too few to compare)"
     return TaskSide(
         facts,
-        reward=math.fsum(rewards) / len(rewards) if rewards else None,
+        reward=mean_reward(rewards) if rewards else None,
         masked=masked,
         agent_error=next((f.agent_error for f in facts if f.agent_error and f.mask is None), None),
         failure_kind=next((f.failure_kind for f in facts if f.failure_kind and f.mask is None), None),

@@ -22,6 +22,7 @@ from ..model import RowFacts, RowOrigin
 from ..reading.agents import NO_AGENT
 from ..reading.bounded import read_capped
 from ..reading.files import LEADS_OUT, companion, leads_out
+from .classify import mean_reward
 
 TOLERANCE = 1e-6
 #: a metrics file holds one small entry per agent; a larger one is ignored unread
@@ -73,7 +74,7 @@ def computed_mean(facts: Sequence[RowFacts]) -> tuple[Optional[float], int]:
     rewards = [
         f.reward for f in facts if f.origin is RowOrigin.MAIN and f.reward is not None and math.isfinite(f.reward)
     ]
-    return (math.fsum(rewards) / len(rewards) if rewards else None), len(rewards)
+    return (mean_reward(rewards) if rewards else None), len(rewards)
 
 
 def _entries(data: Any) -> list[dict[str, Any]]:
