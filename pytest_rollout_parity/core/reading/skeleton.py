@@ -66,11 +66,6 @@ def reader_name() -> str:
     return "msgspec" if msgspec is not None else "pydantic-core"
 
 
-def skeleton_available() -> bool:
-    """True unless PARITY_PARSER asks for the full parser."""
-    return reader_name() != "full"
-
-
 def _tree(paths: Sequence[str], encoded: Sequence[str] = ()) -> _Tree:
     """The paths as nested fields; each dotted path also as the literal top-level key it may be.
 
