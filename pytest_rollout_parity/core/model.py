@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Literal, Optional, TypeVar
-
-from .vocabulary import OptionNames
 
 Category = Literal["identical", "flipped", "flipped_agent_error", "masked", "missing"]
 Side = Literal["old", "new"]
@@ -39,8 +37,6 @@ TASK_OUTCOMES: tuple[TaskOutcome, ...] = (
     "missing",
     "not_run",
 )
-#: The outcomes of tasks the gate could not compare: each counts against the evidence budget.
-UNCOMPARED_OUTCOMES: tuple[TaskOutcome, ...] = ("agent_error", "masked", "missing")
 
 #: How a run ends (docs/semantics.md, "Verdicts"): `pass` (every check passed on enough evidence),
 #: `fail` (the data show a difference), `inconclusive` (the gate cannot decide either way).
@@ -243,15 +239,6 @@ class CompareResult:
     #: why no task is joined although both sides name tasks (the runs read different inputs, or the
     #: files look like different environments), or None
     unjoined: Optional[str] = None
-
-    def worded(self, names: OptionNames) -> CompareResult:
-        """The result as a surface shows it: the settings its notes and reasons name in ``names``' words."""
-        return replace(
-            self,
-            notes=[names.word(note) for note in self.notes],
-            copies=None if self.copies is None else names.word(self.copies),
-            unjoined=None if self.unjoined is None else names.word(self.unjoined),
-        )
 
     def by_category(self, category: Category) -> list[TaskComparison]:
         """The tasks of one category, in task order."""

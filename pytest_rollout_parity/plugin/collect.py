@@ -49,13 +49,6 @@ def hook_verdict(value: str) -> tuple[str, str]:
     return outcome, reason
 
 
-def is_parity_report(report: object) -> bool:
-    """A report of a parity item: its first user property names the task."""
-    properties = getattr(report, "user_properties", None)
-    first = properties[0] if isinstance(properties, list) and properties else None
-    return isinstance(first, (tuple, list)) and bool(first) and first[0] == TASK_PROPERTY
-
-
 class ParityFile(pytest.File):
     """The `--parity-new` file as a collector; its children are the tasks."""
 

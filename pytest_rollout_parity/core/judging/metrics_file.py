@@ -57,17 +57,6 @@ class AggregateCheck:
     rows: int
     note: Optional[str] = None
 
-    def as_dict(self) -> dict[str, Any]:
-        """The JSON summary's form."""
-        return {
-            "file": self.file,
-            "agent": self.agent,
-            "recorded_mean": self.recorded_mean,
-            "computed_mean": self.computed_mean,
-            "rows": self.rows,
-            "note": self.note,
-        }
-
 
 def computed_mean(facts: Sequence[RowFacts]) -> tuple[Optional[float], int]:
     """The mean reward over the rollouts file's rows with a finite reward (as NeMo Gym averages)."""

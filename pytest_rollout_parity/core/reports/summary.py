@@ -325,16 +325,6 @@ class Decider:
 
 #: The codes of what decides a verdict (docs/semantics.md, "Verdicts"), by the verdict they give.
 FAIL_CODES = ("failed_tasks", "aggregate_outside")
-INCONCLUSIVE_CODES = (
-    "nothing_compared",
-    "collect_only",
-    "evidence",
-    "copy",
-    "aggregate_undecided",
-    "strict_uncompared",
-    "narrowed",
-    "item_failed",
-)
 
 
 @dataclass(frozen=True, slots=True)
