@@ -1,7 +1,8 @@
 """pytest-rollout-parity: the migration gate between two NeMo Gym rollout files.
 
-The public names below need no pytest: they come from the pure core. They are imported on first
-use, so a pytest run that loads the plugin without using it never imports the core.
+The public names (``__all__``) need no pytest: they come from the pure core. The plugin's entry
+point is imported from this package in every pytest run, so they are imported on first use: a run
+that loads the plugin without using it never imports the core.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
         summary_dict,
     )
 
-_PUBLIC = (
+__all__ = [
     "CompareInputError",
     "CompareResult",
     "TaskComparison",
@@ -32,9 +33,7 @@ _PUBLIC = (
     "compare_rollouts",
     "load_rollouts",
     "summary_dict",
-)
-
-__all__ = sorted(_PUBLIC)
+]
 
 
 def __getattr__(name: str) -> Any:
@@ -43,10 +42,10 @@ def __getattr__(name: str) -> Any:
     Not cached here: looked up in ``sys.modules`` each time, so a name always comes from the module
     the plugin uses too, also after an in-process pytester run dropped the modules it imported.
     """
-    if name not in _PUBLIC:
+    if name not in __all__:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return getattr(importlib.import_module(".core", __name__), name)
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_PUBLIC))
+    return sorted(set(globals()) | set(__all__))

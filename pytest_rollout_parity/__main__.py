@@ -109,9 +109,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         merged = merge_parts(parts)
     except MergeError as exc:
-        from .plugin.option_names import PLUGIN_NAMES
-
-        _fail(str(exc.word(PLUGIN_NAMES)))
+        _fail(str(exc))
     _check_layout(parts)  # after the merge's own checks, which name what a part lacks in its words
     try:
         for line in merged_lines(merged):

@@ -10,86 +10,72 @@ The stages, in pipeline order, each a subpackage that imports only from the ones
 :mod:`.statistics` (is a difference noise?) and :mod:`.reports` (the summary and its renderings).
 Beside them: :mod:`.model` (the typed result), :mod:`.errors`, :mod:`.escaping` and :mod:`.api`.
 
-This module is the one entrance the pytest layer uses: each name below is imported from its stage
-on first use, so loading the plugin without using it imports nothing of the core.
+This module is the one entrance the pytest layer uses. The plugin imports it only when a run gives
+a parity option (:mod:`pytest_rollout_parity.plugin.entry`), so a run that leaves the gate unused
+imports nothing of the core.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from .api import API_NAMES, compare_files, compare_loaded, compare_rollouts, summary_dict
-    from .errors import CompareInputError
-    from .escaping import terminal_line, terminal_text, visible
-    from .identity.item_names import item_names
-    from .judging.companion_homes import check_companions
-    from .judging.completeness import (
-        COVERAGE_NAME,
-        DEFAULT_MAX_MASKED,
-        DEFAULT_MAX_MISSING,
-        DEFAULT_MAX_UNCOMPARED,
-        Coverage,
-        Limit,
-        coverage,
-        parse_limit,
-    )
-    from .judging.copies import COPY_NAME
-    from .judging.coverage_file import InventoryRead, coverage_places, read_inventory
-    from .judging.hook_verdict import Verdict
-    from .judging.known_flips import KnownFlips, read_known_flips
-    from .judging.metrics_file import AggregateCheck, check_side, combined_check, metrics_path, metrics_places
-    from .judging.row_context import EXCERPT_CAP, wants_excerpt
-    from .judging.verifier_output import LogRoots
-    from .model import CompareResult, Join, RowCounts, RowOrigin, TaskComparison, TaskSide
-    from .reading.bounded import read_capped
-    from .reading.jsonl_lines import Progress
-    from .reading.loaded_side import LoadedSide
-    from .reading.loading import load_rollouts, load_side
-    from .reading.parallel import SideProgress, load_two
-    from .reading.shards import ShardPatternError, expand
-    from .reading.side_request import SideRequest
-    from .reading.sidecar import sidecar_display, sidecar_path, sidecar_places
-    from .reading.skeleton import reader_name
-    from .reading.snapshot import frame_plain, frame_side, snapshot_schema, unframe_plain, unframe_side
-    from .reports.annotations import annotation_lines
-    from .reports.html_page import flip_html, render_html, summary_html
-    from .reports.item_outcome import (
-        FlipEvidence,
-        flip_evidence,
-        flip_message,
-        header_line,
-        task_prompt,
-        uncompared_reason,
-    )
-    from .reports.json_file import write_json, write_text
-    from .reports.markdown import FLIPS, render_markdown
-    from .reports.summary import (
-        Files,
-        MarginDecisions,
-        RunInfo,
-        SplitGroup,
-        Summary,
-        build_summary,
-        margin_decisions,
-        task_outcome,
-    )
-    from .reports.terminal import summary_lines
-    from .statistics.agent_rates import error_rates
-    from .statistics.margin import (
-        EQUIVALENCE_ITEM,
-        Equivalence,
-        FlipJudgement,
-        equivalence,
-        judge_flips,
-        margin_beyond_range,
-    )
-    from .statistics.paired import PairedSection, noise_text, paired_section, task_noise
-    from .vocabulary import OptionNames
+from .api import compare_files, compare_loaded, compare_rollouts, summary_dict
+from .errors import CompareInputError
+from .escaping import terminal_line, terminal_text, visible
+from .identity.item_names import item_names
+from .judging.companion_homes import check_companions
+from .judging.completeness import (
+    COVERAGE_NAME,
+    DEFAULT_MAX_MASKED,
+    DEFAULT_MAX_MISSING,
+    DEFAULT_MAX_UNCOMPARED,
+    Coverage,
+    Limit,
+    coverage,
+    parse_limit,
+)
+from .judging.copies import COPY_NAME
+from .judging.coverage_file import InventoryRead, coverage_places, read_inventory
+from .judging.hook_verdict import Verdict
+from .judging.known_flips import KnownFlips, read_known_flips
+from .judging.metrics_file import AggregateCheck, check_side, combined_check, metrics_path, metrics_places
+from .judging.row_context import EXCERPT_CAP, wants_excerpt
+from .judging.verifier_output import LogRoots
+from .model import CompareResult, Join, RowCounts, RowOrigin, TaskComparison, TaskSide
+from .reading.bounded import read_capped
+from .reading.jsonl_lines import Progress
+from .reading.loaded_side import LoadedSide
+from .reading.loading import load_rollouts, load_side
+from .reading.parallel import SideProgress, load_two
+from .reading.shards import ShardPatternError, expand
+from .reading.side_request import SideRequest
+from .reading.sidecar import sidecar_display, sidecar_path, sidecar_places
+from .reading.skeleton import reader_name
+from .reading.snapshot import frame_plain, frame_side, snapshot_schema, unframe_plain, unframe_side
+from .reports.annotations import annotation_lines
+from .reports.html_page import flip_html, render_html, summary_html
+from .reports.item_outcome import FlipEvidence, flip_evidence, header_line, task_prompt, uncompared_reason
+from .reports.json_file import write_json, write_text
+from .reports.markdown import FLIPS, render_markdown
+from .reports.summary import (
+    Files,
+    MarginDecisions,
+    RunInfo,
+    SplitGroup,
+    Summary,
+    build_summary,
+    margin_decisions,
+    task_outcome,
+)
+from .reports.terminal import summary_lines
+from .statistics.agent_rates import error_rates
+from .statistics.margin import (
+    EQUIVALENCE_ITEM,
+    Equivalence,
+    FlipJudgement,
+    margin_beyond_range,
+)
+from .statistics.paired import PairedSection, noise_text, paired_section, task_noise
 
 __all__ = [
-    "API_NAMES",
     "COPY_NAME",
     "COVERAGE_NAME",
     "DEFAULT_MAX_MASKED",
@@ -113,7 +99,6 @@ __all__ = [
     "LoadedSide",
     "LogRoots",
     "MarginDecisions",
-    "OptionNames",
     "PairedSection",
     "Progress",
     "RowCounts",
@@ -137,17 +122,14 @@ __all__ = [
     "compare_rollouts",
     "coverage",
     "coverage_places",
-    "equivalence",
     "error_rates",
     "expand",
     "flip_evidence",
     "flip_html",
-    "flip_message",
     "frame_plain",
     "frame_side",
     "header_line",
     "item_names",
-    "judge_flips",
     "load_rollouts",
     "load_side",
     "load_two",
@@ -184,87 +166,3 @@ __all__ = [
     "write_json",
     "write_text",
 ]
-
-#: module under the core -> the names the entrance takes from it
-_ENTRANCE: dict[str, tuple[str, ...]] = {
-    "api": ("API_NAMES", "compare_files", "compare_loaded", "compare_rollouts", "summary_dict"),
-    "errors": ("CompareInputError",),
-    "escaping": ("terminal_line", "terminal_text", "visible"),
-    "identity.item_names": ("item_names",),
-    "judging.completeness": (
-        "COVERAGE_NAME",
-        "Coverage",
-        "DEFAULT_MAX_MASKED",
-        "DEFAULT_MAX_MISSING",
-        "DEFAULT_MAX_UNCOMPARED",
-        "Limit",
-        "coverage",
-        "parse_limit",
-    ),
-    "judging.companion_homes": ("check_companions",),
-    "judging.copies": ("COPY_NAME",),
-    "judging.coverage_file": ("InventoryRead", "coverage_places", "read_inventory"),
-    "judging.hook_verdict": ("Verdict",),
-    "reports.item_outcome": (
-        "FlipEvidence",
-        "flip_evidence",
-        "flip_message",
-        "header_line",
-        "task_prompt",
-        "uncompared_reason",
-    ),
-    "judging.row_context": ("EXCERPT_CAP", "wants_excerpt"),
-    "judging.known_flips": ("KnownFlips", "read_known_flips"),
-    "judging.metrics_file": ("AggregateCheck", "check_side", "combined_check", "metrics_path", "metrics_places"),
-    "judging.verifier_output": ("LogRoots",),
-    "model": ("CompareResult", "Join", "RowCounts", "RowOrigin", "TaskComparison", "TaskSide"),
-    "reading.bounded": ("read_capped",),
-    "reading.jsonl_lines": ("Progress",),
-    "reading.loaded_side": ("LoadedSide",),
-    "reading.loading": ("load_rollouts", "load_side"),
-    "reading.sidecar": ("sidecar_display", "sidecar_path", "sidecar_places"),
-    "reading.parallel": ("SideProgress", "load_two"),
-    "reading.side_request": ("SideRequest",),
-    "reading.shards": ("ShardPatternError", "expand"),
-    "reading.skeleton": ("reader_name",),
-    "reading.snapshot": ("frame_plain", "frame_side", "snapshot_schema", "unframe_plain", "unframe_side"),
-    "reports.annotations": ("annotation_lines",),
-    "reports.html_page": ("flip_html", "render_html", "summary_html"),
-    "reports.json_file": ("write_json", "write_text"),
-    "reports.markdown": ("FLIPS", "render_markdown"),
-    "reports.summary": (
-        "Files",
-        "MarginDecisions",
-        "RunInfo",
-        "SplitGroup",
-        "Summary",
-        "build_summary",
-        "margin_decisions",
-        "task_outcome",
-    ),
-    "reports.terminal": ("summary_lines",),
-    "statistics.agent_rates": ("error_rates",),
-    "statistics.margin": (
-        "EQUIVALENCE_ITEM",
-        "Equivalence",
-        "FlipJudgement",
-        "equivalence",
-        "judge_flips",
-        "margin_beyond_range",
-    ),
-    "statistics.paired": ("PairedSection", "noise_text", "paired_section", "task_noise"),
-    "vocabulary": ("OptionNames",),
-}
-_WHERE = {name: module for module, names in _ENTRANCE.items() for name in names}
-
-
-def __getattr__(name: str) -> Any:
-    """Import ``name`` from the core module that defines it, on first use."""
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f".{module}", __name__), name)
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_WHERE))

@@ -2,8 +2,7 @@
 
 ``key`` names the join field of both sides; ``old_key``/``new_key`` name one side's and win over
 ``key`` for that side. ``agent``/``old_agent``/``new_agent`` keep one agent's rows the same way.
-What these functions return and raise names settings in the API's words (:data:`API_NAMES`:
-``key=``, its keyword argument, where the plugin names its command-line option).
+An input error that a setting settles says how to give it here (:data:`HOW_TO_SET`).
 """
 
 from __future__ import annotations
@@ -28,34 +27,30 @@ from .reading.side_request import SideRequest
 from .reports.json_file import json_dict
 from .reports.summary import DEFAULT_ALPHA, RunInfo, build_summary
 from .statistics.paired import PairedSection
-from .vocabulary import OptionNames
 
-#: The API's name for each setting its messages may name (its keyword arguments where it has one).
-API_NAMES = OptionNames(
-    json="summary_dict()",
-    key="key=",
-    agent="agent=",
-    old_agent="old_agent=",
-    new_agent="new_agent=",
-    known_flips="the plugin's known-flips list",
-    margin="margin=",
-    html="the plugin's HTML report",
-)
+#: How each setting an input error concerns (:attr:`CompareInputError.setting`) is given to the
+#: API, as the error's reason ends
+HOW_TO_SET = {
+    "key": " (use key=)",
+    "agent": "; choose one with agent= NAME (both sides) or old_agent= / new_agent= NAME",
+}
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _in_api_words(function: F) -> F:
-    """``function`` with its input errors worded for the API (:data:`API_NAMES`)."""
+def _saying_how_to_set(function: F) -> F:
+    """``function`` with its input errors saying how to give the setting they concern (:data:`HOW_TO_SET`)."""
 
     @functools.wraps(function)
-    def worded(*args: Any, **kwargs: Any) -> Any:
+    def raising(*args: Any, **kwargs: Any) -> Any:
         try:
             return function(*args, **kwargs)
         except CompareInputError as exc:
-            raise exc.word(API_NAMES) from None
+            if exc.setting:
+                exc.reason += HOW_TO_SET[exc.setting]
+            raise
 
-    return worded  # type: ignore[return-value]
+    return raising  # type: ignore[return-value]
 
 
 def _side_from_rows(
@@ -102,7 +97,7 @@ def _borrow_keys(old: SideInput, new: SideInput, old_key: Optional[str], new_key
         new.reason = REASON_GIVEN if new_key else REASON_BORROWED
 
 
-@_in_api_words
+@_saying_how_to_set
 def compare_rollouts(
     old_rows: Iterable[dict[str, Any]],
     new_rows: Iterable[dict[str, Any]],
@@ -122,7 +117,7 @@ def compare_rollouts(
         raise CompareInputError("", "no rows on either side: nothing to compare")
     notes = infer_keys(old, new)
     _borrow_keys(old, new, old_key, new_key)
-    return _with_copies(compare_sides(old, new, notes)).worded(API_NAMES)
+    return _with_copies(compare_sides(old, new, notes))
 
 
 def _with_copies(
@@ -184,7 +179,7 @@ def _compare_loaded(old: LoadedSide, new: LoadedSide, old_key: Optional[str], ne
     return _with_copies(compare_sides(old_input, new_input, notes), old, new)
 
 
-@_in_api_words
+@_saying_how_to_set
 def compare_files(
     old_path: str | os.PathLike[str],
     new_path: str | os.PathLike[str],
@@ -199,7 +194,7 @@ def compare_files(
     """Compare two rollouts files by streaming them; rows are re-read from disk only on demand."""
     old = SideRequest.from_arguments("old", old_path, key, old_key, agent, old_agent)
     new = SideRequest.from_arguments("new", new_path, key, new_key, agent, new_agent)
-    return _compare_loaded(loading.load_side(old), loading.load_side(new), old.key, new.key).worded(API_NAMES)
+    return _compare_loaded(loading.load_side(old), loading.load_side(new), old.key, new.key)
 
 
 def summary_dict(
@@ -216,4 +211,4 @@ def summary_dict(
     with a ``margin`` the summary also holds the equivalence decision and the per-task tests at
     false discovery rate ``alpha`` (each flip's ``adjusted_p``).
     """
-    return json_dict(build_summary(result.worded(API_NAMES), run, paired=paired, margin=margin, alpha=alpha))
+    return json_dict(build_summary(result, run, paired=paired, margin=margin, alpha=alpha))

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import NamedTuple, Optional
 
-from .vocabulary import OptionNames
-
 
 class Place(NamedTuple):
     """Where something is: a file as the user named it, the line in it, and how messages show both."""
@@ -22,9 +20,9 @@ class Place(NamedTuple):
             return self.shown
         return f"{self.path}:{self.line}" if self.line is not None else self.path
 
-    def error(self, reason: str) -> CompareInputError:
-        """The input error ``reason`` at this place."""
-        return CompareInputError(self.path, reason, self.line, self.shown)
+    def error(self, reason: str, setting: Optional[str] = None) -> CompareInputError:
+        """The input error ``reason`` at this place (``setting``: see :class:`CompareInputError`)."""
+        return CompareInputError(self.path, reason, self.line, self.shown, setting)
 
 
 class CompareInputError(Exception):
@@ -34,22 +32,26 @@ class CompareInputError(Exception):
     its line (None when the error is about the file as a whole) and ``reason`` what is wrong there.
     Its text is the one line the user sees: `<path>:<line>: <reason>`, or ``where`` in place of
     `<path>:<line>` when the place is shown otherwise (an option naming the file, two rows at once).
-    A reason or place that names a setting holds its slot (:mod:`.vocabulary`) until the surface
-    that shows the error words it (:meth:`word`).
+    ``setting`` is the setting that settles the error (`key`: name the join field; `agent`: choose
+    an agent), or None. The core's line does not name it: the plugin and the Python API spell it
+    differently, so the surface that shows the error adds how to give it there
+    (:func:`pytest_rollout_parity.plugin.activate.error_line`, :data:`.api.HOW_TO_SET`).
     """
 
-    def __init__(self, path: str, reason: str, line: Optional[int] = None, where: Optional[str] = None) -> None:
-        super().__init__(path, reason, line, where)
+    def __init__(
+        self,
+        path: str,
+        reason: str,
+        line: Optional[int] = None,
+        where: Optional[str] = None,
+        setting: Optional[str] = None,
+    ) -> None:
+        super().__init__(path, reason, line, where, setting)
         self.path = path
         self.reason = reason
         self.line = line
         self.where = Place(path, line, where).where
+        self.setting = setting
 
     def __str__(self) -> str:
         return f"{self.where}: {self.reason}" if self.where else self.reason
-
-    def word(self, names: OptionNames) -> CompareInputError:
-        """The error in a surface's words: the settings its reason and place name, as ``names`` spell them."""
-        self.reason = names.word(self.reason)
-        self.where = names.word(self.where)
-        return self

@@ -17,13 +17,28 @@ from .ci import ParityCI
 from .collect import ParityFile, is_gate_item
 from .fixtures import parametrize_rollout_pair
 from .html_report import ParityHtmlPage, ParityHtmlRows, ParityHtmlSummary, html_report_requested
-from .option_names import PLUGIN_NAMES
+from .options import OPTION
 from .placement import Selection, take_new_file
 from .progress import progress_for
 from .reporting import ParitySummary
 from .run import RUN_KEY, ParityRun
 from .settings import ParitySettings, settings_from_config
 from .sources import gather_sides
+
+#: How each setting an input error concerns (:attr:`CompareInputError.setting`) is given to the
+#: plugin, as the error line ends
+HOW_TO_SET = {
+    "key": f" (use {OPTION['key'].flag})",
+    "agent": (
+        f"; choose one with {OPTION['agent'].flag} NAME (both sides) "
+        f"or {OPTION['old_agent'].flag} / {OPTION['new_agent'].flag} NAME"
+    ),
+}
+
+
+def error_line(exc: CompareInputError) -> str:
+    """The input error as the plugin shows it: with how to give the setting it concerns, if any."""
+    return f"{exc}{HOW_TO_SET[exc.setting]}" if exc.setting else str(exc)
 
 
 def activate(config: pytest.Config) -> Optional[int]:
@@ -53,7 +68,7 @@ class ParityGate:
             if progress is not None:
                 progress.close()
             # the message may quote the data (an agent's name, a key): one line, never a workflow command
-            raise pytest.UsageError(terminal_line(str(exc.word(PLUGIN_NAMES)))) from None
+            raise pytest.UsageError(terminal_line(error_line(exc))) from None
         _check_margin(run)
         config.stash[RUN_KEY] = run
         selection = take_new_file(config, run.settings.new)

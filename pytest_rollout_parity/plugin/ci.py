@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from ..core import annotation_lines, render_markdown, write_text
-from .option_names import PLUGIN_NAMES
 from .reporting import ParitySummary
 
 STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
@@ -37,7 +36,7 @@ class ParityCI:
         step_summary = os.environ.get(STEP_SUMMARY)
         if summary is None or (target is None and not step_summary):
             return
-        markdown = render_markdown(summary, exit_status=int(session.exitstatus), names=PLUGIN_NAMES)
+        markdown = render_markdown(summary, exit_status=int(session.exitstatus))
         if target is not None:
             try:
                 write_text(target, markdown)
@@ -70,5 +69,5 @@ class ParityCI:
             return
         if terminalreporter.config.pluginmanager.hasplugin(ANNOTATE_FAILURES):
             return
-        for line in annotation_lines(summary, self.summary.failed_flips, names=PLUGIN_NAMES):
+        for line in annotation_lines(summary, self.summary.failed_flips):
             terminalreporter.write_line(line)

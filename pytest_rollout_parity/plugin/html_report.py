@@ -19,7 +19,6 @@ import pytest
 
 from ..core import FLIPS, flip_html, header_line, render_html, summary_html, visible, write_text
 from .collect import ParityItem
-from .option_names import PLUGIN_NAMES
 from .reporting import ParitySummary
 
 
@@ -75,7 +74,7 @@ class ParityHtmlPage:
         if built is None:
             return
         try:
-            write_text(self.target, render_html(built, int(session.exitstatus), names=PLUGIN_NAMES))
+            write_text(self.target, render_html(built, int(session.exitstatus)))
         except OSError as exc:
             self.problem = f"ERROR: --parity-html: cannot write {self.target}: {exc.strerror or exc}"
             session.exitstatus = pytest.ExitCode.USAGE_ERROR
@@ -97,4 +96,4 @@ class ParityHtmlSummary:
     def pytest_html_results_summary(self, prefix: list[Any], summary: list[Any], postfix: list[Any]) -> None:
         built = self.summary.summary
         if built is not None:
-            prefix.append(summary_html(built, names=PLUGIN_NAMES))
+            prefix.append(summary_html(built))

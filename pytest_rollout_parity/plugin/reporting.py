@@ -21,7 +21,6 @@ from .collect import (
     VERDICT_PROPERTY,
     hook_verdict,
 )
-from .option_names import PLUGIN_NAMES
 from .run import ParityRun
 
 #: pytest's traceback styles whose failure section does not rescan the stored reports per failure
@@ -174,5 +173,5 @@ class ParitySummary:
         terminalreporter.write_sep("=", "rollout parity")
         if self.run.settings.plan:
             terminalreporter.write_line("--parity-plan: no item ran; the verdict and the plan below are the data's")
-        for line in summary_lines(self.summary, names=PLUGIN_NAMES):
+        for line in summary_lines(self.summary):
             terminalreporter.write_line(line)

@@ -52,7 +52,6 @@ from ..core import (
     task_prompt,
     wants_excerpt,
 )
-from .option_names import PLUGIN_NAMES
 from .settings import ParitySettings
 
 
@@ -85,7 +84,6 @@ class ParityRun:
         the file and line."""
         old, new = sides if sides is not None else read_sides(settings)
         result = (compare or _compare)(old, new, settings.side_key("old")[0], settings.side_key("new")[0])
-        result = result.worded(PLUGIN_NAMES)
         roots = LogRoots(
             invocation_dir=invocation_dir,
             old_dir=settings.old.parent,

@@ -30,7 +30,6 @@ from ..core import (
     sidecar_places,
     visible,
 )
-from .option_names import PLUGIN_NAMES
 from .options import OPTION, Option, ini_value
 from .setting_values import (
     SettingError,
@@ -323,7 +322,7 @@ def _check_companions(settings: ParitySettings) -> None:
             try:
                 check_companions(path, shown)
             except CompareInputError as exc:
-                raise pytest.UsageError(visible(str(exc.word(PLUGIN_NAMES)))) from None
+                raise pytest.UsageError(visible(str(exc))) from None
 
 
 def _check_same_file(settings: ParitySettings, sources: dict[str, str]) -> None:

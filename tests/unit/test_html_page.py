@@ -15,7 +15,6 @@ from pytest_rollout_parity import compare_rollouts
 from pytest_rollout_parity.core.reports.html_page import EVIDENCE_ROWS, FLIP_ROWS, render_html, report_body
 from pytest_rollout_parity.core.reports.pictures import FLIP_POINTS, POINTS_CAP, interval_svg, scatter_svg
 from pytest_rollout_parity.core.reports.summary import Files, RunInfo, Summary, build_summary
-from pytest_rollout_parity.plugin.option_names import PLUGIN_NAMES
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -61,7 +60,7 @@ def test_the_page_holds_the_verdict_statistics_flips_and_lists() -> None:
     old = {"same": [1.0], "down": [1.0, 1.0], "up": [0.0], "gone": [1.0]}
     new = {"same": [1.0], "down": [0.0, 1.0], "up": [1.0], "extra": [1.0]}
     summary = _summary(old, new, evidence={"down": "down: new regressed\n    | the log's last line"})
-    page = render_html(summary, exit_status=1, names=PLUGIN_NAMES)
+    page = render_html(summary, exit_status=1)
     assert page.startswith("<!DOCTYPE html>") and "<title>rollout parity: FAIL</title>" in page
     assert '<span class="verdict v-fail">FAIL</span>' in page and "Decided by:" in page
     assert "paired over 3 compared tasks" in page
@@ -76,12 +75,12 @@ def test_the_page_holds_the_verdict_statistics_flips_and_lists() -> None:
     assert page.count("the log&#x27;s last line") == 1  # each flip's evidence once
     assert "<code>gone</code>: only in the old file" in page and "<code>extra</code>: only in the new file" in page
     # without the evidence (pytest-html shows it in the flip's row), the rest is the same
-    assert "the log" not in report_body(summary, with_evidence=False, names=PLUGIN_NAMES)
+    assert "the log" not in report_body(summary, with_evidence=False)
 
 
 def test_the_page_opens_offline_and_parses() -> None:
     summary = _summary({"a": [1.0], "b": [0.0]}, {"a": [0.0], "b": [0.0]}, margin=0.1)
-    page = render_html(summary, names=PLUGIN_NAMES)
+    page = render_html(summary)
     parser = _Strict()
     parser.feed(page)
     assert parser.references == [] and "script" not in parser.tags and "link" not in parser.tags
@@ -105,7 +104,7 @@ def test_labels_are_escaped_everywhere_on_the_page(label: str) -> None:
         {label: [0.0], "ok": [1.0]},
         evidence={label: f"{label}: new regressed\n    | {label}"},
     )
-    page = render_html(summary, names=PLUGIN_NAMES)
+    page = render_html(summary)
     parser = _Strict()
     parser.feed(page)
     assert "script" not in parser.tags and "img" not in parser.tags and parser.references == []
@@ -131,7 +130,7 @@ def test_ten_thousand_tasks_are_ten_thousand_points_within_a_megabyte() -> None:
     old = {f"t{i}": [rng.choice((0.0, 1.0)) for _ in range(3)] for i in range(n)}
     new = {f"t{i}": [rng.choice((0.0, 1.0)) for _ in range(3)] for i in range(n)}
     summary = _summary(old, new)
-    page = render_html(summary, names=PLUGIN_NAMES)
+    page = render_html(summary)
     scatter = _svgs(page)[0]
     compared = summary.compared
     assert len(_circles(scatter)) == compared == n
@@ -144,7 +143,7 @@ def test_a_hundred_thousand_tasks_are_binned_flips_drawn_and_the_page_small() ->
     old = {f"task-{i}": [rng.random()] for i in range(n)}
     new = {f"task-{i}": [value[0] if i % 50 else rng.random() for value in [old[f"task-{i}"]]] for i in range(n)}
     summary = _summary(old, new)
-    page = render_html(summary, names=PLUGIN_NAMES)
+    page = render_html(summary)
     assert len(page.encode()) <= 2 * 1024 * 1024
     scatter = _svgs(page)[0]
     flips = summary.counts.flipped
@@ -192,6 +191,6 @@ def test_only_the_first_flips_carry_their_evidence() -> None:
     old = {f"t{i:02d}": [1.0] for i in range(n)}
     new = {f"t{i:02d}": [0.0] for i in range(n)}
     summary = _summary(old, new, evidence={f"t{i:02d}": f"EVIDENCE-{i:02d}" for i in range(n)})
-    page = render_html(summary, names=PLUGIN_NAMES)
+    page = render_html(summary)
     assert page.count("<details>") == EVIDENCE_ROWS
     assert f"EVIDENCE-{EVIDENCE_ROWS - 1:02d}" in page and f"EVIDENCE-{EVIDENCE_ROWS:02d}" not in page

@@ -19,7 +19,6 @@ from pytest_rollout_parity.core.statistics.margin import EQUIVALENCE_ITEM, equiv
 from pytest_rollout_parity.core.statistics.paired import format_p, noise_text, paired_section, task_seed
 from pytest_rollout_parity.core.statistics.paired_tests import PairedStats, paired_stats
 from pytest_rollout_parity.core.statistics.task_noise import permutation_p_value
-from pytest_rollout_parity.plugin.option_names import PLUGIN_NAMES
 from pytest_rollout_parity.plugin.outcomes import default_verdict
 
 
@@ -322,7 +321,7 @@ def test_summary_lines_show_the_paired_section_and_clustering() -> None:
     new = [row("a", 0.0, "alpha"), row("b", 0.0, "alpha"), row("c", 1.0, "beta"), row("d", 1.0, "beta")]
     summary = build_summary(compare_rollouts(old, new), margin=0.5)
     assert summary.paired.clustered_by == "taskset"
-    lines = summary_lines(summary, names=PLUGIN_NAMES)
+    lines = summary_lines(summary)
     start = lines.index("paired over 4 compared tasks (d = new - old of the task means):")
     assert lines[start + 1].startswith("    old mean 0.5000, new mean 0.5000, delta 0.0000, 95% CI [")
     assert lines[start + 1].endswith(", standard error clustered by taskset (CR2, 1.0 degrees of freedom)")
@@ -336,7 +335,7 @@ def test_summary_lines_when_figures_are_absent() -> None:
     from pytest_rollout_parity.core.reports.summary import build_summary
     from pytest_rollout_parity.core.reports.terminal import summary_lines
 
-    lines = summary_lines(build_summary(compare({"a": [1.0]}, {"b": [1.0]}), margin=0.1), names=PLUGIN_NAMES)
+    lines = summary_lines(build_summary(compare({"a": [1.0]}, {"b": [1.0]}), margin=0.1))
     start = lines.index("paired over 0 compared tasks (d = new - old of the task means):")
     assert lines[start + 1 : start + 4] == [
         "    figures absent: no compared tasks",

@@ -8,7 +8,6 @@ from pytest_rollout_parity import compare_rollouts
 from pytest_rollout_parity.core.reports.annotations import annotation_lines, escape_data, escape_property
 from pytest_rollout_parity.core.reports.markdown import BUDGET, FLIP_CAP, TEXT_CAP, render_markdown, verdict_line
 from pytest_rollout_parity.core.reports.summary import Files, RunInfo, Summary, build_summary
-from pytest_rollout_parity.plugin.option_names import PLUGIN_NAMES
 
 
 def _summary(old: dict[str, float], new: dict[str, float], **run: object) -> Summary:
@@ -25,9 +24,7 @@ def test_verdict_first_then_table_flips_paired() -> None:
         {"a": 1.0, "b": 0.0, "c": 1.0},
         outcomes={"failed": 2, "passed": 1, "xfailed": 1},
     )
-    text = render_markdown(
-        summary, {"b": "b: new regressed: old=1.0 new=0.0\n    | <tail> & more"}, exit_status=1, names=PLUGIN_NAMES
-    )
+    text = render_markdown(summary, {"b": "b: new regressed: old=1.0 new=0.0\n    | <tail> & more"}, exit_status=1)
     lines = text.splitlines()
     assert lines[0] == "## rollout parity"
     assert lines[2] == "**rollout parity: FAIL**: 1 task regressed, 1 improved, 1 missing; 1 identical (exit status 1)"
@@ -51,35 +48,35 @@ def test_flips_title_agrees_with_the_table_and_annotations_word_means_as_the_cra
     ]
     summary = build_summary(compare_rollouts(old, new))
     assert (summary.counts.flipped, summary.counts.flipped_agent_error) == (1, 2)
-    text = render_markdown(summary, names=PLUGIN_NAMES)
+    text = render_markdown(summary)
     assert "### Flips (1) and rerun candidates (2)" in text.splitlines()
     assert (
         "- <code>a</code>: **failed**: new regressed: old=1.0 new=0.5 \\(means of 1 vs 2 rows\\)" in text.splitlines()
     )
     assert "- <code>b</code>: **agent_error**: new regressed: old=1.0 new=0.0, agent error: rerun" in text.splitlines()
     # each flip's annotation is titled with its outcome: the failed one an error, the agent errors warnings
-    assert annotation_lines(summary, failed={"a"}, names=PLUGIN_NAMES) == [
+    assert annotation_lines(summary, failed={"a"}) == [
         "::error title=a failed::new regressed: old=1.0 new=0.5 (means of 1 vs 2 rows)",
         "::warning title=b agent_error::new regressed: old=1.0 new=0.0",
         "::warning title=c agent_error::new regressed: old=1.0 new=0.0",
     ]
     reruns = build_summary(compare_rollouts(old[1:], new[2:]))
-    assert "### Rerun candidates (2)" in render_markdown(reruns, names=PLUGIN_NAMES).splitlines()
+    assert "### Rerun candidates (2)" in render_markdown(reruns).splitlines()
 
 
 def test_passed_and_nothing_compared_verdicts() -> None:
     same = _summary({"a": 1.0, "b": 0.0}, {"a": 1.0, "b": 0.0}, outcomes={"passed": 2})
     assert verdict_line(same).startswith("**rollout parity: INCONCLUSIVE**")  # the same rows: a copy
-    assert "### Flips" not in render_markdown(same, names=PLUGIN_NAMES)
-    assert "### What to run next" in render_markdown(same, names=PLUGIN_NAMES)
+    assert "### Flips" not in render_markdown(same)
+    assert "### What to run next" in render_markdown(same)
     disjoint = _summary({"a": 1.0}, {"b": 1.0})
     assert verdict_line(disjoint, 1).startswith("**rollout parity: INCONCLUSIVE**: nothing compared")
-    assert "**Nothing compared**: no task was compared" in render_markdown(disjoint, names=PLUGIN_NAMES)
+    assert "**Nothing compared**: no task was compared" in render_markdown(disjoint)
 
 
 def test_labels_cannot_break_the_markup() -> None:
     summary = _summary({"<b>x|y`": 1.0}, {"<b>x|y`": 0.0})
-    text = render_markdown(summary, names=PLUGIN_NAMES)
+    text = render_markdown(summary)
     assert "<code>\\<b\\>x\\|y\\`</code>" in text and "<b>x" not in text
 
 
@@ -124,12 +121,11 @@ HOSTILE = [
 @pytest.mark.parametrize("label", HOSTILE)
 def test_hostile_labels_stay_text_on_their_line(label: str) -> None:
     summary = _summary({label: 1.0, "gone": 1.0}, {label: 0.0, "gone-too": 1.0})
-    text = render_markdown(summary, {label: f"{label}: new regressed\n    | {label}"}, names=PLUGIN_NAMES)
+    text = render_markdown(summary, {label: f"{label}: new regressed\n    | {label}"})
     # the page's structure is the same as for a plain label: data adds no heading, list item or tag
     plain = render_markdown(
         _summary({"plain": 1.0, "gone": 1.0}, {"plain": 0.0, "gone-too": 1.0}),
         {"plain": "plain: new regressed\n    | plain"},
-        names=PLUGIN_NAMES,
     )
     assert _structure(text) == _structure(plain)
     read, blocks = markdown_read(text)
@@ -160,13 +156,13 @@ def test_flips_and_texts_capped_within_budget() -> None:
     n = FLIP_CAP + 7
     summary = _summary({f"t{i}": 1.0 for i in range(n)}, {f"t{i}": 0.0 for i in range(n)})
     texts = {f"t{i}": "x" * (TEXT_CAP * 3) for i in range(n)}
-    text = render_markdown(summary, texts, names=PLUGIN_NAMES)
+    text = render_markdown(summary, texts)
     assert text.count("<details>") == FLIP_CAP
     assert "... and 7 more flips: see the JSON summary" in text
     assert f"{TEXT_CAP * 2} more characters" in text
     huge = {f"t{i}": 1.0 for i in range(3000)}
     big = _summary(huge, {t: 0.0 for t in huge})
-    page = render_markdown(big, {t: "y" * TEXT_CAP for t in huge}, names=PLUGIN_NAMES)
+    page = render_markdown(big, {t: "y" * TEXT_CAP for t in huge})
     assert len(page.encode("utf-8")) <= BUDGET
 
 
@@ -177,13 +173,13 @@ def test_escaping_of_workflow_commands() -> None:
 
 def test_annotations_for_failed_flips_capped() -> None:
     summary = _summary({"a:1,x": 1.0, "b": 0.0, "c": 1.0}, {"a:1,x": 0.0, "b": 1.0, "c": 0.0})
-    lines = annotation_lines(summary, failed={"a:1,x", "b"}, names=PLUGIN_NAMES)
+    lines = annotation_lines(summary, failed={"a:1,x", "b"})
     assert lines == [
         "::error title=a%3A1%2Cx failed::new regressed: old=1.0 new=0.0",
         "::error title=b failed::new improved: old=0.0 new=1.0",
     ]
     many = _summary({f"t{i}": 1.0 for i in range(12)}, {f"t{i}": 0.0 for i in range(12)})
-    capped = annotation_lines(many, failed={f"t{i}" for i in range(12)}, names=PLUGIN_NAMES)
+    capped = annotation_lines(many, failed={f"t{i}" for i in range(12)})
     assert len(capped) == 11 and capped[-1].startswith("2 more failed flip(s) not annotated: GitHub shows at most 10")
 
 
@@ -202,8 +198,8 @@ def test_margin_mode_annotates_flips_within_noise_and_the_aggregate_like_flips()
     info = RunInfo(files=Files("old.jsonl", "new.jsonl"), gate_items=("parity-aggregate",))
     summary = build_summary(result, info, margin=0.05)
     assert [task.outcome for task in summary.tasks if task.category == "flipped"] == ["within_noise"]
-    lines = annotation_lines(summary, failed=set(), names=PLUGIN_NAMES)
+    lines = annotation_lines(summary, failed=set())
     assert lines[0] == "::warning title=t0 within_noise::new regressed: old=0.6667 new=0.3333 (means of 3 vs 3 rows)"
     assert lines[1].startswith("::error title=parity-aggregate failed::")
-    page = render_markdown(summary, names=PLUGIN_NAMES)
+    page = render_markdown(summary)
     assert "- <code>t0</code>: **within_noise**: new regressed: old=0.6667 new=0.3333" in page

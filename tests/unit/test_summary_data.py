@@ -30,7 +30,6 @@ from pytest_rollout_parity.core.reports.terminal import summary_lines
 from pytest_rollout_parity.core.statistics.left_out import LeftOut
 from pytest_rollout_parity.core.statistics.margin import Equivalence
 from pytest_rollout_parity.core.statistics.paired_tests import SignTest
-from pytest_rollout_parity.plugin.option_names import PLUGIN_NAMES
 
 
 def _rows(pairs: dict[str, float]) -> list[dict[str, object]]:
@@ -93,7 +92,7 @@ def test_hook_verdicts_are_per_task_fields() -> None:
         {"outcome": "passed", "reason": "reviewed\nsecond line", "source": "hook"},
         None,
     ]
-    lines = summary_lines(summary, names=PLUGIN_NAMES)
+    lines = summary_lines(summary)
     start = lines.index("pytest_parity_verdict hooks changed 1 verdict(s):")
     assert lines[start + 1] == "    a (flipped): passed: reviewed"
 
@@ -160,7 +159,7 @@ def hand_built() -> Summary:
 
 
 def test_terminal_lines_render_the_summary() -> None:
-    lines = summary_lines(hand_built(), names=PLUGIN_NAMES)
+    lines = summary_lines(hand_built())
     assert lines[1] == "old: a/old.jsonl: 1 task, 1 row (0 masked), key task_name, prefix 'tb/' stripped"
     assert (
         lines[2]

@@ -13,7 +13,6 @@ from pytest_rollout_parity import CompareInputError, compare_rollouts, summary_d
 from pytest_rollout_parity.core.api import compare_files
 from pytest_rollout_parity.core.reports.summary import build_summary
 from pytest_rollout_parity.core.reports.terminal import summary_lines
-from pytest_rollout_parity.plugin.option_names import PLUGIN_NAMES
 
 PROMPT_KEY = "responses_create_params.input"
 
@@ -256,10 +255,10 @@ def test_summary_names_each_sides_identity_and_why():
     summary = summary_dict(calendar)
     assert summary["join"]["old_key"] == PROMPT_KEY
     assert summary["join"]["old_key_reason"] == "the prompt: no task id field and no _ng_task_index on every row"
-    lines = summary_lines(build_summary(calendar), names=PLUGIN_NAMES)
+    lines = summary_lines(build_summary(calendar))
     assert lines[1].endswith(f"key {PROMPT_KEY} (the prompt: no task id field and no _ng_task_index on every row)")
     indexed = build_summary(compare_rollouts(old, old))
-    assert summary_lines(indexed, names=PLUGIN_NAMES)[2].endswith("key _ng_task_index (no task id field on every row)")
+    assert summary_lines(indexed)[2].endswith("key _ng_task_index (no task id field on every row)")
     with_id = summary_dict(compare_rollouts([row(task_id="a")], [row(task_id="a")]))
     assert with_id["join"]["new_key_reason"] == "an id field every row carries"
 

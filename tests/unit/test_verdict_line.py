@@ -7,7 +7,6 @@ from typing import Any, Optional
 from pytest_rollout_parity import compare_rollouts
 from pytest_rollout_parity.core.reports.summary import build_summary
 from pytest_rollout_parity.core.reports.terminal import summary_lines, verdict_line
-from pytest_rollout_parity.plugin.option_names import PLUGIN_NAMES
 
 
 def _rows(pairs: dict[str, Optional[float]], **extra: Any) -> list[dict[str, Any]]:
@@ -18,10 +17,10 @@ def test_no_difference() -> None:
     rows = _rows({f"t{i}": 1.0 for i in range(12)})
     rerun = [dict(row, response_id=f"rerun-{i}") for i, row in enumerate(rows)]  # a real rerun: other rows
     summary = build_summary(compare_rollouts(rows, rerun))
-    assert summary_lines(summary, names=PLUGIN_NAMES)[0] == "parity: PASS: no difference in 12 compared tasks"
+    assert summary_lines(summary)[0] == "parity: PASS: no difference in 12 compared tasks"
     copy = build_summary(compare_rollouts(rows, rows))
     # a copy is no evidence: inconclusive, and never called "no difference"
-    assert summary_lines(copy, names=PLUGIN_NAMES)[0] == (
+    assert summary_lines(copy)[0] == (
         "parity: INCONCLUSIVE: no flip in 12 compared tasks; both files hold the same rows: was the new server run?"
     )
 
@@ -36,7 +35,7 @@ def test_every_kind_of_difference_in_words() -> None:
         "parity: FAIL: 2 tasks regressed, 1 improved, 1 rerun candidate (agent errors), 1 masked, 2 missing; "
         "1 identical"
     )
-    lines = summary_lines(summary, names=PLUGIN_NAMES)
+    lines = summary_lines(summary)
     table_row = next(line for line in lines if line.startswith("flipped "))
     assert table_row.endswith("new regressed 2, new improved 1")
     start = lines.index("masked (1):")
@@ -62,7 +61,7 @@ def test_margin_decision_joins_the_verdict() -> None:
 def test_masked_and_missing_lists_are_capped() -> None:
     old = _rows({f"m{i:02d}": None for i in range(13)})
     new = _rows({f"m{i:02d}": 1.0 for i in range(13)})
-    lines = summary_lines(build_summary(compare_rollouts(old, new)), names=PLUGIN_NAMES)
+    lines = summary_lines(build_summary(compare_rollouts(old, new)))
     start = lines.index("masked (13):")
     assert lines[start + 1] == "    m00: old side: no reward"
     assert lines[start + 11] == "    ... and 3 more (see --parity-json)"

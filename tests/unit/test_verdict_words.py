@@ -9,7 +9,6 @@ from pytest_rollout_parity.core.reports.html_page import summary_html
 from pytest_rollout_parity.core.reports.summary import Files, RunInfo, SplitGroup, Summary, build_summary
 from pytest_rollout_parity.core.reports.terminal import summary_lines
 from pytest_rollout_parity.core.reports.wording import IMPROVED, REGRESSED, direction, hook_changes, verdict_words
-from pytest_rollout_parity.plugin.option_names import PLUGIN_NAMES
 
 
 def _summary(old: dict[str, float], new: dict[str, float], **run: object) -> Summary:
@@ -27,9 +26,9 @@ def test_every_report_says_the_verdict_in_the_same_words() -> None:
     )
     words = verdict_words(summary)
     assert words == "1 task regressed, 1 improved, 1 missing; 1 identical"
-    assert summary_lines(summary, names=PLUGIN_NAMES)[0] == f"parity: FAIL: {words}"
-    assert f"**rollout parity: FAIL**: {words}" in markdown.render_markdown(summary, names=PLUGIN_NAMES)
-    page = summary_html(summary, names=PLUGIN_NAMES)
+    assert summary_lines(summary)[0] == f"parity: FAIL: {words}"
+    assert f"**rollout parity: FAIL**: {words}" in markdown.render_markdown(summary)
+    page = summary_html(summary)
     assert '<span class="verdict v-fail">FAIL</span>' in page and f"<p>{words}</p>" in page
     assert (direction("old"), direction("new")) == (REGRESSED, IMPROVED) == ("new regressed", "new improved")
 
@@ -42,13 +41,13 @@ def test_hook_verdicts_listed_in_markdown_and_html_capped_and_escaped() -> None:
     count, changes = hook_changes(summary)
     assert count == n and changes[0].reason == "reviewed & ok"
 
-    page = markdown.render_markdown(summary, names=PLUGIN_NAMES).splitlines()
+    page = markdown.render_markdown(summary).splitlines()
     start = page.index(f"### pytest_parity_verdict hooks changed {n} verdict(s)")
     assert page[start + 2] == "- <code>\\<t00\\></code> (flipped): passed: reviewed \\& ok"
     assert page[start + 2 + markdown.LIST_CAP] == "- ... and 2 more (see `--parity-json`)"
     assert "second line" not in "\n".join(page)
 
-    fragment = summary_html(summary, names=PLUGIN_NAMES)
+    fragment = summary_html(summary)
     assert f"<p>pytest_parity_verdict hooks changed {n} verdict(s):</p><ul>" in fragment
     assert "<li><code>&lt;t00&gt;</code> (flipped): passed: reviewed &amp; ok</li>" in fragment
     changed = fragment[fragment.index("<h2>Changed verdicts</h2>") :]
@@ -59,24 +58,22 @@ def test_a_count_without_per_task_entries_is_still_said() -> None:
     """A run's count stands where the summary holds no task's entry."""
     summary = _summary({"a": 1.0}, {"a": 0.0}, verdicts_changed=1)
     assert hook_changes(summary) == (1, [])
-    assert "### pytest_parity_verdict hooks changed 1 verdict(s)" in markdown.render_markdown(
-        summary, names=PLUGIN_NAMES
-    )
-    assert "<p>pytest_parity_verdict hooks changed 1 verdict(s)</p></div>" in summary_html(summary, names=PLUGIN_NAMES)
+    assert "### pytest_parity_verdict hooks changed 1 verdict(s)" in markdown.render_markdown(summary)
+    assert "<p>pytest_parity_verdict hooks changed 1 verdict(s)</p></div>" in summary_html(summary)
 
 
 def test_no_hook_no_list() -> None:
     summary = _summary({"a": 1.0}, {"a": 0.0})
     assert hook_changes(summary) == (0, [])
-    assert "pytest_parity_verdict" not in markdown.render_markdown(summary, names=PLUGIN_NAMES)
-    assert "pytest_parity_verdict" not in summary_html(summary, names=PLUGIN_NAMES)
+    assert "pytest_parity_verdict" not in markdown.render_markdown(summary)
+    assert "pytest_parity_verdict" not in summary_html(summary)
 
 
 def test_a_long_note_is_cut_at_a_word_boundary() -> None:
     from pytest_rollout_parity.core.identity.item_names import clipped
 
     text = "1 thing: " + ", ".join(f"name-{n}" for n in range(100))
-    cut = PLUGIN_NAMES.word(clipped(text, 60))
+    cut = clipped(text, 60)
     assert cut.endswith(" ... (see --parity-json)")
     kept = cut.removesuffix(" ... (see --parity-json)").split(": ", 1)[1].split(", ")
     assert all(name.startswith("name-") and name[5:].isdigit() for name in kept)
@@ -94,7 +91,7 @@ def test_a_narrowed_run_says_it_is_a_part_and_what_it_ran() -> None:
     narrowed = _summary(
         old, new, selected=1, outcomes={"passed": 1}, task_outcomes={"a": "passed"}, ran_tasks=frozenset({"a"})
     )
-    assert summary_lines(narrowed, names=PLUGIN_NAMES)[0] == (
+    assert summary_lines(narrowed)[0] == (
         "partial: INCONCLUSIVE: none of 1 item failed here; this run: 1 of 3 items; tasks 1 of 3; "
         "the whole file (merge the parts for its verdict): 1 task regressed, 0 improved; 2 identical"
     )
@@ -111,7 +108,7 @@ def test_a_narrowed_run_says_it_is_a_part_and_what_it_ran() -> None:
         task_outcomes={"a": "passed", "b": "failed", "c": "passed"},
     )
     assert verdict_words(whole) == "1 task regressed, 0 improved; 2 identical"
-    assert summary_lines(whole, names=PLUGIN_NAMES)[0] == "parity: FAIL: 1 task regressed, 0 improved; 2 identical"
+    assert summary_lines(whole)[0] == "parity: FAIL: 1 task regressed, 0 improved; 2 identical"
 
 
 def test_gate_items_never_count_as_tasks() -> None:
@@ -130,7 +127,7 @@ def test_gate_items_never_count_as_tasks() -> None:
         gate_outcomes={"parity-aggregate": "passed", "parity-coverage": "passed"},
         group=SplitGroup("pytest-split", 3, 4),
     )
-    line = summary_lines(part, names=PLUGIN_NAMES)[0]
+    line = summary_lines(part)[0]
     assert line.startswith(
         "partial: FAIL: 1 of 4 items failed here; this run: 4 of 6 items; tasks 2 of 4; "
         "gate items 2 of 2; pytest-split group 3 of 4; "

@@ -8,8 +8,6 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ..vocabulary import SLOTS
-
 _UNSAFE = re.compile(r"[^\w.\-/]+")
 
 
@@ -53,7 +51,7 @@ def listed(names: Sequence[str], cap: int = NOTE_NAMES) -> str:
     """`a, b, c` or, past ``cap`` names, `a, b, ... and 290 more (see <the JSON summary>)`: never cut mid-name."""
     shown = ", ".join(names[:cap])
     rest = len(names) - cap
-    return shown + (f" and {rest} more (see {SLOTS.json})" if rest > 0 else "")
+    return shown + (f" and {rest} more (see --parity-json or summary_dict())" if rest > 0 else "")
 
 
 def clipped(text: str, cap: int) -> str:
@@ -61,4 +59,4 @@ def clipped(text: str, cap: int) -> str:
     if len(text) <= cap:
         return text
     cut = text.rfind(" ", 0, cap)
-    return text[: cut if cut > cap // 2 else cap].rstrip(", ") + f" ... (see {SLOTS.json})"
+    return text[: cut if cut > cap // 2 else cap].rstrip(", ") + " ... (see --parity-json)"

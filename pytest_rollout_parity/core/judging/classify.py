@@ -32,7 +32,6 @@ from ..reading.key_vote import REASON_GIVEN, REASON_SHARDED
 from ..reading.prompt_labels import prompt_label
 from ..reading.row_facts import lookup
 from ..reading.task_idents import TaskIdent, natural_key
-from ..vocabulary import SLOTS
 
 REWARD_TOLERANCE = 1e-9
 
@@ -426,7 +425,7 @@ def _check_index_prompts(
         f"the runs read different input files: {len(differing)} of {shared} _ng_task_index value(s) have a "
         f"different prompt on each side (_ng_task_index {first}: {first_old.label} vs {first_new.label}), so "
         "the index does not name the same task on both; every task is listed as only in its own file "
-        f"(name a key with {SLOTS.key} if a field names the tasks)"
+        f"(name a key with --parity-key or key= if a field names the tasks)"
     )
     return _apart(joined), reason, []
 

@@ -10,15 +10,12 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ..errors import CompareInputError
-from ..vocabulary import SLOTS
 from .fields import AGENT_NAME, AGENT_REF
 
 #: The group of rows that carry no `agent_ref.name` (select it by this name).
 NO_AGENT = "(no agent_ref)"
 
 _NAME = AGENT_NAME.split(".", 1)[1]
-
-HOW_TO_CHOOSE = f"choose one with {SLOTS.agent} NAME (both sides) or {SLOTS.old_agent} / {SLOTS.new_agent} NAME"
 
 
 def agent_of(row: dict[str, Any]) -> str:
@@ -34,7 +31,7 @@ def agent_of(row: dict[str, Any]) -> str:
 class AgentFilter:
     """Counts the agents of a side's rows as they stream by and keeps the chosen one's rows."""
 
-    def __init__(self, wanted: Optional[str] = None, option: str = SLOTS.agent) -> None:
+    def __init__(self, wanted: Optional[str] = None, option: str = "agent") -> None:
         self.wanted = wanted
         self.option = option
         self.counts: dict[str, int] = {}
@@ -60,8 +57,9 @@ class AgentFilter:
         """Raise when the side mixes agents and none was chosen, or the chosen one has no row."""
         if self.wanted is None:
             if len(self.counts) > 1:
+                # the surface adds how to choose one (`setting`)
                 raise CompareInputError(
-                    display, f"rows of {len(self.counts)} agents (agent_ref.name): {self.listing()}; {HOW_TO_CHOOSE}"
+                    display, f"rows of {len(self.counts)} agents (agent_ref.name): {self.listing()}", setting="agent"
                 )
         elif self.counts and self.wanted not in self.counts:
             raise CompareInputError(

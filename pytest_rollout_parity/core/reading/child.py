@@ -31,7 +31,7 @@ def main() -> int:
         sidecar = sidecars[0]
     except CompareInputError as exc:
         builder.flush()
-        send(out.write, ("input-error", exc.path, exc.reason, exc.line, exc.where))
+        send(out.write, ("input-error", exc.path, exc.reason, exc.line, exc.where, exc.setting))
     else:
         builder.flush()
         end: tuple[Any, ...] = (

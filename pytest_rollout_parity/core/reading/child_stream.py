@@ -13,7 +13,7 @@ Each frame is a 4-byte big-endian length, then ``marshal`` of one of::
     ("end", sidecar path or None, compared agent or None, {agent: rows}, superseded attempts,
             places of the sent rows a newer attempt superseded, (CRC-32, bytes) of the files read
             [, each shard's sidecar path or None, for a sharded side])
-    ("input-error", path, reason, line, where as shown)
+    ("input-error", path, reason, line, where as shown, setting)
 """
 
 from __future__ import annotations

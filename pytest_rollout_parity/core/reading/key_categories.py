@@ -13,7 +13,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Optional
 
-from ..vocabulary import SLOTS
 from .fields import PROMPT, TASK_INDEX
 from .task_idents import TaskIdent, full_label, natural_key
 
@@ -109,7 +108,7 @@ class SideColumns:
                 )
             notes.append(
                 f"{name} {full_label(value)!r} holds {len(counts)} different prompts that do not recur as repeats do; "
-                f"kept as one task (name the key with {SLOTS.key} if they are different tasks)"
+                f"kept as one task (name the key with --parity-key or key= if they are different tasks)"
             )
         return None
 

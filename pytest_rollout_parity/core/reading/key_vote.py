@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any, Optional
 
-from ..vocabulary import SLOTS
 from .fields import IDENTITY_FALLBACKS, KEY_CANDIDATES, LOAD_FIELDS, PROMPT, TASK_INDEX, inferred_candidates
 from .key_categories import SideColumns
 from .prompt_labels import is_prompt, prompt_label
@@ -112,7 +111,7 @@ class KeyVote:
     """
 
     def __init__(
-        self, key: Optional[str], option: str = SLOTS.key, *, cells: bool = True, index_restarts: bool = False
+        self, key: Optional[str], option: str = "key", *, cells: bool = True, index_restarts: bool = False
     ) -> None:
         """``cells=False`` narrows the candidates and words the errors alike but keeps no value per
         row (the reader child, whose rows another vote receives). ``index_restarts``: a side of
@@ -334,5 +333,5 @@ class KeyVote:
 #: The input error of a side on which no candidate field is on every row.
 NO_KEY = (
     f"no task id field found; rows carry none of {', '.join(KEY_CANDIDATES)}, "
-    f"and neither {TASK_INDEX} nor a prompt ({PROMPT}) is on every row (use {SLOTS.key})"
+    f"and neither {TASK_INDEX} nor a prompt ({PROMPT}) is on every row"
 )

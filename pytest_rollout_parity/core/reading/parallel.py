@@ -187,9 +187,12 @@ CHILD_IMPORTS = ("msgspec", "pydantic_core", "typing_extensions")
 
 
 #: The child's whole program: the working directory ('') off its import path, the directories it
-#: is given first (see :func:`child_command`).
+#: is given first (see :func:`child_command`). The core's entrance (``core/__init__``) imports every
+#: stage; the child needs the reading stage only, so the core package is set up bare, without it.
 CHILD_BOOT = (
-    "import sys; sys.path[:] = [*sys.argv[1:], *(p for p in sys.path if p)]; "
+    "import sys, types; sys.path[:] = [*sys.argv[1:], *(p for p in sys.path if p)]; "
+    "import pytest_rollout_parity as top; core = types.ModuleType(top.__name__ + '.core'); "
+    "core.__path__ = [top.__path__[0] + '/core']; sys.modules[core.__name__] = core; "
     "from {module} import main; sys.exit(main())"
 )
 

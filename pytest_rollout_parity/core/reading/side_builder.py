@@ -13,7 +13,6 @@ from typing import Any, NamedTuple, Optional
 
 from ..errors import CompareInputError, Place
 from ..model import NO_OFFSET, RowFacts, RowOrigin, RowReader
-from ..vocabulary import SLOTS
 from .attempts import superseded_note
 from .digest import ContentDigest
 from .fields import FAILURE_MARKERS, PROMPT, REWARD, TASK_INDEX
@@ -96,7 +95,7 @@ class SideBuilder:
     """Accumulates one side: each row's facts and join value; errors name the row's location."""
 
     def __init__(
-        self, key: Optional[str], key_option: str = SLOTS.key, *, keep_cells: bool = True, sharded: bool = False
+        self, key: Optional[str], key_option: str = "key", *, keep_cells: bool = True, sharded: bool = False
     ) -> None:
         self.key = key
         self.vote = KeyVote(key, key_option, cells=keep_cells, index_restarts=sharded)
@@ -206,7 +205,7 @@ class SideBuilder:
             choice.notes.append(superseded_note(self.superseded))
         self.vote.fill_prompts(choice, prompt_at)
         if choice.key is None and self.vote.voters and not choice.inferred:
-            raise (self._lost_last_field_at or Place(display)).error(NO_KEY)
+            raise (self._lost_last_field_at or Place(display)).error(NO_KEY, "key")
         if choice.key is None:
             choice.values = [None] * len(self.facts)
         return choice

@@ -14,8 +14,6 @@ from dataclasses import astuple, dataclass, replace
 from pathlib import Path
 from typing import Any, Optional
 
-from ..vocabulary import SLOTS
-
 
 @dataclass(frozen=True)
 class SideRequest:
@@ -30,8 +28,8 @@ class SideRequest:
     #: the agent (`agent_ref.name`) whose rows are kept; None keeps a side of one agent whole
     agent: Optional[str] = None
     #: where ``key`` and ``agent`` were given (an option, an ini key or an API argument), for messages
-    key_option: str = SLOTS.key
-    agent_option: str = SLOTS.agent
+    key_option: str = "key"
+    agent_option: str = "agent"
     #: a sharded side's files, each (path, name shown), ``path`` the first; empty for one file
     shards: tuple[tuple[str, str], ...] = ()
 

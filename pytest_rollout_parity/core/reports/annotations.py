@@ -15,7 +15,6 @@ from collections.abc import Collection
 from ..escaping import visible
 from ..judging.completeness import COVERAGE_NAME
 from ..statistics.margin import EQUIVALENCE_ITEM
-from ..vocabulary import SLOTS, OptionNames
 from .markdown import FLIPS, flip_text, utf8_safe
 from .summary import Summary
 
@@ -41,20 +40,18 @@ def _annotation(level: str, title: str, message: str) -> str:
     return utf8_safe(f"::{level} title={escape_property(visible(title))}::{escape_data(message)}")
 
 
-def annotation_lines(
-    summary: Summary, failed: Collection[str], cap: int = ANNOTATION_CAP, *, names: OptionNames
-) -> list[str]:
+def annotation_lines(summary: Summary, failed: Collection[str], cap: int = ANNOTATION_CAP) -> list[str]:
     """The run's annotations, each titled with its outcome: one `::error` per flip whose item failed
     and one `::warning` per flip within noise or with an agent error (task order, each kind capped,
     the rest counted), then the gate-level items (`parity-aggregate`, `parity-coverage`) like flips:
-    an error when they fail, a notice when they pass. The settings they name are in ``names``' words."""
+    an error when they fail, a notice when they pass."""
     flips = [task for task in summary.tasks if task.category in FLIPS]
     errors = [task for task in flips if task.task in failed]
     lines = [_annotation("error", f"{task.task} {task.outcome}", flip_text(task)) for task in errors[:cap]]
     if len(errors) > cap:
         lines.append(
             f"{len(errors) - cap} more failed flip(s) not annotated: GitHub shows at most {cap} error "
-            f"annotations per step; the job summary and {SLOTS.json} list them all"
+            f"annotations per step; the job summary and --parity-json list them all"
         )
     warned = [task for task in flips if task.task not in failed and task.outcome in WARNED]
     lines.extend(_annotation("warning", f"{task.task} {task.outcome}", flip_text(task)) for task in warned[:cap])
@@ -64,7 +61,7 @@ def annotation_lines(
             f"(GitHub shows at most {cap} warnings per step)"
         )
     lines.extend(_gate_items(summary))
-    return [names.word(line) for line in lines]
+    return lines
 
 
 def _gate_items(summary: Summary) -> list[str]:

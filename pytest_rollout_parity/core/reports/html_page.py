@@ -17,7 +17,6 @@ from typing import Optional
 
 from ..escaping import html_text
 from ..identity.item_names import clipped
-from ..vocabulary import SLOTS, OptionNames
 from .markdown import FLIPS, LIST_CAP, NOTE_CAP, TEXT_CAP, utf8_safe, verdict
 from .paired_lines import paired_lines
 from .pictures import interval_svg, scatter_svg
@@ -28,7 +27,7 @@ from .wording import category_rows, coverage_line, hook_changes, hook_heading, s
 FLIP_ROWS = 200
 #: flips whose evidence (message, log tail or last messages) the page carries, at most
 EVIDENCE_ROWS = 20
-MORE = f"… and {{}} more (see {SLOTS.json})"
+MORE = "… and {} more (see --parity-json)"
 
 STYLE = """
 .rollout-parity{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1f2328;max-width:1100px}
@@ -164,11 +163,8 @@ def _hook_verdicts(summary: Summary) -> str:
     return f"<h2>Changed verdicts</h2><p>{heading}:</p>{_listing(items, len(changes))}"
 
 
-def report_body(
-    summary: Summary, exit_status: Optional[int] = None, *, names: OptionNames, with_evidence: bool = True
-) -> str:
-    """The report's content as one `<div class="rollout-parity">` (its style sheet inside), the settings
-    it names in ``names``' words.
+def report_body(summary: Summary, exit_status: Optional[int] = None, *, with_evidence: bool = True) -> str:
+    """The report's content as one `<div class="rollout-parity">` (its style sheet inside).
 
     ``with_evidence``: each flip's text under its row; pytest-html's report shows it in the flip's
     own row instead, so it is drawn there once.
@@ -203,10 +199,10 @@ def report_body(
         ("<h2>Notes</h2>" + _listing(notes, len(summary.notes))) if notes else "",
         "</div>",
     ]
-    return utf8_safe(names.word("".join(parts)))
+    return utf8_safe("".join(parts))
 
 
-def render_html(summary: Summary, exit_status: Optional[int] = None, *, names: OptionNames) -> str:
+def render_html(summary: Summary, exit_status: Optional[int] = None) -> str:
     """The whole page: a document that needs nothing but itself."""
     head, _, _ = _decided(summary, exit_status)
     return (
@@ -214,14 +210,14 @@ def render_html(summary: Summary, exit_status: Optional[int] = None, *, names: O
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
         'img-src data:">'
         f"<title>rollout parity: {html_text(head)}</title></head><body>"
-        f"{report_body(summary, exit_status, names=names)}</body></html>\n"
+        f"{report_body(summary, exit_status)}</body></html>\n"
     )
 
 
-def summary_html(summary: Summary, *, names: OptionNames) -> str:
+def summary_html(summary: Summary) -> str:
     """The whole report (:func:`report_body`) for the top of pytest-html's: each flip's evidence
     stays in the flip's own row, so it is shown once."""
-    return report_body(summary, names=names, with_evidence=False)
+    return report_body(summary, with_evidence=False)
 
 
 def flip_html(headline: str, text: str) -> str:

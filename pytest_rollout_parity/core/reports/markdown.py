@@ -16,7 +16,6 @@ from typing import Optional
 from ..escaping import html_text, markdown_text, visible
 from ..identity.item_names import clipped
 from ..model import Category
-from ..vocabulary import SLOTS, OptionNames
 from .paired_lines import paired_lines
 from .summary import SideSummary, Summary, TaskSummary
 from .wording import (
@@ -40,7 +39,7 @@ from .wording import (
 FLIP_CAP = 20  # flips listed, each with its text folded
 TEXT_CAP = 4000  # characters of one flip's text
 LIST_CAP = 20  # labels listed per category
-MORE = f"- ... and {{}} more (see `{SLOTS.json}`)"
+MORE = "- ... and {} more (see `--parity-json`)"
 NOTE_CAP = 1000  # characters of one note
 BUDGET = 1_000_000  # bytes; GitHub refuses a step summary above 1 MiB
 
@@ -48,7 +47,7 @@ FLIPS: tuple[Category, ...] = ("flipped", "flipped_agent_error")
 #: where the pictures are: GitHub's Markdown cannot draw a scatter of thousands of tasks
 PICTURES = (
     "Pictures (each task's old against new mean reward, the difference's interval against the margin): "
-    f"the HTML report, `{SLOTS.html}=FILE`."
+    "the HTML report, `--parity-html=FILE`."
 )
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -157,7 +156,7 @@ def _flips(summary: Summary, texts: Mapping[str, str], with_text: bool) -> list[
     for task in flips[:FLIP_CAP]:
         lines.extend(_flip(task, texts.get(task.task), with_text))
     if len(flips) > FLIP_CAP:
-        lines.extend(["", f"... and {len(flips) - FLIP_CAP} more flips: see the JSON summary (`{SLOTS.json}`)."])
+        lines.extend(["", f"... and {len(flips) - FLIP_CAP} more flips: see the JSON summary (`--parity-json`)."])
     return lines
 
 
@@ -196,9 +195,7 @@ def _hook_verdicts(summary: Summary) -> list[str]:
     return lines
 
 
-def _render(
-    summary: Summary, texts: Mapping[str, str], exit_status: Optional[int], with_text: bool, names: OptionNames
-) -> str:
+def _render(summary: Summary, texts: Mapping[str, str], exit_status: Optional[int], with_text: bool) -> str:
     lines = ["## rollout parity", "", verdict_line(summary, exit_status), ""]
     lines.extend(f"- {markdown_text(side_line(summary, side))}" for side in ("old", "new"))
     lines.append("")
@@ -225,25 +222,23 @@ def _render(
     if summary.notes:
         lines.extend(["", "### Notes", ""])
         lines.extend(capped(summary.notes, LIST_CAP, lambda note: f"- {_capped_note(note)}", MORE))
-    return names.word("\n".join(lines) + "\n")
+    return "\n".join(lines) + "\n"
 
 
 def render_markdown(
     summary: Summary,
     texts: Optional[Mapping[str, str]] = None,
     exit_status: Optional[int] = None,
-    *,
-    names: OptionNames,
 ) -> str:
     """The Markdown summary; ``texts`` maps a flip's task label to its report text (log tail included),
-    by default the summary's own (:attr:`Summary.evidence`); the settings it names in ``names``' words.
+    by default the summary's own (:attr:`Summary.evidence`).
 
     Within :data:`BUDGET` bytes: should the capped page still be larger, the flips' texts are dropped.
     """
     texts = summary.evidence if texts is None else texts
-    text = utf8_safe(_render(summary, texts, exit_status, True, names))
+    text = utf8_safe(_render(summary, texts, exit_status, True))
     if len(text.encode("utf-8")) > BUDGET:
-        text = utf8_safe(_render(summary, {}, exit_status, False, names))
+        text = utf8_safe(_render(summary, {}, exit_status, False))
     encoded = text.encode("utf-8")
     if len(encoded) > BUDGET:
         text = encoded[: BUDGET - 200].decode("utf-8", "ignore") + "\n\n... (cut at GitHub's size limit)\n"

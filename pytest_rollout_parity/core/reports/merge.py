@@ -22,7 +22,6 @@ from ..judging.completeness import Coverage, Limit
 from ..judging.hook_verdict import Verdict
 from ..model import TASK_OUTCOMES, Category, TaskOutcome
 from ..statistics.margin import Equivalence
-from ..vocabulary import SLOTS, OptionNames
 from .json_file import verdict_dict
 from .summary import Counts, Decision, RunOutcome, SplitGroup, TaskSummary, decide
 
@@ -42,11 +41,6 @@ class MergeError(Exception):
 
     def __str__(self) -> str:
         return f"{self.path}: {self.reason}" if self.path else self.reason
-
-    def word(self, names: OptionNames) -> MergeError:
-        """The error in a surface's words: the settings its reason names, as ``names`` spell them."""
-        self.reason = names.word(self.reason)
-        return self
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,14 +119,14 @@ def _named(names: Sequence[str]) -> str:
 def _field(path: str, data: Mapping[str, Any], name: str, kind: type | tuple[type, ...], what: str) -> Any:
     value = data.get(name)
     if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
-        raise MergeError(path, f"{what}: a {SLOTS.json} summary of a pytest run is needed")
+        raise MergeError(path, f"{what}: a --parity-json summary of a pytest run is needed")
     return value
 
 
 def _part_of(path: str, data: Any) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
     """The part's summary and its `run` section, checked for the fields a merge reads."""
     if not isinstance(data, dict):
-        raise MergeError(path, f"not a JSON object: a {SLOTS.json} summary is needed")
+        raise MergeError(path, "not a JSON object: a --parity-json summary is needed")
     run = data.get("run")
     if not isinstance(run, dict):
         raise MergeError(path, 'no "run" section: a summary of a pytest run is needed, not of the Python API')
@@ -172,11 +166,11 @@ def _items(
     items: list[tuple[str, bool, Optional[str], dict[str, Any]]] = []
     for entry in data["tasks"]:
         if not isinstance(entry, dict) or not isinstance(entry.get("task"), str):
-            raise MergeError(path, f"a task entry without its label: not a {SLOTS.json} summary")
+            raise MergeError(path, "a task entry without its label: not a --parity-json summary")
         items.append((entry["task"], False, _outcome(path, entry), entry))
     for entry in run["gate"]:
         if not isinstance(entry, dict) or not isinstance(entry.get("item"), str):
-            raise MergeError(path, f"a gate item entry without its name: not a {SLOTS.json} summary")
+            raise MergeError(path, "a gate item entry without its name: not a --parity-json summary")
         items.append((entry["item"], True, _outcome(path, entry), entry))
     return items
 
@@ -186,7 +180,7 @@ def _outcome(path: str, entry: Mapping[str, Any]) -> Optional[str]:
     if ran is not True:
         return None
     if not isinstance(outcome, str):
-        raise MergeError(path, f"an item that ran here without its outcome: not a {SLOTS.json} summary")
+        raise MergeError(path, "an item that ran here without its outcome: not a --parity-json summary")
     return outcome
 
 
@@ -201,7 +195,7 @@ def _counts(path: str, data: Mapping[str, Any]) -> Counts:
     try:
         return Counts(**{name: int(value) for name, value in data["counts"].items()})
     except (TypeError, ValueError):
-        raise MergeError(path, f'"counts" is not the summary\'s: not a {SLOTS.json} summary') from None
+        raise MergeError(path, '"counts" is not the summary\'s: not a --parity-json summary') from None
 
 
 def _equivalence(data: Any) -> Optional[Equivalence]:
@@ -225,7 +219,7 @@ def merge_parts(parts: Sequence[tuple[str, Any]]) -> Merged:
     when two parts ran one item, or when a file is not a part.
     """
     if not parts:
-        raise MergeError("", f"no part given: name each part's {SLOTS.json} file")
+        raise MergeError("", "no part given: name each part's --parity-json file")
     checked = [(path, *_part_of(path, data)) for path, data in parts]
     first_path, first, first_run = checked[0]
     inputs = _digests(first_path, first_run)
@@ -333,7 +327,7 @@ def _task_outcome(path: str, entry: Optional[Mapping[str, Any]]) -> TaskOutcome:
     for known in TASK_OUTCOMES:
         if outcome == known and known != "not_run":
             return known
-    raise MergeError(path, f"a task that ran here without its outcome ({outcome!r}): not a {SLOTS.json} summary")
+    raise MergeError(path, f"a task that ran here without its outcome ({outcome!r}): not a --parity-json summary")
 
 
 def _coverage(data: Any) -> Optional[Coverage]:

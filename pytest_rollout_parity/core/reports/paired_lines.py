@@ -6,7 +6,6 @@ from typing import Optional
 
 from ..statistics.margin import Equivalence, left_out_text
 from ..statistics.paired import format_p
-from ..vocabulary import SLOTS
 from .summary import FlipTests, Paired
 
 
@@ -51,7 +50,7 @@ def paired_lines(
         )
     if paired.tested:
         lines.append(
-            f"    per-task noise: {paired.tested} flipped task(s) with 2+ rows a side tested (p_value in {SLOTS.json})"
+            f"    per-task noise: {paired.tested} flipped task(s) with 2+ rows a side tested (p_value in --parity-json)"
         )
     if flip_tests is not None and flip_tests.tests:
         lines.append(

@@ -18,7 +18,6 @@ from typing import NamedTuple, Optional
 
 from ..escaping import html_text
 from ..identity.item_names import clipped
-from ..vocabulary import SLOTS
 from .summary import Summary, TaskSummary
 
 #: tasks drawn one point each, at most; beyond, binned
@@ -274,7 +273,7 @@ def interval_svg(summary: Summary) -> Optional[str]:
     words = (
         "inside the band the servers are shown equivalent within the margin"
         if shown.margin is not None
-        else f"no margin given: the interval against 0 (with {SLOTS.margin}, against the ±margin band)"
+        else "no margin given: the interval against 0 (with --parity-margin, against the ±margin band)"
     )
     return (
         f'<figure class="picture">{"".join(parts)}<figcaption>The mean difference over the compared '

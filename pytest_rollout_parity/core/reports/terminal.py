@@ -7,7 +7,6 @@ from tabulate import tabulate
 from ..escaping import terminal_line
 from ..identity.item_names import clipped
 from ..model import Category, Side
-from ..vocabulary import SLOTS, OptionNames
 from .paired_lines import paired_lines
 from .summary import Summary
 from .wording import (
@@ -28,14 +27,14 @@ from .wording import (
 )
 
 LIST_CAP = 10  # task labels listed per category; the JSON file has them all
-MORE = f"    ... and {{}} more (see {SLOTS.json})"
+MORE = "    ... and {} more (see --parity-json)"
 NOTE_CAP = 400  # characters of a note shown
 
 
 def _capped(labels: list[str], cap: int = LIST_CAP) -> str:
     shown = ", ".join(labels[:cap])
     if len(labels) > cap:
-        shown += f", ... and {len(labels) - cap} more (see {SLOTS.json})"
+        shown += f", ... and {len(labels) - cap} more (see --parity-json)"
     return shown
 
 
@@ -97,9 +96,8 @@ def _uncompared_lines(summary: Summary, category: Category) -> list[str]:
 LISTED: tuple[Category, ...] = ("flipped", "flipped_agent_error")
 
 
-def summary_lines(summary: Summary, *, names: OptionNames) -> list[str]:
-    """The section, line by line: the verdict, files, notes, the category table, labels, run figures;
-    the settings it names in ``names``' words."""
+def summary_lines(summary: Summary) -> list[str]:
+    """The section, line by line: the verdict, files, notes, the category table, labels, run figures."""
     counts = summary.counts
     lines = [verdict_line(summary), side_line(summary, "old"), side_line(summary, "new")]
     lines.extend(_aggregate_metrics_lines(summary))
@@ -126,4 +124,4 @@ def summary_lines(summary: Summary, *, names: OptionNames) -> list[str]:
     if summary.plan is not None:
         lines.extend(summary.plan.lines())
     # labels, reasons and notes come from the rows: each line stays one line, and none is a workflow command
-    return [terminal_line(names.word(line)) for line in lines]
+    return [terminal_line(line) for line in lines]

@@ -14,7 +14,6 @@ from typing import NamedTuple, Optional, Protocol, TypeVar
 from ..judging.coverage_file import FIELDS
 from ..model import Category, Side
 from ..statistics.margin import Equivalence
-from ..vocabulary import SLOTS
 from .summary import Counts, Decision, Part, Summary
 
 #: Said in every verdict line of two sides that hold the same rows (the full note is among the notes).
@@ -242,7 +241,7 @@ def hook_changes(summary: Summary) -> tuple[int, list[HookChange]]:
 def hook_heading(summary: Summary, count: int) -> str:
     """The line that opens the list of changed verdicts (by hooks, and by a known-flips list when given)."""
     if summary.run is not None and summary.run.known_flips is not None:
-        return f"pytest_parity_verdict hooks and {SLOTS.known_flips} changed {count} verdict(s)"
+        return f"pytest_parity_verdict hooks and --parity-known-flips changed {count} verdict(s)"
     return f"pytest_parity_verdict hooks changed {count} verdict(s)"
 
 
