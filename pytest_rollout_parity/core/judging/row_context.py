@@ -9,11 +9,12 @@ row of any size adds a bounded amount to a report; the renderers escape them for
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 from typing import Any, Optional
 
-from ..reading.fields import PROMPT, TASK_INDEX
+from ..reading.fields import EMBEDDED_OUTPUT_FIELDS, PROMPT, TASK_INDEX
 from ..reading.prompt_labels import content_text, decoded, last_user_text
 
 #: characters of a prompt excerpt
@@ -89,3 +90,398 @@ def task_excerpt(rows: Iterable[dict[str, Any]]) -> Optional[str]:
         if shown is not None:
             return shown
     return None
+
+
+# The losing row's evidence: what its verifier wrote into the row besides the reward.
+
+#: lines of a row's evidence block, at most
+EVIDENCE_LINES = 12
+#: characters of one line of the block; a longer one is cut with a marker
+EVIDENCE_LINE_CHARS = 240
+#: characters of the whole block, at most
+EVIDENCE_CHARS = 2400
+#: how deep the walk goes into a row's objects and lists
+EVIDENCE_DEPTH = 6
+#: items of one list read, at most (a check list is summed up over them)
+EVIDENCE_ITEMS = 50
+#: values visited in one row, at most: a row of any size costs a bounded walk
+EVIDENCE_VISITS = 5000
+
+# the block's order: what each line is
+_ERROR, _PAIR, _CHECKS, _SCALARS, _JUDGE, _TEST, _STATE = range(7)
+
+#: the row's trajectory and its verifier output proper (top-level keys: the output lookup reads
+#: those, docs/semantics.md "Verifier output lookup"), left out
+_TRAJECTORY = frozenset({"response", "responses_create_params", "output", "reward", *EMBEDDED_OUTPUT_FIELDS})
+#: words of a key that leave its value out: ids and names, times, tokens and cost, the prompt,
+#: configuration and places
+_LEFT_OUT = frozenset(
+    [
+        "id",
+        "ids",
+        "uuid",
+        "index",
+        "name",
+        "names",
+        "checksum",
+        "hash",
+        "sha",
+        "ref",
+        "type",
+        "time",
+        "times",
+        "at",
+        "sec",
+        "secs",
+        "seconds",
+        "ms",
+        "msec",
+        "duration",
+        "timestamp",
+        "date",
+        "elapsed",
+        "latency",
+        "created",
+        "token",
+        "tokens",
+        "usage",
+        "cost",
+        "billing",
+        "prompt",
+        "question",
+        "context",
+        "input",
+        "messages",
+        "instructions",
+        "problem",
+        "statement",
+        "query",
+        "system",
+        "text",
+        "config",
+        "kwargs",
+        "url",
+        "uri",
+        "path",
+        "dir",
+        "file",
+        "host",
+        "port",
+        "version",
+    ]
+)
+_ERROR_WORDS = frozenset(["error", "errors", "failure", "failures", "exception", "exceptions"])
+_TEST_WORDS = frozenset(
+    ["stderr", "stdout", "traceback", "stacktrace", "log", "logs", "compiler", "test", "tests", "details"]
+)
+_JUDGE_WORDS = frozenset(
+    [
+        "judge",
+        "rationale",
+        "explanation",
+        "reasoning",
+        "critique",
+        "feedback",
+        "justification",
+        "judgment",
+        "judgement",
+        "comment",
+    ]
+)
+_EXPECTED_WORDS = frozenset(["expected", "target", "ground", "truth", "gold", "reference"])
+_GOT_WORDS = frozenset(
+    ["extracted", "predicted", "prediction", "parsed", "generation", "generated", "got", "actual", "model"]
+)
+_VERDICT_WORDS = frozenset(
+    [
+        "verdict",
+        "label",
+        "status",
+        "result",
+        "outcome",
+        "resolved",
+        "passed",
+        "pass",
+        "correct",
+        "match",
+        "grade",
+        "decision",
+        "score",
+        "valid",
+    ]
+)
+_STATE_WORDS = frozenset(
+    ["info", "terminated", "truncated", "done", "finished", "naturally", "turns", "steps", "episode"]
+)
+#: the words of a key that holds a check's result, and of one that holds what a check requires instead
+_RESULT_WORDS = frozenset(
+    [
+        "verdict",
+        "result",
+        "passed",
+        "pass",
+        "status",
+        "valid",
+        "satisfied",
+        "met",
+        "correct",
+        "success",
+        "outcome",
+        "ok",
+        "followed",
+    ]
+)
+_REQUIRED_WORDS = frozenset(["criteria", "criterion", "required", "requirement"])
+#: what an answer field's other words may be, shown alone (`extracted_answer`, `ground_truth`)
+_ANSWER_WORDS = frozenset(["answer", "answers", "output", "solution", "value"])
+_PASS = frozenset(["yes", "pass", "passed", "true", "correct", "met", "satisfied", "ok", "success"])
+_FAIL = frozenset(["no", "fail", "failed", "false", "incorrect", "not", "met", "unsatisfied", "failure"])
+#: a line of a traceback that names the exception raised
+_EXCEPTION_LINE = re.compile(r"^\s*[A-Za-z_][\w.]*(?:Error|Exception|Failure|Failed|Interrupt|Exit)\b")
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def _words(key: str) -> frozenset[str]:
+    return frozenset(_WORD.findall(key.lower()))
+
+
+def _one_line(text: str) -> str:
+    return _BLANKS.sub(" ", text).strip()
+
+
+def _shown(value: Any) -> str:
+    """A scalar as the block shows it: JSON's words for booleans and null, a float in 6 digits, a string quoted."""
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    if isinstance(value, float):
+        text = format(value, ".6g")
+        return text if any(char in text for char in ".ena") else f"{text}.0"
+    if isinstance(value, int):
+        return str(value)
+    return json.dumps(_one_line(str(value)), ensure_ascii=False)
+
+
+def _passed(value: Any) -> Optional[bool]:
+    """A check's result: a boolean, or a verdict word (`yes`, `PASS`, `not met`); None for anything else."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        words = " ".join(_WORD.findall(value.lower()))
+        if words in _PASS:
+            return True
+        if words in _FAIL or words in ("not met", "not satisfied", "not passed"):
+            return False
+    return None
+
+
+def _exception_or_tail(text: str) -> str:
+    """A test output's last exception line (a traceback's), else its last non-blank line."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    for line in reversed(lines):
+        if _EXCEPTION_LINE.match(line):
+            return line.strip()
+    return lines[-1].strip() if lines else ""
+
+
+def _last_lines(text: str, count: int = 2, chars: int = EVIDENCE_LINE_CHARS // 2) -> str:
+    """A judge's last ``count`` lines on one line, their last ``chars`` characters (where its conclusion is)."""
+    text = " / ".join(line.strip() for line in text.splitlines()[-count:] if line.strip())
+    return text if len(text) <= chars else f"[... cut] {text[-chars:]}"
+
+
+def _checks_line(where: str, results: list[bool], labels: Optional[list[str]], total: Optional[int] = None) -> str:
+    """`<where>: 2/3 passed; first failing: <its label>` over the first :data:`EVIDENCE_ITEMS` results."""
+    total = len(results) if total is None else total
+    results = results[:EVIDENCE_ITEMS]
+    text = f"{where}: {sum(results)}/{len(results)} passed"
+    if total > len(results):
+        text += f" (the first {len(results)} of {total})"
+    failing = next((index for index, result in enumerate(results) if not result), None)
+    if failing is not None:
+        text += f"; first failing: {_one_line(labels[failing] if labels else f'#{failing + 1}')}"
+    return text
+
+
+class _Walk:
+    """One row's evidence, gathered by rank (:data:`_ERROR` ... :data:`_STATE`)."""
+
+    def __init__(self) -> None:
+        self.found: list[tuple[int, str]] = []
+        self.scalars: dict[int, list[str]] = {_SCALARS: [], _STATE: []}
+        self.visits = 0
+
+    def lines(self, limit: int) -> list[str]:
+        found = list(self.found)
+        for rank, items in self.scalars.items():
+            line = ""
+            for item in items:
+                if line and len(line) + len(item) + 2 > EVIDENCE_LINE_CHARS:
+                    found.append((rank, line))
+                    line = ""
+                line = f"{line}, {item}" if line else item
+            if line:
+                found.append((rank, line))
+        found.sort(key=lambda entry: entry[0])
+        kept: list[str] = []
+        size = 0
+        for index, (_, text) in enumerate(found):
+            if len(text) > EVIDENCE_LINE_CHARS:
+                text = f"{text[:EVIDENCE_LINE_CHARS]} [... {len(text) - EVIDENCE_LINE_CHARS} more characters cut]"
+            left = len(found) - index
+            if (len(kept) == limit - 1 and left > 1) or size + len(text) > EVIDENCE_CHARS:
+                kept.append(f"[... {left} more line(s) of evidence cut]")
+                break
+            kept.append(text)
+            size += len(text)
+        return kept
+
+    def value(self, value: Any, path: str, words: frozenset[str], depth: int, own: frozenset[str]) -> None:
+        self.visits += 1
+        if self.visits > EVIDENCE_VISITS or depth > EVIDENCE_DEPTH:
+            return
+        if isinstance(value, dict):
+            self.object(value, path, words, depth)
+        elif isinstance(value, list):
+            self.items(value, path, words, depth, own)
+        else:
+            self.scalar(value, path, words, own)
+
+    def object(self, row: dict[str, Any], path: str, words: frozenset[str], depth: int) -> None:
+        keys = {key: _words(key) for key in row if isinstance(key, str)}
+        used = self.check_lists(row, path, keys) | self.pair(row, path, keys)
+        for key, own in keys.items():
+            if key in used or key == "responses_create_params" or (not path and key in _TRAJECTORY):
+                continue
+            if own & _LEFT_OUT and not own & _ERROR_WORDS:
+                continue
+            where = f"{path}.{key}" if path else key
+            value = row[key]
+            if key == "response" and isinstance(value, dict):  # a judge's own Responses object
+                message = last_assistant_message({"response": value})
+                if message:
+                    self.found.append((_JUDGE, f"{where}: {_last_lines(chr(10).join(message))}"))
+                continue
+            self.value(value, where, words | own, depth + 1, own)
+
+    def check_lists(self, row: dict[str, Any], path: str, keys: dict[str, frozenset[str]]) -> set[str]:
+        """Lists of check results beside the list naming the checks (`follow_instruction_list` and
+        `instruction_id_list`), summed up on one line each."""
+        used: set[str] = set()
+        for key, value in row.items():
+            if key in used or not isinstance(value, list) or not value or not all(isinstance(v, bool) for v in value):
+                continue
+            names = next(
+                (
+                    other
+                    for other, items in row.items()
+                    if other != key
+                    and isinstance(items, list)
+                    and len(items) == len(value)
+                    and all(isinstance(item, str) for item in items[:EVIDENCE_ITEMS])
+                ),
+                None,
+            )
+            used.update((key, names) if names is not None else (key,))
+            where = f"{path}.{key}" if path else key
+            self.found.append((_CHECKS, _checks_line(where, value, row[names] if names is not None else None)))
+        return used
+
+    def pair(self, row: dict[str, Any], path: str, keys: dict[str, frozenset[str]]) -> set[str]:
+        """An expected answer and the one the verifier got, on one line."""
+
+        def first(wanted: frozenset[str]) -> Optional[str]:
+            for key, own in keys.items():
+                if own & wanted and not own & _LEFT_OUT and isinstance(row[key], (str, int, float)):
+                    return key
+            return None
+
+        expected, got = first(_EXPECTED_WORDS), first(_GOT_WORDS)
+        if expected is None or got is None or expected == got:
+            return set()
+        rest = keys[expected] - _EXPECTED_WORDS
+        if rest and not rest & (keys[got] - _GOT_WORDS):  # `target_language` is no answer to `generation`
+            return set()
+        prefix = f"{path}." if path else ""
+        self.found.append((_PAIR, f"{prefix}{expected}={_shown(row[expected])} vs {prefix}{got}={_shown(row[got])}"))
+        return {expected, got}
+
+    def items(self, items: list[Any], path: str, words: frozenset[str], depth: int, own: frozenset[str]) -> None:
+        """A list: summed up when its items are checks with a result each, else each item walked."""
+        shown = items[:EVIDENCE_ITEMS]
+        if shown and all(isinstance(item, dict) for item in shown) and self.checks(shown, path, len(items)):
+            return
+        for index, item in enumerate(shown):
+            self.value(item, f"{path}[{index}]", words, depth + 1, own)
+
+    def checks(self, items: list[dict[str, Any]], path: str, total: int) -> bool:
+        """`rubric_evaluations: 2/3 passed; first failing: C2 - <why>` for checks with a result each."""
+        result_key = next(
+            (
+                key
+                for key in items[0]
+                if isinstance(key, str)
+                and _passed(items[0][key]) is not None
+                and _words(key) & _RESULT_WORDS
+                and not _words(key) & (_REQUIRED_WORDS | {"expected"})
+            ),
+            None,
+        )
+        if result_key is None or any(_passed(item.get(result_key)) is None for item in items):
+            return False
+
+        def label(index: int, item: dict[str, Any]) -> str:
+            named = [key for key in item if isinstance(key, str) and _words(key) & {"id", "name", "criterion"}]
+            name = str(item[named[0]]) if named else f"#{index + 1}"
+            why = next(
+                (
+                    item[key]
+                    for key in item
+                    if key != result_key and key not in named and isinstance(item[key], str) and item[key].strip()
+                ),
+                None,
+            )
+            return f"{name} - {why}" if why else name
+
+        results = [bool(_passed(item[result_key])) for item in items]
+        labels = [label(index, item) for index, item in enumerate(items)]
+        self.found.append((_CHECKS, _checks_line(path, results, labels, total)))
+        return True
+
+    def scalar(self, value: Any, path: str, words: frozenset[str], own: frozenset[str]) -> None:
+        """A value by its own key's words first (`verdict_label` in `judge_evaluations` is a verdict),
+        then by the words of the keys above it."""
+        if value is None or (isinstance(value, str) and not value.strip()):
+            return
+        if words & _ERROR_WORDS:
+            if value is not False and value != 0:
+                shown = _exception_or_tail(value) if isinstance(value, str) else _shown(value)
+                self.found.append((_ERROR, f"{path}: {shown}"))
+            return
+        state = _STATE if words & _STATE_WORDS else _SCALARS
+        if not isinstance(value, str):
+            if isinstance(value, (bool, int, float)):
+                self.scalars[state].append(f"{path}={_shown(value)}")
+            return
+        short = "\n" not in value.strip()
+        answer = own & (_EXPECTED_WORDS | _GOT_WORDS) and own - _EXPECTED_WORDS - _GOT_WORDS <= _ANSWER_WORDS
+        verdict = own & (_VERDICT_WORDS | _STATE_WORDS) and not own & _REQUIRED_WORDS
+        if short and (verdict or answer):
+            self.scalars[state].append(f"{path}={_shown(value)}")
+        elif words & _TEST_WORDS:
+            self.found.append((_TEST, f"{path}: {_exception_or_tail(value)}"))
+        elif words & _JUDGE_WORDS:
+            self.found.append((_JUDGE, f"{path}: {_last_lines(value)}"))
+        elif short and words & (_VERDICT_WORDS | _STATE_WORDS) and not words & _REQUIRED_WORDS:
+            self.scalars[state].append(f"{path}={_shown(value)}")
+
+
+def row_evidence(row: dict[str, Any], lines: int = EVIDENCE_LINES) -> list[str]:
+    """What a row's verifier wrote into it besides the reward, at most ``lines`` lines, in this order:
+    errors and failure reasons; an expected-vs-got answer pair; check or rubric lists summed up;
+    verdict and score scalars; a judge's rationale (its last lines); test output (a traceback's
+    last exception line, or the last line); an episode's state. Leaves out the trajectory, the
+    prompt, ids, names, times, tokens and configuration (docs/semantics.md, "A flip's evidence");
+    never opens a path the row names. Empty when the row has none."""
+    walk = _Walk()
+    walk.object(row, "", frozenset(), 0)
+    return walk.lines(lines) if lines > 0 else []

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..escaping import visible
-from ..judging.row_context import last_assistant_message, task_excerpt
+from ..judging.row_context import EVIDENCE_LINES, last_assistant_message, row_evidence, task_excerpt
 from ..judging.verifier_output import NO_OUTPUT, LogRoots, losing_row, verifier_output, winning_row
 from ..model import Side, TaskComparison, TaskSide
 from ..statistics.margin import FlipJudgement
@@ -92,7 +92,8 @@ def flip_evidence(
 ) -> FlipEvidence:
     """The whole flip message: `<task>: ` and the header (with the per-task noise), the prompt's start
     (``excerpt``: the task is keyed on its index or prompt), why margin mode failed it, agent errors,
-    scored failure kinds, the loser's output tail, or without one both sides' last assistant messages."""
+    scored failure kinds, the loser's output tail, or without one the losing row's evidence
+    (:func:`.row_evidence`) and both sides' last assistant messages."""
     lines = [f"{visible(comparison.task)}: {header_line(comparison, noise)}"]
     if excerpt:
         shown = task_prompt(comparison)
@@ -113,11 +114,16 @@ def flip_evidence(
     loser_side = comparison.side(loser) if loser else None
     no_output = False
     if tail > 0 and loser is not None and loser_side is not None:
-        output = verifier_output(losing_row(loser_side), loser_side.read_row, roots.for_side(loser), tail)
+        row = loser_side.read_row(losing_row(loser_side))
+        output = verifier_output(losing_row(loser_side), lambda _: row, roots.for_side(loser), tail)
         if output.lines is None:
             no_output = output.source == f"unavailable: {NO_OUTPUT}"
             if not no_output:
                 lines.append(f"    {loser} verifier output {visible(output.source)}")
+            evidence = row_evidence(row, min(tail, EVIDENCE_LINES))
+            if evidence:
+                lines.append(f"    {loser} (losing) row's evidence:")
+                lines.extend(f"    | {visible(line)}" for line in evidence)
             lines.extend(_last_messages(comparison, loser))
         else:
             lines.append(f"    {loser} verifier output (last {tail} lines of {visible(output.source)}):")

@@ -679,7 +679,7 @@ def build_summary(
         if run.no_output:
             notes.append(
                 f"{run.no_output} flip(s) have no verifier output: {NO_OUTPUT}; "
-                "each flip shows its rows' last assistant messages instead"
+                "each flip shows its losing row's evidence and its rows' last assistant messages instead"
             )
         inventory = _inventory(run.inventory, notes)
         files = run.files
