@@ -156,6 +156,8 @@ class Task(_Closed):
     ran_here: Optional[bool]
     #: the item's pytest outcome when it ran here (passed, failed, xfailed, skipped)
     item_outcome: Optional[str]
+    #: a flip's report text whatever --tb shows (its message with the evidence, or its expected-failure reason)
+    evidence: Optional[str]
 
 
 class Rerun(_Closed):

@@ -6,6 +6,7 @@ gate never import the core, tabulate or pydantic-core.
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from pathlib import Path
 from typing import Optional
 
@@ -14,7 +15,7 @@ import pytest
 from ..core import CompareInputError, KnownFlips, margin_beyond_range, read_known_flips, terminal_line
 from ._pytest_compat import collect_beside, hooks_at, item_collected
 from .ci import ParityCI
-from .collect import ParityFile, is_gate_item
+from .collect import MESSAGE_ATTRIBUTE, GateFinding, ParityFile, is_gate_item
 from .fixtures import parametrize_rollout_pair
 from .html_report import ParityHtmlPage, ParityHtmlRows, ParityHtmlSummary, html_report_requested
 from .options import OPTION
@@ -145,6 +146,18 @@ class ParityCollection:
             if self.selection.keep(item.name):
                 item_collected(item)
                 items.append(item)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        """A gate item's finding keeps its whole text on its report (:data:`.collect.MESSAGE_ATTRIBUTE`),
+        whatever --tb cuts from the representation; an xdist worker sends it with the report."""
+        report = yield
+        finding = call.excinfo.value if call.excinfo is not None else None
+        if isinstance(finding, GateFinding) and is_gate_item(item):
+            setattr(report, MESSAGE_ATTRIBUTE, finding.body)
+        return report
 
     @pytest.hookimpl
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:

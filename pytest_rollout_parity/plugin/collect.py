@@ -106,27 +106,31 @@ class GateFinding(pytest.fail.Exception):  # type: ignore[misc, name-defined]  #
         return self.body
 
 
-#: message lines each --tb style shows (None: all); the crash line always carries the header
-STYLE_LINES = {"line": 0, "short": 1}
+#: the report attribute that carries a finding's whole text, whatever --tb cuts from its
+#: representation: the JSON, Markdown and HTML reports read it (:class:`.reporting.ParitySummary`)
+MESSAGE_ATTRIBUTE = "parity_message"
 
 
 def _message_only(
     item: pytest.Item,
     excinfo: pytest.ExceptionInfo[BaseException],
     style: Any,
-    location: Optional[tuple[str, int]] = None,
+    location: tuple[str, int],
+    name: str,
 ) -> str | TerminalRepr:
-    """A :class:`GateFinding`'s message alone, no traceback, cut to what ``style`` (or --tb) asks
-    for; its crash line is the finding's header at ``location``. Anything else: pytest's own report.
-    """
+    """A :class:`GateFinding`'s message alone, no traceback; its crash line is the finding's header at
+    ``location`` (the task's row, or the new file). Every --tb style shows the whole message but
+    `line`, which shows the crash line alone, then prefixed with the item's ``name`` (the task, or
+    `parity-aggregate`): that line is all it prints. Anything else: pytest's own report."""
     finding = excinfo.value
     if not isinstance(finding, GateFinding):
         return pytest.Item.repr_failure(item, excinfo, style=style)
     representation = pytest.Item.repr_failure(item, excinfo, style="value")
-    set_crash_message(representation, finding.header, location)
-    lines = STYLE_LINES.get(style or item.config.getoption("tbstyle", "auto"))
-    if lines is not None:
-        keep_message_lines(representation, lines)
+    if (style or item.config.getoption("tbstyle", "auto")) == "line":
+        set_crash_message(representation, f"{terminal_line(name)}: {finding.header}", location)
+        keep_message_lines(representation, 0)
+    else:
+        set_crash_message(representation, finding.header, location)
     return representation
 
 
@@ -217,9 +221,11 @@ class ParityItem(pytest.Item):
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str | TerminalRepr:
         """The message alone, no traceback; its crash line (short summary, JUnit) is the header,
         at the task's first row in its file (`new.jsonl:12: new regressed: old=1.0 new=0.0`)."""
-        return _message_only(self, excinfo, style, self._row_location())
+        comparison = self.run.result.tasks[self.index]
+        return _message_only(self, excinfo, style, self._row_location(), comparison.task)
 
-    def _row_location(self) -> Optional[tuple[str, int]]:
+    def _row_location(self) -> tuple[str, int]:
+        """The task's first row in the new file (else the old file's), or the new file's line 0."""
         comparison = self.run.result.tasks[self.index]
         for side, loaded in ((comparison.new, self.run.new), (comparison.old, self.run.old)):
             main_rows = (
@@ -227,7 +233,7 @@ class ParityItem(pytest.Item):
             )
             if main_rows:
                 return loaded.display, main_rows[0]
-        return None
+        return self.run.new.display, 0
 
     def reportinfo(self) -> tuple[Path, Optional[int], str]:
         """The task label heads the item's failure report; line 0 (a skip mark's report needs a line)."""
@@ -270,8 +276,9 @@ class _RunWideItem(pytest.Item):
             raise GateFinding(message)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str | TerminalRepr:
-        """The decision's message alone, no traceback."""
-        return _message_only(self, excinfo, style)
+        """The decision's message alone, no traceback; its crash line at the new file's line 0
+        (it judges the whole file), never at the plugin's source line."""
+        return _message_only(self, excinfo, style, (self.run.new.display, 0), self.item_name)
 
     def reportinfo(self) -> tuple[Path, Optional[int], str]:
         """The item's name heads its failure report; line 0 (a skip mark's report needs a line)."""

@@ -15,6 +15,7 @@ from ._pytest_compat import add_junit_suite_property
 from .collect import (
     CATEGORY_PROPERTY,
     GATE_PROPERTY,
+    MESSAGE_ATTRIBUTE,
     NO_OUTPUT_PROPERTY,
     SOURCE_PROPERTY,
     TASK_PROPERTY,
@@ -104,7 +105,8 @@ class ParitySummary:
         if hasattr(report, "wasxfail"):
             self.texts[task] = str(report.wasxfail)
         elif report.failed:
-            self.texts[task] = report.longreprtext
+            whole = getattr(report, MESSAGE_ATTRIBUTE, None)  # the message whatever --tb shows of it
+            self.texts[task] = whole if isinstance(whole, str) else report.longreprtext
             self.failed_flips.add(task)
         if NO_OUTPUT_PROPERTY in properties:
             self.no_output.add(task)

@@ -47,23 +47,40 @@ def test_each_reporting_flag(gate: Gate, flags: list[str]) -> None:
 
 
 def test_tb_line_is_one_line_per_flip_at_the_row(gate: Gate) -> None:
-    """`--tb=line`: `<file>:<row line>: <header>`, no message body, no path into the plugin."""
+    """`--tb=line`: `<file>:<row line>: <task>: <header>`, no message body, no path into the plugin."""
     result = gate.run(*gate.mixed(), "--tb=line")
     start = next(i for i, line in enumerate(result.outlines) if " FAILURES " in line)
     end = next(i for i, line in enumerate(result.outlines) if " rollout parity " in line)
-    assert result.outlines[start + 1 : end] == [f"{NEW}:3: {IMPROVED}", f"{NEW}:2: {REGRESSED}"]
-    assert "pytest_rollout_parity" not in result.stdout.str()
-
-
-def test_tb_short_is_the_header_alone(gate: Gate) -> None:
-    result = gate.run(*gate.mixed(), "--tb=short")
-    start = next(i for i, line in enumerate(result.outlines) if " FAILURES " in line)
-    end = next(i for i, line in enumerate(result.outlines) if " rollout parity " in line)
-    assert [line for line in result.outlines[start + 1 : end] if not line.startswith("_")] == [
-        f"cancel-async-tasks: {IMPROVED}",
-        f"regex-log: {REGRESSED}",
+    assert result.outlines[start + 1 : end] == [
+        f"{NEW}:3: cancel-async-tasks: {IMPROVED}",
+        f"{NEW}:2: regex-log: {REGRESSED}",
     ]
     assert "pytest_rollout_parity" not in result.stdout.str()
+
+
+def test_tb_line_names_a_gate_level_item_at_the_new_file(gate: Gate) -> None:
+    """The `parity-aggregate` item's line names it, at the new file, never at the plugin's source."""
+    result = gate.run(*gate.mixed(), "--parity-margin=0.01", "--tb=line")
+    aggregate = [line for line in result.outlines if line.startswith(f"{NEW}:0: parity-aggregate: ")]
+    assert len(aggregate) == 1
+    assert "collect.py" not in result.stdout.str() and "pytest_rollout_parity" not in result.stdout.str()
+
+
+def test_tb_short_shows_the_whole_message(gate: Gate) -> None:
+    """No traceback to shorten: `--tb=short` shows each flip's whole message, as the default does."""
+    short = gate.run(*gate.mixed(), "--tb=short")
+    default = gate.run(*gate.mixed())
+
+    def failures(result: pytest.RunResult) -> list[str]:
+        start = next(i for i, line in enumerate(result.outlines) if " FAILURES " in line)
+        end = next(i for i, line in enumerate(result.outlines) if " rollout parity " in line)
+        return result.outlines[start + 1 : end]
+
+    shown = failures(short)
+    assert shown == failures(default)
+    assert f"cancel-async-tasks: {IMPROVED}" in shown and f"regex-log: {REGRESSED}" in shown
+    assert len([line for line in shown if not line.startswith("_")]) > 2
+    assert "pytest_rollout_parity" not in short.stdout.str()
 
 
 def test_junit_message_is_the_crash_line(gate: Gate) -> None:

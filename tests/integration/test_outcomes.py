@@ -264,7 +264,9 @@ def test_logs_dir_absolute_and_file(gate: Gate) -> None:
     # a logs dir naming a file: only a test-stdout.txt inside a directory is ever read
     block = flip_block(result, "b: new regressed: old=1.0 new=0.0")
     assert block[1:] == [
-        f"    new verifier output unavailable: {single} is not a directory (only a test-stdout.txt inside it is read)"
+        f"    new verifier output unavailable: {single} is not a directory (only a test-stdout.txt inside it is read)",
+        "    new (losing) row's evidence:",  # then what the row itself says
+        "    | mask_sample=false, verifier_return_code=0",
     ]
 
 
@@ -297,16 +299,16 @@ def test_legacy_error_field_agent_error(gate: Gate) -> None:
 
 @pytest.mark.parametrize("tb", ["auto", "long", "short", "native", "line"])
 def test_no_traceback_under_any_tb_style(gate: Gate, tb: str) -> None:
-    """Full message for auto/long/native; the header alone for short; the crash line alone for line."""
+    """The full message under every style but line; the crash line alone, naming the task, for line."""
     result = gate.run(*gate.mixed(), f"--tb={tb}")
     assert result.ret == 1
     if tb == "line":
-        # `<file>:<line of the task's row>: <header>`, as pytest writes a crash location
-        assert f"{NEW}:2: new regressed: old=1.0 new=0.0" in result.outlines
+        # `<file>:<line of the task's row>: <task>: <header>`, as pytest writes a crash location
+        assert f"{NEW}:2: regex-log: new regressed: old=1.0 new=0.0" in result.outlines
         assert not any(line.startswith("regex-log: ") for line in result.outlines)
     else:
         assert "regex-log: new regressed: old=1.0 new=0.0" in result.outlines
-    assert ("    | regex line 30" in result.outlines) == (tb not in ("short", "line"))
+    assert ("    | regex line 30" in result.outlines) == (tb != "line")
     text = all_text(result)
     assert "Traceback" not in text and "pytest.fail" not in text
     assert not re.search(r"\.py:\d+", text)  # no source locations of a traceback

@@ -105,7 +105,7 @@ def _flip_rows(summary: Summary, outcomes: Sequence[str], with_evidence: bool) -
         label = f"<code>{html_text(task.task)}</code>"
         if task.excerpt:
             label += f'<span class="excerpt">{html_text(task.excerpt)}</span>'
-        text = summary.evidence.get(task.task) if with_evidence and index < EVIDENCE_ROWS else None
+        text = task.evidence if with_evidence and index < EVIDENCE_ROWS else None
         if text:
             if len(text) > TEXT_CAP:
                 text = (

@@ -44,6 +44,7 @@ def _task(task: TaskSummary, in_run: bool) -> dict[str, Any]:
         "hook_verdict": verdict_dict(task.hook_verdict),
         "ran_here": (task.item_outcome is not None) if in_run else None,
         "item_outcome": task.item_outcome,
+        "evidence": task.evidence,
     }
 
 

@@ -231,11 +231,12 @@ def render_markdown(
     exit_status: Optional[int] = None,
 ) -> str:
     """The Markdown summary; ``texts`` maps a flip's task label to its report text (log tail included),
-    by default the summary's own (:attr:`Summary.evidence`).
+    by default each task's own (:attr:`TaskSummary.evidence`).
 
     Within :data:`BUDGET` bytes: should the capped page still be larger, the flips' texts are dropped.
     """
-    texts = summary.evidence if texts is None else texts
+    if texts is None:
+        texts = {task.task: task.evidence for task in summary.tasks if task.evidence is not None}
     text = utf8_safe(_render(summary, texts, exit_status, True))
     if len(text.encode("utf-8")) > BUDGET:
         text = utf8_safe(_render(summary, {}, exit_status, False))

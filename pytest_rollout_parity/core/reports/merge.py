@@ -56,6 +56,8 @@ class MergedItem:
     hook_verdict: Optional[Verdict] = None
     #: a task's outcome in the outcome vocabulary, from the part that ran it (`not_run`: no part did)
     task_outcome: Optional[TaskOutcome] = None
+    #: a flip's report text, from the part that ran it
+    evidence: Optional[str] = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,6 +284,9 @@ def merge_parts(parts: Sequence[tuple[str, Any]]) -> Merged:
                 part=path_outcome[0] if path_outcome else None,
                 category=entry.get("category") if isinstance(entry.get("category"), str) else None,
                 hook_verdict=_hook_verdict(ran_entry) if path_outcome else None,
+                evidence=ran_entry.get("evidence")
+                if path_outcome and isinstance(ran_entry.get("evidence"), str)
+                else None,
                 task_outcome=None
                 if gate
                 else _task_outcome(
@@ -411,6 +416,7 @@ def merged_json(merged: Merged) -> dict[str, Any]:
                 "item_outcome": item.outcome,
                 "outcome": item.task_outcome,
                 "hook_verdict": verdict_dict(item.hook_verdict),
+                "evidence": item.evidence,
             }
         )
     data["tasks"] = tasks

@@ -224,6 +224,10 @@ class TaskSummary:
     item_outcome: Optional[str] = None
     #: what became of the task, in the one vocabulary of every report (docs/semantics.md, "Outcomes")
     outcome: TaskOutcome = "passed"
+    #: a flip's report text, whatever --tb shows: its failure message with the evidence (the losing
+    #: side's verifier output or row evidence), or its expected-failure reason; None: not a flip, or its
+    #: item did not report here
+    evidence: Optional[str] = None
 
     def side(self, name: Side) -> Optional[SideSummary]:
         return per_side(name, self.old, self.new)
@@ -363,8 +367,6 @@ class Summary:
     failing_flips: Optional[int] = None
     #: in a pytest run, the new side's coverage of the old side's tasks against the limits
     coverage: Optional[Coverage] = None
-    #: each flip's report text (its message with the evidence, or its expected-failure reason), by task label
-    evidence: Mapping[str, str] = field(default_factory=dict)
     #: the run's verdict (`pass`, `fail`, `inconclusive`) and what decided it, computed once here
     decision: Decision = Decision("pass", ())
     #: the verdicts a known-flips list or hooks accepted, by who accepted them (none: the data decided)
@@ -461,6 +463,7 @@ def _task(
     outcome: TaskOutcome,
     excerpt: Optional[str] = None,
     item_outcome: Optional[str] = None,
+    evidence: Optional[str] = None,
 ) -> TaskSummary:
     return TaskSummary(
         task=task.task,
@@ -474,6 +477,7 @@ def _task(
         outcome=outcome,
         excerpt=excerpt,
         item_outcome=item_outcome,
+        evidence=evidence,
     )
 
 
@@ -673,6 +677,7 @@ def build_summary(
     verdicts: Mapping[str, Verdict] = run.hook_verdicts if run is not None else {}
     excerpts: Mapping[str, str] = run.excerpts if run is not None else {}
     item_outcomes: Mapping[str, str] = run.task_outcomes if run is not None else {}
+    texts: Mapping[str, str] = run.evidence if run is not None else {}
     if run is not None:
         notes.extend(check.note for check in run.aggregate.values() if check.note)
         notes.extend(run.notes)
@@ -704,6 +709,7 @@ def build_summary(
             ),
             excerpts.get(task.task),
             item_outcomes.get(task.task),
+            texts.get(task.task),
         )
         for task, p, adjusted_p, judgement in zip(result.tasks, section.p_values, adjusted, judged)
     )
@@ -739,7 +745,6 @@ def build_summary(
         failing_flips=failing_flips,
         coverage=coverage,
         inventory=inventory,
-        evidence=dict(run.evidence) if run is not None else {},
         decision=decision,
         plan=planned,
     )
