@@ -162,6 +162,6 @@ def test_margin_mode_names_the_flips_that_fail_and_those_within_noise(gate: Gate
     ]
     result = gate.run(*gate.pair(old, new), "--parity-margin=0.5")
     assert section(result)[0].startswith(
-        "parity: FAIL: 2 tasks regressed, 0 improved (1 of these 2 flips fail, 1 within noise); 2 identical"
+        "parity: FAIL: 1 flip fails (2 regressed, 0 improved; 1 within noise); 2 identical"
     )
     result.stdout.fnmatch_lines(["FAILED new/rollouts.jsonl::t0 - *"])

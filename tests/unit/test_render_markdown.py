@@ -199,7 +199,7 @@ def test_margin_mode_annotates_flips_within_noise_and_the_aggregate_like_flips()
     summary = build_summary(result, info, margin=0.05)
     assert [task.outcome for task in summary.tasks if task.category == "flipped"] == ["within_noise"]
     lines = annotation_lines(summary, failed=set())
-    assert lines[0] == "::warning title=t0 within_noise::new regressed: old=0.6667 new=0.3333 (means of 3 vs 3 rows)"
+    assert lines[0] == "::notice title=t0 within noise::new regressed: old=0.6667 new=0.3333 (means of 3 vs 3 rows)"
     assert lines[1].startswith("::error title=parity-aggregate failed::")
     page = render_markdown(summary)
     assert "- <code>t0</code>: **within_noise**: new regressed: old=0.6667 new=0.3333" in page

@@ -1,7 +1,8 @@
 """GitHub Actions workflow commands: `::error title=<task> failed::new regressed: old=1.0 new=0.0`.
 
-Each flip is annotated with its outcome (an error when its item failed, a warning within noise or
-with an agent error), and so are the gate-level items that judge the whole run.
+Each flip is annotated with its outcome (an error when its item failed, a notice worded as within
+noise when margin mode shows it is not a regression, a warning with an agent error), and so are the
+gate-level items that judge the whole run.
 
 GitHub reads a workflow command from one stdout line, so the data escapes `%`, CR and LF, and a
 property value (the title) also `:` and `,`, which would end it early. GitHub shows at most 10
@@ -31,8 +32,8 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-#: flip outcomes annotated as warnings: shown, not failing (an error annotation is a failing item)
-WARNED = ("within_noise", "agent_error")
+#: flip outcomes annotated, not failing (an error annotation is a failing item): its level and title
+NOT_FAILING = {"within_noise": ("notice", "within noise"), "agent_error": ("warning", "agent_error")}
 
 
 def _annotation(level: str, title: str, message: str) -> str:
@@ -41,10 +42,11 @@ def _annotation(level: str, title: str, message: str) -> str:
 
 
 def annotation_lines(summary: Summary, failed: Collection[str], cap: int = ANNOTATION_CAP) -> list[str]:
-    """The run's annotations, each titled with its outcome: one `::error` per flip whose item failed
-    and one `::warning` per flip within noise or with an agent error (task order, each kind capped,
-    the rest counted), then the gate-level items (`parity-aggregate`, `parity-coverage`) like flips:
-    an error when they fail, a notice when they pass."""
+    """The run's annotations, each titled with its outcome: one `::error` per flip whose item failed,
+    one `::notice` per flip within noise (`<task> within noise`: no regression shown) and one
+    `::warning` per flip with an agent error (task order, each kind capped, the rest counted), then
+    the gate-level items (`parity-aggregate`, `parity-coverage`) like flips: an error when they fail,
+    a notice when they pass."""
     flips = [task for task in summary.tasks if task.category in FLIPS]
     errors = [task for task in flips if task.task in failed]
     lines = [_annotation("error", f"{task.task} {task.outcome}", flip_text(task)) for task in errors[:cap]]
@@ -53,13 +55,14 @@ def annotation_lines(summary: Summary, failed: Collection[str], cap: int = ANNOT
             f"{len(errors) - cap} more failed flip(s) not annotated: GitHub shows at most {cap} error "
             f"annotations per step; the job summary and --parity-json list them all"
         )
-    warned = [task for task in flips if task.task not in failed and task.outcome in WARNED]
-    lines.extend(_annotation("warning", f"{task.task} {task.outcome}", flip_text(task)) for task in warned[:cap])
-    if len(warned) > cap:
-        lines.append(
-            f"{len(warned) - cap} more flip(s) within noise or with an agent error not annotated "
-            f"(GitHub shows at most {cap} warnings per step)"
-        )
+    for outcome, (level, title) in NOT_FAILING.items():
+        shown = [task for task in flips if task.task not in failed and task.outcome == outcome]
+        lines.extend(_annotation(level, f"{task.task} {title}", flip_text(task)) for task in shown[:cap])
+        if len(shown) > cap:
+            lines.append(
+                f"{len(shown) - cap} more flip(s) {title.replace('_', ' ')} not annotated "
+                f"(GitHub shows at most {cap} {level}s per step)"
+            )
     lines.extend(_gate_items(summary))
     return lines
 

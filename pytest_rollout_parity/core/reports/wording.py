@@ -109,10 +109,13 @@ def headline_words(summary: Headline) -> str:
     else:
         parts = [f"{plural(counts.flipped_old_win, 'task')} regressed", f"{counts.flipped_new_win} improved"]
         if summary.failing_flips is not None and counts.flipped:
-            parts[-1] += (
-                f" ({summary.failing_flips} of these {plural(counts.flipped, 'flip')} fail, "
-                f"{counts.flipped - summary.failing_flips} within noise)"
-            )
+            # margin mode: what decides leads, the flips that fail; the rest are the breakdown
+            failing = summary.failing_flips
+            lead = "no flip fails" if not failing else f"{plural(failing, 'flip')} fail" + ("s" if failing == 1 else "")
+            parts = [
+                f"{lead} ({counts.flipped_old_win} regressed, {counts.flipped_new_win} improved; "
+                f"{counts.flipped - failing} within noise)"
+            ]
         if counts.flipped_agent_error:
             parts.append(f"{plural(counts.flipped_agent_error, 'rerun candidate')} (agent errors)")
         if counts.masked:
