@@ -7,6 +7,7 @@ file), never as full rows: ``TaskSide.rows`` re-reads them on demand.
 from __future__ import annotations
 
 import enum
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Optional, TypeVar
@@ -90,6 +91,17 @@ class RowFacts:
         #: which file of a sharded side holds the row (its place in the side's sorted files; 0 for one file)
         self.shard = shard
 
+    @property
+    def scored(self) -> bool:
+        """The row's reward counts: it is not masked and its reward is a finite number."""
+        return self.mask is None and self.reward is not None and math.isfinite(self.reward)
+
+    def __repr__(self) -> str:
+        return (
+            f"RowFacts(line={self.line}, origin={self.origin.value!r}, reward={self.reward!r}, mask={self.mask!r}, "
+            f"agent_error={self.agent_error!r}, failure_kind={self.failure_kind!r})"
+        )
+
 
 RowReader = Callable[[RowFacts], "dict[str, Any]"]
 
@@ -125,8 +137,17 @@ class TaskSide:
 
     @property
     def rows(self) -> list[dict[str, Any]]:
-        """The full row dicts, read again from the file when they were not kept in memory."""
+        """Every row of the side, sidecar records and masked rows included (the full dicts, read again
+        from the file when they were not kept in memory)."""
         return [self._reader(f) for f in self.facts]
+
+    @property
+    def compared_rows(self) -> list[dict[str, Any]]:
+        """The rows the gate compared: those whose rewards make the side's mean (no masked row, no
+        sidecar record, no row without a finite reward); none when the side is masked."""
+        if self.reward is None:
+            return []
+        return [self._reader(f) for f in self.facts if f.scored]
 
     def read_row(self, facts: RowFacts) -> dict[str, Any]:
         """The full dict of one of this side's rows."""

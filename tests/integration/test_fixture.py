@@ -15,7 +15,8 @@ def _side(side):
     if side is None:
         return None
     return {"rows": side.rows, "reward": side.reward, "masked": side.masked, "agent_error": side.agent_error,
-            "failure_kind": side.failure_kind, "reward_rows": side.reward_rows, "repeated": side.repeated}
+            "failure_kind": side.failure_kind, "reward_rows": side.reward_rows, "repeated": side.repeated,
+            "compared_rows": side.compared_rows, "facts": [repr(facts) for facts in side.facts]}
 
 def test_pair(rollout_pair):
     record = {"task": rollout_pair.task, "category": rollout_pair.category, "winner": rollout_pair.winner,
@@ -74,6 +75,7 @@ def test_attributes(gate: Gate) -> None:
     assert masked["category"] == "masked"
     assert masked["new"]["masked"] == "mask_sample (failure_kind=provider_unavailable)"
     assert masked["new"]["reward"] is None  # a masked row's reward is no score
+    assert masked["new"]["compared_rows"] == [] and len(masked["new"]["rows"]) == 1
     assert got["old-only"]["new"] is None and got["old-only"]["category"] == "missing"
     assert got["new-only"]["old"] is None
 
@@ -97,12 +99,20 @@ def test_rows_are_full_dicts_from_disk(gate: Gate) -> None:
     assert fix["new"]["rows"] == new[:2]
     assert fix["new"]["repeated"] is True and fix["new"]["reward"] == 0.5 and fix["new"]["reward_rows"] == 2
     assert fix["new"]["failure_kind"] == "harbor:verifier_timeout"
+    assert fix["new"]["compared_rows"] == new[:2]
     regex = got["regex-log"]
     # the sidecar's failed rollout is left out: the task is compared on the one that scored
     assert regex["category"] == "identical" and regex["new"]["reward_rows"] == 1
     assert len(regex["new"]["rows"]) == 2
     assert regex["new"]["rows"][0] == new[2]
     assert regex["new"]["rows"][1]["_ng_failure_class"] == "environment_server_failed"
+    # the rows the gate compared: masking applied, as the mean took them
+    assert regex["new"]["compared_rows"] == [new[2]]
+    assert regex["new"]["facts"] == [
+        "RowFacts(line=3, origin='main', reward=1.0, mask=None, agent_error=None, failure_kind=None)",
+        "RowFacts(line=1, origin='sidecar', reward=None, mask='mask_sample (failure_kind=environment_server_failed)', "
+        "agent_error=None, failure_kind='environment_server_failed')",
+    ]
 
 
 def test_rows_reread_after_load(gate: Gate) -> None:

@@ -64,7 +64,7 @@ def summarize_side(facts: Sequence[RowFacts], reader: Optional[RowReader] = None
     if len(facts) == 1:  # most tasks: one row a side, reduced without the lists below
         only = facts[0]
         unmasked = only.mask is None
-        reward = only.reward if unmasked and only.reward is not None and math.isfinite(only.reward) else None
+        reward = only.reward if only.scored else None
         return TaskSide(
             facts,
             reward=reward,
@@ -74,7 +74,7 @@ def summarize_side(facts: Sequence[RowFacts], reader: Optional[RowReader] = None
             reward_rows=0 if reward is None else 1,
             reader=reader,
         )
-    rewards = [f.reward for f in facts if f.mask is None and f.reward is not None and math.isfinite(f.reward)]
+    rewards = [f.reward for f in facts if f.scored and f.reward is not None]
     reasons = [f.mask for f in facts if f.mask is not None]
     if not reasons or enough_scored(len(rewards), len(facts)):
         masked = None
