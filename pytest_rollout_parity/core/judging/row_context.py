@@ -107,6 +107,11 @@ EVIDENCE_ITEMS = 50
 #: values visited in one row, at most: a row of any size costs a bounded walk
 EVIDENCE_VISITS = 5000
 
+
+def _words_of(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
 # the block's order: what each line is
 _ERROR, _PAIR, _CHECKS, _SCALARS, _JUDGE, _TEST, _STATE = range(7)
 
@@ -115,127 +120,31 @@ _ERROR, _PAIR, _CHECKS, _SCALARS, _JUDGE, _TEST, _STATE = range(7)
 _TRAJECTORY = frozenset({"response", "responses_create_params", "output", "reward", *EMBEDDED_OUTPUT_FIELDS})
 #: words of a key that leave its value out: ids and names, times, tokens and cost, the prompt,
 #: configuration and places
-_LEFT_OUT = frozenset(
-    [
-        "id",
-        "ids",
-        "uuid",
-        "index",
-        "name",
-        "names",
-        "checksum",
-        "hash",
-        "sha",
-        "ref",
-        "type",
-        "time",
-        "times",
-        "at",
-        "sec",
-        "secs",
-        "seconds",
-        "ms",
-        "msec",
-        "duration",
-        "timestamp",
-        "date",
-        "elapsed",
-        "latency",
-        "created",
-        "token",
-        "tokens",
-        "usage",
-        "cost",
-        "billing",
-        "prompt",
-        "question",
-        "context",
-        "input",
-        "messages",
-        "instructions",
-        "problem",
-        "statement",
-        "query",
-        "system",
-        "text",
-        "config",
-        "kwargs",
-        "url",
-        "uri",
-        "path",
-        "dir",
-        "file",
-        "host",
-        "port",
-        "version",
-    ]
+_LEFT_OUT = _words_of(
+    "id ids uuid index name names checksum hash sha ref type "
+    "time times at sec secs seconds ms msec duration timestamp date elapsed latency created "
+    "token tokens usage cost billing "
+    "prompt question context input messages instructions problem statement query system text "
+    "config kwargs url uri path dir file host port version"
 )
-_ERROR_WORDS = frozenset(["error", "errors", "failure", "failures", "exception", "exceptions"])
-_TEST_WORDS = frozenset(
-    ["stderr", "stdout", "traceback", "stacktrace", "log", "logs", "compiler", "test", "tests", "details"]
+_ERROR_WORDS = _words_of("error errors failure failures exception exceptions")
+_TEST_WORDS = _words_of("stderr stdout traceback stacktrace log logs compiler test tests details")
+_JUDGE_WORDS = _words_of(
+    "judge rationale explanation reasoning critique feedback justification judgment judgement comment"
 )
-_JUDGE_WORDS = frozenset(
-    [
-        "judge",
-        "rationale",
-        "explanation",
-        "reasoning",
-        "critique",
-        "feedback",
-        "justification",
-        "judgment",
-        "judgement",
-        "comment",
-    ]
+_EXPECTED_WORDS = _words_of("expected target ground truth gold reference")
+_GOT_WORDS = _words_of("extracted predicted prediction parsed generation generated got actual model")
+_VERDICT_WORDS = _words_of(
+    "verdict label status result outcome resolved passed pass correct match grade decision score valid"
 )
-_EXPECTED_WORDS = frozenset(["expected", "target", "ground", "truth", "gold", "reference"])
-_GOT_WORDS = frozenset(
-    ["extracted", "predicted", "prediction", "parsed", "generation", "generated", "got", "actual", "model"]
-)
-_VERDICT_WORDS = frozenset(
-    [
-        "verdict",
-        "label",
-        "status",
-        "result",
-        "outcome",
-        "resolved",
-        "passed",
-        "pass",
-        "correct",
-        "match",
-        "grade",
-        "decision",
-        "score",
-        "valid",
-    ]
-)
-_STATE_WORDS = frozenset(
-    ["info", "terminated", "truncated", "done", "finished", "naturally", "turns", "steps", "episode"]
-)
+_STATE_WORDS = _words_of("info terminated truncated done finished naturally turns steps episode")
 #: the words of a key that holds a check's result, and of one that holds what a check requires instead
-_RESULT_WORDS = frozenset(
-    [
-        "verdict",
-        "result",
-        "passed",
-        "pass",
-        "status",
-        "valid",
-        "satisfied",
-        "met",
-        "correct",
-        "success",
-        "outcome",
-        "ok",
-        "followed",
-    ]
-)
-_REQUIRED_WORDS = frozenset(["criteria", "criterion", "required", "requirement"])
+_RESULT_WORDS = _words_of("verdict result passed pass status valid satisfied met correct success outcome ok followed")
+_REQUIRED_WORDS = _words_of("criteria criterion required requirement")
 #: what an answer field's other words may be, shown alone (`extracted_answer`, `ground_truth`)
-_ANSWER_WORDS = frozenset(["answer", "answers", "output", "solution", "value"])
-_PASS = frozenset(["yes", "pass", "passed", "true", "correct", "met", "satisfied", "ok", "success"])
-_FAIL = frozenset(["no", "fail", "failed", "false", "incorrect", "not", "met", "unsatisfied", "failure"])
+_ANSWER_WORDS = _words_of("answer answers output solution value")
+_PASS = _words_of("yes pass passed true correct met satisfied ok success")
+_FAIL = _words_of("no fail failed false incorrect unsatisfied failure") | {"not met", "not satisfied", "not passed"}
 #: a line of a traceback that names the exception raised
 _EXCEPTION_LINE = re.compile(r"^\s*[A-Za-z_][\w.]*(?:Error|Exception|Failure|Failed|Interrupt|Exit)\b")
 _WORD = re.compile(r"[a-z0-9]+")
@@ -269,7 +178,7 @@ def _passed(value: Any) -> Optional[bool]:
         words = " ".join(_WORD.findall(value.lower()))
         if words in _PASS:
             return True
-        if words in _FAIL or words in ("not met", "not satisfied", "not passed"):
+        if words in _FAIL:
             return False
     return None
 
