@@ -62,3 +62,12 @@ def test_tb_line_names_the_task_and_its_row(gate: Gate) -> None:
     crash = [line for line in result.outlines if line.startswith(f"{NEW}:")]
     assert crash == [f"{NEW}:1: {flip['task']}: new regressed: old=1.0 new=0.0"]
     assert "    | library_reward=0.0" not in result.outlines
+
+
+def test_the_evidence_crosses_from_xdist_workers(gate: Gate) -> None:
+    pytest.importorskip("xdist")
+    default = _reports(gate, "auto")[0]
+    result = gate.run(*_pair(gate), "-n", "2", "--tb=line", "--parity-json=x.json")
+    assert result.ret == 1
+    data = json.loads((gate.path / "x.json").read_text(encoding="utf-8"))
+    assert [task["evidence"] for task in data["tasks"]] == [task["evidence"] for task in default["tasks"]]
