@@ -94,6 +94,7 @@ def test_ci_ini_command_line_wins(pytester: pytest.Pytester, workspace: Path, mo
     result.stdout.fnmatch_lines(["*new verifier output (last 2 lines of *test-stdout.txt):"])
 
 
+@pytest.mark.slow
 def test_own_repo_runs_the_gate_alone_when_the_new_file_is_the_test_path(tmp_path: Path) -> None:
     """In a repository with `testpaths`, naming the new file runs the gate's items and none of its tests."""
     repo = tmp_path / "repo"

@@ -155,6 +155,7 @@ def _ignored(paths: list[str]) -> list[str]:
     return done.stdout.splitlines()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("block", RUNNABLE, ids=[block.name for block in RUNNABLE])
 def test_block_runs_as_pasted(block: Block, tmp_path: Path) -> None:
     root = _workspace(tmp_path)

@@ -150,6 +150,7 @@ def test_skipped_without_options(gate: Gate) -> None:
     assert not (gate.path / "pairs.jsonl").exists()
 
 
+@pytest.mark.slow
 def test_fixture_under_xdist(gate: Gate) -> None:
     pytest.importorskip("xdist")
     args = gate.mixed()

@@ -36,11 +36,12 @@ def test_step_summary_appended_once_and_same_as_file(gate: Gate, monkeypatch: py
     assert step.read_text(encoding="utf-8") == "earlier step\n" + written
 
 
+@pytest.mark.slow
 def test_step_summary_under_xdist_written_once(gate: Gate, monkeypatch: pytest.MonkeyPatch) -> None:
     step = gate.write("step-summary.md", "")
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step))
     args = gate.mixed()
-    result = gate.run_subprocess(*args, gate.beside(), "-n", "2")
+    result = gate.run(*args, gate.beside(), "-n", "2")
     assert result.ret == 1
     text = step.read_text(encoding="utf-8")
     assert text.count("## rollout parity") == 1
@@ -80,6 +81,7 @@ def test_annotations_under_github_actions(gate: Gate, monkeypatch: pytest.Monkey
     assert "::warning title=git-multibranch agent_error::new regressed: old=1.0 new=0.0" in result.outlines
 
 
+@pytest.mark.slow
 def test_annotations_step_aside_for_annotate_failures(gate: Gate, monkeypatch: pytest.MonkeyPatch) -> None:
     """pytest-github-actions-annotate-failures annotates every failed item: each flip once, by it."""
     pytest.importorskip("pytest_github_actions_annotate_failures")

@@ -223,6 +223,7 @@ def test_sparse_multi_gigabyte_log_only_its_tail_is_read(gate: Gate) -> None:
 SPECIAL_LOGS = ["fifo-in-dir", "fifo-itself", "dev-zero", "dev-null", "dangling-link", "dir-without-stdout"]
 
 
+@pytest.mark.slow
 def test_special_log_paths_never_hang_fall_back_or_say_why(gate: Gate) -> None:
     """Each losing row's own log is not a readable regular file: embedded output, else `unavailable`."""
     logs = gate.path / "new" / "logs"
@@ -340,6 +341,7 @@ def test_plugins_disabled_same_outcomes(gate: Gate, disable: str) -> None:
     assert section(result) == section(serial)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dist", ["load", "loadscope", "worksteal"])
 def test_xdist_dist_modes(gate: Gate, dist: str) -> None:
     pytest.importorskip("xdist")
@@ -385,7 +387,7 @@ def short_summary(result: pytest.RunResult) -> list[str]:
     return body
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+@pytest.mark.parametrize("workers", [[], pytest.param(["-n", "2"], marks=pytest.mark.slow)])
 def test_ci_short_summary_one_line_per_flip(gate: Gate, monkeypatch: pytest.MonkeyPatch, workers: list) -> None:
     if workers:
         pytest.importorskip("xdist")
@@ -407,17 +409,18 @@ RESULT_TASKS = [f"task-{i:03d}" for i in range(300)]
 RESULT_FLIPS = ("task-007", "task-123", "task-250")
 
 
-def results_dir(gate: Gate) -> Path:
+def results_dir(gate: Gate, fifo: bool = True) -> Path:
     """A results directory: both rollout files, a sidecar, 300 trial dirs whose logs look like failing
     doctests (`test-stdout.txt` matches pytest's default doctest glob `test*.txt`), and a FIFO
-    named `test-fifo.txt`."""
+    named `test-fifo.txt` (without it, an in-process run cannot hang on it)."""
     results = gate.path / "results"
     results.mkdir()
     for i, task in enumerate(RESULT_TASKS):
         trial = results / f"trial-{i:03d}"
         trial.mkdir()
         (trial / "test-stdout.txt").write_text(f"{task} verifier\n>>> 1 + 1\n3\n")
-    os.mkfifo(results / "test-fifo.txt")
+    if fifo:
+        os.mkfifo(results / "test-fifo.txt")
     old = [legacy_row(task, 1.0) for task in RESULT_TASKS]
     new = [
         harbor_row(task, 0.0 if task in RESULT_FLIPS else 1.0, index=i, logs_dir=f"trial-{i:03d}")
@@ -446,6 +449,7 @@ def by_name(result: pytest.RunResult) -> dict[str, str]:
     return {nodeid.rsplit("::", 1)[1]: outcome for nodeid, outcome in ran(result).items()}
 
 
+@pytest.mark.slow
 def test_results_directory_behaves_like_empty_directory(gate: Gate, monkeypatch: pytest.MonkeyPatch) -> None:
     results = results_dir(gate)
     empty = gate.path / "empty"
@@ -485,7 +489,7 @@ def snapshot(root: Path) -> dict[str, tuple[int, int]]:
 
 def test_inputs_directory_never_written_to(gate: Gate, monkeypatch: pytest.MonkeyPatch) -> None:
     """The gate's only write is --parity-json (pytest's own cache is turned off here)."""
-    results = results_dir(gate)
+    results = results_dir(gate, fifo=False)
     monkeypatch.chdir(results)
     before = snapshot(results)
     args = [
@@ -495,11 +499,11 @@ def test_inputs_directory_never_written_to(gate: Gate, monkeypatch: pytest.Monke
         "-p",
         "no:cacheprovider",
     ]
-    first = gate.run_subprocess(*args)
+    first = gate.run(*args)
     assert first.ret == 1
     after_first = snapshot(results)
     inode_first = (results / "summary.json").stat().st_ino
-    rerun = gate.run_subprocess(*args)
+    rerun = gate.run(*args)
     assert rerun.ret == 1
     after = snapshot(results)
     assert set(after_first) - set(before) == {"summary.json"}, sorted(set(after_first) - set(before))
@@ -513,14 +517,14 @@ def test_inputs_directory_never_written_to(gate: Gate, monkeypatch: pytest.Monke
 
 def test_pytest_cache_stays_where_pytest_puts_it(gate: Gate, monkeypatch: pytest.MonkeyPatch) -> None:
     """The gate does not move pytest's cache: run from a results directory, --lf finds it there."""
-    results = results_dir(gate)
+    results = results_dir(gate, fifo=False)
     home_cache = gate.path / "xdg-cache"
     monkeypatch.setenv("XDG_CACHE_HOME", str(home_cache))
     monkeypatch.chdir(results)
     args = ["--parity-old=old_rollouts.jsonl", "--parity-new=new_rollouts.jsonl"]
-    assert gate.run_subprocess(*args).ret == 1
+    assert gate.run(*args).ret == 1
     assert (results / ".pytest_cache" / "v" / "cache" / "lastfailed").is_file()
-    rerun = gate.run_subprocess(*args, "--lf", "-rA", "-vv")
+    rerun = gate.run(*args, "--lf", "-rA", "-vv")
     assert set(by_name(rerun)) == set(RESULT_FLIPS)
     # the user's cache directory holds the per-user secret the entries are tagged with, no entry
     assert sorted(p.relative_to(home_cache).as_posix() for p in home_cache.rglob("*") if p.is_file()) == [
@@ -529,9 +533,9 @@ def test_pytest_cache_stays_where_pytest_puts_it(gate: Gate, monkeypatch: pytest
 
 
 def test_a_cache_dir_the_user_configures_is_kept(gate: Gate, monkeypatch: pytest.MonkeyPatch) -> None:
-    results = results_dir(gate)
+    results = results_dir(gate, fifo=False)
     monkeypatch.chdir(results)
     args = ["--parity-old=old_rollouts.jsonl", "--parity-new=new_rollouts.jsonl", "-o", "cache_dir=my-cache"]
-    assert gate.run_subprocess(*args).ret == 1
+    assert gate.run(*args).ret == 1
     assert (results / "my-cache" / "v" / "cache" / "lastfailed").is_file()
     assert not (results / ".pytest_cache").exists()

@@ -108,6 +108,7 @@ def pytest_parity_verdict(comparison, config):
     result.stdout.fnmatch_lines(["*changed 2 verdict*"])
 
 
+@pytest.mark.slow
 def test_hook_under_xdist(gate: Gate) -> None:
     pytest.importorskip("xdist")
     args = gate.mixed()
@@ -126,7 +127,7 @@ AUDIT = [
 ]
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+@pytest.mark.parametrize("workers", [[], pytest.param(["-n", "2"], marks=pytest.mark.slow)], ids=["serial", "xdist"])
 def test_every_changed_verdict_is_auditable(gate: Gate, workers: list[str]) -> None:
     """Terminal list, JSON per task, JUnit property and the -rA passes section name each change."""
     if workers:

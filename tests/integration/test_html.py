@@ -44,9 +44,10 @@ def test_report_holds_counts_and_flip_extras(gate: Gate) -> None:
     assert text.count("rollout-parity-flip") == 1
 
 
+@pytest.mark.slow
 def test_report_under_xdist_keeps_the_extras(gate: Gate) -> None:
     args = gate.mixed()
-    result = gate.run_subprocess(*args, gate.beside(), "--html=report.html", "-n", "2")
+    result = gate.run(*args, gate.beside(), "--html=report.html", "-n", "2")
     assert result.ret == 1
     text = _report_text(str(gate.path / "report.html"))
     assert "| regex line 30" in text

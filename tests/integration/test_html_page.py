@@ -51,9 +51,10 @@ def test_the_page_may_not_name_an_input(gate: Gate) -> None:
     assert (gate.path / NEW).read_bytes() == before
 
 
+@pytest.mark.slow
 def test_under_xdist_the_page_is_written_once_with_every_flip(gate: Gate) -> None:
     args = gate.mixed()
-    result = gate.run_subprocess(*args, "--parity-html=parity.html", "-n", "2")
+    result = gate.run(*args, "--parity-html=parity.html", "-n", "2")
     assert result.ret == 1
     page = (gate.path / "parity.html").read_text(encoding="utf-8")
     assert page.count('<tr class="flip">') == 3 and "| regex line 30" in page
@@ -160,6 +161,7 @@ def _render(chromium: str, page: Path, *more: str) -> subprocess.CompletedProces
     )
 
 
+@pytest.mark.slow
 def test_the_bundled_pairs_page_in_headless_chromium(tmp_path: Path) -> None:
     chromium = _chromium()
     if chromium is None:

@@ -93,6 +93,7 @@ def test_an_unusable_coverage_file_is_a_note_never_an_error(gate: Gate, content:
     ), summary["notes"]
 
 
+@pytest.mark.slow
 def test_a_fifo_in_its_place_is_a_note_not_a_hang(gate: Gate) -> None:
     args = gate.pair(OLD_ROWS, NEW_ROWS)
     os.mkfifo(gate.path / "new" / "rollouts_coverage.json")

@@ -191,6 +191,7 @@ def test_aggregate_selects_with_k_and_node_id_and_reruns_with_lf(gate: Gate) -> 
     assert sum(" rollout parity " in line for line in again.outlines) == 1
 
 
+@pytest.mark.slow
 def test_aggregate_under_xdist(gate: Gate) -> None:
     pytest.importorskip("xdist")
     args = [*scenario(gate, REGRESSED), gate.beside()]

@@ -339,7 +339,7 @@ def test_masked_both_sides_reason_names_both(gate: Gate) -> None:
     assert "new side masked: mask_sample (failure_kind=verifier_error)" in line
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+@pytest.mark.parametrize("workers", [[], pytest.param(["-n", "2"], marks=pytest.mark.slow)])
 def test_durations_list_every_phase_of_the_parity_items(gate: Gate, workers: list[str]) -> None:
     """--durations still sees the items' setup and teardown, with flips rendered before it."""
     if workers:

@@ -236,6 +236,7 @@ def test_an_output_over_a_part_is_refused(gate: Gate, capsys: pytest.CaptureFixt
     assert Path(first).read_bytes() == before
 
 
+@pytest.mark.slow
 def test_the_documented_command_runs_as_a_module(gate: Gate) -> None:
     args = [*gate.mixed(), "-p", "no:cacheprovider"]
     parts = _two_groups(gate, args)

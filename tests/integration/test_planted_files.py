@@ -175,6 +175,7 @@ def test_a_path_the_user_typed_is_followed_with_its_companions(
     )
 
 
+@pytest.mark.slow
 def test_a_recursive_glob_never_enters_a_linked_directory(gate: Gate, step: Path) -> None:
     args = two_shards(gate)
     (gate.path / "new" / "a").symlink_to(".")
@@ -208,6 +209,7 @@ BOMBS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bomb", sorted(BOMBS))
 @pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["serial", "xdist"])
 def test_a_planted_cache_entry_is_never_decoded(gate: Gate, step: Path, bomb: str, workers: tuple[str, ...]) -> None:

@@ -25,6 +25,8 @@ import pytest
 
 from .conftest import Gate
 
+pytestmark = pytest.mark.slow  # every run is a subprocess with the plugins loaded
+
 for _plugin in (
     "pytest_jsonreport",
     "allure_pytest",

@@ -101,6 +101,7 @@ def test_gate_run(
         assert finished == [] and "reading" not in err
 
 
+@pytest.mark.slow
 def test_the_old_side_read_by_a_child_shows_its_time(gate: Gate, monkeypatch: pytest.MonkeyPatch, big: None) -> None:
     """On 2+ cores the old side is read by a child process: no bytes to show, but its time when it is in."""
     monkeypatch.setattr(progress, "stderr_is_tty", lambda: True)

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from pytest_rollout_parity.plugin.options import OPTIONS
@@ -77,6 +78,7 @@ def test_workflow_names_only_real_options() -> None:
     assert named <= flags, named - flags
 
 
+@pytest.mark.slow
 def test_workflow_gate_command_runs_on_the_bundled_pair(tmp_path: Path) -> None:
     shutil.copytree(REPO / "examples", tmp_path / "examples", ignore=shutil.ignore_patterns("*.py"))
     run = next(str(step["run"]) for step in _steps() if "pytest" in str(step.get("run", "")))
@@ -124,6 +126,7 @@ def test_split_workflow_runs_a_matrix_of_groups_then_one_merge_that_gates() -> N
     assert named <= {option.flag for option in OPTIONS}
 
 
+@pytest.mark.slow
 def test_split_workflow_commands_merge_into_the_unsplit_exit_status(tmp_path: Path) -> None:
     shutil.copytree(REPO / "examples", tmp_path / "examples", ignore=shutil.ignore_patterns("*.py"))
     parity, verdict = _split_jobs()

@@ -253,6 +253,7 @@ def pytest_configure(config):
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cache", ["cache", "no cache"])
 @pytest.mark.parametrize("refused", ["read", "compared"])
 def test_xdist_workers_read_no_file_and_compare_no_task(

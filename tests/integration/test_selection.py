@@ -215,6 +215,7 @@ def test_k_rerun_reads_only_its_log(gate: Gate, monkeypatch: pytest.MonkeyPatch)
     assert [Path(p).parent.name for p in logs] == ["beta"]
 
 
+@pytest.mark.slow
 def test_k_rerun_with_other_logs_fifos(gate: Gate) -> None:
     """Other flips' logs are FIFOs that would block a reader: a -k rerun of one flip finishes."""
     args = three_flips(gate)

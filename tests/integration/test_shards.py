@@ -283,6 +283,7 @@ def test_reruns_and_cache_on_a_sharded_side(gate: Gate, reads: list[str]) -> Non
     assert reads == ["shard-0.jsonl", "shard-0.jsonl"]
 
 
+@pytest.mark.slow
 def test_xdist_on_sharded_sides(gate: Gate) -> None:
     gate.write("old/a.jsonl", [legacy_row("fix-git", 1.0), legacy_row("cancel", 1.0)])
     gate.write("old/b.jsonl", [legacy_row("regex-log", 1.0)])

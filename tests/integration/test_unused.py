@@ -13,6 +13,8 @@ import pytest
 
 from .conftest import Gate
 
+pytestmark = pytest.mark.slow  # every run is a fresh interpreter
+
 HEAVY = ("pytest_rollout_parity.core", "pydantic", "pydantic_core", "tabulate", "msgspec")
 
 PROBE = """

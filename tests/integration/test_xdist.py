@@ -10,6 +10,7 @@ from .conftest import Gate, junit_cases, junit_properties, section
 from .test_selection import ran
 
 pytest.importorskip("xdist")
+pytestmark = pytest.mark.slow  # every test starts xdist workers
 
 NEW = "new/rollouts.jsonl"
 

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_rollout_parity.core import SideRequest, load_two
+from pytest_rollout_parity.core import SideRequest, load_side
 
 EXECUTION = st.tuples(
     st.integers(0, 2),  # task index
@@ -87,7 +87,7 @@ def _standing(side: Any) -> set[tuple[str, int]]:
     sidecar=st.lists(EXECUTION, max_size=5),
     rewards=st.lists(st.sampled_from([0.0, 1.0]), min_size=8, max_size=8),
 )
-def test_one_pass_leaves_out_what_the_whole_side_rule_leaves_out(parser, main, sidecar, rewards) -> None:
+def test_one_pass_leaves_out_what_the_whole_side_rule_leaves_out(parser, main, sidecar, rewards, child_here) -> None:
     with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as patch:
         patch.setenv("PARITY_PARSER", parser)
         old, new = Path(tmp, "old.jsonl"), Path(tmp, "new.jsonl")
@@ -95,7 +95,7 @@ def test_one_pass_leaves_out_what_the_whole_side_rule_leaves_out(parser, main, s
             _write(path, [_row(ti, ri, attempt, rewards[i]) for i, (ti, ri, attempt) in enumerate(main)])
             if sidecar:
                 _write(path.with_name(f"{path.stem}_failures.jsonl"), [_record(*execution) for execution in sidecar])
-        in_child, here = load_two(SideRequest(str(old)), SideRequest(str(new)), min_bytes=0)
+        in_child, here = child_here(SideRequest(str(old))), load_side(SideRequest(str(new)))
         want = expected(main, sidecar)
         assert _standing(here) == want
         assert _standing(in_child) == want

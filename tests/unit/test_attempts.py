@@ -177,14 +177,16 @@ def test_invalid_judge_response_false_is_a_verdict(real_rows):
 
 
 @pytest.mark.parametrize("parser", ["msgspec", "pydantic-core", "full"])
-def test_the_reader_child_and_both_parsers_leave_out_the_same_attempts(write_jsonl, stamped, monkeypatch, parser):
-    from pytest_rollout_parity.core.reading.parallel import load_two
+def test_the_reader_child_and_both_parsers_leave_out_the_same_attempts(
+    write_jsonl, stamped, monkeypatch, parser, child_here
+):
+    from pytest_rollout_parity.core.reading.loading import load_side
     from pytest_rollout_parity.core.reading.side_request import SideRequest
 
     monkeypatch.setenv("PARITY_PARSER", parser)
     rows = [stamped("fix-git", 1.0, attempt=1), stamped("fix-git", 0.0, attempt=0)]
-    old, new = write_jsonl("old/r.jsonl", rows), write_jsonl("new/r.jsonl", rows)
-    in_child, here = load_two(SideRequest(str(old)), SideRequest(str(new)), min_bytes=0)
+    path = write_jsonl("r.jsonl", rows)
+    in_child, here = child_here(SideRequest(str(path))), load_side(SideRequest(str(path)))
     for side in (in_child, here):
         assert [f.reward for f in side.facts] == [1.0]
         assert any("1 superseded attempt(s)" in note for note in side.choice.notes)

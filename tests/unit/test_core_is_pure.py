@@ -7,7 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import pytest_rollout_parity.core as core
+
+pytestmark = pytest.mark.slow  # each test starts an interpreter of its own
 
 BLOCKER = r"""
 import importlib, importlib.abc, pkgutil, sys

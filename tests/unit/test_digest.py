@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from pytest_rollout_parity.core.reading import parallel, snapshot
+from pytest_rollout_parity.core.reading import snapshot
 from pytest_rollout_parity.core.reading.loading import load_side
 from pytest_rollout_parity.core.reading.side_request import SideRequest
 
@@ -78,13 +78,12 @@ def test_shards_digest_in_the_order_given(write_jsonl: Callable[..., Path]) -> N
     assert load_side(request).digest == expected(first, second)
 
 
-def test_the_reader_child_and_the_cache_keep_the_digest(side_files: tuple[Path, Path]) -> None:
+def test_the_reader_child_and_the_cache_keep_the_digest(
+    side_files: tuple[Path, Path], child_here: Callable[..., Any]
+) -> None:
     main, sidecar = side_files
     request = SideRequest(str(main), display="n.jsonl")
-    child = parallel._Child.start(request)
-    assert child is not None
-    with child:
-        from_child = child.side(request)
+    from_child = child_here(request)
     assert from_child is not None
     assert from_child.digest == expected(main, sidecar)
     framed = snapshot.frame_side("key", from_child, bytes(range(32)))

@@ -8,14 +8,15 @@ from __future__ import annotations
 import dataclasses
 import json
 import pickle
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from pytest_rollout_parity import CompareInputError, compare_files, compare_rollouts
 from pytest_rollout_parity.core.judging.known_flips import read_known_flips
 from pytest_rollout_parity.core.reading.loading import load_side
-from pytest_rollout_parity.core.reading.parallel import load_two
 from pytest_rollout_parity.core.reading.side_request import SideRequest
 
 ROW = {"task_id": "t1", "reward": 1.0, "_ng_task_index": 0, "_ng_rollout_index": 0}
@@ -75,14 +76,13 @@ def test_a_known_flips_line(tmp_path: Path) -> None:
     assert str(error) == f"known.txt:2: {error.reason}"
 
 
-def test_the_reader_child_hands_the_same_attributes_over(tmp_path: Path) -> None:
+def test_the_reader_child_hands_the_same_attributes_over(tmp_path: Path, child_here: Callable[..., Any]) -> None:
     bad = rollouts(tmp_path / "old.jsonl", json.dumps(ROW), json.dumps(ROW)[:-1])
-    good = rollouts(tmp_path / "new.jsonl", json.dumps(ROW))
     request = SideRequest(str(bad), display="runs/old.jsonl")
     with pytest.raises(CompareInputError) as here:
         load_side(request)
     with pytest.raises(CompareInputError) as child:
-        load_two(request, SideRequest(str(good)), min_bytes=0)
+        child_here(request)
     for error in (here.value, child.value):
         assert (error.path, error.line) == ("runs/old.jsonl", 2)
     assert (str(child.value), child.value.reason) == (str(here.value), here.value.reason)

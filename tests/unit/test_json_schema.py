@@ -73,6 +73,7 @@ def test_a_key_or_a_value_the_model_does_not_name_is_refused(change: Any) -> Non
         ParitySummaryFile.model_validate(data)
 
 
+@pytest.mark.slow
 def test_a_gate_run_never_imports_the_model() -> None:
     code = (
         "import sys\n"

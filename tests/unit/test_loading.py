@@ -203,6 +203,7 @@ def test_compare_input_error_is_an_exception():
 # --- the API does not need pytest ------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_core_imports_and_compares_without_pytest(tmp_path):
     path = tmp_path / "r.jsonl"
     path.write_text('{"task_id": "a", "reward": 1.0}\n', encoding="utf-8")
@@ -223,6 +224,7 @@ def test_core_imports_and_compares_without_pytest(tmp_path):
     assert proc.stdout.split() == ["1", "1"]
 
 
+@pytest.mark.slow
 def test_importing_the_core_does_not_import_pytest():
     code = "import sys\nimport pytest_rollout_parity\nprint('pytest' in sys.modules, '_pytest' in sys.modules)\n"
     proc = subprocess.run(

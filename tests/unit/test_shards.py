@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from pytest_rollout_parity.core.errors import CompareInputError
 from pytest_rollout_parity.core.reading import parallel
 from pytest_rollout_parity.core.reading.loading import load_side
-from pytest_rollout_parity.core.reading.parallel import load_two
 from pytest_rollout_parity.core.reading.shards import ShardPatternError, expand, is_artifact
 from pytest_rollout_parity.core.reading.side_request import SideRequest
 from pytest_rollout_parity.core.reading.snapshot import plain_facts
@@ -151,14 +152,13 @@ def sharded_request(tmp_path: Path) -> SideRequest:
     return SideRequest(files[0][0], display="runs/part-*.jsonl", shards=tuple(files))
 
 
-def test_the_reader_child_reads_a_sharded_side_as_this_process_does(tmp_path: Path) -> None:
+def test_the_reader_child_reads_a_sharded_side_as_this_process_does(
+    tmp_path: Path, child_here: Callable[..., Any]
+) -> None:
     request = sharded_request(tmp_path)
     serial = load_side(request)
     assert serial.key == "responses_create_params.input" and len(serial.facts) == 7
-    child = parallel._Child.start(request)
-    assert child is not None
-    with child:
-        from_child = child.side(request)
+    from_child = child_here(request)
     assert from_child is not None  # the child itself answered (no fallback)
     for name in ("path", "display", "sidecar", "agent", "agent_rows", "shards", "choice"):
         assert getattr(from_child, name) == getattr(serial, name), name
@@ -167,7 +167,7 @@ def test_the_reader_child_reads_a_sharded_side_as_this_process_does(tmp_path: Pa
     assert parallel.worth_a_child(request, min_bytes=sum(os.path.getsize(p) for p, _ in request.shards))
 
 
-def test_the_reader_child_names_a_bad_line_in_its_shard(tmp_path: Path) -> None:
+def test_the_reader_child_names_a_bad_line_in_its_shard(tmp_path: Path, child_here: Callable[..., Any]) -> None:
     request = sharded_request(tmp_path)
     with open(request.shards[1][0], "a", encoding="utf-8") as handle:
         handle.write('{"reward": 1.0,,}\n')
@@ -175,5 +175,5 @@ def test_the_reader_child_names_a_bad_line_in_its_shard(tmp_path: Path) -> None:
         load_side(request)
     assert str(serial.value).startswith("runs/part-1.jsonl:3: invalid JSON")
     with pytest.raises(CompareInputError) as child:
-        load_two(request, SideRequest(str(FLORES)), min_bytes=0)
+        child_here(request)
     assert str(child.value) == str(serial.value)

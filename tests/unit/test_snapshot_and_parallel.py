@@ -138,6 +138,7 @@ def test_a_row_kept_in_memory_is_not_snapshotted(real_pair: tuple[Path, Path]) -
         snapshot.frame_side(("k",), side, SECRET)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pair", ["examples", "real"])
 def test_child_reads_what_the_serial_path_reads(pair: str, real_pair: tuple[Path, Path]) -> None:
     old, new = (
@@ -161,7 +162,7 @@ def bad_line(write_jsonl: Callable[..., Path], rel: str) -> Path:
 
 
 def test_child_reports_a_bad_line_as_the_serial_path_does(
-    real_pair: tuple[Path, Path], write_jsonl: Callable[..., Path]
+    write_jsonl: Callable[..., Path], child_here: Callable[..., Any]
 ) -> None:
     bad = bad_line(write_jsonl, "bad/old.jsonl")
     request = SideRequest(str(bad), display="bad/old.jsonl")
@@ -169,10 +170,11 @@ def test_child_reports_a_bad_line_as_the_serial_path_does(
         load_side(request)
     assert "bad/old.jsonl:3: invalid JSON" in str(serial.value)
     with pytest.raises(CompareInputError) as child:
-        load_two(request, SideRequest(str(real_pair[1])), min_bytes=0)
+        child_here(request)
     assert str(child.value) == str(serial.value)
 
 
+@pytest.mark.slow
 def test_two_bad_sides_report_the_old_one_first(write_jsonl: Callable[..., Path]) -> None:
     old = SideRequest(str(bad_line(write_jsonl, "o.jsonl")), display="o.jsonl")
     new = SideRequest(str(bad_line(write_jsonl, "n.jsonl")), display="n.jsonl")
@@ -183,6 +185,7 @@ def test_two_bad_sides_report_the_old_one_first(write_jsonl: Callable[..., Path]
         load_two(SideRequest(str(good)), new, min_bytes=0)
 
 
+@pytest.mark.slow
 def test_a_failing_child_changes_nothing(real_pair: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
     requests = SideRequest(str(real_pair[0])), SideRequest(str(real_pair[1]))
     serial = [described(load_side(r)) for r in requests]
@@ -204,21 +207,18 @@ REAL_FILES = sorted((Path(__file__).resolve().parents[1] / "data" / "real_files"
 
 
 @pytest.mark.parametrize("path", REAL_FILES, ids=lambda p: f"{p.parent.parent.name}/{p.name}")
-def test_the_childs_stream_rebuilds_every_real_file(path: Path) -> None:
+def test_the_childs_stream_rebuilds_every_real_file(path: Path, child_here: Callable[..., Any]) -> None:
     """Id-keyed, index-keyed and prompt-keyed files (deferred prompt labels) alike."""
     request = SideRequest(str(path), display="shown.jsonl")
     try:
         serial: Any = described(load_side(request))
     except CompareInputError as exc:
         serial = str(exc)
-    child = parallel._Child.start(request)
-    assert child is not None
-    with child:
-        try:
-            side = child.side(request)
-            streamed: Any = described(side) if side is not None else None
-        except CompareInputError as exc:
-            streamed = str(exc)
+    try:
+        side = child_here(request)
+        streamed: Any = described(side) if side is not None else None
+    except CompareInputError as exc:
+        streamed = str(exc)
     assert streamed == serial
 
 
@@ -251,7 +251,9 @@ def test_a_stream_cut_short_is_not_a_side(real_pair: tuple[Path, Path]) -> None:
         assert replay(stream[:cut], SideBuilder(None), "o.jsonl", "o_failures.jsonl") is None
 
 
-def test_a_key_error_mid_file_reads_as_the_serial_path_does(write_jsonl: Callable[..., Path]) -> None:
+def test_a_key_error_mid_file_reads_as_the_serial_path_does(
+    write_jsonl: Callable[..., Path], child_here: Callable[..., Any]
+) -> None:
     """The child votes as the parent would: a row lacking the explicit key stops it at that row."""
     rows = [{"task_id": f"t{i}", "reward": 1.0} for i in range(5000)]
     rows[4321] = {"reward": 1.0}
@@ -260,10 +262,8 @@ def test_a_key_error_mid_file_reads_as_the_serial_path_does(write_jsonl: Callabl
     with pytest.raises(CompareInputError) as serial:
         load_side(request)
     assert "keyed.jsonl:4322:" in str(serial.value)
-    child = parallel._Child.start(request)
-    assert child is not None
-    with child, pytest.raises(CompareInputError) as streamed:
-        child.side(request)
+    with pytest.raises(CompareInputError) as streamed:
+        child_here(request)
     assert str(streamed.value) == str(serial.value)
 
 
@@ -280,6 +280,7 @@ def test_no_writable_temporary_directory_reads_here(
     assert [described(s) for s in load_two(*requests, min_bytes=0)] == serial
 
 
+@pytest.mark.slow
 def test_a_test_directory_first_on_sys_path_cannot_shadow_the_childs_imports(
     real_pair: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -314,6 +315,7 @@ def test_a_corrupt_gzip_file_is_one_error_line(write_jsonl: Callable[..., Path],
         load_side(SideRequest(str(main), display="o.jsonl"))
 
 
+@pytest.mark.slow
 def test_the_reader_child_imports_the_reading_stage_only() -> None:
     """The child's program, started as the parent starts it, loads no module of a later stage."""
     import ast
