@@ -64,6 +64,7 @@ def test_tb_line_names_the_task_and_its_row(gate: Gate) -> None:
     assert "    | library_reward=0.0" not in result.outlines
 
 
+@pytest.mark.slow
 def test_the_evidence_crosses_from_xdist_workers(gate: Gate) -> None:
     pytest.importorskip("xdist")
     default = _reports(gate, "auto")[0]
