@@ -49,7 +49,7 @@ from .reading.shards import ShardPatternError, expand
 from .reading.side_request import SideRequest
 from .reading.sidecar import sidecar_display, sidecar_path, sidecar_places
 from .reading.skeleton import reader_name
-from .reading.snapshot import frame_plain, frame_side, snapshot_schema, unframe_plain, unframe_side
+from .reading.snapshot import NotPlain, side_from_plain, side_to_plain, snapshot_schema
 from .reports.annotations import annotation_lines
 from .reports.html_page import flip_html, render_html, summary_html
 from .reports.item_outcome import FlipEvidence, flip_evidence, header_line, task_prompt, uncompared_reason
@@ -99,6 +99,7 @@ __all__ = [
     "LoadedSide",
     "LogRoots",
     "MarginDecisions",
+    "NotPlain",
     "PairedSection",
     "Progress",
     "RowCounts",
@@ -126,8 +127,6 @@ __all__ = [
     "expand",
     "flip_evidence",
     "flip_html",
-    "frame_plain",
-    "frame_side",
     "header_line",
     "item_names",
     "load_rollouts",
@@ -146,6 +145,8 @@ __all__ = [
     "reader_name",
     "render_html",
     "render_markdown",
+    "side_from_plain",
+    "side_to_plain",
     "sidecar_display",
     "sidecar_path",
     "sidecar_places",
@@ -159,8 +160,6 @@ __all__ = [
     "terminal_line",
     "terminal_text",
     "uncompared_reason",
-    "unframe_plain",
-    "unframe_side",
     "visible",
     "wants_excerpt",
     "write_json",

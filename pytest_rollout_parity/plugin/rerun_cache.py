@@ -1,142 +1,97 @@
-"""Reruns read nothing twice: each loaded side is kept in pytest's cache, keyed by its inputs' state.
+"""Reruns read nothing twice: both loaded sides and their comparison, kept in pytest's cache as JSON.
 
 What is kept: each side's row facts and join values (:class:`LoadedSide`), the most expensive part
-of a run (reading and parsing every row), and beside them the comparison of the two
-(:mod:`.result_cache`), which a one-task rerun would otherwise redo for every task. The paired
-statistics and the margin judgements are made again on every run: they depend on options (margin,
-alpha, strict) that change neither what is read nor how the tasks compare.
+of a run (reading and parsing every row), and the comparison of the two (each task's category and
+figures, its rows as indices into its side's row facts), which a one-task rerun would otherwise
+redo for every task. The paired statistics and the margin judgements are made again on every run:
+they depend on options (margin, alpha, strict) that change neither what is read nor how the tasks
+compare.
 
-Where: one file per side under ``config.cache.mkdir("rollout-parity")`` (pytest's cache directory,
-never beside the inputs), written to a temporary name and renamed into place, in the format of
-:mod:`..core.reading.snapshot`. ``--cache-clear`` empties it; ``-p no:cacheprovider`` runs without it.
+Where: one file per pair of inputs under ``config.cache.mkdir("rollout-parity")`` (pytest's cache
+directory, never beside the inputs), written to a temporary name and renamed into place.
+``--cache-clear`` empties it; ``-p no:cacheprovider`` runs without it.
 
-When an entry is used: only when its key equals the current one, which holds
+When an entry is used: only when its first line is the current key, which holds
 
-* for the rollouts file, its failures sidecar and its aggregate-metrics file: the real path,
-  device, inode, size, mtime and ctime in nanoseconds (a missing file as missing). An edit in
-  place that restores the size and the mtime (``os.utime``) still moves the ctime, which no user
-  call can set back; replacing the file changes the inode. This costs three ``stat`` calls a side:
-  no input byte is read to decide;
-* every option that changes what is loaded (key, agent, and the option names errors would cite,
-  and the name the file is shown by) and which reader parses rows (the `fast` extra or not);
-* the plugin's version, a fingerprint (size, mtime) of the core's source files, and the
-  encoding's schema, so an upgraded or edited plugin never reads an older entry.
+* for the rollouts file, its failures sidecar and its aggregate-metrics file (each shard's, on a
+  sharded side): the real path, device, inode, size, mtime and ctime in nanoseconds (a missing file
+  as missing). An edit in place that restores the size and the mtime (``os.utime``) still moves the
+  ctime, which no user call can set back; replacing the file changes the inode. This costs three
+  ``stat`` calls a file: no input byte is read to decide;
+* each side's request (key, agent, the option names errors cite, the name it is shown by) and
+  which reader parses rows (the `fast` extra or not);
+* the plugin's version, a fingerprint (size, mtime) of the core's source files and the fields the
+  entry is made of, so an upgraded or edited plugin never reads an older entry.
 
-A side is stored only when its files' state after reading equals the state before, so a file
-being written during the run is not cached. Any entry that is missing, foreign, truncated, stale
-or unreadable is ignored and rebuilt; failing to write one only costs the next run a read.
+The comparison in it is used when it was made for the same join keys and the same names shown.
+A pair is stored only when its files' state after reading equals the state before, so a file being
+written during the run is not cached.
 
-Why an entry can be trusted: the cache directory can be committed with a pull request, and an
-entry's name and key are computable from the repository. So each entry is tagged (HMAC-SHA256)
-with a per-user secret kept outside it (:func:`user_secret`), and the tag is checked before the body
-is decoded: a planted entry is one HMAC over its bytes, then ignored and rebuilt.
+Why a planted entry is harmless: the cache directory can be committed with a pull request, or come
+with a results directory run as the rootdir. An entry is read only when it is a regular file (not
+a link, not a FIFO) no larger than a multiple of its inputs' size; its body is parsed only when its
+first line equals the current key, whose inodes and change times are set when the inputs are
+written on this machine, so no one can write that line beforehand; and the body is JSON, parsed by
+the standard library into lists, strings and numbers, then rebuilt field by field. Anything else
+(missing, foreign, truncated, stale, planted) is a miss: the files are read again. No write here
+fails a run: an entry that cannot be written (a full disk, a read-only directory) is not kept.
 """
 
 from __future__ import annotations
 
-import errno
+import json
 import os
-import secrets
-import stat
-import sys
 import tempfile
+from dataclasses import astuple
 from functools import lru_cache
 from hashlib import sha256
 from pathlib import Path
 from typing import Any, Optional
 
-import pytest
-
-from .. import core
 from ..core import (
+    CompareResult,
+    Join,
     LoadedSide,
+    NotPlain,
+    RowCounts,
     SideProgress,
     SideRequest,
-    frame_side,
+    TaskComparison,
+    TaskSide,
+    compare_loaded,
+    load_side,
     load_two,
     metrics_path,
     read_capped,
     reader_name,
+    side_from_plain,
+    side_to_plain,
     sidecar_path,
     snapshot_schema,
-    unframe_side,
 )
 
 CACHE_DIR = "rollout-parity"
-#: the per-user secret entries are tagged with, under ``$XDG_CACHE_HOME`` (else ``~/.cache``)
-SECRET_DIR = "pytest-rollout-parity"
-SECRET_FILE = "cache-key"
-SECRET_BYTES = 32
+#: the shape of an entry: another never matches a key
+FORMAT = 3
+#: an entry is never read when it is larger than this many times its inputs' bytes, plus the slack
+ENTRY_FACTOR = 16
+ENTRY_SLACK = 16 << 20
 
 
-def secret_path() -> Path:
-    """Where the per-user secret lives: the user's own cache directory, not the project's."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / SECRET_DIR / SECRET_FILE
-
-
-_PROCESS_SECRET = secrets.token_bytes(SECRET_BYTES)
-
-
-def _inside(path: Path, root: Path) -> bool:
-    real, top = os.path.realpath(path), os.path.realpath(root)
-    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
-
-
-def _own_secret(path: Path) -> Optional[bytes]:
-    """The secret at ``path`` when it is the user's own: a regular file (no link) of 32 bytes, owned
-    by this user and readable by nobody else (a file checked out of a repository is not: Git
-    writes files with the group and others' bits of the umask)."""
-    try:
-        data = read_capped(path, SECRET_BYTES, follow=False)
-        st = os.lstat(path)
-    except OSError:
-        return None
-    owner = getattr(os, "getuid", lambda: st.st_uid)()
-    if st.st_uid != owner or stat.S_IMODE(st.st_mode) & 0o077 or len(data) != SECRET_BYTES:
-        return None
-    return data
-
-
-def user_secret(project_roots: tuple[Path, ...] = ()) -> bytes:
-    """The secret every entry is tagged with: the per-user one (made on first use, mode 0600), or
-    one for this process only when there is none usable (entries then last one process).
-
-    A secret file inside one of ``project_roots`` (the rootdir, the cache directory: a home
-    directory that is the checkout) is never used, whatever its mode.
-    """
-    path = secret_path()
-    if any(_inside(path.parent, root) for root in project_roots):
-        return _PROCESS_SECRET
-    found = _own_secret(path)
-    if found is not None:
-        return found
-    try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
-    except OSError as exc:
-        if exc.errno != errno.EEXIST:
-            return _PROCESS_SECRET
-    else:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(secrets.token_bytes(SECRET_BYTES))
-    return _own_secret(path) or _PROCESS_SECRET
-
-
-def file_state(role: str, path: Path) -> tuple[Any, ...]:
-    """(role, real path, device, inode, size, mtime ns, ctime ns), or (role, real path) when absent."""
+def file_state(role: str, path: Path) -> list[Any]:
+    """[role, real path, device, inode, size, mtime ns, ctime ns], or [role, real path] when absent."""
     real = os.path.realpath(path)
     try:
         st = os.stat(real)
     except OSError:
-        return (role, real)
-    return (role, real, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        return [role, real]
+    return [role, real, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
 
 
-def inputs_state(request: SideRequest) -> tuple[Any, ...]:
-    """The state of every file a side is read from (three ``stat`` calls a file, no reading):
-    its one file, or each of its shards, each with its sidecar and metrics file."""
-    return tuple(
+def inputs_state(request: SideRequest) -> list[list[Any]]:
+    """The state of every file a side is read from: its one file, or each of its shards, each with
+    its sidecar and metrics file."""
+    return [
         state
         for main in map(Path, request.files())
         for state in (
@@ -144,11 +99,11 @@ def inputs_state(request: SideRequest) -> tuple[Any, ...]:
             file_state("sidecar", sidecar_path(main)),
             file_state("aggregate", metrics_path(main)),
         )
-    )
+    ]
 
 
 @lru_cache(maxsize=1)
-def code_state() -> tuple[Any, ...]:
+def code_state() -> list[Any]:
     """The plugin's version and the (name, size, mtime) of each core module: edits invalidate entries."""
     try:
         from importlib.metadata import version
@@ -157,73 +112,51 @@ def code_state() -> tuple[Any, ...]:
     except Exception:
         release = "unknown"
     core = Path(__file__).parents[1] / "core"
-    modules = []
-    for entry in sorted(core.rglob("*.py")):
-        st = entry.stat()
-        modules.append((entry.relative_to(core).as_posix(), st.st_size, st.st_mtime_ns))
-    return (release, tuple(modules), snapshot_schema())
+    modules = [
+        [entry.relative_to(core).as_posix(), entry.stat().st_size, entry.stat().st_mtime_ns]
+        for entry in sorted(core.rglob("*.py"))
+    ]
+    return [FORMAT, release, modules, snapshot_schema()]
 
 
-def entry_key(request: SideRequest, state: tuple[Any, ...]) -> tuple[Any, ...]:
-    """What an entry must have been written under to be used for ``request`` now."""
-    reader = reader_name()
-    return (code_state(), reader, request.plain(), state)
+def entry_key(requests: list[SideRequest], states: list[list[list[Any]]]) -> bytes:
+    """The first line of the entry for ``requests`` with their files in ``states`` (JSON, no newline)."""
+    plain = [code_state(), reader_name(), [request.plain() for request in requests], states]
+    return json.dumps(plain).encode("ascii")
 
 
-def entry_path(directory: Path, request: SideRequest) -> Path:
-    """One entry per (real file, request): another key for the same file replaces it."""
-    name = sha256(repr((os.path.realpath(request.path), request.plain())).encode()).hexdigest()[:24]
-    return directory / f"side-{name}.bin"
+def entry_path(directory: Path, requests: list[SideRequest]) -> Path:
+    """One entry per pair of requests: an entry of other states of the same files replaces it."""
+    asked = repr([(os.path.realpath(request.path), request.plain()) for request in requests])
+    return directory / f"pair-{sha256(asked.encode()).hexdigest()[:24]}.json"
 
 
-#: an entry holds a side's row facts: never more than this many times its input files' bytes, plus the slack
-ENTRY_FACTOR = 16
-ENTRY_SLACK = 64 << 20
+def entry_cap(states: list[list[list[Any]]]) -> int:
+    """The largest entry read for inputs in ``states``: a multiple of their sizes, plus a slack."""
+    sizes: int = sum(state[4] for side in states for state in side if len(state) == 7)
+    return ENTRY_FACTOR * sizes + ENTRY_SLACK
 
 
-def entry_cap(key: tuple[Any, ...]) -> int:
-    """The largest entry read for ``key``: a multiple of its input files' sizes (in its state), plus a slack.
-
-    A key without the inputs' state (the xdist hand-over's, in a directory the controller just made
-    for itself) is not capped.
-    """
-    state = key[-1] if key else None
-    if not isinstance(state, tuple):
-        return sys.maxsize
-    sizes = [item[4] for item in state if isinstance(item, tuple) and len(item) == 7 and isinstance(item[4], int)]
-    return ENTRY_FACTOR * sum(sizes) + ENTRY_SLACK
-
-
-def read_entry(path: Path, key: tuple[Any, ...], secret: bytes) -> Optional[LoadedSide]:
-    """The side stored under ``key`` at ``path`` and tagged with ``secret``; None when absent or unusable.
-
-    The cache directory can be planted (a results directory run as the rootdir holds its own
-    `.pytest_cache`): an entry is read only when it is a regular file, not a link, no larger than
-    :func:`entry_cap` (a FIFO is never waited on, `/dev/zero` never read), and its body is decoded
-    only once its tag holds for ``secret`` and ``key``.
-    """
+def read_entry(path: Path, key: bytes, cap: int) -> Optional[Any]:
+    """The body stored at ``path`` under ``key``; None when absent, too large, not a regular file,
+    of another key or not JSON."""
     try:
-        data = read_capped(path, entry_cap(key), follow=False)
+        data = read_capped(path, cap, follow=False)
     except OSError:
         return None
+    first, newline, body = data.partition(b"\n")
+    if first != key or not newline:
+        return None
     try:
-        return unframe_side(data, key, secret)
-    except Exception:  # an entry this secret tagged that no longer fits the code: rebuilt
+        return json.loads(body)
+    except (ValueError, RecursionError):
         return None
 
 
-def write_entry(path: Path, key: tuple[Any, ...], side: LoadedSide, secret: bytes) -> bool:
-    """Store a side atomically (temp file, rename); False when it cannot be stored."""
+def write_entry(path: Path, key: bytes, body: Any) -> None:
+    """Store ``body`` under ``key``, through a temporary file renamed into place; nothing when it cannot."""
     try:
-        data = frame_side(key, side, secret)
-    except ValueError:
-        return False
-    return write_atomically(path, data)
-
-
-def write_atomically(path: Path, data: bytes) -> bool:
-    """Write ``data`` to a temporary file beside ``path``, then rename it into place; False on an OSError."""
-    try:
+        data = key + b"\n" + json.dumps(body).encode("ascii")
         fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as handle:
@@ -232,61 +165,118 @@ def write_atomically(path: Path, data: bytes) -> bool:
         except BaseException:
             os.unlink(temp)
             raise
-    except OSError:
-        return False
-    return True
+    except (OSError, ValueError, TypeError, RecursionError):
+        pass  # a full disk, a read-only cache: the next run reads the files again
 
 
-def config_secret(config: pytest.Config, directory: Optional[Path]) -> bytes:
-    """The secret for this run's entries: never one kept under the rootdir or the cache directory."""
-    roots = (Path(config.rootpath),) + ((directory.parents[1],) if directory is not None else ())
-    return user_secret(roots)
+class RerunCache:
+    """Both sides and their comparison for this process: from the entry when it is current, else
+    read (the old side in a child) and compared here, then stored."""
 
-
-def cache_dir(config: pytest.Config) -> Optional[Path]:
-    """The plugin's directory in pytest's cache; None without the cacheprovider plugin."""
-    cache = getattr(config, "cache", None)
-    if cache is None:
-        return None
-    try:
-        return Path(cache.mkdir(CACHE_DIR))
-    except OSError:
-        return None
-
-
-class SideStore:
-    """Loads sides through the cache: each side from its entry when current, else read (and stored)."""
-
-    def __init__(self, directory: Optional[Path], secret: bytes, progress: Optional[SideProgress] = None) -> None:
+    def __init__(self, directory: Optional[Path], progress: Optional[SideProgress] = None) -> None:
         self.directory = directory
-        #: what entries are tagged with (the xdist hand-over gives it to the workers)
-        self.secret = secret
         self.progress = progress
-        #: each side's entry path and key when it is in the cache now (the xdist hand-over reuses them)
-        self.entries: list[tuple[Path, tuple[Any, ...]]] = []
-        #: how many sides the last load was asked for
-        self.asked = 0
+        self.path: Optional[Path] = None
+        self.key = b""
+        #: the entry read or to be written ({"sides": ..., "comparison": ...}); None: nothing to store
+        self.entry: Optional[dict[str, Any]] = None
 
     def load(self, requests: list[SideRequest]) -> list[LoadedSide]:
-        """The sides asked for, in order; those not cached are read (the old one in a child)."""
-        self.asked = len(requests)
-        states = [inputs_state(r) for r in requests]
-        keys = [entry_key(r, s) for r, s in zip(requests, states)]
-        paths = [entry_path(self.directory, r) if self.directory else None for r in requests]
-        found = [read_entry(p, k, self.secret) if p is not None else None for p, k in zip(paths, keys)]
-        missing = [i for i, side in enumerate(found) if side is None]
-        if len(missing) == 2:
-            found[0], found[1] = load_two(requests[0], requests[1], progress=self.progress)
+        """The sides asked for (one, or old and new), in order."""
+        states = [inputs_state(request) for request in requests]
+        if self.directory is not None:
+            self.key = entry_key(requests, states)
+            self.path = entry_path(self.directory, requests)
+            entry = read_entry(self.path, self.key, entry_cap(states))
+            try:
+                sides = [side_from_plain(plain) for plain in entry["sides"]]  # type: ignore[index]
+            except Exception:  # absent, or another shape: read again
+                pass
+            else:
+                if len(sides) == len(requests):
+                    self.entry = entry
+                    return sides
+        if len(requests) == 2:
+            sides = list(load_two(requests[0], requests[1], progress=self.progress))
         else:
-            for i in missing:
-                found[i] = core.load_side(requests[i], self.progress.start(i) if self.progress else None)
-                if self.progress:
-                    self.progress.done(i)
-        sides = [side for side in found if side is not None]
-        stored = [paths[i] is not None and i not in missing for i in range(len(requests))]
-        for i in missing:
-            path = paths[i]
-            if path is not None and inputs_state(requests[i]) == states[i]:
-                stored[i] = write_entry(path, keys[i], sides[i], self.secret)
-        self.entries = [(p, k) for p, k, ok in zip(paths, keys, stored) if p is not None and ok]
+            sides = [load_side(requests[0], self.progress.start(0) if self.progress else None)]
+            if self.progress:
+                self.progress.done(0)
+        if self.path is not None and [inputs_state(request) for request in requests] == states:
+            try:
+                self.entry = {"sides": [side_to_plain(side) for side in sides]}
+            except NotPlain:
+                pass
         return sides
+
+    def compare(
+        self, old: LoadedSide, new: LoadedSide, old_key: Optional[str], new_key: Optional[str]
+    ) -> CompareResult:
+        """The comparison of ``old`` and ``new`` joined on these keys: the stored one when it was made
+        for them under the same names, else made here and stored beside the sides."""
+        asked = [old_key, new_key, str(old.path), old.display, str(new.path), new.display]
+        stored = self.entry.get("comparison") if self.entry is not None else None
+        if stored is not None and stored[0] == asked:
+            try:
+                return result_from_plain(stored[1], old, new)
+            except Exception:  # another shape: compared again
+                pass
+        result = compare_loaded(old, new, old_key=old_key, new_key=new_key)
+        if self.entry is not None and self.path is not None:
+            try:
+                self.entry["comparison"] = [asked, result_to_plain(result, old, new)]
+            except KeyError:  # a task's row is not among its side's facts: the sides alone are kept
+                self.entry.pop("comparison", None)
+            write_entry(self.path, self.key, self.entry)
+        return result
+
+
+def _task_side(side: Optional[TaskSide], index: dict[int, int]) -> Optional[list[Any]]:
+    if side is None:
+        return None
+    rows = [index[id(facts)] for facts in side.facts]
+    return [rows, side.reward, side.masked, side.agent_error, side.failure_kind, side.reward_rows]
+
+
+def result_to_plain(result: CompareResult, old: LoadedSide, new: LoadedSide) -> list[Any]:
+    """The comparison as plain values, each task's rows as indices into its side's facts (KeyError
+    when a row is not among them)."""
+    old_index = {id(facts): i for i, facts in enumerate(old.facts)}
+    new_index = old_index if new.facts is old.facts else {id(facts): i for i, facts in enumerate(new.facts)}
+    tasks = [
+        [
+            task.task,
+            task.category,
+            task.winner,
+            task.taskset,
+            _task_side(task.old, old_index),
+            _task_side(task.new, new_index),
+        ]
+        for task in result.tasks
+    ]
+    return [tasks, astuple(result.join), astuple(result.rows), result.notes, result.copies, result.unjoined]
+
+
+def _task_side_from(plain: Optional[list[Any]], side: LoadedSide) -> Optional[TaskSide]:
+    if plain is None:
+        return None
+    rows, reward, masked, agent_error, failure_kind, reward_rows = plain
+    facts = side.facts
+    return TaskSide([facts[i] for i in rows], reward, masked, agent_error, failure_kind, reward_rows, side.read_row)
+
+
+def result_from_plain(plain: Any, old: LoadedSide, new: LoadedSide) -> CompareResult:
+    """The comparison :func:`result_to_plain` was given, rebuilt onto ``old`` and ``new`` (raises on
+    another shape)."""
+    tasks, join, rows, notes, copies, unjoined = plain
+    return CompareResult(
+        tasks=[
+            TaskComparison(label, category, _task_side_from(o, old), _task_side_from(n, new), winner, taskset)
+            for label, category, winner, taskset, o, n in tasks
+        ],
+        join=Join(*join),
+        rows=RowCounts(*rows),
+        notes=list(notes),
+        copies=copies,
+        unjoined=unjoined,
+    )

@@ -1,31 +1,30 @@
-"""Where a process gets its two loaded sides and their comparison: its xdist controller, pytest's
-cache, or the files.
+"""Where a process gets its two loaded sides and their comparison: pytest's cache, or the files.
 
-An xdist worker takes what its controller handed over (:mod:`.xdist_share`); every other process
-loads through :mod:`.rerun_cache` (which reads the files, both sides at once, when an entry is not
-current), and an xdist controller then shares what it loaded with its workers. The comparison
-follows the sides: handed over with them, or kept beside their entries (:mod:`.result_cache`).
+Every process loads through :mod:`.rerun_cache`, which reads the files (both sides at once) when the
+cache holds no current entry, and stores what it read and compared. Under pytest-xdist the
+controller does so before its workers start and names its entries' directory to them (a temporary
+one, removed when the run ends, when the cacheprovider is off), so each worker takes the sides and
+their comparison from the controller's entry under the same key: no worker reads a rollouts file
+or classifies a task. A worker whose inputs changed meanwhile reads them itself.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any, Optional
 
 import pytest
 
-from ..core import CompareResult, LoadedSide, Progress, SideRequest, compare_loaded
+from ..core import LoadedSide, Progress
 from .progress import LoadProgress
-from .rerun_cache import SideStore, cache_dir, config_secret
-from .result_cache import read_result, result_key, result_path, write_result
+from .rerun_cache import CACHE_DIR, RerunCache
 from .run import read_sides
 from .settings import ParitySettings
 
-if TYPE_CHECKING:
-    from .xdist_share import ShareWithWorkers
-
-
-def xdist_active(config: pytest.Config) -> bool:
-    return config.pluginmanager.hasplugin("xdist")
+#: the workerinput key naming the directory of the controller's entries
+WORKER_DIR = "rollout_parity_cache_dir"
 
 
 def distributing(config: pytest.Config) -> bool:
@@ -50,77 +49,51 @@ class _Shown:
         self.display.finished(self.NAMES[index])
 
 
-class Comparisons:
-    """Where this process's comparison of its sides comes from: its xdist controller's, the rerun
-    cache's (when both sides came from current entries), or made here, then stored beside the sides'
-    entries and handed to the workers."""
+class ShareWithWorkers:
+    """The controller's side under xdist: each worker is told where the entries are."""
 
-    def __init__(
-        self, config: pytest.Config, store: SideStore, shared: bool, share: Optional[ShareWithWorkers]
-    ) -> None:
-        self.config = config
-        self.store = store
-        #: the sides are the controller's (an xdist worker that took the hand-over)
-        self.shared = shared
-        self.share = share
+    def __init__(self, directory: Path, temporary: bool) -> None:
+        self.directory = directory
+        self.temporary = temporary
 
-    def compare(
-        self, old: LoadedSide, new: LoadedSide, old_key: Optional[str], new_key: Optional[str]
-    ) -> CompareResult:
-        """The comparison of ``old`` and ``new`` joined on these keys, made at most once per cache."""
-        if self.shared:
-            from .xdist_share import shared_result
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        node.workerinput[WORKER_DIR] = str(self.directory)
 
-            handed = shared_result(self.config, old, new, old_key, new_key)
-            if handed is not None:
-                return handed
-        entries = self.store.entries
-        directory = self.store.directory
-        cached = directory is not None and len(entries) == self.store.asked and bool(entries)
-        path = result_path(directory, [p for p, _ in entries]) if directory is not None and cached else None
-        key = result_key([k for _, k in entries], old, new, old_key, new_key)
-        result = read_result(path, key, self.store.secret, old, new) if path is not None else None
-        stored = result is not None
-        if result is None:
-            result = compare_loaded(old, new, old_key=old_key, new_key=new_key)
-            stored = path is not None and write_result(path, key, self.store.secret, result, old, new)
-        if self.share is not None:
-            self.share.add_result(result, old, new, old_key, new_key, path if stored else None)
-        return result
+    @pytest.hookimpl
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        """Remove a temporary directory (pytest's cache stays for the next run)."""
+        if self.temporary:
+            shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def entries_dir(config: pytest.Config) -> Optional[Path]:
+    """The directory of this process's entries: its controller's (an xdist worker), the plugin's
+    directory in pytest's cache, or for a controller without the cacheprovider a temporary one; None
+    when there is none (nothing is then kept)."""
+    workerinput = getattr(config, "workerinput", None)
+    if isinstance(workerinput, dict) and isinstance(workerinput.get(WORKER_DIR), str):
+        return Path(workerinput[WORKER_DIR])
+    cache = getattr(config, "cache", None)
+    if cache is None and not distributing(config):
+        return None
+    try:
+        directory = Path(cache.mkdir(CACHE_DIR) if cache is not None else tempfile.mkdtemp(prefix="rollout-parity-"))
+    except OSError:  # a full disk, a read-only checkout: no cache, and the run goes on
+        return None
+    if distributing(config):
+        config.pluginmanager.register(ShareWithWorkers(directory, cache is None), "rollout-parity-xdist-share")
+    return directory
 
 
 def gather_sides(
     config: pytest.Config, settings: ParitySettings, progress: Optional[LoadProgress] = None
-) -> tuple[tuple[LoadedSide, LoadedSide], Comparisons]:
-    """Both sides for this process, and where their comparison comes from; raises CompareInputError
-    for an unusable input.
+) -> tuple[tuple[LoadedSide, LoadedSide], RerunCache]:
+    """Both sides for this process, and the cache their comparison comes from (``.compare``); raises
+    CompareInputError for an unusable input.
 
     ``progress`` shows the sides read in this process (not those taken from the cache); the one a
     reader child reads shows only its time, once it is in.
     """
-    directory = cache_dir(config)
-    store = SideStore(directory, config_secret(config, directory), _Shown(progress) if progress is not None else None)
-    asked: list[SideRequest] = []
-    loaded: list[LoadedSide] = []
-    handed: list[bool] = []
-
-    def load(requests: list[SideRequest]) -> list[LoadedSide]:
-        if xdist_active(config) and hasattr(config, "workerinput"):
-            from .xdist_share import shared_sides
-
-            shared = shared_sides(config, requests)
-            if shared is not None:
-                handed.append(True)
-                return shared
-        asked[:], loaded[:] = requests, store.load(requests)
-        return list(loaded)
-
-    sides = read_sides(settings, load)
-    share = None
-    if xdist_active(config) and distributing(config):
-        from .xdist_share import ShareWithWorkers
-
-        share = ShareWithWorkers.prepare(asked, loaded, store.entries, store.secret)
-        if share is not None:
-            config.pluginmanager.register(share, "rollout-parity-xdist-share")
-    return sides, Comparisons(config, store, bool(handed), share)
+    cache = RerunCache(entries_dir(config), _Shown(progress) if progress is not None else None)
+    return read_sides(settings, cache.load), cache

@@ -12,15 +12,16 @@ import gzip
 import hashlib
 import html
 import json
-import marshal
 import os
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
-from pytest_rollout_parity.core.reading import feeding, jsonl_lines, shards, snapshot
+from pytest_rollout_parity.core.reading import feeding, jsonl_lines, shards
 from pytest_rollout_parity.core.reading import sidecar as sidecar_rules
+from pytest_rollout_parity.plugin import rerun_cache
 
 from .conftest import NEW, OLD, Gate, all_text, harbor_row, legacy_row, output_lines
 
@@ -201,61 +202,36 @@ def test_the_documented_match_limit_is_the_code_s() -> None:
 
 # --- the cache cannot be turned into input --------------------------------------------------------
 
-#: hostile marshal bodies: a list claiming 2**31 - 1 items, a tuple that holds itself, a cut-off string
-BOMBS = {
-    "huge-list": b"[\xff\xff\xff\x7f",
-    "self-reference": b"\xa9\x01r\x00\x00\x00\x00",
-    "truncated": b"\xfa\xff\xff\xff\x7fabc",
-}
 
-
-@pytest.mark.slow
-@pytest.mark.parametrize("bomb", sorted(BOMBS))
-@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["serial", "xdist"])
-def test_a_planted_cache_entry_is_never_decoded(gate: Gate, step: Path, bomb: str, workers: tuple[str, ...]) -> None:
-    """The entry's name and a SHA-256 of its body are computable offline: a planted entry is still
-    never given to marshal (its tag is keyed with the user's secret), and the run rebuilds it."""
+def test_a_planted_cache_entry_is_never_parsed(gate: Gate, step: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The entry's name and most of its key are computable offline, the inputs' inodes and change
+    times are not: a planted entry keyed with a guess never reaches the JSON parser, the run reads
+    the files, and the entry is rebuilt."""
     args = gate.mixed()
-    first = gate.run_subprocess(*args, *workers)
+    first = gate.run(*args)
     directory = gate.path / ".pytest_cache" / "d" / "rollout-parity"
-    entries = sorted(directory.glob("side-*.bin"))
-    assert first.ret == 1 and entries
-    body = BOMBS[bomb]
-    for entry in entries:
-        frame = snapshot.MAGIC + snapshot.VERSION.to_bytes(2, "big")
-        entry.write_bytes(frame + hashlib.sha256(body).digest() + body)
-    result, _ = run_planted(gate, *args, *workers, subprocess=True)
+    (entry,) = directory.glob("pair-*.json")
+    key = entry.read_bytes().partition(b"\n")[0]
+    guessed = json.loads(key)
+    for side in guessed[3]:
+        for state in side:
+            if len(state) == 7:
+                state[3] += 1  # another inode: what a checkout of the planter's own files had
+    bomb = json.dumps(guessed).encode() + b"\n" + b"[" * 100_000
+    entry.write_bytes(bomb)
+    parsed: list[Any] = []
+
+    def watching(data: Any) -> Any:
+        parsed.append(data)
+        return json.loads(data)
+
+    monkeypatch.setattr(rerun_cache, "json", SimpleNamespace(loads=watching, dumps=json.dumps))
+    result, _ = run_planted(gate, *args)
     assert result.ret == 1 and result.parseoutcomes() == first.parseoutcomes()
-    assert all(entry.read_bytes()[-len(body) :] != body for entry in entries)  # rebuilt
-
-
-def test_marshal_never_sees_an_entry_it_did_not_tag(gate: Gate, monkeypatch: pytest.MonkeyPatch) -> None:
-    args = gate.mixed()
+    assert parsed == []  # the planted body was never parsed
+    assert entry.read_bytes().partition(b"\n")[0] == key  # rebuilt under the real key
     gate.run(*args)
-    planted = []
-    for entry in (gate.path / ".pytest_cache" / "d" / "rollout-parity").glob("side-*.bin"):
-        data = entry.read_bytes()
-        entry.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))  # one bit of the body changed
-        planted.append(entry.read_bytes()[len(snapshot.MAGIC) + 34 :])
-    assert len(planted) == 2
-    decoded: list[bytes] = []
-    real = marshal.loads
-
-    def watching(data: Any) -> Any:  # marshal also loads pytest's own bytecode: only the bodies count
-        if bytes(data) in planted:
-            decoded.append(bytes(data))
-        return real(data)
-
-    monkeypatch.setattr(snapshot.marshal, "loads", watching)
-    assert gate.run(*args).ret == 1
-    assert decoded == []  # both sides were read again; the edited entries never reached marshal
-    # the watch sees a body marshal does decode: the rebuilt entries', on the next run
-    planted[:] = [
-        entry.read_bytes()[len(snapshot.MAGIC) + 34 :]
-        for entry in (gate.path / ".pytest_cache" / "d" / "rollout-parity").glob("side-*.bin")
-    ]
-    assert gate.run(*args).ret == 1
-    assert sorted(decoded) == sorted(planted)
+    assert len(parsed) == 1  # the watch sees a body the parser does read: the rebuilt entry's
 
 
 # --- names are data ------------------------------------------------------------------------------

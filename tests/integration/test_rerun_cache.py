@@ -1,23 +1,23 @@
-"""Reruns read nothing twice: the loaded sides kept in pytest's cache, and handed to xdist workers.
+"""Reruns read nothing twice: the loaded sides and their comparison kept in pytest's cache, and
+found there by xdist workers.
 
-Whether a run read a rollouts file is observed by making reading impossible: in-process runs
-replace :func:`loading.load_side` (the one function a side is read through in the gate's process,
-which every caller looks up at call time), and xdist workers, separate processes, get the same
-replacement from a conftest.py.
+Whether a run read a rollouts file is observed by counting :func:`loading.load_side` (the one
+function a side is read through in the gate's process, which every caller looks up at call time);
+xdist workers, separate processes, get a refusing replacement from a conftest.py.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pytest_rollout_parity.core.reading import loading, snapshot
-from pytest_rollout_parity.core.reading.loading import load_side
+from pytest_rollout_parity.core.reading import loading
 from pytest_rollout_parity.core.reading.side_request import SideRequest
-from pytest_rollout_parity.plugin.rerun_cache import user_secret
+from pytest_rollout_parity.plugin import rerun_cache
 
 from .conftest import Gate, failure_record, harbor_row, legacy_row, section
 from .test_selection import ran
@@ -28,7 +28,7 @@ ENTRIES = ".pytest_cache/d/rollout-parity"
 
 def entries(gate: Gate) -> list[Path]:
     directory = gate.path / ENTRIES
-    return sorted(directory.glob("side-*.bin")) if directory.is_dir() else []
+    return sorted(directory.glob("pair-*.json")) if directory.is_dir() else []
 
 
 @pytest.fixture
@@ -48,7 +48,7 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def test_rerun_reads_no_row_and_gives_the_same_outcomes(gate: Gate, reads: list[str]) -> None:
     args = gate.mixed()
     first = gate.run(*args, "-rA", "-vv")
-    assert len(reads) == 2 and len(entries(gate)) == 2
+    assert len(reads) == 2 and len(entries(gate)) == 1
     reads.clear()
     for again in (
         gate.run(*args, "-rA", "-vv"),
@@ -86,11 +86,11 @@ def test_an_edited_sidecar_or_metrics_file_is_seen(gate: Gate, reads: list[str])
     reads.clear()
     gate.write("new/rollouts_failures.jsonl", [])
     gate.run(*args)
-    assert reads == ["rollouts.jsonl"]  # the new side only
+    assert len(reads) == 2  # the pair is read again
     reads.clear()
     gate.write("old/rollouts_aggregate_metrics.json", "[]")
     gate.run(*args)
-    assert len(reads) == 1
+    assert len(reads) == 2
 
 
 def test_the_sidecar_beside_a_symlinks_target_is_in_the_key(gate: Gate, reads: list[str]) -> None:
@@ -104,7 +104,7 @@ def test_the_sidecar_beside_a_symlinks_target_is_in_the_key(gate: Gate, reads: l
     reads.clear()
     gate.write("new/rollouts_failures.jsonl", [])
     gate.run(*args).assert_outcomes(passed=1, xfailed=1)
-    assert reads == ["link.jsonl"]
+    assert "link.jsonl" in reads
 
 
 def test_an_option_that_changes_loading_is_a_new_entry(gate: Gate, reads: list[str]) -> None:
@@ -114,35 +114,65 @@ def test_an_option_that_changes_loading_is_a_new_entry(gate: Gate, reads: list[s
     gate.run(*args, "--parity-margin=0.05")  # changes judgements, not what is read
     assert reads == []
     gate.run(*args, "--parity-new-key=_ng_task_id")
-    assert len(reads) == 1
+    assert len(reads) == 2
 
 
-@pytest.mark.parametrize("damage", ["truncated", "foreign", "empty", "stale", "another pair's"])
+@pytest.mark.parametrize(
+    "damage", ["truncated", "foreign", "empty", "stale", "another pair's", "not JSON", "deep", "another shape"]
+)
 def test_a_damaged_entry_is_rebuilt_never_trusted(gate: Gate, reads: list[str], damage: str) -> None:
+    """Whatever the entry holds, the run reads the files and gives the same outcomes: no error, no
+    traceback; the last three keep the current key, so their bodies are parsed and rejected."""
     args = gate.mixed()
     first = gate.run(*args, "-rA", "-vv")
-    secret = user_secret((gate.path,))  # what the in-process run tagged its entries with
-    for entry in entries(gate):
-        data = entry.read_bytes()
-        if damage == "truncated":
-            entry.write_bytes(data[: len(data) // 2])
-        elif damage == "foreign":
-            entry.write_bytes(b"PK\x03\x04" + data[4:])
-        elif damage == "empty":
-            entry.write_bytes(b"")
-        elif damage == "stale":
-            side = load_side(SideRequest(str(gate.path / NEW)))
-            entry.write_bytes(snapshot.frame_side(("an older key",), side, secret))
-        else:  # a valid entry of other files, under this entry's name
-            other = gate.write("other.jsonl", [harbor_row("zzz", 0.0)])
-            entry.write_bytes(snapshot.frame_side(("key",), load_side(SideRequest(str(other))), secret))
+    (entry,) = entries(gate)
+    data = entry.read_bytes()
+    key = data.partition(b"\n")[0]
+    if damage == "another pair's":  # a valid entry of other files, under this entry's name
+        other = gate.write("other/rollouts.jsonl", [harbor_row("zzz", 0.0)])
+        gate.run(f"--parity-old={other}", f"--parity-new={other}", "--parity-allow-same-file")
+        (data,) = [path.read_bytes() for path in entries(gate) if path != entry]
+    damaged = {
+        "truncated": data[: len(data) // 2],
+        "foreign": b"PK\x03\x04" + data[4:],
+        "empty": b"",
+        "stale": b'["an older key"]\n' + data.partition(b"\n")[2],
+        "another pair's": data,
+        "not JSON": key + b"\n{'sides': nan",
+        "deep": key + b"\n" + b"[" * 200_000,
+        "another shape": key + b'\n{"sides": [[1, 2], {"path": 3}], "comparison": 7}',
+    }[damage]
+    entry.write_bytes(damaged)
     reads.clear()
     again = gate.run(*args, "-rA", "-vv")
     assert ran(again) == ran(first) and section(again) == section(first)
+    assert "Traceback" not in again.stdout.str() + again.stderr.str()
     assert len(reads) == 2
     reads.clear()
     gate.run(*args)  # rebuilt: the next run reads nothing
     assert reads == []
+
+
+def test_a_cache_that_cannot_be_written_keeps_the_verdict(
+    gate: Gate, reads: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full disk (every write of an entry fails) means no cache: the same outcomes, no error."""
+    import errno
+
+    def full(*args: Any, **kwargs: Any) -> Any:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    args = gate.mixed()
+    first = gate.run(*args, "-rA", "-vv")
+    monkeypatch.setattr(rerun_cache.tempfile, "mkstemp", full)
+    for path in entries(gate):
+        path.unlink()
+    reads.clear()
+    for _ in range(2):
+        again = gate.run(*args, "-rA", "-vv")
+        assert ran(again) == ran(first) and section(again) == section(first)
+        assert "INTERNALERROR" not in again.stdout.str() + again.stderr.str()
+    assert len(reads) == 4 and entries(gate) == []
 
 
 def test_cache_clear_reads_again(gate: Gate, reads: list[str]) -> None:
@@ -173,34 +203,17 @@ def test_the_cache_is_never_beside_the_inputs(gate: Gate) -> None:
     assert sorted(p.name for p in (gate.path / "old").iterdir()) == ["rollouts.jsonl"]
 
 
-NO_READING_IN_WORKERS = """
-import pytest
-from pytest_rollout_parity.core.reading import loading
-from pytest_rollout_parity.plugin.rerun_cache import user_secret
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_configure(config):
-    if hasattr(config, "workerinput"):
-        def refuse(request, progress=None):
-            raise RuntimeError("an xdist worker read " + request.path)
-        loading.load_side = refuse
-"""
-
-
 @pytest.fixture
 def comparisons(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The comparisons made in this process from now on (each by the new side's file); comparing still works."""
-    from pytest_rollout_parity.plugin import sources
-
     seen: list[str] = []
-    real = sources.compare_loaded
+    real = rerun_cache.compare_loaded
 
     def counting(old: Any, new: Any, **keys: Any) -> Any:
         seen.append(Path(new.path).name)
         return real(old, new, **keys)
 
-    monkeypatch.setattr(sources, "compare_loaded", counting)
+    monkeypatch.setattr(rerun_cache, "compare_loaded", counting)
     return seen
 
 
@@ -209,8 +222,7 @@ def test_rerun_compares_no_task_again(gate: Gate, comparisons: list[str]) -> Non
     reports the same; a changed input is compared again."""
     args = gate.mixed()
     first = gate.run(*args, "-rA", "-vv")
-    assert comparisons == ["rollouts.jsonl"]
-    assert len(list((gate.path / ENTRIES).glob("comparison-*.bin"))) == 1
+    assert comparisons == ["rollouts.jsonl"] and len(entries(gate)) == 1
     comparisons.clear()
     again = gate.run(*args, "-rA", "-vv")
     narrowed = gate.run(*args, "-k", "regex-log", "-rA", "-vv")
@@ -225,55 +237,63 @@ def test_rerun_compares_no_task_again(gate: Gate, comparisons: list[str]) -> Non
     assert comparisons == ["rollouts.jsonl"]
 
 
-def test_a_planted_comparison_is_not_used(gate: Gate, comparisons: list[str]) -> None:
-    """A comparison entry that its tag does not hold for is ignored and made again, as a side's is."""
+def test_a_damaged_comparison_is_made_again(gate: Gate, comparisons: list[str]) -> None:
+    """A comparison of another shape under the current key is compared again, the sides still serve."""
     args = gate.mixed()
     first = gate.run(*args, "-rA", "-vv")
-    (stored,) = (gate.path / ENTRIES).glob("comparison-*.bin")
-    data = bytearray(stored.read_bytes())
-    data[-1] ^= 1
-    stored.write_bytes(bytes(data))
+    (entry,) = entries(gate)
+    key, _, body = entry.read_bytes().partition(b"\n")
+    stored = json.loads(body)
+    stored["comparison"][1][0][0][4] = [10**6]  # a row no side has
+    entry.write_bytes(key + b"\n" + json.dumps(stored).encode())
     comparisons.clear()
     again = gate.run(*args, "-rA", "-vv")
     assert comparisons == ["rollouts.jsonl"]
     assert ran(again) == ran(first) and section(again) == section(first)
 
 
-NO_COMPARING_IN_WORKERS = """
+NOTHING_READ_OR_COMPARED_IN_WORKERS = """
 import pytest
-from pytest_rollout_parity.plugin import sources
+from pytest_rollout_parity.core.reading import loading
+from pytest_rollout_parity.plugin import rerun_cache
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config):
     if hasattr(config, "workerinput"):
-        def refuse(old, new, **keys):
+        def refuse_reading(request, progress=None):
+            raise RuntimeError("an xdist worker read " + request.path)
+        def refuse_comparing(old, new, **keys):
             raise RuntimeError("an xdist worker compared " + str(new.path))
-        sources.compare_loaded = refuse
+        loading.load_side = refuse_reading
+        rerun_cache.compare_loaded = refuse_comparing
 """
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("cache", ["cache", "no cache"])
-@pytest.mark.parametrize("refused", ["read", "compared"])
 def test_xdist_workers_read_no_file_and_compare_no_task(
-    gate: Gate, cache: str, refused: str, monkeypatch: pytest.MonkeyPatch
+    gate: Gate, cache: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Each worker takes its controller's sides and their comparison: the same outcomes and one
-    summary, and no worker reads a rollouts file or classifies a task."""
+    summary, and no worker reads a rollouts file or classifies a task. Without the cacheprovider the
+    controller's temporary directory is removed when the run ends."""
+    import tempfile
+
     pytest.importorskip("xdist")
-    monkeypatch.setenv("TMPDIR", str(gate.path / "tmp"))
     (gate.path / "tmp").mkdir()
+    monkeypatch.setenv("TMPDIR", str(gate.path / "tmp"))
+    monkeypatch.setattr(tempfile, "tempdir", str(gate.path / "tmp"))
     args = [*gate.mixed(), gate.beside()]
     extra = ["-p", "no:cacheprovider"] if cache == "no cache" else []
-    serial = gate.run_subprocess(*args, *extra, "-rA", "-vv")
-    gate.pytester.makeconftest(NO_READING_IN_WORKERS if refused == "read" else NO_COMPARING_IN_WORKERS)
-    parallel = gate.run_subprocess(*args, *extra, "-rA", "-vv", "-n", "2")
-    assert f"an xdist worker {refused}" not in parallel.stdout.str() + parallel.stderr.str()
+    serial = gate.run(*args, *extra, "-rA", "-vv")
+    gate.pytester.makeconftest(NOTHING_READ_OR_COMPARED_IN_WORKERS)
+    parallel = gate.run(*args, *extra, "-rA", "-vv", "-n", "2")
+    assert "an xdist worker" not in parallel.stdout.str() + parallel.stderr.str()
     assert "created: 2/2 workers" in parallel.stdout.str()
     assert ran(parallel) == ran(serial) and len(ran(serial)) == 8
     assert section(parallel) == section(serial)
-    assert list((gate.path / "tmp").iterdir()) == []  # the hand-over files are removed
+    assert list((gate.path / "tmp").iterdir()) == []  # the hand-over directory is removed
 
 
 def test_one_file_under_another_name_is_compared_again(gate: Gate, comparisons: list[str]) -> None:

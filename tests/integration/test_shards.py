@@ -265,7 +265,7 @@ def test_reruns_and_cache_on_a_sharded_side(gate: Gate, reads: list[str]) -> Non
         "new/shard-0.jsonl::cancel": "PASSED",
         "new/shard-0.jsonl::regex-log": "FAILED",
     }
-    assert len(list((gate.path / ".pytest_cache" / "d" / "rollout-parity").glob("side-*.bin"))) == 2
+    assert len(list((gate.path / ".pytest_cache" / "d" / "rollout-parity").glob("pair-*.json"))) == 1
     assert reads == ["rollouts.jsonl", "shard-0.jsonl"]
     reads.clear()
     assert ran(gate.run(*args, "--lf")) == {"new/shard-0.jsonl::regex-log": "FAILED"}
@@ -275,12 +275,12 @@ def test_reruns_and_cache_on_a_sharded_side(gate: Gate, reads: list[str]) -> Non
     gate.write("new/shard-1.jsonl", [harbor_row("regex-log", 1.0, index=0)])
     again = gate.run(*args, "--lf")
     assert again.ret == 0 and ran(again) == {"new/shard-0.jsonl::regex-log": "PASSED"}
-    assert reads == ["shard-0.jsonl"]
+    assert reads == ["rollouts.jsonl", "shard-0.jsonl"]  # the pair is read again
     # a shard's new sidecar too: its record joins the side as a masked row
     gate.write("new/shard-1_failures.jsonl", [failure_record("late", index=1, rollout=0)])
     assert gate.run(*args, "--parity-json=s.json").ret == 0
     assert json.loads((gate.path / "s.json").read_text())["rows"]["new"] == 4
-    assert reads == ["shard-0.jsonl", "shard-0.jsonl"]
+    assert reads == ["rollouts.jsonl", "shard-0.jsonl"] * 2
 
 
 @pytest.mark.slow

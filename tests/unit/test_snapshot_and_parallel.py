@@ -1,4 +1,4 @@
-"""A loaded side as bytes (the rerun cache, the xdist hand-over) and the reader child.
+"""A loaded side as plain values (the rerun cache's JSON) and the reader child.
 
 Both must give back exactly what reading the file here gives: the same facts, join values, key
 reason and notes, and for a bad input the same `file:line` message.
@@ -21,8 +21,6 @@ from pytest_rollout_parity.core.reading.loaded_side import LoadedSide
 from pytest_rollout_parity.core.reading.loading import load_side
 from pytest_rollout_parity.core.reading.parallel import load_two
 from pytest_rollout_parity.core.reading.side_request import SideRequest
-
-SECRET = bytes(range(32))
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -87,9 +85,7 @@ def test_snapshot_round_trip(pair: str, real_pair: tuple[Path, Path]) -> None:
     )
     for path in paths:
         side = load_side(SideRequest(str(path), display="shown.jsonl"))
-        key = ("k", 1)
-        again = snapshot.unframe_side(snapshot.frame_side(key, side, SECRET), key, SECRET)
-        assert again is not None
+        again = snapshot.side_from_plain(json.loads(json.dumps(snapshot.side_to_plain(side))))
         assert described(again) == described(side)
         assert len(side.facts) > 0
 
@@ -113,29 +109,30 @@ def test_row_facts_are_rebuilt_from_their_fields_in_constructor_order() -> None:
     ]
 
 
-def test_unframe_rejects_what_it_did_not_write(real_pair: tuple[Path, Path]) -> None:
-    side = load_side(SideRequest(str(real_pair[1])))
-    data = snapshot.frame_side(("k",), side, SECRET)
-    assert snapshot.unframe_side(data, ("k",), SECRET) is not None
-    assert snapshot.unframe_side(data, ("other",), SECRET) is None  # stale: another key
-    assert snapshot.unframe_side(data[:-1], ("k",), SECRET) is None  # truncated
-    assert snapshot.unframe_side(data[: len(snapshot.MAGIC) + 10], ("k",), SECRET) is None
-    assert snapshot.unframe_side(b"", ("k",), SECRET) is None
-    assert snapshot.unframe_side(b"\x00" * len(data), ("k",), SECRET) is None  # foreign
-    flipped = bytearray(data)
-    flipped[-5] ^= 0xFF
-    assert snapshot.unframe_side(bytes(flipped), ("k",), SECRET) is None  # the checksum no longer holds
-    newer = bytearray(data)
-    newer[len(snapshot.MAGIC) + 1] += 1
-    assert snapshot.unframe_side(bytes(newer), ("k",), SECRET) is None  # another format version
-    assert snapshot.unframe_side(data, ("k",), bytes(32)) is None  # tagged with another secret
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda plain: plain[:-1],  # a field short
+        lambda plain: [*plain[:4], [[1, 2]], *plain[5:]],  # a row of two facts
+        lambda plain: [*plain[:4], [[0, 0, "elsewhere", 1.0, None, None, None, None, 0]], *plain[5:]],  # no such origin
+        lambda plain: [*plain[:3], [None, [[1, 2, 3]], "", [], None, {}], *plain[4:]],  # an ident of three parts
+        lambda plain: {"path": 1},
+        lambda plain: None,
+    ],
+)
+def test_another_shape_is_refused(real_pair: tuple[Path, Path], damage: Any) -> None:
+    """What the cache parsed is rebuilt field by field: any other shape raises, and the cache reads
+    the files again."""
+    plain = json.loads(json.dumps(snapshot.side_to_plain(load_side(SideRequest(str(real_pair[1]))))))
+    with pytest.raises((ValueError, TypeError, KeyError, IndexError)):
+        snapshot.side_from_plain(damage(plain))
 
 
 def test_a_row_kept_in_memory_is_not_snapshotted(real_pair: tuple[Path, Path]) -> None:
     side = load_side(SideRequest(str(real_pair[0])))
     side.facts[0].row = {"reward": 1.0}
-    with pytest.raises(ValueError):
-        snapshot.frame_side(("k",), side, SECRET)
+    with pytest.raises(snapshot.NotPlain):
+        snapshot.side_to_plain(side)
 
 
 @pytest.mark.slow

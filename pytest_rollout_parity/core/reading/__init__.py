@@ -9,6 +9,6 @@ ident, a prompt reduced to its :mod:`.prompt_labels` label), taken as the rows s
 :mod:`.jsonl_lines` and fed through the side's builder by :mod:`.feeding`, the sidecar's records
 kept by :mod:`.sidecar`'s rules; superseded attempts are left out here. The old side may be read
 by a child interpreter at the same time (:mod:`.parallel`, :mod:`.child`), and a loaded side
-travels as bytes (:mod:`.snapshot`) to the rerun cache and to xdist workers. Imports nothing from
+is kept as plain values (:mod:`.snapshot`) in the rerun cache, which xdist workers read too. Imports nothing from
 the later stages.
 """

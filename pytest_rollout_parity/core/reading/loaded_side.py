@@ -1,7 +1,7 @@
 """A loaded side: its row facts in file order, how its rows are keyed, and its rows read again.
 
-What :mod:`.loading` gives for one side, what the rerun cache and the xdist hand-over store as
-bytes (:mod:`.snapshot`) and what the join reads. Only the rows' facts are kept: a row's full dict
+What :mod:`.loading` gives for one side, what the rerun cache stores as plain values
+(:mod:`.snapshot`) and what the join reads. Only the rows' facts are kept: a row's full dict
 is read again from its file when a report needs it.
 """
 

@@ -2,8 +2,8 @@
 
 Built once per side, by the Python API from its keyword arguments or by the plugin from its
 settings, and then handed on unchanged: to :func:`.loading.load_side`, to the reader child (as
-:meth:`SideRequest.plain`), into the rerun cache's key, and to the xdist hand-over. Holding only
-strings and tuples of strings, it is hashable, comparable and travels through ``marshal``. It
+:meth:`SideRequest.plain`) and into the rerun cache's key. Holding only strings and tuples of
+strings, it is hashable, comparable and travels through ``marshal`` and JSON. It
 reads nothing itself: the modules that read import it, never the other way round.
 """
 
