@@ -216,11 +216,11 @@ class RerunCache:
         for them under the same names, else made here and stored beside the sides."""
         asked = [old_key, new_key, str(old.path), old.display, str(new.path), new.display]
         stored = self.entry.get("comparison") if self.entry is not None else None
-        if stored is not None and stored[0] == asked:
-            try:
+        try:
+            if stored is not None and stored[0] == asked:
                 return result_from_plain(stored[1], old, new)
-            except Exception:  # another shape: compared again
-                pass
+        except Exception:  # another shape: compared again
+            pass
         result = compare_loaded(old, new, old_key=old_key, new_key=new_key)
         if self.entry is not None and self.path is not None:
             try:

@@ -244,12 +244,13 @@ def test_a_damaged_comparison_is_made_again(gate: Gate, comparisons: list[str]) 
     (entry,) = entries(gate)
     key, _, body = entry.read_bytes().partition(b"\n")
     stored = json.loads(body)
-    stored["comparison"][1][0][0][4] = [10**6]  # a row no side has
-    entry.write_bytes(key + b"\n" + json.dumps(stored).encode())
-    comparisons.clear()
-    again = gate.run(*args, "-rA", "-vv")
-    assert comparisons == ["rollouts.jsonl"]
-    assert ran(again) == ran(first) and section(again) == section(first)
+    for damaged in ([stored["comparison"][0], "x"], 7, None, [[], []]):
+        stored["comparison"] = damaged
+        entry.write_bytes(key + b"\n" + json.dumps(stored).encode())
+        comparisons.clear()
+        again = gate.run(*args, "-rA", "-vv")
+        assert comparisons == ["rollouts.jsonl"]
+        assert ran(again) == ran(first) and section(again) == section(first)
 
 
 NOTHING_READ_OR_COMPARED_IN_WORKERS = """
