@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from pytest_rollout_parity import core
 from pytest_rollout_parity.core.reading import loading, snapshot
 from pytest_rollout_parity.core.reading.loading import load_side
 from pytest_rollout_parity.core.reading.side_request import SideRequest
@@ -42,6 +43,7 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         return real(request, progress)
 
     monkeypatch.setattr(loading, "load_side", counting)
+    monkeypatch.setattr(core, "load_side", counting)  # the name the plugin calls it by
     return seen
 
 
