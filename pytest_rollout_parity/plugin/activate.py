@@ -18,12 +18,12 @@ from .ci import ParityCI
 from .collect import MESSAGE_ATTRIBUTE, GateFinding, ParityFile, is_gate_item
 from .fixtures import parametrize_rollout_pair
 from .html_report import ParityHtmlPage, ParityHtmlRows, ParityHtmlSummary, html_report_requested
-from .options import OPTION
+from .options import OPTION, ParitySettings
 from .placement import Selection, take_new_file
 from .progress import progress_for
 from .reporting import ParitySummary
 from .run import RUN_KEY, ParityRun
-from .settings import ParitySettings, settings_from_config
+from .settings import settings_from_config
 from .sources import gather_sides
 
 #: How each setting an input error concerns (:attr:`CompareInputError.setting`) is given to the

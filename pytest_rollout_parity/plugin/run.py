@@ -52,7 +52,7 @@ from ..core import (
     task_prompt,
     wants_excerpt,
 )
-from .settings import ParitySettings
+from .options import ParitySettings
 
 
 @dataclass(frozen=True)

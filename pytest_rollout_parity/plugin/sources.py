@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Optional
 import pytest
 
 from ..core import CompareResult, LoadedSide, Progress, SideRequest, compare_loaded
+from .options import ParitySettings
 from .progress import LoadProgress
 from .rerun_cache import SideStore, cache_dir, config_secret
 from .result_cache import read_result, result_key, result_path, write_result
 from .run import read_sides
-from .settings import ParitySettings
 
 if TYPE_CHECKING:
     from .xdist_share import ShareWithWorkers
