@@ -13,7 +13,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Optional, Union
+from typing import TYPE_CHECKING, Any, Literal, Optional
 
 import pytest
 
@@ -39,8 +39,8 @@ class Option:
     flag: str
     help: str
     metavar: Optional[str] = None
-    #: the ini key's help in ``pytest --help``; None: given on the command line only
-    ini_help: Optional[str] = None
+    #: also given by an ini key (``parity_...``); else on the command line only
+    has_ini: bool = False
     #: what the ini key holds: a string, a list of lines, or a scalar also accepted natively from TOML
     ini_type: IniType = "string"
     #: a flag without a value (``store_true``), or one given several times (``append``)
@@ -59,7 +59,7 @@ class Option:
     @property
     def ini(self) -> Optional[str]:
         """The ini key (``parity_...``), or None."""
-        return self.dest if self.ini_help is not None else None
+        return self.dest if self.has_ini else None
 
 
 def option(
@@ -67,16 +67,15 @@ def option(
     help: str,
     metavar: Optional[str] = None,
     *,
-    ini: Union[bool, str] = False,
+    ini: bool = False,
     ini_type: IniType = "string",
     action: Optional[str] = None,
     convert: Optional[Convert] = None,
     path: bool = False,
 ) -> dict[str, Option]:
-    """A settings field's metadata: it is given by ``flag`` and, with ``ini`` (True, or the key's own
-    help), by its ini key."""
-    ini_help = help if ini is True else (ini or None)
-    return {"option": Option(flag, help, metavar, ini_help, ini_type, action, convert, path)}
+    """A settings field's metadata: it is given by ``flag`` and, with ``ini``, by its ini key (the
+    same help in ``pytest --help``)."""
+    return {"option": Option(flag, help, metavar, ini, ini_type, action, convert, path)}
 
 
 class SettingError(ValueError):
@@ -211,7 +210,7 @@ class ParitySettings:
             "--parity-tail",
             "lines of the losing side's verifier output per flip (default 15)",
             "N",
-            ini="lines of the losing side's verifier output per flip",
+            ini=True,
             ini_type="int",
             convert=_count,
         ),
@@ -222,7 +221,7 @@ class ParitySettings:
             "--parity-logs-root",
             "extra directory for relative verifier_logs_dir (repeatable)",
             "DIR",
-            ini="extra directories for relative verifier_logs_dir",
+            ini=True,
             ini_type="linelist",
             action="append",
             path=True,
@@ -269,7 +268,7 @@ class ParitySettings:
             "margin mode: pass when the mean reward difference is shown within +-M (reward units, e.g. 0.02); "
             "a flip then fails only when its repeats show it is not noise",
             "M",
-            ini="margin mode: the accepted mean reward difference (reward units)",
+            ini=True,
             ini_type="float",
             convert=_margin,
         ),
@@ -281,7 +280,7 @@ class ParitySettings:
             "--parity-alpha",
             "margin mode: false discovery rate for the per-task tests of flips (default 0.05)",
             "A",
-            ini="margin mode: false discovery rate for the flips' tests",
+            ini=True,
             ini_type="float",
             convert=_rate,
         ),
@@ -292,7 +291,7 @@ class ParitySettings:
         metadata=option(
             "--parity-allow-same-file",
             "allow both sides to name the same file (a smoke test of the gate; otherwise a usage error)",
-            ini="allow both sides to name the same file (a smoke test)",
+            ini=True,
             ini_type="bool",
             action="store_true",
             convert=_switch,
@@ -305,7 +304,7 @@ class ParitySettings:
             "--parity-known-flips",
             "reviewed flips that pass: one task label a line, then `# reason` (a usage error names a bad line)",
             "FILE",
-            ini="file of reviewed flips that pass (`task  # reason` a line)",
+            ini=True,
             path=True,
         ),
     )
@@ -316,7 +315,7 @@ class ParitySettings:
             "--parity-max-missing",
             _limit_help("missing from", DEFAULT_MAX_MISSING),
             "N|P%|off",
-            ini="most old tasks missing from the new side (N, P% or off)",
+            ini=True,
             ini_type="int",
             convert=_limit,
         ),
@@ -327,7 +326,7 @@ class ParitySettings:
             "--parity-max-masked",
             _limit_help("masked on", DEFAULT_MAX_MASKED),
             "N|P%|off",
-            ini="most old tasks masked on the new side (N, P% or off)",
+            ini=True,
             ini_type="int",
             convert=_limit,
         ),
@@ -341,7 +340,7 @@ class ParitySettings:
             "compared (missing, masked, agent error): a count, a percentage of the old side's tasks, or off "
             f"(default {DEFAULT_MAX_UNCOMPARED}%)",
             "N|P%|off",
-            ini="most old tasks not compared, for any reason (N, P% or off)",
+            ini=True,
             ini_type="int",
             convert=_limit,
         ),
@@ -352,7 +351,7 @@ class ParitySettings:
         metadata=option(
             "--parity-allow-copy",
             "let two sides that hold the same rows pass the item parity-copy (a dry run of the CI wiring)",
-            ini="two sides that hold the same rows pass (a dry run of the CI wiring)",
+            ini=True,
             ini_type="bool",
             action="store_true",
             convert=_switch,
@@ -457,12 +456,13 @@ def addoptions(parser: pytest.Parser) -> None:
     for declared in OPTIONS:
         if declared.ini is None:
             continue
+        help = declared.help.replace("%%", "%")  # argparse's escape; an ini key's help is shown as written
         if declared.ini_type == "linelist":
-            parser.addini(declared.ini, declared.ini_help or "", type="linelist", default=[])
+            parser.addini(declared.ini, help, type="linelist", default=[])
         elif declared.ini_type in _SCALARS:
-            _addini_scalar(parser, declared.ini, declared.ini_help or "", _SCALARS[declared.ini_type])
+            _addini_scalar(parser, declared.ini, help, _SCALARS[declared.ini_type])
         else:
-            parser.addini(declared.ini, declared.ini_help or "", default=None)
+            parser.addini(declared.ini, help, default=None)
 
 
 def _addini_scalar(parser: pytest.Parser, name: str, help: str, scalar: type) -> None:
