@@ -375,7 +375,7 @@ class ParitySettings:
     #: shown), sorted (``old``/``new`` is then the first); empty for a side of one file
     old_shards: tuple[tuple[Path, str], ...] = ()
     new_shards: tuple[tuple[Path, str], ...] = ()
-    #: where each side's key and agent came from, for messages (an option or an ini key)
+    #: where each given setting came from, for messages: its option or its ini key
     sources: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

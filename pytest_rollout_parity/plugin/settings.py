@@ -32,10 +32,6 @@ def _resolve(value: str, base: Path) -> Path:
     return path if path.is_absolute() else base / path
 
 
-#: the settings whose source each side's messages name
-_KEYS_AND_AGENTS = ("key", "old_key", "new_key", "agent", "old_agent", "new_agent")
-
-
 def _given(config: pytest.Config, option: Option) -> Optional[tuple[Any, str]]:
     """(value, where it was given): the command line over the ini file; None when neither gives a
     value (for a path or a list of them: an empty one is none)."""
@@ -82,7 +78,7 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
     if "known_flips" in raw:  # shown as typed on the command line, resolved from an ini file
         typed = sources["known_flips"] == OPTION["known_flips"].flag
         raw["known_flips_shown"] = config.getoption(OPTION["known_flips"].dest) if typed else str(raw["known_flips"])
-    raw["sources"] = {name: sources[name] for name in _KEYS_AND_AGENTS if name in sources}
+    raw["sources"] = sources
 
     try:
         settings = ParitySettings(**raw)
