@@ -154,6 +154,12 @@ def _switch(value: Any) -> bool:
     return word
 
 
+def _switch_field(flag: str, help: str, ini: bool = True) -> Any:
+    """A flag, off by default: ``flag`` turns it on, its ini key (with ``ini``) says either way."""
+    declared = option(flag, help, ini=ini, ini_type="bool", action="store_true", convert=_switch)
+    return field(default=False, metadata=declared)
+
+
 def _limit(value: Any) -> Limit:
     """`N`, `P%` or `off` (TOML may give `N` as a number)."""
     from ..core import Limit, parse_limit  # called only when a gate run builds its settings
@@ -163,6 +169,12 @@ def _limit(value: Any) -> Limit:
     if isinstance(value, bool) or not isinstance(value, (str, int)):
         raise ValueError("must be a count of tasks (3), a percentage of the old side's tasks (10%) or off")
     return parse_limit(str(value))
+
+
+def _limit_field(flag: str, help: str, default: str) -> Any:
+    """A limit on old tasks (`N`, `P%` or `off`), given by ``flag`` or its ini key."""
+    declared = option(flag, help, "N|P%|off", ini=True, ini_type="int", convert=_limit)
+    return field(default_factory=lambda: _limit(default), metadata=declared)
 
 
 def _limit_help(what: str, default: str) -> str:
@@ -249,17 +261,7 @@ class ParitySettings:
             path=True,
         ),
     )
-    strict: bool = field(
-        default=False,
-        metadata=option(
-            "--parity-strict",
-            "masked, missing and agent-error tasks fail instead of xfail",
-            ini=True,
-            ini_type="bool",
-            action="store_true",
-            convert=_switch,
-        ),
-    )
+    strict: bool = _switch_field("--parity-strict", "masked, missing and agent-error tasks fail instead of xfail")
     #: margin mode: the largest mean-reward difference accepted as parity (reward units)
     margin: Optional[float] = field(
         default=None,
@@ -286,16 +288,9 @@ class ParitySettings:
         ),
     )
     #: both sides may name one file (a deliberate smoke test); otherwise that is a usage error
-    allow_same_file: bool = field(
-        default=False,
-        metadata=option(
-            "--parity-allow-same-file",
-            "allow both sides to name the same file (a smoke test of the gate; otherwise a usage error)",
-            ini=True,
-            ini_type="bool",
-            action="store_true",
-            convert=_switch,
-        ),
+    allow_same_file: bool = _switch_field(
+        "--parity-allow-same-file",
+        "allow both sides to name the same file (a smoke test of the gate; otherwise a usage error)",
     )
     #: the reviewed flips that pass, and the file as messages name it
     known_flips: Optional[Path] = field(
@@ -309,63 +304,34 @@ class ParitySettings:
         ),
     )
     #: the coverage item's limits on old tasks missing from / masked on the new side
-    max_missing: Limit = field(
-        default_factory=lambda: _limit(DEFAULT_MAX_MISSING),
-        metadata=option(
-            "--parity-max-missing",
-            _limit_help("missing from", DEFAULT_MAX_MISSING),
-            "N|P%|off",
-            ini=True,
-            ini_type="int",
-            convert=_limit,
-        ),
+    max_missing: Limit = _limit_field(
+        "--parity-max-missing",
+        _limit_help("missing from", DEFAULT_MAX_MISSING),
+        DEFAULT_MAX_MISSING,
     )
-    max_masked: Limit = field(
-        default_factory=lambda: _limit(DEFAULT_MAX_MASKED),
-        metadata=option(
-            "--parity-max-masked",
-            _limit_help("masked on", DEFAULT_MAX_MASKED),
-            "N|P%|off",
-            ini=True,
-            ini_type="int",
-            convert=_limit,
-        ),
+    max_masked: Limit = _limit_field(
+        "--parity-max-masked",
+        _limit_help("masked on", DEFAULT_MAX_MASKED),
+        DEFAULT_MAX_MASKED,
     )
     #: the one budget of lost evidence: old-side tasks not compared for whatever reason
-    max_uncompared: Limit = field(
-        default_factory=lambda: _limit(DEFAULT_MAX_UNCOMPARED),
-        metadata=option(
-            "--parity-max-uncompared",
-            "the evidence budget: the item parity-coverage fails when more old tasks than this could not be "
-            "compared (missing, masked, agent error): a count, a percentage of the old side's tasks, or off "
-            f"(default {DEFAULT_MAX_UNCOMPARED}%)",
-            "N|P%|off",
-            ini=True,
-            ini_type="int",
-            convert=_limit,
-        ),
+    max_uncompared: Limit = _limit_field(
+        "--parity-max-uncompared",
+        "the evidence budget: the item parity-coverage fails when more old tasks than this could not be "
+        "compared (missing, masked, agent error): a count, a percentage of the old side's tasks, or off "
+        f"(default {DEFAULT_MAX_UNCOMPARED}%)",
+        DEFAULT_MAX_UNCOMPARED,
     )
     #: two sides that hold the same rows pass the copy item (a dry run of the CI wiring)
-    allow_copy: bool = field(
-        default=False,
-        metadata=option(
-            "--parity-allow-copy",
-            "let two sides that hold the same rows pass the item parity-copy (a dry run of the CI wiring)",
-            ini=True,
-            ini_type="bool",
-            action="store_true",
-            convert=_switch,
-        ),
+    allow_copy: bool = _switch_field(
+        "--parity-allow-copy",
+        "let two sides that hold the same rows pass the item parity-copy (a dry run of the CI wiring)",
     )
     #: print what to run next for the pair, run no item, exit 0
-    plan: bool = field(
-        default=False,
-        metadata=option(
-            "--parity-plan",
-            "print what to run next for the pair (repeats and tasks that would decide), run no item, exit 0",
-            action="store_true",
-            convert=_switch,
-        ),
+    plan: bool = _switch_field(
+        "--parity-plan",
+        "print what to run next for the pair (repeats and tasks that would decide), run no item, exit 0",
+        ini=False,
     )
     #: each file as messages name it: as typed on the command line, or resolved from the ini file
     old_shown: str = ""
