@@ -24,9 +24,6 @@ from .identity.item_names import item_names
 from .judging.companion_homes import check_companions
 from .judging.completeness import (
     COVERAGE_NAME,
-    DEFAULT_MAX_MASKED,
-    DEFAULT_MAX_MISSING,
-    DEFAULT_MAX_UNCOMPARED,
     Coverage,
     Limit,
     coverage,
@@ -78,9 +75,6 @@ from .statistics.paired import PairedSection, noise_text, paired_section, task_n
 __all__ = [
     "COPY_NAME",
     "COVERAGE_NAME",
-    "DEFAULT_MAX_MASKED",
-    "DEFAULT_MAX_MISSING",
-    "DEFAULT_MAX_UNCOMPARED",
     "EQUIVALENCE_ITEM",
     "EXCERPT_CAP",
     "FLIPS",

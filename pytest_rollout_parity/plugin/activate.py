@@ -12,18 +12,18 @@ from typing import Optional
 
 import pytest
 
-from ..core import CompareInputError, KnownFlips, margin_beyond_range, read_known_flips, terminal_line
+from ..core import CompareInputError, KnownFlips, read_known_flips, terminal_line
 from ._pytest_compat import collect_beside, hooks_at, item_collected
 from .ci import ParityCI
 from .collect import MESSAGE_ATTRIBUTE, GateFinding, ParityFile, is_gate_item
 from .fixtures import parametrize_rollout_pair
 from .html_report import ParityHtmlPage, ParityHtmlRows, ParityHtmlSummary, html_report_requested
-from .options import OPTION
+from .options import OPTION, ParitySettings
 from .placement import Selection, take_new_file
 from .progress import progress_for
 from .reporting import ParitySummary
 from .run import RUN_KEY, ParityRun
-from .settings import ParitySettings, settings_from_config
+from .settings import settings_from_config
 from .sources import gather_sides
 
 #: How each setting an input error concerns (:attr:`CompareInputError.setting`) is given to the
@@ -70,7 +70,6 @@ class ParityGate:
                 progress.close()
             # the message may quote the data (an agent's name, a key): one line, never a workflow command
             raise pytest.UsageError(terminal_line(error_line(exc))) from None
-        _check_margin(run)
         config.stash[RUN_KEY] = run
         selection = take_new_file(config, run.settings.new)
         config.pluginmanager.register(ParityCollection(run, selection), "rollout-parity-collection")
@@ -91,19 +90,6 @@ class ParityGate:
     def _known_flips(self) -> Optional[KnownFlips]:
         path = self.settings.known_flips
         return read_known_flips(path, self.settings.known_flips_shown) if path is not None else None
-
-
-def _check_margin(run: ParityRun) -> None:
-    """A margin at or above the rewards' range makes the aggregate unfailable: a usage error naming the range."""
-    margin = run.settings.margin
-    span = margin_beyond_range(run.result, margin) if margin is not None else None
-    if span is not None:
-        low, high = span
-        raise pytest.UsageError(
-            f"--parity-margin: {margin:g} is at or above the range of the rewards, [{low:g}, {high:g}]: no mean "
-            "difference can exceed it, so the aggregate could never fail; the margin is in reward units "
-            f"(0.05 for 5 points of a reward in [0, 1])"
-        )
 
 
 class ParityCollection:

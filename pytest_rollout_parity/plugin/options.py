@@ -1,15 +1,24 @@
-"""The --parity-* options and their ini keys, and whether a run gave any of them.
+"""The gate's settings, each declared once: its command-line option and ini key, its default, and
+how a value is converted and checked, on the field of the one frozen object the plugin reads.
 
-Imported by the entry point in every pytest run, so it needs nothing but pytest: the settings (:mod:`.settings`)
-and the gate itself are imported only once :func:`parity_requested` says yes.
+Imported by the entry point in every pytest run, so it needs nothing but pytest: reading a run's
+settings (:mod:`.settings`) and the gate itself are imported only once :func:`parity_requested`
+says yes.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Literal, Optional
+import math
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Optional
 
 import pytest
+
+if TYPE_CHECKING:
+    from ..core import Limit
 
 #: The coverage limits' defaults, as `core.coverage` has them (not imported: no run that leaves the
 #: gate unused may import the core); a test checks that both say the same.
@@ -18,47 +27,154 @@ DEFAULT_MAX_MASKED = "30%"
 DEFAULT_MAX_UNCOMPARED = "20%"
 
 IniType = Literal["string", "linelist", "int", "float", "bool"]
+#: converts and checks a value as the command line, an ini file (a string) or TOML gives it; a
+#: ValueError says what the value must be
+Convert = Callable[[Any], Any]
 
 
 @dataclass(frozen=True)
 class Option:
-    """One setting of the gate: its command-line option, its ini key (if any) and the side it is for."""
+    """How one setting is given: its command-line option, its ini key (if any), how a value is taken."""
 
-    #: the field of the settings model it fills
-    field: str
-    #: the command-line option (``--parity-...``)
     flag: str
     help: str
     metavar: Optional[str] = None
-    #: the ini key, and its help in ``pytest --help``; None: given on the command line only
-    ini: Optional[str] = None
-    ini_help: str = ""
+    #: also given by an ini key (``parity_...``); else on the command line only
+    has_ini: bool = False
     #: what the ini key holds: a string, a list of lines, or a scalar also accepted natively from TOML
     ini_type: IniType = "string"
-    #: the side it is for (old or new); None for both sides or the run
-    side: Optional[str] = None
     #: a flag without a value (``store_true``), or one given several times (``append``)
     action: Optional[str] = None
+    convert: Optional[Convert] = None
+    #: a path (or, appended, paths): resolved against the directory of the place it was given in
+    path: bool = False
+    #: the settings field it fills
+    field: str = ""
 
     @property
     def dest(self) -> str:
-        """Its name in ``config.getoption``."""
+        """Its name in ``config.getoption``, and its ini key's."""
         return self.flag.lstrip("-").replace("-", "_")
 
+    @property
+    def ini(self) -> Optional[str]:
+        """The ini key (``parity_...``), or None."""
+        return self.dest if self.has_ini else None
 
-def _named_alike(field: str, metavar: str, help: str) -> Option:
-    """A string setting named alike as an option and as an ini key (``parity_<field>``), its side
-    the one its name starts with."""
-    side = field.partition("_")[0]
-    return Option(
-        field,
-        f"--parity-{field.replace('_', '-')}",
-        help,
-        metavar,
-        f"parity_{field}",
-        help,
-        side=side if side in ("old", "new") else None,
-    )
+
+def option(
+    flag: str,
+    help: str,
+    metavar: Optional[str] = None,
+    *,
+    ini: bool = False,
+    ini_type: IniType = "string",
+    action: Optional[str] = None,
+    convert: Optional[Convert] = None,
+    path: bool = False,
+) -> dict[str, Option]:
+    """A settings field's metadata: it is given by ``flag`` and, with ``ini``, by its ini key (the
+    same help in ``pytest --help``)."""
+    return {"option": Option(flag, help, metavar, ini, ini_type, action, convert, path)}
+
+
+class SettingError(ValueError):
+    """A setting's value is unusable: ``field_name`` says which setting, ``message`` what it must be."""
+
+    def __init__(self, field_name: str, message: str) -> None:
+        super().__init__(f"{field_name}: {message}")
+        self.field_name = field_name
+        self.message = message
+
+
+def _naming(what: str) -> Convert:
+    """None, or a string with something in it besides whitespace (it names ``what``)."""
+
+    def convert(value: Any) -> Optional[str]:
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise ValueError(f"must name {what}")
+        return value
+
+    return convert
+
+
+def _naming_field(flag: str, help: str, metavar: str, what: str) -> Any:
+    """A field naming ``what`` (a field, an agent), given by ``flag`` or its ini key; None by default."""
+    return field(default=None, metadata=option(flag, help, metavar, ini=True, convert=_naming(what)))
+
+
+def _count(value: Any) -> int:
+    """A whole number, 0 or more (an ini file gives it as a string)."""
+    if isinstance(value, str) and value.strip().lstrip("+-").isdecimal():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError("must be a whole number, 0 or more")
+    return value
+
+
+def _real(value: Any, must: str) -> float:
+    """A finite number (an ini file gives it as a string); else ``must`` says what it must be."""
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            pass
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ValueError(must)
+    return float(value)
+
+
+def _margin(value: Any) -> Optional[float]:
+    must = "must be a number, 0 or more (reward units)"
+    if value is None:
+        return None
+    if (number := _real(value, must)) < 0:
+        raise ValueError(must)
+    return number
+
+
+def _rate(value: Any) -> float:
+    must = "must be a number between 0 and 1, both excluded"
+    if not 0 < (number := _real(value, must)) < 1:
+        raise ValueError(must)
+    return number
+
+
+_SWITCH = {word: True for word in ("1", "true", "t", "yes", "y", "on")}
+_SWITCH.update({word: False for word in ("0", "false", "f", "no", "n", "off")})
+
+
+def _switch(value: Any) -> bool:
+    """A boolean: True/False, 0/1, or a word for one (`yes`, `off`, `t`, ...)."""
+    if isinstance(value, bool):
+        return value
+    word = _SWITCH.get(str(value).strip().lower()) if isinstance(value, (str, int)) else None
+    if word is None:
+        raise ValueError("must be true or false (or yes/no, on/off, 1/0)")
+    return word
+
+
+def _switch_field(flag: str, help: str, ini: bool = True) -> Any:
+    """A flag, off by default: ``flag`` turns it on, its ini key (with ``ini``) says either way."""
+    declared = option(flag, help, ini=ini, ini_type="bool", action="store_true", convert=_switch)
+    return field(default=False, metadata=declared)
+
+
+def _limit(value: Any) -> Limit:
+    """`N`, `P%` or `off` (TOML may give `N` as a number)."""
+    from ..core import Limit, parse_limit  # called only when a gate run builds its settings
+
+    if isinstance(value, Limit):
+        return value
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise ValueError("must be a count of tasks (3), a percentage of the old side's tasks (10%) or off")
+    return parse_limit(str(value))
+
+
+def _limit_field(flag: str, help: str, default: str) -> Any:
+    """A limit on old tasks (`N`, `P%` or `off`), given by ``flag`` or its ini key."""
+    declared = option(flag, help, "N|P%|off", ini=True, ini_type="int", convert=_limit)
+    return field(default_factory=lambda: _limit(default), metadata=declared)
 
 
 def _limit_help(what: str, default: str) -> str:
@@ -68,172 +184,257 @@ def _limit_help(what: str, default: str) -> str:
     )
 
 
-#: Every setting, in the order ``pytest --help`` lists them.
-OPTIONS: tuple[Option, ...] = (
-    _named_alike("old", "PATH", "rollouts JSONL of the old (reference) side"),
-    _named_alike("new", "PATH", "rollouts JSONL of the new (candidate) side"),
-    _named_alike("key", "FIELD", "dotted field holding the task id, for both sides"),
-    _named_alike("old_key", "FIELD", "dotted field holding the task id on the old side"),
-    _named_alike("new_key", "FIELD", "dotted field holding the task id on the new side"),
-    _named_alike("agent", "NAME", "keep only this agent's rows (agent_ref.name), both sides"),
-    _named_alike("old_agent", "NAME", "keep only this agent's rows on the old side"),
-    _named_alike("new_agent", "NAME", "keep only this agent's rows on the new side"),
-    Option(
-        "tail",
-        "--parity-tail",
-        "lines of the losing side's verifier output per flip (default 15)",
-        "N",
-        "parity_tail",
-        "lines of the losing side's verifier output per flip",
-        "int",
-    ),
-    Option(
-        "logs_roots",
-        "--parity-logs-root",
-        "extra directory for relative verifier_logs_dir (repeatable)",
-        "DIR",
-        "parity_logs_root",
-        "extra directories for relative verifier_logs_dir",
-        "linelist",
-        action="append",
-    ),
-    Option("json_path", "--parity-json", "also write the machine-readable summary there", "PATH"),
-    Option(
-        "markdown_path",
-        "--parity-markdown",
-        "also write the summary as Markdown there (as appended to $GITHUB_STEP_SUMMARY under GitHub Actions)",
-        "PATH",
-    ),
-    Option(
-        "html_path",
-        "--parity-html",
-        "also write the report as one self-contained HTML page there (verdict, pictures, flips; opens offline)",
-        "PATH",
-    ),
-    Option(
-        "strict",
-        "--parity-strict",
-        "masked, missing and agent-error tasks fail instead of xfail",
-        None,
-        "parity_strict",
-        "masked, missing and agent-error tasks fail instead of xfail",
-        "bool",
-        action="store_true",
-    ),
-    Option(
-        "margin",
-        "--parity-margin",
-        "margin mode: pass when the mean reward difference is shown within +-M (reward units, e.g. 0.02); "
-        "a flip then fails only when its repeats show it is not noise",
-        "M",
-        "parity_margin",
-        "margin mode: the accepted mean reward difference (reward units)",
-        "float",
-    ),
-    Option(
-        "alpha",
-        "--parity-alpha",
-        "margin mode: false discovery rate for the per-task tests of flips (default 0.05)",
-        "A",
-        "parity_alpha",
-        "margin mode: false discovery rate for the flips' tests",
-        "float",
-    ),
-    Option(
-        "allow_same_file",
+@dataclass(frozen=True)
+class ParitySettings:
+    """Everything the gate was asked to do, each field declared with its option (:func:`option`) and
+    checked once when built (:class:`SettingError` names the field and why). The fields in the order
+    ``pytest --help`` lists the options."""
+
+    old: Path = field(
+        metadata=option("--parity-old", "rollouts JSONL of the old (reference) side", "PATH", ini=True, path=True)
+    )
+    new: Path = field(
+        metadata=option("--parity-new", "rollouts JSONL of the new (candidate) side", "PATH", ini=True, path=True)
+    )
+    #: the join field given for both sides, and each side's own (a per-side key wins for its side)
+    key: Optional[str] = _naming_field(
+        "--parity-key", "dotted field holding the task id, for both sides", "FIELD", "a field"
+    )
+    old_key: Optional[str] = _naming_field(
+        "--parity-old-key", "dotted field holding the task id on the old side", "FIELD", "a field"
+    )
+    new_key: Optional[str] = _naming_field(
+        "--parity-new-key", "dotted field holding the task id on the new side", "FIELD", "a field"
+    )
+    #: the agent (`agent_ref.name`) kept on both sides, and on each side
+    agent: Optional[str] = _naming_field(
+        "--parity-agent", "keep only this agent's rows (agent_ref.name), both sides", "NAME", "an agent"
+    )
+    old_agent: Optional[str] = _naming_field(
+        "--parity-old-agent", "keep only this agent's rows on the old side", "NAME", "an agent"
+    )
+    new_agent: Optional[str] = _naming_field(
+        "--parity-new-agent", "keep only this agent's rows on the new side", "NAME", "an agent"
+    )
+    tail: int = field(
+        default=15,
+        metadata=option(
+            "--parity-tail",
+            "lines of the losing side's verifier output per flip (default 15)",
+            "N",
+            ini=True,
+            ini_type="int",
+            convert=_count,
+        ),
+    )
+    logs_roots: tuple[Path, ...] = field(
+        default=(),
+        metadata=option(
+            "--parity-logs-root",
+            "extra directory for relative verifier_logs_dir (repeatable)",
+            "DIR",
+            ini=True,
+            ini_type="linelist",
+            action="append",
+            path=True,
+        ),
+    )
+    json_path: Optional[Path] = field(
+        default=None,
+        metadata=option("--parity-json", "also write the machine-readable summary there", "PATH", path=True),
+    )
+    markdown_path: Optional[Path] = field(
+        default=None,
+        metadata=option(
+            "--parity-markdown",
+            "also write the summary as Markdown there (as appended to $GITHUB_STEP_SUMMARY under GitHub Actions)",
+            "PATH",
+            path=True,
+        ),
+    )
+    html_path: Optional[Path] = field(
+        default=None,
+        metadata=option(
+            "--parity-html",
+            "also write the report as one self-contained HTML page there (verdict, pictures, flips; opens offline)",
+            "PATH",
+            path=True,
+        ),
+    )
+    strict: bool = _switch_field("--parity-strict", "masked, missing and agent-error tasks fail instead of xfail")
+    #: margin mode: the largest mean-reward difference accepted as parity (reward units)
+    margin: Optional[float] = field(
+        default=None,
+        metadata=option(
+            "--parity-margin",
+            "margin mode: pass when the mean reward difference is shown within +-M (reward units, e.g. 0.02); "
+            "a flip then fails only when its repeats show it is not noise",
+            "M",
+            ini=True,
+            ini_type="float",
+            convert=_margin,
+        ),
+    )
+    #: the false discovery rate below which a flip's repeats show it is not noise (margin mode)
+    alpha: float = field(
+        default=0.05,
+        metadata=option(
+            "--parity-alpha",
+            "margin mode: false discovery rate for the per-task tests of flips (default 0.05)",
+            "A",
+            ini=True,
+            ini_type="float",
+            convert=_rate,
+        ),
+    )
+    #: both sides may name one file (a deliberate smoke test); otherwise that is a usage error
+    allow_same_file: bool = _switch_field(
         "--parity-allow-same-file",
         "allow both sides to name the same file (a smoke test of the gate; otherwise a usage error)",
-        None,
-        "parity_allow_same_file",
-        "allow both sides to name the same file (a smoke test)",
-        "bool",
-        action="store_true",
-    ),
-    Option(
-        "known_flips",
-        "--parity-known-flips",
-        "reviewed flips that pass: one task label a line, then `# reason` (a usage error names a bad line)",
-        "FILE",
-        "parity_known_flips",
-        "file of reviewed flips that pass (`task  # reason` a line)",
-    ),
-    Option(
-        "max_missing",
+    )
+    #: the reviewed flips that pass, and the file as messages name it
+    known_flips: Optional[Path] = field(
+        default=None,
+        metadata=option(
+            "--parity-known-flips",
+            "reviewed flips that pass: one task label a line, then `# reason` (a usage error names a bad line)",
+            "FILE",
+            ini=True,
+            path=True,
+        ),
+    )
+    #: the coverage item's limits on old tasks missing from / masked on the new side
+    max_missing: Limit = _limit_field(
         "--parity-max-missing",
         _limit_help("missing from", DEFAULT_MAX_MISSING),
-        "N|P%|off",
-        "parity_max_missing",
-        "most old tasks missing from the new side (N, P% or off)",
-        "int",
-    ),
-    Option(
-        "max_masked",
+        DEFAULT_MAX_MISSING,
+    )
+    max_masked: Limit = _limit_field(
         "--parity-max-masked",
         _limit_help("masked on", DEFAULT_MAX_MASKED),
-        "N|P%|off",
-        "parity_max_masked",
-        "most old tasks masked on the new side (N, P% or off)",
-        "int",
-    ),
-    Option(
-        "max_uncompared",
+        DEFAULT_MAX_MASKED,
+    )
+    #: the one budget of lost evidence: old-side tasks not compared for whatever reason
+    max_uncompared: Limit = _limit_field(
         "--parity-max-uncompared",
         "the evidence budget: the item parity-coverage fails when more old tasks than this could not be "
         "compared (missing, masked, agent error): a count, a percentage of the old side's tasks, or off "
         f"(default {DEFAULT_MAX_UNCOMPARED}%)",
-        "N|P%|off",
-        "parity_max_uncompared",
-        "most old tasks not compared, for any reason (N, P% or off)",
-        "int",
-    ),
-    Option(
-        "allow_copy",
+        DEFAULT_MAX_UNCOMPARED,
+    )
+    #: two sides that hold the same rows pass the copy item (a dry run of the CI wiring)
+    allow_copy: bool = _switch_field(
         "--parity-allow-copy",
         "let two sides that hold the same rows pass the item parity-copy (a dry run of the CI wiring)",
-        None,
-        "parity_allow_copy",
-        "two sides that hold the same rows pass (a dry run of the CI wiring)",
-        "bool",
-        action="store_true",
-    ),
-    Option(
-        "plan",
+    )
+    #: print what to run next for the pair, run no item, exit 0
+    plan: bool = _switch_field(
         "--parity-plan",
         "print what to run next for the pair (repeats and tasks that would decide), run no item, exit 0",
-        None,
-        action="store_true",
-    ),
+        ini=False,
+    )
+    #: each file as messages name it: as typed on the command line, or resolved from the ini file
+    old_shown: str = ""
+    new_shown: str = ""
+    known_flips_shown: str = ""
+    #: a side given as a glob or comma-separated globs matching several files: each (path, name
+    #: shown), sorted (``old``/``new`` is then the first); empty for a side of one file
+    old_shards: tuple[tuple[Path, str], ...] = ()
+    new_shards: tuple[tuple[Path, str], ...] = ()
+    #: where each given setting came from, for messages: its option or its ini key
+    sources: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        """Each value converted and checked, in field order (the first unusable one is named)."""
+        for declared in OPTIONS:
+            if declared.convert is None:
+                continue
+            try:
+                value = declared.convert(getattr(self, declared.field))
+            except ValueError as exc:
+                raise SettingError(declared.field, str(exc)) from None
+            object.__setattr__(self, declared.field, value)
+
+    def side_key(self, side: str) -> tuple[Optional[str], str]:
+        """The side's join field (its own key, else the shared one) and the option that gave it."""
+        return self._per_side(side, "key")
+
+    def side_agent(self, side: str) -> tuple[Optional[str], str]:
+        """The agent kept on the side (its own, else the shared one) and the option that gave it."""
+        return self._per_side(side, "agent")
+
+    def _per_side(self, side: str, what: str) -> tuple[Optional[str], str]:
+        own, shared = f"{side}_{what}", what
+        own_value, shared_value = getattr(self, own), getattr(self, shared)
+        own_from, shared_from = self.sources.get(own, ""), self.sources.get(shared, "")
+        # the command line wins over the ini file; on the same level the per-side value wins
+        if own_value is not None and not (shared_value is not None and _is_ini(own_from) and not _is_ini(shared_from)):
+            return own_value, own_from or OPTION[own].flag
+        return shared_value, shared_from or OPTION[shared].flag
+
+    def side_files(self, side: str) -> list[Path]:
+        """Every file a side is read from: its shards, or its one file."""
+        shards = self.old_shards if side == "old" else self.new_shards
+        return [path for path, _ in shards] or [self.old if side == "old" else self.new]
+
+    @property
+    def shared_file(self) -> Optional[Path]:
+        """A file both sides name (the new side's name for it), or None."""
+        for new in self.side_files("new"):
+            for old in self.side_files("old"):
+                try:
+                    if os.path.samefile(old, new):
+                        return new
+                except OSError:
+                    if old == new:
+                        return new
+        return None
+
+    @property
+    def same_file(self) -> bool:
+        """Both sides name the same file (the summary notes it)."""
+        return self.shared_file is not None
+
+
+def _is_ini(source: str) -> bool:
+    return bool(source) and not source.startswith("--")
+
+
+#: Every setting given by an option, in the order ``pytest --help`` lists them.
+OPTIONS: tuple[Option, ...] = tuple(
+    replace(each.metadata["option"], field=each.name) for each in fields(ParitySettings) if "option" in each.metadata
 )
 #: each setting by its field name
-OPTION = {option.field: option for option in OPTIONS}
+OPTION = {declared.field: declared for declared in OPTIONS}
 _SCALARS: dict[str, type] = {"int": int, "float": float, "bool": bool}
 
 
 def addoptions(parser: pytest.Parser) -> None:
     """Register the command-line options and their ini keys, from :data:`OPTIONS`."""
     group = parser.getgroup("rollout-parity", "rollout parity (compare two NeMo Gym rollout files)")
-    for option in OPTIONS:
-        if option.action == "store_true":
-            group.addoption(option.flag, action="store_true", default=None, help=option.help)
-        elif option.action is not None:
-            group.addoption(option.flag, metavar=option.metavar, action=option.action, default=None, help=option.help)
+    for declared in OPTIONS:
+        if declared.action == "store_true":
+            group.addoption(declared.flag, action="store_true", default=None, help=declared.help)
         else:
-            group.addoption(option.flag, metavar=option.metavar, help=option.help)
-    for option in OPTIONS:
-        if option.ini is None:
+            group.addoption(
+                declared.flag, metavar=declared.metavar, action=declared.action, default=None, help=declared.help
+            )
+    for declared in OPTIONS:
+        if declared.ini is None:
             continue
-        if option.ini_type == "linelist":
-            parser.addini(option.ini, option.ini_help, type="linelist", default=[])
-        elif option.ini_type in _SCALARS:
-            _addini_scalar(parser, option.ini, option.ini_help, _SCALARS[option.ini_type])
+        help = declared.help.replace("%%", "%")  # argparse's escape; an ini key's help is shown as written
+        if declared.ini_type == "linelist":
+            parser.addini(declared.ini, help, type="linelist", default=[])
+        elif declared.ini_type in _SCALARS:
+            _addini_scalar(parser, declared.ini, help, _SCALARS[declared.ini_type])
         else:
-            parser.addini(option.ini, option.ini_help, default=None)
+            parser.addini(declared.ini, help, default=None)
 
 
 def _addini_scalar(parser: pytest.Parser, name: str, help: str, scalar: type) -> None:
     """Accept a native TOML value (`[tool.pytest]`, pytest 9) as well as a string.
 
-    Older pytest knows only string-typed ini values; the settings model converts either.
+    Older pytest knows only string-typed ini values; the settings convert either.
     """
     try:
         parser.addini(name, help, type=scalar | str, default=None)  # type: ignore[arg-type]
@@ -252,6 +453,6 @@ def ini_value(config: pytest.Config, name: str) -> Any:
 
 def parity_requested(config: pytest.Config) -> bool:
     """Whether the run gives any --parity-* option or parity_* ini key (cheap: no validation)."""
-    if any(config.getoption(option.dest) is not None for option in OPTIONS):
+    if any(config.getoption(declared.dest) is not None for declared in OPTIONS):
         return True
-    return any(ini_value(config, option.ini) not in (None, []) for option in OPTIONS if option.ini is not None)
+    return any(ini_value(config, declared.ini) not in (None, []) for declared in OPTIONS if declared.ini is not None)

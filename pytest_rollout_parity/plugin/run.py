@@ -42,6 +42,7 @@ from ..core import (
     error_rates,
     flip_evidence,
     item_names,
+    margin_beyond_range,
     margin_decisions,
     noise_text,
     paired_section,
@@ -52,7 +53,7 @@ from ..core import (
     task_prompt,
     wants_excerpt,
 )
-from .settings import ParitySettings
+from .options import ParitySettings
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,7 @@ class ParityRun:
         }
         # the run-wide items' names are reserved in every run, so a task's node id does not depend on the mode
         names = tuple(item_names([t.task for t in result.tasks], reserved=[EQUIVALENCE_ITEM, COVERAGE_NAME, COPY_NAME]))
+        _check_margin(settings.margin, result)
         return cls(settings, old, new, result, names, roots, known_flips, inventory)
 
     @cached_property
@@ -260,6 +262,18 @@ class ParityRun:
             if shown is not None:
                 found[task.task] = shown
         return found
+
+
+def _check_margin(margin: Optional[float], result: CompareResult) -> None:
+    """A margin at or above the rewards' range makes the aggregate unfailable: a usage error naming the range."""
+    span = margin_beyond_range(result, margin) if margin is not None else None
+    if span is not None:
+        low, high = span
+        raise pytest.UsageError(
+            f"--parity-margin: {margin:g} is at or above the range of the rewards, [{low:g}, {high:g}]: no mean "
+            "difference can exceed it, so the aggregate could never fail; the margin is in reward units "
+            f"(0.05 for 5 points of a reward in [0, 1])"
+        )
 
 
 def decision_options(settings: ParitySettings, known_flips: Optional[KnownFlips]) -> dict[str, object]:

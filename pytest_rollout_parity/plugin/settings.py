@@ -1,180 +1,30 @@
-"""The plugin's options as one checked dataclass: command line over ini, paths resolved, UsageError.
+"""A run's settings from its configuration: command line over ini, paths resolved, files checked.
 
 Relative paths from the command line resolve against the invocation directory; those from an ini
 file against the ini file's directory, so an ini file means the same wherever pytest is run from.
+Each setting, its option and its check are declared once, in :mod:`.options`.
 """
 
 from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
 import pytest
 
 from ..core import (
-    DEFAULT_MAX_MASKED,
-    DEFAULT_MAX_MISSING,
-    DEFAULT_MAX_UNCOMPARED,
     CompareInputError,
-    Limit,
     ShardPatternError,
     check_companions,
     coverage_places,
     expand,
     metrics_places,
-    parse_limit,
     sidecar_places,
     visible,
 )
-from .options import OPTION, Option, ini_value
-from .setting_values import (
-    SettingError,
-    as_bool,
-    as_float,
-    as_int,
-    at_least,
-    below,
-    checked_as,
-    finite,
-    not_blank,
-    optional,
-)
-
-
-def _limit(value: Any) -> Limit:
-    if isinstance(value, Limit):
-        return value
-    if isinstance(value, bool) or not isinstance(value, (str, int)):
-        raise SettingError("must be a count of tasks (3), a percentage of the old side's tasks (10%) or off")
-    try:
-        return parse_limit(str(value))
-    except ValueError as exc:
-        raise SettingError(str(exc)) from None
-
-
-#: each checked setting and how its value is checked and converted, in the order they are checked
-#: (the first that fails is the one a usage error names)
-_CHECKS: tuple[tuple[str, Callable[[Any], Any]], ...] = (
-    ("key", optional(not_blank("must name a field"))),
-    ("old_key", optional(not_blank("must name a field"))),
-    ("new_key", optional(not_blank("must name a field"))),
-    ("agent", optional(not_blank("must name an agent"))),
-    ("old_agent", optional(not_blank("must name an agent"))),
-    ("new_agent", optional(not_blank("must name an agent"))),
-    ("tail", at_least(0, as_int)),
-    ("strict", as_bool),
-    ("margin", optional(at_least(0, finite(as_float)))),
-    ("alpha", below(1, above=0, convert=as_float)),
-    ("allow_same_file", as_bool),
-    ("max_missing", _limit),
-    ("max_masked", _limit),
-    ("max_uncompared", _limit),
-    ("allow_copy", as_bool),
-    ("plan", as_bool),
-)
-
-
-@dataclass(frozen=True)
-class ParitySettings:
-    """Everything the gate was asked to do, checked once when built (:class:`SettingError` names the
-    field and why). A plain dataclass: a gate run imports no validation library for a dozen options."""
-
-    old: Path
-    new: Path
-    #: each file as messages name it: as typed on the command line, or resolved from the ini file
-    old_shown: str = ""
-    new_shown: str = ""
-    #: a side given as a glob or comma-separated globs matching several files: each (path, name
-    #: shown), sorted (``old``/``new`` is then the first); empty for a side of one file
-    old_shards: tuple[tuple[Path, str], ...] = ()
-    new_shards: tuple[tuple[Path, str], ...] = ()
-    #: the join field given for both sides, and each side's own (a per-side key wins for its side)
-    key: Optional[str] = None
-    old_key: Optional[str] = None
-    new_key: Optional[str] = None
-    #: the agent (`agent_ref.name`) kept on both sides, and on each side
-    agent: Optional[str] = None
-    old_agent: Optional[str] = None
-    new_agent: Optional[str] = None
-    #: where each side's key and agent came from, for messages (an option or an ini key)
-    sources: dict[str, str] = field(default_factory=dict)
-    tail: int = 15
-    logs_roots: tuple[Path, ...] = ()
-    json_path: Optional[Path] = None
-    markdown_path: Optional[Path] = None
-    html_path: Optional[Path] = None
-    strict: bool = False
-    #: margin mode: the largest mean-reward difference accepted as parity (reward units)
-    margin: Optional[float] = None
-    #: the false discovery rate below which a flip's repeats show it is not noise (margin mode)
-    alpha: float = 0.05
-    #: both sides may name one file (a deliberate smoke test); otherwise that is a usage error
-    allow_same_file: bool = False
-    #: the reviewed flips that pass (`--parity-known-flips`), and the file as messages name it
-    known_flips: Optional[Path] = None
-    known_flips_shown: str = ""
-    #: the coverage item's limits on old tasks missing from / masked on the new side
-    max_missing: Limit = field(default_factory=lambda: parse_limit(DEFAULT_MAX_MISSING))
-    max_masked: Limit = field(default_factory=lambda: parse_limit(DEFAULT_MAX_MASKED))
-    #: the one budget of lost evidence: old-side tasks not compared for whatever reason
-    max_uncompared: Limit = field(default_factory=lambda: parse_limit(DEFAULT_MAX_UNCOMPARED))
-    #: two sides that hold the same rows pass the copy item (a dry run of the CI wiring)
-    allow_copy: bool = False
-    #: print what to run next for the pair, run no item, exit 0
-    plan: bool = False
-
-    def __post_init__(self) -> None:
-        """Each checked setting converted as an ini file or TOML may give it (`"3"`, `3`, `"yes"`)."""
-        for name, check in _CHECKS:
-            object.__setattr__(self, name, checked_as(name, check, getattr(self, name)))
-
-    def side_key(self, side: str) -> tuple[Optional[str], str]:
-        """The side's join field (its own key, else the shared one) and the option that gave it."""
-        return self._per_side(side, "key")
-
-    def side_agent(self, side: str) -> tuple[Optional[str], str]:
-        """The agent kept on the side (its own, else the shared one) and the option that gave it."""
-        return self._per_side(side, "agent")
-
-    def _per_side(self, side: str, what: str) -> tuple[Optional[str], str]:
-        own, shared = f"{side}_{what}", what
-        own_value, shared_value = getattr(self, own), getattr(self, shared)
-        own_from, shared_from = self.sources.get(own, ""), self.sources.get(shared, "")
-        # the command line wins over the ini file; on the same level the per-side value wins
-        if own_value is not None and not (shared_value is not None and _is_ini(own_from) and not _is_ini(shared_from)):
-            return own_value, own_from or OPTION[own].flag
-        return shared_value, shared_from or OPTION[shared].flag
-
-    def side_files(self, side: str) -> list[Path]:
-        """Every file a side is read from: its shards, or its one file."""
-        shards = self.old_shards if side == "old" else self.new_shards
-        return [path for path, _ in shards] or [self.old if side == "old" else self.new]
-
-    @property
-    def shared_file(self) -> Optional[Path]:
-        """A file both sides name (the new side's name for it), or None."""
-        for new in self.side_files("new"):
-            for old in self.side_files("old"):
-                try:
-                    if os.path.samefile(old, new):
-                        return new
-                except OSError:
-                    if old == new:
-                        return new
-        return None
-
-    @property
-    def same_file(self) -> bool:
-        """Both sides name the same file (the summary notes it)."""
-        return self.shared_file is not None
-
-
-def _is_ini(source: str) -> bool:
-    return bool(source) and not source.startswith("--")
+from .options import OPTION, OPTIONS, Option, ParitySettings, SettingError, ini_value
 
 
 def _resolve(value: str, base: Path) -> Path:
@@ -182,34 +32,13 @@ def _resolve(value: str, base: Path) -> Path:
     return path if path.is_absolute() else base / path
 
 
-#: the settings given as they are (the others are paths, resolved against where they were given)
-_AS_GIVEN = (
-    "key",
-    "old_key",
-    "new_key",
-    "agent",
-    "old_agent",
-    "new_agent",
-    "tail",
-    "strict",
-    "margin",
-    "alpha",
-    "allow_same_file",
-    "max_missing",
-    "max_masked",
-    "max_uncompared",
-    "allow_copy",
-    "plan",
-)
-#: the settings whose source each side's messages name
-_KEYS_AND_AGENTS = ("key", "old_key", "new_key", "agent", "old_agent", "new_agent")
-
-
-def _given(
-    config: pytest.Config, option: Option, present: Callable[[Any], bool] = lambda value: value is not None
-) -> Optional[tuple[Any, str]]:
+def _given(config: pytest.Config, option: Option) -> Optional[tuple[Any, str]]:
     """(value, where it was given): the command line over the ini file; None when neither gives a
-    value that is ``present`` (a path or a list of them: not empty)."""
+    value (for a path or a list of them: an empty one is none)."""
+
+    def present(value: Any) -> bool:
+        return bool(value) if option.path else value is not None
+
     cli = config.getoption(option.dest)
     if present(cli):
         return cli, option.flag
@@ -224,69 +53,52 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
     ini_dir = config.inipath.parent if config.inipath else config.rootpath
     raw: dict[str, Any] = {}
     sources: dict[str, str] = {}
-
-    for option in (OPTION["old"], OPTION["new"]):
-        given = _given(config, option, bool)
-        if given is not None:
-            sources[option.field] = given[1]
-            from_ini = given[1] == option.ini
-            _side_files(raw, option.field, given[0], ini_dir if from_ini else cwd, given[1], from_ini=from_ini)
-    if not sources:
-        return None
-    if len(sources) == 1:
-        given_as = next(iter(sources.values()))
-        missing = OPTION["new" if "old" in sources else "old"].flag
-        raise pytest.UsageError(f"{given_as} was given without {missing}: the gate needs both sides")
-
-    for field_name in _AS_GIVEN:
-        given = _given(config, OPTION[field_name])
-        if given is not None:
-            raw[field_name], sources[field_name] = given
-    raw["sources"] = {name: sources[name] for name in _KEYS_AND_AGENTS if name in sources}
-    roots = _given(config, OPTION["logs_roots"], bool)
-    if roots is not None:
-        base = cwd if roots[1] == OPTION["logs_roots"].flag else ini_dir
-        raw["logs_roots"] = tuple(_resolve(r, base) for r in roots[0])
-    known = _given(config, OPTION["known_flips"], bool)
-    if known is not None:
-        if known[1] == OPTION["known_flips"].flag:
-            raw["known_flips"], raw["known_flips_shown"] = _resolve(known[0], cwd), known[0]
+    for option in OPTIONS:
+        given = _given(config, option)
+        if given is None:
+            continue
+        value, source = given
+        sources[option.field] = source
+        from_ini = source != option.flag
+        base = ini_dir if from_ini else cwd
+        if option.field in ("old", "new"):
+            _side_files(raw, option.field, value, base, source, from_ini=from_ini)
+        elif option.action == "append" and option.path:
+            raw[option.field] = tuple(_resolve(each, base) for each in value)
+        elif option.path:
+            raw[option.field] = _resolve(value, base)
         else:
-            raw["known_flips"] = _resolve(known[0], ini_dir)
-            raw["known_flips_shown"] = str(raw["known_flips"])
-    for field_name in ("json_path", "markdown_path", "html_path"):
-        target = config.getoption(OPTION[field_name].dest)
-        if target:
-            raw[field_name] = _resolve(target, cwd)
-            sources[field_name] = OPTION[field_name].flag
+            raw[option.field] = value
+    sides = [side for side in ("old", "new") if side in sources]
+    if not sides:
+        return None
+    if len(sides) == 1:
+        missing = OPTION["new" if "old" in sources else "old"].flag
+        raise pytest.UsageError(f"{sources[sides[0]]} was given without {missing}: the gate needs both sides")
+    if "known_flips" in raw:  # shown as typed on the command line, resolved from an ini file
+        typed = sources["known_flips"] == OPTION["known_flips"].flag
+        raw["known_flips_shown"] = config.getoption(OPTION["known_flips"].dest) if typed else str(raw["known_flips"])
+    raw["sources"] = sources
 
     try:
         settings = ParitySettings(**raw)
     except SettingError as exc:
-        field_name = exc.field_name
-        where = sources.get(field_name, OPTION[field_name].flag if field_name in OPTION else field_name)
-        value = raw.get(field_name)
-        message = exc.message
-        raise pytest.UsageError(f"{where}: {message[:1].lower() + message[1:]}, got {value!r}") from None
+        where = sources.get(exc.field_name, OPTION[exc.field_name].flag)
+        raise pytest.UsageError(visible(f"{where}: {exc.message}, got {raw.get(exc.field_name)!r}")) from None
     _check_same_file(settings, sources)
     _check_companions(settings)
-    json_flag, markdown_flag = OPTION["json_path"].flag, OPTION["markdown_path"].flag
-    html_flag = OPTION["html_path"].flag
-    _check_target(settings.json_path, json_flag)
-    _check_target(settings.markdown_path, markdown_flag)
-    _check_target(settings.html_path, html_flag)
+    outputs = [(settings.json_path, "json_path"), (settings.markdown_path, "markdown_path")]
+    outputs.append((settings.html_path, "html_path"))
+    for target, name in outputs:
+        _check_target(target, OPTION[name].flag)
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    for target, named in (
-        (settings.json_path, json_flag),
-        (settings.markdown_path, markdown_flag),
-        (settings.html_path, html_flag),
-        (Path(step_summary) if step_summary else None, "$GITHUB_STEP_SUMMARY"),
-    ):
+    named = [(target, OPTION[name].flag) for target, name in outputs]
+    for target, flag in [*named, (Path(step_summary) if step_summary else None, "$GITHUB_STEP_SUMMARY")]:
         if target is not None:
-            _check_not_an_input(target, named, settings)
+            _check_not_an_input(target, flag, settings)
     for root in settings.logs_roots:
         if not root.is_dir():
-            where = roots[1] if roots is not None else OPTION["logs_roots"].flag
+            where = sources.get("logs_roots", OPTION["logs_roots"].flag)
             raise pytest.UsageError(visible(f"{where}: {root} is not a directory"))
     return settings
 

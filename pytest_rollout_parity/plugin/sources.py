@@ -18,10 +18,10 @@ from typing import Any, Optional
 import pytest
 
 from ..core import LoadedSide, Progress
+from .options import ParitySettings
 from .progress import LoadProgress
 from .rerun_cache import CACHE_DIR, RerunCache
 from .run import read_sides
-from .settings import ParitySettings
 
 #: the workerinput key naming the directory of the controller's entries
 WORKER_DIR = "rollout_parity_cache_dir"
