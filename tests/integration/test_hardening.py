@@ -274,7 +274,8 @@ def test_special_log_paths_never_hang_fall_back_or_say_why(gate: Gate) -> None:
             f"    | embedded output of {kind}",
         ], (kind, block)
         block = flip_block(result.outlines, f"{kind}: new regressed: old=1.0 new=0.0")
-        assert len(block) == 2, (kind, block)
+        # the log is refused; the row's own evidence follows (its return code), never the log's bytes
+        assert block[2:] == ["    new (losing) row's evidence:", "    | verifier_return_code=0"], (kind, block)
         assert block[1].startswith("    new verifier output unavailable: "), (kind, block)
         assert where[kind] in block[1] and reasons[kind] in block[1], (kind, block)
 

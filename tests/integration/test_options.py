@@ -12,7 +12,14 @@ from .conftest import Gate, all_text, harbor_row, legacy_row, output_lines
 
 
 def tail_lines(result: pytest.RunResult) -> list[str]:
-    return [line for line in result.outlines if line.startswith("    | ")]
+    """The lines of each verifier log tail (not those of a row's evidence block)."""
+    lines, in_log = [], False
+    for line in result.outlines:
+        if not line.startswith("    | "):
+            in_log = "verifier output (last" in line
+        elif in_log:
+            lines.append(line)
+    return lines
 
 
 def flip(

@@ -70,10 +70,15 @@ def test_crash_line_and_body_of_a_finding(gate: Gate, style: str) -> None:
     }
     report = failed[f"{NEW}::regex-log"]
     crash = report.longrepr.reprcrash  # type: ignore[union-attr]
-    assert crash.message == "new regressed: old=1.0 new=0.0"
+    # under --tb=line the one line names the task; under --tb=short the whole message is kept
+    assert crash.message == {"short": "", "line": "regex-log: "}[style] + "new regressed: old=1.0 new=0.0"
     assert crash.path.endswith("rollouts.jsonl") and crash.lineno == 2
     lines = report.longrepr.reprtraceback.reprentries[-1].lines  # type: ignore[union-attr]
-    assert len(lines) == {"short": 1, "line": 0}[style]
+    if style == "short":
+        assert lines[0] == "regex-log: new regressed: old=1.0 new=0.0"
+        assert any("verifier output (last" in line for line in lines[1:])
+    else:
+        assert lines == []
 
 
 def test_pytest_version_is_one_the_module_names() -> None:

@@ -87,7 +87,7 @@ REAL_SHAPES = {
         "responses_api_agents/anyswe_agent/data/example_rollouts_opencode.jsonl",
         [
             "agent_error_kind: other",
-            "resolved=false, patch_exists=true, agent_timed_out=false, eval_timed_out=false, mask_sample=false",
+            "resolved=false, patch_exists=true, agent_timed_out=false, eval_timed_out=false",
         ],
     ),
     "an extracted answer and a score": ("resources_servers/reasoning_gym/data/example_rollouts.jsonl", ["score=0.0"]),

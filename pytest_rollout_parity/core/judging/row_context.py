@@ -119,13 +119,14 @@ _ERROR, _PAIR, _CHECKS, _SCALARS, _JUDGE, _TEST, _STATE = range(7)
 #: those, docs/semantics.md "Verifier output lookup"), left out
 _TRAJECTORY = frozenset({"response", "responses_create_params", "output", "reward", *EMBEDDED_OUTPUT_FIELDS})
 #: words of a key that leave its value out: ids and names, times, tokens and cost, the prompt,
-#: configuration and places
+#: configuration and places, and the masking flag (the gate's own input, not the verifier's word)
 _LEFT_OUT = _words_of(
     "id ids uuid index name names checksum hash sha ref type "
     "time times at sec secs seconds ms msec duration timestamp date elapsed latency created "
     "token tokens usage cost billing "
     "prompt question context input messages instructions problem statement query system text "
-    "config kwargs url uri path dir file host port version"
+    "config kwargs url uri path dir file host port version "
+    "mask"
 )
 _ERROR_WORDS = _words_of("error errors failure failures exception exceptions")
 _TEST_WORDS = _words_of("stderr stdout traceback stacktrace log logs compiler test tests details")
