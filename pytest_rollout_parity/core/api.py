@@ -14,7 +14,8 @@ from dataclasses import replace
 from typing import Any, Optional, TypeVar
 
 from .errors import CompareInputError, Place
-from .judging.classify import SideInput, compare_sides, infer_keys
+from .identity.join import SideInput, infer_keys
+from .judging.classify import compare_sides
 from .judging.copies import copies_note
 from .judging.verification import verification_notes
 from .model import CompareResult, RowFacts, RowReader
