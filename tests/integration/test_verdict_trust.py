@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from .conftest import Gate, harbor_row, markdown_as_read
 
@@ -165,3 +166,33 @@ def test_margin_mode_names_the_flips_that_fail_and_those_within_noise(gate: Gate
         "parity: FAIL: 1 flip fails (2 regressed, 0 improved; 1 within noise); 2 identical"
     )
     result.stdout.fnmatch_lines(["FAILED new/rollouts.jsonl::t0 - *"])
+
+
+SPARTQA = Path(__file__).resolve().parents[1] / "data" / "real_history_pairs" / "spartqa"
+
+
+def _spartqa(version: str) -> list[dict]:
+    return [json.loads(line) for line in (SPARTQA / version / "example_rollouts.jsonl").read_text().splitlines()]
+
+
+def _two_runs(regressed: bool) -> list[dict]:
+    """Run A (spartqa's old five tasks) and run B (its new five), each numbering its tasks 0-4;
+    the old side has A's task 0 right and B's task 0 wrong, the new side the other way round."""
+    run_a = [dict(row, _ng_run_id="A") for row in _spartqa("old")]
+    run_b = [dict(row, _ng_run_id="B") for row in _spartqa("new")]
+    run_a[0]["reward"], run_b[0]["reward"] = (0.0, 1.0) if regressed else (1.0, 0.0)
+    return run_a + run_b
+
+
+def test_two_runs_in_one_file_are_not_joined_across_runs(gate: Gate) -> None:
+    """Keyed on the index, A's regression and B's improvement at index 0 cancel in the mean and
+    the pair passes; each run's task 0 is its own task, so the gate fails with both."""
+    result = gate.run(*gate.pair(_two_runs(False), _two_runs(True)), "-rf")
+    assert result.ret == 1
+    result.assert_outcomes(passed=8, failed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "parity: FAIL: 1 task regressed, 1 improved; 8 identical",
+            "*both sides: the side holds several runs: its rows carry 2 _ng_run_id values (A, B); _ng_task_index names*",
+        ]
+    )

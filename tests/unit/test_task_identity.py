@@ -400,3 +400,55 @@ def test_one_task_at_two_input_indices_keeps_its_id_and_the_shared_tasks_compare
 def test_without_prompts_one_task_at_two_indices_is_no_category():
     rows = [row(index=0, task_id="a"), row(index=1, task_id="b"), row(index=2, task_id="b")]
     assert compare_rollouts(rows, rows).join.old_key == "task_id"
+
+
+# --- several runs in one side (docs/semantics.md, "Prompts and the task index") ------------------
+
+
+def _run(run: Optional[str], texts: list[str], rewards: list[float]) -> list[dict]:
+    extra = {} if run is None else {"_ng_run_id": run}
+    return [row(reward, index=i, text=text, **extra) for i, (text, reward) in enumerate(zip(texts, rewards))]
+
+
+def test_a_side_of_several_run_ids_is_keyed_on_the_prompt_and_joins_within_runs():
+    old = _run("A", ["a0", "a1"], [1.0, 1.0]) + _run("B", ["b0", "b1"], [0.0, 1.0])
+    new = _run("A", ["a0", "a1"], [0.0, 1.0]) + _run("B", ["b0", "b1"], [1.0, 1.0])
+    res = compare_rollouts(old, new)
+    assert res.join.old_key == res.join.new_key == PROMPT_KEY
+    assert sorted(cats(res).values()) == ["flipped", "flipped", "identical", "identical"]
+    assert any("several runs: its rows carry 2 _ng_run_id values (A, B)" in note for note in res.notes)
+
+
+def test_a_pair_recurring_with_another_prompt_is_another_run_even_without_run_ids():
+    old = _run(None, ["a0", "a1"], [1.0, 1.0]) + _run(None, ["b0", "b1"], [0.0, 1.0])
+    new = _run(None, ["a0", "a1"], [0.0, 1.0]) + _run(None, ["b0", "b1"], [1.0, 1.0])
+    res = compare_rollouts(old, new)
+    assert res.join.old_key == PROMPT_KEY
+    assert any("_ng_task_index 0 with the same _ng_rollout_index recurs with another prompt" in n for n in res.notes)
+    assert sorted(cats(res).values()) == ["flipped", "flipped", "identical", "identical"]
+
+
+def test_a_legacy_append_files_retries_keep_the_index():
+    """A retry repeats its (task index, rollout index) pair with the same prompt: one run."""
+    old = _run(None, ["a0", "a1"], [1.0, 1.0])
+    new = _run(None, ["a0", "a1"], [0.0, 1.0]) + _run(None, ["a0"], [1.0])
+    res = compare_rollouts(old, new)
+    assert res.join.old_key == res.join.new_key == "_ng_task_index"
+    assert not any("several runs" in note for note in res.notes)
+
+
+def test_a_side_of_several_runs_against_one_run_joins_the_other_on_its_prompts():
+    old = _run("A", ["a0", "a1"], [1.0, 1.0]) + _run("B", ["b0", "b1"], [1.0, 1.0])
+    new = _run("C", ["b0", "b1"], [1.0, 0.0])
+    res = compare_rollouts(old, new)
+    assert res.join.new_key == PROMPT_KEY
+    assert res.join.new_key_reason == "the prompt, as the other side holds several runs that each number their tasks"
+    assert sorted(cats(res).values()) == ["flipped", "identical", "missing", "missing"]
+
+
+def test_several_runs_without_a_prompt_on_every_row_name_tasks_by_run_and_index():
+    old = [row(1.0, index=0, _ng_run_id="A"), row(1.0, index=0, _ng_run_id="B")]
+    new = [row(1.0, index=0, _ng_run_id="A"), row(0.0, index=0, _ng_run_id="B")]
+    res = compare_rollouts(old, new)
+    assert res.join.old_key == "_ng_task_index"
+    assert cats(res) == {"A:0": "identical", "B:0": "flipped"}

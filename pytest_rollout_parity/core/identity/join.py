@@ -17,7 +17,7 @@ from typing import Any, Optional
 from ..errors import Place
 from ..model import NO_OFFSET, RowFacts, RowOrigin, RowReader
 from ..reading.fields import PROMPT, TASK_INDEX
-from ..reading.key_vote import REASON_GIVEN, REASON_SHARDED
+from ..reading.key_vote import REASON_GIVEN, REASON_RUNS, REASON_SHARDED
 from ..reading.prompt_labels import prompt_label
 from ..reading.row_facts import lookup
 from ..reading.task_idents import TaskIdent, full_label, natural_key
@@ -239,6 +239,12 @@ def _align_fallbacks(old: SideInput, new: SideInput) -> list[str]:
                     "keeps its _ng_task_index and cannot be joined to the other side's prompts"
                 ]
             side.key, side.values = PROMPT, side.prompts
+            if other.reason == REASON_RUNS:
+                side.reason = "the prompt, as the other side holds several runs that each number their tasks"
+                return [
+                    f"the {name} side is keyed on the prompt too, to join the other side, which holds several "
+                    "runs whose _ng_task_index each names a task within its run"
+                ]
             if other.reason == REASON_SHARDED:
                 side.reason = "the prompt, as the other side is in shards whose _ng_task_index restarts"
                 return [

@@ -15,9 +15,18 @@ from dataclasses import dataclass, field
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any, Optional
 
-from .fields import IDENTITY_FALLBACKS, KEY_CANDIDATES, LOAD_FIELDS, PROMPT, TASK_INDEX, inferred_candidates
+from .fields import (
+    IDENTITY_FALLBACKS,
+    KEY_CANDIDATES,
+    LOAD_FIELDS,
+    PROMPT,
+    ROLLOUT_INDEX,
+    RUN_ID,
+    TASK_INDEX,
+    inferred_candidates,
+)
 from .key_categories import SideColumns
-from .prompt_labels import is_prompt, prompt_label
+from .prompt_labels import decoded, is_prompt, prompt_label
 from .row_facts import lookup
 from .skeleton import EncodedJSON
 from .task_idents import TaskIdent, ident_of
@@ -34,6 +43,10 @@ REASON_PROMPT = "the prompt: no task id field and no _ng_task_index on every row
 REASON_BORROWED = "borrowed from the other side: no row names a task"
 REASON_SHARDED = "the prompt: no task id field on every row, and _ng_task_index restarts in every shard"
 REASON_SHARD_INDEX = "_ng_task_index within its shard (shard:index): no task id field and no prompt on every row"
+REASON_RUNS = "the prompt: no task id field on every row, and the side holds several runs that each number their tasks"
+REASON_RUN_INDEX = (
+    "_ng_task_index within its run (run:index): several runs, no task id field and no prompt on every row"
+)
 
 #: Fields never inferred as an id: the known candidates, the fallbacks and what loading reads.
 KNOWN_FIELDS: frozenset[str] = frozenset(KEY_CANDIDATES + IDENTITY_FALLBACKS + LOAD_FIELDS)
@@ -45,6 +58,10 @@ FINGERPRINT = "#prompt"
 #: voting row does, the side is keyed on it and no fingerprint is ever looked at. Should a later row
 #: lack it, the fingerprints left unread are taken from the rows read again (:meth:`KeyVote.choose`).
 UNREAD = -1
+#: A row's candidate values carry, under these names, its `_ng_run_id` and `_ng_rollout_index`
+#: (plain scalars: the reader child's values travel by marshal), which show several runs in one side.
+RUN = "#run"
+ROLLOUT = "#rollout"
 #: The id field that names a task by construction: a side every row of which carries it is keyed on it.
 NG_TASK_ID = KEY_CANDIDATES[0]
 
@@ -82,6 +99,19 @@ def prompt_fingerprint(prompt: Any) -> Optional[int]:
     else:
         data = _compact_json(prompt).encode("utf-8", "surrogatepass")
     return zlib.crc32(data) | (len(data) << 32)
+
+
+def _share_a_user_message(first: Any, later: Any) -> bool:
+    """The two prompts begin with the same messages, and those include a user message."""
+    first, later = decoded(first), decoded(later)
+    if not isinstance(first, list) or not isinstance(later, list):
+        return False
+    for a, b in zip(first, later):
+        if a != b:
+            return False
+        if isinstance(a, dict) and a.get("role") == "user":
+            return True
+    return False
 
 
 @dataclass
@@ -132,6 +162,14 @@ class KeyVote:
         #: the inferred id candidates (seen on the first voting row); None until that row is seen
         self.inferred: Optional[tuple[str, ...]] = () if key else None
         self._rows_seen = 0  # rows added, voting or not (the length of every column)
+        #: each voting row's `_ng_run_id` (None: the row has none), kept while the side may be keyed
+        #: on its index: a task index names a task within its run only
+        self.runs: list[Any] = []
+        #: the first row of each (run, task index, rollout index), whose prompt a later row of the
+        #: same logical rollout should repeat (a legacy append file's retry does)
+        self._rollouts: dict[tuple[Any, TaskIdent, Any], int] = {}
+        #: rows whose fingerprint differs from their logical rollout's first row: (first, later)
+        self.prompt_clashes: list[tuple[int, int]] = []
 
     def candidate_values(self, row: dict[str, Any], *, anonymous: bool = False) -> dict[str, Any]:
         """The values this vote needs from a row (kept for sidecar records until they stand).
@@ -156,6 +194,10 @@ class KeyVote:
                 values[PROMPT] = DEFERRED
             if not self.explicit and not anonymous:  # an anonymous row's fingerprint is never kept
                 values[FINGERPRINT] = UNREAD if self._keyed_on_ng_id(values) else prompt_fingerprint(prompt)
+        if TASK_INDEX in self.columns and not self.explicit and not anonymous:
+            for mark, name in ((RUN, RUN_ID), (ROLLOUT, ROLLOUT_INDEX)):
+                value = lookup(row, name)
+                values[mark] = value if value is None or isinstance(value, (str, int, float)) else repr(value)
         return values
 
     def _keyed_on_ng_id(self, values: dict[str, Any]) -> bool:
@@ -177,6 +219,8 @@ class KeyVote:
         self.voters += 1
         if self.cells:
             self.fingerprints.append(values.get(FINGERPRINT))
+        if self.cells and TASK_INDEX in self.columns:
+            self._see_rollout(values)
         scalars = self._scalars
         for name, column in list(self.columns.items()):
             value = values.get(name)
@@ -195,6 +239,58 @@ class KeyVote:
             ident = known.get(value) if known is not None else None
             column.append(ident if ident is not None else self._cell(value))
         return None
+
+    def _see_rollout(self, values: dict[str, Any]) -> None:
+        """Keep the row's run, and note when its (run, task index, rollout index) recurs with a
+        prompt other than its first row's (by fingerprint; :meth:`several_runs` confirms on labels)."""
+        run, rollout, index = values.get(RUN), values.get(ROLLOUT), values.get(TASK_INDEX)
+        row = self._rows_seen - 1
+        self.runs.extend([None] * (row - len(self.runs)))
+        self.runs.append(run)
+        fingerprint = values.get(FINGERPRINT)
+        if rollout is None or index is None or fingerprint is None or fingerprint == UNREAD:
+            return
+        first = self._rollouts.setdefault((run, self._compact(index), rollout), row)
+        if first != row and self.fingerprints[first] != fingerprint:
+            self.prompt_clashes.append((first, row))
+
+    def several_runs(self, prompt_at: Optional[Callable[[int], Any]]) -> Optional[str]:
+        """Why the side holds several runs, or None: several `_ng_run_id` values, or one logical
+        rollout (run, task index, rollout index) recurring with another prompt, one that shares no
+        leading user message with the first (a retry of a rollout whose prompt holds its own state,
+        such as a dealt hand, begins as the first did). A legacy append file's retry repeats its
+        rollout with the same prompt, and is one run."""
+        runs = {run for run in self.runs if run is not None}
+        if len(runs) > 1:
+            shown = ", ".join(sorted(str(run) for run in runs)[:3]) + (", ..." if len(runs) > 3 else "")
+            return f"its rows carry {len(runs)} {RUN_ID} values ({shown})"
+        for first, later in self.prompt_clashes:
+            if self._label(first, prompt_at) != self._label(later, prompt_at) and not (
+                prompt_at is not None and _share_a_user_message(prompt_at(first), prompt_at(later))
+            ):
+                index = self.columns[TASK_INDEX][later]
+                return (
+                    f"{TASK_INDEX} {index[1] if index else '?'} with the same {ROLLOUT_INDEX} recurs with another "
+                    f"prompt (rows {first + 1} and {later + 1} of the side)"
+                )
+        return None
+
+    def drop_rows(self, kept: list[int]) -> None:
+        """Keep only the rows at ``kept`` (in order) in what the vote holds per row."""
+        for column in self.columns.values():
+            if column:
+                column[:] = [column[place] for place in kept]
+        if self.fingerprints:
+            self.fingerprints[:] = [self.fingerprints[place] for place in kept]
+        if self.runs:
+            self.runs.extend([None] * (self._rows_seen - len(self.runs)))
+            self.runs[:] = [self.runs[place] for place in kept]
+        renumbered = {old: new for new, old in enumerate(kept)}
+        self.prompt_clashes = [
+            (renumbered[a], renumbered[b]) for a, b in self.prompt_clashes if a in renumbered and b in renumbered
+        ]
+        self._rollouts = {key: renumbered[row] for key, row in self._rollouts.items() if row in renumbered}
+        self._rows_seen = len(kept)
 
     def _open_inferred(self, values: dict[str, Any]) -> None:
         """A column for each inferred candidate the first voting row carries (those of the rows
@@ -253,6 +349,9 @@ class KeyVote:
             if name == TASK_INDEX:
                 if self.index_restarts:
                     continue
+                runs = self.several_runs(prompt_at)
+                if runs is not None:
+                    return self._runs_choice(runs, passed, notes, prompts, prompt_at)
                 return self._fallback(KeyChoice(name, column, passed or REASON_TASK_INDEX, notes, prompts), prompt_at)
             if name == PROMPT and self.index_restarts:
                 labels = self._shard_prompts(prompt_at)
@@ -271,6 +370,33 @@ class KeyVote:
                 KeyChoice(TASK_INDEX, self.columns[TASK_INDEX], REASON_SHARD_INDEX, notes, prompts), prompt_at
             )
         return self._fallback(KeyChoice(None, [], notes=notes, prompts=prompts), prompt_at)
+
+    def _runs_choice(
+        self,
+        runs: str,
+        passed: str,
+        notes: list[str],
+        prompts: Optional[list[Optional[TaskIdent]]],
+        prompt_at: Optional[Callable[[int], Any]],
+    ) -> KeyChoice:
+        """A side of several runs, each numbering its tasks from 0: keyed on the prompt, so that no
+        task of one run is joined with another run's task at the same index; without a prompt on
+        every row, on the index within its run (`run:index`)."""
+        if prompts is not None and all(label is not None for label in prompts):
+            notes.append(
+                f"the side holds several runs: {runs}; {TASK_INDEX} names a task within its run only, "
+                "so the side is keyed on the prompt"
+            )
+            return self._fallback(KeyChoice(PROMPT, prompts, passed or REASON_RUNS, notes, prompts), prompt_at)
+        notes.append(
+            f"the side holds several runs: {runs}; not every row has a prompt, so its tasks are named "
+            f"run:{TASK_INDEX}, so no task of one run is joined with another run's"
+        )
+        values: list[Optional[TaskIdent]] = [
+            None if index is None else self._compact(f"{run}:{index[1]}")
+            for index, run in zip(self.columns[TASK_INDEX], self.runs + [None] * (self._rows_seen - len(self.runs)))
+        ]
+        return self._fallback(KeyChoice(TASK_INDEX, values, passed or REASON_RUN_INDEX, notes, prompts), prompt_at)
 
     def _fallback(self, choice: KeyChoice, prompt_at: Optional[Callable[[int], Any]]) -> KeyChoice:
         """The choice with the inferred id fields that hold one task a value on this side (the

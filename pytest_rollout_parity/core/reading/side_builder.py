@@ -176,11 +176,7 @@ class SideBuilder:
         kept = [place for place in range(len(self.facts)) if place not in gone]
         self.facts = [self.facts[place] for place in kept]
         vote = self.vote
-        for column in vote.columns.values():
-            if column:
-                column[:] = [column[place] for place in kept]
-        if vote.fingerprints:
-            vote.fingerprints[:] = [vote.fingerprints[place] for place in kept]
+        vote.drop_rows(kept)
         vote.voters -= len(gone - self._anonymous)
         self._anonymous = {new for new, old in enumerate(kept) if old in self._anonymous}
 
