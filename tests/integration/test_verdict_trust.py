@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .conftest import Gate, harbor_row, markdown_as_read
+from .conftest import Gate, failure_record, harbor_row, markdown_as_read
 
 
 def test_a_late_older_attempt_invents_no_flip(gate: Gate) -> None:
@@ -196,3 +196,27 @@ def test_two_runs_in_one_file_are_not_joined_across_runs(gate: Gate) -> None:
             "*both sides: the side holds several runs: its rows carry 2 _ng_run_id values (A, B); _ng_task_index names*",
         ]
     )
+
+
+REAL_ROWS = Path(__file__).resolve().parents[1] / "data" / "real_rows"
+
+
+def test_a_failure_record_without_the_task_id_finds_its_task_by_index(gate: Gate) -> None:
+    """deepswe rows name their task by `task_id`; the collector's record of a failed rollout carries
+    only the index stamps, which the main file maps to that task."""
+    scored = json.loads((REAL_ROWS / "deepswe_opencode_trimmed.jsonl").read_text().splitlines()[0])
+    old = [scored, dict(scored, _ng_rollout_index=1)]
+    args = gate.pair(old, [scored])
+    gate.write(
+        "new/rollouts_failures.jsonl",
+        [failure_record(index=scored["_ng_task_index"], rollout=1), failure_record(index=999, rollout=0)],
+    )
+    result = gate.run(*args, "--parity-max-masked=off", "--parity-max-uncompared=off")
+    result.assert_outcomes(passed=1, xfailed=1)  # the task, and the record that maps to no task
+    result.stdout.fnmatch_lines(
+        [
+            "*new side: 1 failure record(s) without task_id placed in their task by the main file's rows of the "
+            "same _ng_task_index*"
+        ]
+    )
+    assert "unknown (new) #2" not in result.stdout.str()

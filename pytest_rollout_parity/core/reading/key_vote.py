@@ -62,6 +62,8 @@ UNREAD = -1
 #: (plain scalars: the reader child's values travel by marshal), which show several runs in one side.
 RUN = "#run"
 ROLLOUT = "#rollout"
+#: A record without `_ng_run_id` is placed by its index alone, when that maps one task in every run.
+ANY_RUN = object()
 #: The id field that names a task by construction: a side every row of which carries it is keyed on it.
 NG_TASK_ID = KEY_CANDIDATES[0]
 
@@ -194,7 +196,7 @@ class KeyVote:
                 values[PROMPT] = DEFERRED
             if not self.explicit and not anonymous:  # an anonymous row's fingerprint is never kept
                 values[FINGERPRINT] = UNREAD if self._keyed_on_ng_id(values) else prompt_fingerprint(prompt)
-        if TASK_INDEX in self.columns and not self.explicit and not anonymous:
+        if TASK_INDEX in self.columns and not self.explicit:
             for mark, name in ((RUN, RUN_ID), (ROLLOUT, ROLLOUT_INDEX)):
                 value = lookup(row, name)
                 values[mark] = value if value is None or isinstance(value, (str, int, float)) else repr(value)
@@ -215,6 +217,8 @@ class KeyVote:
                 for name, column in self.columns.items():
                     column.append(self._cell(values.get(name)) if name in IDENTITY_FALLBACKS else None)
                 self.fingerprints.append(None)
+                if TASK_INDEX in self.columns:
+                    self._keep_run(values.get(RUN))
             return None
         self.voters += 1
         if self.cells:
@@ -245,14 +249,48 @@ class KeyVote:
         prompt other than its first row's (by fingerprint; :meth:`several_runs` confirms on labels)."""
         run, rollout, index = values.get(RUN), values.get(ROLLOUT), values.get(TASK_INDEX)
         row = self._rows_seen - 1
-        self.runs.extend([None] * (row - len(self.runs)))
-        self.runs.append(run)
+        self._keep_run(run)
         fingerprint = values.get(FINGERPRINT)
         if rollout is None or index is None or fingerprint is None or fingerprint == UNREAD:
             return
         first = self._rollouts.setdefault((run, self._compact(index), rollout), row)
         if first != row and self.fingerprints[first] != fingerprint:
             self.prompt_clashes.append((first, row))
+
+    def _keep_run(self, run: Any) -> None:
+        """The run of the row being added (None: it has no `_ng_run_id`)."""
+        self.runs.extend([None] * (self._rows_seen - 1 - len(self.runs)))
+        self.runs.append(run)
+
+    def _runs(self) -> list[Any]:
+        """Each row's run, padded to the side's rows."""
+        return self.runs + [None] * (self._rows_seen - len(self.runs))
+
+    def _placed(self, name: str, column: list[Optional[TaskIdent]], notes: list[str]) -> list[Optional[TaskIdent]]:
+        """The column with each failure record that lacks the field placed in its task through the
+        main file's rows: the value the rows of its `_ng_task_index` (in its run, and its shard,
+        whose number the index carries) all have. A record no row maps stays anonymous."""
+        indexes = self.columns.get(TASK_INDEX)
+        if indexes is None or not self.cells or None not in column:
+            return column
+        runs = self._runs()
+        mapped: dict[tuple[Any, TaskIdent], Optional[TaskIdent]] = {}
+        for value, index, run in zip(column, indexes, runs):
+            if value is not None and index is not None:
+                for where in ((run, index), (ANY_RUN, index)):
+                    if mapped.setdefault(where, value) != value:
+                        mapped[where] = None  # two tasks at one index: it maps nothing
+        placed = list(column)
+        for row, (value, index, run) in enumerate(zip(column, indexes, runs)):
+            if value is None and index is not None:
+                placed[row] = mapped.get((run, index)) or (mapped.get((ANY_RUN, index)) if run is None else None)
+        count = sum(value is None for value in column) - sum(value is None for value in placed)
+        if count:
+            notes.append(
+                f"{count} failure record(s) without {name} placed in their task by the main file's rows of "
+                f"the same {TASK_INDEX}"
+            )
+        return placed
 
     def several_runs(self, prompt_at: Optional[Callable[[int], Any]]) -> Optional[str]:
         """Why the side holds several runs, or None: several `_ng_run_id` values, or one logical
@@ -283,8 +321,8 @@ class KeyVote:
         if self.fingerprints:
             self.fingerprints[:] = [self.fingerprints[place] for place in kept]
         if self.runs:
-            self.runs.extend([None] * (self._rows_seen - len(self.runs)))
-            self.runs[:] = [self.runs[place] for place in kept]
+            runs = self._runs()
+            self.runs[:] = [runs[place] for place in kept]
         renumbered = {old: new for new, old in enumerate(kept)}
         self.prompt_clashes = [
             (renumbered[a], renumbered[b]) for a, b in self.prompt_clashes if a in renumbered and b in renumbered
@@ -362,7 +400,7 @@ class KeyVote:
                 return self._fallback(KeyChoice(name, column, passed or REASON_PROMPT, notes, prompts), prompt_at)
             category = self._columns(prompt_at).category(name, notes)
             if category is None:
-                return KeyChoice(name, column, REASON_ID_FIELD, notes)
+                return KeyChoice(name, self._placed(name, column, notes), REASON_ID_FIELD, notes)
             passed_over.append(name)
             notes.append(category)
         if self.index_restarts and TASK_INDEX in self.columns:
@@ -394,7 +432,7 @@ class KeyVote:
         )
         values: list[Optional[TaskIdent]] = [
             None if index is None else self._compact(f"{run}:{index[1]}")
-            for index, run in zip(self.columns[TASK_INDEX], self.runs + [None] * (self._rows_seen - len(self.runs)))
+            for index, run in zip(self.columns[TASK_INDEX], self._runs())
         ]
         return self._fallback(KeyChoice(TASK_INDEX, values, passed or REASON_RUN_INDEX, notes, prompts), prompt_at)
 
@@ -404,7 +442,9 @@ class KeyVote:
         names = [name for name in self.inferred or () if name in self.columns]
         columns = self._columns(prompt_at) if names else None  # its unread fingerprints are read only if needed
         choice.inferred = {
-            name: self.columns[name] for name in names if columns is not None and columns.holds_one_task(name)
+            name: self._placed(name, self.columns[name], [])
+            for name in names
+            if columns is not None and columns.holds_one_task(name)
         }
         if choice.key == PROMPT and self.voters > 1:
             labels = {label for label in choice.values if label is not None}
