@@ -220,3 +220,17 @@ def test_a_failure_record_without_the_task_id_finds_its_task_by_index(gate: Gate
         ]
     )
     assert "unknown (new) #2" not in result.stdout.str()
+
+
+def test_a_token_capture_mask_is_a_training_mask_and_the_reward_stands(gate: Gate) -> None:
+    """NeMo Gym's token-id capture sets `mask_sample` (with `_ng_token_capture`) on a verified
+    rollout whose token chain it could not build: training leaves it out, the reward stands."""
+    old = _spartqa("old")
+    new = [dict(row) for row in old]
+    new[0].update(reward=0.0, mask_sample=True, _ng_token_capture={"n_calls": 0, "error": "nothing recorded"})
+    new[1].update(mask_sample=True, failure_kind="agent_run_error")  # a failure's mask still masks
+    result = gate.run(*gate.pair(old, new), "--parity-max-masked=off", "--parity-max-uncompared=off")
+    result.assert_outcomes(passed=3, failed=1, xfailed=1)
+    result.stdout.fnmatch_lines(
+        ["*new side: 1 row(s) with mask_sample set by NeMo Gym's token-id capture (_ng_token_capture) are scored*"]
+    )

@@ -184,6 +184,9 @@ FAILURE_KIND = "failure_kind"
 INVALID_JUDGE = "invalid_judge_response"
 #: A sidecar record of the newest collector for a rollout left out on purpose: masked, never scored.
 OMITTED = "_ng_omitted"
+#: NeMo Gym's token-id capture health (`nemo_gym/token_id_capture/delivery.py`): beside a
+#: `mask_sample` it set, the mask leaves the rollout out of training, and its reward stands.
+TOKEN_CAPTURE = "_ng_token_capture"
 
 # --- agent-level errors reported on a scored row -------------------------------------------
 
@@ -243,6 +246,7 @@ EMBEDDED_OUTPUT_FIELDS: tuple[str, ...] = ("test_output", "verifier_stdout", "ve
 LOAD_FIELDS: tuple[str, ...] = (
     REWARD,
     MASK_SAMPLE,
+    TOKEN_CAPTURE,
     FAILURE_KIND,
     INVALID_JUDGE,
     *AGENT_ERROR_FIELDS,

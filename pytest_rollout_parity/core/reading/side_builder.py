@@ -17,7 +17,7 @@ from .attempts import superseded_note
 from .digest import ContentDigest
 from .fields import FAILURE_MARKERS, PROMPT, REWARD, TASK_INDEX
 from .key_vote import NO_KEY, KeyChoice, KeyVote
-from .row_facts import RewardTypeError, fold_failure_record, lookup, reduce_row
+from .row_facts import RewardTypeError, fold_failure_record, lookup, reduce_row, training_mask
 from .task_idents import describe_row_task, ident_of
 
 #: What a file whose rows never carry `reward` most likely is.
@@ -31,6 +31,8 @@ AGGREGATE_METRICS = "aggregate metrics (one figure per metric, no task rows), no
 CHAT_TRANSCRIPT = "a chat transcript (rows of messages), not rollouts (no row has a reward field)"
 #: A row's candidate values carry, under this name, what its file looks like when it is no rollouts file.
 SHAPE = "#shape"
+#: A row's candidate values carry this (true) when its `mask_sample` is a training mask (:func:`.row_facts.training_mask`).
+TRAINING_MASK = "#training_mask"
 
 
 def what_rows_are(row: dict[str, Any]) -> str:
@@ -107,6 +109,7 @@ class SideBuilder:
         #: executions of a logical rollout left out because a newer attempt stands (:mod:`.attempts`)
         self.superseded = 0
         self._anonymous: set[int] = set()  # places of rows that name no task (they do not vote)
+        self._training_masks: set[int] = set()  # places of rows scored through a token-capture mask
         self._shape: Optional[str] = None  # what the first main row says the file is, if no rollouts
         #: every byte of the side's files as read (the reader child sends its own with its end)
         self.digest = ContentDigest()
@@ -132,6 +135,8 @@ class SideBuilder:
         names = self.vote.candidate_values(row, anonymous=anonymous)
         if not sidecar and not self.facts and self._shape is None and REWARD not in row:
             names[SHAPE] = what_rows_are(row)
+        if not sidecar and facts.mask is None and training_mask(row, facts.reward):
+            names[TRAINING_MASK] = True
         if self._shard is not None:
             facts.shard = self._shard - 1
             if names.get(TASK_INDEX) is not None:
@@ -159,6 +164,8 @@ class SideBuilder:
             self._lost_last_field_at = pending.place
         if pending.anonymous:
             self._anonymous.add(len(self.facts))
+        if TRAINING_MASK in pending.names:
+            self._training_masks.add(len(self.facts))
         self.facts.append(pending.facts)
         if pending.facts.origin is RowOrigin.MAIN and pending.has_reward_field:
             self._rows_with_reward_field += 1
@@ -179,6 +186,7 @@ class SideBuilder:
         vote.drop_rows(kept)
         vote.voters -= len(gone - self._anonymous)
         self._anonymous = {new for new, old in enumerate(kept) if old in self._anonymous}
+        self._training_masks = {new for new, old in enumerate(kept) if old in self._training_masks}
 
     def add_row(self, row: dict[str, Any], source: RowSource, *, keep: bool) -> None:
         """Prepare and join a row at once (sidecar records wait: only the standing ones join)."""
@@ -199,6 +207,11 @@ class SideBuilder:
         choice = self.vote.choose(prompt_at)
         if self.superseded:
             choice.notes.append(superseded_note(self.superseded))
+        if self._training_masks:
+            choice.notes.append(
+                f"{len(self._training_masks)} row(s) with mask_sample set by NeMo Gym's token-id capture "
+                "(_ng_token_capture) are scored: the mask leaves a rollout out of training, and its reward stands"
+            )
         self.vote.fill_prompts(choice, prompt_at)
         if choice.key is None and self.vote.voters and not choice.inferred:
             raise (self._lost_last_field_at or Place(display)).error(NO_KEY, "key")
