@@ -92,6 +92,10 @@ class ParitySettings:
     #: shown), sorted (``old``/``new`` is then the first); empty for a side of one file
     old_shards: tuple[tuple[Path, str], ...] = ()
     new_shards: tuple[tuple[Path, str], ...] = ()
+    #: files the side's glob matched that were written beside the rollouts (the health check's...),
+    #: each (name shown, what it is): left out, with a note
+    old_left_out: tuple[tuple[str, str], ...] = ()
+    new_left_out: tuple[tuple[str, str], ...] = ()
     #: the join field given for both sides, and each side's own (a per-side key wins for its side)
     key: Optional[str] = None
     old_key: Optional[str] = None
@@ -296,10 +300,12 @@ def _side_files(raw: dict[str, Any], side: str, value: str, base: Path, source: 
 
     Names from the command line are shown as typed (or as matched); those from an ini file resolved.
     """
+    left_out: list[tuple[str, str]] = []
     try:
-        files = expand(value, base)
+        files = expand(value, base, left_out)
     except ShardPatternError as exc:
         raise pytest.UsageError(visible(f"{source}: {exc}")) from None
+    raw[f"{side}_left_out"] = tuple(left_out)
     if from_ini:
         files = [(path, str(path)) for path, _ in files]
     raw[side] = files[0][0]

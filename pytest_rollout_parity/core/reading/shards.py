@@ -22,6 +22,7 @@ import glob
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Optional
 
 from ..escaping import has_invisible, visible
 from .files import inside, plain_name
@@ -38,6 +39,26 @@ NOT_SHARDS = (
 )
 
 
+#: Files written beside the rollouts that are never rollouts, by what each is: `gym eval
+#: health-check`'s two (NeMo Gym PR 2705), and the `--prompt` task and `--echo` items of other producers.
+HEALTH_CHECK_FILES = {
+    "rollout_verdicts.jsonl": "the health check's per-rollout verdicts (gym eval health-check)",
+    "quality_summary.json": "the health check's quality summary (gym eval health-check)",
+}
+WRITTEN_BESIDE = {
+    "_items.jsonl": "the --echo output (Responses API items, <stem>_items.jsonl)",
+    "_task.jsonl": "the task written for --prompt (<stem>_task.jsonl)",
+}
+
+
+def written_beside(name: str) -> str:
+    """What a file written beside the rollouts is, by its name (`""`: none of those)."""
+    plain = plain_name(os.path.basename(name))
+    if plain in HEALTH_CHECK_FILES:
+        return HEALTH_CHECK_FILES[plain]
+    return next((what for suffix, what in WRITTEN_BESIDE.items() if plain.endswith(suffix)), "")
+
+
 class ShardPatternError(ValueError):
     """A pattern that matches no rollouts file (the message names it)."""
 
@@ -45,7 +66,7 @@ class ShardPatternError(ValueError):
 def is_artifact(name: str) -> bool:
     """A file name a glob may match that is no rollouts file: a sidecar, inputs, attempts, any `.json`."""
     plain = plain_name(name)
-    return plain.endswith(NOT_SHARDS) or plain.endswith(".json")
+    return plain.endswith(NOT_SHARDS) or plain.endswith(".json") or bool(written_beside(plain))
 
 
 def is_pattern(value: str) -> bool:
@@ -53,8 +74,11 @@ def is_pattern(value: str) -> bool:
     return "," in value or glob.has_magic(value)
 
 
-def expand(value: str, base: Path) -> list[tuple[Path, str]]:
+def expand(value: str, base: Path, left_out: Optional[list[tuple[str, str]]] = None) -> list[tuple[Path, str]]:
     """The files ``value`` names, as (path, name shown in messages), sorted and deduplicated.
+
+    ``left_out`` (when given) receives the files a glob matched that were written beside the
+    rollouts and are no rollouts, each with what it is (:func:`written_beside`), for a note.
 
     A value that names an existing file, or that holds no glob character and no comma, is that one
     file (a missing one is reported when it is read). Otherwise each comma-separated part is a glob
@@ -72,7 +96,8 @@ def expand(value: str, base: Path) -> list[tuple[Path, str]]:
         resolved = _resolve(part, base)
         if os.path.isfile(resolved):
             if is_artifact(os.path.basename(part)):
-                raise ShardPatternError(f"{part!r} is no rollouts file (a shard's sidecar is read with its shard)")
+                what = written_beside(part) or "a shard's sidecar is read with its shard"
+                raise ShardPatternError(f"{part!r} is no rollouts file ({what})")
             found.setdefault(os.path.normpath(resolved), (resolved, part))
             continue
         matches, skipped = _matches(part, base)
@@ -86,6 +111,10 @@ def expand(value: str, base: Path) -> list[tuple[Path, str]]:
         for shown in matches:
             path = _resolve(shown, base)
             found.setdefault(os.path.normpath(path), (path, shown))
+        if left_out is not None:
+            left_out.extend(
+                (name, what) for name in skipped if (what := written_beside(name)) and (name, what) not in left_out
+            )
     if not found:
         raise ShardPatternError(f"{value!r} names no file")
     return sorted(found.values(), key=lambda file: file[1])

@@ -18,6 +18,7 @@ from .digest import ContentDigest
 from .fields import FAILURE_MARKERS, PROMPT, REWARD, TASK_INDEX
 from .key_vote import NO_KEY, KeyChoice, KeyVote
 from .row_facts import RewardTypeError, fold_failure_record, lookup, reduce_row, training_mask
+from .shards import HEALTH_CHECK_FILES, written_beside
 from .task_idents import describe_row_task, ident_of
 
 #: What a file whose rows never carry `reward` most likely is.
@@ -29,14 +30,21 @@ REWARD_PROFILE = (
 )
 AGGREGATE_METRICS = "aggregate metrics (one figure per metric, no task rows), not rollouts (no row has a reward field)"
 CHAT_TRANSCRIPT = "a chat transcript (rows of messages), not rollouts (no row has a reward field)"
+#: The health check's verdict of one rollout (a `rollout_verdicts.jsonl` row, whatever its file is called).
+VERDICTS = ("healthy", "unhealthy", "unobserved")
+HEALTH_VERDICTS = HEALTH_CHECK_FILES["rollout_verdicts.jsonl"]
 #: A row's candidate values carry, under this name, what its file looks like when it is no rollouts file.
 SHAPE = "#shape"
 #: A row's candidate values carry this (true) when its `mask_sample` is a training mask (:func:`.row_facts.training_mask`).
 TRAINING_MASK = "#training_mask"
 
 
-def what_rows_are(row: dict[str, Any]) -> str:
-    """What a file whose rows have no reward field is, by what its first row holds."""
+def what_rows_are(row: dict[str, Any], name: str = "") -> str:
+    """What a file whose rows have no reward field is, by its name (a file written beside the
+    rollouts, :func:`.shards.written_beside`) or what its first row holds."""
+    beside = written_beside(name) or (HEALTH_VERDICTS if row.get("verdict") in VERDICTS else "")
+    if beside:
+        return f"{beside}, not rollouts (no row has a reward field): give the rollouts file beside it"
     keys = [key for key in row if isinstance(key, str)]
     if "expected_num_rollouts" in keys or "rollout_infos" in keys or any(key.endswith("/reward") for key in keys):
         return REWARD_PROFILE
@@ -134,7 +142,7 @@ class SideBuilder:
         anonymous = (sidecar or is_failure_record(row)) and names_no_task(row, self.key)
         names = self.vote.candidate_values(row, anonymous=anonymous)
         if not sidecar and not self.facts and self._shape is None and REWARD not in row:
-            names[SHAPE] = what_rows_are(row)
+            names[SHAPE] = what_rows_are(row, source.place.path)
         if not sidecar and facts.mask is None and training_mask(row, facts.reward):
             names[TRAINING_MASK] = True
         if self._shard is not None:
