@@ -85,6 +85,7 @@ def _input(facts: list[RowFacts], choice: KeyChoice, name: str, reader: Optional
         prompts=choice.prompts,
         name=name,
         inferred=dict(choice.inferred),
+        categories=choice.categories,
     )
 
 

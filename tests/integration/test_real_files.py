@@ -180,3 +180,18 @@ def test_one_task_at_two_input_indices_keeps_its_id_and_a_real_flip_shows(gate: 
     assert summary["join"]["old_key"] == summary["join"]["new_key"] == "task_id"
     assert summary["counts"]["flipped"] == 1 and summary["counts"]["missing"] == 0
     result.stdout.fnmatch_lines([f"FAILED new/rollouts.jsonl::{flipped['task_id']} - new regressed*"])
+
+
+def test_a_category_on_one_side_is_a_category_on_the_other(gate: Gate) -> None:
+    """The old side shows `task_name: knights_knaves` to be a category (five problems); the new side
+    holds one of them, where the field would name one task. Passed over there too, the new row
+    joins its problem on the old side by the prompt."""
+    rows = read_rows(REAL / "resources_servers/reasoning_gym/data/example_rollouts.jsonl")
+    result = gate.run(*gate.pair(rows, [rows[2]]), "--parity-max-missing=off", "--parity-max-uncompared=off")
+    result.assert_outcomes(passed=1, xfailed=4)
+    result.stdout.fnmatch_lines(
+        [
+            "new:*key responses_create_params.input (*",
+            "*the new side's task_name is passed over too: the old side shows it is a category*",
+        ]
+    )

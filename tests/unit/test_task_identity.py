@@ -452,3 +452,22 @@ def test_several_runs_without_a_prompt_on_every_row_name_tasks_by_run_and_index(
     res = compare_rollouts(old, new)
     assert res.join.old_key == "_ng_task_index"
     assert cats(res) == {"A:0": "identical", "B:0": "flipped"}
+
+
+# --- a category on one side is a category on both ----------------------------------------------
+
+
+def test_a_field_one_side_shows_to_be_a_category_is_passed_over_on_the_other():
+    old = [row(1.0, index=i, text=f"puzzle {i}", task_name="knights_knaves") for i in range(5)]
+    new = [row(0.0, index=2, text="puzzle 2", task_name="knights_knaves")]
+    res = compare_rollouts(old, new)
+    assert res.join.old_key == res.join.new_key == "_ng_task_index"
+    assert res.join.new_key_reason == "task_name passed over: a category on the other side"
+    assert cats(res)["2"] == "flipped"
+    assert "new side's task_name is passed over too: the old side shows it is a category" in " ".join(res.notes)
+
+
+def test_a_field_both_sides_key_on_is_kept():
+    old = [row(1.0, index=i, text=f"puzzle {i}", task_name=f"t{i}") for i in range(3)]
+    res = compare_rollouts(old, old[:1])
+    assert res.join.old_key == res.join.new_key == "task_name"

@@ -17,10 +17,10 @@ from typing import Any, Optional
 from ..errors import Place
 from ..model import NO_OFFSET, RowFacts, RowOrigin, RowReader
 from ..reading.fields import PROMPT, TASK_INDEX
-from ..reading.key_vote import REASON_GIVEN, REASON_RUNS, REASON_SHARDED
+from ..reading.key_vote import REASON_GIVEN, REASON_ID_FIELD, REASON_RUNS, REASON_SHARDED
 from ..reading.prompt_labels import prompt_label
 from ..reading.row_facts import lookup
-from ..reading.task_idents import TaskIdent, full_label, natural_key
+from ..reading.task_idents import TaskIdent, full_label, ident_of, natural_key
 from .inference import TaskPrompt, prompt_on_side, rank_inferred, runners_up, shared_count, with_messages
 from .item_names import listed
 
@@ -211,12 +211,18 @@ class SideInput:
     shard_names: Sequence[str] = ()
     #: inferred id fields holding one task a value on this side, each with its value per row
     inferred: dict[str, Sequence[Optional[TaskIdent]]] = field(default_factory=dict)
+    #: the id fields this side showed to be categories (:attr:`..reading.key_vote.KeyChoice.categories`)
+    categories: Sequence[str] = ()
+
+    def row_at(self, index: int) -> dict[str, Any]:
+        """Row ``index``, read again from its file when it is not kept."""
+        facts = self.facts[index]
+        row = self.reader(facts) if self.reader is not None and facts.row is None else facts.row
+        return row or {}
 
     def prompt_at(self, index: int) -> Any:
         """Row ``index``'s prompt, read again from its file when the row is not kept."""
-        facts = self.facts[index]
-        row = self.reader(facts) if self.reader is not None and facts.row is None else facts.row
-        return lookup(row or {}, PROMPT)
+        return lookup(self.row_at(index), PROMPT)
 
     def where(self, index: int) -> Place:
         """Where row ``index`` of the side is, for messages (in its own shard's file)."""
@@ -271,7 +277,7 @@ def infer_keys(old: SideInput, new: SideInput) -> list[str]:
     A side that names its tasks only by inferred fields, none shared with the other side, is keyed
     on its own first one: the sides then share no task, which the summary says.
     """
-    notes: list[str] = []
+    notes = _categories_on_both(old, new)
     if old.key in _FALLBACK_KEYS and new.key in _FALLBACK_KEYS:
         ranked = rank_inferred(old.inferred, new.inferred)
         if ranked:
@@ -302,6 +308,40 @@ def infer_keys(old: SideInput, new: SideInput) -> list[str]:
                 f"{own}, inferred from this side's rows: every row carries it and each value holds one "
                 "task, but it shares no value with the other side"
             )
+    return notes
+
+
+def _categories_on_both(old: SideInput, new: SideInput) -> list[str]:
+    """A side keyed on an id field the other side showed to be a category is keyed as if it had
+    shown that too: on its `_ng_task_index` when every row naming a task carries one (a side of
+    one file), else on its prompts; its rows are read again for them (docs/semantics.md, "A
+    category is passed over")."""
+    notes: list[str] = []
+    for side, name, other in ((old, "old", new), (new, "new", old)):
+        if side.reason != REASON_ID_FIELD or side.key not in other.categories:
+            continue
+        voting = [index for index, value in enumerate(side.values) if value is not None]
+        rows = {index: side.row_at(index) for index in voting}
+        indexes = {index: lookup(row, TASK_INDEX) for index, row in rows.items()}
+        labels = {index: prompt_label(lookup(row, PROMPT)) for index, row in rows.items()}
+        prompts: Optional[list[Optional[TaskIdent]]] = None
+        if all(label is not None for label in labels.values()):
+            prompts = [None if labels.get(i) is None else (None, str(labels[i])) for i in range(len(side.values))]
+        if not side.shard_names and all(value is not None for value in indexes.values()):
+            key, values = (
+                TASK_INDEX,
+                [None if i not in indexes else ident_of(indexes[i]) for i in range(len(side.values))],
+            )
+        elif prompts is not None:
+            key, values = PROMPT, prompts
+        else:
+            continue
+        notes.append(
+            f"the {name} side's {side.key} is passed over too: the {'old' if other is old else 'new'} side shows it "
+            "is a category, so it names no task on either side"
+        )
+        side.reason = f"{side.key} passed over: a category on the other side"
+        side.key, side.values, side.prompts = key, values, prompts
     return notes
 
 

@@ -17,9 +17,8 @@ from ..errors import CompareInputError, Place
 from ..model import RowOrigin
 from .agents import AgentFilter, agent_of
 from .attempts import Attempts, index_pair
-from .files import plain_name
+from .files import HEALTH_CHECK_FILES, plain_name, written_beside
 from .jsonl_lines import Progress, iter_objects
-from .shards import HEALTH_CHECK_FILES, written_beside
 from .side_builder import PendingRow, RowSource, SideBuilder
 from .side_request import SideRequest
 from .sidecar import (

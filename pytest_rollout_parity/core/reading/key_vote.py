@@ -132,6 +132,8 @@ class KeyChoice:
     #: each inferred id field that holds one task a value on this side, with its value per row;
     #: the choice between them needs the other side too (:mod:`..identity.inference`)
     inferred: dict[str, list[Optional[TaskIdent]]] = field(default_factory=dict)
+    #: the id fields this side showed to be categories (passed over): they are on the other side too
+    categories: list[str] = field(default_factory=list)
 
 
 class KeyVote:
@@ -172,6 +174,8 @@ class KeyVote:
         self._rollouts: dict[tuple[Any, TaskIdent, Any], int] = {}
         #: rows whose fingerprint differs from their logical rollout's first row: (first, later)
         self.prompt_clashes: list[tuple[int, int]] = []
+        #: the id fields this side showed to be categories
+        self.categories: list[str] = []
 
     def candidate_values(self, row: dict[str, Any], *, anonymous: bool = False) -> dict[str, Any]:
         """The values this vote needs from a row (kept for sidecar records until they stand).
@@ -374,11 +378,17 @@ class KeyVote:
         """
         if self.voters == 0 or not self.columns:
             return KeyChoice(None, [])
-        prompts = self.columns.get(PROMPT) if not self.explicit else None
         if self.explicit:
             return KeyChoice(self.explicit, self.columns[self.explicit], REASON_GIVEN)
+        choice = self._choose(prompt_at)
+        choice.categories = list(self.categories)
+        return choice
+
+    def _choose(self, prompt_at: Optional[Callable[[int], Any]]) -> KeyChoice:
+        prompts = self.columns.get(PROMPT)
         notes: list[str] = []
         passed_over: list[str] = []
+        self.categories = passed_over  # the vote keeps them for the choice
         inferred_names = set(self.inferred or ())
         for name, column in self.columns.items():
             if name in inferred_names:

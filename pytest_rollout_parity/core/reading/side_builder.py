@@ -16,9 +16,9 @@ from ..model import NO_OFFSET, RowFacts, RowOrigin, RowReader
 from .attempts import superseded_note
 from .digest import ContentDigest
 from .fields import FAILURE_MARKERS, PROMPT, REWARD, TASK_INDEX
+from .files import HEALTH_CHECK_FILES, written_beside
 from .key_vote import NO_KEY, KeyChoice, KeyVote
 from .row_facts import RewardTypeError, fold_failure_record, lookup, reduce_row, training_mask
-from .shards import HEALTH_CHECK_FILES, written_beside
 from .task_idents import describe_row_task, ident_of
 
 #: What a file whose rows never carry `reward` most likely is.
