@@ -471,3 +471,41 @@ def test_a_field_both_sides_key_on_is_kept():
     old = [row(1.0, index=i, text=f"puzzle {i}", task_name=f"t{i}") for i in range(3)]
     res = compare_rollouts(old, old[:1])
     assert res.join.old_key == res.join.new_key == "task_name"
+
+
+# --- a uniform template change (docs/semantics.md, "Prompts and the task index") ----------------
+
+
+def _templated(n: int, system: Optional[str] = None, before: str = "", after: str = "") -> list[dict]:
+    return [
+        {
+            "reward": 1.0,
+            "_ng_task_index": i,
+            "_ng_rollout_index": 0,
+            "responses_create_params": {
+                "input": prompt(f"{before}A farmer has {i} fields of {i} rows each. How many rows?{after}", system)
+            },
+        }
+        for i in range(n)
+    ]
+
+
+@pytest.mark.parametrize(
+    "old, new, edit",
+    [
+        (_templated(4, "Use exec."), _templated(4, "Use bash."), '"exec" → "bash" in the system message'),
+        (_templated(4), _templated(4, before="Think step by step. "), '"Think step by step. " added before message 1'),
+        (_templated(3), _templated(3, after=" Answer briefly."), '" Answer briefly." added after message 1'),
+        (_templated(3, after=" Be brief."), _templated(3), '" Be brief." removed from the end of message 1'),
+    ],
+)
+def test_every_prompt_differing_by_one_edit_joins_on_the_index(old, new, edit):
+    res = compare_rollouts(old, new)
+    assert res.join.old_key == "_ng_task_index" and res.unjoined is None
+    assert set(cats(res).values()) == {"identical"}
+    assert any(note.startswith(f"every prompt differs by the same edit: {edit} (") for note in res.notes), res.notes
+
+
+def test_one_edit_on_two_indices_is_too_few_to_join_them():
+    res = compare_rollouts(_templated(2, "Use exec."), _templated(2, "Use bash."))
+    assert res.unjoined is not None and "different input files" in res.unjoined

@@ -10,6 +10,7 @@ index".
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -18,7 +19,7 @@ from ..errors import Place
 from ..model import NO_OFFSET, RowFacts, RowOrigin, RowReader
 from ..reading.fields import PROMPT, TASK_INDEX
 from ..reading.key_vote import REASON_GIVEN, REASON_ID_FIELD, REASON_RUNS, REASON_SHARDED
-from ..reading.prompt_labels import prompt_label
+from ..reading.prompt_labels import canonical_json, decoded, prompt_label
 from ..reading.row_facts import lookup
 from ..reading.task_idents import TaskIdent, full_label, ident_of, natural_key
 from .inference import TaskPrompt, prompt_on_side, rank_inferred, runners_up, shared_count, with_messages
@@ -494,6 +495,13 @@ def _check_index_prompts(
             "differ, as inputs in another order do), so both sides are joined on the prompt"
         )
         return join(group_rows(old.values), group_rows(new.values)), None, [note]
+    edit = _uniform_edit(differing, joined, old, new)
+    if edit is not None:
+        note = (
+            f"every prompt differs by the same edit: {edit} ({len(differing)} of {shared} _ng_task_index value(s), "
+            "the rest of each prompt unchanged), as a new template words its instruction; they are joined on the index"
+        )
+        return joined, None, [note]
     if 2 * len(differing) <= shared:
         split = {label: (o.label, n.label) for label, o, n in differing}
         notes = [
@@ -510,6 +518,114 @@ def _check_index_prompts(
         "(name a key with --parity-key or key= if a field names the tasks)"
     )
     return _apart(joined), reason, []
+
+
+#: At least this many task indices must differ by one edit for the sides to join on the index.
+UNIFORM_EDIT_MIN = 3
+#: How many characters of an edit's text a note shows.
+EDIT_SHOWN = 60
+
+
+def _message_texts(prompt: Any) -> Optional[list[tuple[str, str]]]:
+    """Each message of a prompt as (role, text): a message whose content is a string gives it, any
+    other message its canonical JSON; None for no prompt."""
+    value = decoded(prompt)
+    if value is None:
+        return None
+    messages = value if isinstance(value, list) else [value]
+    texts = []
+    for message in messages:
+        if isinstance(message, str):
+            texts.append(("user", message))
+        elif isinstance(message, dict) and isinstance(message.get("content"), str):
+            rest = {k: v for k, v in message.items() if k != "content"}
+            texts.append((canonical_json(rest), message["content"]))
+        else:
+            texts.append(("", canonical_json(message)))
+    return texts
+
+
+#: How many characters on each side of a replaced stretch must be the same at every index: the
+#: edit sits in the template's own words, not next to a task's text.
+EDIT_CONTEXT = 20
+
+
+def _text_edit(old: str, new: str) -> tuple[str, str, str, str]:
+    """How ``new`` differs from ``old``: (kind, taken out, put in, the text around it); a text added
+    or removed whole at either end is said so, any other is the one stretch between their common
+    start and end, with up to :data:`EDIT_CONTEXT` characters on either side of it."""
+    if new.endswith(old):
+        return "prefix", "", new[: len(new) - len(old)], ""
+    if new.startswith(old):
+        return "suffix", "", new[len(old) :], ""
+    if old.endswith(new):
+        return "prefix", old[: len(old) - len(new)], "", ""
+    if old.startswith(new):
+        return "suffix", old[len(new) :], "", ""
+    start = 0
+    while start < min(len(old), len(new)) and old[start] == new[start]:
+        start += 1
+    end = 0
+    while end < min(len(old), len(new)) - start and old[-1 - end] == new[-1 - end]:
+        end += 1
+    around = old[max(0, start - EDIT_CONTEXT) : start] + "\x00" + old[len(old) - end : len(old) - end + EDIT_CONTEXT]
+    return "replaced", old[start : len(old) - end], new[start : len(new) - end], around
+
+
+def _prompt_edit(old: Any, new: Any) -> Optional[tuple[tuple[int, str, str, str, str, str], ...]]:
+    """How one index's prompts differ, message by message: (position, its role and fields, kind,
+    taken out, put in, the text around it) for each message that differs; None when the messages differ in number or
+    in anything but their text, or when the edit changes more of the prompt than it keeps."""
+    old_texts, new_texts = _message_texts(old), _message_texts(new)
+    if old_texts is None or new_texts is None or len(old_texts) != len(new_texts):
+        return None
+    edits = []
+    changed = 0
+    for position, ((old_role, old_text), (new_role, new_text)) in enumerate(zip(old_texts, new_texts)):
+        if old_role != new_role:
+            return None
+        if old_text != new_text:
+            kind, taken, put, around = _text_edit(old_text, new_text)
+            edits.append((position, old_role, kind, taken, put, around))
+            changed += max(len(taken), len(put))
+    unchanged = sum(len(text) for _, text in old_texts) - sum(len(edit[3]) for edit in edits)
+    if unchanged <= changed:  # more changed than kept: other prompts, not a template's edit
+        return None
+    return tuple(edits) or None
+
+
+def _uniform_edit(
+    differing: list[tuple[str, TaskPrompt, TaskPrompt]], joined: LabelledSides, old: SideInput, new: SideInput
+) -> Optional[str]:
+    """The one edit by which the prompts of every differing task index differ, as a note words it,
+    when at least :data:`UNIFORM_EDIT_MIN` indices differ and each by the same edit (the same
+    text replaced, the same system message changed, the same text added before or after); else None."""
+    if len(differing) < UNIFORM_EDIT_MIN:
+        return None
+    found = None
+    for label, old_prompt, new_prompt in differing:
+        if old_prompt.per_rollout or new_prompt.per_rollout:
+            return None
+        edit = _prompt_edit(old.prompt_at(joined.old[label][0]), new.prompt_at(joined.new[label][0]))
+        if edit is None or found not in (None, edit):
+            return None
+        found = edit
+    assert found is not None
+    return "; ".join(_edit_words(*edit) for edit in found)
+
+
+def _edit_words(position: int, role: str, kind: str, taken: str, put: str, _around: str) -> str:
+    """One message's edit as a note says it."""
+
+    def shown(text: str) -> str:
+        return json.dumps(text[:EDIT_SHOWN] + ("..." if len(text) > EDIT_SHOWN else ""), ensure_ascii=False)
+
+    where = "the system message" if '"role":"system"' in role else f"message {position + 1}"
+    if kind == "replaced":
+        return f"{shown(taken)} → {shown(put)} in {where}"
+    if put:
+        return f"{shown(put)} added {'before' if kind == 'prefix' else 'after'} {where}"
+    return f"{shown(taken)} removed from the {'start' if kind == 'prefix' else 'end'} of {where}"
 
 
 def _relabel(joined: LabelledSides, old_names: dict[str, str], new_names: dict[str, str]) -> LabelledSides:
