@@ -234,3 +234,48 @@ def test_a_token_capture_mask_is_a_training_mask_and_the_reward_stands(gate: Gat
     result.stdout.fnmatch_lines(
         ["*new side: 1 row(s) with mask_sample set by NeMo Gym's token-id capture (_ng_token_capture) are scored*"]
     )
+
+
+AUDIO_QUESTIONS = [
+    "Tell me about the movie Star Wars.",
+    "What instrument plays the melody in this clip?",
+    "How many speakers can you hear?",
+    "What emotion does the speaker convey?",
+    "Which city is mentioned in the recording?",
+    "Summarize what the speaker says about the weather.",
+    "What language is being spoken?",
+    "Is the speaker asking or telling something?",
+    "What sound is heard at the end of the clip?",
+]
+
+
+def _audiobench_row(question: str, reward: float) -> dict:
+    """An audiobench-shaped row: the same message on every row (the audio travels elsewhere), the
+    question asked in a free-text field."""
+    return {
+        "responses_create_params": {
+            "input": [
+                {"role": "system", "content": "You are a helpful assistant that listens to audio."},
+                {"role": "user", "content": "Answer the question about the audio clip.", "type": "message"},
+            ],
+            "temperature": 0.0,
+        },
+        "question": question,
+        "expected_answer": "see reference",
+        "reward": reward,
+        "agent_ref": {"type": "responses_api_agents", "name": "audiobench_simple_agent"},
+    }
+
+
+def test_a_free_text_question_is_the_prompt_where_the_messages_are_one(gate: Gate) -> None:
+    old = [_audiobench_row(q, 0.0) for q in AUDIO_QUESTIONS[:5]]
+    new = [_audiobench_row(q, 0.0) for q in AUDIO_QUESTIONS[:1] + AUDIO_QUESTIONS[5:]]
+    result = gate.run(*gate.pair(old, new), "--parity-max-missing=off", "--parity-max-uncompared=off", "-rx")
+    result.assert_outcomes(passed=1, xfailed=8)  # Star Wars joined; four tasks on each side alone
+    result.stdout.fnmatch_lines(
+        [
+            "parity: PASS: 0 tasks regressed, 0 improved, 8 missing; 1 identical",
+            "*both sides: the messages are the same on every row, so the question field, which varies as a prompt "
+            "does, is read as the prompt*",
+        ]
+    )

@@ -509,3 +509,30 @@ def test_every_prompt_differing_by_one_edit_joins_on_the_index(old, new, edit):
 def test_one_edit_on_two_indices_is_too_few_to_join_them():
     res = compare_rollouts(_templated(2, "Use exec."), _templated(2, "Use bash."))
     assert res.unjoined is not None and "different input files" in res.unjoined
+
+
+# --- the prompt where the prompt is a field ---------------------------------------------------
+
+
+def _one_message(**fields: Any) -> dict:
+    return {"reward": 1.0, "responses_create_params": {"input": prompt("Answer about the clip.")}, **fields}
+
+
+def test_a_varying_free_text_field_is_read_as_the_prompt_where_the_messages_are_one():
+    old = [_one_message(question=f"What is heard in clip {i}?") for i in range(3)]
+    res = compare_rollouts(old, old[1:])
+    assert res.join.new_key == PROMPT_KEY and "read from the question field" in res.join.new_key_reason
+    assert sorted(cats(res).values()) == ["identical", "identical", "missing"]
+
+
+@pytest.mark.parametrize(
+    "questions",
+    [
+        ["same question here"] * 3,  # does not vary
+        ["q1", "q2", "q3"],  # no free text
+    ],
+)
+def test_a_field_that_is_no_prompt_is_not_read_as_one(questions):
+    rows = [_one_message(question=q) for q in questions]
+    res = compare_rollouts(rows, rows)
+    assert any(note.startswith("both sides: the prompt is the same on every row") for note in res.notes)

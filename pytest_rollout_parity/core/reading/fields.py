@@ -169,6 +169,11 @@ def inferred_candidates(row: dict[str, object], known: frozenset[str]) -> tuple[
     return tuple(found[:MAX_INFERRED])
 
 
+#: Free-text fields that may hold what a task asks where a side's messages are the same on every
+#: row (audiobench's audio is elsewhere; its `question` says what is asked), in the order tried.
+#: Read from the full rows, only on such a side.
+PROMPT_FIELDS: tuple[str, ...] = ("question", "problem", "instruction", "prompt", "query")
+
 #: Fields the skeleton reader keeps as their encoded JSON text: a prompt runs to many kilobytes
 #: and is needed only as a hash, on rows that name no id field; building its objects would cost
 #: more than the rest of the row.

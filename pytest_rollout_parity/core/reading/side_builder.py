@@ -7,7 +7,7 @@ classify identically and fail with the same messages.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Optional
 
@@ -15,11 +15,12 @@ from ..errors import CompareInputError, Place
 from ..model import NO_OFFSET, RowFacts, RowOrigin, RowReader
 from .attempts import superseded_note
 from .digest import ContentDigest
-from .fields import FAILURE_MARKERS, PROMPT, REWARD, TASK_INDEX
+from .fields import FAILURE_MARKERS, PROMPT, PROMPT_FIELDS, REWARD, TASK_INDEX
 from .files import HEALTH_CHECK_FILES, written_beside
 from .key_vote import NO_KEY, KeyChoice, KeyVote
+from .prompt_labels import prompt_label
 from .row_facts import RewardTypeError, fold_failure_record, lookup, reduce_row, training_mask
-from .task_idents import describe_row_task, ident_of
+from .task_idents import TaskIdent, describe_row_task, ident_of
 
 #: What a file whose rows never carry `reward` most likely is.
 NOT_ROLLOUTS = "an input dataset, not rollouts (no row has a reward field)"
@@ -71,6 +72,43 @@ def shard_index(shard: int, index: Any) -> str:
 def names_no_task(row: dict[str, Any], key: Optional[str]) -> bool:
     """The row carries neither the key nor any candidate field."""
     return describe_row_task(row, key) is None and describe_row_task(row, None) is None
+
+
+#: The key vote's note on a side keyed on a prompt that is the same on every row.
+ONE_PROMPT_NOTE = "the prompt is the same on every row"
+
+
+def prompt_from_field(choice: KeyChoice, row_at: Callable[[int], dict[str, Any]]) -> None:
+    """On a side keyed on its index or its prompt whose prompt is the same on every row, the first
+    free-text field of :data:`.fields.PROMPT_FIELDS` that every row with a prompt carries and that
+    varies is read as the prompt instead, with a note (docs/semantics.md, "A prompt the same on every
+    row"). The rows are read again, only on such a side."""
+    prompts = choice.prompts
+    if choice.key not in (PROMPT, TASK_INDEX) or prompts is None:
+        return
+    rows = [index for index, label in enumerate(prompts) if label is not None]
+    if len(rows) < 2 or len({prompts[index] for index in rows}) > 1:
+        return
+    read = {index: row_at(index) for index in rows}
+    for name in PROMPT_FIELDS:
+        texts = [read[index].get(name) for index in rows]
+        if not all(isinstance(text, str) and any(ch.isspace() for ch in text.strip()) for text in texts):
+            continue
+        if len(set(texts)) < 2:
+            continue
+        labels: list[Optional[TaskIdent]] = [None] * len(prompts)
+        for index, text in zip(rows, texts):
+            labels[index] = ident_of(prompt_label(text))
+        choice.prompts = labels
+        if choice.key == PROMPT:
+            choice.values = labels
+            choice.reason = f"the prompt, read from the {name} field: the messages are the same on every row"
+        choice.notes[:] = [note for note in choice.notes if not note.startswith(ONE_PROMPT_NOTE)]
+        choice.notes.append(
+            f"the messages are the same on every row, so the {name} field, which varies as a prompt does, is read "
+            "as the prompt"
+        )
+        return
 
 
 class RowSource(NamedTuple):
@@ -221,6 +259,7 @@ class SideBuilder:
                 "(_ng_token_capture) are scored: the mask leaves a rollout out of training, and its reward stands"
             )
         self.vote.fill_prompts(choice, prompt_at)
+        prompt_from_field(choice, lambda index: read(self.facts[index]))
         if choice.key is None and self.vote.voters and not choice.inferred:
             raise (self._lost_last_field_at or Place(display)).error(NO_KEY, "key")
         if choice.key is None:
