@@ -17,8 +17,13 @@ from ..model import CompareResult, Side, TaskSide
 
 #: tasks whose first row is read again, per side, to look for verifier output
 SAMPLE_TASKS = 20
+#: tasks whose first row is read again, per side, before a constant side is named as maybe unverified
+EVIDENCE_SAMPLE_TASKS = 200
 #: fields that hold a verifier's output besides its reward
 VERIFIER_FIELDS = ("verifier_logs_dir", "test_output", "verifier_stdout", "verifier_output")
+#: fields that show a verifier ran, besides its output: a judge's evaluations, a library's own reward
+#: (a local list; any field named like `*verifier*` or `*judge*` counts too)
+EVIDENCE_FIELDS = (*VERIFIER_FIELDS, "judge_evaluations", "library_reward")
 
 
 def _scored(result: CompareResult, side: Side) -> list[float]:
@@ -31,16 +36,18 @@ def _scored(result: CompareResult, side: Side) -> list[float]:
     return rewards
 
 
-def _has_verifier_output(row: dict[str, Any]) -> bool:
-    return any(name in row for name in VERIFIER_FIELDS) or any(
-        isinstance(name, str) and "verifier" in name.lower() for name in row
+def _has_evidence(row: dict[str, Any]) -> bool:
+    """The row shows a verifier ran: verifier output, a judge's evaluations or a library's reward."""
+    return any(row.get(name) not in (None, "", [], {}) for name in EVIDENCE_FIELDS) or any(
+        isinstance(name, str) and ("verifier" in name.lower() or "judge" in name.lower()) for name in row
     )
 
 
-def _sampled(result: CompareResult, side: Side) -> Optional[bool]:
-    """Whether the side's sampled rows carry verifier output; None when no row could be read."""
+def _sampled(result: CompareResult, side: Side, tasks: int = SAMPLE_TASKS) -> Optional[bool]:
+    """Whether the side's sampled rows (the first of each of the first ``tasks`` tasks) show a
+    verifier ran (:func:`_has_evidence`); None when no row could be read."""
     seen = False
-    for task in result.tasks[:SAMPLE_TASKS]:
+    for task in result.tasks[:tasks]:
         half: Optional[TaskSide] = task.side(side)
         if half is None or not half.facts:
             continue
@@ -49,7 +56,7 @@ def _sampled(result: CompareResult, side: Side) -> Optional[bool]:
         except (LookupError, OSError, ValueError):
             continue
         seen = True
-        if _has_verifier_output(row):
+        if _has_evidence(row):
             return True
     return False if seen else None
 
@@ -61,9 +68,15 @@ def verification_notes(result: CompareResult, names: Optional[Sequence[str]] = N
     """
     notes: list[str] = []
     rewards = {side: _scored(result, side) for side in ("old", "new")}
-    for side, other in (("old", "new"), ("new", "old")):
+    pairs: tuple[tuple[Side, Side], ...] = (("old", "new"), ("new", "old"))
+    for side, other in pairs:
         own, theirs = rewards[side], rewards[other]
-        if len(own) >= 2 and len(set(own)) == 1 and len(set(theirs)) >= 2:
+        if (
+            len(own) >= 2
+            and len(set(own)) == 1
+            and len(set(theirs)) >= 2
+            and not _sampled(result, side, EVIDENCE_SAMPLE_TASKS)
+        ):
             notes.append(
                 f"the {side} side's reward is {own[0]:g} on every one of its {len(own)} scored rows while the "
                 f"{other} side's vary: was it run with +skip_verification (NeMo Gym then writes one "
