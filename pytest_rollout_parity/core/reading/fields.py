@@ -237,7 +237,18 @@ FAILURE_MARKERS: tuple[str, ...] = (FAILURE_CLASS, FAILURE_RECORD)
 ATTEMPT_INDEX = "_ng_attempt_index"
 #: The newest collector's run id; with the task and rollout index it names one logical rollout.
 RUN_ID = "_ng_run_id"
-SIDECAR_FIELDS: tuple[str, ...] = (TASK_INDEX, ROLLOUT_INDEX, *FAILURE_MARKERS, ATTEMPT_INDEX, RUN_ID, OMITTED)
+#: NeMo Gym's explicit id of a logical rollout, given "when dispatches reuse task and rollout
+#: indices" (`maybe_rollout_id_from_run_body`): where a row carries it, it names the rollout.
+ROLLOUT_ID = "_ng_rollout_id"
+SIDECAR_FIELDS: tuple[str, ...] = (
+    TASK_INDEX,
+    ROLLOUT_INDEX,
+    *FAILURE_MARKERS,
+    ATTEMPT_INDEX,
+    RUN_ID,
+    ROLLOUT_ID,
+    OMITTED,
+)
 
 # --- read on demand, from the full row of a shown flip --------------------------------------
 
