@@ -33,7 +33,7 @@ from .rerun_cache import code_state, entry_cap, write_atomically
 RESULT_SCHEMA = 2
 #: the result's fields stored as they are (the tasks are stored apart, the join and the row counts
 #: as their fields' values), in this order
-_PLAIN_FIELDS = ("notes", "copies", "unjoined")
+_PLAIN_FIELDS = ("notes", "copies", "unjoined", "conditions", "models")
 
 
 class NotStored(ValueError):

@@ -214,6 +214,8 @@ class SideInput:
     inferred: dict[str, Sequence[Optional[TaskIdent]]] = field(default_factory=dict)
     #: the id fields this side showed to be categories (:attr:`..reading.key_vote.KeyChoice.categories`)
     categories: Sequence[str] = ()
+    #: each distinct [model, temperature, top_p, max_output_tokens] the side ran with, as JSON
+    conditions: Sequence[str] = ()
 
     def row_at(self, index: int) -> dict[str, Any]:
         """Row ``index``, read again from its file when it is not kept."""

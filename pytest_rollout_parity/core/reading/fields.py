@@ -250,6 +250,14 @@ SIDECAR_FIELDS: tuple[str, ...] = (
     OMITTED,
 )
 
+# --- the conditions a side ran under ---------------------------------------------------------
+
+#: The request a rollout's model was sent, and what of it says under which conditions a side ran:
+#: the model and its sampling parameters (docs/semantics.md, "The same conditions").
+REQUEST = "responses_create_params"
+CONDITIONS: tuple[str, ...] = ("model", "temperature", "top_p", "max_output_tokens")
+CONDITION_FIELDS: tuple[str, ...] = tuple(f"{REQUEST}.{name}" for name in CONDITIONS)
+
 # --- read on demand, from the full row of a shown flip --------------------------------------
 
 VERIFIER_LOGS_DIR = "verifier_logs_dir"
@@ -268,6 +276,7 @@ LOAD_FIELDS: tuple[str, ...] = (
     *AGENT_ERROR_FIELDS,
     AGENT_NAME,
     *SIDECAR_FIELDS,
+    *CONDITION_FIELDS,
 )
 
 

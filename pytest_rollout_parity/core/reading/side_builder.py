@@ -7,6 +7,7 @@ classify identically and fail with the same messages.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Optional
@@ -15,7 +16,7 @@ from ..errors import CompareInputError, Place
 from ..model import NO_OFFSET, RowFacts, RowOrigin, RowReader
 from .attempts import superseded_note
 from .digest import ContentDigest
-from .fields import FAILURE_MARKERS, PROMPT, PROMPT_FIELDS, REWARD, TASK_INDEX
+from .fields import CONDITIONS, FAILURE_MARKERS, PROMPT, PROMPT_FIELDS, REQUEST, REWARD, TASK_INDEX
 from .files import HEALTH_CHECK_FILES, written_beside
 from .key_vote import NO_KEY, KeyChoice, KeyVote
 from .prompt_labels import prompt_label
@@ -36,6 +37,9 @@ VERDICTS = ("healthy", "unhealthy", "unobserved")
 HEALTH_VERDICTS = HEALTH_CHECK_FILES["rollout_verdicts.jsonl"]
 #: A row's candidate values carry, under this name, what its file looks like when it is no rollouts file.
 SHAPE = "#shape"
+#: A row's candidate values carry, under this name, its model and sampling parameters as JSON
+#: (``[model, temperature, top_p, max_output_tokens]``) when the side had not shown them before.
+RUN_CONDITIONS = "#conditions"
 #: A row's candidate values carry this (true) when its `mask_sample` is a training mask (:func:`.row_facts.training_mask`).
 TRAINING_MASK = "#training_mask"
 
@@ -156,6 +160,10 @@ class SideBuilder:
         self.superseded = 0
         self._anonymous: set[int] = set()  # places of rows that name no task (they do not vote)
         self._training_masks: set[int] = set()  # places of rows scored through a token-capture mask
+        #: each distinct [model, temperature, top_p, max_output_tokens] the side's rows were run with, as JSON
+        self.conditions: list[str] = []
+        self._conditions_sent: set[str] = set()  # those this builder sent on (in the reader child too)
+        self._last_conditions: Optional[tuple[Any, ...]] = None
         self._shape: Optional[str] = None  # what the first main row says the file is, if no rollouts
         #: every byte of the side's files as read (the reader child sends its own with its end)
         self.digest = ContentDigest()
@@ -183,6 +191,15 @@ class SideBuilder:
             names[SHAPE] = what_rows_are(row, source.place.path)
         if not sidecar and facts.mask is None and training_mask(row, facts.reward):
             names[TRAINING_MASK] = True
+        request = row.get(REQUEST) if not sidecar else None
+        if isinstance(request, dict):
+            conditions = tuple(request.get(name) for name in CONDITIONS)
+            if conditions != self._last_conditions:  # most rows repeat the row before: nothing to do
+                self._last_conditions = conditions
+                shown = json.dumps(conditions)
+                if shown not in self._conditions_sent:
+                    self._conditions_sent.add(shown)
+                    names[RUN_CONDITIONS] = shown
         if self._shard is not None:
             facts.shard = self._shard - 1
             if names.get(TASK_INDEX) is not None:
@@ -212,6 +229,9 @@ class SideBuilder:
             self._anonymous.add(len(self.facts))
         if TRAINING_MASK in pending.names:
             self._training_masks.add(len(self.facts))
+        shown = pending.names.get(RUN_CONDITIONS)
+        if shown is not None and shown not in self.conditions:
+            self.conditions.append(shown)
         self.facts.append(pending.facts)
         if pending.facts.origin is RowOrigin.MAIN and pending.has_reward_field:
             self._rows_with_reward_field += 1

@@ -90,7 +90,15 @@ def verdict_words(summary: Summary) -> str:
     `regressed` and `improved` are the new side's view; counts that are zero are left out, and a run
     with no difference says so in as many words.
     """
-    return headline_words(summary) + _narrowed(summary)
+    return headline_words(summary) + _models_words(summary) + _narrowed(summary)
+
+
+def _models_words(summary: Summary) -> str:
+    """`; different models: old a, new b ...`: a run of two models says nothing of the server alone."""
+    old, new = summary.models
+    if not old:
+        return ""
+    return f"; different models: old {old}, new {new} (the run compares the models too, not the server alone)"
 
 
 def headline_words(summary: Headline) -> str:
@@ -258,7 +266,8 @@ def coverage_line(summary: Summary, side: Side) -> Optional[str]:
 
 
 def side_line(summary: Summary, side: Side) -> str:
-    """`old: <file> (+ sidecar <name>): 12 tasks, 14 rows (1 masked), key <field> (<why>)`: a side's facts."""
+    """`old: <file> (+ sidecar <name>): 12 tasks, 14 rows (1 masked), key <field> (<why>); model <m>,
+    temperature <t>, ..., 4 rollout(s) a task`: a side's facts."""
     files = summary.files
     line = f"{side}: {files.file(side) if files else side}"
     sidecar = files.sidecar(side) if files else None
@@ -277,6 +286,9 @@ def side_line(summary: Summary, side: Side) -> str:
     prefix = summary.join.prefix_stripped(side)
     if prefix:
         line += f", prefix '{prefix}' stripped"
+    conditions = summary.conditions[0 if side == "old" else 1]
+    if conditions:
+        line += f"; {conditions}"
     return line
 
 
