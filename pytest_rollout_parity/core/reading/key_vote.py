@@ -166,14 +166,11 @@ class KeyVote:
         #: the inferred id candidates (seen on the first voting row); None until that row is seen
         self.inferred: Optional[tuple[str, ...]] = () if key else None
         self._rows_seen = 0  # rows added, voting or not (the length of every column)
-        #: each voting row's `_ng_run_id` (None: the row has none), kept while the side may be keyed
-        #: on its index: a task index names a task within its run only
+        #: each row's `_ng_run_id` and `_ng_rollout_index` (None: it has none), kept while every
+        #: voting row carries `_ng_task_index`: a task index names a task within its run only
+        #: (:meth:`several_runs`), and a record is placed within its run (:meth:`_placed`)
         self.runs: list[Any] = []
-        #: the first row of each (run, task index, rollout index), whose prompt a later row of the
-        #: same logical rollout should repeat (a legacy append file's retry does)
-        self._rollouts: dict[tuple[Any, TaskIdent, Any], int] = {}
-        #: rows whose fingerprint differs from their logical rollout's first row: (first, later)
-        self.prompt_clashes: list[tuple[int, int]] = []
+        self.rollouts: list[Any] = []
         #: the id fields this side showed to be categories
         self.categories: list[str] = []
 
@@ -201,9 +198,11 @@ class KeyVote:
             if not self.explicit and not anonymous:  # an anonymous row's fingerprint is never kept
                 values[FINGERPRINT] = UNREAD if self._keyed_on_ng_id(values) else prompt_fingerprint(prompt)
         if TASK_INDEX in self.columns and not self.explicit:
-            for mark, name in ((RUN, RUN_ID), (ROLLOUT, ROLLOUT_INDEX)):
-                value = lookup(row, name)
-                values[mark] = value if value is None or isinstance(value, (str, int, float)) else repr(value)
+            run, rollout = row.get(RUN_ID), row.get(ROLLOUT_INDEX)
+            if run is not None:
+                values[RUN] = run if isinstance(run, (str, int, float)) else repr(run)
+            if rollout is not None:
+                values[ROLLOUT] = rollout if isinstance(rollout, (str, int, float)) else repr(rollout)
         return values
 
     def _keyed_on_ng_id(self, values: dict[str, Any]) -> bool:
@@ -222,13 +221,15 @@ class KeyVote:
                     column.append(self._cell(values.get(name)) if name in IDENTITY_FALLBACKS else None)
                 self.fingerprints.append(None)
                 if TASK_INDEX in self.columns:
-                    self._keep_run(values.get(RUN))
+                    self.runs.append(values.get(RUN))
+                    self.rollouts.append(values.get(ROLLOUT))
             return None
         self.voters += 1
         if self.cells:
             self.fingerprints.append(values.get(FINGERPRINT))
         if self.cells and TASK_INDEX in self.columns:
-            self._see_rollout(values)
+            self.runs.append(values.get(RUN))
+            self.rollouts.append(values.get(ROLLOUT))
         scalars = self._scalars
         for name, column in list(self.columns.items()):
             value = values.get(name)
@@ -248,28 +249,6 @@ class KeyVote:
             column.append(ident if ident is not None else self._cell(value))
         return None
 
-    def _see_rollout(self, values: dict[str, Any]) -> None:
-        """Keep the row's run, and note when its (run, task index, rollout index) recurs with a
-        prompt other than its first row's (by fingerprint; :meth:`several_runs` confirms on labels)."""
-        run, rollout, index = values.get(RUN), values.get(ROLLOUT), values.get(TASK_INDEX)
-        row = self._rows_seen - 1
-        self._keep_run(run)
-        fingerprint = values.get(FINGERPRINT)
-        if rollout is None or index is None or fingerprint is None or fingerprint == UNREAD:
-            return
-        first = self._rollouts.setdefault((run, self._compact(index), rollout), row)
-        if first != row and self.fingerprints[first] != fingerprint:
-            self.prompt_clashes.append((first, row))
-
-    def _keep_run(self, run: Any) -> None:
-        """The run of the row being added (None: it has no `_ng_run_id`)."""
-        self.runs.extend([None] * (self._rows_seen - 1 - len(self.runs)))
-        self.runs.append(run)
-
-    def _runs(self) -> list[Any]:
-        """Each row's run, padded to the side's rows."""
-        return self.runs + [None] * (self._rows_seen - len(self.runs))
-
     def _placed(self, name: str, column: list[Optional[TaskIdent]], notes: list[str]) -> list[Optional[TaskIdent]]:
         """The column with each failure record that lacks the field placed in its task through the
         main file's rows: the value the rows of its `_ng_task_index` (in its run, and its shard,
@@ -277,7 +256,7 @@ class KeyVote:
         indexes = self.columns.get(TASK_INDEX)
         if indexes is None or not self.cells or None not in column:
             return column
-        runs = self._runs()
+        runs = self.runs
         mapped: dict[tuple[Any, TaskIdent], Optional[TaskIdent]] = {}
         for value, index, run in zip(column, indexes, runs):
             if value is not None and index is not None:
@@ -301,37 +280,38 @@ class KeyVote:
         rollout (run, task index, rollout index) recurring with another prompt, one that shares no
         leading user message with the first (a retry of a rollout whose prompt holds its own state,
         such as a dealt hand, begins as the first did). A legacy append file's retry repeats its
-        rollout with the same prompt, and is one run."""
+        rollout with the same prompt, and is one run. Worked out once, when the side may be keyed
+        on its index: reading a row costs two list appends."""
         runs = {run for run in self.runs if run is not None}
         if len(runs) > 1:
             shown = ", ".join(sorted(str(run) for run in runs)[:3]) + (", ..." if len(runs) > 3 else "")
             return f"its rows carry {len(runs)} {RUN_ID} values ({shown})"
-        for first, later in self.prompt_clashes:
-            if self._label(first, prompt_at) != self._label(later, prompt_at) and not (
-                prompt_at is not None and _share_a_user_message(prompt_at(first), prompt_at(later))
+        if PROMPT not in self.columns or not self.cells:  # some row has no prompt: none to compare
+            return None
+        indexes, fingerprints = self.columns[TASK_INDEX], self.fingerprints
+        first: dict[tuple[Any, TaskIdent, Any], int] = {}
+        for row, (run, rollout, index) in enumerate(zip(self.runs, self.rollouts, indexes)):
+            fingerprint = fingerprints[row]
+            if rollout is None or index is None or fingerprint is None or fingerprint == UNREAD:
+                continue
+            earlier = first.setdefault((run, index, rollout), row)
+            if earlier == row or fingerprints[earlier] == fingerprint:
+                continue
+            if self._label(earlier, prompt_at) != self._label(row, prompt_at) and not (
+                prompt_at is not None and _share_a_user_message(prompt_at(earlier), prompt_at(row))
             ):
-                index = self.columns[TASK_INDEX][later]
                 return (
-                    f"{TASK_INDEX} {index[1] if index else '?'} with the same {ROLLOUT_INDEX} recurs with another "
-                    f"prompt (rows {first + 1} and {later + 1} of the side)"
+                    f"{TASK_INDEX} {index[1]} with the same {ROLLOUT_INDEX} recurs with another prompt "
+                    f"(rows {earlier + 1} and {row + 1} of the side)"
                 )
         return None
 
     def drop_rows(self, kept: list[int]) -> None:
         """Keep only the rows at ``kept`` (in order) in what the vote holds per row."""
-        for column in self.columns.values():
+        per_row: list[list[Any]] = [*self.columns.values(), self.fingerprints, self.runs, self.rollouts]
+        for column in per_row:
             if column:
                 column[:] = [column[place] for place in kept]
-        if self.fingerprints:
-            self.fingerprints[:] = [self.fingerprints[place] for place in kept]
-        if self.runs:
-            runs = self._runs()
-            self.runs[:] = [runs[place] for place in kept]
-        renumbered = {old: new for new, old in enumerate(kept)}
-        self.prompt_clashes = [
-            (renumbered[a], renumbered[b]) for a, b in self.prompt_clashes if a in renumbered and b in renumbered
-        ]
-        self._rollouts = {key: renumbered[row] for key, row in self._rollouts.items() if row in renumbered}
         self._rows_seen = len(kept)
 
     def _open_inferred(self, values: dict[str, Any]) -> None:
@@ -442,7 +422,7 @@ class KeyVote:
         )
         values: list[Optional[TaskIdent]] = [
             None if index is None else self._compact(f"{run}:{index[1]}")
-            for index, run in zip(self.columns[TASK_INDEX], self._runs())
+            for index, run in zip(self.columns[TASK_INDEX], self.runs)
         ]
         return self._fallback(KeyChoice(TASK_INDEX, values, passed or REASON_RUN_INDEX, notes, prompts), prompt_at)
 

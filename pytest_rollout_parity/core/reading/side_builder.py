@@ -16,7 +16,7 @@ from ..errors import CompareInputError, Place
 from ..model import NO_OFFSET, RowFacts, RowOrigin, RowReader
 from .attempts import superseded_note
 from .digest import ContentDigest
-from .fields import CONDITIONS, FAILURE_MARKERS, PROMPT, PROMPT_FIELDS, REQUEST, REWARD, TASK_INDEX
+from .fields import CONDITIONS, FAILURE_MARKERS, PROMPT, PROMPT_FIELDS, REQUEST, REWARD, TASK_INDEX, TOKEN_CAPTURE
 from .files import HEALTH_CHECK_FILES, written_beside
 from .key_vote import NO_KEY, KeyChoice, KeyVote
 from .prompt_labels import prompt_label
@@ -189,11 +189,12 @@ class SideBuilder:
         names = self.vote.candidate_values(row, anonymous=anonymous)
         if not sidecar and not self.facts and self._shape is None and REWARD not in row:
             names[SHAPE] = what_rows_are(row, source.place.path)
-        if not sidecar and facts.mask is None and training_mask(row, facts.reward):
+        if TOKEN_CAPTURE in row and not sidecar and facts.mask is None and training_mask(row, facts.reward):
             names[TRAINING_MASK] = True
-        request = row.get(REQUEST) if not sidecar else None
-        if isinstance(request, dict):
-            conditions = tuple(request.get(name) for name in CONDITIONS)
+        request = row.get(REQUEST)
+        if request.__class__ is dict and not sidecar:
+            model, temperature, top_p, tokens = CONDITIONS
+            conditions = (request.get(model), request.get(temperature), request.get(top_p), request.get(tokens))
             if conditions != self._last_conditions:  # most rows repeat the row before: nothing to do
                 self._last_conditions = conditions
                 shown = json.dumps(conditions)
