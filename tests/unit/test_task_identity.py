@@ -536,3 +536,12 @@ def test_a_field_that_is_no_prompt_is_not_read_as_one(questions):
     rows = [_one_message(question=q) for q in questions]
     res = compare_rollouts(rows, rows)
     assert any(note.startswith("both sides: the prompt is the same on every row") for note in res.notes)
+
+
+def test_a_record_of_a_side_of_several_runs_finds_its_task_within_its_run():
+    record = {"_ng_failure_class": "agent_run_error", "_ng_task_index": 1, "_ng_rollout_index": 1, "_ng_run_id": "B"}
+    old = _run("A", ["a0", "a1"], [1.0, 1.0]) + _run("B", ["b0", "b1"], [1.0, 1.0])
+    res = compare_rollouts(old, old + [record])
+    assert res.join.new_key == PROMPT_KEY
+    assert sorted(cats(res).values()) == ["identical"] * 4  # the record is in run B's task 1
+    assert max(len(t.new.rows) for t in res.tasks) == 2

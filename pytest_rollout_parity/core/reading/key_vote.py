@@ -259,7 +259,7 @@ class KeyVote:
         runs = self.runs
         mapped: dict[tuple[Any, TaskIdent], Optional[TaskIdent]] = {}
         for value, index, run in zip(column, indexes, runs):
-            if value is not None and index is not None:
+            if value is not None and value is not DEFERRED and index is not None:
                 for where in ((run, index), (ANY_RUN, index)):
                     if mapped.setdefault(where, value) != value:
                         mapped[where] = None  # two tasks at one index: it maps nothing
@@ -410,12 +410,13 @@ class KeyVote:
         """A side of several runs, each numbering its tasks from 0: keyed on the prompt, so that no
         task of one run is joined with another run's task at the same index; without a prompt on
         every row, on the index within its run (`run:index`)."""
-        if prompts is not None and all(label is not None for label in prompts):
+        if prompts is not None and PROMPT in self.columns:  # every voting row has a prompt
             notes.append(
                 f"the side holds several runs: {runs}; {TASK_INDEX} names a task within its run only, "
                 "so the side is keyed on the prompt"
             )
-            return self._fallback(KeyChoice(PROMPT, prompts, passed or REASON_RUNS, notes, prompts), prompt_at)
+            labels = self._placed(PROMPT, prompts, notes)
+            return self._fallback(KeyChoice(PROMPT, labels, passed or REASON_RUNS, notes, labels), prompt_at)
         notes.append(
             f"the side holds several runs: {runs}; not every row has a prompt, so its tasks are named "
             f"run:{TASK_INDEX}, so no task of one run is joined with another run's"
