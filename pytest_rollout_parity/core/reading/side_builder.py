@@ -82,6 +82,15 @@ def names_no_task(row: dict[str, Any], key: Optional[str]) -> bool:
 ONE_PROMPT_NOTE = "the prompt is the same on every row"
 
 
+#: rows read first for a field that may be the prompt; only when one qualifies there are all read
+PROMPT_FIELD_SAMPLE = 20
+
+
+def _free_text(value: Any) -> bool:
+    """A string holding whitespace (between words): free text, as a prompt is."""
+    return isinstance(value, str) and any(ch.isspace() for ch in value.strip())
+
+
 def prompt_from_field(choice: KeyChoice, row_at: Callable[[int], dict[str, Any]]) -> None:
     """On a side keyed on its index or its prompt whose prompt is the same on every row, the first
     free-text field of :data:`.fields.PROMPT_FIELDS` that every row with a prompt carries and that
@@ -93,12 +102,12 @@ def prompt_from_field(choice: KeyChoice, row_at: Callable[[int], dict[str, Any]]
     rows = [index for index, label in enumerate(prompts) if label is not None]
     if len(rows) < 2 or len({prompts[index] for index in rows}) > 1:
         return
-    read = {index: row_at(index) for index in rows}
-    for name in PROMPT_FIELDS:
+    sample = [row_at(index) for index in rows[:PROMPT_FIELD_SAMPLE]]  # most sides have no such field
+    names = [name for name in PROMPT_FIELDS if all(_free_text(row.get(name)) for row in sample)]
+    read = {index: row_at(index) for index in rows} if names else {}
+    for name in names:
         texts = [read[index].get(name) for index in rows]
-        if not all(isinstance(text, str) and any(ch.isspace() for ch in text.strip()) for text in texts):
-            continue
-        if len(set(texts)) < 2:
+        if not all(_free_text(text) for text in texts) or len(set(texts)) < 2:
             continue
         labels: list[Optional[TaskIdent]] = [None] * len(prompts)
         for index, text in zip(rows, texts):
