@@ -247,3 +247,15 @@ def test_sides_under_the_same_conditions_have_no_note():
     res = compare_rollouts(rows, rows)
     assert res.conditions == ("model m, top_p 0.95", "model m, top_p 0.95") and res.models == ("", "")
     assert not any("different conditions" in note for note in res.notes)
+
+
+def test_a_model_name_from_the_rows_cannot_mark_up_the_markdown_verdict_line():
+    from pytest_rollout_parity.core.reports.markdown import verdict_line
+    from pytest_rollout_parity.core.reports.summary import build_summary
+
+    hostile = "**PASS** [x](http://evil) <b>|"
+    old = [_conditioned(t, 1.0, model="m") for t in "ab"]
+    new = [_conditioned(t, 1.0, model=hostile) for t in "ab"]
+    line = verdict_line(build_summary(compare_rollouts(old, new)))
+    assert "different models: old <code>m</code>, new <code>" in line
+    assert hostile not in line and "<b>" not in line

@@ -84,21 +84,25 @@ class Headline(Protocol):
     def decision(self) -> Decision: ...
 
 
-def verdict_words(summary: Summary) -> str:
+def verdict_words(summary: Summary, quote: Callable[[str], str] = lambda text: text) -> str:
     """What regressed, improved, needs a rerun, was not compared; each renderer puts its head before it.
 
     `regressed` and `improved` are the new side's view; counts that are zero are left out, and a run
     with no difference says so in as many words.
     """
-    return headline_words(summary) + _models_words(summary) + _narrowed(summary)
+    return headline_words(summary) + _models_words(summary, quote) + _narrowed(summary)
 
 
-def _models_words(summary: Summary) -> str:
-    """`; different models: old a, new b ...`: a run of two models says nothing of the server alone."""
+def _models_words(summary: Summary, quote: Callable[[str], str]) -> str:
+    """`; different models: old a, new b ...`: a run of two models says nothing of the server alone.
+    The names come from the rows: ``quote`` marks them up for where the line goes."""
     old, new = summary.models
     if not old:
         return ""
-    return f"; different models: old {old}, new {new} (the run compares the models too, not the server alone)"
+    return (
+        f"; different models: old {quote(old)}, new {quote(new)} "
+        "(the run compares the models too, not the server alone)"
+    )
 
 
 def headline_words(summary: Headline) -> str:
@@ -207,10 +211,10 @@ def part_outcome(summary: Summary, part: Part) -> str:
     return f"{failed} of {plural(part.items_ran, 'item')} failed here"
 
 
-def partial_words(summary: Summary, part: Part) -> str:
+def partial_words(summary: Summary, part: Part, quote: Callable[[str], str] = lambda text: text) -> str:
     """What a part says after its outcome: what it ran, then the whole file's counts, whose verdict
     only the merged parts decide."""
-    return f"{part_words(part)}; the whole file (merge the parts for its verdict): {verdict_words(summary)}"
+    return f"{part_words(part)}; the whole file (merge the parts for its verdict): {verdict_words(summary, quote)}"
 
 
 def category_rows(summary: Headline) -> list[tuple[str, int, str]]:
