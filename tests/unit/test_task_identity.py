@@ -545,3 +545,14 @@ def test_a_record_of_a_side_of_several_runs_finds_its_task_within_its_run():
     assert res.join.new_key == PROMPT_KEY
     assert sorted(cats(res).values()) == ["identical"] * 4  # the record is in run B's task 1
     assert max(len(t.new.rows) for t in res.tasks) == 2
+
+
+def test_a_side_of_several_runs_joins_on_an_id_field_its_rows_share():
+    """Each run numbers its tasks from 0, so index 0 holds two uuids, one a run: still an id."""
+    old = _run("A", ["a0", "a1"], [1.0, 1.0]) + _run("B", ["b0", "b1"], [1.0, 1.0])
+    for row in old:
+        row["uuid"] = "u-" + row["responses_create_params"]["input"][-1]["content"]
+    new = [dict(row, reward=0.0) if row["uuid"] == "u-b0" else row for row in old]
+    res = compare_rollouts(old, new)
+    assert res.join.old_key == res.join.new_key == "uuid"
+    assert cats(res) == {"u-a0": "identical", "u-a1": "identical", "u-b0": "flipped", "u-b1": "identical"}

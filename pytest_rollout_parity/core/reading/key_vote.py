@@ -475,7 +475,11 @@ class KeyVote:
                 if fingerprint == UNREAD:
                     fingerprints[index] = prompt_fingerprint(prompt_at(index))
         return SideColumns(
-            self.columns, self.fingerprints, lambda index: self._label(index, prompt_at), prompt_at is not None
+            self.columns,
+            self.fingerprints,
+            lambda index: self._label(index, prompt_at),
+            prompt_at is not None,
+            self.runs,
         )
 
     def _label(self, index: int, prompt_at: Optional[Callable[[int], Any]]) -> Optional[TaskIdent]:
