@@ -14,9 +14,10 @@ from dataclasses import replace
 from typing import Any, Optional, TypeVar
 
 from .errors import CompareInputError, Place
-from .judging.classify import SideInput, compare_sides, infer_keys
+from .identity.join import SideInput, infer_keys
+from .judging.classify import compare_sides
 from .judging.copies import copies_note
-from .judging.verification import verification_notes
+from .judging.verification import run_conditions, verification_notes
 from .model import CompareResult, RowFacts, RowReader
 from .reading import loading
 from .reading.agents import AgentFilter
@@ -65,7 +66,9 @@ def _side_from_rows(
             continue
         builder.add_row(row, RowSource(_row_place(name, index)), keep=True)
     agents.check(f"{name} rows")
-    return _input(builder.facts, builder.finish(f"{name} rows"), f"{name} rows")
+    found = _input(builder.facts, builder.finish(f"{name} rows"), f"{name} rows")
+    found.conditions = builder.conditions
+    return found
 
 
 def _row_place(name: str, index: int) -> Place:
@@ -84,6 +87,7 @@ def _input(facts: list[RowFacts], choice: KeyChoice, name: str, reader: Optional
         prompts=choice.prompts,
         name=name,
         inferred=dict(choice.inferred),
+        categories=choice.categories,
     )
 
 
@@ -117,7 +121,7 @@ def compare_rollouts(
         raise CompareInputError("", "no rows on either side: nothing to compare")
     notes = infer_keys(old, new)
     _borrow_keys(old, new, old_key, new_key)
-    return _with_copies(compare_sides(old, new, notes))
+    return _with_copies(_with_conditions(compare_sides(old, new, notes), old, new))
 
 
 def _with_copies(
@@ -153,8 +157,16 @@ def _with_verification(result: CompareResult, names: list[str]) -> CompareResult
     return replace(result, notes=[*result.notes, *notes]) if notes else result
 
 
+def _with_conditions(result: CompareResult, old: SideInput, new: SideInput) -> CompareResult:
+    """The result with the conditions each side ran under, and a note naming any difference."""
+    found = run_conditions(result, old.conditions, new.conditions)
+    notes = [*result.notes, found.note] if found.note else result.notes
+    return replace(result, conditions=found.shown, models=found.models, notes=notes)
+
+
 def _side_input(side: LoadedSide) -> SideInput:
     found = _input(side.facts, side.choice, side.display, side.read_row)
+    found.conditions = side.conditions
     if side.shards:
         found.shard_names = [shown for _, shown, _ in side.shards]
     return found
@@ -176,7 +188,7 @@ def _compare_loaded(old: LoadedSide, new: LoadedSide, old_key: Optional[str], ne
     old_input, new_input = _side_input(old), _side_input(new)
     notes = infer_keys(old_input, new_input)
     _borrow_keys(old_input, new_input, old_key, new_key)
-    return _with_copies(compare_sides(old_input, new_input, notes), old, new)
+    return _with_copies(_with_conditions(compare_sides(old_input, new_input, notes), old_input, new_input), old, new)
 
 
 @_saying_how_to_set

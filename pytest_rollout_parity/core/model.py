@@ -260,6 +260,10 @@ class CompareResult:
     #: why no task is joined although both sides name tasks (the runs read different inputs, or the
     #: files look like different environments), or None
     unjoined: Optional[str] = None
+    #: (old, new): the conditions each side ran under, as its side line shows them (`""`: unrecorded)
+    conditions: tuple[str, str] = ("", "")
+    #: (old, new): the sides' models when they differ, else empty
+    models: tuple[str, str] = ("", "")
 
     def by_category(self, category: Category) -> list[TaskComparison]:
         """The tasks of one category, in task order."""

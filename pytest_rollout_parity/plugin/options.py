@@ -341,6 +341,10 @@ class ParitySettings:
     #: shown), sorted (``old``/``new`` is then the first); empty for a side of one file
     old_shards: tuple[tuple[Path, str], ...] = ()
     new_shards: tuple[tuple[Path, str], ...] = ()
+    #: files the side's glob matched that were written beside the rollouts (the health check's...),
+    #: each (name shown, what it is): left out, with a note
+    old_left_out: tuple[tuple[str, str], ...] = ()
+    new_left_out: tuple[tuple[str, str], ...] = ()
     #: where each given setting came from, for messages: its option or its ini key
     sources: dict[str, str] = field(default_factory=dict)
 

@@ -254,7 +254,16 @@ def result_to_plain(result: CompareResult, old: LoadedSide, new: LoadedSide) -> 
         ]
         for task in result.tasks
     ]
-    return [tasks, astuple(result.join), astuple(result.rows), result.notes, result.copies, result.unjoined]
+    return [
+        tasks,
+        astuple(result.join),
+        astuple(result.rows),
+        result.notes,
+        result.copies,
+        result.unjoined,
+        list(result.conditions),
+        list(result.models),
+    ]
 
 
 def _task_side_from(plain: Optional[list[Any]], side: LoadedSide) -> Optional[TaskSide]:
@@ -268,7 +277,7 @@ def _task_side_from(plain: Optional[list[Any]], side: LoadedSide) -> Optional[Ta
 def result_from_plain(plain: Any, old: LoadedSide, new: LoadedSide) -> CompareResult:
     """The comparison :func:`result_to_plain` was given, rebuilt onto ``old`` and ``new`` (raises on
     another shape)."""
-    tasks, join, rows, notes, copies, unjoined = plain
+    tasks, join, rows, notes, copies, unjoined, conditions, models = plain
     return CompareResult(
         tasks=[
             TaskComparison(label, category, _task_side_from(o, old), _task_side_from(n, new), winner, taskset)
@@ -279,4 +288,6 @@ def result_from_plain(plain: Any, old: LoadedSide, new: LoadedSide) -> CompareRe
         notes=list(notes),
         copies=copies,
         unjoined=unjoined,
+        conditions=(str(conditions[0]), str(conditions[1])),
+        models=(str(models[0]), str(models[1])),
     )

@@ -237,7 +237,8 @@ class ParityRun:
             hook_verdicts=hook_verdicts or {},
             known_flips=self.known_flips.shown if self.known_flips is not None else None,
             known_flips_sha256=self.known_flips.sha256 if self.known_flips is not None else None,
-            notes=tuple(self.known_flips.notes(self.result.tasks)) if self.known_flips is not None else (),
+            notes=self._left_out_notes()
+            + (tuple(self.known_flips.notes(self.result.tasks)) if self.known_flips is not None else ()),
             inventory=self.inventory or {},
             collect_only=collect_only,
             ran_tasks=ran_tasks,
@@ -252,6 +253,17 @@ class ParityRun:
             session_failures=session_failures,
             failure_section_rescans=failure_section_rescans,
         )
+
+    def _left_out_notes(self) -> tuple[str, ...]:
+        """A note per side whose glob matched files written beside the rollouts, left out."""
+        notes = []
+        for side in ("old", "new"):
+            names = getattr(self.settings, f"{side}_left_out")
+            if names:
+                shown = "; ".join(f"{name} ({what})" for name, what in names[:5])
+                more = f" and {len(names) - 5} more" if len(names) > 5 else ""
+                notes.append(f"{side} side: its glob also matched files that are no rollouts, left out: {shown}{more}")
+        return tuple(notes)
 
     def excerpts(self) -> dict[str, str]:
         """The prompt excerpts of the first :data:`EXCERPT_CAP` flips, by task label (reads a row each)."""

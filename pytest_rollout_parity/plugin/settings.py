@@ -109,11 +109,13 @@ def _side_files(raw: dict[str, Any], side: str, value: str, base: Path, source: 
     Names from the command line are shown as typed (or as matched); those from an ini file resolved.
     """
     try:
-        files = expand(value, base)
+        left_out: list[tuple[str, str]] = []
+        files = expand(value, base, left_out)
     except ShardPatternError as exc:
         raise pytest.UsageError(visible(f"{source}: {exc}")) from None
     if from_ini:
         files = [(path, str(path)) for path, _ in files]
+    raw[f"{side}_left_out"] = tuple(left_out)
     raw[side] = files[0][0]
     if len(files) == 1:
         raw[f"{side}_shown"] = files[0][1]

@@ -137,9 +137,14 @@ def test_a_copy_fails_unless_it_is_meant(gate: Gate) -> None:
     assert _summary(gate)["verdict"] == "pass"
 
 
+def _unverified(row: dict[str, Any]) -> dict[str, Any]:
+    """The row as +skip_verification leaves it: no field a verifier writes."""
+    return {k: v for k, v in row.items() if "verifier" not in k and k not in ("test_output", "judge_evaluations")}
+
+
 def test_a_constant_side_is_named_as_maybe_never_verified(gate: Gate) -> None:
     old = [_legacy(f"task-{t:02d}", float(t % 2), f"resp_old_{t}") for t in range(6)]
-    new = [_new(t, 0.0) for t in range(6)]
+    new = [_unverified(_new(t, 0.0)) for t in range(6)]
     result = gate.run(*gate.pair(old, new))
     result.stdout.fnmatch_lines(
         [
@@ -147,6 +152,22 @@ def test_a_constant_side_is_named_as_maybe_never_verified(gate: Gate) -> None:
             "side's vary: was it run with +skip_verification*"
         ]
     )
+
+
+@pytest.mark.parametrize(
+    "evidence",
+    [
+        {"judge_evaluations": [{"verdict": "incorrect", "judge_model": "gpt-oss-120b"}]},
+        {"library_reward": 0.0},
+        {"verifier_return_code": 1},
+    ],
+)
+def test_a_constant_side_whose_rows_show_a_verifier_ran_is_not_named(gate: Gate, evidence: dict[str, Any]) -> None:
+    """The skip-verification note needs a side none of whose rows carries verification evidence."""
+    old = [_legacy(f"task-{t:02d}", float(t % 2), f"resp_old_{t}") for t in range(6)]
+    new = [dict(_unverified(_new(t, 0.0)), **evidence) for t in range(6)]
+    result = gate.run(*gate.pair(old, new))
+    assert "skip_verification" not in result.stdout.str()
 
 
 def test_a_side_without_verifier_output_and_an_unsafe_file_are_named(gate: Gate) -> None:

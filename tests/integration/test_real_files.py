@@ -180,3 +180,65 @@ def test_one_task_at_two_input_indices_keeps_its_id_and_a_real_flip_shows(gate: 
     assert summary["join"]["old_key"] == summary["join"]["new_key"] == "task_id"
     assert summary["counts"]["flipped"] == 1 and summary["counts"]["missing"] == 0
     result.stdout.fnmatch_lines([f"FAILED new/rollouts.jsonl::{flipped['task_id']} - new regressed*"])
+
+
+def test_a_category_on_one_side_is_a_category_on_the_other(gate: Gate) -> None:
+    """The old side shows `task_name: knights_knaves` to be a category (five problems); the new side
+    holds one of them, where the field would name one task. Passed over there too, the new row
+    joins its problem on the old side by the prompt."""
+    rows = read_rows(REAL / "resources_servers/reasoning_gym/data/example_rollouts.jsonl")
+    result = gate.run(*gate.pair(rows, [rows[2]]), "--parity-max-missing=off", "--parity-max-uncompared=off")
+    result.assert_outcomes(passed=1, xfailed=4)
+    result.stdout.fnmatch_lines(
+        [
+            "new:*key responses_create_params.input (*",
+            "*the new side's task_name is passed over too: the old side shows it is a category*",
+        ]
+    )
+
+
+ANYSWE = REAL / "responses_api_agents/anyswe_agent/data/example_rollouts_opencode.jsonl"
+
+
+def _run_with(rows: list[dict[str, Any]], **request: Any) -> list[dict[str, Any]]:
+    return [dict(row, responses_create_params=dict(row["responses_create_params"], **request)) for row in rows]
+
+
+def test_the_sides_conditions_are_shown_and_a_difference_named(gate: Gate) -> None:
+    rows = read_rows(ANYSWE)
+    result = gate.run(*gate.pair(rows, _run_with(rows, temperature=1.0)))
+    result.stdout.fnmatch_lines(
+        [
+            "old: *; model Qwen/Qwen3-Coder-30B-A3B-Instruct, temperature 0.7, top_p 0.8, max_output_tokens 12288, "
+            "5 rollout(s) a task",
+            "new: *; model Qwen/Qwen3-Coder-30B-A3B-Instruct, temperature 1.0, top_p 0.8, max_output_tokens 12288, "
+            "5 rollout(s) a task",
+            "note: the sides ran under different conditions (old against new): temperature 0.7 against 1.0",
+        ]
+    )
+    assert "different models" not in result.stdout.str()
+
+
+def test_a_different_model_is_said_in_the_verdict_line(gate: Gate) -> None:
+    rows = read_rows(ANYSWE)
+    result = gate.run(*gate.pair(rows, _run_with(rows, model="Qwen/Qwen3-Coder-480B-A35B-Instruct")))
+    result.stdout.fnmatch_lines(
+        [
+            "parity: *; different models: old Qwen/Qwen3-Coder-30B-A3B-Instruct, new "
+            "Qwen/Qwen3-Coder-480B-A35B-Instruct (the run compares the models too, not the server alone)",
+            "*note: the sides ran under different conditions (old against new): model Qwen/Qwen3-Coder-30B-A3B-Instruct "
+            "against Qwen/Qwen3-Coder-480B-A35B-Instruct",
+        ]
+    )
+
+
+def test_a_different_number_of_rollouts_a_task_is_named(gate: Gate) -> None:
+    rows = read_rows(ANYSWE)  # one task, five rollouts
+    result = gate.run(*gate.pair(rows[:1], rows))
+    result.stdout.fnmatch_lines(
+        [
+            "old: *, max_output_tokens 12288, 1 rollout(s) a task",
+            "new: *, max_output_tokens 12288, 5 rollout(s) a task",
+            "*different conditions (old against new): rollouts a task 1 against 5",
+        ]
+    )

@@ -137,3 +137,42 @@ def test_both_readers_join_alike(gate: Gate, name: str, monkeypatch: pytest.Monk
     monkeypatch.setenv("PARITY_PARSER", "full")
     _, full = gate_pair(gate, name)
     assert fast["counts"] == full["counts"] and fast["join"] == full["join"] and fast["notes"] == full["notes"]
+
+
+def _reworded(rows: list[dict[str, Any]], old: str, new: str) -> list[dict[str, Any]]:
+    """The rows with one phrase of the shared instruction reworded in every prompt."""
+    out = json.loads(json.dumps(rows))
+    for row in out:
+        message = row["responses_create_params"]["input"][-1]
+        assert old in message["content"]
+        message["content"] = message["content"].replace(old, new)
+    return out
+
+
+def test_a_uniform_template_change_joins_on_the_index(gate: Gate) -> None:
+    """spartqa's old run against itself under a new server that words one line of the shared
+    instruction its own way: every prompt differs by the same edit, so the index still names the
+    same task; a careful reader finds 2 identical tasks and 3 flips."""
+    old = rows_of(side_file("spartqa", "old"))
+    new = _reworded(old, "one concise final answer", "one short final answer")
+    for row in new[:3]:
+        row["reward"] = 1.0 - row["reward"]
+    result = gate.run(*gate.pair(old, new), "--parity-json=summary.json")
+    data = json.loads((gate.path / "summary.json").read_text(encoding="utf-8"))
+    assert data["join"]["old_key"] == data["join"]["new_key"] == "_ng_task_index"
+    assert (data["counts"]["identical"], data["counts"]["flipped"]) == (2, 3)
+    assert data["nothing_compared"] is None
+    assert any(
+        note.startswith('every prompt differs by the same edit: "concise" → "short" in message 1 (5 of 5')
+        for note in data["notes"]
+    ), data["notes"]
+    assert result.ret == 1
+
+
+def test_edits_that_differ_index_by_index_keep_the_index_apart(gate: Gate) -> None:
+    old = rows_of(side_file("spartqa", "old"))
+    new = _reworded(old, "one concise final answer", "one short final answer")
+    new[0] = _reworded([new[0]], "Final answer:", "Answer:")[0]  # a second edit on one index only
+    gate.run(*gate.pair(old, new), "--parity-json=summary.json")
+    data = json.loads((gate.path / "summary.json").read_text(encoding="utf-8"))
+    assert data["compared"] == 0 and "the runs read different input files" in data["nothing_compared"]

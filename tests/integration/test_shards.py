@@ -364,3 +364,52 @@ def test_metrics_and_coverage_files_are_taken_per_shard(gate: Gate) -> None:
     assert inventory["files"] == ["new/s-0_coverage.json", "new/s-1_coverage.json"]
     assert inventory["measured"] == 3 and inventory["unknown"] == 1 and inventory["expected"] == 4
     assert any(line.startswith("note: new side: new/s-1_aggregate_metrics.json records") for line in lines)
+
+
+def _health_check_run(gate: Gate) -> list[dict[str, Any]]:
+    """new/ as `gym eval health-check` and other producers leave it: the rollouts (task 0 lost its
+    reward), the health check's verdicts (task 0's rollout `unhealthy`) and summary, an `--echo`
+    items file and a `--prompt` task file."""
+    rows = real_rows(BIGCODEBENCH)
+    new = [dict(rows[0], reward=0.0), *rows[1:]]
+    gate.write("new/rollouts.jsonl", new)
+    verdicts = [
+        {"_ng_task_index": row["_ng_task_index"], "_ng_rollout_index": row.get("_ng_rollout_index", 0), "verdict": v}
+        for row, v in zip(new, ["unhealthy"] + ["healthy"] * (len(new) - 1))
+    ]
+    gate.write("new/rollout_verdicts.jsonl", verdicts)
+    gate.write("new/quality_summary.json", json.dumps({"run": {"verdicts": {}}, "tasks": {}}, indent=2))
+    gate.write("new/rollouts_items.jsonl", [{"type": "message", "role": "assistant", "content": []}])
+    gate.write("new/rollouts_task.jsonl", [{"responses_create_params": rows[0]["responses_create_params"]}])
+    return rows
+
+
+def test_a_glob_leaves_the_health_checks_files_out_and_its_verdicts_are_no_evidence(gate: Gate) -> None:
+    rows = _health_check_run(gate)
+    gate.write("old/rollouts.jsonl", rows)
+    result = gate.run("--parity-old=old/rollouts.jsonl", "--parity-new=new/*.jsonl", "-p", "no:randomly")
+    # the lost reward fails as a flip: an `unhealthy` verdict beside it masks nothing
+    assert result.ret == 1
+    result.assert_outcomes(passed=len(rows) - 1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*new side: its glob also matched files that are no rollouts, left out: new/rollout_verdicts.jsonl "
+            "(the health check's per-rollout verdicts (gym eval health-check)); new/rollouts_items.jsonl (the --echo "
+            "output*; new/rollouts_task.jsonl (the task written for --prompt*"
+        ]
+    )
+
+
+@pytest.mark.parametrize(
+    "name, what",
+    [
+        ("rollout_verdicts.jsonl", "the health check's per-rollout verdicts (gym eval health-check), not rollouts"),
+        ("quality_summary.json", "the health check's quality summary (gym eval health-check), not rollouts"),
+        ("rollouts_items.jsonl", "the --echo output (Responses API items, <stem>_items.jsonl), not rollouts"),
+        ("rollouts_task.jsonl", "the task written for --prompt (<stem>_task.jsonl), not rollouts"),
+    ],
+)
+def test_a_file_written_beside_the_rollouts_given_as_a_side_is_named(gate: Gate, name: str, what: str) -> None:
+    gate.write("old/rollouts.jsonl", _health_check_run(gate))
+    line = assert_one_error(gate, "--parity-old=old/rollouts.jsonl", f"--parity-new=new/{name}")
+    assert line.startswith(f"ERROR: new/{name}: {what}"), line

@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
-from .conftest import Gate, harbor_row, markdown_as_read
+from .conftest import Gate, failure_record, harbor_row, markdown_as_read
 
 
 def test_a_late_older_attempt_invents_no_flip(gate: Gate) -> None:
@@ -165,3 +166,116 @@ def test_margin_mode_names_the_flips_that_fail_and_those_within_noise(gate: Gate
         "parity: FAIL: 1 flip fails (2 regressed, 0 improved; 1 within noise); 2 identical"
     )
     result.stdout.fnmatch_lines(["FAILED new/rollouts.jsonl::t0 - *"])
+
+
+SPARTQA = Path(__file__).resolve().parents[1] / "data" / "real_history_pairs" / "spartqa"
+
+
+def _spartqa(version: str) -> list[dict]:
+    return [json.loads(line) for line in (SPARTQA / version / "example_rollouts.jsonl").read_text().splitlines()]
+
+
+def _two_runs(regressed: bool) -> list[dict]:
+    """Run A (spartqa's old five tasks) and run B (its new five), each numbering its tasks 0-4;
+    the old side has A's task 0 right and B's task 0 wrong, the new side the other way round."""
+    run_a = [dict(row, _ng_run_id="A") for row in _spartqa("old")]
+    run_b = [dict(row, _ng_run_id="B") for row in _spartqa("new")]
+    run_a[0]["reward"], run_b[0]["reward"] = (0.0, 1.0) if regressed else (1.0, 0.0)
+    return run_a + run_b
+
+
+def test_two_runs_in_one_file_are_not_joined_across_runs(gate: Gate) -> None:
+    """Keyed on the index, A's regression and B's improvement at index 0 cancel in the mean and
+    the pair passes; each run's task 0 is its own task, so the gate fails with both."""
+    result = gate.run(*gate.pair(_two_runs(False), _two_runs(True)), "-rf")
+    assert result.ret == 1
+    result.assert_outcomes(passed=8, failed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "parity: FAIL: 1 task regressed, 1 improved; 8 identical",
+            "*both sides: the side holds several runs: its rows carry 2 _ng_run_id values (A, B); _ng_task_index names*",
+        ]
+    )
+
+
+REAL_ROWS = Path(__file__).resolve().parents[1] / "data" / "real_rows"
+
+
+def test_a_failure_record_without_the_task_id_finds_its_task_by_index(gate: Gate) -> None:
+    """deepswe rows name their task by `task_id`; the collector's record of a failed rollout carries
+    only the index stamps, which the main file maps to that task."""
+    scored = json.loads((REAL_ROWS / "deepswe_opencode_trimmed.jsonl").read_text().splitlines()[0])
+    old = [scored, dict(scored, _ng_rollout_index=1)]
+    args = gate.pair(old, [scored])
+    gate.write(
+        "new/rollouts_failures.jsonl",
+        [failure_record(index=scored["_ng_task_index"], rollout=1), failure_record(index=999, rollout=0)],
+    )
+    result = gate.run(*args, "--parity-max-masked=off", "--parity-max-uncompared=off")
+    result.assert_outcomes(passed=1, xfailed=1)  # the task, and the record that maps to no task
+    result.stdout.fnmatch_lines(
+        [
+            "*new side: 1 failure record(s) without task_id placed in their task by the main file's rows of the "
+            "same _ng_task_index*"
+        ]
+    )
+    assert "unknown (new) #2" not in result.stdout.str()
+
+
+def test_a_token_capture_mask_is_a_training_mask_and_the_reward_stands(gate: Gate) -> None:
+    """NeMo Gym's token-id capture sets `mask_sample` (with `_ng_token_capture`) on a verified
+    rollout whose token chain it could not build: training leaves it out, the reward stands."""
+    old = _spartqa("old")
+    new = [dict(row) for row in old]
+    new[0].update(reward=0.0, mask_sample=True, _ng_token_capture={"n_calls": 0, "error": "nothing recorded"})
+    new[1].update(mask_sample=True, failure_kind="agent_run_error")  # a failure's mask still masks
+    result = gate.run(*gate.pair(old, new), "--parity-max-masked=off", "--parity-max-uncompared=off")
+    result.assert_outcomes(passed=3, failed=1, xfailed=1)
+    result.stdout.fnmatch_lines(
+        ["*new side: 1 row(s) with mask_sample set by NeMo Gym's token-id capture (_ng_token_capture) are scored*"]
+    )
+
+
+AUDIO_QUESTIONS = [
+    "Tell me about the movie Star Wars.",
+    "What instrument plays the melody in this clip?",
+    "How many speakers can you hear?",
+    "What emotion does the speaker convey?",
+    "Which city is mentioned in the recording?",
+    "Summarize what the speaker says about the weather.",
+    "What language is being spoken?",
+    "Is the speaker asking or telling something?",
+    "What sound is heard at the end of the clip?",
+]
+
+
+def _audiobench_row(question: str, reward: float) -> dict:
+    """An audiobench-shaped row: the same message on every row (the audio travels elsewhere), the
+    question asked in a free-text field."""
+    return {
+        "responses_create_params": {
+            "input": [
+                {"role": "system", "content": "You are a helpful assistant that listens to audio."},
+                {"role": "user", "content": "Answer the question about the audio clip.", "type": "message"},
+            ],
+            "temperature": 0.0,
+        },
+        "question": question,
+        "expected_answer": "see reference",
+        "reward": reward,
+        "agent_ref": {"type": "responses_api_agents", "name": "audiobench_simple_agent"},
+    }
+
+
+def test_a_free_text_question_is_the_prompt_where_the_messages_are_one(gate: Gate) -> None:
+    old = [_audiobench_row(q, 0.0) for q in AUDIO_QUESTIONS[:5]]
+    new = [_audiobench_row(q, 0.0) for q in AUDIO_QUESTIONS[:1] + AUDIO_QUESTIONS[5:]]
+    result = gate.run(*gate.pair(old, new), "--parity-max-missing=off", "--parity-max-uncompared=off", "-rx")
+    result.assert_outcomes(passed=1, xfailed=8)  # Star Wars joined; four tasks on each side alone
+    result.stdout.fnmatch_lines(
+        [
+            "parity: PASS: 0 tasks regressed, 0 improved, 8 missing; 1 identical",
+            "*both sides: the messages are the same on every row, so the question field, which varies as a prompt "
+            "does, is read as the prompt*",
+        ]
+    )

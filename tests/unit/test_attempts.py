@@ -227,3 +227,17 @@ def test_a_stamp_first_seen_late_still_supersedes_the_rows_before_it(write_jsonl
     ]
     assert _task(result, "fix-git").new.facts[0].line == 4
     assert any("new side: 1 superseded attempt(s) left out" in note for note in result.notes)
+
+
+def test_an_explicit_rollout_id_names_the_rollout_where_dispatches_reuse_indices(write_jsonl, stamped):
+    """Two dispatches reuse task 0, rollout 0; `_ng_rollout_id` tells them apart, so neither's
+    attempt supersedes the other's (and attempts of one id still do)."""
+    new = [
+        stamped("t", 1.0, attempt=0, _ng_rollout_id="step1-0-0"),
+        stamped("t", 0.0, attempt=0, _ng_rollout_id="step2-0-0"),
+        stamped("t", 1.0, attempt=1, _ng_rollout_id="step2-0-0"),
+    ]
+    res = compare_files(write_jsonl("old/r.jsonl", [stamped("t", 1.0, attempt=0)]), write_jsonl("new/r.jsonl", new))
+    task = res.tasks[0]
+    assert len(task.new.rows) == 2 and task.category == "identical"
+    assert any("1 superseded attempt(s) left out" in note for note in res.notes)

@@ -72,6 +72,25 @@ def test_mask_sample_with_failure_kind():
     assert s.masked == "mask_sample (failure_kind=provider_unavailable)"
 
 
+CAPTURE = {"n_calls": 0, "error": "nothing recorded"}
+
+
+@pytest.mark.parametrize(
+    "extra, masked, reward",
+    [
+        ({"reward": 0.0}, None, 0.0),  # a training mask: the verified reward stands
+        ({"reward": 1.0}, None, 1.0),
+        ({"reward": None}, "mask_sample", None),  # no reward: nothing to score
+        ({"reward": float("nan")}, "mask_sample", None),
+        ({"reward": 0.0, "failure_kind": "agent_run_error"}, "mask_sample (failure_kind=agent_run_error)", None),
+    ],
+)
+def test_a_token_capture_mask_keeps_a_finite_reward(extra, masked, reward):
+    r = dict(row("t", 0.0, mask_sample=True, _ng_token_capture=CAPTURE), **extra)
+    s = side([r])
+    assert (s.masked, s.reward) == (masked, reward)
+
+
 def test_mask_sample_wins_over_no_reward():
     s = side([row("t", ..., mask_sample=True, failure_kind="verifier_error")])
     assert s.masked == "mask_sample (failure_kind=verifier_error)"

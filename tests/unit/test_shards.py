@@ -177,3 +177,20 @@ def test_the_reader_child_names_a_bad_line_in_its_shard(tmp_path: Path, child_he
     with pytest.raises(CompareInputError) as child:
         child_here(request)
     assert str(child.value) == str(serial.value)
+
+
+def test_a_glob_leaves_the_files_written_beside_the_rollouts_out_and_says_which(tmp_path: Path) -> None:
+    names = ("run/rollouts.jsonl", "run/rollout_verdicts.jsonl", "run/quality_summary.json", "run/r_items.jsonl")
+    for name in (*names, "run/r_task.jsonl.gz", "run/rollouts_failures.jsonl"):
+        touch(tmp_path / name)
+    left_out: list[tuple[str, str]] = []
+    assert [shown for _, shown in expand("run/*", tmp_path, left_out)] == ["run/rollouts.jsonl"]
+    assert [name for name, _ in left_out] == [
+        "run/quality_summary.json",
+        "run/r_items.jsonl",
+        "run/r_task.jsonl.gz",
+        "run/rollout_verdicts.jsonl",
+    ]  # the sidecar is read with its shard: no note
+    assert dict(left_out)["run/rollout_verdicts.jsonl"].startswith("the health check's per-rollout verdicts")
+    with pytest.raises(ShardPatternError, match=r"no rollouts file \(the health check.s quality summary"):
+        expand("run/rollouts.jsonl,run/quality_summary.json", tmp_path)

@@ -285,3 +285,25 @@ def test_only_the_sidecars_pairs_are_kept_and_scored_retries_are_superseded(writ
     side = load_side(SideRequest(str(main)))
     sidecar_rows = [f for f in side.facts if f.origin.value != "main"]
     assert len(side.facts) == 51 and len(sidecar_rows) == 1  # t3 was scored: superseded; t77 stands
+
+
+def test_a_record_without_the_sides_id_is_placed_by_its_runs_index():
+    """The main file maps each (run, index) to its task_id; a record lacking task_id takes it."""
+
+    def scored(task: str, run: str, reward: float = 1.0) -> dict:
+        return {"task_id": task, "reward": reward, "_ng_task_index": 0, "_ng_rollout_index": 0, "_ng_run_id": run}
+
+    old = [scored("alpha", "A"), scored("beta", "B")]
+    new = [scored("alpha", "A"), scored("beta", "B"), failure(None, "agent_run_error", 0, 1, _ng_run_id="B")]
+    res = compare_rollouts(old, new)
+    assert [t.task for t in res.tasks] == ["alpha", "beta"]
+    beta = {t.task: t for t in res.tasks}["beta"]
+    assert len(beta.new.rows) == 2 and beta.category == "identical"
+    assert any("1 failure record(s) without task_id placed in their task" in note for note in res.notes)
+
+
+def test_a_record_whose_index_maps_no_single_task_stays_anonymous():
+    old = [{"task_id": t, "reward": 1.0, "_ng_task_index": 0, "_ng_rollout_index": i} for i, t in enumerate("ab")]
+    new = old + [failure(None, "agent_run_error", 0, 2), failure(None, "agent_run_error", 7, 0)]
+    res = compare_rollouts(old, new)
+    assert sorted(t.task for t in res.tasks) == ["a", "b", "unknown (new) #1", "unknown (new) #2"]

@@ -219,3 +219,43 @@ def test_verdict_constructors_carry_their_text_and_differ():
     assert "known flaky" in _field_values(x)
     same = [Verdict.passed("same"), Verdict.failed("same"), Verdict.xfail("same")]
     assert len({repr(_field_values(v)) for v in same}) == 3
+
+
+def _conditioned(task: str, reward: float, **request: object) -> dict:
+    return {"task_id": task, "reward": reward, "responses_create_params": {"input": "q", **request}}
+
+
+def test_the_conditions_each_side_ran_under_and_their_differences():
+    from pytest_rollout_parity.core.reports.summary import build_summary
+    from pytest_rollout_parity.core.reports.terminal import verdict_line
+
+    old = [_conditioned(t, 1.0, model="m-small", temperature=0.6, max_output_tokens=4096) for t in "ab"]
+    new = [_conditioned(t, 1.0, model="m-large", temperature=0.6) for t in "ab"]
+    res = compare_rollouts(old, new)
+    assert res.conditions == (
+        "model m-small, temperature 0.6, max_output_tokens 4096",
+        "model m-large, temperature 0.6",
+    )
+    assert res.models == ("m-small", "m-large")
+    # only what both sides record is compared: max_output_tokens is on one side alone
+    assert "the sides ran under different conditions (old against new): model m-small against m-large" in res.notes
+    assert "different models: old m-small, new m-large" in verdict_line(build_summary(res))
+
+
+def test_sides_under_the_same_conditions_have_no_note():
+    rows = [_conditioned(t, 1.0, model="m", top_p=0.95) for t in "ab"]
+    res = compare_rollouts(rows, rows)
+    assert res.conditions == ("model m, top_p 0.95", "model m, top_p 0.95") and res.models == ("", "")
+    assert not any("different conditions" in note for note in res.notes)
+
+
+def test_a_model_name_from_the_rows_cannot_mark_up_the_markdown_verdict_line():
+    from pytest_rollout_parity.core.reports.markdown import verdict_line
+    from pytest_rollout_parity.core.reports.summary import build_summary
+
+    hostile = "**PASS** [x](http://evil) <b>|"
+    old = [_conditioned(t, 1.0, model="m") for t in "ab"]
+    new = [_conditioned(t, 1.0, model=hostile) for t in "ab"]
+    line = verdict_line(build_summary(compare_rollouts(old, new)))
+    assert "different models: old <code>m</code>, new <code>" in line
+    assert hostile not in line and "<b>" not in line

@@ -400,3 +400,159 @@ def test_one_task_at_two_input_indices_keeps_its_id_and_the_shared_tasks_compare
 def test_without_prompts_one_task_at_two_indices_is_no_category():
     rows = [row(index=0, task_id="a"), row(index=1, task_id="b"), row(index=2, task_id="b")]
     assert compare_rollouts(rows, rows).join.old_key == "task_id"
+
+
+# --- several runs in one side (docs/semantics.md, "Prompts and the task index") ------------------
+
+
+def _run(run: Optional[str], texts: list[str], rewards: list[float]) -> list[dict]:
+    extra = {} if run is None else {"_ng_run_id": run}
+    return [row(reward, index=i, text=text, **extra) for i, (text, reward) in enumerate(zip(texts, rewards))]
+
+
+def test_a_side_of_several_run_ids_is_keyed_on_the_prompt_and_joins_within_runs():
+    old = _run("A", ["a0", "a1"], [1.0, 1.0]) + _run("B", ["b0", "b1"], [0.0, 1.0])
+    new = _run("A", ["a0", "a1"], [0.0, 1.0]) + _run("B", ["b0", "b1"], [1.0, 1.0])
+    res = compare_rollouts(old, new)
+    assert res.join.old_key == res.join.new_key == PROMPT_KEY
+    assert sorted(cats(res).values()) == ["flipped", "flipped", "identical", "identical"]
+    assert any("several runs: its rows carry 2 _ng_run_id values (A, B)" in note for note in res.notes)
+
+
+def test_a_pair_recurring_with_another_prompt_is_another_run_even_without_run_ids():
+    old = _run(None, ["a0", "a1"], [1.0, 1.0]) + _run(None, ["b0", "b1"], [0.0, 1.0])
+    new = _run(None, ["a0", "a1"], [0.0, 1.0]) + _run(None, ["b0", "b1"], [1.0, 1.0])
+    res = compare_rollouts(old, new)
+    assert res.join.old_key == PROMPT_KEY
+    assert any("_ng_task_index 0 with the same _ng_rollout_index recurs with another prompt" in n for n in res.notes)
+    assert sorted(cats(res).values()) == ["flipped", "flipped", "identical", "identical"]
+
+
+def test_a_legacy_append_files_retries_keep_the_index():
+    """A retry repeats its (task index, rollout index) pair with the same prompt: one run."""
+    old = _run(None, ["a0", "a1"], [1.0, 1.0])
+    new = _run(None, ["a0", "a1"], [0.0, 1.0]) + _run(None, ["a0"], [1.0])
+    res = compare_rollouts(old, new)
+    assert res.join.old_key == res.join.new_key == "_ng_task_index"
+    assert not any("several runs" in note for note in res.notes)
+
+
+def test_a_side_of_several_runs_against_one_run_joins_the_other_on_its_prompts():
+    old = _run("A", ["a0", "a1"], [1.0, 1.0]) + _run("B", ["b0", "b1"], [1.0, 1.0])
+    new = _run("C", ["b0", "b1"], [1.0, 0.0])
+    res = compare_rollouts(old, new)
+    assert res.join.new_key == PROMPT_KEY
+    assert res.join.new_key_reason == "the prompt, as the other side holds several runs that each number their tasks"
+    assert sorted(cats(res).values()) == ["flipped", "identical", "missing", "missing"]
+
+
+def test_several_runs_without_a_prompt_on_every_row_name_tasks_by_run_and_index():
+    old = [row(1.0, index=0, _ng_run_id="A"), row(1.0, index=0, _ng_run_id="B")]
+    new = [row(1.0, index=0, _ng_run_id="A"), row(0.0, index=0, _ng_run_id="B")]
+    res = compare_rollouts(old, new)
+    assert res.join.old_key == "_ng_task_index"
+    assert cats(res) == {"A:0": "identical", "B:0": "flipped"}
+
+
+# --- a category on one side is a category on both ----------------------------------------------
+
+
+def test_a_field_one_side_shows_to_be_a_category_is_passed_over_on_the_other():
+    old = [row(1.0, index=i, text=f"puzzle {i}", task_name="knights_knaves") for i in range(5)]
+    new = [row(0.0, index=2, text="puzzle 2", task_name="knights_knaves")]
+    res = compare_rollouts(old, new)
+    assert res.join.old_key == res.join.new_key == "_ng_task_index"
+    assert res.join.new_key_reason == "task_name passed over: a category on the other side"
+    assert cats(res)["2"] == "flipped"
+    assert "new side's task_name is passed over too: the old side shows it is a category" in " ".join(res.notes)
+
+
+def test_a_field_both_sides_key_on_is_kept():
+    old = [row(1.0, index=i, text=f"puzzle {i}", task_name=f"t{i}") for i in range(3)]
+    res = compare_rollouts(old, old[:1])
+    assert res.join.old_key == res.join.new_key == "task_name"
+
+
+# --- a uniform template change (docs/semantics.md, "Prompts and the task index") ----------------
+
+
+def _templated(n: int, system: Optional[str] = None, before: str = "", after: str = "") -> list[dict]:
+    return [
+        {
+            "reward": 1.0,
+            "_ng_task_index": i,
+            "_ng_rollout_index": 0,
+            "responses_create_params": {
+                "input": prompt(f"{before}A farmer has {i} fields of {i} rows each. How many rows?{after}", system)
+            },
+        }
+        for i in range(n)
+    ]
+
+
+@pytest.mark.parametrize(
+    "old, new, edit",
+    [
+        (_templated(4, "Use exec."), _templated(4, "Use bash."), '"exec" → "bash" in the system message'),
+        (_templated(4), _templated(4, before="Think step by step. "), '"Think step by step. " added before message 1'),
+        (_templated(3), _templated(3, after=" Answer briefly."), '" Answer briefly." added after message 1'),
+        (_templated(3, after=" Be brief."), _templated(3), '" Be brief." removed from the end of message 1'),
+    ],
+)
+def test_every_prompt_differing_by_one_edit_joins_on_the_index(old, new, edit):
+    res = compare_rollouts(old, new)
+    assert res.join.old_key == "_ng_task_index" and res.unjoined is None
+    assert set(cats(res).values()) == {"identical"}
+    assert any(note.startswith(f"every prompt differs by the same edit: {edit} (") for note in res.notes), res.notes
+
+
+def test_one_edit_on_two_indices_is_too_few_to_join_them():
+    res = compare_rollouts(_templated(2, "Use exec."), _templated(2, "Use bash."))
+    assert res.unjoined is not None and "different input files" in res.unjoined
+
+
+# --- the prompt where the prompt is a field ---------------------------------------------------
+
+
+def _one_message(**fields: Any) -> dict:
+    return {"reward": 1.0, "responses_create_params": {"input": prompt("Answer about the clip.")}, **fields}
+
+
+def test_a_varying_free_text_field_is_read_as_the_prompt_where_the_messages_are_one():
+    old = [_one_message(question=f"What is heard in clip {i}?") for i in range(3)]
+    res = compare_rollouts(old, old[1:])
+    assert res.join.new_key == PROMPT_KEY and "read from the question field" in res.join.new_key_reason
+    assert sorted(cats(res).values()) == ["identical", "identical", "missing"]
+
+
+@pytest.mark.parametrize(
+    "questions",
+    [
+        ["same question here"] * 3,  # does not vary
+        ["q1", "q2", "q3"],  # no free text
+    ],
+)
+def test_a_field_that_is_no_prompt_is_not_read_as_one(questions):
+    rows = [_one_message(question=q) for q in questions]
+    res = compare_rollouts(rows, rows)
+    assert any(note.startswith("both sides: the prompt is the same on every row") for note in res.notes)
+
+
+def test_a_record_of_a_side_of_several_runs_finds_its_task_within_its_run():
+    record = {"_ng_failure_class": "agent_run_error", "_ng_task_index": 1, "_ng_rollout_index": 1, "_ng_run_id": "B"}
+    old = _run("A", ["a0", "a1"], [1.0, 1.0]) + _run("B", ["b0", "b1"], [1.0, 1.0])
+    res = compare_rollouts(old, old + [record])
+    assert res.join.new_key == PROMPT_KEY
+    assert sorted(cats(res).values()) == ["identical"] * 4  # the record is in run B's task 1
+    assert max(len(t.new.rows) for t in res.tasks) == 2
+
+
+def test_a_side_of_several_runs_joins_on_an_id_field_its_rows_share():
+    """Each run numbers its tasks from 0, so index 0 holds two uuids, one a run: still an id."""
+    old = _run("A", ["a0", "a1"], [1.0, 1.0]) + _run("B", ["b0", "b1"], [1.0, 1.0])
+    for row in old:
+        row["uuid"] = "u-" + row["responses_create_params"]["input"][-1]["content"]
+    new = [dict(row, reward=0.0) if row["uuid"] == "u-b0" else row for row in old]
+    res = compare_rollouts(old, new)
+    assert res.join.old_key == res.join.new_key == "uuid"
+    assert cats(res) == {"u-a0": "identical", "u-a1": "identical", "u-b0": "flipped", "u-b1": "identical"}

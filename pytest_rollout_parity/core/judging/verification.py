@@ -1,24 +1,33 @@
-"""Notes for a side that may never have been verified, or was verified again by force.
+"""How each side was run: notes for a side that may never have been verified, or was verified
+again by force, and the conditions (model, sampling parameters, rollouts a task) each ran under.
 
 NeMo Gym's `+skip_verification` writes one constant `skip_verification_reward` (0.0 by default) on
 every row and leaves no marker; `gym eval reverify --force` writes its outputs under an `unsafe_`
 prefix. Neither is an error (a constant side can be real), so each is a note that names it. The
-rules are in docs/semantics.md, "Unverified sides".
+rules are in docs/semantics.md, "Unverified sides" and "The same conditions".
 """
 
 from __future__ import annotations
 
+import json
 import math
 import os
+from collections import Counter
 from collections.abc import Sequence
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 from ..model import CompareResult, Side, TaskSide
+from ..reading.fields import CONDITIONS
 
 #: tasks whose first row is read again, per side, to look for verifier output
 SAMPLE_TASKS = 20
+#: tasks whose first row is read again, per side, before a constant side is named as maybe unverified
+EVIDENCE_SAMPLE_TASKS = 200
 #: fields that hold a verifier's output besides its reward
 VERIFIER_FIELDS = ("verifier_logs_dir", "test_output", "verifier_stdout", "verifier_output")
+#: fields that show a verifier ran, besides its output: a judge's evaluations, a library's own reward
+#: (a local list; any field named like `*verifier*` or `*judge*` counts too)
+EVIDENCE_FIELDS = (*VERIFIER_FIELDS, "judge_evaluations", "library_reward")
 
 
 def _scored(result: CompareResult, side: Side) -> list[float]:
@@ -31,16 +40,18 @@ def _scored(result: CompareResult, side: Side) -> list[float]:
     return rewards
 
 
-def _has_verifier_output(row: dict[str, Any]) -> bool:
-    return any(name in row for name in VERIFIER_FIELDS) or any(
-        isinstance(name, str) and "verifier" in name.lower() for name in row
+def _has_evidence(row: dict[str, Any]) -> bool:
+    """The row shows a verifier ran: verifier output, a judge's evaluations or a library's reward."""
+    return any(row.get(name) not in (None, "", [], {}) for name in EVIDENCE_FIELDS) or any(
+        isinstance(name, str) and ("verifier" in name.lower() or "judge" in name.lower()) for name in row
     )
 
 
-def _sampled(result: CompareResult, side: Side) -> Optional[bool]:
-    """Whether the side's sampled rows carry verifier output; None when no row could be read."""
+def _sampled(result: CompareResult, side: Side, tasks: int = SAMPLE_TASKS) -> Optional[bool]:
+    """Whether the side's sampled rows (the first of each of the first ``tasks`` tasks) show a
+    verifier ran (:func:`_has_evidence`); None when no row could be read."""
     seen = False
-    for task in result.tasks[:SAMPLE_TASKS]:
+    for task in result.tasks[:tasks]:
         half: Optional[TaskSide] = task.side(side)
         if half is None or not half.facts:
             continue
@@ -49,7 +60,7 @@ def _sampled(result: CompareResult, side: Side) -> Optional[bool]:
         except (LookupError, OSError, ValueError):
             continue
         seen = True
-        if _has_verifier_output(row):
+        if _has_evidence(row):
             return True
     return False if seen else None
 
@@ -61,9 +72,15 @@ def verification_notes(result: CompareResult, names: Optional[Sequence[str]] = N
     """
     notes: list[str] = []
     rewards = {side: _scored(result, side) for side in ("old", "new")}
-    for side, other in (("old", "new"), ("new", "old")):
+    pairs: tuple[tuple[Side, Side], ...] = (("old", "new"), ("new", "old"))
+    for side, other in pairs:
         own, theirs = rewards[side], rewards[other]
-        if len(own) >= 2 and len(set(own)) == 1 and len(set(theirs)) >= 2:
+        if (
+            len(own) >= 2
+            and len(set(own)) == 1
+            and len(set(theirs)) >= 2
+            and not _sampled(result, side, EVIDENCE_SAMPLE_TASKS)
+        ):
             notes.append(
                 f"the {side} side's reward is {own[0]:g} on every one of its {len(own)} scored rows while the "
                 f"{other} side's vary: was it run with +skip_verification (NeMo Gym then writes one "
@@ -84,3 +101,61 @@ def verification_notes(result: CompareResult, names: Optional[Sequence[str]] = N
                 "its rewards were verified again by force, perhaps by another verifier than the other side's"
             )
     return notes
+
+
+class RunConditions(NamedTuple):
+    """What :func:`run_conditions` found: each side's conditions as shown, the models when they
+    differ, and the note naming the differences (`""`: none)."""
+
+    shown: tuple[str, str]
+    models: tuple[str, str]
+    note: str
+
+
+def _values(conditions: Sequence[str]) -> list[set[str]]:
+    """Each condition's distinct values over a side's recorded conditions (unrecorded ones left out)."""
+    found: list[set[str]] = [set() for _ in CONDITIONS]
+    for shown in conditions:
+        for values, value in zip(found, json.loads(shown)):
+            if value is not None:
+                values.add(value if isinstance(value, str) else json.dumps(value))
+    return found
+
+
+def _rollouts(result: CompareResult, side: Side) -> Optional[int]:
+    """The side's rollouts a task: how many rows most of its tasks hold (a task retried or partly
+    lost holds another count); None without tasks."""
+    counts = Counter(len(half.facts) for task in result.tasks if (half := task.side(side)) is not None)
+    return max(counts, key=lambda count: (counts[count], -count)) if counts else None
+
+
+def _counted(values: set[Any], name: str) -> str:
+    return ", ".join(sorted(str(value) for value in values)) if len(values) < 4 else f"{len(values)} {name}s"
+
+
+def run_conditions(result: CompareResult, old: Sequence[str], new: Sequence[str]) -> RunConditions:
+    """Each side's model, sampling parameters and rollouts a task as its rows record them, and a
+    note naming each that differs between the sides (docs/semantics.md, "The same conditions")."""
+    values = {"old": _values(old), "new": _values(new)}
+    rollouts = {side: _rollouts(result, side) for side in ("old", "new")}
+    shown = []
+    for side in ("old", "new"):
+        parts = [f"{name} {_counted(found, name)}" for name, found in zip(CONDITIONS, values[side]) if found]
+        if rollouts[side] is not None and set(rollouts.values()) != {1}:  # one a task on both: nothing to say
+            parts.append(f"{rollouts[side]} rollout(s) a task")
+        shown.append(", ".join(parts))
+    differ = [
+        f"{name} {_counted(o, name)} against {_counted(n, name)}"
+        for name, o, n in zip(CONDITIONS, values["old"], values["new"])
+        if o and n and o != n
+    ]
+    if None not in (rollouts["old"], rollouts["new"]) and rollouts["old"] != rollouts["new"]:
+        differ.append(f"rollouts a task {rollouts['old']} against {rollouts['new']}")
+    old_models, new_models = values["old"][0], values["new"][0]
+    models = (
+        (_counted(old_models, "model"), _counted(new_models, "model"))
+        if old_models and new_models and old_models != new_models
+        else ("", "")
+    )
+    note = "the sides ran under different conditions (old against new): " + "; ".join(differ) if differ else ""
+    return RunConditions((shown[0], shown[1]), models, note)

@@ -20,9 +20,10 @@ import json
 from collections.abc import Sequence
 from typing import Any, NamedTuple, Optional, TypeVar
 
-from .fields import ATTEMPT_INDEX, ROLLOUT_INDEX, RUN_ID, TASK_INDEX
+from .fields import ATTEMPT_INDEX, ROLLOUT_ID, ROLLOUT_INDEX, RUN_ID, TASK_INDEX
 
-#: (run id, task index, rollout index): one logical rollout of a side (one agent's rows).
+#: (run id, task index, rollout index), or (run id, "_ng_rollout_id", its value): one logical
+#: rollout of a side (one agent's rows).
 LogicalKey = tuple[Any, Any, Any]
 #: (attempt, 1 for a main-file row and 0 for a sidecar record, line): the highest stands.
 Rank = tuple[float, int, int]
@@ -52,11 +53,17 @@ def index_pair(row: dict[str, Any]) -> Optional[tuple[Any, Any]]:
 
 
 def logical_key(row: dict[str, Any], pair: Optional[tuple[Any, Any]]) -> Optional[LogicalKey]:
-    """The logical rollout a row is an execution of, from its :func:`index_pair`; None without one."""
+    """The logical rollout a row is an execution of: its `_ng_rollout_id` where it carries one (the
+    id NeMo Gym gives when dispatches reuse task and rollout indices), else its :func:`index_pair`;
+    None without either."""
+    run = row.get(RUN_ID)
+    run = None if run is None else _hashable(run)
+    explicit = row.get(ROLLOUT_ID)
+    if explicit is not None:
+        return (run, ROLLOUT_ID, _hashable(explicit))
     if pair is None:
         return None
-    run = row.get(RUN_ID)
-    return (None if run is None else _hashable(run), *pair)
+    return (run, *pair)
 
 
 def attempt_of(row: dict[str, Any]) -> float:

@@ -17,6 +17,7 @@ from ..errors import CompareInputError, Place
 from ..model import RowOrigin
 from .agents import AgentFilter, agent_of
 from .attempts import Attempts, index_pair
+from .files import HEALTH_CHECK_FILES, plain_name, written_beside
 from .jsonl_lines import Progress, iter_objects
 from .side_builder import PendingRow, RowSource, SideBuilder
 from .side_request import SideRequest
@@ -143,7 +144,11 @@ def feed_side(request: SideRequest, builder: SideBuilder, progress: Optional[Pro
 def _feed_rollouts(
     path: Path, display: str, builder: SideBuilder, agents: AgentFilter, progress: Optional[Progress]
 ) -> Optional[Path]:
-    """Feed one rollouts file of a side (and its sidecar) through ``builder``: the sidecar's path."""
+    """Feed one rollouts file of a side (and its sidecar) through ``builder``: the sidecar's path.
+
+    A file the health check writes beside the rollouts is named as such before it is read."""
+    if plain_name(path.name) in HEALTH_CHECK_FILES:
+        raise CompareInputError(display, f"{written_beside(path.name)}, not rollouts: give the rollouts file beside it")
     return feed_file(
         path,
         display,

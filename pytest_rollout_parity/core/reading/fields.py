@@ -169,6 +169,11 @@ def inferred_candidates(row: dict[str, object], known: frozenset[str]) -> tuple[
     return tuple(found[:MAX_INFERRED])
 
 
+#: Free-text fields that may hold what a task asks where a side's messages are the same on every
+#: row (audiobench's audio is elsewhere; its `question` says what is asked), in the order tried.
+#: Read from the full rows, only on such a side.
+PROMPT_FIELDS: tuple[str, ...] = ("question", "problem", "instruction", "prompt", "query")
+
 #: Fields the skeleton reader keeps as their encoded JSON text: a prompt runs to many kilobytes
 #: and is needed only as a hash, on rows that name no id field; building its objects would cost
 #: more than the rest of the row.
@@ -184,6 +189,9 @@ FAILURE_KIND = "failure_kind"
 INVALID_JUDGE = "invalid_judge_response"
 #: A sidecar record of the newest collector for a rollout left out on purpose: masked, never scored.
 OMITTED = "_ng_omitted"
+#: NeMo Gym's token-id capture health (`nemo_gym/token_id_capture/delivery.py`): beside a
+#: `mask_sample` it set, the mask leaves the rollout out of training, and its reward stands.
+TOKEN_CAPTURE = "_ng_token_capture"
 
 # --- agent-level errors reported on a scored row -------------------------------------------
 
@@ -229,7 +237,26 @@ FAILURE_MARKERS: tuple[str, ...] = (FAILURE_CLASS, FAILURE_RECORD)
 ATTEMPT_INDEX = "_ng_attempt_index"
 #: The newest collector's run id; with the task and rollout index it names one logical rollout.
 RUN_ID = "_ng_run_id"
-SIDECAR_FIELDS: tuple[str, ...] = (TASK_INDEX, ROLLOUT_INDEX, *FAILURE_MARKERS, ATTEMPT_INDEX, RUN_ID, OMITTED)
+#: NeMo Gym's explicit id of a logical rollout, given "when dispatches reuse task and rollout
+#: indices" (`maybe_rollout_id_from_run_body`): where a row carries it, it names the rollout.
+ROLLOUT_ID = "_ng_rollout_id"
+SIDECAR_FIELDS: tuple[str, ...] = (
+    TASK_INDEX,
+    ROLLOUT_INDEX,
+    *FAILURE_MARKERS,
+    ATTEMPT_INDEX,
+    RUN_ID,
+    ROLLOUT_ID,
+    OMITTED,
+)
+
+# --- the conditions a side ran under ---------------------------------------------------------
+
+#: The request a rollout's model was sent, and what of it says under which conditions a side ran:
+#: the model and its sampling parameters (docs/semantics.md, "The same conditions").
+REQUEST = "responses_create_params"
+CONDITIONS: tuple[str, ...] = ("model", "temperature", "top_p", "max_output_tokens")
+CONDITION_FIELDS: tuple[str, ...] = tuple(f"{REQUEST}.{name}" for name in CONDITIONS)
 
 # --- read on demand, from the full row of a shown flip --------------------------------------
 
@@ -243,11 +270,13 @@ EMBEDDED_OUTPUT_FIELDS: tuple[str, ...] = ("test_output", "verifier_stdout", "ve
 LOAD_FIELDS: tuple[str, ...] = (
     REWARD,
     MASK_SAMPLE,
+    TOKEN_CAPTURE,
     FAILURE_KIND,
     INVALID_JUDGE,
     *AGENT_ERROR_FIELDS,
     AGENT_NAME,
     *SIDECAR_FIELDS,
+    *CONDITION_FIELDS,
 )
 
 

@@ -189,3 +189,23 @@ class RowAt:
         self, kind: Optional[type[BaseException]], value: Optional[BaseException], traceback: Optional[TracebackType]
     ) -> None:
         self.close()
+
+
+#: Files written beside the rollouts that are never rollouts, by what each is: `gym eval
+#: health-check`'s two (NeMo Gym PR 2705), and the `--prompt` task and `--echo` items of other producers.
+HEALTH_CHECK_FILES = {
+    "rollout_verdicts.jsonl": "the health check's per-rollout verdicts (gym eval health-check)",
+    "quality_summary.json": "the health check's quality summary (gym eval health-check)",
+}
+WRITTEN_BESIDE = {
+    "_items.jsonl": "the --echo output (Responses API items, <stem>_items.jsonl)",
+    "_task.jsonl": "the task written for --prompt (<stem>_task.jsonl)",
+}
+
+
+def written_beside(name: str) -> str:
+    """What a file written beside the rollouts is, by its name (`""`: none of those)."""
+    plain = plain_name(os.path.basename(name))
+    if plain in HEALTH_CHECK_FILES:
+        return HEALTH_CHECK_FILES[plain]
+    return next((what for suffix, what in WRITTEN_BESIDE.items() if plain.endswith(suffix)), "")

@@ -9,9 +9,9 @@ rules are in docs/semantics.md.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 from .fields import PROMPT, TASK_INDEX
 from .task_idents import TaskIdent, full_label, natural_key
@@ -29,21 +29,24 @@ class SideColumns:
     label: Callable[[int], Optional[TaskIdent]]
     #: whether deferred prompts can be read again (else a deferred label stays unknown)
     rereads: bool
+    #: each row's `_ng_run_id` (None: none), where the vote kept them: an index names a task within its run
+    runs: Sequence[Any] = ()
 
     def holds_one_task(self, name: str) -> bool:
-        """An inferred field names tasks on this side: no task index carries two of its values (it
-        would name rollouts), no value spans task indices of different prompts, and, without task
-        indices, no value is a category by the prompts (:meth:`_prompt_category`)."""
+        """An inferred field names tasks on this side: no task index of a run carries two of its
+        values (it would name rollouts), no value spans task indices of different prompts, and,
+        without task indices, no value is a category by the prompts (:meth:`_prompt_category`)."""
         column = self.columns[name]
         indexes = self.columns.get(TASK_INDEX)
         prompts = self.columns.get(PROMPT)
         if indexes is not None:
-            value_of: dict[TaskIdent, TaskIdent] = {}
+            runs = self.runs if len(self.runs) == len(column) else [None] * len(column)
+            value_of: dict[tuple[Any, TaskIdent], TaskIdent] = {}
             spread: dict[TaskIdent, dict[TaskIdent, int]] = {}
-            for row, (value, index) in enumerate(zip(column, indexes)):
+            for row, (value, index, run) in enumerate(zip(column, indexes, runs)):
                 if value is None or index is None:
                     continue
-                if value_of.setdefault(index, value) != value:
+                if value_of.setdefault((run, index), value) != value:
                     return False
                 spread.setdefault(value, {}).setdefault(index, row)
             if prompts is None or not self.rereads:

@@ -15,9 +15,18 @@ from dataclasses import dataclass, field
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any, Optional
 
-from .fields import IDENTITY_FALLBACKS, KEY_CANDIDATES, LOAD_FIELDS, PROMPT, TASK_INDEX, inferred_candidates
+from .fields import (
+    IDENTITY_FALLBACKS,
+    KEY_CANDIDATES,
+    LOAD_FIELDS,
+    PROMPT,
+    ROLLOUT_INDEX,
+    RUN_ID,
+    TASK_INDEX,
+    inferred_candidates,
+)
 from .key_categories import SideColumns
-from .prompt_labels import is_prompt, prompt_label
+from .prompt_labels import decoded, is_prompt, prompt_label
 from .row_facts import lookup
 from .skeleton import EncodedJSON
 from .task_idents import TaskIdent, ident_of
@@ -34,6 +43,10 @@ REASON_PROMPT = "the prompt: no task id field and no _ng_task_index on every row
 REASON_BORROWED = "borrowed from the other side: no row names a task"
 REASON_SHARDED = "the prompt: no task id field on every row, and _ng_task_index restarts in every shard"
 REASON_SHARD_INDEX = "_ng_task_index within its shard (shard:index): no task id field and no prompt on every row"
+REASON_RUNS = "the prompt: no task id field on every row, and the side holds several runs that each number their tasks"
+REASON_RUN_INDEX = (
+    "_ng_task_index within its run (run:index): several runs, no task id field and no prompt on every row"
+)
 
 #: Fields never inferred as an id: the known candidates, the fallbacks and what loading reads.
 KNOWN_FIELDS: frozenset[str] = frozenset(KEY_CANDIDATES + IDENTITY_FALLBACKS + LOAD_FIELDS)
@@ -45,6 +58,12 @@ FINGERPRINT = "#prompt"
 #: voting row does, the side is keyed on it and no fingerprint is ever looked at. Should a later row
 #: lack it, the fingerprints left unread are taken from the rows read again (:meth:`KeyVote.choose`).
 UNREAD = -1
+#: A row's candidate values carry, under these names, its `_ng_run_id` and `_ng_rollout_index`
+#: (plain scalars: the reader child's values travel by marshal), which show several runs in one side.
+RUN = "#run"
+ROLLOUT = "#rollout"
+#: A record without `_ng_run_id` is placed by its index alone, when that maps one task in every run.
+ANY_RUN = object()
 #: The id field that names a task by construction: a side every row of which carries it is keyed on it.
 NG_TASK_ID = KEY_CANDIDATES[0]
 
@@ -84,6 +103,19 @@ def prompt_fingerprint(prompt: Any) -> Optional[int]:
     return zlib.crc32(data) | (len(data) << 32)
 
 
+def _share_a_user_message(first: Any, later: Any) -> bool:
+    """The two prompts begin with the same messages, and those include a user message."""
+    first, later = decoded(first), decoded(later)
+    if not isinstance(first, list) or not isinstance(later, list):
+        return False
+    for a, b in zip(first, later):
+        if a != b:
+            return False
+        if isinstance(a, dict) and a.get("role") == "user":
+            return True
+    return False
+
+
 @dataclass
 class KeyChoice:
     """How one side is keyed: the field (None: no row names a task), why, and each row's ident.
@@ -100,6 +132,8 @@ class KeyChoice:
     #: each inferred id field that holds one task a value on this side, with its value per row;
     #: the choice between them needs the other side too (:mod:`..identity.inference`)
     inferred: dict[str, list[Optional[TaskIdent]]] = field(default_factory=dict)
+    #: the id fields this side showed to be categories (passed over): they are on the other side too
+    categories: list[str] = field(default_factory=list)
 
 
 class KeyVote:
@@ -132,6 +166,13 @@ class KeyVote:
         #: the inferred id candidates (seen on the first voting row); None until that row is seen
         self.inferred: Optional[tuple[str, ...]] = () if key else None
         self._rows_seen = 0  # rows added, voting or not (the length of every column)
+        #: each row's `_ng_run_id` and `_ng_rollout_index` (None: it has none), kept while every
+        #: voting row carries `_ng_task_index`: a task index names a task within its run only
+        #: (:meth:`several_runs`), and a record is placed within its run (:meth:`_placed`)
+        self.runs: list[Any] = []
+        self.rollouts: list[Any] = []
+        #: the id fields this side showed to be categories
+        self.categories: list[str] = []
 
     def candidate_values(self, row: dict[str, Any], *, anonymous: bool = False) -> dict[str, Any]:
         """The values this vote needs from a row (kept for sidecar records until they stand).
@@ -156,6 +197,12 @@ class KeyVote:
                 values[PROMPT] = DEFERRED
             if not self.explicit and not anonymous:  # an anonymous row's fingerprint is never kept
                 values[FINGERPRINT] = UNREAD if self._keyed_on_ng_id(values) else prompt_fingerprint(prompt)
+        if TASK_INDEX in self.columns and not self.explicit:
+            run, rollout = row.get(RUN_ID), row.get(ROLLOUT_INDEX)
+            if run is not None:
+                values[RUN] = run if isinstance(run, (str, int, float)) else repr(run)
+            if rollout is not None:
+                values[ROLLOUT] = rollout if isinstance(rollout, (str, int, float)) else repr(rollout)
         return values
 
     def _keyed_on_ng_id(self, values: dict[str, Any]) -> bool:
@@ -173,10 +220,16 @@ class KeyVote:
                 for name, column in self.columns.items():
                     column.append(self._cell(values.get(name)) if name in IDENTITY_FALLBACKS else None)
                 self.fingerprints.append(None)
+                if TASK_INDEX in self.columns:
+                    self.runs.append(values.get(RUN))
+                    self.rollouts.append(values.get(ROLLOUT))
             return None
         self.voters += 1
         if self.cells:
             self.fingerprints.append(values.get(FINGERPRINT))
+        if self.cells and TASK_INDEX in self.columns:
+            self.runs.append(values.get(RUN))
+            self.rollouts.append(values.get(ROLLOUT))
         scalars = self._scalars
         for name, column in list(self.columns.items()):
             value = values.get(name)
@@ -195,6 +248,71 @@ class KeyVote:
             ident = known.get(value) if known is not None else None
             column.append(ident if ident is not None else self._cell(value))
         return None
+
+    def _placed(self, name: str, column: list[Optional[TaskIdent]], notes: list[str]) -> list[Optional[TaskIdent]]:
+        """The column with each failure record that lacks the field placed in its task through the
+        main file's rows: the value the rows of its `_ng_task_index` (in its run, and its shard,
+        whose number the index carries) all have. A record no row maps stays anonymous."""
+        indexes = self.columns.get(TASK_INDEX)
+        if indexes is None or not self.cells or None not in column:
+            return column
+        runs = self.runs
+        mapped: dict[tuple[Any, TaskIdent], Optional[TaskIdent]] = {}
+        for value, index, run in zip(column, indexes, runs):
+            if value is not None and value is not DEFERRED and index is not None:
+                for where in ((run, index), (ANY_RUN, index)):
+                    if mapped.setdefault(where, value) != value:
+                        mapped[where] = None  # two tasks at one index: it maps nothing
+        placed = list(column)
+        for row, (value, index, run) in enumerate(zip(column, indexes, runs)):
+            if value is None and index is not None:
+                placed[row] = mapped.get((run, index)) or (mapped.get((ANY_RUN, index)) if run is None else None)
+        count = sum(value is None for value in column) - sum(value is None for value in placed)
+        if count:
+            notes.append(
+                f"{count} failure record(s) without {name} placed in their task by the main file's rows of "
+                f"the same {TASK_INDEX}"
+            )
+        return placed
+
+    def several_runs(self, prompt_at: Optional[Callable[[int], Any]]) -> Optional[str]:
+        """Why the side holds several runs, or None: several `_ng_run_id` values, or one logical
+        rollout (run, task index, rollout index) recurring with another prompt, one that shares no
+        leading user message with the first (a retry of a rollout whose prompt holds its own state,
+        such as a dealt hand, begins as the first did). A legacy append file's retry repeats its
+        rollout with the same prompt, and is one run. Worked out once, when the side may be keyed
+        on its index: reading a row costs two list appends."""
+        runs = {run for run in self.runs if run is not None}
+        if len(runs) > 1:
+            shown = ", ".join(sorted(str(run) for run in runs)[:3]) + (", ..." if len(runs) > 3 else "")
+            return f"its rows carry {len(runs)} {RUN_ID} values ({shown})"
+        if PROMPT not in self.columns or not self.cells:  # some row has no prompt: none to compare
+            return None
+        indexes, fingerprints = self.columns[TASK_INDEX], self.fingerprints
+        first: dict[tuple[Any, TaskIdent, Any], int] = {}
+        for row, (run, rollout, index) in enumerate(zip(self.runs, self.rollouts, indexes)):
+            fingerprint = fingerprints[row]
+            if rollout is None or index is None or fingerprint is None or fingerprint == UNREAD:
+                continue
+            earlier = first.setdefault((run, index, rollout), row)
+            if earlier == row or fingerprints[earlier] == fingerprint:
+                continue
+            if self._label(earlier, prompt_at) != self._label(row, prompt_at) and not (
+                prompt_at is not None and _share_a_user_message(prompt_at(earlier), prompt_at(row))
+            ):
+                return (
+                    f"{TASK_INDEX} {index[1]} with the same {ROLLOUT_INDEX} recurs with another prompt "
+                    f"(rows {earlier + 1} and {row + 1} of the side)"
+                )
+        return None
+
+    def drop_rows(self, kept: list[int]) -> None:
+        """Keep only the rows at ``kept`` (in order) in what the vote holds per row."""
+        per_row: list[list[Any]] = [*self.columns.values(), self.fingerprints, self.runs, self.rollouts]
+        for column in per_row:
+            if column:
+                column[:] = [column[place] for place in kept]
+        self._rows_seen = len(kept)
 
     def _open_inferred(self, values: dict[str, Any]) -> None:
         """A column for each inferred candidate the first voting row carries (those of the rows
@@ -240,11 +358,17 @@ class KeyVote:
         """
         if self.voters == 0 or not self.columns:
             return KeyChoice(None, [])
-        prompts = self.columns.get(PROMPT) if not self.explicit else None
         if self.explicit:
             return KeyChoice(self.explicit, self.columns[self.explicit], REASON_GIVEN)
+        choice = self._choose(prompt_at)
+        choice.categories = list(self.categories)
+        return choice
+
+    def _choose(self, prompt_at: Optional[Callable[[int], Any]]) -> KeyChoice:
+        prompts = self.columns.get(PROMPT)
         notes: list[str] = []
         passed_over: list[str] = []
+        self.categories = passed_over  # the vote keeps them for the choice
         inferred_names = set(self.inferred or ())
         for name, column in self.columns.items():
             if name in inferred_names:
@@ -253,6 +377,9 @@ class KeyVote:
             if name == TASK_INDEX:
                 if self.index_restarts:
                     continue
+                runs = self.several_runs(prompt_at)
+                if runs is not None:
+                    return self._runs_choice(runs, passed, notes, prompts, prompt_at)
                 return self._fallback(KeyChoice(name, column, passed or REASON_TASK_INDEX, notes, prompts), prompt_at)
             if name == PROMPT and self.index_restarts:
                 labels = self._shard_prompts(prompt_at)
@@ -263,7 +390,7 @@ class KeyVote:
                 return self._fallback(KeyChoice(name, column, passed or REASON_PROMPT, notes, prompts), prompt_at)
             category = self._columns(prompt_at).category(name, notes)
             if category is None:
-                return KeyChoice(name, column, REASON_ID_FIELD, notes)
+                return KeyChoice(name, self._placed(name, column, notes), REASON_ID_FIELD, notes)
             passed_over.append(name)
             notes.append(category)
         if self.index_restarts and TASK_INDEX in self.columns:
@@ -272,13 +399,43 @@ class KeyVote:
             )
         return self._fallback(KeyChoice(None, [], notes=notes, prompts=prompts), prompt_at)
 
+    def _runs_choice(
+        self,
+        runs: str,
+        passed: str,
+        notes: list[str],
+        prompts: Optional[list[Optional[TaskIdent]]],
+        prompt_at: Optional[Callable[[int], Any]],
+    ) -> KeyChoice:
+        """A side of several runs, each numbering its tasks from 0: keyed on the prompt, so that no
+        task of one run is joined with another run's task at the same index; without a prompt on
+        every row, on the index within its run (`run:index`)."""
+        if prompts is not None and PROMPT in self.columns:  # every voting row has a prompt
+            notes.append(
+                f"the side holds several runs: {runs}; {TASK_INDEX} names a task within its run only, "
+                "so the side is keyed on the prompt"
+            )
+            labels = self._placed(PROMPT, prompts, notes)
+            return self._fallback(KeyChoice(PROMPT, labels, passed or REASON_RUNS, notes, labels), prompt_at)
+        notes.append(
+            f"the side holds several runs: {runs}; not every row has a prompt, so its tasks are named "
+            f"run:{TASK_INDEX}, so no task of one run is joined with another run's"
+        )
+        values: list[Optional[TaskIdent]] = [
+            None if index is None else self._compact(f"{run}:{index[1]}")
+            for index, run in zip(self.columns[TASK_INDEX], self.runs)
+        ]
+        return self._fallback(KeyChoice(TASK_INDEX, values, passed or REASON_RUN_INDEX, notes, prompts), prompt_at)
+
     def _fallback(self, choice: KeyChoice, prompt_at: Optional[Callable[[int], Any]]) -> KeyChoice:
         """The choice with the inferred id fields that hold one task a value on this side (the
         other side decides among them), and a note when the side's prompt is one on every row."""
         names = [name for name in self.inferred or () if name in self.columns]
         columns = self._columns(prompt_at) if names else None  # its unread fingerprints are read only if needed
         choice.inferred = {
-            name: self.columns[name] for name in names if columns is not None and columns.holds_one_task(name)
+            name: self._placed(name, self.columns[name], [])
+            for name in names
+            if columns is not None and columns.holds_one_task(name)
         }
         if choice.key == PROMPT and self.voters > 1:
             labels = {label for label in choice.values if label is not None}
@@ -318,7 +475,11 @@ class KeyVote:
                 if fingerprint == UNREAD:
                     fingerprints[index] = prompt_fingerprint(prompt_at(index))
         return SideColumns(
-            self.columns, self.fingerprints, lambda index: self._label(index, prompt_at), prompt_at is not None
+            self.columns,
+            self.fingerprints,
+            lambda index: self._label(index, prompt_at),
+            prompt_at is not None,
+            self.runs,
         )
 
     def _label(self, index: int, prompt_at: Optional[Callable[[int], Any]]) -> Optional[TaskIdent]:

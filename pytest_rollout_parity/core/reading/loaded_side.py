@@ -36,6 +36,8 @@ class LoadedSide:
     shards: tuple[tuple[str, str, Optional[str]], ...] = ()
     #: what the side's files held, as read (:mod:`.digest`); None for rows given in memory
     digest: Optional[str] = None
+    #: each distinct [model, temperature, top_p, max_output_tokens] its rows were run with, as JSON
+    conditions: tuple[str, ...] = ()
 
     @property
     def key(self) -> Optional[str]:

@@ -68,6 +68,7 @@ def finish_side(
         agent=agent,
         agent_rows=agent_rows,
         digest=builder.digest.text(),
+        conditions=tuple(builder.conditions),
     )
 
 
@@ -96,6 +97,7 @@ def _finish_shards(
         agent_rows=agent_rows,
         shards=shards,
         digest=builder.digest.text(),
+        conditions=tuple(builder.conditions),
     )
     side.choice = builder.finish(display, side.read_row)
     return side

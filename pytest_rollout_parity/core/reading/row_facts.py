@@ -25,6 +25,7 @@ from .fields import (
     OMITTED,
     RESPONSE_METADATA,
     REWARD,
+    TOKEN_CAPTURE,
     VERIFIER_LOGS_DIR,
 )
 
@@ -78,13 +79,26 @@ JUDGE_INVALID = "judge invalid"
 OMITTED_REASON = "omitted on purpose"
 
 
+def training_mask(row: dict[str, Any], reward: Optional[float]) -> bool:
+    """`mask_sample` set by NeMo Gym's token-id capture (it comes with `_ng_token_capture`) on a
+    rollout that ran, was verified and kept a finite reward, with no failure kind: the mask leaves
+    it out of training only, so the row is scored (docs/semantics.md, "Categories")."""
+    return (
+        row.get(TOKEN_CAPTURE) is not None
+        and not row.get(FAILURE_KIND)
+        and reward is not None
+        and math.isfinite(reward)
+        and bool(row.get(MASK_SAMPLE))
+    )
+
+
 def mask_reason(row: dict[str, Any], reward: Optional[float]) -> Optional[str]:
     """Why a row does not count; a ``failure_kind`` without ``mask_sample`` labels a scored reward."""
     if row.get(OMITTED) is True:
         return OMITTED_REASON
     if row.get(INVALID_JUDGE) is True:
         return JUDGE_INVALID
-    if row.get(MASK_SAMPLE):
+    if row.get(MASK_SAMPLE) and not training_mask(row, reward):
         kind = row.get(FAILURE_KIND)
         return f"mask_sample (failure_kind={kind})" if kind else "mask_sample"
     if reward is None:

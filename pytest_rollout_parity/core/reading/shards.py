@@ -22,9 +22,10 @@ import glob
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Optional
 
 from ..escaping import has_invisible, visible
-from .files import inside, plain_name
+from .files import inside, plain_name, written_beside
 
 #: the most files one pattern may match: a large sharded run has hundreds to a few thousand shards
 MAX_MATCHES = 10_000
@@ -45,7 +46,7 @@ class ShardPatternError(ValueError):
 def is_artifact(name: str) -> bool:
     """A file name a glob may match that is no rollouts file: a sidecar, inputs, attempts, any `.json`."""
     plain = plain_name(name)
-    return plain.endswith(NOT_SHARDS) or plain.endswith(".json")
+    return plain.endswith(NOT_SHARDS) or plain.endswith(".json") or bool(written_beside(plain))
 
 
 def is_pattern(value: str) -> bool:
@@ -53,8 +54,11 @@ def is_pattern(value: str) -> bool:
     return "," in value or glob.has_magic(value)
 
 
-def expand(value: str, base: Path) -> list[tuple[Path, str]]:
+def expand(value: str, base: Path, left_out: Optional[list[tuple[str, str]]] = None) -> list[tuple[Path, str]]:
     """The files ``value`` names, as (path, name shown in messages), sorted and deduplicated.
+
+    ``left_out`` (when given) receives the files a glob matched that were written beside the
+    rollouts and are no rollouts, each with what it is (:func:`written_beside`), for a note.
 
     A value that names an existing file, or that holds no glob character and no comma, is that one
     file (a missing one is reported when it is read). Otherwise each comma-separated part is a glob
@@ -72,7 +76,8 @@ def expand(value: str, base: Path) -> list[tuple[Path, str]]:
         resolved = _resolve(part, base)
         if os.path.isfile(resolved):
             if is_artifact(os.path.basename(part)):
-                raise ShardPatternError(f"{part!r} is no rollouts file (a shard's sidecar is read with its shard)")
+                what = written_beside(part) or "a shard's sidecar is read with its shard"
+                raise ShardPatternError(f"{part!r} is no rollouts file ({what})")
             found.setdefault(os.path.normpath(resolved), (resolved, part))
             continue
         matches, skipped = _matches(part, base)
@@ -86,6 +91,10 @@ def expand(value: str, base: Path) -> list[tuple[Path, str]]:
         for shown in matches:
             path = _resolve(shown, base)
             found.setdefault(os.path.normpath(path), (path, shown))
+        if left_out is not None:
+            left_out.extend(
+                (name, what) for name in skipped if (what := written_beside(name)) and (name, what) not in left_out
+            )
     if not found:
         raise ShardPatternError(f"{value!r} names no file")
     return sorted(found.values(), key=lambda file: file[1])

@@ -7,7 +7,8 @@ classify identically and fail with the same messages.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Optional
 
@@ -15,10 +16,12 @@ from ..errors import CompareInputError, Place
 from ..model import NO_OFFSET, RowFacts, RowOrigin, RowReader
 from .attempts import superseded_note
 from .digest import ContentDigest
-from .fields import FAILURE_MARKERS, PROMPT, REWARD, TASK_INDEX
+from .fields import CONDITIONS, FAILURE_MARKERS, PROMPT, PROMPT_FIELDS, REQUEST, REWARD, TASK_INDEX, TOKEN_CAPTURE
+from .files import HEALTH_CHECK_FILES, written_beside
 from .key_vote import NO_KEY, KeyChoice, KeyVote
-from .row_facts import RewardTypeError, fold_failure_record, lookup, reduce_row
-from .task_idents import describe_row_task, ident_of
+from .prompt_labels import prompt_label
+from .row_facts import RewardTypeError, fold_failure_record, lookup, reduce_row, training_mask
+from .task_idents import TaskIdent, describe_row_task, ident_of
 
 #: What a file whose rows never carry `reward` most likely is.
 NOT_ROLLOUTS = "an input dataset, not rollouts (no row has a reward field)"
@@ -29,12 +32,24 @@ REWARD_PROFILE = (
 )
 AGGREGATE_METRICS = "aggregate metrics (one figure per metric, no task rows), not rollouts (no row has a reward field)"
 CHAT_TRANSCRIPT = "a chat transcript (rows of messages), not rollouts (no row has a reward field)"
+#: The health check's verdict of one rollout (a `rollout_verdicts.jsonl` row, whatever its file is called).
+VERDICTS = ("healthy", "unhealthy", "unobserved")
+HEALTH_VERDICTS = HEALTH_CHECK_FILES["rollout_verdicts.jsonl"]
 #: A row's candidate values carry, under this name, what its file looks like when it is no rollouts file.
 SHAPE = "#shape"
+#: A row's candidate values carry, under this name, its model and sampling parameters as JSON
+#: (``[model, temperature, top_p, max_output_tokens]``) when the side had not shown them before.
+RUN_CONDITIONS = "#conditions"
+#: A row's candidate values carry this (true) when its `mask_sample` is a training mask (:func:`.row_facts.training_mask`).
+TRAINING_MASK = "#training_mask"
 
 
-def what_rows_are(row: dict[str, Any]) -> str:
-    """What a file whose rows have no reward field is, by what its first row holds."""
+def what_rows_are(row: dict[str, Any], name: str = "") -> str:
+    """What a file whose rows have no reward field is, by its name (a file written beside the
+    rollouts, :func:`.shards.written_beside`) or what its first row holds."""
+    beside = written_beside(name) or (HEALTH_VERDICTS if row.get("verdict") in VERDICTS else "")
+    if beside:
+        return f"{beside}, not rollouts (no row has a reward field): give the rollouts file beside it"
     keys = [key for key in row if isinstance(key, str)]
     if "expected_num_rollouts" in keys or "rollout_infos" in keys or any(key.endswith("/reward") for key in keys):
         return REWARD_PROFILE
@@ -61,6 +76,52 @@ def shard_index(shard: int, index: Any) -> str:
 def names_no_task(row: dict[str, Any], key: Optional[str]) -> bool:
     """The row carries neither the key nor any candidate field."""
     return describe_row_task(row, key) is None and describe_row_task(row, None) is None
+
+
+#: The key vote's note on a side keyed on a prompt that is the same on every row.
+ONE_PROMPT_NOTE = "the prompt is the same on every row"
+
+
+#: rows read first for a field that may be the prompt; only when one qualifies there are all read
+PROMPT_FIELD_SAMPLE = 20
+
+
+def _free_text(value: Any) -> bool:
+    """A string holding whitespace (between words): free text, as a prompt is."""
+    return isinstance(value, str) and any(ch.isspace() for ch in value.strip())
+
+
+def prompt_from_field(choice: KeyChoice, row_at: Callable[[int], dict[str, Any]]) -> None:
+    """On a side keyed on its index or its prompt whose prompt is the same on every row, the first
+    free-text field of :data:`.fields.PROMPT_FIELDS` that every row with a prompt carries and that
+    varies is read as the prompt instead, with a note (docs/semantics.md, "A prompt the same on every
+    row"). The rows are read again, only on such a side."""
+    prompts = choice.prompts
+    if choice.key not in (PROMPT, TASK_INDEX) or prompts is None:
+        return
+    rows = [index for index, label in enumerate(prompts) if label is not None]
+    if len(rows) < 2 or len({prompts[index] for index in rows}) > 1:
+        return
+    sample = [row_at(index) for index in rows[:PROMPT_FIELD_SAMPLE]]  # most sides have no such field
+    names = [name for name in PROMPT_FIELDS if all(_free_text(row.get(name)) for row in sample)]
+    read = {index: row_at(index) for index in rows} if names else {}
+    for name in names:
+        texts = [read[index].get(name) for index in rows]
+        if not all(_free_text(text) for text in texts) or len(set(texts)) < 2:
+            continue
+        labels: list[Optional[TaskIdent]] = [None] * len(prompts)
+        for index, text in zip(rows, texts):
+            labels[index] = ident_of(prompt_label(text))
+        choice.prompts = labels
+        if choice.key == PROMPT:
+            choice.values = labels
+            choice.reason = f"the prompt, read from the {name} field: the messages are the same on every row"
+        choice.notes[:] = [note for note in choice.notes if not note.startswith(ONE_PROMPT_NOTE)]
+        choice.notes.append(
+            f"the messages are the same on every row, so the {name} field, which varies as a prompt does, is read "
+            "as the prompt"
+        )
+        return
 
 
 class RowSource(NamedTuple):
@@ -107,6 +168,11 @@ class SideBuilder:
         #: executions of a logical rollout left out because a newer attempt stands (:mod:`.attempts`)
         self.superseded = 0
         self._anonymous: set[int] = set()  # places of rows that name no task (they do not vote)
+        self._training_masks: set[int] = set()  # places of rows scored through a token-capture mask
+        #: each distinct [model, temperature, top_p, max_output_tokens] the side's rows were run with, as JSON
+        self.conditions: list[str] = []
+        self._conditions_sent: set[str] = set()  # those this builder sent on (in the reader child too)
+        self._last_conditions: Optional[tuple[Any, ...]] = None
         self._shape: Optional[str] = None  # what the first main row says the file is, if no rollouts
         #: every byte of the side's files as read (the reader child sends its own with its end)
         self.digest = ContentDigest()
@@ -131,7 +197,19 @@ class SideBuilder:
         anonymous = (sidecar or is_failure_record(row)) and names_no_task(row, self.key)
         names = self.vote.candidate_values(row, anonymous=anonymous)
         if not sidecar and not self.facts and self._shape is None and REWARD not in row:
-            names[SHAPE] = what_rows_are(row)
+            names[SHAPE] = what_rows_are(row, source.place.path)
+        if TOKEN_CAPTURE in row and not sidecar and facts.mask is None and training_mask(row, facts.reward):
+            names[TRAINING_MASK] = True
+        request = row.get(REQUEST)
+        if request.__class__ is dict and not sidecar:
+            model, temperature, top_p, tokens = CONDITIONS
+            conditions = (request.get(model), request.get(temperature), request.get(top_p), request.get(tokens))
+            if conditions != self._last_conditions:  # most rows repeat the row before: nothing to do
+                self._last_conditions = conditions
+                shown = json.dumps(conditions)
+                if shown not in self._conditions_sent:
+                    self._conditions_sent.add(shown)
+                    names[RUN_CONDITIONS] = shown
         if self._shard is not None:
             facts.shard = self._shard - 1
             if names.get(TASK_INDEX) is not None:
@@ -159,6 +237,11 @@ class SideBuilder:
             self._lost_last_field_at = pending.place
         if pending.anonymous:
             self._anonymous.add(len(self.facts))
+        if TRAINING_MASK in pending.names:
+            self._training_masks.add(len(self.facts))
+        shown = pending.names.get(RUN_CONDITIONS)
+        if shown is not None and shown not in self.conditions:
+            self.conditions.append(shown)
         self.facts.append(pending.facts)
         if pending.facts.origin is RowOrigin.MAIN and pending.has_reward_field:
             self._rows_with_reward_field += 1
@@ -176,13 +259,10 @@ class SideBuilder:
         kept = [place for place in range(len(self.facts)) if place not in gone]
         self.facts = [self.facts[place] for place in kept]
         vote = self.vote
-        for column in vote.columns.values():
-            if column:
-                column[:] = [column[place] for place in kept]
-        if vote.fingerprints:
-            vote.fingerprints[:] = [vote.fingerprints[place] for place in kept]
+        vote.drop_rows(kept)
         vote.voters -= len(gone - self._anonymous)
         self._anonymous = {new for new, old in enumerate(kept) if old in self._anonymous}
+        self._training_masks = {new for new, old in enumerate(kept) if old in self._training_masks}
 
     def add_row(self, row: dict[str, Any], source: RowSource, *, keep: bool) -> None:
         """Prepare and join a row at once (sidecar records wait: only the standing ones join)."""
@@ -203,7 +283,13 @@ class SideBuilder:
         choice = self.vote.choose(prompt_at)
         if self.superseded:
             choice.notes.append(superseded_note(self.superseded))
+        if self._training_masks:
+            choice.notes.append(
+                f"{len(self._training_masks)} row(s) with mask_sample set by NeMo Gym's token-id capture "
+                "(_ng_token_capture) are scored: the mask leaves a rollout out of training, and its reward stands"
+            )
         self.vote.fill_prompts(choice, prompt_at)
+        prompt_from_field(choice, lambda index: read(self.facts[index]))
         if choice.key is None and self.vote.voters and not choice.inferred:
             raise (self._lost_last_field_at or Place(display)).error(NO_KEY, "key")
         if choice.key is None:

@@ -67,12 +67,13 @@ def side_to_plain(side: LoadedSide) -> list[Any]:
         str(side.path),
         side.display,
         None if side.sidecar is None else str(side.sidecar),
-        [choice.key, choice.values, choice.reason, choice.notes, choice.prompts, choice.inferred],
+        [choice.key, choice.values, choice.reason, choice.notes, choice.prompts, choice.inferred, choice.categories],
         [plain_facts(facts) for facts in side.facts],
         side.agent,
         side.agent_rows,
         side.shards,
         side.digest,
+        list(side.conditions),
     ]
 
 
@@ -87,8 +88,8 @@ def _idents(values: Any) -> list[Optional[TaskIdent]]:
 
 def side_from_plain(plain: Any) -> LoadedSide:
     """The side :func:`side_to_plain` was given, rebuilt (raises on another shape)."""
-    path, display, sidecar, choice, facts, agent, agent_rows, shards, digest = plain
-    key, values, reason, notes, prompts, inferred = choice
+    path, display, sidecar, choice, facts, agent, agent_rows, shards, digest, conditions = plain
+    key, values, reason, notes, prompts, inferred, categories = choice
     return LoadedSide(
         Path(path),
         display,
@@ -100,10 +101,12 @@ def side_from_plain(plain: Any) -> LoadedSide:
             list(notes),
             None if prompts is None else _idents(prompts),
             {name: _idents(named) for name, named in inferred.items()},
+            [str(category) for category in categories],
         ),
         [facts_from_plain(row) for row in facts],
         agent,
         dict(agent_rows),
         tuple((file, shown, own_sidecar) for file, shown, own_sidecar in shards),
         digest,
+        tuple(str(condition) for condition in conditions),
     )

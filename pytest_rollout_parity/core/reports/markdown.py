@@ -87,12 +87,12 @@ def verdict(
     outcome (`partial: FAIL: 2 of 31 items failed here`) instead."""
     part = part_of(summary)
     if part is not None:
-        rest = partial_words(summary, part) + accepted_words(summary, quote)
+        rest = partial_words(summary, part, quote) + accepted_words(summary, quote)
         if exit_status is not None:
             rest += f" (exit status {exit_status})"
         return f"partial: {verdict_head(summary)}: {part_outcome(summary, part)}", rest
     head = verdict_head(summary)
-    rest = verdict_words(summary) + accepted_words(summary, quote)
+    rest = verdict_words(summary, quote) + accepted_words(summary, quote)
     if exit_status is not None:
         rest += f" (exit status {exit_status})"
     return head, rest

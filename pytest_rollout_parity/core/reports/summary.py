@@ -373,6 +373,10 @@ class Summary:
     accepted: tuple[AcceptedFlips, ...] = ()
     #: what to run next: for an `inconclusive` verdict (or when asked for), else None
     plan: Optional[Plan] = None
+    #: (old, new): the conditions each side ran under, as its side line shows them
+    conditions: tuple[str, str] = ("", "")
+    #: (old, new): the sides' models when they differ, else empty
+    models: tuple[str, str] = ("", "")
 
     @property
     def verdict(self) -> RunVerdict:
@@ -747,6 +751,8 @@ def build_summary(
         inventory=inventory,
         decision=decision,
         plan=planned,
+        conditions=result.conditions,
+        models=result.models,
     )
 
 

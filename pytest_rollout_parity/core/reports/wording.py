@@ -84,13 +84,25 @@ class Headline(Protocol):
     def decision(self) -> Decision: ...
 
 
-def verdict_words(summary: Summary) -> str:
+def verdict_words(summary: Summary, quote: Callable[[str], str] = lambda text: text) -> str:
     """What regressed, improved, needs a rerun, was not compared; each renderer puts its head before it.
 
     `regressed` and `improved` are the new side's view; counts that are zero are left out, and a run
     with no difference says so in as many words.
     """
-    return headline_words(summary) + _narrowed(summary)
+    return headline_words(summary) + _models_words(summary, quote) + _narrowed(summary)
+
+
+def _models_words(summary: Summary, quote: Callable[[str], str]) -> str:
+    """`; different models: old a, new b ...`: a run of two models says nothing of the server alone.
+    The names come from the rows: ``quote`` marks them up for where the line goes."""
+    old, new = summary.models
+    if not old:
+        return ""
+    return (
+        f"; different models: old {quote(old)}, new {quote(new)} "
+        "(the run compares the models too, not the server alone)"
+    )
 
 
 def headline_words(summary: Headline) -> str:
@@ -199,10 +211,10 @@ def part_outcome(summary: Summary, part: Part) -> str:
     return f"{failed} of {plural(part.items_ran, 'item')} failed here"
 
 
-def partial_words(summary: Summary, part: Part) -> str:
+def partial_words(summary: Summary, part: Part, quote: Callable[[str], str] = lambda text: text) -> str:
     """What a part says after its outcome: what it ran, then the whole file's counts, whose verdict
     only the merged parts decide."""
-    return f"{part_words(part)}; the whole file (merge the parts for its verdict): {verdict_words(summary)}"
+    return f"{part_words(part)}; the whole file (merge the parts for its verdict): {verdict_words(summary, quote)}"
 
 
 def category_rows(summary: Headline) -> list[tuple[str, int, str]]:
@@ -258,7 +270,8 @@ def coverage_line(summary: Summary, side: Side) -> Optional[str]:
 
 
 def side_line(summary: Summary, side: Side) -> str:
-    """`old: <file> (+ sidecar <name>): 12 tasks, 14 rows (1 masked), key <field> (<why>)`: a side's facts."""
+    """`old: <file> (+ sidecar <name>): 12 tasks, 14 rows (1 masked), key <field> (<why>); model <m>,
+    temperature <t>, ..., 4 rollout(s) a task`: a side's facts."""
     files = summary.files
     line = f"{side}: {files.file(side) if files else side}"
     sidecar = files.sidecar(side) if files else None
@@ -277,6 +290,9 @@ def side_line(summary: Summary, side: Side) -> str:
     prefix = summary.join.prefix_stripped(side)
     if prefix:
         line += f", prefix '{prefix}' stripped"
+    conditions = summary.conditions[0 if side == "old" else 1]
+    if conditions:
+        line += f"; {conditions}"
     return line
 
 
