@@ -266,7 +266,7 @@ def test_logs_dir_absolute_and_file(gate: Gate) -> None:
     assert block[1:] == [
         f"    new verifier output unavailable: {single} is not a directory (only a test-stdout.txt inside it is read)",
         "    new (losing) row's evidence:",  # then what the row itself says
-        "    | mask_sample=false, verifier_return_code=0",
+        "    | verifier_return_code=0",
     ]
 
 
