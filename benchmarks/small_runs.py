@@ -1,0 +1,197 @@
+"""Does the equivalence decision keep its 5% on small runs? A vectorised grid from 10 tasks up.
+
+    nice -n 19 python benchmarks/small_runs.py              # the documented grid, 4,000 runs a cell
+    python benchmarks/small_runs.py --reps 200 --tasks 10,20 --k 1,3   # a quick look
+
+The grid: T = 10, 20, 50 and 300 tasks, K = 1, 3, 5 and 8 rollouts a task a side, one row per
+rollout, and three kinds of reward:
+
+    binary-2     0/1 rewards, each task's pass rate p from Beta(2, 2) (flaky tasks)
+    binary-0.3   0/1 rewards, p from Beta(0.3, 0.3) (most tasks always or never pass, as real evals)
+    continuous   each rollout's reward from Beta(2 mu, 2 (1 - mu)) around its task's mean mu ~ Beta(2, 2)
+
+The new side's rate (or mean) moves by the true difference D as benchmarks/calibration.py moves it
+(``moved``: E[new - old] over tasks is exactly D, every rate stays in [0, 1]). M is 0.05 at 300
+tasks, 0.1 at 50 and 0.2 at 10 and 20, where 0.05 cannot be shown at all (the "M" column).
+
+Per cell, each with its Monte Carlo standard error:
+
+    pass at ±M   the equivalence item passes although the true difference is +M or -M (half the
+                 runs each): its error, at most 5% promised
+    pass at 0    it passes when the servers are the same: its power
+
+The decision is the gate's (pytest_rollout_parity/core/statistics/paired_tests.py): Δ the mean
+of d = new - old over the task means, se = max(sd(d) / sqrt(T), 1 / (T K)) (the resolution
+floor; rewards in [0, 1]), each one-sided 95% bound's t quantile moved by Hall's skewness term,
+pass when both bounds lie within ±M. It is computed here on whole arrays of runs with numpy and
+scipy (benchmark-only dependencies); :func:`check_against_the_gate` runs the first runs of a cell
+through ``compare_rollouts`` and ``summary_dict`` and fails on any decision that differs.
+
+It exits 0 when the pooled false-pass rate is at most 5% plus two standard errors and no cell
+exceeds 5% by more than three.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import numpy as np
+from calibration import moved
+from scipy import stats
+
+from pytest_rollout_parity import compare_rollouts, summary_dict
+
+KINDS = ("binary-2", "binary-0.3", "continuous")
+MARGINS = {10: 0.2, 20: 0.2, 50: 0.1, 300: 0.05}
+"""M by task count: 0.05 where it can be shown, larger where it cannot."""
+NOMINAL = 0.05
+RATE_EDGE = 1e-9
+"""A continuous task's mean is kept this far inside (0, 1), where Beta(2 mu, 2 (1 - mu)) is defined."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    kind: str
+    tasks: int
+    k: int
+
+    @property
+    def margin(self) -> float:
+        return MARGINS.get(self.tasks, 0.05 if self.tasks >= 300 else 0.1 if self.tasks >= 50 else 0.2)
+
+
+def draw(rng: np.random.Generator, cell: Cell, difference: float, runs: int) -> tuple[np.ndarray, np.ndarray]:
+    """The rewards of ``runs`` pairs: arrays (runs, tasks, K) for the old and the new side."""
+    shape = (runs, cell.tasks)
+    if cell.kind == "binary-0.3":
+        rates = rng.beta(0.3, 0.3, shape)
+    else:
+        rates = rng.beta(2.0, 2.0, shape)
+    shifted = moved(rates, difference)  # elementwise on the array
+    if cell.kind == "continuous":
+        old_mu = np.clip(rates, RATE_EDGE, 1 - RATE_EDGE)[..., None].repeat(cell.k, -1)
+        new_mu = np.clip(shifted, RATE_EDGE, 1 - RATE_EDGE)[..., None].repeat(cell.k, -1)
+        return rng.beta(2 * old_mu, 2 * (1 - old_mu)), rng.beta(2 * new_mu, 2 * (1 - new_mu))
+    uniform = rng.random((2, runs, cell.tasks, cell.k))
+    return (uniform[0] < rates[..., None]).astype(float), (uniform[1] < shifted[..., None]).astype(float)
+
+
+def decide(old: np.ndarray, new: np.ndarray, margin: float) -> np.ndarray:
+    """The gate's equivalence decision for each run (rewards in [0, 1], one taskset), vectorised."""
+    runs, tasks, k = old.shape
+    d = new.mean(-1) - old.mean(-1)
+    delta = d.mean(-1)
+    se = np.maximum(d.std(-1, ddof=1) / math.sqrt(tasks), 1.0 / (tasks * k))
+    skew = np.nan_to_num(stats.skew(d, axis=-1), nan=0.0, posinf=0.0, neginf=0.0)
+    t = stats.t.ppf(1 - NOMINAL, tasks - 1)
+    shift = skew * (2 * t * t + 1) / (6 * math.sqrt(tasks))
+    low = delta - np.maximum(t - shift, 0.0) * se
+    high = delta + np.maximum(t + shift, 0.0) * se
+    return np.asarray((low >= -margin) & (high <= margin))
+
+
+def gate_decisions(old: np.ndarray, new: np.ndarray, margin: float) -> list[bool]:
+    """The same runs through the public API: whether each run's aggregate passed."""
+    passed = []
+    for run_old, run_new in zip(old, new):
+        rows = [
+            [{"task_id": f"task-{i:04d}", "reward": float(r)} for i, task in enumerate(side) for r in task]
+            for side in (run_old, run_new)
+        ]
+        passed.append(bool(summary_dict(compare_rollouts(*rows), margin=margin)["aggregate"]["passed"]))
+    return passed
+
+
+def check_against_the_gate(rng: np.random.Generator, cell: Cell, runs: int) -> None:
+    """Raise when the vectorised decision differs from the gate's on ``runs`` runs a difference."""
+    for difference in (-cell.margin, 0.0, cell.margin):
+        old, new = draw(rng, cell, difference, runs)
+        ours = [bool(x) for x in decide(old, new, cell.margin)]
+        gate = gate_decisions(old, new, cell.margin)
+        if ours != gate:
+            raise AssertionError(f"{cell}: vectorised {ours} against the gate's {gate} at D = {difference:g}")
+
+
+@dataclass
+class Tally:
+    runs: int = 0
+    boundary_passed: int = 0
+    null_passed: int = 0
+
+
+def simulate(cell: Cell, runs: int, seed: int, batch: int = 500) -> Tally:
+    """``runs`` runs at +M and -M (half each) and ``runs`` at 0, in batches that bound the memory."""
+    rng = np.random.default_rng([seed, KINDS.index(cell.kind), cell.tasks, cell.k])
+    tally = Tally()
+    done = 0
+    while done < runs:
+        size = min(batch, runs - done)
+        up = size // 2
+        for difference, count in ((cell.margin, up), (-cell.margin, size - up)):
+            tally.boundary_passed += int(decide(*draw(rng, cell, difference, count), cell.margin).sum())
+        tally.null_passed += int(decide(*draw(rng, cell, 0.0, size), cell.margin).sum())
+        tally.runs += size
+        done += size
+    return tally
+
+
+def share(hits: int, runs: int) -> str:
+    rate = hits / runs
+    error = math.sqrt(max(rate * (1 - rate), 1 / runs) / runs)
+    return f"{100 * rate:.1f}% ± {100 * error:.1f}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--reps", type=int, default=4000, help="runs a cell at ±M, and as many at 0 (default 4000)")
+    parser.add_argument("--tasks", default="10,20,50,300", help="task counts, comma-separated")
+    parser.add_argument("--k", default="1,3,5,8", help="rollouts a task a side, comma-separated")
+    parser.add_argument("--kinds", default=",".join(KINDS), help="reward kinds, comma-separated")
+    parser.add_argument("--check", type=int, default=3, help="runs a difference checked against the gate a cell")
+    parser.add_argument("--seed", type=int, default=20261203)
+    options = parser.parse_args(argv)
+    cells = [
+        Cell(kind, int(tasks), int(k))
+        for kind in options.kinds.split(",")
+        for tasks in options.tasks.split(",")
+        for k in options.k.split(",")
+    ]
+    results: list[tuple[Cell, Tally]] = []
+    for cell in cells:
+        if options.check:
+            check_against_the_gate(np.random.default_rng([options.seed, 1, cell.tasks, cell.k]), cell, options.check)
+        results.append((cell, simulate(cell, options.reps, options.seed)))
+    print(f"{options.reps} runs a cell at ±M and as many at 0; seed {options.seed}; nominal {NOMINAL:.0%}")
+    print()
+    print("| rewards | tasks | K | M | pass at ±M | pass at 0 |")
+    print("|---|---|---|---|---|---|")
+    worst: list[str] = []
+    for cell, tally in results:
+        print(
+            f"| {cell.kind} | {cell.tasks} | {cell.k} | {cell.margin:g} | {share(tally.boundary_passed, tally.runs)} "
+            f"| {share(tally.null_passed, tally.runs)} |"
+        )
+        limit = NOMINAL + 3 * math.sqrt(NOMINAL * (1 - NOMINAL) / tally.runs)
+        if tally.boundary_passed / tally.runs > limit:
+            worst.append(f"{cell.kind} T={cell.tasks} K={cell.k}")
+    runs = sum(t.runs for _, t in results)
+    passed = sum(t.boundary_passed for _, t in results)
+    pooled_limit = NOMINAL + 2 * math.sqrt(NOMINAL * (1 - NOMINAL) / runs)
+    print()
+    print(
+        f"pooled pass at ±M: {share(passed, runs)} over {runs} runs (limit {100 * pooled_limit:.2f}%); "
+        f"cells above 5% + 3 standard errors: {', '.join(worst) if worst else 'none'}"
+    )
+    return 0 if passed / runs <= pooled_limit and not worst else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
