@@ -22,8 +22,9 @@ Per cell, each with its Monte Carlo standard error:
 
 The decision is the gate's (pytest_rollout_parity/core/statistics/paired_tests.py): Δ the mean
 of d = new - old over the task means, se = max(sd(d) / sqrt(T), 1 / (T K)) (the resolution
-floor; rewards in [0, 1]), each one-sided 95% bound's t quantile moved by Hall's skewness term,
-pass when both bounds lie within ±M. It is computed here on whole arrays of runs with numpy and
+floor; rewards in [0, 1]), the t quantile's degrees of freedom cut by the excess kurtosis of d and
+each one-sided 95% bound's quantile moved by Hall's skewness term; pass when both bounds lie
+within ±M. It is computed here on whole arrays of runs with numpy and
 scipy (benchmark-only dependencies); :func:`check_against_the_gate` runs the first runs of a cell
 through ``compare_rollouts`` and ``summary_dict`` and fails on any decision that differs.
 
@@ -88,10 +89,12 @@ def decide(old: np.ndarray, new: np.ndarray, margin: float) -> np.ndarray:
     """The gate's equivalence decision for each run (rewards in [0, 1], one taskset), vectorised."""
     runs, tasks, k = old.shape
     d = new.mean(-1) - old.mean(-1)
+    with np.errstate(invalid="ignore", divide="ignore"):  # runs without spread: no shape (taken as 0)
+        skew = np.nan_to_num(stats.skew(d, axis=-1, bias=False), nan=0.0, posinf=0.0, neginf=0.0)
+        kurtosis = np.nan_to_num(stats.kurtosis(d, axis=-1), nan=0.0, posinf=0.0, neginf=0.0)
     delta = d.mean(-1)
     se = np.maximum(d.std(-1, ddof=1) / math.sqrt(tasks), 1.0 / (tasks * k))
-    skew = np.nan_to_num(stats.skew(d, axis=-1), nan=0.0, posinf=0.0, neginf=0.0)
-    t = stats.t.ppf(1 - NOMINAL, tasks - 1)
+    t = stats.t.ppf(1 - NOMINAL, 2 / (2 / (tasks - 1) + np.maximum(kurtosis, 0.0) / tasks))
     shift = skew * (2 * t * t + 1) / (6 * math.sqrt(tasks))
     low = delta - np.maximum(t - shift, 0.0) * se
     high = delta + np.maximum(t + shift, 0.0) * se
@@ -143,10 +146,10 @@ def simulate(cell: Cell, runs: int, seed: int, batch: int = 500) -> Tally:
     return tally
 
 
-def share(hits: int, runs: int) -> str:
+def share(hits: int, runs: int, places: int = 1) -> str:
     rate = hits / runs
     error = math.sqrt(max(rate * (1 - rate), 1 / runs) / runs)
-    return f"{100 * rate:.1f}% ± {100 * error:.1f}"
+    return f"{100 * rate:.{places}f}% ± {100 * error:.{places}f}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -187,7 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     pooled_limit = NOMINAL + 2 * math.sqrt(NOMINAL * (1 - NOMINAL) / runs)
     print()
     print(
-        f"pooled pass at ±M: {share(passed, runs)} over {runs} runs (limit {100 * pooled_limit:.2f}%); "
+        f"pooled pass at ±M: {share(passed, runs, 2)} over {runs} runs (limit {100 * pooled_limit:.2f}%); "
         f"cells above 5% + 3 standard errors: {', '.join(worst) if worst else 'none'}"
     )
     return 0 if passed / runs <= pooled_limit and not worst else 1

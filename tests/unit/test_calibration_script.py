@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import random
+import re
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -62,3 +63,49 @@ def test_planted_regressions_are_found_by_their_labels(calibration: ModuleType) 
     assert any("/" in task["task"] for task in data["tasks"])
     assert len(planted) == 3 and calibration.failed_flips(data, 0.05) >= planted
     assert calibration.plain_bh_failures(data["tasks"], 0.05) >= planted
+
+
+SMALL_RUNS = SCRIPT.parent / "small_runs.py"
+
+
+@pytest.fixture(scope="module")
+def small_runs(calibration: ModuleType) -> ModuleType:  # after calibration.py, whose `moved` it reads
+    spec = importlib.util.spec_from_file_location("small_runs", SMALL_RUNS)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["small_runs"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("kind", ["binary-2", "binary-0.3", "continuous"])
+@pytest.mark.parametrize(("tasks", "k"), [(10, 1), (10, 5), (20, 3)])
+def test_the_vectorised_decision_is_the_gates(small_runs: ModuleType, kind: str, tasks: int, k: int) -> None:
+    import numpy as np
+
+    # raises on any run whose decision differs from summary_dict's, at -M, 0 and +M
+    small_runs.check_against_the_gate(np.random.default_rng([7, tasks, k]), small_runs.Cell(kind, tasks, k), 4)
+
+
+def test_the_true_difference_of_the_small_runs_grid_is_d(small_runs: ModuleType) -> None:
+    import numpy as np
+
+    for kind in small_runs.KINDS:
+        cell = small_runs.Cell(kind, 300, 2)
+        old, new = small_runs.draw(np.random.default_rng(3), cell, 0.05, 200)
+        assert float((new - old).mean()) == pytest.approx(0.05, abs=0.005)
+        assert 0.0 <= float(old.min()) and float(new.max()) <= 1.0
+
+
+def test_a_small_grid_prints_its_table_and_pooled_figures(
+    small_runs: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status = small_runs.main(["--reps", "40", "--tasks", "10,20", "--k", "1,3", "--check", "1"])
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.startswith("| binary") or line.startswith("| continuous")]
+    assert len(rows) == 3 * 2 * 2 and all(row.count("|") == 7 for row in rows)
+    assert all(row.split("|")[4].strip() == "0.2" for row in rows)  # M at 10 and 20 tasks
+    found = re.search(r"pooled pass at ±M: ([\d.]+)% .*\(limit ([\d.]+)%\); .* errors: (.*)$", out, re.MULTILINE)
+    assert found is not None
+    # the exit status says whether the printed figures keep the bounds
+    assert status == (0 if float(found[1]) <= float(found[2]) and found[3] == "none" else 1)

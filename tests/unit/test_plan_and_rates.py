@@ -16,6 +16,7 @@ from pytest_rollout_parity.core.statistics.plan import (
     flip_p,
     flip_repeats,
     plan,
+    regression_power,
     repeats_for_power,
     tasks_for_power,
     tost_power,
@@ -127,3 +128,74 @@ def test_masked_rows_of_compared_tasks_widen_the_left_out_range_by_hand() -> Non
     assert (left.old_rows, left.new_rows, left.old, left.new) == (0, 1, 0, 0)
     # task a's new mean had its masked row scored 0 or 1: 0.5 or 1.0; b's difference is 0
     assert left.delta_range == pytest.approx(((0.5 - 1.0 + 0.0) / 2, (1.0 - 1.0 + 0.0) / 2))
+
+
+def _scipy_se(tasks: int, repeats: int, variance: float, width: float) -> float:
+    return max(math.sqrt(variance / (tasks * repeats)), width / (tasks * repeats))
+
+
+@pytest.mark.parametrize(
+    ("tasks", "repeats", "variance", "width", "margin"),
+    [(10, 4, 0.1, 1.0, 0.1), (300, 1, 0.002, 1.0, 0.05), (2, 50, 0.5, 1.0, 0.2), (40, 8, 0.3, 2.0, 0.05)],
+)
+def test_both_powers_are_the_documented_formulas(
+    tasks: int, repeats: int, variance: float, width: float, margin: float
+) -> None:
+    se = _scipy_se(tasks, repeats, variance, width)
+    shift = margin / se - stats.t.ppf(0.95, tasks - 1)
+    equivalence = max(0.0, 2 * stats.t.cdf(shift, tasks - 1) - 1)
+    # a true difference of -2M: the upper bound -2M + t se lies below -M with probability F(M / se - t)
+    regression = stats.t.cdf(shift, tasks - 1)
+    figures = {"repeats": repeats, "width": width}
+    assert tost_power(tasks, variance, margin, **figures) == pytest.approx(equivalence, abs=1e-7)
+    assert regression_power(tasks, variance, margin, **figures) == pytest.approx(regression, abs=1e-7)
+
+
+def _rows(rewards: list[list[float]], side: str) -> list[dict[str, object]]:
+    return [
+        {"task_id": f"t{i}", "reward": r, "response_id": f"{side}{i}-{k}"}
+        for i, task in enumerate(rewards)
+        for k, r in enumerate(task)
+    ]
+
+
+def test_the_plan_offers_both_levers_each_reaching_its_power() -> None:
+    # 10 tasks, one rollout a side, all passing: nothing varies, so w = 1 / 10 (the gate's floor)
+    result = compare_rollouts(_rows([[1.0]] * 10, "o"), _rows([[1.0]] * 10, "n"))
+    planned = plan(result, 0.05, 0.05)
+    assert planned.rollout_variance == pytest.approx(0.1)
+    rollouts, tasks = planned.by_rollouts, planned.by_tasks
+    assert rollouts is not None and tasks is not None
+    assert rollouts.tasks == 10 and tasks.repeats == 1
+    for lever in (rollouts, tasks):
+        se = _scipy_se(lever.tasks, lever.repeats, 0.1, 1.0)
+        shift = 0.05 / se - stats.t.ppf(0.95, lever.tasks - 1)
+        assert lever.power == pytest.approx(2 * stats.t.cdf(shift, lever.tasks - 1) - 1, abs=1e-7)
+        assert lever.power >= 0.8
+        assert lever.regression_power == pytest.approx(stats.t.cdf(shift, lever.tasks - 1), abs=1e-7)
+    # the fewest: one rollout fewer, or one task fewer, does not reach 80%
+    assert tost_power(10, 0.1, 0.05, repeats=rollouts.repeats - 1, width=1.0) < 0.8
+    assert tost_power(tasks.tasks - 1, 0.1, 0.05, repeats=1, width=1.0) < 0.8
+    assert any("more rollouts" in line for line in planned.lines())
+    assert any("more tasks" in line and "same input dataset" in line for line in planned.lines())
+
+
+def test_a_failing_run_gets_no_equivalence_plan() -> None:
+    result = compare_rollouts(_rows([[1.0]] * 20, "o"), _rows([[0.0]] * 10 + [[1.0]] * 10, "n"))
+    planned = plan(result, 0.05, 0.05, decided="the mean difference lies wholly outside the margin ±0.05")
+    assert planned.by_rollouts is None and planned.by_tasks is None
+    assert planned.rollouts_needed is None and planned.tasks_needed is None
+    assert any(line.strip().startswith("decided: the run fails") for line in planned.lines())
+    assert not any("either lever" in line for line in planned.lines())
+
+
+def test_the_flip_line_counts_only_the_tasks_that_can_reach_alpha() -> None:
+    # 500 tasks at 8 rows a side, 490 always passing and 10 flaky: a 1.0 -> 0.0 flip is counted
+    # over the 10 varying tasks and the flipped one, not over 500 (8 rows suffice, where 500 asked 9)
+    stable, flaky = [[1.0] * 8] * 490, [[1.0, 0.0] * 4] * 10
+    result = compare_rollouts(_rows(stable + flaky, "o"), _rows(stable + flaky, "n"))
+    planned = plan(result, 0.05, 0.05)
+    assert planned.flip_tests == 11
+    assert planned.flip_repeats == flip_repeats(11, 0.05)
+    assert stats.fisher_exact([[planned.flip_repeats, 0], [0, planned.flip_repeats]]).pvalue * 11 < 0.05
+    assert flip_repeats(500, 0.05) > planned.flip_repeats

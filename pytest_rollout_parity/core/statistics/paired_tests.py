@@ -49,7 +49,8 @@ class PairedStats:
     """The paired figures over the compared tasks; each is ``None`` when ``absent`` says why.
 
     ``ci95`` is the two-sided 95% interval of ``delta``; ``lower_bound``/``upper_bound`` are the
-    one-sided 95% bounds (t(0.95, df), skew-corrected when unclustered: :func:`one_sided_bounds`)
+    one-sided 95% bounds (t(0.95, df), corrected for the skewness and kurtosis of d when
+    unclustered: :func:`one_sided_bounds`)
     that an equivalence test (two one-sided tests) compares with a margin. ``se`` and ``df`` are
     the standard error and the t degrees of freedom behind them: n - 1, or when clustered over G
     groups the Bell-McCaffrey degrees of freedom (G - 1 for groups of equal size, fewer, and not a
@@ -103,29 +104,37 @@ def _absent(n: int, reason: str) -> PairedStats:
     return PairedStats(n, None, None, None, None, None, None, None, None, None, None, reason)
 
 
-def skewness(values: Sequence[float], mean: float) -> float:
-    """The sample skewness m3 / m2^(3/2) (moments about ``mean``, divided by n); 0 when nothing varies."""
+def shape(values: Sequence[float], mean: float) -> tuple[float, float]:
+    """(skewness, excess kurtosis) of ``values`` about ``mean``: the adjusted skewness
+    G1 = g1 sqrt(n (n - 1)) / (n - 2) (0 below 3 values) and m4 / m2^2 - 3, with g1 = m3 / m2^(3/2)
+    and the moments divided by n; (0, 0) when nothing varies."""
     n = len(values)
     deviations = [v - mean for v in values]
-    e = scale_exponent(deviations)  # skewness has no unit: in units of the largest deviation, nothing underflows
+    e = scale_exponent(deviations)  # neither has a unit: in units of the largest deviation, nothing underflows
     deviations = [math.ldexp(d, -e) for d in deviations]
     m2 = math.fsum(d * d for d in deviations) / n
     if m2 <= 0.0:
-        return 0.0
+        return 0.0, 0.0
     m3 = math.fsum(d * d * d for d in deviations) / n
-    return m3 / (m2 * math.sqrt(m2))
+    m4 = math.fsum((d * d) ** 2 for d in deviations) / n
+    g1 = m3 / (m2 * math.sqrt(m2))
+    return (g1 * math.sqrt(n * (n - 1)) / (n - 2) if n > 2 else 0.0), m4 / (m2 * m2) - 3.0
 
 
 def one_sided_bounds(
-    delta: float, se: float, df: float, n: int, skew: float = 0.0, level: float = LEVEL
+    delta: float, se: float, df: float, n: int, skew: float = 0.0, kurtosis: float = 0.0, level: float = LEVEL
 ) -> tuple[float, float]:
-    """The one-sided ``1 - level`` bounds of a mean: delta -/+ t se, each quantile moved for the
-    skewness of the values (Hall 1992's second-order correction, the t interval's
-    Cornish-Fisher term): t -/+ skew (2 t^2 + 1) / (6 sqrt(n)), never below 0.
+    """The one-sided ``1 - level`` bounds of a mean of ``n`` values, corrected for their shape.
 
-    A positive skew puts a small mean with a small spread together, and the plain t bound above
-    the mean is then too low; the correction raises it (and the lower bound with it).
+    - The t quantile takes fewer degrees of freedom when the values are heavy-tailed: the
+      variance of s^2 is sigma^4 (2 / (n - 1) + kurtosis / n), and matching a chi-square's
+      (Satterthwaite's moment match) gives df = 2 / (2 / df + max(kurtosis, 0) / n).
+    - Each bound's quantile moves for the skewness, Hall's (1992) second-order correction of the
+      t interval (its Cornish-Fisher term): t -/+ skew (2 t^2 + 1) / (6 sqrt(n)), never below 0.
+      A positive skew puts a small mean with a small spread together, and the plain bound above
+      the mean is then too low; the correction raises it (and the lower bound with it).
     """
+    df = 2.0 / (2.0 / df + max(kurtosis, 0.0) / n)
     t = t_ppf(1 - level, df)
     shift = skew * (2 * t * t + 1) / (6 * math.sqrt(n))
     return delta - max(t - shift, 0.0) * se, delta + max(t + shift, 0.0) * se
@@ -165,18 +174,18 @@ def paired_stats(
     e = scale_exponent([*olds, *news, *span])
     diffs = [math.ldexp(new, -e) - math.ldexp(old, -e) for old, new in pairs]
     delta = math.fsum(diffs) / n
-    skew = 0.0
+    skew = kurtosis = 0.0
     if clusters is not None and len(set(clusters)) >= 2:
         fit = cr2_mean(diffs, clusters)
         se, df, label, groups = fit.se, fit.df, clustered_by, fit.groups
     else:
         sd = math.sqrt(math.fsum((d - delta) ** 2 for d in diffs) / (n - 1))
         se, df, label, groups = sd / math.sqrt(n), float(n - 1), None, None
-        skew = skewness(diffs, delta)
+        skew, kurtosis = shape(diffs, delta)
     resolution = (math.ldexp(span[1], -e) - math.ldexp(span[0], -e)) / (rows if rows is not None else n)
     se = max(se, resolution)
     half_two_sided = t_ppf(0.975, df) * se
-    low, high = one_sided_bounds(delta, se, df, n, skew)
+    low, high = one_sided_bounds(delta, se, df, n, skew, kurtosis)
     return PairedStats(
         n=n,
         old_mean=unscaled(math.fsum(math.ldexp(old, -e) for old in olds) / n, e),
