@@ -38,8 +38,9 @@ import argparse
 import math
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -49,6 +50,7 @@ from calibration import moved
 from scipy import stats
 
 from pytest_rollout_parity import compare_rollouts, summary_dict
+from pytest_rollout_parity.core.statistics.plan import plan
 
 KINDS = ("binary-2", "binary-0.3", "continuous")
 MARGINS = {10: 0.2, 20: 0.2, 50: 0.1, 300: 0.05}
@@ -69,13 +71,20 @@ class Cell:
         return MARGINS.get(self.tasks, 0.05 if self.tasks >= 300 else 0.1 if self.tasks >= 50 else 0.2)
 
 
-def draw(rng: np.random.Generator, cell: Cell, difference: float, runs: int) -> tuple[np.ndarray, np.ndarray]:
-    """The rewards of ``runs`` pairs: arrays (runs, tasks, K) for the old and the new side."""
-    shape = (runs, cell.tasks)
-    if cell.kind == "binary-0.3":
-        rates = rng.beta(0.3, 0.3, shape)
+def task_rates(rng: np.random.Generator, kind: str, shape: tuple[int, ...]) -> np.ndarray:
+    """Tasks' pass rates (or continuous means) drawn from the kind's distribution."""
+    return rng.beta(0.3, 0.3, shape) if kind == "binary-0.3" else rng.beta(2.0, 2.0, shape)
+
+
+def draw(
+    rng: np.random.Generator, cell: Cell, difference: float, runs: int, rates: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The rewards of ``runs`` pairs: arrays (runs, tasks, K) for the old and the new side; the tasks'
+    rates are ``rates`` (tasks,) when given (the same tasks in every run), else drawn for each run."""
+    if rates is None:
+        rates = task_rates(rng, cell.kind, (runs, cell.tasks))
     else:
-        rates = rng.beta(2.0, 2.0, shape)
+        rates = np.broadcast_to(rates, (runs, cell.tasks))
     shifted = moved(rates, difference)  # elementwise on the array
     if cell.kind == "continuous":
         old_mu = np.clip(rates, RATE_EDGE, 1 - RATE_EDGE)[..., None].repeat(cell.k, -1)
@@ -85,9 +94,10 @@ def draw(rng: np.random.Generator, cell: Cell, difference: float, runs: int) -> 
     return (uniform[0] < rates[..., None]).astype(float), (uniform[1] < shifted[..., None]).astype(float)
 
 
-def decide(old: np.ndarray, new: np.ndarray, margin: float) -> np.ndarray:
-    """The gate's equivalence decision for each run (rewards in [0, 1], one taskset), vectorised."""
-    runs, tasks, k = old.shape
+def bounds_decide(old: np.ndarray, new: np.ndarray, margin: float) -> tuple[np.ndarray, np.ndarray]:
+    """The gate's equivalence decision for each run (rewards in [0, 1], one taskset), vectorised:
+    (the aggregate passes, the interval lies wholly below -M so the run fails)."""
+    _, tasks, k = old.shape
     d = new.mean(-1) - old.mean(-1)
     with np.errstate(invalid="ignore", divide="ignore"):  # runs without spread: no shape (taken as 0)
         skew = np.nan_to_num(stats.skew(d, axis=-1, bias=False), nan=0.0, posinf=0.0, neginf=0.0)
@@ -98,26 +108,35 @@ def decide(old: np.ndarray, new: np.ndarray, margin: float) -> np.ndarray:
     shift = skew * (2 * t * t + 1) / (6 * math.sqrt(tasks))
     low = delta - np.maximum(t - shift, 0.0) * se
     high = delta + np.maximum(t + shift, 0.0) * se
-    return np.asarray((low >= -margin) & (high <= margin))
+    return np.asarray((low >= -margin) & (high <= margin)), np.asarray(high < -margin)
+
+
+def equivalent(old: np.ndarray, new: np.ndarray, margin: float) -> np.ndarray:
+    """Whether each run's aggregate passes."""
+    return bounds_decide(old, new, margin)[0]
+
+
+def rows_of(run_old: np.ndarray, run_new: np.ndarray) -> list[list[dict[str, Any]]]:
+    """One run's rows, old and new: a row per rollout, task ids in order."""
+    return [
+        [{"task_id": f"task-{i:04d}", "reward": float(r)} for i, task in enumerate(side) for r in task]
+        for side in (run_old, run_new)
+    ]
 
 
 def gate_decisions(old: np.ndarray, new: np.ndarray, margin: float) -> list[bool]:
     """The same runs through the public API: whether each run's aggregate passed."""
-    passed = []
-    for run_old, run_new in zip(old, new):
-        rows = [
-            [{"task_id": f"task-{i:04d}", "reward": float(r)} for i, task in enumerate(side) for r in task]
-            for side in (run_old, run_new)
-        ]
-        passed.append(bool(summary_dict(compare_rollouts(*rows), margin=margin)["aggregate"]["passed"]))
-    return passed
+    return [
+        bool(summary_dict(compare_rollouts(*rows_of(run_old, run_new)), margin=margin)["aggregate"]["passed"])
+        for run_old, run_new in zip(old, new)
+    ]
 
 
 def check_against_the_gate(rng: np.random.Generator, cell: Cell, runs: int) -> None:
     """Raise when the vectorised decision differs from the gate's on ``runs`` runs a difference."""
     for difference in (-cell.margin, 0.0, cell.margin):
         old, new = draw(rng, cell, difference, runs)
-        ours = [bool(x) for x in decide(old, new, cell.margin)]
+        ours = [bool(x) for x in equivalent(old, new, cell.margin)]
         gate = gate_decisions(old, new, cell.margin)
         if ours != gate:
             raise AssertionError(f"{cell}: vectorised {ours} against the gate's {gate} at D = {difference:g}")
@@ -139,11 +158,60 @@ def simulate(cell: Cell, runs: int, seed: int, batch: int = 500) -> Tally:
         size = min(batch, runs - done)
         up = size // 2
         for difference, count in ((cell.margin, up), (-cell.margin, size - up)):
-            tally.boundary_passed += int(decide(*draw(rng, cell, difference, count), cell.margin).sum())
-        tally.null_passed += int(decide(*draw(rng, cell, 0.0, size), cell.margin).sum())
+            tally.boundary_passed += int(equivalent(*draw(rng, cell, difference, count), cell.margin).sum())
+        tally.null_passed += int(equivalent(*draw(rng, cell, 0.0, size), cell.margin).sum())
         tally.runs += size
         done += size
     return tally
+
+
+@dataclass
+class PlanTally:
+    """What one lever of the plans promised and what its planned runs did, summed over runs."""
+
+    runs: int = 0
+    promised: float = 0.0
+    passed: int = 0
+    promised_regression: float = 0.0
+    failed: int = 0
+    skipped: int = 0
+    sizes: list[tuple[int, int]] = field(default_factory=list)
+
+    def short(self, promised: float, hits: int) -> bool:
+        """The achieved share falls below the promise by more than three standard errors."""
+        mean = promised / self.runs
+        return hits / self.runs < mean - 3 * math.sqrt(max(mean * (1 - mean), 1 / self.runs) / self.runs)
+
+
+def check_plans(cell: Cell, pilots: int, runs: int, seed: int, max_rows: int = 50_000) -> dict[str, PlanTally]:
+    """Plans from ``pilots`` pilot runs at a true difference of 0, each through the core's ``plan``;
+    each lever's planned run simulated ``runs`` times at 0 and at -2M on the pilot's tasks (and
+    fresh ones from the same population for more tasks). A lever past ``max_rows`` rows is skipped."""
+    rng = np.random.default_rng([seed, 2, KINDS.index(cell.kind), cell.tasks, cell.k])
+    tallies = {"rollouts": PlanTally(), "tasks": PlanTally()}
+    for _ in range(pilots):
+        rates = task_rates(rng, cell.kind, (cell.tasks,))
+        old, new = draw(rng, cell, 0.0, 1, rates)
+        planned = plan(compare_rollouts(*rows_of(old[0], new[0])), cell.margin, NOMINAL)
+        for name, lever in (("rollouts", planned.by_rollouts), ("tasks", planned.by_tasks)):
+            tally = tallies[name]
+            if lever is None or lever.tasks * lever.repeats > max_rows:
+                tally.skipped += 1
+                continue
+            extra = task_rates(rng, cell.kind, (max(lever.tasks - cell.tasks, 0),))
+            lever_rates = np.concatenate([rates, extra])[: lever.tasks]
+            size = Cell(cell.kind, lever.tasks, lever.repeats)
+            tally.sizes.append((lever.tasks, lever.repeats))
+            batch = max(1, 2_000_000 // (lever.tasks * lever.repeats))
+            for start in range(0, runs, batch):
+                count = min(batch, runs - start)
+                tally.passed += int(equivalent(*draw(rng, size, 0.0, count, lever_rates), cell.margin).sum())
+                below = bounds_decide(*draw(rng, size, -2 * cell.margin, count, lever_rates), cell.margin)[1]
+                tally.failed += int(below.sum())
+            tally.runs += runs
+            tally.promised += lever.power * runs
+            tally.promised_regression += lever.regression_power * runs
+    return tallies
 
 
 def share(hits: int, runs: int, places: int = 1) -> str:
@@ -160,6 +228,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--kinds", default=",".join(KINDS), help="reward kinds, comma-separated")
     parser.add_argument("--check", type=int, default=3, help="runs a difference checked against the gate a cell")
     parser.add_argument("--seed", type=int, default=20261203)
+    parser.add_argument("--plans", type=int, default=10, help="pilot runs a cell whose plans are checked (0: none)")
+    parser.add_argument("--plan-runs", type=int, default=200, help="planned runs simulated a pilot and lever")
     options = parser.parse_args(argv)
     cells = [
         Cell(kind, int(tasks), int(k))
@@ -193,7 +263,56 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"pooled pass at ±M: {share(passed, runs, 2)} over {runs} runs (limit {100 * pooled_limit:.2f}%); "
         f"cells above 5% + 3 standard errors: {', '.join(worst) if worst else 'none'}"
     )
-    return 0 if passed / runs <= pooled_limit and not worst else 1
+    kept = passed / runs <= pooled_limit and not worst
+    if options.plans:
+        kept = print_plans(cells, options) and kept
+    return 0 if kept else 1
+
+
+def print_plans(cells: Sequence[Cell], options: argparse.Namespace) -> bool:
+    """The plans' table; True when their promises hold, pooled and cell by cell."""
+    print()
+    print(
+        f"plans from {options.plans} pilot runs a cell at a true difference of 0, {options.plan_runs} planned runs "
+        "a pilot and lever at 0 and at -2M"
+    )
+    print()
+    print(
+        "| rewards | tasks | K | M | lever | planned (median) | promised at 0 | at 0 | promised at -2M | fails at -2M |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    short: list[str] = []
+    totals = PlanTally()
+    for cell in cells:
+        for name, tally in check_plans(cell, options.plans, options.plan_runs, options.seed).items():
+            if not tally.runs:
+                print(f"| {cell.kind} | {cell.tasks} | {cell.k} | {cell.margin:g} | {name} | not offered | | | | |")
+                continue
+            tasks, repeats = sorted(tally.sizes)[len(tally.sizes) // 2]
+            print(
+                f"| {cell.kind} | {cell.tasks} | {cell.k} | {cell.margin:g} | {name} | {tasks} x {repeats} "
+                f"| {100 * tally.promised / tally.runs:.1f}% | {share(tally.passed, tally.runs)} "
+                f"| {100 * tally.promised_regression / tally.runs:.1f}% | {share(tally.failed, tally.runs)} |"
+            )
+            if tally.short(tally.promised, tally.passed) or tally.short(tally.promised_regression, tally.failed):
+                short.append(f"{cell.kind} T={cell.tasks} K={cell.k} {name}")
+            totals.runs += tally.runs
+            totals.promised += tally.promised
+            totals.passed += tally.passed
+            totals.promised_regression += tally.promised_regression
+            totals.failed += tally.failed
+    pooled_short = []
+    for what, promised, hits in (
+        ("at 0", totals.promised, totals.passed),
+        ("at -2M", totals.promised_regression, totals.failed),
+    ):
+        mean = promised / totals.runs
+        error = math.sqrt(mean * (1 - mean) / totals.runs)
+        print(f"pooled {what}: promised {100 * mean:.2f}%, achieved {share(hits, totals.runs, 2)}")
+        if hits / totals.runs < mean - 2 * error:
+            pooled_short.append(what)
+    print(f"levers short of their promise by more than 3 standard errors: {', '.join(short) if short else 'none'}")
+    return not short and not pooled_short
 
 
 if __name__ == "__main__":

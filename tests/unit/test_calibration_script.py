@@ -100,7 +100,7 @@ def test_the_true_difference_of_the_small_runs_grid_is_d(small_runs: ModuleType)
 def test_a_small_grid_prints_its_table_and_pooled_figures(
     small_runs: ModuleType, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    status = small_runs.main(["--reps", "40", "--tasks", "10,20", "--k", "1,3", "--check", "1"])
+    status = small_runs.main(["--reps", "40", "--tasks", "10,20", "--k", "1,3", "--check", "1", "--plans", "0"])
     out = capsys.readouterr().out
     rows = [line for line in out.splitlines() if line.startswith("| binary") or line.startswith("| continuous")]
     assert len(rows) == 3 * 2 * 2 and all(row.count("|") == 7 for row in rows)
@@ -109,3 +109,13 @@ def test_a_small_grid_prints_its_table_and_pooled_figures(
     assert found is not None
     # the exit status says whether the printed figures keep the bounds
     assert status == (0 if float(found[1]) <= float(found[2]) and found[3] == "none" else 1)
+
+
+def test_the_plans_check_simulates_each_lever(small_runs: ModuleType) -> None:
+    tallies = small_runs.check_plans(small_runs.Cell("binary-2", 20, 3), pilots=2, runs=30, seed=1)
+    assert set(tallies) == {"rollouts", "tasks"}
+    for tally in tallies.values():
+        assert tally.runs + 30 * tally.skipped == 60  # each pilot's lever simulated, or skipped
+        assert 0 <= tally.passed <= tally.runs and 0 <= tally.failed <= tally.runs
+        # every planned size keeps at least the pilot's tasks and rollouts
+        assert all(tasks >= 20 and repeats >= 3 for tasks, repeats in tally.sizes)

@@ -27,17 +27,21 @@ import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Optional
 
 from ..model import CompareResult, TaskComparison
 from .left_out import COMPARED_CATEGORIES
 from .margin import FlipJudgement
 from .paired import reward_range, row_rewards
-from .paired_tests import LEVEL, scale_exponent, unscaled
+from .paired_tests import LEVEL, scale_exponent, shape, unscaled
 from .t_dist import t_cdf, t_ppf
 
 POWER = 0.8
 """The power the plan promises for equivalence at a true difference of 0."""
+UPPER_CONFIDENCE = 0.8
+"""The plan takes the observed variance at this one-sided upper confidence limit, so that a pilot's
+noisy variance more often over- than under-states what the planned run will meet."""
 MAX_REPEATS = 1000
 """Beyond this many rollouts a task a side, the rollouts lever is not offered."""
 MAX_TASKS = 1_000_000
@@ -68,10 +72,13 @@ def regression_power(
     tasks: int, variance: float, margin: float, level: float = LEVEL, *, repeats: int = 1, width: float = 0.0
 ) -> float:
     """The probability that the upper one-sided bound lies below -``margin`` (the run fails) when the
-    true difference is -2 ``margin``: ``F(M / s - t)``."""
+    true difference is -2 ``margin``, however the regression falls on the tasks (none improving):
+    ``F(M / s - t)`` with each task's true difference adding at most 2M width - 4M^2 to its variance
+    (the largest spread of differences in [-width, 0] whose mean is -2M)."""
     if tasks < 2:
         return 0.0
-    se = _se(tasks, repeats, variance, width)
+    spread = max(2 * margin * width - 4 * margin * margin, 0.0)
+    se = max(math.sqrt((variance / repeats + spread) / tasks), width / (tasks * repeats))
     if se <= 0:
         return 1.0
     df = tasks - 1
@@ -267,20 +274,45 @@ def rollout_variance(
         if len(old) >= 2 and len(new) >= 2:
             within.append(_variance(old) + _variance(new))
     if within and any(value > 0 for value in within):
-        return math.fsum(within) / len(within), f"the within-task variances of {len(within)} repeated task(s)"
+        observed = math.fsum(within) / len(within)
+        # the mean of the tasks' variances is known to 2 mean^2 / Var(mean) degrees of freedom
+        # (Satterthwaite): few tasks, or a few noisy tasks among stable ones, leave it loose
+        spread = _variance(within) / len(within)
+        df = 2 * observed * observed / spread if spread > 0 else float(len(within) - 1)
+        return observed * upper_factor(min(df, len(within) * (repeats - 1) * 2.0)), (
+            f"the within-task variances of {len(within)} repeated task(s), at their 80% upper confidence limit"
+        )
     diffs = [
         math.ldexp(t.new.reward or 0.0, -exponent) - math.ldexp(t.old.reward or 0.0, -exponent)
         for t in compared
         if t.old is not None and t.new is not None
     ]
     if len(diffs) >= 2 and _variance(diffs) > 0:
-        return _variance(diffs) * repeats, f"the differences of {len(diffs)} task means"
+        n = len(diffs)
+        kurtosis = shape(diffs, math.fsum(diffs) / n)[1]
+        df = 2.0 / (2.0 / (n - 1) + max(kurtosis, 0.0) / n)  # the gate's match for heavy tails
+        return _variance(diffs) * repeats * upper_factor(df), (
+            f"the differences of {len(diffs)} task means, at their 80% upper confidence limit"
+        )
     width = math.ldexp(span[1], -exponent) - math.ldexp(span[0], -exponent)
     pairs = max(1, len(compared) * repeats)
-    return (
-        width * width / pairs,
-        f"none observed: as though one of the {pairs} row pairs had differed by the rewards' range",
+    # no discordant row pair among N: at the 80% upper confidence limit their rate is -ln(0.2) / N
+    # (about 1.6 / N, the rule of three at 80%); one pair, width^2 / N, is the gate's own floor
+    differing = -math.log(1 - UPPER_CONFIDENCE)
+    return width * width * differing / pairs, (
+        f"none observed: as though {differing:.1f} of the {pairs} row pairs had differed by the rewards' range "
+        "(the 80% upper confidence limit when none did)"
     )
+
+
+def upper_factor(df: float, confidence: float = UPPER_CONFIDENCE) -> float:
+    """df / chi2(1 - confidence, df): the factor that takes a variance estimated on ``df`` degrees of
+    freedom to its one-sided ``confidence`` upper confidence limit (Browne 1995, for planning from a
+    pilot). The chi-square quantile is Wilson and Hilferty's cube-root normal approximation."""
+    df = max(df, 1.0)
+    z = NormalDist().inv_cdf(1 - confidence)
+    step = 2.0 / (9.0 * df)
+    return 1.0 / (1.0 - step + z * math.sqrt(step)) ** 3
 
 
 def _variance(values: Sequence[float]) -> float:
@@ -343,10 +375,11 @@ def plan(
                 regression_power(*figures, repeats=rollouts, width=width),
             )
 
-        by_rollouts = lever(
-            len(compared), repeats_for_power(len(compared), variance, scaled_margin, power, width=width)
-        )
-        by_tasks = lever(tasks_for_power(variance, scaled_margin, power, repeats=repeats, width=width), repeats)
+        # more of either, never less than the run has
+        needed = repeats_for_power(len(compared), variance, scaled_margin, power, width=width)
+        by_rollouts = lever(len(compared), None if needed is None else max(needed, repeats))
+        needed = tasks_for_power(variance, scaled_margin, power, repeats=repeats, width=width)
+        by_tasks = lever(None if needed is None else max(needed, len(compared)), repeats)
     judged = judgements if judgements is not None else [None] * len(result.tasks)
     flip_tests = max(1, min(len(compared), sum(1 for t in compared if _varying(t)) + 1))
     return Plan(
