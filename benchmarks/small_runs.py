@@ -23,13 +23,22 @@ Per cell, each with its Monte Carlo standard error:
 The decision is the gate's (pytest_rollout_parity/core/statistics/paired_tests.py): Δ the mean
 of d = new - old over the task means, se = max(sd(d) / sqrt(T), 1 / (T K)) (the resolution
 floor; rewards in [0, 1]), the t quantile's degrees of freedom cut by the excess kurtosis of d and
-each one-sided 95% bound's quantile moved by Hall's skewness term; pass when both bounds lie
+each one-sided 95% bound's quantile moved by Hall's skewness term (at most t / 2); pass when both bounds lie
 within ±M. It is computed here on whole arrays of runs with numpy and
 scipy (benchmark-only dependencies); :func:`check_against_the_gate` runs the first runs of a cell
 through ``compare_rollouts`` and ``summary_dict`` and fails on any decision that differs.
 
-It exits 0 when the pooled false-pass rate is at most 5% plus two standard errors and no cell
-exceeds 5% by more than three.
+The plans (``--plans`` pilot runs a cell, default 10): each pilot, a run of the cell at a true
+difference of 0, goes through ``compare_rollouts`` and the core's ``plan``; each lever it offers
+(more rollouts over the pilot's tasks, or more tasks: the pilot's and fresh ones from the same
+population) is simulated ``--plan-runs`` times at 0 and at -2M, and what it achieved is set beside
+what it promised (its power to show equivalence, and to fail the regression). A promise is made
+from one pilot, so its error is the spread of (achieved - promised) over the pilots, or the
+planned runs' binomial error where that is larger.
+
+It exits 0 when the pooled false-pass rate is at most 5% plus two standard errors, no cell exceeds
+5% by more than three, and no lever (pooled: both together) falls short of its promise by more than
+three (pooled: two).
 """
 
 from __future__ import annotations
@@ -105,9 +114,9 @@ def bounds_decide(old: np.ndarray, new: np.ndarray, margin: float) -> tuple[np.n
     delta = d.mean(-1)
     se = np.maximum(d.std(-1, ddof=1) / math.sqrt(tasks), 1.0 / (tasks * k))
     t = stats.t.ppf(1 - NOMINAL, 2 / (2 / (tasks - 1) + np.maximum(kurtosis, 0.0) / tasks))
-    shift = skew * (2 * t * t + 1) / (6 * math.sqrt(tasks))
-    low = delta - np.maximum(t - shift, 0.0) * se
-    high = delta + np.maximum(t + shift, 0.0) * se
+    shift = np.clip(skew * (2 * t * t + 1) / (6 * math.sqrt(tasks)), -t / 2, t / 2)
+    low = delta - (t - shift) * se
+    high = delta + (t + shift) * se
     return np.asarray((low >= -margin) & (high <= margin)), np.asarray(high < -margin)
 
 
@@ -176,11 +185,28 @@ class PlanTally:
     failed: int = 0
     skipped: int = 0
     sizes: list[tuple[int, int]] = field(default_factory=list)
+    #: each pilot's (achieved - promised) at 0 and at -2M: the promise is a pilot's, so its error is
+    #: the spread of these over the pilots, not the planned runs' binomial error alone
+    gaps: list[tuple[float, float]] = field(default_factory=list)
 
-    def short(self, promised: float, hits: int) -> bool:
-        """The achieved share falls below the promise by more than three standard errors."""
-        mean = promised / self.runs
-        return hits / self.runs < mean - 3 * math.sqrt(max(mean * (1 - mean), 1 / self.runs) / self.runs)
+    def short(self, which: int, sigmas: float) -> bool:
+        """The achieved share falls below the promise by more than ``sigmas`` standard errors."""
+        return shortfall(
+            [gap[which] for gap in self.gaps],
+            (self.promised, self.promised_regression)[which] / self.runs,
+            self.runs,
+            sigmas,
+        )
+
+
+def shortfall(gaps: Sequence[float], promised: float, runs: int, sigmas: float) -> bool:
+    """The mean of the pilots' gaps lies below 0 by more than ``sigmas`` standard errors: the larger
+    of their spread over the pilots and the planned runs' binomial error."""
+    n = len(gaps)
+    mean = math.fsum(gaps) / n
+    spread = math.fsum((g - mean) ** 2 for g in gaps) / (n - 1) / n if n > 1 else 0.0
+    binomial = max(promised * (1 - promised), 1 / runs) / runs
+    return mean < -sigmas * math.sqrt(max(spread, binomial))
 
 
 def check_plans(cell: Cell, pilots: int, runs: int, seed: int, max_rows: int = 50_000) -> dict[str, PlanTally]:
@@ -203,11 +229,15 @@ def check_plans(cell: Cell, pilots: int, runs: int, seed: int, max_rows: int = 5
             size = Cell(cell.kind, lever.tasks, lever.repeats)
             tally.sizes.append((lever.tasks, lever.repeats))
             batch = max(1, 2_000_000 // (lever.tasks * lever.repeats))
+            passed = failed = 0
             for start in range(0, runs, batch):
                 count = min(batch, runs - start)
-                tally.passed += int(equivalent(*draw(rng, size, 0.0, count, lever_rates), cell.margin).sum())
+                passed += int(equivalent(*draw(rng, size, 0.0, count, lever_rates), cell.margin).sum())
                 below = bounds_decide(*draw(rng, size, -2 * cell.margin, count, lever_rates), cell.margin)[1]
-                tally.failed += int(below.sum())
+                failed += int(below.sum())
+            tally.passed += passed
+            tally.failed += failed
+            tally.gaps.append((passed / runs - lever.power, failed / runs - lever.regression_power))
             tally.runs += runs
             tally.promised += lever.power * runs
             tally.promised_regression += lever.regression_power * runs
@@ -294,24 +324,25 @@ def print_plans(cells: Sequence[Cell], options: argparse.Namespace) -> bool:
                 f"| {100 * tally.promised / tally.runs:.1f}% | {share(tally.passed, tally.runs)} "
                 f"| {100 * tally.promised_regression / tally.runs:.1f}% | {share(tally.failed, tally.runs)} |"
             )
-            if tally.short(tally.promised, tally.passed) or tally.short(tally.promised_regression, tally.failed):
+            if tally.short(0, 3.0) or tally.short(1, 3.0):
                 short.append(f"{cell.kind} T={cell.tasks} K={cell.k} {name}")
+            totals.gaps.extend(tally.gaps)
             totals.runs += tally.runs
             totals.promised += tally.promised
             totals.passed += tally.passed
             totals.promised_regression += tally.promised_regression
             totals.failed += tally.failed
     pooled_short = []
-    for what, promised, hits in (
-        ("at 0", totals.promised, totals.passed),
-        ("at -2M", totals.promised_regression, totals.failed),
+    for which, (what, promised, hits) in enumerate(
+        (("at 0", totals.promised, totals.passed), ("at -2M", totals.promised_regression, totals.failed))
     ):
-        mean = promised / totals.runs
-        error = math.sqrt(mean * (1 - mean) / totals.runs)
-        print(f"pooled {what}: promised {100 * mean:.2f}%, achieved {share(hits, totals.runs, 2)}")
-        if hits / totals.runs < mean - 2 * error:
+        print(f"pooled {what}: promised {100 * promised / totals.runs:.2f}%, achieved {share(hits, totals.runs, 2)}")
+        if totals.short(which, 2.0):
             pooled_short.append(what)
-    print(f"levers short of their promise by more than 3 standard errors: {', '.join(short) if short else 'none'}")
+    print(
+        "levers short of their promise by more than 3 standard errors (over the pilots): "
+        f"{', '.join(short) if short else 'none'}; pooled short by more than 2: {', '.join(pooled_short) or 'none'}"
+    )
     return not short and not pooled_short
 
 

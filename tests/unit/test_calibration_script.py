@@ -14,14 +14,19 @@ import pytest
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "calibration.py"
 
 
-@pytest.fixture(scope="module")
-def calibration() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("calibration", SCRIPT)
+def _script(name: str) -> ModuleType:
+    """A benchmarks/ script, imported by its path under its own name."""
+    spec = importlib.util.spec_from_file_location(name, SCRIPT.parent / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    sys.modules["calibration"] = module
+    sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture(scope="module")
+def calibration() -> ModuleType:
+    return _script("calibration")
 
 
 @pytest.mark.parametrize("distribution", ["beta-0.5", "beta-2", "mix"])
@@ -65,17 +70,9 @@ def test_planted_regressions_are_found_by_their_labels(calibration: ModuleType) 
     assert calibration.plain_bh_failures(data["tasks"], 0.05) >= planted
 
 
-SMALL_RUNS = SCRIPT.parent / "small_runs.py"
-
-
 @pytest.fixture(scope="module")
 def small_runs(calibration: ModuleType) -> ModuleType:  # after calibration.py, whose `moved` it reads
-    spec = importlib.util.spec_from_file_location("small_runs", SMALL_RUNS)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["small_runs"] = module
-    spec.loader.exec_module(module)
-    return module
+    return _script("small_runs")
 
 
 @pytest.mark.parametrize("kind", ["binary-2", "binary-0.3", "continuous"])

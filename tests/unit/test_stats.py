@@ -124,8 +124,8 @@ def test_unclustered_interval_matches_scipy_ttest():
         df = 2 / (2 / (n - 1) + max(float(sps.kurtosis(d)), 0.0) / n)
         t = sps.t.ppf(0.95, df)
         skew = float(sps.skew(d, bias=False)) if n > 2 else 0.0
-        shift = skew * (2 * t * t + 1) / (6 * math.sqrt(n))
-        lower, upper = np.mean(d) - max(t - shift, 0) * se, np.mean(d) + max(t + shift, 0) * se
+        shift = min(max(skew * (2 * t * t + 1) / (6 * math.sqrt(n)), -t / 2), t / 2)
+        lower, upper = np.mean(d) - (t - shift) * se, np.mean(d) + (t + shift) * se
         assert abs(got.lower_bound - lower) <= 1e-6 and abs(got.upper_bound - upper) <= 1e-6
 
 
@@ -376,3 +376,15 @@ def test_benjamini_hochberg_edges():
     assert benjamini_hochberg([0.02]) == [0.02]
     with pytest.raises(ValueError):
         benjamini_hochberg([0.5, 1.2])
+
+
+def test_the_bounds_never_collapse_onto_delta():
+    # Hall's term is capped at t / 2: with three tasks d = 0, -1, 0 it alone exceeds t (G1 = -1.73)
+    rng = random.Random(5)
+    for pairs in [[(1.0, 1.0), (1.0, 0.0), (0.0, 0.0)], *(random_pairs(rng, rng.randint(2, 12)) for _ in range(200))]:
+        got = paired_stats(pairs)
+        assert got.delta is not None and got.lower_bound is not None and got.upper_bound is not None
+        # the floor keeps se > 0, and each quantile at least t / 2 (scipy's t at n - 1, kurtosis lowers df)
+        assert got.se is not None and got.se >= 1 / len(pairs)
+        least = sps.t.ppf(0.95, len(pairs) - 1) / 2 * got.se
+        assert got.lower_bound <= got.delta - least + 1e-12 and got.upper_bound >= got.delta + least - 1e-12

@@ -130,14 +130,17 @@ def one_sided_bounds(
       variance of s^2 is sigma^4 (2 / (n - 1) + kurtosis / n), and matching a chi-square's
       (Satterthwaite's moment match) gives df = 2 / (2 / df + max(kurtosis, 0) / n).
     - Each bound's quantile moves for the skewness, Hall's (1992) second-order correction of the
-      t interval (its Cornish-Fisher term): t -/+ skew (2 t^2 + 1) / (6 sqrt(n)), never below 0.
+      t interval (its Cornish-Fisher term): t -/+ skew (2 t^2 + 1) / (6 sqrt(n)), the move at most
+      t / 2 either way (with three values the term alone can exceed t, and a bound would collapse
+      onto the mean).
       A positive skew puts a small mean with a small spread together, and the plain bound above
       the mean is then too low; the correction raises it (and the lower bound with it).
     """
     df = 2.0 / (2.0 / df + max(kurtosis, 0.0) / n)
     t = t_ppf(1 - level, df)
     shift = skew * (2 * t * t + 1) / (6 * math.sqrt(n))
-    return delta - max(t - shift, 0.0) * se, delta + max(t + shift, 0.0) * se
+    shift = min(max(shift, -t / 2), t / 2)  # a few values can make the term exceed t itself
+    return delta - (t - shift) * se, delta + (t + shift) * se
 
 
 def paired_stats(
