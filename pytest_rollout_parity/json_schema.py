@@ -165,6 +165,15 @@ class Rerun(_Closed):
     why: str
 
 
+class Lever(_Closed):
+    """One way to decide the aggregate: tasks x rollouts a task a side, and what it promises."""
+
+    tasks: int
+    repeats: int
+    power: float
+    regression_power: float
+
+
 class Plan(_Closed):
     margin: Optional[float]
     power: float
@@ -177,6 +186,10 @@ class Plan(_Closed):
     flip_repeats: int
     alpha: float
     rerun: list[Rerun]
+    by_rollouts: Optional[Lever]
+    by_tasks: Optional[Lever]
+    flip_tests: int
+    decided: Optional[str]
 
 
 class Equivalence(_Closed):

@@ -203,8 +203,10 @@ def test_a_small_margin_mode_run_is_inconclusive_with_a_plan(gate: Gate) -> None
     assert stats.fisher_exact([[3, 0], [0, 3]]).pvalue >= 0.05
     result.stdout.fnmatch_lines(
         [
-            "plan (80% power, assuming a true difference of 0 and the observed variances):",
-            "    equivalence within ±0.05: no number of rollouts suffices with 1 compared task(s)*",
+            "plan (80% power to show equivalence at a true difference of 0, from the observed variances):",
+            "    equivalence within ±0.05, either lever (*",
+            "        more rollouts: no number up to 1000 suffices with 1 compared task(s)",
+            "        more tasks: * tasks (* more than the 1 compared, from the same input dataset) at 5 rollout(s)*",
         ]
     )
 

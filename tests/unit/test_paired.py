@@ -54,7 +54,13 @@ def test_single_binary_rows_by_hand() -> None:
     assert s.ci95 is not None
     assert s.ci95[0] == pytest.approx(-0.2 - sps.t.ppf(0.975, 4) * se, abs=1e-6)
     assert s.ci95[1] == pytest.approx(-0.2 + sps.t.ppf(0.975, 4) * se, abs=1e-6)
-    assert s.lower_bound == pytest.approx(-0.2 - sps.t.ppf(0.95, 4) * se, abs=1e-6)
+    # the one-sided bounds: t at 4 df less the excess kurtosis's share, moved by Hall's skewness
+    # term G1 (2 t^2 + 1) / (6 sqrt(n))
+    d = [0, -1, 0, 1, -1]
+    t = sps.t.ppf(0.95, 2 / (2 / 4 + max(sps.kurtosis(d), 0) / 5))
+    shift = sps.skew(d, bias=False) * (2 * t**2 + 1) / (6 * math.sqrt(5))
+    assert s.lower_bound == pytest.approx(-0.2 - (t - shift) * se, abs=1e-6)
+    assert s.upper_bound == pytest.approx(-0.2 + (t + shift) * se, abs=1e-6)
     # 1 better, 2 worse: 2 * P(X <= 1 | n=3) = 2 * 4/8 = 1
     assert section.sign is not None
     assert (section.sign.better, section.sign.worse, section.sign.p) == (1, 2, 1.0)

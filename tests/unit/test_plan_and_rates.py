@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -16,9 +17,11 @@ from pytest_rollout_parity.core.statistics.plan import (
     flip_p,
     flip_repeats,
     plan,
+    regression_power,
     repeats_for_power,
     tasks_for_power,
     tost_power,
+    upper_factor,
 )
 
 
@@ -92,12 +95,15 @@ def test_the_flip_plan_is_the_fewest_repeats_the_bh_rule_lets_fail(tests: int, a
 def test_the_plan_reads_the_within_task_variances() -> None:
     old = [{"task_id": f"t{t}", "reward": r} for t in range(3) for r in (1.0, 0.0, 1.0, 1.0)]
     new = [{"task_id": f"t{t}", "reward": r} for t in range(3) for r in (1.0, 1.0, 0.0, 0.0)]
-    planned = plan(compare_rollouts(old, new), 0.1, 0.05)
+    planned = plan(compare_rollouts(old, new), 0.3, 0.05)
     within = stats.tvar([1.0, 0.0, 1.0, 1.0]) + stats.tvar([1.0, 1.0, 0.0, 0.0])
-    assert planned.rollout_variance == pytest.approx(within)
+    # three tasks alike: the mean is known to 2 degrees of freedom; its 80% upper confidence limit
+    within *= 2 / stats.chi2.ppf(0.2, 2)
+    assert planned.rollout_variance == pytest.approx(within, rel=0.01)
     assert planned.repeats == 4 and planned.tasks == 3
     assert planned.rollouts_needed is not None
-    assert _scipy_power(3, within / planned.rollouts_needed, 0.1) >= 0.8
+    assert planned.rollout_variance is not None
+    assert _scipy_power(3, planned.rollout_variance / planned.rollouts_needed, 0.3) >= 0.8
 
 
 def test_error_rates_count_rows_of_shared_tasks() -> None:
@@ -127,3 +133,92 @@ def test_masked_rows_of_compared_tasks_widen_the_left_out_range_by_hand() -> Non
     assert (left.old_rows, left.new_rows, left.old, left.new) == (0, 1, 0, 0)
     # task a's new mean had its masked row scored 0 or 1: 0.5 or 1.0; b's difference is 0
     assert left.delta_range == pytest.approx(((0.5 - 1.0 + 0.0) / 2, (1.0 - 1.0 + 0.0) / 2))
+
+
+def _scipy_se(tasks: int, repeats: int, variance: float, width: float) -> float:
+    return max(math.sqrt(variance / (tasks * repeats)), width / (tasks * repeats))
+
+
+def _regression_shift(tasks: int, repeats: int, variance: float, width: float, margin: float) -> float:
+    """At a true difference of -2M the upper bound -2M + t se lies below -M with probability
+    F(M / se - t); se takes the largest spread of task differences in [-width, 0] with mean -2M:
+    a share 2M / width of tasks at -width, the rest at 0, variance 2M width - 4M^2."""
+    spread = float(np.var([-width] * round(2 * margin / width * 1000) + [0.0] * round((1 - 2 * margin / width) * 1000)))
+    se = max(math.sqrt((variance / repeats + spread) / tasks), width / (tasks * repeats))
+    return margin / se - stats.t.ppf(0.95, tasks - 1)
+
+
+@pytest.mark.parametrize(
+    ("tasks", "repeats", "variance", "width", "margin"),
+    [(10, 4, 0.1, 1.0, 0.1), (300, 1, 0.002, 1.0, 0.05), (2, 50, 0.5, 1.0, 0.2), (40, 8, 0.3, 2.0, 0.05)],
+)
+def test_both_powers_are_the_documented_formulas(
+    tasks: int, repeats: int, variance: float, width: float, margin: float
+) -> None:
+    se = _scipy_se(tasks, repeats, variance, width)
+    shift = margin / se - stats.t.ppf(0.95, tasks - 1)
+    equivalence = max(0.0, 2 * stats.t.cdf(shift, tasks - 1) - 1)
+    regression = stats.t.cdf(_regression_shift(tasks, repeats, variance, width, margin), tasks - 1)
+    figures = {"repeats": repeats, "width": width}
+    assert tost_power(tasks, variance, margin, **figures) == pytest.approx(equivalence, abs=1e-7)
+    assert regression_power(tasks, variance, margin, **figures) == pytest.approx(regression, abs=1e-7)
+
+
+def _rows(rewards: list[list[float]], side: str) -> list[dict[str, object]]:
+    return [
+        {"task_id": f"t{i}", "reward": r, "response_id": f"{side}{i}-{k}"}
+        for i, task in enumerate(rewards)
+        for k, r in enumerate(task)
+    ]
+
+
+def test_the_plan_offers_both_levers_each_reaching_its_power() -> None:
+    # 10 tasks, one rollout a side, all passing: nothing varies, so w = -ln(0.2) / 10, the 80% upper
+    # confidence limit of the count of differing row pairs when none of 10 differed
+    result = compare_rollouts(_rows([[1.0]] * 10, "o"), _rows([[1.0]] * 10, "n"))
+    planned = plan(result, 0.05, 0.05)
+    w = -math.log(0.2) / 10
+    assert stats.poisson.cdf(0, 10 * w) == pytest.approx(0.2)  # no count at the rate, Poisson: 20%
+    assert planned.rollout_variance == pytest.approx(w)
+    rollouts, tasks = planned.by_rollouts, planned.by_tasks
+    assert rollouts is not None and tasks is not None
+    assert rollouts.tasks == 10 and tasks.repeats == 1
+    for lever in (rollouts, tasks):
+        se = _scipy_se(lever.tasks, lever.repeats, w, 1.0)
+        shift = 0.05 / se - stats.t.ppf(0.95, lever.tasks - 1)
+        assert lever.power == pytest.approx(2 * stats.t.cdf(shift, lever.tasks - 1) - 1, abs=1e-7)
+        assert lever.power >= 0.8
+        regression = _regression_shift(lever.tasks, lever.repeats, w, 1.0, 0.05)
+        assert lever.regression_power == pytest.approx(stats.t.cdf(regression, lever.tasks - 1), abs=1e-7)
+    # the fewest: one rollout fewer, or one task fewer, does not reach 80%
+    assert tost_power(10, w, 0.05, repeats=rollouts.repeats - 1, width=1.0) < 0.8
+    assert tost_power(tasks.tasks - 1, w, 0.05, repeats=1, width=1.0) < 0.8
+    assert any("more rollouts" in line for line in planned.lines())
+    assert any("more tasks" in line and "same input dataset" in line for line in planned.lines())
+
+
+def test_a_failing_run_gets_no_equivalence_plan() -> None:
+    result = compare_rollouts(_rows([[1.0]] * 20, "o"), _rows([[0.0]] * 10 + [[1.0]] * 10, "n"))
+    planned = plan(result, 0.05, 0.05, decided="the mean difference lies wholly outside the margin ±0.05")
+    assert planned.by_rollouts is None and planned.by_tasks is None
+    assert planned.rollouts_needed is None and planned.tasks_needed is None
+    assert any(line.strip().startswith("decided: the run fails") for line in planned.lines())
+    assert not any("either lever" in line for line in planned.lines())
+
+
+def test_the_flip_line_counts_only_the_tasks_that_can_reach_alpha() -> None:
+    # 500 tasks at 8 rows a side, 490 always passing and 10 flaky: a 1.0 -> 0.0 flip is counted
+    # over the 10 varying tasks and the flipped one, not over 500 (8 rows suffice, where 500 asked 9)
+    stable, flaky = [[1.0] * 8] * 490, [[1.0, 0.0] * 4] * 10
+    result = compare_rollouts(_rows(stable + flaky, "o"), _rows(stable + flaky, "n"))
+    planned = plan(result, 0.05, 0.05)
+    assert planned.flip_tests == 11
+    assert planned.flip_repeats == flip_repeats(11, 0.05)
+    assert stats.fisher_exact([[planned.flip_repeats, 0], [0, planned.flip_repeats]]).pvalue * 11 < 0.05
+    assert flip_repeats(500, 0.05) > planned.flip_repeats
+
+
+@pytest.mark.parametrize("df", [2, 3, 5, 9, 20, 100])
+def test_the_upper_confidence_factor_is_the_chi_square_limit(df: int) -> None:
+    # Wilson and Hilferty's approximation of df / chi2(0.2, df), within 1% from 2 degrees of freedom
+    assert upper_factor(df) == pytest.approx(df / stats.chi2.ppf(0.2, df), rel=0.01)

@@ -114,11 +114,18 @@ def test_unclustered_interval_matches_scipy_ttest():
         assert close(got.old_mean, float(np.mean([o for o, _ in pairs])), 1e-12)
         assert close(got.new_mean, float(np.mean([w for _, w in pairs])), 1e-12)
         assert close(got.delta, float(np.mean(d)), 1e-12)
-        two = sps.ttest_1samp(d, 0.0).confidence_interval(0.95)
-        assert got.ci95 is not None
-        assert abs(got.ci95[0] - two.low) <= 1e-6 and abs(got.ci95[1] - two.high) <= 1e-6
-        lower = sps.ttest_1samp(d, 0.0, alternative="greater").confidence_interval(0.95).low
-        upper = sps.ttest_1samp(d, 0.0, alternative="less").confidence_interval(0.95).high
+        assert got.ci95 is not None and got.lower_bound is not None and got.upper_bound is not None
+        if sps.sem(d) > 1 / n:  # above the resolution floor: scipy's t interval
+            two = sps.ttest_1samp(d, 0.0).confidence_interval(0.95)
+            assert abs(got.ci95[0] - two.low) <= 1e-6 and abs(got.ci95[1] - two.high) <= 1e-6
+        # the one-sided bounds: se floored at 1/n, df cut by the excess kurtosis, each t quantile
+        # moved by Hall's (1992) skewness term with the adjusted skewness G1
+        se = max(float(sps.sem(d)), 1 / n)
+        df = 2 / (2 / (n - 1) + max(float(sps.kurtosis(d)), 0.0) / n)
+        t = sps.t.ppf(0.95, df)
+        skew = float(sps.skew(d, bias=False)) if n > 2 else 0.0
+        shift = min(max(skew * (2 * t * t + 1) / (6 * math.sqrt(n)), -t / 2), t / 2)
+        lower, upper = np.mean(d) - (t - shift) * se, np.mean(d) + (t + shift) * se
         assert abs(got.lower_bound - lower) <= 1e-6 and abs(got.upper_bound - upper) <= 1e-6
 
 
@@ -149,6 +156,7 @@ def test_equal_clusters_give_the_textbook_formula():
             assert got.clustered_by is None and got.df == n - 1
             continue
         se, g = reference_cluster(d, labels)
+        se = max(se, 1 / n)  # the resolution floor: one rollout's step of delta
         assert got.clustered_by == "taskset" and got.clusters == g and got.df == pytest.approx(g - 1, rel=1e-12)
         assert abs(got.se - se) <= 1e-12
         half = float(sps.t.ppf(0.975, g - 1)) * se
@@ -185,12 +193,17 @@ def test_fewer_than_two_tasks_leave_every_figure_absent(pairs):
     assert {k for k, v in figures.items() if v is not None} == {"n", "absent"}
 
 
-def test_no_spread_gives_a_zero_width_interval_not_nan():
+def test_no_spread_gives_the_resolutions_interval_not_a_point():
+    # every difference the same: the standard error is the step one rollout moves delta by, not 0
     for pairs in ([(1.0, 1.0)] * 5, [(0.0, 1.0)] * 3, [(0.25, 0.75), (0.5, 1.0)]):
-        for labels in (None, ["a", "b"] * (len(pairs) // 2) + ["a"] * (len(pairs) % 2)):
-            got = paired_stats(pairs, labels)
-            assert no_nan(got) and got.se == 0.0
-            assert got.ci95 == (got.delta, got.delta) == (got.lower_bound, got.upper_bound)
+        n = len(pairs)
+        for labels in (None, ["a", "b"] * (n // 2) + ["a"] * (n % 2)):
+            for rows in (None, 4 * n):
+                got = paired_stats(pairs, labels, rows=rows)
+                assert no_nan(got) and got.se == pytest.approx(1 / (rows or n)) and got.df is not None
+                half = sps.t.ppf(0.95, got.df) / (rows or n)
+                assert got.delta is not None and got.lower_bound == pytest.approx(got.delta - half)
+                assert got.upper_bound == pytest.approx(got.delta + half)
 
 
 def test_no_generated_input_gives_nan():
@@ -363,3 +376,15 @@ def test_benjamini_hochberg_edges():
     assert benjamini_hochberg([0.02]) == [0.02]
     with pytest.raises(ValueError):
         benjamini_hochberg([0.5, 1.2])
+
+
+def test_the_bounds_never_collapse_onto_delta():
+    # Hall's term is capped at t / 2: with three tasks d = 0, -1, 0 it alone exceeds t (G1 = -1.73)
+    rng = random.Random(5)
+    for pairs in [[(1.0, 1.0), (1.0, 0.0), (0.0, 0.0)], *(random_pairs(rng, rng.randint(2, 12)) for _ in range(200))]:
+        got = paired_stats(pairs)
+        assert got.delta is not None and got.lower_bound is not None and got.upper_bound is not None
+        # the floor keeps se > 0, and each quantile at least t / 2 (scipy's t at n - 1, kurtosis lowers df)
+        assert got.se is not None and got.se >= 1 / len(pairs)
+        least = sps.t.ppf(0.95, len(pairs) - 1) / 2 * got.se
+        assert got.lower_bound <= got.delta - least + 1e-12 and got.upper_bound >= got.delta + least - 1e-12

@@ -50,11 +50,12 @@ def test_nothing_compared_says_so_first() -> None:
 
 
 def test_margin_decision_joins_the_verdict() -> None:
-    old = [{"task_id": f"t{i}", "reward": 1.0} for i in range(30)]
+    # 100 tasks without spread: the resolution floor (1/100) keeps both bounds within ±0.05
+    old = [{"task_id": f"t{i}", "reward": 1.0} for i in range(100)]
     new = [dict(row, response_id="rerun") for row in old]
     summary = build_summary(compare_rollouts(old, new), margin=0.05)
     assert verdict_line(summary) == (
-        "parity: PASS: no difference in 30 compared tasks; mean difference within the margin 0.05"
+        "parity: PASS: no difference in 100 compared tasks; mean difference within the margin 0.05"
     )
 
 

@@ -39,11 +39,13 @@ def enough_scored(scored: int, rows: int) -> bool:
 
 def mean_reward(rewards: Sequence[float]) -> float:
     """The exact mean of finite rewards, also when their sum leaves the float range (two rewards
-    near 1.8e308, which a row may hold): then each is divided first."""
+    near 1.8e308, which a row may hold): then each is scaled down by a power of two (exact) that
+    keeps their sum in range, and the mean, never larger than the largest reward, scaled back."""
     try:
         return math.fsum(rewards) / len(rewards)
     except OverflowError:
-        return math.fsum(reward / len(rewards) for reward in rewards)
+        shift = len(rewards).bit_length() + 1
+        return math.ldexp(math.fsum(math.ldexp(reward, -shift) for reward in rewards) / len(rewards), shift)
 
 
 def summarize_side(facts: Sequence[RowFacts], reader: Optional[RowReader] = None) -> TaskSide:

@@ -729,7 +729,14 @@ def build_summary(
         strict=strict,
         allow_copy=allow_copy,
     )
-    planned = plan(result, margin, alpha, judged) if with_plan or decision.verdict == "inconclusive" else None
+    decided = (
+        "; ".join(d.text for d in decision.decided_by if d.code in FAIL_CODES) if decision.verdict == "fail" else None
+    )
+    planned = (
+        plan(result, margin, alpha, judged, decided=decided)
+        if with_plan or decision.verdict == "inconclusive"
+        else None
+    )
     return Summary(
         accepted=accepted_flips(tasks, run),
         counts=Counts(**result.counts()),

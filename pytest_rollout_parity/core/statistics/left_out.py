@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..model import CompareResult, Side, TaskSide
+from .paired_tests import scale_exponent, unscaled
 
 COMPARED_CATEGORIES = ("identical", "flipped", "flipped_agent_error")
 
@@ -61,7 +62,7 @@ def left_out(result: CompareResult) -> LeftOut:
         for t in compared
         if t.old is not None and t.new is not None and t.old.reward is not None and t.new.reward is not None
     ]
-    diffs = [(new.reward or 0.0) - (old.reward or 0.0) for old, new in pairs if not new.masked_rows]
+    whole = [(old.reward or 0.0, new.reward or 0.0) for old, new in pairs if not new.masked_rows]
     partial = [(old, new) for old, new in pairs if new.masked_rows]
     olds_left = [
         t.old.reward
@@ -75,24 +76,22 @@ def left_out(result: CompareResult) -> LeftOut:
     seen = [r for t in compared for s in (t.old, t.new) if s is not None and (r := s.reward) is not None]
     low = min([0.0, *seen, *olds_left])
     high = max([1.0, *seen, *olds_left])
-    base = len(diffs) + len(partial) + len(olds_left)
+    base = len(whole) + len(partial) + len(olds_left)
     delta_range: Optional[tuple[float, float]] = None
     if olds_left or partial:
-        known = math.fsum(diffs)
-        delta_range = (
-            (
-                known
-                + math.fsum(low - old for old in olds_left)
-                + math.fsum(_filled(new, low) - (old.reward or 0.0) for old, new in partial)
+        # in units of a power of two (exact), so that no sum of finite rewards overflows
+        e = scale_exponent([low, high])
+
+        def bound(value: float) -> float:
+            scaled = math.ldexp(value, -e)
+            total = (
+                math.fsum(math.ldexp(new, -e) - math.ldexp(old, -e) for old, new in whole)
+                + math.fsum(scaled - math.ldexp(old, -e) for old in olds_left)
+                + math.fsum(_filled(new, scaled, e) - math.ldexp(old.reward or 0.0, -e) for old, new in partial)
             )
-            / base,
-            (
-                known
-                + math.fsum(high - old for old in olds_left)
-                + math.fsum(_filled(new, high) - (old.reward or 0.0) for old, new in partial)
-            )
-            / base,
-        )
+            return unscaled(total / base, e)
+
+        delta_range = (bound(low), bound(high))
     return LeftOut(
         tasks=len(result.tasks),
         old=sum(1 for t in rest if _out(t.old)),
@@ -105,8 +104,8 @@ def left_out(result: CompareResult) -> LeftOut:
     )
 
 
-def _filled(side: TaskSide, value: float) -> float:
-    """The side's mean had each of its masked rows scored ``value``."""
+def _filled(side: TaskSide, value: float, exponent: int) -> float:
+    """The side's mean, in units of 2**``exponent``, had each of its masked rows scored ``value`` (in those units)."""
     scored = side.reward_rows
     masked = len(side.facts) - scored
-    return (scored * (side.reward or 0.0) + masked * value) / (scored + masked)
+    return (scored * math.ldexp(side.reward or 0.0, -exponent) + masked * value) / (scored + masked)

@@ -9,13 +9,12 @@ tasks that can reach alpha at all, is below alpha.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Optional
 
 from ..model import CompareResult, TaskComparison
 from .left_out import LeftOut
-from .paired import PairedSection, format_p, noise_text
+from .paired import PairedSection, format_p, noise_text, reward_range
 from .paired_tests import DiscreteFdr, PairedStats
 
 EQUIVALENCE_ITEM = "parity-aggregate"
@@ -33,18 +32,6 @@ class Equivalence:
     passed: bool
     #: empty when the decision is read back from a JSON summary, which does not carry it
     message: str = ""
-
-
-def reward_range(result: CompareResult) -> tuple[float, float]:
-    """The range of the scored rewards of both sides, at least [0, 1]: what a mean can span."""
-    low, high = 0.0, 1.0
-    for task in result.tasks:
-        for side in (task.old, task.new):
-            for facts in side.facts if side is not None else ():
-                reward = facts.reward
-                if facts.mask is None and reward is not None and math.isfinite(reward):
-                    low, high = min(low, reward), max(high, reward)
-    return low, high
 
 
 def margin_beyond_range(result: CompareResult, margin: float) -> Optional[tuple[float, float]]:

@@ -14,6 +14,7 @@ from functools import cached_property
 from typing import Optional
 
 from ..identity.item_names import label_hash
+from ..judging.classify import mean_reward
 from ..model import CompareResult, TaskComparison, TaskSide
 from .left_out import COMPARED_CATEGORIES, LeftOut, left_out
 from .paired_tests import (
@@ -72,6 +73,18 @@ class PairedSection:
         return DiscreteFdr(alpha, inner.tests, tuple(members[i][0] for i in inner.counted), tuple(adjusted))
 
 
+def reward_range(result: CompareResult) -> tuple[float, float]:
+    """The range of the scored rewards of both sides, at least [0, 1]: what a mean can span."""
+    low, high = 0.0, 1.0
+    for task in result.tasks:
+        for side in (task.old, task.new):
+            for facts in side.facts if side is not None else ():
+                reward = facts.reward
+                if facts.mask is None and reward is not None and math.isfinite(reward):
+                    low, high = min(low, reward), max(high, reward)
+    return low, high
+
+
 def row_rewards(side: TaskSide) -> list[float]:
     """The scored rewards of a side's rows: its unmasked rows with a finite reward (a masked row never counts)."""
     return [f.reward for f in side.facts if f.mask is None and f.reward is not None and math.isfinite(f.reward)]
@@ -118,7 +131,8 @@ def paired_section(result: CompareResult) -> PairedSection:
     test, the McNemar table when it applies, the per-task tests, and what the figures leave out."""
     compared = [t for t in result.tasks if t.category in COMPARED]
     pairs = [((t.old.reward if t.old else None) or 0.0, (t.new.reward if t.new else None) or 0.0) for t in compared]
-    stats = paired_stats(pairs, _clusters(compared))
+    rows = sum(min(t.old.reward_rows, t.new.reward_rows) for t in compared if t.old is not None and t.new is not None)
+    stats = paired_stats(pairs, _clusters(compared), span=reward_range(result), rows=max(rows, 1))
     sign = sign_test([new - old for old, new in pairs]) if pairs else None
     table = mcnemar_table(pairs) if _single_rows(compared) else None
     tests = tuple(task_noise_test(t) for t in result.tasks)
@@ -134,7 +148,7 @@ def format_p(p: float) -> str:
 def _side_figure(rewards: Sequence[float], binary: bool) -> str:
     if binary:
         return f"{sum(1 for r in rewards if r == 1.0)}/{len(rewards)}"
-    return f"{math.fsum(rewards) / len(rewards):.4g}"
+    return f"{mean_reward(rewards):.4g}"
 
 
 def noise_text(task: TaskComparison, p: float) -> str:

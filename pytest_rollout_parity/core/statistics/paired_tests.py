@@ -11,7 +11,8 @@ quantiles come from :mod:`.t_dist`.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import sys
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Optional
 
@@ -20,6 +21,27 @@ from .t_dist import t_ppf
 
 CHANGE_TOLERANCE = 1e-9
 """A task's reward changed when its difference exceeds this (float noise is not a change)."""
+LEVEL = 0.05
+"""The one-sided level of each equivalence bound (the aggregate's one-sided 95% bounds)."""
+
+
+def scale_exponent(values: Iterable[float]) -> int:
+    """The power of two that brings the largest |value| into [0.5, 1).
+
+    Finite rewards may lie anywhere up to 1.8e308, where a difference, a sum or a square leaves the
+    float range. Divided by 2**e (exact, short of the subnormal range) no difference or square of
+    the values overflows, and multiplying back gives the same figures bit for bit.
+    """
+    largest = max((abs(value) for value in values), default=0.0)
+    return math.frexp(largest)[1] if largest > 0 else 0
+
+
+def unscaled(value: float, exponent: int) -> float:
+    """``value`` times 2**``exponent``; a figure past the float range reads as the largest float of its sign."""
+    try:
+        return math.ldexp(value, exponent)
+    except OverflowError:
+        return math.copysign(sys.float_info.max, value)
 
 
 @dataclass(frozen=True)
@@ -27,10 +49,15 @@ class PairedStats:
     """The paired figures over the compared tasks; each is ``None`` when ``absent`` says why.
 
     ``ci95`` is the two-sided 95% interval of ``delta``; ``lower_bound``/``upper_bound`` are the
-    one-sided 95% bounds (t(0.95, df)) that an equivalence test (two one-sided tests) compares
-    with a margin. ``se`` and ``df`` are the standard error and the t degrees of freedom behind
-    them: n - 1, or when clustered over G groups the Bell-McCaffrey degrees of freedom (G - 1 for
-    groups of equal size, fewer, and not a whole number, when a few groups hold most tasks).
+    one-sided 95% bounds (t(0.95, df), corrected for the skewness and kurtosis of d when
+    unclustered: :func:`one_sided_bounds`)
+    that an equivalence test (two one-sided tests) compares with a margin. ``se`` and ``df`` are
+    the standard error and the t degrees of freedom behind them: n - 1, or when clustered over G
+    groups the Bell-McCaffrey degrees of freedom (G - 1 for groups of equal size, fewer, and not a
+    whole number, when a few groups hold most tasks). ``se`` is never below ``resolution``, the
+    step one rollout's reward moves ``delta`` by (docs/statistics.md, "No pass on zero spread").
+    Figures past the float range (a difference between rewards near ±1.8e308) read as the
+    largest float of their sign; the decisions are taken before that, in scaled units.
     """
 
     n: int
@@ -45,6 +72,7 @@ class PairedStats:
     clustered_by: str | None
     clusters: int | None
     absent: str | None
+    resolution: float | None = None
 
 
 @dataclass(frozen=True)
@@ -76,19 +104,64 @@ def _absent(n: int, reason: str) -> PairedStats:
     return PairedStats(n, None, None, None, None, None, None, None, None, None, None, reason)
 
 
+def shape(values: Sequence[float], mean: float) -> tuple[float, float]:
+    """(skewness, excess kurtosis) of ``values`` about ``mean``: the adjusted skewness
+    G1 = g1 sqrt(n (n - 1)) / (n - 2) (0 below 3 values) and m4 / m2^2 - 3, with g1 = m3 / m2^(3/2)
+    and the moments divided by n; (0, 0) when nothing varies."""
+    n = len(values)
+    deviations = [v - mean for v in values]
+    e = scale_exponent(deviations)  # neither has a unit: in units of the largest deviation, nothing underflows
+    deviations = [math.ldexp(d, -e) for d in deviations]
+    m2 = math.fsum(d * d for d in deviations) / n
+    if m2 <= 0.0:
+        return 0.0, 0.0
+    m3 = math.fsum(d * d * d for d in deviations) / n
+    m4 = math.fsum((d * d) ** 2 for d in deviations) / n
+    g1 = m3 / (m2 * math.sqrt(m2))
+    return (g1 * math.sqrt(n * (n - 1)) / (n - 2) if n > 2 else 0.0), m4 / (m2 * m2) - 3.0
+
+
+def one_sided_bounds(
+    delta: float, se: float, df: float, n: int, skew: float = 0.0, kurtosis: float = 0.0, level: float = LEVEL
+) -> tuple[float, float]:
+    """The one-sided ``1 - level`` bounds of a mean of ``n`` values, corrected for their shape.
+
+    - The t quantile takes fewer degrees of freedom when the values are heavy-tailed: the
+      variance of s^2 is sigma^4 (2 / (n - 1) + kurtosis / n), and matching a chi-square's
+      (Satterthwaite's moment match) gives df = 2 / (2 / df + max(kurtosis, 0) / n).
+    - Each bound's quantile moves for the skewness, Hall's (1992) second-order correction of the
+      t interval (its Cornish-Fisher term): t -/+ skew (2 t^2 + 1) / (6 sqrt(n)), the move at most
+      t / 2 either way (with three values the term alone can exceed t, and a bound would collapse
+      onto the mean).
+      A positive skew puts a small mean with a small spread together, and the plain bound above
+      the mean is then too low; the correction raises it (and the lower bound with it).
+    """
+    df = 2.0 / (2.0 / df + max(kurtosis, 0.0) / n)
+    t = t_ppf(1 - level, df)
+    shift = skew * (2 * t * t + 1) / (6 * math.sqrt(n))
+    shift = min(max(shift, -t / 2), t / 2)  # a few values can make the term exceed t itself
+    return delta - (t - shift) * se, delta + (t + shift) * se
+
+
 def paired_stats(
     pairs: Sequence[tuple[float, float]],
     clusters: Sequence[str] | None = None,
     *,
     clustered_by: str = "taskset",
+    span: tuple[float, float] = (0.0, 1.0),
+    rows: int | None = None,
 ) -> PairedStats:
     """Paired figures over ``pairs`` of (old task mean, new task mean), d = new - old.
 
     ``clusters`` gives each task's group label (its taskset); when the tasks span two or more
     groups the standard error is clustered (CR2, t with Bell-McCaffrey degrees of freedom) and the result's
     ``clustered_by`` names the grouping, otherwise the plain sd(d)/sqrt(n) with n - 1 is used.
+    Either way the standard error is at least the resolution of delta, (span width) / ``rows``:
+    the step by which one of the ``rows`` rollouts behind the task means (one a task by default)
+    moves delta when its reward moves across the rewards' ``span``.
     Fewer than 2 pairs: every figure is ``None`` and ``absent`` says why. Non-finite rewards and a
-    label list of the wrong length are a ``ValueError``.
+    label list of the wrong length are a ``ValueError``. Any finite rewards work: the figures are
+    computed in units of a power of two (:func:`scale_exponent`).
     """
     n = len(pairs)
     if clusters is not None and len(clusters) != n:
@@ -101,29 +174,35 @@ def paired_stats(
         return _absent(0, "no compared tasks")
     if n == 1:
         return _absent(1, "1 compared task: at least 2 are needed for a spread")
-    diffs = [new - old for old, new in pairs]
+    e = scale_exponent([*olds, *news, *span])
+    diffs = [math.ldexp(new, -e) - math.ldexp(old, -e) for old, new in pairs]
     delta = math.fsum(diffs) / n
+    skew = kurtosis = 0.0
     if clusters is not None and len(set(clusters)) >= 2:
         fit = cr2_mean(diffs, clusters)
         se, df, label, groups = fit.se, fit.df, clustered_by, fit.groups
     else:
         sd = math.sqrt(math.fsum((d - delta) ** 2 for d in diffs) / (n - 1))
         se, df, label, groups = sd / math.sqrt(n), float(n - 1), None, None
+        skew, kurtosis = shape(diffs, delta)
+    resolution = (math.ldexp(span[1], -e) - math.ldexp(span[0], -e)) / (rows if rows is not None else n)
+    se = max(se, resolution)
     half_two_sided = t_ppf(0.975, df) * se
-    half_one_sided = t_ppf(0.95, df) * se
+    low, high = one_sided_bounds(delta, se, df, n, skew, kurtosis)
     return PairedStats(
         n=n,
-        old_mean=math.fsum(olds) / n,
-        new_mean=math.fsum(news) / n,
-        delta=delta,
-        se=se,
+        old_mean=unscaled(math.fsum(math.ldexp(old, -e) for old in olds) / n, e),
+        new_mean=unscaled(math.fsum(math.ldexp(new, -e) for new in news) / n, e),
+        delta=unscaled(delta, e),
+        se=unscaled(se, e),
         df=df,
-        ci95=(delta - half_two_sided, delta + half_two_sided),
-        lower_bound=delta - half_one_sided,
-        upper_bound=delta + half_one_sided,
+        ci95=(unscaled(delta - half_two_sided, e), unscaled(delta + half_two_sided, e)),
+        lower_bound=unscaled(low, e),
+        upper_bound=unscaled(high, e),
         clustered_by=label,
         clusters=groups,
         absent=None,
+        resolution=unscaled(resolution, e),
     )
 
 
@@ -148,9 +227,11 @@ def sign_test(diffs: Sequence[float], tol: float = CHANGE_TOLERANCE) -> SignTest
     """The exact two-sided sign test over the differences that exceed ``tol`` in size.
 
     With binary rewards and one row a side this is McNemar's exact test on the discordant pairs.
-    p is 1 when nothing changed.
+    p is 1 when nothing changed. A difference may be infinite (two finite rewards far apart),
+    never NaN.
     """
-    _check_finite(diffs, "differences")
+    if any(math.isnan(d) for d in diffs):
+        raise ValueError("differences must not be NaN")
     better = sum(1 for d in diffs if d > tol)
     worse = sum(1 for d in diffs if d < -tol)
     return SignTest(better, worse, binomial_two_sided_half(better, better + worse))

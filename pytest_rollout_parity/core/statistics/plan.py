@@ -2,18 +2,22 @@
 
 Computed from the data at hand (docs/statistics.md, "Planning the next run"):
 
-- **Equivalence at 80% power.** The aggregate passes when both one-sided 95% bounds of the mean
-  difference lie within ±M. Assuming every task's true difference is 0, a task's difference of
-  means over r rollouts a side has variance w / r, where w is the observed variance of one
-  rollout's difference (the tasks' within-task variances of both sides, averaged; with one
-  rollout a task, the variance of the tasks' differences). Over T tasks the test then passes with
-  probability about ``2 F(M sqrt(T r / w) - t) - 1`` (F: the t distribution with T - 1 degrees of
-  freedom, t its 95% quantile); the plan is the fewest rollouts r (with the T compared tasks), or
-  where no number of rollouts up to :data:`MAX_REPEATS` suffices (fewer than 2 tasks), the fewest
-  tasks T at the current rollouts, for which that probability is at least 80%.
+- **Equivalence at 80% power, two levers.** The aggregate passes when both one-sided 95% bounds
+  of the mean difference lie within ±M. Assuming every task's true difference is 0, a task's
+  difference of means over r rollouts a side has variance w / r, where w is the observed variance
+  of one rollout's difference (the tasks' within-task variances of both sides, averaged; with one
+  rollout a task, the variance of the tasks' differences; when nothing varies, as though one of
+  the N row pairs had differed by the rewards' range, w = width^2 / N, the floor the gate uses).
+  Over T tasks the standard error is s = max(sqrt(w / (T r)), width / (T r)) (the gate's
+  resolution floor) and the test passes with probability about ``2 F(M / s - t) - 1`` (F: the
+  t distribution with T - 1 degrees of freedom, t its 95% quantile). The plan offers the fewest
+  rollouts r over the T compared tasks, and the fewest tasks T' from the same input dataset at the
+  current rollouts, each with the power it promises, and each with its power to fail a regression
+  a margin beyond the margin (a true difference of -2M): ``F(M / s - t)``.
+- **A run that already fails** is not planned: the plan says what decided it.
 - **A single flip.** A task that goes from r/r to 0/r has Fisher's exact two-sided p = 2 / C(2r, r);
-  the plan is the fewest r for which that p, times the current count of compared tasks (the
-  Benjamini-Hochberg adjustment of a lone small p-value), is below alpha.
+  the plan is the fewest r for which that p, times the count of tasks that can reach alpha (the
+  compared tasks whose rows vary, and the flipped one), is below alpha.
 - **Which tasks to rerun:** the old side's tasks the gate could not compare, and the flips within noise.
 """
 
@@ -23,48 +27,80 @@ import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Optional
 
 from ..model import CompareResult, TaskComparison
 from .left_out import COMPARED_CATEGORIES
-from .margin import FlipJudgement, reward_range
-from .paired import row_rewards
+from .margin import FlipJudgement
+from .paired import reward_range, row_rewards
+from .paired_tests import LEVEL, scale_exponent, shape, unscaled
 from .t_dist import t_cdf, t_ppf
 
 POWER = 0.8
 """The power the plan promises for equivalence at a true difference of 0."""
-LEVEL = 0.05
-"""The one-sided level of each bound (the aggregate's one-sided 95% bounds)."""
+UPPER_CONFIDENCE = 0.8
+"""The plan takes the observed variance at this one-sided upper confidence limit, so that a pilot's
+noisy variance more often over- than under-states what the planned run will meet."""
 MAX_REPEATS = 1000
-"""Beyond this many rollouts a task a side, the plan asks for tasks instead."""
+"""Beyond this many rollouts a task a side, the rollouts lever is not offered."""
 MAX_TASKS = 1_000_000
 RERUN_CAP = 10
 
 
-def tost_power(tasks: int, variance: float, margin: float, level: float = LEVEL) -> float:
-    """The probability that both one-sided ``1 - level`` bounds of the mean of ``tasks`` differences
-    (each of ``variance``, true mean 0) lie within ±``margin``: ``2 F(M sqrt(T / v) - t) - 1``."""
+def _se(tasks: int, repeats: int, variance: float, width: float) -> float:
+    """The gate's standard error of T tasks x r rollouts: sampling, floored at the resolution."""
+    return max(math.sqrt(variance / (tasks * repeats)), width / (tasks * repeats))
+
+
+def tost_power(
+    tasks: int, variance: float, margin: float, level: float = LEVEL, *, repeats: int = 1, width: float = 0.0
+) -> float:
+    """The probability that both one-sided ``1 - level`` bounds of the mean of ``tasks`` differences,
+    each a mean over ``repeats`` rollouts of one rollout's ``variance`` (true mean 0), lie within
+    ±``margin``: ``2 F(M / s - t) - 1`` with s the standard error, floored at ``width / (T r)``."""
     if tasks < 2:
         return 0.0
-    if variance <= 0:
+    se = _se(tasks, repeats, variance, width)
+    if se <= 0:
         return 1.0
     df = tasks - 1
-    shift = margin * math.sqrt(tasks / variance) - t_ppf(1 - level, df)
-    return max(0.0, 2 * t_cdf(shift, df) - 1)
+    return max(0.0, 2 * t_cdf(margin / se - t_ppf(1 - level, df), df) - 1)
 
 
-def tasks_for_power(variance: float, margin: float, power: float = POWER, level: float = LEVEL) -> Optional[int]:
-    """The fewest tasks (at least 2) whose differences of ``variance`` reach ``power``; None past MAX_TASKS."""
-    if variance <= 0:
-        return 2
+def regression_power(
+    tasks: int, variance: float, margin: float, level: float = LEVEL, *, repeats: int = 1, width: float = 0.0
+) -> float:
+    """The probability that the upper one-sided bound lies below -``margin`` (the run fails) when the
+    true difference is -2 ``margin``, however the regression falls on the tasks (none improving):
+    ``F(M / s - t)`` with each task's true difference adding at most 2M width - 4M^2 to its variance
+    (the largest spread of differences in [-width, 0] whose mean is -2M)."""
+    if tasks < 2:
+        return 0.0
+    spread = max(2 * margin * width - 4 * margin * margin, 0.0)
+    se = max(math.sqrt((variance / repeats + spread) / tasks), width / (tasks * repeats))
+    if se <= 0:
+        return 1.0
+    df = tasks - 1
+    return t_cdf(margin / se - t_ppf(1 - level, df), df)
+
+
+def tasks_for_power(
+    variance: float, margin: float, power: float = POWER, level: float = LEVEL, *, repeats: int = 1, width: float = 0.0
+) -> Optional[int]:
+    """The fewest tasks (at least 2) at ``repeats`` rollouts that reach ``power``; None past MAX_TASKS."""
+
+    def enough(tasks: int) -> bool:
+        return tost_power(tasks, variance, margin, level, repeats=repeats, width=width) >= power
+
     low, high = 2, 2
-    while tost_power(high, variance, margin, level) < power:
+    while not enough(high):
         low, high = high, high * 2
         if high > MAX_TASKS:
             return None
     while low < high:  # power grows with the task count: the first that reaches it
         middle = (low + high) // 2
-        if tost_power(middle, variance, margin, level) >= power:
+        if enough(middle):
             high = middle
         else:
             low = middle + 1
@@ -72,18 +108,26 @@ def tasks_for_power(variance: float, margin: float, power: float = POWER, level:
 
 
 def repeats_for_power(
-    tasks: int, rollout_variance: float, margin: float, power: float = POWER, level: float = LEVEL
+    tasks: int,
+    rollout_variance: float,
+    margin: float,
+    power: float = POWER,
+    level: float = LEVEL,
+    *,
+    width: float = 0.0,
 ) -> Optional[int]:
-    """The fewest rollouts a task a side with which ``tasks`` tasks reach ``power`` (each task's
-    difference of means then of variance ``rollout_variance / r``); None when none up to MAX_REPEATS does."""
-    if tasks < 2:
-        return None
-    if tost_power(tasks, rollout_variance / MAX_REPEATS, margin, level) < power:
+    """The fewest rollouts a task a side with which ``tasks`` tasks reach ``power``; None when none
+    up to MAX_REPEATS does."""
+
+    def enough(repeats: int) -> bool:
+        return tost_power(tasks, rollout_variance, margin, level, repeats=repeats, width=width) >= power
+
+    if tasks < 2 or not enough(MAX_REPEATS):
         return None
     low, high = 1, MAX_REPEATS
     while low < high:
         middle = (low + high) // 2
-        if tost_power(tasks, rollout_variance / middle, margin, level) >= power:
+        if enough(middle):
             high = middle
         else:
             low = middle + 1
@@ -105,8 +149,20 @@ def flip_repeats(tests: int, alpha: float) -> int:
 
 
 @dataclass(frozen=True)
+class Lever:
+    """One way to decide the aggregate: ``tasks`` tasks at ``repeats`` rollouts a task a side, the
+    power it promises at a true difference of 0, and its power to fail a true difference of -2M."""
+
+    tasks: int
+    repeats: int
+    power: float
+    regression_power: float
+
+
+@dataclass(frozen=True)
 class Plan:
-    """What would decide the run: rollouts (or tasks) for equivalence, repeats for a flip, tasks to rerun."""
+    """What would decide the run: more rollouts or more tasks for equivalence, repeats for a flip,
+    tasks to rerun; or, for a run that already fails, what decided it."""
 
     #: the margin the equivalence plan is for; None: no margin, no equivalence plan
     margin: Optional[float]
@@ -117,41 +173,47 @@ class Plan:
     #: the variance of one rollout's difference the plan assumes, and where it comes from
     rollout_variance: Optional[float]
     variance_source: str
-    #: rollouts a task a side that would show equivalence with the compared tasks (None: cannot suffice)
+    #: more rollouts over the compared tasks that would show equivalence (None: none up to MAX_REPEATS)
     rollouts_needed: Optional[int]
-    #: tasks that would, at the current rollouts, when rollouts alone cannot (None: not needed or too many)
+    #: more tasks from the same input dataset, at the current rollouts, that would (None: too many)
     tasks_needed: Optional[int]
-    #: rollouts a side before a 1.0 -> 0.0 flip is told from noise over ``tasks`` tasks at ``alpha``
+    #: rollouts a side before a 1.0 -> 0.0 flip is told from noise over ``flip_tests`` tasks at ``alpha``
     flip_repeats: int
     alpha: float
     #: the tasks to rerun, each with why
     rerun: tuple[tuple[str, str], ...]
+    #: the levers' promises: by rollouts, by tasks (None where that lever is not offered)
+    by_rollouts: Optional[Lever] = None
+    by_tasks: Optional[Lever] = None
+    #: the tasks that can reach alpha, which a flip's adjusted p-value counts
+    flip_tests: int = 1
+    #: what already decided a failing run (then the aggregate is not planned), else None
+    decided: Optional[str] = None
 
     def lines(self) -> list[str]:
         """The plan as the reports print it, one line each."""
-        lines = [f"plan ({self.power:.0%} power, assuming a true difference of 0 and the observed variances):"]
-        if self.margin is None:
+        lines = [
+            f"plan ({self.power:.0%} power to show equivalence at a true difference of 0, from the observed variances):"
+        ]
+        if self.decided is not None:
+            lines.append(
+                f"    decided: the run fails ({self.decided}); more rollouts or tasks of this pair would not "
+                "change that, only a new run of a fixed server would"
+            )
+        elif self.margin is None:
             lines.append("    equivalence: no margin given, so the aggregate is not planned")
-        elif self.rollouts_needed is not None:
-            lines.append(
-                f"    equivalence within ±{self.margin:g}: {self.rollouts_needed} rollouts a task a side over "
-                f"the {self.tasks} compared tasks (now {self.repeats}); one rollout's difference has "
-                f"variance {self.rollout_variance:.4g} ({self.variance_source})"
-            )
         else:
-            tasks = (
-                f"{self.tasks_needed} compared tasks"
-                if self.tasks_needed is not None
-                else f"more than {MAX_TASKS} compared tasks"
-            )
+            margin = self.margin
             lines.append(
-                f"    equivalence within ±{self.margin:g}: no number of rollouts suffices with "
-                f"{self.tasks} compared task(s); {tasks} at {self.repeats} rollout(s) a task a side; "
-                f"one rollout's difference has variance {self.rollout_variance:.4g} ({self.variance_source})"
+                f"    equivalence within ±{margin:g}, either lever (one rollout's difference has variance "
+                f"{self.rollout_variance:.4g}: {self.variance_source}):"
             )
+            lines.append(self._lever_line("more rollouts", self.by_rollouts, margin))
+            lines.append(self._lever_line("more tasks", self.by_tasks, margin))
         lines.append(
             f"    a single 1.0 -> 0.0 flip is told from noise with {self.flip_repeats} rollouts a side "
-            f"(Fisher's exact test, adjusted over {max(self.tasks, 1)} task(s) at alpha {self.alpha:g})"
+            f"(Fisher's exact test, adjusted over the {self.flip_tests} task(s) that can reach alpha "
+            f"{self.alpha:g}: those whose rows vary, and the flipped one)"
         )
         if self.rerun:
             shown = ", ".join(f"{task} ({why})" for task, why in self.rerun[:RERUN_CAP])
@@ -159,34 +221,102 @@ class Plan:
             lines.append(f"    rerun {len(self.rerun)} task(s): {shown}{more}")
         return lines
 
+    def _lever_line(self, name: str, lever: Optional[Lever], margin: float) -> str:
+        if lever is None:
+            why = (
+                f"no number up to {MAX_REPEATS} suffices with {self.tasks} compared task(s)"
+                if name == "more rollouts"
+                else f"more than {MAX_TASKS} tasks would be needed"
+            )
+            return f"        {name}: {why}"
+        if name == "more rollouts":
+            more = lever.repeats - self.repeats
+            size = f"{lever.repeats} rollout(s) a task a side over the {lever.tasks} compared tasks " + (
+                f"({more} more than the {self.repeats} now)" if more > 0 else f"(the run has {self.repeats})"
+            )
+        else:
+            more = lever.tasks - self.tasks
+            size = (
+                f"{lever.tasks} tasks "
+                + (
+                    f"({more} more than the {self.tasks} compared, from the same input dataset)"
+                    if more > 0
+                    else f"(the run has {self.tasks})"
+                )
+                + f" at {lever.repeats} rollout(s) a task a side"
+            )
+        return (
+            f"        {name}: {size}: {lever.power:.1%} power; a regression a margin beyond it "
+            f"(true difference {-2 * margin:g}) fails with {lever.regression_power:.1%}"
+        )
 
-def _variance(values: Sequence[float]) -> float:
-    return statistics.variance(values) if len(values) > 1 else 0.0
 
-
-def rollout_variance(compared: Sequence[TaskComparison], repeats: int, span: tuple[float, float]) -> tuple[float, str]:
-    """The variance of one rollout's difference (new - old) and where it comes from.
+def rollout_variance(
+    compared: Sequence[TaskComparison], repeats: int, span: tuple[float, float], exponent: int = 0
+) -> tuple[float, str]:
+    """The variance of one rollout's difference (new - old), in units of 2**``exponent``, and where it comes from.
 
     From the tasks' repeats when some task has 2+ scored rows a side (the mean over those tasks of
     the old and the new within-task variances summed); else from the differences of the tasks'
-    means, times the rollouts they are over; when neither varies, the largest a reward in the
-    rewards' range can have on each side (a pass rate of one half): the data show no variance, and
-    a few more rollouts may, so the plan takes the worst case and promises at least its power.
+    means, times the rollouts they are over; when neither varies, as though one of the N row pairs
+    had differed by the rewards' range (width^2 / N, the resolution floor the gate's interval uses):
+    the plan and the gate then agree on what is missing, more rows.
     """
+
+    def scaled(values: Sequence[float]) -> list[float]:
+        return [math.ldexp(value, -exponent) for value in values]
+
     within = []
     for task in compared:
         if task.old is None or task.new is None:
             continue
-        old, new = row_rewards(task.old), row_rewards(task.new)
+        old, new = scaled(row_rewards(task.old)), scaled(row_rewards(task.new))
         if len(old) >= 2 and len(new) >= 2:
             within.append(_variance(old) + _variance(new))
     if within and any(value > 0 for value in within):
-        return math.fsum(within) / len(within), f"the within-task variances of {len(within)} repeated task(s)"
-    diffs = [(t.new.reward or 0.0) - (t.old.reward or 0.0) for t in compared if t.old is not None and t.new is not None]
+        observed = math.fsum(within) / len(within)
+        # the mean of the tasks' variances is known to 2 mean^2 / Var(mean) degrees of freedom
+        # (Satterthwaite): few tasks, or a few noisy tasks among stable ones, leave it loose
+        spread = _variance(within) / len(within)
+        df = 2 * observed * observed / spread if spread > 0 else float(len(within) - 1)
+        return observed * upper_factor(min(df, len(within) * (repeats - 1) * 2.0)), (
+            f"the within-task variances of {len(within)} repeated task(s), at their 80% upper confidence limit"
+        )
+    diffs = [
+        math.ldexp(t.new.reward or 0.0, -exponent) - math.ldexp(t.old.reward or 0.0, -exponent)
+        for t in compared
+        if t.old is not None and t.new is not None
+    ]
     if len(diffs) >= 2 and _variance(diffs) > 0:
-        return _variance(diffs) * repeats, f"the differences of {len(diffs)} task means"
-    width = span[1] - span[0]
-    return width * width / 2, "none observed: the worst case, a pass rate of one half on each side"
+        n = len(diffs)
+        kurtosis = shape(diffs, math.fsum(diffs) / n)[1]
+        df = 2.0 / (2.0 / (n - 1) + max(kurtosis, 0.0) / n)  # the gate's match for heavy tails
+        return _variance(diffs) * repeats * upper_factor(df), (
+            f"the differences of {len(diffs)} task means, at their 80% upper confidence limit"
+        )
+    width = math.ldexp(span[1], -exponent) - math.ldexp(span[0], -exponent)
+    pairs = max(1, len(compared) * repeats)
+    # no discordant row pair among N: at the 80% upper confidence limit their rate is -ln(0.2) / N
+    # (about 1.6 / N, the rule of three at 80%); one pair, width^2 / N, is the gate's own floor
+    differing = -math.log(1 - UPPER_CONFIDENCE)
+    return width * width * differing / pairs, (
+        f"none observed: as though {differing:.1f} of the {pairs} row pairs had differed by the rewards' range "
+        "(the 80% upper confidence limit when none did)"
+    )
+
+
+def upper_factor(df: float, confidence: float = UPPER_CONFIDENCE) -> float:
+    """df / chi2(1 - confidence, df): the factor that takes a variance estimated on ``df`` degrees of
+    freedom to its one-sided ``confidence`` upper confidence limit (Browne 1995, for planning from a
+    pilot). The chi-square quantile is Wilson and Hilferty's cube-root normal approximation."""
+    df = max(df, 1.0)
+    z = NormalDist().inv_cdf(1 - confidence)
+    step = 2.0 / (9.0 * df)
+    return 1.0 / (1.0 - step + z * math.sqrt(step)) ** 3
+
+
+def _variance(values: Sequence[float]) -> float:
+    return statistics.variance(values) if len(values) > 1 else 0.0
 
 
 def _rerun(result: CompareResult, judgements: Sequence[Optional[FlipJudgement]]) -> tuple[tuple[str, str], ...]:
@@ -205,36 +335,67 @@ def _rerun(result: CompareResult, judgements: Sequence[Optional[FlipJudgement]])
     return tuple(found)
 
 
+def _varying(task: TaskComparison) -> bool:
+    """The task's scored rows, both sides together, hold more than one value: its test can reach alpha."""
+    rows = [*(row_rewards(task.old) if task.old else ()), *(row_rewards(task.new) if task.new else ())]
+    return len(set(rows)) > 1
+
+
 def plan(
     result: CompareResult,
     margin: Optional[float],
     alpha: float,
     judgements: Optional[Sequence[Optional[FlipJudgement]]] = None,
     power: float = POWER,
+    decided: Optional[str] = None,
 ) -> Plan:
-    """The plan for the pair at hand (module docstring): what would decide it."""
+    """The plan for the pair at hand (module docstring): what would decide it. ``decided`` says
+    what already made the run fail; then the aggregate is not planned."""
     compared = [
         t for t in result.tasks if t.category in COMPARED_CATEGORIES and t.old is not None and t.new is not None
     ]
     rows = [min(t.old.reward_rows, t.new.reward_rows) for t in compared if t.old is not None and t.new is not None]
     repeats = max(1, int(statistics.median(rows))) if rows else 1
-    variance, source = rollout_variance(compared, repeats, reward_range(result))
-    needed = tasks = None
-    if margin is not None:
-        needed = repeats_for_power(len(compared), variance, margin, power)
-        if needed is None:
-            tasks = tasks_for_power(variance / repeats, margin, power)
+    span = reward_range(result)
+    exponent = scale_exponent(span)
+    variance, source = rollout_variance(compared, repeats, span, exponent)
+    width = math.ldexp(span[1], -exponent) - math.ldexp(span[0], -exponent)
+    by_rollouts = by_tasks = None
+    if margin is not None and decided is None:
+        scaled_margin = math.ldexp(margin, -exponent)
+
+        def lever(tasks: Optional[int], rollouts: Optional[int]) -> Optional[Lever]:
+            if tasks is None or rollouts is None:
+                return None
+            figures = (tasks, variance, scaled_margin)
+            return Lever(
+                tasks,
+                rollouts,
+                tost_power(*figures, repeats=rollouts, width=width),
+                regression_power(*figures, repeats=rollouts, width=width),
+            )
+
+        # more of either, never less than the run has
+        needed = repeats_for_power(len(compared), variance, scaled_margin, power, width=width)
+        by_rollouts = lever(len(compared), None if needed is None else max(needed, repeats))
+        needed = tasks_for_power(variance, scaled_margin, power, repeats=repeats, width=width)
+        by_tasks = lever(None if needed is None else max(needed, len(compared)), repeats)
     judged = judgements if judgements is not None else [None] * len(result.tasks)
+    flip_tests = max(1, min(len(compared), sum(1 for t in compared if _varying(t)) + 1))
     return Plan(
         margin=margin,
         power=power,
         tasks=len(compared),
         repeats=repeats,
-        rollout_variance=variance if margin is not None else None,
+        rollout_variance=unscaled(variance, 2 * exponent) if margin is not None else None,
         variance_source=source,
-        rollouts_needed=needed,
-        tasks_needed=tasks,
-        flip_repeats=flip_repeats(len(compared), alpha),
+        rollouts_needed=by_rollouts.repeats if by_rollouts is not None else None,
+        tasks_needed=by_tasks.tasks if by_tasks is not None else None,
+        flip_repeats=flip_repeats(flip_tests, alpha),
         alpha=alpha,
         rerun=_rerun(result, judged),
+        by_rollouts=by_rollouts,
+        by_tasks=by_tasks,
+        flip_tests=flip_tests,
+        decided=decided,
     )

@@ -13,6 +13,8 @@ import math
 import random
 from collections.abc import Sequence
 
+from .paired_tests import scale_exponent
+
 FISHER_RELATIVE_TOLERANCE = 1e-7
 """Tables within this relative distance of the observed probability count as at most as likely."""
 
@@ -77,7 +79,8 @@ def permutation_p_value(
     """Two-sided permutation p-value of mean(xs) - mean(ys) over the pooled rows.
 
     The share of splits of the pooled rows into groups of ``len(xs)`` and ``len(ys)`` whose
-    |difference of means| is at least the observed one less 1e-12. All C(n, len(xs)) splits are
+    |difference of means| is at least the observed one less 1e-12 (in units of
+    a power of two for rewards beyond 2: :func:`scale_exponent`). All C(n, len(xs)) splits are
     enumerated when they are at most ``exact_limit`` (the observed split among them); otherwise
     ``draws`` random splits from ``random.Random(seed)`` are drawn and, as for any randomized
     test (and as ``scipy.stats.permutation_test`` does), the observed split is added once:
@@ -102,10 +105,13 @@ def permutation_test(
     k, rest = len(xs), len(ys)
     if k == 0 or rest == 0:
         raise ValueError("both samples need at least one row")
-    pooled = [*xs, *ys]
-    for value in pooled:
+    for value in (*xs, *ys):
         if not math.isfinite(value):
             raise ValueError(f"rewards must be finite, got {value!r}")
+    # rewards beyond 2 in units of a power of two (exact): no sum of finite rewards overflows, p does not change
+    exponent = max(scale_exponent((*xs, *ys)) - 1, 0)
+    xs = [math.ldexp(x, -exponent) for x in xs]
+    pooled = [*xs, *(math.ldexp(y, -exponent) for y in ys)]
     total = math.fsum(pooled)
     threshold = _mean_gap(math.fsum(xs), k, total, rest) - PERMUTATION_TOLERANCE
     n = k + rest
