@@ -16,6 +16,7 @@ from typing import Any, Optional, TypeVar
 from .errors import CompareInputError, Place
 from .judging.classify import SideInput, compare_sides, infer_keys
 from .judging.copies import copies_note
+from .judging.rollout_pairs import with_verifier_disagreements
 from .judging.verification import verification_notes
 from .model import CompareResult, RowFacts, RowReader
 from .reading import loading
@@ -117,7 +118,7 @@ def compare_rollouts(
         raise CompareInputError("", "no rows on either side: nothing to compare")
     notes = infer_keys(old, new)
     _borrow_keys(old, new, old_key, new_key)
-    return _with_copies(compare_sides(old, new, notes))
+    return _with_copies(with_verifier_disagreements(compare_sides(old, new, notes)))
 
 
 def _with_copies(
@@ -176,7 +177,7 @@ def _compare_loaded(old: LoadedSide, new: LoadedSide, old_key: Optional[str], ne
     old_input, new_input = _side_input(old), _side_input(new)
     notes = infer_keys(old_input, new_input)
     _borrow_keys(old_input, new_input, old_key, new_key)
-    return _with_copies(compare_sides(old_input, new_input, notes), old, new)
+    return _with_copies(with_verifier_disagreements(compare_sides(old_input, new_input, notes)), old, new)
 
 
 @_saying_how_to_set

@@ -66,7 +66,7 @@ class RowFacts:
     file when a flip or a test needs it, so memory does not grow with row size.
     """
 
-    __slots__ = ("line", "offset", "origin", "reward", "mask", "agent_error", "failure_kind", "row", "shard")
+    __slots__ = ("line", "offset", "origin", "reward", "mask", "agent_error", "failure_kind", "row", "shard", "rollout")
 
     def __init__(  # positional: one is built per row read, and keywords cost several times more
         self,
@@ -79,6 +79,7 @@ class RowFacts:
         failure_kind: Optional[str],
         row: Optional[dict[str, Any]] = None,
         shard: int = 0,
+        rollout: Optional[int] = None,
     ) -> None:
         self.line = line
         self.offset = offset
@@ -90,6 +91,8 @@ class RowFacts:
         self.row = row
         #: which file of a sharded side holds the row (its place in the side's sorted files; 0 for one file)
         self.shard = shard
+        #: the row's `_ng_rollout_index` (which of its task's rollouts it is), or None
+        self.rollout = rollout
 
     @property
     def scored(self) -> bool:
@@ -194,6 +197,9 @@ class TaskComparison:
     winner: Optional[Side] = None
     #: the taskset the task's rows name (the new side's first, else the old side's), or None
     taskset: Optional[str] = None
+    #: a flip whose rows hold the same trajectories on both sides (a re-verification): how many
+    #: rollouts the two verifiers scored differently (docs/semantics.md, "Verifier disagreements")
+    disagreements: int = 0
 
     @property
     def loser(self) -> Optional[Side]:
@@ -281,6 +287,7 @@ class CompareResult:
                 "missing",
                 "missing_old_only",
                 "missing_new_only",
+                "verifier_disagreements",
             ),
             0,
         )
@@ -289,6 +296,7 @@ class CompareResult:
             counts[t.category] += 1
             if t.category == "flipped":
                 counts["flipped_old_win" if t.winner == "old" else "flipped_new_win"] += 1
+                counts["verifier_disagreements"] += bool(t.disagreements)
             elif t.category == "masked":
                 counts["masked_old"] += bool(t.old is not None and t.old.masked)
                 counts["masked_new"] += bool(t.new is not None and t.new.masked)

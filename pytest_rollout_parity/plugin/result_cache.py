@@ -30,7 +30,7 @@ from ..core import (
 from .rerun_cache import code_state, entry_cap, write_atomically
 
 #: the shape of a stored comparison; another shape is never read
-RESULT_SCHEMA = 2
+RESULT_SCHEMA = 3
 #: the result's fields stored as they are (the tasks are stored apart, the join and the row counts
 #: as their fields' values), in this order
 _PLAIN_FIELDS = ("notes", "copies", "unjoined")
@@ -76,6 +76,7 @@ def to_plain(result: CompareResult, old: LoadedSide, new: LoadedSide) -> tuple[A
             task.category,
             task.winner,
             task.taskset,
+            task.disagreements,
             _side_plain(task.old, old_index),
             _side_plain(task.new, new_index),
         )
@@ -101,8 +102,8 @@ def from_plain(plain: Any, old: LoadedSide, new: LoadedSide) -> CompareResult:
     values = dict(zip(_PLAIN_FIELDS, fields))
     values["notes"] = list(values["notes"])
     rebuilt = [
-        TaskComparison(label, category, _side_from(o, old), _side_from(n, new), winner, taskset)
-        for label, category, winner, taskset, o, n in tasks
+        TaskComparison(label, category, _side_from(o, old), _side_from(n, new), winner, taskset, disagreements)
+        for label, category, winner, taskset, disagreements, o, n in tasks
     ]
     return CompareResult(tasks=rebuilt, join=Join(*join), rows=RowCounts(*rows), **values)
 

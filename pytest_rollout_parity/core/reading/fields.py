@@ -234,6 +234,9 @@ SIDECAR_FIELDS: tuple[str, ...] = (TASK_INDEX, ROLLOUT_INDEX, *FAILURE_MARKERS, 
 # --- read on demand, from the full row of a shown flip --------------------------------------
 
 VERIFIER_LOGS_DIR = "verifier_logs_dir"
+#: The model's trajectory: two rows holding an equal one are the same rollout scored twice (a
+#: re-verification, or a replay of cached responses; docs/semantics.md, "Verifier disagreements").
+TRAJECTORY = "response.output"
 EMBEDDED_OUTPUT_FIELDS: tuple[str, ...] = ("test_output", "verifier_stdout", "verifier_output")
 
 # --- what loading a side reads ------------------------------------------------------------

@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..escaping import visible
+from ..judging.rollout_pairs import rollout_pairs
 from ..judging.row_context import EVIDENCE_LINES, last_assistant_message, row_evidence, task_excerpt
 from ..judging.verifier_output import NO_OUTPUT, LogRoots, losing_row, verifier_output, winning_row
 from ..model import Side, TaskComparison, TaskSide
-from ..statistics.margin import FlipJudgement
+from ..statistics.margin import FlipJudgement, disagreement_text
 from .wording import flip_line, rows_note
 
 
@@ -57,6 +58,8 @@ def header_line(comparison: TaskComparison, noise: Optional[str] = None) -> str:
     of a mean follow in brackets (:func:`flip_line`).
     """
     old, new = comparison.old, comparison.new
+    if comparison.disagreements and old is not None:
+        noise = f"verifier disagreement on {comparison.disagreements} of {old.reward_rows} rollouts"
     extra = noise or (rows_note(_counts(old), _counts(new)) if old is not None and new is not None else None)
     return flip_line(comparison.winner, old.reward if old else None, new.reward if new else None, extra)
 
@@ -101,6 +104,8 @@ def flip_evidence(
             lines.append(f"    prompt: {visible(shown)}")
     if judgement is not None and judgement.regression:
         lines.append(f"    {judgement.text}")
+    elif comparison.disagreements:
+        lines.append(f"    {disagreement_text(comparison.disagreements)}")
     sides = (("old", comparison.old), ("new", comparison.new))
     lines.extend(
         f"    {name} agent error: {visible(side.agent_error)}" for name, side in sides if side and side.agent_error
@@ -113,7 +118,9 @@ def flip_evidence(
     loser = comparison.loser
     loser_side = comparison.side(loser) if loser else None
     no_output = False
-    if tail > 0 and loser is not None and loser_side is not None:
+    if comparison.disagreements and tail > 0:
+        lines.extend(_disagreement_evidence(comparison, min(tail, EVIDENCE_LINES)))
+    elif tail > 0 and loser is not None and loser_side is not None:
         row = loser_side.read_row(losing_row(loser_side))
         output = verifier_output(losing_row(loser_side), lambda _: row, roots.for_side(loser), tail)
         if output.lines is None:
@@ -129,6 +136,21 @@ def flip_evidence(
             lines.append(f"    {loser} verifier output (last {tail} lines of {visible(output.source)}):")
             lines.extend(f"    | {visible(line, keep_tabs=True)}" for line in output.lines)
     return FlipEvidence("\n".join(lines), no_output)
+
+
+def _disagreement_evidence(comparison: TaskComparison, limit: int) -> list[str]:
+    """Both sides' evidence for the first rollout the verifiers scored differently, old then new."""
+    pairs = rollout_pairs(comparison)
+    pair = next((p for p in pairs or () if not p.agrees), None)
+    if pair is None or comparison.old is None or comparison.new is None:
+        return []
+    where = f" (_ng_rollout_index {pair.old.rollout})" if pair.old.rollout is not None else ""
+    lines = [f"    the same trajectory{where}, scored by each side's verifier:"]
+    for name, side, facts in (("old", comparison.old, pair.old), ("new", comparison.new, pair.new)):
+        evidence = row_evidence(side.read_row(facts), limit)
+        lines.append(f"    {name} (reward {facts.reward!r}) row's evidence:" if evidence else f"    {name} (reward {facts.reward!r}): no evidence in the row")
+        lines.extend(f"    | {visible(line)}" for line in evidence)
+    return lines
 
 
 def task_prompt(comparison: TaskComparison) -> Optional[str]:

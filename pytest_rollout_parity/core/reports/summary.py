@@ -187,6 +187,9 @@ class Counts:
     missing: int
     missing_old_only: int
     missing_new_only: int
+    #: flips whose rows hold the same trajectories on both sides, scored differently (docs/semantics.md,
+    #: "Verifier disagreements"); they fail in margin mode too
+    verifier_disagreements: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,6 +231,9 @@ class TaskSummary:
     #: side's verifier output or row evidence), or its expected-failure reason; None: not a flip, or its
     #: item did not report here
     evidence: Optional[str] = None
+    #: rollouts whose same trajectory the two verifiers scored differently (0: the rows do not pair per
+    #: rollout, or the task is no flip)
+    verifier_disagreements: int = 0
 
     def side(self, name: Side) -> Optional[SideSummary]:
         return per_side(name, self.old, self.new)
@@ -478,6 +484,7 @@ def _task(
         excerpt=excerpt,
         item_outcome=item_outcome,
         evidence=evidence,
+        verifier_disagreements=task.disagreements,
     )
 
 

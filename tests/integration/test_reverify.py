@@ -1,0 +1,91 @@
+"""Same trajectories on both sides (a re-verification): the rows pair per rollout, and a reward that
+differs on the same trajectory is a verifier disagreement, which fails in plain and in margin mode.
+
+The rows are gpqa_diamond's real rows (tests/data/real_files), 40 tasks x 4 rollouts, each rollout's
+trajectory its own (its output items' ids made unique, as a model server's are).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+from .conftest import Gate, all_text, section
+
+REAL = (
+    Path(__file__).resolve().parents[1] / "data/real_files/resources_servers/gpqa_diamond/data/example_rollouts.jsonl"
+)
+TASKS, ROLLOUTS = 40, 4
+#: the two trajectories the new verifier scores the other way: (task index, rollout index)
+CHANGED = ((3, 1), (17, 2))
+
+
+def old_rows() -> list[dict[str, Any]]:
+    """40 tasks x 4 rollouts shaped as the real rows; rewards 0/1 drawn with a fixed seed."""
+    templates = [json.loads(line) for line in REAL.read_text(encoding="utf-8").splitlines() if line.strip()]
+    draw = random.Random(35)
+    rows = []
+    for task in range(TASKS):
+        for rollout in range(ROLLOUTS):
+            row = copy.deepcopy(templates[task % len(templates)])
+            row["responses_create_params"]["input"][0]["content"] += f" (problem {task})"
+            for item in row["response"]["output"]:
+                item["id"] = f"{item['id']}-{task}-{rollout}"
+            row["_ng_task_index"], row["_ng_rollout_index"] = task, rollout
+            row["reward"] = float(draw.random() < 0.5)
+            rows.append(row)
+    return rows
+
+
+def reverified(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The same rows scored again: the changed trajectories get the other reward and answer."""
+    new = copy.deepcopy(rows)
+    for row in new:
+        if (row["_ng_task_index"], row["_ng_rollout_index"]) in CHANGED:
+            row["reward"] = 1.0 - row["reward"]
+            row["extracted_answer"] = "A" if row["expected_answer"] != "A" else "B"
+    return new
+
+
+def test_two_rescored_trajectories_fail_margin_mode_as_verifier_disagreements(gate: Gate) -> None:
+    old = old_rows()
+    args = gate.pair(old, reverified(old))
+    result = gate.run(*args, "--parity-margin=0.05", "--parity-json=s.json")
+    text = all_text(result)
+    assert result.ret == 1, text
+    verdict = next(line for line in section(result) if line.startswith("parity: "))
+    assert verdict.startswith("parity: FAIL: 2 flips fail (2 verifier disagreements: the same trajectories"), verdict
+    assert "verifier disagreement: 1 rollout of the same trajectories scored differently" in text
+    # both sides' evidence, side by side, for the rescored rollout
+    assert "the same trajectory (_ng_rollout_index 1), scored by each side's verifier:" in text
+    assert "old (reward" in text and "new (reward" in text
+    data = json.loads((gate.path / "s.json").read_text())
+    assert data["counts"]["verifier_disagreements"] == 2
+    flagged = {t["task"]: t["verifier_disagreements"] for t in data["tasks"] if t["verifier_disagreements"]}
+    assert flagged == {"3": 1, "17": 1}
+    assert {t["task"]: t["outcome"] for t in data["tasks"] if t["task"] in flagged} == {"3": "failed", "17": "failed"}
+
+
+def test_plain_mode_fails_them_too(gate: Gate) -> None:
+    old = old_rows()
+    result = gate.run(*gate.pair(old, reverified(old)))
+    assert result.ret == 1
+    result.assert_outcomes(passed=TASKS - 2, failed=2)
+    verdict = next(line for line in section(result) if line.startswith("parity: "))
+    assert "(2 verifier disagreements: the same trajectories scored differently)" in verdict, verdict
+
+
+def test_independent_reruns_are_not_verifier_disagreements(gate: Gate) -> None:
+    """Rows whose trajectories differ (a real rerun) are judged on their repeats as before."""
+    old = old_rows()
+    new = reverified(old)
+    for row in new:
+        row["response"]["output"][-1]["id"] += "-rerun"
+    result = gate.run(*gate.pair(old, new), "--parity-margin=0.05", "--parity-json=s.json")
+    data = json.loads((gate.path / "s.json").read_text())
+    assert data["counts"]["verifier_disagreements"] == 0
+    assert data["counts"]["flipped"] == 2
+    assert {t["outcome"] for t in data["tasks"] if t["category"] == "flipped"} == {"within_noise"}, all_text(result)
