@@ -89,3 +89,29 @@ def test_independent_reruns_are_not_verifier_disagreements(gate: Gate) -> None:
     assert data["counts"]["verifier_disagreements"] == 0
     assert data["counts"]["flipped"] == 2
     assert {t["outcome"] for t in data["tasks"] if t["category"] == "flipped"} == {"within_noise"}, all_text(result)
+
+
+def test_a_deliberate_copy_passes_margin_mode_even_on_one_task(gate: Gate) -> None:
+    """Byte-equal rows under --parity-allow-copy: every rollout agrees with itself, so the aggregate
+    passes without a spread to test (one task has none)."""
+    rows = old_rows()[:ROLLOUTS]
+    result = gate.run(*gate.pair(rows, rows), "--parity-margin=0.05", "--parity-allow-copy", "--parity-json=s.json")
+    assert result.ret == 0, all_text(result)
+    data = json.loads((gate.path / "s.json").read_text())
+    assert data["verdict"] == "pass"
+    assert data["copies"] is not None
+    assert data["aggregate"]["passed"] is True
+
+
+def test_a_reverification_whose_verifier_fields_differ_is_no_copy(gate: Gate) -> None:
+    """Every reward agrees, but the new verifier wrote its own fields: the rows are not a copy, and
+    margin mode passes."""
+    old = old_rows()
+    new = copy.deepcopy(old)
+    for row in new:
+        row["extracted_answer"] = f" {row['extracted_answer']}"
+    result = gate.run(*gate.pair(old, new), "--parity-margin=0.05", "--parity-json=s.json")
+    data = json.loads((gate.path / "s.json").read_text())
+    assert data["copies"] is None
+    assert data["verdict"] == "pass", all_text(result)
+    assert data["counts"]["verifier_disagreements"] == 0

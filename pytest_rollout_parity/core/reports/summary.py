@@ -626,14 +626,36 @@ class MarginDecisions:
 
 
 def margin_decisions(
-    section: PairedSection, tasks: list[TaskComparison], margin: Optional[float], alpha: float = DEFAULT_ALPHA
+    section: PairedSection,
+    tasks: list[TaskComparison],
+    margin: Optional[float],
+    alpha: float = DEFAULT_ALPHA,
+    *,
+    copy: bool = False,
 ) -> MarginDecisions:
-    """The decisions at ``margin`` (none without one) from the comparison's paired ``section``."""
+    """The decisions at ``margin`` (none without one) from the comparison's paired ``section``;
+    ``copy``: both sides hold the same rows (:func:`aggregate_decision`)."""
     if margin is None:
         return MarginDecisions(None, (None,) * len(tasks), None)
     fdr = section.fdr(alpha)
     judged = tuple(judge_flips(section, tasks, alpha, fdr))
-    return MarginDecisions(fdr, judged, equivalence(section.stats, margin, section.left_out))
+    return MarginDecisions(fdr, judged, aggregate_decision(section, margin, copy))
+
+
+def aggregate_decision(section: PairedSection, margin: float, copy: bool) -> Equivalence:
+    """The equivalence decision; for two sides holding the same rows (``copy``: a re-verification
+    whose rewards all agree, run as a deliberate copy) every rollout pairs with itself and agrees,
+    so Δ is 0 with no sampling noise left to test, whatever the number of tasks."""
+    if copy:
+        return Equivalence(
+            margin,
+            0.0,
+            0.0,
+            True,
+            f"equivalent within margin ±{margin:g}: both sides hold the same rows, so every rollout's reward "
+            "agrees (Δ = 0 on each, no sampling noise to test)",
+        )
+    return equivalence(section.stats, margin, section.left_out)
 
 
 def build_summary(
@@ -666,10 +688,10 @@ def build_summary(
     section = paired if paired is not None else paired_section(result)
     if decisions is None:
         decisions = (
-            margin_decisions(section, result.tasks, margin, alpha)
+            margin_decisions(section, result.tasks, margin, alpha, copy=result.copies is not None)
             if judgements is None or margin is None
             else MarginDecisions(
-                section.fdr(alpha), tuple(judgements), equivalence(section.stats, margin, section.left_out)
+                section.fdr(alpha), tuple(judgements), aggregate_decision(section, margin, result.copies is not None)
             )
         )
     fdr = decisions.fdr
