@@ -60,8 +60,10 @@ def test_two_rescored_trajectories_fail_margin_mode_as_verifier_disagreements(ga
     assert verdict.startswith("parity: FAIL: 2 flips fail (2 verifier disagreements: the same trajectories"), verdict
     assert "verifier disagreement: 1 rollout of the same trajectories scored differently" in text
     # both sides' evidence, side by side, for the rescored rollout
-    assert "the same trajectory (_ng_rollout_index 1), scored by each side's verifier:" in text
-    assert "old (reward" in text and "new (reward" in text
+    assert "the same trajectory (_ng_rollout_index 1) scored by each side's verifier, the losing side first:" in text
+    # the issue's scenario: the new verifier reads another answer out of the same trajectory
+    assert "(losing) row's evidence:" in text and "(winning) row's evidence:" in text
+    assert 'extracted_answer="A"' in text and 'extracted_answer="B"' in text
     data = json.loads((gate.path / "s.json").read_text())
     assert data["counts"]["verifier_disagreements"] == 2
     flagged = {t["task"]: t["verifier_disagreements"] for t in data["tasks"] if t["verifier_disagreements"]}

@@ -107,6 +107,13 @@ def disagreements(pairs: Sequence[RolloutPair]) -> int:
     return sum(1 for pair in pairs if not pair.agrees)
 
 
+def first_disagreement(task: TaskComparison) -> Optional[RolloutPair]:
+    """The first rollout of a verifier disagreement (the same trajectory scored differently), or None."""
+    if not task.disagreements:
+        return None
+    return next((pair for pair in rollout_pairs(task) or () if not pair.agrees), None)
+
+
 def with_verifier_disagreements(result: CompareResult) -> CompareResult:
     """The result with each flip whose rows pair per rollout marked with its verifier disagreements."""
     tasks = list(result.tasks)
