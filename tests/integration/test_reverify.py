@@ -117,3 +117,24 @@ def test_a_reverification_whose_verifier_fields_differ_is_no_copy(gate: Gate) ->
     assert data["copies"] is None
     assert data["verdict"] == "pass", all_text(result)
     assert data["counts"]["verifier_disagreements"] == 0
+
+
+def test_the_fixture_offers_the_pairs_of_a_reverified_task(gate: Gate) -> None:
+    old = old_rows()[: 4 * ROLLOUTS]
+    new = reverified(old)
+    new[-1]["response"]["output"][-1]["id"] += "-rerun"  # task 3's last rollout ran again: no pairs
+    args = gate.pair(old, new)
+    gate.write(
+        "test_pairs.py",
+        "def test_pairs(rollout_pair):\n"
+        "    pairs = rollout_pair.rollout_pairs\n"
+        "    shown = None if pairs is None else [(p.rollout, p.agrees, rollout_pair.new.read_row(p.new)['reward'])"
+        " for p in pairs]\n"
+        "    print('PAIRS', rollout_pair.task, shown, repr(pairs[0]) if pairs else None)\n",
+    )
+    result = gate.run(*args, "test_pairs.py", "-s", "-p", "no:randomly")
+    printed = [line[line.index("PAIRS ") :] for line in result.outlines if "PAIRS " in line]
+    shown = {line.split()[1]: line for line in printed}
+    assert set(shown) == {"0", "1", "2", "3"}, all_text(result)
+    assert "[(0, True, " in shown["0"] and "RolloutPair(rollout=0, old_reward=" in shown["0"]
+    assert shown["3"] == "PAIRS 3 None None"

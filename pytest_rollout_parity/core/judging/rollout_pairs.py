@@ -21,23 +21,30 @@ from ..model import CompareResult, RowFacts, TaskComparison, TaskSide
 from ..reading.fields import TRAJECTORY
 from ..reading.prompt_labels import prompt_hash
 from ..reading.row_facts import lookup
-
-#: rewards closer than this are equal (as the categories compare means)
-REWARD_TOLERANCE = 1e-9
+from .classify import REWARD_TOLERANCE
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class RolloutPair:
-    """One rollout on both sides: the old row's and the new row's facts (the same trajectory)."""
+    """One rollout on both sides: the old row's and the new row's facts (the same trajectory); each
+    side's ``read_row`` reads the full row."""
 
     old: RowFacts
     new: RowFacts
+
+    @property
+    def rollout(self) -> Optional[int]:
+        """The pair's `_ng_rollout_index` (None: paired by an equal trajectory)."""
+        return self.old.rollout if self.old.rollout == self.new.rollout else None
 
     @property
     def agrees(self) -> bool:
         """Both verifiers gave the trajectory the same reward."""
         old, new = self.old.reward, self.new.reward
         return old is not None and new is not None and abs(old - new) <= REWARD_TOLERANCE
+
+    def __repr__(self) -> str:
+        return f"RolloutPair(rollout={self.rollout!r}, old_reward={self.old.reward!r}, new_reward={self.new.reward!r})"
 
 
 def trajectory_digest(row: dict[str, Any]) -> Optional[str]:

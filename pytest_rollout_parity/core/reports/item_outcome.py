@@ -136,10 +136,12 @@ def flip_evidence(
         else:
             lines.append(f"    {loser} verifier output (last {tail} lines of {visible(output.source)}):")
             lines.extend(f"    | {visible(line, keep_tabs=True)}" for line in output.lines)
-        winner = "new" if loser == "old" else "old"
+        winner: Side = "new" if loser == "old" else "old"
         winner_side = comparison.side(winner)
         if pair is not None and winner_side is not None:
-            lines.extend(_evidence_block(winner, "winning", winner_side.read_row(per_side(winner, pair.old, pair.new)), tail))
+            lines.extend(
+                _evidence_block(winner, "winning", winner_side.read_row(per_side(winner, pair.old, pair.new)), tail)
+            )
         if output.lines is None and pair is None:
             lines.extend(_last_messages(comparison, loser))
         elif output.lines is None:
