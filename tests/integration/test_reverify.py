@@ -13,6 +13,8 @@ import random
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from .conftest import Gate, all_text, section
 
 REAL = (
@@ -138,3 +140,33 @@ def test_the_fixture_offers_the_pairs_of_a_reverified_task(gate: Gate) -> None:
     assert set(shown) == {"0", "1", "2", "3"}, all_text(result)
     assert "[(0, True, " in shown["0"] and "RolloutPair(rollout=0, old_reward=" in shown["0"]
     assert shown["3"] == "PAIRS 3 None None"
+
+
+def test_the_merge_of_two_parts_names_the_disagreements(gate: Gate, capsys: pytest.CaptureFixture[str]) -> None:
+    from pytest_rollout_parity.__main__ import main as merge_main
+
+    old = old_rows()
+    args = [*gate.pair(old, reverified(old)), "--parity-margin=0.05", "-p", "no:cacheprovider"]
+    for group in (1, 2):
+        gate.run(*args, "--splits=2", f"--group={group}", f"--parity-json=part{group}.json")
+    capsys.readouterr()
+    merged = gate.path / "merged.json"
+    try:
+        status = merge_main(["merge", str(gate.path / "part1.json"), str(gate.path / "part2.json"), f"--json={merged}"])
+    except SystemExit as exc:
+        status = int(exc.code or 0)
+    out = capsys.readouterr().out
+    assert status == 1, out
+    assert "2 verifier disagreements: the same trajectories scored differently" in out
+    data = json.loads(merged.read_text(encoding="utf-8"))
+    assert data["verdict"] == "fail" and data["counts"]["verifier_disagreements"] == 2
+    assert sorted(t["task"] for t in data["tasks"] if t["verifier_disagreements"]) == ["17", "3"]
+
+
+def test_a_listed_disagreement_is_accepted_as_one(gate: Gate) -> None:
+    old = old_rows()
+    gate.write("known.txt", "3  # the new judge reads boxed answers\n17  # likewise\n")
+    args = gate.pair(old, reverified(old))
+    result = gate.run(*args, "--parity-margin=0.05", "--parity-known-flips=known.txt", "-rA")
+    assert result.ret == 0, all_text(result)
+    assert "known verifier disagreement (1 rollout(s) of the same trajectories) (known.txt:1)" in all_text(result)
