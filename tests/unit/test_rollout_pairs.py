@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from pytest_rollout_parity.core.judging.classify import categorize, summarize_side
 from pytest_rollout_parity.core.judging.rollout_pairs import (
     disagreements,
@@ -99,3 +102,23 @@ def test_only_flips_are_marked_with_their_disagreements() -> None:
     assert [t.disagreements for t in marked.tasks] == [1, 0, 0]
     assert marked.counts()["verifier_disagreements"] == 1
     assert with_verifier_disagreements(CompareResult([same], Join("k", "k"), RowCounts(1, 1))).tasks == [same]
+
+
+@given(
+    rewards=st.lists(st.sampled_from([0.0, 1.0, 0.5]), min_size=1, max_size=8),
+    data=st.data(),
+    indexed=st.booleans(),
+)
+def test_a_rescored_copy_in_any_order_pairs_and_counts_each_changed_reward(
+    rewards: list[float], data: st.DataObject, indexed: bool
+) -> None:
+    """Whatever the rows' order on the new side, with or without rollout indices, every rollout pairs
+    with its own trajectory and the disagreements are exactly the rewards the new verifier changed."""
+    changed = data.draw(st.sets(st.integers(0, len(rewards) - 1)))
+    old = [row(r, f"t{i}", i if indexed else None) for i, r in enumerate(rewards)]
+    new = [row(1.0 - r if i in changed else r, f"t{i}", i if indexed else None) for i, r in enumerate(rewards)]
+    new = data.draw(st.permutations(new))
+    pairs = rollout_pairs(task(old, new))
+    assert pairs is not None
+    assert all(p.old.row["response"] == p.new.row["response"] for p in pairs)  # type: ignore[index]
+    assert disagreements(pairs) == sum(1 for i in changed if rewards[i] != 0.5)
