@@ -65,6 +65,8 @@ class Counts(_Closed):
     missing: int
     missing_old_only: int
     missing_new_only: int
+    #: flips whose rows hold the same trajectories on both sides, scored differently (a re-verification)
+    verifier_disagreements: int
 
 
 class Join(_Closed):
@@ -158,6 +160,8 @@ class Task(_Closed):
     item_outcome: Optional[str]
     #: a flip's report text whatever --tb shows (its message with the evidence, or its expected-failure reason)
     evidence: Optional[str]
+    #: rollouts whose same trajectory the two verifiers scored differently (0: the rows do not pair per rollout)
+    verifier_disagreements: int
 
 
 class Rerun(_Closed):

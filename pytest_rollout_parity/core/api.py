@@ -17,6 +17,7 @@ from .errors import CompareInputError, Place
 from .identity.join import SideInput, infer_keys
 from .judging.classify import compare_sides
 from .judging.copies import copies_note
+from .judging.rollout_pairs import with_verifier_disagreements
 from .judging.verification import run_conditions, verification_notes
 from .model import CompareResult, RowFacts, RowReader
 from .reading import loading
@@ -121,7 +122,7 @@ def compare_rollouts(
         raise CompareInputError("", "no rows on either side: nothing to compare")
     notes = infer_keys(old, new)
     _borrow_keys(old, new, old_key, new_key)
-    return _with_copies(_with_conditions(compare_sides(old, new, notes), old, new))
+    return _with_copies(with_verifier_disagreements(_with_conditions(compare_sides(old, new, notes), old, new)))
 
 
 def _with_copies(
@@ -188,7 +189,11 @@ def _compare_loaded(old: LoadedSide, new: LoadedSide, old_key: Optional[str], ne
     old_input, new_input = _side_input(old), _side_input(new)
     notes = infer_keys(old_input, new_input)
     _borrow_keys(old_input, new_input, old_key, new_key)
-    return _with_copies(_with_conditions(compare_sides(old_input, new_input, notes), old_input, new_input), old, new)
+    return _with_copies(
+        with_verifier_disagreements(_with_conditions(compare_sides(old_input, new_input, notes), old_input, new_input)),
+        old,
+        new,
+    )
 
 
 @_saying_how_to_set

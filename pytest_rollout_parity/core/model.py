@@ -10,7 +10,10 @@ import enum
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Optional, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Optional, TypeVar
+
+if TYPE_CHECKING:
+    from .judging.rollout_pairs import RolloutPair
 
 Category = Literal["identical", "flipped", "flipped_agent_error", "masked", "missing"]
 Side = Literal["old", "new"]
@@ -66,7 +69,7 @@ class RowFacts:
     file when a flip or a test needs it, so memory does not grow with row size.
     """
 
-    __slots__ = ("line", "offset", "origin", "reward", "mask", "agent_error", "failure_kind", "row", "shard")
+    __slots__ = ("line", "offset", "origin", "reward", "mask", "agent_error", "failure_kind", "row", "shard", "rollout")
 
     def __init__(  # positional: one is built per row read, and keywords cost several times more
         self,
@@ -79,6 +82,7 @@ class RowFacts:
         failure_kind: Optional[str],
         row: Optional[dict[str, Any]] = None,
         shard: int = 0,
+        rollout: Optional[int] = None,
     ) -> None:
         self.line = line
         self.offset = offset
@@ -90,6 +94,8 @@ class RowFacts:
         self.row = row
         #: which file of a sharded side holds the row (its place in the side's sorted files; 0 for one file)
         self.shard = shard
+        #: the row's `_ng_rollout_index` (which of its task's rollouts it is), or None
+        self.rollout = rollout
 
     @property
     def scored(self) -> bool:
@@ -194,6 +200,9 @@ class TaskComparison:
     winner: Optional[Side] = None
     #: the taskset the task's rows name (the new side's first, else the old side's), or None
     taskset: Optional[str] = None
+    #: a flip whose rows hold the same trajectories on both sides (a re-verification): how many
+    #: rollouts the two verifiers scored differently (docs/semantics.md, "Verifier disagreements")
+    disagreements: int = 0
 
     @property
     def loser(self) -> Optional[Side]:
@@ -205,6 +214,14 @@ class TaskComparison:
     def side(self, name: Side) -> Optional[TaskSide]:
         """The old or the new side of the task."""
         return self.old if name == "old" else self.new
+
+    @property
+    def rollout_pairs(self) -> Optional[tuple[RolloutPair, ...]]:
+        """The scored rows paired rollout by rollout when both sides hold the same trajectories (a
+        re-verification), else None; reads the rows (docs/semantics.md, "Verifier disagreements")."""
+        from .judging.rollout_pairs import rollout_pairs  # the judging stage imports this module
+
+        return rollout_pairs(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,6 +302,7 @@ class CompareResult:
                 "missing",
                 "missing_old_only",
                 "missing_new_only",
+                "verifier_disagreements",
             ),
             0,
         )
@@ -293,6 +311,7 @@ class CompareResult:
             counts[t.category] += 1
             if t.category == "flipped":
                 counts["flipped_old_win" if t.winner == "old" else "flipped_new_win"] += 1
+                counts["verifier_disagreements"] += bool(t.disagreements)
             elif t.category == "masked":
                 counts["masked_old"] += bool(t.old is not None and t.old.masked)
                 counts["masked_new"] += bool(t.new is not None and t.new.masked)

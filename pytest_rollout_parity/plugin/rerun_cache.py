@@ -249,6 +249,7 @@ def result_to_plain(result: CompareResult, old: LoadedSide, new: LoadedSide) -> 
             task.category,
             task.winner,
             task.taskset,
+            task.disagreements,
             _task_side(task.old, old_index),
             _task_side(task.new, new_index),
         ]
@@ -280,8 +281,10 @@ def result_from_plain(plain: Any, old: LoadedSide, new: LoadedSide) -> CompareRe
     tasks, join, rows, notes, copies, unjoined, conditions, models = plain
     return CompareResult(
         tasks=[
-            TaskComparison(label, category, _task_side_from(o, old), _task_side_from(n, new), winner, taskset)
-            for label, category, winner, taskset, o, n in tasks
+            TaskComparison(
+                label, category, _task_side_from(o, old), _task_side_from(n, new), winner, taskset, disagreements
+            )
+            for label, category, winner, taskset, disagreements, o, n in tasks
         ],
         join=Join(*join),
         rows=RowCounts(*rows),

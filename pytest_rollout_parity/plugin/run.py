@@ -118,7 +118,13 @@ class ParityRun:
     def decisions(self) -> MarginDecisions:
         """Margin mode's decisions (the flips' FDR, their judgements, the aggregate), made once in
         this process: the items and every report read them."""
-        return margin_decisions(self.paired, self.result.tasks, self.settings.margin, self.settings.alpha)
+        return margin_decisions(
+            self.paired,
+            self.result.tasks,
+            self.settings.margin,
+            self.settings.alpha,
+            copy=self.result.copies is not None,
+        )
 
     @cached_property
     def judgements(self) -> tuple[Optional[FlipJudgement], ...]:

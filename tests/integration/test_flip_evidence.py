@@ -60,7 +60,10 @@ def test_tb_line_names_the_task_and_its_row(gate: Gate) -> None:
     data, _, _, result = _reports(gate, "line")
     (flip,) = [task for task in data["tasks"] if task["category"] == "flipped"]
     crash = [line for line in result.outlines if line.startswith(f"{NEW}:")]
-    assert crash == [f"{NEW}:1: {flip['task']}: new regressed: old=1.0 new=0.0"]
+    # the new side rescores the same trajectory: a verifier disagreement
+    assert crash == [
+        f"{NEW}:1: {flip['task']}: new regressed: old=1.0 new=0.0 (verifier disagreement on 1 of 1 rollouts)"
+    ]
     assert "    | library_reward=0.0" not in result.outlines
 
 

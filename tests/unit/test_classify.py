@@ -22,6 +22,7 @@ COUNT_KEYS = {
     "missing",
     "missing_old_only",
     "missing_new_only",
+    "verifier_disagreements",
 }
 
 
@@ -486,6 +487,7 @@ def test_counts():
         "missing": 3,
         "missing_old_only": 1,
         "missing_new_only": 2,
+        "verifier_disagreements": 0,
     }
     assert set(res.counts()) == COUNT_KEYS
 

@@ -80,7 +80,11 @@ def test_nothing_compared_is_inconclusive(real_rows: Callable[[str], Rows]) -> N
 
 def test_margin_mode_within_noise_and_undecided_aggregate(real_rows: Callable[[str], Rows]) -> None:
     old = _side(real_rows, {"a": 1.0, "b": 1.0, "c": 0.0})
-    new = _side(real_rows, {"a": 1.0, "b": 0.0, "c": 0.0})
+    # a rerun: its own trajectories (the same ones rescored would be a verifier disagreement, which fails)
+    new = [
+        dict(row, response=dict(row["response"], output=[{"type": "message", "id": f"rerun-{row['task_id']}"}]))
+        for row in _side(real_rows, {"a": 1.0, "b": 0.0, "c": 0.0})
+    ]
     summary = build_summary(compare_rollouts(old, new), margin=0.05)
     assert [task.outcome for task in summary.tasks] == ["passed", "within_noise", "passed"]
     assert summary.verdict == "inconclusive"

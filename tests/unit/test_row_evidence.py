@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from pytest_rollout_parity import compare_files, compare_rollouts
+from pytest_rollout_parity.core.judging.rollout_pairs import first_disagreement
 from pytest_rollout_parity.core.judging.row_context import (
     EVIDENCE_CHARS,
     EVIDENCE_ITEMS,
@@ -24,6 +25,7 @@ from pytest_rollout_parity.core.judging.row_context import (
     row_evidence,
 )
 from pytest_rollout_parity.core.judging.verifier_output import LogRoots, losing_row
+from pytest_rollout_parity.core.model import per_side
 from pytest_rollout_parity.core.reports.item_outcome import flip_message
 
 REAL_FILES = Path(__file__).resolve().parents[1] / "data" / "real_files"
@@ -320,7 +322,9 @@ def test_at_least_95_percent_of_flips_on_real_files_show_the_losing_rows_evidenc
             (task,) = [task for task in compare_files(old, new).tasks if task.category == "flipped"]
             message = flip_message(task, 15, LogRoots(tmp_path, tmp_path, tmp_path))
             loser = task.side(task.loser)  # type: ignore[arg-type]
-            losing = loser.read_row(losing_row(loser))
+            # the copy holds the same trajectories: a verifier disagreement shows its rescored rollout's rows
+            pair = first_disagreement(task)
+            losing = loser.read_row(losing_row(loser) if pair is None else per_side(task.loser, pair.old, pair.new))
             flips += 1
             shown += any(_shows(message, losing, field) for field in EVIDENCE_FIELDS if field in losing)
     assert flips >= 60

@@ -20,6 +20,7 @@ COUNT_KEYS = {
     "missing",
     "missing_old_only",
     "missing_new_only",
+    "verifier_disagreements",
 }
 JOIN_KEYS = {
     "old_key",
@@ -93,6 +94,7 @@ def test_summary_counts_match_the_result():
         "missing": 2,
         "missing_old_only": 1,
         "missing_new_only": 1,
+        "verifier_disagreements": 0,
     }
 
 

@@ -54,7 +54,10 @@ class KnownFlips:
         entry = self.entries.get(comparison.task)
         if entry is None or comparison.category != "flipped":
             return None
-        return Verdict.passed(f"known flip ({self.shown}:{entry.line}): {entry.reason}").by("known_flips")
+        what = "known flip"
+        if comparison.disagreements:  # the list accepts the new verifier's scoring of the same trajectories
+            what = f"known verifier disagreement ({comparison.disagreements} rollout(s) of the same trajectories)"
+        return Verdict.passed(f"{what} ({self.shown}:{entry.line}): {entry.reason}").by("known_flips")
 
     def notes(self, tasks: Sequence[TaskComparison]) -> list[str]:
         """Stale entries: listed tasks that no longer flip, and lines naming no task of the run."""

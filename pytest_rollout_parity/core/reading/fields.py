@@ -261,6 +261,9 @@ CONDITION_FIELDS: tuple[str, ...] = tuple(f"{REQUEST}.{name}" for name in CONDIT
 # --- read on demand, from the full row of a shown flip --------------------------------------
 
 VERIFIER_LOGS_DIR = "verifier_logs_dir"
+#: The model's trajectory: two rows holding an equal one are the same rollout scored twice (a
+#: re-verification, or a replay of cached responses; docs/semantics.md, "Verifier disagreements").
+TRAJECTORY = "response.output"
 EMBEDDED_OUTPUT_FIELDS: tuple[str, ...] = ("test_output", "verifier_stdout", "verifier_output")
 
 # --- what loading a side reads ------------------------------------------------------------

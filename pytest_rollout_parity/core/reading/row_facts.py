@@ -25,6 +25,7 @@ from .fields import (
     OMITTED,
     RESPONSE_METADATA,
     REWARD,
+    ROLLOUT_INDEX,
     TOKEN_CAPTURE,
     VERIFIER_LOGS_DIR,
 )
@@ -164,6 +165,7 @@ def reduce_row(
     reward = reward_of(row)
     mask = mask_reason(row, reward)
     kind = row.get(FAILURE_KIND)
+    rollout = row.get(ROLLOUT_INDEX)
     return RowFacts(
         line,
         offset,
@@ -173,6 +175,8 @@ def reduce_row(
         agent_error(row, reward),
         _interned(kind) if isinstance(kind, str) and kind else None,
         row if keep else None,
+        0,
+        rollout if type(rollout) is int else None,
     )
 
 

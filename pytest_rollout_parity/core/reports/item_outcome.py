@@ -9,13 +9,14 @@ built, i.e. only for a flip item that runs and fails.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 from ..escaping import visible
+from ..judging.rollout_pairs import first_disagreement
 from ..judging.row_context import EVIDENCE_LINES, last_assistant_message, row_evidence, task_excerpt
 from ..judging.verifier_output import NO_OUTPUT, LogRoots, losing_row, verifier_output, winning_row
-from ..model import Side, TaskComparison, TaskSide
-from ..statistics.margin import FlipJudgement
+from ..model import Side, TaskComparison, TaskSide, per_side
+from ..statistics.margin import FlipJudgement, disagreement_text
 from .wording import flip_line, rows_note
 
 
@@ -57,6 +58,8 @@ def header_line(comparison: TaskComparison, noise: Optional[str] = None) -> str:
     of a mean follow in brackets (:func:`flip_line`).
     """
     old, new = comparison.old, comparison.new
+    if comparison.disagreements and old is not None:
+        noise = f"verifier disagreement on {comparison.disagreements} of {old.reward_rows} rollouts"
     extra = noise or (rows_note(_counts(old), _counts(new)) if old is not None and new is not None else None)
     return flip_line(comparison.winner, old.reward if old else None, new.reward if new else None, extra)
 
@@ -93,7 +96,9 @@ def flip_evidence(
     """The whole flip message: `<task>: ` and the header (with the per-task noise), the prompt's start
     (``excerpt``: the task is keyed on its index or prompt), why margin mode failed it, agent errors,
     scored failure kinds, the loser's output tail, or without one the losing row's evidence
-    (:func:`.row_evidence`) and both sides' last assistant messages."""
+    (:func:`.row_evidence`) and both sides' last assistant messages. A verifier disagreement (the
+    same trajectory on both sides) shows the disagreeing rollout's rows: the loser's, then the
+    winner's evidence."""
     lines = [f"{visible(comparison.task)}: {header_line(comparison, noise)}"]
     if excerpt:
         shown = task_prompt(comparison)
@@ -101,6 +106,8 @@ def flip_evidence(
             lines.append(f"    prompt: {visible(shown)}")
     if judgement is not None and judgement.regression:
         lines.append(f"    {judgement.text}")
+    elif comparison.disagreements:
+        lines.append(f"    {disagreement_text(comparison.disagreements)}")
     sides = (("old", comparison.old), ("new", comparison.new))
     lines.extend(
         f"    {name} agent error: {visible(side.agent_error)}" for name, side in sides if side and side.agent_error
@@ -114,21 +121,43 @@ def flip_evidence(
     loser_side = comparison.side(loser) if loser else None
     no_output = False
     if tail > 0 and loser is not None and loser_side is not None:
-        row = loser_side.read_row(losing_row(loser_side))
-        output = verifier_output(losing_row(loser_side), lambda _: row, roots.for_side(loser), tail)
+        pair = first_disagreement(comparison)
+        losing = losing_row(loser_side) if pair is None else per_side(loser, pair.old, pair.new)
+        if pair is not None:
+            where = f" (_ng_rollout_index {pair.old.rollout})" if pair.old.rollout is not None else ""
+            lines.append(f"    the same trajectory{where} scored by each side's verifier, the losing side first:")
+        row = loser_side.read_row(losing)
+        output = verifier_output(losing, lambda _: row, roots.for_side(loser), tail)
         if output.lines is None:
             no_output = output.source == f"unavailable: {NO_OUTPUT}"
             if not no_output:
                 lines.append(f"    {loser} verifier output {visible(output.source)}")
-            evidence = row_evidence(row, min(tail, EVIDENCE_LINES))
-            if evidence:
-                lines.append(f"    {loser} (losing) row's evidence:")
-                lines.extend(f"    | {visible(line)}" for line in evidence)
-            lines.extend(_last_messages(comparison, loser))
+            lines.extend(_evidence_block(loser, "losing", row, tail))
         else:
             lines.append(f"    {loser} verifier output (last {tail} lines of {visible(output.source)}):")
             lines.extend(f"    | {visible(line, keep_tabs=True)}" for line in output.lines)
+        winner: Side = "new" if loser == "old" else "old"
+        winner_side = comparison.side(winner)
+        if pair is not None and winner_side is not None:
+            lines.extend(
+                _evidence_block(winner, "winning", winner_side.read_row(per_side(winner, pair.old, pair.new)), tail)
+            )
+        if output.lines is None and pair is None:
+            lines.extend(_last_messages(comparison, loser))
+        elif output.lines is None:
+            message = last_assistant_message(row)
+            if message is not None:
+                lines.append(f"    {loser} (losing) row's last assistant message (the same trajectory on both sides):")
+                lines.extend(f"    | {visible(line, keep_tabs=True)}" for line in message)
     return FlipEvidence("\n".join(lines), no_output)
+
+
+def _evidence_block(name: Side, role: str, row: dict[str, Any], tail: int) -> list[str]:
+    """A row's evidence (:func:`.row_evidence`) under its heading; nothing for a row without any."""
+    evidence = row_evidence(row, min(tail, EVIDENCE_LINES))
+    if not evidence:
+        return []
+    return [f"    {name} ({role}) row's evidence:", *(f"    | {visible(line)}" for line in evidence)]
 
 
 def task_prompt(comparison: TaskComparison) -> Optional[str]:

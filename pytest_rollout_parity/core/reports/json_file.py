@@ -45,6 +45,7 @@ def _task(task: TaskSummary, in_run: bool) -> dict[str, Any]:
         "ran_here": (task.item_outcome is not None) if in_run else None,
         "item_outcome": task.item_outcome,
         "evidence": task.evidence,
+        "verifier_disagreements": task.verifier_disagreements,
     }
 
 

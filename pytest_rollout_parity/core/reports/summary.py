@@ -187,6 +187,9 @@ class Counts:
     missing: int
     missing_old_only: int
     missing_new_only: int
+    #: flips whose rows hold the same trajectories on both sides, scored differently (docs/semantics.md,
+    #: "Verifier disagreements"); they fail in margin mode too
+    verifier_disagreements: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,6 +231,9 @@ class TaskSummary:
     #: side's verifier output or row evidence), or its expected-failure reason; None: not a flip, or its
     #: item did not report here
     evidence: Optional[str] = None
+    #: rollouts whose same trajectory the two verifiers scored differently (0: the rows do not pair per
+    #: rollout, or the task is no flip)
+    verifier_disagreements: int = 0
 
     def side(self, name: Side) -> Optional[SideSummary]:
         return per_side(name, self.old, self.new)
@@ -482,6 +488,7 @@ def _task(
         excerpt=excerpt,
         item_outcome=item_outcome,
         evidence=evidence,
+        verifier_disagreements=task.disagreements,
     )
 
 
@@ -623,14 +630,36 @@ class MarginDecisions:
 
 
 def margin_decisions(
-    section: PairedSection, tasks: list[TaskComparison], margin: Optional[float], alpha: float = DEFAULT_ALPHA
+    section: PairedSection,
+    tasks: list[TaskComparison],
+    margin: Optional[float],
+    alpha: float = DEFAULT_ALPHA,
+    *,
+    copy: bool = False,
 ) -> MarginDecisions:
-    """The decisions at ``margin`` (none without one) from the comparison's paired ``section``."""
+    """The decisions at ``margin`` (none without one) from the comparison's paired ``section``;
+    ``copy``: both sides hold the same rows (:func:`aggregate_decision`)."""
     if margin is None:
         return MarginDecisions(None, (None,) * len(tasks), None)
     fdr = section.fdr(alpha)
     judged = tuple(judge_flips(section, tasks, alpha, fdr))
-    return MarginDecisions(fdr, judged, equivalence(section.stats, margin, section.left_out))
+    return MarginDecisions(fdr, judged, aggregate_decision(section, margin, copy))
+
+
+def aggregate_decision(section: PairedSection, margin: float, copy: bool) -> Equivalence:
+    """The equivalence decision; for two sides holding the same rows (``copy``: a re-verification
+    whose rewards all agree, run as a deliberate copy) every rollout pairs with itself and agrees,
+    so Δ is 0 with no sampling noise left to test, whatever the number of tasks."""
+    if copy:
+        return Equivalence(
+            margin,
+            0.0,
+            0.0,
+            True,
+            f"equivalent within margin ±{margin:g}: both sides hold the same rows, so every rollout's reward "
+            "agrees (Δ = 0 on each, no sampling noise to test)",
+        )
+    return equivalence(section.stats, margin, section.left_out)
 
 
 def build_summary(
@@ -663,10 +692,10 @@ def build_summary(
     section = paired if paired is not None else paired_section(result)
     if decisions is None:
         decisions = (
-            margin_decisions(section, result.tasks, margin, alpha)
+            margin_decisions(section, result.tasks, margin, alpha, copy=result.copies is not None)
             if judgements is None or margin is None
             else MarginDecisions(
-                section.fdr(alpha), tuple(judgements), equivalence(section.stats, margin, section.left_out)
+                section.fdr(alpha), tuple(judgements), aggregate_decision(section, margin, result.copies is not None)
             )
         )
     fdr = decisions.fdr

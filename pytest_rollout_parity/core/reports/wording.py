@@ -36,6 +36,11 @@ def direction(winner: Optional[Side]) -> str:
     return "rewards differ"
 
 
+def disagreement_words(tasks: int) -> str:
+    """`2 verifier disagreements`: flips of the same trajectories, scored differently by the two verifiers."""
+    return f"{plural(tasks, 'verifier disagreement')}: the same trajectories scored differently"
+
+
 def rows_note(old: tuple[int, int], new: tuple[int, int]) -> Optional[str]:
     """`means of 1 vs 200 rows` when a side has repeats (`180 of 200` when some are not counted).
 
@@ -120,13 +125,16 @@ def headline_words(summary: Headline) -> str:
         words = f"{what} in {plural(summary.compared, 'compared task')}"
     else:
         parts = [f"{plural(counts.flipped_old_win, 'task')} regressed", f"{counts.flipped_new_win} improved"]
+        disagree = counts.verifier_disagreements
+        if disagree:
+            parts[-1] += f" ({disagreement_words(disagree)})"
         if summary.failing_flips is not None and counts.flipped:
             # margin mode: what decides leads, the flips that fail; the rest are the breakdown
             failing = summary.failing_flips
             lead = "no flip fails" if not failing else f"{plural(failing, 'flip')} fail" + ("s" if failing == 1 else "")
             parts = [
-                f"{lead} ({counts.flipped_old_win} regressed, {counts.flipped_new_win} improved; "
-                f"{counts.flipped - failing} within noise)"
+                f"{lead} ({disagreement_words(disagree) + '; ' if disagree else ''}{counts.flipped_old_win} regressed, "
+                f"{counts.flipped_new_win} improved; {counts.flipped - failing} within noise)"
             ]
         if counts.flipped_agent_error:
             parts.append(f"{plural(counts.flipped_agent_error, 'rerun candidate')} (agent errors)")
@@ -222,12 +230,20 @@ def category_rows(summary: Headline) -> list[tuple[str, int, str]]:
     counts = summary.counts
     return [
         ("identical", counts.identical, ""),
-        ("flipped", counts.flipped, f"{REGRESSED} {counts.flipped_old_win}, {IMPROVED} {counts.flipped_new_win}"),
+        ("flipped", counts.flipped, _flip_breakdown(counts)),
         ("flipped_agent_error", counts.flipped_agent_error, "rerun candidates"),
         ("masked", counts.masked, f"old side {counts.masked_old}, new side {counts.masked_new}"),
         ("missing", counts.missing, f"old only {counts.missing_old_only}, new only {counts.missing_new_only}"),
         ("tasks", counts.tasks, ""),
     ]
+
+
+def _flip_breakdown(counts: Counts) -> str:
+    """`new regressed 1, new improved 1` and, for a re-verification, its verifier disagreements."""
+    text = f"{REGRESSED} {counts.flipped_old_win}, {IMPROVED} {counts.flipped_new_win}"
+    if counts.verifier_disagreements:
+        text += f"; {plural(counts.verifier_disagreements, 'verifier disagreement')}"
+    return text
 
 
 class HookChange(NamedTuple):

@@ -103,6 +103,15 @@ class FlipJudgement:
     text: str
 
 
+def disagreement_text(count: int) -> str:
+    """Why a flip of the same trajectories fails whatever the margin: no sampling noise is left."""
+    rollouts = "1 rollout" if count == 1 else f"{count} rollouts"
+    return (
+        f"verifier disagreement: {rollouts} of the same trajectories scored differently by the two "
+        "verifiers; no sampling noise explains it"
+    )
+
+
 def _rows(task: TaskComparison) -> tuple[int, int]:
     return (len(task.old.facts) if task.old else 0, len(task.new.facts) if task.new else 0)
 
@@ -116,6 +125,8 @@ def judge_flip(
     repeats to test); ``adjusted`` is None when the task cannot reach alpha and is not counted.
     """
     alpha = fdr.alpha
+    if task.disagreements:
+        return FlipJudgement(True, disagreement_text(task.disagreements))
     if p is None or smallest is None:
         old_rows, new_rows = _rows(task)
         if old_rows == 1 and new_rows == 1:

@@ -1,0 +1,172 @@
+"""Same trajectories on both sides (a re-verification): the rows pair per rollout, and a reward that
+differs on the same trajectory is a verifier disagreement, which fails in plain and in margin mode.
+
+The rows are gpqa_diamond's real rows (tests/data/real_files), 40 tasks x 4 rollouts, each rollout's
+trajectory its own (its output items' ids made unique, as a model server's are).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import Gate, all_text, section
+
+REAL = (
+    Path(__file__).resolve().parents[1] / "data/real_files/resources_servers/gpqa_diamond/data/example_rollouts.jsonl"
+)
+TASKS, ROLLOUTS = 40, 4
+#: the two trajectories the new verifier scores the other way: (task index, rollout index)
+CHANGED = ((3, 1), (17, 2))
+
+
+def old_rows() -> list[dict[str, Any]]:
+    """40 tasks x 4 rollouts shaped as the real rows; rewards 0/1 drawn with a fixed seed."""
+    templates = [json.loads(line) for line in REAL.read_text(encoding="utf-8").splitlines() if line.strip()]
+    draw = random.Random(35)
+    rows = []
+    for task in range(TASKS):
+        for rollout in range(ROLLOUTS):
+            row = copy.deepcopy(templates[task % len(templates)])
+            row["responses_create_params"]["input"][0]["content"] += f" (problem {task})"
+            for item in row["response"]["output"]:
+                item["id"] = f"{item['id']}-{task}-{rollout}"
+            row["_ng_task_index"], row["_ng_rollout_index"] = task, rollout
+            row["reward"] = float(draw.random() < 0.5)
+            rows.append(row)
+    return rows
+
+
+def reverified(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The same rows scored again: the changed trajectories get the other reward and answer."""
+    new = copy.deepcopy(rows)
+    for row in new:
+        if (row["_ng_task_index"], row["_ng_rollout_index"]) in CHANGED:
+            row["reward"] = 1.0 - row["reward"]
+            row["extracted_answer"] = "A" if row["expected_answer"] != "A" else "B"
+    return new
+
+
+def test_two_rescored_trajectories_fail_margin_mode_as_verifier_disagreements(gate: Gate) -> None:
+    old = old_rows()
+    args = gate.pair(old, reverified(old))
+    result = gate.run(*args, "--parity-margin=0.05", "--parity-json=s.json")
+    text = all_text(result)
+    assert result.ret == 1, text
+    verdict = next(line for line in section(result) if line.startswith("parity: "))
+    assert verdict.startswith("parity: FAIL: 2 flips fail (2 verifier disagreements: the same trajectories"), verdict
+    assert "verifier disagreement: 1 rollout of the same trajectories scored differently" in text
+    # both sides' evidence, side by side, for the rescored rollout
+    assert "the same trajectory (_ng_rollout_index 1) scored by each side's verifier, the losing side first:" in text
+    # the issue's scenario: the new verifier reads another answer out of the same trajectory
+    assert "(losing) row's evidence:" in text and "(winning) row's evidence:" in text
+    assert 'extracted_answer="A"' in text and 'extracted_answer="B"' in text
+    data = json.loads((gate.path / "s.json").read_text())
+    assert data["counts"]["verifier_disagreements"] == 2
+    flagged = {t["task"]: t["verifier_disagreements"] for t in data["tasks"] if t["verifier_disagreements"]}
+    assert flagged == {"3": 1, "17": 1}
+    assert {t["task"]: t["outcome"] for t in data["tasks"] if t["task"] in flagged} == {"3": "failed", "17": "failed"}
+
+
+def test_plain_mode_fails_them_too(gate: Gate) -> None:
+    old = old_rows()
+    result = gate.run(*gate.pair(old, reverified(old)))
+    assert result.ret == 1
+    result.assert_outcomes(passed=TASKS - 2, failed=2)
+    verdict = next(line for line in section(result) if line.startswith("parity: "))
+    assert "(2 verifier disagreements: the same trajectories scored differently)" in verdict, verdict
+
+
+def test_independent_reruns_are_not_verifier_disagreements(gate: Gate) -> None:
+    """Rows whose trajectories differ (a real rerun) are judged on their repeats as before."""
+    old = old_rows()
+    new = reverified(old)
+    for row in new:
+        row["response"]["output"][-1]["id"] += "-rerun"
+    result = gate.run(*gate.pair(old, new), "--parity-margin=0.05", "--parity-json=s.json")
+    data = json.loads((gate.path / "s.json").read_text())
+    assert data["counts"]["verifier_disagreements"] == 0
+    assert data["counts"]["flipped"] == 2
+    assert {t["outcome"] for t in data["tasks"] if t["category"] == "flipped"} == {"within_noise"}, all_text(result)
+
+
+def test_a_deliberate_copy_passes_margin_mode_even_on_one_task(gate: Gate) -> None:
+    """Byte-equal rows under --parity-allow-copy: every rollout agrees with itself, so the aggregate
+    passes without a spread to test (one task has none)."""
+    rows = old_rows()[:ROLLOUTS]
+    result = gate.run(*gate.pair(rows, rows), "--parity-margin=0.05", "--parity-allow-copy", "--parity-json=s.json")
+    assert result.ret == 0, all_text(result)
+    data = json.loads((gate.path / "s.json").read_text())
+    assert data["verdict"] == "pass"
+    assert data["copies"] is not None
+    assert data["aggregate"]["passed"] is True
+
+
+def test_a_reverification_whose_verifier_fields_differ_is_no_copy(gate: Gate) -> None:
+    """Every reward agrees, but the new verifier wrote its own fields: the rows are not a copy, and
+    margin mode passes."""
+    old = old_rows()
+    new = copy.deepcopy(old)
+    for row in new:
+        row["extracted_answer"] = f" {row['extracted_answer']}"
+    result = gate.run(*gate.pair(old, new), "--parity-margin=0.05", "--parity-json=s.json")
+    data = json.loads((gate.path / "s.json").read_text())
+    assert data["copies"] is None
+    assert data["verdict"] == "pass", all_text(result)
+    assert data["counts"]["verifier_disagreements"] == 0
+
+
+def test_the_fixture_offers_the_pairs_of_a_reverified_task(gate: Gate) -> None:
+    old = old_rows()[: 4 * ROLLOUTS]
+    new = reverified(old)
+    new[-1]["response"]["output"][-1]["id"] += "-rerun"  # task 3's last rollout ran again: no pairs
+    args = gate.pair(old, new)
+    gate.write(
+        "test_pairs.py",
+        "def test_pairs(rollout_pair):\n"
+        "    pairs = rollout_pair.rollout_pairs\n"
+        "    shown = None if pairs is None else [(p.rollout, p.agrees, rollout_pair.new.read_row(p.new)['reward'])"
+        " for p in pairs]\n"
+        "    print('PAIRS', rollout_pair.task, shown, repr(pairs[0]) if pairs else None)\n",
+    )
+    result = gate.run(*args, "test_pairs.py", "-s", "-p", "no:randomly")
+    printed = [line[line.index("PAIRS ") :] for line in result.outlines if "PAIRS " in line]
+    shown = {line.split()[1]: line for line in printed}
+    assert set(shown) == {"0", "1", "2", "3"}, all_text(result)
+    assert "[(0, True, " in shown["0"] and "RolloutPair(rollout=0, old_reward=" in shown["0"]
+    assert shown["3"] == "PAIRS 3 None None"
+
+
+def test_the_merge_of_two_parts_names_the_disagreements(gate: Gate, capsys: pytest.CaptureFixture[str]) -> None:
+    from pytest_rollout_parity.__main__ import main as merge_main
+
+    old = old_rows()
+    args = [*gate.pair(old, reverified(old)), "--parity-margin=0.05", "-p", "no:cacheprovider"]
+    for group in (1, 2):
+        gate.run(*args, "--splits=2", f"--group={group}", f"--parity-json=part{group}.json")
+    capsys.readouterr()
+    merged = gate.path / "merged.json"
+    try:
+        status = merge_main(["merge", str(gate.path / "part1.json"), str(gate.path / "part2.json"), f"--json={merged}"])
+    except SystemExit as exc:
+        status = int(exc.code or 0)
+    out = capsys.readouterr().out
+    assert status == 1, out
+    assert "2 verifier disagreements: the same trajectories scored differently" in out
+    data = json.loads(merged.read_text(encoding="utf-8"))
+    assert data["verdict"] == "fail" and data["counts"]["verifier_disagreements"] == 2
+    assert sorted(t["task"] for t in data["tasks"] if t["verifier_disagreements"]) == ["17", "3"]
+
+
+def test_a_listed_disagreement_is_accepted_as_one(gate: Gate) -> None:
+    old = old_rows()
+    gate.write("known.txt", "3  # the new judge reads boxed answers\n17  # likewise\n")
+    args = gate.pair(old, reverified(old))
+    result = gate.run(*args, "--parity-margin=0.05", "--parity-known-flips=known.txt", "-rA")
+    assert result.ret == 0, all_text(result)
+    assert "known verifier disagreement (1 rollout(s) of the same trajectories) (known.txt:1)" in all_text(result)
