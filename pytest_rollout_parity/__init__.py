@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         compare_files,
         compare_rollouts,
         load_rollouts,
+        rollout_pairs,
         summary_dict,
     )
 
@@ -32,6 +33,7 @@ __all__ = [
     "compare_files",
     "compare_rollouts",
     "load_rollouts",
+    "rollout_pairs",
     "summary_dict",
 ]
 

@@ -34,6 +34,7 @@ from .judging.coverage_file import InventoryRead, coverage_places, read_inventor
 from .judging.hook_verdict import Verdict
 from .judging.known_flips import KnownFlips, read_known_flips
 from .judging.metrics_file import AggregateCheck, check_side, combined_check, metrics_path, metrics_places
+from .judging.rollout_pairs import rollout_pairs
 from .judging.row_context import EXCERPT_CAP, wants_excerpt
 from .judging.verifier_output import LogRoots
 from .model import CompareResult, Join, RowCounts, RowOrigin, TaskComparison, TaskSide
@@ -139,6 +140,7 @@ __all__ = [
     "reader_name",
     "render_html",
     "render_markdown",
+    "rollout_pairs",
     "side_from_plain",
     "side_to_plain",
     "sidecar_display",

@@ -10,10 +10,10 @@ import enum
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Optional, TypeVar
+from typing import Any, Literal, Optional, TypeVar
 
-if TYPE_CHECKING:
-    from .judging.rollout_pairs import RolloutPair
+#: rewards closer than this are the same reward (a task whose means differ by no more is identical)
+REWARD_TOLERANCE = 1e-9
 
 Category = Literal["identical", "flipped", "flipped_agent_error", "masked", "missing"]
 Side = Literal["old", "new"]
@@ -214,14 +214,6 @@ class TaskComparison:
     def side(self, name: Side) -> Optional[TaskSide]:
         """The old or the new side of the task."""
         return self.old if name == "old" else self.new
-
-    @property
-    def rollout_pairs(self) -> Optional[tuple[RolloutPair, ...]]:
-        """The scored rows paired rollout by rollout when both sides hold the same trajectories (a
-        re-verification), else None; reads the rows (docs/semantics.md, "Verifier disagreements")."""
-        from .judging.rollout_pairs import rollout_pairs  # the judging stage imports this module
-
-        return rollout_pairs(self)
 
 
 @dataclass(frozen=True, slots=True)

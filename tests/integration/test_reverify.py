@@ -128,8 +128,9 @@ def test_the_fixture_offers_the_pairs_of_a_reverified_task(gate: Gate) -> None:
     args = gate.pair(old, new)
     gate.write(
         "test_pairs.py",
+        "from pytest_rollout_parity import rollout_pairs\n"
         "def test_pairs(rollout_pair):\n"
-        "    pairs = rollout_pair.rollout_pairs\n"
+        "    pairs = rollout_pairs(rollout_pair)\n"
         "    shown = None if pairs is None else [(p.rollout, p.agrees, rollout_pair.new.read_row(p.new)['reward'])"
         " for p in pairs]\n"
         "    print('PAIRS', rollout_pair.task, shown, repr(pairs[0]) if pairs else None)\n",

@@ -192,7 +192,7 @@ def test_two_runs_in_one_file_are_not_joined_across_runs(gate: Gate) -> None:
     result.assert_outcomes(passed=8, failed=2)
     result.stdout.fnmatch_lines(
         [
-            "parity: FAIL: 1 task regressed, 1 improved; 8 identical",
+            "parity: FAIL: 1 task regressed, 1 improved (2 verifier disagreements: *); 8 identical",
             "*both sides: the side holds several runs: its rows carry 2 _ng_run_id values (A, B); _ng_task_index names*",
         ]
     )

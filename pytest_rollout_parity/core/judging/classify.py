@@ -12,6 +12,7 @@ from typing import Optional
 from ..identity.item_names import listed
 from ..identity.join import SideInput, join_sides
 from ..model import (
+    REWARD_TOLERANCE,
     Category,
     CompareResult,
     Join,
@@ -23,8 +24,6 @@ from ..model import (
     TaskSide,
 )
 from ..reading.task_idents import natural_key
-
-REWARD_TOLERANCE = 1e-9
 
 
 def enough_scored(scored: int, rows: int) -> bool:

@@ -17,11 +17,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Optional
 
-from ..model import CompareResult, RowFacts, TaskComparison, TaskSide
+from ..model import REWARD_TOLERANCE, CompareResult, RowFacts, TaskComparison, TaskSide
 from ..reading.fields import TRAJECTORY
 from ..reading.prompt_labels import prompt_hash
 from ..reading.row_facts import lookup
-from .classify import REWARD_TOLERANCE
 
 
 @dataclass(frozen=True, repr=False)
