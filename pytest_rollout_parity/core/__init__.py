@@ -51,7 +51,7 @@ from .reading.sidecar import sidecar_display, sidecar_path, sidecar_places
 from .reading.skeleton import reader_name
 from .reading.snapshot import frame_plain, frame_side, snapshot_schema, unframe_plain, unframe_side
 from .reports.annotations import annotation_lines
-from .reports.html_page import flip_html, render_html, summary_html
+from .reports.html_page import Audit, flip_html, render_html, summary_html
 from .reports.item_outcome import FlipEvidence, flip_evidence, header_line, task_prompt, uncompared_reason
 from .reports.json_file import write_json, write_text
 from .reports.markdown import FLIPS, render_markdown
@@ -85,6 +85,7 @@ __all__ = [
     "EXCERPT_CAP",
     "FLIPS",
     "AggregateCheck",
+    "Audit",
     "CompareInputError",
     "CompareResult",
     "Coverage",

@@ -147,21 +147,25 @@ def inputs_state(request: SideRequest) -> tuple[Any, ...]:
     )
 
 
-@lru_cache(maxsize=1)
-def code_state() -> tuple[Any, ...]:
-    """The plugin's version and the (name, size, mtime) of each core module: edits invalidate entries."""
+def release() -> str:
+    """The plugin's installed version (`unknown` when it is run from a tree that was never installed)."""
     try:
         from importlib.metadata import version
 
-        release = version("pytest-rollout-parity")
+        return version("pytest-rollout-parity")
     except Exception:
-        release = "unknown"
+        return "unknown"
+
+
+@lru_cache(maxsize=1)
+def code_state() -> tuple[Any, ...]:
+    """The plugin's version and the (name, size, mtime) of each core module: edits invalidate entries."""
     core = Path(__file__).parents[1] / "core"
     modules = []
     for entry in sorted(core.rglob("*.py")):
         st = entry.stat()
         modules.append((entry.relative_to(core).as_posix(), st.st_size, st.st_mtime_ns))
-    return (release, tuple(modules), snapshot_schema())
+    return (release(), tuple(modules), snapshot_schema())
 
 
 def entry_key(request: SideRequest, state: tuple[Any, ...]) -> tuple[Any, ...]:
