@@ -19,8 +19,8 @@ from pytest_rollout_parity.core.reports.html_page import (
     Audit,
     render_html,
     report_body,
+    task_outcomes,
 )
-from pytest_rollout_parity.core.reports.html_page import task_outcomes
 from pytest_rollout_parity.core.reports.pictures import FLIP_POINTS, POINTS_CAP, interval_svg, scatter_svg
 from pytest_rollout_parity.core.reports.summary import Files, RunInfo, Summary, build_summary
 
@@ -288,5 +288,7 @@ def test_the_footer_names_the_run_its_inputs_and_escapes_them() -> None:
     text = footer.group(1)
     assert "pytest --parity-old=&#x27;&lt;x&gt;.jsonl&#x27;" in text and "<x>" not in text
     assert "pytest-rollout-parity 9.9.9; run started 2026-01-02T03:04:05+00:00" in text
-    assert "old: <code>old.jsonl</code> (crc32:0000beef:12)" in text and "new: <code>new.jsonl</code> (no digest)" in text
+    assert (
+        "old: <code>old.jsonl</code> (crc32:0000beef:12)" in text and "new: <code>new.jsonl</code> (no digest)" in text
+    )
     assert "<footer>" not in render_html(summary)  # no run known: no footer
