@@ -65,7 +65,7 @@ from .reports.summary import (
     margin_decisions,
     task_outcome,
 )
-from .reports.terminal import summary_lines
+from .reports.terminal import fit, summary_lines
 from .statistics.agent_rates import error_rates
 from .statistics.margin import (
     EQUIVALENCE_ITEM,
@@ -125,6 +125,7 @@ __all__ = [
     "coverage_places",
     "error_rates",
     "expand",
+    "fit",
     "flip_evidence",
     "flip_html",
     "frame_plain",
