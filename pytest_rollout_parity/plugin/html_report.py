@@ -19,8 +19,8 @@ from typing import Any, Optional
 
 import pytest
 
-from ..core import FLIPS, Audit, flip_html, header_line, render_html, summary_html, visible, write_text
-from .collect import ParityItem
+from ..core import FLIPS, Audit, fit, flip_html, header_line, render_html, summary_html, visible, write_text
+from .collect import ParityItem, terminal_width
 from .reporting import ParitySummary
 from .rerun_cache import release
 
@@ -98,7 +98,8 @@ class ParityHtmlPage:
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         """A page that could not be written, on its own line."""
         if self.problem is not None:
-            terminalreporter.write_line(self.problem, red=True)
+            for line in fit([self.problem], terminal_width(terminalreporter.config)):
+                terminalreporter.write_line(line, red=True)
 
 
 class ParityHtmlSummary:

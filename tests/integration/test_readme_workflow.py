@@ -97,6 +97,11 @@ def _clean_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "PYTEST_"))}
 
 
+def _run(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """A step's command, its output kept for the assertion's message."""
+    return subprocess.run(argv, cwd=cwd, env=env or _clean_env(), capture_output=True, text=True, timeout=300)
+
+
 def _run_gate_step(cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     """The one-job workflow's gate step, line by line (`pytest` as this Python's), each line's
     exit status as the README says (the bundled pair's flips fail); the gate's run is returned."""
@@ -106,7 +111,7 @@ def _run_gate_step(cwd: Path, env: dict[str, str]) -> subprocess.CompletedProces
         argv = shlex.split(line)
         if argv[0] == "pytest":
             argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *argv[1:]]
-        done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+        done = _run(argv, cwd, env)
         expected = 1 if "pytest" in argv else 0
         assert done.returncode == expected, done.stdout + done.stderr
         gate = done if "pytest" in argv else gate
@@ -245,19 +250,11 @@ def test_the_install_steps_build_a_wheel_that_runs_the_gate(tmp_path: Path) -> N
             wheels = [str(path) for pattern in argv[4:] for path in tmp_path.glob(pattern)]
             assert len(wheels) == 1, wheels
             argv = [*argv[:4], "--no-deps", "--no-index", "--target", str(site), *wheels]
-        done = subprocess.run(
-            [sys.executable, *argv[1:]], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
-        )
+        done = _run([sys.executable, *argv[1:]], tmp_path, env)
         assert done.returncode == 0, done.stdout + done.stderr
     env["PYTHONPATH"] = str(site)
-    where_from = subprocess.run(
-        [sys.executable, "-c", "import pytest_rollout_parity.plugin.entry as e; print(e.__file__)"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
+    where_from = _run(
+        [sys.executable, "-c", "import pytest_rollout_parity.plugin.entry as e; print(e.__file__)"], tmp_path, env
     )
     assert where_from.stdout.startswith(str(site)), where_from.stdout  # the wheel's plugin, not the suite's
     run = _run_gate_step(tmp_path, env)
@@ -269,24 +266,12 @@ def test_the_install_steps_build_a_wheel_that_runs_the_gate(tmp_path: Path) -> N
 def test_the_sdist_and_the_wheel_build_and_pass_twine_check(tmp_path: Path) -> None:
     source = _checkout(tmp_path, "checkout")
     dist = tmp_path / "dist"
-    build = subprocess.run(
-        [sys.executable, "-m", "build", "--outdir", str(dist), str(source)],
-        cwd=tmp_path,
-        env=_clean_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    build = _run([sys.executable, "-m", "build", "--outdir", str(dist), str(source)], tmp_path)
     assert build.returncode == 0, build.stdout + build.stderr
     built = sorted(path.name for path in dist.iterdir())
     assert len(built) == 2 and built[0].endswith(".whl") and built[1].endswith(".tar.gz"), built
-    check = subprocess.run(
-        [sys.executable, "-m", "twine", "check", "--strict", *(str(path) for path in sorted(dist.iterdir()))],
-        cwd=tmp_path,
-        env=_clean_env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
+    check = _run(
+        [sys.executable, "-m", "twine", "check", "--strict", *(str(path) for path in sorted(dist.iterdir()))], tmp_path
     )
     assert check.returncode == 0, check.stdout + check.stderr
     assert check.stdout.count("PASSED") == 2, check.stdout
