@@ -103,10 +103,11 @@ class Group(NamedTuple):
 
 
 def groups(drawn: Iterable[Point]) -> list[Group]:
-    """The points grouped by position and class, in order of first appearance."""
+    """The points grouped by position (to 9 decimals: means equal but for float rounding coincide)
+    and class, in order of first appearance."""
     found: dict[tuple[float, float, str], Group] = {}
     for point in drawn:
-        key = (point.old, point.new, point.kind)
+        key = (round(point.old, 9), round(point.new, 9), point.kind)
         group = found.get(key)
         if group is None:
             found[key] = Group(point.old, point.new, point.kind, point.flip, [point.task])
