@@ -17,6 +17,7 @@ from pytest_rollout_parity.core.reports.html_page import (
     FLIP_ROWS,
     IDENTICAL_ROWS,
     Audit,
+    for_reader,
     render_html,
     report_body,
     task_outcomes,
@@ -267,6 +268,19 @@ def test_the_page_names_no_command_line_option() -> None:
     page = render_html(_summary(old, new))
     assert "--parity" not in page and "{" + "json}" not in page
     assert "more (see the JSON summary)" in page
+
+
+def test_options_are_worded_for_a_reader_outside_evidence_labels_and_the_footer() -> None:
+    page = (
+        "<p>kept as one task (name the key with --parity-key or key= if they differ); "
+        "5 more (see --parity-json or summary_dict()); hooks and --parity-known-flips; `--parity-html=FILE`</p>"
+        "<code>--parity-json</code><pre>use --parity-logs-root</pre><footer>pytest --parity-margin=0.05</footer>"
+    )
+    assert for_reader(page) == (
+        "<p>kept as one task (name the key with the key setting if they differ); "
+        "5 more (see the JSON summary); hooks and the known-flips list; the HTML report</p>"
+        "<code>--parity-json</code><pre>use --parity-logs-root</pre><footer>pytest --parity-margin=0.05</footer>"
+    )
 
 
 def test_identical_tasks_are_listed_folded_and_capped() -> None:

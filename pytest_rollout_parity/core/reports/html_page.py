@@ -35,11 +35,10 @@ EVIDENCE_ROWS = 20
 IDENTICAL_ROWS = 1000
 MORE = "… and {} more (see the JSON summary)"
 
-#: how the page words a setting that the terminal's messages name by its option (page: no shell at hand)
+#: how the page words what the terminal's messages name by its option (a page has no shell at hand);
+#: any other option is `the <name> setting`
 READER_WORDS = {
     "json": "the JSON summary",
-    "key": "a join key",
-    "agent": "an agent",
     "known-flips": "the known-flips list",
     "margin": "a margin",
     "html": "the HTML report",
@@ -58,7 +57,7 @@ def for_reader(page: str) -> str:
     return "".join(parts)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Audit:
     """What the page's footer says about the run that wrote it (the inputs' digests are the summary's)."""
 
