@@ -290,7 +290,7 @@ def gate(pytester: pytest.Pytester) -> Gate:
 def wide_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     """pytest cuts short-summary lines to the terminal's width, and the gate fits its own lines to it
     (`COLUMNS` set): a terminal wide enough that assertions see every line whole."""
-    monkeypatch.setenv("COLUMNS", "100000")
+    monkeypatch.setenv("COLUMNS", "2000")
 
 
 @pytest.fixture(autouse=True)
