@@ -134,6 +134,8 @@ class TaskSide(_Closed):
     agent_error: Optional[str]
     failure_kind: Optional[str]
     masked_rows: int
+    passed: Optional[int]
+    reward_range: Optional[Pair]
 
 
 class HookVerdict(_Closed):

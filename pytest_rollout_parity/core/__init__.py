@@ -49,7 +49,7 @@ from .reading.sidecar import sidecar_display, sidecar_path, sidecar_places
 from .reading.skeleton import reader_name
 from .reading.snapshot import NotPlain, side_from_plain, side_to_plain, snapshot_schema
 from .reports.annotations import annotation_lines
-from .reports.html_page import flip_html, render_html, summary_html
+from .reports.html_page import Audit, flip_html, render_html, summary_html
 from .reports.item_outcome import FlipEvidence, flip_evidence, header_line, task_prompt, uncompared_reason
 from .reports.json_file import write_json, write_text
 from .reports.markdown import FLIPS, render_markdown
@@ -63,7 +63,7 @@ from .reports.summary import (
     margin_decisions,
     task_outcome,
 )
-from .reports.terminal import summary_lines
+from .reports.terminal import fit, summary_lines
 from .statistics.agent_rates import error_rates
 from .statistics.margin import (
     EQUIVALENCE_ITEM,
@@ -80,6 +80,7 @@ __all__ = [
     "EXCERPT_CAP",
     "FLIPS",
     "AggregateCheck",
+    "Audit",
     "CompareInputError",
     "CompareResult",
     "Coverage",
@@ -120,6 +121,7 @@ __all__ = [
     "coverage_places",
     "error_rates",
     "expand",
+    "fit",
     "flip_evidence",
     "flip_html",
     "header_line",

@@ -132,6 +132,17 @@ def set_crash_message(representation: object, message: str, location: Optional[t
             crash.path, crash.lineno = location
 
 
+def _message_lines(representation: object) -> Optional[list[str]]:
+    """The body lines of a message-only (``style="value"``) failure, as pytest will print them; None
+    when pytest's shape has changed."""
+    traceback = getattr(representation, "reprtraceback", None)
+    entries = getattr(traceback, "reprentries", None)
+    if not entries or not isinstance(getattr(entries[-1], "lines", None), list):
+        return None
+    lines: list[str] = entries[-1].lines
+    return lines
+
+
 def keep_message_lines(representation: object, count: int) -> None:
     """Keep the first ``count`` lines of a message-only failure's body.
 
@@ -139,11 +150,17 @@ def keep_message_lines(representation: object, count: int) -> None:
     ``--tb=line`` prints that body before the crash line; this cuts it to what the style asks for
     (none for line, the header for short). If the shape changes, the whole message stays.
     """
-    traceback = getattr(representation, "reprtraceback", None)
-    entries = getattr(traceback, "reprentries", None)
-    if not entries or not isinstance(getattr(entries[-1], "lines", None), list):
-        return
-    del entries[-1].lines[count:]
+    lines = _message_lines(representation)
+    if lines is not None:
+        del lines[count:]
+
+
+def refit_message_lines(representation: object, fitted: Callable[[list[str]], list[str]]) -> None:
+    """Print a message-only failure's body as ``fitted`` gives its lines (wrapped to the terminal's
+    width). If the shape changes, the message is printed as it is."""
+    lines = _message_lines(representation)
+    if lines is not None:
+        lines[:] = fitted(lines)
 
 
 def add_junit_suite_property(config: object, name: str, value: str) -> None:

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from ..core import annotation_lines, render_markdown, write_text
+from ..core import annotation_lines, fit, render_markdown, write_text
+from .collect import terminal_width
 from .reporting import ParitySummary
 
 STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
@@ -62,8 +63,10 @@ class ParityCI:
         """A report that could not be written (each on its own line: the progress line may still be
         open when the session finishes); under GitHub Actions, one `::error` command per failed flip,
         unless pytest-github-actions-annotate-failures is active: it annotates each failed item already."""
+        width = terminal_width(terminalreporter.config)
         for line, markup in self.problems:
-            terminalreporter.write_line(line, **markup)
+            for part in fit([line], width):
+                terminalreporter.write_line(part, **markup)
         summary = self.summary.summary
         if summary is None or os.environ.get("GITHUB_ACTIONS") != "true":
             return

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
@@ -14,12 +16,13 @@ from ..core import (
     EQUIVALENCE_ITEM,
     RowOrigin,
     Verdict,
+    fit,
     task_outcome,
     terminal_line,
     terminal_text,
     visible,
 )
-from ._pytest_compat import keep_message_lines, set_crash_message
+from ._pytest_compat import keep_message_lines, refit_message_lines, set_crash_message
 from .outcomes import default_verdict
 from .run import RUN_KEY, ParityRun
 
@@ -111,6 +114,16 @@ class GateFinding(pytest.fail.Exception):  # type: ignore[misc, name-defined]  #
 MESSAGE_ATTRIBUTE = "parity_message"
 
 
+def terminal_width(config: pytest.Config) -> Optional[int]:
+    """The width the gate's lines are fitted to: the terminal's when there is one (output to a
+    terminal, or `COLUMNS` set), read as pytest reads it; None for a log, whose lines stay whole."""
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if not os.environ.get("COLUMNS") and not getattr(reporter, "isatty", False):
+        return None
+    columns = shutil.get_terminal_size().columns
+    return columns if columns >= 40 else 80  # pytest's own floor
+
+
 def _message_only(
     item: pytest.Item,
     excinfo: pytest.ExceptionInfo[BaseException],
@@ -131,6 +144,9 @@ def _message_only(
         keep_message_lines(representation, 0)
     else:
         set_crash_message(representation, finding.header, location)
+    width = terminal_width(item.config)
+    if width is not None:
+        refit_message_lines(representation, lambda body: fit(body, width))
     return representation
 
 

@@ -11,15 +11,18 @@ needs no import of pytest-html.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Generator
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Optional
 
 import pytest
 
-from ..core import FLIPS, flip_html, header_line, render_html, summary_html, visible, write_text
-from .collect import ParityItem
+from ..core import FLIPS, Audit, fit, flip_html, header_line, render_html, summary_html, visible, write_text
+from .collect import ParityItem, terminal_width
 from .reporting import ParitySummary
+from .rerun_cache import release
 
 
 def html_report_requested(config: pytest.Config) -> bool:
@@ -66,6 +69,12 @@ class ParityHtmlPage:
         self.summary = summary
         self.target = target
         self.problem: Optional[str] = None
+        self.started: Optional[str] = None
+
+    @pytest.hookimpl
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """The run's start, for the page's footer."""
+        self.started = datetime.now(timezone.utc).isoformat(timespec="seconds")
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -73,8 +82,14 @@ class ParityHtmlPage:
         built = self.summary.summary
         if built is None:
             return
+        config = session.config
+        audit = Audit(
+            command=shlex.join(["pytest", *config.invocation_params.args]),
+            version=release(),
+            started=self.started or "unknown",
+        )
         try:
-            write_text(self.target, render_html(built, int(session.exitstatus)))
+            write_text(self.target, render_html(built, int(session.exitstatus), audit=audit))
         except OSError as exc:
             self.problem = f"ERROR: --parity-html: cannot write {self.target}: {exc.strerror or exc}"
             session.exitstatus = pytest.ExitCode.USAGE_ERROR
@@ -83,7 +98,8 @@ class ParityHtmlPage:
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         """A page that could not be written, on its own line."""
         if self.problem is not None:
-            terminalreporter.write_line(self.problem, red=True)
+            for line in fit([self.problem], terminal_width(terminalreporter.config)):
+                terminalreporter.write_line(line, red=True)
 
 
 class ParityHtmlSummary:

@@ -10,7 +10,7 @@ from typing import Optional
 
 import pytest
 
-from ..core import FLIPS, SplitGroup, Summary, Verdict, build_summary, summary_lines, write_json
+from ..core import FLIPS, SplitGroup, Summary, Verdict, build_summary, fit, summary_lines, write_json
 from ._pytest_compat import add_junit_suite_property
 from .collect import (
     CATEGORY_PROPERTY,
@@ -21,6 +21,7 @@ from .collect import (
     TASK_PROPERTY,
     VERDICT_PROPERTY,
     hook_verdict,
+    terminal_width,
 )
 from .run import ParityRun
 
@@ -168,12 +169,14 @@ class ParitySummary:
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         """The `rollout parity` section, from the summary built at session finish."""
-        for problem in self.problems:
+        width = terminal_width(terminalreporter.config)
+        for problem in fit(self.problems, width):
             terminalreporter.write_line(problem, red=True)
         if self.summary is None:
             return
         terminalreporter.write_sep("=", "rollout parity")
+        lines = summary_lines(self.summary)
         if self.run.settings.plan:
-            terminalreporter.write_line("--parity-plan: no item ran; the verdict and the plan below are the data's")
-        for line in summary_lines(self.summary):
+            lines.insert(0, "--parity-plan: no item ran; the verdict and the plan below are the data's")
+        for line in fit(lines, width):
             terminalreporter.write_line(line)

@@ -102,21 +102,25 @@ def inputs_state(request: SideRequest) -> list[list[Any]]:
     ]
 
 
-@lru_cache(maxsize=1)
-def code_state() -> list[Any]:
-    """The plugin's version and the (name, size, mtime) of each core module: edits invalidate entries."""
+def release() -> str:
+    """The plugin's installed version (`unknown` when it is run from a tree that was never installed)."""
     try:
         from importlib.metadata import version
 
-        release = version("pytest-rollout-parity")
+        return version("pytest-rollout-parity")
     except Exception:
-        release = "unknown"
+        return "unknown"
+
+
+@lru_cache(maxsize=1)
+def code_state() -> list[Any]:
+    """The plugin's version and the (name, size, mtime) of each core module: edits invalidate entries."""
     core = Path(__file__).parents[1] / "core"
     modules = [
         [entry.relative_to(core).as_posix(), entry.stat().st_size, entry.stat().st_mtime_ns]
         for entry in sorted(core.rglob("*.py"))
     ]
-    return [FORMAT, release, modules, snapshot_schema()]
+    return [FORMAT, release(), modules, snapshot_schema()]
 
 
 def entry_key(requests: list[SideRequest], states: list[list[list[Any]]]) -> bytes:

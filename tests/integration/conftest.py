@@ -288,8 +288,9 @@ def gate(pytester: pytest.Pytester) -> Gate:
 
 @pytest.fixture(autouse=True)
 def wide_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Short-summary lines are cut to the terminal width on pytest 8; keep them whole for assertions."""
-    monkeypatch.setenv("COLUMNS", "300")
+    """pytest cuts short-summary lines to the terminal's width, and the gate fits its own lines to it
+    (`COLUMNS` set): a terminal wide enough that assertions see every line whole."""
+    monkeypatch.setenv("COLUMNS", "2000")
 
 
 @pytest.fixture(autouse=True)

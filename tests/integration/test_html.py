@@ -32,8 +32,7 @@ def test_report_holds_counts_and_flip_extras(gate: Gate) -> None:
     # the summary's flip table: each flip once, with its means, repeats and outcome
     assert text.count('<tr class="flip">') == 3
     assert re.search(
-        r'<code>regex-log</code></td><td class="n">1</td><td class="n">0</td>'
-        r'<td class="n">1 / 1</td><td class="o-failed">failed</td>',
+        r'<code>regex-log</code></td><td class="n">1/1 → 0/1</td><td class="o-failed">failed</td>',
         text,
     )
     assert "<svg" in text and "<circle" in text  # the pictures

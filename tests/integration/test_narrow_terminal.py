@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from .conftest import NEW, Gate, junit_cases, summary_lines
+from .conftest import NEW, Gate, junit_cases, legacy_row, summary_lines
 
 REGRESSED = "new regressed: old=1.0 new=0.0"
 IMPROVED = "new improved: old=0.0 new=1.0"
@@ -97,3 +97,54 @@ def test_new_file_outside_the_rootdir_still_shows_rewards(gate: Gate, monkeypatc
     result = gate.run(*args, "-rf")
     line = next(line for line in result.outlines if line.startswith(f"FAILED {nodeid}"))
     assert line.startswith(f"FAILED {nodeid} - new regressed: old=")
+
+
+# --- every line the gate writes, on a 30-task migration in margin mode ---------------------------
+
+LONG_LOG_LINE = "E   AssertionError: expected the calendar event list to hold " + "a-rather-long-event-name " * 12
+
+
+def _migration(gate: Gate) -> list[str]:
+    """30 tasks, 8 rollouts each, on both sides: 3 regress 8/8 → 0/8 (they fail), 6 flip by a rollout
+    (within noise), one is masked on the new side, one runs only on the old; every row carries a
+    long log line."""
+    old, new = [], []
+    for task in range(30):
+        name = f"calendar-scheduling-task-with-a-long-name-{task:02d}"
+        for rollout in range(8):
+            before = 1.0 if task < 3 or (task + rollout) % 3 else 0.0
+            after = 0.0 if task < 3 else (1.0 - before if 3 <= task < 9 and rollout == 0 else before)
+            output = f"== {name} ==\n{LONG_LOG_LINE}\nFAILED test_outputs.py::test_a\n"
+            old.append(legacy_row(name, before, output=output, _ng_rollout_index=rollout))
+            if task == 29:
+                continue  # only in the old file
+            extra = {"mask_sample": True, "failure_kind": "environment_server_failed"} if task == 28 else {}
+            new.append(legacy_row(name, after, output=output, _ng_rollout_index=rollout, **extra))
+    return gate.pair(old, new)
+
+
+#: pytest's own lines (its header, the short summary, the separators), which are pytest's to fit
+PYTESTS = re.compile(
+    r"(platform|rootdir|plugins|configfile|collected|Running \d+ items|(FAILED|XFAIL|XPASS|ERROR|PASSED) )"
+    r"|[=_]+ .* [=_]+$"
+)
+
+
+def _gate_lines(result: pytest.RunResult) -> list[str]:
+    """Every line of the run but pytest's own."""
+    return [line for line in result.outlines if not PYTESTS.match(line)]
+
+
+@pytest.mark.parametrize("flags", [[], ["-rA"], ["--tb=long"], ["--parity-plan"]])
+def test_every_gate_line_fits_80_columns(gate: Gate, flags: list[str]) -> None:
+    args = _migration(gate)
+    result = gate.run(*args, "--parity-margin=0.05", "--parity-alpha=0.05", *flags)
+    lines = _gate_lines(result)
+    assert any(line.startswith("parity: ") for line in lines)
+    long = [line for line in lines if len(line) > 80]
+    assert not long, "\n".join(long)
+    if "--parity-plan" not in flags:
+        assert result.ret == 1 and "    | FAILED test_outputs.py::test_a" in lines  # the flips' messages are here
+        # a flip's log line is wrapped, not lost: its words are all there, continued under its `|`
+        text = " ".join(line.strip().removeprefix("|").strip() for line in lines)
+        assert "a-rather-long-event-name " * 11 in text + " "

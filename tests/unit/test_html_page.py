@@ -12,7 +12,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_rollout_parity import compare_rollouts
-from pytest_rollout_parity.core.reports.html_page import EVIDENCE_ROWS, FLIP_ROWS, render_html, report_body
+from pytest_rollout_parity.core.reports.html_page import (
+    EVIDENCE_ROWS,
+    FLIP_ROWS,
+    IDENTICAL_ROWS,
+    Audit,
+    for_reader,
+    render_html,
+    report_body,
+    task_outcomes,
+)
 from pytest_rollout_parity.core.reports.pictures import FLIP_POINTS, POINTS_CAP, interval_svg, scatter_svg
 from pytest_rollout_parity.core.reports.summary import Files, RunInfo, Summary, build_summary
 
@@ -43,6 +52,11 @@ def _circles(svg: ET.Element) -> list[ET.Element]:
     return list(svg.iter(f"{SVG}circle"))
 
 
+def _tasks_drawn(svg: ET.Element) -> int:
+    """How many tasks the scatter's circles stand for (each says so)."""
+    return sum(int(circle.get("data-tasks", "0")) for circle in _circles(svg))
+
+
 class _Strict(HTMLParser):
     """Collects the tags and the external references a page has."""
 
@@ -67,10 +81,7 @@ def test_the_page_holds_the_verdict_statistics_flips_and_lists() -> None:
     rows = re.findall(r'<tr class="flip">(.*?)</tr>', page, flags=re.S)
     assert len(rows) == 2
     assert re.search(
-        r'<code>down</code>.*<td class="n">1</td><td class="n">0.5</td><td class="n">2 / 2</td>'
-        r'<td class="o-failed">failed</td>',
-        rows[0],
-        flags=re.S,
+        r'<code>down</code>.*<td class="n">2/2 &#8594; 1/2</td><td class="o-failed">failed</td>', rows[0], flags=re.S
     )
     assert page.count("the log&#x27;s last line") == 1  # each flip's evidence once
     assert "<code>gone</code>: only in the old file" in page and "<code>extra</code>: only in the new file" in page
@@ -117,11 +128,17 @@ def test_every_compared_task_is_a_point_at_10_tasks() -> None:
     old = {f"t{i}": [1.0] for i in range(10)}
     new = {f"t{i}": [0.0 if i < 3 else 1.0] for i in range(10)}
     scatter = _svgs(scatter_svg(_summary(old, new), ["failed"] * 3 + ["passed"] * 7))[0]
-    circles = _circles(scatter)
-    assert len(circles) == 10
-    assert sum(circle.get("class") == "p-regressed" for circle in circles) == 3
+    assert _tasks_drawn(scatter) == 10
+    # the three regressions at (1, 0) are one circle that says 3, larger than a lone task's
+    regressed = [circle for circle in _circles(scatter) if circle.get("class") == "p-regressed"]
+    assert [circle.get("data-tasks") for circle in regressed] == ["3"]
+    counts = [text.text for text in scatter.iter(f"{SVG}text") if text.get("class") == "count"]
+    assert sorted(counts, key=str) == ["3", "7"]
     titles = {title.text for title in scatter.iter(f"{SVG}title")}
-    assert "t0: old 1, new 0" in titles  # a reader can hover a point to see which task it is
+    assert "3 tasks at old 1, new 0: t0, t1, t2" in titles  # a reader can hover a circle to see which tasks
+    lone = _svgs(scatter_svg(_summary({"a": [1.0], "b": [1.0]}, {"a": [0.0], "b": [1.0]}), ["failed", "passed"]))[0]
+    assert float(regressed[0].get("r", "0")) > max(float(c.get("r", "0")) for c in _circles(lone))
+    assert "a: old 1, new 0" in {title.text for title in lone.iter(f"{SVG}title")}
 
 
 def test_ten_thousand_tasks_are_ten_thousand_points_within_a_megabyte() -> None:
@@ -132,8 +149,7 @@ def test_ten_thousand_tasks_are_ten_thousand_points_within_a_megabyte() -> None:
     summary = _summary(old, new)
     page = render_html(summary)
     scatter = _svgs(page)[0]
-    compared = summary.compared
-    assert len(_circles(scatter)) == compared == n
+    assert _tasks_drawn(scatter) == summary.compared == n
     assert len(page.encode()) < 1_000_000
 
 
@@ -151,7 +167,7 @@ def test_twice_the_points_cap_is_binned_flips_drawn_and_the_page_small() -> None
     scatter = _svgs(page)[0]
     flips = summary.counts.flipped
     assert flips > FLIP_POINTS
-    assert len(_circles(scatter)) == FLIP_POINTS  # the first flips one by one, the rest counted in cells
+    assert _tasks_drawn(scatter) == FLIP_POINTS  # the first flips as circles, the rest counted in cells
     counted = sum(
         int(title.text.split()[0])
         for title in scatter.iter(f"{SVG}title")
@@ -167,26 +183,52 @@ def test_each_compared_task_is_drawn_once(pairs: list[tuple[float, float]]) -> N
     old = {f"t{i}": [a] for i, (a, _) in enumerate(pairs)}
     new = {f"t{i}": [b] for i, (_, b) in enumerate(pairs)}
     summary = _summary(old, new)
-    scatter = _svgs(scatter_svg(summary, ["passed"] * len(pairs)))[0]
-    assert len(_circles(scatter)) == len(pairs)
+    scatter = _svgs(scatter_svg(summary, task_outcomes(summary)))[0]
+    assert _tasks_drawn(scatter) == len(pairs)
+    # no circle hides another: each stands at a place of its own
+    places = [(circle.get("cx"), circle.get("cy")) for circle in _circles(scatter)]
+    assert len(places) == len(set(places))
 
 
-def test_the_interval_is_drawn_against_the_margin_band() -> None:
+def _bar(svg: str) -> tuple[ET.Element, list[float], tuple[float, float]]:
+    """The interval picture: its drawing, the decisive bar's ends (x) and the band's (x)."""
+    drawn = _svgs(svg)[0]
+    bar = next(line for line in drawn.iter(f"{SVG}line") if line.get("y1") == line.get("y2") == "46")
+    ends = sorted(float(bar.get(name, "0")) for name in ("x1", "x2"))
+    band = next(rect for rect in drawn.iter(f"{SVG}rect") if rect.get("class") == "band")
+    left = float(band.get("x", "0"))
+    return bar, ends, (left, left + float(band.get("width", "0")))
+
+
+@pytest.mark.parametrize(("flipped", "margin"), [(10, 0.05), (1, 0.3), (0, 0.1)])
+def test_the_interval_picture_draws_the_bounds_that_decide(flipped: int, margin: float) -> None:
+    """Margin mode draws the one-sided bounds against ±M: the bar lies inside the band exactly when
+    the verdict says equivalent, and the text says so in the same words."""
     old = {f"t{i}": [1.0, 0.0, 1.0] for i in range(30)}
-    new = {f"t{i}": [1.0, 0.0, 1.0 if i % 3 else 0.0] for i in range(30)}
-    summary = _summary(old, new, margin=0.05)
+    new = {f"t{i}": [1.0, 0.0, 1.0 if i >= flipped else 0.0] for i in range(30)}
+    summary = _summary(old, new, margin=margin)
+    decision = summary.equivalence
+    assert decision is not None and decision.lower_bound is not None and decision.upper_bound is not None
     svg = interval_svg(summary)
     assert svg is not None
-    drawn = _svgs(svg)[0]
-    band = [rect for rect in drawn.iter(f"{SVG}rect") if rect.get("class") == "band"]
-    assert len(band) == 1
-    aggregate = summary.equivalence
-    assert aggregate is not None and aggregate.lower_bound is not None and aggregate.upper_bound is not None
-    assert f"[{aggregate.lower_bound:.4f}, {aggregate.upper_bound:.4f}]" in svg
-    assert "&#8722;0.05" in svg and "+0.05" in svg
-    # the band lies where ±M is on the axis: the delta's dot sits left of it (the difference is -0.11)
-    dot = next(circle for circle in _circles(drawn) if circle.get("class") == "delta")
-    assert float(dot.get("cx", "0")) < float(band[0].get("x", "0"))
+    bar, (low, high), (band_low, band_high) = _bar(svg)
+    inside = band_low <= low and high <= band_high
+    assert inside == decision.passed
+    assert bar.get("class") == ("bounds-in" if decision.passed else "bounds-out")
+    assert f"one-sided 95% bounds [{decision.lower_bound:.4f}, {decision.upper_bound:.4f}]" in svg
+    assert "95% interval [" not in svg  # the interval that does not decide is not drawn
+    assert ("so the servers are shown equivalent" in svg) == decision.passed
+    assert f"&#8722;{margin:g}" in svg and f"+{margin:g}" in svg
+
+
+def test_without_a_margin_the_95_interval_is_drawn_against_zero() -> None:
+    old = {f"t{i}": [1.0, 0.0] for i in range(20)}
+    new = {f"t{i}": [1.0, 0.0 if i % 4 else 1.0] for i in range(20)}
+    summary = _summary(old, new)
+    svg = interval_svg(summary)
+    assert svg is not None and summary.paired.ci95 is not None
+    low, high = summary.paired.ci95
+    assert f"95% interval [{low:.4f}, {high:.4f}]" in svg and 'class="band"' not in svg
 
 
 def test_only_the_first_flips_carry_their_evidence() -> None:
@@ -197,3 +239,73 @@ def test_only_the_first_flips_carry_their_evidence() -> None:
     page = render_html(summary)
     assert page.count("<details>") == EVIDENCE_ROWS
     assert f"EVIDENCE-{EVIDENCE_ROWS - 1:02d}" in page and f"EVIDENCE-{EVIDENCE_ROWS:02d}" not in page
+
+
+def test_flips_show_pass_counts_and_a_continuous_range() -> None:
+    old = {"binary": [1.0] * 5, "scores": [0.2, 0.9, 0.4], "same": [1.0]}
+    new = {"binary": [0.0] * 5, "scores": [0.1, 0.3], "same": [1.0]}
+    page = render_html(_summary(old, new))
+    assert "5/5 &#8594; 0/5" in page
+    assert "0.5 [0.2, 0.9] &#8594; 0.2 [0.1, 0.3]" in page
+    assert "repeats" not in page
+
+
+def test_the_statistics_are_rows_of_a_table() -> None:
+    old = {f"t{i}": [1.0, 0.0, 1.0] for i in range(30)}
+    new = {f"t{i}": [1.0, 0.0, 1.0 if i % 3 else 0.0] for i in range(30)}
+    summary = _summary(old, new, margin=0.05)
+    page = render_html(summary)
+    table = re.search(r'<table class="statistics">(.*?)</table>', page, flags=re.S)
+    assert table is not None and "<pre>" not in page  # no preformatted block to run off the edge
+    rows = dict(re.findall(r"<tr><td>(.*?)</td><td>(.*?)</td></tr>", table.group(1)))
+    assert rows["delta"] == f"{summary.paired.delta:.4f}"
+    assert rows["sign test"].startswith("0 better, 10 worse")
+    assert rows["aggregate at margin ±0.05"].startswith("FAILED (not shown equivalent)")
+
+
+def test_the_page_names_no_command_line_option() -> None:
+    """Notes and pointers speak of the JSON summary, not of `--parity-json`; so does the 'more' line."""
+    n = FLIP_ROWS + 3
+    old = {f"t{i}": [1.0, 1.0] for i in range(n)}
+    new = {f"t{i}": [0.0, 1.0] for i in range(n)}
+    page = render_html(_summary(old, new))
+    assert "--parity" not in page and "{" + "json}" not in page
+    assert "more (see the JSON summary)" in page
+
+
+def test_options_are_worded_for_a_reader_outside_evidence_labels_and_the_footer() -> None:
+    page = (
+        "<p>kept as one task (name the key with --parity-key or key= if they differ); "
+        "5 more (see --parity-json or summary_dict()); hooks and --parity-known-flips; `--parity-html=FILE`</p>"
+        "<code>--parity-json</code><pre>use --parity-logs-root</pre><footer>pytest --parity-margin=0.05</footer>"
+    )
+    assert for_reader(page) == (
+        "<p>kept as one task (name the key with the key setting if they differ); "
+        "5 more (see the JSON summary); hooks and the known-flips list; the HTML report</p>"
+        "<code>--parity-json</code><pre>use --parity-logs-root</pre><footer>pytest --parity-margin=0.05</footer>"
+    )
+
+
+def test_identical_tasks_are_listed_folded_and_capped() -> None:
+    few = render_html(_summary({"a": [1.0], "b": [0.0]}, {"a": [1.0], "b": [1.0]}))
+    assert re.search(r'<details class="identical"><summary>identical tasks \(1\)</summary><ul><li><code>a</code>', few)
+    n = IDENTICAL_ROWS + 7
+    many = render_html(_summary({f"t{i}": [1.0] for i in range(n)}, {f"t{i}": [1.0] for i in range(n)}))
+    listed = re.search(r'<details class="identical">(.*?)</details>', many, flags=re.S)
+    assert listed is not None and listed.group(1).count("<li><code>") == IDENTICAL_ROWS
+    assert "and 7 more" in listed.group(1)
+
+
+def test_the_footer_names_the_run_its_inputs_and_escapes_them() -> None:
+    summary = _summary({"a": [1.0]}, {"a": [0.0]}, inputs={"old": "crc32:0000beef:12", "new": None})
+    audit = Audit(command="pytest --parity-old='<x>.jsonl'", version="9.9.9", started="2026-01-02T03:04:05+00:00")
+    page = render_html(summary, audit=audit)
+    footer = re.search(r"<footer>(.*?)</footer>", page, flags=re.S)
+    assert footer is not None
+    text = footer.group(1)
+    assert "pytest --parity-old=&#x27;&lt;x&gt;.jsonl&#x27;" in text and "<x>" not in text
+    assert "pytest-rollout-parity 9.9.9; run started 2026-01-02T03:04:05+00:00" in text
+    assert (
+        "old: <code>old.jsonl</code> (crc32:0000beef:12)" in text and "new: <code>new.jsonl</code> (no digest)" in text
+    )
+    assert "<footer>" not in render_html(summary)  # no run known: no footer

@@ -47,6 +47,11 @@ def mean_reward(rewards: Sequence[float]) -> float:
         return math.ldexp(math.fsum(math.ldexp(reward, -shift) for reward in rewards) / len(rewards), shift)
 
 
+def scored_rewards(facts: Sequence[RowFacts]) -> list[float]:
+    """The rewards a side's mean is taken over: its scored rows' (unmasked, finite), in row order."""
+    return [f.reward for f in facts if f.scored and f.reward is not None]
+
+
 def summarize_side(facts: Sequence[RowFacts], reader: Optional[RowReader] = None) -> TaskSide:
     """Reduce a side's rows for one task: mean reward of its scored rows, mask text, agent error, failure kind.
 
@@ -66,7 +71,7 @@ def summarize_side(facts: Sequence[RowFacts], reader: Optional[RowReader] = None
             reward_rows=0 if reward is None else 1,
             reader=reader,
         )
-    rewards = [f.reward for f in facts if f.scored and f.reward is not None]
+    rewards = scored_rewards(facts)
     reasons = [f.mask for f in facts if f.mask is not None]
     if not reasons or enough_scored(len(rewards), len(facts)):
         masked = None

@@ -1,24 +1,28 @@
 """The report as one self-contained HTML page (the HTML report file), and its body inside pytest-html's.
 
-A pure function of the :class:`Summary`: the verdict and what decided it, each side's facts, the
-counts, the pictures (:mod:`.pictures`), the paired statistics, the flips (task, old and new mean,
-repeats, outcome, p) with each flip's evidence once, the masked and missing tasks with their
-reasons, the changed verdicts and the notes. The style sheet and the pictures are inline and
-nothing is fetched, so the page opens offline. Every text from the data is escaped for HTML. The
-lists are capped as the Markdown's are (the JSON has every task), and the pictures bin tasks past
-ten thousand, so the page stays under 2 MB at 100,000 tasks.
+A pure function of the :class:`Summary` (and, for the page's audit footer, the run's
+:class:`Audit`): the verdict and what decided it, each side's facts, the counts, the pictures
+(:mod:`.pictures`), the paired statistics as rows, the flips (task, passes old → new, outcome, p)
+with each flip's evidence once, the identical tasks (folded), the masked and missing tasks with
+their reasons, the changed verdicts and the notes. The page is read by a reviewer, not typed at a
+shell: the settings a message names are worded as what they are (:func:`for_reader`), not as
+options. The style sheet and the pictures are inline and nothing is fetched, so the page opens
+offline. Every text from the data is escaped for HTML. The lists are capped (the JSON has every
+task), and the pictures bin tasks past ten thousand, so the page stays under 2 MB at 100,000 tasks.
 """
 
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Optional
 
 from ..escaping import html_text
 from ..identity.item_names import clipped
 from .markdown import FLIPS, LIST_CAP, NOTE_CAP, TEXT_CAP, utf8_safe, verdict
-from .paired_lines import paired_lines
+from .paired_lines import paired_heading, paired_rows
 from .pictures import interval_svg, scatter_svg
 from .summary import SideSummary, Summary, TaskSummary
 from .wording import category_rows, coverage_line, hook_changes, hook_heading, side_line, uncompared
@@ -27,10 +31,46 @@ from .wording import category_rows, coverage_line, hook_changes, hook_heading, s
 FLIP_ROWS = 200
 #: flips whose evidence (message, log tail or last messages) the page carries, at most
 EVIDENCE_ROWS = 20
-MORE = "… and {} more (see --parity-json)"
+#: identical tasks the page lists (folded), at most
+IDENTICAL_ROWS = 1000
+MORE = "… and {} more (see the JSON summary)"
+
+#: how the page words what the terminal's messages name by its option (a page has no shell at hand);
+#: any other option is `the <name> setting`
+READER_WORDS = {
+    "json": "the JSON summary",
+    "known-flips": "the known-flips list",
+    "margin": "a margin",
+    "html": "the HTML report",
+}
+_OPTION = re.compile(r"`?--parity-([a-z-]+)(?:=FILE)?`?(?: or (?:[a-z_]+=|summary_dict\(\)))?")
+#: what keeps its words: preformatted evidence, labels, and the footer's command line
+_KEPT = re.compile(r"(<pre>.*?</pre>|<code>.*?</code>|<footer>.*?</footer>)", re.S)
+
+
+def for_reader(page: str) -> str:
+    """``page`` with each option a message names (`--parity-json`, `--parity-key or key=`) worded as
+    the setting it is, outside evidence, labels and the footer."""
+    parts = _KEPT.split(page)
+    for index in range(0, len(parts), 2):
+        parts[index] = _OPTION.sub(lambda m: READER_WORDS.get(m.group(1), f"the {m.group(1)} setting"), parts[index])
+    return "".join(parts)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Audit:
+    """What the page's footer says about the run that wrote it (the inputs' digests are the summary's)."""
+
+    #: the command line, as one shell-quoted string
+    command: str
+    #: the plugin's version
+    version: str
+    #: when the run started (ISO 8601, UTC)
+    started: str
+
 
 STYLE = """
-.rollout-parity{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1f2328;max-width:1100px}
+.rollout-parity{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1f2328;max-width:1200px}
 .rollout-parity h1{font-size:22px;margin:0 0 8px}.rollout-parity h2{font-size:17px;margin:22px 0 8px;
 border-bottom:1px solid #d0d7de;padding-bottom:4px}
 .rollout-parity .verdict{display:inline-block;padding:2px 10px;border-radius:6px;font-weight:700;color:#fff;
@@ -59,8 +99,14 @@ overflow:auto;white-space:pre-wrap;margin:4px 0}
 .rollout-parity span.p-improved{background:#0969da}.rollout-parity span.p-noise{background:#d4a72c}
 .rollout-parity span.p-accepted{background:#1a7f37}.rollout-parity span.p-agent{background:#8250df}
 .rollout-parity svg .band{fill:#dafbe1;stroke:#1a7f37}.rollout-parity svg .zero{stroke:#8c959f;stroke-dasharray:3 3}
-.rollout-parity svg .ci{stroke:#1f2328;stroke-width:2}.rollout-parity svg .bounds{stroke:#0969da;stroke-width:6;
-stroke-opacity:.6}.rollout-parity svg .delta{fill:#1f2328}
+.rollout-parity svg .ci{stroke:#1f2328;stroke-width:2}.rollout-parity svg .delta{fill:#1f2328}
+.rollout-parity svg .bounds-in{stroke:#1a7f37;stroke-width:3}.rollout-parity svg .bounds-out{stroke:#cf222e;stroke-width:3}
+.rollout-parity svg .count{font-size:10px;font-weight:600}
+.rollout-parity table.statistics td:first-child{white-space:nowrap;color:#57606a}
+.rollout-parity table.statistics td{max-width:900px}
+.rollout-parity details.identical ul{columns:3;margin:4px 0}
+.rollout-parity footer{margin-top:24px;border-top:1px solid #d0d7de;padding-top:6px;font-size:12px;color:#57606a}
+.rollout-parity footer code{word-break:break-all}
 """
 
 
@@ -75,13 +121,20 @@ def _decided(summary: Summary, exit_status: Optional[int]) -> tuple[str, str, li
     return head, summary.verdict, [decider.text for decider in summary.decision.decided_by]
 
 
-def _side_cells(side: Optional[SideSummary]) -> tuple[str, str]:
-    """(mean reward, rows) of one side of a flip."""
+def _passes(side: Optional[SideSummary]) -> str:
+    """One side of a flip: `4/5` (passed of scored rollouts) for 0/1 rewards, else the mean with the rows' range."""
     if side is None:
-        return "—", "0"
-    reward = f"{side.reward:.4g}" if side.reward is not None else "none"
-    rows = str(side.rows) if side.reward_rows == side.rows else f"{side.reward_rows} of {side.rows}"
-    return reward, rows
+        return "—"
+    if side.reward is None or side.reward_rows == 0:
+        text = "no reward"
+    elif side.passed is not None:
+        text = f"{side.passed}/{side.reward_rows}"
+    else:
+        text = f"{side.reward:.4g}"
+        if side.reward_range is not None and side.reward_rows > 1:
+            low, high = side.reward_range
+            text += f" [{low:.4g}, {high:.4g}]"
+    return text + (f" (+{side.masked_rows} masked)" if side.masked_rows else "")
 
 
 def _p(task: TaskSummary) -> str:
@@ -95,13 +148,8 @@ def _flip_rows(summary: Summary, outcomes: Sequence[str], with_evidence: bool) -
     flips = [(task, outcome) for task, outcome in zip(summary.tasks, outcomes) if task.category in FLIPS]
     if not flips:
         return "<p>No task flipped.</p>"
-    rows = [
-        '<table class="flips"><tr><th>task</th><th>old mean</th><th>new mean</th><th>repeats (old / new rows)</th>'
-        "<th>outcome</th><th>p</th></tr>"
-    ]
+    rows = ['<table class="flips"><tr><th>task</th><th>old &#8594; new</th><th>outcome</th><th>p</th></tr>']
     for index, (task, outcome) in enumerate(flips[:FLIP_ROWS]):
-        old_reward, old_rows = _side_cells(task.old)
-        new_reward, new_rows = _side_cells(task.new)
         label = f"<code>{html_text(task.task)}</code>"
         if task.excerpt:
             label += f'<span class="excerpt">{html_text(task.excerpt)}</span>'
@@ -114,11 +162,13 @@ def _flip_rows(summary: Summary, outcomes: Sequence[str], with_evidence: bool) -
                 )
             label += f"<details><summary>evidence</summary><pre>{html_text(text, lines=True)}</pre></details>"
         rows.append(
-            f'<tr class="flip"><td>{label}</td><td class="n">{old_reward}</td><td class="n">{new_reward}</td>'
-            f'<td class="n">{old_rows} / {new_rows}</td><td class="o-{outcome}">{outcome}</td>'
-            f'<td class="n">{_p(task)}</td></tr>'
+            f'<tr class="flip"><td>{label}</td><td class="n">{_passes(task.old)} &#8594; {_passes(task.new)}</td>'
+            f'<td class="o-{outcome}">{outcome}</td><td class="n">{_p(task)}</td></tr>'
         )
-    rows.append("</table>")
+    rows.append(
+        '</table><p class="caption">old &#8594; new: the rollouts that passed (reward 1) of those scored, on '
+        "each side; where rewards are not 0 or 1, the mean reward and [lowest, highest] of the rollouts.</p>"
+    )
     if len(flips) > FLIP_ROWS:
         rows.append(f"<p>{MORE.format(len(flips) - FLIP_ROWS)}</p>")
     return "".join(rows)
@@ -163,11 +213,48 @@ def _hook_verdicts(summary: Summary) -> str:
     return f"<h2>Changed verdicts</h2><p>{heading}:</p>{_listing(items, len(changes))}"
 
 
-def report_body(summary: Summary, exit_status: Optional[int] = None, *, with_evidence: bool = True) -> str:
+def _identical(summary: Summary) -> str:
+    """The identical tasks, folded: a reviewer can check that a task they expect to agree did."""
+    labels = summary.labels("identical")
+    if not labels:
+        return ""
+    shown = "".join(f"<li><code>{html_text(label)}</code></li>" for label in labels[:IDENTICAL_ROWS])
+    if len(labels) > IDENTICAL_ROWS:
+        shown += f"<li>{MORE.format(len(labels) - IDENTICAL_ROWS)}</li>"
+    return f'<details class="identical"><summary>identical tasks ({len(labels)})</summary><ul>{shown}</ul></details>'
+
+
+def _statistics(summary: Summary) -> str:
+    """The paired statistics as a table of rows, under their heading."""
+    rows = "".join(
+        f"<tr><td>{html_text(label)}</td><td>{html_text(value)}</td></tr>"
+        for label, value in paired_rows(summary.paired, summary.equivalence, summary.flip_tests)
+    )
+    return f'<p>{html_text(paired_heading(summary.paired))}:</p><table class="statistics">{rows}</table>'
+
+
+def _footer(summary: Summary, audit: Audit) -> str:
+    """The run that wrote the page: its command, the plugin's version, when, and what each side read."""
+    inputs = dict(summary.run.inputs) if summary.run is not None else {}
+    sides = []
+    for side in ("old", "new"):
+        file = summary.files.file(side) if summary.files is not None else side
+        digest = inputs.get(side)
+        sides.append(f"{side}: <code>{html_text(file)}</code> ({html_text(digest or 'no digest')})")
+    return (
+        f"<footer><p>command: <code>{html_text(audit.command)}</code></p>"
+        f"<p>pytest-rollout-parity {html_text(audit.version)}; run started {html_text(audit.started)}</p>"
+        f"<p>inputs: {'; '.join(sides)}</p></footer>"
+    )
+
+
+def report_body(
+    summary: Summary, exit_status: Optional[int] = None, *, with_evidence: bool = True, audit: Optional[Audit] = None
+) -> str:
     """The report's content as one `<div class="rollout-parity">` (its style sheet inside).
 
     ``with_evidence``: each flip's text under its row; pytest-html's report shows it in the flip's
-    own row instead, so it is drawn there once.
+    own row instead, so it is drawn there once. ``audit``: the footer's run, when known.
     """
     head, word, decided = _decided(summary, exit_status)
     _, rest = verdict(summary, exit_status)
@@ -178,7 +265,6 @@ def report_body(summary: Summary, exit_status: Optional[int] = None, *, with_evi
         f'<tr><td>{name}</td><td class="n">{count}</td><td>{html_text(breakdown)}</td></tr>'
         for name, count, breakdown in category_rows(summary)
     )
-    statistics = "\n".join(paired_lines(summary.paired, summary.equivalence, summary.flip_tests))
     pictures = scatter_svg(summary, outcomes)
     interval = interval_svg(summary)
     if interval is not None:
@@ -192,25 +278,27 @@ def report_body(summary: Summary, exit_status: Optional[int] = None, *, with_evi
         "<h2>Sides</h2>" + "".join(f"<p>{html_text(line)}</p>" for line in sides),
         f"<table><tr><th>category</th><th>tasks</th><th>breakdown</th></tr>{counts}</table>",
         f'<h2>Pictures</h2><div class="pictures">{pictures}</div>',
-        f"<h2>Paired statistics</h2><pre>{html_text(statistics, lines=True)}</pre>",
+        "<h2>Paired statistics</h2>" + _statistics(summary),
         "<h2>Flips</h2>" + _flip_rows(summary, outcomes, with_evidence),
+        _identical(summary),
         "<h2>Not compared</h2>" + _uncompared(summary),
         _hook_verdicts(summary),
         ("<h2>Notes</h2>" + _listing(notes, len(summary.notes))) if notes else "",
+        _footer(summary, audit) if audit is not None else "",
         "</div>",
     ]
-    return utf8_safe("".join(parts))
+    return utf8_safe(for_reader("".join(parts)))
 
 
-def render_html(summary: Summary, exit_status: Optional[int] = None) -> str:
-    """The whole page: a document that needs nothing but itself."""
+def render_html(summary: Summary, exit_status: Optional[int] = None, *, audit: Optional[Audit] = None) -> str:
+    """The whole page: a document that needs nothing but itself, with ``audit``'s footer when given."""
     head, _, _ = _decided(summary, exit_status)
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
         'img-src data:">'
         f"<title>rollout parity: {html_text(head)}</title></head><body>"
-        f"{report_body(summary, exit_status)}</body></html>\n"
+        f"{report_body(summary, exit_status, audit=audit)}</body></html>\n"
     )
 
 

@@ -23,7 +23,11 @@ from .summary import Paired, Part, SideSummary, Summary, TaskSummary
 
 
 def _side(side: Optional[SideSummary]) -> Optional[dict[str, Any]]:
-    return None if side is None else asdict(side)
+    if side is None:
+        return None
+    data = asdict(side)
+    data["reward_range"] = list(side.reward_range) if side.reward_range is not None else None
+    return data
 
 
 def verdict_dict(verdict: Optional[Verdict]) -> Optional[dict[str, str]]:

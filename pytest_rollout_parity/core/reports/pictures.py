@@ -2,10 +2,13 @@
 
 Two pictures say what a reviewer would otherwise read off tables. :func:`scatter_svg` puts each
 compared task at (old mean reward, new mean reward): identical tasks sit on the diagonal, a flip
-stands off it, coloured by its outcome. Up to :data:`POINTS_CAP` tasks each is a point of its
-own; beyond, tasks are counted in a grid of cells (so the page stays small at 100,000 tasks)
-while the first :data:`FLIP_POINTS` flips are still drawn one by one. :func:`interval_svg` draws
-the difference's 95% interval (and margin mode's one-sided bounds) against the ±margin band.
+stands off it, coloured by its outcome. Tasks of one outcome at one position are one circle whose
+area grows with their count, the count written beside it; outcomes sharing a position sit around
+it, so no task hides behind another. Up to :data:`POINTS_CAP` tasks are drawn so; beyond, tasks
+are counted in a grid of cells (so the page stays small at 100,000 tasks) while the first
+:data:`FLIP_POINTS` flips are still drawn as circles. :func:`interval_svg` draws what decides:
+in margin mode the one-sided 95% bounds against the ±margin band (the equivalence decision's own
+figures, so the picture and the verdict cannot disagree), else the 95% interval against 0.
 SVG is a few lines of text here, needs no library and opens offline in every browser; labels
 from the data are escaped for HTML.
 """
@@ -28,8 +31,10 @@ FLIP_POINTS = 200
 TOOLTIPS_CAP = 1_000
 #: cells per axis when binned
 GRID = 60
-#: points are moved by up to this share of the axis, so equal ones do not hide each other
-JITTER = 0.02
+#: labels a group's tooltip names, at most
+GROUP_LABELS = 5
+#: pixels between the circles of different outcomes that share a position
+APART = 8
 SIZE = 420
 PAD = 48
 
@@ -78,11 +83,6 @@ def points(summary: Summary, outcomes: Iterable[str]) -> list[Point]:
     return found
 
 
-def _jitter(index: int, salt: int) -> float:
-    """A stable offset in [-0.5, 0.5) for the ``index``-th point (the same page on every run)."""
-    return (((index * 2654435761 + salt * 40503) % 4096) / 4096) - 0.5
-
-
 def _axis(values: list[float]) -> tuple[float, float]:
     low, high = min([0.0, *values]), max([1.0, *values])
     return low, high if high > low else low + 1.0
@@ -92,8 +92,77 @@ def _number(value: float) -> str:
     return f"{value:.3g}"
 
 
+class Group(NamedTuple):
+    """The tasks of one outcome at one position, drawn as one circle."""
+
+    old: float
+    new: float
+    kind: str
+    flip: bool
+    tasks: list[str]
+
+
+def groups(drawn: Iterable[Point]) -> list[Group]:
+    """The points grouped by position (to 9 decimals: means equal but for float rounding coincide)
+    and class, in order of first appearance."""
+    found: dict[tuple[float, float, str], Group] = {}
+    for point in drawn:
+        key = (round(point.old, 9), round(point.new, 9), point.kind)
+        group = found.get(key)
+        if group is None:
+            found[key] = Group(point.old, point.new, point.kind, point.flip, [point.task])
+        else:
+            group.tasks.append(point.task)
+    return list(found.values())
+
+
+def _radius(count: int, flip: bool) -> float:
+    """A circle's radius: its area grows with the tasks it stands for (at most four times the smallest's width)."""
+    return min((4.5 if flip else 3.5) * math.sqrt(count), 16.0)
+
+
+def _group_title(group: Group, tooltips: bool) -> str:
+    """The circle's tooltip: its task(s) and position (past :data:`TOOLTIPS_CAP` tasks, a lone
+    identical task's circle has none, to keep the page small)."""
+    where = f"old {group.old:.4g}, new {group.new:.4g}"
+    count = len(group.tasks)
+    named = tooltips or group.flip
+    if count == 1:
+        return f"<title>{html_text(clipped(group.tasks[0], 80))}: {where}</title>" if named else ""
+    labels = ", ".join(html_text(clipped(task, 80)) for task in group.tasks[:GROUP_LABELS])
+    more = f" and {count - GROUP_LABELS} more" if count > GROUP_LABELS else ""
+    return f"<title>{count} tasks at {where}" + (f": {labels}{more}" if named else "") + "</title>"
+
+
+def _circles(drawn: list[Group], x: Callable[[float], float], y: Callable[[float], float], tooltips: bool) -> list[str]:
+    """One circle a group; groups at one position set around it, each count beside its circle."""
+    at: dict[tuple[float, float], list[Group]] = {}
+    for group in drawn:
+        at.setdefault((group.old, group.new), []).append(group)
+    order = list(CLASSES)
+    parts = []
+    # identical tasks first, so flips are drawn on top
+    for (old, new), here in sorted(at.items(), key=lambda item: any(g.flip for g in item[1])):
+        here.sort(key=lambda group: order.index(group.kind))
+        for index, group in enumerate(here):
+            cx, cy = x(old), y(new)
+            if len(here) > 1:
+                angle = 2 * math.pi * index / len(here) - math.pi / 2
+                cx, cy = cx + APART * math.cos(angle), cy + APART * math.sin(angle)
+            count = len(group.tasks)
+            radius = _radius(count, group.flip)
+            parts.append(
+                f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="{radius:.1f}" class="{CLASSES[group.kind][0]}" '
+                f'data-tasks="{count}">{_group_title(group, tooltips)}</circle>'
+            )
+            if count > 1:
+                parts.append(f'<text x="{cx + radius + 2:.1f}" y="{cy - radius + 2:.1f}" class="count">{count}</text>')
+    return parts
+
+
 def scatter_svg(summary: Summary, outcomes: Iterable[str]) -> str:
-    """Old against new mean reward per compared task; one point each up to :data:`POINTS_CAP` tasks."""
+    """Old against new mean reward per compared task; one circle a position and outcome up to
+    :data:`POINTS_CAP` tasks."""
     drawn = points(summary, outcomes)
     if not drawn:
         return '<p class="caption">No task has a mean reward on both sides: nothing to draw.</p>'
@@ -118,19 +187,7 @@ def scatter_svg(summary: Summary, outcomes: Iterable[str]) -> str:
     rest = [p for p in drawn if id(p) not in chosen]
     if rest:
         parts.append(_cells(rest, low, span, inner))
-    tooltips = len(drawn) <= TOOLTIPS_CAP
-    # identical tasks first, so flips are drawn on top
-    for index, point in sorted(enumerate(one_by_one), key=lambda item: item[1].flip):
-        jx, jy = (_jitter(index, 1) * JITTER * span, _jitter(index, 2) * JITTER * span)
-        cls = CLASSES[point.kind][0]
-        radius = 4.5 if point.flip else 3
-        circle = f'<circle cx="{x(point.old + jx):.1f}" cy="{y(point.new + jy):.1f}" r="{radius}" class="{cls}"'
-        if point.flip or tooltips:
-            label = html_text(clipped(point.task, 80))
-            circle += f"><title>{label}: old {point.old:.4g}, new {point.new:.4g}</title></circle>"
-        else:
-            circle += "/>"
-        parts.append(circle)
+    parts.extend(_circles(groups(one_by_one), x, y, len(drawn) <= TOOLTIPS_CAP))
     parts.append("</svg>")
     counts: dict[str, int] = {}
     for point in drawn:
@@ -142,14 +199,15 @@ def scatter_svg(summary: Summary, outcomes: Iterable[str]) -> str:
     )
     how = (
         f"{len(drawn)} compared tasks; beyond {POINTS_CAP:,} they are counted in a {GRID}&#215;{GRID} grid "
-        f"(darker: more tasks), the first {len(one_by_one)} flips drawn one by one"
+        f"(darker: more tasks), the first {len(one_by_one)} flips drawn as circles"
         if binned
-        else f"{len(drawn)} compared tasks, one point each (moved by up to {JITTER:.0%} so equal ones stay visible)"
+        else f"{len(drawn)} compared tasks"
     )
     return (
         f'<figure class="picture">{"".join(parts)}<figcaption>Each task\'s mean reward, old (across) '
         f"against new (up): on the diagonal the servers agree, below it the new one scores lower. "
-        f"{how}. <br>{legend}</figcaption></figure>"
+        f"{how}. Tasks of one outcome at one position are one circle, its area growing with their number "
+        f"and the number beside it; outcomes that share a position sit around it. <br>{legend}</figcaption></figure>"
     )
 
 
@@ -197,12 +255,15 @@ def _cells(rest: list[Point], low: float, span: float, inner: float) -> str:
 
 
 class Interval(NamedTuple):
-    """What :func:`interval_svg` draws: the difference, its 95% interval, margin mode's bounds and margin."""
+    """What :func:`interval_svg` draws: the difference and the interval that decides, with its name;
+    in margin mode the one-sided bounds, the margin and whether the bounds lie inside it."""
 
     delta: float
-    ci95: tuple[float, float]
-    bounds: Optional[tuple[float, float]]
+    low: float
+    high: float
+    name: str
     margin: Optional[float]
+    inside: Optional[bool]
 
 
 def interval_of(summary: Summary) -> Optional[Interval]:
@@ -211,21 +272,27 @@ def interval_of(summary: Summary) -> Optional[Interval]:
     if paired.delta is None or paired.ci95 is None:
         return None
     decision = summary.equivalence
-    bounds = None
     if decision is not None and decision.lower_bound is not None and decision.upper_bound is not None:
-        bounds = (decision.lower_bound, decision.upper_bound)
-    return Interval(paired.delta, paired.ci95, bounds, decision.margin if decision is not None else None)
+        return Interval(
+            paired.delta,
+            decision.lower_bound,
+            decision.upper_bound,
+            "one-sided 95% bounds",
+            decision.margin,
+            decision.passed,
+        )
+    low, high = paired.ci95
+    return Interval(paired.delta, low, high, "95% interval", None, None)
 
 
 def interval_svg(summary: Summary) -> Optional[str]:
-    """The mean difference (new - old) with its 95% interval, against the ±margin band in margin mode."""
+    """The mean difference (new - old) with what decides on it: in margin mode the one-sided 95% bounds
+    against the ±margin band (green inside, red not), else the 95% interval against 0."""
     shown = interval_of(summary)
     if shown is None:
         return None
-    width, height, left, right = 560, 130, 30, 30
-    values = [shown.delta, *shown.ci95, 0.0]
-    if shown.bounds is not None:
-        values.extend(shown.bounds)
+    width, height, left, right = 560, 120, 30, 30
+    values = [shown.delta, shown.low, shown.high, 0.0]
     if shown.margin is not None:
         values.extend((-shown.margin, shown.margin))
     finite = [v for v in values if math.isfinite(v)]
@@ -239,44 +306,44 @@ def interval_svg(summary: Summary) -> Optional[str]:
 
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="interval" viewBox="0 0 {width} {height}" '
-        f'width="{width}" height="{height}" role="img" aria-label="mean difference and its interval">'
+        f'width="{width}" height="{height}" role="img" aria-label="mean difference and {shown.name}">'
     ]
     if shown.margin is not None:
         m = shown.margin
-        parts.append(f'<rect x="{x(-m):.1f}" y="18" width="{x(m) - x(-m):.1f}" height="70" class="band"/>')
+        parts.append(f'<rect x="{x(-m):.1f}" y="18" width="{x(m) - x(-m):.1f}" height="56" class="band"/>')
         parts.append(f'<text x="{x(-m) - 2:.1f}" y="14" class="tick" text-anchor="end">&#8722;{m:g}</text>')
         parts.append(f'<text x="{x(m) + 2:.1f}" y="14" class="tick" text-anchor="start">+{m:g}</text>')
-    parts.append(f'<line x1="{x(0):.1f}" y1="18" x2="{x(0):.1f}" y2="88" class="zero"/>')
-    lo95, hi95 = shown.ci95
-    parts.append(f'<line x1="{x(lo95):.1f}" y1="42" x2="{x(hi95):.1f}" y2="42" class="ci"/>')
-    for end in (lo95, hi95):
-        parts.append(f'<line x1="{x(end):.1f}" y1="36" x2="{x(end):.1f}" y2="48" class="ci"/>')
+    parts.append(f'<line x1="{x(0):.1f}" y1="18" x2="{x(0):.1f}" y2="74" class="zero"/>')
+    style = "ci" if shown.inside is None else ("bounds-in" if shown.inside else "bounds-out")
+    parts.append(f'<line x1="{x(shown.low):.1f}" y1="46" x2="{x(shown.high):.1f}" y2="46" class="{style}"/>')
+    for end in (shown.low, shown.high):
+        parts.append(f'<line x1="{x(end):.1f}" y1="38" x2="{x(end):.1f}" y2="54" class="{style}"/>')
     parts.append(
-        f'<text x="{(x(lo95) + x(hi95)) / 2:.1f}" y="32" class="tick" text-anchor="middle">'
-        f"95% interval [{lo95:.4f}, {hi95:.4f}]</text>"
+        f'<text x="{(x(shown.low) + x(shown.high)) / 2:.1f}" y="34" class="tick" text-anchor="middle">'
+        f"{shown.name} [{shown.low:.4f}, {shown.high:.4f}]</text>"
     )
-    if shown.bounds is not None:
-        lower, upper = shown.bounds
-        parts.append(f'<line x1="{x(lower):.1f}" y1="66" x2="{x(upper):.1f}" y2="66" class="bounds"/>')
-        parts.append(
-            f'<text x="{(x(lower) + x(upper)) / 2:.1f}" y="84" class="tick" text-anchor="middle">'
-            f"one-sided 95% bounds [{lower:.4f}, {upper:.4f}]</text>"
-        )
-    parts.append(f'<circle cx="{x(shown.delta):.1f}" cy="42" r="5" class="delta"/>')
+    parts.append(f'<circle cx="{x(shown.delta):.1f}" cy="46" r="5" class="delta"/>')
     parts.append(
-        f'<text x="{x(shown.delta):.1f}" y="106" class="axis" text-anchor="middle">delta {shown.delta:+.4f}</text>'
+        f'<text x="{x(shown.delta):.1f}" y="92" class="axis" text-anchor="middle">delta {shown.delta:+.4f}</text>'
     )
     parts.append(
-        f'<text x="{width / 2}" y="124" class="tick" text-anchor="middle">mean reward difference, '
+        f'<text x="{width / 2}" y="112" class="tick" text-anchor="middle">mean reward difference, '
         "new &#8722; old</text></svg>"
     )
-    words = (
-        "inside the band the servers are shown equivalent within the margin"
-        if shown.margin is not None
-        else "no margin given: the interval against 0 (with --parity-margin, against the ±margin band)"
-    )
-    return (
-        f'<figure class="picture">{"".join(parts)}<figcaption>The mean difference over the compared '
-        f"tasks with its 95% interval{' and the one-sided 95% bounds margin mode decides on' if shown.bounds else ''}; "
-        f"{words}.</figcaption></figure>"
-    )
+    if shown.inside is None:
+        words = (
+            "the mean difference over the compared tasks with its 95% interval, against 0 "
+            "(with a margin, margin mode draws its one-sided bounds against the ±margin band)"
+        )
+    else:
+        words = (
+            "the mean difference over the compared tasks with the one-sided 95% bounds the equivalence test "
+            f"decides on, against ±{shown.margin:g}: "
+            + (
+                "both bounds lie inside the band, so the servers are shown equivalent within the margin"
+                if shown.inside
+                else "a bound lies outside the band, so the servers are not shown equivalent within the margin"
+            )
+            + " (the 95% interval is in the statistics below)"
+        )
+    return f'<figure class="picture">{"".join(parts)}<figcaption>{words[0].upper()}{words[1:]}.</figcaption></figure>'

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Optional
 
+from ..judging.classify import scored_rewards
 from ..judging.completeness import Coverage
 from ..judging.coverage_file import Inventory, InventoryRead
 from ..judging.hook_verdict import Verdict
@@ -204,6 +205,10 @@ class SideSummary:
     failure_kind: Optional[str]
     #: masked rows left out of the side's mean (all of them, when the side is masked)
     masked_rows: int = 0
+    #: the scored rows that passed (reward 1) when every scored reward is 0 or 1, else None
+    passed: Optional[int] = None
+    #: the scored rewards' lowest and highest (None: none scored)
+    reward_range: Optional[tuple[float, float]] = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -434,6 +439,8 @@ def nothing_compared(result: CompareResult) -> Optional[str]:
 def _side(side: Optional[TaskSide]) -> Optional[SideSummary]:
     if side is None:
         return None
+    rewards = scored_rewards(side.facts)
+    binary = all(reward in (0.0, 1.0) for reward in rewards)
     return SideSummary(
         reward=side.reward,
         rows=len(side.facts),
@@ -442,6 +449,8 @@ def _side(side: Optional[TaskSide]) -> Optional[SideSummary]:
         agent_error=side.agent_error,
         failure_kind=side.failure_kind,
         masked_rows=side.masked_rows,
+        passed=sum(reward == 1.0 for reward in rewards) if binary and rewards else None,
+        reward_range=(min(rewards), max(rewards)) if rewards else None,
     )
 
 

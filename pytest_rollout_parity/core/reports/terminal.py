@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import textwrap
+from collections.abc import Iterable
+from typing import Optional
+
 from tabulate import tabulate
 
 from ..escaping import terminal_line
@@ -125,3 +129,29 @@ def summary_lines(summary: Summary) -> list[str]:
         lines.extend(summary.plan.lines())
     # labels, reasons and notes come from the rows: each line stays one line, and none is a workflow command
     return [terminal_line(line) for line in lines]
+
+
+#: how much further a wrapped line's continuation is indented than the line
+CONTINUED = "    "
+
+
+def fit(lines: Iterable[str], width: Optional[int]) -> list[str]:
+    """``lines`` as they fit a terminal ``width`` columns wide (None: as they are). A longer line is
+    wrapped at spaces, its continuation indented four more than the line (a quoted `| ` line's under
+    its bar), and a word longer than the room is cut across lines: nothing is lost."""
+    if width is None:
+        return list(lines)
+    fitted = []
+    for line in lines:
+        if len(line) <= width:
+            fitted.append(line)
+            continue
+        body = line.lstrip(" ")
+        indent = line[: len(line) - len(body)]
+        more = indent + ("|" + CONTINUED if body.startswith("| ") else CONTINUED)
+        if len(more) > width // 2:  # a deep indent would leave no room: continue at the margin
+            more = ""
+        fitted.extend(
+            textwrap.wrap(line, width, subsequent_indent=more, break_on_hyphens=False, replace_whitespace=False)
+        )
+    return fitted
