@@ -56,6 +56,7 @@ from .reports.item_outcome import FlipEvidence, flip_evidence, header_line, task
 from .reports.json_file import write_json, write_text
 from .reports.markdown import FLIPS, render_markdown
 from .reports.summary import (
+    CheckRun,
     Files,
     MarginDecisions,
     RunInfo,
@@ -85,6 +86,7 @@ __all__ = [
     "EXCERPT_CAP",
     "FLIPS",
     "AggregateCheck",
+    "CheckRun",
     "CompareInputError",
     "CompareResult",
     "Coverage",
