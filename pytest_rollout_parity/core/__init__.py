@@ -55,6 +55,7 @@ from .reports.html_page import flip_html, render_html, summary_html
 from .reports.item_outcome import FlipEvidence, flip_evidence, header_line, task_prompt, uncompared_reason
 from .reports.json_file import write_json, write_text
 from .reports.markdown import FLIPS, render_markdown
+from .reports.outputs import ci_files, named_input, publish_to_ci, skipped_line, write_output
 from .reports.summary import (
     CheckRun,
     Files,
@@ -118,6 +119,7 @@ __all__ = [
     "build_summary",
     "check_companions",
     "check_side",
+    "ci_files",
     "combined_check",
     "compare_files",
     "compare_loaded",
@@ -139,9 +141,11 @@ __all__ = [
     "margin_decisions",
     "metrics_path",
     "metrics_places",
+    "named_input",
     "noise_text",
     "paired_section",
     "parse_limit",
+    "publish_to_ci",
     "read_capped",
     "read_inventory",
     "read_known_flips",
@@ -151,6 +155,7 @@ __all__ = [
     "sidecar_display",
     "sidecar_path",
     "sidecar_places",
+    "skipped_line",
     "snapshot_schema",
     "summary_dict",
     "summary_html",
@@ -166,5 +171,6 @@ __all__ = [
     "visible",
     "wants_excerpt",
     "write_json",
+    "write_output",
     "write_text",
 ]

@@ -17,7 +17,7 @@ from typing import Any, Optional
 
 import pytest
 
-from ..core import FLIPS, flip_html, header_line, render_html, summary_html, visible, write_text
+from ..core import FLIPS, flip_html, header_line, render_html, skipped_line, summary_html, visible, write_output
 from .collect import ParityItem
 from .reporting import ParitySummary
 
@@ -74,10 +74,13 @@ class ParityHtmlPage:
         if built is None:
             return
         try:
-            write_text(self.target, render_html(built, int(session.exitstatus)))
+            skipped = write_output(self.target, render_html(built, int(session.exitstatus)))
         except OSError as exc:
             self.problem = f"ERROR: --parity-html: cannot write {self.target}: {exc.strerror or exc}"
             session.exitstatus = pytest.ExitCode.USAGE_ERROR
+        else:
+            if skipped is not None:
+                self.problem = skipped_line("--parity-html", self.target, skipped)
 
     @pytest.hookimpl(trylast=True)
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:

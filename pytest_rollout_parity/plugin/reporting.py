@@ -10,7 +10,18 @@ from typing import Optional
 
 import pytest
 
-from ..core import FLIPS, CheckRun, SplitGroup, Summary, Verdict, build_summary, summary_lines, write_json
+from ..core import (
+    FLIPS,
+    CheckRun,
+    SplitGroup,
+    Summary,
+    Verdict,
+    build_summary,
+    skipped_line,
+    summary_lines,
+    unsafe,
+    write_json,
+)
 from ._pytest_compat import add_junit_suite_property
 from .collect import (
     CATEGORY_PROPERTY,
@@ -183,7 +194,10 @@ class ParitySummary:
         if failed_checks:
             add_junit_suite_property(session.config, "parity_checks_failed", " ".join(failed_checks))
         json_path = self.run.settings.json_path
-        if json_path is not None:
+        skipped = unsafe(json_path) if json_path is not None else None
+        if json_path is not None and skipped is not None:
+            self.problems.append(skipped_line("--parity-json", json_path, skipped))
+        elif json_path is not None:
             try:
                 write_json(json_path, self.summary)
             except OSError as exc:
@@ -196,7 +210,11 @@ class ParitySummary:
         (an xdist worker's), each with its outcome here (None: not run here)."""
         collected = config.stash.get(CHECKS_KEY, {})
         runs = [CheckRun(nodeid, task, self.checks.get(nodeid, (task, None))[1]) for nodeid, task in collected.items()]
-        runs.extend(CheckRun(nodeid, task, outcome) for nodeid, (task, outcome) in self.checks.items() if nodeid not in collected)
+        runs.extend(
+            CheckRun(nodeid, task, outcome)
+            for nodeid, (task, outcome) in self.checks.items()
+            if nodeid not in collected
+        )
         return tuple(runs)
 
     @pytest.hookimpl

@@ -23,9 +23,11 @@ from ..core import (
     Limit,
     ShardPatternError,
     check_companions,
+    ci_files,
     coverage_places,
     expand,
     metrics_places,
+    named_input,
     parse_limit,
     sidecar_places,
     visible,
@@ -275,12 +277,11 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
     _check_target(settings.json_path, json_flag)
     _check_target(settings.markdown_path, markdown_flag)
     _check_target(settings.html_path, html_flag)
-    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
     for target, named in (
         (settings.json_path, json_flag),
         (settings.markdown_path, markdown_flag),
         (settings.html_path, html_flag),
-        (Path(step_summary) if step_summary else None, "$GITHUB_STEP_SUMMARY"),
+        *((path, name) for name, path in ci_files()),
     ):
         if target is not None:
             _check_not_an_input(target, named, settings)
@@ -338,16 +339,6 @@ def _check_same_file(settings: ParitySettings, sources: dict[str, str]) -> None:
         )
 
 
-def _identity(path: Path) -> tuple[str, Optional[tuple[int, int]]]:
-    """A path's real path, and its (device, inode) when it exists: links and hard links compare equal."""
-    real = os.path.realpath(path)
-    try:
-        st = os.stat(real)
-    except OSError:
-        return real, None
-    return real, (st.st_dev, st.st_ino)
-
-
 def _inputs(settings: ParitySettings) -> list[tuple[str, Path]]:
     """Every file the gate reads: each side's rollouts file (each of its shards), its sidecar, metrics and coverage files, each
     beside the path as given and beside the file it resolves to (present or not: a file written there
@@ -365,11 +356,9 @@ def _inputs(settings: ParitySettings) -> list[tuple[str, Path]]:
 
 def _check_not_an_input(target: Path, option: str, settings: ParitySettings) -> None:
     """An output naming an input, by any path or link, is refused before anything is read."""
-    real, inode = _identity(target)
-    for what, path in _inputs(settings):
-        other_real, other_inode = _identity(path)
-        if real == other_real or (inode is not None and inode == other_inode):
-            raise pytest.UsageError(visible(f"{option}: {target} is {what}: an output never overwrites an input"))
+    what = named_input(target, _inputs(settings))
+    if what is not None:
+        raise pytest.UsageError(visible(f"{option}: {target} is {what}: an output never overwrites an input"))
 
 
 def _check_target(target: Optional[Path], option: str) -> None:

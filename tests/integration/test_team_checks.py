@@ -41,9 +41,7 @@ def _json(gate: Gate, name: str) -> dict[str, Any]:
 def test_a_failing_check_fails_the_verdict_and_is_named_everywhere(gate: Gate) -> None:
     args = agreeing(gate)
     gate.pytester.makepyfile(test_checks=CHECKS)
-    result = gate.run(
-        "test_checks.py", *args, "--parity-json=s.json", "--parity-markdown=s.md", "--junitxml=junit.xml"
-    )
+    result = gate.run("test_checks.py", *args, "--parity-json=s.json", "--parity-markdown=s.md", "--junitxml=junit.xml")
     assert result.ret == 1
     failed = "test_checks.py::test_tokens[fix-git]"
     lines = section(result)
@@ -144,11 +142,16 @@ def test_a_split_run_merges_a_failing_check_into_fail(gate: Gate, capsys: pytest
     parts = [str(gate.path / f"part{group}.json") for group in (1, 2, 3)]
     status, out = _merge(capsys, "merge", *parts, f"--json={gate.path / 'merged.json'}")
     assert status == whole.ret == 1 and sorted(statuses.values()) == [0, 0, 1]
-    assert out[0].startswith("parity: FAIL: ") and "1 of your checks failed: test_checks.py::test_tokens[fix-git]" in out[0]
+    assert (
+        out[0].startswith("parity: FAIL: ")
+        and "1 of your checks failed: test_checks.py::test_tokens[fix-git]" in out[0]
+    )
     merged = _json(gate, "merged.json")
     assert {key: value for key, value in merged.items() if key != "merge"} == _json(gate, "whole.json")
     # a check that no part ran is a gap, like a task
-    outcomes = {group: [check["outcome"] for check in _json(gate, f"part{group}.json")["run"]["checks"]] for group in (1, 2, 3)}
+    outcomes = {
+        group: [check["outcome"] for check in _json(gate, f"part{group}.json")["run"]["checks"]] for group in (1, 2, 3)
+    }
     failing = next(group for group, found in outcomes.items() if "failed" in found)
     status, out = _merge(capsys, "merge", *[parts[group - 1] for group in (1, 2, 3) if group != failing])
     assert status == 1 and not out[0].startswith("parity: PASS")

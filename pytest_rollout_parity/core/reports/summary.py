@@ -180,9 +180,7 @@ class Part:
 
     @property
     def partial(self) -> bool:
-        return (
-            self.tasks_ran < self.tasks or len(self.gate_ran) < len(self.gate_items) or self.checks_ran < self.checks
-        )
+        return self.tasks_ran < self.tasks or len(self.gate_ran) < len(self.gate_items) or self.checks_ran < self.checks
 
 
 #: past this many failures, pytest's failure section (each failure's report against every stored
