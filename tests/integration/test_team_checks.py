@@ -41,7 +41,14 @@ def _json(gate: Gate, name: str) -> dict[str, Any]:
 def test_a_failing_check_fails_the_verdict_and_is_named_everywhere(gate: Gate) -> None:
     args = agreeing(gate)
     gate.pytester.makepyfile(test_checks=CHECKS)
-    result = gate.run("test_checks.py", *args, "--parity-json=s.json", "--parity-markdown=s.md", "--junitxml=junit.xml")
+    result = gate.run(
+        "test_checks.py",
+        *args,
+        "--parity-json=s.json",
+        "--parity-markdown=s.md",
+        "--parity-html=s.html",
+        "--junitxml=junit.xml",
+    )
     assert result.ret == 1
     failed = "test_checks.py::test_tokens[fix-git]"
     lines = section(result)
@@ -56,6 +63,7 @@ def test_a_failing_check_fails_the_verdict_and_is_named_everywhere(gate: Gate) -
     markdown = (gate.path / "s.md").read_text(encoding="utf-8")
     assert markdown.startswith("## rollout parity\n\n**rollout parity: FAIL**: no flip in 4 compared tasks; 1 of your ")
     assert "### Your checks that failed (1)" in markdown and "test\\_tokens\\[fix-git\\]" in markdown
+    assert f"1 of your checks failed: {failed}" in (gate.path / "s.html").read_text(encoding="utf-8")
     from xml.etree import ElementTree
 
     suite = ElementTree.parse(gate.path / "junit.xml").getroot().find("testsuite")
@@ -156,3 +164,14 @@ def test_a_split_run_merges_a_failing_check_into_fail(gate: Gate, capsys: pytest
     status, out = _merge(capsys, "merge", *[parts[group - 1] for group in (1, 2, 3) if group != failing])
     assert status == 1 and not out[0].startswith("parity: PASS")
     assert any(line.startswith("your checks that ran in no part (") for line in out)
+
+
+def test_under_xdist_the_controller_sees_the_workers_checks(gate: Gate) -> None:
+    pytest.importorskip("xdist")
+    args = agreeing(gate)
+    gate.pytester.makepyfile(test_checks=CHECKS)
+    result = gate.run("test_checks.py", *args, "--parity-json=s.json", "-n", "2")
+    assert result.ret == 1
+    assert section(result)[0].endswith("1 of your checks failed: test_checks.py::test_tokens[fix-git]")
+    outcomes = sorted(check["outcome"] for check in _json(gate, "s.json")["run"]["checks"])
+    assert outcomes == ["failed", "passed", "passed", "passed"]
