@@ -1,8 +1,7 @@
 """Writing the reports where CI asks for them, by one rule for the gate and the merge command.
 
-An output (`--parity-json`, `--parity-markdown`, `--parity-html`, the merge's `--json` and
-`--markdown`, `$GITHUB_STEP_SUMMARY`, `$GITHUB_OUTPUT`) is written only to a regular file or a new
-one. One that is a symbolic link or not a regular file (a FIFO, a device) is skipped with one
+An output (each report file a surface is asked to write, the merge's too, `$GITHUB_STEP_SUMMARY`
+and `$GITHUB_OUTPUT`) is written only to a regular file or a new one. One that is a symbolic link or not a regular file (a FIFO, a device) is skipped with one
 warning line, and the verdict stands: nothing is written through a link, and no write waits for a
 reader (:func:`write_output` checks with ``lstat`` first and appends through ``O_NOFOLLOW`` and
 ``O_NONBLOCK``). One that names an input is a usage error, which each surface raises itself

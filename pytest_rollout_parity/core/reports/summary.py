@@ -66,8 +66,8 @@ class SplitGroup:
 @dataclass(frozen=True, slots=True)
 class CheckRun:
     """One of the team's own checks: a test that requests the `rollout_pair` fixture, the task it
-    checks, and its outcome in this run (`passed`, `failed`, `skipped`, `xfailed`, `xpassed`; None:
-    collected, not run here). A failure in its setup, call or teardown is `failed`."""
+    checks, and its outcome in this run as the test runner words it (None: collected, not run here).
+    A failure in its setup, call or teardown is `failed`, the one outcome that decides."""
 
     nodeid: str
     task: str
