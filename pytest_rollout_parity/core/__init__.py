@@ -55,7 +55,7 @@ from .reports.html_page import flip_html, render_html, summary_html
 from .reports.item_outcome import FlipEvidence, flip_evidence, header_line, task_prompt, uncompared_reason
 from .reports.json_file import write_json, write_text
 from .reports.markdown import FLIPS, render_markdown
-from .reports.outputs import ci_files, named_input, publish_to_ci, skipped_line, write_output
+from .reports.outputs import ci_files, named_input, publish_to_ci, skipped_line, unsafe, write_output
 from .reports.summary import (
     CheckRun,
     Files,
@@ -168,6 +168,7 @@ __all__ = [
     "uncompared_reason",
     "unframe_plain",
     "unframe_side",
+    "unsafe",
     "visible",
     "wants_excerpt",
     "write_json",

@@ -354,7 +354,7 @@ def _checks(path: str, run: Mapping[str, Any]) -> list[CheckRun]:
     found = []
     for entry in run.get("checks", []):
         if not isinstance(entry, dict) or not isinstance(entry.get("nodeid"), str):
-            raise MergeError(path, f"a check entry without its node id: not a {SLOTS.json} summary")
+            raise MergeError(path, "a check entry without its node id: not a --parity-json summary")
         outcome = entry.get("outcome")
         found.append(CheckRun(entry["nodeid"], str(entry.get("task")), outcome if isinstance(outcome, str) else None))
     return found
