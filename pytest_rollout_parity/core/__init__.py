@@ -53,7 +53,7 @@ from .reading.snapshot import frame_plain, frame_side, snapshot_schema, unframe_
 from .reports.annotations import annotation_lines
 from .reports.html_page import flip_html, render_html, summary_html
 from .reports.item_outcome import FlipEvidence, flip_evidence, header_line, task_prompt, uncompared_reason
-from .reports.json_file import write_json, write_text
+from .reports.json_file import write_json
 from .reports.markdown import FLIPS, render_markdown
 from .reports.outputs import ci_files, named_input, publish_to_ci, skipped_line, unsafe, write_output
 from .reports.summary import (
@@ -173,5 +173,4 @@ __all__ = [
     "wants_excerpt",
     "write_json",
     "write_output",
-    "write_text",
 ]
