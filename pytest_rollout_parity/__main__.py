@@ -2,7 +2,8 @@
 
 Joins the `--parity-json` files of a run split over CI jobs into one verdict (the core's
 :func:`~.core.reports.merge.merge_parts`), prints it, writes it where asked and, under GitHub
-Actions, appends its Markdown to the job page. The exit status is the gate's: 0 when no item
+Actions, appends its Markdown to the job page and `verdict=...` to the step's outputs, by the gate's
+rule for outputs (:mod:`.core.reports.outputs`). The exit status is the gate's: 0 when no item
 failed, 1 when one failed or ran in no part, 4 for parts that cannot be merged or a wrong argument
 (one `ERROR:` line, nothing written), a part that does not hold the summary's published layout
 among them.
@@ -19,7 +20,6 @@ from pathlib import Path
 from typing import Any, NoReturn, Optional
 
 USAGE_EXIT = 4
-STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
 #: the largest part read: a summary of a few hundred thousand tasks
 PART_CAP = 1 << 30
 
@@ -78,33 +78,31 @@ def _check_layout(parts: Sequence[tuple[str, Any]]) -> None:
             _fail(f"{path}: {where}: {first['msg'].lower()}{more}: not a --parity-json summary")
 
 
-def _same(a: Path, b: Path) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return False
-
-
 def _check_outputs(parts: Sequence[str], outputs: Sequence[tuple[str, Optional[Path]]]) -> None:
-    """Nothing given as a part is written to, and every output's directory exists."""
+    """Nothing given as a part is written to (an option or a CI file naming one is a usage error), and
+    every output's directory exists."""
+    from .core.reports.outputs import named_input
+
+    given = [(part, Path(part)) for part in parts]
     for option, path in outputs:
         if path is None:
             continue
-        if any(_same(path, Path(part)) for part in parts):
+        if named_input(path, given) is not None:
             _fail(f"{option}: {path} is one of the parts: it is read, never written to")
-        if not path.parent.is_dir():
+        if not option.startswith("$") and not path.parent.is_dir():
             _fail(f"{option}: cannot write {path}: no such directory")
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the command; returns its exit status."""
     args = _parser().parse_args(argv)
-    from .core.reports.json_file import json_text, write_text
+    from .core.reports.json_file import json_text
     from .core.reports.merge import MergeError, merge_parts, merged_json
     from .core.reports.merge_reports import merged_lines, merged_markdown
+    from .core.reports.outputs import ci_files, publish_to_ci, skipped_line, write_output
 
     outputs = (("--markdown", args.markdown), ("--json", args.json))
-    _check_outputs(args.parts, outputs)
+    _check_outputs(args.parts, [*outputs, *ci_files()])
     parts = [(path, _read(path)) for path in args.parts]
     try:
         merged = merge_parts(parts)
@@ -123,16 +121,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             continue
         text = markdown if option == "--markdown" else json_text(merged_json(merged)) + "\n"
         try:
-            write_text(path, text)
+            skipped = write_output(path, text)
         except OSError as exc:
             _fail(f"{option}: cannot write {path}: {exc.strerror or exc}")
-    step_summary = os.environ.get(STEP_SUMMARY)
-    if step_summary:
-        try:
-            with open(step_summary, "a", encoding="utf-8") as handle:
-                handle.write(markdown)
-        except OSError as exc:  # the job page lacks the summary; the verdict still stands
-            print(f"WARNING: ${STEP_SUMMARY}: cannot append to {step_summary}: {exc.strerror or exc}", file=sys.stderr)
+        if skipped is not None:
+            print(skipped_line(option, path, skipped), file=sys.stderr)
+    for line in publish_to_ci(markdown, merged.verdict):  # the job page or a later step lacks it; the verdict stands
+        print(line, file=sys.stderr)
     return merged.exit_status
 
 

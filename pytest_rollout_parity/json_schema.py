@@ -305,6 +305,17 @@ class Part(_Closed):
     tasks_ran: int
     gate_items_ran: list[str]
     group: Optional[SplitGroup]
+    checks: int = 0
+    checks_ran: int = 0
+
+
+class Check(_Closed):
+    """One of the team's own checks (a test that requests `rollout_pair`) and its outcome here."""
+
+    nodeid: str
+    task: str
+    #: `passed`, `failed`, `skipped`, `xfailed`, `xpassed`; null: collected, not run here
+    outcome: Optional[str]
 
 
 class GateItem(_Closed):
@@ -348,6 +359,7 @@ class Run(_Closed):
     gate: list[GateItem]
     inputs: Inputs
     options: Options
+    checks: list[Check] = []
 
 
 class MergedPart(_Closed):

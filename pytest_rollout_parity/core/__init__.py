@@ -51,9 +51,11 @@ from .reading.snapshot import NotPlain, side_from_plain, side_to_plain, snapshot
 from .reports.annotations import annotation_lines
 from .reports.html_page import Audit, flip_html, render_html, summary_html
 from .reports.item_outcome import FlipEvidence, flip_evidence, header_line, task_prompt, uncompared_reason
-from .reports.json_file import write_json, write_text
+from .reports.json_file import write_json
 from .reports.markdown import FLIPS, render_markdown
+from .reports.outputs import ci_files, named_input, publish_to_ci, skipped_line, unsafe, write_output
 from .reports.summary import (
+    CheckRun,
     Files,
     MarginDecisions,
     RunInfo,
@@ -81,6 +83,7 @@ __all__ = [
     "FLIPS",
     "AggregateCheck",
     "Audit",
+    "CheckRun",
     "CompareInputError",
     "CompareResult",
     "Coverage",
@@ -113,6 +116,7 @@ __all__ = [
     "build_summary",
     "check_companions",
     "check_side",
+    "ci_files",
     "combined_check",
     "compare_files",
     "compare_loaded",
@@ -133,9 +137,11 @@ __all__ = [
     "margin_decisions",
     "metrics_path",
     "metrics_places",
+    "named_input",
     "noise_text",
     "paired_section",
     "parse_limit",
+    "publish_to_ci",
     "read_capped",
     "read_inventory",
     "read_known_flips",
@@ -148,6 +154,7 @@ __all__ = [
     "sidecar_display",
     "sidecar_path",
     "sidecar_places",
+    "skipped_line",
     "snapshot_schema",
     "summary_dict",
     "summary_html",
@@ -158,8 +165,9 @@ __all__ = [
     "terminal_line",
     "terminal_text",
     "uncompared_reason",
+    "unsafe",
     "visible",
     "wants_excerpt",
     "write_json",
-    "write_text",
+    "write_output",
 ]

@@ -16,7 +16,7 @@ from ..core import CompareInputError, KnownFlips, read_known_flips, terminal_lin
 from ._pytest_compat import collect_beside, hooks_at, item_collected
 from .ci import ParityCI
 from .collect import MESSAGE_ATTRIBUTE, GateFinding, ParityFile, is_gate_item
-from .fixtures import parametrize_rollout_pair
+from .fixtures import mark_checks, parametrize_rollout_pair
 from .html_report import ParityHtmlPage, ParityHtmlRows, ParityHtmlSummary, html_report_requested
 from .options import OPTION, ParitySettings
 from .placement import Selection, take_new_file
@@ -120,6 +120,7 @@ class ParityCollection:
                 session.config.hook.pytest_deselected(items=list(items))
                 items.clear()
             return
+        mark_checks(session.config, items)  # before any selection: a check not run here is known as one
         if self.selection.walked and any(is_gate_item(item) for item in items):
             return
         node = ParityFile.for_run(session, self.target)

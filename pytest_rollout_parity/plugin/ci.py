@@ -1,4 +1,5 @@
-"""Reports for CI: the Markdown summary (`--parity-markdown`, `$GITHUB_STEP_SUMMARY`) and GitHub annotations.
+"""Reports for CI: the Markdown summary (`--parity-markdown`, `$GITHUB_STEP_SUMMARY`), the verdict as
+a step output (`$GITHUB_OUTPUT`) and GitHub annotations.
 
 Registered beside :class:`ParitySummary` only where reports arrive (a serial run or the xdist
 controller), so a job page gets the summary once. The flips' texts (header, log tail) are taken from
@@ -8,15 +9,13 @@ their reports as they arrive: the controller never reads a verifier log again.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
 
-from ..core import annotation_lines, fit, render_markdown, write_text
+from ..core import annotation_lines, ci_files, fit, publish_to_ci, render_markdown, skipped_line, write_output
 from .collect import terminal_width
 from .reporting import ParitySummary
 
-STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
 #: the entry-point name of pytest-github-actions-annotate-failures, which annotates every failed test
 ANNOTATE_FAILURES = "pytest_github_actions_annotate_failures"
 
@@ -31,32 +30,26 @@ class ParityCI:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        """After the summary is built and the exit status settled: the Markdown file(s)."""
+        """After the summary is built and the exit status settled: the Markdown file, the job page
+        (`$GITHUB_STEP_SUMMARY`) and the step's outputs (`$GITHUB_OUTPUT`: `verdict=...`)."""
         summary = self.summary.summary
         target = self.summary.run.settings.markdown_path
-        step_summary = os.environ.get(STEP_SUMMARY)
-        if summary is None or (target is None and not step_summary):
+        if summary is None or (target is None and not ci_files()):
             return
         markdown = render_markdown(summary, exit_status=int(session.exitstatus))
         if target is not None:
             try:
-                write_text(target, markdown)
+                skipped = write_output(target, markdown)
             except OSError as exc:
                 self.problems.append(
                     (f"ERROR: --parity-markdown: cannot write {target}: {exc.strerror or exc}", {"red": True})
                 )
                 session.exitstatus = pytest.ExitCode.USAGE_ERROR
-        if step_summary:
-            try:
-                with Path(step_summary).open("a", encoding="utf-8") as handle:
-                    handle.write(markdown)
-            except OSError as exc:  # the job page lacks the summary; the verdict itself still stands
-                self.problems.append(
-                    (
-                        f"WARNING: ${STEP_SUMMARY}: cannot append to {step_summary}: {exc.strerror or exc}",
-                        {"yellow": True},
-                    )
-                )
+            else:
+                if skipped is not None:
+                    self.problems.append((skipped_line("--parity-markdown", target, skipped), {"yellow": True}))
+        # the job page or a later step lacks the summary; the verdict itself still stands
+        self.problems.extend((line, {"yellow": True}) for line in publish_to_ci(markdown, summary.verdict))
 
     @pytest.hookimpl(trylast=True)
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:

@@ -19,7 +19,18 @@ from typing import Any, Optional
 
 import pytest
 
-from ..core import FLIPS, Audit, fit, flip_html, header_line, render_html, summary_html, visible, write_text
+from ..core import (
+    FLIPS,
+    Audit,
+    fit,
+    flip_html,
+    header_line,
+    render_html,
+    skipped_line,
+    summary_html,
+    visible,
+    write_output,
+)
 from .collect import ParityItem, terminal_width
 from .reporting import ParitySummary
 from .rerun_cache import release
@@ -89,10 +100,13 @@ class ParityHtmlPage:
             started=self.started or "unknown",
         )
         try:
-            write_text(self.target, render_html(built, int(session.exitstatus), audit=audit))
+            skipped = write_output(self.target, render_html(built, int(session.exitstatus), audit=audit))
         except OSError as exc:
             self.problem = f"ERROR: --parity-html: cannot write {self.target}: {exc.strerror or exc}"
             session.exitstatus = pytest.ExitCode.USAGE_ERROR
+        else:
+            if skipped is not None:
+                self.problem = skipped_line("--parity-html", self.target, skipped)
 
     @pytest.hookimpl(trylast=True)
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:

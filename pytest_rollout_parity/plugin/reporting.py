@@ -10,7 +10,19 @@ from typing import Optional
 
 import pytest
 
-from ..core import FLIPS, SplitGroup, Summary, Verdict, build_summary, fit, summary_lines, write_json
+from ..core import (
+    FLIPS,
+    CheckRun,
+    SplitGroup,
+    Summary,
+    Verdict,
+    build_summary,
+    fit,
+    skipped_line,
+    summary_lines,
+    unsafe,
+    write_json,
+)
 from ._pytest_compat import add_junit_suite_property
 from .collect import (
     CATEGORY_PROPERTY,
@@ -23,6 +35,7 @@ from .collect import (
     hook_verdict,
     terminal_width,
 )
+from .fixtures import CHECK_PROPERTY, CHECKS_KEY
 from .run import ParityRun
 
 #: pytest's traceback styles whose failure section does not rescan the stored reports per failure
@@ -73,12 +86,17 @@ class ParitySummary:
         #: the flips whose item failed, and those whose losing row has no verifier output at all
         self.failed_flips: set[str] = set()
         self.no_output: set[str] = set()
+        #: each of the team's checks that ran, by node id: (its task, its outcome over setup, call and teardown)
+        self.checks: dict[str, tuple[str, str]] = {}
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Note the outcome of each parity item that ran (serial, or from xdist workers): the task
         items and the gate-level items (any item that carries GATE_PROPERTY), each once."""
         properties = dict(report.user_properties)
+        if CHECK_PROPERTY in properties:
+            self._check(report, str(properties[CHECK_PROPERTY]))
+            return
         task_item = TASK_PROPERTY in properties and CATEGORY_PROPERTY in properties
         if not task_item and GATE_PROPERTY not in properties:
             return
@@ -96,6 +114,22 @@ class ParitySummary:
                 verdict = Verdict.read(given, reason, properties.get(SOURCE_PROPERTY))
                 if verdict is not None:
                     self.changed_by_hook[report.nodeid] = (str(properties[TASK_PROPERTY]), verdict)
+
+    def _check(self, report: pytest.TestReport, task: str) -> None:
+        """A team's check: failed when its setup, call or teardown failed; else its call's outcome
+        (or its setup's, for a skip there). A rerun attempt (pytest-rerunfailures) starts over at setup."""
+        if str(report.outcome) == "rerun":
+            return
+        before = self.checks.get(report.nodeid, (task, None))[1] if report.when != "setup" else None
+        if before == "failed" or (report.when == "teardown" and not report.failed):
+            return
+        if report.failed:
+            outcome = "failed"
+        elif hasattr(report, "wasxfail"):
+            outcome = "xfailed" if report.skipped else "xpassed"
+        else:
+            outcome = str(report.outcome)
+        self.checks[report.nodeid] = (task, outcome)
 
     def _flip_text(self, report: pytest.TestReport, properties: dict[str, object]) -> None:
         """Keep a flip's failure text (or its xfail reason) by task label, as its report brings it."""
@@ -141,6 +175,7 @@ class ParitySummary:
             group=splitter_group(config),
             session_failures=session_failures(config),
             failure_section_rescans=config.option.tbstyle not in LINEAR_TB_STYLES,
+            checks=self._check_runs(config),
         )
         self.summary = build_summary(
             self.run.result,
@@ -157,14 +192,32 @@ class ParitySummary:
         if planning and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
             session.exitstatus = pytest.ExitCode.OK  # a plan is no finding: nothing ran, nothing failed
         add_junit_suite_property(session.config, "parity_verdict", self.summary.verdict)
+        failed_checks = [check.nodeid for check in self.summary.checks if check.outcome == "failed"]
+        if failed_checks:
+            add_junit_suite_property(session.config, "parity_checks_failed", " ".join(failed_checks))
         json_path = self.run.settings.json_path
-        if json_path is not None:
+        skipped = unsafe(json_path) if json_path is not None else None
+        if json_path is not None and skipped is not None:
+            self.problems.append(skipped_line("--parity-json", json_path, skipped))
+        elif json_path is not None:
             try:
                 write_json(json_path, self.summary)
             except OSError as exc:
                 # printed with the terminal summary: here the `-q` progress line may still be open
                 self.problems.append(f"ERROR: --parity-json: cannot write {json_path}: {exc.strerror or exc}")
                 session.exitstatus = pytest.ExitCode.USAGE_ERROR
+
+    def _check_runs(self, config: pytest.Config) -> tuple[CheckRun, ...]:
+        """The team's checks: those collected here (before any selection), then any other that ran
+        (an xdist worker's), each with its outcome here (None: not run here)."""
+        collected = config.stash.get(CHECKS_KEY, {})
+        runs = [CheckRun(nodeid, task, self.checks.get(nodeid, (task, None))[1]) for nodeid, task in collected.items()]
+        runs.extend(
+            CheckRun(nodeid, task, outcome)
+            for nodeid, (task, outcome) in self.checks.items()
+            if nodeid not in collected
+        )
+        return tuple(runs)
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:

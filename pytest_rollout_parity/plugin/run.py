@@ -19,6 +19,7 @@ from ..core import (
     EXCERPT_CAP,
     FLIPS,
     AggregateCheck,
+    CheckRun,
     CompareResult,
     Coverage,
     Equivalence,
@@ -218,6 +219,7 @@ class ParityRun:
         group: Optional[SplitGroup] = None,
         session_failures: int = 0,
         failure_section_rescans: bool = False,
+        checks: tuple[CheckRun, ...] = (),
     ) -> RunInfo:
         """What the run adds to the summary: files, selection, hook verdicts, outcomes, the flips'
         texts, for a side keyed on index or prompt the listed flips' prompt excerpts, the part of the
@@ -258,6 +260,7 @@ class ParityRun:
             options=decision_options(self.settings, self.known_flips),
             session_failures=session_failures,
             failure_section_rescans=failure_section_rescans,
+            checks=checks,
         )
 
     def _left_out_notes(self) -> tuple[str, ...]:

@@ -18,9 +18,11 @@ from ..core import (
     CompareInputError,
     ShardPatternError,
     check_companions,
+    ci_files,
     coverage_places,
     expand,
     metrics_places,
+    named_input,
     sidecar_places,
     visible,
 )
@@ -91,9 +93,8 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
     outputs.append((settings.html_path, "html_path"))
     for target, name in outputs:
         _check_target(target, OPTION[name].flag)
-    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
     named = [(target, OPTION[name].flag) for target, name in outputs]
-    for target, flag in [*named, (Path(step_summary) if step_summary else None, "$GITHUB_STEP_SUMMARY")]:
+    for target, flag in [*named, *((path, name) for name, path in ci_files())]:
         if target is not None:
             _check_not_an_input(target, flag, settings)
     for root in settings.logs_roots:
@@ -152,16 +153,6 @@ def _check_same_file(settings: ParitySettings, sources: dict[str, str]) -> None:
         )
 
 
-def _identity(path: Path) -> tuple[str, Optional[tuple[int, int]]]:
-    """A path's real path, and its (device, inode) when it exists: links and hard links compare equal."""
-    real = os.path.realpath(path)
-    try:
-        st = os.stat(real)
-    except OSError:
-        return real, None
-    return real, (st.st_dev, st.st_ino)
-
-
 def _inputs(settings: ParitySettings) -> list[tuple[str, Path]]:
     """Every file the gate reads: each side's rollouts file (each of its shards), its sidecar, metrics and coverage files, each
     beside the path as given and beside the file it resolves to (present or not: a file written there
@@ -179,11 +170,9 @@ def _inputs(settings: ParitySettings) -> list[tuple[str, Path]]:
 
 def _check_not_an_input(target: Path, option: str, settings: ParitySettings) -> None:
     """An output naming an input, by any path or link, is refused before anything is read."""
-    real, inode = _identity(target)
-    for what, path in _inputs(settings):
-        other_real, other_inode = _identity(path)
-        if real == other_real or (inode is not None and inode == other_inode):
-            raise pytest.UsageError(visible(f"{option}: {target} is {what}: an output never overwrites an input"))
+    what = named_input(target, _inputs(settings))
+    if what is not None:
+        raise pytest.UsageError(visible(f"{option}: {target} is {what}: an output never overwrites an input"))
 
 
 def _check_target(target: Optional[Path], option: str) -> None:

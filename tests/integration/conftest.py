@@ -297,6 +297,7 @@ def wide_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
 def outside_github_actions(monkeypatch: pytest.MonkeyPatch) -> None:
     """The suite run as a GitHub Actions step must not append every inner run's summary to its page."""
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    monkeypatch.delenv("GITHUB_OUTPUT", raising=False)
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
 
 

@@ -142,8 +142,8 @@ def test_a_narrowed_run_says_its_counts_are_the_whole_files(gate: Gate) -> None:
     narrowed = gate.run(*args, "-k", "fix-git")
     assert narrowed.ret == 0
     assert section(narrowed)[0].startswith(
-        "partial: INCONCLUSIVE: none of 1 item failed here; this run: 1 of 7 items; tasks 1 of 7; "
-        "the whole file (merge the parts for its verdict): "
+        "partial: 1 of 7 items ran here, none failed; tasks 1 of 7; "
+        "the whole file: INCONCLUSIVE (merge the parts for its verdict): "
     )
     collected = gate.run(*args, "--collect-only")
     assert section(collected)[0].endswith("; counts of the whole file (7 tasks): collected only, no item ran")

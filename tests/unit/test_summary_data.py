@@ -216,6 +216,7 @@ def test_json_renders_the_summary(tmp_path: Path) -> None:
         "gate": [],
         "inputs": {},
         "options": {},
+        "checks": [],
     }
     target = tmp_path / "s.json"
     write_json(target, summary)

@@ -67,3 +67,29 @@ def test_masked_and_missing_lists_are_capped() -> None:
     assert lines[start + 1] == "    m00: old side: no reward"
     assert lines[start + 11] == "    ... and 3 more (see --parity-json)"
     assert "m12" not in "\n".join(lines)
+
+
+def test_only_a_failed_check_decides_and_a_check_not_run_narrows() -> None:
+    """Every item that ran decides: a failed check fails a pair whose rewards agree, naming the first
+    three; a skip, an xfail or an xpass does not decide; a check collected but not run narrows the run."""
+    from pytest_rollout_parity.core.reports.summary import CheckRun, Files, RunInfo
+
+    rows = [{"task_id": t, "reward": 1.0} for t in "ab"]
+    result = compare_rollouts(rows, [dict(row, extra=1) for row in rows])
+
+    def decided(*outcomes: Optional[str]) -> tuple[str, list[str]]:
+        checks = tuple(CheckRun(f"t.py::c[{i}]", "a", outcome) for i, outcome in enumerate(outcomes))
+        run = RunInfo(files=Files("o", "n"), selected=2, outcomes={"passed": 2}, checks=checks)
+        summary = build_summary(result, run)
+        return summary.verdict, [f"{d.code}: {d.text}" for d in summary.decision.decided_by]
+
+    assert decided("passed", "skipped", "xfailed", "xpassed") == ("pass", ["passed: every check passed"])
+    failed = ("failed", "passed", "failed", "failed", "failed")
+    assert decided(*failed) == (
+        "fail",
+        ["checks_failed: 4 of your checks failed: t.py::c[0], t.py::c[2], t.py::c[3] and 1 more"],
+    )
+    assert decided("passed", None) == (
+        "inconclusive",
+        ["narrowed: 1 of your 2 checks not run: the verdict needs every item"],
+    )

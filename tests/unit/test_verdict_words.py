@@ -92,12 +92,14 @@ def test_a_narrowed_run_says_it_is_a_part_and_what_it_ran() -> None:
         old, new, selected=1, outcomes={"passed": 1}, task_outcomes={"a": "passed"}, ran_tasks=frozenset({"a"})
     )
     assert summary_lines(narrowed)[0] == (
-        "partial: INCONCLUSIVE: none of 1 item failed here; this run: 1 of 3 items; tasks 1 of 3; "
-        "the whole file (merge the parts for its verdict): 1 task regressed, 0 improved; 2 identical"
+        "partial: 1 of 3 items ran here, none failed; tasks 1 of 3; "
+        "the whole file: INCONCLUSIVE (merge the parts for its verdict): 1 task regressed, 0 improved; 2 identical"
     )
     assert markdown.verdict_line(narrowed, 0).startswith(
-        "**partial: INCONCLUSIVE: none of 1 item failed here** (rollout parity): "
+        "**partial: 1 of 3 items ran here, none failed** (rollout parity): tasks 1 of 3; "
+        "the whole file: INCONCLUSIVE (merge the parts for its verdict): "
     )
+    assert markdown.verdict_line(narrowed, 0).endswith(" (exit status 0)")
     collected = _summary(old, new, collect_only=True)
     assert verdict_words(collected).endswith("; counts of the whole file (3 tasks): collected only, no item ran")
     whole = _summary(
@@ -129,8 +131,8 @@ def test_gate_items_never_count_as_tasks() -> None:
     )
     line = summary_lines(part)[0]
     assert line.startswith(
-        "partial: FAIL: 1 of 4 items failed here; this run: 4 of 6 items; tasks 2 of 4; "
-        "gate items 2 of 2; pytest-split group 3 of 4; "
+        "partial: 4 of 6 items ran here, 1 failed; tasks 2 of 4; "
+        "gate items 2 of 2; pytest-split group 3 of 4; the whole file: FAIL (merge the parts for its verdict): "
     )
     assert part.run is not None and part.run.part is not None
     assert (part.run.part.tasks_ran, part.run.part.items_ran, part.run.part.partial) == (2, 4, True)

@@ -65,6 +65,8 @@ def _part(part: Optional[Part]) -> Optional[dict[str, Any]]:
         "tasks_ran": part.tasks_ran,
         "gate_items_ran": list(part.gate_ran),
         "group": asdict(part.group) if part.group is not None else None,
+        "checks": part.checks,
+        "checks_ran": part.checks_ran,
     }
 
 
@@ -177,6 +179,7 @@ def json_dict(summary: Summary) -> dict[str, Any]:
             ],
             "inputs": dict(summary.run.inputs),
             "options": dict(summary.run.options),
+            "checks": [asdict(check) for check in summary.checks],
         }
     return data
 

@@ -84,13 +84,13 @@ def verdict(
 ) -> tuple[str, str]:
     """The verdict (`PASS`, `FAIL`, `INCONCLUSIVE`) and the tasks by what to do about them
     (``quote`` marks up a file's name in them); a part of the whole file gives its own verdict and
-    outcome (`partial: FAIL: 2 of 31 items failed here`) instead."""
+    outcome (`partial: 31 of 92 items ran here, 2 failed`) instead, and the whole file's verdict after it."""
     part = part_of(summary)
     if part is not None:
         rest = partial_words(summary, part, quote) + accepted_words(summary, quote)
         if exit_status is not None:
             rest += f" (exit status {exit_status})"
-        return f"partial: {verdict_head(summary)}: {part_outcome(summary, part)}", rest
+        return f"partial: {part_outcome(summary, part)}", rest
     head = verdict_head(summary)
     rest = verdict_words(summary, quote) + accepted_words(summary, quote)
     if exit_status is not None:
@@ -213,6 +213,10 @@ def _render(summary: Summary, texts: Mapping[str, str], exit_status: Optional[in
     lines.extend(visible(line) for line in paired_lines(summary.paired, summary.equivalence, summary.flip_tests))
     lines.extend(["```", "", PICTURES])
     lines.extend(_hook_verdicts(summary))
+    failed_checks = [check.nodeid for check in summary.checks if check.outcome == "failed"]
+    if failed_checks:
+        lines.extend(["", f"### Your checks that failed ({len(failed_checks)})", ""])
+        lines.extend(capped(failed_checks, LIST_CAP, lambda nodeid: f"- {_code(nodeid)}", MORE))
     if summary.nothing_compared:
         lines.extend(["", f"**Nothing compared**: {markdown_text(summary.nothing_compared)}"])
     if summary.plan is not None:

@@ -15,7 +15,7 @@ what a report shows of them is escaped by the renderers (:mod:`.merge_reports`).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Optional
 
 from ..judging.completeness import Coverage, Limit
@@ -23,7 +23,7 @@ from ..judging.hook_verdict import Verdict
 from ..model import TASK_OUTCOMES, Category, TaskOutcome
 from ..statistics.margin import Equivalence
 from .json_file import verdict_dict
-from .summary import Counts, Decision, RunOutcome, SplitGroup, TaskSummary, decide
+from .summary import CheckRun, Counts, Decision, RunOutcome, SplitGroup, TaskSummary, decide
 
 #: how many names a refusal or a list of gaps spells out before it counts the rest
 NAMED = 5
@@ -93,6 +93,17 @@ class Merged:
     base: Mapping[str, Any]
     #: what to run next (the whole file's plan, which an inconclusive part carries), or None
     plan: Optional[Mapping[str, Any]] = None
+    #: the team's own checks of every part, each with its outcome in the part that ran it (None: no part did)
+    checks: tuple[CheckRun, ...] = ()
+    #: the part that ran each check, by node id
+    check_parts: Mapping[str, str] = field(default_factory=dict)
+
+    def failed_checks(self) -> list[CheckRun]:
+        return [check for check in self.checks if check.outcome == "failed"]
+
+    def check_gaps(self) -> list[CheckRun]:
+        """The team's checks that no part ran."""
+        return [check for check in self.checks if check.outcome is None]
 
     def outcomes(self) -> dict[str, int]:
         """How many items ended each way, over every part (items that ran nowhere left out)."""
@@ -231,6 +242,8 @@ def merge_parts(parts: Sequence[tuple[str, Any]]) -> Merged:
     entries: dict[tuple[str, bool], dict[str, Any]] = {}
     overlaps: dict[tuple[str, bool], list[str]] = {}
     runs: list[PartRun] = []
+    checks: dict[str, tuple[str, Optional[str]]] = {}
+    check_parts: dict[str, str] = {}
     for path, data, run in checked:
         digests = _digests(path, run)
         for side in ("old", "new"):
@@ -263,6 +276,16 @@ def merge_parts(parts: Sequence[tuple[str, Any]]) -> Merged:
             failed += outcome == "failed"
             tasks += not gate
             gates += gate
+        for check in _checks(path, run):
+            checks.setdefault(check.nodeid, (check.task, None))
+            if check.outcome is None:
+                continue
+            if check.nodeid in check_parts:
+                overlaps.setdefault((check.nodeid, False), [check_parts[check.nodeid]]).append(path)
+                continue
+            checks[check.nodeid] = (check.task, check.outcome)
+            check_parts[check.nodeid] = path
+            failed += check.outcome == "failed"
         part = run["part"]
         runs.append(PartRun(path, _group(part.get("group")), tasks + gates, tasks, gates, failed))
     if overlaps:
@@ -315,6 +338,8 @@ def merge_parts(parts: Sequence[tuple[str, Any]]) -> Merged:
         parts=tuple(runs),
         items=tuple(merged_items),
         base=first,
+        checks=tuple(CheckRun(nodeid, task, outcome) for nodeid, (task, outcome) in checks.items()),
+        check_parts=check_parts,
     )
     options = first_run["options"]
     decision = _decision(merged, first, strict=options.get("strict") is True)
@@ -322,6 +347,17 @@ def merge_parts(parts: Sequence[tuple[str, Any]]) -> Merged:
     plans = [data.get("plan") for _, data, _ in checked if isinstance(data.get("plan"), dict)]
     plan = plans[0] if plans and decision.verdict == "inconclusive" else None
     return replace(merged, verdict=decision.verdict, exit_status=_exit_status(merged), decision=decision, plan=plan)
+
+
+def _checks(path: str, run: Mapping[str, Any]) -> list[CheckRun]:
+    """The team's checks a part collected or ran (`run.checks`; none in a part written before checks were recorded)."""
+    found = []
+    for entry in run.get("checks", []):
+        if not isinstance(entry, dict) or not isinstance(entry.get("nodeid"), str):
+            raise MergeError(path, "a check entry without its node id: not a --parity-json summary")
+        outcome = entry.get("outcome")
+        found.append(CheckRun(entry["nodeid"], str(entry.get("task")), outcome if isinstance(outcome, str) else None))
+    return found
 
 
 def _task_outcome(path: str, entry: Optional[Mapping[str, Any]]) -> TaskOutcome:
@@ -381,6 +417,7 @@ def _decision(merged: Merged, first: Mapping[str, Any], *, strict: bool) -> Deci
         copies=merged.copies,
         run=run,
         strict=strict,
+        checks=merged.checks,
     )
 
 
@@ -395,8 +432,8 @@ def _category(value: Optional[str]) -> Category:
 
 
 def _exit_status(merged: Merged) -> int:
-    """The gate's exit status for the merged items: 1 when one failed or ran in no part, else 0."""
-    if merged.failed() or merged.gaps():
+    """The gate's exit status for the merged items and checks: 1 when one failed or ran in no part, else 0."""
+    if merged.failed() or merged.gaps() or merged.failed_checks() or merged.check_gaps():
         return FAIL_EXIT
     return PASS_EXIT
 
@@ -439,14 +476,17 @@ def merged_json(merged: Merged) -> dict[str, Any]:
         gate=[
             {"item": item.name, "ran_here": item.part is not None, "item_outcome": item.outcome} for item in gate_items
         ],
+        checks=[asdict(check) for check in merged.checks],
         part={
-            "partial": bool(merged.gaps()),
+            "partial": bool(merged.gaps() or merged.check_gaps()),
             "items": len(merged.items),
             "items_ran": len(ran),
             "tasks": len(merged.items) - len(gate_items),
             "tasks_ran": sum(1 for item in ran if not item.gate),
             "gate_items_ran": [item.name for item in gate_items if item.part is not None],
             "group": None,
+            "checks": len(merged.checks),
+            "checks_ran": len(merged.checks) - len(merged.check_gaps()),
         },
     )
     data["run"] = run
@@ -464,7 +504,7 @@ def merged_json(merged: Merged) -> dict[str, Any]:
             }
             for part in merged.parts
         ],
-        "gaps": [item.name for item in merged.gaps()],
+        "gaps": [item.name for item in merged.gaps()] + [check.nodeid for check in merged.check_gaps()],
     }
     return data
 

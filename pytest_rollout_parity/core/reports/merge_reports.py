@@ -71,6 +71,7 @@ def merged_lines(merged: Merged) -> list[str]:
     gaps = merged.gaps()
     if gaps:
         lines.append(f"ran in no part ({len(gaps)}): {_names(gaps, TERMINAL_CAP)}")
+    lines.extend(_check_lines(merged))
     changed = merged.hook_verdicts()
     if changed:
         lines.append(f"verdicts changed by hooks or the known-flips list: {len(changed)}")
@@ -83,6 +84,22 @@ def merged_lines(merged: Merged) -> list[str]:
     if merged.nothing_compared:
         lines.append(f"NOTHING COMPARED: {merged.nothing_compared}")
     return [terminal_line(line) for line in lines]
+
+
+def _check_lines(merged: Merged) -> list[str]:
+    """The team's checks that failed (each with the part that ran it) and those no part ran."""
+    lines = []
+    failed = merged.failed_checks()
+    if failed:
+        shown = ", ".join(f"{check.nodeid} ({merged.check_parts[check.nodeid]})" for check in failed[:TERMINAL_CAP])
+        more = f", ... and {len(failed) - TERMINAL_CAP} more" if len(failed) > TERMINAL_CAP else ""
+        lines.append(f"your checks failed ({len(failed)}): {shown}{more}")
+    gaps = merged.check_gaps()
+    if gaps:
+        shown = ", ".join(check.nodeid for check in gaps[:TERMINAL_CAP])
+        more = f", ... and {len(gaps) - TERMINAL_CAP} more" if len(gaps) > TERMINAL_CAP else ""
+        lines.append(f"your checks that ran in no part ({len(gaps)}): {shown}{more}")
+    return lines
 
 
 def _code(text: str) -> str:
@@ -135,6 +152,10 @@ def merged_markdown(merged: Merged) -> str:
     if gaps:
         lines.extend(["", f"### Ran in no part ({len(gaps)})", ""])
         lines.extend(_capped(gaps, render_part=False))
+    check_lines = _check_lines(merged)
+    if check_lines:
+        lines.extend(["", "### Your checks", ""])
+        lines.extend(f"- {markdown_text(line)}" for line in check_lines)
     changed = [item for item in merged.hook_verdicts() if item.hook_verdict is not None]
     if changed:
         lines.extend(["", f"### Verdicts changed by hooks or the known-flips list ({len(changed)})", ""])

@@ -9,7 +9,7 @@ further section is one more function of this object, or one more optional field.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -62,6 +62,17 @@ class SplitGroup:
     engine: str
     index: int
     count: int
+
+
+@dataclass(frozen=True, slots=True)
+class CheckRun:
+    """One of the team's own checks: a test that requests the `rollout_pair` fixture, the task it
+    checks, and its outcome in this run as the test runner words it (None: collected, not run here).
+    A failure in its setup, call or teardown is `failed`, the one outcome that decides."""
+
+    nodeid: str
+    task: str
+    outcome: Optional[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +149,8 @@ class RunInfo:
     #: section rescans every stored report for each of them under the traceback style in use
     session_failures: int = 0
     failure_section_rescans: bool = False
+    #: the team's own checks this run collected or ran, in collection order
+    checks: tuple[CheckRun, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,9 +175,13 @@ class Part:
     def items_ran(self) -> int:
         return self.tasks_ran + len(self.gate_ran)
 
+    #: the team's own checks collected here, and how many of them ran
+    checks: int = 0
+    checks_ran: int = 0
+
     @property
     def partial(self) -> bool:
-        return self.tasks_ran < self.tasks or len(self.gate_ran) < len(self.gate_items)
+        return self.tasks_ran < self.tasks or len(self.gate_ran) < len(self.gate_items) or self.checks_ran < self.checks
 
 
 #: past this many failures, pytest's failure section (each failure's report against every stored
@@ -339,7 +356,7 @@ class Decider:
 
 
 #: The codes of what decides a verdict (docs/semantics.md, "Verdicts"), by the verdict they give.
-FAIL_CODES = ("failed_tasks", "aggregate_outside")
+FAIL_CODES = ("failed_tasks", "checks_failed", "aggregate_outside")
 
 
 @dataclass(frozen=True, slots=True)
@@ -388,6 +405,8 @@ class Summary:
     conditions: tuple[str, str] = ("", "")
     #: (old, new): the sides' models when they differ, else empty
     models: tuple[str, str] = ("", "")
+    #: the team's own checks (tests requesting `rollout_pair`) of a pytest run, in collection order
+    checks: tuple[CheckRun, ...] = ()
 
     @property
     def verdict(self) -> RunVerdict:
@@ -526,7 +545,13 @@ def _run_outcome(run: RunInfo, tasks: int) -> RunOutcome:
     if not run.collect_only and run.selected is not None:
         ran_gate = tuple(name for name in run.gate_items if name in run.gate_outcomes)
         part = Part(
-            tasks=tasks, tasks_ran=len(run.task_outcomes), gate_items=run.gate_items, gate_ran=ran_gate, group=run.group
+            tasks=tasks,
+            tasks_ran=len(run.task_outcomes),
+            gate_items=run.gate_items,
+            gate_ran=ran_gate,
+            group=run.group,
+            checks=len(run.checks),
+            checks_ran=sum(1 for check in run.checks if check.outcome is not None),
         )
     rescanned = run.session_failures if run.failure_section_rescans and run.session_failures > MANY_FAILURES else None
     return RunOutcome(
@@ -542,6 +567,16 @@ def _run_outcome(run: RunInfo, tasks: int) -> RunOutcome:
         options=tuple(run.options.items()),
         rescanned_failures=rescanned,
     )
+
+
+#: how many names a verdict line spells out before it counts the rest
+NAMED = 3
+
+
+def named(names: Sequence[str]) -> str:
+    """`a, b, c and 2 more`: the first :data:`NAMED` of ``names``."""
+    shown = ", ".join(names[:NAMED])
+    return shown + (f" and {len(names) - NAMED} more" if len(names) > NAMED else "")
 
 
 def _outside(decision: Equivalence) -> bool:
@@ -560,10 +595,13 @@ def decide(
     run: Optional[RunOutcome],
     strict: bool = False,
     allow_copy: bool = False,
+    checks: Sequence[CheckRun] = (),
 ) -> Decision:
-    """The run's verdict, once, from the tasks' outcomes and the gate-level checks.
+    """The run's verdict, once, from every item that ran: the tasks' outcomes, the gate-level checks
+    and the team's own ``checks``.
 
-    `fail` when a task failed or the aggregate's interval lies wholly outside the margin; else
+    `fail` when a task or one of the team's checks failed, or the aggregate's interval lies wholly
+    outside the margin; else
     `inconclusive` when anything kept the gate from deciding (nothing compared, lost evidence past
     its budget, a copy, an interval crossing the margin, a narrowed or collect-only run); else `pass`.
     """
@@ -571,6 +609,9 @@ def decide(
     failed = [task.task for task in tasks if task.outcome == "failed"]
     if failed:
         found.append(Decider("failed_tasks", f"{len(failed)} task(s) failed"))
+    failed_checks = [check.nodeid for check in checks if check.outcome == "failed"]
+    if failed_checks:
+        found.append(Decider("checks_failed", f"{len(failed_checks)} of your checks failed: {named(failed_checks)}"))
     if aggregate is not None and _outside(aggregate):
         found.append(
             Decider("aggregate_outside", f"the mean difference lies wholly outside the margin ±{aggregate.margin:g}")
@@ -591,8 +632,13 @@ def decide(
     if strict and uncompared:
         found.append(Decider("strict_uncompared", f"{uncompared} task(s) not compared fail under strict mode"))
     not_run = sum(1 for task in tasks if task.outcome == "not_run")
+    checks_not_run = sum(1 for check in checks if check.outcome is None)
     if not_run and not (run is not None and run.collect_only):
         found.append(Decider("narrowed", f"{not_run} of {len(tasks)} task(s) not run: the verdict needs every task"))
+    elif checks_not_run and not (run is not None and run.collect_only):
+        found.append(
+            Decider("narrowed", f"{checks_not_run} of your {len(checks)} checks not run: the verdict needs every item")
+        )
     if run is not None and not found and dict(run.outcomes).get("failed", 0):
         found.append(Decider("item_failed", f"{dict(run.outcomes)['failed']} parity item(s) failed"))
     if any(d.code in FAIL_CODES for d in found):
@@ -766,6 +812,7 @@ def build_summary(
         run=outcome,
         strict=strict,
         allow_copy=allow_copy,
+        checks=run.checks if run is not None else (),
     )
     decided = (
         "; ".join(d.text for d in decision.decided_by if d.code in FAIL_CODES) if decision.verdict == "fail" else None
@@ -798,6 +845,7 @@ def build_summary(
         plan=planned,
         conditions=result.conditions,
         models=result.models,
+        checks=run.checks if run is not None else (),
     )
 
 

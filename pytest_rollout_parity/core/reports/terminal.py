@@ -78,14 +78,12 @@ def _hook_verdict_lines(summary: Summary) -> list[str]:
 def verdict_line(summary: Summary) -> str:
     """The one line a reviewer acts on: the verdict, then what regressed, improved, needs a rerun, was not compared.
 
-    A part of the whole file (a selection, a splitter group) opens `partial:` with its own verdict and outcome.
+    A part of the whole file (a selection, a splitter group) opens `partial:` with its own outcome,
+    then gives the whole file's verdict as the file's.
     """
     part = part_of(summary)
     if part is not None:
-        return (
-            f"partial: {verdict_head(summary)}: {part_outcome(summary, part)}; {partial_words(summary, part)}"
-            f"{accepted_words(summary)}"
-        )
+        return f"partial: {part_outcome(summary, part)}; {partial_words(summary, part)}{accepted_words(summary)}"
     return f"parity: {verdict_head(summary)}: {verdict_words(summary)}{accepted_words(summary)}"
 
 
@@ -123,6 +121,9 @@ def summary_lines(summary: Summary) -> list[str]:
     if run is not None and run.selected is not None and run.selected != run.items(counts.tasks):
         lines.append(f"selected: {run.selected} of {run.items(counts.tasks)} parity items ran")
     lines.extend(_hook_verdict_lines(summary))
+    failed_checks = [check.nodeid for check in summary.checks if check.outcome == "failed"]
+    if failed_checks:
+        lines.append(f"your checks failed ({len(failed_checks)}): {_capped(failed_checks)}")
     if summary.nothing_compared:
         lines.append(f"NOTHING COMPARED: {summary.nothing_compared}")
     if summary.plan is not None:

@@ -173,7 +173,7 @@ def accepted_words(summary: Summary, quote: Callable[[str], str] = lambda text: 
 
 
 #: what decided a verdict that the counts do not already say: its words join the verdict line
-SAID_BY_CODE = ("evidence", "strict_uncompared", "item_failed")
+SAID_BY_CODE = ("checks_failed", "evidence", "strict_uncompared", "item_failed")
 
 
 def verdict_head(summary: Summary) -> str:
@@ -197,11 +197,11 @@ def part_of(summary: Summary) -> Optional[Part]:
 
 
 def part_words(part: Part) -> str:
-    """`this run: 31 of 92 items; tasks 28 of 90; gate items 1 of 2; pytest-split group 3 of 4`.
+    """`tasks 28 of 90; gate items 1 of 2; pytest-split group 3 of 4`: what of the whole file ran here.
 
     Tasks and gate-level items are counted apart: a task count never holds a gate item.
     """
-    words = f"this run: {part.items_ran} of {plural(part.items, 'item')}; tasks {part.tasks_ran} of {part.tasks}"
+    words = f"tasks {part.tasks_ran} of {part.tasks}"
     if part.gate_items:
         words += f"; gate items {len(part.gate_ran)} of {len(part.gate_items)}"
     if part.group is not None:
@@ -209,20 +209,28 @@ def part_words(part: Part) -> str:
     return words
 
 
+def _failed(count: int) -> str:
+    return f"{count} failed" if count else "none failed"
+
+
 def part_outcome(summary: Summary, part: Part) -> str:
-    """This part's own outcome: `2 of 31 items failed here`, never the whole file's verdict."""
-    if not part.items_ran:
-        return "no item ran here"
+    """This run's own outcome, first: `11 of 14 items ran here, none failed` (and the team's checks
+    that ran here: `; your checks: 4 of 8 ran here, 1 failed`), never the whole file's verdict."""
     failed = dict(summary.run.outcomes).get("failed", 0) if summary.run is not None else 0
-    if not failed:
-        return f"none of {plural(part.items_ran, 'item')} failed here"
-    return f"{failed} of {plural(part.items_ran, 'item')} failed here"
+    words = f"{part.items_ran} of {plural(part.items, 'item')} ran here, {_failed(failed)}"
+    if part.checks:
+        failed_checks = sum(1 for check in summary.checks if check.outcome == "failed")
+        words += f"; your checks: {part.checks_ran} of {part.checks} ran here, {_failed(failed_checks)}"
+    return words
 
 
 def partial_words(summary: Summary, part: Part, quote: Callable[[str], str] = lambda text: text) -> str:
-    """What a part says after its outcome: what it ran, then the whole file's counts, whose verdict
-    only the merged parts decide."""
-    return f"{part_words(part)}; the whole file (merge the parts for its verdict): {verdict_words(summary, quote)}"
+    """What a part says after its own outcome: what it ran, then the whole file's verdict and words,
+    as the file's (only the merged parts decide it)."""
+    return (
+        f"{part_words(part)}; the whole file: {verdict_head(summary)} (merge the parts for its verdict): "
+        f"{verdict_words(summary, quote)}"
+    )
 
 
 def category_rows(summary: Headline) -> list[tuple[str, int, str]]:

@@ -1,0 +1,110 @@
+"""Writing the reports where CI asks for them, by one rule for the gate and the merge command.
+
+An output (each report file a surface is asked to write, the merge's too, `$GITHUB_STEP_SUMMARY`
+and `$GITHUB_OUTPUT`) is written only to a regular file or a new one. One that is a symbolic link or not a regular file (a FIFO, a device) is skipped with one
+warning line, and the verdict stands: nothing is written through a link, and no write waits for a
+reader (:func:`write_output` checks with ``lstat`` first and appends through ``O_NOFOLLOW`` and
+``O_NONBLOCK``). One that names an input is a usage error, which each surface raises itself
+(:func:`named_input` says which input it names).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Optional
+
+from .json_file import write_text
+
+STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
+STEP_OUTPUT = "GITHUB_OUTPUT"
+#: the environment variables that name a file a GitHub Actions step appends to
+CI_FILES = (STEP_SUMMARY, STEP_OUTPUT)
+
+_APPEND = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+
+
+def unsafe(path: Path) -> Optional[str]:
+    """Why ``path`` is no place for a report (a link, or not a regular file), or None (a regular file, or none yet)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return None  # not there yet (or not reachable: the write names that)
+    if stat.S_ISLNK(mode):
+        return "a symbolic link: a report is never written through a link"
+    if not stat.S_ISREG(mode):
+        return "not a regular file (a FIFO or a device): writing there could wait forever"
+    return None
+
+
+def write_output(path: Path, text: str, *, append: bool = False) -> Optional[str]:
+    """Write (or ``append``) ``text`` to ``path``; returns why it was skipped instead, or None.
+
+    Replacing goes through a temporary file beside ``path``; appending never follows a link and
+    never waits for a reader, and gives up on anything but a regular file. Raises OSError when the
+    file cannot be written.
+    """
+    reason = unsafe(path)
+    if reason is not None:
+        return reason
+    if not append:
+        write_text(path, text)
+        return None
+    fd = os.open(path, _APPEND, 0o666)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # it changed since the check
+            return "not a regular file (a FIFO or a device): writing there could wait forever"
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "a", encoding="utf-8", closefd=False) as handle:
+            handle.write(text)
+    finally:
+        os.close(fd)
+    return None
+
+
+def ci_files() -> list[tuple[str, Path]]:
+    """The files GitHub Actions has this step append to, where set: (the variable's name, its path)."""
+    return [(f"${name}", Path(value)) for name in CI_FILES if (value := os.environ.get(name))]
+
+
+def publish_to_ci(markdown: str, verdict: str) -> list[str]:
+    """Append ``markdown`` to `$GITHUB_STEP_SUMMARY` and `verdict=<verdict>` to `$GITHUB_OUTPUT`, where
+    set; returns one warning line for each that was skipped or could not be written (the verdict stands)."""
+    texts = {f"${STEP_SUMMARY}": markdown, f"${STEP_OUTPUT}": f"verdict={verdict}\n"}
+    warnings = []
+    for name, path in ci_files():
+        try:
+            reason = write_output(path, texts[name], append=True)
+        except OSError as exc:
+            warnings.append(f"WARNING: {name}: cannot append to {path}: {exc.strerror or exc}")
+            continue
+        if reason is not None:
+            warnings.append(skipped_line(name, path, reason))
+    return warnings
+
+
+def skipped_line(option: str, path: Path, reason: str) -> str:
+    """`WARNING: <option>: <path> skipped: <why>; the verdict stands`."""
+    return f"WARNING: {option}: {path} skipped: {reason}; the verdict stands"
+
+
+def _identity(path: Path) -> tuple[str, Optional[tuple[int, int]]]:
+    """A path's real path, and its (device, inode) when it exists: links and hard links compare equal."""
+    real = os.path.realpath(path)
+    try:
+        st = os.stat(real)
+    except OSError:
+        return real, None
+    return real, (st.st_dev, st.st_ino)
+
+
+def named_input(target: Path, inputs: Iterable[tuple[str, Path]]) -> Optional[str]:
+    """What of ``inputs`` (each: what it is, its path) ``target`` names by any path, link or hard link; None: none."""
+    real, inode = _identity(target)
+    for what, path in inputs:
+        other_real, other_inode = _identity(path)
+        if real == other_real or (inode is not None and inode == other_inode):
+            return what
+    return None
