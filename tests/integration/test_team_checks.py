@@ -166,6 +166,7 @@ def test_a_split_run_merges_a_failing_check_into_fail(gate: Gate, capsys: pytest
     assert any(line.startswith("your checks that ran in no part (") for line in out)
 
 
+@pytest.mark.slow
 def test_under_xdist_the_controller_sees_the_workers_checks(gate: Gate) -> None:
     pytest.importorskip("xdist")
     args = agreeing(gate)

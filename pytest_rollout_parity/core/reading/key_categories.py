@@ -99,7 +99,7 @@ class SideColumns:
         suspects = [value for value, prints in seen.items() if len(prints) > 1]
         if not suspects:
             return None
-        for value in sorted(suspects, key=lambda v: (-len(seen[v]), full_label(v))):
+        for value in sorted(suspects, key=lambda v: rows_of[v][0]):  # file order: the same under every reader
             counts = Counter(self.label(index) for index in rows_of[value])
             counts.pop(None, None)
             if len(counts) < 2:
