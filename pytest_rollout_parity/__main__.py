@@ -46,36 +46,40 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _no_constant(name: str) -> NoReturn:
+    raise ValueError(f"{name} is not a JSON number")
+
+
 def _read(path: str) -> Any:
+    """The part's JSON, held to the summary's published layout (:mod:`.json_schema`) before any use:
+    the parts come from CI artifacts, so a part outside it is one `ERROR:` line naming the place."""
+    from pydantic import ValidationError
+
     from .core.reading.bounded import read_capped
+    from .json_schema import ParitySummaryFile
 
     try:
-        data = read_capped(Path(path), PART_CAP)
+        raw = read_capped(Path(path), PART_CAP)
     except OSError as exc:
         _fail(f"{path}: cannot read: {exc.strerror or exc}")
     try:
-        return json.loads(data)
+        data = json.loads(raw, parse_constant=_no_constant)
     except UnicodeDecodeError:
         _fail(f"{path}: not UTF-8 text: a --parity-json summary is needed")
     except json.JSONDecodeError as exc:
         _fail(f"{path}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno}); a --parity-json summary is needed")
-
-
-def _check_layout(parts: Sequence[tuple[str, Any]]) -> None:
-    """Each part holds the summary's published layout (:mod:`.json_schema`), no key it does not name:
-    the parts come from CI artifacts, and the merged file keeps their layout."""
-    from pydantic import ValidationError
-
-    from .json_schema import ParitySummaryFile
-
-    for path, data in parts:
-        try:
-            ParitySummaryFile.model_validate(data)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(step) for step in first["loc"]) or "the top level"
-            more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-            _fail(f"{path}: {where}: {first['msg'].lower()}{more}: not a --parity-json summary")
+    except ValueError as exc:  # NaN, Infinity
+        _fail(f"{path}: {exc}: a --parity-json summary is needed")
+    except RecursionError:
+        _fail(f"{path}: nested too deep for a --parity-json summary")
+    try:
+        ParitySummaryFile.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(step) for step in first["loc"]) or "the top level"
+        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        _fail(f"{path}: {where}: {first['msg'].lower()}{more}: not a --parity-json summary")
+    return data
 
 
 def _same(a: Path, b: Path) -> bool:
@@ -110,7 +114,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         merged = merge_parts(parts)
     except MergeError as exc:
         _fail(str(exc))
-    _check_layout(parts)  # after the merge's own checks, which name what a part lacks in its words
     try:
         for line in merged_lines(merged):
             print(line)

@@ -26,7 +26,7 @@ KnownFlip = Annotated[list[str], Field(min_length=2, max_length=2)]
 class _Closed(BaseModel):
     """A JSON object with exactly the keys its model names."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
 
 
 class Decider(_Closed):

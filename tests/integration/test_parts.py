@@ -172,20 +172,21 @@ def test_parts_of_other_inputs_or_options_are_refused(gate: Gate, capsys: pytest
     margin = [str(gate.path / "m.json")]
     gate.run(*args, "--parity-margin=0.05", "--splits=2", "--group=2", "--parity-json=m.json")
     status, _, err = _merge(capsys, "merge", first, *margin)
-    assert status == 4 and len(err) == 1 and "ran with other options than" in err[0] and "margin" in err[0]
+    assert status == 4 and len(err) == 1 and "hold different classifications of the whole file" in err[0]
+    assert err[0].endswith("first at run.options.margin (0.05 against None)")
     new = gate.path / "new" / "rollouts.jsonl"
     new.write_bytes(new.read_bytes().replace(b'"reward": 0.0', b'"reward": 1.0', 1))
     gate.run(*args, "--splits=2", "--group=2", "--parity-json=changed.json")
     status, _, err = _merge(capsys, "merge", first, str(gate.path / "changed.json"))
-    assert status == 4 and len(err) == 1 and "read another new side than" in err[0]
+    assert status == 4 and len(err) == 1 and "first at run.inputs.new (" in err[0]
 
 
 @pytest.mark.parametrize(
     "content, needle",
     [
         ('{"counts": ', ":1: invalid JSON: "),
-        ("[1, 2]", "not a JSON object"),
-        ('{"counts": {}}', 'no "run" section'),
+        ("[1, 2]", "the top level: input should be a valid dictionary"),
+        ('{"counts": {}}', "verdict: field required"),
     ],
 )
 def test_a_file_that_is_not_a_part_is_one_error_line(

@@ -110,13 +110,57 @@ def test_an_item_dealt_to_two_parts_is_refused(assignment: list[set[int]]) -> No
     assert sum(f"{task!r} (" in caught.value.reason for task in twice) == min(len(twice), 5)
 
 
+WHOLE_FILE = r"^p2.json and p1.json hold different classifications of the whole file \(.*\): first at "
+
+
 def test_parts_of_other_inputs_or_options_are_refused() -> None:
     first = ("p1.json", part(["a", "b", "c"]))
     other_new = {**INPUTS, "new": "crc32:12345678:12"}
-    with pytest.raises(MergeError, match=r"^p2.json: read another new side than p1.json \(crc32:12345678:12 against"):
+    with pytest.raises(MergeError, match=WHOLE_FILE + r"run.inputs.new \('crc32:12345678:12' against 'crc32:0000dcba:12'\)$"):
         merge_parts([first, ("p2.json", part(["d"], inputs=other_new))])
-    with pytest.raises(MergeError, match=r"^p2.json: ran with other options than p1.json \(strict\)"):
+    with pytest.raises(MergeError, match=WHOLE_FILE + r"run.options.strict \(True against False\)$"):
         merge_parts([first, ("p2.json", part(["d"], options={**OPTIONS, "strict": True}))])
+
+
+def test_a_part_that_classifies_the_file_otherwise_is_refused() -> None:
+    """Same digests, same items, but one task's category moved (a file edited between the runs, or a part edited)."""
+    second = part(["d", "e", "gone", "fresh"])
+    second["tasks"][1]["category"] = "masked"
+    second["counts"]["masked"] += 1
+    with pytest.raises(MergeError, match=WHOLE_FILE + r"counts.masked \(1 against 0\)$"):
+        merge_parts([("p1.json", part(["a", "b", "c"])), ("p2.json", second)])
+
+
+@pytest.mark.parametrize("claimed", ["passed", "accepted", "within_noise", "not_run"])
+def test_a_part_whose_claimed_outcome_contradicts_its_category_is_refused(claimed: str) -> None:
+    edited = part(["a", "b", "c"])
+    flipped = next(task for task in edited["tasks"] if task["task"] == "b")
+    flipped["outcome"] = claimed
+    with pytest.raises(MergeError, match=r"^p1.json: task 'b' \(flipped\) claims the outcome '" + claimed + "'"):
+        merge_parts([("p1.json", edited), ("p2.json", part(["d", "e", "gone", "fresh"]))])
+
+
+def test_a_claimed_known_flips_verdict_needs_the_recorded_list() -> None:
+    edited = part(["a", "b", "c"])
+    flipped = next(task for task in edited["tasks"] if task["task"] == "b")
+    flipped.update(outcome="accepted", hook_verdict={"outcome": "xfail", "reason": "fine", "source": "known_flips"})
+    with pytest.raises(MergeError, match=r"^p1.json: task 'b' claims a known-flips verdict its recorded list"):
+        merge_parts([("p1.json", edited), ("p2.json", part(["d", "e", "gone", "fresh"]))])
+
+
+def test_the_merge_decides_under_the_recorded_options_and_exits_by_its_verdict() -> None:
+    """A copied pair: inconclusive (exit 1) by default, a pass (exit 0) under --parity-allow-copy, as unsplit."""
+    global OLD, NEW, ITEM
+    saved = (OLD, NEW, ITEM)
+    try:
+        OLD = NEW = {"a": 1.0, "b": 0.0, "c": 1.0}
+        ITEM = {"a": "passed", "b": "passed", "c": "passed"}
+        for allow, expected in ((False, ("inconclusive", 1)), (True, ("pass", 0))):
+            options = {**OPTIONS, "allow_copy": allow}
+            merged = merge_parts([("p1.json", part(["a"], options=options)), ("p2.json", part(["b", "c"], options=options))])
+            assert (merged.verdict, merged.exit_status) == expected
+    finally:
+        OLD, NEW, ITEM = saved
 
 
 @pytest.mark.parametrize(

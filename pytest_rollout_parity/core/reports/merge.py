@@ -15,20 +15,21 @@ what a report shows of them is escaped by the renderers (:mod:`.merge_reports`).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import Any, Optional
+from dataclasses import asdict, dataclass, replace
+from typing import Any, Optional, TypeVar
 
-from ..judging.completeness import Coverage, Limit
+from ..judging.completeness import Coverage
 from ..judging.hook_verdict import Verdict
 from ..model import TASK_OUTCOMES, Category, TaskOutcome
 from ..statistics.margin import Equivalence
 from .json_file import verdict_dict
-from .summary import Counts, Decision, RunOutcome, SplitGroup, TaskSummary, decide
+from .summary import AcceptedFlips, Counts, Decision, RunOutcome, SplitGroup, TaskSummary, accepted_flips, decide
 
 #: how many names a refusal or a list of gaps spells out before it counts the rest
 NAMED = 5
 
 PASS_EXIT, FAIL_EXIT = 0, 1
+T = TypeVar("T")
 
 
 class MergeError(Exception):
@@ -93,6 +94,8 @@ class Merged:
     base: Mapping[str, Any]
     #: what to run next (the whole file's plan, which an inconclusive part carries), or None
     plan: Optional[Mapping[str, Any]] = None
+    #: the SHA-256 of the known-flips list the parts read, when a part accepted a flip by it
+    known_flips_sha256: Optional[str] = None
 
     def outcomes(self) -> dict[str, int]:
         """How many items ended each way, over every part (items that ran nowhere left out)."""
@@ -200,18 +203,95 @@ def _counts(path: str, data: Mapping[str, Any]) -> Counts:
         raise MergeError(path, '"counts" is not the summary\'s: not a --parity-json summary') from None
 
 
-def _equivalence(data: Any) -> Optional[Equivalence]:
-    if not isinstance(data, dict):
+#: what a part's summary says of its own run only; every other key is the whole file's, and the parts must agree on it
+RUN_KEYS = frozenset(
+    ("verdict", "decided_by", "task_outcomes", "accepted_flips", "plan", "notes", "files", "run", "merge")
+)
+TASK_RUN_KEYS = frozenset(("outcome", "hook_verdict", "ran_here", "item_outcome"))
+#: what a part's `run` says of the whole file: the inputs, the deciding options, the known-flips list, the gate items
+RUN_WHOLE_KEYS = ("inputs", "options", "known_flips", "gate_items")
+
+
+def _whole_file(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The part's whole-file classification: its summary without what only its own run did."""
+    whole = {"run": {key: data["run"].get(key) for key in RUN_WHOLE_KEYS}}  # first: the inputs tell runs apart best
+    whole.update((key, value) for key, value in data.items() if key not in RUN_KEYS)
+    whole["tasks"] = [{k: v for k, v in task.items() if k not in TASK_RUN_KEYS} for task in data["tasks"]]
+    return whole
+
+
+def _difference(first: Any, other: Any, where: str = "") -> Optional[str]:
+    """The first place where two JSON values differ, as `place (this against that)`, or None."""
+    if isinstance(first, dict) and isinstance(other, dict):
+        for key in [*first, *(key for key in other if key not in first)]:
+            found = _difference(first.get(key), other.get(key), f"{where}.{key}" if where else key)
+            if found:
+                return found
         return None
-    try:
-        return Equivalence(
-            margin=float(data["margin"]),
-            lower_bound=data.get("lower_bound"),
-            upper_bound=data.get("upper_bound"),
-            passed=bool(data["passed"]),
-        )
-    except (KeyError, TypeError, ValueError):
+    if isinstance(first, list) and isinstance(other, list):
+        for index, (a, b) in enumerate(zip(first, other)):
+            found = _difference(a, b, f"{where}[{index}]")
+            if found:
+                return found
+        if len(first) != len(other):
+            return f"{where} ({len(other)} entries against {len(first)})"
         return None
+    if first != other or type(first) is not type(other):
+        return f"{where or 'the top level'} ({other!r:.80} against {first!r:.80})"
+    return None
+
+
+def _derived_outcome(path: str, entry: Mapping[str, Any], options: Mapping[str, Any], listed: set[str]) -> TaskOutcome:
+    """A task's outcome re-derived from its category, the verdict it was given and the recorded options
+    (docs/semantics.md, "Outcomes"): what a part that ran it must claim."""
+    verdict = _hook_verdict(entry)
+    if verdict is not None:
+        if verdict.source == "known_flips" and (entry["category"] != "flipped" or entry["task"] not in listed):
+            raise MergeError(
+                path, f"task {entry['task']!r} claims a known-flips verdict its recorded list does not give"
+            )
+        return "failed" if verdict.outcome == "failed" else "accepted"
+    category = entry["category"]
+    if category == "identical":
+        return "passed"
+    if category == "flipped":
+        if options.get("margin") is None:
+            return "failed"
+        adjusted = entry.get("adjusted_p")
+        return "failed" if adjusted is not None and adjusted < options["alpha"] else "within_noise"
+    if category == "flipped_agent_error":
+        return "agent_error"
+    return "masked" if category == "masked" else "missing"
+
+
+def _check_outcomes(path: str, data: Mapping[str, Any], options: Mapping[str, Any]) -> None:
+    """Each task's claimed outcome is the one its category and the recorded options give (`not_run` where
+    its item did not run here); a part that claims otherwise is refused."""
+    listed = {entry[0] for entry in options.get("known_flips") or ()}
+    for entry in data["tasks"]:
+        expected = _derived_outcome(path, entry, options, listed) if entry.get("ran_here") else "not_run"
+        if entry.get("outcome") != expected:
+            raise MergeError(
+                path,
+                f"task {entry['task']!r} ({entry['category']}) claims the outcome {entry.get('outcome')!r}, "
+                f"but its category and the recorded options give {expected!r}: an edited part?",
+            )
+
+
+def _known_flips_sha(checked: Sequence[tuple[str, Mapping[str, Any], Mapping[str, Any]]]) -> Optional[str]:
+    """The known-flips list's SHA-256 the parts record (every part that names it: the same)."""
+    found: Optional[tuple[str, str]] = None
+    for path, data, _ in checked:
+        for accepted in data.get("accepted_flips") or ():
+            sha = accepted.get("sha256")
+            if accepted.get("source") != "known_flips" or sha is None:
+                continue
+            if found is not None and sha != found[1]:
+                raise MergeError(
+                    path, f"read another known-flips list than {found[0]} (SHA-256 {sha} against {found[1]})"
+                )
+            found = found or (path, sha)
+    return found[1] if found is not None else None
 
 
 def merge_parts(parts: Sequence[tuple[str, Any]]) -> Merged:
@@ -232,24 +312,16 @@ def merge_parts(parts: Sequence[tuple[str, Any]]) -> Merged:
     overlaps: dict[tuple[str, bool], list[str]] = {}
     runs: list[PartRun] = []
     for path, data, run in checked:
-        digests = _digests(path, run)
-        for side in ("old", "new"):
-            if digests[side] != inputs[side]:
-                raise MergeError(
-                    path,
-                    f"read another {side} side than {first_path} ({digests[side]} against "
-                    f"{inputs[side]}): parts of different runs?",
-                )
-        if run["options"] != first_run["options"]:
-            differ = sorted(
-                name
-                for name in set(run["options"]) | set(first_run["options"])
-                if run["options"].get(name) != first_run["options"].get(name)
+        _digests(path, run)
+        differs = _difference(_whole_file(first), _whole_file(data))
+        if differs:
+            raise MergeError(
+                "",
+                f"{path} and {first_path} hold different classifications of the whole file (parts of different "
+                f"runs or inputs, or an edited part): first at {differs}",
             )
-            raise MergeError(path, f"ran with other options than {first_path} ({', '.join(differ)})")
+        _check_outcomes(path, data, run["options"])
         items = _items(path, data, run)
-        if [(name, gate) for name, gate, _, _ in items] != names:
-            raise MergeError(path, f"holds other items than {first_path}: parts of different runs?")
         failed = tasks = gates = 0
         for name, gate, outcome, entry in items:
             if outcome is None:
@@ -308,7 +380,7 @@ def merge_parts(parts: Sequence[tuple[str, Any]]) -> Merged:
         compared=compared if isinstance(compared, int) else 0,
         nothing_compared=nothing_compared,
         failing_flips=failing if isinstance(failing, int) else None,
-        equivalence=_equivalence(first.get("aggregate")),
+        equivalence=_read_back(Equivalence, first.get("aggregate")),
         copies=copies if isinstance(copies, str) else None,
         files=files if isinstance(files, dict) else {},
         inputs=inputs,
@@ -317,11 +389,20 @@ def merge_parts(parts: Sequence[tuple[str, Any]]) -> Merged:
         base=first,
     )
     options = first_run["options"]
-    decision = _decision(merged, first, strict=options.get("strict") is True)
+    decision = _decision(
+        merged, first, strict=options.get("strict") is True, allow_copy=options.get("allow_copy") is True
+    )
     # the plan is the whole file's (one figure set, whatever part carries it), shown when the verdict is inconclusive
     plans = [data.get("plan") for _, data, _ in checked if isinstance(data.get("plan"), dict)]
     plan = plans[0] if plans and decision.verdict == "inconclusive" else None
-    return replace(merged, verdict=decision.verdict, exit_status=_exit_status(merged), decision=decision, plan=plan)
+    return replace(
+        merged,
+        verdict=decision.verdict,
+        exit_status=PASS_EXIT if decision.verdict == "pass" else FAIL_EXIT,
+        decision=decision,
+        plan=plan,
+        known_flips_sha256=_known_flips_sha(checked),
+    )
 
 
 def _task_outcome(path: str, entry: Optional[Mapping[str, Any]]) -> TaskOutcome:
@@ -335,25 +416,14 @@ def _task_outcome(path: str, entry: Optional[Mapping[str, Any]]) -> TaskOutcome:
     raise MergeError(path, f"a task that ran here without its outcome ({outcome!r}): not a --parity-json summary")
 
 
-def _coverage(data: Any) -> Optional[Coverage]:
-    if not isinstance(data, dict):
-        return None
-    try:
-        limits = [Limit(**data[name]) for name in ("max_missing", "max_masked")]
-        return Coverage(
-            int(data["old_tasks"]),
-            int(data["missing"]),
-            int(data["masked"]),
-            limits[0],
-            limits[1],
-            bool(data["passed"]),
-            str(data["message"]),
-        )
-    except (KeyError, TypeError, ValueError):
-        return None
+def _read_back(kind: type[T], data: Any) -> Optional[T]:
+    """A summary section the layout check let through, as the core's own dataclass (None: absent)."""
+    from pydantic import TypeAdapter
+
+    return None if data is None else TypeAdapter(kind).validate_python(data)
 
 
-def _decision(merged: Merged, first: Mapping[str, Any], *, strict: bool) -> Decision:
+def _decision(merged: Merged, first: Mapping[str, Any], *, strict: bool, allow_copy: bool) -> Decision:
     """The gate's own verdict (:func:`.summary.decide`) over the merged outcomes."""
     tasks = tuple(
         TaskSummary(
@@ -377,10 +447,11 @@ def _decision(merged: Merged, first: Mapping[str, Any], *, strict: bool) -> Deci
         tasks,
         nothing=merged.nothing_compared,
         aggregate=merged.equivalence,
-        coverage=_coverage(first.get("coverage")),
+        coverage=_read_back(Coverage, first.get("coverage")),
         copies=merged.copies,
         run=run,
         strict=strict,
+        allow_copy=allow_copy,
     )
 
 
@@ -392,13 +463,6 @@ def _category(value: Optional[str]) -> Category:
         if value == known:
             return known
     return "identical"
-
-
-def _exit_status(merged: Merged) -> int:
-    """The gate's exit status for the merged items: 1 when one failed or ran in no part, else 0."""
-    if merged.failed() or merged.gaps():
-        return FAIL_EXIT
-    return PASS_EXIT
 
 
 def merged_json(merged: Merged) -> dict[str, Any]:
@@ -429,6 +493,7 @@ def merged_json(merged: Merged) -> dict[str, Any]:
         if item.task_outcome is not None:
             counted[item.task_outcome] += 1
     data["task_outcomes"] = counted
+    data["accepted_flips"] = [asdict(accepted) for accepted in _accepted(merged, data["run"]["known_flips"])]
     run = dict(data["run"])
     gate_items = [item for item in merged.items if item.gate]
     ran = [item for item in merged.items if item.part is not None]
@@ -467,6 +532,21 @@ def merged_json(merged: Merged) -> dict[str, Any]:
         "gaps": [item.name for item in merged.gaps()],
     }
     return data
+
+
+def _accepted(merged: Merged, known_flips: Optional[str]) -> tuple[AcceptedFlips, ...]:
+    """Who accepted which of the merged tasks' verdicts, the known-flips list with its path and SHA-256."""
+    tasks = tuple(
+        TaskSummary(item.name, "flipped", None, None, None, hook_verdict=item.hook_verdict, outcome=item.task_outcome)
+        for item in merged.items
+        if not item.gate and item.task_outcome is not None
+    )
+    return tuple(
+        replace(accepted, path=known_flips, sha256=merged.known_flips_sha256)
+        if accepted.source == "known_flips"
+        else accepted
+        for accepted in accepted_flips(tasks, None)
+    )
 
 
 def _group_dict(group: Optional[SplitGroup]) -> Optional[dict[str, Any]]:
