@@ -33,7 +33,21 @@ ITEM = {
     "fresh": "xfailed",
 }
 INPUTS = {"old": "crc32:0000abcd:10", "new": "crc32:0000dcba:12"}
-OPTIONS: dict[str, object] = {"margin": None, "strict": False}
+#: the options a run records (docs/json.md), at their defaults
+OPTIONS: dict[str, object] = {
+    "margin": None,
+    "alpha": 0.05,
+    "strict": False,
+    "max_missing": "20%",
+    "max_masked": "30%",
+    "max_uncompared": "20%",
+    "allow_copy": False,
+    "old_key": None,
+    "new_key": None,
+    "old_agent": None,
+    "new_agent": None,
+    "known_flips": None,
+}
 
 
 def _result() -> Any:
@@ -116,7 +130,9 @@ WHOLE_FILE = r"^p2.json and p1.json hold different classifications of the whole 
 def test_parts_of_other_inputs_or_options_are_refused() -> None:
     first = ("p1.json", part(["a", "b", "c"]))
     other_new = {**INPUTS, "new": "crc32:12345678:12"}
-    with pytest.raises(MergeError, match=WHOLE_FILE + r"run.inputs.new \('crc32:12345678:12' against 'crc32:0000dcba:12'\)$"):
+    with pytest.raises(
+        MergeError, match=WHOLE_FILE + r"run.inputs.new \('crc32:12345678:12' against 'crc32:0000dcba:12'\)$"
+    ):
         merge_parts([first, ("p2.json", part(["d"], inputs=other_new))])
     with pytest.raises(MergeError, match=WHOLE_FILE + r"run.options.strict \(True against False\)$"):
         merge_parts([first, ("p2.json", part(["d"], options={**OPTIONS, "strict": True}))])
@@ -157,7 +173,9 @@ def test_the_merge_decides_under_the_recorded_options_and_exits_by_its_verdict()
         ITEM = {"a": "passed", "b": "passed", "c": "passed"}
         for allow, expected in ((False, ("inconclusive", 1)), (True, ("pass", 0))):
             options = {**OPTIONS, "allow_copy": allow}
-            merged = merge_parts([("p1.json", part(["a"], options=options)), ("p2.json", part(["b", "c"], options=options))])
+            merged = merge_parts(
+                [("p1.json", part(["a"], options=options)), ("p2.json", part(["b", "c"], options=options))]
+            )
             assert (merged.verdict, merged.exit_status) == expected
     finally:
         OLD, NEW, ITEM = saved
@@ -201,3 +219,35 @@ def test_the_reports_escape_what_the_parts_say() -> None:
     assert not any(line.startswith("::") for line in merged_lines(merged))
     markdown = merged_markdown(merged)
     assert "<b>" not in markdown and "|<" not in markdown
+
+
+def test_a_label_with_a_lone_surrogate_reaches_every_output(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The gate reports such a label everywhere (its JSON as a `\\ud800` escape); so does the merge."""
+    from pytest_rollout_parity.__main__ import main
+    from pytest_rollout_parity.core.reports.json_file import json_text
+
+    global ITEM
+    saved = (dict(OLD), dict(NEW), dict(ITEM))
+    label = "bad\ud800label"
+    try:
+        OLD[label], NEW[label] = 1.0, 0.0
+        ITEM = {**ITEM, label: "failed"}
+        paths = []
+        for index, tasks in enumerate(([label, "a"], [t for t in ITEM if t not in (label, "a")])):
+            path = tmp_path / f"p{index}.json"
+            path.write_text(json_text(part(tasks)) + "\n", encoding="utf-8")
+            paths.append(str(path))
+    finally:
+        OLD.clear(), OLD.update(saved[0]), NEW.clear(), NEW.update(saved[1])
+        ITEM = saved[2]
+    step = tmp_path / "step.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step))
+    status = main(["merge", *paths, f"--json={tmp_path / 'm.json'}", f"--markdown={tmp_path / 'm.md'}"])
+    out, err = capsys.readouterr()
+    assert (status, err) == (1, "")
+    assert "bad\\ud800label" in out
+    merged = (tmp_path / "m.json").read_text(encoding="utf-8")
+    assert '"bad\\ud800label"' in merged
+    assert "bad\\ud800label" in (tmp_path / "m.md").read_text(encoding="utf-8") == step.read_text(encoding="utf-8")
