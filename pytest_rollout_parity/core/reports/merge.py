@@ -214,7 +214,9 @@ RUN_WHOLE_KEYS = ("inputs", "options", "known_flips", "gate_items")
 
 def _whole_file(data: Mapping[str, Any]) -> dict[str, Any]:
     """The part's whole-file classification: its summary without what only its own run did."""
-    whole = {"run": {key: data["run"].get(key) for key in RUN_WHOLE_KEYS}}  # first: the inputs tell runs apart best
+    whole: dict[str, Any] = {
+        "run": {key: data["run"].get(key) for key in RUN_WHOLE_KEYS}
+    }  # first: the inputs tell runs apart best
     whole.update((key, value) for key, value in data.items() if key not in RUN_KEYS)
     whole["tasks"] = [{k: v for k, v in task.items() if k not in TASK_RUN_KEYS} for task in data["tasks"]]
     return whole
