@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from pytest_rollout_parity import compare_rollouts
@@ -251,3 +251,68 @@ def test_a_label_with_a_lone_surrogate_reaches_every_output(
     merged = (tmp_path / "m.json").read_text(encoding="utf-8")
     assert '"bad\\ud800label"' in merged
     assert "bad\\ud800label" in (tmp_path / "m.md").read_text(encoding="utf-8") == step.read_text(encoding="utf-8")
+
+
+#: what a malformed part puts in a value's place: wrong types, a lone surrogate, NaN, depth past any parser's
+BAD_VALUES = st.sampled_from(
+    ['"text"', "1", "-1.5", "true", "null", "[]", "{}", '"\\udc80"', "NaN", "Infinity", "[" * 100_000 + "]" * 100_000]
+)
+
+
+def _places(value: Any, where: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every place in a JSON value (the value itself first)."""
+    found = [where]
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            found.extend(_places(inner, (*where, key)))
+    elif isinstance(value, list):
+        for index, inner in enumerate(value):
+            found.extend(_places(inner, (*where, index)))
+    return found
+
+
+@settings(max_examples=60, deadline=None)
+@given(place=st.integers(min_value=0), bad=BAD_VALUES, how=st.sampled_from(["replace", "delete", "add"]))
+def test_a_malformed_part_is_one_error_line_before_any_decision(
+    tmp_path_factory: pytest.TempPathFactory, place: int, bad: str, how: str
+) -> None:
+    """Any part changed at any place (a value replaced, a key dropped or added) merges, or is one
+    `ERROR:` line naming the part, exit 4, nothing written: never a traceback."""
+    import json
+    from contextlib import redirect_stderr, redirect_stdout
+    from io import StringIO
+
+    from pytest_rollout_parity.__main__ import main
+    from pytest_rollout_parity.core.reports.json_file import json_text
+
+    tmp = tmp_path_factory.mktemp("parts")
+    good, data = part(["a", "b", "c"]), part(["d", "e", "gone", "fresh"])
+    places = _places(data)
+    where = places[place % len(places)]
+    marker = "\u2603PLACE\u2603"
+    parent: Any = data
+    for step in where[:-1]:
+        parent = parent[step]
+    if not where:
+        data = marker
+    elif how == "delete" and isinstance(parent, dict):
+        del parent[where[-1]]
+    elif how == "add" and isinstance(parent, dict):
+        parent["surprise"] = marker
+    else:
+        parent[where[-1]] = marker
+    paths = [tmp / "p1.json", tmp / "p2.json"]
+    paths[0].write_text(json_text(good), encoding="utf-8")
+    paths[1].write_text(json_text(data).replace(json.dumps(marker, ensure_ascii=False), bad), encoding="utf-8")
+    out, err = StringIO(), StringIO()
+    try:
+        with redirect_stdout(out), redirect_stderr(err):
+            status = main(["merge", *map(str, paths), f"--json={tmp / 'm.json'}"])
+    except SystemExit as exc:
+        status = int(exc.code or 0)
+    event(f"exit {status}")
+    assert status in (0, 1, 4)
+    if status == 4:
+        lines = err.getvalue().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("ERROR: ") and str(paths[1]) in lines[0], lines
+        assert out.getvalue() == "" and not (tmp / "m.json").exists()
