@@ -268,3 +268,40 @@ def test_a_parts_step_summary_says_it_is_a_part(gate: Gate, monkeypatch: pytest.
     page = step.read_text(encoding="utf-8")
     assert "\n**partial: " in page and "; pytest-split group 2 of 2; " in page
     assert "**rollout parity: " not in page
+
+
+def _merged_by_selection(
+    gate: Gate, capsys: pytest.CaptureFixture[str], args: list[str], selections: list[str]
+) -> tuple[int, dict[str, Any]]:
+    """The parts `-k` ``selections`` run, merged in that order: the merge's status and JSON."""
+    parts = []
+    for index, selection in enumerate(selections):
+        gate.run(*args, "-k", selection, f"--parity-json=sel{index}.json")
+        parts.append(str(gate.path / f"sel{index}.json"))
+    status, _, err = _merge(capsys, "merge", *parts, f"--json={gate.path / 'sel.json'}")
+    assert err == []
+    return status, _without_merge(_json(gate, "sel.json"))
+
+
+def test_a_known_flip_accepted_in_a_later_part_keeps_the_lists_path_and_digest(
+    gate: Gate, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = _margin_args(gate, margin=False)
+    whole = gate.run(*args, "--parity-json=whole.json")
+    unsplit = _json(gate, "whole.json")
+    status, together = _merged_by_selection(gate, capsys, args, ["not cancel", "cancel"])
+    assert (status, together) == (whole.ret, unsplit)
+    listed = [entry for entry in together["accepted_flips"] if entry["source"] == "known_flips"]
+    assert listed[0]["count"] == 1 and listed[0]["path"] == KNOWN and len(listed[0]["sha256"]) == 64
+
+
+def test_a_deliberate_copy_merges_into_the_unsplit_pass(gate: Gate, capsys: pytest.CaptureFixture[str]) -> None:
+    rows = [{"task_id": f"t{i}", "reward": float(i % 2)} for i in range(4)]
+    args = [*gate.pair(rows, rows), "--parity-allow-copy", "-p", "no:cacheprovider"]
+    whole = gate.run(*args, "--parity-json=whole.json")
+    status, together = _merged_by_selection(gate, capsys, args, ["t0 or t1", "not t0 and not t1"])
+    assert (status, together["verdict"]) == (whole.ret, "pass") == (0, "pass")
+    assert together == _json(gate, "whole.json")
+    args.remove("--parity-allow-copy")
+    status, together = _merged_by_selection(gate, capsys, args, ["t0 or t1", "not t0 and not t1"])
+    assert (status, together["verdict"]) == (1, "inconclusive")
