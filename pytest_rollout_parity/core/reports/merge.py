@@ -2,14 +2,17 @@
 
 A run split over CI jobs (pytest-split groups, pytest-shard shards, `-k` selections) writes one
 JSON summary file a part. Every part holds the whole file's classification, but only the items
-it ran have an outcome there. :func:`merge_parts` checks that the parts read the same inputs (each
-side's content digest) under the same deciding options, takes each item's outcome from the one
-part that ran it, refuses an item two parts ran, and names the items no part ran. The verdict is
-the gate's: `fail` when an item failed, `inconclusive` when nothing was compared or an item ran
-nowhere, else `pass`; its exit status is the gate's for the same outcome (1, 2, 0).
+it ran have an outcome there. :func:`merge_parts` trusts no part: every part must hold the same
+whole-file classification (inputs, deciding options, known-flips list, counts, figures, each
+task's category), each task's claimed outcome must be the one its category, its verdict and the
+recorded options give, and an item must run in one part only. It takes each item's outcome from
+the part that ran it, names the items no part ran, and decides as the gate does
+(:func:`.summary.decide`) under the recorded options; its exit status follows the verdict (0 for
+`pass`, else 1).
 
-The parts are the user's files, read as data: each value is checked for its type before use, and
-what a report shows of them is escaped by the renderers (:mod:`.merge_reports`).
+The parts are the user's files, read as data: the merge command holds each to the published
+layout before this module sees it, and what a report shows of them is escaped by the renderers
+(:mod:`.merge_reports`).
 """
 
 from __future__ import annotations
@@ -53,7 +56,7 @@ class MergedItem:
     #: the item's outcome as the part's run reported it (its test runner's word) in the part that ran it
     outcome: Optional[str]
     part: Optional[str]
-    category: Optional[str] = None
+    category: Optional[Category] = None
     hook_verdict: Optional[Verdict] = None
     #: a task's outcome in the outcome vocabulary, from the part that ran it (`not_run`: no part did)
     task_outcome: Optional[TaskOutcome] = None
@@ -121,86 +124,34 @@ def _named(names: Sequence[str]) -> str:
     return shown + (f" and {len(names) - NAMED} more" if len(names) > NAMED else "")
 
 
-def _field(path: str, data: Mapping[str, Any], name: str, kind: type | tuple[type, ...], what: str) -> Any:
-    value = data.get(name)
-    if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
-        raise MergeError(path, f"{what}: a --parity-json summary of a pytest run is needed")
-    return value
-
-
-def _part_of(path: str, data: Any) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
-    """The part's summary and its `run` section, checked for the fields a merge reads."""
-    if not isinstance(data, dict):
-        raise MergeError(path, "not a JSON object: a --parity-json summary is needed")
+def _part_of(path: str, data: Mapping[str, Any]) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
+    """The part's summary and its `run` section: a summary of a pytest run that ran items."""
     run = data.get("run")
-    if not isinstance(run, dict):
+    if run is None:
         raise MergeError(path, 'no "run" section: a summary of a pytest run is needed, not of the Python API')
-    if run.get("part") is None:
+    if run["part"] is None:
         raise MergeError(path, "no item ran in this run (--collect-only, or written before parts were recorded)")
-    _field(path, run, "part", dict, 'no "run.part"')
-    for name in ("inputs", "options"):
-        _field(path, run, name, dict, f'no "run.{name}"')
-    _field(path, run, "gate", list, 'no "run.gate"')
-    _field(path, data, "tasks", list, 'no "tasks"')
-    _field(path, data, "counts", dict, 'no "counts"')
     return data, run
 
 
-def _digests(path: str, run: Mapping[str, Any]) -> dict[str, str]:
-    inputs = run["inputs"]
-    digests = {side: inputs.get(side) for side in ("old", "new")}
-    missing = [side for side, digest in digests.items() if not isinstance(digest, str)]
+def _digests(path: str, run: Mapping[str, Any]) -> None:
+    missing = [side for side in ("old", "new") if run["inputs"][side] is None]
     if missing:
         raise MergeError(path, f"no content digest of the {' and '.join(missing)} side: a part must read its files")
-    return {side: str(digest) for side, digest in digests.items()}
 
 
-def _group(data: Any) -> Optional[SplitGroup]:
-    if not isinstance(data, dict):
-        return None
-    engine, index, count = data.get("engine"), data.get("index"), data.get("count")
-    if isinstance(engine, str) and isinstance(index, int) and isinstance(count, int):
-        return SplitGroup(engine, index, count)
-    return None
-
-
-def _items(
-    path: str, data: Mapping[str, Any], run: Mapping[str, Any]
-) -> list[tuple[str, bool, Optional[str], dict[str, Any]]]:
+def _items(data: Mapping[str, Any], run: Mapping[str, Any]) -> list[tuple[str, bool, Optional[str], dict[str, Any]]]:
     """(name, is a gate item, outcome here or None, the entry) of every item of the whole file."""
-    items: list[tuple[str, bool, Optional[str], dict[str, Any]]] = []
-    for entry in data["tasks"]:
-        if not isinstance(entry, dict) or not isinstance(entry.get("task"), str):
-            raise MergeError(path, "a task entry without its label: not a --parity-json summary")
-        items.append((entry["task"], False, _outcome(path, entry), entry))
-    for entry in run["gate"]:
-        if not isinstance(entry, dict) or not isinstance(entry.get("item"), str):
-            raise MergeError(path, "a gate item entry without its name: not a --parity-json summary")
-        items.append((entry["item"], True, _outcome(path, entry), entry))
-    return items
-
-
-def _outcome(path: str, entry: Mapping[str, Any]) -> Optional[str]:
-    ran, outcome = entry.get("ran_here"), entry.get("item_outcome")
-    if ran is not True:
-        return None
-    if not isinstance(outcome, str):
-        raise MergeError(path, "an item that ran here without its outcome: not a --parity-json summary")
-    return outcome
+    tasks = [(entry["task"], False, entry) for entry in data["tasks"]]
+    gates = [(entry["item"], True, entry) for entry in run["gate"]]
+    return [
+        (name, gate, entry["item_outcome"] if entry["ran_here"] else None, entry) for name, gate, entry in tasks + gates
+    ]
 
 
 def _hook_verdict(entry: Mapping[str, Any]) -> Optional[Verdict]:
-    verdict = entry.get("hook_verdict")
-    if isinstance(verdict, dict):
-        return Verdict.read(verdict.get("outcome"), verdict.get("reason"), verdict.get("source"))
-    return None
-
-
-def _counts(path: str, data: Mapping[str, Any]) -> Counts:
-    try:
-        return Counts(**{name: int(value) for name, value in data["counts"].items()})
-    except (TypeError, ValueError):
-        raise MergeError(path, '"counts" is not the summary\'s: not a --parity-json summary') from None
+    verdict = entry.get("hook_verdict")  # a gate item has none
+    return None if verdict is None else Verdict.read(verdict["outcome"], verdict["reason"], verdict["source"])
 
 
 #: what a part's summary says of its own run only; every other key is the whole file's, and the parts must agree on it
@@ -297,7 +248,8 @@ def _known_flips_sha(checked: Sequence[tuple[str, Mapping[str, Any], Mapping[str
 
 
 def merge_parts(parts: Sequence[tuple[str, Any]]) -> Merged:
-    """The one verdict of ``parts`` (each: its file as given, its JSON summary as parsed).
+    """The one verdict of ``parts`` (each: its file as given, its JSON summary as parsed, holding the
+    published layout: `python -m pytest_rollout_parity` checks it first).
 
     Raises :class:`MergeError` when the parts read different inputs or ran under different options,
     when two parts ran one item, or when a file is not a part.
@@ -306,8 +258,7 @@ def merge_parts(parts: Sequence[tuple[str, Any]]) -> Merged:
         raise MergeError("", "no part given: name each part's --parity-json file")
     checked = [(path, *_part_of(path, data)) for path, data in parts]
     first_path, first, first_run = checked[0]
-    inputs = _digests(first_path, first_run)
-    first_items = _items(first_path, first, first_run)
+    first_items = _items(first, first_run)
     names = [(name, gate) for name, gate, _, _ in first_items]
     ran_by: dict[tuple[str, bool], tuple[str, str]] = {}
     entries: dict[tuple[str, bool], dict[str, Any]] = {}
@@ -323,7 +274,7 @@ def merge_parts(parts: Sequence[tuple[str, Any]]) -> Merged:
                 f"runs or inputs, or an edited part): first at {differs}",
             )
         _check_outcomes(path, data, run["options"])
-        items = _items(path, data, run)
+        items = _items(data, run)
         failed = tasks = gates = 0
         for name, gate, outcome, entry in items:
             if outcome is None:
@@ -338,7 +289,7 @@ def merge_parts(parts: Sequence[tuple[str, Any]]) -> Merged:
             tasks += not gate
             gates += gate
         part = run["part"]
-        runs.append(PartRun(path, _group(part.get("group")), tasks + gates, tasks, gates, failed))
+        runs.append(PartRun(path, _read_back(SplitGroup, part["group"]), tasks + gates, tasks, gates, failed))
     if overlaps:
         named = [f"{name!r} ({', '.join(paths[:-1])} and {paths[-1]})" for (name, _), paths in overlaps.items()]
         raise MergeError(
@@ -356,46 +307,31 @@ def merge_parts(parts: Sequence[tuple[str, Any]]) -> Merged:
                 gate=gate,
                 outcome=path_outcome[1] if path_outcome else None,
                 part=path_outcome[0] if path_outcome else None,
-                category=entry.get("category") if isinstance(entry.get("category"), str) else None,
+                category=None if gate else entry["category"],
                 hook_verdict=_hook_verdict(ran_entry) if path_outcome else None,
-                evidence=ran_entry.get("evidence")
-                if path_outcome and isinstance(ran_entry.get("evidence"), str)
-                else None,
-                task_outcome=None
-                if gate
-                else _task_outcome(
-                    path_outcome[0] if path_outcome else first_path, ran_entry if path_outcome else None
-                ),
+                task_outcome=None if gate else ran_entry["outcome"] if path_outcome else "not_run",
             )
         )
-    nothing = first.get("nothing_compared")
-    nothing_compared = nothing if isinstance(nothing, str) else None
-    failing = first.get("failing_flips")
-    copies = first.get("copies")
-    compared = first.get("compared")
-    files = first.get("files")
     merged = Merged(
         verdict="",
         exit_status=0,
         decision=Decision("inconclusive", ()),
-        counts=_counts(first_path, first),
-        compared=compared if isinstance(compared, int) else 0,
-        nothing_compared=nothing_compared,
-        failing_flips=failing if isinstance(failing, int) else None,
+        counts=Counts(**first["counts"]),
+        compared=first["compared"],
+        nothing_compared=first["nothing_compared"],
+        failing_flips=first.get("failing_flips"),
         equivalence=_read_back(Equivalence, first.get("aggregate")),
-        copies=copies if isinstance(copies, str) else None,
-        files=files if isinstance(files, dict) else {},
-        inputs=inputs,
+        copies=first["copies"],
+        files=first.get("files") or {},
+        inputs=first_run["inputs"],
         parts=tuple(runs),
         items=tuple(merged_items),
         base=first,
     )
     options = first_run["options"]
-    decision = _decision(
-        merged, first, strict=options.get("strict") is True, allow_copy=options.get("allow_copy") is True
-    )
+    decision = _decision(merged, first, strict=options["strict"], allow_copy=options["allow_copy"])
     # the plan is the whole file's (one figure set, whatever part carries it), shown when the verdict is inconclusive
-    plans = [data.get("plan") for _, data, _ in checked if isinstance(data.get("plan"), dict)]
+    plans = [data["plan"] for _, data, _ in checked if data["plan"] is not None]
     plan = plans[0] if plans and decision.verdict == "inconclusive" else None
     return replace(
         merged,
@@ -405,17 +341,6 @@ def merge_parts(parts: Sequence[tuple[str, Any]]) -> Merged:
         plan=plan,
         known_flips_sha256=_known_flips_sha(checked),
     )
-
-
-def _task_outcome(path: str, entry: Optional[Mapping[str, Any]]) -> TaskOutcome:
-    """A task's outcome in the part that ran it (``entry``); `not_run` when no part did."""
-    if entry is None:
-        return "not_run"
-    outcome = entry.get("outcome")
-    for known in TASK_OUTCOMES:
-        if outcome == known and known != "not_run":
-            return known
-    raise MergeError(path, f"a task that ran here without its outcome ({outcome!r}): not a --parity-json summary")
 
 
 def _read_back(kind: type[T], data: Any) -> Optional[T]:
@@ -430,7 +355,7 @@ def _decision(merged: Merged, first: Mapping[str, Any], *, strict: bool, allow_c
     tasks = tuple(
         TaskSummary(
             task=item.name,
-            category=_category(item.category),
+            category=item.category or "identical",
             winner=None,
             old=None,
             new=None,
@@ -455,16 +380,6 @@ def _decision(merged: Merged, first: Mapping[str, Any], *, strict: bool, allow_c
         strict=strict,
         allow_copy=allow_copy,
     )
-
-
-_CATEGORIES: tuple[Category, ...] = ("identical", "flipped", "flipped_agent_error", "masked", "missing")
-
-
-def _category(value: Optional[str]) -> Category:
-    for known in _CATEGORIES:
-        if value == known:
-            return known
-    return "identical"
 
 
 def merged_json(merged: Merged) -> dict[str, Any]:
