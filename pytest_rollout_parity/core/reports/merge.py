@@ -158,7 +158,7 @@ def _hook_verdict(entry: Mapping[str, Any]) -> Optional[Verdict]:
 RUN_KEYS = frozenset(
     ("verdict", "decided_by", "task_outcomes", "accepted_flips", "plan", "notes", "files", "run", "merge")
 )
-TASK_RUN_KEYS = frozenset(("outcome", "hook_verdict", "ran_here", "item_outcome"))
+TASK_RUN_KEYS = frozenset(("outcome", "hook_verdict", "ran_here", "item_outcome", "evidence"))
 #: what a part's `run` says of the whole file: the inputs, the deciding options, the known-flips list, the gate items
 RUN_WHOLE_KEYS = ("inputs", "options", "known_flips", "gate_items")
 
@@ -310,6 +310,7 @@ def merge_parts(parts: Sequence[tuple[str, Any]]) -> Merged:
                 category=None if gate else entry["category"],
                 hook_verdict=_hook_verdict(ran_entry) if path_outcome else None,
                 task_outcome=None if gate else ran_entry["outcome"] if path_outcome else "not_run",
+                evidence=ran_entry.get("evidence") if path_outcome else None,
             )
         )
     merged = Merged(
