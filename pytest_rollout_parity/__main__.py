@@ -1,11 +1,11 @@
-"""`python -m pytest_rollout_parity merge PART.json... [--markdown=PATH] [--json=PATH]`.
+"""`python -m pytest_rollout_parity merge PART.json... [--markdown=PATH] [--json=PATH] [--old=PATH] [--new=PATH]`.
 
 Joins the `--parity-json` files of a run split over CI jobs into one verdict (the core's
 :func:`~.core.reports.merge.merge_parts`), prints it, writes it where asked and, under GitHub
-Actions, appends its Markdown to the job page. The exit status is the gate's: 0 when no item
-failed, 1 when one failed or ran in no part, 4 for parts that cannot be merged or a wrong argument
-(one `ERROR:` line, nothing written), a part that does not hold the summary's published layout
-among them.
+Actions, appends its Markdown to the job page. Each part is first held to the summary's published
+layout; with `--old`/`--new` the parts' digests are checked against those files. The exit status
+follows the verdict as the gate's does: 0 for `pass`, 1 for `fail` and `inconclusive`; 4 for parts
+that cannot be merged or a wrong argument (one `ERROR:` line, nothing written).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, Optional
 
@@ -26,7 +26,9 @@ PART_CAP = 1 << 30
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
-        _fail(f"{message} (usage: python -m pytest_rollout_parity merge PART.json... [--markdown=PATH] [--json=PATH])")
+        _fail(
+            f"{message} (usage: python -m pytest_rollout_parity merge PART.json... [--markdown=PATH] [--json=PATH] [--old=PATH] [--new=PATH])"
+        )
 
 
 def _fail(message: str) -> NoReturn:
@@ -43,6 +45,8 @@ def _parser() -> argparse.ArgumentParser:
     merge.add_argument("parts", nargs="+", metavar="PART.json", help="each part's --parity-json file")
     merge.add_argument("--markdown", type=Path, help="write the merged verdict as Markdown here")
     merge.add_argument("--json", type=Path, help="write the merged run as one run's JSON summary here")
+    for side in ("old", "new"):
+        merge.add_argument(f"--{side}", help=f"the {side} rollouts file: check the parts' digest of it against it")
     return parser
 
 
@@ -100,6 +104,24 @@ def _check_outputs(parts: Sequence[str], outputs: Sequence[tuple[str, Optional[P
             _fail(f"{option}: cannot write {path}: no such directory")
 
 
+def _check_inputs(inputs: Mapping[str, str], options: Mapping[str, Any], given: Mapping[str, Optional[str]]) -> None:
+    """Each side given on the command line holds what the parts read: its digest is theirs."""
+    from .core import CompareInputError
+    from .core.reading.loading import load_side
+    from .core.reading.side_request import SideRequest
+
+    for side, path in given.items():
+        if path is None:
+            continue
+        request = SideRequest(path, key=options[f"{side}_key"], agent=options[f"{side}_agent"])
+        try:
+            digest = load_side(request).digest
+        except CompareInputError as exc:
+            _fail(f"--{side}: {exc}")
+        if digest != inputs[side]:
+            _fail(f"--{side}: {path} is not the {side} side the parts read (digest {digest} against {inputs[side]})")
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the command; returns its exit status."""
     args = _parser().parse_args(argv)
@@ -114,6 +136,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         merged = merge_parts(parts)
     except MergeError as exc:
         _fail(str(exc))
+    _check_inputs(merged.inputs, merged.base["run"]["options"], {"old": args.old, "new": args.new})
     try:
         for line in merged_lines(merged):
             print(line)

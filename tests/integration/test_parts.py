@@ -305,3 +305,17 @@ def test_a_deliberate_copy_merges_into_the_unsplit_pass(gate: Gate, capsys: pyte
     args.remove("--parity-allow-copy")
     status, together = _merged_by_selection(gate, capsys, args, ["t0 or t1", "not t0 and not t1"])
     assert (status, together["verdict"]) == (1, "inconclusive")
+
+
+def test_the_inputs_at_hand_check_the_parts_digests(gate: Gate, capsys: pytest.CaptureFixture[str]) -> None:
+    args = [*gate.mixed(), "-p", "no:cacheprovider"]
+    parts = _two_groups(gate, args)
+    sides = [f"--old={gate.path / 'old' / 'rollouts.jsonl'}", f"--new={gate.path / 'new' / 'rollouts.jsonl'}"]
+    status, out, err = _merge(capsys, "merge", *parts, *sides)
+    assert (status, err) == (1, []) and out[0].startswith("parity: FAIL: ")
+    new = gate.path / "new" / "rollouts.jsonl"
+    new.write_bytes(new.read_bytes() + b"\n")  # one blank line more: the same rows, another file
+    status, out, err = _merge(capsys, "merge", *parts, *sides, f"--json={gate.path / 'm.json'}")
+    assert status == 4 and out == [] and len(err) == 1
+    assert err[0].startswith(f"ERROR: --new: {new} is not the new side the parts read (digest sha256:")
+    assert not (gate.path / "m.json").exists()
