@@ -60,7 +60,7 @@ def _read(path: str) -> Any:
     from pydantic import ValidationError
 
     from .core.reading.bounded import read_capped
-    from .json_schema import ParitySummaryFile
+    from .json_schema import check
 
     try:
         raw = read_capped(Path(path), PART_CAP)
@@ -77,7 +77,7 @@ def _read(path: str) -> Any:
     except RecursionError:
         _fail(f"{path}: nested too deep for a --parity-json summary")
     try:
-        ParitySummaryFile.model_validate(data)
+        check(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(step) for step in first["loc"]) or "the top level"

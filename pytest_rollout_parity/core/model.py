@@ -12,6 +12,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Optional, TypeVar
 
+#: pydantic's configuration of each dataclass the JSON summary file holds as it is (a plain dict: defining
+#: it imports no pydantic): where a summary is read, a key the class does not name, a value of another
+#: type, NaN or an infinity is refused (`pytest_rollout_parity/json_schema.py`)
+CLOSED: dict[str, object] = {"extra": "forbid", "strict": True, "allow_inf_nan": False}
+
 Category = Literal["identical", "flipped", "flipped_agent_error", "masked", "missing"]
 Side = Literal["old", "new"]
 T = TypeVar("T")
@@ -213,6 +218,8 @@ class Join:
     labels, and whether labels were split by taskset. The judging stage decides it once; the result
     and the summary hold this one value."""
 
+    __pydantic_config__ = CLOSED
+
     old_key: str
     new_key: str
     old_key_reason: str = ""
@@ -234,6 +241,8 @@ class Join:
 @dataclass(frozen=True, slots=True)
 class RowCounts:
     """Rows read per side (sidecar records included), and how many of them are masked."""
+
+    __pydantic_config__ = CLOSED
 
     old: int
     new: int

@@ -348,7 +348,10 @@ def _read_back(kind: type[T], data: Any) -> Optional[T]:
     """A summary section the layout check let through, as the core's own dataclass (None: absent)."""
     from pydantic import TypeAdapter
 
-    return None if data is None else TypeAdapter(kind).validate_python(data)
+    # pydantic 2.5 resolves a nested dataclass's annotations in this frame, not in its own module
+    from ..judging.completeness import ErrorRates, Limit  # noqa: F401
+
+    return None if data is None else TypeAdapter(kind).validate_python(data, strict=False)  # checked strictly before
 
 
 def _decision(merged: Merged, first: Mapping[str, Any], *, strict: bool, allow_copy: bool) -> Decision:

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Optional
 
+from ..model import CLOSED
 from .clustered import cr2_mean
 from .t_dist import t_ppf
 
@@ -51,6 +52,8 @@ class PairedStats:
 class SignTest:
     """How many tasks got better and worse, and the exact two-sided sign-test p-value."""
 
+    __pydantic_config__ = CLOSED
+
     better: int
     worse: int
     p: float
@@ -59,6 +62,8 @@ class SignTest:
 @dataclass(frozen=True)
 class McNemarTable:
     """Old pass/fail against new pass/fail for binary rewards, one row a side."""
+
+    __pydantic_config__ = CLOSED
 
     both_pass: int
     old_only: int
