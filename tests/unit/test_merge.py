@@ -102,8 +102,9 @@ def test_any_partition_merges_to_its_items_outcomes(assignment: list[int]) -> No
     failed = any(outcome == "failed" for outcome in expected.values())
     assert merged.exit_status == (1 if failed or merged.gaps() else 0)
     whole = build_summary(_result(), RunInfo(files=Files("o", "n"), selected=len(ITEM), task_outcomes=ITEM))
-    if not merged.gaps():
+    if not merged.gaps():  # any split of the whole run merges into exactly the unsplit run's JSON
         assert merged.verdict == whole.verdict
+        assert {key: value for key, value in merged_json(merged).items() if key != "merge"} == part(tasks)
     else:
         assert merged.verdict != "pass"
 
