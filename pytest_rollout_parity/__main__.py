@@ -1,12 +1,12 @@
-"""`python -m pytest_rollout_parity merge PART.json... [--markdown=PATH] [--json=PATH]`.
+"""`python -m pytest_rollout_parity merge PART.json... [--markdown=PATH] [--json=PATH] [--old=PATH] [--new=PATH]`.
 
 Joins the `--parity-json` files of a run split over CI jobs into one verdict (the core's
 :func:`~.core.reports.merge.merge_parts`), prints it, writes it where asked and, under GitHub
 Actions, appends its Markdown to the job page and `verdict=...` to the step's outputs, by the gate's
-rule for outputs (:mod:`.core.reports.outputs`). The exit status is the gate's: 0 when no item
-failed, 1 when one failed or ran in no part, 4 for parts that cannot be merged or a wrong argument
-(one `ERROR:` line, nothing written), a part that does not hold the summary's published layout
-among them.
+rule for outputs (:mod:`.core.reports.outputs`). Each part is first held to the summary's published
+layout; with `--old`/`--new` the parts' digests are checked against those files. The exit status
+follows the verdict as the gate's does: 0 for `pass`, 1 for `fail` and `inconclusive`; 4 for parts
+that cannot be merged or a wrong argument (one `ERROR:` line, nothing written).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, Optional
 
@@ -26,7 +26,9 @@ PART_CAP = 1 << 30
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
-        _fail(f"{message} (usage: python -m pytest_rollout_parity merge PART.json... [--markdown=PATH] [--json=PATH])")
+        _fail(
+            f"{message} (usage: python -m pytest_rollout_parity merge PART.json... [--markdown=PATH] [--json=PATH] [--old=PATH] [--new=PATH])"
+        )
 
 
 def _fail(message: str) -> NoReturn:
@@ -43,39 +45,45 @@ def _parser() -> argparse.ArgumentParser:
     merge.add_argument("parts", nargs="+", metavar="PART.json", help="each part's --parity-json file")
     merge.add_argument("--markdown", type=Path, help="write the merged verdict as Markdown here")
     merge.add_argument("--json", type=Path, help="write the merged run as one run's JSON summary here")
+    for side in ("old", "new"):
+        merge.add_argument(f"--{side}", help=f"the {side} rollouts file: check the parts' digest of it against it")
     return parser
 
 
+def _no_constant(name: str) -> NoReturn:
+    raise ValueError(f"{name} is not a JSON number")
+
+
 def _read(path: str) -> Any:
+    """The part's JSON, held to the summary's published layout (:mod:`.json_schema`) before any use:
+    the parts come from CI artifacts, so a part outside it is one `ERROR:` line naming the place."""
+    from pydantic import ValidationError
+
     from .core.reading.bounded import read_capped
+    from .json_schema import check
 
     try:
-        data = read_capped(Path(path), PART_CAP)
+        raw = read_capped(Path(path), PART_CAP)
     except OSError as exc:
         _fail(f"{path}: cannot read: {exc.strerror or exc}")
     try:
-        return json.loads(data)
+        data = json.loads(raw, parse_constant=_no_constant)
     except UnicodeDecodeError:
         _fail(f"{path}: not UTF-8 text: a --parity-json summary is needed")
     except json.JSONDecodeError as exc:
         _fail(f"{path}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno}); a --parity-json summary is needed")
-
-
-def _check_layout(parts: Sequence[tuple[str, Any]]) -> None:
-    """Each part holds the summary's published layout (:mod:`.json_schema`), no key it does not name:
-    the parts come from CI artifacts, and the merged file keeps their layout."""
-    from pydantic import ValidationError
-
-    from .json_schema import ParitySummaryFile
-
-    for path, data in parts:
-        try:
-            ParitySummaryFile.model_validate(data)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(step) for step in first["loc"]) or "the top level"
-            more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-            _fail(f"{path}: {where}: {first['msg'].lower()}{more}: not a --parity-json summary")
+    except ValueError as exc:  # NaN, Infinity
+        _fail(f"{path}: {exc}: a --parity-json summary is needed")
+    except RecursionError:
+        _fail(f"{path}: nested too deep for a --parity-json summary")
+    try:
+        check(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(step) for step in first["loc"]) or "the top level"
+        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        _fail(f"{path}: {where}: {first['msg'].lower()}{more}: not a --parity-json summary")
+    return data
 
 
 def _check_outputs(parts: Sequence[str], outputs: Sequence[tuple[str, Optional[Path]]]) -> None:
@@ -93,6 +101,24 @@ def _check_outputs(parts: Sequence[str], outputs: Sequence[tuple[str, Optional[P
             _fail(f"{option}: cannot write {path}: no such directory")
 
 
+def _check_inputs(inputs: Mapping[str, str], options: Mapping[str, Any], given: Mapping[str, Optional[str]]) -> None:
+    """Each side given on the command line holds what the parts read: its digest is theirs."""
+    from .core import CompareInputError
+    from .core.reading.loading import load_side
+    from .core.reading.side_request import SideRequest
+
+    for side, path in given.items():
+        if path is None:
+            continue
+        request = SideRequest(path, key=options[f"{side}_key"], agent=options[f"{side}_agent"])
+        try:
+            digest = load_side(request).digest
+        except CompareInputError as exc:
+            _fail(f"--{side}: {exc}")
+        if digest != inputs[side]:
+            _fail(f"--{side}: {path} is not the {side} side the parts read (digest {digest} against {inputs[side]})")
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the command; returns its exit status."""
     args = _parser().parse_args(argv)
@@ -108,7 +134,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         merged = merge_parts(parts)
     except MergeError as exc:
         _fail(str(exc))
-    _check_layout(parts)  # after the merge's own checks, which name what a part lacks in its words
+    _check_inputs(merged.inputs, merged.base["run"]["options"], {"old": args.old, "new": args.new})
     try:
         for line in merged_lines(merged):
             print(line)

@@ -3,8 +3,11 @@
 The core writes the file from plain dicts (:mod:`.core.reports.json_file`) and never imports this
 module, so a gate run pays nothing for it. It is the file's published layout: docs/json.md shows
 :meth:`ParitySummaryFile.model_json_schema` as :func:`schema_text` lays it out (`python -m
-pytest_rollout_parity.json_schema` prints it), and the test suite validates every summary its runs
-write against it. Every model forbids keys it does not name, so a new key is added here first.
+pytest_rollout_parity.json_schema` prints it), the merge command holds every part to it
+(:func:`check`), and the test suite validates every summary its runs write against it. A section
+the file holds as the core's dataclass holds it (counts, the join, the coverage, a task's side...)
+is that dataclass itself, closed by its ``__pydantic_config__`` (:data:`.core.model.CLOSED`): one
+definition. Every model forbids keys it does not name, so a new key is added here first.
 """
 
 from __future__ import annotations
@@ -13,6 +16,12 @@ import json
 from typing import Annotated, Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from .core.judging.completeness import Coverage, ErrorRates, Limit
+from .core.judging.metrics_file import AggregateCheck
+from .core.model import Join, RowCounts
+from .core.reports.summary import AcceptedFlips, Counts, Decider, Files, FlipTests, SideSummary, SplitGroup
+from .core.statistics.paired_tests import McNemarTable, SignTest
 
 Category = Literal["identical", "flipped", "flipped_agent_error", "masked", "missing"]
 TaskOutcome = Literal["passed", "failed", "within_noise", "accepted", "agent_error", "masked", "missing", "not_run"]
@@ -26,12 +35,7 @@ KnownFlip = Annotated[list[str], Field(min_length=2, max_length=2)]
 class _Closed(BaseModel):
     """A JSON object with exactly the keys its model names."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-
-class Decider(_Closed):
-    code: str
-    text: str
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
 
 
 class TaskOutcomes(_Closed):
@@ -43,60 +47,6 @@ class TaskOutcomes(_Closed):
     masked: int
     missing: int
     not_run: int
-
-
-class AcceptedFlips(_Closed):
-    source: Literal["known_flips", "hook"]
-    count: int
-    path: Optional[str]
-    sha256: Optional[str]
-
-
-class Counts(_Closed):
-    tasks: int
-    identical: int
-    flipped: int
-    flipped_old_win: int
-    flipped_new_win: int
-    flipped_agent_error: int
-    masked: int
-    masked_old: int
-    masked_new: int
-    missing: int
-    missing_old_only: int
-    missing_new_only: int
-    #: flips whose rows hold the same trajectories on both sides, scored differently (a re-verification)
-    verifier_disagreements: int
-
-
-class Join(_Closed):
-    old_key: str
-    new_key: str
-    old_key_reason: str
-    new_key_reason: str
-    old_prefix_stripped: Optional[str]
-    new_prefix_stripped: Optional[str]
-    keyed_by_taskset: bool
-
-
-class Rows(_Closed):
-    old: int
-    new: int
-    old_masked: int
-    new_masked: int
-
-
-class SignTest(_Closed):
-    better: int
-    worse: int
-    p: float
-
-
-class PassFailTable(_Closed):
-    both_pass: int
-    old_only: int
-    new_only: int
-    both_fail: int
 
 
 class LeftOut(_Closed):
@@ -121,21 +71,9 @@ class Paired(_Closed):
     df: Optional[float]
     clustered_by: Optional[Literal["taskset"]]
     sign_test: Optional[SignTest]
-    table: Optional[PassFailTable]
+    table: Optional[McNemarTable]
     absent: Optional[str]
     left_out: LeftOut
-
-
-class TaskSide(_Closed):
-    reward: Optional[float]
-    rows: int
-    reward_rows: int
-    masked: Optional[str]
-    agent_error: Optional[str]
-    failure_kind: Optional[str]
-    masked_rows: int
-    passed: Optional[int]
-    reward_range: Optional[Pair]
 
 
 class HookVerdict(_Closed):
@@ -150,8 +88,8 @@ class Task(_Closed):
     task: str
     category: Category
     winner: Optional[Side]
-    old: Optional[TaskSide]
-    new: Optional[TaskSide]
+    old: Optional[SideSummary]
+    new: Optional[SideSummary]
     p_value: Optional[float]
     adjusted_p: Optional[float]
     outcome: TaskOutcome
@@ -207,67 +145,9 @@ class Equivalence(_Closed):
     passed: bool
 
 
-class Limit(_Closed):
-    text: str
-    count: Optional[int]
-    percent: Optional[float]
-
-
-class ErrorRates(_Closed):
-    old_errors: int
-    old_rows: int
-    new_errors: int
-    new_rows: int
-    p_value: float
-    level: float
-
-
-class Coverage(_Closed):
-    old_tasks: int
-    missing: int
-    masked: int
-    max_missing: Limit
-    max_masked: Limit
-    passed: bool
-    message: str
-    uncompared: int
-    max_uncompared: Limit
-    agent_errors: int
-    error_rates: Optional[ErrorRates]
-    nothing_compared: bool
-
-
-class FlipTests(_Closed):
-    alpha: float
-    tests: int
-    counted: int
-
-
-class Files(_Closed):
-    old: str
-    new: str
-    old_sidecar: Optional[str]
-    new_sidecar: Optional[str]
-    old_shards: int
-    new_shards: int
-    old_sidecars: int
-    new_sidecars: int
-
-
-class MetricsCheck(_Closed):
-    """One side's `<stem>_aggregate_metrics.json` against the rows."""
-
-    file: str
-    agent: Optional[str]
-    recorded_mean: Optional[float]
-    computed_mean: Optional[float]
-    rows: int
-    note: Optional[str]
-
-
 class PerSideMetrics(_Closed):
-    old: Optional[MetricsCheck]
-    new: Optional[MetricsCheck]
+    old: Optional[AggregateCheck]
+    new: Optional[AggregateCheck]
 
 
 class Inventory(_Closed):
@@ -289,12 +169,6 @@ class Inventory(_Closed):
 class PerSideInventory(_Closed):
     old: Optional[Inventory]
     new: Optional[Inventory]
-
-
-class SplitGroup(_Closed):
-    engine: str
-    index: int
-    count: int
 
 
 class Part(_Closed):
@@ -392,7 +266,7 @@ class ParitySummaryFile(_Closed):
     accepted_flips: list[AcceptedFlips]
     counts: Counts
     join: Join
-    rows: Rows
+    rows: RowCounts
     compared: int
     nothing_compared: Optional[str]
     notes: list[str]
@@ -409,6 +283,21 @@ class ParitySummaryFile(_Closed):
     inventory: Optional[PerSideInventory] = None
     run: Optional[Run] = None
     merge: Optional[Merge] = None
+
+
+# pydantic 2.5 resolves a nested dataclass's annotations here rather than in its own module
+ParitySummaryFile.model_rebuild(_types_namespace={"Limit": Limit, "ErrorRates": ErrorRates})
+
+
+def check(data: Any) -> ParitySummaryFile:
+    """``data`` (a parsed summary) held to the layout; raises pydantic's ``ValidationError``.
+
+    Validated as JSON text, where an object may stand for the core's dataclasses and strict types
+    still hold; a lone surrogate (the gate writes one as its escape, which pydantic's JSON parser
+    refuses) is checked as any other character of its string.
+    """
+    text = json.dumps(data, ensure_ascii=False, allow_nan=False).encode("utf-8", "replace")
+    return ParitySummaryFile.model_validate_json(text)
 
 
 #: the widest line :func:`schema_text` writes where an object or a list can be broken

@@ -102,3 +102,12 @@ def html_text(text: str, *, lines: bool = False) -> str:
     else:
         shown = visible(text)
     return html.escape(shown)
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def utf8_safe(text: str) -> str:
+    """The text with each lone surrogate (a label decoded from broken UTF-8 has them) as its `\\udXXXX`
+    escape, so it can be written as UTF-8."""
+    return _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)

@@ -14,6 +14,10 @@ from typing import Any, Literal, Optional, TypeVar
 
 #: rewards closer than this are the same reward (a task whose means differ by no more is identical)
 REWARD_TOLERANCE = 1e-9
+#: pydantic's configuration of each dataclass the JSON summary file holds as it is (a plain dict: defining
+#: it imports no pydantic): where a summary is read, a key the class does not name, a value of another
+#: type, NaN or an infinity is refused (`pytest_rollout_parity/json_schema.py`)
+CLOSED: dict[str, object] = {"extra": "forbid", "strict": True, "allow_inf_nan": False}
 
 Category = Literal["identical", "flipped", "flipped_agent_error", "masked", "missing"]
 Side = Literal["old", "new"]
@@ -222,6 +226,8 @@ class Join:
     labels, and whether labels were split by taskset. The judging stage decides it once; the result
     and the summary hold this one value."""
 
+    __pydantic_config__ = CLOSED
+
     old_key: str
     new_key: str
     old_key_reason: str = ""
@@ -243,6 +249,8 @@ class Join:
 @dataclass(frozen=True, slots=True)
 class RowCounts:
     """Rows read per side (sidecar records included), and how many of them are masked."""
+
+    __pydantic_config__ = CLOSED
 
     old: int
     new: int

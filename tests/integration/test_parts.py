@@ -173,20 +173,21 @@ def test_parts_of_other_inputs_or_options_are_refused(gate: Gate, capsys: pytest
     margin = [str(gate.path / "m.json")]
     gate.run(*args, "--parity-margin=0.05", "--splits=2", "--group=2", "--parity-json=m.json")
     status, _, err = _merge(capsys, "merge", first, *margin)
-    assert status == 4 and len(err) == 1 and "ran with other options than" in err[0] and "margin" in err[0]
+    assert status == 4 and len(err) == 1 and "hold different classifications of the whole file" in err[0]
+    assert err[0].endswith("first at run.options.margin (0.05 against None)")
     new = gate.path / "new" / "rollouts.jsonl"
     new.write_bytes(new.read_bytes().replace(b'"reward": 0.0', b'"reward": 1.0', 1))
     gate.run(*args, "--splits=2", "--group=2", "--parity-json=changed.json")
     status, _, err = _merge(capsys, "merge", first, str(gate.path / "changed.json"))
-    assert status == 4 and len(err) == 1 and "read another new side than" in err[0]
+    assert status == 4 and len(err) == 1 and "first at run.inputs.new (" in err[0]
 
 
 @pytest.mark.parametrize(
     "content, needle",
     [
         ('{"counts": ', ":1: invalid JSON: "),
-        ("[1, 2]", "not a JSON object"),
-        ('{"counts": {}}', 'no "run" section'),
+        ("[1, 2]", "the top level: input should be "),
+        ('{"counts": {}}', "verdict: field required"),
     ],
 )
 def test_a_file_that_is_not_a_part_is_one_error_line(
@@ -269,3 +270,54 @@ def test_a_parts_step_summary_says_it_is_a_part(gate: Gate, monkeypatch: pytest.
     page = step.read_text(encoding="utf-8")
     assert "\n**partial: " in page and "; pytest-split group 2 of 2; " in page
     assert "**rollout parity: " not in page
+
+
+def _merged_by_selection(
+    gate: Gate, capsys: pytest.CaptureFixture[str], args: list[str], selections: list[str]
+) -> tuple[int, dict[str, Any]]:
+    """The parts `-k` ``selections`` run, merged in that order: the merge's status and JSON."""
+    parts = []
+    for index, selection in enumerate(selections):
+        gate.run(*args, "-k", selection, f"--parity-json=sel{index}.json")
+        parts.append(str(gate.path / f"sel{index}.json"))
+    status, _, err = _merge(capsys, "merge", *parts, f"--json={gate.path / 'sel.json'}")
+    assert err == []
+    return status, _without_merge(_json(gate, "sel.json"))
+
+
+def test_a_known_flip_accepted_in_a_later_part_keeps_the_lists_path_and_digest(
+    gate: Gate, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = _margin_args(gate, margin=False)
+    whole = gate.run(*args, "--parity-json=whole.json")
+    unsplit = _json(gate, "whole.json")
+    status, together = _merged_by_selection(gate, capsys, args, ["not cancel", "cancel"])
+    assert (status, together) == (whole.ret, unsplit)
+    listed = [entry for entry in together["accepted_flips"] if entry["source"] == "known_flips"]
+    assert listed[0]["count"] == 1 and listed[0]["path"] == KNOWN and len(listed[0]["sha256"]) == 64
+
+
+def test_a_deliberate_copy_merges_into_the_unsplit_pass(gate: Gate, capsys: pytest.CaptureFixture[str]) -> None:
+    rows = [{"task_id": f"t{i}", "reward": float(i % 2)} for i in range(4)]
+    args = [*gate.pair(rows, rows), "--parity-allow-copy", "-p", "no:cacheprovider"]
+    whole = gate.run(*args, "--parity-json=whole.json")
+    status, together = _merged_by_selection(gate, capsys, args, ["t0 or t1", "not t0 and not t1"])
+    assert (status, together["verdict"]) == (whole.ret, "pass") == (0, "pass")
+    assert together == _json(gate, "whole.json")
+    args.remove("--parity-allow-copy")
+    status, together = _merged_by_selection(gate, capsys, args, ["t0 or t1", "not t0 and not t1"])
+    assert (status, together["verdict"]) == (1, "inconclusive")
+
+
+def test_the_inputs_at_hand_check_the_parts_digests(gate: Gate, capsys: pytest.CaptureFixture[str]) -> None:
+    args = [*gate.mixed(), "-p", "no:cacheprovider"]
+    parts = _two_groups(gate, args)
+    sides = [f"--old={gate.path / 'old' / 'rollouts.jsonl'}", f"--new={gate.path / 'new' / 'rollouts.jsonl'}"]
+    status, out, err = _merge(capsys, "merge", *parts, *sides)
+    assert (status, err) == (1, []) and out[0].startswith("parity: FAIL: ")
+    new = gate.path / "new" / "rollouts.jsonl"
+    new.write_bytes(new.read_bytes() + b"\n")  # one blank line more: the same rows, another file
+    status, out, err = _merge(capsys, "merge", *parts, *sides, f"--json={gate.path / 'm.json'}")
+    assert status == 4 and out == [] and len(err) == 1
+    assert err[0].startswith(f"ERROR: --new: {new} is not the new side the parts read (digest sha256:")
+    assert not (gate.path / "m.json").exists()

@@ -64,17 +64,6 @@ def test_a_gate_run_imports_the_gate(gate: Gate, given: str) -> None:
     assert "pytest_rollout_parity.core.judging.classify" in modules
 
 
-@pytest.mark.parametrize("extra", [[], ["--parity-json=summary.json"], ["--parity-margin=0.5", "-k", "a"]])
-def test_a_gate_run_imports_no_pydantic(gate: Gate, extra: list[str]) -> None:
-    """The settings are a plain dataclass: a gate run (a partial one, one writing JSON) never imports
-    pydantic itself (the reader may use pydantic-core's parser, a separate package)."""
-    old = [{"task_id": "a", "reward": 1.0}, {"task_id": "b", "reward": 0.0}]
-    new = [{"task_id": "a", "reward": 1.0}, {"task_id": "b", "reward": 1.0}]
-    modules = loaded_modules(gate, *gate.pair(old, new), *extra)
-    assert "pytest_rollout_parity.plugin.settings" in modules
-    assert [name for name in modules if name == "pydantic" or name.startswith("pydantic.")] == []
-
-
 def test_every_parity_option_and_ini_key_switches_the_gate_on(gate: Gate) -> None:
     """Each registered --parity-* option and parity_* ini key counts as asking for the gate."""
     from pytest_rollout_parity.plugin.options import OPTIONS, parity_requested

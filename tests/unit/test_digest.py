@@ -1,14 +1,14 @@
 """Each side's content digest: every byte of its files, taken while they are read.
 
 The parts of a split run are joined only when they read the same inputs; the digest is what they
-compare. It is checked against ``zlib.crc32`` of the files' bytes, computed here independently.
+compare. It is checked against ``hashlib.sha256`` of each file's bytes, computed here independently.
 """
 
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
-import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,8 +21,10 @@ from pytest_rollout_parity.core.reading.side_request import SideRequest
 
 
 def expected(*files: Path) -> str:
-    data = b"".join(path.read_bytes() for path in files)
-    return f"crc32:{zlib.crc32(data):08x}:{len(data)}"
+    """Each file's byte count and SHA-256, in reading order, under one SHA-256."""
+    data = [path.read_bytes() for path in files]
+    records = "\n".join(f"{len(held)}:{hashlib.sha256(held).hexdigest()}" for held in data)
+    return f"sha256:{hashlib.sha256(records.encode()).hexdigest()}:{sum(map(len, data))}:{len(data)}"
 
 
 @pytest.fixture
@@ -51,6 +53,17 @@ def test_a_side_digests_its_file_then_its_sidecar(side_files: tuple[Path, Path])
     main, sidecar = side_files
     side = load_side(SideRequest(str(main), display="n.jsonl"))
     assert side.digest == expected(main, sidecar)
+
+
+def test_a_row_moved_across_the_files_boundary_changes_the_digest(side_files: tuple[Path, Path]) -> None:
+    """The main file's last row moved to the top of its sidecar: the same bytes in the same order, two
+    other files (a scored row turned into a masked record)."""
+    main, sidecar = side_files
+    before = load_side(SideRequest(str(main), display="n.jsonl")).digest
+    *kept, last = main.read_bytes().splitlines(keepends=True)
+    main.write_bytes(b"".join(kept))
+    sidecar.write_bytes(last + sidecar.read_bytes())
+    assert load_side(SideRequest(str(main), display="n.jsonl")).digest not in (before, None)
 
 
 def test_one_byte_changed_changes_the_digest(side_files: tuple[Path, Path]) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from pytest_rollout_parity import compare_rollouts
@@ -33,7 +33,21 @@ ITEM = {
     "fresh": "xfailed",
 }
 INPUTS = {"old": "crc32:0000abcd:10", "new": "crc32:0000dcba:12"}
-OPTIONS: dict[str, object] = {"margin": None, "strict": False}
+#: the options a run records (docs/json.md), at their defaults
+OPTIONS: dict[str, object] = {
+    "margin": None,
+    "alpha": 0.05,
+    "strict": False,
+    "max_missing": "20%",
+    "max_masked": "30%",
+    "max_uncompared": "20%",
+    "allow_copy": False,
+    "old_key": None,
+    "new_key": None,
+    "old_agent": None,
+    "new_agent": None,
+    "known_flips": None,
+}
 
 
 def _result() -> Any:
@@ -88,8 +102,9 @@ def test_any_partition_merges_to_its_items_outcomes(assignment: list[int]) -> No
     failed = any(outcome == "failed" for outcome in expected.values())
     assert merged.exit_status == (1 if failed or merged.gaps() else 0)
     whole = build_summary(_result(), RunInfo(files=Files("o", "n"), selected=len(ITEM), task_outcomes=ITEM))
-    if not merged.gaps():
+    if not merged.gaps():  # any split of the whole run merges into exactly the unsplit run's JSON
         assert merged.verdict == whole.verdict
+        assert {key: value for key, value in merged_json(merged).items() if key != "merge"} == part(tasks)
     else:
         assert merged.verdict != "pass"
 
@@ -110,23 +125,70 @@ def test_an_item_dealt_to_two_parts_is_refused(assignment: list[set[int]]) -> No
     assert sum(f"{task!r} (" in caught.value.reason for task in twice) == min(len(twice), 5)
 
 
+WHOLE_FILE = r"^p2.json and p1.json hold different classifications of the whole file \(.*\): first at "
+
+
 def test_parts_of_other_inputs_or_options_are_refused() -> None:
     first = ("p1.json", part(["a", "b", "c"]))
     other_new = {**INPUTS, "new": "crc32:12345678:12"}
-    with pytest.raises(MergeError, match=r"^p2.json: read another new side than p1.json \(crc32:12345678:12 against"):
+    with pytest.raises(
+        MergeError, match=WHOLE_FILE + r"run.inputs.new \('crc32:12345678:12' against 'crc32:0000dcba:12'\)$"
+    ):
         merge_parts([first, ("p2.json", part(["d"], inputs=other_new))])
-    with pytest.raises(MergeError, match=r"^p2.json: ran with other options than p1.json \(strict\)"):
+    with pytest.raises(MergeError, match=WHOLE_FILE + r"run.options.strict \(True against False\)$"):
         merge_parts([first, ("p2.json", part(["d"], options={**OPTIONS, "strict": True}))])
+
+
+def test_a_part_that_classifies_the_file_otherwise_is_refused() -> None:
+    """Same digests, same items, but one task's category moved (a file edited between the runs, or a part edited)."""
+    second = part(["d", "e", "gone", "fresh"])
+    second["tasks"][1]["category"] = "masked"
+    second["counts"]["masked"] += 1
+    with pytest.raises(MergeError, match=WHOLE_FILE + r"counts.masked \(1 against 0\)$"):
+        merge_parts([("p1.json", part(["a", "b", "c"])), ("p2.json", second)])
+
+
+@pytest.mark.parametrize("claimed", ["passed", "accepted", "within_noise", "not_run"])
+def test_a_part_whose_claimed_outcome_contradicts_its_category_is_refused(claimed: str) -> None:
+    edited = part(["a", "b", "c"])
+    flipped = next(task for task in edited["tasks"] if task["task"] == "b")
+    flipped["outcome"] = claimed
+    with pytest.raises(MergeError, match=r"^p1.json: task 'b' \(flipped\) claims the outcome '" + claimed + "'"):
+        merge_parts([("p1.json", edited), ("p2.json", part(["d", "e", "gone", "fresh"]))])
+
+
+def test_a_claimed_known_flips_verdict_needs_the_recorded_list() -> None:
+    edited = part(["a", "b", "c"])
+    flipped = next(task for task in edited["tasks"] if task["task"] == "b")
+    flipped.update(outcome="accepted", hook_verdict={"outcome": "xfail", "reason": "fine", "source": "known_flips"})
+    with pytest.raises(MergeError, match=r"^p1.json: task 'b' claims a known-flips verdict its recorded list"):
+        merge_parts([("p1.json", edited), ("p2.json", part(["d", "e", "gone", "fresh"]))])
+
+
+def test_the_merge_decides_under_the_recorded_options_and_exits_by_its_verdict() -> None:
+    """A copied pair: inconclusive (exit 1) by default, a pass (exit 0) under --parity-allow-copy, as unsplit."""
+    global OLD, NEW, ITEM
+    saved = (OLD, NEW, ITEM)
+    try:
+        OLD = NEW = {"a": 1.0, "b": 0.0, "c": 1.0}
+        ITEM = {"a": "passed", "b": "passed", "c": "passed"}
+        for allow, expected in ((False, ("inconclusive", 1)), (True, ("pass", 0))):
+            options = {**OPTIONS, "allow_copy": allow}
+            merged = merge_parts(
+                [("p1.json", part(["a"], options=options)), ("p2.json", part(["b", "c"], options=options))]
+            )
+            assert (merged.verdict, merged.exit_status) == expected
+    finally:
+        OLD, NEW, ITEM = saved
 
 
 @pytest.mark.parametrize(
     "data, reason",
     [
-        ([], "not a JSON object"),
         ({"counts": {}}, 'no "run" section'),
         ({"run": {"part": None}}, "no item ran in this run"),
         (
-            {"run": {"part": {}, "inputs": {}, "options": {}, "gate": []}, "tasks": [], "counts": {}},
+            {"run": {"part": {}, "inputs": {"old": None, "new": None}, "options": {}, "gate": []}, "tasks": []},
             "no content digest of the old and new side",
         ),
     ],
@@ -157,3 +219,100 @@ def test_the_reports_escape_what_the_parts_say() -> None:
     assert not any(line.startswith("::") for line in merged_lines(merged))
     markdown = merged_markdown(merged)
     assert "<b>" not in markdown and "|<" not in markdown
+
+
+def test_a_label_with_a_lone_surrogate_reaches_every_output(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The gate reports such a label everywhere (its JSON as a `\\ud800` escape); so does the merge."""
+    from pytest_rollout_parity.__main__ import main
+    from pytest_rollout_parity.core.reports.json_file import json_text
+
+    global ITEM
+    saved = (dict(OLD), dict(NEW), dict(ITEM))
+    label = "bad\ud800label"
+    try:
+        OLD[label], NEW[label] = 1.0, 0.0
+        ITEM = {**ITEM, label: "failed"}
+        paths = []
+        for index, tasks in enumerate(([label, "a"], [t for t in ITEM if t not in (label, "a")])):
+            path = tmp_path / f"p{index}.json"
+            path.write_text(json_text(part(tasks)) + "\n", encoding="utf-8")
+            paths.append(str(path))
+    finally:
+        OLD.clear(), OLD.update(saved[0]), NEW.clear(), NEW.update(saved[1])
+        ITEM = saved[2]
+    step = tmp_path / "step.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step))
+    status = main(["merge", *paths, f"--json={tmp_path / 'm.json'}", f"--markdown={tmp_path / 'm.md'}"])
+    out, err = capsys.readouterr()
+    assert (status, err) == (1, "")
+    assert "bad\\ud800label" in out
+    merged = (tmp_path / "m.json").read_text(encoding="utf-8")
+    assert '"bad\\ud800label"' in merged
+    assert "bad\\ud800label" in (tmp_path / "m.md").read_text(encoding="utf-8") == step.read_text(encoding="utf-8")
+
+
+#: what a malformed part puts in a value's place: wrong types, a lone surrogate, NaN, depth past any parser's
+BAD_VALUES = st.sampled_from(
+    ['"text"', "1", "-1.5", "true", "null", "[]", "{}", '"\\udc80"', "NaN", "Infinity", "[" * 100_000 + "]" * 100_000]
+)
+
+
+def _places(value: Any, where: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every place in a JSON value (the value itself first)."""
+    found = [where]
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            found.extend(_places(inner, (*where, key)))
+    elif isinstance(value, list):
+        for index, inner in enumerate(value):
+            found.extend(_places(inner, (*where, index)))
+    return found
+
+
+@settings(max_examples=60, deadline=None)
+@given(place=st.integers(min_value=0), bad=BAD_VALUES, how=st.sampled_from(["replace", "delete", "add"]))
+def test_a_malformed_part_is_one_error_line_before_any_decision(
+    tmp_path_factory: pytest.TempPathFactory, place: int, bad: str, how: str
+) -> None:
+    """Any part changed at any place (a value replaced, a key dropped or added) merges, or is one
+    `ERROR:` line naming the part, exit 4, nothing written: never a traceback."""
+    import json
+    from contextlib import redirect_stderr, redirect_stdout
+    from io import StringIO
+
+    from pytest_rollout_parity.__main__ import main
+    from pytest_rollout_parity.core.reports.json_file import json_text
+
+    tmp = tmp_path_factory.mktemp("parts")
+    good, data = part(["a", "b", "c"]), part(["d", "e", "gone", "fresh"])
+    places = _places(data)
+    where = places[place % len(places)]
+    marker = "\u2603PLACE\u2603"
+    parent: Any = data
+    for step in where[:-1]:
+        parent = parent[step]
+    if not where:
+        data = marker
+    elif how == "delete" and isinstance(parent, dict):
+        del parent[where[-1]]
+    elif how == "add" and isinstance(parent, dict):
+        parent["surprise"] = marker
+    else:
+        parent[where[-1]] = marker
+    paths = [tmp / "p1.json", tmp / "p2.json"]
+    paths[0].write_text(json_text(good), encoding="utf-8")
+    paths[1].write_text(json_text(data).replace(json.dumps(marker, ensure_ascii=False), bad), encoding="utf-8")
+    out, err = StringIO(), StringIO()
+    try:
+        with redirect_stdout(out), redirect_stderr(err):
+            status = main(["merge", *map(str, paths), f"--json={tmp / 'm.json'}"])
+    except SystemExit as exc:
+        status = int(exc.code or 0)
+    event(f"exit {status}")
+    assert status in (0, 1, 4)
+    if status == 4:
+        lines = err.getvalue().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("ERROR: ") and str(paths[1]) in lines[0], lines
+        assert out.getvalue() == "" and not (tmp / "m.json").exists()

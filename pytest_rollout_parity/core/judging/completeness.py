@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass
 from typing import Optional
 
-from ..model import CompareResult
+from ..model import CLOSED, CompareResult
 
 COVERAGE_NAME = "parity-coverage"
 """The item name of the coverage check; a task whose item name would collide takes the collision suffix."""
@@ -33,6 +33,8 @@ UNCOMPARED = ("missing", "masked", "flipped_agent_error")
 class Limit:
     """At most ``count`` tasks, or at most ``percent`` % of the old side's tasks rounded up to a whole
     task (so any percentage above 0 allows one lost task); neither: no limit."""
+
+    __pydantic_config__ = CLOSED
 
     text: str
     count: Optional[int] = None
@@ -71,6 +73,8 @@ class ErrorRates:
     """Each side's agent-error rate over its rows of the tasks both sides have, and the one-sided
     p-value that the new side's rate is no higher than the old side's (docs/semantics.md)."""
 
+    __pydantic_config__ = CLOSED
+
     old_errors: int
     old_rows: int
     new_errors: int
@@ -106,6 +110,8 @@ class ErrorRates:
 class Coverage:
     """How much of the old side the gate could compare, against the budget and the finer limits,
     the sides' agent-error rates, and the item's message."""
+
+    __pydantic_config__ = CLOSED
 
     old_tasks: int
     missing: int

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from ..model import RowFacts, RowOrigin
+from ..model import CLOSED, RowFacts, RowOrigin
 from ..reading.agents import NO_AGENT
 from ..reading.bounded import read_capped
 from ..reading.files import LEADS_OUT, companion, leads_out
@@ -49,6 +49,8 @@ def metrics_places(path: Path) -> tuple[Path, Path]:
 @dataclass(frozen=True)
 class AggregateCheck:
     """One side's recorded mean reward next to the one computed from its rows."""
+
+    __pydantic_config__ = CLOSED
 
     file: str
     agent: Optional[str]

@@ -41,7 +41,7 @@ def main() -> int:
             dict(agents.counts),
             builder.superseded,
             builder.dropped,
-            (builder.digest.crc, builder.digest.size),
+            tuple(builder.digest.files),
         )
         if shards:
             end += ([str(s) if s is not None else None for s in sidecars],)

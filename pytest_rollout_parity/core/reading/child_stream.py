@@ -11,7 +11,7 @@ Each frame is a 4-byte big-endian length, then ``marshal`` of one of::
 
     ("rows", [row, ...])          row: (facts, candidate values, anonymous, has a reward field)
     ("end", sidecar path or None, compared agent or None, {agent: rows}, superseded attempts,
-            places of the sent rows a newer attempt superseded, (CRC-32, bytes) of the files read
+            places of the sent rows a newer attempt superseded, each file read (its bytes and SHA-256)
             [, each shard's sidecar path or None, for a sharded side])
     ("input-error", path, reason, line, where as shown, setting)
 """
@@ -125,9 +125,9 @@ def replay(
                     PendingRow(Place(shown, facts[_LINE]), facts_from_plain(facts), names, anonymous, has_reward)
                 )
         elif kind == "end":
-            _, sidecar, agent, agent_rows, builder.superseded, dropped, (crc, size), *shards = message
+            _, sidecar, agent, agent_rows, builder.superseded, dropped, files, *shards = message
             builder.drop(dropped)
-            builder.digest = ContentDigest(crc, size)
+            builder.digest = ContentDigest(files)
             sidecars = tuple(Path(s) if s is not None else None for s in shards[0]) if shards else ()
             return StreamEnd(Path(sidecar) if sidecar is not None else None, agent, agent_rows, sidecars)
         elif kind == "input-error":

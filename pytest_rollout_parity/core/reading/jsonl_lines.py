@@ -166,6 +166,8 @@ def _objects(
     except (OSError, EOFError, zlib.error, lzma.LZMAError) as exc:  # a compressed stream cut short or corrupt
         reason = getattr(exc, "strerror", None) or exc
         raise CompareInputError(display, f"cannot read: {reason}") from None
+    if digest is not None:
+        digest.end_file()
     if report is not None:
         report()
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from ..escaping import visible
+from ..escaping import utf8_safe, visible
 from ..judging.completeness import COVERAGE_NAME
 from ..statistics.margin import EQUIVALENCE_ITEM
-from .markdown import FLIPS, flip_text, utf8_safe
+from .markdown import FLIPS, flip_text
 from .summary import Summary
 
 ANNOTATION_CAP = 10  # error annotations GitHub shows per step

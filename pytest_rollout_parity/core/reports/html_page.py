@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Optional
 
-from ..escaping import html_text
+from ..escaping import html_text, utf8_safe
 from ..identity.item_names import clipped
-from .markdown import FLIPS, LIST_CAP, NOTE_CAP, TEXT_CAP, utf8_safe, verdict
+from .markdown import FLIPS, LIST_CAP, NOTE_CAP, TEXT_CAP, verdict
 from .paired_lines import paired_heading, paired_rows
 from .pictures import interval_svg, scatter_svg
 from .summary import SideSummary, Summary, TaskSummary

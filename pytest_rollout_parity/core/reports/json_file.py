@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import tempfile
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Optional
 
+from ..escaping import utf8_safe
 from ..judging.coverage_file import Inventory
 from ..judging.hook_verdict import Verdict
 from ..judging.metrics_file import AggregateCheck
@@ -194,16 +194,13 @@ def _mode_for(path: Path) -> int:
         return 0o666 & ~umask
 
 
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 def json_text(data: dict[str, Any]) -> str:
     """The summary as UTF-8-safe JSON: raw text, but a lone surrogate (no UTF-8 form) as its escape.
 
     A lone surrogate can only sit inside a JSON string, where `\\udXXXX` reads back as the same text.
     """
     text = json.dumps(data, indent=2, ensure_ascii=False)
-    return _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+    return utf8_safe(text)
 
 
 def write_json(path: Path, summary: Summary) -> None:

@@ -9,11 +9,10 @@ each list of labels, each note; what is left out is counted and pointed to the J
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from typing import Optional
 
-from ..escaping import html_text, markdown_text, visible
+from ..escaping import html_text, markdown_text, utf8_safe, visible
 from ..identity.item_names import clipped
 from ..model import Category
 from .paired_lines import paired_lines
@@ -49,13 +48,6 @@ PICTURES = (
     "Pictures (each task's old against new mean reward, the difference's interval against the margin): "
     "the HTML report, `--parity-html=FILE`."
 )
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def utf8_safe(text: str) -> str:
-    """The text with each lone surrogate (a label decoded from broken UTF-8 has them) as its `\\udXXXX`
-    escape, so it can be written as UTF-8."""
-    return _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
 
 
 def _code(label: str) -> str:

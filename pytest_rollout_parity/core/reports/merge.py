@@ -2,33 +2,47 @@
 
 A run split over CI jobs (pytest-split groups, pytest-shard shards, `-k` selections) writes one
 JSON summary file a part. Every part holds the whole file's classification, but only the items
-it ran have an outcome there. :func:`merge_parts` checks that the parts read the same inputs (each
-side's content digest) under the same deciding options, takes each item's outcome from the one
-part that ran it, refuses an item two parts ran, and names the items no part ran. The verdict is
-the gate's: `fail` when an item failed, `inconclusive` when nothing was compared or an item ran
-nowhere, else `pass`; its exit status is the gate's for the same outcome (1, 2, 0).
+it ran have an outcome there. :func:`merge_parts` trusts no part: every part must hold the same
+whole-file classification (inputs, deciding options, known-flips list, counts, figures, each
+task's category), each task's claimed outcome must be the one its category, its verdict and the
+recorded options give, and an item must run in one part only. It takes each item's outcome from
+the part that ran it, names the items no part ran, and decides as the gate does
+(:func:`.summary.decide`) under the recorded options; its exit status follows the verdict (0 for
+`pass`, else 1).
 
-The parts are the user's files, read as data: each value is checked for its type before use, and
-what a report shows of them is escaped by the renderers (:mod:`.merge_reports`).
+The parts are the user's files, read as data: the merge command holds each to the published
+layout before this module sees it, and what a report shows of them is escaped by the renderers
+(:mod:`.merge_reports`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Optional
+from typing import Any, Optional, TypeVar
 
-from ..judging.completeness import Coverage, Limit
+from ..judging.completeness import Coverage
 from ..judging.hook_verdict import Verdict
 from ..model import TASK_OUTCOMES, Category, TaskOutcome
 from ..statistics.margin import Equivalence
 from .json_file import verdict_dict
-from .summary import CheckRun, Counts, Decision, RunOutcome, SplitGroup, TaskSummary, decide
+from .summary import (
+    AcceptedFlips,
+    CheckRun,
+    Counts,
+    Decision,
+    RunOutcome,
+    SplitGroup,
+    TaskSummary,
+    accepted_flips,
+    decide,
+)
 
 #: how many names a refusal or a list of gaps spells out before it counts the rest
 NAMED = 5
 
 PASS_EXIT, FAIL_EXIT = 0, 1
+T = TypeVar("T")
 
 
 class MergeError(Exception):
@@ -52,7 +66,7 @@ class MergedItem:
     #: the item's outcome as the part's run reported it (its test runner's word) in the part that ran it
     outcome: Optional[str]
     part: Optional[str]
-    category: Optional[str] = None
+    category: Optional[Category] = None
     hook_verdict: Optional[Verdict] = None
     #: a task's outcome in the outcome vocabulary, from the part that ran it (`not_run`: no part did)
     task_outcome: Optional[TaskOutcome] = None
@@ -105,6 +119,9 @@ class Merged:
         """The team's checks that no part ran."""
         return [check for check in self.checks if check.outcome is None]
 
+    #: the SHA-256 of the known-flips list the parts read, when a part accepted a flip by it
+    known_flips_sha256: Optional[str] = None
+
     def outcomes(self) -> dict[str, int]:
         """How many items ended each way, over every part (items that ran nowhere left out)."""
         counted: dict[str, int] = {}
@@ -129,104 +146,132 @@ def _named(names: Sequence[str]) -> str:
     return shown + (f" and {len(names) - NAMED} more" if len(names) > NAMED else "")
 
 
-def _field(path: str, data: Mapping[str, Any], name: str, kind: type | tuple[type, ...], what: str) -> Any:
-    value = data.get(name)
-    if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
-        raise MergeError(path, f"{what}: a --parity-json summary of a pytest run is needed")
-    return value
-
-
-def _part_of(path: str, data: Any) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
-    """The part's summary and its `run` section, checked for the fields a merge reads."""
-    if not isinstance(data, dict):
-        raise MergeError(path, "not a JSON object: a --parity-json summary is needed")
+def _part_of(path: str, data: Mapping[str, Any]) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
+    """The part's summary and its `run` section: a summary of a pytest run that ran items."""
     run = data.get("run")
-    if not isinstance(run, dict):
+    if run is None:
         raise MergeError(path, 'no "run" section: a summary of a pytest run is needed, not of the Python API')
-    if run.get("part") is None:
+    if run["part"] is None:
         raise MergeError(path, "no item ran in this run (--collect-only, or written before parts were recorded)")
-    _field(path, run, "part", dict, 'no "run.part"')
-    for name in ("inputs", "options"):
-        _field(path, run, name, dict, f'no "run.{name}"')
-    _field(path, run, "gate", list, 'no "run.gate"')
-    _field(path, data, "tasks", list, 'no "tasks"')
-    _field(path, data, "counts", dict, 'no "counts"')
     return data, run
 
 
-def _digests(path: str, run: Mapping[str, Any]) -> dict[str, str]:
-    inputs = run["inputs"]
-    digests = {side: inputs.get(side) for side in ("old", "new")}
-    missing = [side for side, digest in digests.items() if not isinstance(digest, str)]
+def _digests(path: str, run: Mapping[str, Any]) -> None:
+    missing = [side for side in ("old", "new") if run["inputs"][side] is None]
     if missing:
         raise MergeError(path, f"no content digest of the {' and '.join(missing)} side: a part must read its files")
-    return {side: str(digest) for side, digest in digests.items()}
 
 
-def _group(data: Any) -> Optional[SplitGroup]:
-    if not isinstance(data, dict):
-        return None
-    engine, index, count = data.get("engine"), data.get("index"), data.get("count")
-    if isinstance(engine, str) and isinstance(index, int) and isinstance(count, int):
-        return SplitGroup(engine, index, count)
-    return None
-
-
-def _items(
-    path: str, data: Mapping[str, Any], run: Mapping[str, Any]
-) -> list[tuple[str, bool, Optional[str], dict[str, Any]]]:
+def _items(data: Mapping[str, Any], run: Mapping[str, Any]) -> list[tuple[str, bool, Optional[str], dict[str, Any]]]:
     """(name, is a gate item, outcome here or None, the entry) of every item of the whole file."""
-    items: list[tuple[str, bool, Optional[str], dict[str, Any]]] = []
-    for entry in data["tasks"]:
-        if not isinstance(entry, dict) or not isinstance(entry.get("task"), str):
-            raise MergeError(path, "a task entry without its label: not a --parity-json summary")
-        items.append((entry["task"], False, _outcome(path, entry), entry))
-    for entry in run["gate"]:
-        if not isinstance(entry, dict) or not isinstance(entry.get("item"), str):
-            raise MergeError(path, "a gate item entry without its name: not a --parity-json summary")
-        items.append((entry["item"], True, _outcome(path, entry), entry))
-    return items
-
-
-def _outcome(path: str, entry: Mapping[str, Any]) -> Optional[str]:
-    ran, outcome = entry.get("ran_here"), entry.get("item_outcome")
-    if ran is not True:
-        return None
-    if not isinstance(outcome, str):
-        raise MergeError(path, "an item that ran here without its outcome: not a --parity-json summary")
-    return outcome
+    tasks = [(entry["task"], False, entry) for entry in data["tasks"]]
+    gates = [(entry["item"], True, entry) for entry in run["gate"]]
+    return [
+        (name, gate, entry["item_outcome"] if entry["ran_here"] else None, entry) for name, gate, entry in tasks + gates
+    ]
 
 
 def _hook_verdict(entry: Mapping[str, Any]) -> Optional[Verdict]:
-    verdict = entry.get("hook_verdict")
-    if isinstance(verdict, dict):
-        return Verdict.read(verdict.get("outcome"), verdict.get("reason"), verdict.get("source"))
+    verdict = entry.get("hook_verdict")  # a gate item has none
+    return None if verdict is None else Verdict.read(verdict["outcome"], verdict["reason"], verdict["source"])
+
+
+#: what a part's summary says of its own run only; every other key is the whole file's, and the parts must agree on it
+RUN_KEYS = frozenset(
+    ("verdict", "decided_by", "task_outcomes", "accepted_flips", "plan", "notes", "files", "run", "merge")
+)
+TASK_RUN_KEYS = frozenset(("outcome", "hook_verdict", "ran_here", "item_outcome", "evidence"))
+#: what a part's `run` says of the whole file: the inputs, the deciding options, the known-flips list, the gate items
+RUN_WHOLE_KEYS = ("inputs", "options", "known_flips", "gate_items")
+
+
+def _whole_file(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The part's whole-file classification: its summary without what only its own run did."""
+    whole: dict[str, Any] = {
+        "run": {key: data["run"].get(key) for key in RUN_WHOLE_KEYS}
+    }  # first: the inputs tell runs apart best
+    whole.update((key, value) for key, value in data.items() if key not in RUN_KEYS)
+    whole["tasks"] = [{k: v for k, v in task.items() if k not in TASK_RUN_KEYS} for task in data["tasks"]]
+    return whole
+
+
+def _difference(first: Any, other: Any, where: str = "") -> Optional[str]:
+    """The first place where two JSON values differ, as `place (this against that)`, or None."""
+    if isinstance(first, dict) and isinstance(other, dict):
+        for key in [*first, *(key for key in other if key not in first)]:
+            found = _difference(first.get(key), other.get(key), f"{where}.{key}" if where else key)
+            if found:
+                return found
+        return None
+    if isinstance(first, list) and isinstance(other, list):
+        for index, (a, b) in enumerate(zip(first, other)):
+            found = _difference(a, b, f"{where}[{index}]")
+            if found:
+                return found
+        if len(first) != len(other):
+            return f"{where} ({len(other)} entries against {len(first)})"
+        return None
+    if first != other or type(first) is not type(other):
+        return f"{where or 'the top level'} ({other!r:.80} against {first!r:.80})"
     return None
 
 
-def _counts(path: str, data: Mapping[str, Any]) -> Counts:
-    try:
-        return Counts(**{name: int(value) for name, value in data["counts"].items()})
-    except (TypeError, ValueError):
-        raise MergeError(path, '"counts" is not the summary\'s: not a --parity-json summary') from None
+def _derived_outcome(path: str, entry: Mapping[str, Any], options: Mapping[str, Any], listed: set[str]) -> TaskOutcome:
+    """A task's outcome re-derived from its category, the verdict it was given and the recorded options
+    (docs/semantics.md, "Outcomes"): what a part that ran it must claim."""
+    verdict = _hook_verdict(entry)
+    if verdict is not None:
+        if verdict.source == "known_flips" and (entry["category"] != "flipped" or entry["task"] not in listed):
+            raise MergeError(
+                path, f"task {entry['task']!r} claims a known-flips verdict its recorded list does not give"
+            )
+        return "failed" if verdict.outcome == "failed" else "accepted"
+    category = entry["category"]
+    if category == "identical":
+        return "passed"
+    if category == "flipped":
+        if options.get("margin") is None:
+            return "failed"
+        adjusted = entry.get("adjusted_p")
+        return "failed" if adjusted is not None and adjusted < options["alpha"] else "within_noise"
+    if category == "flipped_agent_error":
+        return "agent_error"
+    return "masked" if category == "masked" else "missing"
 
 
-def _equivalence(data: Any) -> Optional[Equivalence]:
-    if not isinstance(data, dict):
-        return None
-    try:
-        return Equivalence(
-            margin=float(data["margin"]),
-            lower_bound=data.get("lower_bound"),
-            upper_bound=data.get("upper_bound"),
-            passed=bool(data["passed"]),
-        )
-    except (KeyError, TypeError, ValueError):
-        return None
+def _check_outcomes(path: str, data: Mapping[str, Any], options: Mapping[str, Any]) -> None:
+    """Each task's claimed outcome is the one its category and the recorded options give (`not_run` where
+    its item did not run here); a part that claims otherwise is refused."""
+    listed = {entry[0] for entry in options.get("known_flips") or ()}
+    for entry in data["tasks"]:
+        expected = _derived_outcome(path, entry, options, listed) if entry.get("ran_here") else "not_run"
+        if entry.get("outcome") != expected:
+            raise MergeError(
+                path,
+                f"task {entry['task']!r} ({entry['category']}) claims the outcome {entry.get('outcome')!r}, "
+                f"but its category and the recorded options give {expected!r}: an edited part?",
+            )
+
+
+def _known_flips_sha(checked: Sequence[tuple[str, Mapping[str, Any], Mapping[str, Any]]]) -> Optional[str]:
+    """The known-flips list's SHA-256 the parts record (every part that names it: the same)."""
+    found: Optional[tuple[str, str]] = None
+    for path, data, _ in checked:
+        for accepted in data.get("accepted_flips") or ():
+            sha = accepted.get("sha256")
+            if accepted.get("source") != "known_flips" or sha is None:
+                continue
+            if found is not None and sha != found[1]:
+                raise MergeError(
+                    path, f"read another known-flips list than {found[0]} (SHA-256 {sha} against {found[1]})"
+                )
+            found = found or (path, sha)
+    return found[1] if found is not None else None
 
 
 def merge_parts(parts: Sequence[tuple[str, Any]]) -> Merged:
-    """The one verdict of ``parts`` (each: its file as given, its JSON summary as parsed).
+    """The one verdict of ``parts`` (each: its file as given, its JSON summary as parsed, holding the
+    published layout: `python -m pytest_rollout_parity` checks it first).
 
     Raises :class:`MergeError` when the parts read different inputs or ran under different options,
     when two parts ran one item, or when a file is not a part.
@@ -235,8 +280,7 @@ def merge_parts(parts: Sequence[tuple[str, Any]]) -> Merged:
         raise MergeError("", "no part given: name each part's --parity-json file")
     checked = [(path, *_part_of(path, data)) for path, data in parts]
     first_path, first, first_run = checked[0]
-    inputs = _digests(first_path, first_run)
-    first_items = _items(first_path, first, first_run)
+    first_items = _items(first, first_run)
     names = [(name, gate) for name, gate, _, _ in first_items]
     ran_by: dict[tuple[str, bool], tuple[str, str]] = {}
     entries: dict[tuple[str, bool], dict[str, Any]] = {}
@@ -245,24 +289,16 @@ def merge_parts(parts: Sequence[tuple[str, Any]]) -> Merged:
     checks: dict[str, tuple[str, Optional[str]]] = {}
     check_parts: dict[str, str] = {}
     for path, data, run in checked:
-        digests = _digests(path, run)
-        for side in ("old", "new"):
-            if digests[side] != inputs[side]:
-                raise MergeError(
-                    path,
-                    f"read another {side} side than {first_path} ({digests[side]} against "
-                    f"{inputs[side]}): parts of different runs?",
-                )
-        if run["options"] != first_run["options"]:
-            differ = sorted(
-                name
-                for name in set(run["options"]) | set(first_run["options"])
-                if run["options"].get(name) != first_run["options"].get(name)
+        _digests(path, run)
+        differs = _difference(_whole_file(first), _whole_file(data))
+        if differs:
+            raise MergeError(
+                "",
+                f"{path} and {first_path} hold different classifications of the whole file (parts of different "
+                f"runs or inputs, or an edited part): first at {differs}",
             )
-            raise MergeError(path, f"ran with other options than {first_path} ({', '.join(differ)})")
-        items = _items(path, data, run)
-        if [(name, gate) for name, gate, _, _ in items] != names:
-            raise MergeError(path, f"holds other items than {first_path}: parts of different runs?")
+        _check_outcomes(path, data, run["options"])
+        items = _items(data, run)
         failed = tasks = gates = 0
         for name, gate, outcome, entry in items:
             if outcome is None:
@@ -287,7 +323,7 @@ def merge_parts(parts: Sequence[tuple[str, Any]]) -> Merged:
             check_parts[check.nodeid] = path
             failed += check.outcome == "failed"
         part = run["part"]
-        runs.append(PartRun(path, _group(part.get("group")), tasks + gates, tasks, gates, failed))
+        runs.append(PartRun(path, _read_back(SplitGroup, part["group"]), tasks + gates, tasks, gates, failed))
     if overlaps:
         named = [f"{name!r} ({', '.join(paths[:-1])} and {paths[-1]})" for (name, _), paths in overlaps.items()]
         raise MergeError(
@@ -305,36 +341,24 @@ def merge_parts(parts: Sequence[tuple[str, Any]]) -> Merged:
                 gate=gate,
                 outcome=path_outcome[1] if path_outcome else None,
                 part=path_outcome[0] if path_outcome else None,
-                category=entry.get("category") if isinstance(entry.get("category"), str) else None,
+                category=None if gate else entry["category"],
                 hook_verdict=_hook_verdict(ran_entry) if path_outcome else None,
-                evidence=ran_entry.get("evidence")
-                if path_outcome and isinstance(ran_entry.get("evidence"), str)
-                else None,
-                task_outcome=None
-                if gate
-                else _task_outcome(
-                    path_outcome[0] if path_outcome else first_path, ran_entry if path_outcome else None
-                ),
+                task_outcome=None if gate else ran_entry["outcome"] if path_outcome else "not_run",
+                evidence=ran_entry.get("evidence") if path_outcome else None,
             )
         )
-    nothing = first.get("nothing_compared")
-    nothing_compared = nothing if isinstance(nothing, str) else None
-    failing = first.get("failing_flips")
-    copies = first.get("copies")
-    compared = first.get("compared")
-    files = first.get("files")
     merged = Merged(
         verdict="",
         exit_status=0,
         decision=Decision("inconclusive", ()),
-        counts=_counts(first_path, first),
-        compared=compared if isinstance(compared, int) else 0,
-        nothing_compared=nothing_compared,
-        failing_flips=failing if isinstance(failing, int) else None,
-        equivalence=_equivalence(first.get("aggregate")),
-        copies=copies if isinstance(copies, str) else None,
-        files=files if isinstance(files, dict) else {},
-        inputs=inputs,
+        counts=Counts(**first["counts"]),
+        compared=first["compared"],
+        nothing_compared=first["nothing_compared"],
+        failing_flips=first.get("failing_flips"),
+        equivalence=_read_back(Equivalence, first.get("aggregate")),
+        copies=first["copies"],
+        files=first.get("files") or {},
+        inputs=first_run["inputs"],
         parts=tuple(runs),
         items=tuple(merged_items),
         base=first,
@@ -342,11 +366,18 @@ def merge_parts(parts: Sequence[tuple[str, Any]]) -> Merged:
         check_parts=check_parts,
     )
     options = first_run["options"]
-    decision = _decision(merged, first, strict=options.get("strict") is True)
+    decision = _decision(merged, first, strict=options["strict"], allow_copy=options["allow_copy"])
     # the plan is the whole file's (one figure set, whatever part carries it), shown when the verdict is inconclusive
-    plans = [data.get("plan") for _, data, _ in checked if isinstance(data.get("plan"), dict)]
+    plans = [data["plan"] for _, data, _ in checked if data["plan"] is not None]
     plan = plans[0] if plans and decision.verdict == "inconclusive" else None
-    return replace(merged, verdict=decision.verdict, exit_status=_exit_status(merged), decision=decision, plan=plan)
+    return replace(
+        merged,
+        verdict=decision.verdict,
+        exit_status=PASS_EXIT if decision.verdict == "pass" else FAIL_EXIT,
+        decision=decision,
+        plan=plan,
+        known_flips_sha256=_known_flips_sha(checked),
+    )
 
 
 def _checks(path: str, run: Mapping[str, Any]) -> list[CheckRun]:
@@ -360,41 +391,22 @@ def _checks(path: str, run: Mapping[str, Any]) -> list[CheckRun]:
     return found
 
 
-def _task_outcome(path: str, entry: Optional[Mapping[str, Any]]) -> TaskOutcome:
-    """A task's outcome in the part that ran it (``entry``); `not_run` when no part did."""
-    if entry is None:
-        return "not_run"
-    outcome = entry.get("outcome")
-    for known in TASK_OUTCOMES:
-        if outcome == known and known != "not_run":
-            return known
-    raise MergeError(path, f"a task that ran here without its outcome ({outcome!r}): not a --parity-json summary")
+def _read_back(kind: type[T], data: Any) -> Optional[T]:
+    """A summary section the layout check let through, as the core's own dataclass (None: absent)."""
+    from pydantic import TypeAdapter
+
+    # pydantic 2.5 resolves a nested dataclass's annotations in this frame, not in its own module
+    from ..judging.completeness import ErrorRates, Limit  # noqa: F401
+
+    return None if data is None else TypeAdapter(kind).validate_python(data, strict=False)  # checked strictly before
 
 
-def _coverage(data: Any) -> Optional[Coverage]:
-    if not isinstance(data, dict):
-        return None
-    try:
-        limits = [Limit(**data[name]) for name in ("max_missing", "max_masked")]
-        return Coverage(
-            int(data["old_tasks"]),
-            int(data["missing"]),
-            int(data["masked"]),
-            limits[0],
-            limits[1],
-            bool(data["passed"]),
-            str(data["message"]),
-        )
-    except (KeyError, TypeError, ValueError):
-        return None
-
-
-def _decision(merged: Merged, first: Mapping[str, Any], *, strict: bool) -> Decision:
+def _decision(merged: Merged, first: Mapping[str, Any], *, strict: bool, allow_copy: bool) -> Decision:
     """The gate's own verdict (:func:`.summary.decide`) over the merged outcomes."""
     tasks = tuple(
         TaskSummary(
             task=item.name,
-            category=_category(item.category),
+            category=item.category or "identical",
             winner=None,
             old=None,
             new=None,
@@ -413,29 +425,13 @@ def _decision(merged: Merged, first: Mapping[str, Any], *, strict: bool) -> Deci
         tasks,
         nothing=merged.nothing_compared,
         aggregate=merged.equivalence,
-        coverage=_coverage(first.get("coverage")),
+        coverage=_read_back(Coverage, first.get("coverage")),
         copies=merged.copies,
         run=run,
         strict=strict,
         checks=merged.checks,
+        allow_copy=allow_copy,
     )
-
-
-_CATEGORIES: tuple[Category, ...] = ("identical", "flipped", "flipped_agent_error", "masked", "missing")
-
-
-def _category(value: Optional[str]) -> Category:
-    for known in _CATEGORIES:
-        if value == known:
-            return known
-    return "identical"
-
-
-def _exit_status(merged: Merged) -> int:
-    """The gate's exit status for the merged items and checks: 1 when one failed or ran in no part, else 0."""
-    if merged.failed() or merged.gaps() or merged.failed_checks() or merged.check_gaps():
-        return FAIL_EXIT
-    return PASS_EXIT
 
 
 def merged_json(merged: Merged) -> dict[str, Any]:
@@ -466,6 +462,7 @@ def merged_json(merged: Merged) -> dict[str, Any]:
         if item.task_outcome is not None:
             counted[item.task_outcome] += 1
     data["task_outcomes"] = counted
+    data["accepted_flips"] = [asdict(accepted) for accepted in _accepted(merged, data["run"]["known_flips"])]
     run = dict(data["run"])
     gate_items = [item for item in merged.items if item.gate]
     ran = [item for item in merged.items if item.part is not None]
@@ -507,6 +504,21 @@ def merged_json(merged: Merged) -> dict[str, Any]:
         "gaps": [item.name for item in merged.gaps()] + [check.nodeid for check in merged.check_gaps()],
     }
     return data
+
+
+def _accepted(merged: Merged, known_flips: Optional[str]) -> tuple[AcceptedFlips, ...]:
+    """Who accepted which of the merged tasks' verdicts, the known-flips list with its path and SHA-256."""
+    tasks = tuple(
+        TaskSummary(item.name, "flipped", None, None, None, hook_verdict=item.hook_verdict, outcome=item.task_outcome)
+        for item in merged.items
+        if not item.gate and item.task_outcome is not None
+    )
+    return tuple(
+        replace(accepted, path=known_flips, sha256=merged.known_flips_sha256)
+        if accepted.source == "known_flips"
+        else accepted
+        for accepted in accepted_flips(tasks, None)
+    )
 
 
 def _group_dict(group: Optional[SplitGroup]) -> Optional[dict[str, Any]]:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..escaping import markdown_text, terminal_line
-from .markdown import BUDGET, LIST_CAP, utf8_safe
+from ..escaping import markdown_text, terminal_line, utf8_safe
+from .markdown import BUDGET, LIST_CAP
 from .merge import Merged, MergedItem, PartRun
 from .terminal import LIST_CAP as TERMINAL_CAP
 from .wording import category_rows, headline_words, plural
@@ -83,7 +83,7 @@ def merged_lines(merged: Merged) -> list[str]:
         )
     if merged.nothing_compared:
         lines.append(f"NOTHING COMPARED: {merged.nothing_compared}")
-    return [terminal_line(line) for line in lines]
+    return [utf8_safe(terminal_line(line)) for line in lines]
 
 
 def _check_lines(merged: Merged) -> list[str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Literal, Optional
 
 from ..judging.classify import scored_rewards
 from ..judging.completeness import Coverage
@@ -20,6 +20,7 @@ from ..judging.hook_verdict import Verdict
 from ..judging.metrics_file import AggregateCheck
 from ..judging.verifier_output import NO_OUTPUT
 from ..model import (
+    CLOSED,
     TASK_OUTCOMES,
     Category,
     CompareResult,
@@ -47,8 +48,10 @@ class AcceptedFlips:
     """Verdicts a known-flips list or the hooks turned from failing into accepted, so the reviewer sees
     that something other than the data decided: who, how many, and for a list, which one."""
 
+    __pydantic_config__ = CLOSED
+
     #: `known_flips` or `hook`
-    source: str
+    source: Literal["known_flips", "hook"]
     count: int
     #: the list as messages name it, and the SHA-256 (hex) of its bytes as read; None for hooks
     path: Optional[str] = None
@@ -58,6 +61,8 @@ class AcceptedFlips:
 @dataclass(frozen=True, slots=True)
 class SplitGroup:
     """The group of a test splitter this run is: ``engine``'s group ``index`` (from 1) of ``count``."""
+
+    __pydantic_config__ = CLOSED
 
     engine: str
     index: int
@@ -78,6 +83,8 @@ class CheckRun:
 @dataclass(frozen=True, slots=True)
 class Files:
     """Each side's file (and sidecar) as the user named it."""
+
+    __pydantic_config__ = CLOSED
 
     old: str
     new: str
@@ -193,6 +200,8 @@ MANY_FAILURES = 1000
 class Counts:
     """Tasks per category, with each category's breakdown."""
 
+    __pydantic_config__ = CLOSED
+
     tasks: int
     identical: int
     flipped: int
@@ -213,6 +222,8 @@ class Counts:
 @dataclass(frozen=True, slots=True)
 class SideSummary:
     """One side of one task: its reward and why it may not count."""
+
+    __pydantic_config__ = CLOSED
 
     reward: Optional[float]
     rows: int
@@ -290,6 +301,8 @@ class FlipTests:
     """Margin mode's per-task tests: ``tests`` tasks tested (compared, 2+ rows a side), of which
     ``counted`` can reach ``alpha`` and enter the Benjamini-Hochberg correction."""
 
+    __pydantic_config__ = CLOSED
+
     alpha: float
     tests: int
     counted: int
@@ -350,6 +363,8 @@ class RunOutcome:
 @dataclass(frozen=True, slots=True)
 class Decider:
     """One thing that decided the run's verdict: a stable ``code`` and the words reports show."""
+
+    __pydantic_config__ = CLOSED
 
     code: str
     text: str

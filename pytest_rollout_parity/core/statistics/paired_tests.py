@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Optional
 
+from ..model import CLOSED
 from .clustered import cr2_mean
 from .t_dist import t_ppf
 
@@ -79,6 +80,8 @@ class PairedStats:
 class SignTest:
     """How many tasks got better and worse, and the exact two-sided sign-test p-value."""
 
+    __pydantic_config__ = CLOSED
+
     better: int
     worse: int
     p: float
@@ -87,6 +90,8 @@ class SignTest:
 @dataclass(frozen=True)
 class McNemarTable:
     """Old pass/fail against new pass/fail for binary rewards, one row a side."""
+
+    __pydantic_config__ = CLOSED
 
     both_pass: int
     old_only: int
