@@ -156,8 +156,9 @@ def test_the_merge_of_two_parts_names_the_disagreements(gate: Gate, capsys: pyte
         status = merge_main(["merge", str(gate.path / "part1.json"), str(gate.path / "part2.json"), f"--json={merged}"])
     except SystemExit as exc:
         status = int(exc.code or 0)
-    out = capsys.readouterr().out
-    assert status == 1, out
+    captured = capsys.readouterr()
+    out = captured.out
+    assert status == 1, out + captured.err
     assert "2 verifier disagreements: the same trajectories scored differently" in out
     data = json.loads(merged.read_text(encoding="utf-8"))
     assert data["verdict"] == "fail" and data["counts"]["verifier_disagreements"] == 2

@@ -230,8 +230,8 @@ def _derived_outcome(path: str, entry: Mapping[str, Any], options: Mapping[str, 
     if category == "identical":
         return "passed"
     if category == "flipped":
-        if options.get("margin") is None:
-            return "failed"
+        if options.get("margin") is None or entry.get("verifier_disagreements"):
+            return "failed"  # no sampling noise explains a verifier disagreement
         adjusted = entry.get("adjusted_p")
         return "failed" if adjusted is not None and adjusted < options["alpha"] else "within_noise"
     if category == "flipped_agent_error":
