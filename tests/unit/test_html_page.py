@@ -297,7 +297,7 @@ def test_identical_tasks_are_listed_folded_and_capped() -> None:
 
 
 def test_the_footer_names_the_run_its_inputs_and_escapes_them() -> None:
-    summary = _summary({"a": [1.0]}, {"a": [0.0]}, inputs={"old": "crc32:0000beef:12", "new": None})
+    summary = _summary({"a": [1.0]}, {"a": [0.0]}, inputs={"old": "sha256:00be:12:1", "new": None})
     audit = Audit(command="pytest --parity-old='<x>.jsonl'", version="9.9.9", started="2026-01-02T03:04:05+00:00")
     page = render_html(summary, audit=audit)
     footer = re.search(r"<footer>(.*?)</footer>", page, flags=re.S)
@@ -306,6 +306,6 @@ def test_the_footer_names_the_run_its_inputs_and_escapes_them() -> None:
     assert "pytest --parity-old=&#x27;&lt;x&gt;.jsonl&#x27;" in text and "<x>" not in text
     assert "pytest-rollout-parity 9.9.9; run started 2026-01-02T03:04:05+00:00" in text
     assert (
-        "old: <code>old.jsonl</code> (crc32:0000beef:12)" in text and "new: <code>new.jsonl</code> (no digest)" in text
+        "old: <code>old.jsonl</code> (sha256:00be:12:1)" in text and "new: <code>new.jsonl</code> (no digest)" in text
     )
     assert "<footer>" not in render_html(summary)  # no run known: no footer
