@@ -38,6 +38,14 @@ class _Closed(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
 
 
+class Conditions(_Closed):
+    """What each side's rows record they ran under (model, sampling, rollouts a task), as its side
+    line shows it; `""` when its rows record none."""
+
+    old: str
+    new: str
+
+
 class TaskOutcomes(_Closed):
     passed: int
     failed: int
@@ -267,6 +275,7 @@ class ParitySummaryFile(_Closed):
     counts: Counts
     join: Join
     rows: RowCounts
+    conditions: Conditions
     compared: int
     nothing_compared: Optional[str]
     notes: list[str]

@@ -206,7 +206,10 @@ def _run_with(rows: list[dict[str, Any]], **request: Any) -> list[dict[str, Any]
 
 def test_the_sides_conditions_are_shown_and_a_difference_named(gate: Gate) -> None:
     rows = read_rows(ANYSWE)
-    result = gate.run(*gate.pair(rows, _run_with(rows, temperature=1.0)))
+    result = gate.run(*gate.pair(rows, _run_with(rows, temperature=1.0)), "--parity-json=s.json")
+    conditions = json.loads((gate.path / "s.json").read_text(encoding="utf-8"))["conditions"]
+    assert conditions["old"].startswith("model Qwen/Qwen3-Coder-30B-A3B-Instruct, temperature 0.7, ")
+    assert conditions["new"].startswith("model Qwen/Qwen3-Coder-30B-A3B-Instruct, temperature 1.0, ")
     result.stdout.fnmatch_lines(
         [
             "old: *; model Qwen/Qwen3-Coder-30B-A3B-Instruct, temperature 0.7, top_p 0.8, max_output_tokens 12288, "

@@ -189,6 +189,7 @@ def test_json_renders_the_summary(tmp_path: Path) -> None:
         "counts",
         "join",
         "rows",
+        "conditions",
         "compared",
         "nothing_compared",
         "notes",

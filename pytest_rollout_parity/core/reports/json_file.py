@@ -137,6 +137,7 @@ def json_dict(summary: Summary) -> dict[str, Any]:
         "counts": asdict(summary.counts),
         "join": asdict(summary.join),
         "rows": asdict(summary.rows),
+        "conditions": {"old": summary.conditions[0], "new": summary.conditions[1]},
         "compared": summary.compared,
         "nothing_compared": summary.nothing_compared,
         "notes": list(summary.notes),
