@@ -138,11 +138,13 @@ class ParityCollection:
     def pytest_runtest_makereport(
         self, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-        """A gate item's finding keeps its whole text on its report (:data:`.collect.MESSAGE_ATTRIBUTE`),
-        whatever --tb cuts from the representation; an xdist worker sends it with the report."""
+        """Under `--tb=line`, whose representation is the crash line alone, a gate item's finding keeps
+        its whole text on its report (:data:`.collect.MESSAGE_ATTRIBUTE`) for the reports; an xdist
+        worker sends it with the report. Every other style shows the whole message, and the report
+        then carries exactly a plain test's fields (other plugins' records stay alike)."""
         report = yield
         finding = call.excinfo.value if call.excinfo is not None else None
-        if isinstance(finding, GateFinding) and is_gate_item(item):
+        if item.config.option.tbstyle == "line" and isinstance(finding, GateFinding) and is_gate_item(item):
             setattr(report, MESSAGE_ATTRIBUTE, finding.body)
         return report
 
