@@ -140,8 +140,10 @@ class ParitySummary:
         if hasattr(report, "wasxfail"):
             self.texts[task] = str(report.wasxfail)
         elif report.failed:
-            whole = getattr(report, MESSAGE_ATTRIBUTE, None)  # the message whatever --tb shows of it
-            self.texts[task] = whole if isinstance(whole, str) else report.longreprtext
+            whole = getattr(report, MESSAGE_ATTRIBUTE, None)  # set under --tb=line, which shows a line of it
+            # else the representation itself: not `longreprtext`, which heads an xdist worker's report
+            # with the worker's line (`[gw1] linux -- Python ...`)
+            self.texts[task] = whole if isinstance(whole, str) else str(report.longrepr)
             self.failed_flips.add(task)
         if NO_OUTPUT_PROPERTY in properties:
             self.no_output.add(task)
