@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
+from functools import cache
 from typing import Any, Optional, TypeVar
 
 from ..judging.completeness import Coverage
@@ -391,14 +392,23 @@ def _checks(path: str, run: Mapping[str, Any]) -> list[CheckRun]:
     return found
 
 
-def _read_back(kind: type[T], data: Any) -> Optional[T]:
-    """A summary section the layout check let through, as the core's own dataclass (None: absent)."""
+@cache
+def _adapter(kind: type[Any]) -> Any:
+    """pydantic's adapter of one section's dataclass, built once a process (building one costs ms)."""
     from pydantic import TypeAdapter
 
     # pydantic 2.5 resolves a nested dataclass's annotations in this frame, not in its own module
     from ..judging.completeness import ErrorRates, Limit  # noqa: F401
 
-    return None if data is None else TypeAdapter(kind).validate_python(data, strict=False)  # checked strictly before
+    return TypeAdapter(kind)
+
+
+def _read_back(kind: type[T], data: Any) -> Optional[T]:
+    """A summary section the layout check let through, as the core's own dataclass (None: absent)."""
+    if data is None:
+        return None
+    read: T = _adapter(kind).validate_python(data, strict=False)  # checked strictly before
+    return read
 
 
 def _decision(merged: Merged, first: Mapping[str, Any], *, strict: bool, allow_copy: bool) -> Decision:
