@@ -17,10 +17,10 @@ layout before this module sees it, and what a report shows of them is escaped by
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from functools import cache
-from typing import Any, Optional, TypeVar
+from typing import Any, Optional, TypeVar, cast
 
 from ..judging.completeness import Coverage
 from ..judging.hook_verdict import Verdict
@@ -393,21 +393,22 @@ def _checks(path: str, run: Mapping[str, Any]) -> list[CheckRun]:
 
 
 @cache
-def _adapter(kind: type[Any]) -> Any:
+def _adapter(kind: Hashable) -> Any:
     """pydantic's adapter of one section's dataclass, built once a process (building one costs ms)."""
     from pydantic import TypeAdapter
 
     # pydantic 2.5 resolves a nested dataclass's annotations in this frame, not in its own module
     from ..judging.completeness import ErrorRates, Limit  # noqa: F401
 
-    return TypeAdapter(kind)
+    return TypeAdapter(cast(Any, kind))
 
 
 def _read_back(kind: type[T], data: Any) -> Optional[T]:
     """A summary section the layout check let through, as the core's own dataclass (None: absent)."""
     if data is None:
         return None
-    read: T = _adapter(kind).validate_python(data, strict=False)  # checked strictly before
+    adapter = _adapter(cast(Hashable, kind))  # a class is hashable; mypy does not see it in type[T]
+    read: T = adapter.validate_python(data, strict=False)  # checked strictly before
     return read
 
 
