@@ -41,7 +41,7 @@ def test_listed_flip_passes_with_its_reason_everywhere(gate: Gate) -> None:
     reason = "known flip (known_flips.txt:2): the Harbor image ships the newer grep; reviewed in MIGRATION-42"
     result.stdout.fnmatch_lines(
         [
-            "pytest_parity_verdict hooks and --parity-known-flips changed 1 verdict(s):",
+            "pytest_parity_verdict hooks and the known-flips list changed 1 verdict(s):",
             f"    regex-log (flipped): passed: {reason}",
         ]
     )
@@ -56,7 +56,7 @@ def test_listed_flip_passes_with_its_reason_everywhere(gate: Gate) -> None:
     case = junit_cases(gate.path / "j.xml")["regex-log"]
     assert junit_properties(case)["parity_verdict_changed"] == f"passed: {reason}"
     markdown = (gate.path / "s.md").read_text()
-    assert "### pytest_parity_verdict hooks and --parity-known-flips changed 1 verdict(s)" in markdown
+    assert "### pytest_parity_verdict hooks and the known-flips list changed 1 verdict(s)" in markdown
     assert "MIGRATION-42" in markdown
 
 

@@ -111,7 +111,7 @@ class SideColumns:
                 )
             notes.append(
                 f"{name} {full_label(value)!r} holds {len(counts)} different prompts that do not recur as repeats do; "
-                f"kept as one task (name the key with --parity-key or key= if they are different tasks)"
+                f"kept as one task (give the key setting if they are different tasks)"
             )
         return None
 

@@ -4,9 +4,7 @@ A pure function of the :class:`Summary` (and, for the page's audit footer, the r
 :class:`Audit`): the verdict and what decided it, each side's facts, the counts, the pictures
 (:mod:`.pictures`), the paired statistics as rows, the flips (task, passes old → new, outcome, p)
 with each flip's evidence once, the identical tasks (folded), the masked and missing tasks with
-their reasons, the changed verdicts and the notes. The page is read by a reviewer, not typed at a
-shell: the settings a message names are worded as what they are (:func:`for_reader`), not as
-options. The style sheet and the pictures are inline and nothing is fetched, so the page opens
+their reasons, the changed verdicts and the notes. The style sheet and the pictures are inline and nothing is fetched, so the page opens
 offline. Every text from the data is escaped for HTML. The lists are capped (the JSON has every
 task), and the pictures bin tasks past ten thousand, so the page stays under 2 MB at 100,000 tasks.
 """
@@ -14,7 +12,6 @@ task), and the pictures bin tasks past ten thousand, so the page stays under 2 M
 from __future__ import annotations
 
 import html
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Optional
@@ -34,28 +31,6 @@ EVIDENCE_ROWS = 20
 #: identical tasks the page lists (folded), at most
 IDENTICAL_ROWS = 1000
 MORE = "… and {} more (see the JSON summary)"
-
-#: how the page words what the terminal's messages name by its option (a page has no shell at hand);
-#: any other option is `the <name> setting`
-READER_WORDS = {
-    "json": "the JSON summary",
-    "known-flips": "the known-flips list",
-    "margin": "a margin",
-    "html": "the HTML report",
-}
-_OPTION = re.compile(r"`?--parity-([a-z-]+)(?:=FILE)?`?(?: or (?:[a-z_]+=|summary_dict\(\)))?")
-#: what keeps its words: preformatted evidence, labels, and the footer's command line
-_KEPT = re.compile(r"(<pre>.*?</pre>|<code>.*?</code>|<footer>.*?</footer>)", re.S)
-
-
-def for_reader(page: str) -> str:
-    """``page`` with each option a message names (`--parity-json`, `--parity-key or key=`) worded as
-    the setting it is, outside evidence, labels and the footer."""
-    parts = _KEPT.split(page)
-    for index in range(0, len(parts), 2):
-        parts[index] = _OPTION.sub(lambda m: READER_WORDS.get(m.group(1), f"the {m.group(1)} setting"), parts[index])
-    return "".join(parts)
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Audit:
@@ -287,7 +262,7 @@ def report_body(
         _footer(summary, audit) if audit is not None else "",
         "</div>",
     ]
-    return utf8_safe(for_reader("".join(parts)))
+    return utf8_safe("".join(parts))
 
 
 def render_html(summary: Summary, exit_status: Optional[int] = None, *, audit: Optional[Audit] = None) -> str:

@@ -280,7 +280,7 @@ def hook_changes(summary: Summary) -> tuple[int, list[HookChange]]:
 def hook_heading(summary: Summary, count: int) -> str:
     """The line that opens the list of changed verdicts (by hooks, and by a known-flips list when given)."""
     if summary.run is not None and summary.run.known_flips is not None:
-        return f"pytest_parity_verdict hooks and --parity-known-flips changed {count} verdict(s)"
+        return f"pytest_parity_verdict hooks and the known-flips list changed {count} verdict(s)"
     return f"pytest_parity_verdict hooks changed {count} verdict(s)"
 
 
