@@ -19,7 +19,6 @@ from pytest_rollout_parity.core.reports.html_page import (
     Audit,
     render_html,
     report_body,
-    task_outcomes,
 )
 from pytest_rollout_parity.core.reports.pictures import FLIP_POINTS, POINTS_CAP, interval_svg, scatter_svg
 from pytest_rollout_parity.core.reports.summary import Files, RunInfo, Summary, build_summary
@@ -126,7 +125,7 @@ def test_labels_are_escaped_everywhere_on_the_page(label: str) -> None:
 def test_every_compared_task_is_a_point_at_10_tasks() -> None:
     old = {f"t{i}": [1.0] for i in range(10)}
     new = {f"t{i}": [0.0 if i < 3 else 1.0] for i in range(10)}
-    scatter = _svgs(scatter_svg(_summary(old, new), ["failed"] * 3 + ["passed"] * 7))[0]
+    scatter = _svgs(scatter_svg(_summary(old, new)))[0]
     assert _tasks_drawn(scatter) == 10
     # the three regressions at (1, 0) are one circle that says 3, larger than a lone task's
     regressed = [circle for circle in _circles(scatter) if circle.get("class") == "p-regressed"]
@@ -135,7 +134,7 @@ def test_every_compared_task_is_a_point_at_10_tasks() -> None:
     assert sorted(counts, key=str) == ["3", "7"]
     titles = {title.text for title in scatter.iter(f"{SVG}title")}
     assert "3 tasks at old 1, new 0: t0, t1, t2" in titles  # a reader can hover a circle to see which tasks
-    lone = _svgs(scatter_svg(_summary({"a": [1.0], "b": [1.0]}, {"a": [0.0], "b": [1.0]}), ["failed", "passed"]))[0]
+    lone = _svgs(scatter_svg(_summary({"a": [1.0], "b": [1.0]}, {"a": [0.0], "b": [1.0]})))[0]
     assert float(regressed[0].get("r", "0")) > max(float(c.get("r", "0")) for c in _circles(lone))
     assert "a: old 1, new 0" in {title.text for title in lone.iter(f"{SVG}title")}
 
@@ -182,7 +181,7 @@ def test_each_compared_task_is_drawn_once(pairs: list[tuple[float, float]]) -> N
     old = {f"t{i}": [a] for i, (a, _) in enumerate(pairs)}
     new = {f"t{i}": [b] for i, (_, b) in enumerate(pairs)}
     summary = _summary(old, new)
-    scatter = _svgs(scatter_svg(summary, task_outcomes(summary)))[0]
+    scatter = _svgs(scatter_svg(summary))[0]
     assert _tasks_drawn(scatter) == len(pairs)
     # no circle hides another: each stands at a place of its own
     places = [(circle.get("cx"), circle.get("cy")) for circle in _circles(scatter)]

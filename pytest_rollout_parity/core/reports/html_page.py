@@ -11,18 +11,17 @@ task), and the pictures bin tasks past ten thousand, so the page stays under 2 M
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Optional
 
 from ..escaping import html_text, utf8_safe
 from ..identity.item_names import clipped
-from .markdown import FLIPS, LIST_CAP, NOTE_CAP, TEXT_CAP, verdict
+from .markdown import FLIPS, LIST_CAP, NOTE_CAP, cut_text
 from .paired_lines import paired_heading, paired_rows
 from .pictures import interval_svg, scatter_svg
 from .summary import SideSummary, Summary, TaskSummary
-from .wording import category_rows, coverage_line, hook_changes, hook_heading, side_line, uncompared
+from .wording import category_rows, hook_changes, hook_heading, side_lines, uncompared, verdict
 
 #: flips the page's table lists, at most (each with its means, repeats, outcome and p)
 FLIP_ROWS = 200
@@ -31,6 +30,7 @@ EVIDENCE_ROWS = 20
 #: identical tasks the page lists (folded), at most
 IDENTICAL_ROWS = 1000
 MORE = "… and {} more (see the JSON summary)"
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Audit:
@@ -64,15 +64,13 @@ overflow:auto;white-space:pre-wrap;margin:4px 0}
 .rollout-parity figure{margin:0}.rollout-parity figcaption{font-size:12px;color:#57606a;max-width:560px}
 .rollout-parity svg text{font:11px system-ui,sans-serif;fill:#1f2328}.rollout-parity svg .axis{font-size:12px}
 .rollout-parity svg .plot{fill:#fff;stroke:#d0d7de}.rollout-parity svg .diagonal{stroke:#8c959f;stroke-dasharray:4 3}
-.rollout-parity .p-passed{fill:#8c959f;fill-opacity:.55}.rollout-parity .p-regressed{fill:#cf222e}
-.rollout-parity .p-improved{fill:#0969da}.rollout-parity .p-noise{fill:#d4a72c}
-.rollout-parity .p-accepted{fill:#1a7f37}.rollout-parity .p-agent{fill:#8250df}
+.rollout-parity .p-passed{--c:#8c959f;fill-opacity:.55}.rollout-parity .p-regressed{--c:#cf222e}
+.rollout-parity .p-improved{--c:#0969da}.rollout-parity .p-noise{--c:#d4a72c}
+.rollout-parity .p-accepted{--c:#1a7f37}.rollout-parity .p-agent{--c:#8250df}.rollout-parity circle{fill:var(--c)}
 .rollout-parity .p-notrun{fill:none;stroke:#8c959f}.rollout-parity span.p-notrun{border:1px solid #8c959f}
 .rollout-parity .cell{fill:#57606a}.rollout-parity .cell-flip{fill:#cf222e}
-.rollout-parity span.key{display:inline-block;width:10px;height:10px;border-radius:5px;margin:0 4px 0 10px}
-.rollout-parity span.p-passed{background:#8c959f}.rollout-parity span.p-regressed{background:#cf222e}
-.rollout-parity span.p-improved{background:#0969da}.rollout-parity span.p-noise{background:#d4a72c}
-.rollout-parity span.p-accepted{background:#1a7f37}.rollout-parity span.p-agent{background:#8250df}
+.rollout-parity span.key{display:inline-block;width:10px;height:10px;border-radius:5px;margin:0 4px 0 10px;
+background:var(--c)}
 .rollout-parity svg .band{fill:#dafbe1;stroke:#1a7f37}.rollout-parity svg .zero{stroke:#8c959f;stroke-dasharray:3 3}
 .rollout-parity svg .ci{stroke:#1f2328;stroke-width:2}.rollout-parity svg .delta{fill:#1f2328}
 .rollout-parity svg .bounds-in{stroke:#1a7f37;stroke-width:3}.rollout-parity svg .bounds-out{stroke:#cf222e;stroke-width:3}
@@ -83,17 +81,6 @@ overflow:auto;white-space:pre-wrap;margin:4px 0}
 .rollout-parity footer{margin-top:24px;border-top:1px solid #d0d7de;padding-top:6px;font-size:12px;color:#57606a}
 .rollout-parity footer code{word-break:break-all}
 """
-
-
-def task_outcomes(summary: Summary) -> list[str]:
-    """Each task's outcome (the summary's own vocabulary), in task order."""
-    return [task.outcome for task in summary.tasks]
-
-
-def _decided(summary: Summary, exit_status: Optional[int]) -> tuple[str, str, list[str]]:
-    """(the verdict's head, its class, what decided it): the summary's decision, in its words."""
-    head, _ = verdict(summary, exit_status)
-    return head, summary.verdict, [decider.text for decider in summary.decision.decided_by]
 
 
 def _passes(side: Optional[SideSummary]) -> str:
@@ -119,155 +106,120 @@ def _p(task: TaskSummary) -> str:
     return f"{value:.3g}" + (" (adjusted)" if task.adjusted_p is not None else "")
 
 
-def _flip_rows(summary: Summary, outcomes: Sequence[str], with_evidence: bool) -> str:
-    flips = [(task, outcome) for task, outcome in zip(summary.tasks, outcomes) if task.category in FLIPS]
+def _flip_rows(summary: Summary, with_evidence: bool) -> str:
+    flips = [task for task in summary.tasks if task.category in FLIPS]
     if not flips:
         return "<p>No task flipped.</p>"
     rows = ['<table class="flips"><tr><th>task</th><th>old &#8594; new</th><th>outcome</th><th>p</th></tr>']
-    for index, (task, outcome) in enumerate(flips[:FLIP_ROWS]):
+    for index, task in enumerate(flips[:FLIP_ROWS]):
         label = f"<code>{html_text(task.task)}</code>"
         if task.excerpt:
             label += f'<span class="excerpt">{html_text(task.excerpt)}</span>'
-        text = task.evidence if with_evidence and index < EVIDENCE_ROWS else None
-        if text:
-            if len(text) > TEXT_CAP:
-                text = (
-                    text[:TEXT_CAP]
-                    + f"\n... ({len(text) - TEXT_CAP} more characters: see the terminal or JUnit report)"
-                )
-            label += f"<details><summary>evidence</summary><pre>{html_text(text, lines=True)}</pre></details>"
+        if with_evidence and index < EVIDENCE_ROWS and task.evidence:
+            label += f"<details><summary>evidence</summary>{_pre(task.evidence)}</details>"
         rows.append(
             f'<tr class="flip"><td>{label}</td><td class="n">{_passes(task.old)} &#8594; {_passes(task.new)}</td>'
-            f'<td class="o-{outcome}">{outcome}</td><td class="n">{_p(task)}</td></tr>'
+            f'<td class="o-{task.outcome}">{task.outcome}</td><td class="n">{_p(task)}</td></tr>'
         )
     rows.append(
         '</table><p class="caption">old &#8594; new: the rollouts that passed (reward 1) of those scored, on '
         "each side; where rewards are not 0 or 1, the mean reward and [lowest, highest] of the rollouts.</p>"
     )
-    if len(flips) > FLIP_ROWS:
-        rows.append(f"<p>{MORE.format(len(flips) - FLIP_ROWS)}</p>")
-    return "".join(rows)
+    return "".join(rows + _more(len(flips), FLIP_ROWS, "<p>{}</p>"))
 
 
-def _listing(items: Sequence[str], total: Optional[int] = None) -> str:
-    """The first :data:`LIST_CAP` items as a list, then how many of ``total`` (default: all) are left out."""
+def _pre(text: str) -> str:
+    """A flip's text (cut at its cap), its lines kept, escaped for HTML."""
+    return f"<pre>{html_text(cut_text(text), lines=True)}</pre>"
+
+
+def _more(total: int, cap: int, markup: str) -> list[str]:
+    return [markup.format(MORE.format(total - cap))] if total > cap else []
+
+
+def _listing(items: Sequence[str], total: Optional[int] = None, cap: int = LIST_CAP) -> str:
+    """The first ``cap`` items (already escaped) as a list, then how many of ``total`` (default: all) are left out."""
     total = len(items) if total is None else total
-    shown = "".join(f"<li>{item}</li>" for item in items[:LIST_CAP])
-    if total > LIST_CAP:
-        shown += f"<li>{MORE.format(total - LIST_CAP)}</li>"
-    return f"<ul>{shown}</ul>"
+    return "<ul>" + "".join(f"<li>{item}</li>" for item in [*items[:cap], *_more(total, cap, "{}")]) + "</ul>"
 
 
-def _uncompared(summary: Summary) -> str:
-    parts = []
-    for category in ("masked", "missing"):
-        reasons = uncompared(summary, category)
-        if reasons:
-            parts.append(
-                f"<p>{category} ({len(reasons)}):</p>"
-                + _listing(
-                    [f"<code>{html_text(task)}</code>: {html_text(reason)}" for task, reason in reasons[:LIST_CAP]],
-                    len(reasons),
-                )
-            )
-    return "".join(parts) or "<p>Every task was compared.</p>"
-
-
-def _hook_verdicts(summary: Summary) -> str:
-    count, changes = hook_changes(summary)
-    if not count:
-        return ""
-    items = [
-        f"<code>{html_text(change.task)}</code> ({change.category}): {html_text(change.outcome)}: "
-        f"{html_text(change.reason)}"
-        for change in changes[:LIST_CAP]
-    ]
-    heading = html_text(hook_heading(summary, count))
-    if not items:  # the count without per-task entries (they are not at hand)
-        return f"<h2>Changed verdicts</h2><p>{heading}</p>"
-    return f"<h2>Changed verdicts</h2><p>{heading}:</p>{_listing(items, len(changes))}"
-
-
-def _identical(summary: Summary) -> str:
-    """The identical tasks, folded: a reviewer can check that a task they expect to agree did."""
-    labels = summary.labels("identical")
-    if not labels:
-        return ""
-    shown = "".join(f"<li><code>{html_text(label)}</code></li>" for label in labels[:IDENTICAL_ROWS])
-    if len(labels) > IDENTICAL_ROWS:
-        shown += f"<li>{MORE.format(len(labels) - IDENTICAL_ROWS)}</li>"
-    return f'<details class="identical"><summary>identical tasks ({len(labels)})</summary><ul>{shown}</ul></details>'
-
-
-def _statistics(summary: Summary) -> str:
-    """The paired statistics as a table of rows, under their heading."""
-    rows = "".join(
-        f"<tr><td>{html_text(label)}</td><td>{html_text(value)}</td></tr>"
-        for label, value in paired_rows(summary.paired, summary.equivalence, summary.flip_tests)
-    )
-    return f'<p>{html_text(paired_heading(summary.paired))}:</p><table class="statistics">{rows}</table>'
-
-
-def _footer(summary: Summary, audit: Audit) -> str:
-    """The run that wrote the page: its command, the plugin's version, when, and what each side read."""
-    inputs = dict(summary.run.inputs) if summary.run is not None else {}
-    sides = []
-    for side in ("old", "new"):
-        file = summary.files.file(side) if summary.files is not None else side
-        digest = inputs.get(side)
-        sides.append(f"{side}: <code>{html_text(file)}</code> ({html_text(digest or 'no digest')})")
-    return (
-        f"<footer><p>command: <code>{html_text(audit.command)}</code></p>"
-        f"<p>pytest-rollout-parity {html_text(audit.version)}; run started {html_text(audit.started)}</p>"
-        f"<p>inputs: {'; '.join(sides)}</p></footer>"
-    )
+def _entry(task: str, words: str) -> str:
+    return f"<code>{html_text(task)}</code>{html_text(words)}"
 
 
 def report_body(
     summary: Summary, exit_status: Optional[int] = None, *, with_evidence: bool = True, audit: Optional[Audit] = None
 ) -> str:
-    """The report's content as one `<div class="rollout-parity">` (its style sheet inside).
+    """The report's content as one `<div class="rollout-parity">` (its style sheet inside): the
+    verdict and what decided it, the sides, the counts, the pictures, the statistics, the flips,
+    the identical tasks (folded: a reviewer can check that a task they expect to agree did), the
+    tasks not compared with their reasons, the changed verdicts, the notes and ``audit``'s footer.
 
     ``with_evidence``: each flip's text under its row; pytest-html's report shows it in the flip's
-    own row instead, so it is drawn there once. ``audit``: the footer's run, when known.
+    own row instead, so it is drawn there once.
     """
-    head, word, decided = _decided(summary, exit_status)
-    _, rest = verdict(summary, exit_status)
-    outcomes = task_outcomes(summary)
-    sides = [side_line(summary, side) for side in ("old", "new")]
-    sides += [line for side in ("old", "new") if (line := coverage_line(summary, side)) is not None]
+    head, rest = verdict(summary, exit_status)
     counts = "".join(
         f'<tr><td>{name}</td><td class="n">{count}</td><td>{html_text(breakdown)}</td></tr>'
         for name, count, breakdown in category_rows(summary)
     )
-    pictures = scatter_svg(summary, outcomes)
-    interval = interval_svg(summary)
-    if interval is not None:
-        pictures += interval
-    notes = [html_text(clipped(note, NOTE_CAP)) for note in summary.notes[:LIST_CAP]]
+    statistics = "".join(
+        f"<tr><td>{html_text(label)}</td><td>{html_text(value)}</td></tr>"
+        for label, value in paired_rows(summary.paired, summary.equivalence, summary.flip_tests)
+    )
     parts = [
         f'<div class="rollout-parity"><style>{STYLE}</style>',
-        f'<h1>rollout parity <span class="verdict v-{word}">{html_text(head)}</span></h1>',
+        f'<h1>rollout parity <span class="verdict v-{summary.verdict}">{html_text(head)}</span></h1>',
         f"<p>{html_text(rest)}</p>",
-        "<p>Decided by:</p>" + _listing([html_text(line) for line in decided]),
-        "<h2>Sides</h2>" + "".join(f"<p>{html_text(line)}</p>" for line in sides),
+        "<p>Decided by:</p>" + _listing([html_text(decider.text) for decider in summary.decision.decided_by]),
+        "<h2>Sides</h2>" + "".join(f"<p>{html_text(line)}</p>" for line in side_lines(summary)),
         f"<table><tr><th>category</th><th>tasks</th><th>breakdown</th></tr>{counts}</table>",
-        f'<h2>Pictures</h2><div class="pictures">{pictures}</div>',
-        "<h2>Paired statistics</h2>" + _statistics(summary),
-        "<h2>Flips</h2>" + _flip_rows(summary, outcomes, with_evidence),
-        _identical(summary),
-        "<h2>Not compared</h2>" + _uncompared(summary),
-        _hook_verdicts(summary),
-        ("<h2>Notes</h2>" + _listing(notes, len(summary.notes))) if notes else "",
-        _footer(summary, audit) if audit is not None else "",
-        "</div>",
+        f'<h2>Pictures</h2><div class="pictures">{scatter_svg(summary)}{interval_svg(summary)}</div>',
+        f"<h2>Paired statistics</h2><p>{html_text(paired_heading(summary.paired))}:</p>",
+        f'<table class="statistics">{statistics}</table>',
+        "<h2>Flips</h2>" + _flip_rows(summary, with_evidence),
     ]
-    return utf8_safe("".join(parts))
+    identical = summary.labels("identical")
+    if identical:
+        shown = _listing([f"<code>{html_text(label)}</code>" for label in identical], cap=IDENTICAL_ROWS)
+        parts.append(
+            f'<details class="identical"><summary>identical tasks ({len(identical)})</summary>{shown}</details>'
+        )
+    not_compared = [
+        f"<p>{category} ({len(reasons)}):</p>"
+        + _listing([_entry(task, f": {reason}") for task, reason in reasons[:LIST_CAP]], len(reasons))
+        for category in ("masked", "missing")
+        if (reasons := uncompared(summary, category))
+    ]
+    parts.append("<h2>Not compared</h2>" + ("".join(not_compared) or "<p>Every task was compared.</p>"))
+    count, changes = hook_changes(summary)
+    if count:
+        heading = html_text(hook_heading(summary, count))
+        entries = [_entry(c.task, f" ({c.category}): {c.outcome}: {c.reason}") for c in changes[:LIST_CAP]]
+        # the count stands alone where per-task entries are not at hand
+        listed = f":</p>{_listing(entries, len(changes))}" if entries else "</p>"
+        parts.append(f"<h2>Changed verdicts</h2><p>{heading}{listed}")
+    if summary.notes:
+        notes = [html_text(clipped(note, NOTE_CAP)) for note in summary.notes[:LIST_CAP]]
+        parts.append("<h2>Notes</h2>" + _listing(notes, len(summary.notes)))
+    if audit is not None:
+        inputs = dict(summary.run.inputs) if summary.run is not None else {}
+        sides = "; ".join(
+            f"{side}: <code>{html_text(summary.files.file(side) if summary.files else side)}</code> "
+            f"({html_text(inputs.get(side) or 'no digest')})"
+            for side in ("old", "new")
+        )
+        parts.append(
+            f"<footer><p>command: <code>{html_text(audit.command)}</code></p>"
+            f"<p>pytest-rollout-parity {html_text(audit.version)}; run started {html_text(audit.started)}</p>"
+            f"<p>inputs: {sides}</p></footer>"
+        )
+    return utf8_safe("".join(parts) + "</div>")
 
 
 def render_html(summary: Summary, exit_status: Optional[int] = None, *, audit: Optional[Audit] = None) -> str:
     """The whole page: a document that needs nothing but itself, with ``audit``'s footer when given."""
-    head, _, _ = _decided(summary, exit_status)
+    head, _ = verdict(summary, exit_status)
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
@@ -286,8 +238,4 @@ def summary_html(summary: Summary) -> str:
 def flip_html(headline: str, text: str) -> str:
     """A flip's extra in pytest-html's report: its rewards and who won, then its message with the
     loser's log tail."""
-    if len(text) > TEXT_CAP:
-        text = text[:TEXT_CAP] + f"\n... ({len(text) - TEXT_CAP} more characters)"
-    return utf8_safe(
-        f'<div class="rollout-parity-flip"><p>{html.escape(headline)}</p><pre>{html.escape(text)}</pre></div>'
-    )
+    return utf8_safe(f'<div class="rollout-parity-flip"><p>{html_text(headline)}</p>{_pre(text)}</div>')

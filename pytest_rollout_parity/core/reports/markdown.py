@@ -9,7 +9,7 @@ each list of labels, each note; what is left out is counted and pointed to the J
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Optional
 
 from ..escaping import html_text, markdown_text, utf8_safe, visible
@@ -17,23 +17,8 @@ from ..identity.item_names import clipped
 from ..model import Category
 from .paired_lines import paired_lines
 from .summary import SideSummary, Summary, TaskSummary
-from .wording import (
-    accepted_words,
-    capped,
-    category_rows,
-    coverage_line,
-    flip_line,
-    hook_changes,
-    hook_heading,
-    part_of,
-    part_outcome,
-    partial_words,
-    rows_note,
-    side_line,
-    uncompared,
-    verdict_head,
-    verdict_words,
-)
+from .wording import capped, category_rows, flip_line, hook_changes, hook_heading, rows_note, side_lines, uncompared
+from .wording import verdict as verdict_words
 
 FLIP_CAP = 20  # flips listed, each with its text folded
 TEXT_CAP = 4000  # characters of one flip's text
@@ -55,11 +40,6 @@ def _code(label: str) -> str:
     return f"<code>{markdown_text(label)}</code>"
 
 
-def _html_code(label: str) -> str:
-    """A task label as inline code inside an HTML block (a `<summary>`), where Markdown is not read."""
-    return f"<code>{html_text(label)}</code>"
-
-
 def _counts(side: Optional[SideSummary]) -> tuple[int, int]:
     return (side.reward_rows, side.rows) if side is not None else (0, 0)
 
@@ -71,140 +51,87 @@ def flip_text(task: TaskSummary) -> str:
     return flip_line(task.winner, old.reward if old else None, new.reward if new else None, extra)
 
 
-def verdict(
-    summary: Summary, exit_status: Optional[int] = None, quote: Callable[[str], str] = lambda text: text
-) -> tuple[str, str]:
-    """The verdict (`PASS`, `FAIL`, `INCONCLUSIVE`) and the tasks by what to do about them
-    (``quote`` marks up a file's name in them); a part of the whole file gives its own verdict and
-    outcome (`partial: 31 of 92 items ran here, 2 failed`) instead, and the whole file's verdict after it."""
-    part = part_of(summary)
-    if part is not None:
-        rest = partial_words(summary, part, quote) + accepted_words(summary, quote)
-        if exit_status is not None:
-            rest += f" (exit status {exit_status})"
-        return f"partial: {part_outcome(summary, part)}", rest
-    head = verdict_head(summary)
-    rest = verdict_words(summary, quote) + accepted_words(summary, quote)
-    if exit_status is not None:
-        rest += f" (exit status {exit_status})"
-    return head, rest
-
-
-def verdict_line(summary: Summary, exit_status: Optional[int] = None) -> str:
-    """One Markdown line a reviewer can act on: the verdict, then the tasks by what to do about them."""
-    head, rest = verdict(summary, exit_status, _code)
-    if head.startswith("partial:"):
-        return f"**{head}** (rollout parity): {rest}"
-    return f"**rollout parity: {head}**: {rest}"
-
-
-def _table(summary: Summary) -> list[str]:
-    lines = ["| category | tasks | breakdown |", "| --- | ---: | --- |"]
-    lines.extend(f"| {name} | {count} | {breakdown} |" for name, count, breakdown in category_rows(summary))
-    return lines
-
-
-def _pre(text: str) -> str:
-    """A `<pre>` block's text (an HTML block: Markdown does not read it), escaped for HTML line by line,
-    controls shown as escapes."""
-    return html_text(text, lines=True)
-
-
-def _capped_text(text: str) -> str:
+def cut_text(text: str) -> str:
+    """A flip's text cut at :data:`TEXT_CAP` characters, saying where the rest is."""
     if len(text) <= TEXT_CAP:
         return text
     return text[:TEXT_CAP] + f"\n... ({len(text) - TEXT_CAP} more characters: see the terminal or JUnit report)"
 
 
-def _flip(task: TaskSummary, text: Optional[str], with_text: bool) -> list[str]:
-    """A flip's headline (its outcome first, then its rewards), with its text folded under it."""
+def verdict_line(summary: Summary, exit_status: Optional[int] = None) -> str:
+    """One Markdown line a reviewer can act on: the verdict, then the tasks by what to do about them."""
+    head, rest = verdict_words(summary, exit_status, _code)
+    if head.startswith("partial:"):
+        return f"**{head}** (rollout parity): {rest}"
+    return f"**rollout parity: {head}**: {rest}"
+
+
+def _flip(task: TaskSummary, text: Optional[str]) -> list[str]:
+    """A flip's headline (its outcome first, then its rewards), with its text folded under it.
+
+    Inside the `<details>` HTML block Markdown is not read: the headline and text are escaped for HTML.
+    """
     rest = flip_text(task) + (", agent error: rerun" if task.category == "flipped_agent_error" else "")
-    if not with_text or not text:
+    if not text:
         head = f"{_code(task.task)}: **{task.outcome}**: {markdown_text(rest)}"
-        if task.excerpt:
-            head += f" (prompt: {markdown_text(task.excerpt)})"
-        return [f"- {head}"]
-    head = f"{_html_code(task.task)}: <strong>{task.outcome}</strong>: {html_text(rest)}"
+        return [f"- {head} (prompt: {markdown_text(task.excerpt)})" if task.excerpt else f"- {head}"]
+    head = f"<code>{html_text(task.task)}</code>: <strong>{task.outcome}</strong>: {html_text(rest)}"
     if task.excerpt:
         head += f" <em>{html_text(task.excerpt)}</em>"
-    return ["<details>", f"<summary>{head}</summary>", "", f"<pre>{_pre(_capped_text(text))}</pre>", "", "</details>"]
+    pre = html_text(cut_text(text), lines=True)
+    return ["<details>", f"<summary>{head}</summary>", "", f"<pre>{pre}</pre>", "", "</details>"]
 
 
-def _flips_title(flips: list[TaskSummary]) -> str:
-    """`Flips (3) and rerun candidates (2)`: the same numbers as the table's two rows."""
-    counted = sum(task.category == "flipped" for task in flips)
-    parts = [f"flips ({counted})"] if counted else []
-    if len(flips) > counted:
-        parts.append(f"rerun candidates ({len(flips) - counted})")
-    title = " and ".join(parts)
-    return title[0].upper() + title[1:]
-
-
-def _flips(summary: Summary, texts: Mapping[str, str], with_text: bool) -> list[str]:
+def _flips(summary: Summary, texts: Mapping[str, str]) -> list[str]:
+    """`### Flips (3) and rerun candidates (2)` (the table's two rows), then each flip, capped."""
     flips = [task for task in summary.tasks if task.category in FLIPS]
     if not flips:
         return []
-    lines = ["", f"### {_flips_title(flips)}", ""]
+    counted = sum(task.category == "flipped" for task in flips)
+    title = " and ".join(
+        ([f"flips ({counted})"] if counted else [])
+        + ([f"rerun candidates ({len(flips) - counted})"] if len(flips) > counted else [])
+    )
+    lines = ["", f"### {title[0].upper()}{title[1:]}", ""]
     for task in flips[:FLIP_CAP]:
-        lines.extend(_flip(task, texts.get(task.task), with_text))
+        lines.extend(_flip(task, texts.get(task.task)))
     if len(flips) > FLIP_CAP:
         lines.extend(["", f"... and {len(flips) - FLIP_CAP} more flips: see the JSON summary (`--parity-json`)."])
     return lines
 
 
-def _uncompared(summary: Summary, category: Category) -> list[str]:
-    """Each masked or missing task with why it was not compared, capped; the JSON has them all."""
-    reasons = uncompared(summary, category)
-    if not reasons:
-        return []
-    return [
-        f"- **{category}** ({len(reasons)}):",
-        *capped(reasons, LIST_CAP, lambda item: f"  - {_code(item[0])}: {markdown_text(item[1])}", f"  {MORE}"),
-    ]
-
-
-def _capped_note(note: str) -> str:
-    """A note or reason, cut at :data:`NOTE_CAP` at a word, escaped for Markdown and HTML on one line."""
+def _note(note: str) -> str:
+    """A note or reason, cut at :data:`NOTE_CAP` at a word, escaped for Markdown on one line."""
     return markdown_text(clipped(note, NOTE_CAP))
 
 
-def _hook_verdicts(summary: Summary) -> list[str]:
-    """Each verdict a hook changed (task, category, outcome given, reason), capped."""
-    count, changes = hook_changes(summary)
-    if not count:
-        return []
-    lines = ["", f"### {hook_heading(summary, count)}", ""]
-    lines.extend(
-        capped(
-            changes,
-            LIST_CAP,
-            lambda change: (
-                f"- {_code(change.task)} ({change.category}): {change.outcome}: {_capped_note(change.reason)}"
-            ),
-            MORE,
-        )
-    )
-    return lines
-
-
-def _render(summary: Summary, texts: Mapping[str, str], exit_status: Optional[int], with_text: bool) -> str:
+def _render(summary: Summary, texts: Mapping[str, str], exit_status: Optional[int]) -> str:
     lines = ["## rollout parity", "", verdict_line(summary, exit_status), ""]
-    lines.extend(f"- {markdown_text(side_line(summary, side))}" for side in ("old", "new"))
-    lines.append("")
-    coverage = [line for side in ("old", "new") if (line := coverage_line(summary, side)) is not None]
-    if coverage:
-        lines.extend(f"- {markdown_text(line)}" for line in coverage)
-        lines.append("")
-    lines.extend(_table(summary))
-    lines.extend(_flips(summary, texts, with_text))
-    listed = [line for category in ("masked", "missing") for line in _uncompared(summary, category)]
+    lines.extend(f"- {markdown_text(line)}" for line in side_lines(summary))
+    lines.extend(["", "| category | tasks | breakdown |", "| --- | ---: | --- |"])
+    lines.extend(f"| {name} | {count} | {breakdown} |" for name, count, breakdown in category_rows(summary))
+    lines.extend(_flips(summary, texts))
+    listed = []
+    for category in ("masked", "missing"):
+        reasons = uncompared(summary, category)
+        if reasons:
+            listed.append(f"- **{category}** ({len(reasons)}):")
+            listed.extend(
+                capped(reasons, LIST_CAP, lambda item: f"  - {_code(item[0])}: {_note(item[1])}", f"  {MORE}")
+            )
     if listed:
-        lines.extend(["", "### Not compared", ""])
-        lines.extend(listed)
+        lines.extend(["", "### Not compared", "", *listed])
     lines.extend(["", "### Paired statistics", "", "```text"])
     lines.extend(visible(line) for line in paired_lines(summary.paired, summary.equivalence, summary.flip_tests))
     lines.extend(["```", "", PICTURES])
-    lines.extend(_hook_verdicts(summary))
+    count, changes = hook_changes(summary)
+    if count:
+        lines.extend(["", f"### {hook_heading(summary, count)}", ""])
+        lines.extend(
+            capped(
+                changes, LIST_CAP, lambda c: f"- {_code(c.task)} ({c.category}): {c.outcome}: {_note(c.reason)}", MORE
+            )
+        )
     failed_checks = [check.nodeid for check in summary.checks if check.outcome == "failed"]
     if failed_checks:
         lines.extend(["", f"### Your checks that failed ({len(failed_checks)})", ""])
@@ -212,12 +139,10 @@ def _render(summary: Summary, texts: Mapping[str, str], exit_status: Optional[in
     if summary.nothing_compared:
         lines.extend(["", f"**Nothing compared**: {markdown_text(summary.nothing_compared)}"])
     if summary.plan is not None:
-        lines.extend(["", "### What to run next", "", "```text"])
-        lines.extend(visible(line) for line in summary.plan.lines())
-        lines.append("```")
+        lines.extend(["", "### What to run next", "", "```text", *map(visible, summary.plan.lines()), "```"])
     if summary.notes:
         lines.extend(["", "### Notes", ""])
-        lines.extend(capped(summary.notes, LIST_CAP, lambda note: f"- {_capped_note(note)}", MORE))
+        lines.extend(capped(summary.notes, LIST_CAP, lambda note: f"- {_note(note)}", MORE))
     return "\n".join(lines) + "\n"
 
 
@@ -233,9 +158,9 @@ def render_markdown(
     """
     if texts is None:
         texts = {task.task: task.evidence for task in summary.tasks if task.evidence is not None}
-    text = utf8_safe(_render(summary, texts, exit_status, True))
+    text = utf8_safe(_render(summary, texts, exit_status))
     if len(text.encode("utf-8")) > BUDGET:
-        text = utf8_safe(_render(summary, {}, exit_status, False))
+        text = utf8_safe(_render(summary, {}, exit_status))
     encoded = text.encode("utf-8")
     if len(encoded) > BUDGET:
         text = encoded[: BUDGET - 200].decode("utf-8", "ignore") + "\n\n... (cut at GitHub's size limit)\n"

@@ -64,7 +64,10 @@ def paired_rows(
         )
     if paired.tested:
         rows.append(
-            ("per-task noise", f"{paired.tested} flipped task(s) with 2+ rows a side tested (p_value in the JSON summary)")
+            (
+                "per-task noise",
+                f"{paired.tested} flipped task(s) with 2+ rows a side tested (p_value in the JSON summary)",
+            )
         )
     if flip_tests is not None and flip_tests.tests:
         rows.append(

@@ -16,8 +16,8 @@ from the data are escaped for HTML.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
-from typing import NamedTuple, Optional
+from collections.abc import Callable
+from typing import NamedTuple
 
 from ..escaping import html_text
 from ..identity.item_names import clipped
@@ -50,6 +50,26 @@ CLASSES: dict[str, tuple[str, str]] = {
 }
 
 
+def _svg(css: str, width: int, height: int, label: str, body: str) -> str:
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="{css}" viewBox="0 0 {width} {height}" '
+        f'width="{width}" height="{height}" role="img" aria-label="{label}">{body}</svg>'
+    )
+
+
+def _n(value: float) -> str:
+    """A coordinate: one decimal, none for a whole number."""
+    return f"{value:.1f}".removesuffix(".0")
+
+
+def _text(x: float, y: float, words: str, css: str = "tick", anchor: str = "middle", extra: str = "") -> str:
+    return f'<text x="{_n(x)}" y="{_n(y)}" class="{css}" text-anchor="{anchor}"{extra}>{words}</text>'
+
+
+def _line(x1: float, y1: float, x2: float, y2: float, css: str) -> str:
+    return f'<line x1="{_n(x1)}" y1="{_n(y1)}" x2="{_n(x2)}" y2="{_n(y2)}" class="{css}"/>'
+
+
 class Point(NamedTuple):
     """One compared task: its label, old and new mean reward, its class, and whether it is a flip."""
 
@@ -60,115 +80,74 @@ class Point(NamedTuple):
     flip: bool
 
 
-def point_kind(task: TaskSummary, outcome: str) -> str:
+def _kind(task: TaskSummary) -> str:
     """The class of a task's point: its outcome, a failing flip split by direction."""
-    if outcome == "failed":
+    if task.outcome == "failed":
         return "failed-old" if task.winner == "old" else "failed-new"
-    return outcome if outcome in CLASSES else "passed"
+    return task.outcome if task.outcome in CLASSES else "passed"
 
 
-def points(summary: Summary, outcomes: Iterable[str]) -> list[Point]:
+def points(summary: Summary) -> list[Point]:
     """The compared tasks with a finite mean reward on both sides, in task order."""
     found = []
-    for task, outcome in zip(summary.tasks, outcomes):
-        if task.category not in ("identical", "flipped", "flipped_agent_error"):
+    for task in summary.tasks:
+        if task.category not in ("identical", "flipped", "flipped_agent_error") or task.old is None or task.new is None:
             continue
-        if task.old is None or task.new is None or task.old.reward is None or task.new.reward is None:
-            continue
-        if not (math.isfinite(task.old.reward) and math.isfinite(task.new.reward)):
-            continue
-        found.append(
-            Point(task.task, task.old.reward, task.new.reward, point_kind(task, outcome), task.category != "identical")
-        )
+        old, new = task.old.reward, task.new.reward
+        if old is not None and new is not None and math.isfinite(old) and math.isfinite(new):
+            found.append(Point(task.task, old, new, _kind(task), task.category != "identical"))
     return found
 
 
-def _axis(values: list[float]) -> tuple[float, float]:
-    low, high = min([0.0, *values]), max([1.0, *values])
-    return low, high if high > low else low + 1.0
-
-
-def _number(value: float) -> str:
-    return f"{value:.3g}"
-
-
-class Group(NamedTuple):
-    """The tasks of one outcome at one position, drawn as one circle."""
-
-    old: float
-    new: float
-    kind: str
-    flip: bool
-    tasks: list[str]
-
-
-def groups(drawn: Iterable[Point]) -> list[Group]:
-    """The points grouped by position (to 9 decimals: means equal but for float rounding coincide)
-    and class, in order of first appearance."""
-    found: dict[tuple[float, float, str], Group] = {}
-    for point in drawn:
-        key = (round(point.old, 9), round(point.new, 9), point.kind)
-        group = found.get(key)
-        if group is None:
-            found[key] = Group(point.old, point.new, point.kind, point.flip, [point.task])
-        else:
-            group.tasks.append(point.task)
-    return list(found.values())
-
-
-def _radius(count: int, flip: bool) -> float:
-    """A circle's radius: its area grows with the tasks it stands for (at most four times the smallest's width)."""
-    return min((4.5 if flip else 3.5) * math.sqrt(count), 16.0)
-
-
-def _group_title(group: Group, tooltips: bool) -> str:
-    """The circle's tooltip: its task(s) and position (past :data:`TOOLTIPS_CAP` tasks, a lone
+def _title(tasks: list[str], flip: bool, where: str, tooltips: bool) -> str:
+    """A circle's tooltip: its task(s) and position (past :data:`TOOLTIPS_CAP` tasks, a lone
     identical task's circle has none, to keep the page small)."""
-    where = f"old {group.old:.4g}, new {group.new:.4g}"
-    count = len(group.tasks)
-    named = tooltips or group.flip
-    if count == 1:
-        return f"<title>{html_text(clipped(group.tasks[0], 80))}: {where}</title>" if named else ""
-    labels = ", ".join(html_text(clipped(task, 80)) for task in group.tasks[:GROUP_LABELS])
-    more = f" and {count - GROUP_LABELS} more" if count > GROUP_LABELS else ""
-    return f"<title>{count} tasks at {where}" + (f": {labels}{more}" if named else "") + "</title>"
+    named = tooltips or flip
+    if len(tasks) == 1:
+        return f"<title>{html_text(clipped(tasks[0], 80))}: {where}</title>" if named else ""
+    labels = ", ".join(html_text(clipped(task, 80)) for task in tasks[:GROUP_LABELS])
+    more = f" and {len(tasks) - GROUP_LABELS} more" if len(tasks) > GROUP_LABELS else ""
+    return f"<title>{len(tasks)} tasks at {where}" + (f": {labels}{more}" if named else "") + "</title>"
 
 
-def _circles(drawn: list[Group], x: Callable[[float], float], y: Callable[[float], float], tooltips: bool) -> list[str]:
-    """One circle a group; groups at one position set around it, each count beside its circle."""
-    at: dict[tuple[float, float], list[Group]] = {}
-    for group in drawn:
-        at.setdefault((group.old, group.new), []).append(group)
+def _circles(drawn: list[Point], x: Callable[[float], float], y: Callable[[float], float], tooltips: bool) -> list[str]:
+    """One circle per position (to 9 decimals: means equal but for float rounding coincide) and class,
+    its area growing with its tasks (at most four times the smallest's width); classes at one position
+    set around it, each count beside its circle."""
+    at: dict[tuple[float, float], dict[str, list[Point]]] = {}
+    for point in drawn:
+        at.setdefault((round(point.old, 9), round(point.new, 9)), {}).setdefault(point.kind, []).append(point)
     order = list(CLASSES)
     parts = []
     # identical tasks first, so flips are drawn on top
-    for (old, new), here in sorted(at.items(), key=lambda item: any(g.flip for g in item[1])):
-        here.sort(key=lambda group: order.index(group.kind))
-        for index, group in enumerate(here):
-            cx, cy = x(old), y(new)
+    for here in sorted(at.values(), key=lambda kinds: any(p.flip for group in kinds.values() for p in group)):
+        for index, kind in enumerate(sorted(here, key=order.index)):
+            group = here[kind]
+            first, count = group[0], len(group)
+            cx, cy = x(first.old), y(first.new)
             if len(here) > 1:
                 angle = 2 * math.pi * index / len(here) - math.pi / 2
                 cx, cy = cx + APART * math.cos(angle), cy + APART * math.sin(angle)
-            count = len(group.tasks)
-            radius = _radius(count, group.flip)
+            radius = min((4.5 if first.flip else 3.5) * math.sqrt(count), 16.0)
+            title = _title([p.task for p in group], first.flip, f"old {first.old:.4g}, new {first.new:.4g}", tooltips)
             parts.append(
-                f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="{radius:.1f}" class="{CLASSES[group.kind][0]}" '
-                f'data-tasks="{count}">{_group_title(group, tooltips)}</circle>'
+                f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="{radius:.1f}" class="{CLASSES[kind][0]}" '
+                f'data-tasks="{count}">{title}</circle>'
             )
             if count > 1:
-                parts.append(f'<text x="{cx + radius + 2:.1f}" y="{cy - radius + 2:.1f}" class="count">{count}</text>')
+                parts.append(_text(cx + radius + 2, cy - radius + 2, str(count), "count", "start"))
     return parts
 
 
-def scatter_svg(summary: Summary, outcomes: Iterable[str]) -> str:
+def scatter_svg(summary: Summary) -> str:
     """Old against new mean reward per compared task; one circle a position and outcome up to
     :data:`POINTS_CAP` tasks."""
-    drawn = points(summary, outcomes)
+    drawn = points(summary)
     if not drawn:
         return '<p class="caption">No task has a mean reward on both sides: nothing to draw.</p>'
-    low, high = _axis([value for point in drawn for value in (point.old, point.new)])
-    span = high - low
-    inner = SIZE - 2 * PAD
+    values = [value for point in drawn for value in (point.old, point.new)]
+    low, high = min([0.0, *values]), max([1.0, *values])
+    span, inner = high - low, SIZE - 2 * PAD
 
     def x(value: float) -> float:
         return PAD + (value - low) / span * inner
@@ -177,24 +156,28 @@ def scatter_svg(summary: Summary, outcomes: Iterable[str]) -> str:
         return SIZE - PAD - (value - low) / span * inner
 
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="scatter" viewBox="0 0 {SIZE} {SIZE}" '
-        f'width="{SIZE}" height="{SIZE}" role="img" aria-label="old against new mean reward per task">',
-        _frame(x, y, low, high),
+        f'<rect x="{PAD}" y="{PAD}" width="{inner}" height="{inner}" class="plot"/>',
+        _line(x(low), y(low), x(high), y(high), "diagonal"),
     ]
+    for step in range(5):
+        value = low + span * step / 4
+        parts.append(_text(x(value), SIZE - PAD + 16, f"{value:.3g}"))
+        parts.append(_text(PAD - 6, y(value) + 4, f"{value:.3g}", anchor="end"))
+    parts.append(_text(SIZE / 2, SIZE - 8, "old mean reward", "axis"))
+    parts.append(_text(14, SIZE / 2, "new mean reward", "axis", extra=f' transform="rotate(-90 14 {SIZE / 2})"'))
     binned = len(drawn) > POINTS_CAP
     one_by_one = [p for p in drawn if p.flip][:FLIP_POINTS] if binned else drawn
     chosen = {id(p) for p in one_by_one}
     rest = [p for p in drawn if id(p) not in chosen]
     if rest:
         parts.append(_cells(rest, low, span, inner))
-    parts.extend(_circles(groups(one_by_one), x, y, len(drawn) <= TOOLTIPS_CAP))
-    parts.append("</svg>")
+    parts.extend(_circles(one_by_one, x, y, len(drawn) <= TOOLTIPS_CAP))
     counts: dict[str, int] = {}
     for point in drawn:
         counts[point.kind] = counts.get(point.kind, 0) + 1
     legend = " ".join(
-        f'<span class="key {CLASSES[kind][0]}"></span>{CLASSES[kind][1]} {counts[kind]}'
-        for kind in CLASSES
+        f'<span class="key {css}"></span>{words} {counts[kind]}'
+        for kind, (css, words) in CLASSES.items()
         if kind in counts
     )
     how = (
@@ -203,34 +186,13 @@ def scatter_svg(summary: Summary, outcomes: Iterable[str]) -> str:
         if binned
         else f"{len(drawn)} compared tasks"
     )
+    svg = _svg("scatter", SIZE, SIZE, "old against new mean reward per task", "".join(parts))
     return (
-        f'<figure class="picture">{"".join(parts)}<figcaption>Each task\'s mean reward, old (across) '
+        f'<figure class="picture">{svg}<figcaption>Each task\'s mean reward, old (across) '
         f"against new (up): on the diagonal the servers agree, below it the new one scores lower. "
         f"{how}. Tasks of one outcome at one position are one circle, its area growing with their number "
         f"and the number beside it; outcomes that share a position sit around it. <br>{legend}</figcaption></figure>"
     )
-
-
-def _frame(x: Callable[[float], float], y: Callable[[float], float], low: float, high: float) -> str:
-    """The axes, the diagonal and the ticks."""
-    lines = [
-        f'<rect x="{PAD}" y="{PAD}" width="{SIZE - 2 * PAD}" height="{SIZE - 2 * PAD}" class="plot"/>',
-        f'<line x1="{x(low):.1f}" y1="{y(low):.1f}" x2="{x(high):.1f}" y2="{y(high):.1f}" class="diagonal"/>',
-    ]
-    for step in range(5):
-        value = low + (high - low) * step / 4
-        lines.append(
-            f'<text x="{x(value):.1f}" y="{SIZE - PAD + 16}" class="tick" text-anchor="middle">{_number(value)}</text>'
-        )
-        lines.append(
-            f'<text x="{PAD - 6}" y="{y(value) + 4:.1f}" class="tick" text-anchor="end">{_number(value)}</text>'
-        )
-    lines.append(f'<text x="{SIZE / 2}" y="{SIZE - 8}" class="axis" text-anchor="middle">old mean reward</text>')
-    lines.append(
-        f'<text x="14" y="{SIZE / 2}" class="axis" text-anchor="middle" '
-        f'transform="rotate(-90 14 {SIZE / 2})">new mean reward</text>'
-    )
-    return "".join(lines)
 
 
 def _cells(rest: list[Point], low: float, span: float, inner: float) -> str:
@@ -239,111 +201,69 @@ def _cells(rest: list[Point], low: float, span: float, inner: float) -> str:
     for point in rest:
         column = min(GRID - 1, int((point.old - low) / span * GRID))
         row = min(GRID - 1, int((point.new - low) / span * GRID))
-        key = (column, row, point.flip)
-        cells[key] = cells.get(key, 0) + 1
-    most = max(cells.values())
-    side = inner / GRID
-    squares = []
-    for (column, row, flip), count in sorted(cells.items()):
-        shade = 0.25 + 0.75 * math.log1p(count) / math.log1p(most)
-        squares.append(
-            f'<rect x="{PAD + column * side:.1f}" y="{SIZE - PAD - (row + 1) * side:.1f}" '
-            f'width="{side:.1f}" height="{side:.1f}" class="{"cell-flip" if flip else "cell"}" '
-            f'fill-opacity="{shade:.2f}"><title>{count} task(s)</title></rect>'
-        )
-    return "".join(squares)
+        cells[column, row, point.flip] = cells.get((column, row, point.flip), 0) + 1
+    most, side = max(cells.values()), inner / GRID
+    return "".join(
+        f'<rect x="{PAD + column * side:.1f}" y="{SIZE - PAD - (row + 1) * side:.1f}" '
+        f'width="{side:.1f}" height="{side:.1f}" class="{"cell-flip" if flip else "cell"}" '
+        f'fill-opacity="{0.25 + 0.75 * math.log1p(count) / math.log1p(most):.2f}"><title>{count} task(s)</title></rect>'
+        for (column, row, flip), count in sorted(cells.items())
+    )
 
 
-class Interval(NamedTuple):
-    """What :func:`interval_svg` draws: the difference and the interval that decides, with its name;
-    in margin mode the one-sided bounds, the margin and whether the bounds lie inside it."""
-
-    delta: float
-    low: float
-    high: float
-    name: str
-    margin: Optional[float]
-    inside: Optional[bool]
-
-
-def interval_of(summary: Summary) -> Optional[Interval]:
-    """The difference's figures, or None when the summary has none (nothing compared, one task)."""
-    paired = summary.paired
-    if paired.delta is None or paired.ci95 is None:
-        return None
-    decision = summary.equivalence
-    if decision is not None and decision.lower_bound is not None and decision.upper_bound is not None:
-        return Interval(
-            paired.delta,
-            decision.lower_bound,
-            decision.upper_bound,
-            "one-sided 95% bounds",
-            decision.margin,
-            decision.passed,
-        )
-    low, high = paired.ci95
-    return Interval(paired.delta, low, high, "95% interval", None, None)
-
-
-def interval_svg(summary: Summary) -> Optional[str]:
+def interval_svg(summary: Summary) -> str:
     """The mean difference (new - old) with what decides on it: in margin mode the one-sided 95% bounds
-    against the ±margin band (green inside, red not), else the 95% interval against 0."""
-    shown = interval_of(summary)
-    if shown is None:
-        return None
+    against the ±margin band (green inside, red not), else the 95% interval against 0; "" when the
+    summary has no difference (nothing compared, one task)."""
+    paired, decision = summary.paired, summary.equivalence
+    if paired.delta is None or paired.ci95 is None:
+        return ""
+    delta, (low_end, high_end) = paired.delta, paired.ci95
+    name, margin = "95% interval", None
+    if decision is not None and decision.lower_bound is not None and decision.upper_bound is not None:
+        low_end, high_end, margin = decision.lower_bound, decision.upper_bound, decision.margin
+        name = "one-sided 95% bounds"
     width, height, left, right = 560, 120, 30, 30
-    values = [shown.delta, shown.low, shown.high, 0.0]
-    if shown.margin is not None:
-        values.extend((-shown.margin, shown.margin))
+    values: list[float] = [delta, low_end, high_end, 0.0, *((-margin, margin) if margin is not None else ())]
     finite = [v for v in values if math.isfinite(v)]
-    low, high = min(finite), max(finite)
-    pad = (high - low) * 0.1 or 0.1
-    low, high = low - pad, high + pad
+    pad = (max(finite) - min(finite)) * 0.1 or 0.1
+    low, high = min(finite) - pad, max(finite) + pad
 
     def x(value: float) -> float:
         value = min(max(value, low), high)  # an infinite bound is drawn at the edge
         return left + (value - low) / (high - low) * (width - left - right)
 
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="interval" viewBox="0 0 {width} {height}" '
-        f'width="{width}" height="{height}" role="img" aria-label="mean difference and {shown.name}">'
-    ]
-    if shown.margin is not None:
-        m = shown.margin
-        parts.append(f'<rect x="{x(-m):.1f}" y="18" width="{x(m) - x(-m):.1f}" height="56" class="band"/>')
-        parts.append(f'<text x="{x(-m) - 2:.1f}" y="14" class="tick" text-anchor="end">&#8722;{m:g}</text>')
-        parts.append(f'<text x="{x(m) + 2:.1f}" y="14" class="tick" text-anchor="start">+{m:g}</text>')
-    parts.append(f'<line x1="{x(0):.1f}" y1="18" x2="{x(0):.1f}" y2="74" class="zero"/>')
-    style = "ci" if shown.inside is None else ("bounds-in" if shown.inside else "bounds-out")
-    parts.append(f'<line x1="{x(shown.low):.1f}" y1="46" x2="{x(shown.high):.1f}" y2="46" class="{style}"/>')
-    for end in (shown.low, shown.high):
-        parts.append(f'<line x1="{x(end):.1f}" y1="38" x2="{x(end):.1f}" y2="54" class="{style}"/>')
-    parts.append(
-        f'<text x="{(x(shown.low) + x(shown.high)) / 2:.1f}" y="34" class="tick" text-anchor="middle">'
-        f"{shown.name} [{shown.low:.4f}, {shown.high:.4f}]</text>"
-    )
-    parts.append(f'<circle cx="{x(shown.delta):.1f}" cy="46" r="5" class="delta"/>')
-    parts.append(
-        f'<text x="{x(shown.delta):.1f}" y="92" class="axis" text-anchor="middle">delta {shown.delta:+.4f}</text>'
-    )
-    parts.append(
-        f'<text x="{width / 2}" y="112" class="tick" text-anchor="middle">mean reward difference, '
-        "new &#8722; old</text></svg>"
-    )
-    if shown.inside is None:
+    parts = []
+    if margin is not None:
+        parts.append(
+            f'<rect x="{x(-margin):.1f}" y="18" width="{x(margin) - x(-margin):.1f}" height="56" class="band"/>'
+        )
+        parts.append(_text(x(-margin) - 2, 14, f"&#8722;{margin:g}", anchor="end"))
+        parts.append(_text(x(margin) + 2, 14, f"+{margin:g}", anchor="start"))
+    parts.append(_line(x(0), 18, x(0), 74, "zero"))
+    inside = decision.passed if margin is not None and decision is not None else None
+    style = "ci" if inside is None else ("bounds-in" if inside else "bounds-out")
+    parts.append(_line(x(low_end), 46, x(high_end), 46, style))
+    parts.extend(_line(x(end), 38, x(end), 54, style) for end in (low_end, high_end))
+    parts.append(_text((x(low_end) + x(high_end)) / 2, 34, f"{name} [{low_end:.4f}, {high_end:.4f}]"))
+    parts.append(f'<circle cx="{x(delta):.1f}" cy="46" r="5" class="delta"/>')
+    parts.append(_text(x(delta), 92, f"delta {delta:+.4f}", "axis"))
+    parts.append(_text(width / 2, 112, "mean reward difference, new &#8722; old"))
+    if inside is None:
         words = (
-            "the mean difference over the compared tasks with its 95% interval, against 0 "
+            "The mean difference over the compared tasks with its 95% interval, against 0 "
             "(with a margin, margin mode draws its one-sided bounds against the ±margin band)"
         )
     else:
         words = (
-            "the mean difference over the compared tasks with the one-sided 95% bounds the equivalence test "
-            f"decides on, against ±{shown.margin:g}: "
+            "The mean difference over the compared tasks with the one-sided 95% bounds the equivalence test "
+            f"decides on, against ±{margin:g}: "
             + (
                 "both bounds lie inside the band, so the servers are shown equivalent within the margin"
-                if shown.inside
+                if inside
                 else "a bound lies outside the band, so the servers are not shown equivalent within the margin"
             )
             + " (the 95% interval is in the statistics below)"
         )
-    return f'<figure class="picture">{"".join(parts)}<figcaption>{words[0].upper()}{words[1:]}.</figcaption></figure>'
+    svg = _svg("interval", width, height, f"mean difference and {name}", "".join(parts))
+    return f'<figure class="picture">{svg}<figcaption>{words}.</figcaption></figure>'

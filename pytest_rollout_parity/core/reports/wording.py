@@ -1,8 +1,9 @@
 """The verdict in words, one wording for every report (terminal, Markdown, HTML, annotations).
 
 Pure functions of the typed :class:`Summary`: the verdict line's words, a flip's direction from the
-new side's view (`new regressed`: the old side won; `new improved`), the category table's rows, and
-the verdicts a `pytest_parity_verdict` hook changed. Each renderer only marks them up.
+new side's view (`new regressed`: the old side won; `new improved`), each side's facts, the category
+table's rows, the tasks not compared and the verdicts a `pytest_parity_verdict` hook changed. Each
+sentence is built once, unescaped; each renderer escapes it for where it goes and marks it up.
 """
 
 from __future__ import annotations
@@ -14,12 +15,15 @@ from typing import NamedTuple, Optional, Protocol, TypeVar
 from ..judging.coverage_file import FIELDS
 from ..model import Category, Side
 from ..statistics.margin import Equivalence
-from .summary import Counts, Decision, Part, Summary
+from .summary import Counts, Decision, Summary
 
-#: Said in every verdict line of two sides that hold the same rows (the full note is among the notes).
-COPY_WORDS = "both files hold the same rows: was the new server run?"
 REGRESSED = "new regressed"  # a flip the old side wins
 IMPROVED = "new improved"  # a flip the new side wins
+#: how many hex digits of a known-flips list's SHA-256 a verdict line shows (the JSON holds all 64)
+DIGEST_SHOWN = 12
+#: what decided a verdict that the counts do not already say: its words join the verdict line
+SAID_BY_CODE = ("checks_failed", "evidence", "strict_uncompared", "item_failed")
+SIDES: tuple[Side, Side] = ("old", "new")
 
 
 def plural(count: int, noun: str) -> str:
@@ -31,13 +35,11 @@ def direction(winner: Optional[Side]) -> str:
     """A flip in words, from the new side's view: the migration is what is under test."""
     if winner == "old":
         return REGRESSED
-    if winner == "new":
-        return IMPROVED
-    return "rewards differ"
+    return IMPROVED if winner == "new" else "rewards differ"
 
 
 def disagreement_words(tasks: int) -> str:
-    """`2 verifier disagreements`: flips of the same trajectories, scored differently by the two verifiers."""
+    """Flips of the same trajectories, scored differently by the two verifiers."""
     return f"{plural(tasks, 'verifier disagreement')}: the same trajectories scored differently"
 
 
@@ -89,37 +91,39 @@ class Headline(Protocol):
     def decision(self) -> Decision: ...
 
 
-def verdict_words(summary: Summary, quote: Callable[[str], str] = lambda text: text) -> str:
+def _same(text: str) -> str:
+    return text
+
+
+def verdict_words(summary: Summary, quote: Callable[[str], str] = _same) -> str:
     """What regressed, improved, needs a rerun, was not compared; each renderer puts its head before it.
+
+    Two models say nothing of the server alone, and a run that only collected its items ran none:
+    both are said. ``quote`` marks up the model names (they come from the rows) for where the line goes.
+    """
+    words = headline_words(summary)
+    old, new = summary.models
+    if old:
+        words += f"; different models: old {quote(old)}, new {quote(new)} "
+        words += "(the run compares the models too, not the server alone)"
+    if summary.run is not None and summary.run.collect_only:
+        words += f"; counts of the whole file ({plural(summary.counts.tasks, 'task')}): collected only, no item ran"
+    return words
+
+
+def headline_words(summary: Headline) -> str:
+    """:func:`verdict_words` of the whole file's counts and decisions alone (no run's selection).
 
     `regressed` and `improved` are the new side's view; counts that are zero are left out, and a run
     with no difference says so in as many words.
     """
-    return headline_words(summary) + _models_words(summary, quote) + _narrowed(summary)
-
-
-def _models_words(summary: Summary, quote: Callable[[str], str]) -> str:
-    """`; different models: old a, new b ...`: a run of two models says nothing of the server alone.
-    The names come from the rows: ``quote`` marks them up for where the line goes."""
-    old, new = summary.models
-    if not old:
-        return ""
-    return (
-        f"; different models: old {quote(old)}, new {quote(new)} "
-        "(the run compares the models too, not the server alone)"
-    )
-
-
-def headline_words(summary: Headline) -> str:
-    """:func:`verdict_words` of the whole file's counts and decisions alone (no run's selection)."""
     counts = summary.counts
     if summary.nothing_compared is not None:
         return (
             f"nothing compared in {plural(counts.tasks, 'task')} "
             f"({counts.masked} masked, {counts.missing} missing; see below)"
         )
-    differs = counts.flipped or counts.flipped_agent_error or counts.masked or counts.missing
-    if not differs:
+    if not (counts.flipped or counts.flipped_agent_error or counts.masked or counts.missing):
         # "no difference" only when the run passes: an item that failed is never called no difference
         what = "no difference" if summary.verdict == "pass" else "no flip"
         words = f"{what} in {plural(summary.compared, 'compared task')}"
@@ -138,120 +142,81 @@ def headline_words(summary: Headline) -> str:
             ]
         if counts.flipped_agent_error:
             parts.append(f"{plural(counts.flipped_agent_error, 'rerun candidate')} (agent errors)")
-        if counts.masked:
-            parts.append(f"{counts.masked} masked")
-        if counts.missing:
-            parts.append(f"{counts.missing} missing")
+        parts += [f"{counts.masked} masked"] if counts.masked else []
+        parts += [f"{counts.missing} missing"] if counts.missing else []
         words = ", ".join(parts) + f"; {counts.identical} identical"
     decision = summary.equivalence
     if decision is not None and decision.lower_bound is not None:
         shown = "within" if decision.passed else "NOT shown within"
         words += f"; mean difference {shown} the margin {decision.margin:g}"
     if summary.copies is not None:
-        words += f"; {COPY_WORDS}"
-    words += "".join(f"; {decider.text}" for decider in summary.decision.decided_by if decider.code in SAID_BY_CODE)
-    return words
+        words += "; both files hold the same rows: was the new server run?"  # the full note is among the notes
+    return words + "".join(f"; {by.text}" for by in summary.decision.decided_by if by.code in SAID_BY_CODE)
 
 
-#: how many hex digits of a known-flips list's SHA-256 a verdict line shows (the JSON holds all 64)
-DIGEST_SHOWN = 12
-
-
-def accepted_words(summary: Summary, quote: Callable[[str], str] = lambda text: text) -> str:
+def _accepted_words(summary: Summary, quote: Callable[[str], str]) -> str:
     """`; 3 flips accepted by known_flips.txt (sha256 1a2b3c4d5e6f…)`: who accepted verdicts instead of
-    the data, appended to each verdict line ("" when nobody did). ``quote`` marks up the list's path."""
+    the data ("" when nobody did)."""
     parts = []
     for accepted in summary.accepted:
         if accepted.source == "known_flips":
             digest = f" (sha256 {accepted.sha256[:DIGEST_SHOWN]}…)" if accepted.sha256 else ""
-            parts.append(
-                f"{plural(accepted.count, 'flip')} accepted by {quote(accepted.path or 'the known-flips list')}{digest}"
-            )
+            by = quote(accepted.path or "the known-flips list")
+            parts.append(f"{plural(accepted.count, 'flip')} accepted by {by}{digest}")
         else:
             parts.append(f"{plural(accepted.count, 'verdict')} accepted by pytest_parity_verdict hooks")
     return "".join(f"; {part}" for part in parts)
-
-
-#: what decided a verdict that the counts do not already say: its words join the verdict line
-SAID_BY_CODE = ("checks_failed", "evidence", "strict_uncompared", "item_failed")
-
-
-def verdict_head(summary: Summary) -> str:
-    """`PASS`, `FAIL` or `INCONCLUSIVE`: the run's verdict, as every report's verdict line opens."""
-    return summary.verdict.upper()
-
-
-def _narrowed(summary: Summary) -> str:
-    """For a run that collected its items only: the counts are the whole file's, and none ran."""
-    run = summary.run
-    if run is None or not run.collect_only:
-        return ""
-    return f"; counts of the whole file ({plural(summary.counts.tasks, 'task')}): collected only, no item ran"
-
-
-def part_of(summary: Summary) -> Optional[Part]:
-    """The part of the whole file this run ran, when it ran fewer items than the file has; else None."""
-    run = summary.run
-    part = run.part if run is not None else None
-    return part if part is not None and part.partial else None
-
-
-def part_words(part: Part) -> str:
-    """`tasks 28 of 90; gate items 1 of 2; pytest-split group 3 of 4`: what of the whole file ran here.
-
-    Tasks and gate-level items are counted apart: a task count never holds a gate item.
-    """
-    words = f"tasks {part.tasks_ran} of {part.tasks}"
-    if part.gate_items:
-        words += f"; gate items {len(part.gate_ran)} of {len(part.gate_items)}"
-    if part.group is not None:
-        words += f"; {part.group.engine} group {part.group.index} of {part.group.count}"
-    return words
 
 
 def _failed(count: int) -> str:
     return f"{count} failed" if count else "none failed"
 
 
-def part_outcome(summary: Summary, part: Part) -> str:
-    """This run's own outcome, first: `11 of 14 items ran here, none failed` (and the team's checks
-    that ran here: `; your checks: 4 of 8 ran here, 1 failed`), never the whole file's verdict."""
-    failed = dict(summary.run.outcomes).get("failed", 0) if summary.run is not None else 0
-    words = f"{part.items_ran} of {plural(part.items, 'item')} ran here, {_failed(failed)}"
-    if part.checks:
-        failed_checks = sum(1 for check in summary.checks if check.outcome == "failed")
-        words += f"; your checks: {part.checks_ran} of {part.checks} ran here, {_failed(failed_checks)}"
-    return words
+def verdict(
+    summary: Summary, exit_status: Optional[int] = None, quote: Callable[[str], str] = _same
+) -> tuple[str, str]:
+    """The verdict's head (`PASS`, `FAIL`, `INCONCLUSIVE`) and the tasks by what to do about them
+    (``quote`` marks up a name from the data in them).
 
-
-def partial_words(summary: Summary, part: Part, quote: Callable[[str], str] = lambda text: text) -> str:
-    """What a part says after its own outcome: what it ran, then the whole file's verdict and words,
-    as the file's (only the merged parts decide it)."""
-    return (
-        f"{part_words(part)}; the whole file: {verdict_head(summary)} (merge the parts for its verdict): "
-        f"{verdict_words(summary, quote)}"
-    )
+    A part of the whole file (a selection, a splitter group) never gives the whole file's verdict as
+    its own: its head is its own outcome (`partial: 31 of 92 items ran here, 2 failed`), and the
+    rest says what of the file ran (tasks and gate-level items counted apart), then the file's
+    verdict as the file's (only the merged parts decide it).
+    """
+    run = summary.run
+    part = run.part if run is not None else None
+    rest = verdict_words(summary, quote) + _accepted_words(summary, quote)
+    if part is not None and part.partial:
+        failed = dict(summary.run.outcomes).get("failed", 0) if summary.run is not None else 0
+        head = f"partial: {part.items_ran} of {plural(part.items, 'item')} ran here, {_failed(failed)}"
+        if part.checks:
+            failed_checks = sum(1 for check in summary.checks if check.outcome == "failed")
+            head += f"; your checks: {part.checks_ran} of {part.checks} ran here, {_failed(failed_checks)}"
+        ran = f"tasks {part.tasks_ran} of {part.tasks}"
+        if part.gate_items:
+            ran += f"; gate items {len(part.gate_ran)} of {len(part.gate_items)}"
+        if part.group is not None:
+            ran += f"; {part.group.engine} group {part.group.index} of {part.group.count}"
+        rest = f"{ran}; the whole file: {summary.verdict.upper()} (merge the parts for its verdict): {rest}"
+    else:
+        head = summary.verdict.upper()
+    return head, rest + (f" (exit status {exit_status})" if exit_status is not None else "")
 
 
 def category_rows(summary: Headline) -> list[tuple[str, int, str]]:
     """The category table: (category, tasks, breakdown), the flips broken down by direction."""
     counts = summary.counts
+    flips = f"{REGRESSED} {counts.flipped_old_win}, {IMPROVED} {counts.flipped_new_win}"
+    if counts.verifier_disagreements:
+        flips += f"; {plural(counts.verifier_disagreements, 'verifier disagreement')}"
     return [
         ("identical", counts.identical, ""),
-        ("flipped", counts.flipped, _flip_breakdown(counts)),
+        ("flipped", counts.flipped, flips),
         ("flipped_agent_error", counts.flipped_agent_error, "rerun candidates"),
         ("masked", counts.masked, f"old side {counts.masked_old}, new side {counts.masked_new}"),
         ("missing", counts.missing, f"old only {counts.missing_old_only}, new only {counts.missing_new_only}"),
         ("tasks", counts.tasks, ""),
     ]
-
-
-def _flip_breakdown(counts: Counts) -> str:
-    """`new regressed 1, new improved 1` and, for a re-verification, its verifier disagreements."""
-    text = f"{REGRESSED} {counts.flipped_old_win}, {IMPROVED} {counts.flipped_new_win}"
-    if counts.verifier_disagreements:
-        text += f"; {plural(counts.verifier_disagreements, 'verifier disagreement')}"
-    return text
 
 
 class HookChange(NamedTuple):
@@ -279,45 +244,43 @@ def hook_changes(summary: Summary) -> tuple[int, list[HookChange]]:
 
 def hook_heading(summary: Summary, count: int) -> str:
     """The line that opens the list of changed verdicts (by hooks, and by a known-flips list when given)."""
-    if summary.run is not None and summary.run.known_flips is not None:
-        return f"pytest_parity_verdict hooks and the known-flips list changed {count} verdict(s)"
-    return f"pytest_parity_verdict hooks changed {count} verdict(s)"
+    by = " and the known-flips list" if summary.run is not None and summary.run.known_flips is not None else ""
+    return f"pytest_parity_verdict hooks{by} changed {count} verdict(s)"
 
 
-def coverage_line(summary: Summary, side: Side) -> Optional[str]:
-    """The side's own inventory beside what the gate scored: `new coverage (<file>): expected 20, ...`."""
-    inventory = summary.inventory.side(side) if summary.inventory is not None else None
-    if inventory is None:
-        return None
-    counts = ", ".join(f"{name} {inventory.counts[name]}" for name in FIELDS)
-    return f"{side} coverage ({', '.join(inventory.files)}): {counts}; the gate scored {plural(inventory.gate_measured, 'row')}"
+def side_lines(summary: Summary) -> list[str]:
+    """Each side's facts, then each side's own inventory beside what the gate scored:
 
-
-def side_line(summary: Summary, side: Side) -> str:
-    """`old: <file> (+ sidecar <name>): 12 tasks, 14 rows (1 masked), key <field> (<why>); model <m>,
-    temperature <t>, ..., 4 rollout(s) a task`: a side's facts."""
+    `old: <file> (+ sidecar <name>): 12 tasks, 14 rows (1 masked), key <field> (<why>); model <m>, ...`
+    and `new coverage (<file>): expected 20, ...; the gate scored 18 rows`.
+    """
     files = summary.files
-    line = f"{side}: {files.file(side) if files else side}"
-    sidecar = files.sidecar(side) if files else None
-    if files and files.shards(side) > 1:
-        line += f" ({files.shards(side)} shards, {plural(files.sidecars(side), 'sidecar')})"
-    elif sidecar:
-        line += f" (+ sidecar {os.path.basename(sidecar)})"
-    rows = summary.rows
-    line += (
-        f": {plural(summary.side_tasks(side), 'task')}, {plural(rows.total(side), 'row')} "
-        f"({rows.masked(side)} masked), key {summary.join.key(side)}"
-    )
-    reason = summary.join.key_reason(side)
-    if reason:
-        line += f" ({reason})"
-    prefix = summary.join.prefix_stripped(side)
-    if prefix:
-        line += f", prefix '{prefix}' stripped"
-    conditions = summary.conditions[0 if side == "old" else 1]
-    if conditions:
-        line += f"; {conditions}"
-    return line
+    lines = []
+    for index, side in enumerate(SIDES):
+        line = f"{side}: {files.file(side) if files else side}"
+        sidecar = files.sidecar(side) if files else None
+        if files and files.shards(side) > 1:
+            line += f" ({files.shards(side)} shards, {plural(files.sidecars(side), 'sidecar')})"
+        elif sidecar:
+            line += f" (+ sidecar {os.path.basename(sidecar)})"
+        rows = summary.rows
+        line += (
+            f": {plural(summary.side_tasks(side), 'task')}, {plural(rows.total(side), 'row')} "
+            f"({rows.masked(side)} masked), key {summary.join.key(side)}"
+        )
+        reason = summary.join.key_reason(side)
+        line += f" ({reason})" if reason else ""
+        prefix = summary.join.prefix_stripped(side)
+        line += f", prefix '{prefix}' stripped" if prefix else ""
+        conditions = summary.conditions[index]
+        lines.append(line + (f"; {conditions}" if conditions else ""))
+    for side in SIDES:
+        inventory = summary.inventory.side(side) if summary.inventory is not None else None
+        if inventory is not None:
+            counts = ", ".join(f"{name} {inventory.counts[name]}" for name in FIELDS)
+            scored = plural(inventory.gate_measured, "row")
+            lines.append(f"{side} coverage ({', '.join(inventory.files)}): {counts}; the gate scored {scored}")
+    return lines
 
 
 T = TypeVar("T")
