@@ -26,7 +26,13 @@ from pytest_rollout_parity.core.judging.row_context import (
 )
 from pytest_rollout_parity.core.judging.verifier_output import LogRoots, losing_row
 from pytest_rollout_parity.core.model import per_side
-from pytest_rollout_parity.core.reports.item_outcome import flip_message
+from pytest_rollout_parity.core.reports.item_outcome import flip_evidence
+
+
+def flip_message(*args: Any, **kwargs: Any) -> str:
+    """The whole flip message (the text of :func:`flip_evidence`)."""
+    return flip_evidence(*args, **kwargs).text
+
 
 REAL_FILES = Path(__file__).resolve().parents[1] / "data" / "real_files"
 

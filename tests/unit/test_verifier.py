@@ -6,12 +6,19 @@ import builtins
 import io
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from pytest_rollout_parity import compare_rollouts
 from pytest_rollout_parity.core.judging.verifier_output import LINE_CHARS, TAIL_BYTES, LogRoots
-from pytest_rollout_parity.core.reports.item_outcome import flip_evidence, flip_message
+from pytest_rollout_parity.core.reports.item_outcome import flip_evidence
+
+
+def flip_message(*args: Any, **kwargs: Any) -> str:
+    """The whole flip message (the text of :func:`flip_evidence`)."""
+    return flip_evidence(*args, **kwargs).text
+
 
 NO_LOG = "row has no verifier_logs_dir and no embedded verifier output"
 

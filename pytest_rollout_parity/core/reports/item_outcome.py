@@ -2,12 +2,14 @@
 
 The texts are described in docs/semantics.md, "Categories"; reasons do not repeat the task (the
 node id names it). What comes from the rows (the label, reasons, log lines) is shown with its
-control characters escaped (:func:`.display.visible`), so each stays on its line. The verifier output inside a flip message is looked up only when the message is
-built, i.e. only for a flip item that runs and fails.
+control characters escaped (:func:`..escaping.visible`), so each stays on its line. The verifier
+output inside a flip message is looked up only when the message is built, i.e. only for a flip
+item that runs and fails.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -18,33 +20,6 @@ from ..judging.verifier_output import NO_OUTPUT, LogRoots, losing_row, verifier_
 from ..model import Side, TaskComparison, TaskSide, per_side
 from ..statistics.margin import FlipJudgement, disagreement_text
 from .wording import flip_line, rows_note
-
-
-def _masked_reason(comparison: TaskComparison) -> str:
-    parts = []
-    for name in ("old", "new"):
-        side = comparison.side(name)
-        if side is not None and side.masked:
-            parts.append(f"{name} side masked: {visible(side.masked)}")
-    return "; ".join(parts)
-
-
-def _missing_reason(comparison: TaskComparison) -> str:
-    present, absent = ("old", "new") if comparison.new is None else ("new", "old")
-    return f"only the {present} side has this task (missing from the {absent} file)"
-
-
-def _agent_error_reason(comparison: TaskComparison) -> str:
-    errors = [
-        f"{name} agent error: {visible(side.agent_error)}"
-        for name in ("old", "new")
-        if (side := comparison.side(name)) is not None and side.agent_error
-    ]
-    return (
-        f"old={comparison.old.reward_text() if comparison.old else 'none'} "
-        f"new={comparison.new.reward_text() if comparison.new else 'none'} with {'; '.join(errors)}; "
-        "not a counted flip: rerun the task"
-    )
 
 
 def _counts(side: Optional[TaskSide]) -> tuple[int, int]:
@@ -71,18 +46,6 @@ class FlipEvidence:
 
     text: str
     no_output: bool = False
-
-
-def flip_message(
-    comparison: TaskComparison,
-    tail: int,
-    roots: LogRoots,
-    noise: Optional[str] = None,
-    judgement: Optional[FlipJudgement] = None,
-    excerpt: bool = False,
-) -> str:
-    """The whole flip message (:func:`flip_evidence`'s text)."""
-    return flip_evidence(comparison, tail, roots, noise, judgement, excerpt).text
 
 
 def flip_evidence(
@@ -135,7 +98,7 @@ def flip_evidence(
             lines.extend(_evidence_block(loser, "losing", row, tail))
         else:
             lines.append(f"    {loser} verifier output (last {tail} lines of {visible(output.source)}):")
-            lines.extend(f"    | {visible(line, keep_tabs=True)}" for line in output.lines)
+            lines.extend(_quoted(output.lines))
         winner: Side = "new" if loser == "old" else "old"
         winner_side = comparison.side(winner)
         if pair is not None and winner_side is not None:
@@ -148,8 +111,12 @@ def flip_evidence(
             message = last_assistant_message(row)
             if message is not None:
                 lines.append(f"    {loser} (losing) row's last assistant message (the same trajectory on both sides):")
-                lines.extend(f"    | {visible(line, keep_tabs=True)}" for line in message)
+                lines.extend(_quoted(message))
     return FlipEvidence("\n".join(lines), no_output)
+
+
+def _quoted(lines: Iterable[str]) -> list[str]:
+    return [f"    | {visible(line, keep_tabs=True)}" for line in lines]
 
 
 def _evidence_block(name: Side, role: str, row: dict[str, Any], tail: int) -> list[str]:
@@ -181,13 +148,21 @@ def _last_messages(comparison: TaskComparison, loser: Side) -> list[str]:
             continue
         role = "losing" if name == loser else "winning"
         lines.append(f"    {name} ({role}) row's last assistant message:")
-        lines.extend(f"    | {visible(line, keep_tabs=True)}" for line in message)
+        lines.extend(_quoted(message))
     return lines
 
 
 def uncompared_reason(comparison: TaskComparison) -> str:
     """Why a task the gate could not compare (an agent error, masked, missing) is not counted: the
     reason its item gives for the expected failure (docs/semantics.md, "Categories")."""
+    sides = [(name, side) for name in ("old", "new") if (side := comparison.side(name)) is not None]
     if comparison.category == "flipped_agent_error":
-        return _agent_error_reason(comparison)
-    return _masked_reason(comparison) if comparison.category == "masked" else _missing_reason(comparison)
+        errors = "; ".join(
+            f"{name} agent error: {visible(side.agent_error)}" for name, side in sides if side.agent_error
+        )
+        old, new = (side.reward_text() if side else "none" for side in (comparison.old, comparison.new))
+        return f"old={old} new={new} with {errors}; not a counted flip: rerun the task"
+    if comparison.category == "masked":
+        return "; ".join(f"{name} side masked: {visible(side.masked)}" for name, side in sides if side.masked)
+    present, absent = ("old", "new") if comparison.new is None else ("new", "old")
+    return f"only the {present} side has this task (missing from the {absent} file)"
