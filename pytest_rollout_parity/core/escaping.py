@@ -76,32 +76,28 @@ def terminal_text(text: str) -> str:
 _MARKDOWN = re.compile(r"""[\\`*_{}\[\]<>()#+!|~&$@^]|:(?=//)|(?i:(?<=www)\.)""")
 
 
+def _shown(text: str, lines: bool) -> str:
+    """Controls as escapes; with ``lines`` newlines (and tabs) are kept, else shown as `\\n`."""
+    if lines:
+        return "\n".join(visible(line, keep_tabs=True) for line in text.split("\n"))
+    return visible(text)
+
+
 def markdown_text(text: str, *, lines: bool = False) -> str:
     """Text that Markdown shows as written: each character with a meaning there backslash-escaped.
 
     `\\[` is always a literal `[` in Markdown (never a link, emphasis, a heading, a table cell's
     end, a tag, an entity), so no text from the data becomes a link, an image or HTML; the `:` of
     `://` and the `.` after `www` are escaped too, so no URL in the data is linked. The text stays
-    readable with `cat`. Controls are shown as escapes; with ``lines`` newlines are kept, else
-    shown as `\\n` so the text stays on one line. Inside an HTML element Markdown is not read:
-    use :func:`html_text` there.
+    readable with `cat`. Inside an HTML element Markdown is not read: use :func:`html_text` there.
     """
-    if lines:
-        shown = "\n".join(visible(line, keep_tabs=True) for line in text.split("\n"))
-    else:
-        shown = visible(text)
-    return _MARKDOWN.sub(lambda match: "\\" + match.group(), shown)
+    return _MARKDOWN.sub(lambda match: "\\" + match.group(), _shown(text, lines))
 
 
 def html_text(text: str, *, lines: bool = False) -> str:
     """Text safe inside an HTML element (and so inside a Markdown HTML block such as `<pre>`, which
-    Markdown does not read): `<`, `>`, `&` and quotes as character references, controls as escapes;
-    with ``lines`` newlines are kept."""
-    if lines:
-        shown = "\n".join(visible(line, keep_tabs=True) for line in text.split("\n"))
-    else:
-        shown = visible(text)
-    return html.escape(shown)
+    Markdown does not read): `<`, `>`, `&` and quotes as character references, controls as escapes."""
+    return html.escape(_shown(text, lines))
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")

@@ -4,9 +4,10 @@ A pure function of the :class:`Summary` (and, for the page's audit footer, the r
 :class:`Audit`): the verdict and what decided it, each side's facts, the counts, the pictures
 (:mod:`.pictures`), the paired statistics as rows, the flips (task, passes old → new, outcome, p)
 with each flip's evidence once, the identical tasks (folded), the masked and missing tasks with
-their reasons, the changed verdicts and the notes. The style sheet and the pictures are inline and nothing is fetched, so the page opens
-offline. Every text from the data is escaped for HTML. The lists are capped (the JSON has every
-task), and the pictures bin tasks past ten thousand, so the page stays under 2 MB at 100,000 tasks.
+their reasons, the changed verdicts and the notes. The style sheet and the pictures are inline
+and nothing is fetched, so the page opens offline. Every text from the data is escaped for HTML.
+The lists are capped (the JSON has every task), and the pictures bin tasks past ten thousand, so
+the page stays under 2 MB at 100,000 tasks.
 """
 
 from __future__ import annotations
@@ -164,8 +165,7 @@ def report_body(
         for name, count, breakdown in category_rows(summary)
     )
     statistics = "".join(
-        f"<tr><td>{html_text(label)}</td><td>{html_text(value)}</td></tr>"
-        for label, value in paired_rows(summary.paired, summary.equivalence, summary.flip_tests)
+        f"<tr><td>{html_text(label)}</td><td>{html_text(value)}</td></tr>" for label, value in paired_rows(summary)
     )
     parts = [
         f'<div class="rollout-parity"><style>{STYLE}</style>',
@@ -175,7 +175,7 @@ def report_body(
         "<h2>Sides</h2>" + "".join(f"<p>{html_text(line)}</p>" for line in side_lines(summary)),
         f"<table><tr><th>category</th><th>tasks</th><th>breakdown</th></tr>{counts}</table>",
         f'<h2>Pictures</h2><div class="pictures">{scatter_svg(summary)}{interval_svg(summary)}</div>',
-        f"<h2>Paired statistics</h2><p>{html_text(paired_heading(summary.paired))}:</p>",
+        f"<h2>Paired statistics</h2><p>{html_text(paired_heading(summary))}:</p>",
         f'<table class="statistics">{statistics}</table>',
         "<h2>Flips</h2>" + _flip_rows(summary, with_evidence),
     ]

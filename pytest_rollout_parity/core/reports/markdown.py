@@ -2,9 +2,10 @@
 
 A pure function of the :class:`Summary` (with the flips' report texts the run collected), so it says
 what the terminal and the JSON file say. Text from the data is backslash-escaped in Markdown lines
-and escaped for HTML inside HTML blocks (a flip's `<details>`), so the raw file reads well too. Everything that grows with the data is
-capped, because GitHub takes at most 1 MiB of summary per step: the flips listed, each flip's text,
-each list of labels, each note; what is left out is counted and pointed to the JSON file.
+and escaped for HTML inside HTML blocks (a flip's `<details>`), so the raw file reads well too.
+Everything that grows with the data is capped, because GitHub takes at most 1 MiB of summary per
+step: the flips listed, each flip's text, each list of labels, each note; what is left out is
+counted and pointed to the JSON file.
 """
 
 from __future__ import annotations
@@ -122,7 +123,7 @@ def _render(summary: Summary, texts: Mapping[str, str], exit_status: Optional[in
     if listed:
         lines.extend(["", "### Not compared", "", *listed])
     lines.extend(["", "### Paired statistics", "", "```text"])
-    lines.extend(visible(line) for line in paired_lines(summary.paired, summary.equivalence, summary.flip_tests))
+    lines.extend(visible(line) for line in paired_lines(summary))
     lines.extend(["```", "", PICTURES])
     count, changes = hook_changes(summary)
     if count:

@@ -1,9 +1,9 @@
 """Writing the reports where CI asks for them, by one rule for the gate and the merge command.
 
 An output (each report file a surface is asked to write, the merge's too, `$GITHUB_STEP_SUMMARY`
-and `$GITHUB_OUTPUT`) is written only to a regular file or a new one. One that is a symbolic link or not a regular file (a FIFO, a device) is skipped with one
-warning line, and the verdict stands: nothing is written through a link, and no write waits for a
-reader (:func:`write_output` checks with ``lstat`` first and appends through ``O_NOFOLLOW`` and
+and `$GITHUB_OUTPUT`) is written only to a regular file or a new one. One that is a symbolic link
+or not a regular file (a FIFO, a device) is skipped with one warning line, and the verdict stands:
+nothing is written through a link, and no write waits for a reader (:func:`write_output` checks with ``lstat`` first and appends through ``O_NOFOLLOW`` and
 ``O_NONBLOCK``). One that names an input is a usage error, which each surface raises itself
 (:func:`named_input` says which input it names).
 """
@@ -18,12 +18,8 @@ from typing import Optional
 
 from .json_file import write_text
 
-STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
-STEP_OUTPUT = "GITHUB_OUTPUT"
-#: the environment variables that name a file a GitHub Actions step appends to
-CI_FILES = (STEP_SUMMARY, STEP_OUTPUT)
-
 _APPEND = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+_NOT_REGULAR = "not a regular file (a FIFO or a device): writing there could wait forever"
 
 
 def unsafe(path: Path) -> Optional[str]:
@@ -34,9 +30,7 @@ def unsafe(path: Path) -> Optional[str]:
         return None  # not there yet (or not reachable: the write names that)
     if stat.S_ISLNK(mode):
         return "a symbolic link: a report is never written through a link"
-    if not stat.S_ISREG(mode):
-        return "not a regular file (a FIFO or a device): writing there could wait forever"
-    return None
+    return None if stat.S_ISREG(mode) else _NOT_REGULAR
 
 
 def write_output(path: Path, text: str, *, append: bool = False) -> Optional[str]:
@@ -55,7 +49,7 @@ def write_output(path: Path, text: str, *, append: bool = False) -> Optional[str
     fd = os.open(path, _APPEND, 0o666)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):  # it changed since the check
-            return "not a regular file (a FIFO or a device): writing there could wait forever"
+            return _NOT_REGULAR
         os.set_blocking(fd, True)
         with os.fdopen(fd, "a", encoding="utf-8", closefd=False) as handle:
             handle.write(text)
@@ -66,13 +60,17 @@ def write_output(path: Path, text: str, *, append: bool = False) -> Optional[str
 
 def ci_files() -> list[tuple[str, Path]]:
     """The files GitHub Actions has this step append to, where set: (the variable's name, its path)."""
-    return [(f"${name}", Path(value)) for name in CI_FILES if (value := os.environ.get(name))]
+    return [
+        (f"${name}", Path(value))
+        for name in ("GITHUB_STEP_SUMMARY", "GITHUB_OUTPUT")
+        if (value := os.environ.get(name))
+    ]
 
 
 def publish_to_ci(markdown: str, verdict: str) -> list[str]:
     """Append ``markdown`` to `$GITHUB_STEP_SUMMARY` and `verdict=<verdict>` to `$GITHUB_OUTPUT`, where
     set; returns one warning line for each that was skipped or could not be written (the verdict stands)."""
-    texts = {f"${STEP_SUMMARY}": markdown, f"${STEP_OUTPUT}": f"verdict={verdict}\n"}
+    texts = {"$GITHUB_STEP_SUMMARY": markdown, "$GITHUB_OUTPUT": f"verdict={verdict}\n"}
     warnings = []
     for name, path in ci_files():
         try:

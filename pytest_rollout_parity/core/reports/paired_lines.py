@@ -3,117 +3,72 @@ HTML report's table) and as the terminal's lines, one made from the other."""
 
 from __future__ import annotations
 
-from typing import Optional
-
-from ..statistics.margin import Equivalence, left_out_text
+from ..statistics.margin import left_out_text
 from ..statistics.paired import format_p
-from .summary import FlipTests, Paired
+from .summary import Summary
 
 #: the rows the terminal shows on one line, `old mean 0.5833, new mean 0.5208, ...`
-FIGURES = ("old mean", "new mean", "delta", "95% CI")
+FIGURES = ("old mean", "new mean", "delta", "95% CI", "standard error")
 LEFT_OUT = "left out"
 AGGREGATE = "aggregate at margin"
 
 
-def _num(value: float) -> str:
-    return f"{value:.4f}"
-
-
-def paired_heading(paired: Paired) -> str:
-    n = paired.n
+def paired_heading(summary: Summary) -> str:
+    n = summary.paired.n
     return f"paired over {n} compared task{'' if n == 1 else 's'} (d = new - old of the task means)"
 
 
-def paired_rows(
-    paired: Paired, equivalence: Optional[Equivalence], flip_tests: Optional[FlipTests] = None
-) -> list[tuple[str, str]]:
+def paired_rows(summary: Summary) -> list[tuple[str, str]]:
     """(label, value) of each figure: the means and the interval, the sign test, the table, per-task
     noise, what is left out and the equivalence decision."""
+    paired, equivalence, flip_tests = summary.paired, summary.equivalence, summary.flip_tests
     rows: list[tuple[str, str]] = []
-    if (
-        paired.absent
-        or paired.ci95 is None
-        or paired.old_mean is None
-        or paired.new_mean is None
-        or paired.delta is None
-    ):
+    means = (paired.old_mean, paired.new_mean, paired.delta)
+    if paired.absent or paired.ci95 is None or None in means:
         rows.append(("figures absent", str(paired.absent)))
     else:
-        low, high = paired.ci95
-        rows += [
-            ("old mean", _num(paired.old_mean)),
-            ("new mean", _num(paired.new_mean)),
-            ("delta", _num(paired.delta)),
-            ("95% CI", f"[{_num(low)}, {_num(high)}]"),
-        ]
+        rows += [(label, f"{value:.4f}") for label, value in zip(FIGURES, means)]
+        rows.append(("95% CI", f"[{paired.ci95[0]:.4f}, {paired.ci95[1]:.4f}]"))
         if paired.clustered_by and paired.df is not None:
-            rows.append(
-                ("standard error", f"clustered by {paired.clustered_by} (CR2, {paired.df:.1f} degrees of freedom)")
-            )
-    sign = paired.sign_test
+            clustered = f"clustered by {paired.clustered_by} (CR2, {paired.df:.1f} degrees of freedom)"
+            rows.append(("standard error", clustered))
+    sign, table = paired.sign_test, paired.table
     if sign is not None:
         rows.append(("sign test", f"{sign.better} better, {sign.worse} worse, p = {format_p(sign.p)}"))
-    table = paired.table
     if table is not None:
-        rows.append(
-            (
-                "old x new pass/fail",
-                f"both pass {table.both_pass}, old only {table.old_only}, new only {table.new_only}, "
-                f"both fail {table.both_fail}",
-            )
-        )
+        both = f"both pass {table.both_pass}, old only {table.old_only}, new only {table.new_only}, "
+        rows.append(("old x new pass/fail", f"{both}both fail {table.both_fail}"))
     if paired.tested:
-        rows.append(
-            (
-                "per-task noise",
-                f"{paired.tested} flipped task(s) with 2+ rows a side tested (p_value in the JSON summary)",
-            )
-        )
+        tested = f"{paired.tested} flipped task(s) with 2+ rows a side tested (p_value in the JSON summary)"
+        rows.append(("per-task noise", tested))
     if flip_tests is not None and flip_tests.tests:
-        rows.append(
-            (
-                "per-task tests",
-                f"{flip_tests.counted} of {flip_tests.tests} task(s) with 2+ rows a side "
-                f"can reach alpha {flip_tests.alpha:g} and are counted in the BH correction",
-            )
-        )
-    left = paired.left_out
-    if left.old or left.new:
-        rows.append((LEFT_OUT, left_out_text(left)))
+        counted = f"{flip_tests.counted} of {flip_tests.tests} task(s) with 2+ rows a side can reach alpha "
+        rows.append(("per-task tests", f"{counted}{flip_tests.alpha:g} and are counted in the BH correction"))
+    if paired.left_out.old or paired.left_out.new:
+        rows.append((LEFT_OUT, left_out_text(paired.left_out)))
     if equivalence is not None:
         margin = f"{equivalence.margin:g}"
-        label = f"{AGGREGATE} ±{margin}"
-        if equivalence.lower_bound is None or equivalence.upper_bound is None:
-            rows.append((label, f"FAILED, no decision: {paired.absent}"))
+        low, high = equivalence.lower_bound, equivalence.upper_bound
+        if low is None or high is None:
+            decided = f"FAILED, no decision: {paired.absent}"
         else:
             verdict = "PASSED (equivalent)" if equivalence.passed else "FAILED (not shown equivalent)"
-            rows.append(
-                (
-                    label,
-                    f"{verdict}: one-sided 95% bounds [{_num(equivalence.lower_bound)}, "
-                    f"{_num(equivalence.upper_bound)}] against [-{margin}, +{margin}]",
-                )
-            )
+            decided = f"{verdict}: one-sided 95% bounds [{low:.4f}, {high:.4f}] against [-{margin}, +{margin}]"
+        rows.append((f"{AGGREGATE} ±{margin}", decided))
     return rows
 
 
-def paired_lines(
-    paired: Paired, equivalence: Optional[Equivalence], flip_tests: Optional[FlipTests] = None
-) -> list[str]:
-    """The rows as lines: the heading, the figures on one line, each other row `label: value`."""
-    lines = [f"{paired_heading(paired)}:"]
-    rows = paired_rows(paired, equivalence, flip_tests)
+def paired_lines(summary: Summary) -> list[str]:
+    """The rows as lines: the heading, the figures on one line, each other row `label: value` (what is
+    left out unlabelled, the margin's decision unindented)."""
+    rows = paired_rows(summary)
     figures = [f"{label} {value}" for label, value in rows if label in FIGURES]
-    if figures:
-        clustered = [f"standard error {value}" for label, value in rows if label == "standard error"]
-        lines.append("    " + ", ".join(figures + clustered))
+    lines = [f"{paired_heading(summary)}:", *(["    " + ", ".join(figures)] if figures else [])]
     for label, value in rows:
-        if label in FIGURES or label == "standard error":
-            continue
         if label == LEFT_OUT:
             lines.append(f"    {value}")
         elif label.startswith(AGGREGATE):
             lines.append(f"{label}: {value}")
-        else:
+        elif label not in FIGURES:
             lines.append(f"    {label}: {value}")
     return lines

@@ -51,7 +51,7 @@ def summary_lines(summary: Summary) -> list[str]:
         if reasons:
             lines.append(f"{category} ({len(reasons)}):")
             lines.extend(capped(reasons, LIST_CAP, lambda item: f"    {item[0]}: {item[1]}", MORE))
-    lines.extend(paired_lines(summary.paired, summary.equivalence, summary.flip_tests))
+    lines.extend(paired_lines(summary))
     run, tasks = summary.run, summary.counts.tasks
     if run is not None and run.selected is not None and run.selected != run.items(tasks):
         lines.append(f"selected: {run.selected} of {run.items(tasks)} parity items ran")
