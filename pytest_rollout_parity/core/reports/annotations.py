@@ -32,10 +32,6 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-#: flip outcomes annotated, not failing (an error annotation is a failing item): its level and title
-NOT_FAILING = {"within_noise": ("notice", "within noise"), "agent_error": ("warning", "agent_error")}
-
-
 def _annotation(level: str, title: str, message: str) -> str:
     """One workflow command line; no raw control character of the data reaches the log."""
     return utf8_safe(f"::{level} title={escape_property(visible(title))}::{escape_data(message)}")
@@ -48,23 +44,22 @@ def annotation_lines(summary: Summary, failed: Collection[str], cap: int = ANNOT
     the gate-level items (`parity-aggregate`, `parity-coverage`) like flips: an error when they fail,
     a notice when they pass."""
     flips = [task for task in summary.tasks if task.category in FLIPS]
-    errors = [task for task in flips if task.task in failed]
-    lines = [_annotation("error", f"{task.task} {task.outcome}", flip_text(task)) for task in errors[:cap]]
-    if len(errors) > cap:
-        lines.append(
-            f"{len(errors) - cap} more failed flip(s) not annotated: GitHub shows at most {cap} error "
-            f"annotations per step; the job summary and --parity-json list them all"
+    passed = [task for task in flips if task.task not in failed]
+    lines = []
+    for level, title, shown in (
+        ("error", "", [task for task in flips if task.task in failed]),
+        ("notice", "within noise", [task for task in passed if task.outcome == "within_noise"]),
+        ("warning", "agent_error", [task for task in passed if task.outcome == "agent_error"]),
+    ):
+        lines.extend(
+            _annotation(level, f"{task.task} {title or task.outcome}", flip_text(task)) for task in shown[:cap]
         )
-    for outcome, (level, title) in NOT_FAILING.items():
-        shown = [task for task in flips if task.task not in failed and task.outcome == outcome]
-        lines.extend(_annotation(level, f"{task.task} {title}", flip_text(task)) for task in shown[:cap])
         if len(shown) > cap:
             lines.append(
-                f"{len(shown) - cap} more flip(s) {title.replace('_', ' ')} not annotated "
-                f"(GitHub shows at most {cap} {level}s per step)"
+                f"{len(shown) - cap} more {title or 'failed'} flip(s) not annotated: GitHub shows at most {cap} "
+                f"{level}s per step; the job summary and --parity-json list them all"
             )
-    lines.extend(_gate_items(summary))
-    return lines
+    return lines + _gate_items(summary)
 
 
 def _gate_items(summary: Summary) -> list[str]:

@@ -89,10 +89,10 @@ def _flips(summary: Summary, texts: Mapping[str, str]) -> list[str]:
     if not flips:
         return []
     counted = sum(task.category == "flipped" for task in flips)
-    title = " and ".join(
-        ([f"flips ({counted})"] if counted else [])
-        + ([f"rerun candidates ({len(flips) - counted})"] if len(flips) > counted else [])
-    )
+    parts = [f"flips ({counted})"] if counted else []
+    if len(flips) > counted:
+        parts.append(f"rerun candidates ({len(flips) - counted})")
+    title = " and ".join(parts)
     lines = ["", f"### {title[0].upper()}{title[1:]}", ""]
     for task in flips[:FLIP_CAP]:
         lines.extend(_flip(task, texts.get(task.task)))
