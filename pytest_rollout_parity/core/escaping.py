@@ -27,18 +27,12 @@ _INVISIBLE = (
 )
 _CONTROL = re.compile(f"[\x00-\x1f{_INVISIBLE}]")
 _CONTROL_KEEP_TAB = re.compile(f"[\x00-\x08\x0a-\x1f{_INVISIBLE}]")
-_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _COMMAND = "::"
 
 
 def _escape(match: re.Match[str]) -> str:
-    char = match.group()
-    if char in _NAMED:
-        return _NAMED[char]
-    code = ord(char)
-    if code < 0x100:
-        return f"\\x{code:02x}"
-    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+    """`\\n`, `\\x1b`, `\\u200b`, `\\U000e0001`: the character as Python writes it in a string."""
+    return match.group().encode("unicode_escape").decode("ascii")
 
 
 def visible(text: str, *, keep_tabs: bool = False) -> str:
