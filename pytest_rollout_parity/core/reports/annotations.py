@@ -45,7 +45,7 @@ def annotation_lines(summary: Summary, failed: Collection[str], cap: int = ANNOT
     a notice when they pass."""
     flips = [task for task in summary.tasks if task.category in FLIPS]
     passed = [task for task in flips if task.task not in failed]
-    lines = []
+    lines: list[str] = []
     for level, title, shown in (
         ("error", "", [task for task in flips if task.task in failed]),
         ("notice", "within noise", [task for task in passed if task.outcome == "within_noise"]),

@@ -12,9 +12,9 @@ the page stays under 2 MB at 100,000 tasks.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, TypeVar
 
 from ..escaping import html_text, utf8_safe
 from ..identity.item_names import clipped
@@ -22,7 +22,7 @@ from .markdown import FLIPS, LIST_CAP, NOTE_CAP, cut_text
 from .paired_lines import paired_heading, paired_rows
 from .pictures import interval_svg, scatter_svg
 from .summary import SideSummary, Summary, TaskSummary
-from .wording import category_rows, hook_changes, hook_heading, side_lines, uncompared, verdict
+from .wording import capped, category_rows, hook_changes, hook_heading, side_lines, uncompared, verdict
 
 #: flips the page's table lists, at most (each with its means, repeats, outcome and p)
 FLIP_ROWS = 200
@@ -31,6 +31,7 @@ EVIDENCE_ROWS = 20
 #: identical tasks the page lists (folded), at most
 IDENTICAL_ROWS = 1000
 MORE = "… and {} more (see the JSON summary)"
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -126,7 +127,9 @@ def _flip_rows(summary: Summary, with_evidence: bool) -> str:
         '</table><p class="caption">old &#8594; new: the rollouts that passed (reward 1) of those scored, on '
         "each side; where rewards are not 0 or 1, the mean reward and [lowest, highest] of the rollouts.</p>"
     )
-    return "".join(rows + _more(len(flips), FLIP_ROWS, "<p>{}</p>"))
+    if len(flips) > FLIP_ROWS:
+        rows.append(f"<p>{MORE.format(len(flips) - FLIP_ROWS)}</p>")
+    return "".join(rows)
 
 
 def _pre(text: str) -> str:
@@ -134,14 +137,9 @@ def _pre(text: str) -> str:
     return f"<pre>{html_text(cut_text(text), lines=True)}</pre>"
 
 
-def _more(total: int, cap: int, markup: str) -> list[str]:
-    return [markup.format(MORE.format(total - cap))] if total > cap else []
-
-
-def _listing(items: Sequence[str], total: Optional[int] = None, cap: int = LIST_CAP) -> str:
-    """The first ``cap`` items (already escaped) as a list, then how many of ``total`` (default: all) are left out."""
-    total = len(items) if total is None else total
-    return "<ul>" + "".join(f"<li>{item}</li>" for item in [*items[:cap], *_more(total, cap, "{}")]) + "</ul>"
+def _listing(items: Sequence[T], render: Callable[[T], str], cap: int = LIST_CAP) -> str:
+    """The first ``cap`` items, each rendered (escaped), as a list, then how many are left out."""
+    return "<ul>" + "".join(f"<li>{item}</li>" for item in capped(items, cap, render, MORE)) + "</ul>"
 
 
 def _entry(task: str, words: str) -> str:
@@ -171,7 +169,7 @@ def report_body(
         f'<div class="rollout-parity"><style>{STYLE}</style>',
         f'<h1>rollout parity <span class="verdict v-{summary.verdict}">{html_text(head)}</span></h1>',
         f"<p>{html_text(rest)}</p>",
-        "<p>Decided by:</p>" + _listing([html_text(decider.text) for decider in summary.decision.decided_by]),
+        "<p>Decided by:</p>" + _listing(summary.decision.decided_by, lambda by: html_text(by.text)),
         "<h2>Sides</h2>" + "".join(f"<p>{html_text(line)}</p>" for line in side_lines(summary)),
         f"<table><tr><th>category</th><th>tasks</th><th>breakdown</th></tr>{counts}</table>",
         f'<h2>Pictures</h2><div class="pictures">{scatter_svg(summary)}{interval_svg(summary)}</div>',
@@ -181,13 +179,12 @@ def report_body(
     ]
     identical = summary.labels("identical")
     if identical:
-        shown = _listing([f"<code>{html_text(label)}</code>" for label in identical], cap=IDENTICAL_ROWS)
+        shown = _listing(identical, lambda label: f"<code>{html_text(label)}</code>", IDENTICAL_ROWS)
         parts.append(
             f'<details class="identical"><summary>identical tasks ({len(identical)})</summary>{shown}</details>'
         )
     not_compared = [
-        f"<p>{category} ({len(reasons)}):</p>"
-        + _listing([_entry(task, f": {reason}") for task, reason in reasons[:LIST_CAP]], len(reasons))
+        f"<p>{category} ({len(reasons)}):</p>" + _listing(reasons, lambda item: _entry(item[0], f": {item[1]}"))
         for category in ("masked", "missing")
         if (reasons := uncompared(summary, category))
     ]
@@ -195,13 +192,11 @@ def report_body(
     count, changes = hook_changes(summary)
     if count:
         heading = html_text(hook_heading(summary, count))
-        entries = [_entry(c.task, f" ({c.category}): {c.outcome}: {c.reason}") for c in changes[:LIST_CAP]]
+        entries = _listing(changes, lambda c: _entry(c.task, f" ({c.category}): {c.outcome}: {c.reason}"))
         # the count stands alone where per-task entries are not at hand
-        listed = f":</p>{_listing(entries, len(changes))}" if entries else "</p>"
-        parts.append(f"<h2>Changed verdicts</h2><p>{heading}{listed}")
+        parts.append(f"<h2>Changed verdicts</h2><p>{heading}" + (f":</p>{entries}" if changes else "</p>"))
     if summary.notes:
-        notes = [html_text(clipped(note, NOTE_CAP)) for note in summary.notes[:LIST_CAP]]
-        parts.append("<h2>Notes</h2>" + _listing(notes, len(summary.notes)))
+        parts.append("<h2>Notes</h2>" + _listing(summary.notes, lambda note: html_text(clipped(note, NOTE_CAP))))
     if audit is not None:
         inputs = dict(summary.run.inputs) if summary.run is not None else {}
         sides = "; ".join(
