@@ -16,6 +16,7 @@ from the data are escaped for HTML.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -172,9 +173,7 @@ def scatter_svg(summary: Summary) -> str:
     if rest:
         parts.append(_cells(rest, low, span, inner))
     parts.extend(_circles(one_by_one, x, y, len(drawn) <= TOOLTIPS_CAP))
-    counts: dict[str, int] = {}
-    for point in drawn:
-        counts[point.kind] = counts.get(point.kind, 0) + 1
+    counts = Counter(point.kind for point in drawn)
     legend = " ".join(
         f'<span class="key {css}"></span>{words} {counts[kind]}'
         for kind, (css, words) in CLASSES.items()
@@ -197,11 +196,11 @@ def scatter_svg(summary: Summary) -> str:
 
 def _cells(rest: list[Point], low: float, span: float, inner: float) -> str:
     """The tasks not drawn one by one, counted per grid cell and class: one square a non-empty cell."""
-    cells: dict[tuple[int, int, bool], int] = {}
-    for point in rest:
-        column = min(GRID - 1, int((point.old - low) / span * GRID))
-        row = min(GRID - 1, int((point.new - low) / span * GRID))
-        cells[column, row, point.flip] = cells.get((column, row, point.flip), 0) + 1
+
+    def cell(value: float) -> int:
+        return min(GRID - 1, int((value - low) / span * GRID))
+
+    cells = Counter((cell(point.old), cell(point.new), point.flip) for point in rest)
     most, side = max(cells.values()), inner / GRID
     return "".join(
         f'<rect x="{PAD + column * side:.1f}" y="{SIZE - PAD - (row + 1) * side:.1f}" '
