@@ -18,7 +18,7 @@ from pytest_rollout_parity.core.model import CompareResult
 from pytest_rollout_parity.core.statistics.margin import EQUIVALENCE_ITEM, equivalence, judge_flip, judge_flips
 from pytest_rollout_parity.core.statistics.paired import format_p, noise_text, paired_section, task_seed
 from pytest_rollout_parity.core.statistics.paired_tests import PairedStats, paired_stats
-from pytest_rollout_parity.core.statistics.task_noise import permutation_p_value
+from pytest_rollout_parity.core.statistics.task_noise import permutation_test
 from pytest_rollout_parity.plugin.outcomes import default_verdict
 
 
@@ -120,11 +120,11 @@ def test_non_binary_repeats_use_the_seeded_permutation_test() -> None:
     first = paired_section(result).p_values[0]
     assert first is not None
     # C(18, 9) = 48620 splits: exact, whatever the seed
-    assert first == pytest.approx(permutation_p_value(olds, news, seed=0), abs=1e-12)
+    assert first == pytest.approx(permutation_test(olds, news, seed=0)[0], abs=1e-12)
     big_old, big_new = olds * 2, news * 2  # C(36, 18) > 100,000: Monte Carlo, seeded from the label
     big = compare({"cont": big_old}, {"cont": big_new})
     p = paired_section(big).p_values[0]
-    assert p == permutation_p_value(big_old, big_new, seed=task_seed("cont"))
+    assert p == permutation_test(big_old, big_new, seed=task_seed("cont"))[0]
     assert p == paired_section(big).p_values[0]
 
 

@@ -29,7 +29,6 @@ from .paired_tests import (
 )
 from .task_noise import task_test
 
-COMPARED = COMPARED_CATEGORIES
 TESTED = ("identical", "flipped")
 """The categories whose tasks get a per-task test (with 2+ rows a side): compared, no agent error."""
 NO_TASKSET = "(no taskset)"
@@ -58,31 +57,20 @@ class PairedSection:
         """The p-value of each flipped task with 2+ rows a side, by task index (else None)."""
         return tuple(test[0] if test is not None and flip else None for test, flip in zip(self.tests, self.flipped))
 
-    @cached_property
+    @property
     def tested(self) -> int:
         """How many flipped tasks had enough repeats for a per-task p-value."""
-        return sum(1 for test, flip in zip(self.tests, self.flipped) if test is not None and flip)
+        return sum(1 for p in self.p_values if p is not None)
 
     def fdr(self, alpha: float) -> DiscreteFdr:
         """BH at ``alpha`` over the family's tests that can reach ``alpha``; indices are task indices."""
-        members = [(i, test) for i, test in enumerate(self.tests) if test is not None]
-        inner = discrete_bh([test[0] for _, test in members], [test[1] for _, test in members], alpha)
-        adjusted: list[Optional[float]] = [None] * len(self.tests)
-        for position, value in enumerate(inner.adjusted):
-            adjusted[members[position][0]] = value
-        return DiscreteFdr(alpha, inner.tests, tuple(members[i][0] for i in inner.counted), tuple(adjusted))
+        return discrete_bh(self.tests, alpha)
 
 
 def reward_range(result: CompareResult) -> tuple[float, float]:
     """The range of the scored rewards of both sides, at least [0, 1]: what a mean can span."""
-    low, high = 0.0, 1.0
-    for task in result.tasks:
-        for side in (task.old, task.new):
-            for facts in side.facts if side is not None else ():
-                reward = facts.reward
-                if facts.mask is None and reward is not None and math.isfinite(reward):
-                    low, high = min(low, reward), max(high, reward)
-    return low, high
+    rewards = [r for t in result.tasks for side in (t.old, t.new) if side is not None for r in row_rewards(side)]
+    return min([0.0, *rewards]), max([1.0, *rewards])
 
 
 def row_rewards(side: TaskSide) -> list[float]:
@@ -97,9 +85,7 @@ def task_seed(label: str) -> int:
 
 def task_noise(task: TaskComparison) -> Optional[float]:
     """The per-task p-value of a flipped task with at least 2 rows a side, else None."""
-    if task.category != "flipped":
-        return None
-    test = task_noise_test(task)
+    test = task_noise_test(task) if task.category == "flipped" else None
     return None if test is None else test[0]
 
 
@@ -120,21 +106,18 @@ def _clusters(tasks: Sequence[TaskComparison]) -> Optional[list[str]]:
     return [t.taskset if t.taskset is not None else NO_TASKSET for t in tasks]
 
 
-def _single_rows(tasks: Sequence[TaskComparison]) -> bool:
-    return all(
-        t.old is not None and t.new is not None and len(t.old.facts) == 1 and len(t.new.facts) == 1 for t in tasks
-    )
-
-
 def paired_section(result: CompareResult) -> PairedSection:
     """The paired statistics over the compared tasks (d = new - old of the task means), the sign
     test, the McNemar table when it applies, the per-task tests, and what the figures leave out."""
-    compared = [t for t in result.tasks if t.category in COMPARED]
+    compared = [t for t in result.tasks if t.category in COMPARED_CATEGORIES]
     pairs = [((t.old.reward if t.old else None) or 0.0, (t.new.reward if t.new else None) or 0.0) for t in compared]
     rows = sum(min(t.old.reward_rows, t.new.reward_rows) for t in compared if t.old is not None and t.new is not None)
     stats = paired_stats(pairs, _clusters(compared), span=reward_range(result), rows=max(rows, 1))
     sign = sign_test([new - old for old, new in pairs]) if pairs else None
-    table = mcnemar_table(pairs) if _single_rows(compared) else None
+    single = all(
+        t.old is not None and t.new is not None and len(t.old.facts) == len(t.new.facts) == 1 for t in compared
+    )
+    table = mcnemar_table(pairs) if single else None
     tests = tuple(task_noise_test(t) for t in result.tasks)
     flipped = tuple(t.category == "flipped" for t in result.tasks)
     return PairedSection(stats, sign, table, tests, flipped, left_out(result))

@@ -211,35 +211,22 @@ def paired_stats(
     )
 
 
-def binomial_two_sided_half(k: int, n: int) -> float:
-    """Exact two-sided p-value of k successes in n fair coin flips: min(1, 2 P(X <= min(k, n-k))).
-
-    Integer arithmetic throughout; the one division at the end is correctly rounded.
-    """
-    if not 0 <= k <= n:
-        raise ValueError(f"need 0 <= k <= n, got k={k}, n={n}")
-    if n == 0:
-        return 1.0
-    low = min(k, n - k)
-    term, tail = 1, 1  # C(n, 0)
-    for i in range(low):
-        term = term * (n - i) // (i + 1)
-        tail += term
-    return min(1.0, tail / (1 << (n - 1)))
-
-
-def sign_test(diffs: Sequence[float], tol: float = CHANGE_TOLERANCE) -> SignTest:
-    """The exact two-sided sign test over the differences that exceed ``tol`` in size.
+def sign_test(diffs: Sequence[float]) -> SignTest:
+    """The exact two-sided sign test over the differences that exceed ``CHANGE_TOLERANCE`` in size:
+    min(1, 2 P(X <= min(better, worse))) for X binomial(better + worse, 1/2).
 
     With binary rewards and one row a side this is McNemar's exact test on the discordant pairs.
-    p is 1 when nothing changed. A difference may be infinite (two finite rewards far apart),
-    never NaN.
+    p is 1 when nothing changed. Integer arithmetic throughout; the one division at the end is
+    correctly rounded.
     """
-    if any(math.isnan(d) for d in diffs):
-        raise ValueError("differences must not be NaN")
-    better = sum(1 for d in diffs if d > tol)
-    worse = sum(1 for d in diffs if d < -tol)
-    return SignTest(better, worse, binomial_two_sided_half(better, better + worse))
+    better = sum(1 for d in diffs if d > CHANGE_TOLERANCE)
+    worse = sum(1 for d in diffs if d < -CHANGE_TOLERANCE)
+    n = better + worse
+    term, tail = 1, 1  # C(n, 0)
+    for i in range(min(better, worse)):
+        term = term * (n - i) // (i + 1)
+        tail += term
+    return SignTest(better, worse, min(1.0, tail / (1 << (n - 1))) if n else 1.0)
 
 
 def mcnemar_table(pairs: Sequence[tuple[float, float]]) -> McNemarTable | None:
@@ -291,8 +278,9 @@ class DiscreteFdr:
     adjusted: tuple[Optional[float], ...]
 
 
-def discrete_bh(pvalues: Sequence[float], smallest: Sequence[float], alpha: float) -> DiscreteFdr:
-    """BH at ``alpha`` over the tests whose smallest attainable p-value ``smallest[i]`` is below ``alpha``.
+def discrete_bh(tests: Sequence[Optional[tuple[float, float]]], alpha: float) -> DiscreteFdr:
+    """BH at ``alpha`` over the ``tests`` (p, smallest attainable p) whose smallest attainable
+    p-value is below ``alpha``; None is no test, and the indices are those of ``tests``.
 
     A discrete test (Fisher's on 5 + 5 rows, say) cannot give every p-value: with 3 passes in all
     the best it can do is 0.167. Such a test can never be significant at 0.05, yet plain BH counts
@@ -305,15 +293,14 @@ def discrete_bh(pvalues: Sequence[float], smallest: Sequence[float], alpha: floa
     (times the share of true nulls among the counted) when the tests are independent or positively
     dependent, as BH does.
     """
-    if len(smallest) != len(pvalues):
-        raise ValueError(f"{len(smallest)} smallest p-values for {len(pvalues)} p-values")
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
-    for p, low in zip(pvalues, smallest):
-        if not 0.0 <= low <= p <= 1.0:
-            raise ValueError(f"need 0 <= smallest <= p <= 1, got smallest {low!r}, p {p!r}")
-    counted = tuple(i for i, low in enumerate(smallest) if low < alpha)
-    adjusted: list[Optional[float]] = [None] * len(pvalues)
-    for index, value in zip(counted, benjamini_hochberg([pvalues[i] for i in counted])):
+    for test in tests:
+        if test is not None and not 0.0 <= test[1] <= test[0] <= 1.0:
+            raise ValueError(f"need 0 <= smallest <= p <= 1, got smallest {test[1]!r}, p {test[0]!r}")
+    counted = [(i, test[0]) for i, test in enumerate(tests) if test is not None and test[1] < alpha]
+    adjusted: list[Optional[float]] = [None] * len(tests)
+    for (index, _), value in zip(counted, benjamini_hochberg([p for _, p in counted])):
         adjusted[index] = value
-    return DiscreteFdr(alpha, len(pvalues), counted, tuple(adjusted))
+    tested = sum(1 for test in tests if test is not None)
+    return DiscreteFdr(alpha, tested, tuple(i for i, _ in counted), tuple(adjusted))

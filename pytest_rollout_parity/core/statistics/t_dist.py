@@ -3,7 +3,8 @@
 The paired statistics need t quantiles (t(0.975, n-1) for a confidence interval, t(0.95, df) for
 the equivalence bounds) and the runtime carries no numpy or scipy, so the distribution is computed
 here: the CDF through the regularized incomplete beta function (a continued fraction evaluated by
-the modified Lentz method), the quantile by safeguarded Newton steps on that CDF.
+the modified Lentz method), the quantile by safeguarded Newton steps on that CDF. The degrees of
+freedom are finite: every caller's are.
 """
 
 from __future__ import annotations
@@ -35,14 +36,9 @@ def _log_gamma_ratio(a: float, b: float) -> float:
     return lead + correction
 
 
-def _log_beta(a: float, b: float) -> float:
-    """``log B(a, b)``, accurate also when one argument is large and the other small."""
-    small, large = min(a, b), max(a, b)
-    return math.lgamma(small) - _log_gamma_ratio(large, small)
-
-
 def _beta_continued_fraction(a: float, b: float, x: float) -> float:
-    """The continued fraction of the incomplete beta function (modified Lentz)."""
+    """The continued fraction of the incomplete beta function (modified Lentz): each term ``m``
+    takes an even and an odd step."""
     qab, qap, qam = a + b, a + 1.0, a - 1.0
     c = 1.0
     d = 1.0 - qab * x / qap
@@ -51,24 +47,25 @@ def _beta_continued_fraction(a: float, b: float, x: float) -> float:
     h = d
     for m in range(1, _MAX_CF_TERMS + 1):
         m2 = 2 * m
-        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
-        d = 1.0 + aa * d
-        d = _TINY if abs(d) < _TINY else d
-        c = 1.0 + aa / c
-        c = _TINY if abs(c) < _TINY else c
-        d = 1.0 / d
-        h *= d * c
-        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
-        d = 1.0 + aa * d
-        d = _TINY if abs(d) < _TINY else d
-        c = 1.0 + aa / c
-        c = _TINY if abs(c) < _TINY else c
-        d = 1.0 / d
-        delta = d * c
-        h *= delta
+        even = m * (b - m) * x / ((qam + m2) * (a + m2))
+        odd = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        for aa in (even, odd):
+            d = 1.0 + aa * d
+            d = _TINY if abs(d) < _TINY else d
+            c = 1.0 + aa / c
+            c = _TINY if abs(c) < _TINY else c
+            d = 1.0 / d
+            delta = d * c
+            h *= delta
         if abs(delta - 1.0) <= _EPS:
             return h
     raise ArithmeticError(f"incomplete beta continued fraction did not converge (a={a}, b={b}, x={x})")
+
+
+def _log_beta(a: float, b: float) -> float:
+    """``log B(a, b)``, accurate also when one argument is large and the other small."""
+    small, large = min(a, b), max(a, b)
+    return math.lgamma(small) - _log_gamma_ratio(large, small)
 
 
 def _incomplete_beta(a: float, b: float, x: float, xc: float) -> float:
@@ -86,8 +83,8 @@ def _incomplete_beta(a: float, b: float, x: float, xc: float) -> float:
 
 
 def _check_df(df: float) -> None:
-    if not df > 0.0:
-        raise ValueError(f"degrees of freedom must be positive, got {df!r}")
+    if not 0.0 < df < math.inf:
+        raise ValueError(f"degrees of freedom must be positive and finite, got {df!r}")
 
 
 def _lower_tail(t: float, df: float) -> float:
@@ -99,26 +96,15 @@ def _lower_tail(t: float, df: float) -> float:
 
 
 def t_cdf(t: float, df: float) -> float:
-    """P(T <= t) for Student's t with ``df`` degrees of freedom (``df`` may be ``math.inf``)."""
+    """P(T <= t) for Student's t with ``df`` degrees of freedom."""
     _check_df(df)
     if math.isnan(t):
         raise ValueError("t must not be NaN")
-    if math.isinf(df):
-        return NormalDist().cdf(t)
     if math.isinf(t):
         return 0.0 if t < 0 else 1.0
     if t <= 0.0:
         return _lower_tail(t, df)
     return 1.0 - _lower_tail(-t, df)
-
-
-def t_pdf(t: float, df: float) -> float:
-    """The density of Student's t with ``df`` degrees of freedom."""
-    _check_df(df)
-    if math.isinf(df):
-        return NormalDist().pdf(t)
-    log_norm = _log_gamma_ratio(df / 2.0, 0.5) - 0.5 * math.log(df * math.pi)
-    return math.exp(log_norm - (df + 1.0) / 2.0 * math.log1p(t * t / df))
 
 
 def _initial_guess(q: float, df: float) -> float:
@@ -144,6 +130,7 @@ def _lower_quantile(q: float, df: float) -> float:
     bracket that shrinks with every evaluation; a step that leaves it is replaced by bisection.
     """
     log_q = math.log(q)
+    log_norm = _log_gamma_ratio(df / 2.0, 0.5) - 0.5 * math.log(df * math.pi)  # of the density
     t = _initial_guess(q, df)
     lo, hi = -math.inf, 0.0  # P(T <= lo) < q <= P(T <= hi)
     for _ in range(200):
@@ -154,7 +141,7 @@ def _lower_quantile(q: float, df: float) -> float:
             lo = t
         else:
             hi = t
-        pdf = t_pdf(t, df)
+        pdf = math.exp(log_norm - (df + 1.0) / 2.0 * math.log1p(t * t / df))
         step = (math.log(cdf) - log_q) * cdf / pdf if pdf > 0.0 and cdf > 0.0 else math.inf
         candidate = t - step
         if not lo < candidate < hi:
@@ -171,7 +158,7 @@ def _lower_quantile(q: float, df: float) -> float:
 
 
 def t_ppf(p: float, df: float) -> float:
-    """The ``p`` quantile of Student's t with ``df`` degrees of freedom (``df`` may be ``math.inf``).
+    """The ``p`` quantile of Student's t with ``df`` degrees of freedom.
 
     ``p`` 0 and 1 give minus and plus infinity; any other ``p`` outside (0, 1) is a ``ValueError``.
     """
@@ -184,8 +171,6 @@ def t_ppf(p: float, df: float) -> float:
         return math.inf
     if p == 0.5:
         return 0.0
-    if math.isinf(df):
-        return NormalDist().inv_cdf(p)
     if p < 0.5:
         return _lower_quantile(p, df)
     return -_lower_quantile(1.0 - p, df)  # 1 - p is exact for p >= 0.5

@@ -25,68 +25,32 @@ EXACT_LIMIT = 100_000
 MONTE_CARLO_DRAWS = 10_000
 
 
-def fisher_exact_two_sided(a_success: int, a_n: int, b_success: int, b_n: int) -> float:
-    """Fisher's exact two-sided p-value for ``a_success``/``a_n`` against ``b_success``/``b_n``.
+def fisher_test(a_success: int, a_n: int, b_success: int, b_n: int) -> tuple[float, float]:
+    """Fisher's exact two-sided p-value for ``a_success``/``a_n`` against ``b_success``/``b_n``, and
+    the smallest p-value these margins allow.
 
-    The sum of the probabilities of every table with the observed margins whose probability is
-    at most the observed one (relative tolerance 1e-7, as R's ``fisher.test`` uses). The
-    hypergeometric weights are exact integers, so the comparison and the sum carry no rounding.
+    The p-value sums the probabilities of every table with the observed margins whose probability is
+    at most the observed one (relative tolerance 1e-7, as R's ``fisher.test`` uses). The hypergeometric
+    weights are exact integers, so the comparison and the sum carry no rounding. The smallest is the
+    p-value of the least likely table (3 passes in 5 + 5 rows: 3/5 against 0/5 at best, p = 0.167;
+    5 passes: 5/5 against 0/5, p = 0.0079): it depends on the margins only, not on how the passes fell.
     """
     if not (0 <= a_success <= a_n and 0 <= b_success <= b_n):
         raise ValueError(f"need 0 <= successes <= rows, got {a_success}/{a_n} and {b_success}/{b_n}")
     successes = a_success + b_success
-    low = max(0, successes - b_n)
-    weights = _fisher_weights(successes, a_n, b_n)
-    return _fisher_p(weights, weights[a_success - low], math.comb(a_n + b_n, successes))
-
-
-def _fisher_weights(successes: int, a_n: int, b_n: int) -> list[int]:
     low, high = max(0, successes - b_n), min(a_n, successes)
-    return [math.comb(a_n, x) * math.comb(b_n, successes - x) for x in range(low, high + 1)]
-
-
-def _fisher_p(weights: Sequence[int], observed: int, total: int) -> float:
+    weights = [math.comb(a_n, x) * math.comb(b_n, successes - x) for x in range(low, high + 1)]
+    total = math.comb(a_n + b_n, successes)
     scale = round(1 / FISHER_RELATIVE_TOLERANCE)
-    at_most = sum(w for w in weights if w * scale <= observed * (scale + 1))
-    return min(1.0, at_most / total)
 
+    def p(observed: int) -> float:
+        return min(1.0, sum(w for w in weights if w * scale <= observed * (scale + 1)) / total)
 
-def fisher_smallest_p(successes: int, a_n: int, b_n: int) -> float:
-    """The smallest p-value :func:`fisher_exact_two_sided` can give with these margins.
-
-    ``successes`` passes in all among ``a_n`` + ``b_n`` rows: the p-value of the least likely
-    split of them (3 passes in 5 + 5 rows: 3/5 against 0/5 at best, p = 0.167; 5 passes: 5/5
-    against 0/5, p = 0.0079). It depends on the margins only, not on how the passes fell.
-    """
-    if not (0 <= successes <= a_n + b_n):
-        raise ValueError(f"need 0 <= successes <= rows, got {successes} of {a_n + b_n}")
-    weights = _fisher_weights(successes, a_n, b_n)
-    return _fisher_p(weights, min(weights), math.comb(a_n + b_n, successes))
+    return p(weights[a_success - low]), p(min(weights))
 
 
 def _mean_gap(chosen_sum: float, k: int, total: float, rest: int) -> float:
     return abs(chosen_sum / k - (total - chosen_sum) / rest)
-
-
-def permutation_p_value(
-    xs: Sequence[float],
-    ys: Sequence[float],
-    *,
-    seed: int = 0,
-    exact_limit: int = EXACT_LIMIT,
-    draws: int = MONTE_CARLO_DRAWS,
-) -> float:
-    """Two-sided permutation p-value of mean(xs) - mean(ys) over the pooled rows.
-
-    The share of splits of the pooled rows into groups of ``len(xs)`` and ``len(ys)`` whose
-    |difference of means| is at least the observed one less 1e-12 (in units of
-    a power of two for rewards beyond 2: :func:`scale_exponent`). All C(n, len(xs)) splits are
-    enumerated when they are at most ``exact_limit`` (the observed split among them); otherwise
-    ``draws`` random splits from ``random.Random(seed)`` are drawn and, as for any randomized
-    test (and as ``scipy.stats.permutation_test`` does), the observed split is added once:
-    p = (count + 1) / (draws + 1), which is never 0.
-    """
-    return permutation_test(xs, ys, seed=seed, exact_limit=exact_limit, draws=draws)[0]
 
 
 def permutation_test(
@@ -97,7 +61,16 @@ def permutation_test(
     exact_limit: int = EXACT_LIMIT,
     draws: int = MONTE_CARLO_DRAWS,
 ) -> tuple[float, float]:
-    """(p, smallest p): :func:`permutation_p_value` and the smallest value it can take for these rows.
+    """The two-sided permutation p-value of mean(xs) - mean(ys) over the pooled rows, and the
+    smallest value it can take for these rows.
+
+    The p-value is the share of splits of the pooled rows into groups of ``len(xs)`` and ``len(ys)``
+    whose |difference of means| is at least the observed one less 1e-12 (in units of a power of
+    two for rewards beyond 2: :func:`scale_exponent`). All C(n, len(xs)) splits are enumerated when
+    they are at most ``exact_limit`` (the observed split among them); otherwise ``draws`` random
+    splits from ``random.Random(seed)`` are drawn and, as for any randomized test (and as
+    ``scipy.stats.permutation_test`` does), the observed split is added once:
+    p = (count + 1) / (draws + 1), which is never 0.
 
     The smallest is the p-value of the split with the largest gap (it depends on the pooled rows
     only, not on which side each came from); with Monte Carlo draws it is 1 / (draws + 1).
@@ -130,15 +103,6 @@ def permutation_test(
     return (hits + 1) / (draws + 1), 1 / (draws + 1)
 
 
-def task_p_value(old_rewards: Sequence[float], new_rewards: Sequence[float], *, seed: int = 0) -> float | None:
-    """The p-value of one task's old rows against its new rows; ``None`` below 2 rows a side.
-
-    Fisher's exact test when every reward is 0 or 1, else the permutation test of the means.
-    """
-    tested = task_test(old_rewards, new_rewards, seed=seed)
-    return None if tested is None else tested[0]
-
-
 def task_test(
     old_rewards: Sequence[float], new_rewards: Sequence[float], *, seed: int = 0
 ) -> tuple[float, float] | None:
@@ -153,8 +117,5 @@ def task_test(
     if all(r in (0.0, 1.0) for r in rows):
         old_pass = sum(1 for r in old_rewards if r == 1.0)
         new_pass = sum(1 for r in new_rewards if r == 1.0)
-        return (
-            fisher_exact_two_sided(old_pass, len(old_rewards), new_pass, len(new_rewards)),
-            fisher_smallest_p(old_pass + new_pass, len(old_rewards), len(new_rewards)),
-        )
+        return fisher_test(old_pass, len(old_rewards), new_pass, len(new_rewards))
     return permutation_test(old_rewards, new_rewards, seed=seed)
