@@ -45,7 +45,7 @@ def test_permutation_smallest_p_is_the_smallest_over_every_split() -> None:
         k, rest = rng.randint(2, 4), rng.randint(2, 4)
         pooled = [rng.choice([0.0, 0.25, 0.5, 0.5, 1.0]) for _ in range(k + rest)]
         xs, ys = pooled[:k], pooled[k:]
-        p, smallest = permutation_test(xs, ys)
+        smallest = permutation_test(xs, ys)[1]
         best = min(
             permutation_test([pooled[i] for i in chosen], [pooled[i] for i in range(k + rest) if i not in chosen])[0]
             for chosen in itertools.combinations(range(k + rest), k)
