@@ -22,6 +22,7 @@ from .core.judging.metrics_file import AggregateCheck
 from .core.model import Join, RowCounts
 from .core.reports.summary import AcceptedFlips, Counts, Decider, Files, FlipTests, SideSummary, SplitGroup
 from .core.statistics.paired_tests import McNemarTable, SignTest
+from .core.statistics.plan import Plan
 
 Category = Literal["identical", "flipped", "flipped_agent_error", "masked", "missing"]
 TaskOutcome = Literal["passed", "failed", "within_noise", "accepted", "agent_error", "masked", "missing", "not_run"]
@@ -110,38 +111,6 @@ class Task(_Closed):
     evidence: Optional[str]
     #: rollouts whose same trajectory the two verifiers scored differently (0: the rows do not pair per rollout)
     verifier_disagreements: int
-
-
-class Rerun(_Closed):
-    task: str
-    why: str
-
-
-class Lever(_Closed):
-    """One way to decide the aggregate: tasks x rollouts a task a side, and what it promises."""
-
-    tasks: int
-    repeats: int
-    power: float
-    regression_power: float
-
-
-class Plan(_Closed):
-    margin: Optional[float]
-    power: float
-    tasks: int
-    repeats: int
-    rollout_variance: Optional[float]
-    variance_source: str
-    rollouts_needed: Optional[int]
-    tasks_needed: Optional[int]
-    flip_repeats: int
-    alpha: float
-    rerun: list[Rerun]
-    by_rollouts: Optional[Lever]
-    by_tasks: Optional[Lever]
-    flip_tests: int
-    decided: Optional[str]
 
 
 class Equivalence(_Closed):

@@ -14,7 +14,6 @@ from pytest_rollout_parity import compare_rollouts
 from pytest_rollout_parity.core.statistics.agent_rates import error_rates, fisher_greater
 from pytest_rollout_parity.core.statistics.left_out import left_out
 from pytest_rollout_parity.core.statistics.plan import (
-    flip_p,
     flip_repeats,
     plan,
     regression_power,
@@ -77,11 +76,6 @@ def test_the_planned_rollouts_are_the_fewest_that_reach_80_percent(
 
 def test_one_task_cannot_be_planned_by_rollouts() -> None:
     assert repeats_for_power(1, 0.4, 0.05) is None
-
-
-@pytest.mark.parametrize("repeats", [1, 2, 3, 4, 6, 8])
-def test_a_complete_flip_has_fishers_p(repeats: int) -> None:
-    assert flip_p(repeats) == pytest.approx(stats.fisher_exact([[repeats, 0], [0, repeats]]).pvalue)
 
 
 @pytest.mark.parametrize(("tests", "alpha"), [(1, 0.05), (10, 0.05), (100, 0.05), (40, 0.1)])

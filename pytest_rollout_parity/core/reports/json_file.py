@@ -105,11 +105,7 @@ def _paired(paired: Paired) -> dict[str, Any]:
 
 def _plan(plan: Optional[Plan]) -> Optional[dict[str, Any]]:
     """`"plan"`: what would decide the run (null when the run was decided and no plan was asked for)."""
-    if plan is None:
-        return None
-    data = asdict(plan)
-    data["rerun"] = [{"task": task, "why": why} for task, why in plan.rerun]
-    return data
+    return None if plan is None else asdict(plan)
 
 
 def _check(check: Optional[AggregateCheck]) -> Optional[dict[str, Any]]:

@@ -25,17 +25,18 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Optional
 
-from ..model import CompareResult, TaskComparison
+from ..model import CLOSED, CompareResult, TaskComparison
 from .left_out import COMPARED_CATEGORIES
 from .margin import FlipJudgement
 from .paired import reward_range, row_rewards
 from .paired_tests import LEVEL, scale_exponent, shape, unscaled
 from .t_dist import t_cdf, t_ppf
+from .task_noise import fisher_test
 
 POWER = 0.8
 """The power the plan promises for equivalence at a true difference of 0."""
@@ -46,11 +47,18 @@ MAX_REPEATS = 1000
 """Beyond this many rollouts a task a side, the rollouts lever is not offered."""
 MAX_TASKS = 1_000_000
 RERUN_CAP = 10
+#: why the old side's tasks the gate could not compare are rerun (and the flips within noise)
+RERUN_WHY = {"missing": "missing on the new side", "masked": "masked", "flipped_agent_error": "agent error"}
 
 
-def _se(tasks: int, repeats: int, variance: float, width: float) -> float:
-    """The gate's standard error of T tasks x r rollouts: sampling, floored at the resolution."""
-    return max(math.sqrt(variance / (tasks * repeats)), width / (tasks * repeats))
+def _chance(tasks: int, se: float, margin: float, level: float) -> float:
+    """``F(M / s - t)``: the chance that a one-sided ``1 - level`` bound of the mean of ``tasks``
+    differences, with standard error ``se``, stays on the near side of a line ``margin`` from the
+    true difference (F: the t distribution with T - 1 degrees of freedom, t its ``1 - level`` quantile)."""
+    if se <= 0:
+        return 1.0
+    df = tasks - 1
+    return t_cdf(margin / se - t_ppf(1 - level, df), df)
 
 
 def tost_power(
@@ -58,14 +66,12 @@ def tost_power(
 ) -> float:
     """The probability that both one-sided ``1 - level`` bounds of the mean of ``tasks`` differences,
     each a mean over ``repeats`` rollouts of one rollout's ``variance`` (true mean 0), lie within
-    ±``margin``: ``2 F(M / s - t) - 1`` with s the standard error, floored at ``width / (T r)``."""
+    ±``margin``: ``2 F(M / s - t) - 1`` with s the standard error, floored at the gate's
+    resolution ``width / (T r)``."""
     if tasks < 2:
         return 0.0
-    se = _se(tasks, repeats, variance, width)
-    if se <= 0:
-        return 1.0
-    df = tasks - 1
-    return max(0.0, 2 * t_cdf(margin / se - t_ppf(1 - level, df), df) - 1)
+    se = max(math.sqrt(variance / (tasks * repeats)), width / (tasks * repeats))
+    return max(0.0, 2 * _chance(tasks, se, margin, level) - 1)
 
 
 def regression_power(
@@ -79,10 +85,19 @@ def regression_power(
         return 0.0
     spread = max(2 * margin * width - 4 * margin * margin, 0.0)
     se = max(math.sqrt((variance / repeats + spread) / tasks), width / (tasks * repeats))
-    if se <= 0:
-        return 1.0
-    df = tasks - 1
-    return t_cdf(margin / se - t_ppf(1 - level, df), df)
+    return _chance(tasks, se, margin, level)
+
+
+def _fewest(power_at: Callable[[int], float], power: float, low: int, high: int) -> int:
+    """The fewest n in [``low``, ``high``] whose power reaches ``power``, ``high``'s does: power
+    grows with n, so a bisection finds the first."""
+    while low < high:
+        middle = (low + high) // 2
+        if power_at(middle) >= power:
+            high = middle
+        else:
+            low = middle + 1
+    return high
 
 
 def tasks_for_power(
@@ -90,21 +105,15 @@ def tasks_for_power(
 ) -> Optional[int]:
     """The fewest tasks (at least 2) at ``repeats`` rollouts that reach ``power``; None past MAX_TASKS."""
 
-    def enough(tasks: int) -> bool:
-        return tost_power(tasks, variance, margin, level, repeats=repeats, width=width) >= power
+    def power_at(tasks: int) -> float:
+        return tost_power(tasks, variance, margin, level, repeats=repeats, width=width)
 
     low, high = 2, 2
-    while not enough(high):
+    while power_at(high) < power:
         low, high = high, high * 2
         if high > MAX_TASKS:
             return None
-    while low < high:  # power grows with the task count: the first that reaches it
-        middle = (low + high) // 2
-        if enough(middle):
-            high = middle
-        else:
-            low = middle + 1
-    return high
+    return _fewest(power_at, power, low, high)
 
 
 def repeats_for_power(
@@ -119,42 +128,43 @@ def repeats_for_power(
     """The fewest rollouts a task a side with which ``tasks`` tasks reach ``power``; None when none
     up to MAX_REPEATS does."""
 
-    def enough(repeats: int) -> bool:
-        return tost_power(tasks, rollout_variance, margin, level, repeats=repeats, width=width) >= power
+    def power_at(repeats: int) -> float:
+        return tost_power(tasks, rollout_variance, margin, level, repeats=repeats, width=width)
 
-    if tasks < 2 or not enough(MAX_REPEATS):
+    if tasks < 2 or power_at(MAX_REPEATS) < power:
         return None
-    low, high = 1, MAX_REPEATS
-    while low < high:
-        middle = (low + high) // 2
-        if enough(middle):
-            high = middle
-        else:
-            low = middle + 1
-    return high
-
-
-def flip_p(repeats: int) -> float:
-    """Fisher's exact two-sided p of r/r against 0/r: 2 / C(2r, r)."""
-    return min(1.0, 2 / math.comb(2 * repeats, repeats))
+    return _fewest(power_at, power, 1, MAX_REPEATS)
 
 
 def flip_repeats(tests: int, alpha: float) -> int:
-    """The fewest rollouts a side for which a 1.0 -> 0.0 flip's p-value, adjusted over ``tests``
-    tasks (Benjamini-Hochberg, the flip the one small p-value), is below ``alpha``."""
+    """The fewest rollouts a side for which a 1.0 -> 0.0 flip's p-value (Fisher's exact test of r/r
+    against 0/r: 2 / C(2r, r)), adjusted over ``tests`` tasks (Benjamini-Hochberg, the flip the
+    one small p-value), is below ``alpha``."""
     repeats = 1
-    while flip_p(repeats) * max(tests, 1) >= alpha:
+    while fisher_test(repeats, repeats, 0, repeats)[0] * max(tests, 1) >= alpha:
         repeats += 1
     return repeats
 
 
 @dataclass(frozen=True)
+class Rerun:
+    """A task to run again, and why."""
+
+    __pydantic_config__ = CLOSED
+
+    task: str
+    why: str
+
+
+@dataclass(frozen=True)
 class Lever:
-    """One way to decide the aggregate: ``tasks`` tasks at ``repeats`` rollouts a task a side, the
-    power it promises at a true difference of 0, and its power to fail a true difference of -2M."""
+    """One way to decide the aggregate: tasks x rollouts a task a side, and what it promises."""
+
+    __pydantic_config__ = CLOSED
 
     tasks: int
     repeats: int
+    #: the power it promises at a true difference of 0, and its power to fail a true difference of -2M
     power: float
     regression_power: float
 
@@ -162,7 +172,9 @@ class Lever:
 @dataclass(frozen=True)
 class Plan:
     """What would decide the run: more rollouts or more tasks for equivalence, repeats for a flip,
-    tasks to rerun; or, for a run that already fails, what decided it."""
+    tasks to rerun; or, for a run that already fails, what decided it (the JSON summary's `"plan"`)."""
+
+    __pydantic_config__ = CLOSED
 
     #: the margin the equivalence plan is for; None: no margin, no equivalence plan
     margin: Optional[float]
@@ -180,15 +192,14 @@ class Plan:
     #: rollouts a side before a 1.0 -> 0.0 flip is told from noise over ``flip_tests`` tasks at ``alpha``
     flip_repeats: int
     alpha: float
-    #: the tasks to rerun, each with why
-    rerun: tuple[tuple[str, str], ...]
+    rerun: tuple[Rerun, ...]
     #: the levers' promises: by rollouts, by tasks (None where that lever is not offered)
-    by_rollouts: Optional[Lever] = None
-    by_tasks: Optional[Lever] = None
+    by_rollouts: Optional[Lever]
+    by_tasks: Optional[Lever]
     #: the tasks that can reach alpha, which a flip's adjusted p-value counts
-    flip_tests: int = 1
+    flip_tests: int
     #: what already decided a failing run (then the aggregate is not planned), else None
-    decided: Optional[str] = None
+    decided: Optional[str]
 
     def lines(self) -> list[str]:
         """The plan as the reports print it, one line each."""
@@ -216,7 +227,7 @@ class Plan:
             f"{self.alpha:g}: those whose rows vary, and the flipped one)"
         )
         if self.rerun:
-            shown = ", ".join(f"{task} ({why})" for task, why in self.rerun[:RERUN_CAP])
+            shown = ", ".join(f"{rerun.task} ({rerun.why})" for rerun in self.rerun[:RERUN_CAP])
             more = f", ... and {len(self.rerun) - RERUN_CAP} more" if len(self.rerun) > RERUN_CAP else ""
             lines.append(f"    rerun {len(self.rerun)} task(s): {shown}{more}")
         return lines
@@ -319,19 +330,14 @@ def _variance(values: Sequence[float]) -> float:
     return statistics.variance(values) if len(values) > 1 else 0.0
 
 
-def _rerun(result: CompareResult, judgements: Sequence[Optional[FlipJudgement]]) -> tuple[tuple[str, str], ...]:
-    found: list[tuple[str, str]] = []
+def _rerun(result: CompareResult, judgements: Sequence[Optional[FlipJudgement]]) -> tuple[Rerun, ...]:
+    found = []
     for task, judgement in zip(result.tasks, judgements):
-        if task.old is None:
-            continue
-        if task.category == "missing":
-            found.append((task.task, "missing on the new side"))
-        elif task.category == "masked":
-            found.append((task.task, "masked"))
-        elif task.category == "flipped_agent_error":
-            found.append((task.task, "agent error"))
-        elif task.category == "flipped" and judgement is not None and not judgement.regression:
-            found.append((task.task, "within noise: more repeats"))
+        why = RERUN_WHY.get(task.category)
+        if task.category == "flipped" and judgement is not None and not judgement.regression:
+            why = "within noise: more repeats"
+        if task.old is not None and why is not None:
+            found.append(Rerun(task.task, why))
     return tuple(found)
 
 
