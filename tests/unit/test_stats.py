@@ -17,9 +17,10 @@ import pytest
 from scipy import stats as sps
 
 from pytest_rollout_parity.core.statistics.paired_tests import (
+    DiscreteFdr,
     McNemarTable,
     PairedStats,
-    benjamini_hochberg,
+    discrete_bh,
     mcnemar_table,
     paired_stats,
     sign_test,
@@ -39,7 +40,7 @@ def close(a: float, b: float, tol: float) -> bool:
 def no_nan(result: object) -> bool:
     """True when no field (nor an element of a tuple field) is NaN."""
     values: list[object] = []
-    for field in dataclasses.fields(result):  # type: ignore[arg-type]
+    for field in dataclasses.fields(result):
         value = getattr(result, field.name)
         values.extend(value if isinstance(value, tuple) else [value])
     return not any(isinstance(v, float) and math.isnan(v) for v in values)
@@ -343,7 +344,7 @@ def test_task_test_dispatch():
     assert task_test([1.0, 0.0], [0.0]) is None
     binary_old, binary_new = [1.0] * 5, [0.0] * 5
     assert task_test(binary_old, binary_new) == fisher_test(5, 5, 0, 5)
-    assert close(task_test(binary_old, binary_new)[0], sps.fisher_exact([[5, 0], [0, 5]]).pvalue, 1e-9)  # type: ignore[index]
+    assert close(task_test(binary_old, binary_new)[0], sps.fisher_exact([[5, 0], [0, 5]]).pvalue, 1e-9)
     graded_old, graded_new = [1.0, 0.5, 1.0], [0.0, 0.5]
     assert task_test(graded_old, graded_new) == permutation_test(graded_old, graded_new)
 
@@ -356,6 +357,11 @@ def test_permutation_bad_inputs():
 
 
 # --- Benjamini-Hochberg -----------------------------------------------------------------------
+
+
+def benjamini_hochberg(pvalues: list[float]) -> list[float]:
+    """Plain BH: discrete BH over tests that can all reach alpha (smallest attainable p 0)."""
+    return list(discrete_bh([(p, 0.0) for p in pvalues], 0.5).adjusted)
 
 
 def test_benjamini_hochberg_matches_scipy():
@@ -373,6 +379,7 @@ def test_benjamini_hochberg_matches_scipy():
 def test_benjamini_hochberg_edges():
     assert benjamini_hochberg([]) == []
     assert benjamini_hochberg([0.02]) == [0.02]
+    assert discrete_bh([None, (0.02, 0.0), None], 0.05) == DiscreteFdr(0.05, 1, (1,), (None, 0.02, None))
     with pytest.raises(ValueError):
         benjamini_hochberg([0.5, 1.2])
 

@@ -14,8 +14,7 @@ import random
 import numpy as np
 import pytest
 
-from pytest_rollout_parity.core.statistics.clustered import MAX_INTRACLASS, cr2_mean
-from pytest_rollout_parity.core.statistics.paired_tests import paired_stats
+from pytest_rollout_parity.core.statistics.paired_tests import MAX_INTRACLASS, cr2_mean, paired_stats
 
 
 def anova_icc(y: np.ndarray, labels: list[str]) -> float:
@@ -149,5 +148,5 @@ def test_one_cluster_holding_half_the_tasks_has_few_degrees_of_freedom() -> None
 def test_one_group_is_refused() -> None:
     with pytest.raises(ValueError, match="at least two groups"):
         cr2_mean([1.0, 2.0, 3.0], ["a", "a", "a"])
-    with pytest.raises(ValueError, match="3 cluster labels for 2 values"):
-        cr2_mean([1.0, 2.0], ["a", "b", "c"])
+    with pytest.raises(ValueError, match="3 cluster labels for 2 pairs"):
+        paired_stats([(1.0, 2.0), (0.0, 1.0)], ["a", "b", "c"])

@@ -4,7 +4,7 @@ Each compared task contributes one pair (old task mean, new task mean) and d = n
 mean of d estimates how much the new server moved the score; its standard error says how much of
 that movement sampling alone would explain. When tasks come in groups (tasksets) whose tasks move
 together, the per-task errors are not independent, so the standard error is clustered by group
-(CR2 with Bell-McCaffrey degrees of freedom, :mod:`.clustered`). Plain ``math``; the t
+(CR2 with Bell-McCaffrey degrees of freedom, :func:`cr2_mean`). Plain ``math``; the t
 quantiles come from :mod:`.t_dist`.
 """
 
@@ -17,13 +17,14 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..model import CLOSED
-from .clustered import cr2_mean
 from .t_dist import t_ppf
 
 CHANGE_TOLERANCE = 1e-9
 """A task's reward changed when its difference exceeds this (float noise is not a change)."""
 LEVEL = 0.05
 """The one-sided level of each equivalence bound (the aggregate's one-sided 95% bounds)."""
+MAX_INTRACLASS = 0.99
+"""The estimated within-group correlation is capped below 1, where the working model degenerates."""
 
 
 def scale_exponent(values: Iterable[float]) -> int:
@@ -55,8 +56,8 @@ class PairedStats:
     that an equivalence test (two one-sided tests) compares with a margin. ``se`` and ``df`` are
     the standard error and the t degrees of freedom behind them: n - 1, or when clustered over G
     groups the Bell-McCaffrey degrees of freedom (G - 1 for groups of equal size, fewer, and not a
-    whole number, when a few groups hold most tasks). ``se`` is never below ``resolution``, the
-    step one rollout's reward moves ``delta`` by (docs/statistics.md, "No pass on zero spread").
+    whole number, when a few groups hold most tasks). ``se`` is never below the step one rollout's
+    reward moves ``delta`` by (docs/statistics.md, "No pass on zero spread").
     Figures past the float range (a difference between rewards near ±1.8e308) read as the
     largest float of their sign; the decisions are taken before that, in scaled units.
     """
@@ -73,7 +74,6 @@ class PairedStats:
     clustered_by: str | None
     clusters: int | None
     absent: str | None
-    resolution: float | None = None
 
 
 @dataclass(frozen=True)
@@ -97,12 +97,6 @@ class McNemarTable:
     old_only: int
     new_only: int
     both_fail: int
-
-
-def _check_finite(values: Sequence[float], what: str) -> None:
-    for value in values:
-        if not math.isfinite(value):
-            raise ValueError(f"{what} must be finite, got {value!r}")
 
 
 def _absent(n: int, reason: str) -> PairedStats:
@@ -173,8 +167,9 @@ def paired_stats(
         raise ValueError(f"{len(clusters)} cluster labels for {n} pairs")
     olds = [old for old, _ in pairs]
     news = [new for _, new in pairs]
-    _check_finite(olds, "old rewards")
-    _check_finite(news, "new rewards")
+    for value in (*olds, *news):
+        if not math.isfinite(value):
+            raise ValueError(f"rewards must be finite, got {value!r}")
     if n == 0:
         return _absent(0, "no compared tasks")
     if n == 1:
@@ -207,7 +202,6 @@ def paired_stats(
         clustered_by=label,
         clusters=groups,
         absent=None,
-        resolution=unscaled(resolution, e),
     )
 
 
@@ -243,26 +237,6 @@ def mcnemar_table(pairs: Sequence[tuple[float, float]]) -> McNemarTable | None:
     return McNemarTable(both_pass, old_only, new_only, len(pairs) - both_pass - old_only - new_only)
 
 
-def benjamini_hochberg(pvalues: Sequence[float]) -> list[float]:
-    """Benjamini-Hochberg adjusted p-values (false discovery rate), in the order given.
-
-    adjusted p_(i) = min over j >= i of m/j * p_(j) in ascending order, capped at 1. A p-value
-    outside [0, 1] is a ``ValueError``.
-    """
-    for p in pvalues:
-        if not 0.0 <= p <= 1.0:
-            raise ValueError(f"p-values must lie in [0, 1], got {p!r}")
-    m = len(pvalues)
-    order = sorted(range(m), key=lambda i: pvalues[i])
-    adjusted = [0.0] * m
-    running = 1.0
-    for rank in range(m, 0, -1):
-        i = order[rank - 1]
-        running = min(running, pvalues[i] * m / rank)
-        adjusted[i] = running
-    return adjusted
-
-
 @dataclass(frozen=True)
 class DiscreteFdr:
     """Benjamini-Hochberg over the tests that can reach significance at ``alpha``.
@@ -291,7 +265,8 @@ def discrete_bh(tests: Sequence[Optional[tuple[float, float]]], alpha: float) ->
     margins fix whatever the outcome; for tests valid given their margins (Fisher's exact test, a
     permutation test) BH over that fixed set keeps the false discovery rate at most ``alpha``
     (times the share of true nulls among the counted) when the tests are independent or positively
-    dependent, as BH does.
+    dependent, as BH does. The adjusted p-value of the i-th smallest of the m counted is the least
+    of m/j p_(j) over j >= i, capped at 1.
     """
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
@@ -300,7 +275,116 @@ def discrete_bh(tests: Sequence[Optional[tuple[float, float]]], alpha: float) ->
             raise ValueError(f"need 0 <= smallest <= p <= 1, got smallest {test[1]!r}, p {test[0]!r}")
     counted = [(i, test[0]) for i, test in enumerate(tests) if test is not None and test[1] < alpha]
     adjusted: list[Optional[float]] = [None] * len(tests)
-    for (index, _), value in zip(counted, benjamini_hochberg([p for _, p in counted])):
-        adjusted[index] = value
+    ranked = sorted(counted, key=lambda member: member[1])
+    running = 1.0
+    for rank in range(len(ranked), 0, -1):
+        index, p = ranked[rank - 1]
+        running = min(running, p * len(ranked) / rank)
+        adjusted[index] = running
     tested = sum(1 for test in tests if test is not None)
     return DiscreteFdr(alpha, tested, tuple(i for i, _ in counted), tuple(adjusted))
+
+
+@dataclass(frozen=True)
+class ClusterFit:
+    """The CR2 standard error of a mean, its Bell-McCaffrey degrees of freedom, the group count and
+    the estimated within-group correlation."""
+
+    se: float
+    df: float
+    groups: int
+    rho: float
+
+
+def _intraclass(groups: Sequence[Sequence[float]], n: int) -> float:
+    """The one-way ANOVA estimate of the within-group correlation of the residuals, kept in [0, 1).
+
+    (MSB - MSW) / (MSB + (n0 - 1) MSW) with n0 = (n - sum n_g^2 / n) / (G - 1); 0 when no group
+    has two members (no within-group spread to compare with).
+    """
+    g = len(groups)
+    within_df = n - g
+    if within_df <= 0:
+        return 0.0
+    means = [math.fsum(group) / len(group) for group in groups]
+    within = math.fsum((x - m) ** 2 for group, m in zip(groups, means) for x in group) / within_df
+    between = math.fsum(len(group) * m * m for group, m in zip(groups, means)) / (g - 1)
+    n0 = (n - math.fsum(len(group) ** 2 for group in groups) / n) / (g - 1)
+    denominator = between + (n0 - 1.0) * within
+    if denominator <= 0.0:
+        return 0.0
+    return min(max((between - within) / denominator, 0.0), MAX_INTRACLASS)
+
+
+def cr2_mean(values: Sequence[float], labels: Sequence[str]) -> ClusterFit:
+    """CR2 (bias-reduced) standard error and Bell-McCaffrey degrees of freedom of ``mean(values)``
+    clustered by ``labels`` (at least two distinct, else a ``ValueError``).
+
+    The paired delta is the mean of d over n tasks, a regression of d on an intercept. When the tasks
+    come in G groups (tasksets) the cluster-robust variance sums each group's residuals. The simple
+    G/(G-1) correction with t(G - 1) is right when the groups are of equal size; when one group holds
+    much of the data its residuals are shrunk toward a mean it largely sets itself, and the interval is
+    too narrow. CR2 (Bell and McCaffrey 2002; Pustejovsky and Tipton 2018) scales each group's
+    residuals back up, and the Bell-McCaffrey (Satterthwaite) degrees of freedom say how many groups'
+    worth of information the variance really rests on.
+
+    Both are defined against a working model of the errors. Ours is the one that matters for
+    tasksets: residuals correlated rho within a group, independent across groups, Phi_g =
+    (1 - rho) I + rho J for a group of n_g tasks (J the matrix of ones), rho estimated from the data
+    (one-way ANOVA, kept in [0, 0.99]). With p_g = n_g / n, S_g the sum of group g's residuals
+    d_i - mean(d), phi_g = 1'Phi_g 1 = n_g (1 - rho) + rho n_g^2 and Phi = sum_g phi_g, every
+    matrix of the method has a closed form for an intercept-only model:
+
+    - The residuals are e = M d with M = I - 11'/n, and M 1_g = 1_g - p_g 1 (1_g: ones on group g,
+      zeros elsewhere), so E[S_g^2] = (1_g - p_g 1)' Phi (1_g - p_g 1) = phi_g (1 - 2 p_g) + p_g^2 Phi.
+      Phi_g and the block of M Phi M are both of the form a I + b J, so the CR2 adjustment matrix A_g
+      (A_g (M Phi M)_gg A_g = Phi_g) is too; it has the ones vector as an eigenvector, and only its
+      eigenvalue there, kappa_g, reaches the estimate: 1'A_g e_g = kappa_g S_g with
+      kappa_g^2 = phi_g / E[S_g^2]. The variance is
+
+          V = sum_g kappa_g^2 S_g^2 / n^2,
+
+      unbiased for Var(mean(d)) = Phi / n^2 when the working model holds.
+    - V = sum_g (u_g'd)^2 with u_g = (kappa_g / n) M 1_g, a quadratic form in d; Satterthwaite's
+      approximation of its distribution gives df = (sum_g Q_gg)^2 / sum_{g,h} Q_gh^2 with
+      Q_gh = u_g' Phi u_h = kappa_g kappa_h (delta_gh phi_g - p_h phi_g - p_g phi_h + p_g p_h Phi) / n^2.
+
+    With rho = 0 these reduce to kappa_g^2 = 1 / (1 - p_g) and
+    df = 1 / (sum_g p_g^2 + (sum_g a_g)^2 - sum_g a_g^2), a_g = p_g^2 / (1 - p_g). With G equal groups
+    (any rho) V = G/(G-1) sum_g S_g^2 / n^2 and df = G - 1: the simple correction exactly, so nothing
+    changes where the groups are equal. With one task per group it is the plain sd/sqrt(n) with n - 1.
+    When one group holds half the tasks, df falls to a few, and the bounds widen as they must.
+    """
+    by_label: dict[str, list[float]] = {}
+    for value, label in zip(values, labels):
+        by_label.setdefault(label, []).append(value)
+    if len(by_label) < 2:
+        raise ValueError("clustering needs at least two groups")
+    n = len(values)
+    mean = math.fsum(values) / n
+    groups = [[value - mean for value in group] for group in by_label.values()]
+    rho = _intraclass(groups, n)
+    shares = [len(group) / n for group in groups]
+    phi = [len(group) * (1.0 - rho) + rho * len(group) ** 2 for group in groups]
+    phi_total = math.fsum(phi)
+    # kappa_g^2 = phi_g / E[S_g^2]: each group's residual sum scaled to its working-model variance
+    kappa = [math.sqrt(f / (f * (1.0 - 2.0 * p) + p * p * phi_total)) for f, p in zip(phi, shares)]
+    variance = math.fsum((k * math.fsum(group)) ** 2 for k, group in zip(kappa, groups))
+    size = len(groups)
+    q = [
+        [
+            kappa[g]
+            * kappa[h]
+            * (
+                (phi[g] if g == h else 0.0)
+                - shares[h] * phi[g]
+                - shares[g] * phi[h]
+                + shares[g] * shares[h] * phi_total
+            )
+            for h in range(size)
+        ]
+        for g in range(size)
+    ]
+    trace = math.fsum(q[g][g] for g in range(size))
+    squares = math.fsum(x * x for row in q for x in row)
+    return ClusterFit(se=math.sqrt(variance) / n, df=trace * trace / squares, groups=size, rho=rho)
