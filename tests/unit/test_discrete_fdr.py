@@ -13,8 +13,8 @@ import random
 import pytest
 from scipy import stats as sps
 
+from pytest_rollout_parity.core.statistics.paired import fisher_test, permutation_test, task_test
 from pytest_rollout_parity.core.statistics.paired_tests import discrete_bh
-from pytest_rollout_parity.core.statistics.task_noise import fisher_test, permutation_test, task_test
 
 
 def fisher_smallest_p(successes: int, a_n: int, b_n: int) -> float:

@@ -16,9 +16,14 @@ from pytest_rollout_parity.core.api import compare_rollouts
 from pytest_rollout_parity.core.identity.item_names import item_names
 from pytest_rollout_parity.core.model import CompareResult
 from pytest_rollout_parity.core.statistics.margin import EQUIVALENCE_ITEM, equivalence, judge_flip, judge_flips
-from pytest_rollout_parity.core.statistics.paired import format_p, noise_text, paired_section, task_seed
+from pytest_rollout_parity.core.statistics.paired import (
+    format_p,
+    noise_text,
+    paired_section,
+    permutation_test,
+    task_seed,
+)
 from pytest_rollout_parity.core.statistics.paired_tests import PairedStats, paired_stats
-from pytest_rollout_parity.core.statistics.task_noise import permutation_test
 from pytest_rollout_parity.plugin.outcomes import default_verdict
 
 
@@ -257,7 +262,7 @@ def test_bh_decides_which_flips_are_regressions() -> None:
 
 def test_judge_flip_with_uneven_rows() -> None:
     result = compare({"a": [1.0]}, {"a": [0.0, 0.0, 0.0]})
-    judged = judge_flip(result.tasks[0], None, None, None, paired_section(result).fdr(0.05))
+    judged = judge_flip(result.tasks[0], None, None, paired_section(result).fdr(0.05))
     assert judged.text == "flipped; 1 row(s) old, 3 new: too few repeats for a per-task test: judged in the aggregate"
 
 

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
+from pytest_rollout_parity.core.statistics.paired import fisher_test, permutation_test, task_test
 from pytest_rollout_parity.core.statistics.paired_tests import (
     DiscreteFdr,
     McNemarTable,
@@ -26,7 +27,6 @@ from pytest_rollout_parity.core.statistics.paired_tests import (
     sign_test,
 )
 from pytest_rollout_parity.core.statistics.t_dist import t_cdf, t_ppf
-from pytest_rollout_parity.core.statistics.task_noise import fisher_test, permutation_test, task_test
 
 
 def permutation_p_value(xs: list[float], ys: list[float], **options: int) -> float:

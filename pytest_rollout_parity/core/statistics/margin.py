@@ -112,56 +112,42 @@ def disagreement_text(count: int) -> str:
     )
 
 
-def _rows(task: TaskComparison) -> tuple[int, int]:
-    return (len(task.old.facts) if task.old else 0, len(task.new.facts) if task.new else 0)
-
-
-def judge_flip(
-    task: TaskComparison, p: Optional[float], smallest: Optional[float], adjusted: Optional[float], fdr: DiscreteFdr
-) -> FlipJudgement:
-    """Fail a flip only when its BH-adjusted p-value (over the tests ``fdr`` counts) is below alpha.
-
-    ``p`` and ``smallest`` are the task's p-value and smallest attainable p-value (None: too few
-    repeats to test); ``adjusted`` is None when the task cannot reach alpha and is not counted.
-    """
-    alpha = fdr.alpha
-    if task.disagreements:
-        return FlipJudgement(True, disagreement_text(task.disagreements))
-    if p is None or smallest is None:
-        old_rows, new_rows = _rows(task)
-        if old_rows == 1 and new_rows == 1:
-            why = "single row a side"
-        else:
-            why = f"{old_rows} row(s) old, {new_rows} new: too few repeats for a per-task test"
-        return FlipJudgement(False, f"flipped; {why}: judged in the aggregate")
-    if adjusted is None:
-        return FlipJudgement(
-            False,
-            (
-                f"flipped within noise: {noise_text(task, p)}; cannot reach alpha {alpha:g} with these rows "
-                f"(smallest attainable p = {format_p(smallest)}), so not counted"
-            ),
-        )
-    over = f"(BH over the {len(fdr.counted)} of {fdr.tests} tested task(s) that can reach it)"
-    if adjusted < alpha:
-        return FlipJudgement(True, f"not noise: BH-adjusted p = {format_p(adjusted)} < alpha {alpha:g} {over}")
-    return FlipJudgement(
-        False,
-        (
-            f"flipped within noise: {noise_text(task, p)}; BH-adjusted p = {format_p(adjusted)} >= alpha {alpha:g} {over}"
-        ),
-    )
-
-
 def judge_flips(
     section: PairedSection, tasks: list[TaskComparison], alpha: float, fdr: Optional[DiscreteFdr] = None
 ) -> list[Optional[FlipJudgement]]:
     """The judgement of every flipped task, by task index (None for the other categories); ``fdr`` is
     ``section.fdr(alpha)`` when the caller has it."""
     fdr = fdr if fdr is not None else section.fdr(alpha)
-    judged: list[Optional[FlipJudgement]] = []
-    for i, task in enumerate(tasks):
-        test = section.tests[i]
-        p, smallest = test if test is not None else (None, None)
-        judged.append(judge_flip(task, p, smallest, fdr.adjusted[i], fdr) if task.category == "flipped" else None)
-    return judged
+    return [
+        judge_flip(task, test, adjusted, fdr) if task.category == "flipped" else None
+        for task, test, adjusted in zip(tasks, section.tests, fdr.adjusted)
+    ]
+
+
+def judge_flip(
+    task: TaskComparison, test: Optional[tuple[float, float]], adjusted: Optional[float], fdr: DiscreteFdr
+) -> FlipJudgement:
+    """Fail a flip only when its BH-adjusted p-value (over the tests ``fdr`` counts) is below alpha.
+
+    ``test`` is the task's (p, smallest attainable p) (None: too few repeats to test); ``adjusted``
+    is None when the task cannot reach alpha and is not counted.
+    """
+    alpha = fdr.alpha
+    if task.disagreements:
+        return FlipJudgement(True, disagreement_text(task.disagreements))
+    if test is None:
+        old_rows, new_rows = (len(side.facts) if side else 0 for side in (task.old, task.new))
+        if old_rows == new_rows == 1:
+            why = "single row a side"
+        else:
+            why = f"{old_rows} row(s) old, {new_rows} new: too few repeats for a per-task test"
+        return FlipJudgement(False, f"flipped; {why}: judged in the aggregate")
+    p, smallest = test
+    noise = f"flipped within noise: {noise_text(task, p)}"
+    if adjusted is None:
+        why = f"cannot reach alpha {alpha:g} with these rows (smallest attainable p = {format_p(smallest)}), so not counted"
+        return FlipJudgement(False, f"{noise}; {why}")
+    over = f"(BH over the {len(fdr.counted)} of {fdr.tests} tested task(s) that can reach it)"
+    if adjusted < alpha:
+        return FlipJudgement(True, f"not noise: BH-adjusted p = {format_p(adjusted)} < alpha {alpha:g} {over}")
+    return FlipJudgement(False, f"{noise}; BH-adjusted p = {format_p(adjusted)} >= alpha {alpha:g} {over}")

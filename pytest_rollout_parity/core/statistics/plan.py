@@ -30,13 +30,12 @@ from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Optional
 
-from ..model import CLOSED, CompareResult, TaskComparison
+from ..model import CLOSED, CompareResult, TaskSide
 from .left_out import COMPARED_CATEGORIES
 from .margin import FlipJudgement
-from .paired import reward_range, row_rewards
+from .paired import fisher_test, reward_range, row_rewards
 from .paired_tests import LEVEL, scale_exponent, shape, unscaled
 from .t_dist import t_cdf, t_ppf
-from .task_noise import fisher_test
 
 POWER = 0.8
 """The power the plan promises for equivalence at a true difference of 0."""
@@ -233,29 +232,19 @@ class Plan:
         return lines
 
     def _lever_line(self, name: str, lever: Optional[Lever], margin: float) -> str:
+        by_rollouts = name == "more rollouts"
+        if lever is None and by_rollouts:
+            return f"        {name}: no number up to {MAX_REPEATS} suffices with {self.tasks} compared task(s)"
         if lever is None:
-            why = (
-                f"no number up to {MAX_REPEATS} suffices with {self.tasks} compared task(s)"
-                if name == "more rollouts"
-                else f"more than {MAX_TASKS} tasks would be needed"
-            )
-            return f"        {name}: {why}"
-        if name == "more rollouts":
+            return f"        {name}: more than {MAX_TASKS} tasks would be needed"
+        if by_rollouts:
             more = lever.repeats - self.repeats
-            size = f"{lever.repeats} rollout(s) a task a side over the {lever.tasks} compared tasks " + (
-                f"({more} more than the {self.repeats} now)" if more > 0 else f"(the run has {self.repeats})"
-            )
+            now = f"{more} more than the {self.repeats} now" if more > 0 else f"the run has {self.repeats}"
+            size = f"{lever.repeats} rollout(s) a task a side over the {lever.tasks} compared tasks ({now})"
         else:
             more = lever.tasks - self.tasks
-            size = (
-                f"{lever.tasks} tasks "
-                + (
-                    f"({more} more than the {self.tasks} compared, from the same input dataset)"
-                    if more > 0
-                    else f"(the run has {self.tasks})"
-                )
-                + f" at {lever.repeats} rollout(s) a task a side"
-            )
+            now = f"{more} more than the {self.tasks} compared, from the same input dataset"
+            size = f"{lever.tasks} tasks ({now if more > 0 else f'the run has {self.tasks}'}) at {lever.repeats} rollout(s) a task a side"
         return (
             f"        {name}: {size}: {lever.power:.1%} power; a regression a margin beyond it "
             f"(true difference {-2 * margin:g}) fails with {lever.regression_power:.1%}"
@@ -263,7 +252,7 @@ class Plan:
 
 
 def rollout_variance(
-    compared: Sequence[TaskComparison], repeats: int, span: tuple[float, float], exponent: int = 0
+    compared: Sequence[tuple[TaskSide, TaskSide]], repeats: int, span: tuple[float, float], exponent: int = 0
 ) -> tuple[float, str]:
     """The variance of one rollout's difference (new - old), in units of 2**``exponent``, and where it comes from.
 
@@ -278,10 +267,8 @@ def rollout_variance(
         return [math.ldexp(value, -exponent) for value in values]
 
     within = []
-    for task in compared:
-        if task.old is None or task.new is None:
-            continue
-        old, new = scaled(row_rewards(task.old)), scaled(row_rewards(task.new))
+    for old_side, new_side in compared:
+        old, new = scaled(row_rewards(old_side)), scaled(row_rewards(new_side))
         if len(old) >= 2 and len(new) >= 2:
             within.append(_variance(old) + _variance(new))
     if within and any(value > 0 for value in within):
@@ -294,9 +281,7 @@ def rollout_variance(
             f"the within-task variances of {len(within)} repeated task(s), at their 80% upper confidence limit"
         )
     diffs = [
-        math.ldexp(t.new.reward or 0.0, -exponent) - math.ldexp(t.old.reward or 0.0, -exponent)
-        for t in compared
-        if t.old is not None and t.new is not None
+        math.ldexp(new.reward or 0.0, -exponent) - math.ldexp(old.reward or 0.0, -exponent) for old, new in compared
     ]
     if len(diffs) >= 2 and _variance(diffs) > 0:
         n = len(diffs)
@@ -341,12 +326,6 @@ def _rerun(result: CompareResult, judgements: Sequence[Optional[FlipJudgement]])
     return tuple(found)
 
 
-def _varying(task: TaskComparison) -> bool:
-    """The task's scored rows, both sides together, hold more than one value: its test can reach alpha."""
-    rows = [*(row_rewards(task.old) if task.old else ()), *(row_rewards(task.new) if task.new else ())]
-    return len(set(rows)) > 1
-
-
 def plan(
     result: CompareResult,
     margin: Optional[float],
@@ -358,9 +337,11 @@ def plan(
     """The plan for the pair at hand (module docstring): what would decide it. ``decided`` says
     what already made the run fail; then the aggregate is not planned."""
     compared = [
-        t for t in result.tasks if t.category in COMPARED_CATEGORIES and t.old is not None and t.new is not None
+        (t.old, t.new)
+        for t in result.tasks
+        if t.category in COMPARED_CATEGORIES and t.old is not None and t.new is not None
     ]
-    rows = [min(t.old.reward_rows, t.new.reward_rows) for t in compared if t.old is not None and t.new is not None]
+    rows = [min(old.reward_rows, new.reward_rows) for old, new in compared]
     repeats = max(1, int(statistics.median(rows))) if rows else 1
     span = reward_range(result)
     exponent = scale_exponent(span)
@@ -387,7 +368,9 @@ def plan(
         needed = tasks_for_power(variance, scaled_margin, power, repeats=repeats, width=width)
         by_tasks = lever(None if needed is None else max(needed, len(compared)), repeats)
     judged = judgements if judgements is not None else [None] * len(result.tasks)
-    flip_tests = max(1, min(len(compared), sum(1 for t in compared if _varying(t)) + 1))
+    # the tasks whose test can reach alpha (their rows, both sides together, hold more than one value)
+    varying = sum(1 for old, new in compared if len({*row_rewards(old), *row_rewards(new)}) > 1)
+    flip_tests = max(1, min(len(compared), varying + 1))
     return Plan(
         margin=margin,
         power=power,
