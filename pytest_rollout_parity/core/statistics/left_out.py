@@ -40,12 +40,9 @@ class LeftOut:
     old_rows: int = 0
     new_rows: int = 0
 
-    def count(self, side: Side) -> int:
-        return self.old if side == "old" else self.new
-
     def share(self, side: Side) -> float:
         """The share of all joined tasks left out on ``side`` (0 when there are none)."""
-        return self.count(side) / self.tasks if self.tasks else 0.0
+        return (self.old if side == "old" else self.new) / self.tasks if self.tasks else 0.0
 
 
 def _out(side: Optional[TaskSide]) -> bool:
@@ -64,15 +61,9 @@ def left_out(result: CompareResult) -> LeftOut:
     ]
     whole = [(old.reward or 0.0, new.reward or 0.0) for old, new in pairs if not new.masked_rows]
     partial = [(old, new) for old, new in pairs if new.masked_rows]
-    olds_left = [
-        t.old.reward
-        for t in rest
-        if t.old is not None
-        and not _out(t.old)
-        and _out(t.new)
-        and t.old.reward is not None
-        and math.isfinite(t.old.reward)
-    ]
+    # the old rewards of the tasks left out on the new side only
+    left_new = [t.old.reward for t in rest if t.old is not None and not _out(t.old) and _out(t.new)]
+    olds_left = [reward for reward in left_new if reward is not None and math.isfinite(reward)]
     seen = [r for t in compared for s in (t.old, t.new) if s is not None and (r := s.reward) is not None]
     low = min([0.0, *seen, *olds_left])
     high = max([1.0, *seen, *olds_left])

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import sys
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Optional
@@ -224,17 +225,12 @@ def sign_test(diffs: Sequence[float]) -> SignTest:
 
 
 def mcnemar_table(pairs: Sequence[tuple[float, float]]) -> McNemarTable | None:
-    """The 2x2 pass/fail table of (old, new) rewards, or ``None`` unless every reward is 0 or 1.
-
-    The caller passes single rows (one a side); with repeats a task mean is not a pass or a fail.
-    An empty sequence has no table either.
-    """
+    """The 2x2 pass/fail table of (old, new) rewards, or ``None`` unless there are some and every
+    one is 0 or 1. The caller passes single rows: with repeats a task mean is not a pass or a fail."""
     if not pairs or any(value not in (0.0, 1.0) for pair in pairs for value in pair):
         return None
-    both_pass = sum(1 for old, new in pairs if old == 1.0 and new == 1.0)
-    old_only = sum(1 for old, new in pairs if old == 1.0 and new == 0.0)
-    new_only = sum(1 for old, new in pairs if old == 0.0 and new == 1.0)
-    return McNemarTable(both_pass, old_only, new_only, len(pairs) - both_pass - old_only - new_only)
+    count = Counter(pairs)
+    return McNemarTable(count[1.0, 1.0], count[1.0, 0.0], count[0.0, 1.0], count[0.0, 0.0])
 
 
 @dataclass(frozen=True)
