@@ -43,24 +43,19 @@ def fisher_greater(new_errors: int, new_rows: int, old_errors: int, old_rows: in
     return min(1.0, math.exp(peak) * math.fsum(math.exp(t - peak) for t in terms))
 
 
-def _counts(side: Optional[TaskSide]) -> tuple[int, int]:
-    if side is None:
-        return 0, 0
-    return sum(1 for f in side.facts if f.agent_error and f.mask is None), len(side.facts)
-
-
 def error_rates(result: CompareResult, level: float = RATE_LEVEL) -> Optional[ErrorRates]:
     """Each side's agent-error rate over its rows of the tasks both sides have, and the test;
     None when neither side reports an agent error."""
-    old_errors = old_rows = new_errors = new_rows = 0
-    for task in result.tasks:
-        if task.old is None or task.new is None:
-            continue
-        errors, rows = _counts(task.old)
-        old_errors, old_rows = old_errors + errors, old_rows + rows
-        errors, rows = _counts(task.new)
-        new_errors, new_rows = new_errors + errors, new_rows + rows
+    both = [(t.old, t.new) for t in result.tasks if t.old is not None and t.new is not None]
+    old_errors = sum(_errors(old) for old, _ in both)
+    new_errors = sum(_errors(new) for _, new in both)
     if not old_errors and not new_errors:
         return None
+    old_rows = sum(len(old.facts) for old, _ in both)
+    new_rows = sum(len(new.facts) for _, new in both)
     p = fisher_greater(new_errors, new_rows, old_errors, old_rows)
     return ErrorRates(old_errors, old_rows, new_errors, new_rows, p, level)
+
+
+def _errors(side: TaskSide) -> int:
+    return sum(1 for f in side.facts if f.agent_error and f.mask is None)

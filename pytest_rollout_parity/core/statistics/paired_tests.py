@@ -367,20 +367,12 @@ def cr2_mean(values: Sequence[float], labels: Sequence[str]) -> ClusterFit:
     kappa = [math.sqrt(f / (f * (1.0 - 2.0 * p) + p * p * phi_total)) for f, p in zip(phi, shares)]
     variance = math.fsum((k * math.fsum(group)) ** 2 for k, group in zip(kappa, groups))
     size = len(groups)
-    q = [
-        [
-            kappa[g]
-            * kappa[h]
-            * (
-                (phi[g] if g == h else 0.0)
-                - shares[h] * phi[g]
-                - shares[g] * phi[h]
-                + shares[g] * shares[h] * phi_total
-            )
-            for h in range(size)
-        ]
-        for g in range(size)
-    ]
-    trace = math.fsum(q[g][g] for g in range(size))
-    squares = math.fsum(x * x for row in q for x in row)
+
+    def q(g: int, h: int) -> float:
+        """Q_gh times n^2 (above)."""
+        own = phi[g] if g == h else 0.0
+        return kappa[g] * kappa[h] * (own - shares[h] * phi[g] - shares[g] * phi[h] + shares[g] * shares[h] * phi_total)
+
+    trace = math.fsum(q(g, g) for g in range(size))
+    squares = math.fsum(x * x for x in (q(g, h) for g in range(size) for h in range(size)))
     return ClusterFit(se=math.sqrt(variance) / n, df=trace * trace / squares, groups=size, rho=rho)
