@@ -122,9 +122,9 @@ def shape(values: Sequence[float], mean: float) -> tuple[float, float]:
 
 
 def one_sided_bounds(
-    delta: float, se: float, df: float, n: int, skew: float = 0.0, kurtosis: float = 0.0, level: float = LEVEL
+    delta: float, se: float, df: float, n: int, skew: float = 0.0, kurtosis: float = 0.0
 ) -> tuple[float, float]:
-    """The one-sided ``1 - level`` bounds of a mean of ``n`` values, corrected for their shape.
+    """The one-sided ``1 - LEVEL`` bounds of a mean of ``n`` values, corrected for their shape.
 
     - The t quantile takes fewer degrees of freedom when the values are heavy-tailed: the
       variance of s^2 is sigma^4 (2 / (n - 1) + kurtosis / n), and matching a chi-square's
@@ -137,7 +137,7 @@ def one_sided_bounds(
       the mean is then too low; the correction raises it (and the lower bound with it).
     """
     df = 2.0 / (2.0 / df + max(kurtosis, 0.0) / n)
-    t = t_ppf(1 - level, df)
+    t = t_ppf(1 - LEVEL, df)
     shift = skew * (2 * t * t + 1) / (6 * math.sqrt(n))
     shift = min(max(shift, -t / 2), t / 2)  # a few values can make the term exceed t itself
     return delta - (t - shift) * se, delta + (t + shift) * se
@@ -147,7 +147,6 @@ def paired_stats(
     pairs: Sequence[tuple[float, float]],
     clusters: Sequence[str] | None = None,
     *,
-    clustered_by: str = "taskset",
     span: tuple[float, float] = (0.0, 1.0),
     rows: int | None = None,
 ) -> PairedStats:
@@ -181,7 +180,7 @@ def paired_stats(
     skew = kurtosis = 0.0
     if clusters is not None and len(set(clusters)) >= 2:
         fit = cr2_mean(diffs, clusters)
-        se, df, label, groups = fit.se, fit.df, clustered_by, fit.groups
+        se, df, label, groups = fit.se, fit.df, "taskset", fit.groups
     else:
         sd = math.sqrt(math.fsum((d - delta) ** 2 for d in diffs) / (n - 1))
         se, df, label, groups = sd / math.sqrt(n), float(n - 1), None, None

@@ -50,32 +50,28 @@ RERUN_CAP = 10
 RERUN_WHY = {"missing": "missing on the new side", "masked": "masked", "flipped_agent_error": "agent error"}
 
 
-def _chance(tasks: int, se: float, margin: float, level: float) -> float:
-    """``F(M / s - t)``: the chance that a one-sided ``1 - level`` bound of the mean of ``tasks``
-    differences, with standard error ``se``, stays on the near side of a line ``margin`` from the
-    true difference (F: the t distribution with T - 1 degrees of freedom, t its ``1 - level`` quantile)."""
+def _chance(tasks: int, se: float, margin: float) -> float:
+    """``F(M / s - t)``: the chance that a one-sided 95% bound of the mean of ``tasks`` differences,
+    with standard error ``se``, stays on the near side of a line ``margin`` from the true difference
+    (F: the t distribution with T - 1 degrees of freedom, t its 95% quantile)."""
     if se <= 0:
         return 1.0
     df = tasks - 1
-    return t_cdf(margin / se - t_ppf(1 - level, df), df)
+    return t_cdf(margin / se - t_ppf(1 - LEVEL, df), df)
 
 
-def tost_power(
-    tasks: int, variance: float, margin: float, level: float = LEVEL, *, repeats: int = 1, width: float = 0.0
-) -> float:
-    """The probability that both one-sided ``1 - level`` bounds of the mean of ``tasks`` differences,
+def tost_power(tasks: int, variance: float, margin: float, *, repeats: int = 1, width: float = 0.0) -> float:
+    """The probability that both one-sided 95% bounds of the mean of ``tasks`` differences,
     each a mean over ``repeats`` rollouts of one rollout's ``variance`` (true mean 0), lie within
     ±``margin``: ``2 F(M / s - t) - 1`` with s the standard error, floored at the gate's
     resolution ``width / (T r)``."""
     if tasks < 2:
         return 0.0
     se = max(math.sqrt(variance / (tasks * repeats)), width / (tasks * repeats))
-    return max(0.0, 2 * _chance(tasks, se, margin, level) - 1)
+    return max(0.0, 2 * _chance(tasks, se, margin) - 1)
 
 
-def regression_power(
-    tasks: int, variance: float, margin: float, level: float = LEVEL, *, repeats: int = 1, width: float = 0.0
-) -> float:
+def regression_power(tasks: int, variance: float, margin: float, *, repeats: int = 1, width: float = 0.0) -> float:
     """The probability that the upper one-sided bound lies below -``margin`` (the run fails) when the
     true difference is -2 ``margin``, however the regression falls on the tasks (none improving):
     ``F(M / s - t)`` with each task's true difference adding at most 2M width - 4M^2 to its variance
@@ -84,7 +80,7 @@ def regression_power(
         return 0.0
     spread = max(2 * margin * width - 4 * margin * margin, 0.0)
     se = max(math.sqrt((variance / repeats + spread) / tasks), width / (tasks * repeats))
-    return _chance(tasks, se, margin, level)
+    return _chance(tasks, se, margin)
 
 
 def _fewest(power_at: Callable[[int], float], power: float, low: int, high: int) -> int:
@@ -100,12 +96,12 @@ def _fewest(power_at: Callable[[int], float], power: float, low: int, high: int)
 
 
 def tasks_for_power(
-    variance: float, margin: float, power: float = POWER, level: float = LEVEL, *, repeats: int = 1, width: float = 0.0
+    variance: float, margin: float, power: float = POWER, *, repeats: int = 1, width: float = 0.0
 ) -> Optional[int]:
     """The fewest tasks (at least 2) at ``repeats`` rollouts that reach ``power``; None past MAX_TASKS."""
 
     def power_at(tasks: int) -> float:
-        return tost_power(tasks, variance, margin, level, repeats=repeats, width=width)
+        return tost_power(tasks, variance, margin, repeats=repeats, width=width)
 
     low, high = 2, 2
     while power_at(high) < power:
@@ -116,19 +112,13 @@ def tasks_for_power(
 
 
 def repeats_for_power(
-    tasks: int,
-    rollout_variance: float,
-    margin: float,
-    power: float = POWER,
-    level: float = LEVEL,
-    *,
-    width: float = 0.0,
+    tasks: int, rollout_variance: float, margin: float, power: float = POWER, *, width: float = 0.0
 ) -> Optional[int]:
     """The fewest rollouts a task a side with which ``tasks`` tasks reach ``power``; None when none
     up to MAX_REPEATS does."""
 
     def power_at(repeats: int) -> float:
-        return tost_power(tasks, rollout_variance, margin, level, repeats=repeats, width=width)
+        return tost_power(tasks, rollout_variance, margin, repeats=repeats, width=width)
 
     if tasks < 2 or power_at(MAX_REPEATS) < power:
         return None
@@ -252,7 +242,7 @@ class Plan:
 
 
 def rollout_variance(
-    compared: Sequence[tuple[TaskSide, TaskSide]], repeats: int, span: tuple[float, float], exponent: int = 0
+    compared: Sequence[tuple[TaskSide, TaskSide]], repeats: int, span: tuple[float, float], exponent: int
 ) -> tuple[float, str]:
     """The variance of one rollout's difference (new - old), in units of 2**``exponent``, and where it comes from.
 
@@ -301,12 +291,12 @@ def rollout_variance(
     )
 
 
-def upper_factor(df: float, confidence: float = UPPER_CONFIDENCE) -> float:
-    """df / chi2(1 - confidence, df): the factor that takes a variance estimated on ``df`` degrees of
-    freedom to its one-sided ``confidence`` upper confidence limit (Browne 1995, for planning from a
+def upper_factor(df: float) -> float:
+    """df / chi2(1 - c, df): the factor that takes a variance estimated on ``df`` degrees of freedom
+    to its one-sided upper confidence limit at c = UPPER_CONFIDENCE (Browne 1995, for planning from a
     pilot). The chi-square quantile is Wilson and Hilferty's cube-root normal approximation."""
     df = max(df, 1.0)
-    z = NormalDist().inv_cdf(1 - confidence)
+    z = NormalDist().inv_cdf(1 - UPPER_CONFIDENCE)
     step = 2.0 / (9.0 * df)
     return 1.0 / (1.0 - step + z * math.sqrt(step)) ** 3
 

@@ -62,37 +62,30 @@ def _beta_continued_fraction(a: float, b: float, x: float) -> float:
     raise ArithmeticError(f"incomplete beta continued fraction did not converge (a={a}, b={b}, x={x})")
 
 
-def _log_beta(a: float, b: float) -> float:
-    """``log B(a, b)``, accurate also when one argument is large and the other small."""
-    small, large = min(a, b), max(a, b)
-    return math.lgamma(small) - _log_gamma_ratio(large, small)
-
-
-def _incomplete_beta(a: float, b: float, x: float, xc: float) -> float:
-    """Regularized ``I_x(a, b)``; ``xc`` is ``1 - x`` computed without cancellation by the caller."""
-    if x <= 0.0:
-        return 0.0
-    if xc <= 0.0:
-        return 1.0
-    log_x = math.log1p(-xc) if xc < 0.5 else math.log(x)
-    log_xc = math.log1p(-x) if x < 0.5 else math.log(xc)
-    log_front = a * log_x + b * log_xc - _log_beta(a, b)
-    if x < (a + 1.0) / (a + b + 2.0):
-        return math.exp(log_front) * _beta_continued_fraction(a, b, x) / a
-    return 1.0 - math.exp(log_front) * _beta_continued_fraction(b, a, xc) / b
-
-
 def _check_df(df: float) -> None:
     if not 0.0 < df < math.inf:
         raise ValueError(f"degrees of freedom must be positive and finite, got {df!r}")
 
 
 def _lower_tail(t: float, df: float) -> float:
-    """P(T <= t) for ``t <= 0``: small tails keep their relative precision."""
+    """P(T <= t) for ``t <= 0``: half the regularized incomplete beta ``I_x(df/2, 1/2)`` at
+    ``x = df / (df + t^2)``, with ``1 - x`` formed without cancellation, so that small tails keep
+    their relative precision."""
     t2 = t * t
-    x = df / (df + t2)
-    xc = t2 / (df + t2)
-    return 0.5 * _incomplete_beta(df / 2.0, 0.5, x, xc)
+    x, xc = df / (df + t2), t2 / (df + t2)
+    a, b = df / 2.0, 0.5
+    if x <= 0.0:
+        return 0.0
+    if xc <= 0.0:
+        return 0.5
+    log_x = math.log1p(-xc) if xc < 0.5 else math.log(x)
+    log_xc = math.log1p(-x) if x < 0.5 else math.log(xc)
+    small, large = min(a, b), max(a, b)
+    log_beta = math.lgamma(small) - _log_gamma_ratio(large, small)  # accurate also when one argument is large
+    log_front = a * log_x + b * log_xc - log_beta
+    if x < (a + 1.0) / (a + b + 2.0):
+        return 0.5 * (math.exp(log_front) * _beta_continued_fraction(a, b, x) / a)
+    return 0.5 * (1.0 - math.exp(log_front) * _beta_continued_fraction(b, a, xc) / b)
 
 
 def t_cdf(t: float, df: float) -> float:
