@@ -114,21 +114,16 @@ def task_noise_test(task: TaskComparison) -> Optional[tuple[float, float]]:
     return task_test(row_rewards(task.old), row_rewards(task.new), seed=task_seed(task.task))
 
 
-def _clusters(tasks: Sequence[TaskComparison]) -> Optional[list[str]]:
-    """Each task's taskset, when the tasks span at least two named tasksets; else None."""
-    named = {t.taskset for t in tasks if t.taskset is not None}
-    if len(named) < 2:
-        return None
-    return [t.taskset if t.taskset is not None else NO_TASKSET for t in tasks]
-
-
 def paired_section(result: CompareResult) -> PairedSection:
     """The paired statistics over the compared tasks (d = new - old of the task means), the sign
     test, the McNemar table when it applies, the per-task tests, and what the figures leave out."""
     compared = [t for t in result.tasks if t.category in COMPARED_CATEGORIES]
     pairs = [((t.old.reward if t.old else None) or 0.0, (t.new.reward if t.new else None) or 0.0) for t in compared]
     rows = sum(min(t.old.reward_rows, t.new.reward_rows) for t in compared if t.old is not None and t.new is not None)
-    stats = paired_stats(pairs, _clusters(compared), span=reward_range(result), rows=max(rows, 1))
+    # each task's taskset, when the tasks span at least two named tasksets
+    named = {t.taskset for t in compared if t.taskset is not None}
+    clusters = [t.taskset if t.taskset is not None else NO_TASKSET for t in compared] if len(named) >= 2 else None
+    stats = paired_stats(pairs, clusters, span=reward_range(result), rows=max(rows, 1))
     sign = sign_test([new - old for old, new in pairs]) if pairs else None
     single = all(
         t.old is not None and t.new is not None and len(t.old.facts) == len(t.new.facts) == 1 for t in compared

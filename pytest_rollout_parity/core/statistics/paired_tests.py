@@ -64,17 +64,17 @@ class PairedStats:
     """
 
     n: int
-    old_mean: float | None
-    new_mean: float | None
-    delta: float | None
-    se: float | None
-    df: float | None
-    ci95: tuple[float, float] | None
-    lower_bound: float | None
-    upper_bound: float | None
-    clustered_by: str | None
-    clusters: int | None
-    absent: str | None
+    old_mean: float | None = None
+    new_mean: float | None = None
+    delta: float | None = None
+    se: float | None = None
+    df: float | None = None
+    ci95: tuple[float, float] | None = None
+    lower_bound: float | None = None
+    upper_bound: float | None = None
+    clustered_by: str | None = None
+    clusters: int | None = None
+    absent: str | None = None
 
 
 @dataclass(frozen=True)
@@ -98,10 +98,6 @@ class McNemarTable:
     old_only: int
     new_only: int
     both_fail: int
-
-
-def _absent(n: int, reason: str) -> PairedStats:
-    return PairedStats(n, None, None, None, None, None, None, None, None, None, None, reason)
 
 
 def shape(values: Sequence[float], mean: float) -> tuple[float, float]:
@@ -171,9 +167,9 @@ def paired_stats(
         if not math.isfinite(value):
             raise ValueError(f"rewards must be finite, got {value!r}")
     if n == 0:
-        return _absent(0, "no compared tasks")
+        return PairedStats(0, absent="no compared tasks")
     if n == 1:
-        return _absent(1, "1 compared task: at least 2 are needed for a spread")
+        return PairedStats(1, absent="1 compared task: at least 2 are needed for a spread")
     e = scale_exponent([*olds, *news, *span])
     diffs = [math.ldexp(new, -e) - math.ldexp(old, -e) for old, new in pairs]
     delta = math.fsum(diffs) / n
@@ -201,7 +197,6 @@ def paired_stats(
         upper_bound=unscaled(high, e),
         clustered_by=label,
         clusters=groups,
-        absent=None,
     )
 
 

@@ -83,46 +83,42 @@ def regression_power(tasks: int, variance: float, margin: float, *, repeats: int
     return _chance(tasks, se, margin)
 
 
-def _fewest(power_at: Callable[[int], float], power: float, low: int, high: int) -> int:
-    """The fewest n in [``low``, ``high``] whose power reaches ``power``, ``high``'s does: power
-    grows with n, so a bisection finds the first."""
+def _fewest(power_at: Callable[[int], float], low: int, high: int) -> int:
+    """The fewest n in [``low``, ``high``] whose power reaches POWER, ``high``'s does: power grows
+    with n, so a bisection finds the first."""
     while low < high:
         middle = (low + high) // 2
-        if power_at(middle) >= power:
+        if power_at(middle) >= POWER:
             high = middle
         else:
             low = middle + 1
     return high
 
 
-def tasks_for_power(
-    variance: float, margin: float, power: float = POWER, *, repeats: int = 1, width: float = 0.0
-) -> Optional[int]:
-    """The fewest tasks (at least 2) at ``repeats`` rollouts that reach ``power``; None past MAX_TASKS."""
+def tasks_for_power(variance: float, margin: float, *, repeats: int = 1, width: float = 0.0) -> Optional[int]:
+    """The fewest tasks (at least 2) at ``repeats`` rollouts that reach POWER; None past MAX_TASKS."""
 
     def power_at(tasks: int) -> float:
         return tost_power(tasks, variance, margin, repeats=repeats, width=width)
 
     low, high = 2, 2
-    while power_at(high) < power:
+    while power_at(high) < POWER:
         low, high = high, high * 2
         if high > MAX_TASKS:
             return None
-    return _fewest(power_at, power, low, high)
+    return _fewest(power_at, low, high)
 
 
-def repeats_for_power(
-    tasks: int, rollout_variance: float, margin: float, power: float = POWER, *, width: float = 0.0
-) -> Optional[int]:
-    """The fewest rollouts a task a side with which ``tasks`` tasks reach ``power``; None when none
-    up to MAX_REPEATS does."""
+def repeats_for_power(tasks: int, rollout_variance: float, margin: float, *, width: float = 0.0) -> Optional[int]:
+    """The fewest rollouts a task a side with which ``tasks`` tasks reach POWER; None when none up
+    to MAX_REPEATS does."""
 
     def power_at(repeats: int) -> float:
         return tost_power(tasks, rollout_variance, margin, repeats=repeats, width=width)
 
-    if tasks < 2 or power_at(MAX_REPEATS) < power:
+    if tasks < 2 or power_at(MAX_REPEATS) < POWER:
         return None
-    return _fewest(power_at, power, 1, MAX_REPEATS)
+    return _fewest(power_at, 1, MAX_REPEATS)
 
 
 def flip_repeats(tests: int, alpha: float) -> int:
@@ -305,23 +301,11 @@ def _variance(values: Sequence[float]) -> float:
     return statistics.variance(values) if len(values) > 1 else 0.0
 
 
-def _rerun(result: CompareResult, judgements: Sequence[Optional[FlipJudgement]]) -> tuple[Rerun, ...]:
-    found = []
-    for task, judgement in zip(result.tasks, judgements):
-        why = RERUN_WHY.get(task.category)
-        if task.category == "flipped" and judgement is not None and not judgement.regression:
-            why = "within noise: more repeats"
-        if task.old is not None and why is not None:
-            found.append(Rerun(task.task, why))
-    return tuple(found)
-
-
 def plan(
     result: CompareResult,
     margin: Optional[float],
     alpha: float,
     judgements: Optional[Sequence[Optional[FlipJudgement]]] = None,
-    power: float = POWER,
     decided: Optional[str] = None,
 ) -> Plan:
     """The plan for the pair at hand (module docstring): what would decide it. ``decided`` says
@@ -353,17 +337,23 @@ def plan(
             )
 
         # more of either, never less than the run has
-        needed = repeats_for_power(len(compared), variance, scaled_margin, power, width=width)
+        needed = repeats_for_power(len(compared), variance, scaled_margin, width=width)
         by_rollouts = lever(len(compared), None if needed is None else max(needed, repeats))
-        needed = tasks_for_power(variance, scaled_margin, power, repeats=repeats, width=width)
+        needed = tasks_for_power(variance, scaled_margin, repeats=repeats, width=width)
         by_tasks = lever(None if needed is None else max(needed, len(compared)), repeats)
     judged = judgements if judgements is not None else [None] * len(result.tasks)
+    rerun = tuple(
+        Rerun(t.task, RERUN_WHY.get(t.category, "within noise: more repeats"))
+        for t, j in zip(result.tasks, judged)
+        if t.old is not None
+        and (t.category in RERUN_WHY or (t.category == "flipped" and j is not None and not j.regression))
+    )
     # the tasks whose test can reach alpha (their rows, both sides together, hold more than one value)
     varying = sum(1 for old, new in compared if len({*row_rewards(old), *row_rewards(new)}) > 1)
     flip_tests = max(1, min(len(compared), varying + 1))
     return Plan(
         margin=margin,
-        power=power,
+        power=POWER,
         tasks=len(compared),
         repeats=repeats,
         rollout_variance=unscaled(variance, 2 * exponent) if margin is not None else None,
@@ -372,7 +362,7 @@ def plan(
         tasks_needed=by_tasks.tasks if by_tasks is not None else None,
         flip_repeats=flip_repeats(flip_tests, alpha),
         alpha=alpha,
-        rerun=_rerun(result, judged),
+        rerun=rerun,
         by_rollouts=by_rollouts,
         by_tasks=by_tasks,
         flip_tests=flip_tests,
