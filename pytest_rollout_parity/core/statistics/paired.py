@@ -18,7 +18,6 @@ import math
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Optional
 
 from ..identity.item_names import label_hash
@@ -65,13 +64,8 @@ class PairedSection:
     sign: Optional[SignTest]
     table: Optional[McNemarTable]
     tests: tuple[Optional[tuple[float, float]], ...]
-    flipped: tuple[bool, ...]
+    p_values: tuple[Optional[float], ...]
     left_out: LeftOut
-
-    @cached_property
-    def p_values(self) -> tuple[Optional[float], ...]:
-        """The p-value of each flipped task with 2+ rows a side, by task index (else None)."""
-        return tuple(test[0] if test is not None and flip else None for test, flip in zip(self.tests, self.flipped))
 
     @property
     def tested(self) -> int:
@@ -130,8 +124,10 @@ def paired_section(result: CompareResult) -> PairedSection:
     )
     table = mcnemar_table(pairs) if single else None
     tests = tuple(task_noise_test(t) for t in result.tasks)
-    flipped = tuple(t.category == "flipped" for t in result.tasks)
-    return PairedSection(stats, sign, table, tests, flipped, left_out(result))
+    p_values = tuple(
+        test[0] if test is not None and t.category == "flipped" else None for t, test in zip(result.tasks, tests)
+    )
+    return PairedSection(stats, sign, table, tests, p_values, left_out(result))
 
 
 def format_p(p: float) -> str:

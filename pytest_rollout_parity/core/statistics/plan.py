@@ -199,13 +199,12 @@ class Plan:
         elif self.margin is None:
             lines.append("    equivalence: no margin given, so the aggregate is not planned")
         else:
-            margin = self.margin
-            lines.append(
-                f"    equivalence within ±{margin:g}, either lever (one rollout's difference has variance "
-                f"{self.rollout_variance:.4g}: {self.variance_source}):"
-            )
-            lines.append(self._lever_line("more rollouts", self.by_rollouts, margin))
-            lines.append(self._lever_line("more tasks", self.by_tasks, margin))
+            lines += [
+                f"    equivalence within ±{self.margin:g}, either lever (one rollout's difference has variance "
+                f"{self.rollout_variance:.4g}: {self.variance_source}):",
+                self._lever_line("more rollouts", self.by_rollouts, self.margin),
+                self._lever_line("more tasks", self.by_tasks, self.margin),
+            ]
         lines.append(
             f"    a single 1.0 -> 0.0 flip is told from noise with {self.flip_repeats} rollouts a side "
             f"(Fisher's exact test, adjusted over the {self.flip_tests} task(s) that can reach alpha "
