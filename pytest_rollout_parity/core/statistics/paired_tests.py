@@ -49,16 +49,15 @@ def unscaled(value: float, exponent: int) -> float:
 
 @dataclass(frozen=True)
 class PairedStats:
-    """The paired figures over the compared tasks; each is ``None`` when ``absent`` says why.
+    """The paired figures over the compared tasks (:func:`paired_stats`); each is ``None`` when
+    ``absent`` says why.
 
     ``ci95`` is the two-sided 95% interval of ``delta``; ``lower_bound``/``upper_bound`` are the
     one-sided 95% bounds (t(0.95, df), corrected for the skewness and kurtosis of d when
-    unclustered: :func:`one_sided_bounds`)
-    that an equivalence test (two one-sided tests) compares with a margin. ``se`` and ``df`` are
-    the standard error and the t degrees of freedom behind them: n - 1, or when clustered over G
-    groups the Bell-McCaffrey degrees of freedom (G - 1 for groups of equal size, fewer, and not a
-    whole number, when a few groups hold most tasks). ``se`` is never below the step one rollout's
-    reward moves ``delta`` by (docs/statistics.md, "No pass on zero spread").
+    unclustered: :func:`one_sided_bounds`) that an equivalence test (two one-sided tests) compares
+    with a margin. ``se`` and ``df`` are the standard error and the t degrees of freedom behind
+    them: n - 1, or when clustered over G groups the Bell-McCaffrey degrees of freedom (G - 1 for
+    groups of equal size, fewer, and not a whole number, when a few groups hold most tasks).
     Figures past the float range (a difference between rewards near ±1.8e308) read as the
     largest float of their sign; the decisions are taken before that, in scaled units.
     """
@@ -149,14 +148,12 @@ def paired_stats(
     """Paired figures over ``pairs`` of (old task mean, new task mean), d = new - old.
 
     ``clusters`` gives each task's group label (its taskset); when the tasks span two or more
-    groups the standard error is clustered (CR2, t with Bell-McCaffrey degrees of freedom) and the result's
-    ``clustered_by`` names the grouping, otherwise the plain sd(d)/sqrt(n) with n - 1 is used.
-    Either way the standard error is at least the resolution of delta, (span width) / ``rows``:
-    the step by which one of the ``rows`` rollouts behind the task means (one a task by default)
-    moves delta when its reward moves across the rewards' ``span``.
-    Fewer than 2 pairs: every figure is ``None`` and ``absent`` says why. Non-finite rewards and a
-    label list of the wrong length are a ``ValueError``. Any finite rewards work: the figures are
-    computed in units of a power of two (:func:`scale_exponent`).
+    groups the standard error is clustered (:func:`cr2_mean`), else it is sd(d)/sqrt(n). Either
+    way it is at least the resolution of delta, (span width) / ``rows``: the step by which one of
+    the ``rows`` rollouts behind the task means (one a task by default) moves delta when its reward
+    moves across the rewards' ``span`` (docs/statistics.md, "No pass on zero spread"). Non-finite
+    rewards and a label list of the wrong length are a ``ValueError``; any finite rewards work, in
+    units of a power of two (:func:`scale_exponent`).
     """
     n = len(pairs)
     if clusters is not None and len(clusters) != n:
