@@ -307,40 +307,23 @@ def cr2_mean(values: Sequence[float], labels: Sequence[str]) -> ClusterFit:
     """CR2 (bias-reduced) standard error and Bell-McCaffrey degrees of freedom of ``mean(values)``
     clustered by ``labels`` (at least two distinct, else a ``ValueError``).
 
-    The paired delta is the mean of d over n tasks, a regression of d on an intercept. When the tasks
-    come in G groups (tasksets) the cluster-robust variance sums each group's residuals. The simple
-    G/(G-1) correction with t(G - 1) is right when the groups are of equal size; when one group holds
-    much of the data its residuals are shrunk toward a mean it largely sets itself, and the interval is
-    too narrow. CR2 (Bell and McCaffrey 2002; Pustejovsky and Tipton 2018) scales each group's
-    residuals back up, and the Bell-McCaffrey (Satterthwaite) degrees of freedom say how many groups'
-    worth of information the variance really rests on.
+    The simple G/(G-1) correction with t(G - 1) holds for groups of equal size only: when one group
+    holds much of the data its residuals shrink toward a mean it largely sets itself, and the
+    interval is too narrow. CR2 (Bell and McCaffrey 2002; Pustejovsky and Tipton 2018) scales each
+    group's residuals back up, and the Bell-McCaffrey (Satterthwaite) degrees of freedom say how
+    many groups' worth of information the variance rests on. The working model: residuals
+    correlated rho within a group (one-way ANOVA, kept in [0, 0.99]), independent across groups.
+    For a mean every matrix has a closed form (derived in docs/statistics.md, "The clustered
+    interval"). With p_g = n_g / n, S_g the sum of group g's residuals, phi_g = n_g (1 - rho) +
+    rho n_g^2 and Phi = sum_g phi_g:
 
-    Both are defined against a working model of the errors. Ours is the one that matters for
-    tasksets: residuals correlated rho within a group, independent across groups, Phi_g =
-    (1 - rho) I + rho J for a group of n_g tasks (J the matrix of ones), rho estimated from the data
-    (one-way ANOVA, kept in [0, 0.99]). With p_g = n_g / n, S_g the sum of group g's residuals
-    d_i - mean(d), phi_g = 1'Phi_g 1 = n_g (1 - rho) + rho n_g^2 and Phi = sum_g phi_g, every
-    matrix of the method has a closed form for an intercept-only model:
+    - kappa_g^2 = phi_g / E[S_g^2], E[S_g^2] = phi_g (1 - 2 p_g) + p_g^2 Phi; the variance is
+      V = sum_g kappa_g^2 S_g^2 / n^2, unbiased for Var(mean(d)) when the working model holds;
+    - df = (sum_g Q_gg)^2 / sum_{g,h} Q_gh^2 with
+      Q_gh = kappa_g kappa_h (delta_gh phi_g - p_h phi_g - p_g phi_h + p_g p_h Phi) / n^2.
 
-    - The residuals are e = M d with M = I - 11'/n, and M 1_g = 1_g - p_g 1 (1_g: ones on group g,
-      zeros elsewhere), so E[S_g^2] = (1_g - p_g 1)' Phi (1_g - p_g 1) = phi_g (1 - 2 p_g) + p_g^2 Phi.
-      Phi_g and the block of M Phi M are both of the form a I + b J, so the CR2 adjustment matrix A_g
-      (A_g (M Phi M)_gg A_g = Phi_g) is too; it has the ones vector as an eigenvector, and only its
-      eigenvalue there, kappa_g, reaches the estimate: 1'A_g e_g = kappa_g S_g with
-      kappa_g^2 = phi_g / E[S_g^2]. The variance is
-
-          V = sum_g kappa_g^2 S_g^2 / n^2,
-
-      unbiased for Var(mean(d)) = Phi / n^2 when the working model holds.
-    - V = sum_g (u_g'd)^2 with u_g = (kappa_g / n) M 1_g, a quadratic form in d; Satterthwaite's
-      approximation of its distribution gives df = (sum_g Q_gg)^2 / sum_{g,h} Q_gh^2 with
-      Q_gh = u_g' Phi u_h = kappa_g kappa_h (delta_gh phi_g - p_h phi_g - p_g phi_h + p_g p_h Phi) / n^2.
-
-    With rho = 0 these reduce to kappa_g^2 = 1 / (1 - p_g) and
-    df = 1 / (sum_g p_g^2 + (sum_g a_g)^2 - sum_g a_g^2), a_g = p_g^2 / (1 - p_g). With G equal groups
-    (any rho) V = G/(G-1) sum_g S_g^2 / n^2 and df = G - 1: the simple correction exactly, so nothing
-    changes where the groups are equal. With one task per group it is the plain sd/sqrt(n) with n - 1.
-    When one group holds half the tasks, df falls to a few, and the bounds widen as they must.
+    With G equal groups (any rho) this is the simple correction exactly; with one task per group,
+    the plain sd/sqrt(n) with n - 1.
     """
     by_label: dict[str, list[float]] = {}
     for value, label in zip(values, labels):

@@ -1,23 +1,14 @@
 """What to run next: the repeats and tasks that would decide a run the gate cannot decide.
 
-Computed from the data at hand (docs/statistics.md, "Planning the next run"):
+Computed from the data at hand; the method, its formulas and its references are in
+docs/statistics.md, "Planning the next run":
 
-- **Equivalence at 80% power, two levers.** The aggregate passes when both one-sided 95% bounds
-  of the mean difference lie within ±M. Assuming every task's true difference is 0, a task's
-  difference of means over r rollouts a side has variance w / r, where w is the observed variance
-  of one rollout's difference (the tasks' within-task variances of both sides, averaged; with one
-  rollout a task, the variance of the tasks' differences; when nothing varies, as though one of
-  the N row pairs had differed by the rewards' range, w = width^2 / N, the floor the gate uses).
-  Over T tasks the standard error is s = max(sqrt(w / (T r)), width / (T r)) (the gate's
-  resolution floor) and the test passes with probability about ``2 F(M / s - t) - 1`` (F: the
-  t distribution with T - 1 degrees of freedom, t its 95% quantile). The plan offers the fewest
-  rollouts r over the T compared tasks, and the fewest tasks T' from the same input dataset at the
-  current rollouts, each with the power it promises, and each with its power to fail a regression
-  a margin beyond the margin (a true difference of -2M): ``F(M / s - t)``.
+- **Equivalence at 80% power, two levers:** the fewest rollouts r over the T compared tasks, and
+  the fewest tasks T' from the same input dataset at the current rollouts, each with the power it
+  promises (:func:`tost_power`, from one rollout's variance: :func:`rollout_variance`) and its
+  power to fail a regression a margin beyond the margin (:func:`regression_power`).
 - **A run that already fails** is not planned: the plan says what decided it.
-- **A single flip.** A task that goes from r/r to 0/r has Fisher's exact two-sided p = 2 / C(2r, r);
-  the plan is the fewest r for which that p, times the count of tasks that can reach alpha (the
-  compared tasks whose rows vary, and the flipped one), is below alpha.
+- **A single flip:** the fewest repeats that tell a 1.0 -> 0.0 flip from noise (:func:`flip_repeats`).
 - **Which tasks to rerun:** the old side's tasks the gate could not compare, and the flips within noise.
 """
 
@@ -347,7 +338,8 @@ def plan(
         if t.old is not None
         and (t.category in RERUN_WHY or (t.category == "flipped" and j is not None and not j.regression))
     )
-    # the tasks whose test can reach alpha (their rows, both sides together, hold more than one value)
+    # a flip's p-value is adjusted over the tasks whose test can reach alpha: those whose rows, both
+    # sides together, hold more than one value, and the flipped one
     varying = sum(1 for old, new in compared if len({*row_rewards(old), *row_rewards(new)}) > 1)
     flip_tests = max(1, min(len(compared), varying + 1))
     return Plan(
