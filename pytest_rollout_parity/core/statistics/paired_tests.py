@@ -243,17 +243,12 @@ def discrete_bh(tests: Sequence[Optional[tuple[float, float]]], alpha: float) ->
     """BH at ``alpha`` over the ``tests`` (p, smallest attainable p) whose smallest attainable
     p-value is below ``alpha``; None is no test, and the indices are those of ``tests``.
 
-    A discrete test (Fisher's on 5 + 5 rows, say) cannot give every p-value: with 3 passes in all
-    the best it can do is 0.167. Such a test can never be significant at 0.05, yet plain BH counts
-    it in m and so raises every other test's bar. Leaving it out (Tarone's idea, which Gilbert 2005
-    carried over to the false discovery rate) costs nothing: BH never rejects a p-value above
-    ``alpha``, so every test plain BH rejects is still counted, and over fewer tests it rejects
-    at least as many. The choice depends only on each test's smallest attainable p-value, which its
-    margins fix whatever the outcome; for tests valid given their margins (Fisher's exact test, a
-    permutation test) BH over that fixed set keeps the false discovery rate at most ``alpha``
-    (times the share of true nulls among the counted) when the tests are independent or positively
-    dependent, as BH does. The adjusted p-value of the i-th smallest of the m counted is the least
-    of m/j p_(j) over j >= i, capped at 1.
+    A discrete test that can never reach ``alpha`` (Fisher's on 3 + 3 rows: 0.1 at best) would
+    only raise every other test's bar. Leaving it out (Tarone's idea, which Gilbert 2005 carried
+    over to the false discovery rate) never rejects fewer than plain BH, and as the choice depends
+    on each test's margins only, the false discovery rate stays at most ``alpha`` for tests valid
+    given their margins (docs/statistics.md, "Per-task tests"). The adjusted p-value of the i-th
+    smallest of the m counted is the least of m/j p_(j) over j >= i, capped at 1.
     """
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
