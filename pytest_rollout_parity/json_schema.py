@@ -22,7 +22,7 @@ from .core.judging.metrics_file import AggregateCheck
 from .core.model import Join, RowCounts
 from .core.reports.summary import AcceptedFlips, Counts, Decider, Files, FlipTests, SideSummary, SplitGroup
 from .core.statistics.paired_tests import McNemarTable, SignTest
-from .core.statistics.plan import Plan
+from .core.statistics.plan import Lever, Plan, Rerun
 
 Category = Literal["identical", "flipped", "flipped_agent_error", "masked", "missing"]
 TaskOutcome = Literal["passed", "failed", "within_noise", "accepted", "agent_error", "masked", "missing", "not_run"]
@@ -264,7 +264,9 @@ class ParitySummaryFile(_Closed):
 
 
 # pydantic 2.5 resolves a nested dataclass's annotations here rather than in its own module
-ParitySummaryFile.model_rebuild(_types_namespace={"Limit": Limit, "ErrorRates": ErrorRates})
+ParitySummaryFile.model_rebuild(
+    _types_namespace={"Limit": Limit, "ErrorRates": ErrorRates, "Lever": Lever, "Rerun": Rerun}
+)
 
 
 def check(data: Any) -> ParitySummaryFile:
