@@ -37,7 +37,7 @@ from .judging.metrics_file import AggregateCheck, check_side, combined_check, me
 from .judging.rollout_pairs import rollout_pairs
 from .judging.row_context import EXCERPT_CAP, wants_excerpt
 from .judging.verifier_output import LogRoots
-from .model import CompareResult, Join, RowCounts, RowOrigin, TaskComparison, TaskSide
+from .model import CompareResult, Join, RolloutPair, RowCounts, RowOrigin, TaskComparison, TaskSide
 from .reading.bounded import read_capped
 from .reading.jsonl_lines import Progress
 from .reading.loaded_side import LoadedSide
@@ -101,6 +101,7 @@ __all__ = [
     "NotPlain",
     "PairedSection",
     "Progress",
+    "RolloutPair",
     "RowCounts",
     "RowOrigin",
     "RunInfo",

@@ -193,6 +193,32 @@ class TaskSide:
         )
 
 
+@dataclass(frozen=True, repr=False)
+class RolloutPair:
+    """One rollout on both sides, holding the same trajectory: the old and the new row's facts."""
+
+    old: RowFacts
+    new: RowFacts
+
+    @property
+    def rollout(self) -> Optional[int]:
+        """The pair's `_ng_rollout_index` (None: paired by `_ng_rollout_id` or an equal trajectory)."""
+        return self.old.rollout if self.old.rollout == self.new.rollout else None
+
+    @property
+    def agrees(self) -> bool:
+        """Both verifiers gave the trajectory the same reward (a pair holds scored rows only)."""
+        return abs((self.old.reward or 0.0) - (self.new.reward or 0.0)) <= REWARD_TOLERANCE
+
+    @property
+    def loser(self) -> Side:
+        """The side whose verifier gave the trajectory the lower reward."""
+        return "new" if (self.new.reward or 0.0) < (self.old.reward or 0.0) else "old"
+
+    def __repr__(self) -> str:
+        return f"RolloutPair(rollout={self.rollout!r}, old_reward={self.old.reward!r}, new_reward={self.new.reward!r})"
+
+
 @dataclass(frozen=True)
 class TaskComparison:
     """The comparison of one joined task."""
@@ -204,9 +230,14 @@ class TaskComparison:
     winner: Optional[Side] = None
     #: the taskset the task's rows name (the new side's first, else the old side's), or None
     taskset: Optional[str] = None
-    #: a flip whose rows hold the same trajectories on both sides (a re-verification): how many
-    #: rollouts the two verifiers scored differently (docs/semantics.md, "Verifier disagreements")
-    disagreements: int = 0
+    #: the task's scored rows paired rollout by rollout where both sides hold the same trajectories
+    #: (a re-verification; docs/semantics.md, "Verifier disagreements"), else None
+    pairs: Optional[tuple[RolloutPair, ...]] = None
+
+    @property
+    def disagreements(self) -> int:
+        """How many of the task's rollouts the two verifiers scored differently."""
+        return sum(1 for pair in self.pairs or () if not pair.agrees)
 
     @property
     def loser(self) -> Optional[Side]:
@@ -310,7 +341,8 @@ class CompareResult:
             counts["tasks"] += 1
             counts[t.category] += 1
             if t.category == "flipped":
-                counts["flipped_old_win" if t.winner == "old" else "flipped_new_win"] += 1
+                if t.winner is not None:  # none: disagreements that cancel in the mean
+                    counts[f"flipped_{t.winner}_win"] += 1
                 counts["verifier_disagreements"] += bool(t.disagreements)
             elif t.category == "masked":
                 counts["masked_old"] += bool(t.old is not None and t.old.masked)

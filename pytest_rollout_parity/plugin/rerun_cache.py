@@ -53,6 +53,7 @@ from ..core import (
     Join,
     LoadedSide,
     NotPlain,
+    RolloutPair,
     RowCounts,
     SideProgress,
     SideRequest,
@@ -253,7 +254,7 @@ def result_to_plain(result: CompareResult, old: LoadedSide, new: LoadedSide) -> 
             task.category,
             task.winner,
             task.taskset,
-            task.disagreements,
+            None if task.pairs is None else [[old_index[id(p.old)], new_index[id(p.new)]] for p in task.pairs],
             _task_side(task.old, old_index),
             _task_side(task.new, new_index),
         ]
@@ -286,9 +287,15 @@ def result_from_plain(plain: Any, old: LoadedSide, new: LoadedSide) -> CompareRe
     return CompareResult(
         tasks=[
             TaskComparison(
-                label, category, _task_side_from(o, old), _task_side_from(n, new), winner, taskset, disagreements
+                label,
+                category,
+                _task_side_from(o, old),
+                _task_side_from(n, new),
+                winner,
+                taskset,
+                None if pairs is None else tuple(RolloutPair(old.facts[i], new.facts[j]) for i, j in pairs),
             )
-            for label, category, winner, taskset, disagreements, o, n in tasks
+            for label, category, winner, taskset, pairs, o, n in tasks
         ],
         join=Join(*join),
         rows=RowCounts(*rows),

@@ -172,3 +172,39 @@ def test_a_listed_disagreement_is_accepted_as_one(gate: Gate) -> None:
     result = gate.run(*args, "--parity-margin=0.05", "--parity-known-flips=known.txt", "-rA")
     assert result.ret == 0, all_text(result)
     assert "known verifier disagreement (1 rollout(s) of the same trajectories) (known.txt:1)" in all_text(result)
+
+
+def swapped(rows: list[dict[str, Any]], task: int) -> list[dict[str, Any]]:
+    """The same rows scored again, the new verifier scoring one passed and one failed rollout of
+    ``task`` the other way: the task's mean stays, two of its rollouts disagree."""
+    new = copy.deepcopy(rows)
+    own = [row for row in new if row["_ng_task_index"] == task]
+    passed = next(row for row in own if row["reward"] == 1.0)
+    failed = next(row for row in own if row["reward"] == 0.0)
+    for row in (passed, failed):
+        row["reward"] = 1.0 - row["reward"]
+        row["extracted_answer"] = "A" if row["expected_answer"] != "A" else "B"
+    return new
+
+
+@pytest.mark.parametrize("margin", [None, "0.05"])
+def test_disagreements_that_cancel_in_the_mean_fail(gate: Gate, margin: Any) -> None:
+    """A task whose two rescored rollouts cancel (its mean unchanged) is found and fails, in plain and
+    in margin mode, with both sides' evidence side by side."""
+    old = old_rows()
+    task = next(t for t in range(TASKS) if len({r["reward"] for r in old if r["_ng_task_index"] == t}) == 2)
+    extra = [f"--parity-margin={margin}"] if margin else []
+    result = gate.run(*gate.pair(old, swapped(old, task)), *extra, "--parity-json=s.json")
+    text = all_text(result)
+    assert result.ret == 1, text
+    data = json.loads((gate.path / "s.json").read_text())
+    assert data["counts"]["verifier_disagreements"] == 1 and data["counts"]["flipped"] == 1
+    (flagged,) = [t for t in data["tasks"] if t["verifier_disagreements"]]
+    assert flagged["task"] == str(task) and flagged["verifier_disagreements"] == 2
+    assert flagged["old"]["reward"] == flagged["new"]["reward"] and flagged["winner"] is None
+    assert flagged["outcome"] == "failed"
+    assert "(verifier disagreement on 2 of 4 rollouts)" in text
+    assert "the same trajectory (_ng_rollout_index " in text
+    assert "(losing) row's evidence:" in text and "(winning) row's evidence:" in text
+    verdict = next(line for line in section(result) if line.startswith("parity: "))
+    assert "1 verifier disagreement: the same trajectories scored differently" in verdict, verdict

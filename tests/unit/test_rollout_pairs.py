@@ -1,5 +1,6 @@
 """Pairing a task's rows per rollout when both sides hold the same trajectories (docs/semantics.md,
-"Verifier disagreements"): by `_ng_rollout_index`, else by an equal trajectory; never for a rerun."""
+"Verifier disagreements"): by `_ng_rollout_index`, by `_ng_rollout_id` where indices are reused, else
+by an equal trajectory; never for a rerun. Paired once, by the comparison."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from hypothesis import strategies as st
 
 from pytest_rollout_parity.core.judging.classify import categorize, summarize_side
 from pytest_rollout_parity.core.judging.rollout_pairs import (
-    disagreements,
+    first_disagreement,
     rollout_pairs,
     trajectory_digest,
     with_verifier_disagreements,
@@ -33,8 +34,10 @@ def row(reward: float, text: str, rollout: Optional[int] = None, **extra: Any) -
 
 
 def task(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> TaskComparison:
+    """The task as the comparison leaves it: categorized, then paired."""
     sides = [summarize_side([reduce_row(r, line=i + 1, keep=True) for i, r in enumerate(rows)]) for rows in (old, new)]
-    return categorize("t", sides[0], sides[1])
+    compared = CompareResult([categorize("t", sides[0], sides[1])], Join("k", "k"), RowCounts(len(old), len(new)))
+    return with_verifier_disagreements(compared).tasks[0]
 
 
 def test_same_trajectories_pair_by_rollout_index_whatever_the_order() -> None:
@@ -44,7 +47,7 @@ def test_same_trajectories_pair_by_rollout_index_whatever_the_order() -> None:
     pairs = rollout_pairs(found)
     assert pairs is not None
     assert [(p.old.rollout, p.new.rollout, p.agrees) for p in pairs] == [(0, 0, True), (1, 1, False), (2, 2, True)]
-    assert disagreements(pairs) == 1
+    assert sum(not p.agrees for p in pairs) == 1
 
 
 def test_without_rollout_indices_rows_pair_by_equal_trajectories() -> None:
@@ -53,7 +56,7 @@ def test_without_rollout_indices_rows_pair_by_equal_trajectories() -> None:
     pairs = rollout_pairs(task(old, new))
     assert pairs is not None
     assert [(p.old.line, p.new.line) for p in pairs] == [(1, 2), (2, 1)]
-    assert disagreements(pairs) == 1
+    assert sum(not p.agrees for p in pairs) == 1
 
 
 def test_a_repeated_rollout_index_leaves_the_pairing_to_the_trajectories() -> None:
@@ -93,15 +96,67 @@ def test_the_trajectory_digest_reads_the_value_not_its_spelling() -> None:
     assert trajectory_digest({"reward": 1.0}) is None
 
 
-def test_only_flips_are_marked_with_their_disagreements() -> None:
+def test_every_compared_task_is_paired_once_and_a_rerun_or_a_constant_task_stays_unpaired() -> None:
     flip = task([row(1.0, "a", 0), row(1.0, "b", 1)], [row(0.0, "a", 0), row(1.0, "b", 1)])
+    agreeing = task([row(1.0, "a", 0), row(0.0, "b", 1)], [row(1.0, "a", 0), row(0.0, "b", 1)])
     same = task([row(1.0, "a", 0)], [row(1.0, "a", 0)])
     rerun = task([row(1.0, "a", 0)], [row(0.0, "x", 0)])
-    result = CompareResult(tasks=[flip, same, rerun], join=Join("k", "k"), rows=RowCounts(4, 4))
-    marked = with_verifier_disagreements(result)
-    assert [t.disagreements for t in marked.tasks] == [1, 0, 0]
-    assert marked.counts()["verifier_disagreements"] == 1
-    assert with_verifier_disagreements(CompareResult([same], Join("k", "k"), RowCounts(1, 1))).tasks == [same]
+    assert [t.disagreements for t in (flip, agreeing, same, rerun)] == [1, 0, 0, 0]
+    assert agreeing.category == "identical" and agreeing.pairs is not None and len(agreeing.pairs) == 2
+    assert same.pairs is None and rerun.pairs is None  # one reward throughout: no pair can disagree
+    pairs = rollout_pairs(same)  # paired when asked
+    assert pairs is not None and pairs[0].agrees
+    assert rollout_pairs(rerun) is None
+
+
+def test_disagreements_that_cancel_in_the_mean_are_a_flip_without_a_winner() -> None:
+    """Old 1, 0 and new 0, 1 on the same two trajectories: equal means, two verifier disagreements."""
+    found = task([row(1.0, "a", 0), row(0.0, "b", 1)], [row(0.0, "a", 0), row(1.0, "b", 1)])
+    assert (found.category, found.winner, found.disagreements) == ("flipped", None, 2)
+    first = first_disagreement(found)
+    assert first is not None and (first.rollout, first.loser) == (0, "new")
+    result = CompareResult([found], Join("k", "k"), RowCounts(2, 2))
+    counts = result.counts()
+    assert (counts["flipped"], counts["flipped_old_win"], counts["flipped_new_win"]) == (1, 0, 0)
+    assert counts["verifier_disagreements"] == 1 and counts["identical"] == 0
+
+
+def test_the_first_disagreement_is_one_the_losing_side_lost() -> None:
+    """Old 1, 0, 1 and new 0, 1, 0: the new side loses the task, and its first lost rollout is shown."""
+    found = task(
+        [row(0.0, "a", 0), row(1.0, "b", 1), row(1.0, "c", 2)], [row(1.0, "a", 0), row(0.0, "b", 1), row(0.0, "c", 2)]
+    )
+    assert found.loser == "new"
+    first = first_disagreement(found)
+    assert first is not None and first.rollout == 1 and first.loser == "new"
+
+
+def test_reused_indices_pair_by_the_capture_id() -> None:
+    """Two dispatches reuse rollout index 0; `_ng_rollout_id` tells them apart, the trajectories agree."""
+    old = [row(1.0, "a", 0, _ng_rollout_id="r-1"), row(0.0, "b", 0, _ng_rollout_id="r-2")]
+    new = [row(0.0, "b", 0, _ng_rollout_id="r-2"), row(0.0, "a", 0, _ng_rollout_id="r-1")]
+    found = task(old, new)
+    assert found.pairs is not None and [(p.old.line, p.new.line) for p in found.pairs] == [(1, 2), (2, 1)]
+    assert found.disagreements == 1
+    new[0]["response"]["output"][0]["content"] = "other"  # the id pairs it, but the trajectory differs
+    assert task(old, new).pairs is None
+
+
+def test_pairing_reads_each_row_at_most_once() -> None:
+    """The comparison pairs; the flip message's first disagreement reads the pairing, no row."""
+    reads: list[int] = []
+    rows = {1: row(1.0, "a", 0), 2: row(0.0, "b", 1)}
+    news = {1: row(0.0, "a", 0), 2: row(0.0, "b", 1)}
+
+    def reader(source: dict[int, dict[str, Any]]) -> Any:
+        return lambda facts: reads.append(facts.line) or source[facts.line]
+
+    sides = [
+        summarize_side([reduce_row(r, line=n) for n, r in source.items()], reader(source)) for source in (rows, news)
+    ]
+    result = with_verifier_disagreements(CompareResult([categorize("t", *sides)], Join("k", "k"), RowCounts(2, 2)))
+    assert len(reads) == 4 and result.tasks[0].disagreements == 1
+    assert first_disagreement(result.tasks[0]) is not None and len(reads) == 4
 
 
 @given(
@@ -121,4 +176,4 @@ def test_a_rescored_copy_in_any_order_pairs_and_counts_each_changed_reward(
     pairs = rollout_pairs(task(old, new))
     assert pairs is not None
     assert all(p.old.row["response"] == p.new.row["response"] for p in pairs)  # type: ignore[index]
-    assert disagreements(pairs) == sum(1 for i in changed if rewards[i] != 0.5)
+    assert task(old, new).disagreements == sum(1 for i in changed if rewards[i] != 0.5)

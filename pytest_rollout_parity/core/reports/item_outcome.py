@@ -80,14 +80,14 @@ def flip_evidence(
         for name, side in sides
         if side and side.failure_kind
     )
-    loser = comparison.loser
+    pair = first_disagreement(comparison)
+    loser = comparison.loser if pair is None else pair.loser  # disagreements that cancel: no task loser
     loser_side = comparison.side(loser) if loser else None
     no_output = False
     if tail > 0 and loser is not None and loser_side is not None:
-        pair = first_disagreement(comparison)
         losing = losing_row(loser_side) if pair is None else per_side(loser, pair.old, pair.new)
         if pair is not None:
-            where = f" (_ng_rollout_index {pair.old.rollout})" if pair.old.rollout is not None else ""
+            where = f" (_ng_rollout_index {pair.rollout})" if pair.rollout is not None else ""
             lines.append(f"    the same trajectory{where} scored by each side's verifier, the losing side first:")
         row = loser_side.read_row(losing)
         output = verifier_output(losing, lambda _: row, roots.for_side(loser), tail)
