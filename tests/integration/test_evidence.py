@@ -7,6 +7,7 @@ Each case is a pair a careless or hostile contributor could hand the gate, in re
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -168,6 +169,26 @@ def test_a_constant_side_whose_rows_show_a_verifier_ran_is_not_named(gate: Gate,
     new = [dict(_unverified(_new(t, 0.0)), **evidence) for t in range(6)]
     result = gate.run(*gate.pair(old, new))
     assert "skip_verification" not in result.stdout.str()
+
+
+IFEVAL = Path(__file__).resolve().parents[1] / "data/real_files/resources_servers/instruction_following/data"
+
+
+def test_the_note_reads_evidence_as_the_flip_messages_do(gate: Gate) -> None:
+    """instruction_following's real rows carry their checks (`follow_instruction_list`), no field of the
+    old list: a constant side of them was verified, and is not named; the same rows stripped of their
+    checks, keeping a field named like a verifier that holds only its configuration, are named."""
+    template = json.loads((IFEVAL / "example_rollouts.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    old = [_legacy(f"task-{t:02d}", float(t % 2), f"resp_old_{t}") for t in range(6)]
+    new = [dict(template, _ng_task_id={"taskset": "terminal-bench-2-1", "task_id": f"task-{t:02d}"}) for t in range(6)]
+    for row in new:
+        row["reward"] = 0.0
+    verified = gate.run(*gate.pair(old, new, new_path="verified/rollouts.jsonl"))
+    assert "skip_verification" not in verified.stdout.str()
+    checks = ("follow_all_instructions", "follow_instruction_list")
+    bare = [dict({k: v for k, v in row.items() if k not in checks}, verifier_config={"url": "http://x"}) for row in new]
+    named = gate.run(*gate.pair(old, bare, new_path="bare/rollouts.jsonl"))
+    named.stdout.fnmatch_lines(["note: the new side's reward is 0 on every one of its 6 scored rows*"])
 
 
 def test_a_side_without_verifier_output_and_an_unsafe_file_are_named(gate: Gate) -> None:
