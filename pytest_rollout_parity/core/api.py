@@ -145,9 +145,7 @@ def _with_copies(
                 return _with_verification(result, names)
         except OSError:
             pass
-        note = copies_note(result, (old.path, new.path), (old.sidecar, new.sidecar))
-    else:
-        note = copies_note(result)
+    note = copies_note(result, *((old.digest, new.digest) if old is not None and new is not None else ()))
     if note is not None:
         result = replace(result, copies=note, notes=[note, *result.notes])
     return _with_verification(result, names)

@@ -7,40 +7,13 @@ never run". The rule is in docs/semantics.md, "Copies".
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-from pathlib import Path
 from typing import Any, Optional
 
 from ..model import CompareResult, TaskSide
 
 COPY_NAME = "parity-copy"
 """The item name of the copies check in strict mode."""
-
-_CHUNK = 1 << 20
-
-
-def _digest(path: Path) -> Optional[bytes]:
-    try:
-        with open(path, "rb") as handle:
-            digest = hashlib.sha256()
-            while chunk := handle.read(_CHUNK):
-                digest.update(chunk)
-            return digest.digest()
-    except OSError:
-        return None
-
-
-def same_bytes(old: Path, new: Path) -> bool:
-    """The two files hold the same bytes (sizes first, then a hash of each)."""
-    try:
-        if os.path.getsize(old) != os.path.getsize(new):
-            return False
-    except OSError:
-        return False
-    old_digest = _digest(old)
-    return old_digest is not None and old_digest == _digest(new)
 
 
 def _canonical(rows: list[dict[str, Any]]) -> list[str]:
@@ -66,23 +39,15 @@ def same_rows(result: CompareResult) -> bool:
     return all(_same_side(t.old, t.new) for t in result.tasks)
 
 
-def copies_note(
-    result: CompareResult,
-    paths: Optional[tuple[Path, Path]] = None,
-    sidecars: Optional[tuple[Optional[Path], Optional[Path]]] = None,
-) -> Optional[str]:
+def copies_note(result: CompareResult, old: Optional[str] = None, new: Optional[str] = None) -> Optional[str]:
     """The note for two sides that hold the same rows, or None.
 
-    ``paths`` (and their ``sidecars``) are the sides' files, when they were read from files: the
-    same bytes are then found without reading a row again.
+    ``old`` and ``new`` are the sides' content digests, when they were read from files (each file's SHA-256
+    as read, sidecars included: :mod:`..reading.digest`): the same bytes are then found without
+    reading a row again.
     """
-    if paths is not None:
-        old_sidecar, new_sidecar = sidecars or (None, None)
-        sidecars_alike = (old_sidecar is None and new_sidecar is None) or (
-            old_sidecar is not None and new_sidecar is not None and same_bytes(old_sidecar, new_sidecar)
-        )
-        if sidecars_alike and same_bytes(*paths):
-            return "the new file's rows are identical to the old file's (the same bytes): was the new server run?"
+    if old is not None and old == new:
+        return "the new file's rows are identical to the old file's (the same bytes): was the new server run?"
     if same_rows(result):
         return (
             "the new file's rows are identical to the old file's (every task has the same rows): "
