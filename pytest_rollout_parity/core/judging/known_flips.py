@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -68,24 +68,26 @@ class KnownFlips:
         if stale:
             notes.append(
                 f"{len(stale)} task(s) listed in {self.shown} no longer flip (the list is stale): "
-                + _named(stale, lambda e: f"{e.task} ({categories[e.task]}, line {e.line})")
+                + listed([f"{e.task} ({categories[e.task]}, line {e.line})" for e in stale])
             )
         if unknown:
             notes.append(
                 f"{len(unknown)} line(s) of {self.shown} name no task of this run: "
-                + _named(unknown, lambda e: f"{e.task} (line {e.line})")
+                + listed([f"{e.task} (line {e.line})" for e in unknown])
             )
         return notes
 
 
-def _named(entries: Sequence[KnownFlip], show: Callable[[KnownFlip], str]) -> str:
-    return listed([show(entry) for entry in entries])
-
-
 def read_known_flips(path: Path, shown: str) -> KnownFlips:
     """The entries of ``path``; a CompareInputError names the file (and line) of anything unusable."""
-    data = _read_bytes(path, shown)
-    text = _decoded(data, shown)
+    try:
+        data = read_small(path, MAX_BYTES)
+        text = data.decode("utf-8-sig")
+    except SmallFileError as exc:
+        raise CompareInputError(shown, f"{exc} (a list of known flips is a small text file)") from None
+    except UnicodeDecodeError as exc:
+        at = data[: exc.start].count(b"\n") + 1
+        raise CompareInputError(shown, "not UTF-8 text (a list of known flips is a text file)", at) from None
     entries: dict[str, KnownFlip] = {}
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
@@ -106,21 +108,6 @@ def read_known_flips(path: Path, shown: str) -> KnownFlips:
             )
         entries[task] = KnownFlip(task, match["reason"], number)
     return KnownFlips(shown, entries, hashlib.sha256(data).hexdigest())
-
-
-def _read_bytes(path: Path, shown: str) -> bytes:
-    try:
-        return read_small(path, MAX_BYTES)
-    except SmallFileError as exc:
-        raise CompareInputError(shown, f"{exc} (a list of known flips is a small text file)") from None
-
-
-def _decoded(data: bytes, shown: str) -> str:
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise CompareInputError(shown, "not UTF-8 text (a list of known flips is a text file)", line) from None
 
 
 def _clip(text: str, limit: int = 80) -> str:

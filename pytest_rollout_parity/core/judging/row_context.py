@@ -14,8 +14,10 @@ import re
 from collections.abc import Iterable
 from typing import Any, Optional
 
-from ..reading.fields import EMBEDDED_OUTPUT_FIELDS, PROMPT, TASK_INDEX
+from ..reading.fields import EMBEDDED_OUTPUT_FIELDS, PROMPT, TASK_INDEX, TRAJECTORY
 from ..reading.prompt_labels import content_text, decoded, last_user_text
+from ..reading.row_facts import lookup
+from .verifier_output import cut_line
 
 #: characters of a prompt excerpt
 EXCERPT_CHARS = 120
@@ -31,23 +33,18 @@ CONTEXT_KEYS: tuple[str, ...] = (TASK_INDEX, PROMPT)
 _BLANKS = re.compile(r"\s+")
 
 
+def _one_line(text: str) -> str:
+    return _BLANKS.sub(" ", text).strip()
+
+
 def wants_excerpt(key: str) -> bool:
     """A side keyed on this field names tasks by an index or a hash: a prompt excerpt helps."""
     return key in CONTEXT_KEYS
 
 
-def _field(row: Any, dotted: str) -> Any:
-    value = row
-    for part in dotted.split("."):
-        if not isinstance(value, dict):
-            return None
-        value = value.get(part)
-    return value
-
-
 def prompt_excerpt(row: dict[str, Any], chars: int = EXCERPT_CHARS) -> Optional[str]:
     """The start of the row's last user message on one line, cut at about ``chars``; None without one."""
-    text = _BLANKS.sub(" ", last_user_text(decoded(_field(row, PROMPT)))).strip()
+    text = _one_line(last_user_text(decoded(lookup(row, PROMPT))))
     if not text:
         return None
     if len(text) <= chars:
@@ -61,7 +58,7 @@ def last_assistant_message(
 ) -> Optional[list[str]]:
     """The end of the row's last assistant message (`response.output`): at most ``lines`` lines and
     about ``chars`` characters, the first marked when cut; None when the row has none."""
-    output = _field(row, "response.output")
+    output = lookup(row, TRAJECTORY)
     if not isinstance(output, list):
         return None
     for item in reversed(output):
@@ -155,10 +152,6 @@ def _words(key: str) -> frozenset[str]:
     return frozenset(_WORD.findall(key.lower()))
 
 
-def _one_line(text: str) -> str:
-    return _BLANKS.sub(" ", text).strip()
-
-
 def _shown(value: Any) -> str:
     """A scalar as the block shows it: JSON's words for booleans and null, a float in 6 digits, a string quoted."""
     if isinstance(value, bool) or value is None:
@@ -235,8 +228,7 @@ class _Walk:
         kept: list[str] = []
         size = 0
         for index, (_, text) in enumerate(found):
-            if len(text) > EVIDENCE_LINE_CHARS:
-                text = f"{text[:EVIDENCE_LINE_CHARS]} [... {len(text) - EVIDENCE_LINE_CHARS} more characters cut]"
+            text = cut_line(text, EVIDENCE_LINE_CHARS)
             left = len(found) - index
             if (len(kept) == limit - 1 and left > 1) or size + len(text) > EVIDENCE_CHARS:
                 kept.append(f"[... {left} more line(s) of evidence cut]")

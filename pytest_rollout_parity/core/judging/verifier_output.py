@@ -10,10 +10,9 @@ the logs directory itself, so no row can make another file's bytes appear in a r
 
 from __future__ import annotations
 
-import math
 import os
 import stat
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
@@ -42,12 +41,7 @@ class LogRoots:
 
     def for_side(self, side: Side) -> list[Path]:
         """The lookup roots for one side: invocation dir, that side's file dir, extra roots."""
-        own = self.old_dir if side == "old" else self.new_dir
-        roots: list[Path] = []
-        for root in (self.invocation_dir, own, *self.extra):
-            if root not in roots:
-                roots.append(root)
-        return roots
+        return list(dict.fromkeys((self.invocation_dir, self.old_dir if side == "old" else self.new_dir, *self.extra)))
 
 
 @dataclass(frozen=True)
@@ -58,11 +52,9 @@ class VerifierOutput:
     source: str  # a file path, `row field '<name>'`, or the reason it is unavailable
 
 
-def cut_line(line: str) -> str:
-    """A line of at most :data:`LINE_CHARS` characters; a longer one ends with a marker saying how much was cut."""
-    if len(line) <= LINE_CHARS:
-        return line
-    return f"{line[:LINE_CHARS]} [... {len(line) - LINE_CHARS} more characters cut]"
+def cut_line(line: str, chars: int = LINE_CHARS) -> str:
+    """A line of at most ``chars`` characters; a longer one ends with a marker saying how much was cut."""
+    return line if len(line) <= chars else f"{line[:chars]} [... {len(line) - chars} more characters cut]"
 
 
 def tail_lines(text: str, count: int, cut_before: bool = False) -> list[str]:
@@ -83,13 +75,6 @@ def tail_lines(text: str, count: int, cut_before: bool = False) -> list[str]:
     if partial:
         lines[0] = f"[... cut] {lines[0]}"
     return lines
-
-
-def tail_file(path: Path, count: int, follow: bool = False) -> list[str]:
-    """The last ``count`` lines of a regular file, from one read of at most :data:`TAIL_BYTES` at its end."""
-    with open_regular(path, follow=follow) as handle:
-        data, cut_before = read_end(handle, TAIL_BYTES)
-    return tail_lines(data.decode("utf-8", "replace"), count, cut_before)
 
 
 def _under(path: str, directories: Sequence[Path]) -> bool:
@@ -130,56 +115,39 @@ def _log_file(candidate: Path, roots: Sequence[Path]) -> tuple[Optional[Path], O
 
 
 def losing_row(side: TaskSide) -> RowFacts:
-    """The loser's scored row with the lowest finite reward (the first of equals); a masked row is no score."""
-    best: Optional[RowFacts] = None
-    for facts in side.facts:
-        if facts.mask is None and facts.reward is not None and math.isfinite(facts.reward):
-            if best is None or facts.reward < best.reward:  # type: ignore[operator]
-                best = facts
-    return best if best is not None else side.facts[0]
+    """The side's scored row with the lowest reward (the first of equals); its first row without one."""
+    return min((f for f in side.facts if f.scored), key=lambda f: f.reward or 0.0, default=side.facts[0])
 
 
 def winning_row(side: TaskSide) -> RowFacts:
-    """The winner's row with the highest finite reward (the first of equals)."""
-    best: Optional[RowFacts] = None
-    for facts in side.facts:
-        if facts.reward is not None and math.isfinite(facts.reward):
-            if best is None or facts.reward > best.reward:  # type: ignore[operator]
-                best = facts
-    return best if best is not None else side.facts[0]
+    """The side's scored row with the highest reward (the first of equals); its first row without one."""
+    return max((f for f in side.facts if f.scored), key=lambda f: f.reward or 0.0, default=side.facts[0])
 
 
-def verifier_output(
-    facts: RowFacts, read_row: Callable[[RowFacts], dict[str, Any]], roots: Sequence[Path], count: int
-) -> VerifierOutput:
+def verifier_output(row: dict[str, Any], roots: Sequence[Path], count: int) -> VerifierOutput:
     """Find a row's verifier output: its logs dir under the roots, else an embedded field."""
     problems: list[str] = []
-    row = read_row(facts)
     logs_dir_text = logs_dir_of(row)
     if logs_dir_text:
         logs_dir = Path(logs_dir_text)
-        candidates = [logs_dir] if logs_dir.is_absolute() else [root / logs_dir for root in roots]
-        for candidate in candidates:
+        for candidate in [logs_dir] if logs_dir.is_absolute() else [root / logs_dir for root in roots]:
             target, problem = _log_file(candidate, roots)
-            if problem:
-                problems.append(problem)
+            problems += [problem] if problem else []
             if target is not None:
                 try:
-                    return VerifierOutput(tail_file(target, count), str(target))
+                    with open_regular(target) as handle:
+                        data, cut_before = read_end(handle, TAIL_BYTES)
+                    return VerifierOutput(tail_lines(data.decode("utf-8", "replace"), count, cut_before), str(target))
                 except NotRegular:
                     return VerifierOutput(None, f"unavailable: {target} is not a regular file")
                 except OSError as exc:
                     return VerifierOutput(None, f"unavailable: cannot read {target}: {exc.strerror or exc}")
     embedded = embedded_output(row)
     if embedded is not None:
-        name, text = embedded
-        return VerifierOutput(tail_lines(text, count), f"row field '{name}'")
-    if logs_dir_text:
-        if problems:
-            return VerifierOutput(None, f"unavailable: {'; '.join(problems)}")
-        if Path(logs_dir_text).is_absolute():
-            return VerifierOutput(None, f"unavailable: {logs_dir_text} not found")
-        return VerifierOutput(
-            None, f"unavailable: {logs_dir_text} not found under {', '.join(str(root) for root in roots)}"
-        )
-    return VerifierOutput(None, f"unavailable: {NO_OUTPUT}")
+        return VerifierOutput(tail_lines(embedded[1], count), f"row field '{embedded[0]}'")
+    if not logs_dir_text:
+        return VerifierOutput(None, f"unavailable: {NO_OUTPUT}")
+    if problems:
+        return VerifierOutput(None, f"unavailable: {'; '.join(problems)}")
+    under = "" if Path(logs_dir_text).is_absolute() else f" under {', '.join(str(root) for root in roots)}"
+    return VerifierOutput(None, f"unavailable: {logs_dir_text} not found{under}")

@@ -90,7 +90,7 @@ def flip_evidence(
             where = f" (_ng_rollout_index {pair.rollout})" if pair.rollout is not None else ""
             lines.append(f"    the same trajectory{where} scored by each side's verifier, the losing side first:")
         row = loser_side.read_row(losing)
-        output = verifier_output(losing, lambda _: row, roots.for_side(loser), tail)
+        output = verifier_output(row, roots.for_side(loser), tail)
         if output.lines is None:
             no_output = output.source == f"unavailable: {NO_OUTPUT}"
             if not no_output:
