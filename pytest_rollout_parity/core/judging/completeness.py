@@ -83,22 +83,17 @@ class ErrorRates:
     #: the level below which the new side's rate is clearly above the old side's
     level: float
 
-    def rate(self, errors: int, rows: int) -> float:
-        return errors / rows if rows else 0.0
-
     @property
     def clearly_higher(self) -> bool:
         """The new side's agent-error rate is clearly above the old side's."""
-        return (
-            self.rate(self.new_errors, self.new_rows) > self.rate(self.old_errors, self.old_rows)
-            and self.p_value < self.level
-        )
+        higher = self.new_errors / max(self.new_rows, 1) > self.old_errors / max(self.old_rows, 1)
+        return higher and self.p_value < self.level
 
     @property
     def text(self) -> str:
         """`agent-error rate 10/10 rows (100.0%) on the new side against 0/10 (0.0%) on the old side ...`."""
-        new = f"{self.new_errors}/{self.new_rows} rows ({self.rate(self.new_errors, self.new_rows):.1%})"
-        old = f"{self.old_errors}/{self.old_rows} ({self.rate(self.old_errors, self.old_rows):.1%})"
+        new = f"{self.new_errors}/{self.new_rows} rows ({self.new_errors / max(self.new_rows, 1):.1%})"
+        old = f"{self.old_errors}/{self.old_rows} ({self.old_errors / max(self.old_rows, 1):.1%})"
         above = "clearly above" if self.clearly_higher else "not clearly above"
         return (
             f"agent-error rate {new} on the new side, {above} {old} on the old side "
@@ -161,10 +156,9 @@ def coverage(
     missing = sum(1 for t in old if t.new is None)
     masked = sum(1 for t in old if t.new is not None and t.new.masked)
     lost = [t for t in old if t.category in UNCOMPARED]
-    reasons = {
-        name: sum(1 for t in lost if t.category == category)
-        for name, category in (("missing", "missing"), ("masked", "masked"), ("agent error", "flipped_agent_error"))
-    }
+    reasons = dict.fromkeys(("missing", "masked", "agent error"), 0)
+    for t in lost:
+        reasons["agent error" if t.category == "flipped_agent_error" else t.category] += 1
     why = ", ".join(f"{count} {name}" for name, count in reasons.items() if count)
     parts = [
         _part(f"not compared{f' ({why})' if why else ''}", len(lost), len(old), budget),
@@ -172,16 +166,8 @@ def coverage(
         _part("masked on the new side", masked, len(old), max_masked),
     ]
     if unreported is not None:
-        lost_rollouts, expected = unreported
-        parts.append(
-            _part(
-                "failed or never reported (the new run's coverage file)",
-                lost_rollouts,
-                expected,
-                max_missing,
-                unit="expected rollout(s)",
-            )
-        )
+        what = "failed or never reported (the new run's coverage file)"
+        parts.append(_part(what, *unreported, max_missing, unit="expected rollout(s)"))
     if error_rates is not None:
         parts.append((error_rates.clearly_higher, error_rates.text))
     nothing = result.compared == 0
@@ -189,14 +175,10 @@ def coverage(
         parts.insert(0, (True, "no task was compared: there is no evidence either way"))
     over = [text for broke, text in parts if broke]
     within = [text for broke, text in parts if not broke]
-    if not over:
-        message = "the gate has enough evidence: " + "; ".join(within)
-    else:
-        message = (
-            "; ".join(over)
-            + "".join(f"\n    {text}" for text in within)
-            + ("\n    rerun what was lost (the tasks not compared), or check the files and the join key")
-        )
+    message = "the gate has enough evidence: " + "; ".join(within)
+    if over:
+        rerun = "rerun what was lost (the tasks not compared), or check the files and the join key"
+        message = "; ".join(over) + "".join(f"\n    {text}" for text in [*within, rerun])
     return Coverage(
         len(old),
         missing,

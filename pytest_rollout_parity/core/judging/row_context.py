@@ -82,11 +82,7 @@ def _end(text: str, chars: int, lines: int) -> list[str]:
 
 def task_excerpt(rows: Iterable[dict[str, Any]]) -> Optional[str]:
     """The prompt excerpt of the first of a task's rows that has one."""
-    for row in rows:
-        shown = prompt_excerpt(row)
-        if shown is not None:
-            return shown
-    return None
+    return next((shown for row in rows if (shown := prompt_excerpt(row)) is not None), None)
 
 
 # The losing row's evidence: what its verifier wrote into the row besides the reward.
@@ -105,8 +101,11 @@ EVIDENCE_ITEMS = 50
 EVIDENCE_VISITS = 5000
 
 
-def _words_of(text: str) -> frozenset[str]:
-    return frozenset(text.split())
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def _words(key: str) -> frozenset[str]:
+    return frozenset(_WORD.findall(key.lower()))
 
 
 # the block's order: what each line is
@@ -117,7 +116,7 @@ _ERROR, _PAIR, _CHECKS, _SCALARS, _JUDGE, _TEST, _STATE = range(7)
 _TRAJECTORY = frozenset({"response", "responses_create_params", "output", "reward", *EMBEDDED_OUTPUT_FIELDS})
 #: words of a key that leave its value out: ids and names, times, tokens and cost, the prompt,
 #: configuration and places, and the masking flag (the gate's own input, not the verifier's word)
-_LEFT_OUT = _words_of(
+_LEFT_OUT = _words(
     "id ids uuid index name names checksum hash sha ref type "
     "time times at sec secs seconds ms msec duration timestamp date elapsed latency created "
     "token tokens usage cost billing "
@@ -125,31 +124,26 @@ _LEFT_OUT = _words_of(
     "config kwargs url uri path dir file host port version "
     "mask"
 )
-_ERROR_WORDS = _words_of("error errors failure failures exception exceptions")
-_TEST_WORDS = _words_of("stderr stdout traceback stacktrace log logs compiler test tests details")
-_JUDGE_WORDS = _words_of(
+_ERROR_WORDS = _words("error errors failure failures exception exceptions")
+_TEST_WORDS = _words("stderr stdout traceback stacktrace log logs compiler test tests details")
+_JUDGE_WORDS = _words(
     "judge rationale explanation reasoning critique feedback justification judgment judgement comment"
 )
-_EXPECTED_WORDS = _words_of("expected target ground truth gold reference")
-_GOT_WORDS = _words_of("extracted predicted prediction parsed generation generated got actual model")
-_VERDICT_WORDS = _words_of(
+_EXPECTED_WORDS = _words("expected target ground truth gold reference")
+_GOT_WORDS = _words("extracted predicted prediction parsed generation generated got actual model")
+_VERDICT_WORDS = _words(
     "verdict label status result outcome resolved passed pass correct match grade decision score valid"
 )
-_STATE_WORDS = _words_of("info terminated truncated done finished naturally turns steps episode")
+_STATE_WORDS = _words("info terminated truncated done finished naturally turns steps episode")
 #: the words of a key that holds a check's result, and of one that holds what a check requires instead
-_RESULT_WORDS = _words_of("verdict result passed pass status valid satisfied met correct success outcome ok followed")
-_REQUIRED_WORDS = _words_of("criteria criterion required requirement")
+_RESULT_WORDS = _words("verdict result passed pass status valid satisfied met correct success outcome ok followed")
+_REQUIRED_WORDS = _words("criteria criterion required requirement")
 #: what an answer field's other words may be, shown alone (`extracted_answer`, `ground_truth`)
-_ANSWER_WORDS = _words_of("answer answers output solution value")
-_PASS = _words_of("yes pass passed true correct met satisfied ok success")
-_FAIL = _words_of("no fail failed false incorrect unsatisfied failure") | {"not met", "not satisfied", "not passed"}
+_ANSWER_WORDS = _words("answer answers output solution value")
+_PASS = _words("yes pass passed true correct met satisfied ok success")
+_FAIL = _words("no fail failed false incorrect unsatisfied failure") | {"not met", "not satisfied", "not passed"}
 #: a line of a traceback that names the exception raised
 _EXCEPTION_LINE = re.compile(r"^\s*[A-Za-z_][\w.]*(?:Error|Exception|Failure|Failed|Interrupt|Exit)\b")
-_WORD = re.compile(r"[a-z0-9]+")
-
-
-def _words(key: str) -> frozenset[str]:
-    return frozenset(_WORD.findall(key.lower()))
 
 
 def _shown(value: Any) -> str:
@@ -179,11 +173,8 @@ def _passed(value: Any) -> Optional[bool]:
 
 def _exception_or_tail(text: str) -> str:
     """A test output's last exception line (a traceback's), else its last non-blank line."""
-    lines = [line for line in text.splitlines() if line.strip()]
-    for line in reversed(lines):
-        if _EXCEPTION_LINE.match(line):
-            return line.strip()
-    return lines[-1].strip() if lines else ""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return next((line for line in reversed(lines) if _EXCEPTION_LINE.match(line)), lines[-1] if lines else "")
 
 
 def _last_lines(text: str, count: int = 2, chars: int = EVIDENCE_LINE_CHARS // 2) -> str:
@@ -250,7 +241,7 @@ class _Walk:
 
     def object(self, row: dict[str, Any], path: str, words: frozenset[str], depth: int) -> None:
         keys = {key: _words(key) for key in row if isinstance(key, str)}
-        used = self.check_lists(row, path, keys) | self.pair(row, path, keys)
+        used = self.check_lists(row, path) | self.pair(row, path, keys)
         for key, own in keys.items():
             if key in used or key == "responses_create_params" or (not path and key in _TRAJECTORY):
                 continue
@@ -265,7 +256,7 @@ class _Walk:
                 continue
             self.value(value, where, words | own, depth + 1, own)
 
-    def check_lists(self, row: dict[str, Any], path: str, keys: dict[str, frozenset[str]]) -> set[str]:
+    def check_lists(self, row: dict[str, Any], path: str) -> set[str]:
         """Lists of check results beside the list naming the checks (`follow_instruction_list` and
         `instruction_id_list`), summed up on one line each."""
         used: set[str] = set()
@@ -292,10 +283,8 @@ class _Walk:
         """An expected answer and the one the verifier got, on one line."""
 
         def first(wanted: frozenset[str]) -> Optional[str]:
-            for key, own in keys.items():
-                if own & wanted and not own & _LEFT_OUT and isinstance(row[key], (str, int, float)):
-                    return key
-            return None
+            scalars = (key for key, own in keys.items() if own & wanted and not own & _LEFT_OUT)
+            return next((key for key in scalars if isinstance(row[key], (str, int, float))), None)
 
         expected, got = first(_EXPECTED_WORDS), first(_GOT_WORDS)
         if expected is None or got is None or expected == got:
