@@ -21,7 +21,6 @@ from .api import compare_files, compare_loaded, compare_rollouts, summary_dict
 from .errors import CompareInputError
 from .escaping import terminal_line, terminal_text, visible
 from .identity.item_names import item_names
-from .judging.companion_homes import check_companions
 from .judging.completeness import (
     COVERAGE_NAME,
     Coverage,
@@ -30,7 +29,7 @@ from .judging.completeness import (
     parse_limit,
 )
 from .judging.copies import COPY_NAME
-from .judging.coverage_file import InventoryRead, coverage_places, read_inventory
+from .judging.coverage_file import InventoryRead, check_companions, coverage_places, read_inventory
 from .judging.hook_verdict import Verdict
 from .judging.known_flips import KnownFlips, read_known_flips
 from .judging.metrics_file import AggregateCheck, check_side, combined_check, metrics_path, metrics_places

@@ -18,7 +18,9 @@ from typing import Optional
 
 from ..model import RowFacts, RowOrigin
 from ..reading.bounded import SmallFileError, read_small
-from ..reading.files import LEADS_OUT, companion, leads_out, plain_name
+from ..reading.files import LEADS_OUT, check_home, companion, leads_out, plain_name
+from ..reading.sidecar import sidecar_display, sidecar_path
+from .metrics_file import metrics_path, metrics_places
 
 #: the counts, in the order the summary shows them
 FIELDS = ("expected", "successful", "measured", "masked", "unscored", "failed", "intentionally_omitted", "unknown")
@@ -83,23 +85,16 @@ class InventoryRead:
     note: Optional[str] = None
 
 
-def gate_measured(facts: Sequence[RowFacts]) -> int:
-    """The side's scored rows: main-file rows with a reward and no mask."""
-    return sum(1 for f in facts if f.origin is RowOrigin.MAIN and f.reward is not None and f.mask is None)
-
-
 def read_inventory(
     paths: Sequence[Path], displays: Sequence[str], facts: Sequence[RowFacts], side: str
 ) -> Optional[InventoryRead]:
     """The side's coverage summed over its files (None when none of them has a coverage file)."""
-    places = [((coverage_path(p), str(_coverage_name(Path(d)))), p) for p, d in zip(paths, displays)]
-    places = [(place, main) for place, main in places if place[0].exists() or place[0].is_symlink()]
-    found = [place for place, _ in places]
-    mains = [main for _, main in places]
+    found = [(coverage_path(p), str(_coverage_name(Path(d))), p) for p, d in zip(paths, displays)]
+    found = [(path, shown, main) for path, shown, main in found if path.exists() or path.is_symlink()]
     if not found:
         return None
     totals = dict.fromkeys(FIELDS, 0)
-    for (path, shown), main in zip(found, mains):
+    for path, shown, main in found:
         if leads_out(path, main):
             return InventoryRead(None, f"{side} side: {shown} ignored: {LEADS_OUT}")
         try:
@@ -108,7 +103,8 @@ def read_inventory(
             return InventoryRead(None, f"{side} side: {shown} ignored: {str(exc)[:200]}")
         for name in FIELDS:
             totals[name] += counts[name]
-    return InventoryRead(Inventory(tuple(shown for _, shown in found), totals, gate_measured(facts)))
+    measured = sum(1 for f in facts if f.origin is RowOrigin.MAIN and f.reward is not None and f.mask is None)
+    return InventoryRead(Inventory(tuple(shown for _, shown, _ in found), totals, measured))
 
 
 def _counts(data: bytes) -> dict[str, int]:
@@ -138,3 +134,20 @@ def _shown(value: object) -> str:
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_COUNT:
         return f"a number of {len(str(abs(value)))} digits"
     return json.dumps(value)[:40]
+
+
+def _shown_companion(found: Path, beside_given: Path, shown: str) -> str:
+    """A companion as messages name it: beside the side as the user named it, else its own path."""
+    return str(Path(shown).with_name(beside_given.name)) if found == beside_given else str(found)
+
+
+def check_companions(path: Path, shown: str) -> None:
+    """Raise CompareInputError naming the first companion of ``path`` (shown as ``shown``) that
+    leads out of its side's directory: a side's sidecar, aggregate-metrics and coverage files are
+    found by name, not given by the user, so a pull request could commit one as a link to any file
+    the runner can read, whose content the reports would then publish. Each one that is there must
+    resolve beside the side's file, as given or as resolved (a side named by a link finds its
+    companions beside the link's target too)."""
+    check_home(sidecar_path(path), path, sidecar_display(shown, path))
+    for found, places in ((metrics_path(path), metrics_places(path)), (coverage_path(path), coverage_places(path))):
+        check_home(found, path, _shown_companion(found, places[0], shown))

@@ -68,34 +68,25 @@ def computed_mean(facts: Sequence[RowFacts]) -> tuple[Optional[float], int]:
     return (mean_reward(rewards) if rewards else None), len(rewards)
 
 
-def _entries(data: Any) -> list[dict[str, Any]]:
-    if isinstance(data, dict):
-        data = [data]
-    if not isinstance(data, list) or not all(isinstance(entry, dict) for entry in data):
-        raise ValueError("expected a JSON array of objects")
-    return data
-
-
 def _agent_name(entry: dict[str, Any]) -> Optional[str]:
     ref = entry.get("agent_ref")
     name = ref.get("name") if isinstance(ref, dict) else None
     return name if isinstance(name, str) else None
 
 
-def _pick(entries: list[dict[str, Any]], agent: Optional[str]) -> dict[str, Any]:
-    """The entry of the compared agent; the only entry when the rows name no agent."""
+def _recorded(data: Any, agent: Optional[str]) -> float:
+    """The recorded mean of the compared agent's entry (the only entry when the rows name no agent)."""
+    entries = [data] if isinstance(data, dict) else data
+    if not isinstance(entries, list) or not all(isinstance(entry, dict) for entry in entries):
+        raise ValueError("expected a JSON array of objects")
     named = [entry for entry in entries if agent is not None and _agent_name(entry) == agent]
-    if len(named) == 1:
-        return named[0]
     if not named and len(entries) == 1 and (agent in (None, NO_AGENT) or _agent_name(entries[0]) is None):
-        return entries[0]
-    present = ", ".join(sorted({_agent_name(e) or "?" for e in entries})) or "none"
-    raise ValueError(f"no single entry for agent {agent or NO_AGENT} (entries: {present})")
-
-
-def _recorded(entry: dict[str, Any]) -> float:
+        named = entries
+    if len(named) != 1:
+        present = ", ".join(sorted({_agent_name(e) or "?" for e in entries})) or "none"
+        raise ValueError(f"no single entry for agent {agent or NO_AGENT} (entries: {present})")
     for section in ("agent_metrics", "key_metrics"):
-        metrics = entry.get(section)
+        metrics = named[0].get(section)
         value = metrics.get(MEAN_FIELD) if isinstance(metrics, dict) else None
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             if isinstance(value, int) and abs(value) > MAX_MEAN:
@@ -124,7 +115,7 @@ def check_side(
     if leads_out(metrics, path):
         return AggregateCheck(shown, agent, None, mean, rows, f"{side} side: {shown} ignored: {LEADS_OUT}")
     try:
-        recorded = _recorded(_pick(_entries(json.loads(read_capped(metrics, METRICS_CAP))), agent))
+        recorded = _recorded(json.loads(read_capped(metrics, METRICS_CAP)), agent)
     except (OSError, ValueError, RecursionError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc).split("\n")[0]
         return AggregateCheck(shown, agent, None, mean, rows, f"{side} side: {shown} ignored: {reason[:200]}")
