@@ -28,13 +28,13 @@ from .judging.completeness import (
     coverage,
     parse_limit,
 )
-from .judging.copies import COPY_NAME
 from .judging.coverage_file import InventoryRead, check_companions, coverage_places, read_inventory
 from .judging.hook_verdict import Verdict
 from .judging.known_flips import KnownFlips, read_known_flips
 from .judging.metrics_file import AggregateCheck, check_side, combined_check, metrics_path, metrics_places
 from .judging.rollout_pairs import rollout_pairs
 from .judging.row_context import EXCERPT_CAP, wants_excerpt
+from .judging.verification import COPY_NAME
 from .judging.verifier_output import LogRoots
 from .model import CompareResult, Join, RolloutPair, RowCounts, RowOrigin, TaskComparison, TaskSide
 from .reading.bounded import read_capped

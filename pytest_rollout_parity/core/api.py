@@ -16,9 +16,8 @@ from typing import Any, Optional, TypeVar
 from .errors import CompareInputError, Place
 from .identity.join import SideInput, infer_keys
 from .judging.classify import compare_sides
-from .judging.copies import copies_note
 from .judging.rollout_pairs import with_verifier_disagreements
-from .judging.verification import run_conditions, verification_notes
+from .judging.verification import copies_note, run_conditions, verification_notes
 from .model import CompareResult, RowFacts, RowReader
 from .reading import loading
 from .reading.agents import AgentFilter

@@ -19,6 +19,7 @@ from typing import Any, Optional
 
 from ..model import RowFacts, Side, TaskSide
 from ..reading.bounded import NotRegular, open_regular, read_end
+from ..reading.files import inside
 from ..reading.row_facts import embedded_output, logs_dir_of
 
 LOG_FILE_NAME = "test-stdout.txt"
@@ -77,14 +78,6 @@ def tail_lines(text: str, count: int, cut_before: bool = False) -> list[str]:
     return lines
 
 
-def _under(path: str, directories: Sequence[Path]) -> bool:
-    for directory in directories:
-        base = os.path.realpath(directory)
-        if path == base or path.startswith(base.rstrip(os.sep) + os.sep):
-            return True
-    return False
-
-
 def _log_file(candidate: Path, roots: Sequence[Path]) -> tuple[Optional[Path], Optional[str]]:
     """(the `test-stdout.txt` to read, None) for a usable logs dir, else (None, why not; None when absent).
 
@@ -106,7 +99,7 @@ def _log_file(candidate: Path, roots: Sequence[Path]) -> tuple[Optional[Path], O
         return None, f"{candidate} has no {LOG_FILE_NAME}"
     if stat.S_ISLNK(inner_mode):
         target = os.path.realpath(inner)
-        if not _under(target, [candidate, *roots]):
+        if not any(inside(target, home) for home in (candidate, *roots)):
             return None, f"{inner} is a symlink leading outside the log roots"
         return Path(target), None
     if not stat.S_ISREG(inner_mode):
