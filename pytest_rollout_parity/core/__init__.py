@@ -21,6 +21,7 @@ from .api import compare_files, compare_loaded, compare_rollouts, summary_dict
 from .errors import CompareInputError
 from .escaping import terminal_line, terminal_text, visible
 from .identity.item_names import item_names
+from .judging.classify import rollout_pairs
 from .judging.completeness import (
     COVERAGE_NAME,
     Coverage,
@@ -32,7 +33,6 @@ from .judging.coverage_file import InventoryRead, check_companions, coverage_pla
 from .judging.hook_verdict import Verdict
 from .judging.known_flips import KnownFlips, read_known_flips
 from .judging.metrics_file import AggregateCheck, check_side, combined_check, metrics_path, metrics_places
-from .judging.rollout_pairs import rollout_pairs
 from .judging.row_context import EXCERPT_CAP, wants_excerpt
 from .judging.verification import COPY_NAME
 from .judging.verifier_output import LogRoots

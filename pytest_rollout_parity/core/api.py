@@ -16,7 +16,6 @@ from typing import Any, Optional, TypeVar
 from .errors import CompareInputError, Place
 from .identity.join import SideInput, infer_keys
 from .judging.classify import compare_sides
-from .judging.rollout_pairs import with_verifier_disagreements
 from .judging.verification import copies_note, run_conditions, verification_notes
 from .model import CompareResult, RowFacts, RowReader
 from .reading import loading
@@ -121,7 +120,7 @@ def compare_rollouts(
         raise CompareInputError("", "no rows on either side: nothing to compare")
     notes = infer_keys(old, new)
     _borrow_keys(old, new, old_key, new_key)
-    return _with_copies(with_verifier_disagreements(_with_conditions(compare_sides(old, new, notes), old, new)))
+    return _with_copies(_with_conditions(compare_sides(old, new, notes), old, new))
 
 
 def _with_copies(
@@ -187,7 +186,7 @@ def _compare_loaded(old: LoadedSide, new: LoadedSide, old_key: Optional[str], ne
     notes = infer_keys(old_input, new_input)
     _borrow_keys(old_input, new_input, old_key, new_key)
     return _with_copies(
-        with_verifier_disagreements(_with_conditions(compare_sides(old_input, new_input, notes), old_input, new_input)),
+        _with_conditions(compare_sides(old_input, new_input, notes), old_input, new_input),
         old,
         new,
     )

@@ -9,12 +9,13 @@ from typing import Any, Optional
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_rollout_parity.core.judging.classify import categorize, summarize_side
-from pytest_rollout_parity.core.judging.rollout_pairs import (
+from pytest_rollout_parity.core.judging.classify import (
+    categorize,
     first_disagreement,
+    pair_rollouts,
     rollout_pairs,
+    summarize_side,
     trajectory_digest,
-    with_verifier_disagreements,
 )
 from pytest_rollout_parity.core.model import CompareResult, Join, RowCounts, TaskComparison
 from pytest_rollout_parity.core.reading.row_facts import reduce_row
@@ -36,8 +37,7 @@ def row(reward: float, text: str, rollout: Optional[int] = None, **extra: Any) -
 def task(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> TaskComparison:
     """The task as the comparison leaves it: categorized, then paired."""
     sides = [summarize_side([reduce_row(r, line=i + 1, keep=True) for i, r in enumerate(rows)]) for rows in (old, new)]
-    compared = CompareResult([categorize("t", sides[0], sides[1])], Join("k", "k"), RowCounts(len(old), len(new)))
-    return with_verifier_disagreements(compared).tasks[0]
+    return pair_rollouts(categorize("t", sides[0], sides[1]))
 
 
 def test_same_trajectories_pair_by_rollout_index_whatever_the_order() -> None:
@@ -154,9 +154,9 @@ def test_pairing_reads_each_row_at_most_once() -> None:
     sides = [
         summarize_side([reduce_row(r, line=n) for n, r in source.items()], reader(source)) for source in (rows, news)
     ]
-    result = with_verifier_disagreements(CompareResult([categorize("t", *sides)], Join("k", "k"), RowCounts(2, 2)))
-    assert len(reads) == 4 and result.tasks[0].disagreements == 1
-    assert first_disagreement(result.tasks[0]) is not None and len(reads) == 4
+    paired = pair_rollouts(categorize("t", *sides))
+    assert len(reads) == 4 and paired.disagreements == 1
+    assert first_disagreement(paired) is not None and len(reads) == 4
 
 
 @given(

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from pytest_rollout_parity import compare_files, compare_rollouts
-from pytest_rollout_parity.core.judging.rollout_pairs import first_disagreement
+from pytest_rollout_parity.core.judging.classify import first_disagreement
 from pytest_rollout_parity.core.judging.row_context import (
     EVIDENCE_CHARS,
     EVIDENCE_ITEMS,

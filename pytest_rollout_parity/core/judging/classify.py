@@ -1,13 +1,19 @@
-"""One side of a task, the category of a task, and the whole comparison.
+"""One side of a task, the category of a task, and the whole comparison (docs/semantics.md,
+"Categories").
 
-The rules are in docs/semantics.md, "Categories".
+Where both sides hold the same trajectories (`gym eval reverify`, a replay of cached responses), a
+task's rows pair per rollout, and a reward that differs within a pair is a verifier disagreement,
+which no sampling noise explains: a flip even where it cancels in the mean (docs/semantics.md,
+"Verifier disagreements"). Pairing reads rows, once, while the comparison is made: by index a pair
+at a time, so a real rerun (whose first pair already differs) costs two rows.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import Optional
+from collections.abc import Hashable, Sequence
+from dataclasses import replace
+from typing import Any, Optional
 
 from ..identity.item_names import listed
 from ..identity.join import SideInput, join_sides
@@ -16,6 +22,7 @@ from ..model import (
     Category,
     CompareResult,
     Join,
+    RolloutPair,
     RowCounts,
     RowFacts,
     RowReader,
@@ -23,6 +30,9 @@ from ..model import (
     TaskComparison,
     TaskSide,
 )
+from ..reading.fields import ROLLOUT_ID, TRAJECTORY
+from ..reading.prompt_labels import prompt_hash
+from ..reading.row_facts import lookup
 from ..reading.task_idents import natural_key
 
 
@@ -90,6 +100,83 @@ def summarize_side(facts: Sequence[RowFacts], reader: Optional[RowReader] = None
     )
 
 
+def trajectory_digest(row: dict[str, Any]) -> Optional[str]:
+    """A hash of the row's trajectory (`response.output`, canonical JSON), or None without one."""
+    value = lookup(row, TRAJECTORY)
+    return prompt_hash(value) if value else None
+
+
+def _matched(old: Sequence[Hashable], new: Sequence[Hashable]) -> Optional[list[tuple[int, int]]]:
+    """(old place, new place) of each key, in the old side's order, when every row has a key,
+    distinct on its side, and both sides have the same set; else None."""
+    old_at = {key: place for place, key in enumerate(old)}
+    new_at = {key: place for place, key in enumerate(new)}
+    if None in old_at or len(old_at) != len(old) or len(new_at) != len(new) or old_at.keys() != new_at.keys():
+        return None
+    return [(place, new_at[key]) for key, place in old_at.items()]
+
+
+def _ids(rows: Sequence[dict[str, Any]]) -> list[Optional[str]]:
+    """Each row's `_ng_rollout_id` (hashed: any JSON value), None where it has none."""
+    return [None if row.get(ROLLOUT_ID) is None else prompt_hash(row[ROLLOUT_ID]) for row in rows]
+
+
+def _pairs(task: TaskComparison) -> Optional[tuple[RolloutPair, ...]]:
+    """The task's scored rows paired rollout by rollout when every pair holds the same trajectory
+    (a re-verification), else None (the sides ran the task apart: nothing pairs them)."""
+    old, new = task.old, task.new
+    if old is None or new is None:
+        return None
+    olds, news = [f for f in old.facts if f.scored], [f for f in new.facts if f.scored]
+    if not olds or len(olds) != len(news):
+        return None
+    order = _matched([f.rollout for f in olds], [f.rollout for f in news])
+    if order is not None:
+        for i, j in order:  # a pair at a time: a rerun's first pair already differs
+            digest = trajectory_digest(old.read_row(olds[i]))
+            if digest is None or digest != trajectory_digest(new.read_row(news[j])):
+                return None
+    else:  # indices reused or absent: by NeMo Gym's explicit capture id, else by the trajectories
+        old_rows, new_rows = [old.read_row(f) for f in olds], [new.read_row(f) for f in news]
+        old_digests = [trajectory_digest(r) for r in old_rows]
+        new_digests = [trajectory_digest(r) for r in new_rows]
+        order = _matched(_ids(old_rows), _ids(new_rows)) or _matched(old_digests, new_digests)
+        if order is None or any(old_digests[i] is None or old_digests[i] != new_digests[j] for i, j in order):
+            return None
+    return tuple(RolloutPair(olds[i], news[j]) for i, j in order)
+
+
+def _may_disagree(task: TaskComparison) -> bool:
+    """The task was compared and its scored rewards are not all one value: a pair of it may disagree."""
+    if task.category not in ("identical", "flipped") or task.old is None or task.new is None:
+        return False
+    return len({f.reward for side in (task.old, task.new) for f in side.facts if f.scored}) > 1
+
+
+def rollout_pairs(task: TaskComparison) -> Optional[tuple[RolloutPair, ...]]:
+    """The task's rows paired rollout by rollout, each pair holding the same trajectory (a
+    re-verification), or None when the sides ran the task apart: the comparison's pairing, or for a
+    task it left unpaired (its rewards all one value) a pairing made now."""
+    return task.pairs if task.pairs is not None or _may_disagree(task) else _pairs(task)
+
+
+def first_disagreement(task: TaskComparison) -> Optional[RolloutPair]:
+    """The first rollout the two verifiers scored differently, one the task's losing side lost where
+    there is one; None when no pair disagrees."""
+    disagreeing = [pair for pair in task.pairs or () if not pair.agrees]
+    return next((pair for pair in disagreeing if pair.loser == task.loser), next(iter(disagreeing), None))
+
+
+def pair_rollouts(task: TaskComparison) -> TaskComparison:
+    """The task with its rows paired per rollout where a pair of it may disagree; a task of equal
+    means whose pairs disagree (they cancel in the mean) is a flip with no winner."""
+    pairs = _pairs(task) if _may_disagree(task) else None
+    if pairs is None:
+        return task
+    paired = replace(task, pairs=pairs)
+    return replace(paired, category="flipped") if paired.category == "identical" and paired.disagreements else paired
+
+
 def categorize(
     task: str,
     old: Optional[TaskSide],
@@ -135,14 +222,13 @@ def compare_sides(old: SideInput, new: SideInput, inference_notes: Sequence[str]
     tasks: list[TaskComparison] = []
     for label in labels.old.keys() | labels.new.keys():
         old_rows, new_rows = labels.old.get(label), labels.new.get(label)
-        tasks.append(
-            categorize(
-                label,
-                summarize_side([old.facts[i] for i in old_rows], old.reader) if old_rows else None,
-                summarize_side([new.facts[i] for i in new_rows], new.reader) if new_rows else None,
-                taskset=_taskset_of(new, new_rows) or _taskset_of(old, old_rows),
-            )
+        task = categorize(
+            label,
+            summarize_side([old.facts[i] for i in old_rows], old.reader) if old_rows else None,
+            summarize_side([new.facts[i] for i in new_rows], new.reader) if new_rows else None,
+            taskset=_taskset_of(new, new_rows) or _taskset_of(old, old_rows),
         )
+        tasks.append(pair_rollouts(task))
     for side_name, side, anonymous in (("old", old, joined.old_anonymous), ("new", new, joined.new_anonymous)):
         for n, index in enumerate(anonymous, start=1):
             summary = summarize_side([side.facts[index]], side.reader)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from ..escaping import visible
-from ..judging.rollout_pairs import first_disagreement
+from ..judging.classify import first_disagreement
 from ..judging.row_context import EVIDENCE_LINES, last_assistant_message, row_evidence, task_excerpt
 from ..judging.verifier_output import NO_OUTPUT, LogRoots, losing_row, verifier_output, winning_row
 from ..model import Side, TaskComparison, TaskSide, per_side
