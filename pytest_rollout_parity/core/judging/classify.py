@@ -116,11 +116,6 @@ def _matched(old: Sequence[Hashable], new: Sequence[Hashable]) -> Optional[list[
     return [(place, new_at[key]) for key, place in old_at.items()]
 
 
-def _ids(rows: Sequence[dict[str, Any]]) -> list[Optional[str]]:
-    """Each row's `_ng_rollout_id` (hashed: any JSON value), None where it has none."""
-    return [None if row.get(ROLLOUT_ID) is None else prompt_hash(row[ROLLOUT_ID]) for row in rows]
-
-
 def _pairs(task: TaskComparison) -> Optional[tuple[RolloutPair, ...]]:
     """The task's scored rows paired rollout by rollout when every pair holds the same trajectory
     (a re-verification), else None (the sides ran the task apart: nothing pairs them)."""
@@ -140,7 +135,8 @@ def _pairs(task: TaskComparison) -> Optional[tuple[RolloutPair, ...]]:
         old_rows, new_rows = [old.read_row(f) for f in olds], [new.read_row(f) for f in news]
         old_digests = [trajectory_digest(r) for r in old_rows]
         new_digests = [trajectory_digest(r) for r in new_rows]
-        order = _matched(_ids(old_rows), _ids(new_rows)) or _matched(old_digests, new_digests)
+        ids = ([prompt_hash(row.get(ROLLOUT_ID)) for row in rows] for rows in (old_rows, new_rows))
+        order = _matched(*ids) or _matched(old_digests, new_digests)  # rows without ids: `null`, repeated
         if order is None or any(old_digests[i] is None or old_digests[i] != new_digests[j] for i, j in order):
             return None
     return tuple(RolloutPair(olds[i], news[j]) for i, j in order)

@@ -122,8 +122,7 @@ def _counts(data: bytes) -> dict[str, int]:
         if count > MAX_COUNT:
             raise ValueError(f"`{name}` is out of range (got {_shown(count)}, at most {MAX_COUNT})")
         counts[name] = count
-    parts = counts["measured"] + counts["masked"] + counts["unscored"] + counts["failed"]
-    parts += counts["intentionally_omitted"] + counts["unknown"]
+    parts = sum(counts[name] for name in FIELDS[2:])  # `measured` to `unknown`
     if counts["expected"] != parts:
         raise ValueError(f"`expected` ({counts['expected']}) is not the sum of its parts ({parts})")
     return counts
@@ -136,11 +135,6 @@ def _shown(value: object) -> str:
     return json.dumps(value)[:40]
 
 
-def _shown_companion(found: Path, beside_given: Path, shown: str) -> str:
-    """A companion as messages name it: beside the side as the user named it, else its own path."""
-    return str(Path(shown).with_name(beside_given.name)) if found == beside_given else str(found)
-
-
 def check_companions(path: Path, shown: str) -> None:
     """Raise CompareInputError naming the first companion of ``path`` (shown as ``shown``) that
     leads out of its side's directory: a side's sidecar, aggregate-metrics and coverage files are
@@ -150,4 +144,5 @@ def check_companions(path: Path, shown: str) -> None:
     companions beside the link's target too)."""
     check_home(sidecar_path(path), path, sidecar_display(shown, path))
     for found, places in ((metrics_path(path), metrics_places(path)), (coverage_path(path), coverage_places(path))):
-        check_home(found, path, _shown_companion(found, places[0], shown))
+        # named beside the side as the user named it, else (beside a link's target) by its own path
+        check_home(found, path, str(Path(shown).with_name(found.name)) if found == places[0] else str(found))

@@ -173,11 +173,8 @@ def run_conditions(result: CompareResult, old: Sequence[str], new: Sequence[str]
     ]
     if None not in (rollouts["old"], rollouts["new"]) and rollouts["old"] != rollouts["new"]:
         differ.append(f"rollouts a task {rollouts['old']} against {rollouts['new']}")
-    old_models, new_models = values["old"][0], values["new"][0]
-    models = (
-        (_counted(old_models, "model"), _counted(new_models, "model"))
-        if old_models and new_models and old_models != new_models
-        else ("", "")
-    )
+    models = ("", "")
+    if values["old"][0] and values["new"][0] and values["old"][0] != values["new"][0]:
+        models = (_counted(values["old"][0], "model"), _counted(values["new"][0], "model"))
     note = "the sides ran under different conditions (old against new): " + "; ".join(differ) if differ else ""
     return RunConditions((shown[0], shown[1]), models, note)
