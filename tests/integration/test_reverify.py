@@ -208,3 +208,29 @@ def test_disagreements_that_cancel_in_the_mean_fail(gate: Gate, margin: Any) -> 
     assert "(losing) row's evidence:" in text and "(winning) row's evidence:" in text
     verdict = next(line for line in section(result) if line.startswith("parity: "))
     assert "1 verifier disagreement: the same trajectories scored differently" in verdict, verdict
+
+
+def test_reused_indices_pair_by_the_capture_id(gate: Gate) -> None:
+    """Dispatches that reuse the rollout index (every row `_ng_rollout_index` 0) and two rollouts of a
+    task that hold the same trajectory: only `_ng_rollout_id` pairs them, and the rescored one is a
+    verifier disagreement."""
+    old = old_rows()[: 10 * ROLLOUTS]
+    for row in old:
+        row["_ng_rollout_id"] = f"{row['_ng_task_index']}:{row['_ng_rollout_index']}"
+        row["_ng_rollout_index"] = 0
+    twins = [row for row in old if row["_ng_task_index"] == 3][:2]
+    twins[1]["response"]["output"] = copy.deepcopy(twins[0]["response"]["output"])
+    twins[1]["reward"] = twins[0]["reward"]
+    new = copy.deepcopy(old)
+    rescored = next(row for row in new if row["_ng_rollout_id"] == twins[1]["_ng_rollout_id"])
+    rescored["reward"] = 1.0 - rescored["reward"]
+    result = gate.run(*gate.pair(old, new), "--parity-json=s.json")
+    assert result.ret == 1, all_text(result)
+    data = json.loads((gate.path / "s.json").read_text())
+    assert {t["task"]: t["verifier_disagreements"] for t in data["tasks"] if t["verifier_disagreements"]} == {"3": 1}
+    assert "(verifier disagreement on 1 of 4 rollouts)" in all_text(result)
+    for row in old + new:
+        del row["_ng_rollout_id"]
+    result = gate.run(*gate.pair(old, new), "--parity-json=s.json")
+    data = json.loads((gate.path / "s.json").read_text())
+    assert data["counts"]["verifier_disagreements"] == 0 and data["counts"]["flipped"] == 1  # no id: no pairs
