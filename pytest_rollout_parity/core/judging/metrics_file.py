@@ -60,14 +60,6 @@ class AggregateCheck:
     note: Optional[str] = None
 
 
-def computed_mean(facts: Sequence[RowFacts]) -> tuple[Optional[float], int]:
-    """The mean reward over the rollouts file's rows with a finite reward (as NeMo Gym averages)."""
-    rewards = [
-        f.reward for f in facts if f.origin is RowOrigin.MAIN and f.reward is not None and math.isfinite(f.reward)
-    ]
-    return (mean_reward(rewards) if rewards else None), len(rewards)
-
-
 def _agent_name(entry: dict[str, Any]) -> Optional[str]:
     ref = entry.get("agent_ref")
     name = ref.get("name") if isinstance(ref, dict) else None
@@ -95,14 +87,6 @@ def _recorded(data: Any, agent: Optional[str]) -> float:
     raise ValueError(f"its entry has no numeric {MEAN_FIELD}")
 
 
-def _shown(recorded: float, computed: Optional[float]) -> tuple[str, str]:
-    """Both means as every reward is shown (to 4 places), in full where 4 places would hide the gap."""
-    if computed is None:
-        return repr(round(recorded, 4)), "none"
-    rounded = repr(round(recorded, 4)), repr(round(computed, 4))
-    return rounded if rounded[0] != rounded[1] else (repr(recorded), repr(computed))
-
-
 def check_side(
     path: Path, display: str, agent: Optional[str], facts: Sequence[RowFacts], side: str
 ) -> Optional[AggregateCheck]:
@@ -111,7 +95,10 @@ def check_side(
     if not metrics.is_file():
         return None
     shown = str(_metrics_name(Path(display)))
-    mean, rows = computed_mean(facts)
+    # the mean over the rollouts file's rows with a finite reward, as NeMo Gym averages
+    rewards = [f.reward for f in facts if f.origin is RowOrigin.MAIN and f.reward is not None]
+    rewards = [reward for reward in rewards if math.isfinite(reward)]
+    mean, rows = (mean_reward(rewards) if rewards else None), len(rewards)
     if leads_out(metrics, path):
         return AggregateCheck(shown, agent, None, mean, rows, f"{side} side: {shown} ignored: {LEADS_OUT}")
     try:
@@ -121,7 +108,10 @@ def check_side(
         return AggregateCheck(shown, agent, None, mean, rows, f"{side} side: {shown} ignored: {reason[:200]}")
     note: Optional[str] = None
     if mean is None or not math.isfinite(recorded) or abs(recorded - mean) > TOLERANCE:
-        given, got = _shown(recorded, mean)
+        # both means as every reward is shown (to 4 places), in full where 4 places would hide the gap
+        given, got = repr(round(recorded, 4)), "none" if mean is None else repr(round(mean, 4))
+        if given == got:
+            given, got = repr(recorded), repr(mean)
         note = (
             f"{side} side: {shown} records a mean reward of {given}, the rows give {got} over {rows} row(s): "
             "a partial file, a filter, or a stale metrics file?"
