@@ -64,20 +64,14 @@ def last_assistant_message(
     for item in reversed(output):
         if isinstance(item, dict) and item.get("type", "message") == "message" and item.get("role") == "assistant":
             text = content_text(item.get("content"), "\n").strip()
-            if text:
-                return _end(text, chars, lines)
+            if not text:
+                continue
+            kept = [line.rstrip() for line in text[-chars:].split("\n") if line.strip()]
+            if len(text) > chars or len(kept) > lines:
+                kept = kept[-lines:]
+                kept[0] = f"[... cut] {kept[0]}"
+            return kept
     return None
-
-
-def _end(text: str, chars: int, lines: int) -> list[str]:
-    cut = len(text) > chars
-    text = text[-chars:]
-    kept = [line.rstrip() for line in text.split("\n") if line.strip()]
-    if len(kept) > lines:
-        kept, cut = kept[-lines:], True
-    if cut and kept:
-        kept[0] = f"[... cut] {kept[0]}"
-    return kept
 
 
 def task_excerpt(rows: Iterable[dict[str, Any]]) -> Optional[str]:
@@ -243,9 +237,8 @@ class _Walk:
         keys = {key: _words(key) for key in row if isinstance(key, str)}
         used = self.check_lists(row, path) | self.pair(row, path, keys)
         for key, own in keys.items():
-            if key in used or key == "responses_create_params" or (not path and key in _TRAJECTORY):
-                continue
-            if own & _LEFT_OUT and not own & _ERROR_WORDS:
+            skipped = key in used or key == "responses_create_params" or (not path and key in _TRAJECTORY)
+            if skipped or (own & _LEFT_OUT and not own & _ERROR_WORDS):
                 continue
             where = f"{path}.{key}" if path else key
             value = row[key]
