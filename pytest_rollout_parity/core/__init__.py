@@ -68,7 +68,6 @@ from .reports.terminal import fit, summary_lines
 from .statistics.agent_rates import error_rates
 from .statistics.margin import (
     EQUIVALENCE_ITEM,
-    Equivalence,
     FlipJudgement,
     margin_beyond_range,
 )
@@ -86,7 +85,6 @@ __all__ = [
     "CompareInputError",
     "CompareResult",
     "Coverage",
-    "Equivalence",
     "Files",
     "FlipEvidence",
     "FlipJudgement",

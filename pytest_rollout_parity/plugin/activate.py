@@ -12,13 +12,11 @@ from typing import Optional
 
 import pytest
 
-from ..core import CompareInputError, KnownFlips, read_known_flips, terminal_line
+from ..core import FLIPS, CompareInputError, flip_html, header_line, read_known_flips, terminal_line, visible
 from ._pytest_compat import collect_beside, hooks_at, item_collected
-from .ci import ParityCI
-from .collect import MESSAGE_ATTRIBUTE, GateFinding, ParityFile, is_gate_item
+from .collect import MESSAGE_ATTRIBUTE, GateFinding, GateItem, ParityFile, ParityItem
 from .fixtures import mark_checks, parametrize_rollout_pair
-from .html_report import ParityHtmlPage, ParityHtmlRows, ParityHtmlSummary, html_report_requested
-from .options import OPTION, ParitySettings
+from .options import ParitySettings
 from .placement import Selection, take_new_file
 from .progress import progress_for
 from .reporting import ParitySummary
@@ -29,11 +27,8 @@ from .sources import gather_sides
 #: How each setting an input error concerns (:attr:`CompareInputError.setting`) is given to the
 #: plugin, as the error line ends
 HOW_TO_SET = {
-    "key": f" (use {OPTION['key'].flag})",
-    "agent": (
-        f"; choose one with {OPTION['agent'].flag} NAME (both sides) "
-        f"or {OPTION['old_agent'].flag} / {OPTION['new_agent'].flag} NAME"
-    ),
+    "key": " (use --parity-key)",
+    "agent": "; choose one with --parity-agent NAME (both sides) or --parity-old-agent / --parity-new-agent NAME",
 }
 
 
@@ -42,13 +37,11 @@ def error_line(exc: CompareInputError) -> str:
     return f"{exc}{HOW_TO_SET[exc.setting]}" if exc.setting else str(exc)
 
 
-def activate(config: pytest.Config) -> Optional[int]:
+def activate(config: pytest.Config) -> None:
     """Validate the settings now; the sides are read when pytest configures (its cache is ready then)."""
     settings = settings_from_config(config)
-    if settings is None:
-        return None
-    config.pluginmanager.register(ParityGate(settings), "rollout-parity-gate")
-    return None
+    if settings is not None:
+        config.pluginmanager.register(ParityGate(settings), "rollout-parity-gate")
 
 
 class ParityGate:
@@ -60,45 +53,34 @@ class ParityGate:
     @pytest.hookimpl
     def pytest_configure(self, config: pytest.Config) -> None:
         """An unusable input stops the run here with one `ERROR:` line and status 4."""
+        settings = self.settings
         progress = progress_for(config)
         try:
-            known = self._known_flips()  # a malformed list stops the run before a row is read
-            sides, comparisons = gather_sides(config, self.settings, progress)
-            run = ParityRun.load(self.settings, config.invocation_params.dir, sides, known, comparisons.compare)
+            # a malformed list stops the run before a row is read
+            known = read_known_flips(settings.known_flips, settings.known_flips_shown) if settings.known_flips else None
+            sides, comparisons = gather_sides(config, settings, progress)
+            run = ParityRun.load(settings, config.invocation_params.dir, sides, known, comparisons.compare)
         except CompareInputError as exc:
             if progress is not None:
                 progress.close()
             # the message may quote the data (an agent's name, a key): one line, never a workflow command
             raise pytest.UsageError(terminal_line(error_line(exc))) from None
         config.stash[RUN_KEY] = run
-        selection = take_new_file(config, run.settings.new)
-        config.pluginmanager.register(ParityCollection(run, selection), "rollout-parity-collection")
-        html = html_report_requested(config)
-        if html:
-            config.pluginmanager.register(ParityHtmlRows(), "rollout-parity-html-rows")
+        collection = ParityCollection(config, run, take_new_file(config, settings.new))
+        config.pluginmanager.register(collection, "rollout-parity-collection")
         if not hasattr(config, "workerinput"):
-            summary = ParitySummary(run)
-            config.pluginmanager.register(summary, "rollout-parity-summary")
-            config.pluginmanager.register(ParityCI(summary), "rollout-parity-ci")
-            if html:
-                config.pluginmanager.register(ParityHtmlSummary(summary), "rollout-parity-html-summary")
-            if run.settings.html_path is not None:
-                config.pluginmanager.register(
-                    ParityHtmlPage(summary, run.settings.html_path), "rollout-parity-html-page"
-                )
-
-    def _known_flips(self) -> Optional[KnownFlips]:
-        path = self.settings.known_flips
-        return read_known_flips(path, self.settings.known_flips_shown) if path is not None else None
+            config.pluginmanager.register(ParitySummary(run), "rollout-parity-summary")
 
 
 class ParityCollection:
     """Collection-side hooks, registered in every process that collects (serial or xdist worker)."""
 
-    def __init__(self, run: ParityRun, selection: Selection) -> None:
+    def __init__(self, config: pytest.Config, run: ParityRun, selection: Selection) -> None:
         self.run = run
         self.selection = selection
         self.target = run.settings.new.resolve()
+        #: pytest-html is loaded and asked for a report
+        self.html = config.pluginmanager.hasplugin("html") and bool(config.getoption("htmlpath", None))
 
     @pytest.hookimpl
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> Optional[ParityFile]:
@@ -121,7 +103,7 @@ class ParityCollection:
                 items.clear()
             return
         mark_checks(session.config, items)  # before any selection: a check not run here is known as one
-        if self.selection.walked and any(is_gate_item(item) for item in items):
+        if self.selection.walked and any(isinstance(item, GateItem) for item in items):
             return
         node = ParityFile.for_run(session, self.target)
         node.hooks = hooks_at(session.config, self.target)
@@ -141,11 +123,22 @@ class ParityCollection:
         """Under `--tb=line`, whose representation is the crash line alone, a gate item's finding keeps
         its whole text on its report (:data:`.collect.MESSAGE_ATTRIBUTE`) for the reports; an xdist
         worker sends it with the report. Every other style shows the whole message, and the report
-        then carries exactly a plain test's fields (other plugins' records stay alike)."""
+        then carries exactly a plain test's fields (other plugins' records stay alike).
+
+        When pytest-html writes a report, a flip whose row does not show its message already (one
+        that did not fail: a hook, margin mode, an agent error show only their reason) carries its
+        evidence as pytest-html's documented `report.extras` entry, a plain dict (no import of it)."""
         report = yield
         finding = call.excinfo.value if call.excinfo is not None else None
-        if item.config.option.tbstyle == "line" and isinstance(finding, GateFinding) and is_gate_item(item):
+        if item.config.option.tbstyle == "line" and isinstance(finding, GateFinding) and isinstance(item, GateItem):
             setattr(report, MESSAGE_ATTRIBUTE, finding.body)
+        if self.html and report.when == "call" and isinstance(item, ParityItem) and not report.failed:
+            comparison = self.run.result.tasks[item.index]
+            if comparison.category in FLIPS:
+                headline = f"{visible(comparison.task)}: {header_line(comparison)}"
+                content = flip_html(headline, self.run.flip_evidence(item.index).text)
+                extra = {"name": None, "format_type": "html", "content": content, "mime_type": None, "extension": None}
+                report.extras = [*getattr(report, "extras", []), extra]  # type: ignore[attr-defined]
         return report
 
     @pytest.hookimpl

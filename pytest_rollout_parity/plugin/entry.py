@@ -49,7 +49,8 @@ def pytest_cmdline_main(config: pytest.Config) -> Optional[int]:
         return None
     from .activate import activate
 
-    return activate(config)
+    activate(config)
+    return None
 
 
 @pytest.fixture

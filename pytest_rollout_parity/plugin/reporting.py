@@ -1,27 +1,48 @@
-"""Controller-side reporting: the `rollout parity` terminal section, the JSON file, the exit status.
+"""Controller-side reporting: the `rollout parity` section, the JSON, Markdown and HTML reports, the
+step's outputs and annotations under GitHub Actions, the JUnit properties and the exit status.
 
 Registered only where the run's reports arrive (a serial run or the xdist controller), so the
-summary appears once. It reads the same :class:`CompareResult` the items were built from.
+summary appears once. It reads the same :class:`CompareResult` the items were built from, and the
+flips' texts from their reports as they arrive: the controller never reads a verifier log again.
 """
 
 from __future__ import annotations
 
-from typing import Optional
+import os
+import shlex
+from collections.abc import Callable, Generator
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Optional
 
 import pytest
 
 from ..core import (
+    EXCERPT_CAP,
     FLIPS,
+    Audit,
     CheckRun,
+    Files,
+    LoadedSide,
+    RunInfo,
     SplitGroup,
     Summary,
     Verdict,
+    annotation_lines,
     build_summary,
+    ci_files,
     fit,
+    publish_to_ci,
+    render_html,
+    render_markdown,
+    sidecar_display,
     skipped_line,
+    summary_html,
     summary_lines,
+    task_prompt,
     unsafe,
     write_json,
+    write_output,
 )
 from ._pytest_compat import add_junit_suite_property
 from .collect import (
@@ -32,14 +53,16 @@ from .collect import (
     SOURCE_PROPERTY,
     TASK_PROPERTY,
     VERDICT_PROPERTY,
-    hook_verdict,
     terminal_width,
 )
 from .fixtures import CHECK_PROPERTY, CHECKS_KEY
+from .rerun_cache import release
 from .run import ParityRun
 
 #: pytest's traceback styles whose failure section does not rescan the stored reports per failure
 LINEAR_TB_STYLES = ("line", "no")
+#: the entry-point name of pytest-github-actions-annotate-failures, which annotates every failed test
+ANNOTATE_FAILURES = "pytest_github_actions_annotate_failures"
 
 
 def splitter_group(config: pytest.Config) -> Optional[SplitGroup]:
@@ -68,7 +91,7 @@ def session_failures(config: pytest.Config) -> int:
 
 
 class ParitySummary:
-    """Counts what the parity items did, then writes the summary once at the end."""
+    """Counts what the parity items did, then builds the summary once and writes every report of it."""
 
     def __init__(self, run: ParityRun) -> None:
         self.run = run
@@ -79,8 +102,8 @@ class ParitySummary:
         #: the hook verdicts that changed an item's outcome, by node id (task label, verdict)
         self.changed_by_hook: dict[str, tuple[str, Verdict]] = {}
         self.summary: Optional[Summary] = None
-        #: reports that could not be written, for the terminal summary
-        self.problems: list[str] = []
+        #: reports that could not be written, each with its colour, for the terminal summary
+        self.problems: list[tuple[str, str]] = []
         #: each flip's report text (its failure message, or its xfail reason) by task label
         self.texts: dict[str, str] = {}
         #: the flips whose item failed, and those whose losing row has no verifier output at all
@@ -88,6 +111,12 @@ class ParitySummary:
         self.no_output: set[str] = set()
         #: each of the team's checks that ran, by node id: (its task, its outcome over setup, call and teardown)
         self.checks: dict[str, tuple[str, str]] = {}
+        #: the run's start, for the HTML page's footer
+        self.started = "unknown"
+
+    @pytest.hookimpl
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.started = datetime.now(timezone.utc).isoformat(timespec="seconds")
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -110,7 +139,7 @@ class ParitySummary:
             )
             self.changed_by_hook.pop(report.nodeid, None)
             if VERDICT_PROPERTY in properties:
-                given, reason = hook_verdict(str(properties[VERDICT_PROPERTY]))
+                given, _, reason = str(properties[VERDICT_PROPERTY]).partition(": ")
                 verdict = Verdict.read(given, reason, properties.get(SOURCE_PROPERTY))
                 if verdict is not None:
                     self.changed_by_hook[report.nodeid] = (str(properties[TASK_PROPERTY]), verdict)
@@ -148,11 +177,19 @@ class ParitySummary:
         if NO_OUTPUT_PROPERTY in properties:
             self.no_output.add(task)
 
-    @pytest.hookimpl(tryfirst=True)  # before junitxml writes its file: the suite carries the verdict
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        """Build the one summary object; write it as JSON; settle the exit status from its fields."""
-        planning = self.run.settings.plan
-        ran = None if session.config.option.collectonly or planning else len(self.outcome_of)
+    @pytest.hookimpl(wrapper=True, trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> Generator[None, None, None]:
+        """Before every other plugin's session finish (junitxml writes its file there: the suite
+        carries the verdict), build the summary and write the JSON; after them, with the exit status
+        settled (the reports state it), the Markdown, the job page and step outputs, the HTML page."""
+        self._build(session)
+        result = yield
+        if self.summary is not None:
+            self._publish(session, self.summary)
+        return result
+
+    def _build(self, session: pytest.Session) -> None:
+        run, settings, config = self.run, self.run.settings, session.config
         outcomes: dict[str, int] = {}
         for outcome in self.outcome_of.values():
             outcomes[outcome] = outcomes.get(outcome, 0) + 1
@@ -160,54 +197,94 @@ class ParitySummary:
         kinds: dict[str, dict[str, str]] = {"task": {}, "gate": {}}
         for nodeid, (kind, name) in self.item_of.items():
             kinds[kind][name] = self.outcome_of[nodeid]
-        config = session.config
         ran_tasks = frozenset(kinds["task"])
-        every_task = planning or len(ran_tasks) >= len(self.run.result.tasks)
-        info = self.run.run_info(
-            selected=ran,
+        known = run.known_flips
+        info = RunInfo(
+            files=Files(
+                old=run.old.display,
+                new=run.new.display,
+                old_sidecar=_sidecar_shown(run.old),
+                new_sidecar=_sidecar_shown(run.new),
+                old_shards=len(run.old.files),
+                new_shards=len(run.new.files),
+                old_sidecars=sum(1 for _, _, sidecar in run.old.files if sidecar is not None),
+                new_sidecars=sum(1 for _, _, sidecar in run.new.files if sidecar is not None),
+            ),
+            same_file=settings.same_file,
+            selected=None if config.option.collectonly or settings.plan else len(self.outcome_of),
             verdicts_changed=len(hook_verdicts),
             outcomes=outcomes,
+            gate_items=run.gate_items,
+            aggregate=run.aggregate,
             hook_verdicts=hook_verdicts,
+            known_flips=known.shown if known is not None else None,
+            known_flips_sha256=known.sha256 if known is not None else None,
+            notes=self._left_out_notes() + (tuple(known.notes(run.result.tasks)) if known is not None else ()),
+            inventory=run.inventory or {},
             collect_only=bool(config.option.collectonly),
-            ran_tasks=None if every_task else ran_tasks,
+            ran_tasks=None if settings.plan or len(ran_tasks) >= len(run.result.tasks) else ran_tasks,
             evidence=self.texts,
             no_output=len(self.no_output),
+            excerpts=self._excerpts() if run.wants_excerpt else {},
             task_outcomes=kinds["task"],
             gate_outcomes=kinds["gate"],
             group=splitter_group(config),
+            inputs={"old": run.old.digest, "new": run.new.digest},
+            options=self._decision_options(),
             session_failures=session_failures(config),
             failure_section_rescans=config.option.tbstyle not in LINEAR_TB_STYLES,
             checks=self._check_runs(config),
         )
-        self.summary = build_summary(
-            self.run.result,
+        self.summary = summary = build_summary(
+            run.result,
             info,
-            paired=self.run.paired,
-            margin=self.run.settings.margin,
-            coverage=self.run.coverage,
-            alpha=self.run.settings.alpha,
-            decisions=self.run.decisions,
-            strict=self.run.settings.strict,
-            allow_copy=self.run.settings.allow_copy,
-            with_plan=planning,
+            paired=run.paired,
+            margin=settings.margin,
+            coverage=run.coverage,
+            alpha=settings.alpha,
+            decisions=run.decisions,
+            strict=settings.strict,
+            allow_copy=settings.allow_copy,
+            with_plan=settings.plan,
         )
-        if planning and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
+        if settings.plan and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
             session.exitstatus = pytest.ExitCode.OK  # a plan is no finding: nothing ran, nothing failed
-        add_junit_suite_property(session.config, "parity_verdict", self.summary.verdict)
-        failed_checks = [check.nodeid for check in self.summary.checks if check.outcome == "failed"]
+        add_junit_suite_property(config, "parity_verdict", summary.verdict)
+        failed_checks = [check.nodeid for check in summary.checks if check.outcome == "failed"]
         if failed_checks:
-            add_junit_suite_property(session.config, "parity_checks_failed", " ".join(failed_checks))
-        json_path = self.run.settings.json_path
-        skipped = unsafe(json_path) if json_path is not None else None
-        if json_path is not None and skipped is not None:
-            self.problems.append(skipped_line("--parity-json", json_path, skipped))
-        elif json_path is not None:
-            try:
-                write_json(json_path, self.summary)
-            except OSError as exc:
-                # printed with the terminal summary: here the `-q` progress line may still be open
-                self.problems.append(f"ERROR: --parity-json: cannot write {json_path}: {exc.strerror or exc}")
-                session.exitstatus = pytest.ExitCode.USAGE_ERROR
+            add_junit_suite_property(config, "parity_checks_failed", " ".join(failed_checks))
+        if settings.json_path is not None:
+            path = settings.json_path
+            self._write(session, "--parity-json", path, lambda: write_json(path, summary))
+
+    def _publish(self, session: pytest.Session, summary: Summary) -> None:
+        settings = self.run.settings
+        if settings.markdown_path is not None or ci_files():
+            markdown = render_markdown(summary, exit_status=int(session.exitstatus))
+            if settings.markdown_path is not None:
+                path = settings.markdown_path
+                self._write(session, "--parity-markdown", path, lambda: write_output(path, markdown))
+            # the job page or a later step lacks the summary; the verdict itself still stands
+            self.problems.extend((line, "yellow") for line in publish_to_ci(markdown, summary.verdict))
+        if settings.html_path is not None:
+            command = shlex.join(["pytest", *session.config.invocation_params.args])
+            audit = Audit(command=command, version=release(), started=self.started)
+            page, target = render_html(summary, int(session.exitstatus), audit=audit), settings.html_path
+            self._write(session, "--parity-html", target, lambda: write_output(target, page))
+
+    def _write(self, session: pytest.Session, option: str, path: Path, write: Callable[[], object]) -> None:
+        """Write one report through ``write``, unless its path is no place for one (a link, a FIFO);
+        one that cannot be written is a usage error, printed with the terminal summary (the `-q`
+        progress line may still be open here)."""
+        skipped = unsafe(path)
+        if skipped is not None:
+            self.problems.append((skipped_line(option, path, skipped), "yellow"))
+            return
+        try:
+            write()
+        except OSError as exc:
+            self.problems.append((f"ERROR: {option}: cannot write {path}: {exc.strerror or exc}", "red"))
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
 
     def _check_runs(self, config: pytest.Config) -> tuple[CheckRun, ...]:
         """The team's checks: those collected here (before any selection), then any other that ran
@@ -221,12 +298,50 @@ class ParitySummary:
         )
         return tuple(runs)
 
+    def _left_out_notes(self) -> tuple[str, ...]:
+        """A note per side whose glob matched files written beside the rollouts, left out."""
+        notes = []
+        for side in ("old", "new"):
+            names = getattr(self.run.settings, f"{side}_left_out")
+            if names:
+                shown = "; ".join(f"{name} ({what})" for name, what in names[:5])
+                more = f" and {len(names) - 5} more" if len(names) > 5 else ""
+                notes.append(f"{side} side: its glob also matched files that are no rollouts, left out: {shown}{more}")
+        return tuple(notes)
+
+    def _excerpts(self) -> dict[str, str]:
+        """The prompt excerpts of the first :data:`EXCERPT_CAP` flips, by task label (reads a row each)."""
+        flips = [task for task in self.run.result.tasks if task.category in FLIPS][:EXCERPT_CAP]
+        return {task.task: shown for task in flips if (shown := task_prompt(task)) is not None}
+
+    def _decision_options(self) -> dict[str, object]:
+        """The settings that decide an item's outcome, as plain values: the parts of a split run are
+        merged only when theirs are equal (the known flips by the tasks and reasons they accept)."""
+        settings, known = self.run.settings, self.run.known_flips
+        return {
+            "margin": settings.margin,
+            "alpha": settings.alpha,
+            "strict": settings.strict,
+            "max_missing": settings.max_missing.text,
+            "max_masked": settings.max_masked.text,
+            "max_uncompared": settings.max_uncompared.text,
+            "allow_copy": settings.allow_copy,
+            "old_key": settings.side_key("old")[0],
+            "new_key": settings.side_key("new")[0],
+            "old_agent": settings.side_agent("old")[0],
+            "new_agent": settings.side_agent("new")[0],
+            "known_flips": sorted([entry.task, entry.reason] for entry in known.entries.values()) if known else None,
+        }
+
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
-        """The `rollout parity` section, from the summary built at session finish."""
+        """Reports not written, each on its own line; the `rollout parity` section; under GitHub
+        Actions, one `::error` command per failed flip, unless pytest-github-actions-annotate-failures
+        is active: it annotates each failed item already."""
         width = terminal_width(terminalreporter.config)
-        for problem in fit(self.problems, width):
-            terminalreporter.write_line(problem, red=True)
+        for line, colour in self.problems:
+            for part in fit([line], width):
+                terminalreporter.write_line(part, **{colour: True})
         if self.summary is None:
             return
         terminalreporter.write_sep("=", "rollout parity")
@@ -235,3 +350,21 @@ class ParitySummary:
             lines.insert(0, "--parity-plan: no item ran; the verdict and the plan below are the data's")
         for line in fit(lines, width):
             terminalreporter.write_line(line)
+        if os.environ.get("GITHUB_ACTIONS") == "true":
+            if not terminalreporter.config.pluginmanager.hasplugin(ANNOTATE_FAILURES):
+                for line in annotation_lines(self.summary, self.failed_flips):
+                    terminalreporter.write_line(line)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_html_results_summary(self, prefix: list[Any], summary: list[Any], postfix: list[Any]) -> None:
+        """pytest-html's report: the parity verdict and counts at its top (without pytest-html,
+        this hook is never called)."""
+        if self.summary is not None:
+            prefix.append(summary_html(self.summary))
+
+
+def _sidecar_shown(side: LoadedSide) -> Optional[str]:
+    """A side's sidecar as shown; None without one, and for a sharded side (its count is shown)."""
+    if side.shards or side.sidecar is None:
+        return None
+    return sidecar_display(side.display, side.path)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_rollout_parity.plugin.ci import ANNOTATE_FAILURES
+from pytest_rollout_parity.plugin.reporting import ANNOTATE_FAILURES
 
 from .conftest import Gate, all_text, output_lines
 

@@ -54,7 +54,7 @@ def test_an_oversized_file_is_refused_unread(tmp_path: Path) -> None:
 
 def test_each_verdict_says_who_decided_it(tmp_path: Path) -> None:
     from pytest_rollout_parity import Verdict, compare_rollouts
-    from pytest_rollout_parity.plugin.outcomes import default_verdict
+    from pytest_rollout_parity.plugin.collect import default_verdict
 
     row = {"task_id": "t1", "_ng_task_index": 0, "_ng_rollout_index": 0}
     flip = compare_rollouts([dict(row, reward=1.0)], [dict(row, reward=0.0)]).tasks[0]
