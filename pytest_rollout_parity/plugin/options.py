@@ -11,9 +11,9 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import pytest
 
@@ -26,7 +26,6 @@ DEFAULT_MAX_MISSING = "20%"
 DEFAULT_MAX_MASKED = "30%"
 DEFAULT_MAX_UNCOMPARED = "20%"
 
-IniType = Literal["string", "linelist", "int", "float", "bool"]
 #: converts and checks a value as the command line, an ini file (a string) or TOML gives it; a
 #: ValueError says what the value must be
 Convert = Callable[[Any], Any]
@@ -40,14 +39,12 @@ class Option:
     help: str
     metavar: Optional[str] = None
     #: also given by an ini key (``parity_...``); else on the command line only
-    has_ini: bool = False
-    #: what the ini key holds: a string, a list of lines, or a scalar also accepted natively from TOML
-    ini_type: IniType = "string"
-    #: a flag without a value (``store_true``), or one given several times (``append``)
-    action: Optional[str] = None
+    has_ini: bool = True
     convert: Optional[Convert] = None
-    #: a path (or, appended, paths): resolved against the directory of the place it was given in
+    #: a path (or, repeated, paths): resolved against the directory of the place it was given in
     path: bool = False
+    #: given several times on the command line; a list of lines in an ini file
+    repeated: bool = False
     #: the settings field it fills
     field: str = ""
 
@@ -61,21 +58,21 @@ class Option:
         """The ini key (``parity_...``), or None."""
         return self.dest if self.has_ini else None
 
+    @property
+    def action(self) -> Optional[str]:
+        """A flag without a value (``store_true``), one given several times (``append``), or None."""
+        return "store_true" if self.convert is _switch else "append" if self.repeated else None
 
-def option(
-    flag: str,
-    help: str,
-    metavar: Optional[str] = None,
-    *,
-    ini: bool = False,
-    ini_type: IniType = "string",
-    action: Optional[str] = None,
-    convert: Optional[Convert] = None,
-    path: bool = False,
-) -> dict[str, Option]:
-    """A settings field's metadata: it is given by ``flag`` and, with ``ini``, by its ini key (the
-    same help in ``pytest --help``)."""
-    return {"option": Option(flag, help, metavar, ini, ini_type, action, convert, path)}
+
+def option(flag: str, help: str, metavar: Optional[str] = None, *, default: Any = None, **how: Any) -> Any:
+    """A settings field given by ``flag`` and, unless ``has_ini=False``, by its ini key (the same help
+    in ``pytest --help``); ``how``: the rest of :class:`Option`. The default is converted too."""
+    return field(default=default, metadata={"option": Option(flag, help, metavar, **how)})
+
+
+def switch(flag: str, help: str, *, has_ini: bool = True) -> Any:
+    """A flag, off by default: ``flag`` turns it on, its ini key (unless ``has_ini=False``) says either way."""
+    return option(flag, help, default=False, has_ini=has_ini, convert=_switch)
 
 
 class SettingError(ValueError):
@@ -98,9 +95,7 @@ def _naming(what: str) -> Convert:
     return convert
 
 
-def _naming_field(flag: str, help: str, metavar: str, what: str) -> Any:
-    """A field naming ``what`` (a field, an agent), given by ``flag`` or its ini key; None by default."""
-    return field(default=None, metadata=option(flag, help, metavar, ini=True, convert=_naming(what)))
+_field_name, _agent_name = _naming("a field"), _naming("an agent")
 
 
 def _count(value: Any) -> int:
@@ -154,12 +149,6 @@ def _switch(value: Any) -> bool:
     return word
 
 
-def _switch_field(flag: str, help: str, ini: bool = True) -> Any:
-    """A flag, off by default: ``flag`` turns it on, its ini key (with ``ini``) says either way."""
-    declared = option(flag, help, ini=ini, ini_type="bool", action="store_true", convert=_switch)
-    return field(default=False, metadata=declared)
-
-
 def _limit(value: Any) -> Limit:
     """`N`, `P%` or `off` (TOML may give `N` as a number)."""
     from ..core import Limit, parse_limit  # called only when a gate run builds its settings
@@ -171,17 +160,17 @@ def _limit(value: Any) -> Limit:
     return parse_limit(str(value))
 
 
-def _limit_field(flag: str, help: str, default: str) -> Any:
-    """A limit on old tasks (`N`, `P%` or `off`), given by ``flag`` or its ini key."""
-    declared = option(flag, help, "N|P%|off", ini=True, ini_type="int", convert=_limit)
-    return field(default_factory=lambda: _limit(default), metadata=declared)
+#: the scalar an ini key holds, also accepted natively from TOML, by the converter of its setting
+_INI_SCALARS: dict[Convert, type] = {_count: int, _margin: float, _rate: float, _switch: bool, _limit: int}
 
 
-def _limit_help(what: str, default: str) -> str:
-    return (
-        f"the item parity-coverage fails when more old tasks than this are {what} the new side: "
+def limit(flag: str, condition: str, default: str) -> Any:
+    """A limit on the old side's tasks the item parity-coverage allows (``condition`` says which)."""
+    help = (
+        f"the item parity-coverage fails when more old tasks than this {condition}: "
         f"a count, a percentage of the old side's tasks, or off (default {default}%)"
     )
+    return option(flag, help, "N|P%|off", default=default, convert=_limit)
 
 
 @dataclass(frozen=True)
@@ -190,148 +179,108 @@ class ParitySettings:
     checked once when built (:class:`SettingError` names the field and why). The fields in the order
     ``pytest --help`` lists the options."""
 
-    old: Path = field(
-        metadata=option("--parity-old", "rollouts JSONL of the old (reference) side", "PATH", ini=True, path=True)
-    )
-    new: Path = field(
-        metadata=option("--parity-new", "rollouts JSONL of the new (candidate) side", "PATH", ini=True, path=True)
-    )
+    old: Path = option("--parity-old", "rollouts JSONL of the old (reference) side", "PATH", default=MISSING, path=True)
+    new: Path = option("--parity-new", "rollouts JSONL of the new (candidate) side", "PATH", default=MISSING, path=True)
     #: the join field given for both sides, and each side's own (a per-side key wins for its side)
-    key: Optional[str] = _naming_field(
-        "--parity-key", "dotted field holding the task id, for both sides", "FIELD", "a field"
+    key: Optional[str] = option(
+        "--parity-key", "dotted field holding the task id, for both sides", "FIELD", convert=_field_name
     )
-    old_key: Optional[str] = _naming_field(
-        "--parity-old-key", "dotted field holding the task id on the old side", "FIELD", "a field"
+    old_key: Optional[str] = option(
+        "--parity-old-key", "dotted field holding the task id on the old side", "FIELD", convert=_field_name
     )
-    new_key: Optional[str] = _naming_field(
-        "--parity-new-key", "dotted field holding the task id on the new side", "FIELD", "a field"
+    new_key: Optional[str] = option(
+        "--parity-new-key", "dotted field holding the task id on the new side", "FIELD", convert=_field_name
     )
     #: the agent (`agent_ref.name`) kept on both sides, and on each side
-    agent: Optional[str] = _naming_field(
-        "--parity-agent", "keep only this agent's rows (agent_ref.name), both sides", "NAME", "an agent"
+    agent: Optional[str] = option(
+        "--parity-agent", "keep only this agent's rows (agent_ref.name), both sides", "NAME", convert=_agent_name
     )
-    old_agent: Optional[str] = _naming_field(
-        "--parity-old-agent", "keep only this agent's rows on the old side", "NAME", "an agent"
+    old_agent: Optional[str] = option(
+        "--parity-old-agent", "keep only this agent's rows on the old side", "NAME", convert=_agent_name
     )
-    new_agent: Optional[str] = _naming_field(
-        "--parity-new-agent", "keep only this agent's rows on the new side", "NAME", "an agent"
+    new_agent: Optional[str] = option(
+        "--parity-new-agent", "keep only this agent's rows on the new side", "NAME", convert=_agent_name
     )
-    tail: int = field(
+    tail: int = option(
+        "--parity-tail",
+        "lines of the losing side's verifier output per flip (default 15)",
+        "N",
         default=15,
-        metadata=option(
-            "--parity-tail",
-            "lines of the losing side's verifier output per flip (default 15)",
-            "N",
-            ini=True,
-            ini_type="int",
-            convert=_count,
-        ),
+        convert=_count,
     )
-    logs_roots: tuple[Path, ...] = field(
+    logs_roots: tuple[Path, ...] = option(
+        "--parity-logs-root",
+        "extra directory for relative verifier_logs_dir (repeatable)",
+        "DIR",
         default=(),
-        metadata=option(
-            "--parity-logs-root",
-            "extra directory for relative verifier_logs_dir (repeatable)",
-            "DIR",
-            ini=True,
-            ini_type="linelist",
-            action="append",
-            path=True,
-        ),
+        path=True,
+        repeated=True,
     )
-    json_path: Optional[Path] = field(
-        default=None,
-        metadata=option("--parity-json", "also write the machine-readable summary there", "PATH", path=True),
+    json_path: Optional[Path] = option(
+        "--parity-json", "also write the machine-readable summary there", "PATH", has_ini=False, path=True
     )
-    markdown_path: Optional[Path] = field(
-        default=None,
-        metadata=option(
-            "--parity-markdown",
-            "also write the summary as Markdown there (as appended to $GITHUB_STEP_SUMMARY under GitHub Actions)",
-            "PATH",
-            path=True,
-        ),
+    markdown_path: Optional[Path] = option(
+        "--parity-markdown",
+        "also write the summary as Markdown there (as appended to $GITHUB_STEP_SUMMARY under GitHub Actions)",
+        "PATH",
+        has_ini=False,
+        path=True,
     )
-    html_path: Optional[Path] = field(
-        default=None,
-        metadata=option(
-            "--parity-html",
-            "also write the report as one self-contained HTML page there (verdict, pictures, flips; opens offline)",
-            "PATH",
-            path=True,
-        ),
+    html_path: Optional[Path] = option(
+        "--parity-html",
+        "also write the report as one self-contained HTML page there (verdict, pictures, flips; opens offline)",
+        "PATH",
+        has_ini=False,
+        path=True,
     )
-    strict: bool = _switch_field("--parity-strict", "masked, missing and agent-error tasks fail instead of xfail")
+    strict: bool = switch("--parity-strict", "masked, missing and agent-error tasks fail instead of xfail")
     #: margin mode: the largest mean-reward difference accepted as parity (reward units)
-    margin: Optional[float] = field(
-        default=None,
-        metadata=option(
-            "--parity-margin",
-            "margin mode: pass when the mean reward difference is shown within +-M (reward units, e.g. 0.02); "
-            "a flip then fails only when its repeats show it is not noise",
-            "M",
-            ini=True,
-            ini_type="float",
-            convert=_margin,
-        ),
+    margin: Optional[float] = option(
+        "--parity-margin",
+        "margin mode: pass when the mean reward difference is shown within +-M (reward units, e.g. 0.02); "
+        "a flip then fails only when its repeats show it is not noise",
+        "M",
+        convert=_margin,
     )
     #: the false discovery rate below which a flip's repeats show it is not noise (margin mode)
-    alpha: float = field(
+    alpha: float = option(
+        "--parity-alpha",
+        "margin mode: false discovery rate for the per-task tests of flips (default 0.05)",
+        "A",
         default=0.05,
-        metadata=option(
-            "--parity-alpha",
-            "margin mode: false discovery rate for the per-task tests of flips (default 0.05)",
-            "A",
-            ini=True,
-            ini_type="float",
-            convert=_rate,
-        ),
+        convert=_rate,
     )
     #: both sides may name one file (a deliberate smoke test); otherwise that is a usage error
-    allow_same_file: bool = _switch_field(
+    allow_same_file: bool = switch(
         "--parity-allow-same-file",
         "allow both sides to name the same file (a smoke test of the gate; otherwise a usage error)",
     )
     #: the reviewed flips that pass, and the file as messages name it
-    known_flips: Optional[Path] = field(
-        default=None,
-        metadata=option(
-            "--parity-known-flips",
-            "reviewed flips that pass: one task label a line, then `# reason` (a usage error names a bad line)",
-            "FILE",
-            ini=True,
-            path=True,
-        ),
+    known_flips: Optional[Path] = option(
+        "--parity-known-flips",
+        "reviewed flips that pass: one task label a line, then `# reason` (a usage error names a bad line)",
+        "FILE",
+        path=True,
     )
     #: the coverage item's limits on old tasks missing from / masked on the new side
-    max_missing: Limit = _limit_field(
-        "--parity-max-missing",
-        _limit_help("missing from", DEFAULT_MAX_MISSING),
-        DEFAULT_MAX_MISSING,
-    )
-    max_masked: Limit = _limit_field(
-        "--parity-max-masked",
-        _limit_help("masked on", DEFAULT_MAX_MASKED),
-        DEFAULT_MAX_MASKED,
-    )
+    max_missing: Limit = limit("--parity-max-missing", "are missing from the new side", DEFAULT_MAX_MISSING)
+    max_masked: Limit = limit("--parity-max-masked", "are masked on the new side", DEFAULT_MAX_MASKED)
     #: the one budget of lost evidence: old-side tasks not compared for whatever reason
-    max_uncompared: Limit = _limit_field(
+    max_uncompared: Limit = limit(
         "--parity-max-uncompared",
-        "the evidence budget: the item parity-coverage fails when more old tasks than this could not be "
-        "compared (missing, masked, agent error): a count, a percentage of the old side's tasks, or off "
-        f"(default {DEFAULT_MAX_UNCOMPARED}%)",
+        "could not be compared (the evidence budget: missing, masked, agent error)",
         DEFAULT_MAX_UNCOMPARED,
     )
     #: two sides that hold the same rows pass the copy item (a dry run of the CI wiring)
-    allow_copy: bool = _switch_field(
+    allow_copy: bool = switch(
         "--parity-allow-copy",
         "let two sides that hold the same rows pass the item parity-copy (a dry run of the CI wiring)",
     )
     #: print what to run next for the pair, run no item, exit 0
-    plan: bool = _switch_field(
+    plan: bool = switch(
         "--parity-plan",
         "print what to run next for the pair (repeats and tasks that would decide), run no item, exit 0",
-        ini=False,
+        has_ini=False,
     )
     #: each file as messages name it: as typed on the command line, or resolved from the ini file
     old_shown: str = ""
@@ -376,22 +325,22 @@ class ParitySettings:
             return own_value, own_from or OPTION[own].flag
         return shared_value, shared_from or OPTION[shared].flag
 
-    def side_files(self, side: str) -> list[Path]:
-        """Every file a side is read from: its shards, or its one file."""
-        shards = self.old_shards if side == "old" else self.new_shards
-        return [path for path, _ in shards] or [self.old if side == "old" else self.new]
+    def side_files(self, side: str) -> list[tuple[Path, str]]:
+        """Every file a side is read from, each with its name as messages show it: its shards, or its one file."""
+        path: Path = getattr(self, side)
+        return list(getattr(self, f"{side}_shards")) or [(path, getattr(self, f"{side}_shown") or str(path))]
 
     @property
-    def shared_file(self) -> Optional[Path]:
-        """A file both sides name (the new side's name for it), or None."""
-        for new in self.side_files("new"):
-            for old in self.side_files("old"):
+    def shared_file(self) -> Optional[str]:
+        """A file both sides name (by any path, symlink or hard link), as the new side shows it; or None."""
+        for new, shown in self.side_files("new"):
+            for old, _ in self.side_files("old"):
                 try:
                     if os.path.samefile(old, new):
-                        return new
+                        return shown
                 except OSError:
                     if old == new:
-                        return new
+                        return shown
         return None
 
     @property
@@ -410,40 +359,30 @@ OPTIONS: tuple[Option, ...] = tuple(
 )
 #: each setting by its field name
 OPTION = {declared.field: declared for declared in OPTIONS}
-_SCALARS: dict[str, type] = {"int": int, "float": float, "bool": bool}
 
 
 def addoptions(parser: pytest.Parser) -> None:
     """Register the command-line options and their ini keys, from :data:`OPTIONS`."""
     group = parser.getgroup("rollout-parity", "rollout parity (compare two NeMo Gym rollout files)")
     for declared in OPTIONS:
-        if declared.action == "store_true":
-            group.addoption(declared.flag, action="store_true", default=None, help=declared.help)
-        else:
-            group.addoption(
-                declared.flag, metavar=declared.metavar, action=declared.action, default=None, help=declared.help
-            )
+        metavar = {} if declared.action == "store_true" else {"metavar": declared.metavar}
+        group.addoption(declared.flag, action=declared.action, default=None, help=declared.help, **metavar)
     for declared in OPTIONS:
         if declared.ini is None:
             continue
         help = declared.help.replace("%%", "%")  # argparse's escape; an ini key's help is shown as written
-        if declared.ini_type == "linelist":
+        scalar = _INI_SCALARS.get(declared.convert) if declared.convert is not None else None
+        if declared.repeated:
             parser.addini(declared.ini, help, type="linelist", default=[])
-        elif declared.ini_type in _SCALARS:
-            _addini_scalar(parser, declared.ini, help, _SCALARS[declared.ini_type])
-        else:
+        elif scalar is None:
             parser.addini(declared.ini, help, default=None)
-
-
-def _addini_scalar(parser: pytest.Parser, name: str, help: str, scalar: type) -> None:
-    """Accept a native TOML value (`[tool.pytest]`, pytest 9) as well as a string.
-
-    Older pytest knows only string-typed ini values; the settings convert either.
-    """
-    try:
-        parser.addini(name, help, type=scalar | str, default=None)  # type: ignore[arg-type]
-    except (AssertionError, TypeError, ValueError):
-        parser.addini(name, help, default=None)
+        else:
+            # a native TOML value (`[tool.pytest]`, pytest 9) as well as a string; older pytest knows
+            # only string-typed ini values, and the settings convert either
+            try:
+                parser.addini(declared.ini, help, type=scalar | str, default=None)  # type: ignore[arg-type]
+            except (AssertionError, TypeError, ValueError):
+                parser.addini(declared.ini, help, default=None)
 
 
 def ini_value(config: pytest.Config, name: str) -> Any:

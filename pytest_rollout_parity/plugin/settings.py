@@ -89,14 +89,13 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
         raise pytest.UsageError(visible(f"{where}: {exc.message}, got {raw.get(exc.field_name)!r}")) from None
     _check_same_file(settings, sources)
     _check_companions(settings)
-    outputs = [(settings.json_path, "json_path"), (settings.markdown_path, "markdown_path")]
-    outputs.append((settings.html_path, "html_path"))
-    for target, name in outputs:
-        _check_target(target, OPTION[name].flag)
-    named = [(target, OPTION[name].flag) for target, name in outputs]
-    for target, flag in [*named, *((path, name) for name, path in ci_files())]:
+    for name in ("json_path", "markdown_path", "html_path"):
+        target, flag = getattr(settings, name), OPTION[name].flag
         if target is not None:
+            _check_target(target, flag)
             _check_not_an_input(target, flag, settings)
+    for name, path in ci_files():
+        _check_not_an_input(path, name, settings)
     for root in settings.logs_roots:
         if not root.is_dir():
             where = sources.get("logs_roots", OPTION["logs_roots"].flag)
@@ -128,37 +127,29 @@ def _side_files(raw: dict[str, Any], side: str, value: str, base: Path, source: 
 def _check_companions(settings: ParitySettings) -> None:
     """A sidecar, metrics or coverage file linked out of its side's directory stops the run before
     anything is read (the core refuses it again when it reads, for the Python API)."""
-    for side in ("old", "new"):
-        shards = settings.old_shards if side == "old" else settings.new_shards
-        files = list(shards) or [
-            (getattr(settings, side), getattr(settings, f"{side}_shown") or str(getattr(settings, side)))
-        ]
-        for path, shown in files:
-            try:
-                check_companions(path, shown)
-            except CompareInputError as exc:
-                raise pytest.UsageError(visible(str(exc))) from None
+    for path, shown in settings.side_files("old") + settings.side_files("new"):
+        try:
+            check_companions(path, shown)
+        except CompareInputError as exc:
+            raise pytest.UsageError(visible(str(exc))) from None
 
 
 def _check_same_file(settings: ParitySettings, sources: dict[str, str]) -> None:
     """Both sides naming one file (by any path, symlink or hard link) compares nothing: a usage error."""
     shared = settings.shared_file
     if shared is not None and not settings.allow_same_file:
-        shown = settings.new_shown or str(settings.new)
-        if settings.new_shards:
-            shown = next((name for path, name in settings.new_shards if path == shared), str(shared))
         raise pytest.UsageError(
-            f"{sources['old']} and {sources['new']} name the same file ({visible(shown)}): "
+            f"{sources['old']} and {sources['new']} name the same file ({visible(shared)}): "
             "a file compared with itself shows nothing; give --parity-allow-same-file for a smoke test"
         )
 
 
 def _inputs(settings: ParitySettings) -> list[tuple[str, Path]]:
-    """Every file the gate reads: each side's rollouts file (each of its shards), its sidecar, metrics and coverage files, each
-    beside the path as given and beside the file it resolves to (present or not: a file written there
-    would be read by the next run)."""
+    """Every file the gate reads: each side's rollouts file (each of its shards), its sidecar, metrics
+    and coverage files, each beside the path as given and beside the file it resolves to (present or
+    not: a file written there would be read by the next run)."""
     inputs: list[tuple[str, Path]] = []
-    for side, path in ((name, file) for name in ("old", "new") for file in settings.side_files(name)):
+    for side, path in ((name, file) for name in ("old", "new") for file, _ in settings.side_files(name)):
         inputs.append((f"the {side} rollouts file", path))
         inputs.extend((f"the {side} side's failures sidecar", place) for place in sidecar_places(path))
         inputs.extend((f"the {side} side's aggregate metrics file", place) for place in metrics_places(path))
@@ -175,15 +166,13 @@ def _check_not_an_input(target: Path, option: str, settings: ParitySettings) -> 
         raise pytest.UsageError(visible(f"{option}: {target} is {what}: an output never overwrites an input"))
 
 
-def _check_target(target: Optional[Path], option: str) -> None:
+def _check_target(target: Path, option: str) -> None:
     """An output that could not be written stops the run before anything is read.
 
     A temporary file is made and removed in the target's directory, as the report itself will be
     written at the end (through a temporary file replacing the target, so an existing report is never
     truncated); no directory is ever made.
     """
-    if target is None:
-        return
     if target.is_dir():
         raise pytest.UsageError(visible(f"{option}: {target} is a directory, not a file"))
     parent = target.parent
