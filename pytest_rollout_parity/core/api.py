@@ -7,11 +7,11 @@ An input error that a setting settles says how to give it here (:data:`HOW_TO_SE
 
 from __future__ import annotations
 
-import functools
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
-from typing import Any, Optional, TypeVar
+from typing import Any, Optional
 
 from .errors import CompareInputError, Place
 from .identity.join import SideInput, infer_keys
@@ -35,22 +35,16 @@ HOW_TO_SET = {
     "agent": "; choose one with agent= NAME (both sides) or old_agent= / new_agent= NAME",
 }
 
-F = TypeVar("F", bound=Callable[..., Any])
 
-
-def _saying_how_to_set(function: F) -> F:
-    """``function`` with its input errors saying how to give the setting they concern (:data:`HOW_TO_SET`)."""
-
-    @functools.wraps(function)
-    def raising(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return function(*args, **kwargs)
-        except CompareInputError as exc:
-            if exc.setting:
-                exc.reason += HOW_TO_SET[exc.setting]
-            raise
-
-    return raising  # type: ignore[return-value]
+@contextmanager
+def _saying_how_to_set() -> Iterator[None]:
+    """Input errors raised inside say how to give the setting they concern (:data:`HOW_TO_SET`)."""
+    try:
+        yield
+    except CompareInputError as exc:
+        if exc.setting:
+            exc.reason += HOW_TO_SET[exc.setting]
+        raise
 
 
 def _side_from_rows(
@@ -65,9 +59,7 @@ def _side_from_rows(
             continue
         builder.add_row(row, RowSource(_row_place(name, index)), keep=True)
     agents.check(f"{name} rows")
-    found = _input(builder.facts, builder.finish(f"{name} rows"), f"{name} rows")
-    found.conditions = builder.conditions
-    return found
+    return _input(builder.facts, builder.finish(f"{name} rows"), f"{name} rows", builder.conditions)
 
 
 def _row_place(name: str, index: int) -> Place:
@@ -75,7 +67,14 @@ def _row_place(name: str, index: int) -> Place:
     return Place(f"{name} rows", index, f"{name} rows: row {index}")
 
 
-def _input(facts: list[RowFacts], choice: KeyChoice, name: str, reader: Optional[RowReader] = None) -> SideInput:
+def _input(
+    facts: list[RowFacts],
+    choice: KeyChoice,
+    name: str,
+    conditions: Sequence[str],
+    reader: Optional[RowReader] = None,
+    shard_names: Sequence[str] = (),
+) -> SideInput:
     return SideInput(
         facts=facts,
         values=choice.values,
@@ -85,22 +84,13 @@ def _input(facts: list[RowFacts], choice: KeyChoice, name: str, reader: Optional
         notes=choice.notes,
         prompts=choice.prompts,
         name=name,
+        shard_names=shard_names,
         inferred=dict(choice.inferred),
         categories=choice.categories,
+        conditions=conditions,
     )
 
 
-def _borrow_keys(old: SideInput, new: SideInput, old_key: Optional[str], new_key: Optional[str]) -> None:
-    """A side with no task-naming rows takes the other side's field."""
-    if not old.key:
-        old.key = old_key or new.key or new_key or "_ng_task_id"
-        old.reason = REASON_GIVEN if old_key else REASON_BORROWED
-    if not new.key:
-        new.key = new_key or old.key
-        new.reason = REASON_GIVEN if new_key else REASON_BORROWED
-
-
-@_saying_how_to_set
 def compare_rollouts(
     old_rows: Iterable[dict[str, Any]],
     new_rows: Iterable[dict[str, Any]],
@@ -114,85 +104,14 @@ def compare_rollouts(
 ) -> CompareResult:
     """Compare two sides given as row dicts (from :func:`load_rollouts` or built in memory)."""
     old_key, new_key = old_key or key, new_key or key
-    old = _side_from_rows(old_rows, old_key, "old", old_agent or agent)
-    new = _side_from_rows(new_rows, new_key, "new", new_agent or agent)
-    if not old.facts and not new.facts:
-        raise CompareInputError("", "no rows on either side: nothing to compare")
-    notes = infer_keys(old, new)
-    _borrow_keys(old, new, old_key, new_key)
-    return _with_copies(_with_conditions(compare_sides(old, new, notes), old, new))
+    with _saying_how_to_set():
+        old = _side_from_rows(old_rows, old_key, "old", old_agent or agent)
+        new = _side_from_rows(new_rows, new_key, "new", new_agent or agent)
+        if not old.facts and not new.facts:
+            raise CompareInputError("", "no rows on either side: nothing to compare")
+        return _compare(old, new, old_key, new_key)
 
 
-def _with_copies(
-    result: CompareResult, old: Optional[LoadedSide] = None, new: Optional[LoadedSide] = None
-) -> CompareResult:
-    """The result with its copies note first among the notes, when both sides hold the same rows,
-    and the notes on sides that may not have been verified (:mod:`.judging.verification`).
-
-    Not for one file compared with itself (a smoke test, named as such).
-    """
-    names = [
-        name
-        for side in (old, new)
-        if side is not None
-        for name in ([shown for _, shown, _ in side.shards] if side.shards else [side.display])
-    ]
-    if old is not None and new is not None and not old.shards and not new.shards:
-        try:
-            if os.path.samefile(old.path, new.path):
-                return _with_verification(result, names)
-        except OSError:
-            pass
-    note = copies_note(result, *((old.digest, new.digest) if old is not None and new is not None else ()))
-    if note is not None:
-        result = replace(result, copies=note, notes=[note, *result.notes])
-    return _with_verification(result, names)
-
-
-def _with_verification(result: CompareResult, names: list[str]) -> CompareResult:
-    notes = verification_notes(result, names)
-    return replace(result, notes=[*result.notes, *notes]) if notes else result
-
-
-def _with_conditions(result: CompareResult, old: SideInput, new: SideInput) -> CompareResult:
-    """The result with the conditions each side ran under, and a note naming any difference."""
-    found = run_conditions(result, old.conditions, new.conditions)
-    notes = [*result.notes, found.note] if found.note else result.notes
-    return replace(result, conditions=found.shown, models=found.models, notes=notes)
-
-
-def _side_input(side: LoadedSide) -> SideInput:
-    found = _input(side.facts, side.choice, side.display, side.read_row)
-    found.conditions = side.conditions
-    if side.shards:
-        found.shard_names = [shown for _, shown, _ in side.shards]
-    return found
-
-
-def compare_loaded(
-    old: LoadedSide,
-    new: LoadedSide,
-    key: Optional[str] = None,
-    *,
-    old_key: Optional[str] = None,
-    new_key: Optional[str] = None,
-) -> CompareResult:
-    """Classify two streamed sides; a side whose rows name no task borrows the other's key."""
-    return _compare_loaded(old, new, old_key or key, new_key or key)
-
-
-def _compare_loaded(old: LoadedSide, new: LoadedSide, old_key: Optional[str], new_key: Optional[str]) -> CompareResult:
-    old_input, new_input = _side_input(old), _side_input(new)
-    notes = infer_keys(old_input, new_input)
-    _borrow_keys(old_input, new_input, old_key, new_key)
-    return _with_copies(
-        _with_conditions(compare_sides(old_input, new_input, notes), old_input, new_input),
-        old,
-        new,
-    )
-
-
-@_saying_how_to_set
 def compare_files(
     old_path: str | os.PathLike[str],
     new_path: str | os.PathLike[str],
@@ -207,7 +126,65 @@ def compare_files(
     """Compare two rollouts files by streaming them; rows are re-read from disk only on demand."""
     old = SideRequest.from_arguments("old", old_path, key, old_key, agent, old_agent)
     new = SideRequest.from_arguments("new", new_path, key, new_key, agent, new_agent)
-    return _compare_loaded(loading.load_side(old), loading.load_side(new), old.key, new.key)
+    with _saying_how_to_set():
+        return compare_loaded(loading.load_side(old), loading.load_side(new), old_key=old.key, new_key=new.key)
+
+
+def compare_loaded(
+    old: LoadedSide,
+    new: LoadedSide,
+    key: Optional[str] = None,
+    *,
+    old_key: Optional[str] = None,
+    new_key: Optional[str] = None,
+) -> CompareResult:
+    """Classify two streamed sides; a side whose rows name no task borrows the other's key."""
+    old_input, new_input = (
+        _input(side.facts, side.choice, side.display, side.conditions, side.read_row, [n for _, n, _ in side.shards])
+        for side in (old, new)
+    )
+    return _compare(old_input, new_input, old_key or key, new_key or key, (old, new))
+
+
+def _compare(
+    old: SideInput,
+    new: SideInput,
+    old_key: Optional[str],
+    new_key: Optional[str],
+    loaded: Optional[tuple[LoadedSide, LoadedSide]] = None,
+) -> CompareResult:
+    """Join and classify two sides; note the conditions each ran under (and any difference), two
+    sides holding the same rows (that note first) and sides that may not have been verified
+    (:mod:`.judging.verification`). ``loaded``: the sides as read from files."""
+    notes = infer_keys(old, new)
+    # a side with no task-naming rows takes the other side's field
+    if not old.key:
+        old.key = old_key or new.key or new_key or "_ng_task_id"
+        old.reason = REASON_GIVEN if old_key else REASON_BORROWED
+    if not new.key:
+        new.key = new_key or old.key
+        new.reason = REASON_GIVEN if new_key else REASON_BORROWED
+    result = compare_sides(old, new, notes)
+    found = run_conditions(result, old.conditions, new.conditions)
+    notes = [*result.notes, found.note] if found.note else result.notes
+    result = replace(result, conditions=found.shown, models=found.models, notes=notes)
+    # one file compared with itself is a smoke test, named as such: no copies note
+    if loaded is None or not _same_file(*loaded):
+        note = copies_note(result, *((loaded[0].digest, loaded[1].digest) if loaded is not None else ()))
+        if note is not None:
+            result = replace(result, copies=note, notes=[note, *result.notes])
+    verification = verification_notes(result, [shown for side in loaded or () for _, shown, _ in side.files])
+    return replace(result, notes=[*result.notes, *verification]) if verification else result
+
+
+def _same_file(old: LoadedSide, new: LoadedSide) -> bool:
+    """Both sides are one file (not sharded), by any path."""
+    if old.shards or new.shards:
+        return False
+    try:
+        return os.path.samefile(old.path, new.path)
+    except OSError:
+        return False
 
 
 def summary_dict(

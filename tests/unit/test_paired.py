@@ -24,7 +24,7 @@ from pytest_rollout_parity.core.statistics.paired import (
     task_seed,
 )
 from pytest_rollout_parity.core.statistics.paired_tests import PairedStats, paired_stats
-from pytest_rollout_parity.plugin.outcomes import default_verdict
+from pytest_rollout_parity.plugin.collect import default_verdict
 
 
 def row(task: str, reward: Any, taskset: Optional[str] = "ts-a", **extra: Any) -> dict[str, Any]:
