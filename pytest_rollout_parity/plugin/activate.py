@@ -1,27 +1,43 @@
-"""The gate switched on: settings validated, both sides read, collection and summary registered.
+"""The gate switched on: the run's settings read and checked, both sides read, the plugins that
+collect and report registered.
 
 Imported by the entry point only when a run gives a parity option, so runs that do not use the
-gate never import the core, tabulate or pydantic-core.
+gate never import the core, tabulate or pydantic-core. The settings are the command line's over
+the ini file's: relative paths from the command line resolve against the invocation directory,
+those from an ini file against the ini file's directory, so an ini file means the same wherever
+pytest is run from. Each setting, its option and its check are declared once, in :mod:`.options`;
+the files are checked here before anything is read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Generator
+import os
+import tempfile
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import pytest
 
-from ..core import FLIPS, CompareInputError, flip_html, header_line, read_known_flips, terminal_line, visible
-from ._pytest_compat import collect_beside, hooks_at, item_collected
-from .collect import MESSAGE_ATTRIBUTE, GateFinding, GateItem, ParityFile, ParityItem
-from .fixtures import mark_checks, parametrize_rollout_pair
-from .options import ParitySettings
-from .placement import Selection, take_new_file
+from ..core import (
+    CompareInputError,
+    ShardPatternError,
+    check_companions,
+    ci_files,
+    coverage_places,
+    expand,
+    metrics_places,
+    named_input,
+    read_known_flips,
+    sidecar_places,
+    terminal_line,
+    visible,
+)
+from .collect import ParityCollection
+from .options import OPTION, OPTIONS, Option, ParitySettings, SettingError, ini_value
+from .placement import take_new_file
 from .progress import progress_for
 from .reporting import ParitySummary
 from .run import RUN_KEY, ParityRun
-from .settings import settings_from_config
 from .sources import gather_sides
 
 #: How each setting an input error concerns (:attr:`CompareInputError.setting`) is given to the
@@ -72,76 +88,169 @@ class ParityGate:
             config.pluginmanager.register(ParitySummary(run), "rollout-parity-summary")
 
 
-class ParityCollection:
-    """Collection-side hooks, registered in every process that collects (serial or xdist worker)."""
+def _resolve(value: str, base: Path) -> Path:
+    path = Path(os.path.expanduser(value))
+    return path if path.is_absolute() else base / path
 
-    def __init__(self, config: pytest.Config, run: ParityRun, selection: Selection) -> None:
-        self.run = run
-        self.selection = selection
-        self.target = run.settings.new.resolve()
-        #: pytest-html is loaded and asked for a report
-        self.html = config.pluginmanager.hasplugin("html") and bool(config.getoption("htmlpath", None))
 
-    @pytest.hookimpl
-    def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> Optional[ParityFile]:
-        """The new rollouts file met in a directory the user named as a test path: the parity collector."""
-        if self.selection.walked and file_path.resolve() == self.target:
-            return ParityFile.for_run(parent, file_path)
+def _given(config: pytest.Config, option: Option) -> Optional[tuple[Any, str]]:
+    """(value, where it was given): the command line over the ini file; None when neither gives a
+    value (for a path or a list of them: an empty one is none)."""
+
+    def present(value: Any) -> bool:
+        return bool(value) if option.path else value is not None
+
+    cli = config.getoption(option.dest)
+    if present(cli):
+        return cli, option.flag
+    if option.ini is not None and present(value := ini_value(config, option.ini)):
+        return value, option.ini
+    return None
+
+
+def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
+    """The validated settings, or None when neither side is given (the plugin then does nothing)."""
+    cwd = config.invocation_params.dir
+    ini_dir = config.inipath.parent if config.inipath else config.rootpath
+    raw: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for option in OPTIONS:
+        given = _given(config, option)
+        if given is None:
+            continue
+        value, source = given
+        sources[option.field] = source
+        from_ini = source != option.flag
+        base = ini_dir if from_ini else cwd
+        if option.field in ("old", "new"):
+            _side_files(raw, option.field, value, base, source, from_ini=from_ini)
+        elif option.action == "append" and option.path:
+            raw[option.field] = tuple(_resolve(each, base) for each in value)
+        elif option.path:
+            raw[option.field] = _resolve(value, base)
+        else:
+            raw[option.field] = value
+    sides = [side for side in ("old", "new") if side in sources]
+    if not sides:
         return None
+    if len(sides) == 1:
+        missing = OPTION["new" if "old" in sources else "old"].flag
+        raise pytest.UsageError(f"{sources[sides[0]]} was given without {missing}: the gate needs both sides")
+    if "known_flips" in raw:  # shown as typed on the command line, resolved from an ini file
+        typed = sources["known_flips"] == OPTION["known_flips"].flag
+        raw["known_flips_shown"] = config.getoption(OPTION["known_flips"].dest) if typed else str(raw["known_flips"])
+    raw["sources"] = sources
 
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_collection_modifyitems(self, session: pytest.Session, items: list[pytest.Item]) -> None:
-        """The gate's items, built here, not collected from the results' path (:mod:`.placement`).
+    try:
+        settings = ParitySettings(**raw)
+    except SettingError as exc:
+        where = sources.get(exc.field_name, OPTION[exc.field_name].flag)
+        raise pytest.UsageError(visible(f"{where}: {exc.message}, got {raw.get(exc.field_name)!r}")) from None
+    _check_same_file(settings, sources)
+    _check_companions(settings)
+    for name in ("json_path", "markdown_path", "html_path"):
+        target, flag = getattr(settings, name), OPTION[name].flag
+        if target is not None:
+            _check_target(target, flag)
+            _check_not_an_input(target, flag, settings)
+    for name, path in ci_files():
+        _check_not_an_input(path, name, settings)
+    for root in settings.logs_roots:
+        if not root.is_dir():
+            where = sources.get("logs_roots", OPTION["logs_roots"].flag)
+            raise pytest.UsageError(visible(f"{where}: {root} is not a directory"))
+    return settings
 
-        First among the implementations, so that `-k`, `-m`, `--deselect` and `--lf` select from
-        them as from any collected item; their collector is reported like any collected file.
-        Under --parity-plan no item runs, the gate's or any other: the run only prints the plan.
-        """
-        if self.run.settings.plan:
-            if items:
-                session.config.hook.pytest_deselected(items=list(items))
-                items.clear()
-            return
-        mark_checks(session.config, items)  # before any selection: a check not run here is known as one
-        if self.selection.walked and any(isinstance(item, GateItem) for item in items):
-            return
-        node = ParityFile.for_run(session, self.target)
-        node.hooks = hooks_at(session.config, self.target)
-        built = collect_beside(node)
-        missing = self.selection.not_found({item.name for item in built})
-        if missing:
-            raise pytest.UsageError(*(f"not found: {arg}" for arg in missing))
-        for item in built:
-            if self.selection.keep(item.name):
-                item_collected(item)
-                items.append(item)
 
-    @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_makereport(
-        self, item: pytest.Item, call: pytest.CallInfo[None]
-    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-        """Under `--tb=line`, whose representation is the crash line alone, a gate item's finding keeps
-        its whole text on its report (:data:`.collect.MESSAGE_ATTRIBUTE`) for the reports; an xdist
-        worker sends it with the report. Every other style shows the whole message, and the report
-        then carries exactly a plain test's fields (other plugins' records stay alike).
+def _side_files(raw: dict[str, Any], side: str, value: str, base: Path, source: str, *, from_ini: bool) -> None:
+    """The side's file, or its shards when ``value`` is a glob or comma-separated globs matching several.
 
-        When pytest-html writes a report, a flip whose row does not show its message already (one
-        that did not fail: a hook, margin mode, an agent error show only their reason) carries its
-        evidence as pytest-html's documented `report.extras` entry, a plain dict (no import of it)."""
-        report = yield
-        finding = call.excinfo.value if call.excinfo is not None else None
-        if item.config.option.tbstyle == "line" and isinstance(finding, GateFinding) and isinstance(item, GateItem):
-            setattr(report, MESSAGE_ATTRIBUTE, finding.body)
-        if self.html and report.when == "call" and isinstance(item, ParityItem) and not report.failed:
-            comparison = self.run.result.tasks[item.index]
-            if comparison.category in FLIPS:
-                headline = f"{visible(comparison.task)}: {header_line(comparison)}"
-                content = flip_html(headline, self.run.flip_evidence(item.index).text)
-                extra = {"name": None, "format_type": "html", "content": content, "mime_type": None, "extension": None}
-                report.extras = [*getattr(report, "extras", []), extra]  # type: ignore[attr-defined]
-        return report
+    Names from the command line are shown as typed (or as matched); those from an ini file resolved.
+    """
+    try:
+        left_out: list[tuple[str, str]] = []
+        files = expand(value, base, left_out)
+    except ShardPatternError as exc:
+        raise pytest.UsageError(visible(f"{source}: {exc}")) from None
+    if from_ini:
+        files = [(path, str(path)) for path, _ in files]
+    raw[f"{side}_left_out"] = tuple(left_out)
+    raw[side] = files[0][0]
+    if len(files) == 1:
+        raw[f"{side}_shown"] = files[0][1]
+    else:
+        raw[f"{side}_shown"] = value
+        raw[f"{side}_shards"] = tuple(files)
 
-    @pytest.hookimpl
-    def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
-        """Parametrize `rollout_pair` tests with one case per task."""
-        parametrize_rollout_pair(metafunc, self.run)
+
+def _check_companions(settings: ParitySettings) -> None:
+    """A sidecar, metrics or coverage file linked out of its side's directory stops the run before
+    anything is read (the core refuses it again when it reads, for the Python API)."""
+    for path, shown in settings.side_files("old") + settings.side_files("new"):
+        try:
+            check_companions(path, shown)
+        except CompareInputError as exc:
+            raise pytest.UsageError(visible(str(exc))) from None
+
+
+def _check_same_file(settings: ParitySettings, sources: dict[str, str]) -> None:
+    """Both sides naming one file (by any path, symlink or hard link) compares nothing: a usage error."""
+    shared = settings.shared_file
+    if shared is not None and not settings.allow_same_file:
+        raise pytest.UsageError(
+            f"{sources['old']} and {sources['new']} name the same file ({visible(shared)}): "
+            "a file compared with itself shows nothing; give --parity-allow-same-file for a smoke test"
+        )
+
+
+def _inputs(settings: ParitySettings) -> list[tuple[str, Path]]:
+    """Every file the gate reads: each side's rollouts file (each of its shards), its sidecar, metrics
+    and coverage files, each beside the path as given and beside the file it resolves to (present or
+    not: a file written there would be read by the next run)."""
+    inputs: list[tuple[str, Path]] = []
+    for side, path in ((name, file) for name in ("old", "new") for file, _ in settings.side_files(name)):
+        inputs.append((f"the {side} rollouts file", path))
+        inputs.extend((f"the {side} side's failures sidecar", place) for place in sidecar_places(path))
+        inputs.extend((f"the {side} side's aggregate metrics file", place) for place in metrics_places(path))
+        inputs.extend((f"the {side} side's coverage file", place) for place in coverage_places(path))
+    if settings.known_flips is not None:
+        inputs.append(("the known-flips list", settings.known_flips))
+    return inputs
+
+
+def _check_not_an_input(target: Path, option: str, settings: ParitySettings) -> None:
+    """An output naming an input, by any path or link, is refused before anything is read."""
+    what = named_input(target, _inputs(settings))
+    if what is not None:
+        raise pytest.UsageError(visible(f"{option}: {target} is {what}: an output never overwrites an input"))
+
+
+def _check_target(target: Path, option: str) -> None:
+    """An output that could not be written stops the run before anything is read.
+
+    A temporary file is made and removed in the target's directory, as the report itself will be
+    written at the end (through a temporary file replacing the target, so an existing report is never
+    truncated); no directory is ever made.
+    """
+    if target.is_dir():
+        raise pytest.UsageError(visible(f"{option}: {target} is a directory, not a file"))
+    parent = target.parent
+    if not parent.is_dir():
+        # the nearest ancestor that exists says what is wrong: a file in the way, or a missing directory
+        chain = [parent, *parent.parents]
+        found = next(index for index, path in enumerate(chain) if path.exists() or index == len(chain) - 1)
+        if chain[found].exists() and not chain[found].is_dir():
+            raise pytest.UsageError(
+                visible(f"{option}: cannot write {target}: {chain[found]} is a file, not a directory")
+            )
+        raise pytest.UsageError(
+            visible(f"{option}: cannot write {target}: directory {chain[max(found - 1, 0)]} does not exist")
+        )
+    try:
+        fd, probe = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".probe", dir=parent)
+    except OSError as exc:
+        raise pytest.UsageError(visible(f"{option}: cannot write {target}: {exc.strerror or exc}")) from None
+    os.close(fd)
+    os.unlink(probe)
+    if target.exists() and not os.access(target, os.W_OK):
+        raise pytest.UsageError(visible(f"{option}: cannot write {target}: permission denied"))

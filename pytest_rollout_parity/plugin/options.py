@@ -2,7 +2,7 @@
 how a value is converted and checked, on the field of the one frozen object the plugin reads.
 
 Imported by the entry point in every pytest run, so it needs nothing but pytest: reading a run's
-settings (:mod:`.settings`) and the gate itself are imported only once :func:`parity_requested`
+settings and the gate itself (:mod:`.activate`) are imported only once :func:`parity_requested`
 says yes.
 """
 
