@@ -11,7 +11,7 @@ pytest imports the ``conftest.py`` of every directory it collects a path from. A
 beside the results must never run, so the new file is kept out of pytest's own collection
 (:func:`hide_initial_paths`, :func:`set_test_paths`) and its items are built beside it
 (:func:`collect_beside`, :func:`hooks_at`). Its failures are findings, not code errors, so their
-crash line is the finding's header (:func:`set_crash_message`, :func:`keep_message_lines`).
+crash line is the finding's header (:func:`set_crash_message`, :func:`refit_message_lines`).
 """
 
 from __future__ import annotations
@@ -132,35 +132,18 @@ def set_crash_message(representation: object, message: str, location: Optional[t
             crash.path, crash.lineno = location
 
 
-def _message_lines(representation: object) -> Optional[list[str]]:
-    """The body lines of a message-only (``style="value"``) failure, as pytest will print them; None
-    when pytest's shape has changed."""
+def refit_message_lines(representation: object, fitted: Callable[[list[str]], list[str]]) -> None:
+    """Print a message-only (``style="value"``) failure's body lines as ``fitted`` gives them.
+
+    Such a representation holds the whole message for every --tb style: this wraps it to the
+    terminal's width, or cuts it to what the style asks for (``--tb=line`` prints that body before
+    the crash line, and should print the crash line alone). If pytest's shape changes, the message
+    is printed as it is.
+    """
     traceback = getattr(representation, "reprtraceback", None)
     entries = getattr(traceback, "reprentries", None)
-    if not entries or not isinstance(getattr(entries[-1], "lines", None), list):
-        return None
-    lines: list[str] = entries[-1].lines
-    return lines
-
-
-def keep_message_lines(representation: object, count: int) -> None:
-    """Keep the first ``count`` lines of a message-only failure's body.
-
-    A ``style="value"`` representation holds the whole message for every --tb style, and
-    ``--tb=line`` prints that body before the crash line; this cuts it to what the style asks for
-    (none for line, the header for short). If the shape changes, the whole message stays.
-    """
-    lines = _message_lines(representation)
-    if lines is not None:
-        del lines[count:]
-
-
-def refit_message_lines(representation: object, fitted: Callable[[list[str]], list[str]]) -> None:
-    """Print a message-only failure's body as ``fitted`` gives its lines (wrapped to the terminal's
-    width). If the shape changes, the message is printed as it is."""
-    lines = _message_lines(representation)
-    if lines is not None:
-        lines[:] = fitted(lines)
+    if entries and isinstance(getattr(entries[-1], "lines", None), list):
+        entries[-1].lines[:] = fitted(entries[-1].lines)
 
 
 def add_junit_suite_property(config: object, name: str, value: str) -> None:

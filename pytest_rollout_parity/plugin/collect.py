@@ -39,7 +39,6 @@ from ._pytest_compat import (
     collect_beside,
     hooks_at,
     item_collected,
-    keep_message_lines,
     refit_message_lines,
     set_crash_message,
 )
@@ -168,13 +167,13 @@ class GateItem(pytest.Item):
         if not isinstance(finding, GateFinding):
             return super().repr_failure(excinfo, style=style)
         representation = super().repr_failure(excinfo, style="value")
-        if (style or self.config.getoption("tbstyle", "auto")) == "line":
-            set_crash_message(representation, f"{self.label()}: {finding.header}", self.finding_location())
-            keep_message_lines(representation, 0)
-        else:
-            set_crash_message(representation, finding.header, self.finding_location())
+        line_style = (style or self.config.getoption("tbstyle", "auto")) == "line"
+        header = f"{self.label()}: {finding.header}" if line_style else finding.header
+        set_crash_message(representation, header, self.finding_location())
         width = terminal_width(self.config)
-        if width is not None:
+        if line_style:
+            refit_message_lines(representation, lambda body: [])
+        elif width is not None:
             refit_message_lines(representation, lambda body: fit(body, width))
         return representation
 

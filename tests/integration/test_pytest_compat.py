@@ -59,7 +59,7 @@ def test_rootdir_conftest_hooks_see_the_gate_items(gate: Gate) -> None:
 
 @pytest.mark.parametrize("style", ["short", "line"])
 def test_crash_line_and_body_of_a_finding(gate: Gate, style: str) -> None:
-    """`set_crash_message` and `keep_message_lines` find `reprcrash` and the last entry's lines
+    """`set_crash_message` and `refit_message_lines` find `reprcrash` and the last entry's lines
     where they write, in the representation `Item.repr_failure(style="value")` builds."""
     args = gate.mixed()
     reprec = gate.pytester.inline_run(*args, f"--tb={style}")
