@@ -35,13 +35,7 @@ from ..core import (
     uncompared_reason,
     visible,
 )
-from ._pytest_compat import (
-    collect_beside,
-    hooks_at,
-    item_collected,
-    refit_message_lines,
-    set_crash_message,
-)
+from ._pytest_compat import collect_beside, hooks_at, item_collected, refit_message_lines, set_crash_message
 from .fixtures import mark_checks, parametrize_rollout_pair
 from .placement import Selection
 from .run import RUN_KEY, ParityRun
