@@ -36,7 +36,6 @@ from ..core import (
     visible,
 )
 from ._pytest_compat import collect_beside, hooks_at, item_collected, refit_message_lines, set_crash_message
-from .fixtures import mark_checks, parametrize_rollout_pair
 from .placement import Selection
 from .run import RUN_KEY, ParityRun
 
@@ -59,6 +58,15 @@ GATE_PROPERTY = "parity_gate_item"
 MESSAGE_ATTRIBUTE = "parity_message"
 #: who changed a verdict, as the item's report section names them
 VERDICT_SOURCES = {"known_flips": "--parity-known-flips", "hook": "a pytest_parity_verdict hook"}
+#: the fixture whose tests are the team's own checks: one case per joined task. The fixture itself
+#: (which skips when no rollout files are given) lives in the entry point, so that it exists in
+#: runs that never import the gate.
+FIXTURE = "rollout_pair"
+#: the user property of a team's check, the label of the task it checks: the summary finds the
+#: check wherever it ran (an xdist worker's report arrives on the controller with it)
+CHECK_PROPERTY = "parity_check"
+#: the team's checks this process collected (before any selection), their tasks by node id
+CHECKS_KEY = pytest.StashKey[dict[str, str]]()
 #: what the copy item tells a user to run instead
 COPY_ADVICE = (
     "run the new server on the same tasks and give its rollouts as --parity-new; "
@@ -340,7 +348,15 @@ class ParityCollection:
                 session.config.hook.pytest_deselected(items=list(items))
                 items.clear()
             return
-        mark_checks(session.config, items)  # before any selection: a check not run here is known as one
+        # the team's checks, before any selection: a check not run here is known as one
+        found = session.config.stash.setdefault(CHECKS_KEY, {})
+        for item in items:
+            callspec = getattr(item, "callspec", None)
+            pair = callspec.params.get(FIXTURE) if callspec is not None else None
+            if FIXTURE in getattr(item, "fixturenames", ()) and isinstance(pair, TaskComparison):
+                found[item.nodeid] = pair.task
+                if (CHECK_PROPERTY, pair.task) not in item.user_properties:
+                    item.user_properties.append((CHECK_PROPERTY, pair.task))
         if self.selection.walked and any(isinstance(item, GateItem) for item in items):
             return
         node = ParityFile.for_run(session, self.target)
@@ -381,5 +397,8 @@ class ParityCollection:
 
     @pytest.hookimpl
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
-        """Parametrize `rollout_pair` tests with one case per task."""
-        parametrize_rollout_pair(metafunc, self.run)
+        """Parametrize `rollout_pair` tests with one case per task, in the items' order; ids are the
+        task labels (an empty one: its item name)."""
+        if FIXTURE in metafunc.fixturenames:
+            ids = [task.task or name for task, name in zip(self.run.result.tasks, self.run.names)]
+            metafunc.parametrize(FIXTURE, self.run.result.tasks, ids=ids)

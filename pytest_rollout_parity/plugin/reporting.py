@@ -47,6 +47,8 @@ from ..core import (
 from ._pytest_compat import add_junit_suite_property
 from .collect import (
     CATEGORY_PROPERTY,
+    CHECK_PROPERTY,
+    CHECKS_KEY,
     GATE_PROPERTY,
     MESSAGE_ATTRIBUTE,
     NO_OUTPUT_PROPERTY,
@@ -55,7 +57,6 @@ from .collect import (
     VERDICT_PROPERTY,
     terminal_width,
 )
-from .fixtures import CHECK_PROPERTY, CHECKS_KEY
 from .rerun_cache import release
 from .run import ParityRun
 
