@@ -95,7 +95,14 @@ def _naming(what: str) -> Convert:
     return convert
 
 
-_field_name, _agent_name = _naming("a field"), _naming("an agent")
+def join_field(flag: str, where: str) -> Any:
+    """The dotted field that holds the task id, ``where`` (a side, or both)."""
+    return option(flag, f"dotted field holding the task id {where}", "FIELD", convert=_naming("a field"))
+
+
+def agent_kept(flag: str, where: str) -> Any:
+    """The agent whose rows are kept, ``where`` (a side, or both)."""
+    return option(flag, f"keep only this agent's rows {where}", "NAME", convert=_naming("an agent"))
 
 
 def _count(value: Any) -> int:
@@ -182,25 +189,13 @@ class ParitySettings:
     old: Path = option("--parity-old", "rollouts JSONL of the old (reference) side", "PATH", default=MISSING, path=True)
     new: Path = option("--parity-new", "rollouts JSONL of the new (candidate) side", "PATH", default=MISSING, path=True)
     #: the join field given for both sides, and each side's own (a per-side key wins for its side)
-    key: Optional[str] = option(
-        "--parity-key", "dotted field holding the task id, for both sides", "FIELD", convert=_field_name
-    )
-    old_key: Optional[str] = option(
-        "--parity-old-key", "dotted field holding the task id on the old side", "FIELD", convert=_field_name
-    )
-    new_key: Optional[str] = option(
-        "--parity-new-key", "dotted field holding the task id on the new side", "FIELD", convert=_field_name
-    )
+    key: Optional[str] = join_field("--parity-key", "for both sides")
+    old_key: Optional[str] = join_field("--parity-old-key", "on the old side")
+    new_key: Optional[str] = join_field("--parity-new-key", "on the new side")
     #: the agent (`agent_ref.name`) kept on both sides, and on each side
-    agent: Optional[str] = option(
-        "--parity-agent", "keep only this agent's rows (agent_ref.name), both sides", "NAME", convert=_agent_name
-    )
-    old_agent: Optional[str] = option(
-        "--parity-old-agent", "keep only this agent's rows on the old side", "NAME", convert=_agent_name
-    )
-    new_agent: Optional[str] = option(
-        "--parity-new-agent", "keep only this agent's rows on the new side", "NAME", convert=_agent_name
-    )
+    agent: Optional[str] = agent_kept("--parity-agent", "(agent_ref.name), both sides")
+    old_agent: Optional[str] = agent_kept("--parity-old-agent", "on the old side")
+    new_agent: Optional[str] = agent_kept("--parity-new-agent", "on the new side")
     tail: int = option(
         "--parity-tail",
         "lines of the losing side's verifier output per flip (default 15)",
