@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shlex
+from collections import Counter
 from collections.abc import Callable, Generator
 from datetime import datetime, timezone
 from pathlib import Path
@@ -191,9 +192,7 @@ class ParitySummary:
 
     def _build(self, session: pytest.Session) -> None:
         run, settings, config = self.run, self.run.settings, session.config
-        outcomes: dict[str, int] = {}
-        for outcome in self.outcome_of.values():
-            outcomes[outcome] = outcomes.get(outcome, 0) + 1
+        outcomes = dict(Counter(self.outcome_of.values()))
         hook_verdicts = dict(self.changed_by_hook.values())
         kinds: dict[str, dict[str, str]] = {"task": {}, "gate": {}}
         for nodeid, (kind, name) in self.item_of.items():
