@@ -1,11 +1,6 @@
-"""The collector for the new file and its items: one item per joined task, in sorted task order, then
-the run's gate-level items; and each task item's default outcome from the category the core gave it.
-
-The core decides what a task is (its category, and in margin mode whether a flip is shown to be a
-regression) and words the reasons; here those decisions become pytest's outcomes: identical
-passes, a flip fails (or, in margin mode, is an expected failure when not shown to be a
-regression), and a task the gate could not compare is an expected failure (a failure under
-`--parity-strict`).
+"""The gate's collection: the collector for the new file, one item per joined task in sorted task
+order, then the run's gate-level items, built beside pytest's own collection (:mod:`.placement`);
+the team's `rollout_pair` checks; and each task item's default outcome from its category.
 """
 
 from __future__ import annotations
@@ -189,7 +184,10 @@ def default_verdict(
 ) -> Verdict:
     """passed / failed / xfail for the task's category; ``render_flip`` is called only for a failure.
 
-    ``judgement`` is margin mode's view of a flip: one not shown to be a regression xfails.
+    The core decides what a task is and words the reasons; here that becomes pytest's outcome:
+    identical passes, a flip fails, and a task the gate could not compare is an expected failure (a
+    failure under `--parity-strict`). ``judgement`` is margin mode's view of a flip: one not shown
+    to be a regression xfails.
     """
     category = comparison.category
     if category == "identical":

@@ -108,14 +108,11 @@ class ParityRun:
         it has such a file: read only by the reports, so an xdist worker never reads the files."""
         checks = {}
         for name, side in (("old", self.old), ("new", self.new)):
-            if not side.shards:
-                check = check_side(side.path, side.display, side.agent, side.facts, name)
-            else:
-                each = [
-                    check_side(path, shown, side.agent, side.shard_facts(i), name)
-                    for i, (path, shown, _) in enumerate(side.files)
-                ]
-                check = combined_check([found for found in each if found is not None])
+            each = [
+                check_side(path, shown, side.agent, side.shard_facts(i), name)
+                for i, (path, shown, _) in enumerate(side.files)
+            ]
+            check = combined_check([found for found in each if found is not None])
             if check is not None:
                 checks[name] = check
         return checks
