@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from .conftest import Gate, failure_record, harbor_row, markdown_as_read
 
 
@@ -201,9 +203,11 @@ def test_two_runs_in_one_file_are_not_joined_across_runs(gate: Gate) -> None:
 REAL_ROWS = Path(__file__).resolve().parents[1] / "data" / "real_rows"
 
 
-def test_a_failure_record_without_the_task_id_finds_its_task_by_index(gate: Gate) -> None:
+@pytest.mark.parametrize("key", [[], ["--parity-key=task_id"]], ids=["detected", "given"])
+def test_a_failure_record_without_the_task_id_finds_its_task_by_index(gate: Gate, key: list[str]) -> None:
     """deepswe rows name their task by `task_id`; the collector's record of a failed rollout carries
-    only the index stamps, which the main file maps to that task."""
+    only the index stamps, which the main file maps to that task, whether the key is detected or
+    given by the option."""
     scored = json.loads((REAL_ROWS / "deepswe_opencode_trimmed.jsonl").read_text().splitlines()[0])
     old = [scored, dict(scored, _ng_rollout_index=1)]
     args = gate.pair(old, [scored])
@@ -211,7 +215,7 @@ def test_a_failure_record_without_the_task_id_finds_its_task_by_index(gate: Gate
         "new/rollouts_failures.jsonl",
         [failure_record(index=scored["_ng_task_index"], rollout=1), failure_record(index=999, rollout=0)],
     )
-    result = gate.run(*args, "--parity-max-masked=off", "--parity-max-uncompared=off")
+    result = gate.run(*args, *key, "--parity-max-masked=off", "--parity-max-uncompared=off")
     result.assert_outcomes(passed=1, xfailed=1)  # the task, and the record that maps to no task
     result.stdout.fnmatch_lines(
         [

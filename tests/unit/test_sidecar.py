@@ -287,23 +287,42 @@ def test_only_the_sidecars_pairs_are_kept_and_scored_retries_are_superseded(writ
     assert len(side.facts) == 51 and len(sidecar_rows) == 1  # t3 was scored: superseded; t77 stands
 
 
-def test_a_record_without_the_sides_id_is_placed_by_its_runs_index():
-    """The main file maps each (run, index) to its task_id; a record lacking task_id takes it."""
+@pytest.mark.parametrize("key", [None, "task_id"], ids=["detected", "given"])
+def test_a_record_without_the_sides_id_is_placed_by_its_runs_index(key):
+    """The main file maps each (run, index) to its task_id; a record lacking task_id takes it,
+    whether the key is detected or given."""
 
     def scored(task: str, run: str, reward: float = 1.0) -> dict:
         return {"task_id": task, "reward": reward, "_ng_task_index": 0, "_ng_rollout_index": 0, "_ng_run_id": run}
 
     old = [scored("alpha", "A"), scored("beta", "B")]
     new = [scored("alpha", "A"), scored("beta", "B"), failure(None, "agent_run_error", 0, 1, _ng_run_id="B")]
-    res = compare_rollouts(old, new)
+    res = compare_rollouts(old, new, key=key)
     assert [t.task for t in res.tasks] == ["alpha", "beta"]
     beta = {t.task: t for t in res.tasks}["beta"]
     assert len(beta.new.rows) == 2 and beta.category == "identical"
     assert any("1 failure record(s) without task_id placed in their task" in note for note in res.notes)
 
 
-def test_a_record_whose_index_maps_no_single_task_stays_anonymous():
+@pytest.mark.parametrize("key", [None, "task_id"], ids=["detected", "given"])
+def test_a_record_whose_index_maps_no_single_task_stays_anonymous(key):
     old = [{"task_id": t, "reward": 1.0, "_ng_task_index": 0, "_ng_rollout_index": i} for i, t in enumerate("ab")]
     new = old + [failure(None, "agent_run_error", 0, 2), failure(None, "agent_run_error", 7, 0)]
-    res = compare_rollouts(old, new)
+    res = compare_rollouts(old, new, key=key)
     assert sorted(t.task for t in res.tasks) == ["a", "b", "unknown (new) #1", "unknown (new) #2"]
+
+
+@pytest.mark.parametrize("key", [None, "task_id"], ids=["detected", "given"])
+@pytest.mark.parametrize("reader", ["here", "child"])
+def test_a_record_is_placed_within_its_shard(write_jsonl, child_here, key, reader) -> None:
+    """Each shard numbers its tasks from 0: a record at index 0 of shard b is b's task, not a's."""
+    from pytest_rollout_parity.core.reading.loading import load_side
+    from pytest_rollout_parity.core.reading.side_request import SideRequest
+
+    a = write_jsonl("s/a.jsonl", [{"task_id": "alpha", "reward": 1.0, "_ng_task_index": 0, "_ng_rollout_index": 0}])
+    b = write_jsonl("s/b.jsonl", [{"task_id": "beta", "reward": 1.0, "_ng_task_index": 0, "_ng_rollout_index": 0}])
+    write_jsonl("s/b_failures.jsonl", [failure(None, "agent_run_error", 0, 1)])
+    request = SideRequest(str(a), display="s/*.jsonl", key=key, shards=((str(a), "a.jsonl"), (str(b), "b.jsonl")))
+    side = child_here(request) if reader == "child" else load_side(request)
+    assert [ident[1] if ident else None for ident in side.values] == ["alpha", "beta", "beta"]
+    assert any("1 failure record(s) without task_id placed in their task" in note for note in side.choice.notes)

@@ -173,6 +173,9 @@ class KeyVote:
         self.rollouts: list[Any] = []
         #: the id fields this side showed to be categories
         self.categories: list[str] = []
+        #: under a key given by an option (its only column), each row's `_ng_task_index`: a failure
+        #: record without the key is placed through it (:meth:`_placed`)
+        self.indexes: list[Optional[TaskIdent]] = []
 
     def candidate_values(self, row: dict[str, Any], *, anonymous: bool = False) -> dict[str, Any]:
         """The values this vote needs from a row (kept for sidecar records until they stand).
@@ -197,7 +200,9 @@ class KeyVote:
                 values[PROMPT] = DEFERRED
             if not self.explicit and not anonymous:  # an anonymous row's fingerprint is never kept
                 values[FINGERPRINT] = UNREAD if self._keyed_on_ng_id(values) else prompt_fingerprint(prompt)
-        if TASK_INDEX in self.columns and not self.explicit:
+        if self.explicit and TASK_INDEX not in self.columns:
+            values[TASK_INDEX] = row.get(TASK_INDEX)
+        if TASK_INDEX in values:
             run, rollout = row.get(RUN_ID), row.get(ROLLOUT_INDEX)
             if run is not None:
                 values[RUN] = run if isinstance(run, (str, int, float)) else repr(run)
@@ -215,21 +220,19 @@ class KeyVote:
         self._rows_seen += 1
         if not anonymous and self.voters == 0 and not self.explicit:
             self._open_inferred(values)
+        if self.cells:
+            self.fingerprints.append(None if anonymous else values.get(FINGERPRINT))
+            if TASK_INDEX in self.columns or self.explicit:
+                self.runs.append(values.get(RUN))
+                self.rollouts.append(values.get(ROLLOUT))
+            if self.explicit and TASK_INDEX not in self.columns:
+                self.indexes.append(self._cell(values.get(TASK_INDEX)))
         if anonymous:
             if self.cells:
                 for name, column in self.columns.items():
                     column.append(self._cell(values.get(name)) if name in IDENTITY_FALLBACKS else None)
-                self.fingerprints.append(None)
-                if TASK_INDEX in self.columns:
-                    self.runs.append(values.get(RUN))
-                    self.rollouts.append(values.get(ROLLOUT))
             return None
         self.voters += 1
-        if self.cells:
-            self.fingerprints.append(values.get(FINGERPRINT))
-        if self.cells and TASK_INDEX in self.columns:
-            self.runs.append(values.get(RUN))
-            self.rollouts.append(values.get(ROLLOUT))
         scalars = self._scalars
         for name, column in list(self.columns.items()):
             value = values.get(name)
@@ -253,8 +256,8 @@ class KeyVote:
         """The column with each failure record that lacks the field placed in its task through the
         main file's rows: the value the rows of its `_ng_task_index` (in its run, and its shard,
         whose number the index carries) all have. A record no row maps stays anonymous."""
-        indexes = self.columns.get(TASK_INDEX)
-        if indexes is None or not self.cells or None not in column:
+        indexes = self.columns.get(TASK_INDEX, self.indexes)
+        if not indexes or None not in column:
             return column
         runs = self.runs
         mapped: dict[tuple[Any, TaskIdent], Optional[TaskIdent]] = {}
@@ -308,7 +311,7 @@ class KeyVote:
 
     def drop_rows(self, kept: list[int]) -> None:
         """Keep only the rows at ``kept`` (in order) in what the vote holds per row."""
-        per_row: list[list[Any]] = [*self.columns.values(), self.fingerprints, self.runs, self.rollouts]
+        per_row: list[list[Any]] = [*self.columns.values(), self.fingerprints, self.runs, self.rollouts, self.indexes]
         for column in per_row:
             if column:
                 column[:] = [column[place] for place in kept]
@@ -359,7 +362,10 @@ class KeyVote:
         if self.voters == 0 or not self.columns:
             return KeyChoice(None, [])
         if self.explicit:
-            return KeyChoice(self.explicit, self.columns[self.explicit], REASON_GIVEN)
+            notes: list[str] = []
+            return KeyChoice(
+                self.explicit, self._placed(self.explicit, self.columns[self.explicit], notes), REASON_GIVEN, notes
+            )
         choice = self._choose(prompt_at)
         choice.categories = list(self.categories)
         return choice
