@@ -241,3 +241,14 @@ def test_an_explicit_rollout_id_names_the_rollout_where_dispatches_reuse_indices
     task = res.tasks[0]
     assert len(task.new.rows) == 2 and task.category == "identical"
     assert any("1 superseded attempt(s) left out" in note for note in res.notes)
+
+
+def test_a_superseded_attempt_on_a_side_where_a_row_lacks_the_task_index(write_jsonl, stamped):
+    """A row without `_ng_task_index` ends the index's column; a superseded attempt after it is
+    still taken out (the runs kept for the index went with the column)."""
+    row_b = {k: v for k, v in stamped("b", 1.0).items() if k not in ("_ng_task_index", "_ng_rollout_index")}
+    rows = [stamped("a", 1.0, attempt=0), row_b, stamped("c", 1.0, attempt=0, ti=1), stamped("c", 0.0, attempt=1, ti=1)]
+    path = write_jsonl("r.jsonl", rows)
+    res = compare_files(path, write_jsonl("o.jsonl", rows[:2] + rows[3:]))
+    assert [(t.task, t.category) for t in res.tasks] == [("a", "identical"), ("b", "identical"), ("c", "identical")]
+    assert any("1 superseded attempt(s) left out" in note for note in res.notes)

@@ -2,15 +2,19 @@
 
 :class:`KeyVote` sees each row once and keeps only the values of the candidate fields that every
 row so far carries. After the id candidates come NeMo Gym's `_ng_task_index` and then the prompt
-(:mod:`.prompt_labels`), so a file with no id field still joins. The side's reader takes the vote
-(:class:`.side_builder.SideBuilder`); the join of the two sides (:mod:`..identity.join`) reads it.
+(:mod:`.prompt_labels`), so a file with no id field still joins. A candidate that names a category
+of tasks (a taskset, a source) is passed over: one of its values holds several different prompts
+that each recur across their repeats, or, without prompts, its values each span several task
+indices. The side's reader takes the vote (:class:`.side_builder.SideBuilder`); the join of the two
+sides (:mod:`..identity.join`) reads it. The rules are in docs/semantics.md.
 """
 
 from __future__ import annotations
 
 import json
 import zlib
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any, Optional
@@ -25,11 +29,13 @@ from .fields import (
     TASK_INDEX,
     inferred_candidates,
 )
-from .key_categories import SideColumns
 from .prompt_labels import decoded, is_prompt, prompt_label
 from .row_facts import lookup
 from .skeleton import EncodedJSON
-from .task_idents import TaskIdent, ident_of
+from .task_idents import TaskIdent, full_label, ident_of, natural_key
+
+#: ``prompt_at(row)``: a row's prompt, read again from its file when the row is not kept
+PromptAt = Callable[[int], Any]
 
 #: A row's prompt whose label is not worked out yet: the row names an id field, which usually decides.
 #: Hashing a prompt of many kilobytes costs more than reading the rest of the row.
@@ -167,15 +173,14 @@ class KeyVote:
         self.inferred: Optional[tuple[str, ...]] = () if key else None
         self._rows_seen = 0  # rows added, voting or not (the length of every column)
         #: each row's `_ng_run_id` and `_ng_rollout_index` (None: it has none), kept while every
-        #: voting row carries `_ng_task_index`: a task index names a task within its run only
-        #: (:meth:`several_runs`), and a record is placed within its run (:meth:`_placed`)
+        #: voting row carries `_ng_task_index` (or under a given key): a task index names a task
+        #: within its run only (:meth:`several_runs`), and a record is placed within its run (:meth:`_placed`)
         self.runs: list[Any] = []
         self.rollouts: list[Any] = []
+        #: under a given key (the only column), each row's `_ng_task_index`, for :meth:`_placed`
+        self.indexes: list[Optional[TaskIdent]] = []
         #: the id fields this side showed to be categories
         self.categories: list[str] = []
-        #: under a key given by an option (its only column), each row's `_ng_task_index`: a failure
-        #: record without the key is placed through it (:meth:`_placed`)
-        self.indexes: list[Optional[TaskIdent]] = []
 
     def candidate_values(self, row: dict[str, Any], *, anonymous: bool = False) -> dict[str, Any]:
         """The values this vote needs from a row (kept for sidecar records until they stand).
@@ -199,7 +204,9 @@ class KeyVote:
             else:
                 values[PROMPT] = DEFERRED
             if not self.explicit and not anonymous:  # an anonymous row's fingerprint is never kept
-                values[FINGERPRINT] = UNREAD if self._keyed_on_ng_id(values) else prompt_fingerprint(prompt)
+                # a side every voting row of which carries `_ng_task_id` is keyed on it: the fingerprint can wait
+                keyed_on_ng_id = values.get(NG_TASK_ID) is not None and NG_TASK_ID in self.columns
+                values[FINGERPRINT] = UNREAD if keyed_on_ng_id else prompt_fingerprint(prompt)
         if self.explicit and TASK_INDEX not in self.columns:
             values[TASK_INDEX] = row.get(TASK_INDEX)
         if TASK_INDEX in values:
@@ -209,11 +216,6 @@ class KeyVote:
             if rollout is not None:
                 values[ROLLOUT] = rollout if isinstance(rollout, (str, int, float)) else repr(rollout)
         return values
-
-    def _keyed_on_ng_id(self, values: dict[str, Any]) -> bool:
-        """The row carries `_ng_task_id` and every voting row before it did: the side stays keyed on it
-        unless a later row lacks it, so the row's fingerprint can wait (:data:`UNREAD`)."""
-        return values.get(NG_TASK_ID) is not None and NG_TASK_ID in self.columns
 
     def add(self, values: dict[str, Any], *, anonymous: bool = False) -> Optional[str]:
         """Record one row's values; returns an error text for a row lacking an explicit key."""
@@ -244,6 +246,9 @@ class KeyVote:
                         column.append(None)
                     continue
                 del self.columns[name]
+                if name == TASK_INDEX:  # the runs count only while every voting row has a task index
+                    self.runs.clear()
+                    self.rollouts.clear()
                 continue
             if not self.cells:
                 continue
@@ -253,21 +258,21 @@ class KeyVote:
         return None
 
     def _placed(self, name: str, column: list[Optional[TaskIdent]], notes: list[str]) -> list[Optional[TaskIdent]]:
-        """The column with each failure record that lacks the field placed in its task through the
-        main file's rows: the value the rows of its `_ng_task_index` (in its run, and its shard,
-        whose number the index carries) all have. A record no row maps stays anonymous."""
+        """The column with each row that lacks the field (a failure record naming its task by its
+        stamps only) placed in its task through the side's other rows: the value the rows of its
+        `_ng_task_index` (in its run, and its shard, whose number the index carries) all have. A row
+        no value maps stays without one."""
         indexes = self.columns.get(TASK_INDEX, self.indexes)
         if not indexes or None not in column:
             return column
-        runs = self.runs
         mapped: dict[tuple[Any, TaskIdent], Optional[TaskIdent]] = {}
-        for value, index, run in zip(column, indexes, runs):
+        for value, index, run in zip(column, indexes, self.runs):
             if value is not None and value is not DEFERRED and index is not None:
                 for where in ((run, index), (ANY_RUN, index)):
                     if mapped.setdefault(where, value) != value:
                         mapped[where] = None  # two tasks at one index: it maps nothing
         placed = list(column)
-        for row, (value, index, run) in enumerate(zip(column, indexes, runs)):
+        for row, (value, index, run) in enumerate(zip(column, indexes, self.runs)):
             if value is None and index is not None:
                 placed[row] = mapped.get((run, index)) or (mapped.get((ANY_RUN, index)) if run is None else None)
         count = sum(value is None for value in column) - sum(value is None for value in placed)
@@ -278,18 +283,17 @@ class KeyVote:
             )
         return placed
 
-    def several_runs(self, prompt_at: Optional[Callable[[int], Any]]) -> Optional[str]:
+    def several_runs(self, prompt_at: PromptAt) -> Optional[str]:
         """Why the side holds several runs, or None: several `_ng_run_id` values, or one logical
         rollout (run, task index, rollout index) recurring with another prompt, one that shares no
         leading user message with the first (a retry of a rollout whose prompt holds its own state,
         such as a dealt hand, begins as the first did). A legacy append file's retry repeats its
-        rollout with the same prompt, and is one run. Worked out once, when the side may be keyed
-        on its index: reading a row costs two list appends."""
+        rollout with the same prompt, and is one run."""
         runs = {run for run in self.runs if run is not None}
         if len(runs) > 1:
             shown = ", ".join(sorted(str(run) for run in runs)[:3]) + (", ..." if len(runs) > 3 else "")
             return f"its rows carry {len(runs)} {RUN_ID} values ({shown})"
-        if PROMPT not in self.columns or not self.cells:  # some row has no prompt: none to compare
+        if PROMPT not in self.columns:  # some row has no prompt: none to compare
             return None
         indexes, fingerprints = self.columns[TASK_INDEX], self.fingerprints
         first: dict[tuple[Any, TaskIdent, Any], int] = {}
@@ -300,8 +304,8 @@ class KeyVote:
             earlier = first.setdefault((run, index, rollout), row)
             if earlier == row or fingerprints[earlier] == fingerprint:
                 continue
-            if self._label(earlier, prompt_at) != self._label(row, prompt_at) and not (
-                prompt_at is not None and _share_a_user_message(prompt_at(earlier), prompt_at(row))
+            if self._label(earlier, prompt_at) != self._label(row, prompt_at) and not _share_a_user_message(
+                prompt_at(earlier), prompt_at(row)
             ):
                 return (
                     f"{TASK_INDEX} {index[1]} with the same {ROLLOUT_INDEX} recurs with another prompt "
@@ -326,7 +330,7 @@ class KeyVote:
             if name not in self.columns:
                 self.columns[name] = [None] * (self._rows_seen - 1) if self.cells else []
 
-    def fill_prompts(self, choice: KeyChoice, prompt_at: Callable[[int], Any]) -> None:
+    def fill_prompts(self, choice: KeyChoice, prompt_at: PromptAt) -> None:
         """Work out the deferred prompt labels of a side keyed on the index or the prompt."""
         if choice.prompts is None:
             return
@@ -335,49 +339,39 @@ class KeyVote:
                 choice.prompts[index] = self._cell(prompt_label(prompt_at(index)))
 
     def _cell(self, value: Any) -> Optional[TaskIdent]:
+        """The value as a (taskset, task id) ident, one shared object per distinct task."""
         if value is None or value is DEFERRED:
             return value
-        return self._compact(value)
-
-    def _compact(self, value: Any) -> TaskIdent:
-        """The value as a (taskset, task id) ident, one shared object per distinct task."""
         scalars = self._scalars.get(type(value))  # most values repeat: an index, a label, an id
-        if scalars is not None:
-            known = scalars.get(value)
-            if known is None:
-                known = scalars[value] = self._shared(value)
-            return known
-        return self._shared(value)
+        known = scalars.get(value) if scalars is not None else None
+        if known is None:
+            ident = ident_of(value)
+            known = self._idents.setdefault(ident, ident)
+            if scalars is not None:
+                scalars[value] = known
+        return known
 
-    def _shared(self, value: Any) -> TaskIdent:
-        ident = ident_of(value)
-        return self._idents.setdefault(ident, ident)
-
-    def choose(self, prompt_at: Optional[Callable[[int], Any]] = None) -> KeyChoice:
+    def choose(self, prompt_at: PromptAt) -> KeyChoice:
         """The first candidate every voting row carries and that is no category; then the fallbacks.
 
-        ``prompt_at(row)`` gives a row's prompt again, to label the prompts of an id value that
-        seems to hold several (:meth:`.key_categories.SideColumns.category`).
+        ``prompt_at`` labels the prompts of an id value that seems to hold several (:meth:`_category`).
         """
         if self.voters == 0 or not self.columns:
             return KeyChoice(None, [])
+        notes: list[str] = []
         if self.explicit:
-            notes: list[str] = []
-            return KeyChoice(
-                self.explicit, self._placed(self.explicit, self.columns[self.explicit], notes), REASON_GIVEN, notes
-            )
-        choice = self._choose(prompt_at)
+            column = self._placed(self.explicit, self.columns[self.explicit], notes)
+            return KeyChoice(self.explicit, column, REASON_GIVEN, notes)
+        choice = self._choose(prompt_at, notes)
         choice.categories = list(self.categories)
         return choice
 
-    def _choose(self, prompt_at: Optional[Callable[[int], Any]]) -> KeyChoice:
+    def _choose(self, prompt_at: PromptAt, notes: list[str]) -> KeyChoice:
         prompts = self.columns.get(PROMPT)
-        notes: list[str] = []
         passed_over: list[str] = []
-        self.categories = passed_over  # the vote keeps them for the choice
-        inferred_names = set(self.inferred or ())
+        self.categories = passed_over
         for name, column in self.columns.items():
-            if name in inferred_names:
+            if name in (self.inferred or ()):
                 continue
             passed = f"{', '.join(passed_over)} passed over: a category" if passed_over else ""
             if name == TASK_INDEX:
@@ -387,14 +381,16 @@ class KeyVote:
                 if runs is not None:
                     return self._runs_choice(runs, passed, notes, prompts, prompt_at)
                 return self._fallback(KeyChoice(name, column, passed or REASON_TASK_INDEX, notes, prompts), prompt_at)
-            if name == PROMPT and self.index_restarts:
-                labels = self._shard_prompts(prompt_at)
-                if labels is None:
-                    continue
-                return self._fallback(KeyChoice(name, labels, passed or REASON_SHARDED, notes, labels), prompt_at)
-            if name == PROMPT:
+            if name == PROMPT and not self.index_restarts:
                 return self._fallback(KeyChoice(name, column, passed or REASON_PROMPT, notes, prompts), prompt_at)
-            category = self._columns(prompt_at).category(name, notes)
+            if name == PROMPT:  # a row without a prompt (a record naming its index) takes its shard's row's
+                placed: list[str] = []
+                labels = self._placed(name, [self._label(row, prompt_at) for row in range(len(column))], placed)
+                if sum(label is None for label in labels) > len(labels) - self.voters:
+                    continue  # a voting row is left without one
+                notes += placed
+                return self._fallback(KeyChoice(name, labels, passed or REASON_SHARDED, notes, labels), prompt_at)
+            category = self._category(name, notes, prompt_at)
             if category is None:
                 return KeyChoice(name, self._placed(name, column, notes), REASON_ID_FIELD, notes)
             passed_over.append(name)
@@ -411,7 +407,7 @@ class KeyVote:
         passed: str,
         notes: list[str],
         prompts: Optional[list[Optional[TaskIdent]]],
-        prompt_at: Optional[Callable[[int], Any]],
+        prompt_at: PromptAt,
     ) -> KeyChoice:
         """A side of several runs, each numbering its tasks from 0: keyed on the prompt, so that no
         task of one run is joined with another run's task at the same index; without a prompt on
@@ -428,20 +424,18 @@ class KeyVote:
             f"run:{TASK_INDEX}, so no task of one run is joined with another run's"
         )
         values: list[Optional[TaskIdent]] = [
-            None if index is None else self._compact(f"{run}:{index[1]}")
+            None if index is None else self._cell(f"{run}:{index[1]}")
             for index, run in zip(self.columns[TASK_INDEX], self.runs)
         ]
         return self._fallback(KeyChoice(TASK_INDEX, values, passed or REASON_RUN_INDEX, notes, prompts), prompt_at)
 
-    def _fallback(self, choice: KeyChoice, prompt_at: Optional[Callable[[int], Any]]) -> KeyChoice:
+    def _fallback(self, choice: KeyChoice, prompt_at: PromptAt) -> KeyChoice:
         """The choice with the inferred id fields that hold one task a value on this side (the
         other side decides among them), and a note when the side's prompt is one on every row."""
-        names = [name for name in self.inferred or () if name in self.columns]
-        columns = self._columns(prompt_at) if names else None  # its unread fingerprints are read only if needed
         choice.inferred = {
             name: self._placed(name, self.columns[name], [])
-            for name in names
-            if columns is not None and columns.holds_one_task(name)
+            for name in self.inferred or ()
+            if name in self.columns and self._holds_one_task(name, prompt_at)
         }
         if choice.key == PROMPT and self.voters > 1:
             labels = {label for label in choice.values if label is not None}
@@ -452,49 +446,127 @@ class KeyVote:
                 )
         return choice
 
-    def _shard_prompts(self, prompt_at: Optional[Callable[[int], Any]]) -> Optional[list[Optional[TaskIdent]]]:
-        """Each row's prompt label on a sharded side; a row without a prompt (a sidecar record naming
-        its task index only) takes the prompt of its shard's rows at that index. None when a voting
-        row is left without one (or, with no task index, when any row has none)."""
-        column = self.columns[PROMPT]
-        labels = [self._label(index, prompt_at) for index in range(len(column))]
-        indexes = self.columns.get(TASK_INDEX)
-        if indexes is not None:
-            by_index: dict[TaskIdent, TaskIdent] = {}
-            for label, index in zip(labels, indexes):
-                if label is not None and index is not None:
-                    by_index.setdefault(index, label)
-            labels = [
-                label if label is not None or index is None else by_index.get(index)
-                for label, index in zip(labels, indexes)
-            ]
-        if sum(label is None for label in labels) > len(labels) - self.voters:
-            return None
-        return labels
-
-    def _columns(self, prompt_at: Optional[Callable[[int], Any]]) -> SideColumns:
-        """The vote's columns, for telling a task id from a category (:mod:`.key_categories`); the
-        fingerprints left unread taken now, when the columns can look at them (every voting row has a prompt)."""
-        if prompt_at is not None and PROMPT in self.columns and UNREAD in self.fingerprints:
-            fingerprints = self.fingerprints
-            for index, fingerprint in enumerate(fingerprints):
-                if fingerprint == UNREAD:
-                    fingerprints[index] = prompt_fingerprint(prompt_at(index))
-        return SideColumns(
-            self.columns,
-            self.fingerprints,
-            lambda index: self._label(index, prompt_at),
-            prompt_at is not None,
-            self.runs,
-        )
-
-    def _label(self, index: int, prompt_at: Optional[Callable[[int], Any]]) -> Optional[TaskIdent]:
+    def _label(self, index: int, prompt_at: PromptAt) -> Optional[TaskIdent]:
         """Row ``index``'s prompt label, worked out now (and kept) when it was deferred."""
         column = self.columns[PROMPT]
         label = column[index]
-        if label is DEFERRED and prompt_at is not None:
+        if label is DEFERRED:
             label = column[index] = self._cell(prompt_label(prompt_at(index)))
-        return None if label is DEFERRED else label
+        return label
+
+    # --- a task id, or a category of tasks ----------------------------------------------------
+
+    def _read_fingerprints(self, prompt_at: PromptAt) -> None:
+        """The fingerprints left unread (:data:`UNREAD`) taken now, when something looks at them
+        (every voting row has a prompt)."""
+        fingerprints = self.fingerprints
+        if PROMPT in self.columns and UNREAD in fingerprints:
+            for index, fingerprint in enumerate(fingerprints):
+                if fingerprint == UNREAD:
+                    fingerprints[index] = prompt_fingerprint(prompt_at(index))
+
+    def _holds_one_task(self, name: str, prompt_at: PromptAt) -> bool:
+        """An inferred field names tasks on this side: no task index of a run carries two of its
+        values (it would name rollouts), no value spans task indices of different prompts, and,
+        without task indices, no value is a category by the prompts (:meth:`_prompt_category`)."""
+        self._read_fingerprints(prompt_at)
+        indexes = self.columns.get(TASK_INDEX)
+        if indexes is None:
+            return PROMPT not in self.columns or self._prompt_category(name, [], prompt_at) is None
+        value_of: dict[tuple[Any, TaskIdent], TaskIdent] = {}
+        spread: dict[TaskIdent, dict[TaskIdent, int]] = {}
+        for row, (value, index, run) in enumerate(zip(self.columns[name], indexes, self.runs)):
+            if value is None or index is None:
+                continue
+            if value_of.setdefault((run, index), value) != value:
+                return False
+            spread.setdefault(value, {}).setdefault(index, row)
+        if PROMPT not in self.columns:
+            return True
+        for rows in spread.values():
+            if len({self.fingerprints[row] for row in rows.values()} - {None}) < 2:
+                continue  # one spelling of one prompt: nothing to label
+            labels = {label for row in rows.values() if (label := self._label(row, prompt_at)) is not None}
+            if len(labels) > 1:
+                return False
+        return True
+
+    def _category(self, name: str, notes: list[str], prompt_at: PromptAt) -> Optional[str]:
+        """Why the candidate is a category, not a task id; else None (docs/semantics.md).
+
+        On the prompts when every voting row has one, else on `_ng_task_index`. NeMo Gym's own
+        `_ng_task_id` names a task by construction and is not checked.
+        """
+        if name == NG_TASK_ID:
+            return None
+        if PROMPT not in self.columns:
+            return self._index_category(name)
+        self._read_fingerprints(prompt_at)
+        return self._prompt_category(name, notes, prompt_at)
+
+    def _prompt_category(self, name: str, notes: list[str], prompt_at: PromptAt) -> Optional[str]:
+        """A category when one of its values holds two or more different prompts, each recurring
+        across its own repeats, or each on as many rows as the others (once each: one rollout a
+        task). A value whose prompts fit neither (some once, some repeated) is kept, with a note.
+
+        Decided on the prompts' labels (reader-independent); the fingerprints only pick the values
+        worth labelling."""
+        rows_of: dict[TaskIdent, list[int]] = {}
+        seen: dict[TaskIdent, set[int]] = {}
+        for index, (value, fingerprint) in enumerate(zip(self.columns[name], self.fingerprints)):
+            if value is None or fingerprint is None:
+                continue
+            rows_of.setdefault(value, []).append(index)
+            seen.setdefault(value, set()).add(fingerprint)
+        suspects = [value for value, prints in seen.items() if len(prints) > 1]
+        for value in sorted(suspects, key=lambda v: rows_of[v][0]):  # file order: the same under every reader
+            counts = Counter(self._label(index, prompt_at) for index in rows_of[value])
+            counts.pop(None, None)
+            if len(counts) < 2:
+                continue
+            if min(counts.values()) > 1 or len(set(counts.values())) == 1:
+                indexes = self.columns.get(TASK_INDEX)
+                at = "" if indexes is None else f"; {TASK_INDEX} " + _some({indexes[i] for i in rows_of[value]})
+                return (
+                    f"{name} is not a task id here: {full_label(value)!r} holds {len(counts)} different prompts "
+                    f"({len(rows_of[value])} rows{at}); passed over"
+                )
+            notes.append(
+                f"{name} {full_label(value)!r} holds {len(counts)} different prompts that do not recur as repeats do; "
+                f"kept as one task (give the key setting if they are different tasks)"
+            )
+        return None
+
+    def _index_category(self, name: str) -> Optional[str]:
+        """Without prompts: a category when a value of it is on several task indices while no task
+        index has several of its values and there are at most half as many values as indices (one
+        task listed at two indices is no category; a file merged from several runs reuses indices,
+        and then neither field decides)."""
+        indexes = self.columns.get(TASK_INDEX)
+        if indexes is None:
+            return None
+        spread: dict[TaskIdent, set[TaskIdent]] = {}
+        values_of: dict[TaskIdent, TaskIdent] = {}
+        for value, index in zip(self.columns[name], indexes):
+            if value is None or index is None:
+                continue
+            if values_of.setdefault(index, value) != value:
+                return None
+            spread.setdefault(value, set()).add(index)
+        widest = max(spread.items(), key=lambda item: len(item[1]), default=None)
+        if widest is None or len(widest[1]) < 2 or 2 * len(spread) > len(values_of):
+            return None
+        value, indices = widest
+        return (
+            f"{name} is not a task id here: {full_label(value)!r} is on {len(indices)} task indices "
+            f"({TASK_INDEX} {_some(indices)}); passed over"
+        )
+
+
+def _some(indices: Collection[Optional[TaskIdent]]) -> str:
+    """Up to five task indices in natural order, `...` after them when there are more."""
+    shown = sorted((ident[1] for ident in indices if ident is not None), key=natural_key)
+    return ", ".join(shown[:5]) + (", ..." if len(shown) > 5 else "")
 
 
 #: The input error of a side on which no candidate field is on every row.
