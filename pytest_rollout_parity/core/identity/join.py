@@ -3,7 +3,8 @@ that one task carries one label on both sides (tasksets matched, a shared namesp
 stripped), and the repairs of a join its key misleads (an index whose prompts differ, a join by
 coincidence).
 
-Each side's idents come from its key vote (:mod:`..reading.key_vote`); the rules are in
+Each side's idents come from its key vote (:mod:`..reading.key_vote`). Which inferred id field
+names the same tasks on both sides is seen only with both (:func:`infer_keys`). The rules are in
 docs/semantics.md, "Task identity and the join", "Inferred id fields" and "Prompts and the task
 index".
 """
@@ -11,19 +12,19 @@ index".
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
-from ..errors import Place
-from ..model import NO_OFFSET, RowFacts, RowOrigin, RowReader
+from ..model import RowFacts, RowReader
 from ..reading.fields import PROMPT, TASK_INDEX
 from ..reading.key_vote import REASON_GIVEN, REASON_ID_FIELD, REASON_RUNS, REASON_SHARDED
-from ..reading.prompt_labels import canonical_json, decoded, prompt_label
+from ..reading.prompt_labels import canonical_json, decoded, is_prompt, prompt_label
 from ..reading.row_facts import lookup
 from ..reading.task_idents import TaskIdent, full_label, ident_of, natural_key
-from .inference import TaskPrompt, prompt_on_side, rank_inferred, runners_up, shared_count, with_messages
 from .item_names import listed
+
+Column = Sequence[Optional[TaskIdent]]
 
 
 @dataclass
@@ -39,7 +40,7 @@ class Grouped:
         return {ts for ts, _ in self.groups if ts is not None}
 
 
-def group_rows(idents: Sequence[Optional[TaskIdent]]) -> Grouped:
+def group_rows(idents: Column) -> Grouped:
     """Group row indexes by their ident; None marks an anonymous row."""
     grouped = Grouped()
     groups = grouped.groups
@@ -67,17 +68,11 @@ class LabelledSides:
     notes: list[str] = field(default_factory=list)
 
 
-def _plain_labels(grouped: Grouped) -> dict[str, list[int]]:
-    labels: dict[str, list[int]] = {}
-    for (_, task_id), rows in grouped.groups.items():
-        labels.setdefault(task_id, []).extend(rows)
-    return labels
-
-
-def _full_labels(grouped: Grouped) -> dict[str, list[int]]:
+def _labels(grouped: Grouped, label: Callable[[TaskIdent], str] = lambda ident: ident[1]) -> dict[str, list[int]]:
+    """The side's rows by label: its plain task id, unless another ``label`` is given."""
     labels: dict[str, list[int]] = {}
     for ident, rows in grouped.groups.items():
-        labels.setdefault(full_label(ident), []).extend(rows)
+        labels.setdefault(label(ident), []).extend(rows)
     return labels
 
 
@@ -107,27 +102,15 @@ def _match_keyed(keyed: Grouped, plain: Grouped) -> tuple[dict[str, list[int]], 
     return labels, kept_full - matched
 
 
-def _common_prefix(labels: Sequence[str]) -> Optional[str]:
+def _common_prefix(labels: Iterable[str]) -> Optional[str]:
     """The `<prefix>/` every label starts with (with something after it), or None."""
     prefix: Optional[str] = None
     for label in labels:
         head, sep, rest = label.partition("/")
-        if not sep or not head or not rest:
+        if not sep or not head or not rest or head != (prefix or head):
             return None
-        if prefix is None:
-            prefix = head
-        elif head != prefix:
-            return None
+        prefix = head
     return prefix
-
-
-def _strip(grouped: Grouped, prefix: str) -> Grouped:
-    """The side with ``<prefix>/`` cut from every task id (tasksets untouched)."""
-    stripped = Grouped(anonymous=grouped.anonymous)
-    cut = len(prefix) + 1
-    for (taskset, task_id), rows in grouped.groups.items():
-        stripped.groups.setdefault((taskset, task_id[cut:]), []).extend(rows)
-    return stripped
 
 
 def _strip_namespace(old: Grouped, new: Grouped) -> tuple[Grouped, Grouped, Optional[str], Optional[str]]:
@@ -140,12 +123,17 @@ def _strip_namespace(old: Grouped, new: Grouped) -> tuple[Grouped, Grouped, Opti
     new_ids = {task_id for _, task_id in new.groups}
     if not old_ids or not new_ids or old_ids & new_ids:
         return old, new, None, None
-    old_prefix, new_prefix = _common_prefix(sorted(old_ids)), _common_prefix(sorted(new_ids))
-    if old_prefix is not None and new_prefix is None:
-        return _strip(old, old_prefix), new, old_prefix + "/", None
-    if new_prefix is not None and old_prefix is None:
-        return old, _strip(new, new_prefix), None, new_prefix + "/"
-    return old, new, None, None
+    old_prefix, new_prefix = _common_prefix(old_ids), _common_prefix(new_ids)
+    if (old_prefix is None) == (new_prefix is None):
+        return old, new, None, None
+    prefix = old_prefix or new_prefix or ""
+    side = old if old_prefix else new
+    stripped = Grouped(anonymous=side.anonymous)
+    for (taskset, task_id), rows in side.groups.items():  # tasksets untouched
+        stripped.groups.setdefault((taskset, task_id[len(prefix) + 1 :]), []).extend(rows)
+    if old_prefix:
+        return stripped, new, prefix + "/", None
+    return old, stripped, None, prefix + "/"
 
 
 def join(old: Grouped, new: Grouped) -> LabelledSides:
@@ -156,12 +144,8 @@ def join(old: Grouped, new: Grouped) -> LabelledSides:
     old, new, old_stripped, new_stripped = _strip_namespace(old, new)
     notes: list[str] = []
     old_multi, new_multi = len(old.tasksets) > 1, len(new.tasksets) > 1
-    keyed_by_taskset = False
-    ambiguous: set[str] = set()  # ids of the keyed side that recur in several of its tasksets
-    keyed_side = ""
     if old_multi and new_multi:
-        keyed_by_taskset = True
-        old_labels, new_labels = _full_labels(old), _full_labels(new)
+        old_labels, new_labels = _labels(old, full_label), _labels(new, full_label)
         tasksets = sorted(old.tasksets | new.tasksets)
         notes.append(
             f"both sides span several tasksets ({', '.join(tasksets)}); tasks are keyed and listed as taskset/task_id"
@@ -170,30 +154,21 @@ def join(old: Grouped, new: Grouped) -> LabelledSides:
         keyed_side = "old" if old_multi else "new"
         keyed, plain = (old, new) if old_multi else (new, old)
         keyed_labels, ambiguous = _match_keyed(keyed, plain)
-        plain_labels = _plain_labels(plain)
+        plain_labels = _labels(plain)
         old_labels, new_labels = (keyed_labels, plain_labels) if old_multi else (plain_labels, keyed_labels)
         notes.append(
             f"the {keyed_side} side spans several tasksets ({', '.join(sorted(keyed.tasksets))}); "
             "its tasks are matched to the other side's plain ids on task_id"
         )
-    else:
-        old_labels, new_labels = _plain_labels(old), _plain_labels(new)
-    if ambiguous:
-        plain_ids = new_labels.keys() if keyed_side == "old" else old_labels.keys()
-        unmatched = sorted(ambiguous & plain_ids)
+        unmatched = sorted(ambiguous & plain_labels.keys())  # ids recurring in several keyed tasksets
         if unmatched:
             notes.append(
                 f"{len(unmatched)} task id(s) recur in several {keyed_side} tasksets and cannot be matched to the "
                 f"other side's plain ids; they are listed as taskset/task_id: {listed(unmatched)}"
             )
-    return LabelledSides(
-        old_labels,
-        new_labels,
-        old_prefix_stripped=old_stripped,
-        new_prefix_stripped=new_stripped,
-        keyed_by_taskset=keyed_by_taskset,
-        notes=notes,
-    )
+    else:
+        old_labels, new_labels = _labels(old), _labels(new)
+    return LabelledSides(old_labels, new_labels, old_stripped, new_stripped, old_multi and new_multi, notes)
 
 
 @dataclass
@@ -201,17 +176,17 @@ class SideInput:
     """A side ready to be joined: its row facts, each row's join value (None: anonymous), its key."""
 
     facts: Sequence[RowFacts]
-    values: Sequence[Optional[TaskIdent]]
+    values: Column
     key: str
     reader: Optional[RowReader] = None
     reason: str = ""
     notes: Sequence[str] = ()
-    prompts: Optional[Sequence[Optional[TaskIdent]]] = None
+    prompts: Optional[Column] = None
     name: str = ""
     #: a sharded side's files as shown, in order (a row's ``shard`` indexes them); empty for one file
     shard_names: Sequence[str] = ()
     #: inferred id fields holding one task a value on this side, each with its value per row
-    inferred: dict[str, Sequence[Optional[TaskIdent]]] = field(default_factory=dict)
+    inferred: dict[str, Column] = field(default_factory=dict)
     #: the id fields this side showed to be categories (:attr:`..reading.key_vote.KeyChoice.categories`)
     categories: Sequence[str] = ()
     #: each distinct [model, temperature, top_p, max_output_tokens] the side ran with, as JSON
@@ -227,47 +202,54 @@ class SideInput:
         """Row ``index``'s prompt, read again from its file when the row is not kept."""
         return lookup(self.row_at(index), PROMPT)
 
-    def where(self, index: int) -> Place:
-        """Where row ``index`` of the side is, for messages (in its own shard's file)."""
-        facts = self.facts[index]
-        name = self.shard_names[facts.shard] if self.shard_names else self.name
-        if facts.offset is NO_OFFSET:
-            return Place(name, facts.line, f"{name}: row {facts.line}")
-        if facts.origin is RowOrigin.MAIN:
-            return Place(name, facts.line)
-        return Place(name, facts.line, f"{name} (sidecar line {facts.line})")
+
+#: Why the other side keeps a side keyed on `_ng_task_index` from joining it there: (the side's key
+#: reason, the note's end), by the other side's key reason.
+_PROMPT_TOO = {
+    REASON_RUNS: (
+        "the other side holds several runs that each number their tasks",
+        "which holds several runs whose _ng_task_index each names a task within its run",
+    ),
+    REASON_SHARDED: (
+        "the other side is in shards whose _ng_task_index restarts",
+        "whose shards each number their tasks from 0",
+    ),
+}
 
 
 def _align_fallbacks(old: SideInput, new: SideInput) -> list[str]:
     """A side keyed on `_ng_task_index` joins a side keyed on the prompt by its own prompts."""
     for side, name, other in ((old, "old", new), (new, "new", old)):
         if side.key == TASK_INDEX and other.key == PROMPT and side.prompts is not None:
-            if _one_prompt(side.prompts) and len(set(side.values) - {None}) > 1:
+            if len(set(side.prompts) - {None}) == 1 and len(set(side.values) - {None}) > 1:
                 return [
                     f"the {name} side's prompt is the same on every row: it names no task there, so the side "
                     "keeps its _ng_task_index and cannot be joined to the other side's prompts"
                 ]
-            side.key, side.values = PROMPT, side.prompts
-            if other.reason == REASON_RUNS:
-                side.reason = "the prompt, as the other side holds several runs that each number their tasks"
-                return [
-                    f"the {name} side is keyed on the prompt too, to join the other side, which holds several "
-                    "runs whose _ng_task_index each names a task within its run"
-                ]
-            if other.reason == REASON_SHARDED:
-                side.reason = "the prompt, as the other side is in shards whose _ng_task_index restarts"
-                return [
-                    f"the {name} side is keyed on the prompt too, to join the other side, whose shards each "
-                    "number their tasks from 0"
-                ]
-            side.reason = "the prompt, as the other side has no _ng_task_index"
-            return [f"the {name} side is keyed on the prompt too, to join the other side, which has no _ng_task_index"]
+            why, which = _PROMPT_TOO.get(
+                other.reason, ("the other side has no _ng_task_index", "which has no _ng_task_index")
+            )
+            side.key, side.values, side.reason = PROMPT, side.prompts, f"the prompt, as {why}"
+            return [f"the {name} side is keyed on the prompt too, to join the other side, {which}"]
     return []
 
 
-def _one_prompt(prompts: Sequence[Optional[TaskIdent]]) -> bool:
-    """Every row that has a prompt has the same one."""
-    return len({p for p in prompts if p is not None}) == 1
+# --- an inferred id field: the one that joins the most tasks of both sides ------------------------
+
+
+def _tasks(column: Column) -> set[str]:
+    return {ident[1] for ident in column if ident is not None}
+
+
+def shared_count(old: Column, new: Column) -> int:
+    """How many task values both columns hold."""
+    return len(_tasks(old) & _tasks(new))
+
+
+def _ranked(joins: Iterable[tuple[int, str]]) -> list[tuple[int, str]]:
+    """(tasks joined, field) of the fields that join any, most first; then top-level fields before
+    nested ones, then by name."""
+    return sorted((item for item in joins if item[0]), key=lambda item: (-item[0], "." in item[1], item[1]))
 
 
 _FALLBACK_KEYS = (TASK_INDEX, PROMPT, "")
@@ -282,25 +264,28 @@ def infer_keys(old: SideInput, new: SideInput) -> list[str]:
     """
     notes = _categories_on_both(old, new)
     if old.key in _FALLBACK_KEYS and new.key in _FALLBACK_KEYS:
-        ranked = rank_inferred(old.inferred, new.inferred)
-        if ranked:
-            best = ranked[0]
-            baseline, what = _fallback_joins(old, new)
-            if best.joined >= baseline:
-                reason = (
-                    f"{best.name}, inferred from the rows: every row of both sides carries it, each value holds "
-                    f"one task, and it joins {best.joined} task(s) ({best.old_tasks} old, {best.new_tasks} new)"
-                )
-                if what:
-                    reason += f"; {what} joins {baseline}"
-                rest = runners_up(ranked)
-                if rest:
-                    reason += f"; runners-up: {rest}"
-                changed = _prompts_changed(old, new, best.name)
-                for side in (old, new):
-                    side.key, side.values, side.reason = best.name, side.inferred[best.name], reason
-                if changed:
-                    notes.append(changed)
+        ranked = _ranked(
+            (shared_count(old.inferred[name], new.inferred[name]), name) for name in old.inferred.keys() & new.inferred
+        )
+        baseline, what = _fallback_joins(old, new) if ranked else (0, "")
+        if ranked and ranked[0][0] >= baseline:
+            joined, best = ranked[0]
+            reason = (
+                f"{best}, inferred from the rows: every row of both sides carries it, each value holds one task, "
+                f"and it joins {joined} task(s) ({len(_tasks(old.inferred[best]))} old, "
+                f"{len(_tasks(new.inferred[best]))} new)"
+            )
+            if what:
+                reason += f"; {what} joins {baseline}"
+            if len(ranked) > 1:
+                more = len(ranked) - 4
+                reason += "; runners-up: " + ", ".join(f"{name} (joins {n})" for n, name in ranked[1:4])
+                reason += f" and {more} more" if more > 0 else ""
+            changed = _prompts_changed(old, new, best)
+            for side in (old, new):
+                side.key, side.values, side.reason = best, side.inferred[best], reason
+            if changed:
+                notes.append(changed)
     elif (old.key in _FALLBACK_KEYS) != (new.key in _FALLBACK_KEYS):
         notes += _infer_against_known(old, new)
     for side in (old, new):
@@ -323,18 +308,15 @@ def _categories_on_both(old: SideInput, new: SideInput) -> list[str]:
     for side, name, other in ((old, "old", new), (new, "new", old)):
         if side.reason != REASON_ID_FIELD or side.key not in other.categories:
             continue
-        voting = [index for index, value in enumerate(side.values) if value is not None]
-        rows = {index: side.row_at(index) for index in voting}
+        rows = {index: side.row_at(index) for index, value in enumerate(side.values) if value is not None}
         indexes = {index: lookup(row, TASK_INDEX) for index, row in rows.items()}
         labels = {index: prompt_label(lookup(row, PROMPT)) for index, row in rows.items()}
+        count = range(len(side.values))
         prompts: Optional[list[Optional[TaskIdent]]] = None
-        if all(label is not None for label in labels.values()):
-            prompts = [None if labels.get(i) is None else (None, str(labels[i])) for i in range(len(side.values))]
-        if not side.shard_names and all(value is not None for value in indexes.values()):
-            key, values = (
-                TASK_INDEX,
-                [None if i not in indexes else ident_of(indexes[i]) for i in range(len(side.values))],
-            )
+        if None not in labels.values():
+            prompts = [None if labels.get(i) is None else (None, str(labels[i])) for i in count]
+        if not side.shard_names and None not in indexes.values():
+            key, values = TASK_INDEX, [None if i not in indexes else ident_of(indexes[i]) for i in count]
         elif prompts is not None:
             key, values = PROMPT, prompts
         else:
@@ -353,22 +335,18 @@ def _infer_against_known(old: SideInput, new: SideInput) -> list[str]:
     inferred field of its own that shares the most values with the known one, when that joins more
     tasks than its fallback does."""
     known, other = (old, new) if new.key in _FALLBACK_KEYS else (new, old)
-    ranked = sorted(
-        ((shared_count(known.values, column), name) for name, column in other.inferred.items()),
-        key=lambda item: (-item[0], "." in item[1], item[1]),
-    )
-    if not ranked or not ranked[0][0]:
+    ranked = _ranked((shared_count(known.values, column), name) for name, column in other.inferred.items())
+    if not ranked or ranked[0][0] <= (shared_count(known.values, other.values) if other.key else 0):
         return []
     joined, name = ranked[0]
-    if joined <= (shared_count(known.values, other.values) if other.key else 0):
-        return []
-    side = "old" if other is old else "new"
     other.key, other.values = name, other.inferred[name]
     other.reason = (
         f"{name}, inferred from the rows: every row carries it, each value holds one task, and it joins "
         f"{joined} task(s) to the other side's {known.key}"
     )
-    return [f"the {side} side is keyed on {name}, whose values are the other side's {known.key}"]
+    return [
+        f"the {'old' if other is old else 'new'} side is keyed on {name}, whose values are the other side's {known.key}"
+    ]
 
 
 def _fallback_joins(old: SideInput, new: SideInput) -> tuple[int, str]:
@@ -391,8 +369,8 @@ def _prompts_changed(old: SideInput, new: SideInput, name: str) -> Optional[str]
     for side, prompts in ((old, old.prompts), (new, new.prompts)):
         first: dict[str, Optional[TaskIdent]] = {}
         for value, prompt in zip(side.inferred[name], prompts):
-            if value is not None and value[1] not in first:
-                first[value[1]] = prompt
+            if value is not None:
+                first.setdefault(value[1], prompt)
         firsts.append(first)
     shared = firsts[0].keys() & firsts[1].keys()
     changed = sorted(
@@ -408,12 +386,7 @@ def _prompts_changed(old: SideInput, new: SideInput, name: str) -> Optional[str]
     )
 
 
-def _side_notes(old: SideInput, new: SideInput) -> list[str]:
-    """Each side's identity notes, said once for both when both sides say the same."""
-    notes = [f"both sides: {note}" for note in old.notes if note in new.notes]
-    notes += [f"old side: {note}" for note in old.notes if note not in new.notes]
-    notes += [f"new side: {note}" for note in new.notes if note not in old.notes]
-    return notes
+# --- the join, and its repairs ---------------------------------------------------------------
 
 
 @dataclass
@@ -433,21 +406,92 @@ def join_sides(old: SideInput, new: SideInput, inference_notes: Sequence[str] = 
     """Join both sides on their keys, repairing a join its key misleads.
 
     ``inference_notes`` are what :func:`infer_keys` said when it chose the sides' key."""
-    identity_notes = _side_notes(old, new) + list(inference_notes) + _align_fallbacks(old, new)
-    old_grouped, new_grouped = group_rows(old.values), group_rows(new.values)
-    joined: LabelledSides = join(old_grouped, new_grouped)
+    notes = [f"both sides: {note}" for note in old.notes if note in new.notes]  # said once when both say it
+    notes += [f"old side: {note}" for note in old.notes if note not in new.notes]
+    notes += [f"new side: {note}" for note in new.notes if note not in old.notes]
+    notes += list(inference_notes) + _align_fallbacks(old, new)
+    joined = join(group_rows(old.values), group_rows(new.values))
     unjoined: Optional[str] = None
     if old.key == new.key == TASK_INDEX:
         joined, unjoined, index_notes = _check_index_prompts(joined, old, new)
-        identity_notes += index_notes
-        if old.key == PROMPT:  # the same prompts at other indices: joined on them instead
-            old_grouped, new_grouped = group_rows(old.values), group_rows(new.values)
+        notes += index_notes
     else:
         unjoined = _coincidence(joined, old, new)
         if unjoined is not None:
             joined = _apart(joined)
-    notes = identity_notes + joined.notes + ([unjoined] if unjoined else [])
-    return JoinedSides(joined, old_grouped.anonymous, new_grouped.anonymous, notes, unjoined)
+    old_anonymous, new_anonymous = ([i for i, value in enumerate(side.values) if value is None] for side in (old, new))
+    notes += joined.notes + ([unjoined] if unjoined else [])
+    return JoinedSides(joined, old_anonymous, new_anonymous, notes, unjoined)
+
+
+# --- the prompt of a task on one side ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TaskPrompt:
+    """What a side asked for one task: its rows' one prompt, or (rows whose prompts differ, as a
+    rollout's own state in its prompt makes them) the messages every row begins with."""
+
+    label: str
+    #: the messages (or the whole prompt) as canonical JSON each; None when the prompt is not read
+    messages: Optional[tuple[str, ...]]
+    per_rollout: bool = False
+
+    def agrees(self, other: TaskPrompt) -> bool:
+        """The same prompt; or, where a side's prompts vary per rollout, one begins with the other."""
+        if self.label == other.label:
+            return True
+        if not (self.per_rollout or other.per_rollout) or self.messages is None or other.messages is None:
+            return False
+        short, long = sorted((self.messages, other.messages), key=len)
+        return bool(short) and long[: len(short)] == short
+
+
+def _messages(prompt: Any) -> tuple[str, ...]:
+    value = decoded(prompt)
+    if isinstance(value, list):
+        return tuple(canonical_json(message) for message in value)
+    return (canonical_json(value),)
+
+
+def prompt_on_side(labels: Column, rows: Sequence[int], prompt_at: Callable[[int], Any]) -> Optional[TaskPrompt]:
+    """A side's prompt for the task of ``rows``; None when none of them has one.
+
+    ``prompt_at(row)`` reads a row's prompt again, only when the rows' prompts differ.
+    """
+    distinct = {label for i in rows if (label := labels[i]) is not None}
+    if len(distinct) <= 1:
+        return TaskPrompt(distinct.pop()[1], None) if distinct else None
+    common: Optional[tuple[str, ...]] = None
+    for i in rows:
+        prompt = prompt_at(i)
+        if not is_prompt(prompt):
+            continue
+        messages = _messages(prompt)
+        length = 0
+        for a, b in zip(common if common is not None else messages, messages):
+            if a != b:
+                break
+            length += 1
+        common = messages[:length]
+    common = common or ()
+    leading = prompt_label([json.loads(message) for message in common]) if common else None
+    return TaskPrompt(
+        f"{len(distinct)} prompts beginning {leading}" if leading else f"{len(distinct)} prompts",
+        common,
+        per_rollout=True,
+    )
+
+
+def _with_messages(prompt: TaskPrompt, rows: Sequence[int], prompt_at: Callable[[int], Any]) -> TaskPrompt:
+    """The prompt with its messages read (for a one-prompt side facing a per-rollout one)."""
+    if prompt.messages is not None:
+        return prompt
+    for i in rows:
+        value = prompt_at(i)
+        if is_prompt(value):
+            return TaskPrompt(prompt.label, _messages(value), prompt.per_rollout)
+    return prompt
 
 
 def _differing(joined: LabelledSides, old: SideInput, new: SideInput) -> list[tuple[str, TaskPrompt, TaskPrompt]]:
@@ -463,8 +507,8 @@ def _differing(joined: LabelledSides, old: SideInput, new: SideInput) -> list[tu
         if old_prompt is None or new_prompt is None or old_prompt.label == new_prompt.label:
             continue
         if old_prompt.per_rollout or new_prompt.per_rollout:
-            old_prompt = with_messages(old_prompt, old_rows, old.prompt_at)
-            new_prompt = with_messages(new_prompt, new_rows, new.prompt_at)
+            old_prompt = _with_messages(old_prompt, old_rows, old.prompt_at)
+            new_prompt = _with_messages(new_prompt, new_rows, new.prompt_at)
         if not old_prompt.agrees(new_prompt):
             found.append((label, old_prompt, new_prompt))
     return found
@@ -512,7 +556,13 @@ def _check_index_prompts(
             + "; ".join(f"{label} ({o} vs {n})" for label, (o, n) in list(split.items())[:5])
             + ("; ..." if len(split) > 5 else "")
         ]
-        return _relabel(joined, {k: v[0] for k, v in split.items()}, {k: v[1] for k, v in split.items()}), None, notes
+
+        def renamed(labels: dict[str, list[int]], side: int) -> dict[str, list[int]]:
+            return {
+                (f"{label}:{split[label][side]}" if label in split else label): rows for label, rows in labels.items()
+            }
+
+        return replace(joined, old=renamed(joined.old, 0), new=renamed(joined.new, 1)), None, notes
     reason = (
         f"the runs read different input files: {len(differing)} of {shared} _ng_task_index value(s) have a "
         f"different prompt on each side (_ng_task_index {first}: {first_old.label} vs {first_new.label}), so "
@@ -630,31 +680,12 @@ def _edit_words(position: int, role: str, kind: str, taken: str, put: str, _arou
     return f"{shown(taken)} removed from the {'start' if kind == 'prefix' else 'end'} of {where}"
 
 
-def _relabel(joined: LabelledSides, old_names: dict[str, str], new_names: dict[str, str]) -> LabelledSides:
-    """The join with the given labels renamed on each side as `<label>:<prompt label>`."""
-
-    def renamed(labels: dict[str, list[int]], names: dict[str, str]) -> dict[str, list[int]]:
-        return {(f"{label}:{names[label]}" if label in names else label): rows for label, rows in labels.items()}
-
-    return LabelledSides(
-        renamed(joined.old, old_names),
-        renamed(joined.new, new_names),
-        joined.old_prefix_stripped,
-        joined.new_prefix_stripped,
-        joined.keyed_by_taskset,
-        joined.notes,
-    )
-
-
 def _apart(joined: LabelledSides) -> LabelledSides:
     """The join with no task shared: each side's labels marked with its side."""
-    return LabelledSides(
-        {f"{label}:old": rows for label, rows in joined.old.items()},
-        {f"{label}:new": rows for label, rows in joined.new.items()},
-        joined.old_prefix_stripped,
-        joined.new_prefix_stripped,
-        joined.keyed_by_taskset,
-        joined.notes,
+    return replace(
+        joined,
+        old={f"{label}:old": rows for label, rows in joined.old.items()},
+        new={f"{label}:new": rows for label, rows in joined.new.items()},
     )
 
 
