@@ -363,24 +363,13 @@ def _fallback_joins(old: SideInput, new: SideInput) -> tuple[int, str]:
 
 def _prompts_changed(old: SideInput, new: SideInput, name: str) -> Optional[str]:
     """A note when tasks joined on ``name`` have a different prompt on each side (a template change)."""
-    if old.prompts is None or new.prompts is None:
-        return None
-    firsts: list[dict[str, Optional[TaskIdent]]] = []
-    for side, prompts in ((old, old.prompts), (new, new.prompts)):
-        first: dict[str, Optional[TaskIdent]] = {}
-        for value, prompt in zip(side.inferred[name], prompts):
-            if value is not None:
-                first.setdefault(value[1], prompt)
-        firsts.append(first)
-    shared = firsts[0].keys() & firsts[1].keys()
-    changed = sorted(
-        (t for t in shared if None not in (firsts[0][t], firsts[1][t]) and firsts[0][t] != firsts[1][t]),
-        key=natural_key,
-    )
+    joined = join(group_rows(old.inferred[name]), group_rows(new.inferred[name]))
+    changed = [label for label, _, _ in _differing(joined, old, new)]
     if not changed:
         return None
+    shared = len(joined.old.keys() & joined.new.keys())
     return (
-        f"the prompts changed between the runs: {len(changed)} of {len(shared)} task(s) joined on {name} have a "
+        f"the prompts changed between the runs: {len(changed)} of {shared} task(s) joined on {name} have a "
         f"different prompt on each side ({listed(changed)}); {name} names them, so they are compared as the same "
         "tasks"
     )
@@ -454,17 +443,20 @@ def _messages(prompt: Any) -> tuple[str, ...]:
     return (canonical_json(value),)
 
 
-def prompt_on_side(labels: Column, rows: Sequence[int], prompt_at: Callable[[int], Any]) -> Optional[TaskPrompt]:
+def prompt_on_side(side: SideInput, rows: Sequence[int]) -> Optional[TaskPrompt]:
     """A side's prompt for the task of ``rows``; None when none of them has one.
 
-    ``prompt_at(row)`` reads a row's prompt again, only when the rows' prompts differ.
+    The rows' prompts are read again only when they differ, or when the side keeps no labels.
     """
-    distinct = {label for i in rows if (label := labels[i]) is not None}
+    if side.prompts is not None:
+        distinct = {ident[1] for i in rows if (ident := side.prompts[i]) is not None}
+    else:
+        distinct = {label for i in rows if (label := prompt_label(side.prompt_at(i))) is not None}
     if len(distinct) <= 1:
-        return TaskPrompt(distinct.pop()[1], None) if distinct else None
+        return TaskPrompt(distinct.pop(), None) if distinct else None
     common: Optional[tuple[str, ...]] = None
     for i in rows:
-        prompt = prompt_at(i)
+        prompt = side.prompt_at(i)
         if not is_prompt(prompt):
             continue
         messages = _messages(prompt)
@@ -483,12 +475,12 @@ def prompt_on_side(labels: Column, rows: Sequence[int], prompt_at: Callable[[int
     )
 
 
-def _with_messages(prompt: TaskPrompt, rows: Sequence[int], prompt_at: Callable[[int], Any]) -> TaskPrompt:
+def _with_messages(prompt: TaskPrompt, side: SideInput, rows: Sequence[int]) -> TaskPrompt:
     """The prompt with its messages read (for a one-prompt side facing a per-rollout one)."""
     if prompt.messages is not None:
         return prompt
     for i in rows:
-        value = prompt_at(i)
+        value = side.prompt_at(i)
         if is_prompt(value):
             return TaskPrompt(prompt.label, _messages(value), prompt.per_rollout)
     return prompt
@@ -502,13 +494,12 @@ def _differing(joined: LabelledSides, old: SideInput, new: SideInput) -> list[tu
     found = []
     for label in sorted(joined.old.keys() & joined.new.keys(), key=natural_key):
         old_rows, new_rows = joined.old[label], joined.new[label]
-        old_prompt = prompt_on_side(old.prompts, old_rows, old.prompt_at)
-        new_prompt = prompt_on_side(new.prompts, new_rows, new.prompt_at)
+        old_prompt, new_prompt = prompt_on_side(old, old_rows), prompt_on_side(new, new_rows)
         if old_prompt is None or new_prompt is None or old_prompt.label == new_prompt.label:
             continue
         if old_prompt.per_rollout or new_prompt.per_rollout:
-            old_prompt = _with_messages(old_prompt, old_rows, old.prompt_at)
-            new_prompt = _with_messages(new_prompt, new_rows, new.prompt_at)
+            old_prompt = _with_messages(old_prompt, old, old_rows)
+            new_prompt = _with_messages(new_prompt, new, new_rows)
         if not old_prompt.agrees(new_prompt):
             found.append((label, old_prompt, new_prompt))
     return found
@@ -712,17 +703,10 @@ def _coincidence(joined: LabelledSides, old: SideInput, new: SideInput) -> Optio
         return None
     compared = differ = 0
     for label in shared[:COINCIDENCE_SAMPLE]:
-        labels = []
-        for side, rows in ((old, joined.old[label]), (new, joined.new[label])):
-            if side.prompts is not None:
-                found = prompt_on_side(side.prompts, rows, side.prompt_at)
-                labels.append(found.label if found is not None else None)
-            else:
-                labels.append(_first_label(side, rows))
-        if None in labels:
-            continue
-        compared += 1
-        differ += labels[0] != labels[1]
+        old_prompt, new_prompt = prompt_on_side(old, joined.old[label]), prompt_on_side(new, joined.new[label])
+        if old_prompt is not None and new_prompt is not None:
+            compared += 1
+            differ += old_prompt.label != new_prompt.label
     if not compared or 2 * differ <= compared:
         return None
     how = f"after {stripped} was stripped" if stripped else "as equal numbers"
@@ -731,11 +715,3 @@ def _coincidence(joined: LabelledSides, old: SideInput, new: SideInput) -> Optio
         f"{_kind(new.key)}, whose tasks meet only {how}, and the prompts of {differ} of {compared} such task(s) "
         "differ; they are not compared as the same tasks"
     )
-
-
-def _first_label(side: SideInput, rows: Sequence[int]) -> Optional[str]:
-    for index in rows:
-        label = prompt_label(side.prompt_at(index))
-        if label is not None:
-            return label
-    return None

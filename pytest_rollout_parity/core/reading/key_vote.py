@@ -136,7 +136,7 @@ class KeyChoice:
     notes: list[str] = field(default_factory=list)
     prompts: Optional[list[Optional[TaskIdent]]] = None
     #: each inferred id field that holds one task a value on this side, with its value per row;
-    #: the choice between them needs the other side too (:mod:`..identity.inference`)
+    #: the choice between them needs the other side too (:func:`..identity.join.infer_keys`)
     inferred: dict[str, list[Optional[TaskIdent]]] = field(default_factory=dict)
     #: the id fields this side showed to be categories (passed over): they are on the other side too
     categories: list[str] = field(default_factory=list)
@@ -367,67 +367,51 @@ class KeyVote:
         return choice
 
     def _choose(self, prompt_at: PromptAt, notes: list[str]) -> KeyChoice:
-        prompts = self.columns.get(PROMPT)
         passed_over: list[str] = []
         self.categories = passed_over
-        for name, column in self.columns.items():
-            if name in (self.inferred or ()):
+        inferred = self.inferred or ()
+        for name, column in self.columns.items():  # the id candidates come first, in their order
+            if name in IDENTITY_FALLBACKS or name in inferred:
                 continue
-            passed = f"{', '.join(passed_over)} passed over: a category" if passed_over else ""
-            if name == TASK_INDEX:
-                if self.index_restarts:
-                    continue
-                runs = self.several_runs(prompt_at)
-                if runs is not None:
-                    return self._runs_choice(runs, passed, notes, prompts, prompt_at)
-                return self._fallback(KeyChoice(name, column, passed or REASON_TASK_INDEX, notes, prompts), prompt_at)
-            if name == PROMPT and not self.index_restarts:
-                return self._fallback(KeyChoice(name, column, passed or REASON_PROMPT, notes, prompts), prompt_at)
-            if name == PROMPT:  # a row without a prompt (a record naming its index) takes its shard's row's
-                placed: list[str] = []
-                labels = self._placed(name, [self._label(row, prompt_at) for row in range(len(column))], placed)
-                if sum(label is None for label in labels) > len(labels) - self.voters:
-                    continue  # a voting row is left without one
-                notes += placed
-                return self._fallback(KeyChoice(name, labels, passed or REASON_SHARDED, notes, labels), prompt_at)
             category = self._category(name, notes, prompt_at)
             if category is None:
                 return KeyChoice(name, self._placed(name, column, notes), REASON_ID_FIELD, notes)
             passed_over.append(name)
             notes.append(category)
-        if self.index_restarts and TASK_INDEX in self.columns:
-            return self._fallback(
-                KeyChoice(TASK_INDEX, self.columns[TASK_INDEX], REASON_SHARD_INDEX, notes, prompts), prompt_at
+        passed = f"{', '.join(passed_over)} passed over: a category" if passed_over else ""
+        indexes, prompts = self.columns.get(TASK_INDEX), self.columns.get(PROMPT)
+        choice = KeyChoice(None, [], notes=notes, prompts=prompts)
+        if self.index_restarts:
+            # a row without a prompt (a record naming its index) takes its shard's rows' prompt
+            placed: list[str] = []
+            labels = prompts and self._placed(
+                PROMPT, [self._label(row, prompt_at) for row in range(len(prompts))], placed
             )
-        return self._fallback(KeyChoice(None, [], notes=notes, prompts=prompts), prompt_at)
-
-    def _runs_choice(
-        self,
-        runs: str,
-        passed: str,
-        notes: list[str],
-        prompts: Optional[list[Optional[TaskIdent]]],
-        prompt_at: PromptAt,
-    ) -> KeyChoice:
-        """A side of several runs, each numbering its tasks from 0: keyed on the prompt, so that no
-        task of one run is joined with another run's task at the same index; without a prompt on
-        every row, on the index within its run (`run:index`)."""
-        if prompts is not None and PROMPT in self.columns:  # every voting row has a prompt
-            notes.append(
-                f"the side holds several runs: {runs}; {TASK_INDEX} names a task within its run only, "
-                "so the side is keyed on the prompt"
-            )
-            labels = self._placed(PROMPT, prompts, notes)
-            return self._fallback(KeyChoice(PROMPT, labels, passed or REASON_RUNS, notes, labels), prompt_at)
-        notes.append(
-            f"the side holds several runs: {runs}; not every row has a prompt, so its tasks are named "
-            f"run:{TASK_INDEX}, so no task of one run is joined with another run's"
-        )
-        values: list[Optional[TaskIdent]] = [
-            None if index is None else self._cell(f"{run}:{index[1]}")
-            for index, run in zip(self.columns[TASK_INDEX], self.runs)
-        ]
-        return self._fallback(KeyChoice(TASK_INDEX, values, passed or REASON_RUN_INDEX, notes, prompts), prompt_at)
+            if labels and sum(label is None for label in labels) <= len(labels) - self.voters:
+                choice = KeyChoice(PROMPT, labels, passed or REASON_SHARDED, notes + placed, labels)
+            elif indexes is not None:
+                choice = KeyChoice(TASK_INDEX, indexes, REASON_SHARD_INDEX, notes, prompts)
+        elif indexes is not None:
+            runs = self.several_runs(prompt_at)
+            if runs is None:
+                choice = KeyChoice(TASK_INDEX, indexes, passed or REASON_TASK_INDEX, notes, prompts)
+            elif prompts is not None:  # several runs, each numbering its tasks from 0: the prompt names a task
+                notes.append(
+                    f"the side holds several runs: {runs}; {TASK_INDEX} names a task within its run only, "
+                    "so the side is keyed on the prompt"
+                )
+                labels = self._placed(PROMPT, prompts, notes)
+                choice = KeyChoice(PROMPT, labels, passed or REASON_RUNS, notes, labels)
+            else:
+                notes.append(
+                    f"the side holds several runs: {runs}; not every row has a prompt, so its tasks are named "
+                    f"run:{TASK_INDEX}, so no task of one run is joined with another run's"
+                )
+                values = [None if i is None else self._cell(f"{run}:{i[1]}") for i, run in zip(indexes, self.runs)]
+                choice = KeyChoice(TASK_INDEX, values, passed or REASON_RUN_INDEX, notes, prompts)
+        elif prompts is not None:
+            choice = KeyChoice(PROMPT, prompts, passed or REASON_PROMPT, notes, prompts)
+        return self._fallback(choice, prompt_at)
 
     def _fallback(self, choice: KeyChoice, prompt_at: PromptAt) -> KeyChoice:
         """The choice with the inferred id fields that hold one task a value on this side (the
