@@ -10,15 +10,16 @@ The rule is in docs/semantics.md, "Reading a side and its sidecar".
 
 The side is read once: each main-file row joins the side as it is read, and :class:`Attempts`
 remembers, for each logical rollout, the best execution so far and its place among the side's
-rows (on a side without the stamp, only for the rollouts its sidecar names). An execution a later one outranks is *displaced*; when the side turns out to carry the
-stamp, the displaced rows are taken out again (:meth:`.side_builder.SideBuilder.drop`).
+rows (on a side without the stamp, only for the rollouts its sidecar names). An execution a later
+one outranks is *displaced*; when the side turns out to carry the stamp, the displaced rows are
+taken out again (:meth:`.side_builder.SideBuilder.drop`).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any, NamedTuple, Optional, TypeVar
+from typing import Any, Optional, TypeVar
 
 from .fields import ATTEMPT_INDEX, ROLLOUT_ID, ROLLOUT_INDEX, RUN_ID, TASK_INDEX
 
@@ -27,15 +28,9 @@ from .fields import ATTEMPT_INDEX, ROLLOUT_ID, ROLLOUT_INDEX, RUN_ID, TASK_INDEX
 LogicalKey = tuple[Any, Any, Any]
 #: (attempt, 1 for a main-file row and 0 for a sidecar record, line): the highest stands.
 Rank = tuple[float, int, int]
+#: What ranks a sidecar record: its logical rollout (None: it names none) and its rank.
+Execution = tuple[Optional[LogicalKey], Rank]
 T = TypeVar("T")
-
-
-class Execution(NamedTuple):
-    """What ranks a sidecar record: its logical rollout (None: it names none), attempt and line."""
-
-    key: Optional[LogicalKey]
-    attempt: float
-    line: int
 
 
 def _hashable(value: Any) -> Any:
@@ -79,7 +74,7 @@ class Attempts:
 
     Until a row carries the stamp, only the rows whose (task, rollout) pair ``record_pairs`` holds
     (the sidecar's) are ranked, so a side that never carries it keeps nothing; should the stamp
-    appear after rows that were not ranked, :attr:`unranked_before` says which lines to rank again
+    appear after rows that were not ranked, :meth:`unranked_line` says which lines to rank again
     (:meth:`see_again`).
     """
 
@@ -104,12 +99,10 @@ class Attempts:
         if not self.stamped and ATTEMPT_INDEX in row:
             self.stamped, self.stamped_at = True, line
         key = logical_key(row, pair)
-        if key is None:
-            return
-        if not self.stamped and self.record_pairs is not None and pair not in self.record_pairs:
+        if key is not None and not self.stamped and self.record_pairs is not None and pair not in self.record_pairs:
             self.unranked = True
-            return
-        self._rank(key, (attempt_of(row), 1, line), place)
+        elif key is not None:
+            self._rank(key, (attempt_of(row), 1, line), place)
 
     def unranked_line(self, line: int, pair: Optional[tuple[Any, Any]]) -> bool:
         """Whether a main-file line read again is one :meth:`see_row` left unranked."""
@@ -136,15 +129,12 @@ class Attempts:
         """Of a stamped side's sidecar records, those that stand; a main-file row a record
         outranks is displaced."""
         top: dict[LogicalKey, Rank] = {}
-        for execution, _ in records:
-            rank = (execution.attempt, 0, execution.line)
-            if execution.key is not None and (execution.key not in top or rank > top[execution.key]):
-                top[execution.key] = rank
+        for (key, rank), _ in records:
+            if key is not None and (key not in top or rank > top[key]):
+                top[key] = rank
         standing = []
-        for execution, prepared in records:
-            key = execution.key
+        for (key, rank), prepared in records:
             main = self.best.get(key) if key is not None else None
-            rank = (execution.attempt, 0, execution.line)
             if key is None or (rank == top[key] and (main is None or rank > main[0])):
                 standing.append(prepared)
             else:

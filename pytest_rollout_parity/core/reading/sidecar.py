@@ -116,7 +116,7 @@ def sidecar_records(
             attempts.stamped = True
         pair = index_pair(record)
         records.append(
-            (pair, Execution(logical_key(record, pair), attempt_of(record), line_no), prepare(line_no, offset, record))
+            (pair, (logical_key(record, pair), (attempt_of(record), 0, line_no)), prepare(line_no, offset, record))
         )
     return records
 
