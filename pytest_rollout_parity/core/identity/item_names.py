@@ -18,17 +18,14 @@ def label_hash(label: str) -> str:
     return hashlib.sha1(label.encode("utf-8", "surrogatepass")).hexdigest()[:8]
 
 
-def safe_name(label: str) -> str:
-    """Runs of characters other than word characters, `.`, `-` and `/` become one `_`."""
-    return _UNSAFE.sub("_", label).strip("_")
-
-
 def item_names(labels: Sequence[str], reserved: Sequence[str] = ()) -> list[str]:
     """One distinct, safe name per label; a name that collides gets `-<hash of its raw label>`.
 
-    A name in ``reserved`` (an item of the gate's own, such as the aggregate) always collides.
+    A name in ``reserved`` (an item of the gate's own, such as the aggregate) always collides. A
+    safe name is the label with each run of characters other than word characters, `.`, `-` and
+    `/` made one `_`.
     """
-    names = [safe_name(label) for label in labels]
+    names = [_UNSAFE.sub("_", label).strip("_") for label in labels]
     owners: dict[str, list[int]] = {}
     for index, name in enumerate(names):
         owners.setdefault(name, []).append(index)

@@ -44,28 +44,19 @@ class AgentFilter:
 
     def keep_record(self, record: dict[str, Any]) -> bool:
         """A failure record is filtered only when it names its agent (many records do not)."""
-        if self.wanted is None or AGENT_REF not in record:
-            return True
-        return agent_of(record) == self.wanted
-
-    def listing(self) -> str:
-        """`name (N rows)` per agent, most rows first."""
-        ordered = sorted(self.counts.items(), key=lambda item: (-item[1], item[0]))
-        return ", ".join(f"{name} ({count} row{'s' if count != 1 else ''})" for name, count in ordered)
+        return self.wanted is None or AGENT_REF not in record or agent_of(record) == self.wanted
 
     def check(self, display: str) -> None:
         """Raise when the side mixes agents and none was chosen, or the chosen one has no row."""
-        if self.wanted is None:
-            if len(self.counts) > 1:
-                # the surface adds how to choose one (`setting`)
-                raise CompareInputError(
-                    display, f"rows of {len(self.counts)} agents (agent_ref.name): {self.listing()}", setting="agent"
-                )
-        elif self.counts and self.wanted not in self.counts:
+        ordered = sorted(self.counts.items(), key=lambda item: (-item[1], item[0]))  # most rows first
+        listing = ", ".join(f"{name} ({count} row{'s' if count != 1 else ''})" for name, count in ordered)
+        if self.wanted is None and len(self.counts) > 1:  # the surface adds how to choose one (`setting`)
             raise CompareInputError(
-                display,
-                f"no row of {display} has agent {self.wanted!r}; agents present: {self.listing()}",
-                where=self.option,
+                display, f"rows of {len(self.counts)} agents (agent_ref.name): {listing}", setting="agent"
+            )
+        if self.wanted is not None and self.counts and self.wanted not in self.counts:
+            raise CompareInputError(
+                display, f"no row of {display} has agent {self.wanted!r}; agents present: {listing}", where=self.option
             )
 
     @property

@@ -83,17 +83,6 @@ def last_user_text(prompt: Any) -> str:
     return ""
 
 
-def _slug(text: str) -> str:
-    """The first words of the text, lower case, joined by `-`, at most PREFIX_MAX_CHARS long."""
-    slug = ""
-    for word in _WORD.findall(text.lower()):
-        candidate = f"{slug}-{word}" if slug else word
-        if len(candidate) > PREFIX_MAX_CHARS:
-            return slug or word[:PREFIX_MAX_CHARS]
-        slug = candidate
-    return slug
-
-
 def is_prompt(value: Any) -> bool:
     """A prompt that can tell a task apart: not null, `""`, `[]` or `{}` (encoded or not)."""
     if isinstance(value, EncodedJSON):
@@ -102,10 +91,18 @@ def is_prompt(value: Any) -> bool:
 
 
 def prompt_label(prompt: Any) -> Optional[str]:
-    """The task label of a prompt, e.g. `could-we-set-the-performance-3fa2b1c0d4e5`; None when empty."""
+    """The task label of a prompt, e.g. `could-we-set-the-performance-3fa2b1c0d4e5`; None when empty.
+
+    The slug is the first words of the last user message, lower case, joined by `-`, at most
+    :data:`PREFIX_MAX_CHARS` long."""
     if not is_prompt(prompt):
         return None
     prompt = decoded(prompt)
-    digest = prompt_hash(prompt)[:HASH_HEX_DIGITS]
-    slug = _slug(last_user_text(prompt))
-    return f"{slug}-{digest}" if slug else f"prompt-{digest}"
+    slug = ""
+    for word in _WORD.findall(last_user_text(prompt).lower()):
+        candidate = f"{slug}-{word}" if slug else word
+        if len(candidate) > PREFIX_MAX_CHARS:
+            slug = slug or word[:PREFIX_MAX_CHARS]
+            break
+        slug = candidate
+    return f"{slug or 'prompt'}-{prompt_hash(prompt)[:HASH_HEX_DIGITS]}"

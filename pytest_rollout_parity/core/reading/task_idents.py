@@ -6,12 +6,11 @@ reduced to one :data:`TaskIdent` as the row is read; the join (:mod:`..identity.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any, Optional, Union
 
 from .fields import KEY_CANDIDATES, PROMPT
-from .prompt_labels import prompt_label
+from .prompt_labels import canonical_json, prompt_label
 from .row_facts import lookup
 
 #: (taskset or None, task id)
@@ -32,16 +31,13 @@ def ident_of(value: Any) -> TaskIdent:
         if task_id is not None:
             taskset = value.get("taskset")
             return (None if taskset is None else _text(taskset), _text(task_id))
-        return (None, json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":")))
     return (None, _text(value))
 
 
 def _text(value: Any) -> str:
     if isinstance(value, str):
         return value
-    if isinstance(value, (dict, list)):
-        return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return str(value)
+    return canonical_json(value) if isinstance(value, (dict, list)) else str(value)
 
 
 def key_value(row: dict[str, Any], name: str) -> Any:
