@@ -27,33 +27,25 @@ from .item_names import listed
 Column = Sequence[Optional[TaskIdent]]
 
 
-@dataclass
-class Grouped:
-    """A side's rows grouped by task ident (row indexes in file order) and its anonymous rows."""
-
-    groups: dict[TaskIdent, list[int]] = field(default_factory=dict)
-    anonymous: list[int] = field(default_factory=list)
-
-    @property
-    def tasksets(self) -> set[str]:
-        """The tasksets the side's rows name."""
-        return {ts for ts, _ in self.groups if ts is not None}
+#: A side's rows by task ident (row indexes in file order); anonymous rows are left out.
+Groups = dict[TaskIdent, list[int]]
 
 
-def group_rows(idents: Column) -> Grouped:
-    """Group row indexes by their ident; None marks an anonymous row."""
-    grouped = Grouped()
-    groups = grouped.groups
+def _grouped(idents: Column) -> Groups:
+    groups: Groups = {}
     for index, ident in enumerate(idents):
         if ident is None:
-            grouped.anonymous.append(index)
             continue
-        bucket = groups.get(ident)
+        bucket = groups.get(ident)  # not setdefault: no list made for every row
         if bucket is None:
             groups[ident] = [index]
         else:
             bucket.append(index)
-    return grouped
+    return groups
+
+
+def _tasksets(groups: Groups) -> set[str]:
+    return {taskset for taskset, _ in groups if taskset is not None}
 
 
 @dataclass
@@ -68,29 +60,29 @@ class LabelledSides:
     notes: list[str] = field(default_factory=list)
 
 
-def _labels(grouped: Grouped, label: Callable[[TaskIdent], str] = lambda ident: ident[1]) -> dict[str, list[int]]:
+def _labels(groups: Groups, label: Callable[[TaskIdent], str] = lambda ident: ident[1]) -> dict[str, list[int]]:
     """The side's rows by label: its plain task id, unless another ``label`` is given."""
     labels: dict[str, list[int]] = {}
-    for ident, rows in grouped.groups.items():
+    for ident, rows in groups.items():
         labels.setdefault(label(ident), []).extend(rows)
     return labels
 
 
-def _match_keyed(keyed: Grouped, plain: Grouped) -> tuple[dict[str, list[int]], set[str]]:
+def _match_keyed(keyed: Groups, plain: Groups) -> tuple[dict[str, list[int]], set[str]]:
     """Labels of the keyed side, matched to the plain side's ids; and the ids too ambiguous to match.
 
     An id that lives in one keyed taskset (or in the taskset the plain side's rows name) is listed
     under the plain id; one that recurs in several tasksets keeps its `taskset/task_id` labels.
     """
     homes: dict[str, set[Optional[str]]] = {}
-    for taskset, task_id in keyed.groups:
+    for taskset, task_id in keyed:
         homes.setdefault(task_id, set()).add(taskset)
-    plain_tasksets = plain.tasksets
+    plain_tasksets = _tasksets(plain)
     plain_taskset = next(iter(plain_tasksets)) if len(plain_tasksets) == 1 else None
     labels: dict[str, list[int]] = {}
     matched: set[str] = set()
     kept_full: set[str] = set()
-    for ident, rows in keyed.groups.items():
+    for ident, rows in keyed.items():
         taskset, task_id = ident
         if len(homes[task_id]) == 1 or (plain_taskset is not None and taskset == plain_taskset):
             label = task_id
@@ -113,14 +105,14 @@ def _common_prefix(labels: Iterable[str]) -> Optional[str]:
     return prefix
 
 
-def _strip_namespace(old: Grouped, new: Grouped) -> tuple[Grouped, Grouped, Optional[str], Optional[str]]:
+def _strip_namespace(old: Groups, new: Groups) -> tuple[Groups, Groups, Optional[str], Optional[str]]:
     """Both sides, one stripped of the `<prefix>/` all its task ids share when the sides share no id.
 
     Judged on task ids before tasksets are matched, as the reference strips ids: a prefixed id
     that recurs in several tasksets must not keep its sibling ids from joining.
     """
-    old_ids = {task_id for _, task_id in old.groups}
-    new_ids = {task_id for _, task_id in new.groups}
+    old_ids = {task_id for _, task_id in old}
+    new_ids = {task_id for _, task_id in new}
     if not old_ids or not new_ids or old_ids & new_ids:
         return old, new, None, None
     old_prefix, new_prefix = _common_prefix(old_ids), _common_prefix(new_ids)
@@ -128,25 +120,25 @@ def _strip_namespace(old: Grouped, new: Grouped) -> tuple[Grouped, Grouped, Opti
         return old, new, None, None
     prefix = old_prefix or new_prefix or ""
     side = old if old_prefix else new
-    stripped = Grouped(anonymous=side.anonymous)
-    for (taskset, task_id), rows in side.groups.items():  # tasksets untouched
-        stripped.groups.setdefault((taskset, task_id[len(prefix) + 1 :]), []).extend(rows)
+    stripped: Groups = {}
+    for (taskset, task_id), rows in side.items():  # tasksets untouched
+        stripped.setdefault((taskset, task_id[len(prefix) + 1 :]), []).extend(rows)
     if old_prefix:
         return stripped, new, prefix + "/", None
     return old, stripped, None, prefix + "/"
 
 
-def join(old: Grouped, new: Grouped) -> LabelledSides:
-    """Label both sides so that the same task carries the same label.
+def join(old_values: Column, new_values: Column) -> LabelledSides:
+    """Label both sides' rows so that the same task carries the same label (anonymous rows none).
 
     The rules are in docs/semantics.md, "Task identity and the join".
     """
-    old, new, old_stripped, new_stripped = _strip_namespace(old, new)
+    old, new, old_stripped, new_stripped = _strip_namespace(_grouped(old_values), _grouped(new_values))
     notes: list[str] = []
-    old_multi, new_multi = len(old.tasksets) > 1, len(new.tasksets) > 1
+    old_multi, new_multi = len(_tasksets(old)) > 1, len(_tasksets(new)) > 1
     if old_multi and new_multi:
         old_labels, new_labels = _labels(old, full_label), _labels(new, full_label)
-        tasksets = sorted(old.tasksets | new.tasksets)
+        tasksets = sorted(_tasksets(old) | _tasksets(new))
         notes.append(
             f"both sides span several tasksets ({', '.join(tasksets)}); tasks are keyed and listed as taskset/task_id"
         )
@@ -157,7 +149,7 @@ def join(old: Grouped, new: Grouped) -> LabelledSides:
         plain_labels = _labels(plain)
         old_labels, new_labels = (keyed_labels, plain_labels) if old_multi else (plain_labels, keyed_labels)
         notes.append(
-            f"the {keyed_side} side spans several tasksets ({', '.join(sorted(keyed.tasksets))}); "
+            f"the {keyed_side} side spans several tasksets ({', '.join(sorted(_tasksets(keyed)))}); "
             "its tasks are matched to the other side's plain ids on task_id"
         )
         unmatched = sorted(ambiguous & plain_labels.keys())  # ids recurring in several keyed tasksets
@@ -354,7 +346,7 @@ def _fallback_joins(old: SideInput, new: SideInput) -> tuple[int, str]:
     if not old.key or not new.key:
         return 0, ""
     if old.key == new.key == TASK_INDEX:
-        joined = join(group_rows(old.values), group_rows(new.values))
+        joined = join(old.values, new.values)
         return len(joined.old.keys() & joined.new.keys()) - len(_differing(joined, old, new)), TASK_INDEX
     if old.prompts is not None and new.prompts is not None:
         return shared_count(old.prompts, new.prompts), "the prompt"
@@ -363,7 +355,7 @@ def _fallback_joins(old: SideInput, new: SideInput) -> tuple[int, str]:
 
 def _prompts_changed(old: SideInput, new: SideInput, name: str) -> Optional[str]:
     """A note when tasks joined on ``name`` have a different prompt on each side (a template change)."""
-    joined = join(group_rows(old.inferred[name]), group_rows(new.inferred[name]))
+    joined = join(old.inferred[name], new.inferred[name])
     changed = [label for label, _, _ in _differing(joined, old, new)]
     if not changed:
         return None
@@ -399,7 +391,7 @@ def join_sides(old: SideInput, new: SideInput, inference_notes: Sequence[str] = 
     notes += [f"old side: {note}" for note in old.notes if note not in new.notes]
     notes += [f"new side: {note}" for note in new.notes if note not in old.notes]
     notes += list(inference_notes) + _align_fallbacks(old, new)
-    joined = join(group_rows(old.values), group_rows(new.values))
+    joined = join(old.values, new.values)
     unjoined: Optional[str] = None
     if old.key == new.key == TASK_INDEX:
         joined, unjoined, index_notes = _check_index_prompts(joined, old, new)
@@ -531,7 +523,7 @@ def _check_index_prompts(
             f"the runs list the same prompts at different _ng_task_index values ({len(differing)} of {shared} "
             "differ, as inputs in another order do), so both sides are joined on the prompt"
         )
-        return join(group_rows(old.values), group_rows(new.values)), None, [note]
+        return join(old.values, new.values), None, [note]
     edit = _uniform_edit(differing, joined, old, new)
     if edit is not None:
         note = (

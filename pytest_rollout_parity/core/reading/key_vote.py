@@ -179,8 +179,6 @@ class KeyVote:
         self.rollouts: list[Any] = []
         #: under a given key (the only column), each row's `_ng_task_index`, for :meth:`_placed`
         self.indexes: list[Optional[TaskIdent]] = []
-        #: the id fields this side showed to be categories
-        self.categories: list[str] = []
 
     def candidate_values(self, row: dict[str, Any], *, anonymous: bool = False) -> dict[str, Any]:
         """The values this vote needs from a row (kept for sidecar records until they stand).
@@ -362,20 +360,16 @@ class KeyVote:
         if self.explicit:
             column = self._placed(self.explicit, self.columns[self.explicit], notes)
             return KeyChoice(self.explicit, column, REASON_GIVEN, notes)
-        choice = self._choose(prompt_at, notes)
-        choice.categories = list(self.categories)
-        return choice
-
-    def _choose(self, prompt_at: PromptAt, notes: list[str]) -> KeyChoice:
         passed_over: list[str] = []
-        self.categories = passed_over
         inferred = self.inferred or ()
         for name, column in self.columns.items():  # the id candidates come first, in their order
             if name in IDENTITY_FALLBACKS or name in inferred:
                 continue
             category = self._category(name, notes, prompt_at)
             if category is None:
-                return KeyChoice(name, self._placed(name, column, notes), REASON_ID_FIELD, notes)
+                return KeyChoice(
+                    name, self._placed(name, column, notes), REASON_ID_FIELD, notes, categories=passed_over
+                )
             passed_over.append(name)
             notes.append(category)
         passed = f"{', '.join(passed_over)} passed over: a category" if passed_over else ""
@@ -411,6 +405,7 @@ class KeyVote:
                 choice = KeyChoice(TASK_INDEX, values, passed or REASON_RUN_INDEX, notes, prompts)
         elif prompts is not None:
             choice = KeyChoice(PROMPT, prompts, passed or REASON_PROMPT, notes, prompts)
+        choice.categories = passed_over
         return self._fallback(choice, prompt_at)
 
     def _fallback(self, choice: KeyChoice, prompt_at: PromptAt) -> KeyChoice:
