@@ -49,8 +49,10 @@ def _tasksets(groups: Groups) -> set[str]:
 
 
 @dataclass
-class LabelledSides:
-    """Labels per side: label -> row indexes, plus how the labels were made."""
+class JoinedSides:
+    """Both sides joined: each task's label with its rows on each side, how the labels were made,
+    the rows no key names (anonymous) and the notes the join makes, in the order the summary lists
+    them."""
 
     old: dict[str, list[int]]
     new: dict[str, list[int]]
@@ -58,6 +60,10 @@ class LabelledSides:
     new_prefix_stripped: Optional[str] = None
     keyed_by_taskset: bool = False
     notes: list[str] = field(default_factory=list)
+    old_anonymous: list[int] = field(default_factory=list)
+    new_anonymous: list[int] = field(default_factory=list)
+    #: why no task is joined (the runs read different input files, or met by coincidence), or None
+    unjoined: Optional[str] = None
 
 
 def _labels(groups: Groups, label: Callable[[TaskIdent], str] = lambda ident: ident[1]) -> dict[str, list[int]]:
@@ -128,7 +134,7 @@ def _strip_namespace(old: Groups, new: Groups) -> tuple[Groups, Groups, Optional
     return old, stripped, None, prefix + "/"
 
 
-def join(old_values: Column, new_values: Column) -> LabelledSides:
+def join(old_values: Column, new_values: Column) -> JoinedSides:
     """Label both sides' rows so that the same task carries the same label (anonymous rows none).
 
     The rules are in docs/semantics.md, "Task identity and the join".
@@ -160,7 +166,7 @@ def join(old_values: Column, new_values: Column) -> LabelledSides:
             )
     else:
         old_labels, new_labels = _labels(old), _labels(new)
-    return LabelledSides(old_labels, new_labels, old_stripped, new_stripped, old_multi and new_multi, notes)
+    return JoinedSides(old_labels, new_labels, old_stripped, new_stripped, old_multi and new_multi, notes)
 
 
 @dataclass
@@ -370,19 +376,6 @@ def _prompts_changed(old: SideInput, new: SideInput, name: str) -> Optional[str]
 # --- the join, and its repairs ---------------------------------------------------------------
 
 
-@dataclass
-class JoinedSides:
-    """Both sides joined: each task's label with its rows on each side, the rows no key names
-    (anonymous) and the notes the join makes, in the order the summary lists them."""
-
-    labels: LabelledSides
-    old_anonymous: list[int]
-    new_anonymous: list[int]
-    notes: list[str]
-    #: why no task is joined (the runs read different input files, or met by coincidence), or None
-    unjoined: Optional[str]
-
-
 def join_sides(old: SideInput, new: SideInput, inference_notes: Sequence[str] = ()) -> JoinedSides:
     """Join both sides on their keys, repairing a join its key misleads.
 
@@ -402,7 +395,7 @@ def join_sides(old: SideInput, new: SideInput, inference_notes: Sequence[str] = 
             joined = _apart(joined)
     old_anonymous, new_anonymous = ([i for i, value in enumerate(side.values) if value is None] for side in (old, new))
     notes += joined.notes + ([unjoined] if unjoined else [])
-    return JoinedSides(joined, old_anonymous, new_anonymous, notes, unjoined)
+    return replace(joined, notes=notes, old_anonymous=old_anonymous, new_anonymous=new_anonymous, unjoined=unjoined)
 
 
 # --- the prompt of a task on one side ------------------------------------------------------
@@ -478,7 +471,7 @@ def _with_messages(prompt: TaskPrompt, side: SideInput, rows: Sequence[int]) -> 
     return prompt
 
 
-def _differing(joined: LabelledSides, old: SideInput, new: SideInput) -> list[tuple[str, TaskPrompt, TaskPrompt]]:
+def _differing(joined: JoinedSides, old: SideInput, new: SideInput) -> list[tuple[str, TaskPrompt, TaskPrompt]]:
     """The task indices both sides hold whose prompts differ (docs/semantics.md, "Prompts and the
     task index"): each with its prompt on either side."""
     if old.prompts is None or new.prompts is None:
@@ -498,8 +491,8 @@ def _differing(joined: LabelledSides, old: SideInput, new: SideInput) -> list[tu
 
 
 def _check_index_prompts(
-    joined: LabelledSides, old: SideInput, new: SideInput
-) -> tuple[LabelledSides, Optional[str], list[str]]:
+    joined: JoinedSides, old: SideInput, new: SideInput
+) -> tuple[JoinedSides, Optional[str], list[str]]:
     """The join on `_ng_task_index` with each index whose prompts differ split into two tasks.
 
     When more than half of the shared indices differ, the same prompts may sit at other indices
@@ -630,7 +623,7 @@ def _prompt_edit(old: Any, new: Any) -> Optional[tuple[tuple[int, str, str, str,
 
 
 def _uniform_edit(
-    differing: list[tuple[str, TaskPrompt, TaskPrompt]], joined: LabelledSides, old: SideInput, new: SideInput
+    differing: list[tuple[str, TaskPrompt, TaskPrompt]], joined: JoinedSides, old: SideInput, new: SideInput
 ) -> Optional[str]:
     """The one edit by which the prompts of every differing task index differ, as a note words it,
     when at least :data:`UNIFORM_EDIT_MIN` indices differ and each by the same edit (the same
@@ -663,7 +656,7 @@ def _edit_words(position: int, role: str, kind: str, taken: str, put: str, _arou
     return f"{shown(taken)} removed from the {'start' if kind == 'prefix' else 'end'} of {where}"
 
 
-def _apart(joined: LabelledSides) -> LabelledSides:
+def _apart(joined: JoinedSides) -> JoinedSides:
     """The join with no task shared: each side's labels marked with its side."""
     return replace(
         joined,
@@ -680,7 +673,7 @@ def _kind(key: str) -> str:
     return "_ng_task_index" if key == TASK_INDEX else "the prompt" if key == PROMPT else f"the id field {key}"
 
 
-def _coincidence(joined: LabelledSides, old: SideInput, new: SideInput) -> Optional[str]:
+def _coincidence(joined: JoinedSides, old: SideInput, new: SideInput) -> Optional[str]:
     """Why the tasks met only by coincidence, or None: the sides are keyed on identities of
     different kinds, their tasks meet only after a prefix was stripped or as equal numbers, and
     the prompts of the tasks they share (a sample, where both sides have them) mostly disagree."""

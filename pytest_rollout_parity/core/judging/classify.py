@@ -214,10 +214,9 @@ def compare_sides(old: SideInput, new: SideInput, inference_notes: Sequence[str]
 
     ``inference_notes`` are what :func:`..identity.join.infer_keys` said when it chose the sides' key."""
     joined = join_sides(old, new, inference_notes)
-    labels = joined.labels
     tasks: list[TaskComparison] = []
-    for label in labels.old.keys() | labels.new.keys():
-        old_rows, new_rows = labels.old.get(label), labels.new.get(label)
+    for label in joined.old.keys() | joined.new.keys():
+        old_rows, new_rows = joined.old.get(label), joined.new.get(label)
         task = categorize(
             label,
             summarize_side([old.facts[i] for i in old_rows], old.reader) if old_rows else None,
@@ -247,9 +246,9 @@ def compare_sides(old: SideInput, new: SideInput, inference_notes: Sequence[str]
             new_key=new.key,
             old_key_reason=old.reason,
             new_key_reason=new.reason,
-            old_prefix_stripped=labels.old_prefix_stripped,
-            new_prefix_stripped=labels.new_prefix_stripped,
-            keyed_by_taskset=labels.keyed_by_taskset,
+            old_prefix_stripped=joined.old_prefix_stripped,
+            new_prefix_stripped=joined.new_prefix_stripped,
+            keyed_by_taskset=joined.keyed_by_taskset,
         ),
         rows=RowCounts(
             old=len(old.facts),
