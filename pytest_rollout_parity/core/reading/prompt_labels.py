@@ -15,7 +15,9 @@ import json
 import re
 from typing import Any, Optional
 
-from ..reading.skeleton import DecodeError, EncodedJSON, decode_encoded
+from ..errors import Place
+from .jsonl_lines import parse_line
+from .skeleton import DecodeError, EncodedJSON, decode_encoded
 
 PREFIX_MAX_CHARS = 32
 HASH_HEX_DIGITS = 12
@@ -36,14 +38,7 @@ def decoded(value: Any) -> Any:
     try:
         return decode_encoded(value)
     except DecodeError:
-        pass
-    data = bytes(value)  # type: ignore[call-overload]
-    from pydantic_core import from_json  # only here: the reader child may never need it
-
-    try:
-        return from_json(data)
-    except ValueError:
-        return json.loads(data.decode("utf-8", "replace"))
+        return parse_line(bytes(value), Place(""))  # type: ignore[call-overload]
 
 
 def canonical_json(value: Any) -> str:
