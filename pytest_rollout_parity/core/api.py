@@ -59,7 +59,7 @@ def _side_from_rows(
             continue
         builder.add_row(row, RowSource(_row_place(name, index)), keep=True)
     agents.check(f"{name} rows")
-    return _input(builder.facts, builder.finish(f"{name} rows"), f"{name} rows", builder.conditions)
+    return _input(builder.facts, builder.finish(f"{name} rows"), builder.conditions)
 
 
 def _row_place(name: str, index: int) -> Place:
@@ -70,7 +70,6 @@ def _row_place(name: str, index: int) -> Place:
 def _input(
     facts: list[RowFacts],
     choice: KeyChoice,
-    name: str,
     conditions: Sequence[str],
     reader: Optional[RowReader] = None,
     shard_names: Sequence[str] = (),
@@ -83,7 +82,6 @@ def _input(
         reason=choice.reason,
         notes=choice.notes,
         prompts=choice.prompts,
-        name=name,
         shard_names=shard_names,
         inferred=dict(choice.inferred),
         categories=choice.categories,
@@ -140,7 +138,7 @@ def compare_loaded(
 ) -> CompareResult:
     """Classify two streamed sides; a side whose rows name no task borrows the other's key."""
     old_input, new_input = (
-        _input(side.facts, side.choice, side.display, side.conditions, side.read_row, [n for _, n, _ in side.shards])
+        _input(side.facts, side.choice, side.conditions, side.read_row, [n for _, n, _ in side.shards])
         for side in (old, new)
     )
     return _compare(old_input, new_input, old_key or key, new_key or key, (old, new))

@@ -180,7 +180,6 @@ class SideInput:
     reason: str = ""
     notes: Sequence[str] = ()
     prompts: Optional[Column] = None
-    name: str = ""
     #: a sharded side's files as shown, in order (a row's ``shard`` indexes them); empty for one file
     shard_names: Sequence[str] = ()
     #: inferred id fields holding one task a value on this side, each with its value per row
