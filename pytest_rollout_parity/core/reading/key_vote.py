@@ -452,14 +452,9 @@ class KeyVote:
         indexes = self.columns.get(TASK_INDEX)
         if indexes is None:
             return PROMPT not in self.columns or self._prompt_category(name, [], prompt_at) is None
-        value_of: dict[tuple[Any, TaskIdent], TaskIdent] = {}
-        spread: dict[TaskIdent, dict[TaskIdent, int]] = {}
-        for row, (value, index, run) in enumerate(zip(self.columns[name], indexes, self.runs)):
-            if value is None or index is None:
-                continue
-            if value_of.setdefault((run, index), value) != value:
-                return False
-            spread.setdefault(value, {}).setdefault(index, row)
+        spread = self._spread(name, indexes, self.runs)
+        if spread is None:
+            return False
         if PROMPT not in self.columns:
             return True
         for rows in spread.values():
@@ -516,26 +511,33 @@ class KeyVote:
             )
         return None
 
+    def _spread(
+        self, name: str, indexes: list[Optional[TaskIdent]], runs: list[Any]
+    ) -> Optional[dict[TaskIdent, dict[TaskIdent, int]]]:
+        """Each value of the field with the task indices it is on (and a row at each); None when a
+        task index (of a run) carries two of its values."""
+        value_of: dict[tuple[Any, TaskIdent], TaskIdent] = {}
+        spread: dict[TaskIdent, dict[TaskIdent, int]] = {}
+        for row, (value, index, run) in enumerate(zip(self.columns[name], indexes, runs)):
+            if value is None or index is None:
+                continue
+            if value_of.setdefault((run, index), value) != value:
+                return None
+            spread.setdefault(value, {}).setdefault(index, row)
+        return spread
+
     def _index_category(self, name: str) -> Optional[str]:
         """Without prompts: a category when a value of it is on several task indices while no task
         index has several of its values and there are at most half as many values as indices (one
         task listed at two indices is no category; a file merged from several runs reuses indices,
         and then neither field decides)."""
         indexes = self.columns.get(TASK_INDEX)
-        if indexes is None:
+        spread = None if indexes is None else self._spread(name, indexes, [None] * len(indexes))  # runs ignored
+        if not spread:
             return None
-        spread: dict[TaskIdent, set[TaskIdent]] = {}
-        values_of: dict[TaskIdent, TaskIdent] = {}
-        for value, index in zip(self.columns[name], indexes):
-            if value is None or index is None:
-                continue
-            if values_of.setdefault(index, value) != value:
-                return None
-            spread.setdefault(value, set()).add(index)
-        widest = max(spread.items(), key=lambda item: len(item[1]), default=None)
-        if widest is None or len(widest[1]) < 2 or 2 * len(spread) > len(values_of):
+        value, indices = max(spread.items(), key=lambda item: len(item[1]))
+        if len(indices) < 2 or 2 * len(spread) > len(set().union(*spread.values())):
             return None
-        value, indices = widest
         return (
             f"{name} is not a task id here: {full_label(value)!r} is on {len(indices)} task indices "
             f"({TASK_INDEX} {_some(indices)}); passed over"
