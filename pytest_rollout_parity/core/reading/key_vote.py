@@ -184,7 +184,7 @@ class KeyVote:
         """The values this vote needs from a row (kept for sidecar records until they stand).
 
         The prompt's label is deferred on a row that names an id field (:data:`DEFERRED`); only
-        whether the row has a prompt is noted. :meth:`fill_prompts` works the labels out later
+        whether the row has a prompt is noted. :meth:`_fallback` works the labels out later
         when the side does turn out to need them.
         """
         if self.inferred is None and not anonymous:
@@ -328,14 +328,6 @@ class KeyVote:
             if name not in self.columns:
                 self.columns[name] = [None] * (self._rows_seen - 1) if self.cells else []
 
-    def fill_prompts(self, choice: KeyChoice, prompt_at: PromptAt) -> None:
-        """Work out the deferred prompt labels of a side keyed on the index or the prompt."""
-        if choice.prompts is None:
-            return
-        for index, prompt in enumerate(choice.prompts):
-            if prompt is DEFERRED:
-                choice.prompts[index] = self._cell(prompt_label(prompt_at(index)))
-
     def _cell(self, value: Any) -> Optional[TaskIdent]:
         """The value as a (taskset, task id) ident, one shared object per distinct task."""
         if value is None or value is DEFERRED:
@@ -410,7 +402,8 @@ class KeyVote:
 
     def _fallback(self, choice: KeyChoice, prompt_at: PromptAt) -> KeyChoice:
         """The choice with the inferred id fields that hold one task a value on this side (the
-        other side decides among them), and a note when the side's prompt is one on every row."""
+        other side decides among them), a note when the side's prompt is one on every row, and its
+        deferred prompt labels worked out (the join compares them)."""
         choice.inferred = {
             name: self._placed(name, self.columns[name], [])
             for name in self.inferred or ()
@@ -423,6 +416,10 @@ class KeyVote:
                     "the prompt is the same on every row: it names no task, and without _ng_task_index the "
                     "side's rows cannot be told apart (they are compared as one task)"
                 )
+        prompts = choice.prompts or []
+        for index, prompt in enumerate(prompts):
+            if prompt is DEFERRED:
+                prompts[index] = self._cell(prompt_label(prompt_at(index)))
         return choice
 
     def _label(self, index: int, prompt_at: PromptAt) -> Optional[TaskIdent]:

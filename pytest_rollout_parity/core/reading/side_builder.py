@@ -288,7 +288,6 @@ class SideBuilder:
                 f"{len(self._training_masks)} row(s) with mask_sample set by NeMo Gym's token-id capture "
                 "(_ng_token_capture) are scored: the mask leaves a rollout out of training, and its reward stands"
             )
-        self.vote.fill_prompts(choice, prompt_at)
         prompt_from_field(choice, lambda index: read(self.facts[index]))
         if choice.key is None and self.vote.voters and not choice.inferred:
             raise (self._lost_last_field_at or Place(display)).error(NO_KEY, "key")
