@@ -1,10 +1,10 @@
 """`python -m pytest_rollout_parity merge PART.json... [--markdown=PATH] [--json=PATH] [--old=PATH] [--new=PATH]`.
 
 Joins the `--parity-json` files of a run split over CI jobs into one verdict (the core's
-:func:`~.core.reports.merge.merge_parts`), prints it, writes it where asked and, under GitHub
-Actions, appends its Markdown to the job page and `verdict=...` to the step's outputs, by the gate's
-rule for outputs (:mod:`.core.reports.outputs`). Each part is first held to the summary's published
-layout; with `--old`/`--new` the parts' digests are checked against those files. The exit status
+:func:`~.core.reports.merge.merge_parts`), prints it with the run's own renderers, writes it where
+asked and, under GitHub Actions, appends its Markdown to the job page and `verdict=...` to the step's
+outputs, by the gate's rule for outputs (:mod:`.core.reports.outputs`). Each part is first held to
+the summary's layout and read back into it (:func:`~.core.reports.json_file.read_summary`); with `--old`/`--new` the parts' digests are checked against those files. The exit status
 follows the verdict as the gate's does: 0 for `pass`, 1 for `fail` and `inconclusive`; 4 for parts
 that cannot be merged or a wrong argument (one `ERROR:` line, nothing written).
 """
@@ -15,9 +15,12 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn, Optional
+from typing import TYPE_CHECKING, NoReturn, Optional
+
+if TYPE_CHECKING:
+    from .core.reports.summary import RunOutcome, Summary
 
 USAGE_EXIT = 4
 #: the largest part read: a summary of a few hundred thousand tasks
@@ -54,20 +57,20 @@ def _no_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not a JSON number")
 
 
-def _read(path: str) -> Any:
-    """The part's JSON, held to the summary's published layout (:mod:`.json_schema`) before any use:
-    the parts come from CI artifacts, so a part outside it is one `ERROR:` line naming the place."""
+def _read(path: str) -> Summary:
+    """The part's summary, held to the layout before any use: the parts come from CI artifacts, so a
+    part outside it is one `ERROR:` line naming the place."""
     from pydantic import ValidationError
 
     from .core.reading.bounded import read_capped
-    from .json_schema import check
+    from .core.reports.json_file import read_summary
 
     try:
         raw = read_capped(Path(path), PART_CAP)
     except OSError as exc:
         _fail(f"{path}: cannot read: {exc.strerror or exc}")
     try:
-        data = json.loads(raw, parse_constant=_no_constant)
+        return read_summary(json.loads(raw, parse_constant=_no_constant))
     except UnicodeDecodeError:
         _fail(f"{path}: not UTF-8 text: a --parity-json summary is needed")
     except json.JSONDecodeError as exc:
@@ -76,14 +79,12 @@ def _read(path: str) -> Any:
         _fail(f"{path}: {exc}: a --parity-json summary is needed")
     except RecursionError:
         _fail(f"{path}: nested too deep for a --parity-json summary")
-    try:
-        check(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(step) for step in first["loc"]) or "the top level"
+        what = "a key the layout does not name" if first["type"] == "unexpected_keyword_argument" else first["msg"]
         more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-        _fail(f"{path}: {where}: {first['msg'].lower()}{more}: not a --parity-json summary")
-    return data
+        _fail(f"{path}: {where}: {what.lower()}{more}: not a --parity-json summary")
 
 
 def _check_outputs(parts: Sequence[str], outputs: Sequence[tuple[str, Optional[Path]]]) -> None:
@@ -101,31 +102,39 @@ def _check_outputs(parts: Sequence[str], outputs: Sequence[tuple[str, Optional[P
             _fail(f"{option}: cannot write {path}: no such directory")
 
 
-def _check_inputs(inputs: Mapping[str, str], options: Mapping[str, Any], given: Mapping[str, Optional[str]]) -> None:
+def _check_inputs(run: RunOutcome, old: Optional[str], new: Optional[str]) -> None:
     """Each side given on the command line holds what the parts read: its digest is theirs."""
     from .core import CompareInputError
     from .core.reading.loading import load_side
     from .core.reading.side_request import SideRequest
 
-    for side, path in given.items():
+    options = run.options
+    assert options is not None  # every part records them
+    for side, path, key, agent in (
+        ("old", old, options.old_key, options.old_agent),
+        ("new", new, options.new_key, options.new_agent),
+    ):
         if path is None:
             continue
-        request = SideRequest(path, key=options[f"{side}_key"], agent=options[f"{side}_agent"])
         try:
-            digest = load_side(request).digest
+            digest = load_side(SideRequest(path, key=key, agent=agent)).digest
         except CompareInputError as exc:
             _fail(f"--{side}: {exc}")
-        if digest != inputs[side]:
-            _fail(f"--{side}: {path} is not the {side} side the parts read (digest {digest} against {inputs[side]})")
+        if digest != run.inputs.get(side):
+            _fail(
+                f"--{side}: {path} is not the {side} side the parts read (digest {digest} against {run.inputs.get(side)})"
+            )
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the command; returns its exit status."""
     args = _parser().parse_args(argv)
-    from .core.reports.json_file import json_text
-    from .core.reports.merge import MergeError, merge_parts, merged_json
-    from .core.reports.merge_reports import merged_lines, merged_markdown
+    from .core.escaping import utf8_safe
+    from .core.reports.json_file import json_dict, json_text
+    from .core.reports.markdown import render_markdown
+    from .core.reports.merge import MergeError, merge_parts
     from .core.reports.outputs import ci_files, publish_to_ci, skipped_line, write_output
+    from .core.reports.terminal import summary_lines
 
     outputs = (("--markdown", args.markdown), ("--json", args.json))
     _check_outputs(args.parts, [*outputs, *ci_files()])
@@ -134,18 +143,19 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         merged = merge_parts(parts)
     except MergeError as exc:
         _fail(str(exc))
-    _check_inputs(merged.inputs, merged.base["run"]["options"], {"old": args.old, "new": args.new})
+    assert merged.run is not None and merged.merge is not None  # a merge of parts
+    _check_inputs(merged.run, args.old, args.new)
     try:
-        for line in merged_lines(merged):
-            print(line)
+        for line in summary_lines(merged):
+            print(utf8_safe(line))
         sys.stdout.flush()
     except BrokenPipeError:  # a reader that stopped early (`| head`): the outputs are still written
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    markdown = merged_markdown(merged)
+    markdown = render_markdown(merged, exit_status=merged.merge.exit_status)
     for option, path in outputs:
         if path is None:
             continue
-        text = markdown if option == "--markdown" else json_text(merged_json(merged)) + "\n"
+        text = markdown if option == "--markdown" else json_text(json_dict(merged)) + "\n"
         try:
             skipped = write_output(path, text)
         except OSError as exc:
@@ -154,7 +164,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print(skipped_line(option, path, skipped), file=sys.stderr)
     for line in publish_to_ci(markdown, merged.verdict):  # the job page or a later step lacks it; the verdict stands
         print(line, file=sys.stderr)
-    return merged.exit_status
+    return merged.merge.exit_status
 
 
 if __name__ == "__main__":

@@ -15,10 +15,11 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from pytest_rollout_parity import compare_rollouts
-from pytest_rollout_parity.core.reports.json_file import json_dict
-from pytest_rollout_parity.core.reports.merge import MergeError, merge_parts, merged_json
-from pytest_rollout_parity.core.reports.merge_reports import merged_lines, merged_markdown
-from pytest_rollout_parity.core.reports.summary import Files, RunInfo, build_summary
+from pytest_rollout_parity.core.reports.json_file import json_dict, read_summary
+from pytest_rollout_parity.core.reports.markdown import render_markdown
+from pytest_rollout_parity.core.reports.merge import MergeError, merge_parts
+from pytest_rollout_parity.core.reports.summary import NAMED, Files, RunInfo, Summary, build_summary
+from pytest_rollout_parity.core.reports.terminal import summary_lines
 
 OLD = {"a": 1.0, "b": 1.0, "c": 0.0, "d": 1.0, "e": 0.0, "gone": 1.0}
 NEW = {"a": 1.0, "b": 0.0, "c": 1.0, "d": 1.0, "e": 0.0, "fresh": 0.0}
@@ -77,14 +78,23 @@ def part(
     return json_dict(build_summary(_result(), info))
 
 
+def merge(parts: list[tuple[str, Any]]) -> Summary:
+    """The merge of parts given as their JSON, each read back as the merge command reads it."""
+    return merge_parts([(path, read_summary(data)) for path, data in parts])
+
+
+def merged_json(merged: Summary) -> dict[str, Any]:
+    return {key: value for key, value in json_dict(merged).items() if key != "merge"}
+
+
 def test_every_way_of_dealing_the_items_out_merges_to_the_whole_run() -> None:
     whole = part(list(ITEM))
-    merged = merge_parts(
+    merged = merge(
         [("p1.json", part(["a", "b"])), ("p2.json", part(["c", "gone"])), ("p3.json", part(["d", "e", "fresh"]))]
     )
-    assert {key: value for key, value in merged_json(merged).items() if key != "merge"} == whole
-    assert (merged.verdict, merged.exit_status) == ("fail", 1)
-    assert [item.part for item in merged.failed()] == ["p1.json", "p2.json"]
+    assert merged_json(merged) == whole
+    assert merged.merge is not None and (merged.verdict, merged.merge.exit_status) == ("fail", 1)
+    assert [(p.file, p.failed) for p in merged.merge.parts] == [("p1.json", 1), ("p2.json", 1), ("p3.json", 0)]
 
 
 @settings(max_examples=60, deadline=None)
@@ -95,16 +105,17 @@ def test_any_partition_merges_to_its_items_outcomes(assignment: list[int]) -> No
     parts = [
         (f"p{index}.json", part([t for t, where in zip(tasks, assignment) if where == index])) for index in range(3)
     ]
-    merged = merge_parts(parts)
+    merged = merge(parts)
+    assert merged.merge is not None
     expected = {t: ITEM[t] for t, where in zip(tasks, assignment) if where >= 0}
-    assert {item.name: item.outcome for item in merged.items if item.outcome is not None} == expected
-    assert {item.name for item in merged.gaps()} == {t for t, where in zip(tasks, assignment) if where < 0}
+    assert {task.task: task.item_outcome for task in merged.tasks if task.ran_here} == expected
+    assert set(merged.merge.gaps) == {t for t, where in zip(tasks, assignment) if where < 0}
     failed = any(outcome == "failed" for outcome in expected.values())
-    assert merged.exit_status == (1 if failed or merged.gaps() else 0)
+    assert merged.merge.exit_status == (1 if failed or merged.merge.gaps else 0)
     whole = build_summary(_result(), RunInfo(files=Files("o", "n"), selected=len(ITEM), task_outcomes=ITEM))
-    if not merged.gaps():  # any split of the whole run merges into exactly the unsplit run's JSON
+    if not merged.merge.gaps:  # any split of the whole run merges into exactly the unsplit run's JSON
         assert merged.verdict == whole.verdict
-        assert {key: value for key, value in merged_json(merged).items() if key != "merge"} == part(tasks)
+        assert merged_json(merged) == part(tasks)
     else:
         assert merged.verdict != "pass"
 
@@ -118,11 +129,12 @@ def test_an_item_dealt_to_two_parts_is_refused(assignment: list[set[int]]) -> No
     ]
     twice = [t for t, where in zip(tasks, assignment) if len(where) > 1]
     if not twice:
-        assert not merge_parts(parts).gaps()
+        merged = merge(parts).merge
+        assert merged is not None and not merged.gaps
         return
     with pytest.raises(MergeError, match=rf"^{len(twice)} item\(s\) ran in more than one part: ") as caught:
-        merge_parts(parts)
-    assert sum(f"{task!r} (" in caught.value.reason for task in twice) == min(len(twice), 5)
+        merge(parts)
+    assert sum(f"{task!r} (" in caught.value.reason for task in twice) == min(len(twice), NAMED)
 
 
 WHOLE_FILE = r"^p2.json and p1.json hold different classifications of the whole file \(.*\): first at "
@@ -134,9 +146,9 @@ def test_parts_of_other_inputs_or_options_are_refused() -> None:
     with pytest.raises(
         MergeError, match=WHOLE_FILE + r"run.inputs.new \('crc32:12345678:12' against 'crc32:0000dcba:12'\)$"
     ):
-        merge_parts([first, ("p2.json", part(["d"], inputs=other_new))])
+        merge([first, ("p2.json", part(["d"], inputs=other_new))])
     with pytest.raises(MergeError, match=WHOLE_FILE + r"run.options.strict \(True against False\)$"):
-        merge_parts([first, ("p2.json", part(["d"], options={**OPTIONS, "strict": True}))])
+        merge([first, ("p2.json", part(["d"], options={**OPTIONS, "strict": True}))])
 
 
 def test_a_part_that_classifies_the_file_otherwise_is_refused() -> None:
@@ -145,7 +157,7 @@ def test_a_part_that_classifies_the_file_otherwise_is_refused() -> None:
     second["tasks"][1]["category"] = "masked"
     second["counts"]["masked"] += 1
     with pytest.raises(MergeError, match=WHOLE_FILE + r"counts.masked \(1 against 0\)$"):
-        merge_parts([("p1.json", part(["a", "b", "c"])), ("p2.json", second)])
+        merge([("p1.json", part(["a", "b", "c"])), ("p2.json", second)])
 
 
 @pytest.mark.parametrize("claimed", ["passed", "accepted", "within_noise", "not_run"])
@@ -154,7 +166,7 @@ def test_a_part_whose_claimed_outcome_contradicts_its_category_is_refused(claime
     flipped = next(task for task in edited["tasks"] if task["task"] == "b")
     flipped["outcome"] = claimed
     with pytest.raises(MergeError, match=r"^p1.json: task 'b' \(flipped\) claims the outcome '" + claimed + "'"):
-        merge_parts([("p1.json", edited), ("p2.json", part(["d", "e", "gone", "fresh"]))])
+        merge([("p1.json", edited), ("p2.json", part(["d", "e", "gone", "fresh"]))])
 
 
 def test_a_claimed_known_flips_verdict_needs_the_recorded_list() -> None:
@@ -162,7 +174,7 @@ def test_a_claimed_known_flips_verdict_needs_the_recorded_list() -> None:
     flipped = next(task for task in edited["tasks"] if task["task"] == "b")
     flipped.update(outcome="accepted", hook_verdict={"outcome": "xfail", "reason": "fine", "source": "known_flips"})
     with pytest.raises(MergeError, match=r"^p1.json: task 'b' claims a known-flips verdict its recorded list"):
-        merge_parts([("p1.json", edited), ("p2.json", part(["d", "e", "gone", "fresh"]))])
+        merge([("p1.json", edited), ("p2.json", part(["d", "e", "gone", "fresh"]))])
 
 
 def test_the_merge_decides_under_the_recorded_options_and_exits_by_its_verdict() -> None:
@@ -174,28 +186,24 @@ def test_the_merge_decides_under_the_recorded_options_and_exits_by_its_verdict()
         ITEM = {"a": "passed", "b": "passed", "c": "passed"}
         for allow, expected in ((False, ("inconclusive", 1)), (True, ("pass", 0))):
             options = {**OPTIONS, "allow_copy": allow}
-            merged = merge_parts(
-                [("p1.json", part(["a"], options=options)), ("p2.json", part(["b", "c"], options=options))]
-            )
-            assert (merged.verdict, merged.exit_status) == expected
+            merged = merge([("p1.json", part(["a"], options=options)), ("p2.json", part(["b", "c"], options=options))])
+            assert merged.merge is not None and (merged.verdict, merged.merge.exit_status) == expected
     finally:
         OLD, NEW, ITEM = saved
 
 
 @pytest.mark.parametrize(
-    "data, reason",
+    "run, reason",
     [
-        ({"counts": {}}, 'no "run" section'),
-        ({"run": {"part": None}}, "no item ran in this run"),
-        (
-            {"run": {"part": {}, "inputs": {"old": None, "new": None}, "options": {}, "gate": []}, "tasks": []},
-            "no content digest of the old and new side",
-        ),
+        (None, 'no "run" section'),
+        (RunInfo(files=Files("o", "n"), collect_only=True), "no item ran in this run"),
+        (RunInfo(files=Files("o", "n"), selected=1, options=OPTIONS), "no content digest of the old and new side"),
+        (RunInfo(files=Files("o", "n"), selected=1, inputs=INPUTS), "no recorded options"),
     ],
 )
-def test_a_file_that_is_not_a_part_is_refused(data: Any, reason: str) -> None:
+def test_a_file_that_is_not_a_part_is_refused(run: Optional[RunInfo], reason: str) -> None:
     with pytest.raises(MergeError) as caught:
-        merge_parts([("x.json", data)])
+        merge([("x.json", json_dict(build_summary(_result(), run)))])
     assert caught.value.path == "x.json" and reason in caught.value.reason
 
 
@@ -212,12 +220,12 @@ def test_the_reports_escape_what_the_parts_say() -> None:
         label = "::error::x|<b>"
         OLD[label], NEW[label] = 1.0, 0.0
         ITEM = {**ITEM, label: "failed"}
-        merged = merge_parts([("p1.json", part([label])), ("p2.json", part([t for t in ITEM if t != label]))])
+        merged = merge([("p1.json", part([label])), ("p2.json", part([t for t in ITEM if t != label]))])
     finally:
         OLD.clear(), OLD.update(saved[0]), NEW.clear(), NEW.update(saved[1])
         ITEM = saved[2]
-    assert not any(line.startswith("::") for line in merged_lines(merged))
-    markdown = merged_markdown(merged)
+    assert not any(line.startswith("::") for line in summary_lines(merged))
+    markdown = render_markdown(merged)
     assert "<b>" not in markdown and "|<" not in markdown
 
 

@@ -382,8 +382,6 @@ def test_left_out_tasks_and_the_sensitivity_range_by_hand() -> None:
         "tasks": 6,
         "old": 1,
         "new": 2,
-        "old_share": pytest.approx(1 / 6),
-        "new_share": pytest.approx(1 / 3),
         "range_tasks": 5,
         "reward_range": [0.0, 1.0],
         "delta_range": [pytest.approx(-0.4), pytest.approx(0.0)],

@@ -16,12 +16,12 @@ from pytest_rollout_parity.core.reports.summary import (
     AggregateMetrics,
     Counts,
     Decider,
-    Decision,
     Files,
     Paired,
     RunInfo,
     RunOutcome,
     SideSummary,
+    SideTexts,
     Summary,
     TaskSummary,
     build_summary,
@@ -57,7 +57,7 @@ def test_build_summary_is_typed_and_frozen() -> None:
     assert summary.tasks[1].winner == "old" and summary.tasks[2].new is None
     assert summary.labels("flipped") == ["b"] and summary.side_tasks("new") == 2
     assert summary.nothing_compared is None and summary.compared == 2
-    assert summary.run == RunOutcome(selected=None, verdicts_changed_by_hook=0, outcomes=(("passed", 1),))
+    assert summary.run == RunOutcome(selected=None, verdicts_changed_by_hook=0, outcomes={"passed": 1})
     with pytest.raises(dataclasses.FrozenInstanceError):
         summary.compared = 0  # type: ignore[misc]
 
@@ -102,6 +102,10 @@ def hand_built() -> Summary:
     side = SideSummary(reward=1.0, rows=1, reward_rows=1, masked=None, agent_error=None, failure_kind=None)
     lost = dataclasses.replace(side, reward=0.0)
     return Summary(
+        verdict="fail",
+        decided_by=(Decider("failed_tasks", "1 task(s) failed"),),
+        task_outcomes={"failed": 1},
+        accepted=(),
         counts=Counts(
             tasks=1,
             identical=0,
@@ -126,15 +130,19 @@ def hand_built() -> Summary:
             keyed_by_taskset=False,
         ),
         rows=RowCounts(old=1, new=2, old_masked=0, new_masked=1),
+        conditions=SideTexts(),
+        models=SideTexts(),
         compared=1,
         nothing_compared=None,
         notes=("a note",),
+        copies=None,
         paired=Paired(
             n=1,
             old_mean=1.0,
             new_mean=0.0,
             delta=-1.0,
             ci95=None,
+            df=None,
             clustered_by=None,
             sign_test=SignTest(better=0, worse=1, p=1.0),
             table=None,
@@ -143,7 +151,7 @@ def hand_built() -> Summary:
             left_out=LeftOut(tasks=1, old=0, new=0, range_tasks=1, reward_range=(0.0, 1.0), delta_range=None),
         ),
         tasks=(TaskSummary(task="t", category="flipped", winner="old", old=side, new=lost, outcome="failed"),),
-        decision=Decision("fail", (Decider("failed_tasks", "1 task(s) failed"),)),
+        plan=None,
         equivalence=Equivalence(margin=0.05, lower_bound=None, upper_bound=None, passed=False),
         files=Files(old="a/old.jsonl", new="b/new.jsonl", old_sidecar=None, new_sidecar="b/new_failures.jsonl"),
         aggregate_metrics=AggregateMetrics(
@@ -153,7 +161,7 @@ def hand_built() -> Summary:
             ),
         ),
         run=RunOutcome(
-            selected=2, verdicts_changed_by_hook=0, outcomes=(("failed", 2),), gate_items=("parity-aggregate",)
+            selected=2, verdicts_changed_by_hook=0, outcomes={"failed": 2}, gate_items=("parity-aggregate",)
         ),
     )
 
@@ -190,6 +198,7 @@ def test_json_renders_the_summary(tmp_path: Path) -> None:
         "join",
         "rows",
         "conditions",
+        "models",
         "compared",
         "nothing_compared",
         "notes",
@@ -216,7 +225,7 @@ def test_json_renders_the_summary(tmp_path: Path) -> None:
         "part": None,
         "gate": [],
         "inputs": {},
-        "options": {},
+        "options": None,
         "checks": [],
     }
     target = tmp_path / "s.json"

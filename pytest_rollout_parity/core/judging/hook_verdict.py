@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Literal, Optional, get_args
 
 Outcome = Literal["passed", "failed", "xfail"]
@@ -16,7 +16,8 @@ class Verdict:
     """An item outcome decided by a conftest hook; the task's category stays what the data says."""
 
     outcome: Outcome
-    text: str = ""
+    #: the JSON summary's `reason`
+    text: str = field(default="", metadata={"alias": "reason"})
     #: who decided it; a report naming who changed an item's outcome reads it
     source: Source = "hook"
 

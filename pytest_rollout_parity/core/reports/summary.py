@@ -3,15 +3,18 @@
 :func:`build_summary` is a pure function of a :class:`CompareResult` and, in a pytest run, the
 :class:`RunInfo` the run adds (files, selection, hook verdicts, outcomes). The terminal section
 (:mod:`.terminal`) and the JSON file (:mod:`.json_file`) are pure functions of the
-:class:`Summary`, so the items, the terminal and the JSON never disagree. A further rendering or a
-further section is one more function of this object, or one more optional field.
+:class:`Summary`, so the items, the terminal and the JSON never disagree. The dataclasses are also
+the JSON file's layout: each field is a key (``metadata`` ``alias`` where the two names differ), in
+order; pydantic writes the file from them, reads parts back into them and publishes their schema,
+closed by :data:`..model.CLOSED` on :class:`Summary` (every nested dataclass takes it). A further
+section is one more optional field.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Literal, Optional
+from dataclasses import dataclass, field, replace
+from typing import Literal, Optional, Union
 
 from ..judging.classify import scored_rewards
 from ..judging.completeness import Coverage
@@ -48,8 +51,6 @@ class AcceptedFlips:
     """Verdicts a known-flips list or the hooks turned from failing into accepted, so the reviewer sees
     that something other than the data decided: who, how many, and for a list, which one."""
 
-    __pydantic_config__ = CLOSED
-
     #: `known_flips` or `hook`
     source: Literal["known_flips", "hook"]
     count: int
@@ -61,8 +62,6 @@ class AcceptedFlips:
 @dataclass(frozen=True, slots=True)
 class SplitGroup:
     """The group of a test splitter this run is: ``engine``'s group ``index`` (from 1) of ``count``."""
-
-    __pydantic_config__ = CLOSED
 
     engine: str
     index: int
@@ -83,8 +82,6 @@ class CheckRun:
 @dataclass(frozen=True, slots=True)
 class Files:
     """Each side's file (and sidecar) as the user named it."""
-
-    __pydantic_config__ = CLOSED
 
     old: str
     new: str
@@ -162,33 +159,38 @@ class RunInfo:
 
 @dataclass(frozen=True, slots=True)
 class Part:
-    """What of the whole file this run ran: tasks and gate-level items, apart, and its splitter group.
+    """What of the whole file this run ran: tasks and gate-level items apart, the team's checks, and
+    its splitter group (:meth:`of` counts them).
 
     ``partial`` is a run that ran fewer items than the file has (a selection, a splitter group, a
     stop after failures): its outcomes are this part's, and the whole file's verdict is the merge's.
     """
 
+    partial: bool
+    items: int
+    items_ran: int
     tasks: int
     tasks_ran: int
-    gate_items: tuple[str, ...]
-    gate_ran: tuple[str, ...]
+    gate_items_ran: tuple[str, ...]
     group: Optional[SplitGroup]
-
-    @property
-    def items(self) -> int:
-        return self.tasks + len(self.gate_items)
-
-    @property
-    def items_ran(self) -> int:
-        return self.tasks_ran + len(self.gate_ran)
-
     #: the team's own checks collected here, and how many of them ran
     checks: int = 0
     checks_ran: int = 0
 
-    @property
-    def partial(self) -> bool:
-        return self.tasks_ran < self.tasks or len(self.gate_ran) < len(self.gate_items) or self.checks_ran < self.checks
+    @classmethod
+    def of(
+        cls,
+        tasks: int,
+        tasks_ran: int,
+        gate_items: Sequence[str],
+        gate_ran: tuple[str, ...],
+        group: Optional[SplitGroup],
+        checks: int,
+        checks_ran: int,
+    ) -> Part:
+        partial = tasks_ran < tasks or len(gate_ran) < len(gate_items) or checks_ran < checks
+        items, items_ran = tasks + len(gate_items), tasks_ran + len(gate_ran)
+        return cls(partial, items, items_ran, tasks, tasks_ran, gate_ran, group, checks, checks_ran)
 
 
 #: past this many failures, pytest's failure section (each failure's report against every stored
@@ -199,8 +201,6 @@ MANY_FAILURES = 1000
 @dataclass(frozen=True, slots=True)
 class Counts:
     """Tasks per category, with each category's breakdown."""
-
-    __pydantic_config__ = CLOSED
 
     tasks: int
     identical: int
@@ -222,8 +222,6 @@ class Counts:
 @dataclass(frozen=True, slots=True)
 class SideSummary:
     """One side of one task: its reward and why it may not count."""
-
-    __pydantic_config__ = CLOSED
 
     reward: Optional[float]
     rows: int
@@ -251,15 +249,15 @@ class TaskSummary:
     old: Optional[SideSummary]
     new: Optional[SideSummary]
     p_value: Optional[float] = None
-    hook_verdict: Optional[Verdict] = None
     #: margin mode: the BH-adjusted p-value of a flip counted in the per-task tests (None: not counted)
     adjusted_p: Optional[float] = None
-    #: the start of the task's prompt, for a task keyed on its index or prompt (a listed flip), else None
-    excerpt: Optional[str] = None
-    #: in a pytest run, the task item's outcome when it ran here (None: it did not, or no run)
-    item_outcome: Optional[str] = None
     #: what became of the task, in the one vocabulary of every report (docs/semantics.md, "Outcomes")
     outcome: TaskOutcome = "passed"
+    hook_verdict: Optional[Verdict] = None
+    #: in a pytest run, whether the task's item ran here (None: no pytest run)
+    ran_here: Optional[bool] = None
+    #: in a pytest run, the task item's outcome when it ran here (None: it did not, or no run)
+    item_outcome: Optional[str] = None
     #: a flip's report text, whatever --tb shows: its failure message with the evidence (the losing
     #: side's verifier output or row evidence), or its expected-failure reason; None: not a flip, or its
     #: item did not report here
@@ -267,6 +265,9 @@ class TaskSummary:
     #: rollouts whose same trajectory the two verifiers scored differently (0: the rows do not pair per
     #: rollout, or the task is no flip)
     verifier_disagreements: int = 0
+    #: the start of the task's prompt, for a task keyed on its index or prompt (a listed flip), else None;
+    #: the reports show it, the JSON file does not hold it
+    excerpt: Optional[str] = field(default=None, metadata={"exclude": True})
 
     def side(self, name: Side) -> Optional[SideSummary]:
         return per_side(name, self.old, self.new)
@@ -287,21 +288,19 @@ class Paired:
     new_mean: Optional[float]
     delta: Optional[float]
     ci95: Optional[tuple[float, float]]
+    df: Optional[float]
     clustered_by: Optional[str]
     sign_test: Optional[SignTest]
     table: Optional[McNemarTable]
     absent: Optional[str]
-    tested: int
     left_out: LeftOut
-    df: Optional[float] = None
+    tested: int = field(default=0, metadata={"exclude": True})
 
 
 @dataclass(frozen=True, slots=True)
 class FlipTests:
     """Margin mode's per-task tests: ``tests`` tasks tested (compared, 2+ rows a side), of which
     ``counted`` can reach ``alpha`` and enter the Benjamini-Hochberg correction."""
-
-    __pydantic_config__ = CLOSED
 
     alpha: float
     tests: int
@@ -331,6 +330,35 @@ class InventorySection:
 
 
 @dataclass(frozen=True, slots=True)
+class GateItem:
+    """A gate-level item the run collects, and its outcome here (None: it did not run here)."""
+
+    item: str
+    ran_here: bool
+    item_outcome: Optional[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """The settings that decide outcomes, as the run recorded them: the parts of a split run merge
+    only when theirs are equal, and the merge decides under them."""
+
+    margin: Optional[float]
+    alpha: float
+    strict: bool
+    max_missing: str
+    max_masked: str
+    max_uncompared: str
+    allow_copy: bool
+    old_key: Optional[str]
+    new_key: Optional[str]
+    old_agent: Optional[str]
+    new_agent: Optional[str]
+    #: the known flips as (task, reason) pairs
+    known_flips: Optional[tuple[tuple[str, str], ...]]
+
+
+@dataclass(frozen=True, slots=True)
 class RunOutcome:
     """What the pytest run did with the items: how many ran, hook verdicts, outcomes in report order.
 
@@ -340,20 +368,20 @@ class RunOutcome:
 
     selected: Optional[int]
     verdicts_changed_by_hook: int
-    outcomes: tuple[tuple[str, int], ...]
+    outcomes: Mapping[str, int]
     #: the known-flips list, whose accepted flips count among the changed verdicts
     known_flips: Optional[str] = None
-    collect_only: bool = False
     gate_items: tuple[str, ...] = ()
     #: what of the whole file ran here (None: --collect-only)
     part: Optional[Part] = None
-    #: each gate-level item the run collects, with its outcome here (None: it did not run here)
-    gate_outcomes: tuple[tuple[str, Optional[str]], ...] = ()
-    #: each side's content digest, and the settings that decide outcomes
-    inputs: tuple[tuple[str, Optional[str]], ...] = ()
-    options: tuple[tuple[str, object], ...] = ()
-    #: the session's failures (any test's), when pytest's failure section rescans for each of them
-    rescanned_failures: Optional[int] = None
+    #: each gate-level item the run collects, with its outcome here
+    gate: tuple[GateItem, ...] = ()
+    #: each side's content digest, and the settings that decide outcomes (None: not recorded)
+    inputs: Mapping[str, Optional[str]] = field(default_factory=dict)
+    options: Optional[Options] = None
+    #: the team's own checks (tests requesting `rollout_pair`) this run collected, in collection order
+    checks: tuple[CheckRun, ...] = ()
+    collect_only: bool = field(default=False, metadata={"exclude": True})
 
     def items(self, tasks: int) -> int:
         """How many parity items the run collected: one per task and the gate-level items."""
@@ -363,8 +391,6 @@ class RunOutcome:
 @dataclass(frozen=True, slots=True)
 class Decider:
     """One thing that decided the run's verdict: a stable ``code`` and the words reports show."""
-
-    __pydantic_config__ = CLOSED
 
     code: str
     text: str
@@ -383,57 +409,113 @@ class Decision:
 
 
 @dataclass(frozen=True, slots=True)
-class Summary:
-    """Everything the gate reports. ``files`` and ``run`` are None outside a pytest run."""
+class SideTexts:
+    """A text for each side (`""`: none)."""
 
+    old: str = ""
+    new: str = ""
+
+    def side(self, name: Side) -> str:
+        return per_side(name, self.old, self.new)
+
+
+@dataclass(frozen=True, slots=True)
+class PartRun:
+    """One part of a merge: its file as given, its splitter group, what it ran and how much of it failed."""
+
+    file: str
+    group: Optional[SplitGroup]
+    items_ran: int
+    tasks_ran: int
+    gate_items_ran: int
+    failed: int
+
+
+#: how many names a merge's lines spell out before they count the rest (the JSON holds them all)
+MERGE_CAP = 10
+
+
+@dataclass(frozen=True, slots=True)
+class MergeRecord:
+    """What only a merge of parts knows: its verdict and exit status, each part, the items no part ran."""
+
+    verdict: RunVerdict
+    exit_status: int
+    parts: tuple[PartRun, ...]
+    gaps: tuple[str, ...]
+
+    def lines(self) -> list[str]:
+        """Each part and the items that ran in none, one line each, as the reports print them."""
+        lines = [
+            f"part {part.file} ("
+            + (f"{part.group.engine} group {part.group.index} of {part.group.count}" if part.group else "no group")
+            + f"): {part.items_ran} item(s) (tasks {part.tasks_ran}, gate items {part.gate_items_ran}), "
+            f"{part.failed} failed"
+            for part in self.parts
+        ]
+        if self.gaps:
+            more = (
+                f", ... and {len(self.gaps) - MERGE_CAP} more (see the merged JSON)"
+                if len(self.gaps) > MERGE_CAP
+                else ""
+            )
+            lines.append(f"ran in no part ({len(self.gaps)}): {', '.join(self.gaps[:MERGE_CAP])}{more}")
+        return lines
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """Everything the gate reports, and the JSON file's layout. ``files`` and ``run`` are None outside
+    a pytest run; the fields that default to None are absent from the file when they are."""
+
+    __pydantic_config__ = CLOSED
+
+    #: the run's verdict (`pass`, `fail`, `inconclusive`) and what decided it (:func:`decided`)
+    verdict: RunVerdict
+    decided_by: tuple[Decider, ...]
+    #: tasks per outcome, every outcome of the vocabulary present (0 when none)
+    task_outcomes: Mapping[TaskOutcome, int]
+    #: the verdicts a known-flips list or hooks accepted, by who accepted them (none: the data decided)
+    accepted: tuple[AcceptedFlips, ...] = field(metadata={"alias": "accepted_flips"})
     counts: Counts
     join: Join
     rows: RowCounts
+    #: the conditions each side ran under, as its side line shows them; the sides' models when they differ
+    conditions: SideTexts
+    models: SideTexts
     compared: int
     #: why nothing was compared (no shared task, or every shared one masked), or None
     nothing_compared: Optional[str]
     notes: tuple[str, ...]
+    #: the note that both sides hold the same rows (docs/semantics.md, "Copies"), or None
+    copies: Optional[str]
     paired: Paired
     tasks: tuple[TaskSummary, ...]
+    #: what to run next: for an `inconclusive` verdict (or when asked for), else None
+    plan: Optional[Plan]
     #: margin mode's equivalence decision; None without a margin
-    equivalence: Optional[Equivalence] = None
-    #: margin mode's per-task tests; None without a margin
-    flip_tests: Optional[FlipTests] = None
-    files: Optional[Files] = None
-    aggregate_metrics: Optional[AggregateMetrics] = None
-    run: Optional[RunOutcome] = None
-    #: the runs' own inventories (`<stem>_coverage.json`); None when neither side has one
-    inventory: Optional[InventorySection] = None
-    #: the note that both sides hold the same rows (docs/semantics.md, "Copies"), or None
-    copies: Optional[str] = None
-    #: margin mode: how many flips were shown not to be noise (they fail); None otherwise
-    failing_flips: Optional[int] = None
+    equivalence: Optional[Equivalence] = field(default=None, metadata={"alias": "aggregate"})
     #: in a pytest run, the new side's coverage of the old side's tasks against the limits
     coverage: Optional[Coverage] = None
-    #: the run's verdict (`pass`, `fail`, `inconclusive`) and what decided it, computed once here
-    decision: Decision = Decision("pass", ())
-    #: the verdicts a known-flips list or hooks accepted, by who accepted them (none: the data decided)
-    accepted: tuple[AcceptedFlips, ...] = ()
-    #: what to run next: for an `inconclusive` verdict (or when asked for), else None
-    plan: Optional[Plan] = None
-    #: (old, new): the conditions each side ran under, as its side line shows them
-    conditions: tuple[str, str] = ("", "")
-    #: (old, new): the sides' models when they differ, else empty
-    models: tuple[str, str] = ("", "")
-    #: the team's own checks (tests requesting `rollout_pair`) of a pytest run, in collection order
-    checks: tuple[CheckRun, ...] = ()
+    #: margin mode's per-task tests, and how many flips were shown not to be noise (they fail)
+    flip_tests: Optional[FlipTests] = None
+    failing_flips: Optional[int] = None
+    files: Optional[Files] = None
+    aggregate_metrics: Optional[AggregateMetrics] = None
+    #: the runs' own inventories (`<stem>_coverage.json`); None when neither side has one
+    inventory: Optional[InventorySection] = None
+    run: Optional[RunOutcome] = None
+    #: a merge of parts' own record
+    merge: Optional[MergeRecord] = None
 
     @property
-    def verdict(self) -> RunVerdict:
-        """`pass`, `fail` or `inconclusive` (docs/semantics.md, "Verdicts")."""
-        return self.decision.verdict
+    def decision(self) -> Decision:
+        return Decision(self.verdict, self.decided_by)
 
-    def outcome_counts(self) -> dict[str, int]:
-        """Tasks per outcome, every outcome of the vocabulary present (0 when none)."""
-        counts: dict[str, int] = dict.fromkeys(TASK_OUTCOMES, 0)
-        for task in self.tasks:
-            counts[task.outcome] += 1
-        return counts
+    @property
+    def checks(self) -> tuple[CheckRun, ...]:
+        """The team's own checks of a pytest run, in collection order."""
+        return self.run.checks if self.run is not None else ()
 
     def hook_verdicts(self) -> list[TaskSummary]:
         """The tasks whose outcome a hook changed, in task order."""
@@ -489,11 +571,15 @@ def _side(side: Optional[TaskSide]) -> Optional[SideSummary]:
 
 
 def task_outcome(
-    task: TaskComparison, judgement: Optional[FlipJudgement], hook_verdict: Optional[Verdict], ran: bool = True
+    task: Union[TaskComparison, TaskSummary],
+    judgement: Optional[FlipJudgement],
+    hook_verdict: Optional[Verdict],
+    ran: bool = True,
 ) -> TaskOutcome:
     """The task's outcome (docs/semantics.md, "Outcomes"), the first that applies: `not_run` when its
     item was not selected; a changed verdict (`failed` when it fails, else `accepted`); then by category,
-    a flip `failed` unless margin mode's ``judgement`` does not show it to be a regression (`within_noise`)."""
+    a flip `failed` unless margin mode's ``judgement`` does not show it to be a regression (`within_noise`).
+    The one rule: the run and the merge (which re-derives each part's claim) both decide by it."""
     if not ran:
         return "not_run"
     if hook_verdict is not None:
@@ -514,10 +600,9 @@ def _task(
     hook_verdict: Optional[Verdict],
     adjusted_p: Optional[float],
     outcome: TaskOutcome,
-    excerpt: Optional[str] = None,
-    item_outcome: Optional[str] = None,
-    evidence: Optional[str] = None,
+    run: Optional[RunInfo],
 ) -> TaskSummary:
+    item_outcome = run.task_outcomes.get(task.task) if run is not None else None
     return TaskSummary(
         task=task.task,
         category=task.category,
@@ -525,30 +610,26 @@ def _task(
         old=_side(task.old),
         new=_side(task.new),
         p_value=p_value,
-        hook_verdict=hook_verdict,
         adjusted_p=adjusted_p if task.category == "flipped" else None,
         outcome=outcome,
-        excerpt=excerpt,
+        hook_verdict=hook_verdict,
+        ran_here=item_outcome is not None if run is not None else None,
         item_outcome=item_outcome,
-        evidence=evidence,
+        evidence=run.evidence.get(task.task) if run is not None else None,
         verifier_disagreements=task.disagreements,
+        excerpt=run.excerpts.get(task.task) if run is not None else None,
     )
 
 
-def accepted_flips(tasks: tuple[TaskSummary, ...], run: Optional[RunInfo]) -> tuple[AcceptedFlips, ...]:
+def accepted_flips(
+    tasks: Sequence[TaskSummary], known_flips: Optional[str], sha256: Optional[str]
+) -> tuple[AcceptedFlips, ...]:
     """Who accepted which of the tasks' verdicts: the known-flips list (with its path and digest), then hooks."""
     accepted = [task.hook_verdict for task in tasks if task.outcome == "accepted" and task.hook_verdict is not None]
     found = []
     listed = sum(1 for verdict in accepted if verdict.source == "known_flips")
     if listed:
-        found.append(
-            AcceptedFlips(
-                "known_flips",
-                listed,
-                run.known_flips if run is not None else None,
-                run.known_flips_sha256 if run is not None else None,
-            )
-        )
+        found.append(AcceptedFlips("known_flips", listed, known_flips, sha256))
     if len(accepted) > listed:
         found.append(AcceptedFlips("hook", len(accepted) - listed))
     return tuple(found)
@@ -559,28 +640,20 @@ def _run_outcome(run: RunInfo, tasks: int) -> RunOutcome:
     part = None
     if not run.collect_only and run.selected is not None:
         ran_gate = tuple(name for name in run.gate_items if name in run.gate_outcomes)
-        part = Part(
-            tasks=tasks,
-            tasks_ran=len(run.task_outcomes),
-            gate_items=run.gate_items,
-            gate_ran=ran_gate,
-            group=run.group,
-            checks=len(run.checks),
-            checks_ran=sum(1 for check in run.checks if check.outcome is not None),
-        )
-    rescanned = run.session_failures if run.failure_section_rescans and run.session_failures > MANY_FAILURES else None
+        ran_checks = sum(1 for check in run.checks if check.outcome is not None)
+        part = Part.of(tasks, len(run.task_outcomes), run.gate_items, ran_gate, run.group, len(run.checks), ran_checks)
     return RunOutcome(
         selected=run.selected,
         verdicts_changed_by_hook=run.verdicts_changed,
-        outcomes=tuple(run.outcomes.items()),
+        outcomes=dict(run.outcomes),
         known_flips=run.known_flips,
-        collect_only=run.collect_only,
         gate_items=run.gate_items,
         part=part,
-        gate_outcomes=tuple((name, run.gate_outcomes.get(name)) for name in run.gate_items),
-        inputs=tuple(run.inputs.items()),
-        options=tuple(run.options.items()),
-        rescanned_failures=rescanned,
+        gate=tuple(GateItem(name, name in run.gate_outcomes, run.gate_outcomes.get(name)) for name in run.gate_items),
+        inputs=dict(run.inputs),
+        options=Options(**run.options) if run.options else None,  # type: ignore[arg-type]  # as the plugin records them
+        checks=run.checks,
+        collect_only=run.collect_only,
     )
 
 
@@ -600,26 +673,18 @@ def _outside(decision: Equivalence) -> bool:
     return low is not None and high is not None and (low > decision.margin or high < -decision.margin)
 
 
-def decide(
-    tasks: tuple[TaskSummary, ...],
-    *,
-    nothing: Optional[str],
-    aggregate: Optional[Equivalence],
-    coverage: Optional[Coverage],
-    copies: Optional[str],
-    run: Optional[RunOutcome],
-    strict: bool = False,
-    allow_copy: bool = False,
-    checks: Sequence[CheckRun] = (),
-) -> Decision:
-    """The run's verdict, once, from every item that ran: the tasks' outcomes, the gate-level checks
-    and the team's own ``checks``.
+def decided(summary: Summary, *, strict: bool, allow_copy: bool, known_flips_sha256: Optional[str]) -> Summary:
+    """The summary with its verdict decided, once, from every item that ran: its tasks' outcomes, its
+    gate-level checks and the team's own checks; with the outcome counts and who accepted which verdicts.
+    The run and the merge of parts both decide by it.
 
     `fail` when a task or one of the team's checks failed, or the aggregate's interval lies wholly
     outside the margin; else
     `inconclusive` when anything kept the gate from deciding (nothing compared, lost evidence past
     its budget, a copy, an interval crossing the margin, a narrowed or collect-only run); else `pass`.
     """
+    tasks, checks, run, nothing = summary.tasks, summary.checks, summary.run, summary.nothing_compared
+    aggregate, coverage = summary.equivalence, summary.coverage
     found: list[Decider] = []
     failed = [task.task for task in tasks if task.outcome == "failed"]
     if failed:
@@ -637,7 +702,7 @@ def decide(
         found.append(Decider("nothing_compared", "no task was compared"))
     if coverage is not None and not coverage.passed:
         found.append(Decider("evidence", coverage.message.split("\n", 1)[0]))
-    if copies is not None and not allow_copy:
+    if summary.copies is not None and not allow_copy:
         found.append(Decider("copy", "both files hold the same rows: the new server may never have run"))
     if aggregate is not None and not aggregate.passed and not _outside(aggregate) and nothing is None:
         found.append(
@@ -656,11 +721,17 @@ def decide(
         )
     if run is not None and not found and dict(run.outcomes).get("failed", 0):
         found.append(Decider("item_failed", f"{dict(run.outcomes)['failed']} parity item(s) failed"))
-    if any(d.code in FAIL_CODES for d in found):
-        return Decision("fail", tuple(found))
-    if found:
-        return Decision("inconclusive", tuple(found))
-    return Decision("pass", (Decider("passed", "every check passed"),))
+    verdict: RunVerdict = "fail" if any(d.code in FAIL_CODES for d in found) else "inconclusive" if found else "pass"
+    counts: dict[TaskOutcome, int] = dict.fromkeys(TASK_OUTCOMES, 0)
+    for task in tasks:
+        counts[task.outcome] += 1
+    return replace(
+        summary,
+        verdict=verdict,
+        decided_by=tuple(found) or (Decider("passed", "every check passed"),),
+        task_outcomes=counts,
+        accepted=accepted_flips(tasks, run.known_flips if run is not None else None, known_flips_sha256),
+    )
 
 
 def _paired(section: PairedSection) -> Paired:
@@ -671,13 +742,13 @@ def _paired(section: PairedSection) -> Paired:
         new_mean=s.new_mean,
         delta=s.delta,
         ci95=s.ci95,
+        df=s.df,
         clustered_by=s.clustered_by,
         sign_test=section.sign,
         table=section.table,
         absent=s.absent,
-        tested=section.tested,
         left_out=section.left_out,
-        df=s.df,
+        tested=section.tested,
     )
 
 
@@ -778,9 +849,6 @@ def build_summary(
         notes.append("both sides are the same file")
     files = outcome = metrics = inventory = None
     verdicts: Mapping[str, Verdict] = run.hook_verdicts if run is not None else {}
-    excerpts: Mapping[str, str] = run.excerpts if run is not None else {}
-    item_outcomes: Mapping[str, str] = run.task_outcomes if run is not None else {}
-    texts: Mapping[str, str] = run.evidence if run is not None else {}
     if run is not None:
         notes.extend(check.note for check in run.aggregate.values() if check.note)
         notes.extend(run.notes)
@@ -793,9 +861,9 @@ def build_summary(
         files = run.files
         metrics = AggregateMetrics(old=run.aggregate.get("old"), new=run.aggregate.get("new"))
         outcome = _run_outcome(run, len(result.tasks))
-        if outcome.rescanned_failures is not None:
+        if run.failure_section_rescans and run.session_failures > MANY_FAILURES:
             notes.append(
-                f"{outcome.rescanned_failures} failures: pytest's failure section compares each "
+                f"{run.session_failures} failures: pytest's failure section compares each "
                 "with every stored report, which grows with items times failures; "
                 "--tb=line or --tb=no keeps a large run linear (the JSON and HTML reports keep every detail)"
             )
@@ -810,58 +878,42 @@ def build_summary(
             task_outcome(
                 task, judgement, verdicts.get(task.task), ran=not collected_only and (ran is None or task.task in ran)
             ),
-            excerpts.get(task.task),
-            item_outcomes.get(task.task),
-            texts.get(task.task),
+            run,
         )
         for task, p, adjusted_p, judgement in zip(result.tasks, section.p_values, adjusted, judged)
     )
-    aggregate = decisions.equivalence
-    nothing = nothing_compared(result)
-    decision = decide(
-        tasks,
-        nothing=nothing,
-        aggregate=aggregate,
-        coverage=coverage,
-        copies=result.copies,
-        run=outcome,
-        strict=strict,
-        allow_copy=allow_copy,
-        checks=run.checks if run is not None else (),
-    )
-    decided = (
-        "; ".join(d.text for d in decision.decided_by if d.code in FAIL_CODES) if decision.verdict == "fail" else None
-    )
-    planned = (
-        plan(result, margin, alpha, judged, decided=decided)
-        if with_plan or decision.verdict == "inconclusive"
-        else None
-    )
-    return Summary(
-        accepted=accepted_flips(tasks, run),
+    summary = Summary(
+        verdict="pass",
+        decided_by=(),
+        task_outcomes={},
+        accepted=(),
         counts=Counts(**result.counts()),
         join=result.join,
         rows=result.rows,
+        conditions=SideTexts(*result.conditions),
+        models=SideTexts(*result.models),
         compared=result.compared,
-        nothing_compared=nothing,
+        nothing_compared=nothing_compared(result),
         notes=tuple(notes),
+        copies=result.copies,
         paired=_paired(section),
         tasks=tasks,
-        equivalence=aggregate,
+        plan=None,
+        equivalence=decisions.equivalence,
+        coverage=coverage,
         flip_tests=FlipTests(alpha, fdr.tests, len(fdr.counted)) if fdr is not None else None,
+        failing_flips=failing_flips,
         files=files,
         aggregate_metrics=metrics,
-        run=outcome,
-        copies=result.copies,
-        failing_flips=failing_flips,
-        coverage=coverage,
         inventory=inventory,
-        decision=decision,
-        plan=planned,
-        conditions=result.conditions,
-        models=result.models,
-        checks=run.checks if run is not None else (),
+        run=outcome,
     )
+    sha256 = run.known_flips_sha256 if run is not None else None
+    summary = decided(summary, strict=strict, allow_copy=allow_copy, known_flips_sha256=sha256)
+    if not with_plan and summary.verdict != "inconclusive":
+        return summary
+    fails = "; ".join(d.text for d in summary.decided_by if d.code in FAIL_CODES) if summary.verdict == "fail" else None
+    return replace(summary, plan=plan(result, margin, alpha, judged, decided=fails))
 
 
 def _inventory(reads: Mapping[str, InventoryRead], notes: list[str]) -> Optional[InventorySection]:

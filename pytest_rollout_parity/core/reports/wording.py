@@ -102,7 +102,7 @@ def verdict_words(summary: Summary, quote: Callable[[str], str] = _same) -> str:
     both are said. ``quote`` marks up the model names (they come from the rows) for where the line goes.
     """
     words = headline_words(summary)
-    old, new = summary.models
+    old, new = summary.models.old, summary.models.new
     if old:
         words += f"; different models: old {quote(old)}, new {quote(new)} "
         words += "(the run compares the models too, not the server alone)"
@@ -184,7 +184,7 @@ def verdict(
     verdict as the file's (only the merged parts decide it).
     """
     run = summary.run
-    part = run.part if run is not None else None
+    part = run.part if run is not None and summary.merge is None else None  # a merge speaks for the whole file
     rest = verdict_words(summary, quote) + _accepted_words(summary, quote)
     if part is not None and part.partial:
         failed = dict(summary.run.outcomes).get("failed", 0) if summary.run is not None else 0
@@ -193,8 +193,8 @@ def verdict(
             failed_checks = sum(1 for check in summary.checks if check.outcome == "failed")
             head += f"; your checks: {part.checks_ran} of {part.checks} ran here, {_failed(failed_checks)}"
         ran = f"tasks {part.tasks_ran} of {part.tasks}"
-        if part.gate_items:
-            ran += f"; gate items {len(part.gate_ran)} of {len(part.gate_items)}"
+        if part.items > part.tasks:
+            ran += f"; gate items {len(part.gate_items_ran)} of {part.items - part.tasks}"
         if part.group is not None:
             ran += f"; {part.group.engine} group {part.group.index} of {part.group.count}"
         rest = f"{ran}; the whole file: {summary.verdict.upper()} (merge the parts for its verdict): {rest}"
@@ -256,7 +256,7 @@ def side_lines(summary: Summary) -> list[str]:
     """
     files = summary.files
     lines = []
-    for index, side in enumerate(SIDES):
+    for side in SIDES:
         line = f"{side}: {files.file(side) if files else side}"
         sidecar = files.sidecar(side) if files else None
         if files and files.shards(side) > 1:
@@ -272,7 +272,7 @@ def side_lines(summary: Summary) -> list[str]:
         line += f" ({reason})" if reason else ""
         prefix = summary.join.prefix_stripped(side)
         line += f", prefix '{prefix}' stripped" if prefix else ""
-        conditions = summary.conditions[index]
+        conditions = summary.conditions.side(side)
         lines.append(line + (f"; {conditions}" if conditions else ""))
     for side in SIDES:
         inventory = summary.inventory.side(side) if summary.inventory is not None else None

@@ -9,7 +9,7 @@ tasks that can reach alpha at all, is below alpha.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
 from ..model import CompareResult, TaskComparison
@@ -31,7 +31,7 @@ class Equivalence:
     upper_bound: Optional[float]
     passed: bool
     #: empty when the decision is read back from a JSON summary, which does not carry it
-    message: str = ""
+    message: str = field(default="", metadata={"exclude": True})
 
 
 def margin_beyond_range(result: CompareResult, margin: float) -> Optional[tuple[float, float]]:
