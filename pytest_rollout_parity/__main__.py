@@ -75,16 +75,16 @@ def _read(path: str) -> Summary:
         _fail(f"{path}: not UTF-8 text: a --parity-json summary is needed")
     except json.JSONDecodeError as exc:
         _fail(f"{path}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno}); a --parity-json summary is needed")
-    except ValueError as exc:  # NaN, Infinity
-        _fail(f"{path}: {exc}: a --parity-json summary is needed")
-    except RecursionError:
-        _fail(f"{path}: nested too deep for a --parity-json summary")
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(step) for step in first["loc"]) or "the top level"
         what = "a key the layout does not name" if first["type"] == "unexpected_keyword_argument" else first["msg"]
         more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
         _fail(f"{path}: {where}: {what.lower()}{more}: not a --parity-json summary")
+    except ValueError as exc:  # NaN, Infinity
+        _fail(f"{path}: {exc}: a --parity-json summary is needed")
+    except RecursionError:
+        _fail(f"{path}: nested too deep for a --parity-json summary")
 
 
 def _check_outputs(parts: Sequence[str], outputs: Sequence[tuple[str, Optional[Path]]]) -> None:

@@ -330,7 +330,7 @@ class ParitySummary:
             "new_key": settings.side_key("new")[0],
             "old_agent": settings.side_agent("old")[0],
             "new_agent": settings.side_agent("new")[0],
-            "known_flips": sorted([entry.task, entry.reason] for entry in known.entries.values()) if known else None,
+            "known_flips": tuple(sorted((e.task, e.reason) for e in known.entries.values())) if known else None,
         }
 
     @pytest.hookimpl

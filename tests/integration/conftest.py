@@ -33,7 +33,7 @@ except ImportError:  # pragma: no cover
 # here once, every in-process run reuses the same modules instead of importing them afresh, and
 # `make_unreadable` patches the very modules those runs read with.
 import pytest_rollout_parity.plugin.activate  # noqa: F401
-from pytest_rollout_parity.json_schema import check
+from pytest_rollout_parity.core.reports.json_file import read_summary
 
 TASKSET = "terminal-bench-2-1"
 OLD = "old/rollouts.jsonl"
@@ -159,15 +159,15 @@ def json_targets(args: Sequence[str], option: str = "--parity-json") -> list[Pat
 
 @contextmanager
 def summaries_checked(args: Sequence[str], option: str = "--parity-json") -> Iterator[None]:
-    """Each JSON summary the run writes (a file new or changed by it, named by ``option``) validates
-    against the published model (`pytest_rollout_parity/json_schema.py`), which forbids keys it does
+    """Each JSON summary the run writes (a file new or changed by it, named by ``option``) reads back
+    into the summary's dataclasses, its layout (`core/reports/json_file.py`), which forbid keys they do
     not name."""
     targets = json_targets(args, option)
     before = {path: path.read_bytes() if path.is_file() else None for path in targets}
     yield
     for path, old in before.items():
         if path.is_file() and path.read_bytes() != old:
-            check(json.loads(path.read_bytes()))
+            read_summary(json.loads(path.read_bytes()))
 
 
 class Gate:

@@ -44,7 +44,7 @@ def test_a_finished_run_shows_its_inventory_without_a_note(gate: Gate) -> None:
     summary, out, markdown = run(gate, counts(measured=3))
     assert summary["inventory"]["old"] is None
     new = summary["inventory"]["new"]
-    assert new["measured"] == 3 and new["gate_measured"] == 3 and new["unfinished"] is False
+    assert new["counts"]["measured"] == 3 and new["gate_measured"] == 3 and new["counts"]["failed"] == 0
     assert new["files"] == ["new/rollouts_coverage.json"]
     line = (
         "new coverage (new/rollouts_coverage.json): expected 3, successful 3, measured 3, masked 0, "

@@ -206,7 +206,7 @@ def test_a_file_that_is_not_a_part_is_one_error_line(
             lambda data: data["tasks"][0]["old"].update(reward="high"),
             "tasks.0.old.reward: input should be a valid number",
         ),
-        (lambda data: data.update(surprise=True), "surprise: extra inputs are not permitted"),
+        (lambda data: data.update(surprise=True), "surprise: a key the layout does not name"),
     ],
     ids=["wrong-type", "unknown-key"],
 )

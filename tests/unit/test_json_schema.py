@@ -1,21 +1,22 @@
-"""The JSON summary's published model: the schema docs/json.md shows is the model's, the model
-takes what the gate writes and refuses a key it does not name. (Every summary the integration
-runs write is validated against it too: `tests/integration/conftest.py`, `summaries_checked`.)"""
+"""The JSON summary's one layout, the summary's dataclasses: the schema docs/json.md shows is theirs,
+a file the gate writes reads back into the same summary, and a key or a value they do not name is
+refused. (Every summary the integration runs write is read back too: `tests/integration/conftest.py`,
+`summaries_checked`.)"""
 
 from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from pydantic import VERSION, ValidationError
 
-from pytest_rollout_parity import compare_rollouts, summary_dict
-from pytest_rollout_parity.json_schema import ParitySummaryFile, check, schema_text
+from pytest_rollout_parity import compare_rollouts
+from pytest_rollout_parity.core.reports.json_file import json_dict, read_summary, schema
+from pytest_rollout_parity.core.reports.summary import Files, RunInfo, build_summary
+from pytest_rollout_parity.json_schema import schema_text
 
 DOC = Path(__file__).parents[2] / "docs" / "json.md"
 
@@ -37,22 +38,25 @@ SCHEMA_FROM = (2, 14)
     tuple(int(part) for part in VERSION.split(".")[:2]) < SCHEMA_FROM,
     reason=f"docs/json.md's schema is pydantic {SCHEMA_FROM[0]}.{SCHEMA_FROM[1]}'s; this is pydantic {VERSION}",
 )
-def test_the_page_shows_the_models_schema() -> None:
+def test_the_page_shows_the_summarys_schema() -> None:
     block = schema_block()
-    assert json.loads(block) == ParitySummaryFile.model_json_schema()
+    assert json.loads(block) == schema()
     assert block == schema_text() + "\n"  # as `python -m pytest_rollout_parity.json_schema` prints it
 
 
 def _summary() -> dict[str, Any]:
     old = [{"task_id": t, "reward": r} for t, r in {"a": 1.0, "b": 1.0, "c": 0.0, "gone": 1.0}.items()]
     new = [{"task_id": t, "reward": r} for t, r in {"a": 1.0, "b": 0.0, "c": 1.0, "fresh": 0.0}.items()]
-    return summary_dict(compare_rollouts(old, new), margin=0.05)
+    info = RunInfo(files=Files("o", "n"), selected=6, task_outcomes={"a": "passed", "b": "failed"})
+    return json_dict(build_summary(compare_rollouts(old, new), info, margin=0.05))
 
 
-def test_the_apis_summary_validates() -> None:
+def test_a_written_summary_reads_back_into_the_same_summary() -> None:
     data = _summary()
-    assert "aggregate" in data and "run" not in data
-    assert check(data).counts.flipped == 2
+    assert "aggregate" in data and "run" in data
+    summary = read_summary(data)
+    assert summary.counts.flipped == 2 and summary.tasks[1].ran_here is True
+    assert json_dict(summary) == data
 
 
 @pytest.mark.parametrize(
@@ -68,23 +72,12 @@ def test_the_apis_summary_validates() -> None:
         lambda data: data.update(compared="3"),
         lambda data: data.update(verdict="maybe"),
         lambda data: data["paired"].update(ci95=[0.1]),
+        lambda data: data["run"]["options"].update(alpha="0.05") if data["run"]["options"] else data.update(x=1),
+        lambda data: data["task_outcomes"].update(vanished=1),
     ],
 )
-def test_a_key_or_a_value_the_model_does_not_name_is_refused(change: Any) -> None:
+def test_a_key_or_a_value_the_layout_does_not_name_is_refused(change: Any) -> None:
     data = _summary()
     change(data)
     with pytest.raises((ValidationError, ValueError)):  # NaN: not JSON, refused before the model
-        check(data)
-
-
-@pytest.mark.slow
-def test_a_gate_run_never_imports_the_model() -> None:
-    code = (
-        "import sys\n"
-        "from pytest_rollout_parity import compare_rollouts, summary_dict\n"
-        "summary_dict(compare_rollouts([{'task_id': 'a', 'reward': 1.0}], [{'task_id': 'a', 'reward': 1.0}]))\n"
-        "import pytest_rollout_parity.plugin.activate\n"
-        "print('pytest_rollout_parity.json_schema' in sys.modules)\n"
-    )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert proc.stdout.split() == ["False"]
+        read_summary(data)

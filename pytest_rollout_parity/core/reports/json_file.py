@@ -69,8 +69,9 @@ def read_summary(data: Any) -> Summary:
 
 
 def schema() -> dict[str, Any]:
-    """The file's JSON Schema, as docs/json.md publishes it."""
-    return _adapter().json_schema(by_alias=True)
+    """The file's JSON Schema, as docs/json.md publishes it: the keys the gate writes (a field the
+    reports alone read, such as a task's prompt excerpt, is left out)."""
+    return _adapter().json_schema(by_alias=True, mode="serialization")
 
 
 def _mode_for(path: Path) -> int:
