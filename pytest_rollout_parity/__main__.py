@@ -4,9 +4,10 @@ Joins the `--parity-json` files of a run split over CI jobs into one verdict (th
 :func:`~.core.reports.merge.merge_parts`), prints it with the run's own renderers, writes it where
 asked and, under GitHub Actions, appends its Markdown to the job page and `verdict=...` to the step's
 outputs, by the gate's rule for outputs (:mod:`.core.reports.outputs`). Each part is first held to
-the summary's layout and read back into it (:func:`~.core.reports.json_file.read_summary`); with `--old`/`--new` the parts' digests are checked against those files. The exit status
-follows the verdict as the gate's does: 0 for `pass`, 1 for `fail` and `inconclusive`; 4 for parts
-that cannot be merged or a wrong argument (one `ERROR:` line, nothing written).
+the summary's layout and read back into it (:func:`~.core.reports.json_file.read_summary`); with
+`--old`/`--new` the parts' digests are checked against those files. The exit status follows the
+verdict as the gate's does: 0 for `pass`, 1 for `fail` and `inconclusive`; 4 for parts that cannot
+be merged or a wrong argument (one `ERROR:` line, nothing written).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from pytest_rollout_parity.core.judging.metrics_file import AggregateCheck
 from pytest_rollout_parity.core.model import Join, RowCounts
 from pytest_rollout_parity.core.reports.json_file import json_dict, write_json
 from pytest_rollout_parity.core.reports.summary import (
-    AggregateMetrics,
+    BySide,
     Counts,
     Decider,
     Files,
@@ -21,7 +21,6 @@ from pytest_rollout_parity.core.reports.summary import (
     RunInfo,
     RunOutcome,
     SideSummary,
-    SideTexts,
     Summary,
     TaskSummary,
     build_summary,
@@ -130,8 +129,8 @@ def hand_built() -> Summary:
             keyed_by_taskset=False,
         ),
         rows=RowCounts(old=1, new=2, old_masked=0, new_masked=1),
-        conditions=SideTexts(),
-        models=SideTexts(),
+        conditions=BySide("", ""),
+        models=BySide("", ""),
         compared=1,
         nothing_compared=None,
         notes=("a note",),
@@ -154,7 +153,7 @@ def hand_built() -> Summary:
         plan=None,
         equivalence=Equivalence(margin=0.05, lower_bound=None, upper_bound=None, passed=False),
         files=Files(old="a/old.jsonl", new="b/new.jsonl", old_sidecar=None, new_sidecar="b/new_failures.jsonl"),
-        aggregate_metrics=AggregateMetrics(
+        aggregate_metrics=BySide(
             old=None,
             new=AggregateCheck(
                 file="b/new_aggregate_metrics.json", agent=None, recorded_mean=0.5, computed_mean=0.0, rows=2, note=None

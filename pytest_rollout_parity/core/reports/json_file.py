@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from dataclasses import fields
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,18 +23,8 @@ if TYPE_CHECKING:
     from pydantic import TypeAdapter
 
 #: the sections a summary holds only where they apply (margin mode, a pytest run, a coverage file, a
-#: merge): absent from the file when they are None
-ABSENT_WHEN_NONE = (
-    "aggregate",
-    "coverage",
-    "flip_tests",
-    "failing_flips",
-    "files",
-    "aggregate_metrics",
-    "inventory",
-    "run",
-    "merge",
-)
+#: merge): the fields that default to None, absent from the file when they are
+ABSENT_WHEN_NONE = frozenset(f.metadata.get("alias", f.name) for f in fields(Summary) if f.default is None)
 
 
 @cache

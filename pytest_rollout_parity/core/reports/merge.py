@@ -14,6 +14,7 @@ summary, which the run's own renderers show, with the merge's record (parts, gap
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, Optional
@@ -214,10 +215,7 @@ def _merged(
         *(task.item_outcome for task in tasks if task.ran_here),
         *(item.item_outcome for item in gate if item.ran_here),
     ]
-    outcomes: dict[str, int] = {}
-    for outcome in items:
-        if outcome is not None:
-            outcomes[outcome] = outcomes.get(outcome, 0) + 1
+    outcomes = Counter(outcome for outcome in items if outcome is not None)
     gate_ran = tuple(item.item for item in gate if item.ran_here)
     tasks_ran = sum(1 for task in tasks if task.ran_here)
     checks_ran = sum(1 for check in checks if check.outcome is not None)
@@ -225,7 +223,7 @@ def _merged(
         run,
         selected=len(items),
         verdicts_changed_by_hook=sum(1 for task in tasks if task.ran_here and task.hook_verdict is not None),
-        outcomes=outcomes,
+        outcomes=dict(outcomes),
         part=Part.of(len(tasks), tasks_ran, run.gate_items, gate_ran, None, len(checks), checks_ran),
         gate=gate,
         checks=checks,

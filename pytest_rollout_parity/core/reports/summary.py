@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Literal, Optional, Union
+from typing import Generic, Literal, Optional, TypeVar, Union
 
 from ..judging.classify import scored_rewards
 from ..judging.completeness import Coverage
@@ -44,6 +44,18 @@ from ..statistics.plan import Plan, plan
 
 DEFAULT_ALPHA = 0.05
 """The default false discovery rate of margin mode's per-task tests."""
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class BySide(Generic[T]):
+    """A value for each side: each side's aggregate-metrics check, inventory, conditions, model."""
+
+    old: T
+    new: T
+
+    def side(self, name: Side) -> T:
+        return per_side(name, self.old, self.new)
 
 
 @dataclass(frozen=True, slots=True)
@@ -308,28 +320,6 @@ class FlipTests:
 
 
 @dataclass(frozen=True, slots=True)
-class AggregateMetrics:
-    """Each side's recorded mean reward beside the rows' (None: the side has no such file)."""
-
-    old: Optional[AggregateCheck]
-    new: Optional[AggregateCheck]
-
-    def side(self, name: Side) -> Optional[AggregateCheck]:
-        return per_side(name, self.old, self.new)
-
-
-@dataclass(frozen=True, slots=True)
-class InventorySection:
-    """Each side's coverage inventory (None: the side has no usable coverage file)."""
-
-    old: Optional[Inventory]
-    new: Optional[Inventory]
-
-    def side(self, name: Side) -> Optional[Inventory]:
-        return per_side(name, self.old, self.new)
-
-
-@dataclass(frozen=True, slots=True)
 class GateItem:
     """A gate-level item the run collects, and its outcome here (None: it did not run here)."""
 
@@ -409,17 +399,6 @@ class Decision:
 
 
 @dataclass(frozen=True, slots=True)
-class SideTexts:
-    """A text for each side (`""`: none)."""
-
-    old: str = ""
-    new: str = ""
-
-    def side(self, name: Side) -> str:
-        return per_side(name, self.old, self.new)
-
-
-@dataclass(frozen=True, slots=True)
 class PartRun:
     """One part of a merge: its file as given, its splitter group, what it ran and how much of it failed."""
 
@@ -445,8 +424,10 @@ class MergeRecord:
     gaps: tuple[str, ...]
 
     def lines(self) -> list[str]:
-        """Each part and the items that ran in none, one line each, as the reports print them."""
-        lines = [
+        """What the parts ran, each part, and the items that ran in none, one line each, as the reports print them."""
+        ran, failed = sum(part.items_ran for part in self.parts), sum(part.failed for part in self.parts)
+        lines = [f"{len(self.parts)} part(s) merged: {ran} item(s) ran, {failed} failed"]
+        lines += [
             f"part {part.file} ("
             + (f"{part.group.engine} group {part.group.index} of {part.group.count}" if part.group else "no group")
             + f"): {part.items_ran} item(s) (tasks {part.tasks_ran}, gate items {part.gate_items_ran}), "
@@ -481,8 +462,8 @@ class Summary:
     join: Join
     rows: RowCounts
     #: the conditions each side ran under, as its side line shows them; the sides' models when they differ
-    conditions: SideTexts
-    models: SideTexts
+    conditions: BySide[str]
+    models: BySide[str]
     compared: int
     #: why nothing was compared (no shared task, or every shared one masked), or None
     nothing_compared: Optional[str]
@@ -501,9 +482,10 @@ class Summary:
     flip_tests: Optional[FlipTests] = None
     failing_flips: Optional[int] = None
     files: Optional[Files] = None
-    aggregate_metrics: Optional[AggregateMetrics] = None
+    #: each side's recorded mean reward beside the rows' (None: the side has no such file)
+    aggregate_metrics: Optional[BySide[Optional[AggregateCheck]]] = None
     #: the runs' own inventories (`<stem>_coverage.json`); None when neither side has one
-    inventory: Optional[InventorySection] = None
+    inventory: Optional[BySide[Optional[Inventory]]] = None
     run: Optional[RunOutcome] = None
     #: a merge of parts' own record
     merge: Optional[MergeRecord] = None
@@ -812,7 +794,6 @@ def build_summary(
     failing_flips: Optional[int] = None,
     coverage: Optional[Coverage] = None,
     alpha: float = DEFAULT_ALPHA,
-    judgements: Optional[list[Optional[FlipJudgement]]] = None,
     strict: bool = False,
     allow_copy: bool = False,
     with_plan: bool = False,
@@ -824,21 +805,14 @@ def build_summary(
 
     ``paired`` is the result's paired section when the caller already has it (else computed);
     with a ``margin`` the summary also holds the aggregate equivalence decision and the per-task
-    tests at false discovery rate ``alpha``; ``judgements`` are margin mode's flip judgements when
-    the caller has them; ``decisions`` all of margin mode's decisions, when the caller has made
-    them (:func:`margin_decisions`: the items read the same). Each task's outcome and the run's
+    tests at false discovery rate ``alpha``; ``decisions`` all of margin mode's decisions, when the
+    caller has made them (:func:`margin_decisions`: the items read the same). Each task's outcome and the run's
     verdict are decided here, once; an `inconclusive` verdict (or ``with_plan``) adds the plan of
     what to run next.
     """
     section = paired if paired is not None else paired_section(result)
     if decisions is None:
-        decisions = (
-            margin_decisions(section, result.tasks, margin, alpha, copy=result.copies is not None)
-            if judgements is None or margin is None
-            else MarginDecisions(
-                section.fdr(alpha), tuple(judgements), aggregate_decision(section, margin, result.copies is not None)
-            )
-        )
+        decisions = margin_decisions(section, result.tasks, margin, alpha, copy=result.copies is not None)
     fdr = decisions.fdr
     judged: list[Optional[FlipJudgement]] = list(decisions.judgements)
     if failing_flips is None:
@@ -859,7 +833,7 @@ def build_summary(
             )
         inventory = _inventory(run.inventory, notes)
         files = run.files
-        metrics = AggregateMetrics(old=run.aggregate.get("old"), new=run.aggregate.get("new"))
+        metrics = BySide(run.aggregate.get("old"), run.aggregate.get("new"))
         outcome = _run_outcome(run, len(result.tasks))
         if run.failure_section_rescans and run.session_failures > MANY_FAILURES:
             notes.append(
@@ -890,8 +864,8 @@ def build_summary(
         counts=Counts(**result.counts()),
         join=result.join,
         rows=result.rows,
-        conditions=SideTexts(*result.conditions),
-        models=SideTexts(*result.models),
+        conditions=BySide(*result.conditions),
+        models=BySide(*result.models),
         compared=result.compared,
         nothing_compared=nothing_compared(result),
         notes=tuple(notes),
@@ -916,7 +890,7 @@ def build_summary(
     return replace(summary, plan=plan(result, margin, alpha, judged, decided=fails))
 
 
-def _inventory(reads: Mapping[str, InventoryRead], notes: list[str]) -> Optional[InventorySection]:
+def _inventory(reads: Mapping[str, InventoryRead], notes: list[str]) -> Optional[BySide[Optional[Inventory]]]:
     """The sides' inventories; their notes (unfinished, disagreeing, unusable) join ``notes``."""
     if not reads:
         return None
@@ -928,4 +902,4 @@ def _inventory(reads: Mapping[str, InventoryRead], notes: list[str]) -> Optional
             notes.append(read.note)
         if read is not None and read.inventory is not None:
             notes.extend(read.inventory.notes(side))
-    return InventorySection(old=found["old"], new=found["new"])
+    return BySide(found["old"], found["new"])
