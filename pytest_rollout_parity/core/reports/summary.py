@@ -424,23 +424,17 @@ class MergeRecord:
     gaps: tuple[str, ...]
 
     def lines(self) -> list[str]:
-        """What the parts ran, each part, and the items that ran in none, one line each, as the reports print them."""
+        """What the parts ran, each part, and the items no part ran, one line each, as the reports print them."""
         ran, failed = sum(part.items_ran for part in self.parts), sum(part.failed for part in self.parts)
         lines = [f"{len(self.parts)} part(s) merged: {ran} item(s) ran, {failed} failed"]
-        lines += [
-            f"part {part.file} ("
-            + (f"{part.group.engine} group {part.group.index} of {part.group.count}" if part.group else "no group")
-            + f"): {part.items_ran} item(s) (tasks {part.tasks_ran}, gate items {part.gate_items_ran}), "
-            f"{part.failed} failed"
-            for part in self.parts
-        ]
-        if self.gaps:
-            more = (
-                f", ... and {len(self.gaps) - MERGE_CAP} more (see the merged JSON)"
-                if len(self.gaps) > MERGE_CAP
-                else ""
+        for part in self.parts:
+            group = f"{part.group.engine} group {part.group.index} of {part.group.count}" if part.group else "no group"
+            lines.append(
+                f"part {part.file} ({group}): {part.items_ran} item(s) (tasks {part.tasks_ran}, "
+                f"gate items {part.gate_items_ran}), {part.failed} failed"
             )
-            lines.append(f"ran in no part ({len(self.gaps)}): {', '.join(self.gaps[:MERGE_CAP])}{more}")
+        if self.gaps:
+            lines.append(f"ran in no part ({len(self.gaps)}): {named(self.gaps, MERGE_CAP)}")
         return lines
 
 
@@ -643,10 +637,10 @@ def _run_outcome(run: RunInfo, tasks: int) -> RunOutcome:
 NAMED = 3
 
 
-def named(names: Sequence[str]) -> str:
-    """`a, b, c and 2 more`: the first :data:`NAMED` of ``names``."""
-    shown = ", ".join(names[:NAMED])
-    return shown + (f" and {len(names) - NAMED} more" if len(names) > NAMED else "")
+def named(names: Sequence[str], cap: int = NAMED) -> str:
+    """`a, b, c and 2 more`: the first ``cap`` of ``names``."""
+    shown = ", ".join(names[:cap])
+    return shown + (f" and {len(names) - cap} more" if len(names) > cap else "")
 
 
 def _outside(decision: Equivalence) -> bool:
@@ -760,29 +754,22 @@ def margin_decisions(
     *,
     copy: bool = False,
 ) -> MarginDecisions:
-    """The decisions at ``margin`` (none without one) from the comparison's paired ``section``;
-    ``copy``: both sides hold the same rows (:func:`aggregate_decision`)."""
+    """The decisions at ``margin`` (none without one) from the comparison's paired ``section``.
+
+    For two sides holding the same rows (``copy``: a re-verification whose rewards all agree, run as
+    a deliberate copy) every rollout pairs with itself and agrees, so Δ is 0 with no sampling noise
+    left to test, whatever the number of tasks: equivalent."""
     if margin is None:
         return MarginDecisions(None, (None,) * len(tasks), None)
     fdr = section.fdr(alpha)
     judged = tuple(judge_flips(section, tasks, alpha, fdr))
-    return MarginDecisions(fdr, judged, aggregate_decision(section, margin, copy))
-
-
-def aggregate_decision(section: PairedSection, margin: float, copy: bool) -> Equivalence:
-    """The equivalence decision; for two sides holding the same rows (``copy``: a re-verification
-    whose rewards all agree, run as a deliberate copy) every rollout pairs with itself and agrees,
-    so Δ is 0 with no sampling noise left to test, whatever the number of tasks."""
-    if copy:
-        return Equivalence(
-            margin,
-            0.0,
-            0.0,
-            True,
-            f"equivalent within margin ±{margin:g}: both sides hold the same rows, so every rollout's reward "
-            "agrees (Δ = 0 on each, no sampling noise to test)",
-        )
-    return equivalence(section.stats, margin, section.left_out)
+    if not copy:
+        return MarginDecisions(fdr, judged, equivalence(section.stats, margin, section.left_out))
+    same = (
+        f"equivalent within margin ±{margin:g}: both sides hold the same rows, so every rollout's reward "
+        "agrees (Δ = 0 on each, no sampling noise to test)"
+    )
+    return MarginDecisions(fdr, judged, Equivalence(margin, 0.0, 0.0, True, same))
 
 
 def build_summary(
@@ -806,9 +793,9 @@ def build_summary(
     ``paired`` is the result's paired section when the caller already has it (else computed);
     with a ``margin`` the summary also holds the aggregate equivalence decision and the per-task
     tests at false discovery rate ``alpha``; ``decisions`` all of margin mode's decisions, when the
-    caller has made them (:func:`margin_decisions`: the items read the same). Each task's outcome and the run's
-    verdict are decided here, once; an `inconclusive` verdict (or ``with_plan``) adds the plan of
-    what to run next.
+    caller has made them (:func:`margin_decisions`: the items read the same). Each task's outcome
+    is decided here and the run's verdict by :func:`decided`, once; an `inconclusive` verdict (or
+    ``with_plan``) adds the plan of what to run next.
     """
     section = paired if paired is not None else paired_section(result)
     if decisions is None:
