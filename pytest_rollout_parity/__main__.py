@@ -146,19 +146,23 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         _fail(str(exc))
     assert merged.run is not None and merged.merge is not None  # a merge of parts
     _check_inputs(merged.run, args.old, args.new)
+    try:  # every output is made before any is written, from figures a part may have had edited
+        lines = [utf8_safe(line) for line in summary_lines(merged)]
+        markdown = render_markdown(merged, exit_status=merged.merge.exit_status)
+        texts = {"--markdown": markdown, "--json": json_text(json_dict(merged)) + "\n"}
+    except (TypeError, ValueError, ArithmeticError, LookupError) as exc:
+        _fail(f"the parts' figures contradict each other ({exc}): an edited part?")
     try:
-        for line in summary_lines(merged):
-            print(utf8_safe(line))
+        for line in lines:
+            print(line)
         sys.stdout.flush()
     except BrokenPipeError:  # a reader that stopped early (`| head`): the outputs are still written
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    markdown = render_markdown(merged, exit_status=merged.merge.exit_status)
     for option, path in outputs:
         if path is None:
             continue
-        text = markdown if option == "--markdown" else json_text(json_dict(merged)) + "\n"
         try:
-            skipped = write_output(path, text)
+            skipped = write_output(path, texts[option])
         except OSError as exc:
             _fail(f"{option}: cannot write {path}: {exc.strerror or exc}")
         if skipped is not None:

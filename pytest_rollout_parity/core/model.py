@@ -14,9 +14,10 @@ from typing import Any, Literal, Optional, TypeVar
 
 #: rewards closer than this are the same reward (a task whose means differ by no more is identical)
 REWARD_TOLERANCE = 1e-9
-#: pydantic's configuration of each dataclass the JSON summary file holds as it is (a plain dict: defining
-#: it imports no pydantic): where a summary is read, a key the class does not name, a value of another
-#: type, NaN or an infinity is refused (`pytest_rollout_parity/json_schema.py`)
+#: pydantic's configuration of the JSON summary's layout, the summary's dataclasses (a plain dict:
+#: defining it imports no pydantic). :class:`.reports.summary.Summary` carries it and every dataclass
+#: nested there takes it: where a summary is read, a key the class does not name, a value of another
+#: type, NaN or an infinity is refused (`reports/json_file.py`)
 CLOSED: dict[str, object] = {"extra": "forbid", "strict": True, "allow_inf_nan": False}
 
 Category = Literal["identical", "flipped", "flipped_agent_error", "masked", "missing"]

@@ -325,3 +325,31 @@ def test_a_malformed_part_is_one_error_line_before_any_decision(
         assert len(lines) == 1 and lines[0].startswith("ERROR: ") and str(paths[1]) in lines[0], lines
         assert "pydantic" not in lines[0], lines  # the place and what is wrong there, not the parser's report
         assert out.getvalue() == "" and not (tmp / "m.json").exists()
+
+
+def test_parts_whose_figures_contradict_each_other_are_one_error_line(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A part the layout lets through may still hold figures no run gives (a plan for a margin with no
+    variance): the merge says so in one `ERROR:` line, exit 4, nothing written, never a traceback."""
+    from pytest_rollout_parity.__main__ import main
+    from pytest_rollout_parity.core.reports.json_file import json_text
+
+    global OLD, NEW, ITEM
+    saved = (OLD, NEW, ITEM)
+    try:
+        OLD = NEW = {"a": 1.0, "b": 0.0}  # a copy: the merged verdict is inconclusive, so its plan is shown
+        ITEM = {"a": "passed", "b": "passed"}
+        paths = []
+        for index, tasks in enumerate((["a"], ["b"])):
+            data = part(tasks)
+            data["plan"].update(margin=0.05, rollout_variance=None)
+            paths.append(tmp_path / f"p{index}.json")
+            paths[-1].write_text(json_text(data), encoding="utf-8")
+    finally:
+        OLD, NEW, ITEM = saved
+    with pytest.raises(SystemExit) as caught:
+        main(["merge", *map(str, paths), f"--json={tmp_path / 'm.json'}"])
+    out, err = capsys.readouterr()
+    assert caught.value.code == 4 and out == "" and not (tmp_path / "m.json").exists()
+    assert err.startswith("ERROR: the parts' figures contradict each other (") and err.count("\n") == 1
