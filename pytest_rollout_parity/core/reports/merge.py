@@ -1,14 +1,9 @@
 """The parts of a split run joined into one verdict: a pure function of the parts' summaries.
 
-A run split over CI jobs (pytest-split groups, pytest-shard shards, `-k` selections) writes one
-JSON summary file a part, read back into a :class:`.summary.Summary` (:func:`.json_file.read_summary`,
-which holds it to the layout first). Every part holds the whole file's classification, but only the
-items it ran have an outcome there. :func:`merge_parts` trusts no part: every part must hold the
-same whole-file classification (inputs, deciding options, known-flips list, counts, figures, each
-task's category), each task's claimed outcome must be the one the summary's own rule
-(:func:`.summary.task_outcome`) gives from its category, its verdict and the recorded options, and an
-item must run in one part only. It takes each item's outcome from the part that ran it and decides
-as the gate does (:func:`.summary.decided`) under the recorded options: the result is one run's
+Each part (a pytest-split group, a pytest-shard shard, a `-k` selection) is a JSON summary read back
+into a :class:`.summary.Summary`; it holds the whole file's classification, and outcomes only for
+the items it ran. :func:`merge_parts` trusts no part (see there), takes each item's outcome from the
+part that ran it and decides as the gate does (:func:`.summary.decided`): the result is one run's
 summary, which the run's own renderers show, with the merge's record (parts, gaps, exit status).
 """
 
@@ -134,24 +129,26 @@ def _check_outcomes(path: str, summary: Summary, run: RunOutcome) -> None:
 
 
 def _known_flips_sha(parts: Sequence[tuple[str, Summary]]) -> Optional[str]:
-    """The known-flips list's SHA-256 the parts record (every part that names it: the same)."""
-    found: Optional[tuple[str, str]] = None
-    for path, summary in parts:
-        for accepted in summary.accepted:
-            sha = accepted.sha256
-            if accepted.source != "known_flips" or sha is None:
-                continue
-            if found is not None and sha != found[1]:
-                raise MergeError(
-                    path, f"read another known-flips list than {found[0]} (SHA-256 {sha} against {found[1]})"
-                )
-            found = found or (path, sha)
-    return found[1] if found is not None else None
+    """The known-flips list's SHA-256 the parts record (every part that names one: the same)."""
+    found = [
+        (path, a.sha256) for path, summary in parts for a in summary.accepted if a.source == "known_flips" and a.sha256
+    ]
+    for path, sha in found[1:]:
+        if sha != found[0][1]:
+            raise MergeError(
+                path, f"read another known-flips list than {found[0][0]} (SHA-256 {sha} against {found[0][1]})"
+            )
+    return found[0][1] if found else None
 
 
 def merge_parts(parts: Sequence[tuple[str, Summary]]) -> Summary:
     """The one verdict of ``parts`` (each: its file as given, its summary as read back), as one run's
     summary with the merge's record.
+
+    Every part must hold the same whole-file classification (inputs, deciding options, known-flips
+    list, counts, figures, each task's category), each task's claimed outcome must be the one the
+    summary's own rule (:func:`.summary.task_outcome`) gives from its category, its verdict and the
+    recorded options, and an item must run in one part only.
 
     Raises :class:`MergeError` when the parts read different inputs or ran under different options,
     when two parts ran one item, or when a file is not a part.

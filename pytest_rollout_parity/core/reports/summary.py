@@ -661,6 +661,7 @@ def decided(summary: Summary, *, strict: bool, allow_copy: bool, known_flips_sha
     """
     tasks, checks, run, nothing = summary.tasks, summary.checks, summary.run, summary.nothing_compared
     aggregate, coverage = summary.equivalence, summary.coverage
+    collected_only = run is not None and run.collect_only
     found: list[Decider] = []
     failed = [task.task for task in tasks if task.outcome == "failed"]
     if failed:
@@ -672,7 +673,7 @@ def decided(summary: Summary, *, strict: bool, allow_copy: bool, known_flips_sha
         found.append(
             Decider("aggregate_outside", f"the mean difference lies wholly outside the margin ±{aggregate.margin:g}")
         )
-    if run is not None and run.collect_only:
+    if collected_only:
         found.append(Decider("collect_only", "collected only: no item ran"))
     if nothing is not None:
         found.append(Decider("nothing_compared", "no task was compared"))
@@ -689,9 +690,9 @@ def decided(summary: Summary, *, strict: bool, allow_copy: bool, known_flips_sha
         found.append(Decider("strict_uncompared", f"{uncompared} task(s) not compared fail under strict mode"))
     not_run = sum(1 for task in tasks if task.outcome == "not_run")
     checks_not_run = sum(1 for check in checks if check.outcome is None)
-    if not_run and not (run is not None and run.collect_only):
+    if not_run and not collected_only:
         found.append(Decider("narrowed", f"{not_run} of {len(tasks)} task(s) not run: the verdict needs every task"))
-    elif checks_not_run and not (run is not None and run.collect_only):
+    elif checks_not_run and not collected_only:
         found.append(
             Decider("narrowed", f"{checks_not_run} of your {len(checks)} checks not run: the verdict needs every item")
         )
