@@ -33,11 +33,29 @@ def _adapter() -> TypeAdapter[Summary]:
     only where a file is written or read: a run without `--parity-json` imports no pydantic."""
     from pydantic import TypeAdapter
 
-    # pydantic 2.5 resolves a nested dataclass's annotations in this frame, not in its own module
-    from ..judging.completeness import ErrorRates, Limit  # noqa: F401
-    from ..statistics.plan import Lever, Rerun  # noqa: F401
+    from .. import model
+    from ..judging import completeness, coverage_file, hook_verdict, metrics_file
+    from ..statistics import left_out, margin, paired_tests, plan
+    from . import summary
 
-    return TypeAdapter(Summary)
+    # pydantic 2.5 resolves a nested dataclass's annotations in the namespace it is called from, not
+    # in the dataclass's own module: it is called where the names of every module holding one are
+    namespace: dict[str, Any] = {}
+    for module in (
+        model,
+        completeness,
+        coverage_file,
+        hook_verdict,
+        metrics_file,
+        left_out,
+        margin,
+        paired_tests,
+        plan,
+    ):
+        namespace.update(vars(module))
+    namespace.update(vars(summary), TypeAdapter=TypeAdapter)
+    adapter: TypeAdapter[Summary] = eval("TypeAdapter(Summary)", namespace)
+    return adapter
 
 
 def json_dict(summary: Summary) -> dict[str, Any]:
