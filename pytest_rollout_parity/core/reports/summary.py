@@ -493,10 +493,6 @@ class Summary:
         """The team's own checks of a pytest run, in collection order."""
         return self.run.checks if self.run is not None else ()
 
-    def hook_verdicts(self) -> list[TaskSummary]:
-        """The tasks whose outcome a hook changed, in task order."""
-        return [task for task in self.tasks if task.hook_verdict is not None]
-
     def labels(self, category: Category) -> list[str]:
         """The task labels of one category, in task order."""
         return [task.task for task in self.tasks if task.category == category]
