@@ -22,6 +22,17 @@ from .errors import CompareInputError
 from .escaping import terminal_line, terminal_text, visible
 from .identity.item_names import item_names
 from .judging.classify import rollout_pairs
+from .judging.companions import (
+    AggregateCheck,
+    InventoryRead,
+    check_companions,
+    check_side,
+    combined_check,
+    coverage_places,
+    metrics_path,
+    metrics_places,
+    read_inventory,
+)
 from .judging.completeness import (
     COVERAGE_NAME,
     Coverage,
@@ -29,10 +40,8 @@ from .judging.completeness import (
     coverage,
     parse_limit,
 )
-from .judging.coverage_file import InventoryRead, check_companions, coverage_places, read_inventory
 from .judging.hook_verdict import Verdict
 from .judging.known_flips import KnownFlips, read_known_flips
-from .judging.metrics_file import AggregateCheck, check_side, combined_check, metrics_path, metrics_places
 from .judging.row_context import EXCERPT_CAP, wants_excerpt
 from .judging.verification import COPY_NAME
 from .judging.verifier_output import LogRoots

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_rollout_parity.core.judging.metrics_file import check_side, metrics_path
+from pytest_rollout_parity.core.judging.companions import check_side, metrics_path
 from pytest_rollout_parity.core.reading.loading import load_side
 from pytest_rollout_parity.core.reading.side_request import SideRequest
 

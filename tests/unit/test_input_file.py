@@ -143,7 +143,7 @@ def test_progress_counts_bytes_of_the_file_up_to_its_size(tmp_path: Path, suffix
 
 
 def test_a_symlinked_side_finds_its_companions_beside_the_target(tmp_path: Path) -> None:
-    from pytest_rollout_parity.core.judging.metrics_file import metrics_path
+    from pytest_rollout_parity.core.judging.companions import metrics_path
 
     (tmp_path / "n").mkdir()
     real = tmp_path / "n" / "rollouts.jsonl"

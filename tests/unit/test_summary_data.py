@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_rollout_parity import compare_rollouts, summary_dict
-from pytest_rollout_parity.core.judging.metrics_file import AggregateCheck
+from pytest_rollout_parity.core.judging.companions import AggregateCheck
 from pytest_rollout_parity.core.model import Join, RowCounts
 from pytest_rollout_parity.core.reports.json_file import json_dict, write_json
 from pytest_rollout_parity.core.reports.summary import (

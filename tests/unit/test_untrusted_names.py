@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from pytest_rollout_parity.core.errors import CompareInputError
 from pytest_rollout_parity.core.escaping import has_invisible, markdown_text, terminal_line, visible
-from pytest_rollout_parity.core.judging.coverage_file import check_companions
+from pytest_rollout_parity.core.judging.companions import check_companions
 from pytest_rollout_parity.core.reading import shards
 from pytest_rollout_parity.core.reading.shards import ShardPatternError, expand
 

@@ -34,7 +34,7 @@ def _adapter() -> TypeAdapter[Summary]:
     from pydantic import TypeAdapter
 
     from .. import model
-    from ..judging import completeness, coverage_file, hook_verdict, metrics_file
+    from ..judging import companions, completeness, hook_verdict
     from ..statistics import left_out, margin, paired_tests, plan
     from . import summary
 
@@ -43,10 +43,9 @@ def _adapter() -> TypeAdapter[Summary]:
     namespace: dict[str, Any] = {}
     for module in (
         model,
+        companions,
         completeness,
-        coverage_file,
         hook_verdict,
-        metrics_file,
         left_out,
         margin,
         paired_tests,

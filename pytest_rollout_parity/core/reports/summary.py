@@ -17,10 +17,9 @@ from dataclasses import dataclass, field, replace
 from typing import Generic, Literal, Optional, TypeVar, Union
 
 from ..judging.classify import scored_rewards
+from ..judging.companions import AggregateCheck, Inventory, InventoryRead
 from ..judging.completeness import Coverage
-from ..judging.coverage_file import Inventory, InventoryRead
 from ..judging.hook_verdict import Verdict
-from ..judging.metrics_file import AggregateCheck
 from ..judging.verifier_output import NO_OUTPUT
 from ..model import (
     CLOSED,

@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import NamedTuple, Optional, Protocol, TypeVar
 
-from ..judging.coverage_file import FIELDS
+from ..judging.companions import FIELDS
 from ..model import Category, Side
 from ..statistics.margin import Equivalence
 from .summary import Counts, Decision, Summary
