@@ -38,6 +38,7 @@ from .judging.completeness import (
     Coverage,
     Limit,
     coverage,
+    error_rates,
     parse_limit,
 )
 from .judging.hook_verdict import Verdict
@@ -74,7 +75,6 @@ from .reports.summary import (
     task_outcome,
 )
 from .reports.terminal import fit, summary_lines
-from .statistics.agent_rates import error_rates
 from .statistics.margin import (
     EQUIVALENCE_ITEM,
     FlipJudgement,

@@ -5,6 +5,10 @@ is an expected failure on its own; too many of them mean there is too little evi
 whatever its flips say. One budget holds every such old-side task; the finer limits on missing and
 masked tasks stay. The limits are a count or a percentage of the old side's tasks; the rule is in
 docs/semantics.md, "Evidence budget".
+
+A new server that crashes on every task turns every task into an agent error, which the gate does
+not count as a flip. The budget limits how many there may be; a one-sided Fisher test of the
+sides' agent-error rates says when the new side errs more often than chance allows.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import math
 from dataclasses import dataclass
 from typing import Optional
 
-from ..model import CLOSED, CompareResult
+from ..model import CLOSED, CompareResult, TaskSide
 
 COVERAGE_NAME = "parity-coverage"
 """The item name of the coverage check; a task whose item name would collide takes the collision suffix."""
@@ -27,6 +31,8 @@ OFF = "off"
 
 #: The categories of a task the gate could not compare.
 UNCOMPARED = ("missing", "masked", "flipped_agent_error")
+#: the one-sided level below which the new side's agent-error rate is clearly above the old side's
+RATE_LEVEL = 0.01
 
 
 @dataclass(frozen=True)
@@ -99,6 +105,49 @@ class ErrorRates:
             f"agent-error rate {new} on the new side, {above} {old} on the old side "
             f"(one-sided Fisher p = {self.p_value:.3g}, level {self.level:g})"
         )
+
+
+def _log_comb(n: int, k: int) -> float:
+    return math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
+
+
+def fisher_greater(new_errors: int, new_rows: int, old_errors: int, old_rows: int) -> float:
+    """One-sided Fisher exact p-value that the new side's share of errors is no higher than the old
+    side's: P(X >= new_errors) for X hypergeometric (the errors of both sides shared at random)."""
+    errors, rows = new_errors + old_errors, new_rows + old_rows
+    if errors == 0 or rows == 0:
+        return 1.0
+    top = min(errors, new_rows)
+    if new_errors > top:
+        return 0.0
+    total = _log_comb(rows, new_rows)
+    terms = [
+        _log_comb(errors, x) + _log_comb(rows - errors, new_rows - x) - total
+        for x in range(new_errors, top + 1)
+        if new_rows - x <= rows - errors
+    ]
+    if not terms:
+        return 0.0
+    peak = max(terms)
+    return min(1.0, math.exp(peak) * math.fsum(math.exp(t - peak) for t in terms))
+
+
+def error_rates(result: CompareResult, level: float = RATE_LEVEL) -> Optional[ErrorRates]:
+    """Each side's agent-error rate over its rows of the tasks both sides have, and the test;
+    None when neither side reports an agent error."""
+    both = [(t.old, t.new) for t in result.tasks if t.old is not None and t.new is not None]
+    old_errors = sum(_errors(old) for old, _ in both)
+    new_errors = sum(_errors(new) for _, new in both)
+    if not old_errors and not new_errors:
+        return None
+    old_rows = sum(len(old.facts) for old, _ in both)
+    new_rows = sum(len(new.facts) for _, new in both)
+    p = fisher_greater(new_errors, new_rows, old_errors, old_rows)
+    return ErrorRates(old_errors, old_rows, new_errors, new_rows, p, level)
+
+
+def _errors(side: TaskSide) -> int:
+    return sum(1 for f in side.facts if f.agent_error and f.mask is None)
 
 
 @dataclass(frozen=True)
