@@ -12,7 +12,7 @@ from scipy import stats
 
 from pytest_rollout_parity import compare_rollouts
 from pytest_rollout_parity.core.judging.completeness import error_rates, fisher_greater
-from pytest_rollout_parity.core.statistics.left_out import left_out
+from pytest_rollout_parity.core.statistics.paired import left_out
 from pytest_rollout_parity.core.statistics.plan import (
     flip_repeats,
     plan,

@@ -26,8 +26,8 @@ from pytest_rollout_parity.core.reports.summary import (
     build_summary,
 )
 from pytest_rollout_parity.core.reports.terminal import summary_lines
-from pytest_rollout_parity.core.statistics.left_out import LeftOut
 from pytest_rollout_parity.core.statistics.margin import Equivalence
+from pytest_rollout_parity.core.statistics.paired import LeftOut
 from pytest_rollout_parity.core.statistics.paired_tests import SignTest
 
 

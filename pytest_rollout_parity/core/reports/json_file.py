@@ -35,7 +35,7 @@ def _adapter() -> TypeAdapter[Summary]:
 
     from .. import model
     from ..judging import companions, completeness, hook_verdict
-    from ..statistics import left_out, margin, paired_tests, plan
+    from ..statistics import margin, paired, paired_tests, plan
     from . import summary
 
     # pydantic 2.5 resolves a nested dataclass's annotations in the namespace it is called from, not
@@ -46,8 +46,8 @@ def _adapter() -> TypeAdapter[Summary]:
         companions,
         completeness,
         hook_verdict,
-        left_out,
         margin,
+        paired,
         paired_tests,
         plan,
     ):

@@ -35,9 +35,8 @@ from ..model import (
     TaskSide,
     per_side,
 )
-from ..statistics.left_out import LeftOut
 from ..statistics.margin import Equivalence, FlipJudgement, equivalence, judge_flips
-from ..statistics.paired import PairedSection, paired_section
+from ..statistics.paired import LeftOut, PairedSection, paired_section
 from ..statistics.paired_tests import DiscreteFdr, McNemarTable, SignTest
 from ..statistics.plan import Plan, plan
 

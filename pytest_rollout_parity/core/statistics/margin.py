@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..model import CompareResult, TaskComparison
-from .left_out import LeftOut
-from .paired import PairedSection, format_p, noise_text, reward_range
+from .paired import LeftOut, PairedSection, format_p, noise_text, reward_range
 from .paired_tests import DiscreteFdr, PairedStats
 
 EQUIVALENCE_ITEM = "parity-aggregate"

@@ -22,9 +22,8 @@ from statistics import NormalDist
 from typing import Optional
 
 from ..model import CLOSED, CompareResult, TaskSide
-from .left_out import COMPARED_CATEGORIES
 from .margin import FlipJudgement
-from .paired import fisher_test, reward_range, row_rewards
+from .paired import COMPARED_CATEGORIES, fisher_test, reward_range, row_rewards
 from .paired_tests import LEVEL, scale_exponent, shape, unscaled
 from .t_dist import t_cdf, t_ppf
 
