@@ -41,9 +41,8 @@ from .judging.completeness import (
     error_rates,
     parse_limit,
 )
-from .judging.hook_verdict import Verdict
-from .judging.known_flips import KnownFlips, read_known_flips
 from .judging.row_context import EXCERPT_CAP, wants_excerpt
+from .judging.verdicts import KnownFlips, Verdict, read_known_flips
 from .judging.verification import COPY_NAME
 from .judging.verifier_output import LogRoots
 from .model import CompareResult, Join, RolloutPair, RowCounts, RowOrigin, TaskComparison, TaskSide

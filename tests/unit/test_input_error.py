@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from pytest_rollout_parity import CompareInputError, compare_files, compare_rollouts
-from pytest_rollout_parity.core.judging.known_flips import read_known_flips
+from pytest_rollout_parity.core.judging.verdicts import read_known_flips
 from pytest_rollout_parity.core.reading.loading import load_side
 from pytest_rollout_parity.core.reading.side_request import SideRequest
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from pytest_rollout_parity.core.errors import CompareInputError
-from pytest_rollout_parity.core.judging.known_flips import MAX_BYTES, read_known_flips
+from pytest_rollout_parity.core.judging.verdicts import MAX_BYTES, read_known_flips
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "conftest_examples" / "known_flips" / "known_flips.txt"
 

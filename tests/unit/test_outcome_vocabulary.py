@@ -7,7 +7,7 @@ from typing import Any
 
 from pytest_rollout_parity import compare_rollouts
 from pytest_rollout_parity.core.judging.completeness import coverage, parse_limit
-from pytest_rollout_parity.core.judging.hook_verdict import Verdict
+from pytest_rollout_parity.core.judging.verdicts import Verdict
 from pytest_rollout_parity.core.model import RUN_VERDICTS, TASK_OUTCOMES
 from pytest_rollout_parity.core.reports.json_file import json_dict
 from pytest_rollout_parity.core.reports.summary import Files, RunInfo, build_summary

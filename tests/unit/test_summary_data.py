@@ -75,7 +75,7 @@ def test_same_file_adds_its_note() -> None:
 
 
 def test_hook_verdicts_are_per_task_fields() -> None:
-    from pytest_rollout_parity.core.judging.hook_verdict import Verdict
+    from pytest_rollout_parity.core.judging.verdicts import Verdict
     from pytest_rollout_parity.core.reports.json_file import json_dict
     from pytest_rollout_parity.core.reports.terminal import summary_lines
 

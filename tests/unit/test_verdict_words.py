@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pytest_rollout_parity import compare_rollouts
-from pytest_rollout_parity.core.judging.hook_verdict import Verdict
+from pytest_rollout_parity.core.judging.verdicts import Verdict
 from pytest_rollout_parity.core.reports import markdown as markdown
 from pytest_rollout_parity.core.reports.html_page import summary_html
 from pytest_rollout_parity.core.reports.summary import Files, RunInfo, SplitGroup, Summary, build_summary

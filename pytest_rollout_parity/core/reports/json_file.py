@@ -34,7 +34,7 @@ def _adapter() -> TypeAdapter[Summary]:
     from pydantic import TypeAdapter
 
     from .. import model
-    from ..judging import companions, completeness, hook_verdict
+    from ..judging import companions, completeness, verdicts
     from ..statistics import margin, paired, paired_tests, plan
     from . import summary
 
@@ -45,11 +45,11 @@ def _adapter() -> TypeAdapter[Summary]:
         model,
         companions,
         completeness,
-        hook_verdict,
         margin,
         paired,
         paired_tests,
         plan,
+        verdicts,
     ):
         namespace.update(vars(module))
     namespace.update(vars(summary), TypeAdapter=TypeAdapter)

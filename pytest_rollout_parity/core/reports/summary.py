@@ -19,7 +19,7 @@ from typing import Generic, Literal, Optional, TypeVar, Union
 from ..judging.classify import scored_rewards
 from ..judging.companions import AggregateCheck, Inventory, InventoryRead
 from ..judging.completeness import Coverage
-from ..judging.hook_verdict import Verdict
+from ..judging.verdicts import Verdict
 from ..judging.verifier_output import NO_OUTPUT
 from ..model import (
     CLOSED,

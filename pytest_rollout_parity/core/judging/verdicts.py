@@ -1,13 +1,14 @@
-"""Reviewed flips accepted from a file under review (the known-flips list), no conftest needed.
+"""Who besides a task's category decides its item's outcome: a conftest's `pytest_parity_verdict`
+hook (its :class:`Verdict`), or reviewed flips accepted from a file under review (the known-flips
+list), no conftest needed.
 
-The file lists one task label a line, then `#` and the reason it is accepted::
+The list gives one task label a line, then `#` and the reason it is accepted::
 
     # Flips reviewed by a person: task  # why it is accepted
     gpt2-codegolf          # the Harbor image ships the newer tokenizer; reviewed in MIGRATION-42
 
-A listed task that flipped passes, its reason audited like a `pytest_parity_verdict` hook's. The
-file is the user's own, but it is read as carefully as the rollouts: a regular file, size-capped,
-every malformed line named.
+A listed task that flipped passes, its reason audited like a hook's. The file is the user's own,
+but it is read as carefully as the rollouts: a regular file, size-capped, every malformed line named.
 """
 
 from __future__ import annotations
@@ -15,15 +16,58 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Optional
+from typing import Literal, Optional, get_args
 
 from ..errors import CompareInputError
 from ..identity.item_names import listed
 from ..model import TaskComparison
 from ..reading.bounded import SmallFileError, read_small
-from .hook_verdict import Verdict
+
+Outcome = Literal["passed", "failed", "xfail"]
+#: Who decided an outcome: a conftest's `pytest_parity_verdict` hook, the reviewed known-flips list,
+#: or the task's category itself (the default outcome).
+Source = Literal["hook", "known_flips", "category"]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """An item outcome decided by a conftest hook; the task's category stays what the data says."""
+
+    outcome: Outcome
+    #: the JSON summary's `reason`
+    text: str = field(default="", metadata={"alias": "reason"})
+    #: who decided it; a report naming who changed an item's outcome reads it
+    source: Source = "hook"
+
+    @classmethod
+    def read(cls, outcome: object, text: object, source: object) -> Optional[Verdict]:
+        """The verdict a report or a JSON summary recorded (its outcome, text and source as written
+        there), or None when they are not a verdict's; a source other than the list's is a hook."""
+        if outcome not in get_args(Outcome) or not isinstance(text, str):
+            return None
+        return cls(outcome, text, "known_flips" if source == "known_flips" else "hook")  # type: ignore[arg-type]
+
+    def by(self, source: Source) -> Verdict:
+        """The same outcome and text, decided by ``source``."""
+        return replace(self, source=source)
+
+    @classmethod
+    def passed(cls, reason: str = "") -> Verdict:
+        """The item passes; ``reason`` goes into its JUnit properties."""
+        return cls("passed", reason)
+
+    @classmethod
+    def failed(cls, message: str) -> Verdict:
+        """The item fails with ``message`` as its report (its first line is the crash line)."""
+        return cls("failed", message)
+
+    @classmethod
+    def xfail(cls, reason: str) -> Verdict:
+        """The item is an expected failure, for ``reason``."""
+        return cls("xfail", reason)
+
 
 #: a list of reviewed flips is short; a larger file is surely not one
 MAX_BYTES = 4 * 1024 * 1024
