@@ -1,21 +1,11 @@
 """The paired section of a comparison: the statistics over the compared tasks and per-task noise.
 
 One pure function of a :class:`CompareResult`, so the items, the terminal section and the JSON
-read the same figures. The paired statistics live in :mod:`.paired_tests`; this module decides
-which tasks and rows feed them, and tests each task's repeats.
-
-Per-task noise: could a task's flip come from chance alone, given its repeats on both sides? With
-several rows (repeats) a side, the rows of one task are two small samples; the p-value says how
-often a difference at least this large appears when the server change did nothing. Binary rewards
-use Fisher's exact test; other rewards an exact permutation test of the difference of means
-(seeded Monte Carlo when the splits are too many to enumerate). Plain ``math``/``random``.
-
-What the paired figures leave out: only compared tasks (a counted reward on both sides) enter them,
-so a new server that fails exactly on the hard tasks (and is masked there) can look equivalent.
-:func:`left_out` counts the tasks left out on each side and gives a sensitivity range of delta:
-the mean of new - old over every task with a counted old reward, had each task left out on the new
-side scored the lowest or the highest reward there (0 and 1 for 0/1 rewards; wider when the
-rewards seen reach beyond).
+read the same figures. This module decides which tasks and rows feed :mod:`.paired_tests`, what
+they leave out (masked and missing tasks, and how far they could move delta), and tests each
+task's repeats: could its flip come from chance alone? Binary rewards use Fisher's exact test;
+other rewards an exact permutation test of the difference of means (seeded Monte Carlo when the
+splits are too many to enumerate). docs/statistics.md gives the rules.
 """
 
 from __future__ import annotations
@@ -145,11 +135,10 @@ def _filled(side: TaskSide, value: float, exponent: int) -> float:
 class PairedSection:
     """The paired figures over the compared tasks and the per-task tests, by task index.
 
-    ``tests[i]`` is (p, smallest attainable p) of task ``i``'s old rows against its new rows, for
-    every compared task without an agent error that has at least 2 rows a side, identical or not:
-    the family the multiplicity correction runs over (else None). ``p_values[i]`` is that p-value
-    for a flipped task only. ``sign`` is None when no task was compared; ``table`` is None unless
-    every compared task has one binary row a side; ``left_out`` is what the paired figures miss.
+    ``tests[i]`` is task ``i``'s :func:`task_noise_test`, identical or not: the family the
+    multiplicity correction runs over. ``p_values[i]`` is its p-value for a flipped task only.
+    ``sign`` is None when no task was compared; ``table`` unless every compared task has one
+    binary row a side.
     """
 
     stats: PairedStats
@@ -244,13 +233,10 @@ def noise_text(task: TaskComparison, p: float) -> str:
 
 def fisher_test(a_success: int, a_n: int, b_success: int, b_n: int) -> tuple[float, float]:
     """Fisher's exact two-sided p-value for ``a_success``/``a_n`` against ``b_success``/``b_n``, and
-    the smallest p-value these margins allow.
+    the smallest p-value these margins allow (that of the least likely table).
 
-    The p-value sums the probabilities of every table with the observed margins whose probability is
-    at most the observed one (relative tolerance 1e-7, as R's ``fisher.test`` uses). The hypergeometric
-    weights are exact integers, so the comparison and the sum carry no rounding. The smallest is the
-    p-value of the least likely table (3 passes in 5 + 5 rows: 3/5 against 0/5 at best, p = 0.167;
-    5 passes: 5/5 against 0/5, p = 0.0079): it depends on the margins only, not on how the passes fell.
+    Tables at most as likely as the observed one count within a relative 1e-7, as R's
+    ``fisher.test``; the hypergeometric weights are exact integers, so nothing else rounds.
     """
     if not (0 <= a_success <= a_n and 0 <= b_success <= b_n):
         raise ValueError(f"need 0 <= successes <= rows, got {a_success}/{a_n} and {b_success}/{b_n}")
@@ -279,18 +265,11 @@ def permutation_test(
     draws: int = MONTE_CARLO_DRAWS,
 ) -> tuple[float, float]:
     """The two-sided permutation p-value of mean(xs) - mean(ys) over the pooled rows, and the
-    smallest value it can take for these rows.
+    smallest value it can take for these rows (that of the split with the largest gap).
 
-    The p-value is the share of splits of the pooled rows into groups of ``len(xs)`` and ``len(ys)``
-    whose |difference of means| is at least the observed one less 1e-12 (in units of a power of
-    two for rewards beyond 2: :func:`scale_exponent`). All C(n, len(xs)) splits are enumerated when
-    they are at most ``exact_limit`` (the observed split among them); otherwise ``draws`` random
-    splits from ``random.Random(seed)`` are drawn and, as for any randomized test (and as
-    ``scipy.stats.permutation_test`` does), the observed split is added once:
-    p = (count + 1) / (draws + 1), which is never 0.
-
-    The smallest is the p-value of the split with the largest gap (it depends on the pooled rows
-    only, not on which side each came from); with Monte Carlo draws it is 1 / (draws + 1).
+    All splits are enumerated when they are at most ``exact_limit``; otherwise ``draws`` random
+    splits from ``random.Random(seed)`` are drawn and, as ``scipy.stats.permutation_test`` does,
+    the observed split is added once: p = (count + 1) / (draws + 1), never 0.
     """
     k, rest = len(xs), len(ys)
     if k == 0 or rest == 0:

@@ -1,11 +1,9 @@
 """Paired statistics over the compared tasks: is the difference between two runs noise?
 
-Each compared task contributes one pair (old task mean, new task mean) and d = new - old. The
-mean of d estimates how much the new server moved the score; its standard error says how much of
-that movement sampling alone would explain. When tasks come in groups (tasksets) whose tasks move
-together, the per-task errors are not independent, so the standard error is clustered by group
-(CR2 with Bell-McCaffrey degrees of freedom, :func:`cr2_mean`). Plain ``math``; the t
-quantiles come from :mod:`.t_dist`.
+Each compared task gives a pair (old task mean, new task mean) and d = new - old. The mean of d
+says how much the new server moved the score; its standard error how much of that sampling alone
+would explain, clustered by taskset when tasksets move together (:func:`cr2_mean`). Plain
+``math``; the derivations are in docs/statistics.md.
 """
 
 from __future__ import annotations
@@ -29,12 +27,8 @@ MAX_INTRACLASS = 0.99
 
 
 def scale_exponent(values: Iterable[float]) -> int:
-    """The power of two that brings the largest |value| into [0.5, 1).
-
-    Finite rewards may lie anywhere up to 1.8e308, where a difference, a sum or a square leaves the
-    float range. Divided by 2**e (exact, short of the subnormal range) no difference or square of
-    the values overflows, and multiplying back gives the same figures bit for bit.
-    """
+    """The power of two that brings the largest |value| into [0.5, 1): finite rewards reach 1.8e308,
+    where a difference or a square overflows; divided by 2**e (exact) none does, bit for bit."""
     largest = max((abs(value) for value in values), default=0.0)
     return math.frexp(largest)[1] if largest > 0 else 0
 
@@ -52,14 +46,10 @@ class PairedStats:
     """The paired figures over the compared tasks (:func:`paired_stats`); each is ``None`` when
     ``absent`` says why.
 
-    ``ci95`` is the two-sided 95% interval of ``delta``; ``lower_bound``/``upper_bound`` are the
-    one-sided 95% bounds (t(0.95, df), corrected for the skewness and kurtosis of d when
-    unclustered: :func:`one_sided_bounds`) that an equivalence test (two one-sided tests) compares
-    with a margin. ``se`` and ``df`` are the standard error and the t degrees of freedom behind
-    them: n - 1, or when clustered over G groups the Bell-McCaffrey degrees of freedom (G - 1 for
-    groups of equal size, fewer, and not a whole number, when a few groups hold most tasks).
-    Figures past the float range (a difference between rewards near ±1.8e308) read as the
-    largest float of their sign; the decisions are taken before that, in scaled units.
+    ``ci95`` is the two-sided 95% interval of ``delta``; ``lower_bound``/``upper_bound`` the
+    one-sided 95% bounds (:func:`one_sided_bounds`) an equivalence test compares with a margin;
+    ``df`` is n - 1, or when clustered the Bell-McCaffrey degrees of freedom. Figures past the
+    float range read as the largest float of their sign; the decisions are taken in scaled units.
     """
 
     n: int
@@ -100,9 +90,8 @@ class McNemarTable:
 
 
 def shape(values: Sequence[float], mean: float) -> tuple[float, float]:
-    """(skewness, excess kurtosis) of ``values`` about ``mean``: the adjusted skewness
-    G1 = g1 sqrt(n (n - 1)) / (n - 2) (0 below 3 values) and m4 / m2^2 - 3, with g1 = m3 / m2^(3/2)
-    and the moments divided by n; (0, 0) when nothing varies."""
+    """(adjusted skewness G1 (0 below 3 values), excess kurtosis) of ``values`` about ``mean``, as
+    docs/statistics.md "No pass on zero spread" defines them; (0, 0) when nothing varies."""
     n = len(values)
     deviations = [v - mean for v in values]
     e = scale_exponent(deviations)  # neither has a unit: in units of the largest deviation, nothing underflows
@@ -119,18 +108,10 @@ def shape(values: Sequence[float], mean: float) -> tuple[float, float]:
 def one_sided_bounds(
     delta: float, se: float, df: float, n: int, skew: float = 0.0, kurtosis: float = 0.0
 ) -> tuple[float, float]:
-    """The one-sided ``1 - LEVEL`` bounds of a mean of ``n`` values, corrected for their shape.
-
-    - The t quantile takes fewer degrees of freedom when the values are heavy-tailed: the
-      variance of s^2 is sigma^4 (2 / (n - 1) + kurtosis / n), and matching a chi-square's
-      (Satterthwaite's moment match) gives df = 2 / (2 / df + max(kurtosis, 0) / n).
-    - Each bound's quantile moves for the skewness, Hall's (1992) second-order correction of the
-      t interval (its Cornish-Fisher term): t -/+ skew (2 t^2 + 1) / (6 sqrt(n)), the move at most
-      t / 2 either way (with three values the term alone can exceed t, and a bound would collapse
-      onto the mean).
-      A positive skew puts a small mean with a small spread together, and the plain bound above
-      the mean is then too low; the correction raises it (and the lower bound with it).
-    """
+    """The one-sided ``1 - LEVEL`` bounds of a mean of ``n`` values, corrected for their shape:
+    fewer degrees of freedom for heavy tails (Satterthwaite's moment match) and Hall's (1992)
+    skewness correction of each quantile. Skewed d puts a small mean with a small spread, where
+    the plain bounds pass too often (docs/statistics.md, "No pass on zero spread")."""
     df = 2.0 / (2.0 / df + max(kurtosis, 0.0) / n)
     t = t_ppf(1 - LEVEL, df)
     shift = skew * (2 * t * t + 1) / (6 * math.sqrt(n))
@@ -147,13 +128,10 @@ def paired_stats(
 ) -> PairedStats:
     """Paired figures over ``pairs`` of (old task mean, new task mean), d = new - old.
 
-    ``clusters`` gives each task's group label (its taskset); when the tasks span two or more
-    groups the standard error is clustered (:func:`cr2_mean`), else it is sd(d)/sqrt(n). Either
-    way it is at least the resolution of delta, (span width) / ``rows``: the step by which one of
-    the ``rows`` rollouts behind the task means (one a task by default) moves delta when its reward
-    moves across the rewards' ``span`` (docs/statistics.md, "No pass on zero spread"). Non-finite
-    rewards and a label list of the wrong length are a ``ValueError``; any finite rewards work, in
-    units of a power of two (:func:`scale_exponent`).
+    ``clusters`` gives each task's taskset; over two or more the standard error is clustered
+    (:func:`cr2_mean`), else sd(d)/sqrt(n). Either is at least (span width) / ``rows``, the step
+    one rollout moves delta by (docs/statistics.md, "No pass on zero spread"). Non-finite rewards
+    and a label list of the wrong length are a ``ValueError``.
     """
     n = len(pairs)
     if clusters is not None and len(clusters) != n:
@@ -198,13 +176,9 @@ def paired_stats(
 
 
 def sign_test(diffs: Sequence[float]) -> SignTest:
-    """The exact two-sided sign test over the differences that exceed ``CHANGE_TOLERANCE`` in size:
-    min(1, 2 P(X <= min(better, worse))) for X binomial(better + worse, 1/2).
-
-    With binary rewards and one row a side this is McNemar's exact test on the discordant pairs.
-    p is 1 when nothing changed. Integer arithmetic throughout; the one division at the end is
-    correctly rounded.
-    """
+    """The exact two-sided sign test over the differences beyond ``CHANGE_TOLERANCE``: McNemar's exact
+    test with binary rewards, one row a side; p is 1 when nothing changed. Integer arithmetic; the
+    one division at the end is correctly rounded."""
     better = sum(1 for d in diffs if d > CHANGE_TOLERANCE)
     worse = sum(1 for d in diffs if d < -CHANGE_TOLERANCE)
     n = better + worse
@@ -226,12 +200,8 @@ def mcnemar_table(pairs: Sequence[tuple[float, float]]) -> McNemarTable | None:
 
 @dataclass(frozen=True)
 class DiscreteFdr:
-    """Benjamini-Hochberg over the tests that can reach significance at ``alpha``.
-
-    ``tests`` is how many tests were given; ``counted`` the indices of those whose smallest
-    attainable p-value is below ``alpha``, in the order given; ``adjusted[i]`` the BH-adjusted
-    p-value of a counted test over the ``len(counted)`` of them, ``None`` for a test left out.
-    """
+    """Benjamini-Hochberg over the tests that can reach ``alpha``: of ``tests`` tests, ``counted``
+    (indices) can; ``adjusted[i]`` is a counted test's BH-adjusted p-value, else ``None``."""
 
     alpha: float
     tests: int
@@ -240,15 +210,12 @@ class DiscreteFdr:
 
 
 def discrete_bh(tests: Sequence[Optional[tuple[float, float]]], alpha: float) -> DiscreteFdr:
-    """BH at ``alpha`` over the ``tests`` (p, smallest attainable p) whose smallest attainable
-    p-value is below ``alpha``; None is no test, and the indices are those of ``tests``.
+    """BH at ``alpha`` over the ``tests`` (p, smallest attainable p; None: no test) that can reach it.
 
     A discrete test that can never reach ``alpha`` (Fisher's on 3 + 3 rows: 0.1 at best) would
-    only raise every other test's bar. Leaving it out (Tarone's idea, which Gilbert 2005 carried
-    over to the false discovery rate) never rejects fewer than plain BH, and as the choice depends
-    on each test's margins only, the false discovery rate stays at most ``alpha`` for tests valid
-    given their margins (docs/statistics.md, "Per-task tests"). The adjusted p-value of the i-th
-    smallest of the m counted is the least of m/j p_(j) over j >= i, capped at 1.
+    only raise every other test's bar. Leaving it out (Tarone's idea, carried over to the false
+    discovery rate by Gilbert 2005) never rejects fewer than plain BH, and keeps the rate at most
+    ``alpha``, as the choice depends on each test's margins only (docs/statistics.md, "Per-task tests").
     """
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
@@ -269,8 +236,7 @@ def discrete_bh(tests: Sequence[Optional[tuple[float, float]]], alpha: float) ->
 
 @dataclass(frozen=True)
 class ClusterFit:
-    """The CR2 standard error of a mean, its Bell-McCaffrey degrees of freedom, the group count and
-    the estimated within-group correlation."""
+    """The CR2 standard error of a mean, its degrees of freedom, groups and within-group correlation."""
 
     se: float
     df: float
@@ -279,11 +245,8 @@ class ClusterFit:
 
 
 def _intraclass(groups: Sequence[Sequence[float]], n: int) -> float:
-    """The one-way ANOVA estimate of the within-group correlation of the residuals, kept in [0, 1).
-
-    (MSB - MSW) / (MSB + (n0 - 1) MSW) with n0 = (n - sum n_g^2 / n) / (G - 1); 0 when no group
-    has two members (no within-group spread to compare with).
-    """
+    """The one-way ANOVA estimate (MSB - MSW) / (MSB + (n0 - 1) MSW) of the residuals' within-group
+    correlation, kept in [0, 1); 0 when no group has two members."""
     g = len(groups)
     within_df = n - g
     if within_df <= 0:
@@ -305,20 +268,11 @@ def cr2_mean(values: Sequence[float], labels: Sequence[str]) -> ClusterFit:
     The simple G/(G-1) correction with t(G - 1) holds for groups of equal size only: when one group
     holds much of the data its residuals shrink toward a mean it largely sets itself, and the
     interval is too narrow. CR2 (Bell and McCaffrey 2002; Pustejovsky and Tipton 2018) scales each
-    group's residuals back up, and the Bell-McCaffrey (Satterthwaite) degrees of freedom say how
-    many groups' worth of information the variance rests on. The working model: residuals
-    correlated rho within a group (one-way ANOVA, kept in [0, 0.99]), independent across groups.
-    For a mean every matrix has a closed form (derived in docs/statistics.md, "The clustered
-    interval"). With p_g = n_g / n, S_g the sum of group g's residuals, phi_g = n_g (1 - rho) +
-    rho n_g^2 and Phi = sum_g phi_g:
-
-    - kappa_g^2 = phi_g / E[S_g^2], E[S_g^2] = phi_g (1 - 2 p_g) + p_g^2 Phi; the variance is
-      V = sum_g kappa_g^2 S_g^2 / n^2, unbiased for Var(mean(d)) when the working model holds;
-    - df = (sum_g Q_gg)^2 / sum_{g,h} Q_gh^2 with
-      Q_gh = kappa_g kappa_h (delta_gh phi_g - p_h phi_g - p_g phi_h + p_g p_h Phi) / n^2.
-
-    With G equal groups (any rho) this is the simple correction exactly; with one task per group,
-    the plain sd/sqrt(n) with n - 1.
+    group's residuals back up, and the degrees of freedom say how many groups' worth of information
+    the variance rests on. The working model: residuals correlated rho within a group, independent
+    across groups. The closed forms for a mean (kappa_g, Q_gh; p_g = n_g / n, phi_g, Phi) are
+    derived in docs/statistics.md, "The clustered interval"; with G equal groups they give the
+    simple correction exactly, with one task per group the plain sd/sqrt(n) with n - 1.
     """
     by_label: dict[str, list[float]] = {}
     for value, label in zip(values, labels):
@@ -338,7 +292,7 @@ def cr2_mean(values: Sequence[float], labels: Sequence[str]) -> ClusterFit:
     size = len(groups)
 
     def q(g: int, h: int) -> float:
-        """Q_gh times n^2 (above)."""
+        """Q_gh times n^2 (docs/statistics.md)."""
         own = phi[g] if g == h else 0.0
         return kappa[g] * kappa[h] * (own - shares[h] * phi[g] - shares[g] * phi[h] + shares[g] * shares[h] * phi_total)
 
