@@ -142,13 +142,11 @@ _EXCEPTION_LINE = re.compile(r"^\s*[A-Za-z_][\w.]*(?:Error|Exception|Failure|Fai
 
 def _shown(value: Any) -> str:
     """A scalar as the block shows it: JSON's words for booleans and null, a float in 6 digits, a string quoted."""
-    if isinstance(value, bool) or value is None:
-        return json.dumps(value)
     if isinstance(value, float):
         text = format(value, ".6g")
         return text if any(char in text for char in ".ena") else f"{text}.0"
-    if isinstance(value, int):
-        return str(value)
+    if isinstance(value, int) or value is None:  # a bool is an int
+        return json.dumps(value)
     return json.dumps(_one_line(str(value)), ensure_ascii=False)
 
 
@@ -360,12 +358,9 @@ class _Walk:
 
 
 def row_evidence(row: dict[str, Any], lines: int = EVIDENCE_LINES) -> list[str]:
-    """What a row's verifier wrote into it besides the reward, at most ``lines`` lines, in this order:
-    errors and failure reasons; an expected-vs-got answer pair; check or rubric lists summed up;
-    verdict and score scalars; a judge's rationale (its last lines); test output (a traceback's
-    last exception line, or the last line); an episode's state. Leaves out the trajectory, the
-    prompt, ids, names, times, tokens and configuration (docs/semantics.md, "A flip's evidence");
-    never opens a path the row names. Empty when the row has none."""
+    """What a row's verifier wrote into it besides the reward, at most ``lines`` lines, in the order
+    and with the omissions docs/semantics.md gives ("A flip's evidence"); never opens a path the
+    row names. Empty when the row has none."""
     walk = _Walk()
     walk.object(row, "", frozenset(), 0)
     return walk.lines(lines) if lines > 0 else []

@@ -216,19 +216,14 @@ def format_p(p: float) -> str:
     return f"{p:.3f}" if p >= 0.001 else f"{p:.1e}"
 
 
-def _side_figure(rewards: Sequence[float], binary: bool) -> str:
-    if binary:
-        return f"{sum(1 for r in rewards if r == 1.0)}/{len(rewards)}"
-    return f"{mean_reward(rewards):.4g}"
-
-
 def noise_text(task: TaskComparison, p: float) -> str:
     """`p = 0.008, 5/5 vs 0/5` (binary rows: passes per side) or `p = 0.03, means 0.82 vs 0.41`."""
     old = row_rewards(task.old) if task.old else []
     new = row_rewards(task.new) if task.new else []
     binary = all(r in (0.0, 1.0) for r in (*old, *new))
-    figures = f"{_side_figure(old, binary)} vs {_side_figure(new, binary)}"
-    return f"p = {format_p(p)}, {figures}" if binary else f"p = {format_p(p)}, means {figures}"
+    if binary:
+        return f"p = {format_p(p)}, {old.count(1.0)}/{len(old)} vs {new.count(1.0)}/{len(new)}"
+    return f"p = {format_p(p)}, means {mean_reward(old):.4g} vs {mean_reward(new):.4g}"
 
 
 def fisher_test(a_success: int, a_n: int, b_success: int, b_n: int) -> tuple[float, float]:
