@@ -79,11 +79,8 @@ def tail_lines(text: str, count: int, cut_before: bool = False) -> list[str]:
 
 
 def _log_file(candidate: Path, roots: Sequence[Path]) -> tuple[Optional[Path], Optional[str]]:
-    """(the `test-stdout.txt` to read, None) for a usable logs dir, else (None, why not; None when absent).
-
-    Only a regular `test-stdout.txt` inside the directory is read; when it is a symbolic link, only
-    to a regular file under the log roots or under the logs directory itself.
-    """
+    """(the `test-stdout.txt` to read, None) for a usable logs dir (the module's rule), else (None,
+    why not; None when absent)."""
     try:
         mode = os.stat(candidate).st_mode
     except OSError:

@@ -33,6 +33,7 @@ from .paired_tests import (
     unscaled,
 )
 
+COMPARED_CATEGORIES = ("identical", "flipped", "flipped_agent_error")
 TESTED = ("identical", "flipped")
 """The categories whose tasks get a per-task test (with 2+ rows a side): compared, no agent error."""
 NO_TASKSET = "(no taskset)"
@@ -44,9 +45,6 @@ PERMUTATION_TOLERANCE = 1e-12
 
 EXACT_LIMIT = 100_000
 MONTE_CARLO_DRAWS = 10_000
-
-
-COMPARED_CATEGORIES = ("identical", "flipped", "flipped_agent_error")
 
 
 @dataclass(frozen=True)
