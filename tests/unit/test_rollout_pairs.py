@@ -6,25 +6,26 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_rollout_parity.core.judging.classify import (
     categorize,
     first_disagreement,
-    pair_rollouts,
     rollout_pairs,
     summarize_side,
     trajectory_digest,
+    with_rollout_pairs,
 )
 from pytest_rollout_parity.core.model import CompareResult, Join, RowCounts, TaskComparison
 from pytest_rollout_parity.core.reading.row_facts import reduce_row
 
 
-def row(reward: float, text: str, rollout: Optional[int] = None, **extra: Any) -> dict[str, Any]:
-    """A row shaped as NeMo Gym writes one: the trajectory is `response.output`."""
+def row(reward: float, text: str, rollout: Optional[int] = None, prompt: str = "2+2?", **extra: Any) -> dict[str, Any]:
+    """A row shaped as NeMo Gym writes one: the trajectory is its input and `response.output`."""
     found: dict[str, Any] = {
-        "responses_create_params": {"input": [{"role": "user", "content": "2+2?"}]},
+        "responses_create_params": {"input": [{"role": "user", "content": prompt}]},
         "response": {"id": "resp_x", "output": [{"id": f"msg_{text}", "type": "message", "content": text}]},
         "reward": reward,
         **extra,
@@ -37,7 +38,7 @@ def row(reward: float, text: str, rollout: Optional[int] = None, **extra: Any) -
 def task(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> TaskComparison:
     """The task as the comparison leaves it: categorized, then paired."""
     sides = [summarize_side([reduce_row(r, line=i + 1, keep=True) for i, r in enumerate(rows)]) for rows in (old, new)]
-    return pair_rollouts(categorize("t", sides[0], sides[1]))
+    return with_rollout_pairs(categorize("t", sides[0], sides[1]))
 
 
 def test_same_trajectories_pair_by_rollout_index_whatever_the_order() -> None:
@@ -64,6 +65,11 @@ def test_a_repeated_rollout_index_leaves_the_pairing_to_the_trajectories() -> No
     assert pairs is not None and [(p.old.line, p.new.line, p.agrees) for p in pairs] == [(1, 1, False), (2, 2, True)]
 
 
+def test_a_rollout_one_side_lacks_leaves_the_others_paired() -> None:
+    found = task([row(1.0, "a", 0)], [row(0.0, "a", 0), row(1.0, "b", 1)])
+    assert found.pairs is not None and [p.old.rollout for p in found.pairs] == [0] and found.disagreements == 1
+
+
 def test_a_rerun_does_not_pair() -> None:
     """The same indices, other trajectories (a real rerun): no pairs, judged as independent runs."""
     assert rollout_pairs(task([row(1.0, "a", 0), row(1.0, "b", 1)], [row(0.0, "x", 0), row(1.0, "b", 1)])) is None
@@ -71,27 +77,66 @@ def test_a_rerun_does_not_pair() -> None:
 
 
 def test_rows_that_cannot_pair_one_to_one_do_not() -> None:
-    # another number of scored rows, a repeated trajectory, no trajectory at all
-    assert rollout_pairs(task([row(1.0, "a", 0)], [row(0.0, "a", 0), row(1.0, "b", 1)])) is None
+    # a repeated trajectory, no trajectory at all
     assert rollout_pairs(task([row(1.0, "a"), row(1.0, "b")], [row(0.0, "a"), row(1.0, "a")])) is None
     bare = [{"reward": 1.0, "_ng_rollout_index": 0}]
     assert rollout_pairs(task(bare, [{"reward": 0.0, "_ng_rollout_index": 0}])) is None
 
 
-def test_masked_rows_are_left_out_of_the_pairs() -> None:
-    old = [row(1.0, "a", 0), row(1.0, "b", 1), row(1.0, "c", 2, mask_sample=True)]
-    new = [row(0.0, "a", 0), row(1.0, "b", 1), row(1.0, "z", 2)]
-    pairs = rollout_pairs(task(old, new))
-    assert pairs is None  # the new side scores 3 rows, the old 2: they do not pair one to one
-    new[2]["mask_sample"] = True
-    pairs = rollout_pairs(task(old, new))
-    assert pairs is not None and [p.old.rollout for p in pairs] == [0, 1]
+@pytest.mark.parametrize("indexed", [True, False])
+def test_a_masked_row_takes_no_part_and_the_rest_still_pair(indexed: bool) -> None:
+    """One masked row on one side hides no disagreement: the other rows pair (by index, or by
+    their trajectories), and the masked row's partner stays unpaired."""
+    at = (lambda i: i) if indexed else (lambda i: None)
+    old = [row(1.0, "a", at(0)), row(1.0, "b", at(1)), row(1.0, "c", at(2), mask_sample=True)]
+    new = [row(0.0, "a", at(0)), row(1.0, "b", at(1)), row(1.0, "c", at(2))]
+    found = task(old, new)
+    assert found.pairs is not None and [(p.old.line, p.new.line) for p in found.pairs] == [(1, 1), (2, 2)]
+    assert (found.category, found.disagreements) == ("flipped", 1)
+    new[0]["mask_sample"] = True  # the disagreeing rollout masked on the other side too: nothing left to disagree
+    assert task(old, new).disagreements == 0
+
+
+def test_another_trajectory_under_the_same_index_is_a_rerun_however_the_rows_are_masked() -> None:
+    old = [row(1.0, "a", 0), row(1.0, "b", 1, mask_sample=True)]
+    assert task(old, [row(0.0, "x", 0), row(1.0, "b", 1)]).pairs is None
+
+
+def test_an_agent_error_row_takes_no_part_and_a_disagreement_beside_it_fails() -> None:
+    """One rollout rescored 1 -> 0 in a task whose other rollout broke on a side: a verifier
+    disagreement fails like any other, whatever else the task holds (not a rerun candidate), and
+    the broken row does not pair. One rule, whether the disagreement cancels in the mean or not."""
+    old = [row(1.0, "a", 0), row(1.0, "b", 1), row(0.0, "c", 2)]
+    regressed = task(old, [row(0.0, "a", 0), row(1.0, "b", 1), row(0.0, "c", 2, error="sandbox died")])
+    assert (regressed.category, regressed.winner, regressed.disagreements) == ("flipped", "old", 1)
+    assert regressed.pairs is not None and [p.old.rollout for p in regressed.pairs] == [0, 1]
+    assert regressed.new is not None and regressed.new.agent_error == "error: sandbox died"
+    cancelled = task(old, [row(0.0, "a", 0), row(1.0, "b", 1), row(1.0, "c", 2, error="sandbox died")])
+    assert (cancelled.category, cancelled.winner, cancelled.disagreements) == ("flipped", None, 1)
+    broken = task(old, [row(1.0, "a", 0), row(1.0, "b", 1), row(1.0, "c", 2, error="sandbox died")])
+    assert (broken.category, broken.disagreements) == ("flipped_agent_error", 0)  # only the broken row differs
+
+
+def test_a_game_whose_state_is_the_prompt_pairs_nothing_on_a_bare_answer() -> None:
+    """Every rollout plays its own game (its state in the prompt) and answers `hit` with no message
+    ids: the outputs are equal, the trajectories are not, and nothing pairs."""
+    old = [row(float(r % 2 == 0), "hit", r, prompt=f"game {r} old") for r in range(4)]
+    new = [row(float(r % 2 == 1), "hit", r, prompt=f"game {r} new") for r in range(4)]
+    for rows in (old, new):
+        for each in rows:
+            del each["response"]["output"][0]["id"]
+    assert task(old, new).pairs is None and task(old, new).category == "identical"
+    for each in (*old, *new):
+        del each["_ng_rollout_index"]
+    assert task(old, new).pairs is None
 
 
 def test_the_trajectory_digest_reads_the_value_not_its_spelling() -> None:
     a = {"response": {"output": [{"b": 1, "a": "é"}]}}
     b = {"response": {"output": [{"a": "é", "b": 1}]}}
     assert trajectory_digest(a) == trajectory_digest(b) is not None
+    other = row(1.0, "a", prompt="another game state")  # the same output on another input
+    assert trajectory_digest(other) != trajectory_digest(row(1.0, "a")) == trajectory_digest(row(0.0, "a"))
     assert trajectory_digest({"response": {"output": []}}) is None
     assert trajectory_digest({"reward": 1.0}) is None
 
@@ -154,7 +199,7 @@ def test_pairing_reads_each_row_at_most_once() -> None:
     sides = [
         summarize_side([reduce_row(r, line=n) for n, r in source.items()], reader(source)) for source in (rows, news)
     ]
-    paired = pair_rollouts(categorize("t", *sides))
+    paired = with_rollout_pairs(categorize("t", *sides))
     assert len(reads) == 4 and paired.disagreements == 1
     assert first_disagreement(paired) is not None and len(reads) == 4
 

@@ -30,7 +30,7 @@ from ..model import (
     TaskComparison,
     TaskSide,
 )
-from ..reading.fields import ROLLOUT_ID, TRAJECTORY
+from ..reading.fields import PROMPT, ROLLOUT_ID, TRAJECTORY
 from ..reading.prompt_labels import prompt_hash
 from ..reading.row_facts import lookup
 from ..reading.task_idents import natural_key
@@ -101,59 +101,78 @@ def summarize_side(facts: Sequence[RowFacts], reader: Optional[RowReader] = None
 
 
 def trajectory_digest(row: dict[str, Any]) -> Optional[str]:
-    """A hash of the row's trajectory (`response.output`, canonical JSON), or None without one."""
-    value = lookup(row, TRAJECTORY)
-    return prompt_hash(value) if value else None
+    """A hash of the row's trajectory, its input (`responses_create_params.input`) and its output
+    (`response.output`) as canonical JSON; None without an output. Both count: a game whose state is
+    its prompt answers a bare `hit` in many rollouts that are not the same trajectory."""
+    output = lookup(row, TRAJECTORY)
+    return prompt_hash([lookup(row, PROMPT), output]) if output else None
 
 
-def _matched(old: Sequence[Hashable], new: Sequence[Hashable]) -> Optional[list[tuple[int, int]]]:
-    """(old place, new place) of each key, in the old side's order, when every row has a key,
-    distinct on its side, and both sides have the same set; else None."""
+def _pairable(side: TaskSide) -> list[RowFacts]:
+    """The side's rows that take part in pairing: scored (a masked row takes no part) and without an
+    agent error (its rollout broke: a rerun candidate, whatever the verifier said)."""
+    return [f for f in side.facts if f.scored and not f.agent_error]
+
+
+def _shared(old: Sequence[Hashable], new: Sequence[Hashable]) -> Optional[list[tuple[int, int]]]:
+    """(old place, new place) of each key both sides hold, in the old side's order, when every row has
+    a key and each side's are distinct; else None, and None when no key is on both sides. A row
+    whose key the other side lacks (its partner masked, broken or absent) stays unpaired."""
     old_at = {key: place for place, key in enumerate(old)}
     new_at = {key: place for place, key in enumerate(new)}
-    if None in old_at or len(old_at) != len(old) or len(new_at) != len(new) or old_at.keys() != new_at.keys():
+    if None in old_at or None in new_at or len(old_at) != len(old) or len(new_at) != len(new):
         return None
-    return [(place, new_at[key]) for key, place in old_at.items()]
+    return [(place, new_at[key]) for key, place in old_at.items() if key in new_at] or None
 
 
-def _pairs(task: TaskComparison) -> Optional[tuple[RolloutPair, ...]]:
-    """The task's scored rows paired rollout by rollout when every pair holds the same trajectory
-    (a re-verification), else None (the sides ran the task apart: nothing pairs them)."""
+def _keys(side: TaskSide, facts: Sequence[RowFacts]) -> list[tuple[Optional[str], Optional[str]]]:
+    """Each row's (`_ng_rollout_id` hashed, trajectory digest), read a row at a time: only the
+    digests are kept, however many rows the task has."""
+    keys = []
+    for f in facts:
+        row = side.read_row(f)
+        capture = row.get(ROLLOUT_ID)
+        keys.append((None if capture is None else prompt_hash(capture), trajectory_digest(row)))
+    return keys
+
+
+def _same_trajectory_pairs(task: TaskComparison) -> Optional[tuple[RolloutPair, ...]]:
+    """The task's pairable rows (:func:`_pairable`) paired rollout by rollout when every pair holds the
+    same trajectory (a re-verification), else None (the sides ran the task apart: nothing pairs them)."""
     old, new = task.old, task.new
     if old is None or new is None:
         return None
-    olds, news = [f for f in old.facts if f.scored], [f for f in new.facts if f.scored]
-    if not olds or len(olds) != len(news):
-        return None
-    order = _matched([f.rollout for f in olds], [f.rollout for f in news])
+    olds, news = _pairable(old), _pairable(new)
+    order = _shared([f.rollout for f in olds], [f.rollout for f in news])
     if order is not None:
         for i, j in order:  # a pair at a time: a rerun's first pair already differs
             digest = trajectory_digest(old.read_row(olds[i]))
             if digest is None or digest != trajectory_digest(new.read_row(news[j])):
                 return None
     else:  # indices reused or absent: by NeMo Gym's explicit capture id, else by the trajectories
-        old_rows, new_rows = [old.read_row(f) for f in olds], [new.read_row(f) for f in news]
-        old_digests = [trajectory_digest(r) for r in old_rows]
-        new_digests = [trajectory_digest(r) for r in new_rows]
-        ids = ([prompt_hash(row.get(ROLLOUT_ID)) for row in rows] for rows in (old_rows, new_rows))
-        order = _matched(*ids) or _matched(old_digests, new_digests)  # rows without ids: `null`, repeated
-        if order is None or any(old_digests[i] is None or old_digests[i] != new_digests[j] for i, j in order):
+        old_keys, new_keys = _keys(old, olds), _keys(new, news)
+        order = _shared([k[0] for k in old_keys], [k[0] for k in new_keys])
+        if order is None:  # by the trajectories: every row of one side pairs (a rerun may share one by chance)
+            order = _shared([k[1] for k in old_keys], [k[1] for k in new_keys])
+            if order is not None and len(order) < min(len(olds), len(news)):
+                return None
+        if order is None or any(old_keys[i][1] is None or old_keys[i][1] != new_keys[j][1] for i, j in order):
             return None
     return tuple(RolloutPair(olds[i], news[j]) for i, j in order)
 
 
 def _may_disagree(task: TaskComparison) -> bool:
-    """The task was compared and its scored rewards are not all one value: a pair of it may disagree."""
-    if task.category not in ("identical", "flipped") or task.old is None or task.new is None:
+    """The task was compared and its pairable rewards are not all one value: a pair of it may disagree."""
+    if task.category not in ("identical", "flipped", "flipped_agent_error") or task.old is None or task.new is None:
         return False
-    return len({f.reward for side in (task.old, task.new) for f in side.facts if f.scored}) > 1
+    return len({f.reward for side in (task.old, task.new) for f in _pairable(side)}) > 1
 
 
 def rollout_pairs(task: TaskComparison) -> Optional[tuple[RolloutPair, ...]]:
     """The task's rows paired rollout by rollout, each pair holding the same trajectory (a
     re-verification), or None when the sides ran the task apart: the comparison's pairing, or for a
     task it left unpaired (its rewards all one value) a pairing made now."""
-    return task.pairs if task.pairs is not None or _may_disagree(task) else _pairs(task)
+    return task.pairs if task.pairs is not None or _may_disagree(task) else _same_trajectory_pairs(task)
 
 
 def first_disagreement(task: TaskComparison) -> Optional[RolloutPair]:
@@ -163,14 +182,15 @@ def first_disagreement(task: TaskComparison) -> Optional[RolloutPair]:
     return next((pair for pair in disagreeing if pair.loser == task.loser), next(iter(disagreeing), None))
 
 
-def pair_rollouts(task: TaskComparison) -> TaskComparison:
-    """The task with its rows paired per rollout where a pair of it may disagree; a task of equal
-    means whose pairs disagree (they cancel in the mean) is a flip with no winner."""
-    pairs = _pairs(task) if _may_disagree(task) else None
+def with_rollout_pairs(task: TaskComparison) -> TaskComparison:
+    """The task with its rows paired per rollout where a pair of it may disagree. A task holding a
+    verifier disagreement is a flip whatever else it holds: also where its means agree (the
+    disagreements cancel; a flip with no winner) and where a side reports an agent error."""
+    pairs = _same_trajectory_pairs(task) if _may_disagree(task) else None
     if pairs is None:
         return task
     paired = replace(task, pairs=pairs)
-    return replace(paired, category="flipped") if paired.category == "identical" and paired.disagreements else paired
+    return replace(paired, category="flipped") if paired.disagreements else paired
 
 
 def categorize(
@@ -223,7 +243,7 @@ def compare_sides(old: SideInput, new: SideInput, inference_notes: Sequence[str]
             summarize_side([new.facts[i] for i in new_rows], new.reader) if new_rows else None,
             taskset=_taskset_of(new, new_rows) or _taskset_of(old, old_rows),
         )
-        tasks.append(pair_rollouts(task))
+        tasks.append(with_rollout_pairs(task))
     for side_name, side, anonymous in (("old", old, joined.old_anonymous), ("new", new, joined.new_anonymous)):
         for n, index in enumerate(anonymous, start=1):
             summary = summarize_side([side.facts[index]], side.reader)
