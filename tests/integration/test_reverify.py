@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from pytest_rollout_parity.plugin.reporting import ANNOTATE_FAILURES
+
 from .conftest import Gate, all_text, section
 
 REAL = (
@@ -188,14 +190,22 @@ def swapped(rows: list[dict[str, Any]], task: int) -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize("margin", [None, "0.05"])
-def test_disagreements_that_cancel_in_the_mean_fail(gate: Gate, margin: Any) -> None:
+def test_disagreements_that_cancel_in_the_mean_fail(gate: Gate, margin: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """A task whose two rescored rollouts cancel (its mean unchanged) is found and fails, in plain and
-    in margin mode, with both sides' evidence side by side."""
+    in margin mode, with both sides' evidence side by side; every report's headline names it."""
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
     old = old_rows()
     task = next(t for t in range(TASKS) if len({r["reward"] for r in old if r["_ng_task_index"] == t}) == 2)
     extra = [f"--parity-margin={margin}"] if margin else []
-    result = gate.run(*gate.pair(old, swapped(old, task)), *extra, "--parity-json=s.json")
+    args = (*gate.pair(old, swapped(old, task)), *extra, "--parity-json=s.json", "--parity-markdown=s.md")
+    result = gate.run(*args, "-p", f"no:{ANNOTATE_FAILURES}")
     text = all_text(result)
+    mean = sum(r["reward"] for r in old if r["_ng_task_index"] == task) / ROLLOUTS
+    headline = f"verifiers disagree: old={mean} new={mean} (verifier disagreement on 2 of 4 rollouts)"
+    assert f"{task}: {headline}" in text
+    assert f"<strong>failed</strong>: {headline}" in (gate.path / "s.md").read_text()
+    assert f"::error title={task} failed::{headline}" in result.outlines
+    assert not any("told from noise" in line for line in result.outlines)
     assert result.ret == 1, text
     data = json.loads((gate.path / "s.json").read_text())
     assert data["counts"]["verifier_disagreements"] == 1 and data["counts"]["flipped"] == 1
@@ -234,3 +244,21 @@ def test_reused_indices_pair_by_the_capture_id(gate: Gate) -> None:
     result = gate.run(*gate.pair(old, new), "--parity-json=s.json")
     data = json.loads((gate.path / "s.json").read_text())
     assert data["counts"]["verifier_disagreements"] == 0 and data["counts"]["flipped"] == 1  # no id: no pairs
+
+
+def test_a_rescored_rollout_beside_an_agent_error_fails_as_a_disagreement(gate: Gate) -> None:
+    """One rollout rescored 1 -> 0 (a net regression) in a task whose other rollout broke on the new
+    side: a verifier disagreement, which fails, not a rerun candidate that lets the run pass; the
+    broken rollout takes no part."""
+    old = old_rows()
+    task = next(t for t in range(TASKS) if [r["reward"] for r in old if r["_ng_task_index"] == t].count(1.0) >= 2)
+    new = copy.deepcopy(old)
+    rescored, broken = [r for r in new if r["_ng_task_index"] == task and r["reward"] == 1.0][:2]
+    rescored["reward"] = 0.0
+    broken["error"] = "RuntimeError: sandbox died"
+    result = gate.run(*gate.pair(old, new), "--parity-json=s.json")
+    assert result.ret == 1, all_text(result)
+    data = json.loads((gate.path / "s.json").read_text())
+    (flagged,) = [t for t in data["tasks"] if t["task"] == str(task)]
+    assert (flagged["category"], flagged["outcome"], flagged["verifier_disagreements"]) == ("flipped", "failed", 1)
+    assert "new agent error: error: RuntimeError: sandbox died" in all_text(result)

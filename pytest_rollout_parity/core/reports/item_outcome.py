@@ -17,26 +17,40 @@ from ..escaping import visible
 from ..judging.classify import first_disagreement
 from ..judging.row_context import EVIDENCE_LINES, last_assistant_message, row_evidence, task_excerpt
 from ..judging.verifier_output import NO_OUTPUT, LogRoots, losing_row, verifier_output, winning_row
-from ..model import Side, TaskComparison, TaskSide, per_side
+from ..model import Side, TaskComparison, per_side
 from ..statistics.margin import FlipJudgement, disagreement_text
 from .wording import flip_line, rows_note
 
+#: a side's figures a flip's headline shows: its mean reward, its scored rows and its rows
+SideFigures = tuple[Optional[float], int, int]
 
-def _counts(side: Optional[TaskSide]) -> tuple[int, int]:
-    return (side.reward_rows, len(side.facts)) if side is not None else (0, 0)
+
+def flip_headline(
+    winner: Optional[Side],
+    old: Optional[SideFigures],
+    new: Optional[SideFigures],
+    disagreements: int = 0,
+    noise: Optional[str] = None,
+) -> str:
+    """`new regressed: old=0.75 new=0.5 (verifier disagreement on 1 of 4 rollouts)`: a flip's headline,
+    the one wording of its crash line, its Markdown line and its GitHub annotation (:func:`flip_line`).
+
+    In brackets: a verifier disagreement on k of the old side's n scored rollouts, else ``noise``
+    (the task's p-value and figures, when its repeats allow one), else the row counts of a mean.
+    """
+    if disagreements and old is not None:
+        noise = f"verifier disagreement on {disagreements} of {old[1]} rollouts"
+    if noise is None and old is not None and new is not None:
+        noise = rows_note(old[1:], new[1:])
+    return flip_line(winner, old[0] if old else None, new[0] if new else None, noise)
 
 
 def header_line(comparison: TaskComparison, noise: Optional[str] = None) -> str:
-    """`new regressed|improved: old=<reward> new=<reward> (<noise or row counts>)`: a flip's crash line.
-
-    ``noise`` (the task's p-value and figures, when its repeats allow one) or else the row counts
-    of a mean follow in brackets (:func:`flip_line`).
-    """
-    old, new = comparison.old, comparison.new
-    if comparison.disagreements and old is not None:
-        noise = f"verifier disagreement on {comparison.disagreements} of {old.reward_rows} rollouts"
-    extra = noise or (rows_note(_counts(old), _counts(new)) if old is not None and new is not None else None)
-    return flip_line(comparison.winner, old.reward if old else None, new.reward if new else None, extra)
+    """A flip's crash line (:func:`flip_headline`), read off the comparison."""
+    old, new = (
+        (side.reward, side.reward_rows, len(side.facts)) if side else None for side in (comparison.old, comparison.new)
+    )
+    return flip_headline(comparison.winner, old, new, comparison.disagreements, noise)
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,10 @@ from typing import Optional
 from ..escaping import html_text, markdown_text, utf8_safe, visible
 from ..identity.item_names import clipped
 from ..model import Category
+from .item_outcome import flip_headline
 from .paired_lines import paired_lines
-from .summary import SideSummary, Summary, TaskSummary
-from .wording import capped, category_rows, flip_line, hook_changes, hook_heading, rows_note, side_lines, uncompared
+from .summary import Summary, TaskSummary
+from .wording import capped, category_rows, hook_changes, hook_heading, side_lines, uncompared
 from .wording import verdict as verdict_words
 
 FLIP_CAP = 20  # flips listed, each with its text folded
@@ -41,15 +42,10 @@ def _code(label: str) -> str:
     return f"<code>{markdown_text(label)}</code>"
 
 
-def _counts(side: Optional[SideSummary]) -> tuple[int, int]:
-    return (side.reward_rows, side.rows) if side is not None else (0, 0)
-
-
 def flip_text(task: TaskSummary) -> str:
-    """A flip in the crash line's words: `new regressed: old=1.0 new=0.0 (means of 1 vs 2 rows)`."""
-    old, new = task.old, task.new
-    extra = rows_note(_counts(old), _counts(new)) if old is not None and new is not None else None
-    return flip_line(task.winner, old.reward if old else None, new.reward if new else None, extra)
+    """A flip's headline in the crash line's words (:func:`.flip_headline`)."""
+    old, new = ((side.reward, side.reward_rows, side.rows) if side else None for side in (task.old, task.new))
+    return flip_headline(task.winner, old, new, task.verifier_disagreements)
 
 
 def cut_text(text: str) -> str:

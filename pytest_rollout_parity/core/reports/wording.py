@@ -35,7 +35,7 @@ def direction(winner: Optional[Side]) -> str:
     """A flip in words, from the new side's view: the migration is what is under test."""
     if winner == "old":
         return REGRESSED
-    return IMPROVED if winner == "new" else "rewards differ"
+    return IMPROVED if winner == "new" else "verifiers disagree"  # no winner: disagreements that cancel
 
 
 def disagreement_words(tasks: int) -> str:
