@@ -12,7 +12,7 @@ from scipy import stats
 
 from pytest_rollout_parity import compare_rollouts
 from pytest_rollout_parity.core.judging.completeness import error_rates, fisher_greater
-from pytest_rollout_parity.core.statistics.paired import left_out
+from pytest_rollout_parity.core.statistics.paired import left_out, paired_section
 from pytest_rollout_parity.core.statistics.plan import (
     flip_repeats,
     plan,
@@ -216,3 +216,28 @@ def test_the_flip_line_counts_only_the_tasks_that_can_reach_alpha() -> None:
 def test_the_upper_confidence_factor_is_the_chi_square_limit(df: int) -> None:
     # Wilson and Hilferty's approximation of df / chi2(0.2, df), within 1% from 2 degrees of freedom
     assert upper_factor(df) == pytest.approx(df / stats.chi2.ppf(0.2, df), rel=0.01)
+
+
+def test_a_verifier_disagreement_is_neither_noise_nor_planned() -> None:
+    """Ten tasks always passing, and one re-verified task whose rescored rollouts cancel (old 1, 0,
+    1, 0 and new 0, 1, 1, 0 on the same trajectories): the disagreement fails whatever its p-value, so
+    it gets no per-task test, and the plan's variance, levers and flip count leave it out."""
+
+    def rows(rewards: list[list[float]]) -> list[dict[str, object]]:
+        return [
+            {"task_id": f"t{i}", "reward": r, "_ng_rollout_index": k, "response": {"output": [{"text": f"{i}-{k}"}]}}
+            for i, task in enumerate(rewards)
+            for k, r in enumerate(task)
+        ]
+
+    result = compare_rollouts(
+        rows([[1.0] * 4] * 10 + [[1.0, 0.0, 1.0, 0.0]]), rows([[1.0] * 4] * 10 + [[0.0, 1.0, 1.0, 0.0]])
+    )
+    (flagged,) = [place for place, task in enumerate(result.tasks) if task.disagreements]
+    assert result.tasks[flagged].category == "flipped" and result.tasks[flagged].winner is None
+    assert paired_section(result).tests[flagged] is None
+    planned = plan(result, 0.05, 0.05)
+    assert planned.tasks == 10 and planned.flip_tests == 1
+    assert planned.variance_source.startswith("none observed")  # the ten stable tasks alone
+    decided = plan(result, 0.05, 0.05, decided="1 task(s) failed")
+    assert not any("told from noise" in line for line in decided.lines())

@@ -179,8 +179,9 @@ def task_noise(task: TaskComparison) -> Optional[float]:
 
 
 def task_noise_test(task: TaskComparison) -> Optional[tuple[float, float]]:
-    """(p, smallest attainable p) of a compared task without an agent error, 2+ rows a side; else None."""
-    if task.category not in TESTED or task.old is None or task.new is None:
+    """(p, smallest attainable p) of a compared task without an agent error, 2+ rows a side; else None.
+    A verifier disagreement is not tested: no sampling noise explains it (docs/semantics.md)."""
+    if task.category not in TESTED or task.old is None or task.new is None or task.disagreements:
         return None
     if len(task.old.facts) < 2 or len(task.new.facts) < 2:  # task_test's own rule, decided before the seed
         return None

@@ -154,7 +154,8 @@ class Plan:
     #: the margin the equivalence plan is for; None: no margin, no equivalence plan
     margin: Optional[float]
     power: float
-    #: the compared tasks, and the rollouts a task a side they have now (the median of the scored rows)
+    #: the compared tasks (a verifier disagreement aside), and the rollouts a task a side they have now
+    #: (the median of the scored rows)
     tasks: int
     repeats: int
     #: the variance of one rollout's difference the plan assumes, and where it comes from
@@ -195,11 +196,12 @@ class Plan:
                 self._lever_line("more rollouts", self.by_rollouts, self.margin),
                 self._lever_line("more tasks", self.by_tasks, self.margin),
             ]
-        lines.append(
-            f"    a single 1.0 -> 0.0 flip is told from noise with {self.flip_repeats} rollouts a side "
-            f"(Fisher's exact test, adjusted over the {self.flip_tests} task(s) that can reach alpha "
-            f"{self.alpha:g}: those whose rows vary, and the flipped one)"
-        )
+        if self.decided is None:  # more rollouts of a failing pair would not change its verdict
+            lines.append(
+                f"    a single 1.0 -> 0.0 flip is told from noise with {self.flip_repeats} rollouts a side "
+                f"(Fisher's exact test, adjusted over the {self.flip_tests} task(s) that can reach alpha "
+                f"{self.alpha:g}: those whose rows vary, and the flipped one)"
+            )
         if self.rerun:
             shown = ", ".join(f"{rerun.task} ({rerun.why})" for rerun in self.rerun[:RERUN_CAP])
             more = f", ... and {len(self.rerun) - RERUN_CAP} more" if len(self.rerun) > RERUN_CAP else ""
@@ -299,10 +301,11 @@ def plan(
 ) -> Plan:
     """The plan for the pair at hand (module docstring): what would decide it. ``decided`` says
     what already made the run fail; then the aggregate is not planned."""
+    # a verifier disagreement is no sampling noise: more rollouts or tasks do not bear on it
     compared = [
         (t.old, t.new)
         for t in result.tasks
-        if t.category in COMPARED_CATEGORIES and t.old is not None and t.new is not None
+        if t.category in COMPARED_CATEGORIES and t.old is not None and t.new is not None and not t.disagreements
     ]
     rows = [min(old.reward_rows, new.reward_rows) for old, new in compared]
     repeats = max(1, int(statistics.median(rows))) if rows else 1
