@@ -297,3 +297,29 @@ def test_the_footer_names_the_run_its_inputs_and_escapes_them() -> None:
         "old: <code>old.jsonl</code> (sha256:00be:12:1)" in text and "new: <code>new.jsonl</code> (no digest)" in text
     )
     assert "<footer>" not in render_html(summary)  # no run known: no footer
+
+
+def test_a_verifier_disagreement_is_its_own_point_and_legend_entry() -> None:
+    """Re-verified tasks (each rollout's trajectory the same on both sides): one whose rescored
+    rollouts cancel (no winner) and one rescored 1 -> 0 are verifier disagreements, not improvements
+    or regressions."""
+
+    def rows(rewards: dict[str, list[float]]) -> list[dict[str, object]]:
+        return [
+            {
+                "task_id": task,
+                "reward": reward,
+                "_ng_rollout_index": i,
+                "response": {"output": [{"text": f"{task}{i}"}]},
+            }
+            for task, values in rewards.items()
+            for i, reward in enumerate(values)
+        ]
+
+    old = {"cancel": [1.0, 0.0], "down": [1.0, 1.0], "same": [1.0, 1.0]}
+    new = {"cancel": [0.0, 1.0], "down": [1.0, 0.0], "same": [1.0, 1.0]}
+    picture = scatter_svg(build_summary(compare_rollouts(rows(old), rows(new))))
+    kinds = sorted(str(circle.get("class")) for circle in _circles(_svgs(picture)[0]))
+    assert kinds == ["p-disagree", "p-disagree", "p-passed"]
+    assert "verifier disagreement (fails) 2" in picture
+    assert ".p-disagree{" in render_html(build_summary(compare_rollouts(rows(old), rows(new))))

@@ -67,7 +67,7 @@ overflow:auto;white-space:pre-wrap;margin:4px 0}
 .rollout-parity svg text{font:11px system-ui,sans-serif;fill:#1f2328}.rollout-parity svg .axis{font-size:12px}
 .rollout-parity svg .plot{fill:#fff;stroke:#d0d7de}.rollout-parity svg .diagonal{stroke:#8c959f;stroke-dasharray:4 3}
 .rollout-parity .p-passed{--c:#8c959f;fill-opacity:.55}.rollout-parity .p-regressed{--c:#cf222e}
-.rollout-parity .p-improved{--c:#0969da}.rollout-parity .p-noise{--c:#d4a72c}
+.rollout-parity .p-improved{--c:#0969da}.rollout-parity .p-noise{--c:#d4a72c}.rollout-parity .p-disagree{--c:#bc4c00}
 .rollout-parity .p-accepted{--c:#1a7f37}.rollout-parity .p-agent{--c:#8250df}.rollout-parity circle{fill:var(--c)}
 .rollout-parity .p-notrun{fill:none;stroke:#8c959f}.rollout-parity span.p-notrun{border:1px solid #8c959f}
 .rollout-parity .cell{fill:#57606a}.rollout-parity .cell-flip{fill:#cf222e}

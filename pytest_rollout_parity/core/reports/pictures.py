@@ -44,6 +44,7 @@ CLASSES: dict[str, tuple[str, str]] = {
     "passed": ("p-passed", "identical"),
     "failed-old": ("p-regressed", "regressed (fails)"),
     "failed-new": ("p-improved", "improved (fails)"),
+    "failed-verifier": ("p-disagree", "verifier disagreement (fails)"),
     "within_noise": ("p-noise", "within noise"),
     "accepted": ("p-accepted", "accepted"),
     "agent_error": ("p-agent", "agent error"),
@@ -82,7 +83,10 @@ class Point(NamedTuple):
 
 
 def _kind(task: TaskSummary) -> str:
-    """The class of a task's point: its outcome, a failing flip split by direction."""
+    """The class of a task's point: its outcome, a failing flip split by direction, or a verifier
+    disagreement (the same trajectories scored differently: where they cancel, no side won)."""
+    if task.outcome == "failed" and task.verifier_disagreements:
+        return "failed-verifier"
     if task.outcome == "failed":
         return "failed-old" if task.winner == "old" else "failed-new"
     return task.outcome if task.outcome in CLASSES else "passed"
