@@ -204,6 +204,25 @@ def test_pairing_reads_each_row_at_most_once() -> None:
     assert first_disagreement(paired) is not None and len(reads) == 4
 
 
+@pytest.mark.parametrize("rollouts", [2, 8])
+def test_a_rerun_without_indices_stops_at_its_first_row_with_no_equal(rollouts: int) -> None:
+    """No index and no capture id: the old side's rows are read for their digests, then the new
+    side's one at a time, and the first that finds no equal trajectory ends the pairing."""
+    reads: list[str] = []
+    old = {n: row(float(n % 2), f"old{n}") for n in range(1, rollouts + 1)}
+    new = {n: row(float(n % 2 == 0), f"new{n}") for n in range(1, rollouts + 1)}
+
+    def reader(name: str, source: dict[int, dict[str, Any]]) -> Any:
+        return lambda facts: reads.append(name) or source[facts.line]
+
+    sides = [
+        summarize_side([reduce_row(r, line=n) for n, r in source.items()], reader(name, source))
+        for name, source in (("old", old), ("new", new))
+    ]
+    assert with_rollout_pairs(categorize("t", *sides)).pairs is None
+    assert reads.count("old") == rollouts and reads.count("new") == 1
+
+
 @given(
     rewards=st.lists(st.sampled_from([0.0, 1.0, 0.5]), min_size=1, max_size=8),
     data=st.data(),

@@ -125,15 +125,11 @@ def _shared(old: Sequence[Hashable], new: Sequence[Hashable]) -> Optional[list[t
     return [(place, new_at[key]) for key, place in old_at.items() if key in new_at] or None
 
 
-def _keys(side: TaskSide, facts: Sequence[RowFacts]) -> list[tuple[Optional[str], Optional[str]]]:
-    """Each row's (`_ng_rollout_id` hashed, trajectory digest), read a row at a time: only the
-    digests are kept, however many rows the task has."""
-    keys = []
-    for f in facts:
-        row = side.read_row(f)
-        capture = row.get(ROLLOUT_ID)
-        keys.append((None if capture is None else prompt_hash(capture), trajectory_digest(row)))
-    return keys
+def _keys(row: dict[str, Any]) -> tuple[Optional[str], Optional[str]]:
+    """The row's `_ng_rollout_id` (hashed: any JSON value) and trajectory digest: all pairing keeps
+    of a row read without an index, however many rows the task has."""
+    capture = row.get(ROLLOUT_ID)
+    return None if capture is None else prompt_hash(capture), trajectory_digest(row)
 
 
 def _same_trajectory_pairs(task: TaskComparison) -> Optional[tuple[RolloutPair, ...]]:
@@ -150,7 +146,13 @@ def _same_trajectory_pairs(task: TaskComparison) -> Optional[tuple[RolloutPair, 
             if digest is None or digest != trajectory_digest(new.read_row(news[j])):
                 return None
     else:  # indices reused or absent: by NeMo Gym's explicit capture id, else by the trajectories
-        old_keys, new_keys = _keys(old, olds), _keys(new, news)
+        old_keys = [_keys(old.read_row(f)) for f in olds]
+        by_id, old_digests = all(k[0] for k in old_keys), {k[1] for k in old_keys}
+        new_keys = []
+        for f in news:  # a row at a time: without ids, a rerun's first row with no equal ends it
+            new_keys.append(_keys(new.read_row(f)))
+            if not by_id and new_keys[-1][1] not in old_digests and len(news) <= len(olds):
+                return None
         order = _shared([k[0] for k in old_keys], [k[0] for k in new_keys])
         if order is None:  # by the trajectories: every row of one side pairs (a rerun may share one by chance)
             order = _shared([k[1] for k in old_keys], [k[1] for k in new_keys])
