@@ -139,6 +139,8 @@ def _same_trajectory_pairs(task: TaskComparison) -> Optional[tuple[RolloutPair, 
     if old is None or new is None:
         return None
     olds, news = _pairable(old), _pairable(new)
+    if not olds or not news:
+        return None
     order = _shared([f.rollout for f in olds], [f.rollout for f in news])
     if order is not None:
         for i, j in order:  # a pair at a time: a rerun's first pair already differs
