@@ -228,33 +228,13 @@ def test_a_rerun_without_indices_stops_at_its_first_row_with_no_equal(rollouts: 
     data=st.data(),
     indexed=st.booleans(),
 )
-def test_a_rescored_copy_in_any_order_pairs_and_counts_each_changed_reward(
+def test_a_rescored_copy_pairs_and_counts_each_changed_reward_whatever_is_masked_or_broken(
     rewards: list[float], data: st.DataObject, indexed: bool
 ) -> None:
-    """Whatever the rows' order on the new side, with or without rollout indices, every rollout pairs
-    with its own trajectory and the disagreements are exactly the rewards the new verifier changed."""
-    changed = data.draw(st.sets(st.integers(0, len(rewards) - 1)))
-    old = [row(r, f"t{i}", i if indexed else None) for i, r in enumerate(rewards)]
-    new = [row(1.0 - r if i in changed else r, f"t{i}", i if indexed else None) for i, r in enumerate(rewards)]
-    new = data.draw(st.permutations(new))
-    pairs = rollout_pairs(task(old, new))
-    assert pairs is not None
-    assert all(p.old.row["response"] == p.new.row["response"] for p in pairs)  # type: ignore[index]
-    assert task(old, new).disagreements == sum(1 for i in changed if rewards[i] != 0.5)
-
-
-@given(
-    rewards=st.lists(st.sampled_from([0.0, 1.0, 0.5]), min_size=2, max_size=8),
-    data=st.data(),
-    indexed=st.booleans(),
-)
-def test_masked_and_broken_rows_hide_no_other_disagreement(
-    rewards: list[float], data: st.DataObject, indexed: bool
-) -> None:
-    """A rescored copy in which up to half the rollouts are masked or broke (an agent error): with
-    indices on either side; without, on the new side only (a re-verification's failed judge calls).
-    The other rollouts still pair, every disagreement among them is counted, and a task holding one
-    fails as a flip whatever else it holds."""
+    """A rescored copy in any order on the new side, up to half its rollouts masked or broken (an
+    agent error): with indices on either side; without, on the new side only (a re-verification's
+    failed judge calls). The other rollouts pair, each with its own trajectory, every disagreement
+    among them is counted, and a task holding one fails as a flip whatever else it holds."""
     n = len(rewards)
     changed = data.draw(st.sets(st.integers(0, n - 1)))
     left_out = data.draw(st.sets(st.integers(0, n - 1), max_size=n // 2))
@@ -266,5 +246,8 @@ def test_masked_and_broken_rows_hide_no_other_disagreement(
             extra = {how[i]: True if how[i] == "mask_sample" else "sandbox died"} if where.get(i) == name else {}
             sides[name].append(row(reward, f"t{i}", i if indexed else None, **extra))
     found = task(sides["old"], data.draw(st.permutations(sides["new"])))
+    pairs = rollout_pairs(found)
+    assert pairs is not None and len(pairs) == n - len(left_out)
+    assert all(p.old.row["response"] == p.new.row["response"] for p in pairs)  # type: ignore[index]
     assert found.disagreements == sum(1 for i in changed if rewards[i] != 0.5 and i not in left_out)
     assert found.category == "flipped" or not found.disagreements
