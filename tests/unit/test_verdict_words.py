@@ -74,8 +74,8 @@ def test_a_long_note_is_cut_at_a_word_boundary() -> None:
 
     text = "1 thing: " + ", ".join(f"name-{n}" for n in range(100))
     cut = clipped(text, 60)
-    assert cut.endswith(" ... (see the JSON summary)")
-    kept = cut.removesuffix(" ... (see the JSON summary)").split(": ", 1)[1].split(", ")
+    assert cut.endswith(" ... (see --parity-json)")
+    kept = cut.removesuffix(" ... (see --parity-json)").split(": ", 1)[1].split(", ")
     assert all(name.startswith("name-") and name[5:].isdigit() for name in kept)
     assert clipped("short", 60) == "short"
 

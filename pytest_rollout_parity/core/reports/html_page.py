@@ -30,7 +30,7 @@ FLIP_ROWS = 200
 EVIDENCE_ROWS = 20
 #: identical tasks the page lists (folded), at most
 IDENTICAL_ROWS = 1000
-MORE = "… and {} more (see the JSON summary)"
+MORE = "… and {} more (see --parity-json)"
 T = TypeVar("T")
 
 

@@ -39,7 +39,7 @@ def paired_rows(summary: Summary) -> list[tuple[str, str]]:
         both = f"both pass {table.both_pass}, old only {table.old_only}, new only {table.new_only}, "
         rows.append(("old x new pass/fail", f"{both}both fail {table.both_fail}"))
     if paired.tested:
-        tested = f"{paired.tested} flipped task(s) with 2+ rows a side tested (p_value in the JSON summary)"
+        tested = f"{paired.tested} flipped task(s) with 2+ rows a side tested (p_value in --parity-json)"
         rows.append(("per-task noise", tested))
     if flip_tests is not None and flip_tests.tests:
         counted = f"{flip_tests.counted} of {flip_tests.tests} task(s) with 2+ rows a side can reach alpha "
