@@ -9,7 +9,7 @@ from __future__ import annotations
 import enum
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal, Optional, TypeVar
 
 #: rewards closer than this are the same reward (a task whose means differ by no more is identical)
@@ -258,8 +258,6 @@ class Join:
     labels, and whether labels were split by taskset. The judging stage decides it once; the result
     and the summary hold this one value."""
 
-    __pydantic_config__ = CLOSED
-
     old_key: str
     new_key: str
     old_key_reason: str = ""
@@ -282,8 +280,6 @@ class Join:
 class RowCounts:
     """Rows read per side (sidecar records included), and how many of them are masked."""
 
-    __pydantic_config__ = CLOSED
-
     old: int
     new: int
     old_masked: int = 0
@@ -294,6 +290,27 @@ class RowCounts:
 
     def masked(self, side: Side) -> int:
         return per_side(side, self.old_masked, self.new_masked)
+
+
+@dataclass(frozen=True, slots=True)
+class Counts:
+    """Tasks per category, with each category's breakdown."""
+
+    tasks: int
+    identical: int
+    flipped: int
+    flipped_old_win: int
+    flipped_new_win: int
+    flipped_agent_error: int
+    masked: int
+    masked_old: int
+    masked_new: int
+    missing: int
+    missing_old_only: int
+    missing_new_only: int
+    #: flips whose rows hold the same trajectories on both sides, scored differently (docs/semantics.md,
+    #: "Verifier disagreements"); they fail in margin mode too
+    verifier_disagreements: int = 0
 
 
 @dataclass(frozen=True)
@@ -320,24 +337,7 @@ class CompareResult:
 
     def counts(self) -> dict[str, int]:
         """The counts (docs/semantics.md, "Counts"), keyed as in the JSON summary."""
-        counts = dict.fromkeys(
-            (
-                "tasks",
-                "identical",
-                "flipped",
-                "flipped_old_win",
-                "flipped_new_win",
-                "flipped_agent_error",
-                "masked",
-                "masked_old",
-                "masked_new",
-                "missing",
-                "missing_old_only",
-                "missing_new_only",
-                "verifier_disagreements",
-            ),
-            0,
-        )
+        counts = dict.fromkeys((f.name for f in fields(Counts)), 0)
         for t in self.tasks:
             counts["tasks"] += 1
             counts[t.category] += 1

@@ -10,11 +10,10 @@ import pytest
 
 from pytest_rollout_parity import compare_rollouts, summary_dict
 from pytest_rollout_parity.core.judging.companions import AggregateCheck
-from pytest_rollout_parity.core.model import Join, RowCounts
+from pytest_rollout_parity.core.model import Counts, Join, RowCounts
 from pytest_rollout_parity.core.reports.json_file import json_dict, write_json
 from pytest_rollout_parity.core.reports.summary import (
     BySide,
-    Counts,
     Decider,
     Files,
     Paired,

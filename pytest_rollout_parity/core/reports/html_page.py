@@ -169,7 +169,7 @@ def report_body(
         f'<div class="rollout-parity"><style>{STYLE}</style>',
         f'<h1>rollout parity <span class="verdict v-{summary.verdict}">{html_text(head)}</span></h1>',
         f"<p>{html_text(rest)}</p>",
-        "<p>Decided by:</p>" + _listing(summary.decision.decided_by, lambda by: html_text(by.text)),
+        "<p>Decided by:</p>" + _listing(summary.decided_by, lambda by: html_text(by.text)),
         "<h2>Sides</h2>" + "".join(f"<p>{html_text(line)}</p>" for line in side_lines(summary)),
         f"<table><tr><th>category</th><th>tasks</th><th>breakdown</th></tr>{counts}</table>",
         f'<h2>Pictures</h2><div class="pictures">{scatter_svg(summary)}{interval_svg(summary)}</div>',

@@ -26,6 +26,7 @@ from ..model import (
     TASK_OUTCOMES,
     Category,
     CompareResult,
+    Counts,
     Join,
     RowCounts,
     RunVerdict,
@@ -209,27 +210,6 @@ MANY_FAILURES = 1000
 
 
 @dataclass(frozen=True, slots=True)
-class Counts:
-    """Tasks per category, with each category's breakdown."""
-
-    tasks: int
-    identical: int
-    flipped: int
-    flipped_old_win: int
-    flipped_new_win: int
-    flipped_agent_error: int
-    masked: int
-    masked_old: int
-    masked_new: int
-    missing: int
-    missing_old_only: int
-    missing_new_only: int
-    #: flips whose rows hold the same trajectories on both sides, scored differently (docs/semantics.md,
-    #: "Verifier disagreements"); they fail in margin mode too
-    verifier_disagreements: int = 0
-
-
-@dataclass(frozen=True, slots=True)
 class SideSummary:
     """One side of one task: its reward and why it may not count."""
 
@@ -389,14 +369,6 @@ FAIL_CODES = ("failed_tasks", "checks_failed", "aggregate_outside")
 
 
 @dataclass(frozen=True, slots=True)
-class Decision:
-    """The run's verdict and what decided it (for `pass`: that every check passed)."""
-
-    verdict: RunVerdict
-    decided_by: tuple[Decider, ...]
-
-
-@dataclass(frozen=True, slots=True)
 class PartRun:
     """One part of a merge: its file as given, its splitter group, what it ran and how much of it failed."""
 
@@ -481,10 +453,6 @@ class Summary:
     run: Optional[RunOutcome] = None
     #: a merge of parts' own record
     merge: Optional[MergeRecord] = None
-
-    @property
-    def decision(self) -> Decision:
-        return Decision(self.verdict, self.decided_by)
 
     @property
     def checks(self) -> tuple[CheckRun, ...]:
