@@ -10,7 +10,7 @@ import enum
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any, Literal, Optional, TypeVar
+from typing import Any, Literal, Optional, TypeVar, get_args
 
 #: rewards closer than this are the same reward (a task whose means differ by no more is identical)
 REWARD_TOLERANCE = 1e-9
@@ -36,21 +36,11 @@ def per_side(side: Side, old: T, new: T) -> T:
 #: the gate could not compare: an agent error on a side (`agent_error`), no scored row left on a
 #: side (`masked`), absent from a side (`missing`); `not_run`: its item was not selected.
 TaskOutcome = Literal["passed", "failed", "within_noise", "accepted", "agent_error", "masked", "missing", "not_run"]
-TASK_OUTCOMES: tuple[TaskOutcome, ...] = (
-    "passed",
-    "failed",
-    "within_noise",
-    "accepted",
-    "agent_error",
-    "masked",
-    "missing",
-    "not_run",
-)
+TASK_OUTCOMES: tuple[TaskOutcome, ...] = get_args(TaskOutcome)
 
 #: How a run ends (docs/semantics.md, "Verdicts"): `pass` (every check passed on enough evidence),
 #: `fail` (the data show a difference), `inconclusive` (the gate cannot decide either way).
 RunVerdict = Literal["pass", "fail", "inconclusive"]
-RUN_VERDICTS: tuple[RunVerdict, ...] = ("pass", "fail", "inconclusive")
 
 
 class RowOrigin(enum.Enum):

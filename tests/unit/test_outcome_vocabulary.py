@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, get_args
 
 from pytest_rollout_parity import compare_rollouts
 from pytest_rollout_parity.core.judging.completeness import coverage, parse_limit
 from pytest_rollout_parity.core.judging.verdicts import Verdict
-from pytest_rollout_parity.core.model import RUN_VERDICTS, TASK_OUTCOMES
+from pytest_rollout_parity.core.model import TASK_OUTCOMES, RunVerdict
 from pytest_rollout_parity.core.reports.json_file import json_dict
 from pytest_rollout_parity.core.reports.summary import Files, RunInfo, build_summary
 
@@ -34,7 +34,7 @@ def test_the_vocabulary_is_the_documented_one() -> None:
         "missing",
         "not_run",
     )
-    assert RUN_VERDICTS == ("pass", "fail", "inconclusive")
+    assert get_args(RunVerdict) == ("pass", "fail", "inconclusive")
 
 
 def test_each_category_has_its_outcome_and_a_flip_fails_the_run(real_rows: Callable[[str], Rows]) -> None:

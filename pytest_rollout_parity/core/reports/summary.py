@@ -351,10 +351,6 @@ class RunOutcome:
     checks: tuple[CheckRun, ...] = ()
     collect_only: bool = field(default=False, metadata={"exclude": True})
 
-    def items(self, tasks: int) -> int:
-        """How many parity items the run collected: one per task and the gate-level items."""
-        return tasks + len(self.gate_items)
-
 
 @dataclass(frozen=True, slots=True)
 class Decider:
@@ -701,13 +697,6 @@ class MarginDecisions:
     judgements: tuple[Optional[FlipJudgement], ...]
     equivalence: Optional[Equivalence]
 
-    @property
-    def failing_flips(self) -> Optional[int]:
-        """How many flips were shown not to be noise (they fail); None without a margin."""
-        if self.fdr is None:
-            return None
-        return sum(1 for judgement in self.judgements if judgement is not None and judgement.regression)
-
 
 def margin_decisions(
     section: PairedSection,
@@ -741,7 +730,6 @@ def build_summary(
     *,
     paired: Optional[PairedSection] = None,
     margin: Optional[float] = None,
-    failing_flips: Optional[int] = None,
     coverage: Optional[Coverage] = None,
     alpha: float = DEFAULT_ALPHA,
     strict: bool = False,
@@ -750,8 +738,6 @@ def build_summary(
     decisions: Optional[MarginDecisions] = None,
 ) -> Summary:
     """The summary of a comparison and, in a pytest run, of what the run did.
-
-    ``failing_flips`` (margin mode) is how many flips were shown not to be noise, and so fail.
 
     ``paired`` is the result's paired section when the caller already has it (else computed);
     with a ``margin`` the summary also holds the aggregate equivalence decision and the per-task
@@ -765,8 +751,6 @@ def build_summary(
         decisions = margin_decisions(section, result.tasks, margin, alpha, copy=result.copies is not None)
     fdr = decisions.fdr
     judged: list[Optional[FlipJudgement]] = list(decisions.judgements)
-    if failing_flips is None:
-        failing_flips = decisions.failing_flips
     adjusted = fdr.adjusted if fdr is not None else (None,) * len(result.tasks)
     notes = list(result.notes)
     if run is not None and run.same_file:
@@ -826,7 +810,8 @@ def build_summary(
         equivalence=decisions.equivalence,
         coverage=coverage,
         flip_tests=FlipTests(alpha, fdr.tests, len(fdr.counted)) if fdr is not None else None,
-        failing_flips=failing_flips,
+        # margin mode: how many flips were shown not to be noise (they fail)
+        failing_flips=sum(1 for j in judged if j is not None and j.regression) if fdr is not None else None,
         files=files,
         aggregate_metrics=metrics,
         inventory=inventory,

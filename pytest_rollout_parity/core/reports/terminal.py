@@ -52,9 +52,9 @@ def summary_lines(summary: Summary) -> list[str]:
             lines.append(f"{category} ({len(reasons)}):")
             lines.extend(capped(reasons, LIST_CAP, lambda item: f"    {item[0]}: {item[1]}", MORE))
     lines.extend(paired_lines(summary))
-    run, tasks = summary.run, summary.counts.tasks
-    if run is not None and run.selected is not None and run.selected != run.items(tasks):
-        lines.append(f"selected: {run.selected} of {run.items(tasks)} parity items ran")
+    run = summary.run
+    if run is not None and run.part is not None and run.selected != run.part.items:
+        lines.append(f"selected: {run.selected} of {run.part.items} parity items ran")
     count, changes = hook_changes(summary)
     if count:
         lines.append(f"{hook_heading(summary, count)}:")
