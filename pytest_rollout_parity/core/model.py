@@ -54,6 +54,7 @@ class RowOrigin(enum.Enum):
 NO_OFFSET: Optional[int] = None
 
 
+@dataclass(slots=True, eq=False, repr=False)
 class RowFacts:
     """One row reduced, as it is read, to what the classification needs.
 
@@ -61,36 +62,22 @@ class RowFacts:
     each with its own sidecar) and ``offset`` is the byte offset of its
     line there (:data:`NO_OFFSET` for rows given in memory, which are kept in ``row``). Everything
     else a row holds (its verifier logs dir, embedded output, trajectory) is read again from the
-    file when a flip or a test needs it, so memory does not grow with row size.
+    file when a flip or a test needs it, so memory does not grow with row size. Readers build it
+    positionally: one is built per row read, and keywords cost several times more.
     """
 
-    __slots__ = ("line", "offset", "origin", "reward", "mask", "agent_error", "failure_kind", "row", "shard", "rollout")
-
-    def __init__(  # positional: one is built per row read, and keywords cost several times more
-        self,
-        line: int,
-        offset: Optional[int],
-        origin: RowOrigin,
-        reward: Optional[float],
-        mask: Optional[str],
-        agent_error: Optional[str],
-        failure_kind: Optional[str],
-        row: Optional[dict[str, Any]] = None,
-        shard: int = 0,
-        rollout: Optional[int] = None,
-    ) -> None:
-        self.line = line
-        self.offset = offset
-        self.origin = origin
-        self.reward = reward
-        self.mask = mask
-        self.agent_error = agent_error
-        self.failure_kind = failure_kind
-        self.row = row
-        #: which file of a sharded side holds the row (its place in the side's sorted files; 0 for one file)
-        self.shard = shard
-        #: the row's `_ng_rollout_index` (which of its task's rollouts it is), or None
-        self.rollout = rollout
+    line: int
+    offset: Optional[int]
+    origin: RowOrigin
+    reward: Optional[float]
+    mask: Optional[str]
+    agent_error: Optional[str]
+    failure_kind: Optional[str]
+    row: Optional[dict[str, Any]] = None
+    #: which file of a sharded side holds the row (its place in the side's sorted files; 0 for one file)
+    shard: int = 0
+    #: the row's `_ng_rollout_index` (which of its task's rollouts it is), or None
+    rollout: Optional[int] = None
 
     @property
     def scored(self) -> bool:

@@ -145,7 +145,6 @@ def hand_built() -> Summary:
             sign_test=SignTest(better=0, worse=1, p=1.0),
             table=None,
             absent="one compared task",
-            tested=0,
             left_out=LeftOut(tasks=1, old=0, new=0, range_tasks=1, reward_range=(0.0, 1.0), delta_range=None),
         ),
         tasks=(TaskSummary(task="t", category="flipped", winner="old", old=side, new=lost, outcome="failed"),),

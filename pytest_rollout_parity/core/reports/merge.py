@@ -213,15 +213,12 @@ def _merged(
         *(item.item_outcome for item in gate if item.ran_here),
     ]
     outcomes = Counter(outcome for outcome in items if outcome is not None)
-    gate_ran = tuple(item.item for item in gate if item.ran_here)
-    tasks_ran = sum(1 for task in tasks if task.ran_here)
-    checks_ran = sum(1 for check in checks if check.outcome is not None)
     merged_run = replace(
         run,
         selected=len(items),
         verdicts_changed_by_hook=sum(1 for task in tasks if task.ran_here and task.hook_verdict is not None),
         outcomes=dict(outcomes),
-        part=Part.of(len(tasks), tasks_ran, run.gate_items, gate_ran, None, len(checks), checks_ran),
+        part=Part.of(tasks, gate, checks, None),
         gate=gate,
         checks=checks,
     )
