@@ -145,13 +145,9 @@ def merge_parts(parts: Sequence[tuple[str, Summary]]) -> Summary:
     """The one verdict of ``parts`` (each: its file as given, its summary as read back), as one run's
     summary with the merge's record.
 
-    Every part must hold the same whole-file classification (inputs, deciding options, known-flips
-    list, counts, figures, each task's category), each task's claimed outcome must be the one the
-    summary's own rule (:func:`.summary.task_outcome`) gives from its category, its verdict and the
-    recorded options, and an item must run in one part only.
-
-    Raises :class:`MergeError` when the parts read different inputs or ran under different options,
-    when two parts ran one item, or when a file is not a part.
+    Raises :class:`MergeError` unless every part holds the same whole-file classification (inputs,
+    deciding options, known-flips list, counts, figures, each task's category), claims the outcomes
+    the summary's own rule gives (:func:`_check_outcomes`) and no item ran in two parts.
     """
     if not parts:
         raise MergeError("", "no part given: name each part's --parity-json file")
