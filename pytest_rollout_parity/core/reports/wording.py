@@ -68,11 +68,7 @@ def flip_line(winner: Optional[Side], old: Optional[float], new: Optional[float]
     return f"{line} ({extra})" if extra else line
 
 
-def _same(text: str) -> str:
-    return text
-
-
-def verdict_words(summary: Summary, quote: Callable[[str], str] = _same) -> str:
+def verdict_words(summary: Summary, quote: Callable[[str], str] = str) -> str:
     """What regressed, improved, needs a rerun, was not compared; each renderer puts its head before it.
 
     `regressed` and `improved` are the new side's view; counts that are zero are left out, and a run
@@ -142,9 +138,7 @@ def _failed(count: int) -> str:
     return f"{count} failed" if count else "none failed"
 
 
-def verdict(
-    summary: Summary, exit_status: Optional[int] = None, quote: Callable[[str], str] = _same
-) -> tuple[str, str]:
+def verdict(summary: Summary, exit_status: Optional[int] = None, quote: Callable[[str], str] = str) -> tuple[str, str]:
     """The verdict's head (`PASS`, `FAIL`, `INCONCLUSIVE`) and the tasks by what to do about them
     (``quote`` marks up a name from the data in them).
 
