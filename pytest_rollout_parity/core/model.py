@@ -100,34 +100,27 @@ def _row_of(facts: RowFacts) -> dict[str, Any]:
     return facts.row
 
 
+@dataclass(slots=True, eq=False, repr=False)
 class TaskSide:
     """One side's rows for one task, reduced to what the comparison needs."""
 
-    __slots__ = ("facts", "reward", "masked", "agent_error", "failure_kind", "reward_rows", "_reader")
+    facts: Sequence[RowFacts]
+    reward: Optional[float]
+    masked: Optional[str]
+    agent_error: Optional[str]
+    failure_kind: Optional[str]
+    reward_rows: int
+    #: reads a row's full dict again from its file (None: only rows kept in memory can be read)
+    reader: Optional[RowReader] = None
 
-    def __init__(
-        self,
-        facts: Sequence[RowFacts],
-        reward: Optional[float],
-        masked: Optional[str],
-        agent_error: Optional[str],
-        failure_kind: Optional[str],
-        reward_rows: int,
-        reader: Optional[RowReader] = None,
-    ) -> None:
-        self.facts = tuple(facts)
-        self.reward = reward
-        self.masked = masked
-        self.agent_error = agent_error
-        self.failure_kind = failure_kind
-        self.reward_rows = reward_rows
-        self._reader = reader or _row_of
+    def __post_init__(self) -> None:
+        self.facts = tuple(self.facts)
 
     @property
     def rows(self) -> list[dict[str, Any]]:
         """Every row of the side, sidecar records and masked rows included (the full dicts, read again
         from the file when they were not kept in memory)."""
-        return [self._reader(f) for f in self.facts]
+        return [self.read_row(f) for f in self.facts]
 
     @property
     def compared_rows(self) -> list[dict[str, Any]]:
@@ -135,11 +128,11 @@ class TaskSide:
         sidecar record, no row without a finite reward); none when the side is masked."""
         if self.reward is None:
             return []
-        return [self._reader(f) for f in self.facts if f.scored]
+        return [self.read_row(f) for f in self.facts if f.scored]
 
     def read_row(self, facts: RowFacts) -> dict[str, Any]:
         """The full dict of one of this side's rows."""
-        return self._reader(facts)
+        return (self.reader or _row_of)(facts)
 
     @property
     def masked_rows(self) -> int:

@@ -39,16 +39,7 @@ def _adapter() -> TypeAdapter[Summary]:
     # pydantic 2.5 resolves a nested dataclass's annotations in the namespace it is called from, not
     # in the dataclass's own module: it is called where the names of every module holding one are
     namespace: dict[str, Any] = {}
-    for module in (
-        model,
-        companions,
-        completeness,
-        margin,
-        paired,
-        paired_tests,
-        plan,
-        verdicts,
-    ):
+    for module in (model, companions, completeness, margin, paired, paired_tests, plan, verdicts):
         namespace.update(vars(module))
     namespace.update(vars(summary), TypeAdapter=TypeAdapter)
     adapter: TypeAdapter[Summary] = eval("TypeAdapter(Summary)", namespace)
