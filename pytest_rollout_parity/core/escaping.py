@@ -46,18 +46,14 @@ def has_invisible(text: str) -> bool:
     return _CONTROL.search(text) is not None
 
 
-def no_command(line: str) -> str:
-    """The line, its leading `:` shown as `\\x3a` when it would start a workflow command (after blanks)."""
+def terminal_line(line: str, *, keep_tabs: bool = False) -> str:
+    """One printed line built from data: controls as escapes, never a workflow command (a leading
+    `:` that would start one, after blanks, is shown as `\\x3a`)."""
+    line = visible(line, keep_tabs=keep_tabs)
     stripped = line.lstrip()
     if stripped.startswith(_COMMAND):
-        cut = len(line) - len(stripped)
-        return f"{line[:cut]}\\x3a{stripped[1:]}"
+        return f"{line[: len(line) - len(stripped)]}\\x3a{stripped[1:]}"
     return line
-
-
-def terminal_line(line: str, *, keep_tabs: bool = False) -> str:
-    """One printed line built from data: controls as escapes, never a workflow command."""
-    return no_command(visible(line, keep_tabs=keep_tabs))
 
 
 def terminal_text(text: str) -> str:

@@ -9,8 +9,8 @@ from __future__ import annotations
 import enum
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal, Optional, TypeVar
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal, Optional, TypeVar, get_args
 
 #: rewards closer than this are the same reward (a task whose means differ by no more is identical)
 REWARD_TOLERANCE = 1e-9
@@ -36,21 +36,11 @@ def per_side(side: Side, old: T, new: T) -> T:
 #: the gate could not compare: an agent error on a side (`agent_error`), no scored row left on a
 #: side (`masked`), absent from a side (`missing`); `not_run`: its item was not selected.
 TaskOutcome = Literal["passed", "failed", "within_noise", "accepted", "agent_error", "masked", "missing", "not_run"]
-TASK_OUTCOMES: tuple[TaskOutcome, ...] = (
-    "passed",
-    "failed",
-    "within_noise",
-    "accepted",
-    "agent_error",
-    "masked",
-    "missing",
-    "not_run",
-)
+TASK_OUTCOMES: tuple[TaskOutcome, ...] = get_args(TaskOutcome)
 
 #: How a run ends (docs/semantics.md, "Verdicts"): `pass` (every check passed on enough evidence),
 #: `fail` (the data show a difference), `inconclusive` (the gate cannot decide either way).
 RunVerdict = Literal["pass", "fail", "inconclusive"]
-RUN_VERDICTS: tuple[RunVerdict, ...] = ("pass", "fail", "inconclusive")
 
 
 class RowOrigin(enum.Enum):
@@ -64,6 +54,7 @@ class RowOrigin(enum.Enum):
 NO_OFFSET: Optional[int] = None
 
 
+@dataclass(slots=True, eq=False, repr=False)
 class RowFacts:
     """One row reduced, as it is read, to what the classification needs.
 
@@ -71,36 +62,22 @@ class RowFacts:
     each with its own sidecar) and ``offset`` is the byte offset of its
     line there (:data:`NO_OFFSET` for rows given in memory, which are kept in ``row``). Everything
     else a row holds (its verifier logs dir, embedded output, trajectory) is read again from the
-    file when a flip or a test needs it, so memory does not grow with row size.
+    file when a flip or a test needs it, so memory does not grow with row size. Readers build it
+    positionally: one is built per row read, and keywords cost several times more.
     """
 
-    __slots__ = ("line", "offset", "origin", "reward", "mask", "agent_error", "failure_kind", "row", "shard", "rollout")
-
-    def __init__(  # positional: one is built per row read, and keywords cost several times more
-        self,
-        line: int,
-        offset: Optional[int],
-        origin: RowOrigin,
-        reward: Optional[float],
-        mask: Optional[str],
-        agent_error: Optional[str],
-        failure_kind: Optional[str],
-        row: Optional[dict[str, Any]] = None,
-        shard: int = 0,
-        rollout: Optional[int] = None,
-    ) -> None:
-        self.line = line
-        self.offset = offset
-        self.origin = origin
-        self.reward = reward
-        self.mask = mask
-        self.agent_error = agent_error
-        self.failure_kind = failure_kind
-        self.row = row
-        #: which file of a sharded side holds the row (its place in the side's sorted files; 0 for one file)
-        self.shard = shard
-        #: the row's `_ng_rollout_index` (which of its task's rollouts it is), or None
-        self.rollout = rollout
+    line: int
+    offset: Optional[int]
+    origin: RowOrigin
+    reward: Optional[float]
+    mask: Optional[str]
+    agent_error: Optional[str]
+    failure_kind: Optional[str]
+    row: Optional[dict[str, Any]] = None
+    #: which file of a sharded side holds the row (its place in the side's sorted files; 0 for one file)
+    shard: int = 0
+    #: the row's `_ng_rollout_index` (which of its task's rollouts it is), or None
+    rollout: Optional[int] = None
 
     @property
     def scored(self) -> bool:
@@ -123,34 +100,27 @@ def _row_of(facts: RowFacts) -> dict[str, Any]:
     return facts.row
 
 
+@dataclass(slots=True, eq=False, repr=False)
 class TaskSide:
     """One side's rows for one task, reduced to what the comparison needs."""
 
-    __slots__ = ("facts", "reward", "masked", "agent_error", "failure_kind", "reward_rows", "_reader")
+    facts: Sequence[RowFacts]
+    reward: Optional[float]
+    masked: Optional[str]
+    agent_error: Optional[str]
+    failure_kind: Optional[str]
+    reward_rows: int
+    #: reads a row's full dict again from its file (None: only rows kept in memory can be read)
+    reader: Optional[RowReader] = None
 
-    def __init__(
-        self,
-        facts: Sequence[RowFacts],
-        reward: Optional[float],
-        masked: Optional[str],
-        agent_error: Optional[str],
-        failure_kind: Optional[str],
-        reward_rows: int,
-        reader: Optional[RowReader] = None,
-    ) -> None:
-        self.facts = tuple(facts)
-        self.reward = reward
-        self.masked = masked
-        self.agent_error = agent_error
-        self.failure_kind = failure_kind
-        self.reward_rows = reward_rows
-        self._reader = reader or _row_of
+    def __post_init__(self) -> None:
+        self.facts = tuple(self.facts)
 
     @property
     def rows(self) -> list[dict[str, Any]]:
         """Every row of the side, sidecar records and masked rows included (the full dicts, read again
         from the file when they were not kept in memory)."""
-        return [self._reader(f) for f in self.facts]
+        return [self.read_row(f) for f in self.facts]
 
     @property
     def compared_rows(self) -> list[dict[str, Any]]:
@@ -158,11 +128,11 @@ class TaskSide:
         sidecar record, no row without a finite reward); none when the side is masked."""
         if self.reward is None:
             return []
-        return [self._reader(f) for f in self.facts if f.scored]
+        return [self.read_row(f) for f in self.facts if f.scored]
 
     def read_row(self, facts: RowFacts) -> dict[str, Any]:
         """The full dict of one of this side's rows."""
-        return self._reader(facts)
+        return (self.reader or _row_of)(facts)
 
     @property
     def masked_rows(self) -> int:
@@ -258,8 +228,6 @@ class Join:
     labels, and whether labels were split by taskset. The judging stage decides it once; the result
     and the summary hold this one value."""
 
-    __pydantic_config__ = CLOSED
-
     old_key: str
     new_key: str
     old_key_reason: str = ""
@@ -282,8 +250,6 @@ class Join:
 class RowCounts:
     """Rows read per side (sidecar records included), and how many of them are masked."""
 
-    __pydantic_config__ = CLOSED
-
     old: int
     new: int
     old_masked: int = 0
@@ -294,6 +260,27 @@ class RowCounts:
 
     def masked(self, side: Side) -> int:
         return per_side(side, self.old_masked, self.new_masked)
+
+
+@dataclass(frozen=True, slots=True)
+class Counts:
+    """Tasks per category, with each category's breakdown."""
+
+    tasks: int
+    identical: int
+    flipped: int
+    flipped_old_win: int
+    flipped_new_win: int
+    flipped_agent_error: int
+    masked: int
+    masked_old: int
+    masked_new: int
+    missing: int
+    missing_old_only: int
+    missing_new_only: int
+    #: flips whose rows hold the same trajectories on both sides, scored differently (docs/semantics.md,
+    #: "Verifier disagreements"); they fail in margin mode too
+    verifier_disagreements: int = 0
 
 
 @dataclass(frozen=True)
@@ -320,24 +307,7 @@ class CompareResult:
 
     def counts(self) -> dict[str, int]:
         """The counts (docs/semantics.md, "Counts"), keyed as in the JSON summary."""
-        counts = dict.fromkeys(
-            (
-                "tasks",
-                "identical",
-                "flipped",
-                "flipped_old_win",
-                "flipped_new_win",
-                "flipped_agent_error",
-                "masked",
-                "masked_old",
-                "masked_new",
-                "missing",
-                "missing_old_only",
-                "missing_new_only",
-                "verifier_disagreements",
-            ),
-            0,
-        )
+        counts = dict.fromkeys((f.name for f in fields(Counts)), 0)
         for t in self.tasks:
             counts["tasks"] += 1
             counts[t.category] += 1

@@ -578,7 +578,7 @@ def test_repeats_note_names_ten_tasks_then_counts_the_rest():
     assert note == (
         "300 task(s) have several rows on a side; they are compared on the mean reward: "
         + ", ".join(names[:10])
-        + " and 290 more (see the JSON summary)"
+        + " and 290 more (see --parity-json)"
     )
 
 

@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 from pytest_rollout_parity.core.escaping import (
     html_text,
     markdown_text,
-    no_command,
     terminal_line,
     terminal_text,
     visible,
@@ -52,7 +51,7 @@ def test_visible_keeps_tabs_in_log_lines_when_asked() -> None:
     ],
 )
 def test_no_line_starts_a_workflow_command(line: str, shown: str) -> None:
-    assert no_command(line) == shown
+    assert terminal_line(line, keep_tabs=True) == shown
 
 
 def test_terminal_text_guards_each_line_and_keeps_the_structure() -> None:

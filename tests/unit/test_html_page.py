@@ -261,17 +261,17 @@ def test_the_statistics_are_rows_of_a_table() -> None:
     assert rows["aggregate at margin ±0.05"].startswith("FAILED (not shown equivalent)")
 
 
-def test_the_page_names_no_command_line_option() -> None:
-    """Notes and pointers speak of the JSON summary, not of `--parity-json`; so does the 'more' line."""
+def test_the_page_points_to_the_json_option() -> None:
+    """Notes, the 'more' line and the per-task noise row name the option that writes every task."""
     n = FLIP_ROWS + 3
     old = {f"t{i}": [1.0, 1.0] for i in range(n)}
     new = {f"t{i}": [0.0, 1.0] for i in range(n)}
     note = "a long note " * 200  # cut: its pointer to every word is in the same words
     page = render_html(_summary(old, new, known_flips="k.txt", verdicts_changed=1, notes=(note,)))
-    assert "--parity" not in page and "{" + "json}" not in page
-    assert "more (see the JSON summary)" in page and "note a ... (see the JSON summary)" in page
+    assert "{" + "json}" not in page
+    assert "more (see --parity-json)" in page and "note a ... (see --parity-json)" in page
     assert "hooks and the known-flips list changed 1 verdict(s)" in page
-    assert "(p_value in the JSON summary)" in page
+    assert "(p_value in --parity-json)" in page
 
 
 def test_identical_tasks_are_listed_folded_and_capped() -> None:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, get_args
 
 from pytest_rollout_parity import compare_rollouts
 from pytest_rollout_parity.core.judging.completeness import coverage, parse_limit
 from pytest_rollout_parity.core.judging.verdicts import Verdict
-from pytest_rollout_parity.core.model import RUN_VERDICTS, TASK_OUTCOMES
+from pytest_rollout_parity.core.model import TASK_OUTCOMES, RunVerdict
 from pytest_rollout_parity.core.reports.json_file import json_dict
 from pytest_rollout_parity.core.reports.summary import Files, RunInfo, build_summary
 
@@ -34,7 +34,7 @@ def test_the_vocabulary_is_the_documented_one() -> None:
         "missing",
         "not_run",
     )
-    assert RUN_VERDICTS == ("pass", "fail", "inconclusive")
+    assert get_args(RunVerdict) == ("pass", "fail", "inconclusive")
 
 
 def test_each_category_has_its_outcome_and_a_flip_fails_the_run(real_rows: Callable[[str], Rows]) -> None:
@@ -44,7 +44,7 @@ def test_each_category_has_its_outcome_and_a_flip_fails_the_run(real_rows: Calla
     outcomes = {task.task: task.outcome for task in summary.tasks}
     assert outcomes == {"a": "passed", "b": "failed", "c": "agent_error", "gone": "missing"}
     assert summary.verdict == "fail"
-    assert [d.code for d in summary.decision.decided_by] == ["failed_tasks"]
+    assert [d.code for d in summary.decided_by] == ["failed_tasks"]
     data = json_dict(summary)
     assert data["verdict"] == "fail"
     assert [t["outcome"] for t in data["tasks"]] == ["passed", "failed", "agent_error", "missing"]
@@ -69,13 +69,13 @@ def test_a_narrowed_run_never_passes(real_rows: Callable[[str], Rows]) -> None:
     rerun = [dict(r, response=dict(r["response"], id=f"resp_rerun_{i}")) for i, r in enumerate(rows)]
     summary = build_summary(compare_rollouts(rows, rerun), info)
     assert [task.outcome for task in summary.tasks] == ["passed", "not_run"]
-    assert summary.verdict == "inconclusive" and summary.decision.decided_by[0].code == "narrowed"
+    assert summary.verdict == "inconclusive" and summary.decided_by[0].code == "narrowed"
 
 
 def test_nothing_compared_is_inconclusive(real_rows: Callable[[str], Rows]) -> None:
     summary = build_summary(compare_rollouts(_side(real_rows, {"a": 1.0}), _side(real_rows, {"b": 1.0})))
     assert summary.verdict == "inconclusive"
-    assert "nothing_compared" in [d.code for d in summary.decision.decided_by]
+    assert "nothing_compared" in [d.code for d in summary.decided_by]
 
 
 def test_margin_mode_within_noise_and_undecided_aggregate(real_rows: Callable[[str], Rows]) -> None:
@@ -88,7 +88,7 @@ def test_margin_mode_within_noise_and_undecided_aggregate(real_rows: Callable[[s
     summary = build_summary(compare_rollouts(old, new), margin=0.05)
     assert [task.outcome for task in summary.tasks] == ["passed", "within_noise", "passed"]
     assert summary.verdict == "inconclusive"
-    assert [d.code for d in summary.decision.decided_by] == ["aggregate_undecided"]
+    assert [d.code for d in summary.decided_by] == ["aggregate_undecided"]
 
 
 def test_lost_evidence_is_inconclusive(real_rows: Callable[[str], Rows]) -> None:
@@ -98,4 +98,4 @@ def test_lost_evidence_is_inconclusive(real_rows: Callable[[str], Rows]) -> None
     cover = coverage(result, parse_limit("20%"), parse_limit("30%"))
     summary = build_summary(result, coverage=cover)
     assert not cover.passed and summary.verdict == "inconclusive"
-    assert summary.decision.decided_by[0].code == "evidence"
+    assert summary.decided_by[0].code == "evidence"

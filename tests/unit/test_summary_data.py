@@ -10,11 +10,10 @@ import pytest
 
 from pytest_rollout_parity import compare_rollouts, summary_dict
 from pytest_rollout_parity.core.judging.companions import AggregateCheck
-from pytest_rollout_parity.core.model import Join, RowCounts
+from pytest_rollout_parity.core.model import Counts, Join, RowCounts
 from pytest_rollout_parity.core.reports.json_file import json_dict, write_json
 from pytest_rollout_parity.core.reports.summary import (
     BySide,
-    Counts,
     Decider,
     Files,
     Paired,
@@ -146,7 +145,6 @@ def hand_built() -> Summary:
             sign_test=SignTest(better=0, worse=1, p=1.0),
             table=None,
             absent="one compared task",
-            tested=0,
             left_out=LeftOut(tasks=1, old=0, new=0, range_tasks=1, reward_range=(0.0, 1.0), delta_range=None),
         ),
         tasks=(TaskSummary(task="t", category="flipped", winner="old", old=side, new=lost, outcome="failed"),),

@@ -81,7 +81,7 @@ def test_only_a_failed_check_decides_and_a_check_not_run_narrows() -> None:
         checks = tuple(CheckRun(f"t.py::c[{i}]", "a", outcome) for i, outcome in enumerate(outcomes))
         run = RunInfo(files=Files("o", "n"), selected=2, outcomes={"passed": 2}, checks=checks)
         summary = build_summary(result, run)
-        return summary.verdict, [f"{d.code}: {d.text}" for d in summary.decision.decided_by]
+        return summary.verdict, [f"{d.code}: {d.text}" for d in summary.decided_by]
 
     assert decided("passed", "skipped", "xfailed", "xpassed") == ("pass", ["passed: every check passed"])
     failed = ("failed", "passed", "failed", "failed", "failed")

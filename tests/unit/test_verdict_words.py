@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pytest_rollout_parity import compare_rollouts
 from pytest_rollout_parity.core.judging.verdicts import Verdict
 from pytest_rollout_parity.core.reports import markdown as markdown
@@ -74,8 +76,8 @@ def test_a_long_note_is_cut_at_a_word_boundary() -> None:
 
     text = "1 thing: " + ", ".join(f"name-{n}" for n in range(100))
     cut = clipped(text, 60)
-    assert cut.endswith(" ... (see the JSON summary)")
-    kept = cut.removesuffix(" ... (see the JSON summary)").split(": ", 1)[1].split(", ")
+    assert cut.endswith(" ... (see --parity-json)")
+    kept = cut.removesuffix(" ... (see --parity-json)").split(": ", 1)[1].split(", ")
     assert all(name.startswith("name-") and name[5:].isdigit() for name in kept)
     assert clipped("short", 60) == "short"
 
@@ -143,8 +145,8 @@ def test_margin_mode_names_the_failing_flips_and_those_within_noise() -> None:
         [{"task_id": t, "reward": 1.0} for t in "abc"],
         [{"task_id": t, "reward": 0.0 if t != "c" else 1.0} for t in "abc"],
     )
-    summary = build_summary(result, margin=0.1, failing_flips=1)
+    summary = replace(build_summary(result, margin=0.1), failing_flips=1)
     assert verdict_words(summary).startswith("1 flip fails (2 regressed, 0 improved; 1 within noise); 1 identical")
     for failing, lead in ((0, "no flip fails"), (2, "2 flips fail")):
-        summary = build_summary(result, margin=0.1, failing_flips=failing)
+        summary = replace(build_summary(result, margin=0.1), failing_flips=failing)
         assert verdict_words(summary).startswith(f"{lead} (2 regressed, 0 improved; {2 - failing} within noise)")

@@ -45,10 +45,10 @@ NOTE_NAMES = 10
 
 
 def listed(names: Sequence[str], cap: int = NOTE_NAMES) -> str:
-    """`a, b, c` or, past ``cap`` names, `a, b, ... and 290 more (see the JSON summary)`: never cut mid-name."""
+    """`a, b, c` or, past ``cap`` names, `a, b, ... and 290 more (see --parity-json)`: never cut mid-name."""
     shown = ", ".join(names[:cap])
     rest = len(names) - cap
-    return shown + (f" and {rest} more (see the JSON summary)" if rest > 0 else "")
+    return shown + (f" and {rest} more (see --parity-json)" if rest > 0 else "")
 
 
 def clipped(text: str, cap: int) -> str:
@@ -56,4 +56,4 @@ def clipped(text: str, cap: int) -> str:
     if len(text) <= cap:
         return text
     cut = text.rfind(" ", 0, cap)
-    return text[: cut if cut > cap // 2 else cap].rstrip(", ") + " ... (see the JSON summary)"
+    return text[: cut if cut > cap // 2 else cap].rstrip(", ") + " ... (see --parity-json)"

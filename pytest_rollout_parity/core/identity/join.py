@@ -542,7 +542,7 @@ def _check_index_prompts(
         f"the runs read different input files: {len(differing)} of {shared} _ng_task_index value(s) have a "
         f"different prompt on each side (_ng_task_index {first}: {first_old.label} vs {first_new.label}), so "
         "the index does not name the same task on both; every task is listed as only in its own file "
-        "(give the key setting if a field names the tasks)"
+        "(name the key with --parity-key if a field names the tasks)"
     )
     return _apart(joined), reason, []
 

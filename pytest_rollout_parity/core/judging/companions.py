@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from ..model import CLOSED, RowFacts, RowOrigin
+from ..model import RowFacts, RowOrigin
 from ..reading.agents import NO_AGENT
 from ..reading.bounded import SmallFileError, read_capped, read_small
 from ..reading.files import LEADS_OUT, check_home, companion, leads_out, plain_name
@@ -83,8 +83,6 @@ def _ignored(side: str, shown: str, reason: str) -> str:
 @dataclass(frozen=True)
 class AggregateCheck:
     """One side's recorded mean reward next to the one computed from its rows."""
-
-    __pydantic_config__ = CLOSED
 
     file: str
     agent: Optional[str]

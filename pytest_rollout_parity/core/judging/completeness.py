@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass
 from typing import Optional
 
-from ..model import CLOSED, CompareResult, TaskSide
+from ..model import CompareResult, TaskSide
 
 COVERAGE_NAME = "parity-coverage"
 """The item name of the coverage check; a task whose item name would collide takes the collision suffix."""
@@ -39,8 +39,6 @@ RATE_LEVEL = 0.01
 class Limit:
     """At most ``count`` tasks, or at most ``percent`` % of the old side's tasks rounded up to a whole
     task (so any percentage above 0 allows one lost task); neither: no limit."""
-
-    __pydantic_config__ = CLOSED
 
     text: str
     count: Optional[int] = None
@@ -78,8 +76,6 @@ def parse_limit(text: str) -> Limit:
 class ErrorRates:
     """Each side's agent-error rate over its rows of the tasks both sides have, and the one-sided
     p-value that the new side's rate is no higher than the old side's (docs/semantics.md)."""
-
-    __pydantic_config__ = CLOSED
 
     old_errors: int
     old_rows: int
@@ -154,8 +150,6 @@ def _errors(side: TaskSide) -> int:
 class Coverage:
     """How much of the old side the gate could compare, against the budget and the finer limits,
     the sides' agent-error rates, and the item's message."""
-
-    __pydantic_config__ = CLOSED
 
     old_tasks: int
     missing: int

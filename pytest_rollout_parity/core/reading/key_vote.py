@@ -504,7 +504,7 @@ class KeyVote:
                 )
             notes.append(
                 f"{name} {full_label(value)!r} holds {len(counts)} different prompts that do not recur as repeats do; "
-                f"kept as one task (give the key setting if they are different tasks)"
+                f"kept as one task (name the key with --parity-key if they are different tasks)"
             )
         return None
 

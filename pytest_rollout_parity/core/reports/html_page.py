@@ -1,13 +1,10 @@
 """The report as one self-contained HTML page (the HTML report file), and its body inside pytest-html's.
 
-A pure function of the :class:`Summary` (and, for the page's audit footer, the run's
-:class:`Audit`): the verdict and what decided it, each side's facts, the counts, the pictures
-(:mod:`.pictures`), the paired statistics as rows, the flips (task, passes old → new, outcome, p)
-with each flip's evidence once, the identical tasks (folded), the masked and missing tasks with
-their reasons, the changed verdicts and the notes. The style sheet and the pictures are inline
-and nothing is fetched, so the page opens offline. Every text from the data is escaped for HTML.
-The lists are capped (the JSON has every task), and the pictures bin tasks past ten thousand, so
-the page stays under 2 MB at 100,000 tasks.
+A pure function of the :class:`Summary` (and, for the page's audit footer, the run's :class:`Audit`).
+The style sheet and the pictures (:mod:`.pictures`) are inline and nothing is fetched, so the page
+opens offline. Every text from the data is escaped for HTML. The lists are capped (the JSON has
+every task), and the pictures bin tasks past ten thousand, so the page stays under 2 MB at 100,000
+tasks.
 """
 
 from __future__ import annotations
@@ -30,7 +27,7 @@ FLIP_ROWS = 200
 EVIDENCE_ROWS = 20
 #: identical tasks the page lists (folded), at most
 IDENTICAL_ROWS = 1000
-MORE = "… and {} more (see the JSON summary)"
+MORE = "… and {} more (see --parity-json)"
 T = TypeVar("T")
 
 
@@ -149,10 +146,9 @@ def _entry(task: str, words: str) -> str:
 def report_body(
     summary: Summary, exit_status: Optional[int] = None, *, with_evidence: bool = True, audit: Optional[Audit] = None
 ) -> str:
-    """The report's content as one `<div class="rollout-parity">` (its style sheet inside): the
-    verdict and what decided it, the sides, the counts, the pictures, the statistics, the flips,
-    the identical tasks (folded: a reviewer can check that a task they expect to agree did), the
-    tasks not compared with their reasons, the changed verdicts, the notes and ``audit``'s footer.
+    """The report's content as one `<div class="rollout-parity">` (its style sheet inside), with
+    ``audit``'s footer. The identical tasks are listed, folded: a reviewer can check that a task
+    they expect to agree did.
 
     ``with_evidence``: each flip's text under its row; pytest-html's report shows it in the flip's
     own row instead, so it is drawn there once.
@@ -169,7 +165,7 @@ def report_body(
         f'<div class="rollout-parity"><style>{STYLE}</style>',
         f'<h1>rollout parity <span class="verdict v-{summary.verdict}">{html_text(head)}</span></h1>',
         f"<p>{html_text(rest)}</p>",
-        "<p>Decided by:</p>" + _listing(summary.decision.decided_by, lambda by: html_text(by.text)),
+        "<p>Decided by:</p>" + _listing(summary.decided_by, lambda by: html_text(by.text)),
         "<h2>Sides</h2>" + "".join(f"<p>{html_text(line)}</p>" for line in side_lines(summary)),
         f"<table><tr><th>category</th><th>tasks</th><th>breakdown</th></tr>{counts}</table>",
         f'<h2>Pictures</h2><div class="pictures">{scatter_svg(summary)}{interval_svg(summary)}</div>',

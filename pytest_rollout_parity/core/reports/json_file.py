@@ -1,9 +1,7 @@
 """The JSON summary file: the :class:`.summary.Summary` as pydantic writes it, read back the same way.
 
-The summary's dataclasses are the file's layout (one definition): :func:`json_dict` dumps them,
-:func:`read_summary` holds a parsed file to them and reads it back, and :func:`schema` is the JSON
-Schema docs/json.md publishes. The API's :func:`~..api.summary_dict` is the public way to get the
-same dict from a result in memory.
+The summary's dataclasses are the file's layout (one definition). The API's
+:func:`~..api.summary_dict` is the public way to get the same dict from a result in memory.
 """
 
 from __future__ import annotations
@@ -41,16 +39,7 @@ def _adapter() -> TypeAdapter[Summary]:
     # pydantic 2.5 resolves a nested dataclass's annotations in the namespace it is called from, not
     # in the dataclass's own module: it is called where the names of every module holding one are
     namespace: dict[str, Any] = {}
-    for module in (
-        model,
-        companions,
-        completeness,
-        margin,
-        paired,
-        paired_tests,
-        plan,
-        verdicts,
-    ):
+    for module in (model, companions, completeness, margin, paired, paired_tests, plan, verdicts):
         namespace.update(vars(module))
     namespace.update(vars(summary), TypeAdapter=TypeAdapter)
     adapter: TypeAdapter[Summary] = eval("TypeAdapter(Summary)", namespace)
@@ -102,7 +91,6 @@ def json_text(data: dict[str, Any]) -> str:
 
 
 def write_json(path: Path, summary: Summary) -> None:
-    """Write the summary through a temporary file beside it, so a reader never sees half a file."""
     write_text(path, json_text(json_dict(summary)) + "\n")
 
 

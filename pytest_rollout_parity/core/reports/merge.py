@@ -145,13 +145,9 @@ def merge_parts(parts: Sequence[tuple[str, Summary]]) -> Summary:
     """The one verdict of ``parts`` (each: its file as given, its summary as read back), as one run's
     summary with the merge's record.
 
-    Every part must hold the same whole-file classification (inputs, deciding options, known-flips
-    list, counts, figures, each task's category), each task's claimed outcome must be the one the
-    summary's own rule (:func:`.summary.task_outcome`) gives from its category, its verdict and the
-    recorded options, and an item must run in one part only.
-
-    Raises :class:`MergeError` when the parts read different inputs or ran under different options,
-    when two parts ran one item, or when a file is not a part.
+    Raises :class:`MergeError` unless every part holds the same whole-file classification (inputs,
+    deciding options, known-flips list, counts, figures, each task's category), claims the outcomes
+    the summary's own rule gives (:func:`_check_outcomes`) and no item ran in two parts.
     """
     if not parts:
         raise MergeError("", "no part given: name each part's --parity-json file")
@@ -213,15 +209,12 @@ def _merged(
         *(item.item_outcome for item in gate if item.ran_here),
     ]
     outcomes = Counter(outcome for outcome in items if outcome is not None)
-    gate_ran = tuple(item.item for item in gate if item.ran_here)
-    tasks_ran = sum(1 for task in tasks if task.ran_here)
-    checks_ran = sum(1 for check in checks if check.outcome is not None)
     merged_run = replace(
         run,
         selected=len(items),
         verdicts_changed_by_hook=sum(1 for task in tasks if task.ran_here and task.hook_verdict is not None),
         outcomes=dict(outcomes),
-        part=Part.of(len(tasks), tasks_ran, run.gate_items, gate_ran, None, len(checks), checks_ran),
+        part=Part.of(tasks, gate, checks, None),
         gate=gate,
         checks=checks,
     )

@@ -38,9 +38,11 @@ def paired_rows(summary: Summary) -> list[tuple[str, str]]:
     if table is not None:
         both = f"both pass {table.both_pass}, old only {table.old_only}, new only {table.new_only}, "
         rows.append(("old x new pass/fail", f"{both}both fail {table.both_fail}"))
-    if paired.tested:
-        tested = f"{paired.tested} flipped task(s) with 2+ rows a side tested (p_value in the JSON summary)"
-        rows.append(("per-task noise", tested))
+    tested = sum(1 for task in summary.tasks if task.p_value is not None)  # a flip's, with 2+ rows a side
+    if tested:
+        rows.append(
+            ("per-task noise", f"{tested} flipped task(s) with 2+ rows a side tested (p_value in --parity-json)")
+        )
     if flip_tests is not None and flip_tests.tests:
         counted = f"{flip_tests.counted} of {flip_tests.tests} task(s) with 2+ rows a side can reach alpha "
         rows.append(("per-task tests", f"{counted}{flip_tests.alpha:g} and are counted in the BH correction"))

@@ -26,6 +26,7 @@ from ..model import (
     TASK_OUTCOMES,
     Category,
     CompareResult,
+    Counts,
     Join,
     RowCounts,
     RunVerdict,
@@ -190,43 +191,22 @@ class Part:
     @classmethod
     def of(
         cls,
-        tasks: int,
-        tasks_ran: int,
-        gate_items: Sequence[str],
-        gate_ran: tuple[str, ...],
+        tasks: Sequence[TaskSummary],
+        gate: Sequence[GateItem],
+        checks: Sequence[CheckRun],
         group: Optional[SplitGroup],
-        checks: int,
-        checks_ran: int,
     ) -> Part:
-        partial = tasks_ran < tasks or len(gate_ran) < len(gate_items) or checks_ran < checks
-        items, items_ran = tasks + len(gate_items), tasks_ran + len(gate_ran)
-        return cls(partial, items, items_ran, tasks, tasks_ran, gate_ran, group, checks, checks_ran)
+        tasks_ran = sum(1 for task in tasks if task.ran_here)
+        gate_ran = tuple(item.item for item in gate if item.ran_here)
+        checks_ran = sum(1 for check in checks if check.outcome is not None)
+        partial = tasks_ran < len(tasks) or len(gate_ran) < len(gate) or checks_ran < len(checks)
+        items, items_ran = len(tasks) + len(gate), tasks_ran + len(gate_ran)
+        return cls(partial, items, items_ran, len(tasks), tasks_ran, gate_ran, group, len(checks), checks_ran)
 
 
 #: past this many failures, pytest's failure section (each failure's report against every stored
 #: report) costs more than the run itself under a traceback style that rescans
 MANY_FAILURES = 1000
-
-
-@dataclass(frozen=True, slots=True)
-class Counts:
-    """Tasks per category, with each category's breakdown."""
-
-    tasks: int
-    identical: int
-    flipped: int
-    flipped_old_win: int
-    flipped_new_win: int
-    flipped_agent_error: int
-    masked: int
-    masked_old: int
-    masked_new: int
-    missing: int
-    missing_old_only: int
-    missing_new_only: int
-    #: flips whose rows hold the same trajectories on both sides, scored differently (docs/semantics.md,
-    #: "Verifier disagreements"); they fail in margin mode too
-    verifier_disagreements: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,9 +268,9 @@ class Paired:
     """The paired figures over the compared tasks (d = new - old of the task means).
 
     The figures are None when ``absent`` says why; ``sign_test`` is None when no task was compared,
-    ``table`` unless every compared task has one binary row a side. ``tested`` counts the flips
-    with a per-task p-value; ``df`` is the t degrees of freedom behind the interval; ``left_out``
-    what the figures miss (masked and missing tasks) and how far it could move delta.
+    ``table`` unless every compared task has one binary row a side. ``df`` is the t degrees of
+    freedom behind the interval; ``left_out`` what the figures miss (masked and missing tasks) and
+    how far it could move delta.
     """
 
     n: int
@@ -304,7 +284,6 @@ class Paired:
     table: Optional[McNemarTable]
     absent: Optional[str]
     left_out: LeftOut
-    tested: int = field(default=0, metadata={"exclude": True})
 
 
 @dataclass(frozen=True, slots=True)
@@ -371,10 +350,6 @@ class RunOutcome:
     checks: tuple[CheckRun, ...] = ()
     collect_only: bool = field(default=False, metadata={"exclude": True})
 
-    def items(self, tasks: int) -> int:
-        """How many parity items the run collected: one per task and the gate-level items."""
-        return tasks + len(self.gate_items)
-
 
 @dataclass(frozen=True, slots=True)
 class Decider:
@@ -386,14 +361,6 @@ class Decider:
 
 #: The codes of what decides a verdict (docs/semantics.md, "Verdicts"), by the verdict they give.
 FAIL_CODES = ("failed_tasks", "checks_failed", "aggregate_outside")
-
-
-@dataclass(frozen=True, slots=True)
-class Decision:
-    """The run's verdict and what decided it (for `pass`: that every check passed)."""
-
-    verdict: RunVerdict
-    decided_by: tuple[Decider, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -483,10 +450,6 @@ class Summary:
     merge: Optional[MergeRecord] = None
 
     @property
-    def decision(self) -> Decision:
-        return Decision(self.verdict, self.decided_by)
-
-    @property
     def checks(self) -> tuple[CheckRun, ...]:
         """The team's own checks of a pytest run, in collection order."""
         return self.run.checks if self.run is not None else ()
@@ -567,11 +530,12 @@ def task_outcome(
 def _task(
     task: TaskComparison,
     p_value: Optional[float],
-    hook_verdict: Optional[Verdict],
     adjusted_p: Optional[float],
-    outcome: TaskOutcome,
+    judgement: Optional[FlipJudgement],
     run: Optional[RunInfo],
 ) -> TaskSummary:
+    verdict = run.hook_verdicts.get(task.task) if run is not None else None
+    ran = run is None or (not run.collect_only and (run.ran_tasks is None or task.task in run.ran_tasks))
     item_outcome = run.task_outcomes.get(task.task) if run is not None else None
     return TaskSummary(
         task=task.task,
@@ -581,8 +545,8 @@ def _task(
         new=_side(task.new),
         p_value=p_value,
         adjusted_p=adjusted_p if task.category == "flipped" else None,
-        outcome=outcome,
-        hook_verdict=hook_verdict,
+        outcome=task_outcome(task, judgement, verdict, ran=ran),
+        hook_verdict=verdict,
         ran_here=item_outcome is not None if run is not None else None,
         item_outcome=item_outcome,
         evidence=run.evidence.get(task.task) if run is not None else None,
@@ -605,21 +569,17 @@ def accepted_flips(
     return tuple(found)
 
 
-def _run_outcome(run: RunInfo, tasks: int) -> RunOutcome:
+def _run_outcome(run: RunInfo, tasks: Sequence[TaskSummary]) -> RunOutcome:
     """What the run did, with the part of the whole file it ran (tasks and gate-level items apart)."""
-    part = None
-    if not run.collect_only and run.selected is not None:
-        ran_gate = tuple(name for name in run.gate_items if name in run.gate_outcomes)
-        ran_checks = sum(1 for check in run.checks if check.outcome is not None)
-        part = Part.of(tasks, len(run.task_outcomes), run.gate_items, ran_gate, run.group, len(run.checks), ran_checks)
+    gate = tuple(GateItem(name, name in run.gate_outcomes, run.gate_outcomes.get(name)) for name in run.gate_items)
     return RunOutcome(
         selected=run.selected,
         verdicts_changed_by_hook=run.verdicts_changed,
         outcomes=dict(run.outcomes),
         known_flips=run.known_flips,
         gate_items=run.gate_items,
-        part=part,
-        gate=tuple(GateItem(name, name in run.gate_outcomes, run.gate_outcomes.get(name)) for name in run.gate_items),
+        part=Part.of(tasks, gate, run.checks, run.group) if not run.collect_only and run.selected is not None else None,
+        gate=gate,
         inputs=dict(run.inputs),
         options=Options(**run.options) if run.options else None,  # type: ignore[arg-type]  # as the plugin records them
         checks=run.checks,
@@ -719,7 +679,6 @@ def _paired(section: PairedSection) -> Paired:
         table=section.table,
         absent=s.absent,
         left_out=section.left_out,
-        tested=section.tested,
     )
 
 
@@ -732,13 +691,6 @@ class MarginDecisions:
     fdr: Optional[DiscreteFdr]
     judgements: tuple[Optional[FlipJudgement], ...]
     equivalence: Optional[Equivalence]
-
-    @property
-    def failing_flips(self) -> Optional[int]:
-        """How many flips were shown not to be noise (they fail); None without a margin."""
-        if self.fdr is None:
-            return None
-        return sum(1 for judgement in self.judgements if judgement is not None and judgement.regression)
 
 
 def margin_decisions(
@@ -773,7 +725,6 @@ def build_summary(
     *,
     paired: Optional[PairedSection] = None,
     margin: Optional[float] = None,
-    failing_flips: Optional[int] = None,
     coverage: Optional[Coverage] = None,
     alpha: float = DEFAULT_ALPHA,
     strict: bool = False,
@@ -782,8 +733,6 @@ def build_summary(
     decisions: Optional[MarginDecisions] = None,
 ) -> Summary:
     """The summary of a comparison and, in a pytest run, of what the run did.
-
-    ``failing_flips`` (margin mode) is how many flips were shown not to be noise, and so fail.
 
     ``paired`` is the result's paired section when the caller already has it (else computed);
     with a ``margin`` the summary also holds the aggregate equivalence decision and the per-task
@@ -797,15 +746,16 @@ def build_summary(
         decisions = margin_decisions(section, result.tasks, margin, alpha, copy=result.copies is not None)
     fdr = decisions.fdr
     judged: list[Optional[FlipJudgement]] = list(decisions.judgements)
-    if failing_flips is None:
-        failing_flips = decisions.failing_flips
     adjusted = fdr.adjusted if fdr is not None else (None,) * len(result.tasks)
+    tasks = tuple(
+        _task(task, p, adjusted_p, judgement, run)
+        for task, p, adjusted_p, judgement in zip(result.tasks, section.p_values, adjusted, judged)
+    )
     notes = list(result.notes)
-    if run is not None and run.same_file:
-        notes.append("both sides are the same file")
-    files = outcome = metrics = inventory = None
-    verdicts: Mapping[str, Verdict] = run.hook_verdicts if run is not None else {}
+    inventory = None
     if run is not None:
+        if run.same_file:
+            notes.append("both sides are the same file")
         notes.extend(check.note for check in run.aggregate.values() if check.note)
         notes.extend(run.notes)
         if run.no_output:
@@ -814,30 +764,12 @@ def build_summary(
                 "each flip shows its losing row's evidence and its rows' last assistant messages instead"
             )
         inventory = _inventory(run.inventory, notes)
-        files = run.files
-        metrics = BySide(run.aggregate.get("old"), run.aggregate.get("new"))
-        outcome = _run_outcome(run, len(result.tasks))
         if run.failure_section_rescans and run.session_failures > MANY_FAILURES:
             notes.append(
                 f"{run.session_failures} failures: pytest's failure section compares each "
                 "with every stored report, which grows with items times failures; "
                 "--tb=line or --tb=no keeps a large run linear (the JSON and HTML reports keep every detail)"
             )
-    ran = run.ran_tasks if run is not None and not run.collect_only else None
-    collected_only = run is not None and run.collect_only
-    tasks = tuple(
-        _task(
-            task,
-            p,
-            verdicts.get(task.task),
-            adjusted_p,
-            task_outcome(
-                task, judgement, verdicts.get(task.task), ran=not collected_only and (ran is None or task.task in ran)
-            ),
-            run,
-        )
-        for task, p, adjusted_p, judgement in zip(result.tasks, section.p_values, adjusted, judged)
-    )
     summary = Summary(
         verdict="pass",
         decided_by=(),
@@ -858,11 +790,12 @@ def build_summary(
         equivalence=decisions.equivalence,
         coverage=coverage,
         flip_tests=FlipTests(alpha, fdr.tests, len(fdr.counted)) if fdr is not None else None,
-        failing_flips=failing_flips,
-        files=files,
-        aggregate_metrics=metrics,
+        # margin mode: how many flips were shown not to be noise (they fail)
+        failing_flips=sum(1 for j in judged if j is not None and j.regression) if fdr is not None else None,
+        files=run.files if run is not None else None,
+        aggregate_metrics=BySide(run.aggregate.get("old"), run.aggregate.get("new")) if run is not None else None,
         inventory=inventory,
-        run=outcome,
+        run=_run_outcome(run, tasks) if run is not None else None,
     )
     sha256 = run.known_flips_sha256 if run is not None else None
     summary = decided(summary, strict=strict, allow_copy=allow_copy, known_flips_sha256=sha256)

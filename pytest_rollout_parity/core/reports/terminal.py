@@ -9,7 +9,7 @@ from typing import Optional
 from tabulate import tabulate
 
 from ..escaping import terminal_line
-from ..identity.item_names import clipped
+from ..identity.item_names import clipped, listed
 from .markdown import FLIPS
 from .paired_lines import paired_lines
 from .summary import Summary
@@ -18,10 +18,6 @@ from .wording import capped, category_rows, hook_changes, hook_heading, plural, 
 LIST_CAP = 10  # task labels listed per category; the JSON file has them all
 MORE = "    ... and {} more (see --parity-json)"
 NOTE_CAP = 400  # characters of a note shown
-
-
-def _capped(labels: list[str]) -> str:
-    return ", ".join(capped(labels, LIST_CAP, str, "... and {} more (see --parity-json)"))
 
 
 def verdict_line(summary: Summary) -> str:
@@ -45,23 +41,25 @@ def summary_lines(summary: Summary) -> list[str]:
     lines.extend(f"note: {clipped(note, NOTE_CAP)}" for note in summary.notes)
     table = tabulate(category_rows(summary), headers=["category", "tasks", "breakdown"], tablefmt="simple")
     lines.extend(["", *table.splitlines(), ""])
-    lines.extend(f"{category}: {_capped(labels)}" for category in FLIPS if (labels := summary.labels(category)))
+    lines.extend(
+        f"{category}: {listed(labels, LIST_CAP)}" for category in FLIPS if (labels := summary.labels(category))
+    )
     for category in ("masked", "missing"):
         reasons = uncompared(summary, category)
         if reasons:
             lines.append(f"{category} ({len(reasons)}):")
             lines.extend(capped(reasons, LIST_CAP, lambda item: f"    {item[0]}: {item[1]}", MORE))
     lines.extend(paired_lines(summary))
-    run, tasks = summary.run, summary.counts.tasks
-    if run is not None and run.selected is not None and run.selected != run.items(tasks):
-        lines.append(f"selected: {run.selected} of {run.items(tasks)} parity items ran")
+    run = summary.run
+    if run is not None and run.part is not None and run.selected != run.part.items:
+        lines.append(f"selected: {run.selected} of {run.part.items} parity items ran")
     count, changes = hook_changes(summary)
     if count:
         lines.append(f"{hook_heading(summary, count)}:")
         lines.extend(capped(changes, LIST_CAP, lambda c: f"    {c.task} ({c.category}): {c.outcome}: {c.reason}", MORE))
     failed_checks = [check.nodeid for check in summary.checks if check.outcome == "failed"]
     if failed_checks:
-        lines.append(f"your checks failed ({len(failed_checks)}): {_capped(failed_checks)}")
+        lines.append(f"your checks failed ({len(failed_checks)}): {listed(failed_checks, LIST_CAP)}")
     if summary.nothing_compared:
         lines.append(f"NOTHING COMPARED: {summary.nothing_compared}")
     if summary.plan is not None:

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from typing import NamedTuple, Optional, Protocol, TypeVar
+from typing import NamedTuple, Optional, TypeVar
 
 from ..judging.companions import FIELDS
 from ..model import Category, Side
-from ..statistics.margin import Equivalence
-from .summary import Counts, Decision, Summary
+from .summary import Summary
 
 REGRESSED = "new regressed"  # a flip the old side wins
 IMPROVED = "new improved"  # a flip the new side wins
@@ -69,53 +68,13 @@ def flip_line(winner: Optional[Side], old: Optional[float], new: Optional[float]
     return f"{line} ({extra})" if extra else line
 
 
-class Headline(Protocol):
-    """What the verdict's words are made of: the whole file's counts and decisions (a :class:`Summary`,
-    or the merged parts of a split run)."""
-
-    @property
-    def counts(self) -> Counts: ...
-    @property
-    def compared(self) -> int: ...
-    @property
-    def nothing_compared(self) -> Optional[str]: ...
-    @property
-    def failing_flips(self) -> Optional[int]: ...
-    @property
-    def equivalence(self) -> Optional[Equivalence]: ...
-    @property
-    def copies(self) -> Optional[str]: ...
-    @property
-    def verdict(self) -> str: ...
-    @property
-    def decision(self) -> Decision: ...
-
-
-def _same(text: str) -> str:
-    return text
-
-
-def verdict_words(summary: Summary, quote: Callable[[str], str] = _same) -> str:
+def verdict_words(summary: Summary, quote: Callable[[str], str] = str) -> str:
     """What regressed, improved, needs a rerun, was not compared; each renderer puts its head before it.
 
-    Two models say nothing of the server alone, and a run that only collected its items ran none:
-    both are said. ``quote`` marks up the model names (they come from the rows) for where the line goes.
-    """
-    words = headline_words(summary)
-    old, new = summary.models.old, summary.models.new
-    if old:
-        words += f"; different models: old {quote(old)}, new {quote(new)} "
-        words += "(the run compares the models too, not the server alone)"
-    if summary.run is not None and summary.run.collect_only:
-        words += f"; counts of the whole file ({plural(summary.counts.tasks, 'task')}): collected only, no item ran"
-    return words
-
-
-def headline_words(summary: Headline) -> str:
-    """:func:`verdict_words` of the whole file's counts and decisions alone (no run's selection).
-
     `regressed` and `improved` are the new side's view; counts that are zero are left out, and a run
-    with no difference says so in as many words.
+    with no difference says so in as many words. Two models say nothing of the server alone, and a run
+    that only collected its items ran none: both are said. ``quote`` marks up the model names (they
+    come from the rows) for where the line goes.
     """
     counts = summary.counts
     if summary.nothing_compared is not None:
@@ -151,7 +110,14 @@ def headline_words(summary: Headline) -> str:
         words += f"; mean difference {shown} the margin {decision.margin:g}"
     if summary.copies is not None:
         words += "; both files hold the same rows: was the new server run?"  # the full note is among the notes
-    return words + "".join(f"; {by.text}" for by in summary.decision.decided_by if by.code in SAID_BY_CODE)
+    words += "".join(f"; {by.text}" for by in summary.decided_by if by.code in SAID_BY_CODE)
+    old, new = summary.models.old, summary.models.new
+    if old:
+        words += f"; different models: old {quote(old)}, new {quote(new)} "
+        words += "(the run compares the models too, not the server alone)"
+    if summary.run is not None and summary.run.collect_only:
+        words += f"; counts of the whole file ({plural(summary.counts.tasks, 'task')}): collected only, no item ran"
+    return words
 
 
 def _accepted_words(summary: Summary, quote: Callable[[str], str]) -> str:
@@ -172,9 +138,7 @@ def _failed(count: int) -> str:
     return f"{count} failed" if count else "none failed"
 
 
-def verdict(
-    summary: Summary, exit_status: Optional[int] = None, quote: Callable[[str], str] = _same
-) -> tuple[str, str]:
+def verdict(summary: Summary, exit_status: Optional[int] = None, quote: Callable[[str], str] = str) -> tuple[str, str]:
     """The verdict's head (`PASS`, `FAIL`, `INCONCLUSIVE`) and the tasks by what to do about them
     (``quote`` marks up a name from the data in them).
 
@@ -203,7 +167,7 @@ def verdict(
     return head, rest + (f" (exit status {exit_status})" if exit_status is not None else "")
 
 
-def category_rows(summary: Headline) -> list[tuple[str, int, str]]:
+def category_rows(summary: Summary) -> list[tuple[str, int, str]]:
     """The category table: (category, tasks, breakdown), the flips broken down by direction."""
     counts = summary.counts
     flips = f"{REGRESSED} {counts.flipped_old_win}, {IMPROVED} {counts.flipped_new_win}"

@@ -15,7 +15,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Optional
 
-from ..model import CLOSED
 from .t_dist import t_ppf
 
 CHANGE_TOLERANCE = 1e-9
@@ -70,8 +69,6 @@ class PairedStats:
 class SignTest:
     """How many tasks got better and worse, and the exact two-sided sign-test p-value."""
 
-    __pydantic_config__ = CLOSED
-
     better: int
     worse: int
     p: float
@@ -80,8 +77,6 @@ class SignTest:
 @dataclass(frozen=True)
 class McNemarTable:
     """Old pass/fail against new pass/fail for binary rewards, one row a side."""
-
-    __pydantic_config__ = CLOSED
 
     both_pass: int
     old_only: int

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Optional
 
-from ..model import CLOSED, CompareResult, TaskSide
+from ..model import CompareResult, TaskSide
 from .margin import FlipJudgement
 from .paired import COMPARED_CATEGORIES, fisher_test, reward_range, row_rewards
 from .paired_tests import LEVEL, scale_exponent, shape, unscaled
@@ -125,8 +125,6 @@ def flip_repeats(tests: int, alpha: float) -> int:
 class Rerun:
     """A task to run again, and why."""
 
-    __pydantic_config__ = CLOSED
-
     task: str
     why: str
 
@@ -134,8 +132,6 @@ class Rerun:
 @dataclass(frozen=True)
 class Lever:
     """One way to decide the aggregate: tasks x rollouts a task a side, and what it promises."""
-
-    __pydantic_config__ = CLOSED
 
     tasks: int
     repeats: int
@@ -148,8 +144,6 @@ class Lever:
 class Plan:
     """What would decide the run: more rollouts or more tasks for equivalence, repeats for a flip,
     tasks to rerun; or, for a run that already fails, what decided it (the JSON summary's `"plan"`)."""
-
-    __pydantic_config__ = CLOSED
 
     #: the margin the equivalence plan is for; None: no margin, no equivalence plan
     margin: Optional[float]
