@@ -129,19 +129,14 @@ def compare_files(
 
 
 def compare_loaded(
-    old: LoadedSide,
-    new: LoadedSide,
-    key: Optional[str] = None,
-    *,
-    old_key: Optional[str] = None,
-    new_key: Optional[str] = None,
+    old: LoadedSide, new: LoadedSide, *, old_key: Optional[str] = None, new_key: Optional[str] = None
 ) -> CompareResult:
     """Classify two streamed sides; a side whose rows name no task borrows the other's key."""
     old_input, new_input = (
         _input(side.facts, side.choice, side.conditions, side.read_row, [n for _, n, _ in side.shards])
         for side in (old, new)
     )
-    return _compare(old_input, new_input, old_key or key, new_key or key, (old, new))
+    return _compare(old_input, new_input, old_key, new_key, (old, new))
 
 
 def _compare(

@@ -30,7 +30,7 @@ from ..core import (
     uncompared_reason,
     visible,
 )
-from ._pytest_compat import collect_beside, hooks_at, item_collected, refit_message_lines, set_crash_message
+from ._pytest_compat import collect_beside, hooks_at, refit_message_lines, set_crash_message
 from .placement import Selection
 from .run import RUN_KEY, ParityRun
 
@@ -365,7 +365,7 @@ class ParityCollection:
             raise pytest.UsageError(*(f"not found: {arg}" for arg in missing))
         for item in built:
             if self.selection.keep(item.name):
-                item_collected(item)
+                item.ihook.pytest_itemcollected(item=item)
                 items.append(item)
 
     @pytest.hookimpl(wrapper=True)

@@ -338,11 +338,6 @@ class ParitySettings:
                         return shown
         return None
 
-    @property
-    def same_file(self) -> bool:
-        """Both sides name the same file (the summary notes it)."""
-        return self.shared_file is not None
-
 
 def _is_ini(source: str) -> bool:
     return bool(source) and not source.startswith("--")

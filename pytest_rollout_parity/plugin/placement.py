@@ -20,7 +20,7 @@ from typing import Optional
 
 import pytest
 
-from ._pytest_compat import args_are_defaults, set_test_paths
+from ._pytest_compat import set_test_paths
 
 
 def _covers(arg: str, base: Path, target: Path) -> bool:
@@ -85,7 +85,7 @@ def take_new_file(config: pytest.Config, new: Path) -> Selection:
     With no test paths, pytest collects nothing itself; with the user's own, it collects those.
     """
     target, base = new.resolve(), config.invocation_params.dir
-    if args_are_defaults(config):
+    if config.args_source == pytest.Config.ArgsSource.INVOCATION_DIR:  # no test path given
         set_test_paths(config, [])
         return Selection(None)
     named: list[tuple[str, str]] = []

@@ -29,14 +29,10 @@ def stderr_is_tty() -> bool:
     return bool(isatty and isatty())
 
 
-def wants_progress(worker: bool, verbosity: int, tty: bool) -> bool:
-    """Progress is for a person at a terminal: not on an xdist worker, not under -q, not in a log."""
-    return tty and not worker and verbosity >= 0
-
-
 def progress_for(config: pytest.Config) -> Optional[LoadProgress]:
-    """The run's progress display, or None when nobody would see it."""
-    if not wants_progress(hasattr(config, "workerinput"), config.getoption("verbose", 0), stderr_is_tty()):
+    """The run's progress display, or None when nobody would see it: progress is for a person at a
+    terminal, not on an xdist worker, not under -q, not in a log."""
+    if hasattr(config, "workerinput") or config.getoption("verbose", 0) < 0 or not stderr_is_tty():
         return None
     return LoadProgress(sys.stderr, show_from=SHOW_FROM)
 

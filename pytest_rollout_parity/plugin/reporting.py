@@ -210,7 +210,7 @@ class ParitySummary:
                 old_sidecars=sum(1 for _, _, sidecar in run.old.files if sidecar is not None),
                 new_sidecars=sum(1 for _, _, sidecar in run.new.files if sidecar is not None),
             ),
-            same_file=settings.same_file,
+            same_file=settings.shared_file is not None,
             selected=None if config.option.collectonly or settings.plan else len(self.outcome_of),
             verdicts_changed=len(hook_verdicts),
             outcomes=outcomes,

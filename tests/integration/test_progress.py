@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import io
 import re
+from types import SimpleNamespace
 
 import pytest
 
 from pytest_rollout_parity.core.reading import parallel
 from pytest_rollout_parity.plugin import progress
-from pytest_rollout_parity.plugin.progress import LoadProgress, wants_progress
+from pytest_rollout_parity.plugin.progress import LoadProgress, progress_for
 
 from .conftest import Gate
 
@@ -71,8 +72,12 @@ def test_small_sides_print_nothing() -> None:
         (True, 0, True, False),
     ],
 )
-def test_who_sees_progress(worker: bool, verbosity: int, tty: bool, shown: bool) -> None:
-    assert wants_progress(worker, verbosity, tty) is shown
+def test_who_sees_progress(
+    monkeypatch: pytest.MonkeyPatch, worker: bool, verbosity: int, tty: bool, shown: bool
+) -> None:
+    monkeypatch.setattr(progress, "stderr_is_tty", lambda: tty)
+    config = SimpleNamespace(getoption=lambda name, default: verbosity, **({"workerinput": {}} if worker else {}))
+    assert (progress_for(config) is not None) is shown  # type: ignore[arg-type]
 
 
 @pytest.fixture
