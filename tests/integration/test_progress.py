@@ -45,15 +45,6 @@ def test_updates_in_place_at_most_every_interval_then_the_time() -> None:
     assert stream.getvalue().endswith("\n") and stream.getvalue().count("\n") == 1
 
 
-def test_two_sides_at_once_share_the_line() -> None:
-    stream = io.StringIO()
-    shown = LoadProgress(stream, clock=Clock(), show_from=10, interval=0)
-    old, new = shown.side("old"), shown.side("new")
-    old(50, 100)
-    new(20, 100)
-    assert stream.getvalue().split("\r")[-1] == "reading old: 50 B of 100 B (50%); new: 20 B of 100 B (20%)"
-
-
 def test_small_sides_print_nothing() -> None:
     stream = io.StringIO()
     shown = LoadProgress(stream, clock=Clock(), show_from=1000)
