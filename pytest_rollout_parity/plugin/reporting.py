@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import shlex
 from collections import Counter
-from collections.abc import Callable, Generator
+from collections.abc import Generator
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Optional
@@ -33,6 +33,8 @@ from ..core import (
     build_summary,
     ci_files,
     fit,
+    json_dict,
+    json_text,
     publish_to_ci,
     render_html,
     render_markdown,
@@ -41,8 +43,6 @@ from ..core import (
     summary_html,
     summary_lines,
     task_prompt,
-    unsafe,
-    write_json,
     write_output,
 )
 from ._pytest_compat import add_junit_suite_property
@@ -230,37 +230,35 @@ class ParitySummary:
         if failed_checks:
             add_junit_suite_property(config, "parity_checks_failed", " ".join(failed_checks))
         if settings.json_path is not None:
-            path = settings.json_path
-            self._write(session, "--parity-json", path, lambda: write_json(path, summary))
+            self._write(session, "--parity-json", settings.json_path, json_text(json_dict(summary)) + "\n")
 
     def _publish(self, session: pytest.Session, summary: Summary) -> None:
         settings = self.run.settings
         if settings.markdown_path is not None or ci_files():
             markdown = render_markdown(summary, exit_status=int(session.exitstatus))
             if settings.markdown_path is not None:
-                path = settings.markdown_path
-                self._write(session, "--parity-markdown", path, lambda: write_output(path, markdown))
+                self._write(session, "--parity-markdown", settings.markdown_path, markdown)
             # the job page or a later step lacks the summary; the verdict itself still stands
             self.problems.extend((line, "yellow") for line in publish_to_ci(markdown, summary.verdict))
         if settings.html_path is not None:
             command = shlex.join(["pytest", *session.config.invocation_params.args])
             audit = Audit(command=command, version=release(), started=self.started)
-            page, target = render_html(summary, int(session.exitstatus), audit=audit), settings.html_path
-            self._write(session, "--parity-html", target, lambda: write_output(target, page))
+            self._write(
+                session, "--parity-html", settings.html_path, render_html(summary, int(session.exitstatus), audit=audit)
+            )
 
-    def _write(self, session: pytest.Session, option: str, path: Path, write: Callable[[], object]) -> None:
-        """Write one report through ``write``, unless its path is no place for one (a link, a FIFO);
-        one that cannot be written is a usage error, printed with the terminal summary (the `-q`
-        progress line may still be open here)."""
-        skipped = unsafe(path)
-        if skipped is not None:
-            self.problems.append((skipped_line(option, path, skipped), "yellow"))
-            return
+    def _write(self, session: pytest.Session, option: str, path: Path, text: str) -> None:
+        """Write one report, unless its path is no place for one (a link, a FIFO); one that cannot be
+        written is a usage error, printed with the terminal summary (the `-q` progress line may
+        still be open here)."""
         try:
-            write()
+            skipped = write_output(path, text)
         except OSError as exc:
             self.problems.append((f"ERROR: {option}: cannot write {path}: {exc.strerror or exc}", "red"))
             session.exitstatus = pytest.ExitCode.USAGE_ERROR
+            return
+        if skipped is not None:
+            self.problems.append((skipped_line(option, path, skipped), "yellow"))
 
     def _check_runs(self, config: pytest.Config) -> tuple[CheckRun, ...]:
         """The team's checks: those collected here (before any selection), then any other that ran
