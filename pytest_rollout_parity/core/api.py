@@ -53,18 +53,14 @@ def _side_from_rows(
     builder = SideBuilder(key, f"{name}_key")
     agents = AgentFilter(agent, f"{name}_agent")
     for index, row in enumerate(rows, start=1):
+        place = Place(f"{name} rows", index, f"{name} rows: row {index}")  # as messages name it
         if not isinstance(row, dict):
-            raise _row_place(name, index).error(f"expected a dict, got {type(row).__name__}")
+            raise place.error(f"expected a dict, got {type(row).__name__}")
         if not (agents.keep_record(row) if is_failure_record(row) else agents.keep(row)):
             continue
-        builder.add_row(row, RowSource(_row_place(name, index)), keep=True)
+        builder.add_row(row, RowSource(place), keep=True)
     agents.check(f"{name} rows")
     return _input(builder.facts, builder.finish(f"{name} rows"), builder.conditions)
-
-
-def _row_place(name: str, index: int) -> Place:
-    """Row ``index`` of the rows given for side ``name``, as messages name it (`old rows: row 3`)."""
-    return Place(f"{name} rows", index, f"{name} rows: row {index}")
 
 
 def _input(

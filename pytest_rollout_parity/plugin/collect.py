@@ -62,11 +62,6 @@ FIXTURE = "rollout_pair"
 CHECK_PROPERTY = "parity_check"
 #: the team's checks this process collected (before any selection), their tasks by node id
 CHECKS_KEY = pytest.StashKey[dict[str, str]]()
-#: what the copy item tells a user to run instead
-COPY_ADVICE = (
-    "run the new server on the same tasks and give its rollouts as --parity-new; "
-    "--parity-allow-copy passes a deliberate copy (a dry run of the CI wiring)"
-)
 
 
 class ParityFile(pytest.File):
@@ -83,7 +78,6 @@ class ParityFile(pytest.File):
 
     @classmethod
     def for_run(cls, parent: pytest.Collector, path: Path) -> ParityFile:
-        """The collector for the new file; outside the rootdir its node id is the absolute path."""
         try:
             path.relative_to(parent.config.rootpath)
         except ValueError:  # outside the rootdir: absolute, so --lf finds the file again
@@ -303,7 +297,11 @@ class RunWideItem(GateItem):
         if self.name == COPY_NAME:
             if run.settings.allow_copy:
                 return True, f"{run.result.copies}: passed under --parity-allow-copy (a dry run of the CI wiring)"
-            return False, f"{run.result.copies}\n    no evidence about the new server: {COPY_ADVICE}"
+            advice = (
+                "run the new server on the same tasks and give its rollouts as --parity-new; "
+                "--parity-allow-copy passes a deliberate copy (a dry run of the CI wiring)"
+            )
+            return False, f"{run.result.copies}\n    no evidence about the new server: {advice}"
         equivalence = run.decisions.equivalence
         assert equivalence is not None  # collected in margin mode only
         return equivalence.passed, equivalence.message
