@@ -134,7 +134,6 @@ class GateItem(pytest.Item):
 
     @property
     def ihook(self) -> Any:
-        """Its file's hooks (:attr:`ParityFile.ihook`)."""
         return self.parent.ihook  # type: ignore[union-attr]
 
     def label(self) -> str:
@@ -307,7 +306,6 @@ class RunWideItem(GateItem):
         return equivalence.passed, equivalence.message
 
     def runtest(self) -> None:
-        """Pass or fail as the decision says, its message a user property."""
         passed, message = self.decision()
         self.user_properties.append((self.name.replace("-", "_"), message))
         if not passed:

@@ -55,7 +55,6 @@ class Option:
 
     @property
     def ini(self) -> Optional[str]:
-        """The ini key (``parity_...``), or None."""
         return self.dest if self.has_ini else None
 
     @property
