@@ -33,14 +33,7 @@ from .judging.companions import (
     metrics_places,
     read_inventory,
 )
-from .judging.completeness import (
-    COVERAGE_NAME,
-    Coverage,
-    Limit,
-    coverage,
-    error_rates,
-    parse_limit,
-)
+from .judging.completeness import COVERAGE_NAME, Coverage, Limit, coverage, error_rates, parse_limit
 from .judging.row_context import EXCERPT_CAP, wants_excerpt
 from .judging.verdicts import KnownFlips, Verdict, read_known_flips
 from .judging.verification import COPY_NAME
@@ -59,9 +52,9 @@ from .reading.snapshot import NotPlain, side_from_plain, side_to_plain, snapshot
 from .reports.annotations import annotation_lines
 from .reports.html_page import Audit, flip_html, render_html, summary_html
 from .reports.item_outcome import FlipEvidence, flip_evidence, header_line, task_prompt, uncompared_reason
-from .reports.json_file import write_json
+from .reports.json_file import json_dict, json_text
 from .reports.markdown import FLIPS, render_markdown
-from .reports.outputs import ci_files, named_input, publish_to_ci, skipped_line, unsafe, write_output
+from .reports.outputs import ci_files, named_input, publish_to_ci, skipped_line, write_output
 from .reports.summary import (
     CheckRun,
     Files,
@@ -74,106 +67,5 @@ from .reports.summary import (
     task_outcome,
 )
 from .reports.terminal import fit, summary_lines
-from .statistics.margin import (
-    EQUIVALENCE_ITEM,
-    FlipJudgement,
-    margin_beyond_range,
-)
+from .statistics.margin import EQUIVALENCE_ITEM, FlipJudgement, margin_beyond_range
 from .statistics.paired import PairedSection, noise_text, paired_section, task_noise
-
-__all__ = [
-    "COPY_NAME",
-    "COVERAGE_NAME",
-    "EQUIVALENCE_ITEM",
-    "EXCERPT_CAP",
-    "FLIPS",
-    "AggregateCheck",
-    "Audit",
-    "CheckRun",
-    "CompareInputError",
-    "CompareResult",
-    "Coverage",
-    "Files",
-    "FlipEvidence",
-    "FlipJudgement",
-    "InventoryRead",
-    "Join",
-    "KnownFlips",
-    "Limit",
-    "LoadedSide",
-    "LogRoots",
-    "MarginDecisions",
-    "NotPlain",
-    "PairedSection",
-    "Progress",
-    "RolloutPair",
-    "RowCounts",
-    "RowOrigin",
-    "RunInfo",
-    "ShardPatternError",
-    "SideProgress",
-    "SideRequest",
-    "SplitGroup",
-    "Summary",
-    "TaskComparison",
-    "TaskSide",
-    "Verdict",
-    "annotation_lines",
-    "build_summary",
-    "check_companions",
-    "check_side",
-    "ci_files",
-    "combined_check",
-    "compare_files",
-    "compare_loaded",
-    "compare_rollouts",
-    "coverage",
-    "coverage_places",
-    "error_rates",
-    "expand",
-    "fit",
-    "flip_evidence",
-    "flip_html",
-    "header_line",
-    "item_names",
-    "load_rollouts",
-    "load_side",
-    "load_two",
-    "margin_beyond_range",
-    "margin_decisions",
-    "metrics_path",
-    "metrics_places",
-    "named_input",
-    "noise_text",
-    "paired_section",
-    "parse_limit",
-    "publish_to_ci",
-    "read_capped",
-    "read_inventory",
-    "read_known_flips",
-    "reader_name",
-    "render_html",
-    "render_markdown",
-    "rollout_pairs",
-    "side_from_plain",
-    "side_to_plain",
-    "sidecar_display",
-    "sidecar_path",
-    "sidecar_places",
-    "skipped_line",
-    "snapshot_schema",
-    "summary_dict",
-    "summary_html",
-    "summary_lines",
-    "task_noise",
-    "task_outcome",
-    "task_prompt",
-    "terminal_line",
-    "terminal_text",
-    "uncompared_reason",
-    "unsafe",
-    "visible",
-    "wants_excerpt",
-    "write_json",
-    "write_output",
-]

@@ -53,18 +53,14 @@ def _side_from_rows(
     builder = SideBuilder(key, f"{name}_key")
     agents = AgentFilter(agent, f"{name}_agent")
     for index, row in enumerate(rows, start=1):
+        place = Place(f"{name} rows", index, f"{name} rows: row {index}")  # as messages name it
         if not isinstance(row, dict):
-            raise _row_place(name, index).error(f"expected a dict, got {type(row).__name__}")
+            raise place.error(f"expected a dict, got {type(row).__name__}")
         if not (agents.keep_record(row) if is_failure_record(row) else agents.keep(row)):
             continue
-        builder.add_row(row, RowSource(_row_place(name, index)), keep=True)
+        builder.add_row(row, RowSource(place), keep=True)
     agents.check(f"{name} rows")
     return _input(builder.facts, builder.finish(f"{name} rows"), builder.conditions)
-
-
-def _row_place(name: str, index: int) -> Place:
-    """Row ``index`` of the rows given for side ``name``, as messages name it (`old rows: row 3`)."""
-    return Place(f"{name} rows", index, f"{name} rows: row {index}")
 
 
 def _input(
@@ -129,19 +125,14 @@ def compare_files(
 
 
 def compare_loaded(
-    old: LoadedSide,
-    new: LoadedSide,
-    key: Optional[str] = None,
-    *,
-    old_key: Optional[str] = None,
-    new_key: Optional[str] = None,
+    old: LoadedSide, new: LoadedSide, *, old_key: Optional[str] = None, new_key: Optional[str] = None
 ) -> CompareResult:
     """Classify two streamed sides; a side whose rows name no task borrows the other's key."""
     old_input, new_input = (
         _input(side.facts, side.choice, side.conditions, side.read_row, [n for _, n, _ in side.shards])
         for side in (old, new)
     )
-    return _compare(old_input, new_input, old_key or key, new_key or key, (old, new))
+    return _compare(old_input, new_input, old_key, new_key, (old, new))
 
 
 def _compare(

@@ -58,11 +58,6 @@ def set_test_paths(config: pytest.Config, args: list[str]) -> None:
     config.args = args
 
 
-def args_are_defaults(config: pytest.Config) -> bool:
-    """The test paths came from no argument (the invocation directory), not from the user."""
-    return config.args_source == pytest.Config.ArgsSource.INVOCATION_DIR
-
-
 class _SubsetHooks:
     """A hook relay without some plugins: what pytest gives the nodes of a path (its ``FSHookProxy``)."""
 
@@ -107,11 +102,6 @@ def collect_beside(node: pytest.Collector) -> Sequence[pytest.Item]:
     if not report.passed:
         return []
     return [item for item in report.result if isinstance(item, pytest.Item)]
-
-
-def item_collected(item: pytest.Item) -> None:
-    """Announce an item built beside collection as pytest announces each collected item."""
-    item.ihook.pytest_itemcollected(item=item)
 
 
 def set_crash_message(representation: object, message: str, location: Optional[tuple[str, int]] = None) -> None:

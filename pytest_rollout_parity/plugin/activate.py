@@ -34,7 +34,7 @@ from ..core import (
 )
 from .collect import ParityCollection
 from .options import OPTION, OPTIONS, Option, ParitySettings, SettingError, ini_value
-from .placement import take_new_file
+from .placement import resolve, take_new_file
 from .progress import progress_for
 from .reporting import ParitySummary
 from .run import RUN_KEY, ParityRun
@@ -88,11 +88,6 @@ class ParityGate:
             config.pluginmanager.register(ParitySummary(run), "rollout-parity-summary")
 
 
-def _resolve(value: str, base: Path) -> Path:
-    path = Path(os.path.expanduser(value))
-    return path if path.is_absolute() else base / path
-
-
 def _given(config: pytest.Config, option: Option) -> Optional[tuple[Any, str]]:
     """(value, where it was given): the command line over the ini file; None when neither gives a
     value (for a path or a list of them: an empty one is none)."""
@@ -125,9 +120,9 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
         if option.field in ("old", "new"):
             _side_files(raw, option.field, value, base, source, from_ini=from_ini)
         elif option.action == "append" and option.path:
-            raw[option.field] = tuple(_resolve(each, base) for each in value)
+            raw[option.field] = tuple(resolve(each, base) for each in value)
         elif option.path:
-            raw[option.field] = _resolve(value, base)
+            raw[option.field] = resolve(value, base)
         else:
             raw[option.field] = value
     sides = [side for side in ("old", "new") if side in sources]
@@ -146,15 +141,30 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
     except SettingError as exc:
         where = sources.get(exc.field_name, OPTION[exc.field_name].flag)
         raise pytest.UsageError(visible(f"{where}: {exc.message}, got {raw.get(exc.field_name)!r}")) from None
-    _check_same_file(settings, sources)
-    _check_companions(settings)
-    for name in ("json_path", "markdown_path", "html_path"):
-        target, flag = getattr(settings, name), OPTION[name].flag
+    # both sides naming one file (by any path, symlink or hard link) compare nothing
+    shared = settings.shared_file
+    if shared is not None and not settings.allow_same_file:
+        raise pytest.UsageError(
+            f"{sources['old']} and {sources['new']} name the same file ({visible(shared)}): "
+            "a file compared with itself shows nothing; give --parity-allow-same-file for a smoke test"
+        )
+    # a sidecar, metrics or coverage file linked out of its side's directory stops the run before
+    # anything is read (the core refuses it again when it reads, for the Python API)
+    for path, shown in settings.side_files("old") + settings.side_files("new"):
+        try:
+            check_companions(path, shown)
+        except CompareInputError as exc:
+            raise pytest.UsageError(visible(str(exc))) from None
+    outputs = [(getattr(settings, name), OPTION[name].flag) for name in ("json_path", "markdown_path", "html_path")]
+    for target, flag in outputs:
         if target is not None:
             _check_target(target, flag)
-            _check_not_an_input(target, flag, settings)
-    for name, path in ci_files():
-        _check_not_an_input(path, name, settings)
+    inputs = _inputs(settings)
+    # an output naming an input, by any path or link, is refused before anything is read
+    for target, flag in [*outputs, *((path, name) for name, path in ci_files())]:
+        what = named_input(target, inputs) if target is not None else None
+        if what is not None:
+            raise pytest.UsageError(visible(f"{flag}: {target} is {what}: an output never overwrites an input"))
     for root in settings.logs_roots:
         if not root.is_dir():
             where = sources.get("logs_roots", OPTION["logs_roots"].flag)
@@ -183,26 +193,6 @@ def _side_files(raw: dict[str, Any], side: str, value: str, base: Path, source: 
         raw[f"{side}_shards"] = tuple(files)
 
 
-def _check_companions(settings: ParitySettings) -> None:
-    """A sidecar, metrics or coverage file linked out of its side's directory stops the run before
-    anything is read (the core refuses it again when it reads, for the Python API)."""
-    for path, shown in settings.side_files("old") + settings.side_files("new"):
-        try:
-            check_companions(path, shown)
-        except CompareInputError as exc:
-            raise pytest.UsageError(visible(str(exc))) from None
-
-
-def _check_same_file(settings: ParitySettings, sources: dict[str, str]) -> None:
-    """Both sides naming one file (by any path, symlink or hard link) compares nothing: a usage error."""
-    shared = settings.shared_file
-    if shared is not None and not settings.allow_same_file:
-        raise pytest.UsageError(
-            f"{sources['old']} and {sources['new']} name the same file ({visible(shared)}): "
-            "a file compared with itself shows nothing; give --parity-allow-same-file for a smoke test"
-        )
-
-
 def _inputs(settings: ParitySettings) -> list[tuple[str, Path]]:
     """Every file the gate reads: each side's rollouts file (each of its shards), its sidecar, metrics
     and coverage files, each beside the path as given and beside the file it resolves to (present or
@@ -216,13 +206,6 @@ def _inputs(settings: ParitySettings) -> list[tuple[str, Path]]:
     if settings.known_flips is not None:
         inputs.append(("the known-flips list", settings.known_flips))
     return inputs
-
-
-def _check_not_an_input(target: Path, option: str, settings: ParitySettings) -> None:
-    """An output naming an input, by any path or link, is refused before anything is read."""
-    what = named_input(target, _inputs(settings))
-    if what is not None:
-        raise pytest.UsageError(visible(f"{option}: {target} is {what}: an output never overwrites an input"))
 
 
 def _check_target(target: Path, option: str) -> None:

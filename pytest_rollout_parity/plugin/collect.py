@@ -30,7 +30,7 @@ from ..core import (
     uncompared_reason,
     visible,
 )
-from ._pytest_compat import collect_beside, hooks_at, item_collected, refit_message_lines, set_crash_message
+from ._pytest_compat import collect_beside, hooks_at, refit_message_lines, set_crash_message
 from .placement import Selection
 from .run import RUN_KEY, ParityRun
 
@@ -62,11 +62,6 @@ FIXTURE = "rollout_pair"
 CHECK_PROPERTY = "parity_check"
 #: the team's checks this process collected (before any selection), their tasks by node id
 CHECKS_KEY = pytest.StashKey[dict[str, str]]()
-#: what the copy item tells a user to run instead
-COPY_ADVICE = (
-    "run the new server on the same tasks and give its rollouts as --parity-new; "
-    "--parity-allow-copy passes a deliberate copy (a dry run of the CI wiring)"
-)
 
 
 class ParityFile(pytest.File):
@@ -83,7 +78,6 @@ class ParityFile(pytest.File):
 
     @classmethod
     def for_run(cls, parent: pytest.Collector, path: Path) -> ParityFile:
-        """The collector for the new file; outside the rootdir its node id is the absolute path."""
         try:
             path.relative_to(parent.config.rootpath)
         except ValueError:  # outside the rootdir: absolute, so --lf finds the file again
@@ -140,7 +134,6 @@ class GateItem(pytest.Item):
 
     @property
     def ihook(self) -> Any:
-        """Its file's hooks (:attr:`ParityFile.ihook`)."""
         return self.parent.ihook  # type: ignore[union-attr]
 
     def label(self) -> str:
@@ -303,13 +296,16 @@ class RunWideItem(GateItem):
         if self.name == COPY_NAME:
             if run.settings.allow_copy:
                 return True, f"{run.result.copies}: passed under --parity-allow-copy (a dry run of the CI wiring)"
-            return False, f"{run.result.copies}\n    no evidence about the new server: {COPY_ADVICE}"
+            advice = (
+                "run the new server on the same tasks and give its rollouts as --parity-new; "
+                "--parity-allow-copy passes a deliberate copy (a dry run of the CI wiring)"
+            )
+            return False, f"{run.result.copies}\n    no evidence about the new server: {advice}"
         equivalence = run.decisions.equivalence
         assert equivalence is not None  # collected in margin mode only
         return equivalence.passed, equivalence.message
 
     def runtest(self) -> None:
-        """Pass or fail as the decision says, its message a user property."""
         passed, message = self.decision()
         self.user_properties.append((self.name.replace("-", "_"), message))
         if not passed:
@@ -365,7 +361,7 @@ class ParityCollection:
             raise pytest.UsageError(*(f"not found: {arg}" for arg in missing))
         for item in built:
             if self.selection.keep(item.name):
-                item_collected(item)
+                item.ihook.pytest_itemcollected(item=item)
                 items.append(item)
 
     @pytest.hookimpl(wrapper=True)

@@ -20,7 +20,6 @@ from .placement import names_file, new_file_given
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    """The --parity-* options and their ini keys."""
     addoptions(parser)
 
 

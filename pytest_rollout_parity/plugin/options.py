@@ -55,7 +55,6 @@ class Option:
 
     @property
     def ini(self) -> Optional[str]:
-        """The ini key (``parity_...``), or None."""
         return self.dest if self.has_ini else None
 
     @property
@@ -337,11 +336,6 @@ class ParitySettings:
                     if old == new:
                         return shown
         return None
-
-    @property
-    def same_file(self) -> bool:
-        """Both sides name the same file (the summary notes it)."""
-        return self.shared_file is not None
 
 
 def _is_ini(source: str) -> bool:

@@ -20,7 +20,14 @@ from typing import Optional
 
 import pytest
 
-from ._pytest_compat import args_are_defaults, set_test_paths
+from ._pytest_compat import set_test_paths
+from .options import ini_value
+
+
+def resolve(value: str, base: Path) -> Path:
+    """A path as given (``~`` expanded), a relative one against ``base``."""
+    path = Path(os.path.expanduser(value))
+    return path if path.is_absolute() else base / path
 
 
 def _covers(arg: str, base: Path, target: Path) -> bool:
@@ -48,16 +55,14 @@ def new_file_given(early_config: pytest.Config) -> Optional[Path]:
     base = early_config.invocation_params.dir
     if not value:
         try:
-            value = early_config.getini("parity_new")
+            value = ini_value(early_config, "parity_new")
         except (ValueError, KeyError):
             return None
-        if not isinstance(value, str) or not value.strip():
+        if not isinstance(value, str):
             return None
-        value = value.strip()
         base = early_config.inipath.parent if early_config.inipath else early_config.rootpath
-    path = Path(os.path.expanduser(value))
     try:
-        return (path if path.is_absolute() else base / path).resolve()
+        return resolve(value, base).resolve()
     except (OSError, ValueError):
         return None
 
@@ -85,7 +90,7 @@ def take_new_file(config: pytest.Config, new: Path) -> Selection:
     With no test paths, pytest collects nothing itself; with the user's own, it collects those.
     """
     target, base = new.resolve(), config.invocation_params.dir
-    if args_are_defaults(config):
+    if config.args_source == pytest.Config.ArgsSource.INVOCATION_DIR:  # no test path given
         set_test_paths(config, [])
         return Selection(None)
     named: list[tuple[str, str]] = []

@@ -10,7 +10,6 @@ fast to need it and print nothing at all.
 from __future__ import annotations
 
 import sys
-import threading
 import time
 from collections.abc import Callable
 from typing import Optional, TextIO
@@ -29,14 +28,10 @@ def stderr_is_tty() -> bool:
     return bool(isatty and isatty())
 
 
-def wants_progress(worker: bool, verbosity: int, tty: bool) -> bool:
-    """Progress is for a person at a terminal: not on an xdist worker, not under -q, not in a log."""
-    return tty and not worker and verbosity >= 0
-
-
 def progress_for(config: pytest.Config) -> Optional[LoadProgress]:
-    """The run's progress display, or None when nobody would see it."""
-    if not wants_progress(hasattr(config, "workerinput"), config.getoption("verbose", 0), stderr_is_tty()):
+    """The run's progress display, or None when nobody would see it: progress is for a person at a
+    terminal, not on an xdist worker, not under -q, not in a log."""
+    if hasattr(config, "workerinput") or config.getoption("verbose", 0) < 0 or not stderr_is_tty():
         return None
     return LoadProgress(sys.stderr, show_from=SHOW_FROM)
 
@@ -50,7 +45,8 @@ def _size(count: float) -> str:
 
 
 class LoadProgress:
-    """One progress line for the sides being read (both at once when they load in parallel)."""
+    """One progress line for the side being read. The sides are read one after the other in this
+    process; a side a reader child reads reports its size only once it is in (no bytes between)."""
 
     def __init__(
         self,
@@ -63,11 +59,11 @@ class LoadProgress:
         self.clock = clock
         self.show_from = show_from
         self.interval = interval
-        self.reading: dict[str, tuple[int, int]] = {}
+        #: the side on the line and its size, while a large one is read
+        self.reading: Optional[tuple[str, int]] = None
         self.started: dict[str, float] = {}
         self.last_write = float("-inf")
         self.width = 0
-        self.lock = threading.Lock()
 
     def side(self, name: str) -> Progress:
         """The callback for one side's main file (``name``: how messages name it)."""
@@ -76,41 +72,29 @@ class LoadProgress:
         def report(done: int, total: int) -> None:
             if total < self.show_from:
                 return
-            with self.lock:
-                self.reading[name] = (done, total)
-                now = self.clock()
-                if now - self.last_write >= self.interval or done >= total:
-                    self.last_write = now
-                    self._write(self._line())
+            self.reading = (name, total)
+            now = self.clock()
+            if now - self.last_write >= self.interval or done >= total:
+                self.last_write = now
+                self._write(f"reading {name}: {_size(done)} of {_size(total)} ({100 * done // max(total, 1)}%)")
 
         return report
 
     def finished(self, name: str) -> None:
         """The side is read: replace the progress line by the time it took (large sides only)."""
-        with self.lock:
-            state = self.reading.pop(name, None)
-            if state is None:
-                return
-            seconds = self.clock() - self.started.get(name, self.clock())
-            self._write(f"{name}: read {_size(state[1])} in {seconds:.1f} s", end="\n")
-            if self.reading:
-                self._write(self._line())
+        if self.reading is None or self.reading[0] != name:
+            return
+        seconds = self.clock() - self.started.get(name, self.clock())
+        self._write(f"{name}: read {_size(self.reading[1])} in {seconds:.1f} s", end="\n")
+        self.reading = None
 
     def close(self) -> None:
         """End a progress line left in place (a load stopped by an input error)."""
-        with self.lock:
-            if self.width:
-                self.stream.write("\n")
-                self.stream.flush()
-                self.width = 0
-            self.reading.clear()
-
-    def _line(self) -> str:
-        parts = [
-            f"{name}: {_size(done)} of {_size(total)} ({100 * done // max(total, 1)}%)"
-            for name, (done, total) in self.reading.items()
-        ]
-        return "reading " + "; ".join(parts)
+        if self.width:
+            self.stream.write("\n")
+            self.stream.flush()
+            self.width = 0
+        self.reading = None
 
     def _write(self, line: str, end: str = "") -> None:
         padding = " " * max(self.width - len(line), 0)  # clear what a longer line left behind

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import shlex
 from collections import Counter
-from collections.abc import Callable, Generator
+from collections.abc import Generator
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Optional
@@ -33,6 +33,8 @@ from ..core import (
     build_summary,
     ci_files,
     fit,
+    json_dict,
+    json_text,
     publish_to_ci,
     render_html,
     render_markdown,
@@ -41,8 +43,6 @@ from ..core import (
     summary_html,
     summary_lines,
     task_prompt,
-    unsafe,
-    write_json,
     write_output,
 )
 from ._pytest_compat import add_junit_suite_property
@@ -97,20 +97,14 @@ class ParitySummary:
 
     def __init__(self, run: ParityRun) -> None:
         self.run = run
-        #: each item's last outcome by node id: a rerun (pytest-rerunfailures) replaces the earlier one
-        self.outcome_of: dict[str, str] = {}
-        #: what each parity item that ran is, by node id: ("task", label) or ("gate", item name)
-        self.item_of: dict[str, tuple[str, str]] = {}
-        #: the hook verdicts that changed an item's outcome, by node id (task label, verdict)
-        self.changed_by_hook: dict[str, tuple[str, Verdict]] = {}
+        #: each parity item's last report by node id (a rerun by pytest-rerunfailures replaces the
+        #: earlier one): its user properties, its outcome, and its failure text or xfail reason
+        self.ran: dict[str, tuple[dict[str, object], str, Optional[str]]] = {}
         self.summary: Optional[Summary] = None
         #: reports that could not be written, each with its colour, for the terminal summary
         self.problems: list[tuple[str, str]] = []
-        #: each flip's report text (its failure message, or its xfail reason) by task label
-        self.texts: dict[str, str] = {}
-        #: the flips whose item failed, and those whose losing row has no verifier output at all
+        #: the flips whose item failed, by task label (the annotations name them)
         self.failed_flips: set[str] = set()
-        self.no_output: set[str] = set()
         #: each of the team's checks that ran, by node id: (its task, its outcome over setup, call and teardown)
         self.checks: dict[str, tuple[str, str]] = {}
         #: the run's start, for the HTML page's footer
@@ -123,34 +117,30 @@ class ParitySummary:
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Note the outcome of each parity item that ran (serial, or from xdist workers): the task
-        items and the gate-level items (any item that carries GATE_PROPERTY), each once."""
+        items, the gate-level items (any item that carries GATE_PROPERTY) and the team's checks."""
+        if str(report.outcome) == "rerun":  # pytest-rerunfailures: an attempt it runs again (not in pytest's type)
+            return
         properties = dict(report.user_properties)
         if CHECK_PROPERTY in properties:
             self._check(report, str(properties[CHECK_PROPERTY]))
             return
-        task_item = TASK_PROPERTY in properties and CATEGORY_PROPERTY in properties
-        if not task_item and GATE_PROPERTY not in properties:
-            return
-        if str(report.outcome) == "rerun":  # pytest-rerunfailures: an attempt it runs again (not in pytest's type)
+        if not ({TASK_PROPERTY, CATEGORY_PROPERTY} <= properties.keys() or GATE_PROPERTY in properties):
             return
         if report.when == "call" or (report.when == "setup" and not report.passed):
-            self._flip_text(report, properties)
-            self.outcome_of[report.nodeid] = "xfailed" if hasattr(report, "wasxfail") else report.outcome
-            self.item_of[report.nodeid] = (
-                ("task", str(properties[TASK_PROPERTY])) if task_item else ("gate", str(properties[GATE_PROPERTY]))
-            )
-            self.changed_by_hook.pop(report.nodeid, None)
-            if VERDICT_PROPERTY in properties:
-                given, _, reason = str(properties[VERDICT_PROPERTY]).partition(": ")
-                verdict = Verdict.read(given, reason, properties.get(SOURCE_PROPERTY))
-                if verdict is not None:
-                    self.changed_by_hook[report.nodeid] = (str(properties[TASK_PROPERTY]), verdict)
+            text = None
+            if hasattr(report, "wasxfail"):
+                text = str(report.wasxfail)
+            elif report.failed:
+                whole = getattr(report, MESSAGE_ATTRIBUTE, None)  # set under --tb=line, which shows a line of it
+                # else the representation itself: not `longreprtext`, which heads an xdist worker's report
+                # with the worker's line (`[gw1] linux -- Python ...`)
+                text = whole if isinstance(whole, str) else str(report.longrepr)
+            outcome = "xfailed" if hasattr(report, "wasxfail") else report.outcome
+            self.ran[report.nodeid] = (properties, outcome, text)
 
     def _check(self, report: pytest.TestReport, task: str) -> None:
         """A team's check: failed when its setup, call or teardown failed; else its call's outcome
         (or its setup's, for a skip there). A rerun attempt (pytest-rerunfailures) starts over at setup."""
-        if str(report.outcome) == "rerun":
-            return
         before = self.checks.get(report.nodeid, (task, None))[1] if report.when != "setup" else None
         if before == "failed" or (report.when == "teardown" and not report.failed):
             return
@@ -161,23 +151,6 @@ class ParitySummary:
         else:
             outcome = str(report.outcome)
         self.checks[report.nodeid] = (task, outcome)
-
-    def _flip_text(self, report: pytest.TestReport, properties: dict[str, object]) -> None:
-        """Keep a flip's failure text (or its xfail reason) by task label, as its report brings it."""
-        task = properties.get(TASK_PROPERTY)
-        if not isinstance(task, str) or properties.get(CATEGORY_PROPERTY) not in FLIPS:
-            return
-        self.failed_flips.discard(task)
-        if hasattr(report, "wasxfail"):
-            self.texts[task] = str(report.wasxfail)
-        elif report.failed:
-            whole = getattr(report, MESSAGE_ATTRIBUTE, None)  # set under --tb=line, which shows a line of it
-            # else the representation itself: not `longreprtext`, which heads an xdist worker's report
-            # with the worker's line (`[gw1] linux -- Python ...`)
-            self.texts[task] = whole if isinstance(whole, str) else str(report.longrepr)
-            self.failed_flips.add(task)
-        if NO_OUTPUT_PROPERTY in properties:
-            self.no_output.add(task)
 
     @pytest.hookimpl(wrapper=True, trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> Generator[None, None, None]:
@@ -192,12 +165,15 @@ class ParitySummary:
 
     def _build(self, session: pytest.Session) -> None:
         run, settings, config = self.run, self.run.settings, session.config
-        outcomes = dict(Counter(self.outcome_of.values()))
-        hook_verdicts = dict(self.changed_by_hook.values())
-        kinds: dict[str, dict[str, str]] = {"task": {}, "gate": {}}
-        for nodeid, (kind, name) in self.item_of.items():
-            kinds[kind][name] = self.outcome_of[nodeid]
-        ran_tasks = frozenset(kinds["task"])
+        tasks = {str(p[TASK_PROPERTY]): (p, out, text) for p, out, text in self.ran.values() if TASK_PROPERTY in p}
+        gates = {str(p[GATE_PROPERTY]): out for p, out, _ in self.ran.values() if GATE_PROPERTY in p}
+        flips = {task: ran for task, ran in tasks.items() if ran[0].get(CATEGORY_PROPERTY) in FLIPS}
+        self.failed_flips = {task for task, (_, outcome, _) in flips.items() if outcome == "failed"}
+        hook_verdicts = {}
+        for task, (properties, _, _) in tasks.items():
+            given, _, reason = str(properties.get(VERDICT_PROPERTY, "")).partition(": ")
+            if (verdict := Verdict.read(given, reason, properties.get(SOURCE_PROPERTY))) is not None:
+                hook_verdicts[task] = verdict
         known = run.known_flips
         info = RunInfo(
             files=Files(
@@ -210,10 +186,10 @@ class ParitySummary:
                 old_sidecars=sum(1 for _, _, sidecar in run.old.files if sidecar is not None),
                 new_sidecars=sum(1 for _, _, sidecar in run.new.files if sidecar is not None),
             ),
-            same_file=settings.same_file,
-            selected=None if config.option.collectonly or settings.plan else len(self.outcome_of),
+            same_file=settings.shared_file is not None,
+            selected=None if config.option.collectonly or settings.plan else len(self.ran),
             verdicts_changed=len(hook_verdicts),
-            outcomes=outcomes,
+            outcomes=dict(Counter(outcome for _, outcome, _ in self.ran.values())),
             gate_items=run.gate_items,
             aggregate=run.aggregate,
             hook_verdicts=hook_verdicts,
@@ -222,12 +198,12 @@ class ParitySummary:
             notes=self._left_out_notes() + (tuple(known.notes(run.result.tasks)) if known is not None else ()),
             inventory=run.inventory or {},
             collect_only=bool(config.option.collectonly),
-            ran_tasks=None if settings.plan or len(ran_tasks) >= len(run.result.tasks) else ran_tasks,
-            evidence=self.texts,
-            no_output=len(self.no_output),
+            ran_tasks=None if settings.plan or len(tasks) >= len(run.result.tasks) else frozenset(tasks),
+            evidence={task: text for task, (_, _, text) in flips.items() if text is not None},
+            no_output=sum(1 for properties, _, _ in flips.values() if NO_OUTPUT_PROPERTY in properties),
             excerpts=self._excerpts() if run.wants_excerpt else {},
-            task_outcomes=kinds["task"],
-            gate_outcomes=kinds["gate"],
+            task_outcomes={task: outcome for task, (_, outcome, _) in tasks.items()},
+            gate_outcomes=gates,
             group=splitter_group(config),
             inputs={"old": run.old.digest, "new": run.new.digest},
             options=self._decision_options(),
@@ -254,37 +230,35 @@ class ParitySummary:
         if failed_checks:
             add_junit_suite_property(config, "parity_checks_failed", " ".join(failed_checks))
         if settings.json_path is not None:
-            path = settings.json_path
-            self._write(session, "--parity-json", path, lambda: write_json(path, summary))
+            self._write(session, "--parity-json", settings.json_path, json_text(json_dict(summary)) + "\n")
 
     def _publish(self, session: pytest.Session, summary: Summary) -> None:
         settings = self.run.settings
         if settings.markdown_path is not None or ci_files():
             markdown = render_markdown(summary, exit_status=int(session.exitstatus))
             if settings.markdown_path is not None:
-                path = settings.markdown_path
-                self._write(session, "--parity-markdown", path, lambda: write_output(path, markdown))
+                self._write(session, "--parity-markdown", settings.markdown_path, markdown)
             # the job page or a later step lacks the summary; the verdict itself still stands
             self.problems.extend((line, "yellow") for line in publish_to_ci(markdown, summary.verdict))
         if settings.html_path is not None:
             command = shlex.join(["pytest", *session.config.invocation_params.args])
             audit = Audit(command=command, version=release(), started=self.started)
-            page, target = render_html(summary, int(session.exitstatus), audit=audit), settings.html_path
-            self._write(session, "--parity-html", target, lambda: write_output(target, page))
+            self._write(
+                session, "--parity-html", settings.html_path, render_html(summary, int(session.exitstatus), audit=audit)
+            )
 
-    def _write(self, session: pytest.Session, option: str, path: Path, write: Callable[[], object]) -> None:
-        """Write one report through ``write``, unless its path is no place for one (a link, a FIFO);
-        one that cannot be written is a usage error, printed with the terminal summary (the `-q`
-        progress line may still be open here)."""
-        skipped = unsafe(path)
-        if skipped is not None:
-            self.problems.append((skipped_line(option, path, skipped), "yellow"))
-            return
+    def _write(self, session: pytest.Session, option: str, path: Path, text: str) -> None:
+        """Write one report, unless its path is no place for one (a link, a FIFO); one that cannot be
+        written is a usage error, printed with the terminal summary (the `-q` progress line may
+        still be open here)."""
         try:
-            write()
+            skipped = write_output(path, text)
         except OSError as exc:
             self.problems.append((f"ERROR: {option}: cannot write {path}: {exc.strerror or exc}", "red"))
             session.exitstatus = pytest.ExitCode.USAGE_ERROR
+            return
+        if skipped is not None:
+            self.problems.append((skipped_line(option, path, skipped), "yellow"))
 
     def _check_runs(self, config: pytest.Config) -> tuple[CheckRun, ...]:
         """The team's checks: those collected here (before any selection), then any other that ran

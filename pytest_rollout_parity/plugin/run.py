@@ -218,24 +218,19 @@ def read_sides(
     return old, new
 
 
-def _same(a: Path, b: Path) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return False
-
-
 def _same_selection(settings: ParitySettings) -> bool:
     """Both sides are the same file (and sidecar, or neither has one) read the same way: one read serves both."""
+    if settings.old_shards or settings.new_shards or settings.shared_file is None:
+        return False
+    if settings.side_key("old")[0] != settings.side_key("new")[0]:
+        return False
+    if settings.side_agent("old")[0] != settings.side_agent("new")[0]:
+        return False
     old_sidecar, new_sidecar = sidecar_path(settings.old), sidecar_path(settings.new)
-    return (
-        not settings.old_shards
-        and not settings.new_shards
-        and _same(settings.old, settings.new)
-        and (_same(old_sidecar, new_sidecar) or not (old_sidecar.exists() or new_sidecar.exists()))
-        and settings.side_key("old")[0] == settings.side_key("new")[0]
-        and settings.side_agent("old")[0] == settings.side_agent("new")[0]
-    )
+    try:
+        return os.path.samefile(old_sidecar, new_sidecar)
+    except OSError:
+        return not (old_sidecar.exists() or new_sidecar.exists())
 
 
 #: The run of this pytest process, where its items and fixtures find it (``config.stash``).

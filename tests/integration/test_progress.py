@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import io
 import re
+from types import SimpleNamespace
 
 import pytest
 
 from pytest_rollout_parity.core.reading import parallel
 from pytest_rollout_parity.plugin import progress
-from pytest_rollout_parity.plugin.progress import LoadProgress, wants_progress
+from pytest_rollout_parity.plugin.progress import LoadProgress, progress_for
 
 from .conftest import Gate
 
@@ -44,15 +45,6 @@ def test_updates_in_place_at_most_every_interval_then_the_time() -> None:
     assert stream.getvalue().endswith("\n") and stream.getvalue().count("\n") == 1
 
 
-def test_two_sides_at_once_share_the_line() -> None:
-    stream = io.StringIO()
-    shown = LoadProgress(stream, clock=Clock(), show_from=10, interval=0)
-    old, new = shown.side("old"), shown.side("new")
-    old(50, 100)
-    new(20, 100)
-    assert stream.getvalue().split("\r")[-1] == "reading old: 50 B of 100 B (50%); new: 20 B of 100 B (20%)"
-
-
 def test_small_sides_print_nothing() -> None:
     stream = io.StringIO()
     shown = LoadProgress(stream, clock=Clock(), show_from=1000)
@@ -71,8 +63,12 @@ def test_small_sides_print_nothing() -> None:
         (True, 0, True, False),
     ],
 )
-def test_who_sees_progress(worker: bool, verbosity: int, tty: bool, shown: bool) -> None:
-    assert wants_progress(worker, verbosity, tty) is shown
+def test_who_sees_progress(
+    monkeypatch: pytest.MonkeyPatch, worker: bool, verbosity: int, tty: bool, shown: bool
+) -> None:
+    monkeypatch.setattr(progress, "stderr_is_tty", lambda: tty)
+    config = SimpleNamespace(getoption=lambda name, default: verbosity, **({"workerinput": {}} if worker else {}))
+    assert (progress_for(config) is not None) is shown  # type: ignore[arg-type]
 
 
 @pytest.fixture

@@ -268,10 +268,10 @@ def test_a_report_failing_at_the_end_is_an_error_on_a_line_of_its_own(
 ) -> None:
     import pytest_rollout_parity.plugin.reporting as plugin_summary
 
-    def disk_full(path: object, summary: object) -> None:
+    def disk_full(path: object, text: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(plugin_summary, "write_json", disk_full)
+    monkeypatch.setattr(plugin_summary, "write_output", disk_full)
     args = gate.mixed()
     result = gate.run(*args, "--parity-json=s.json", "-q")
     assert result.ret == 4

@@ -90,10 +90,6 @@ def json_text(data: dict[str, Any]) -> str:
     return utf8_safe(text)
 
 
-def write_json(path: Path, summary: Summary) -> None:
-    write_text(path, json_text(json_dict(summary)) + "\n")
-
-
 def write_text(path: Path, text: str) -> None:
     """Write ``text`` through a temporary file beside ``path``, so a reader never sees half a file."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
