@@ -42,7 +42,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from dataclasses import astuple
+from dataclasses import asdict, fields
 from functools import lru_cache
 from hashlib import sha256
 from pathlib import Path
@@ -60,20 +60,18 @@ from ..core import (
     TaskComparison,
     TaskSide,
     compare_loaded,
-    load_side,
-    load_two,
+    load_sides,
     metrics_path,
     read_capped,
     reader_name,
     side_from_plain,
     side_to_plain,
     sidecar_path,
-    snapshot_schema,
 )
 
 CACHE_DIR = "rollout-parity"
 #: the shape of an entry: another never matches a key
-FORMAT = 3
+FORMAT = 4
 #: an entry is never read when it is larger than this many times its inputs' bytes, plus the slack
 ENTRY_FACTOR = 16
 ENTRY_SLACK = 16 << 20
@@ -121,7 +119,7 @@ def code_state() -> list[Any]:
         [entry.relative_to(core).as_posix(), entry.stat().st_size, entry.stat().st_mtime_ns]
         for entry in sorted(core.rglob("*.py"))
     ]
-    return [FORMAT, release(), modules, snapshot_schema()]
+    return [FORMAT, release(), modules]
 
 
 def entry_key(requests: list[SideRequest], states: list[list[list[Any]]]) -> bytes:
@@ -201,12 +199,7 @@ class RerunCache:
                 if len(sides) == len(requests):
                     self.entry = entry
                     return sides
-        if len(requests) == 2:
-            sides = list(load_two(requests[0], requests[1], progress=self.progress))
-        else:
-            sides = [load_side(requests[0], self.progress.start(0) if self.progress else None)]
-            if self.progress:
-                self.progress.done(0)
+        sides = load_sides(requests, self.progress)
         if self.path is not None and [inputs_state(request) for request in requests] == states:
             try:
                 self.entry = {"sides": [side_to_plain(side) for side in sides]}
@@ -236,72 +229,64 @@ class RerunCache:
         return result
 
 
-def _task_side(side: Optional[TaskSide], index: dict[int, int]) -> Optional[list[Any]]:
-    if side is None:
-        return None
-    rows = [index[id(facts)] for facts in side.facts]
-    return [rows, side.reward, side.masked, side.agent_error, side.failure_kind, side.reward_rows]
+#: A task's side travels as its rows (indices into its side's facts), then these attributes' values:
+#: the order of TaskSide's slots between its rows and its reader, which is its constructor's too.
+_SIDE_FIELDS = TaskSide.__slots__[1:-1]
+_TASK_FIELDS = tuple(each.name for each in fields(TaskComparison))
 
 
-def result_to_plain(result: CompareResult, old: LoadedSide, new: LoadedSide) -> list[Any]:
+def _by_name(value: Any) -> dict[str, Any]:
+    return {each.name: getattr(value, each.name) for each in fields(value)}
+
+
+def result_to_plain(result: CompareResult, old: LoadedSide, new: LoadedSide) -> dict[str, Any]:
     """The comparison as plain values, each task's rows as indices into its side's facts (KeyError
     when a row is not among them)."""
     old_index = {id(facts): i for i, facts in enumerate(old.facts)}
-    new_index = old_index if new.facts is old.facts else {id(facts): i for i, facts in enumerate(new.facts)}
-    tasks = [
-        [
-            task.task,
-            task.category,
-            task.winner,
-            task.taskset,
-            None if task.pairs is None else [[old_index[id(p.old)], new_index[id(p.new)]] for p in task.pairs],
-            _task_side(task.old, old_index),
-            _task_side(task.new, new_index),
-        ]
-        for task in result.tasks
-    ]
-    return [
-        tasks,
-        astuple(result.join),
-        astuple(result.rows),
-        result.notes,
-        result.copies,
-        result.unjoined,
-        list(result.conditions),
-        list(result.models),
-    ]
+    indices = {
+        "old": old_index,
+        "new": old_index if new.facts is old.facts else {id(f): i for i, f in enumerate(new.facts)},
+    }
 
+    def task(comparison: TaskComparison) -> list[Any]:
+        values = _by_name(comparison)
+        for name, index in indices.items():
+            side: Optional[TaskSide] = values[name]
+            if side is not None:
+                values[name] = [[index[id(facts)] for facts in side.facts], *(getattr(side, f) for f in _SIDE_FIELDS)]
+        if comparison.pairs is not None:
+            values["pairs"] = [[indices["old"][id(p.old)], indices["new"][id(p.new)]] for p in comparison.pairs]
+        return list(values.values())
 
-def _task_side_from(plain: Optional[list[Any]], side: LoadedSide) -> Optional[TaskSide]:
-    if plain is None:
-        return None
-    rows, reward, masked, agent_error, failure_kind, reward_rows = plain
-    facts = side.facts
-    return TaskSide([facts[i] for i in rows], reward, masked, agent_error, failure_kind, reward_rows, side.read_row)
+    plain = _by_name(result)
+    plain.update(
+        tasks=[task(comparison) for comparison in result.tasks], join=asdict(result.join), rows=asdict(result.rows)
+    )
+    return plain
 
 
 def result_from_plain(plain: Any, old: LoadedSide, new: LoadedSide) -> CompareResult:
     """The comparison :func:`result_to_plain` was given, rebuilt onto ``old`` and ``new`` (raises on
     another shape)."""
-    tasks, join, rows, notes, copies, unjoined, conditions, models = plain
-    return CompareResult(
-        tasks=[
-            TaskComparison(
-                label,
-                category,
-                _task_side_from(o, old),
-                _task_side_from(n, new),
-                winner,
-                taskset,
-                None if pairs is None else tuple(RolloutPair(old.facts[i], new.facts[j]) for i, j in pairs),
-            )
-            for label, category, winner, taskset, pairs, o, n in tasks
-        ],
-        join=Join(*join),
-        rows=RowCounts(*rows),
-        notes=list(notes),
-        copies=copies,
-        unjoined=unjoined,
-        conditions=(str(conditions[0]), str(conditions[1])),
-        models=(str(models[0]), str(models[1])),
+    sides = {"old": old, "new": new}
+
+    def task(values: list[Any]) -> TaskComparison:
+        comparison = dict(zip(_TASK_FIELDS, values, strict=True))
+        for name, side in sides.items():
+            if comparison[name] is not None:
+                rows, *rest = comparison[name]
+                comparison[name] = TaskSide(*([side.facts[i] for i in rows], *rest, side.read_row))
+        if comparison["pairs"] is not None:
+            comparison["pairs"] = tuple(RolloutPair(old.facts[i], new.facts[j]) for i, j in comparison["pairs"])
+        return TaskComparison(**comparison)
+
+    values = dict(plain)
+    values.update(
+        tasks=[task(each) for each in values["tasks"]],
+        join=Join(**values["join"]),
+        rows=RowCounts(**values["rows"]),
     )
+    for each in fields(CompareResult):  # JSON gave lists
+        if isinstance(each.default, tuple):
+            values[each.name] = tuple(values[each.name])
+    return CompareResult(**values)

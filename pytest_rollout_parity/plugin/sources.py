@@ -17,7 +17,7 @@ from typing import Any, Optional
 
 import pytest
 
-from ..core import LoadedSide, Progress
+from ..core import LoadedSide
 from .options import ParitySettings
 from .progress import LoadProgress
 from .rerun_cache import CACHE_DIR, RerunCache
@@ -32,21 +32,6 @@ def distributing(config: pytest.Config) -> bool:
     if hasattr(config, "workerinput"):
         return False
     return bool(config.getoption("numprocesses", None) or config.getoption("tx", None))
-
-
-class _Shown:
-    """The load progress display, told about sides by their index (0: old, 1: new)."""
-
-    NAMES = ("old", "new")
-
-    def __init__(self, display: LoadProgress) -> None:
-        self.display = display
-
-    def start(self, index: int) -> Optional[Progress]:
-        return self.display.side(self.NAMES[index])
-
-    def done(self, index: int) -> None:
-        self.display.finished(self.NAMES[index])
 
 
 class ShareWithWorkers:
@@ -95,5 +80,5 @@ def gather_sides(
     ``progress`` shows the sides read in this process (not those taken from the cache); the one a
     reader child reads shows only its time, once it is in.
     """
-    cache = RerunCache(entries_dir(config), _Shown(progress) if progress is not None else None)
+    cache = RerunCache(entries_dir(config), progress)
     return read_sides(settings, cache.load), cache

@@ -44,7 +44,6 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     monkeypatch.setattr(loading, "load_side", counting)
     monkeypatch.setattr(core, "load_side", counting)  # the names the plugin calls it by
-    monkeypatch.setattr(rerun_cache, "load_side", counting)
     return seen
 
 

@@ -37,9 +37,6 @@ VERDICTS = ("healthy", "unhealthy", "unobserved")
 HEALTH_VERDICTS = HEALTH_CHECK_FILES["rollout_verdicts.jsonl"]
 #: A row's candidate values carry, under this name, what its file looks like when it is no rollouts file.
 SHAPE = "#shape"
-#: A row's candidate values carry, under this name, its model and sampling parameters as JSON
-#: (``[model, temperature, top_p, max_output_tokens]``) when the side had not shown them before.
-RUN_CONDITIONS = "#conditions"
 #: A row's candidate values carry this (true) when its `mask_sample` is a training mask (:func:`.row_facts.training_mask`).
 TRAINING_MASK = "#training_mask"
 
@@ -155,11 +152,9 @@ def _kept_row(facts: RowFacts) -> dict[str, Any]:
 class SideBuilder:
     """Accumulates one side: each row's facts and join value; errors name the row's location."""
 
-    def __init__(
-        self, key: Optional[str], key_option: str = "key", *, keep_cells: bool = True, sharded: bool = False
-    ) -> None:
+    def __init__(self, key: Optional[str], key_option: str = "key", *, sharded: bool = False) -> None:
         self.key = key
-        self.vote = KeyVote(key, key_option, cells=keep_cells, index_restarts=sharded)
+        self.vote = KeyVote(key, key_option, index_restarts=sharded)
         #: the shard being read (1 for the first) on a sharded side, whose task indices it qualifies
         self._shard: Optional[int] = None
         self.facts: list[RowFacts] = []
@@ -171,7 +166,6 @@ class SideBuilder:
         self._training_masks: set[int] = set()  # places of rows scored through a token-capture mask
         #: each distinct [model, temperature, top_p, max_output_tokens] the side's rows were run with, as JSON
         self.conditions: list[str] = []
-        self._conditions_sent: set[str] = set()  # those this builder sent on (in the reader child too)
         self._last_conditions: Optional[tuple[Any, ...]] = None
         self._shape: Optional[str] = None  # what the first main row says the file is, if no rollouts
         #: every byte of the side's files as read (the reader child sends its own with its end)
@@ -207,9 +201,8 @@ class SideBuilder:
             if conditions != self._last_conditions:  # most rows repeat the row before: nothing to do
                 self._last_conditions = conditions
                 shown = json.dumps(conditions)
-                if shown not in self._conditions_sent:
-                    self._conditions_sent.add(shown)
-                    names[RUN_CONDITIONS] = shown
+                if shown not in self.conditions:
+                    self.conditions.append(shown)
         if self._shard is not None:
             facts.shard = self._shard - 1
             if names.get(TASK_INDEX) is not None:
@@ -239,9 +232,6 @@ class SideBuilder:
             self._anonymous.add(len(self.facts))
         if TRAINING_MASK in pending.names:
             self._training_masks.add(len(self.facts))
-        shown = pending.names.get(RUN_CONDITIONS)
-        if shown is not None and shown not in self.conditions:
-            self.conditions.append(shown)
         self.facts.append(pending.facts)
         if pending.facts.origin is RowOrigin.MAIN and pending.has_reward_field:
             self._rows_with_reward_field += 1
