@@ -20,8 +20,8 @@ When an entry is used: only when its first line is the current key, which holds
   ``stat`` calls a file: no input byte is read to decide;
 * each side's request (key, agent, the option names errors cite, the name it is shown by) and
   which reader parses rows (the `fast` extra or not);
-* the plugin's version, a fingerprint (size, mtime) of the core's source files and the fields the
-  entry is made of, so an upgraded or edited plugin never reads an older entry.
+* the plugin's version and a fingerprint (size, mtime) of the core's source files, where the fields
+  the entry is made of are defined, so an upgraded or edited plugin never reads an older entry.
 
 The comparison in it is used when it was made for the same join keys and the same names shown.
 A pair is stored only when its files' state after reading equals the state before, so a file being
@@ -122,54 +122,14 @@ def code_state() -> list[Any]:
     return [FORMAT, release(), modules]
 
 
-def entry_key(requests: list[SideRequest], states: list[list[list[Any]]]) -> bytes:
-    """The first line of the entry for ``requests`` with their files in ``states`` (JSON, no newline)."""
-    plain = [code_state(), reader_name(), [request.plain() for request in requests], states]
-    return json.dumps(plain).encode("ascii")
-
-
-def entry_path(directory: Path, requests: list[SideRequest]) -> Path:
-    """One entry per pair of requests: an entry of other states of the same files replaces it."""
-    asked = repr([(os.path.realpath(request.path), request.plain()) for request in requests])
-    return directory / f"pair-{sha256(asked.encode()).hexdigest()[:24]}.json"
-
-
-def entry_cap(states: list[list[list[Any]]]) -> int:
-    """The largest entry read for inputs in ``states``: a multiple of their sizes, plus a slack."""
-    sizes: int = sum(state[4] for side in states for state in side if len(state) == 7)
-    return ENTRY_FACTOR * sizes + ENTRY_SLACK
-
-
 def read_entry(path: Path, key: bytes, cap: int) -> Optional[Any]:
-    """The body stored at ``path`` under ``key``; None when absent, too large, not a regular file,
-    of another key or not JSON."""
+    """The body stored at ``path`` under ``key``; None when absent, larger than ``cap``, not a
+    regular file, of another key or not JSON."""
     try:
-        data = read_capped(path, cap, follow=False)
-    except OSError:
+        first, newline, body = read_capped(path, cap, follow=False).partition(b"\n")
+        return json.loads(body) if first == key and newline else None
+    except (OSError, ValueError, RecursionError):
         return None
-    first, newline, body = data.partition(b"\n")
-    if first != key or not newline:
-        return None
-    try:
-        return json.loads(body)
-    except (ValueError, RecursionError):
-        return None
-
-
-def write_entry(path: Path, key: bytes, body: Any) -> None:
-    """Store ``body`` under ``key``, through a temporary file renamed into place; nothing when it cannot."""
-    try:
-        data = key + b"\n" + json.dumps(body).encode("ascii")
-        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-            os.replace(temp, path)
-        except BaseException:
-            os.unlink(temp)
-            raise
-    except (OSError, ValueError, TypeError, RecursionError):
-        pass  # a full disk, a read-only cache: the next run reads the files again
 
 
 class RerunCache:
@@ -188,9 +148,13 @@ class RerunCache:
         """The sides asked for (one, or old and new), in order."""
         states = [inputs_state(request) for request in requests]
         if self.directory is not None:
-            self.key = entry_key(requests, states)
-            self.path = entry_path(self.directory, requests)
-            entry = read_entry(self.path, self.key, entry_cap(states))
+            plain = [request.plain() for request in requests]
+            self.key = json.dumps([code_state(), reader_name(), plain, states]).encode("ascii")
+            # one entry a pair of requests: an entry of other states of the same files replaces it
+            asked = repr([(os.path.realpath(request.path), request.plain()) for request in requests])
+            self.path = self.directory / f"pair-{sha256(asked.encode()).hexdigest()[:24]}.json"
+            sizes: int = sum(state[4] for side in states for state in side if len(state) == 7)
+            entry = read_entry(self.path, self.key, ENTRY_FACTOR * sizes + ENTRY_SLACK)
             try:
                 sides = [side_from_plain(plain) for plain in entry["sides"]]  # type: ignore[index]
             except Exception:  # absent, or another shape: read again
@@ -220,12 +184,24 @@ class RerunCache:
         except Exception:  # another shape: compared again
             pass
         result = compare_loaded(old, new, old_key=old_key, new_key=new_key)
-        if self.entry is not None and self.path is not None:
+        if self.entry is None or self.path is None:
+            return result
+        try:
+            self.entry["comparison"] = [asked, result_to_plain(result, old, new)]
+        except KeyError:  # a task's row is not among its side's facts: the sides alone are kept
+            self.entry.pop("comparison", None)
+        try:  # through a temporary file renamed into place
+            data = self.key + b"\n" + json.dumps(self.entry).encode("ascii")
+            fd, temp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.stem}-", suffix=".tmp")
             try:
-                self.entry["comparison"] = [asked, result_to_plain(result, old, new)]
-            except KeyError:  # a task's row is not among its side's facts: the sides alone are kept
-                self.entry.pop("comparison", None)
-            write_entry(self.path, self.key, self.entry)
+                with os.fdopen(fd, "wb") as handle:
+                    handle.write(data)
+                os.replace(temp, self.path)
+            except BaseException:
+                os.unlink(temp)
+                raise
+        except (OSError, ValueError, TypeError, RecursionError):
+            pass  # a full disk, a read-only cache: the next run reads the files again
         return result
 
 
