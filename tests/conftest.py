@@ -62,7 +62,7 @@ def child_here() -> Callable[[Any], Any]:
     run in this process and its answer read as the parent reads a child's; raises the input error
     it reports. What only a real process adds (its start, its imports, a crash) is shown by
     the `slow` tests that start one."""
-    import json
+    import marshal
     import sys
     from types import SimpleNamespace
 
@@ -71,7 +71,7 @@ def child_here() -> Callable[[Any], Any]:
     def run(request: Any) -> Any:
         answer = io.BytesIO()
         saved = sys.stdin, sys.stdout
-        sys.stdin = SimpleNamespace(buffer=io.BytesIO(json.dumps(request.plain()).encode()))  # type: ignore[assignment]
+        sys.stdin = SimpleNamespace(buffer=io.BytesIO(marshal.dumps(request.plain())))  # type: ignore[assignment]
         sys.stdout = SimpleNamespace(buffer=answer)  # type: ignore[assignment]
         try:
             assert parallel.main() == 0

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import marshal
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -227,12 +228,12 @@ def test_the_childs_answer_rebuilds_every_real_file(path: Path, child_here: Call
 def test_an_answer_cut_short_is_not_a_side(real_pair: tuple[Path, Path]) -> None:
     """A torn answer (a killed child) gives no side, never part of one: the parent reads it again."""
     side = load_side(SideRequest(str(real_pair[0]), display="o.jsonl"))
-    answer = json.dumps(["side", snapshot.side_to_plain(side)]).encode()
+    answer = marshal.dumps(["side", snapshot.side_to_plain(side)])
     whole = parallel.read_answer(answer)
     assert whole is not None and described(whole) == described(side)
     for cut in (len(answer) - 1, len(answer) // 2, 3, 0):
         assert parallel.read_answer(answer[:cut]) is None
-    assert parallel.read_answer(b'["other", 1]') is None
+    assert parallel.read_answer(marshal.dumps(["other", 1])) is None
 
 
 def test_a_key_error_mid_file_reads_as_the_serial_path_does(
