@@ -13,8 +13,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..model import RowFacts, RowOrigin
-from .files import RowAt
-from .jsonl_lines import read_object_at
+from .jsonl_lines import RowAt, read_object_at
 from .key_vote import KeyChoice
 from .row_facts import fold_failure_record
 from .task_idents import TaskIdent

@@ -21,8 +21,8 @@ from ..errors import CompareInputError, Place
 from ..model import RowOrigin
 from .agents import AgentFilter, agent_of
 from .attempts import Attempts, index_pair
-from .files import HEALTH_CHECK_FILES, RowAt, plain_name, written_beside
-from .jsonl_lines import Progress, iter_objects
+from .files import HEALTH_CHECK_FILES, plain_name, written_beside
+from .jsonl_lines import Progress, RowAt, iter_objects
 from .key_vote import KeyChoice
 from .loaded_side import LoadedSide, read_row_at
 from .side_builder import PendingRow, RowSource, SideBuilder
