@@ -48,7 +48,7 @@ from .judging.verifier_output import LogRoots
 from .model import CompareResult, Join, RolloutPair, RowCounts, RowOrigin, TaskComparison, TaskSide
 from .reading.bounded import read_capped
 from .reading.jsonl_lines import Progress
-from .reading.loaded_side import LoadedSide, NotPlain, side_from_plain, side_to_plain
+from .reading.loaded_side import LoadedSide, NotPlain, by_field, side_from_plain, side_to_plain
 from .reading.loading import load_rollouts, load_side
 from .reading.parallel import SideProgress, load_sides
 from .reading.shards import ShardPatternError, expand
@@ -119,6 +119,7 @@ __all__ = [
     "Verdict",
     "annotation_lines",
     "build_summary",
+    "by_field",
     "check_companions",
     "check_side",
     "ci_files",

@@ -1,45 +1,41 @@
 """Reruns read nothing twice: both loaded sides and their comparison, kept in pytest's cache as JSON.
 
-What is kept: each side's row facts and join values (:class:`LoadedSide`), the most expensive part
-of a run (reading and parsing every row), and the comparison of the two (each task's category and
-figures, its rows as indices into its side's row facts), which a one-task rerun would otherwise
-redo for every task. The paired statistics and the margin judgements are made again on every run:
-they depend on options (margin, alpha, strict) that change neither what is read nor how the tasks
-compare.
+What is kept: each side's row facts and join values (reading and parsing every row is a run's
+most expensive part) and their comparison (each task's category and figures, its rows as indices
+into its side's facts), which a one-task rerun would otherwise redo for every task. The paired
+statistics and margin judgements are made again on every run: they depend on options that change
+neither what is read nor how the tasks compare.
 
-Where: one file per pair of inputs under ``config.cache.mkdir("rollout-parity")`` (pytest's cache
-directory, never beside the inputs), written to a temporary name and renamed into place.
-``--cache-clear`` empties it; ``-p no:cacheprovider`` runs without it.
+Where: one file per pair of inputs under ``config.cache.mkdir("rollout-parity")`` (never beside the
+inputs), written to a temporary name and renamed into place. ``--cache-clear`` empties it;
+``-p no:cacheprovider`` runs without it. Under pytest-xdist the controller loads before its workers
+start and names the directory to them (a temporary one, removed when the run ends, when the
+cacheprovider is off), so no worker reads a rollouts file or classifies a task; a worker whose
+inputs changed meanwhile reads them itself.
 
-When an entry is used: only when its first line is the current key, which holds
+An entry is used only when its first line is the current key, which holds
 
 * for the rollouts file, its failures sidecar and its aggregate-metrics file (each shard's, on a
   sharded side): the real path, device, inode, size, mtime and ctime in nanoseconds (a missing file
   as missing). An edit in place that restores the size and the mtime (``os.utime``) still moves the
   ctime, which no user call can set back; replacing the file changes the inode. This costs three
   ``stat`` calls a file: no input byte is read to decide;
-* each side's request (key, agent, the option names errors cite, the name it is shown by) and
-  which reader parses rows (the `fast` extra or not);
+* each side's request and which reader parses rows (the `fast` extra or not);
 * the plugin's version and a fingerprint (size, mtime) of the core's source files, where the fields
   the entry is made of are defined, so an upgraded or edited plugin never reads an older entry.
 
-The comparison in it is used when it was made for the same join keys and the same names shown.
-A pair is stored only when its files' state after reading equals the state before, so a file being
-written during the run is not cached.
+The comparison in it is used when it was made for the same join keys and names shown. A pair is
+stored only when its files' state after reading equals the state before, so a file being written
+during the run is not cached.
 
 Why a planted entry is harmless: the cache directory can be committed with a pull request, or come
 with a results directory run as the rootdir. An entry is read only when it is a regular file (not
 a link, not a FIFO) no larger than a multiple of its inputs' size; its body is parsed only when its
 first line equals the current key, whose inodes and change times are set when the inputs are
 written on this machine, so no one can write that line beforehand; and the body is JSON, parsed by
-the standard library into lists, strings and numbers, then rebuilt field by field. Anything else
-(missing, foreign, truncated, stale, planted) is a miss: the files are read again. No write here
-fails a run: an entry that cannot be written (a full disk, a read-only directory) is not kept.
-
-Under pytest-xdist the controller loads before its workers start and names its entries' directory
-to them (a temporary one, removed when the run ends, when the cacheprovider is off), so each worker
-takes the sides and their comparison from the controller's entry under the same key: no worker
-reads a rollouts file or classifies a task. A worker whose inputs changed meanwhile reads them itself.
+the standard library, then rebuilt field by field. Anything else is a miss: the files are read
+again. No write here fails a run: an entry that cannot be written (a full disk, a read-only
+directory) is not kept.
 """
 
 from __future__ import annotations
@@ -67,6 +63,7 @@ from ..core import (
     SideRequest,
     TaskComparison,
     TaskSide,
+    by_field,
     compare_loaded,
     load_sides,
     metrics_path,
@@ -228,7 +225,7 @@ def distributing(config: pytest.Config) -> bool:
 
 
 class ShareWithWorkers:
-    """The controller's side under xdist: each worker is told where the entries are."""
+    """Under xdist, the controller tells each worker where the entries are."""
 
     def __init__(self, directory: Path, temporary: bool) -> None:
         self.directory = directory
@@ -240,8 +237,7 @@ class ShareWithWorkers:
 
     @pytest.hookimpl
     def pytest_unconfigure(self, config: pytest.Config) -> None:
-        """Remove a temporary directory (pytest's cache stays for the next run)."""
-        if self.temporary:
+        if self.temporary:  # pytest's cache stays for the next run
             shutil.rmtree(self.directory, ignore_errors=True)
 
 
@@ -283,10 +279,6 @@ _SIDE_FIELDS = TaskSide.__slots__[1:-1]
 _TASK_FIELDS = tuple(each.name for each in fields(TaskComparison))
 
 
-def _by_name(value: Any) -> dict[str, Any]:
-    return {each.name: getattr(value, each.name) for each in fields(value)}
-
-
 def result_to_plain(result: CompareResult, old: LoadedSide, new: LoadedSide) -> dict[str, Any]:
     """The comparison as plain values, each task's rows as indices into its side's facts (KeyError
     when a row is not among them)."""
@@ -297,7 +289,7 @@ def result_to_plain(result: CompareResult, old: LoadedSide, new: LoadedSide) -> 
     }
 
     def task(comparison: TaskComparison) -> list[Any]:
-        values = _by_name(comparison)
+        values = by_field(comparison)
         for name, index in indices.items():
             side: Optional[TaskSide] = values[name]
             if side is not None:
@@ -306,7 +298,7 @@ def result_to_plain(result: CompareResult, old: LoadedSide, new: LoadedSide) -> 
             values["pairs"] = [[indices["old"][id(p.old)], indices["new"][id(p.new)]] for p in comparison.pairs]
         return list(values.values())
 
-    plain = _by_name(result)
+    plain = by_field(result)
     plain.update(
         tasks=[task(comparison) for comparison in result.tasks], join=asdict(result.join), rows=asdict(result.rows)
     )

@@ -39,16 +39,6 @@ class LoadedSide:
     #: each distinct [model, temperature, top_p, max_output_tokens] its rows were run with, as JSON
     conditions: tuple[str, ...] = ()
 
-    @property
-    def key(self) -> Optional[str]:
-        """The side's join field; None when no row names a task."""
-        return self.choice.key
-
-    @property
-    def values(self) -> list[Optional[TaskIdent]]:
-        """Each row's join value (None: anonymous)."""
-        return self.choice.values
-
     def read_row(self, facts: RowFacts) -> dict[str, Any]:
         """Re-read one row's full dict from its file (its own shard's, on a sharded side)."""
         if self.shards:
@@ -119,7 +109,8 @@ class NotPlain(ValueError):
     """The side holds a row kept in memory (rows given to the API): it is not stored."""
 
 
-def _by_name(value: Any) -> dict[str, Any]:
+def by_field(value: Any) -> dict[str, Any]:
+    """A dataclass's field values by name, not copied (``dataclasses.asdict`` copies them deep)."""
     return {each.name: getattr(value, each.name) for each in fields(value)}
 
 
@@ -127,11 +118,11 @@ def side_to_plain(side: LoadedSide) -> dict[str, Any]:
     """The side as JSON's values: its fields and its key choice's by name, each row's facts as a list."""
     if any(facts.row is not None for facts in side.facts):
         raise NotPlain("a row kept in memory")
-    plain = _by_name(side)
+    plain = by_field(side)
     plain.update(
         path=str(side.path),
         sidecar=None if side.sidecar is None else str(side.sidecar),
-        choice=_by_name(side.choice),
+        choice=by_field(side.choice),
         facts=[plain_facts(facts) for facts in side.facts],
     )
     return plain
