@@ -119,7 +119,7 @@ def test_each_shard_keeps_its_rows_sidecar_and_index_identity(tmp_path: Path) ->
     assert side.read_row(side.facts[3])["_ng_failure_class"] == "environment_server_failed"
     assert [len(side.shard_facts(i)) for i in (0, 1)] == [2, 2]
     alone = load_side(SideRequest(str(b)))
-    assert alone.key == "_ng_task_index" and not alone.shards
+    assert alone.choice.key == "_ng_task_index" and not alone.shards
 
 
 def test_a_named_index_is_qualified_by_shard(tmp_path: Path) -> None:
@@ -130,7 +130,7 @@ def test_a_named_index_is_qualified_by_shard(tmp_path: Path) -> None:
     unnamed = load_side(
         SideRequest(str(a), shards=((str(a), "a.jsonl"), (str(b), "b.jsonl")))
     )  # no prompt: the qualified index keys the side
-    assert unnamed.key == "_ng_task_index" and [v[1] if v else None for v in unnamed.values] == ["1:0", "2:0"]
+    assert unnamed.choice.key == "_ng_task_index" and [v[1] if v else None for v in unnamed.choice.values] == ["1:0", "2:0"]
 
 
 def sharded_request(tmp_path: Path) -> SideRequest:

@@ -149,10 +149,12 @@ def test_child_reads_what_the_serial_path_reads(pair: str, real_pair: tuple[Path
     )
     requests = SideRequest(str(old), display="o.jsonl"), SideRequest(str(new), display="n.jsonl")
     serial = [load_side(r) for r in requests]
-    child = parallel._Child.start(requests[0])
+    child = parallel.start_child(requests[0])
     assert child is not None
-    with child:
-        from_child = child.side()
+    assert child.stdout is not None
+    with child.stdout:
+        from_child = parallel.read_answer(child.stdout.read())
+    assert child.wait() == 0
     assert from_child is not None  # the child itself answered (no fallback)
     assert described(from_child) == described(serial[0])
     both = load_sides(requests, min_bytes=0)
@@ -261,10 +263,12 @@ def test_a_test_directory_first_on_sys_path_cannot_shadow_the_childs_imports(
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.chdir(tmp_path)
     request = SideRequest(str(real_pair[0]))
-    child = parallel._Child.start(request)
+    child = parallel.start_child(request)
     assert child is not None
-    with child:
-        side = child.side()
+    assert child.stdout is not None
+    with child.stdout:
+        side = parallel.read_answer(child.stdout.read())
+    assert child.wait() == 0
     assert side is not None  # the child answered: no fallback
     assert described(side) == described(load_side(request))
 

@@ -85,10 +85,7 @@ def read_small(path: Path, limit: int) -> bytes:
     except NotRegular:
         raise SmallFileError("not a regular file") from None
     except TooLarge:
-        raise SmallFileError(f"larger than {_size(limit)}") from None
+        size = f"{limit >> 20} MiB" if limit >= 1 << 20 else f"{limit >> 10} KiB"
+        raise SmallFileError(f"larger than {size}") from None
     except OSError as exc:
         raise SmallFileError(f"cannot read it: {exc.strerror or exc}") from None
-
-
-def _size(limit: int) -> str:
-    return f"{limit >> 20} MiB" if limit >= 1 << 20 else f"{limit >> 10} KiB"

@@ -84,18 +84,25 @@ def load_sides(
 
     ``progress`` sees the child's side start with it and end when its answer is in (no bytes between).
     """
-    child = _Child.start(requests[0]) if len(requests) == 2 and worth_a_child(requests[0], min_bytes) else None
+    child = start_child(requests[0]) if len(requests) == 2 and worth_a_child(requests[0], min_bytes) else None
     if child is None:
         return [_load_here(request, name, progress) for request, name in zip(requests, NAMES)]
     old, new = requests
     old_report = progress.side("old") if progress is not None else None  # the child reports no bytes: only its end
-    with child:
+    try:
         try:
             new_side: Optional[LoadedSide] = _load_here(new, "new", progress)
             new_error: Optional[CompareInputError] = None
         except CompareInputError as exc:
             new_side, new_error = None, exc
-        old_side = child.side()
+        answer = child.stdout.read() if child.stdout is not None else b""
+        old_side = read_answer(answer) if child.wait() == 0 else None
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+        if child.stdout is not None:
+            child.stdout.close()
     if old_side is None:
         old_side = _load_here(old, "old", progress)  # the child failed: read it here (raises its input error)
     elif progress is not None:
@@ -109,51 +116,28 @@ def load_sides(
     return [old_side, new_side]
 
 
-class _Child:
-    """The reader child: its request written to its stdin, its answer read from its stdout.
+def start_child(request: SideRequest) -> Optional[subprocess.Popen[bytes]]:
+    """The reader child, given ``request`` on its stdin; None when it cannot be started.
 
-    A pipe is enough: the child writes its answer once, when its side is read, and waits on a full
+    It answers on a pipe: it writes its answer once, when its side is read, and waits on a full
     pipe until this process, done with the new side, reads it.
     """
-
-    def __init__(self, process: subprocess.Popen[bytes]) -> None:
-        self.process = process
-
-    @classmethod
-    def start(cls, request: SideRequest) -> Optional[_Child]:
-        """The child, reading ``request``'s side; None when it cannot be started."""
-        command, env = child_command()
-        try:
-            process = subprocess.Popen(
-                command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
-            )
-        except OSError:
-            return None
-        child = cls(process)
-        try:
-            assert process.stdin is not None
-            process.stdin.write(marshal.dumps(request.plain()))
-            process.stdin.close()
-        except OSError:
-            child.__exit__()
-            return None
-        return child
-
-    def __enter__(self) -> _Child:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-            self.process.wait()
-        if self.process.stdout is not None:
-            self.process.stdout.close()
-
-    def side(self) -> Optional[LoadedSide]:
-        """The child's side once it is done; raises its input error; None when it failed otherwise."""
-        assert self.process.stdout is not None
-        answer = self.process.stdout.read()
-        return read_answer(answer) if self.process.wait() == 0 else None
+    command, env = child_command()
+    try:
+        child = subprocess.Popen(
+            command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        )
+    except OSError:
+        return None
+    try:
+        assert child.stdin is not None
+        with child.stdin:
+            child.stdin.write(marshal.dumps(request.plain()))
+    except OSError:
+        child.kill()
+        child.wait()
+        return None
+    return child
 
 
 def read_answer(answer: bytes) -> Optional[LoadedSide]:
