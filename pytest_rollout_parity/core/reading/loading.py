@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from functools import partial
+from itertools import accumulate
 from pathlib import Path
 from typing import Any, Optional
 
@@ -175,18 +176,13 @@ def _shard_progress(paths: Sequence[Path], progress: Optional[Progress]) -> list
     """Each file's reporter, telling ``progress`` the bytes read of all the side's files together."""
     if progress is None or len(paths) == 1:
         return [progress] * len(paths)
-    sizes = []
-    for path in paths:
-        try:
-            sizes.append(os.stat(path).st_size)
-        except OSError:
-            sizes.append(0)
+    sizes = [path.stat().st_size if path.is_file() else 0 for path in paths]  # a missing one fails when read
     total = sum(sizes)
 
     def reporter(before: int) -> Progress:
         return lambda done, _size: progress(before + done, total)
 
-    return [reporter(sum(sizes[:index])) for index in range(len(paths))]
+    return [reporter(before) for before in accumulate([0, *sizes[:-1]])]
 
 
 def load_rollouts(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
