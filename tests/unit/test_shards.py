@@ -130,7 +130,8 @@ def test_a_named_index_is_qualified_by_shard(tmp_path: Path) -> None:
     unnamed = load_side(
         SideRequest(str(a), shards=((str(a), "a.jsonl"), (str(b), "b.jsonl")))
     )  # no prompt: the qualified index keys the side
-    assert unnamed.choice.key == "_ng_task_index" and [v[1] if v else None for v in unnamed.choice.values] == ["1:0", "2:0"]
+    assert unnamed.choice.key == "_ng_task_index"
+    assert [v[1] if v else None for v in unnamed.choice.values] == ["1:0", "2:0"]
 
 
 def sharded_request(tmp_path: Path) -> SideRequest:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import lzma
 import os
-import stat
 import zlib
 from collections.abc import Callable, Iterator
 from functools import cache, partial
@@ -23,6 +22,7 @@ from types import TracebackType
 from typing import Any, BinaryIO, Optional
 
 from ..errors import CompareInputError, Place
+from .bounded import NotRegular, open_regular
 from .digest import ContentDigest
 from .row_facts import json_kind
 from .skeleton import DecodeError as SKELETON_ERRORS
@@ -89,14 +89,13 @@ def parse_line(raw: bytes, place: Place, *, last_without_newline: bool = False) 
 def open_side_file(path: Path, display: str) -> BinaryIO:
     """A side's file opened for reading; not there, a directory, a device or unreadable: an input error."""
     try:
-        mode = os.stat(path).st_mode
-        if stat.S_ISDIR(mode):
-            raise CompareInputError(display, "is a directory, not a rollouts JSONL file")
-        if not stat.S_ISREG(mode):
-            raise CompareInputError(display, "is not a regular file")
-        return open(path, "rb", buffering=READ_BUFFER)
+        return open_regular(path, buffering=READ_BUFFER)
     except FileNotFoundError:
         raise CompareInputError(display, "no such file") from None
+    except IsADirectoryError:
+        raise CompareInputError(display, "is a directory, not a rollouts JSONL file") from None
+    except NotRegular:
+        raise CompareInputError(display, "is not a regular file") from None
     except OSError as exc:
         raise CompareInputError(display, f"cannot read: {exc.strerror or exc}") from None
 
