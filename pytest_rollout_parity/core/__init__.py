@@ -49,7 +49,7 @@ from .model import CompareResult, Join, RolloutPair, RowCounts, RowOrigin, TaskC
 from .reading.bounded import read_capped
 from .reading.jsonl_lines import Progress
 from .reading.loaded_side import LoadedSide, NotPlain, by_field, side_from_plain, side_to_plain
-from .reading.loading import load_rollouts, load_side
+from .reading.loading import load_rollouts
 from .reading.parallel import SideProgress, load_sides
 from .reading.shards import ShardPatternError, expand
 from .reading.side_request import SideRequest
@@ -137,7 +137,6 @@ __all__ = [
     "header_line",
     "item_names",
     "load_rollouts",
-    "load_side",
     "load_sides",
     "margin_beyond_range",
     "margin_decisions",

@@ -47,8 +47,8 @@ def load_side(request: SideRequest, progress: Optional[Progress] = None) -> Load
     holding several agents is an input error. ``progress`` is told the bytes of the side's files
     read so far (see :func:`.jsonl_lines.iter_objects`).
 
-    Every read of a side in this process goes through here, looked up at call time
-    (``loading.load_side``, the entrance's ``core.load_side``), so a test that replaces it sees them all.
+    Every read of a side goes through here, looked up at call time (``loading.load_side``), so a
+    test that replaces it sees them all.
     """
     builder = SideBuilder(request.key, request.key_option, sharded=bool(request.shards))
     agents = AgentFilter(request.agent, request.agent_option)
