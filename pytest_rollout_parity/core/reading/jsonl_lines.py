@@ -146,75 +146,65 @@ def iter_objects(
             handle = decompressed(raw_file, display)
         except OSError as exc:
             raise CompareInputError(display, f"cannot read: {exc.strerror or exc}") from None
-        with handle:
-            report = None if progress is None else lambda: progress(min(raw_file.tell(), total), total)
-            yield from _objects(handle, display, decode, report, digest)
-
-
-def _objects(
-    handle: BinaryIO,
-    display: str,
-    decode: Optional[Decoder],
-    report: Optional[Callable[[], None]],
-    digest: Optional[ContentDigest],
-) -> Iterator[tuple[int, int, dict[str, Any]]]:
-    offset = 0
-    line_no = 0
-    next_report = PROGRESS_STEP
-    first = True
-    try:
-        while raw := handle.readline(MAX_LINE + 1):
-            if len(raw) > MAX_LINE:
-                raise CompareInputError(
-                    display,
-                    f"a line longer than {MAX_LINE >> 20} MiB (counted decompressed): no rollout row is "
-                    "that large; a damaged file, or one built to exhaust memory?",
-                    line_no + 1,
-                )
-            line_no += 1
-            start = offset
-            offset += len(raw)
-            if digest is not None:
-                digest.update(raw)
-            if report is not None and offset >= next_report:
-                report()
-                next_report = offset + PROGRESS_STEP
-            if line_no == 1 and raw.startswith(BOM):
-                raw = raw[3:]
-                start += 3
-            if line_no == 1 and raw.startswith(LFS_POINTER):
-                raise CompareInputError(display, "a Git LFS pointer, not the file: run git lfs pull")
-            if not raw or raw.isspace() or _unicode_blank(raw):
-                continue
-            if first:  # a JSON array or pretty-printed JSON is named as such
-                first = False
-                stripped = raw.strip()
-                if stripped.startswith(b"["):
-                    raise Place(display, line_no).error(
-                        "a JSON array, not JSON Lines (one object per line): convert it with jq -c '.[]'"
-                    )
-                if stripped == b"{":
-                    raise Place(display, line_no).error(
-                        "pretty-printed JSON, not JSON Lines (one object per line): convert it with jq -c ."
-                    )
-            obj: Any = None
-            if decode is not None:
-                try:
-                    obj = decode(raw)
-                except SKELETON_ERRORS:
-                    obj = None
-            if obj is None:
-                obj = parse_line(raw, Place(display, line_no), last_without_newline=not raw.endswith(b"\n"))
-            if not isinstance(obj, dict):
-                raise CompareInputError(display, f"expected a JSON object per line, got {json_kind(obj)}", line_no)
-            yield line_no, start, obj
-    except (OSError, EOFError, zlib.error, lzma.LZMAError) as exc:  # a compressed stream cut short or corrupt
-        reason = getattr(exc, "strerror", None) or exc
-        raise CompareInputError(display, f"cannot read: {reason}") from None
-    if digest is not None:
-        digest.end_file()
-    if report is not None:
-        report()
+        offset = line_no = 0
+        next_report = PROGRESS_STEP
+        first = True
+        try:
+            with handle:
+                while raw := handle.readline(MAX_LINE + 1):
+                    if len(raw) > MAX_LINE:
+                        raise CompareInputError(
+                            display,
+                            f"a line longer than {MAX_LINE >> 20} MiB (counted decompressed): no rollout row is "
+                            "that large; a damaged file, or one built to exhaust memory?",
+                            line_no + 1,
+                        )
+                    line_no += 1
+                    start = offset
+                    offset += len(raw)
+                    if digest is not None:
+                        digest.update(raw)
+                    if progress is not None and offset >= next_report:
+                        progress(min(raw_file.tell(), total), total)
+                        next_report = offset + PROGRESS_STEP
+                    if line_no == 1 and raw.startswith(BOM):
+                        raw = raw[3:]
+                        start += 3
+                    if line_no == 1 and raw.startswith(LFS_POINTER):
+                        raise CompareInputError(display, "a Git LFS pointer, not the file: run git lfs pull")
+                    if not raw or raw.isspace() or _unicode_blank(raw):
+                        continue
+                    if first:  # a JSON array or pretty-printed JSON is named as such
+                        first = False
+                        stripped = raw.strip()
+                        if stripped.startswith(b"["):
+                            raise Place(display, line_no).error(
+                                "a JSON array, not JSON Lines (one object per line): convert it with jq -c '.[]'"
+                            )
+                        if stripped == b"{":
+                            raise Place(display, line_no).error(
+                                "pretty-printed JSON, not JSON Lines (one object per line): convert it with jq -c ."
+                            )
+                    obj: Any = None
+                    if decode is not None:
+                        try:
+                            obj = decode(raw)
+                        except SKELETON_ERRORS:
+                            obj = None
+                    if obj is None:
+                        obj = parse_line(raw, Place(display, line_no), last_without_newline=not raw.endswith(b"\n"))
+                    if not isinstance(obj, dict):
+                        raise CompareInputError(
+                            display, f"expected a JSON object per line, got {json_kind(obj)}", line_no
+                        )
+                    yield line_no, start, obj
+        except (OSError, EOFError, zlib.error, lzma.LZMAError) as exc:  # a compressed stream cut short or corrupt
+            reason = getattr(exc, "strerror", None) or exc
+            raise CompareInputError(display, f"cannot read: {reason}") from None
+        if digest is not None:
+            digest.end_file()
+        if progress is not None:
+            progress(total, total)  # read to its end
 
 
 def _unicode_blank(raw: bytes) -> bool:
