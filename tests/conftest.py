@@ -56,38 +56,27 @@ def slow_if_it_starts_a_process(request: pytest.FixtureRequest, monkeypatch: pyt
         pytest.fail(f"starts a process without the slow mark: {started[0]!r:.200}", pytrace=False)
 
 
-class _Exited:
-    """A reader child that has already exited 0: its program ran in this process (:func:`child_here`)."""
-
-    def poll(self) -> int:
-        return 0
-
-    def wait(self) -> int:
-        return 0
-
-
 @pytest.fixture(scope="session")
 def child_here() -> Callable[[Any], Any]:
-    """``child_here(request)``: the reader child's answer for a side, its program (``child.main``)
-    run in this process and its stream replayed as the parent replays a child's; raises the input
-    error it streams. What only a real process adds (its start, its imports, a crash) is shown by
+    """``child_here(request)``: the reader child's answer for a side, its program (``parallel.main``)
+    run in this process and its answer read as the parent reads a child's; raises the input error
+    it reports. What only a real process adds (its start, its imports, a crash) is shown by
     the `slow` tests that start one."""
     import marshal
     import sys
-    import tempfile
     from types import SimpleNamespace
 
-    from pytest_rollout_parity.core.reading import child, parallel
+    from pytest_rollout_parity.core.reading import parallel
 
     def run(request: Any) -> Any:
-        with tempfile.TemporaryFile() as stream:
-            saved = sys.stdin, sys.stdout
-            sys.stdin = SimpleNamespace(buffer=io.BytesIO(marshal.dumps(request.plain())))  # type: ignore[assignment]
-            sys.stdout = SimpleNamespace(buffer=stream)  # type: ignore[assignment]
-            try:
-                assert child.main() == 0
-            finally:
-                sys.stdin, sys.stdout = saved
-            return parallel._Child(_Exited(), stream).side(request)  # type: ignore[arg-type]
+        answer = io.BytesIO()
+        saved = sys.stdin, sys.stdout
+        sys.stdin = SimpleNamespace(buffer=io.BytesIO(marshal.dumps(request.plain())))  # type: ignore[assignment]
+        sys.stdout = SimpleNamespace(buffer=answer)  # type: ignore[assignment]
+        try:
+            assert parallel.main() == 0
+        finally:
+            sys.stdin, sys.stdout = saved
+        return parallel.read_answer(answer.getvalue())
 
     return run

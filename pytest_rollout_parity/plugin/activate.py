@@ -37,8 +37,8 @@ from .options import OPTION, OPTIONS, Option, ParitySettings, SettingError, ini_
 from .placement import resolve, take_new_file
 from .progress import progress_for
 from .reporting import ParitySummary
+from .rerun_cache import gather_sides
 from .run import RUN_KEY, ParityRun
-from .sources import gather_sides
 
 #: How each setting an input error concerns (:attr:`CompareInputError.setting`) is given to the
 #: plugin, as the error line ends

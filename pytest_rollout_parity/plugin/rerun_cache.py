@@ -1,52 +1,56 @@
 """Reruns read nothing twice: both loaded sides and their comparison, kept in pytest's cache as JSON.
 
-What is kept: each side's row facts and join values (:class:`LoadedSide`), the most expensive part
-of a run (reading and parsing every row), and the comparison of the two (each task's category and
-figures, its rows as indices into its side's row facts), which a one-task rerun would otherwise
-redo for every task. The paired statistics and the margin judgements are made again on every run:
-they depend on options (margin, alpha, strict) that change neither what is read nor how the tasks
-compare.
+What is kept: each side's row facts and join values (reading and parsing every row is a run's
+most expensive part) and their comparison (each task's category and figures, its rows as indices
+into its side's facts), which a one-task rerun would otherwise redo for every task. The paired
+statistics and margin judgements are made again on every run: they depend on options that change
+neither what is read nor how the tasks compare.
 
-Where: one file per pair of inputs under ``config.cache.mkdir("rollout-parity")`` (pytest's cache
-directory, never beside the inputs), written to a temporary name and renamed into place.
-``--cache-clear`` empties it; ``-p no:cacheprovider`` runs without it.
+Where: one file per pair of inputs under ``config.cache.mkdir("rollout-parity")`` (never beside the
+inputs), written to a temporary name and renamed into place. ``--cache-clear`` empties it;
+``-p no:cacheprovider`` runs without it. Under pytest-xdist the controller loads before its workers
+start and names the directory to them (a temporary one, removed when the run ends, when the
+cacheprovider is off), so no worker reads a rollouts file or classifies a task; a worker whose
+inputs changed meanwhile reads them itself.
 
-When an entry is used: only when its first line is the current key, which holds
+An entry is used only when its first line is the current key, which holds
 
 * for the rollouts file, its failures sidecar and its aggregate-metrics file (each shard's, on a
   sharded side): the real path, device, inode, size, mtime and ctime in nanoseconds (a missing file
   as missing). An edit in place that restores the size and the mtime (``os.utime``) still moves the
   ctime, which no user call can set back; replacing the file changes the inode. This costs three
   ``stat`` calls a file: no input byte is read to decide;
-* each side's request (key, agent, the option names errors cite, the name it is shown by) and
-  which reader parses rows (the `fast` extra or not);
-* the plugin's version, a fingerprint (size, mtime) of the core's source files and the fields the
-  entry is made of, so an upgraded or edited plugin never reads an older entry.
+* each side's request and which reader parses rows (the `fast` extra or not);
+* the plugin's version and a fingerprint (size, mtime) of the core's source files, where the fields
+  the entry is made of are defined, so an upgraded or edited plugin never reads an older entry.
 
-The comparison in it is used when it was made for the same join keys and the same names shown.
-A pair is stored only when its files' state after reading equals the state before, so a file being
-written during the run is not cached.
+The comparison in it is used when it was made for the same join keys and names shown. A pair is
+stored only when its files' state after reading equals the state before, so a file being written
+during the run is not cached.
 
 Why a planted entry is harmless: the cache directory can be committed with a pull request, or come
 with a results directory run as the rootdir. An entry is read only when it is a regular file (not
 a link, not a FIFO) no larger than a multiple of its inputs' size; its body is parsed only when its
 first line equals the current key, whose inodes and change times are set when the inputs are
 written on this machine, so no one can write that line beforehand; and the body is JSON, parsed by
-the standard library into lists, strings and numbers, then rebuilt field by field. Anything else
-(missing, foreign, truncated, stale, planted) is a miss: the files are read again. No write here
-fails a run: an entry that cannot be written (a full disk, a read-only directory) is not kept.
+the standard library, then rebuilt field by field. Anything else is a miss: the files are read
+again. No write here fails a run: an entry that cannot be written (a full disk, a read-only
+directory) is not kept.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
-from dataclasses import astuple
+from dataclasses import asdict, fields
 from functools import lru_cache
 from hashlib import sha256
 from pathlib import Path
 from typing import Any, Optional
+
+import pytest
 
 from ..core import (
     CompareResult,
@@ -59,21 +63,23 @@ from ..core import (
     SideRequest,
     TaskComparison,
     TaskSide,
+    by_field,
     compare_loaded,
-    load_side,
-    load_two,
+    load_sides,
     metrics_path,
     read_capped,
     reader_name,
     side_from_plain,
     side_to_plain,
     sidecar_path,
-    snapshot_schema,
 )
+from .options import ParitySettings
+from .progress import LoadProgress
+from .run import read_sides
 
 CACHE_DIR = "rollout-parity"
 #: the shape of an entry: another never matches a key
-FORMAT = 3
+FORMAT = 4
 #: an entry is never read when it is larger than this many times its inputs' bytes, plus the slack
 ENTRY_FACTOR = 16
 ENTRY_SLACK = 16 << 20
@@ -121,57 +127,17 @@ def code_state() -> list[Any]:
         [entry.relative_to(core).as_posix(), entry.stat().st_size, entry.stat().st_mtime_ns]
         for entry in sorted(core.rglob("*.py"))
     ]
-    return [FORMAT, release(), modules, snapshot_schema()]
-
-
-def entry_key(requests: list[SideRequest], states: list[list[list[Any]]]) -> bytes:
-    """The first line of the entry for ``requests`` with their files in ``states`` (JSON, no newline)."""
-    plain = [code_state(), reader_name(), [request.plain() for request in requests], states]
-    return json.dumps(plain).encode("ascii")
-
-
-def entry_path(directory: Path, requests: list[SideRequest]) -> Path:
-    """One entry per pair of requests: an entry of other states of the same files replaces it."""
-    asked = repr([(os.path.realpath(request.path), request.plain()) for request in requests])
-    return directory / f"pair-{sha256(asked.encode()).hexdigest()[:24]}.json"
-
-
-def entry_cap(states: list[list[list[Any]]]) -> int:
-    """The largest entry read for inputs in ``states``: a multiple of their sizes, plus a slack."""
-    sizes: int = sum(state[4] for side in states for state in side if len(state) == 7)
-    return ENTRY_FACTOR * sizes + ENTRY_SLACK
+    return [FORMAT, release(), modules]
 
 
 def read_entry(path: Path, key: bytes, cap: int) -> Optional[Any]:
-    """The body stored at ``path`` under ``key``; None when absent, too large, not a regular file,
-    of another key or not JSON."""
+    """The body stored at ``path`` under ``key``; None when absent, larger than ``cap``, not a
+    regular file, of another key or not JSON."""
     try:
-        data = read_capped(path, cap, follow=False)
-    except OSError:
+        first, newline, body = read_capped(path, cap, follow=False).partition(b"\n")
+        return json.loads(body) if first == key and newline else None
+    except (OSError, ValueError, RecursionError):
         return None
-    first, newline, body = data.partition(b"\n")
-    if first != key or not newline:
-        return None
-    try:
-        return json.loads(body)
-    except (ValueError, RecursionError):
-        return None
-
-
-def write_entry(path: Path, key: bytes, body: Any) -> None:
-    """Store ``body`` under ``key``, through a temporary file renamed into place; nothing when it cannot."""
-    try:
-        data = key + b"\n" + json.dumps(body).encode("ascii")
-        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-            os.replace(temp, path)
-        except BaseException:
-            os.unlink(temp)
-            raise
-    except (OSError, ValueError, TypeError, RecursionError):
-        pass  # a full disk, a read-only cache: the next run reads the files again
 
 
 class RerunCache:
@@ -190,9 +156,13 @@ class RerunCache:
         """The sides asked for (one, or old and new), in order."""
         states = [inputs_state(request) for request in requests]
         if self.directory is not None:
-            self.key = entry_key(requests, states)
-            self.path = entry_path(self.directory, requests)
-            entry = read_entry(self.path, self.key, entry_cap(states))
+            plain = [request.plain() for request in requests]
+            self.key = json.dumps([code_state(), reader_name(), plain, states]).encode("ascii")
+            # one entry a pair of requests: an entry of other states of the same files replaces it
+            asked = repr([(os.path.realpath(request.path), request.plain()) for request in requests])
+            self.path = self.directory / f"pair-{sha256(asked.encode()).hexdigest()[:24]}.json"
+            sizes: int = sum(state[4] for side in states for state in side if len(state) == 7)
+            entry = read_entry(self.path, self.key, ENTRY_FACTOR * sizes + ENTRY_SLACK)
             try:
                 sides = [side_from_plain(plain) for plain in entry["sides"]]  # type: ignore[index]
             except Exception:  # absent, or another shape: read again
@@ -201,12 +171,7 @@ class RerunCache:
                 if len(sides) == len(requests):
                     self.entry = entry
                     return sides
-        if len(requests) == 2:
-            sides = list(load_two(requests[0], requests[1], progress=self.progress))
-        else:
-            sides = [load_side(requests[0], self.progress.start(0) if self.progress else None)]
-            if self.progress:
-                self.progress.done(0)
+        sides = load_sides(requests, self.progress)
         if self.path is not None and [inputs_state(request) for request in requests] == states:
             try:
                 self.entry = {"sides": [side_to_plain(side) for side in sides]}
@@ -227,81 +192,141 @@ class RerunCache:
         except Exception:  # another shape: compared again
             pass
         result = compare_loaded(old, new, old_key=old_key, new_key=new_key)
-        if self.entry is not None and self.path is not None:
+        if self.entry is None or self.path is None:
+            return result
+        try:
+            self.entry["comparison"] = [asked, result_to_plain(result, old, new)]
+        except KeyError:  # a task's row is not among its side's facts: the sides alone are kept
+            self.entry.pop("comparison", None)
+        try:  # through a temporary file renamed into place
+            data = self.key + b"\n" + json.dumps(self.entry).encode("ascii")
+            fd, temp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.stem}-", suffix=".tmp")
             try:
-                self.entry["comparison"] = [asked, result_to_plain(result, old, new)]
-            except KeyError:  # a task's row is not among its side's facts: the sides alone are kept
-                self.entry.pop("comparison", None)
-            write_entry(self.path, self.key, self.entry)
+                with os.fdopen(fd, "wb") as handle:
+                    handle.write(data)
+                os.replace(temp, self.path)
+            except BaseException:
+                os.unlink(temp)
+                raise
+        except (OSError, ValueError, TypeError, RecursionError):
+            pass  # a full disk, a read-only cache: the next run reads the files again
         return result
 
 
-def _task_side(side: Optional[TaskSide], index: dict[int, int]) -> Optional[list[Any]]:
-    if side is None:
+#: the workerinput key naming the directory of the controller's entries
+WORKER_DIR = "rollout_parity_cache_dir"
+
+
+def distributing(config: pytest.Config) -> bool:
+    """This process is an xdist controller that will start workers."""
+    if hasattr(config, "workerinput"):
+        return False
+    return bool(config.getoption("numprocesses", None) or config.getoption("tx", None))
+
+
+class ShareWithWorkers:
+    """Under xdist, the controller tells each worker where the entries are."""
+
+    def __init__(self, directory: Path, temporary: bool) -> None:
+        self.directory = directory
+        self.temporary = temporary
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        node.workerinput[WORKER_DIR] = str(self.directory)
+
+    @pytest.hookimpl
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        if self.temporary:  # pytest's cache stays for the next run
+            shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def entries_dir(config: pytest.Config) -> Optional[Path]:
+    """The directory of this process's entries: its controller's (an xdist worker), the plugin's
+    directory in pytest's cache, or for a controller without the cacheprovider a temporary one; None
+    when there is none (nothing is then kept)."""
+    workerinput = getattr(config, "workerinput", None)
+    if isinstance(workerinput, dict) and isinstance(workerinput.get(WORKER_DIR), str):
+        return Path(workerinput[WORKER_DIR])
+    cache = getattr(config, "cache", None)
+    if cache is None and not distributing(config):
         return None
-    rows = [index[id(facts)] for facts in side.facts]
-    return [rows, side.reward, side.masked, side.agent_error, side.failure_kind, side.reward_rows]
+    try:
+        directory = Path(cache.mkdir(CACHE_DIR) if cache is not None else tempfile.mkdtemp(prefix="rollout-parity-"))
+    except OSError:  # a full disk, a read-only checkout: no cache, and the run goes on
+        return None
+    if distributing(config):
+        config.pluginmanager.register(ShareWithWorkers(directory, cache is None), "rollout-parity-xdist-share")
+    return directory
 
 
-def result_to_plain(result: CompareResult, old: LoadedSide, new: LoadedSide) -> list[Any]:
+def gather_sides(
+    config: pytest.Config, settings: ParitySettings, progress: Optional[LoadProgress] = None
+) -> tuple[tuple[LoadedSide, LoadedSide], RerunCache]:
+    """Both sides for this process, and the cache their comparison comes from (``.compare``); raises
+    CompareInputError for an unusable input.
+
+    ``progress`` shows the sides read in this process (not those taken from the cache); the one a
+    reader child reads shows only its time, once it is in.
+    """
+    cache = RerunCache(entries_dir(config), progress)
+    return read_sides(settings, cache.load), cache
+
+
+#: A task's side travels as its rows (indices into its side's facts), then these attributes' values:
+#: the order of TaskSide's slots between its rows and its reader, which is its constructor's too.
+_SIDE_FIELDS = TaskSide.__slots__[1:-1]
+_TASK_FIELDS = tuple(each.name for each in fields(TaskComparison))
+
+
+def result_to_plain(result: CompareResult, old: LoadedSide, new: LoadedSide) -> dict[str, Any]:
     """The comparison as plain values, each task's rows as indices into its side's facts (KeyError
     when a row is not among them)."""
     old_index = {id(facts): i for i, facts in enumerate(old.facts)}
-    new_index = old_index if new.facts is old.facts else {id(facts): i for i, facts in enumerate(new.facts)}
-    tasks = [
-        [
-            task.task,
-            task.category,
-            task.winner,
-            task.taskset,
-            None if task.pairs is None else [[old_index[id(p.old)], new_index[id(p.new)]] for p in task.pairs],
-            _task_side(task.old, old_index),
-            _task_side(task.new, new_index),
-        ]
-        for task in result.tasks
-    ]
-    return [
-        tasks,
-        astuple(result.join),
-        astuple(result.rows),
-        result.notes,
-        result.copies,
-        result.unjoined,
-        list(result.conditions),
-        list(result.models),
-    ]
+    indices = {
+        "old": old_index,
+        "new": old_index if new.facts is old.facts else {id(f): i for i, f in enumerate(new.facts)},
+    }
 
+    def task(comparison: TaskComparison) -> list[Any]:
+        values = by_field(comparison)
+        for name, index in indices.items():
+            side: Optional[TaskSide] = values[name]
+            if side is not None:
+                values[name] = [[index[id(facts)] for facts in side.facts], *(getattr(side, f) for f in _SIDE_FIELDS)]
+        if comparison.pairs is not None:
+            values["pairs"] = [[indices["old"][id(p.old)], indices["new"][id(p.new)]] for p in comparison.pairs]
+        return list(values.values())
 
-def _task_side_from(plain: Optional[list[Any]], side: LoadedSide) -> Optional[TaskSide]:
-    if plain is None:
-        return None
-    rows, reward, masked, agent_error, failure_kind, reward_rows = plain
-    facts = side.facts
-    return TaskSide([facts[i] for i in rows], reward, masked, agent_error, failure_kind, reward_rows, side.read_row)
+    plain = by_field(result)
+    plain.update(
+        tasks=[task(comparison) for comparison in result.tasks], join=asdict(result.join), rows=asdict(result.rows)
+    )
+    return plain
 
 
 def result_from_plain(plain: Any, old: LoadedSide, new: LoadedSide) -> CompareResult:
     """The comparison :func:`result_to_plain` was given, rebuilt onto ``old`` and ``new`` (raises on
     another shape)."""
-    tasks, join, rows, notes, copies, unjoined, conditions, models = plain
-    return CompareResult(
-        tasks=[
-            TaskComparison(
-                label,
-                category,
-                _task_side_from(o, old),
-                _task_side_from(n, new),
-                winner,
-                taskset,
-                None if pairs is None else tuple(RolloutPair(old.facts[i], new.facts[j]) for i, j in pairs),
-            )
-            for label, category, winner, taskset, pairs, o, n in tasks
-        ],
-        join=Join(*join),
-        rows=RowCounts(*rows),
-        notes=list(notes),
-        copies=copies,
-        unjoined=unjoined,
-        conditions=(str(conditions[0]), str(conditions[1])),
-        models=(str(models[0]), str(models[1])),
+    sides = {"old": old, "new": new}
+
+    def task(values: list[Any]) -> TaskComparison:
+        comparison = dict(zip(_TASK_FIELDS, values, strict=True))
+        for name, side in sides.items():
+            if comparison[name] is not None:
+                rows, *rest = comparison[name]
+                comparison[name] = TaskSide(*([side.facts[i] for i in rows], *rest, side.read_row))
+        if comparison["pairs"] is not None:
+            comparison["pairs"] = tuple(RolloutPair(old.facts[i], new.facts[j]) for i, j in comparison["pairs"])
+        return TaskComparison(**comparison)
+
+    values = dict(plain)
+    values.update(
+        tasks=[task(each) for each in values["tasks"]],
+        join=Join(**values["join"]),
+        rows=RowCounts(**values["rows"]),
     )
+    for each in fields(CompareResult):  # JSON gave lists
+        if isinstance(each.default, tuple):
+            values[each.name] = tuple(values[each.name])
+    return CompareResult(**values)

@@ -313,7 +313,7 @@ def make_unreadable(monkeypatch: pytest.MonkeyPatch):
     import os
 
     from pytest_rollout_parity.core.reading import bounded
-    from pytest_rollout_parity.core.reading import files as input_file
+    from pytest_rollout_parity.core.reading import jsonl_lines as input_file
 
     denied: set[str] = set()
     real_open = builtins.open

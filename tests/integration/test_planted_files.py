@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from pytest_rollout_parity.core.reading import feeding, jsonl_lines, shards
+from pytest_rollout_parity.core.reading import jsonl_lines, loading, shards
 from pytest_rollout_parity.core.reading import sidecar as sidecar_rules
 from pytest_rollout_parity.plugin import rerun_cache
 
@@ -127,7 +127,7 @@ def test_a_sidecar_linked_elsewhere_is_refused_before_anything_is_read(
         args = gate.mixed()
         sidecar = gate.path / "new" / "rollouts_failures.jsonl"
     sidecar.symlink_to(elsewhere / "sidecar.jsonl")
-    for reader in (feeding, sidecar_rules):  # every module that reads a side's lines
+    for reader in (loading, sidecar_rules):  # every module that reads a side's lines
         monkeypatch.setattr(reader, "iter_objects", lambda *a, **k: pytest.fail("a row was read"))
     result, _ = run_planted(gate, *args)
     line = one_error(result)

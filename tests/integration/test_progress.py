@@ -103,8 +103,8 @@ def test_the_old_side_read_by_a_child_shows_its_time(gate: Gate, monkeypatch: py
     monkeypatch.setattr(progress, "stderr_is_tty", lambda: True)
     monkeypatch.setattr(parallel, "worth_a_child", lambda request, min_bytes=0: True)
     spawned: list[object] = []
-    real_start = parallel._Child.start
-    monkeypatch.setattr(parallel._Child, "start", lambda request: spawned.append(request) or real_start(request))
+    real_start = parallel.start_child
+    monkeypatch.setattr(parallel, "start_child", lambda request: spawned.append(request) or real_start(request))
     result = gate.run(*gate.mixed())
     assert result.ret == 1 and len(spawned) == 1
     finished = [line.split("\r")[-1] for line in result.errlines if ": read " in line]

@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 
-from pytest_rollout_parity import core
 from pytest_rollout_parity.core.reading import loading
 from pytest_rollout_parity.core.reading.side_request import SideRequest
 from pytest_rollout_parity.plugin import rerun_cache
@@ -42,9 +41,7 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         seen.append(Path(request.path).name)
         return real(request, progress)
 
-    monkeypatch.setattr(loading, "load_side", counting)
-    monkeypatch.setattr(core, "load_side", counting)  # the names the plugin calls it by
-    monkeypatch.setattr(rerun_cache, "load_side", counting)
+    monkeypatch.setattr(loading, "load_side", counting)  # the one name every read goes through
     return seen
 
 
@@ -258,7 +255,6 @@ def test_a_damaged_comparison_is_made_again(gate: Gate, comparisons: list[str]) 
 
 NOTHING_READ_OR_COMPARED_IN_WORKERS = """
 import pytest
-from pytest_rollout_parity import core
 from pytest_rollout_parity.core.reading import loading
 from pytest_rollout_parity.plugin import rerun_cache
 
@@ -270,7 +266,7 @@ def pytest_configure(config):
             raise RuntimeError("an xdist worker read " + request.path)
         def refuse_comparing(old, new, **keys):
             raise RuntimeError("an xdist worker compared " + str(new.path))
-        loading.load_side = core.load_side = refuse_reading
+        loading.load_side = refuse_reading
         rerun_cache.compare_loaded = refuse_comparing
 """
 

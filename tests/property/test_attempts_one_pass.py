@@ -14,7 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_rollout_parity.core import SideRequest, load_side
+from pytest_rollout_parity.core import SideRequest
+from pytest_rollout_parity.core.reading.loading import load_side
 
 EXECUTION = st.tuples(
     st.integers(0, 2),  # task index

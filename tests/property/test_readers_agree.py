@@ -360,7 +360,14 @@ def _result(result: CompareResult) -> dict[str, Any]:
 
 
 def _loaded(side: LoadedSide) -> tuple[Any, ...]:
-    return side.key, side.sidecar, [_facts(f) for f in side.facts], side.values, side.agent, side.agent_rows
+    return (
+        side.choice.key,
+        side.sidecar,
+        [_facts(f) for f in side.facts],
+        side.choice.values,
+        side.agent,
+        side.agent_rows,
+    )
 
 
 def _read_both(old: Path, new: Path, key: Optional[str], agent: Optional[str]) -> Any:

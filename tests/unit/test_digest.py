@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from pytest_rollout_parity.core.reading import snapshot
+from pytest_rollout_parity.core.reading.loaded_side import side_from_plain, side_to_plain
 from pytest_rollout_parity.core.reading.loading import load_side
 from pytest_rollout_parity.core.reading.side_request import SideRequest
 
@@ -100,5 +100,5 @@ def test_the_reader_child_and_the_cache_keep_the_digest(
     from_child = child_here(request)
     assert from_child is not None
     assert from_child.digest == expected(main, sidecar)
-    restored = snapshot.side_from_plain(json.loads(json.dumps(snapshot.side_to_plain(from_child))))
+    restored = side_from_plain(json.loads(json.dumps(side_to_plain(from_child))))
     assert restored is not None and restored.digest == from_child.digest

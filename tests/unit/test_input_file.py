@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from pytest_rollout_parity import CompareInputError, compare_files
-from pytest_rollout_parity.core.reading.files import RowAt
+from pytest_rollout_parity.core.reading.jsonl_lines import RowAt
 from pytest_rollout_parity.core.reading.loading import load_side
 from pytest_rollout_parity.core.reading.side_request import SideRequest
 from pytest_rollout_parity.core.reading.sidecar import sidecar_path

@@ -12,10 +12,10 @@ import pytest
 
 from pytest_rollout_parity.core.errors import CompareInputError
 from pytest_rollout_parity.core.reading import parallel
+from pytest_rollout_parity.core.reading.loaded_side import plain_facts
 from pytest_rollout_parity.core.reading.loading import load_side
 from pytest_rollout_parity.core.reading.shards import ShardPatternError, expand, is_artifact
 from pytest_rollout_parity.core.reading.side_request import SideRequest
-from pytest_rollout_parity.core.reading.snapshot import plain_facts
 
 FLORES = (
     Path(__file__).resolve().parents[1]
@@ -112,25 +112,26 @@ def test_each_shard_keeps_its_rows_sidecar_and_index_identity(tmp_path: Path) ->
     assert [f.shard for f in side.facts] == [0, 0, 1, 1]
     assert side.sidecar is None and side.shards[1][2] == str(tmp_path / "b_failures.jsonl")
     # index 0 of both shards: two tasks, told apart by their prompts; the record takes its shard's
-    assert side.key == "responses_create_params.input"
-    labels = [ident[1].split("-")[0] if ident else None for ident in side.values]
-    assert labels == ["a0", "a1", "b0", "b0"] and side.values[2] == side.values[3]
+    assert side.choice.key == "responses_create_params.input"
+    labels = [ident[1].split("-")[0] if ident else None for ident in side.choice.values]
+    assert labels == ["a0", "a1", "b0", "b0"] and side.choice.values[2] == side.choice.values[3]
     assert side.read_row(side.facts[2])["responses_create_params"]["input"] == "b0"
     assert side.read_row(side.facts[3])["_ng_failure_class"] == "environment_server_failed"
     assert [len(side.shard_facts(i)) for i in (0, 1)] == [2, 2]
     alone = load_side(SideRequest(str(b)))
-    assert alone.key == "_ng_task_index" and not alone.shards
+    assert alone.choice.key == "_ng_task_index" and not alone.shards
 
 
 def test_a_named_index_is_qualified_by_shard(tmp_path: Path) -> None:
     a = touch(tmp_path / "a.jsonl", json.dumps({"_ng_task_index": 0, "reward": 1.0}) + "\n")
     b = touch(tmp_path / "b.jsonl", json.dumps({"_ng_task_index": 0, "reward": 1.0}) + "\n")
     side = load_side(SideRequest(str(a), key="_ng_task_index", shards=((str(a), "a.jsonl"), (str(b), "b.jsonl"))))
-    assert [ident[1] if ident else None for ident in side.values] == ["1:0", "2:0"]
+    assert [ident[1] if ident else None for ident in side.choice.values] == ["1:0", "2:0"]
     unnamed = load_side(
         SideRequest(str(a), shards=((str(a), "a.jsonl"), (str(b), "b.jsonl")))
     )  # no prompt: the qualified index keys the side
-    assert unnamed.key == "_ng_task_index" and [v[1] if v else None for v in unnamed.values] == ["1:0", "2:0"]
+    assert unnamed.choice.key == "_ng_task_index"
+    assert [v[1] if v else None for v in unnamed.choice.values] == ["1:0", "2:0"]
 
 
 def sharded_request(tmp_path: Path) -> SideRequest:
@@ -157,7 +158,7 @@ def test_the_reader_child_reads_a_sharded_side_as_this_process_does(
 ) -> None:
     request = sharded_request(tmp_path)
     serial = load_side(request)
-    assert serial.key == "responses_create_params.input" and len(serial.facts) == 7
+    assert serial.choice.key == "responses_create_params.input" and len(serial.facts) == 7
     from_child = child_here(request)
     assert from_child is not None  # the child itself answered (no fallback)
     for name in ("path", "display", "sidecar", "agent", "agent_rows", "shards", "choice"):

@@ -324,5 +324,5 @@ def test_a_record_is_placed_within_its_shard(write_jsonl, child_here, key, reade
     write_jsonl("s/b_failures.jsonl", [failure(None, "agent_run_error", 0, 1)])
     request = SideRequest(str(a), display="s/*.jsonl", key=key, shards=((str(a), "a.jsonl"), (str(b), "b.jsonl")))
     side = child_here(request) if reader == "child" else load_side(request)
-    assert [ident[1] if ident else None for ident in side.values] == ["alpha", "beta", "beta"]
+    assert [ident[1] if ident else None for ident in side.choice.values] == ["alpha", "beta", "beta"]
     assert any("1 failure record(s) without task_id placed in their task" in note for note in side.choice.notes)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import marshal
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,10 +17,11 @@ import pytest
 
 from pytest_rollout_parity.core.errors import CompareInputError
 from pytest_rollout_parity.core.model import RowFacts, RowOrigin
-from pytest_rollout_parity.core.reading import parallel, snapshot
+from pytest_rollout_parity.core.reading import loaded_side as snapshot
+from pytest_rollout_parity.core.reading import parallel
 from pytest_rollout_parity.core.reading.loaded_side import LoadedSide
 from pytest_rollout_parity.core.reading.loading import load_side
-from pytest_rollout_parity.core.reading.parallel import load_two
+from pytest_rollout_parity.core.reading.parallel import load_sides
 from pytest_rollout_parity.core.reading.side_request import SideRequest
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -113,11 +115,14 @@ def test_row_facts_are_rebuilt_from_their_fields_in_constructor_order() -> None:
 @pytest.mark.parametrize(
     "damage",
     [
-        lambda plain: plain[:-1],  # a field short
-        lambda plain: [*plain[:4], [[1, 2]], *plain[5:]],  # a row of two facts
-        lambda plain: [*plain[:4], [[0, 0, "elsewhere", 1.0, None, None, None, None, 0]], *plain[5:]],  # no such origin
-        lambda plain: [*plain[:3], [None, [[1, 2, 3]], "", [], None, {}], *plain[4:]],  # an ident of three parts
+        lambda plain: {**plain, "conditions": None},  # a field of another type
+        lambda plain: {name: value for name, value in plain.items() if name != "display"},  # a field short
+        lambda plain: {**plain, "extra": 1},  # a field too many
+        lambda plain: {**plain, "facts": [[1, 2]]},  # a row of two facts
+        lambda plain: {**plain, "facts": [[0, 0, "elsewhere", 1.0, None, None, None, None, 0]]},  # no such origin
+        lambda plain: {**plain, "choice": {**plain["choice"], "values": [[1, 2, 3]]}},  # an ident of three parts
         lambda plain: {"path": 1},
+        lambda plain: list(plain.values()),
         lambda plain: None,
     ],
 )
@@ -144,13 +149,15 @@ def test_child_reads_what_the_serial_path_reads(pair: str, real_pair: tuple[Path
     )
     requests = SideRequest(str(old), display="o.jsonl"), SideRequest(str(new), display="n.jsonl")
     serial = [load_side(r) for r in requests]
-    child = parallel._Child.start(requests[0])
+    child = parallel.start_child(requests[0])
     assert child is not None
-    with child:
-        from_child = child.side(requests[0])
+    assert child.stdout is not None
+    with child.stdout:
+        from_child = parallel.read_answer(child.stdout.read())
+    assert child.wait() == 0
     assert from_child is not None  # the child itself answered (no fallback)
     assert described(from_child) == described(serial[0])
-    both = load_two(*requests, min_bytes=0)
+    both = load_sides(requests, min_bytes=0)
     assert [described(s) for s in both] == [described(s) for s in serial]
 
 
@@ -177,10 +184,10 @@ def test_two_bad_sides_report_the_old_one_first(write_jsonl: Callable[..., Path]
     old = SideRequest(str(bad_line(write_jsonl, "o.jsonl")), display="o.jsonl")
     new = SideRequest(str(bad_line(write_jsonl, "n.jsonl")), display="n.jsonl")
     with pytest.raises(CompareInputError, match=r"^o\.jsonl:3: "):
-        load_two(old, new, min_bytes=0)
+        load_sides([old, new], min_bytes=0)
     good = write_jsonl("g.jsonl", [{"task_id": "a", "reward": 1.0}])
     with pytest.raises(CompareInputError, match=r"^n\.jsonl:3: "):
-        load_two(SideRequest(str(good)), new, min_bytes=0)
+        load_sides([SideRequest(str(good)), new], min_bytes=0)
 
 
 @pytest.mark.slow
@@ -188,7 +195,7 @@ def test_a_failing_child_changes_nothing(real_pair: tuple[Path, Path], monkeypat
     requests = SideRequest(str(real_pair[0])), SideRequest(str(real_pair[1]))
     serial = [described(load_side(r)) for r in requests]
     monkeypatch.setattr(parallel, "CHILD_MODULE", "pytest_rollout_parity.core.no_such_module")
-    assert [described(s) for s in load_two(*requests, min_bytes=0)] == serial
+    assert [described(s) for s in load_sides(requests, min_bytes=0)] == serial
 
 
 def test_serial_with_one_cpu_or_a_small_file(real_pair: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -205,7 +212,7 @@ REAL_FILES = sorted((Path(__file__).resolve().parents[1] / "data" / "real_files"
 
 
 @pytest.mark.parametrize("path", REAL_FILES, ids=lambda p: f"{p.parent.parent.name}/{p.name}")
-def test_the_childs_stream_rebuilds_every_real_file(path: Path, child_here: Callable[..., Any]) -> None:
+def test_the_childs_answer_rebuilds_every_real_file(path: Path, child_here: Callable[..., Any]) -> None:
     """Id-keyed, index-keyed and prompt-keyed files (deferred prompt labels) alike."""
     request = SideRequest(str(path), display="shown.jsonl")
     try:
@@ -220,33 +227,15 @@ def test_the_childs_stream_rebuilds_every_real_file(path: Path, child_here: Call
     assert streamed == serial
 
 
-def test_a_stream_cut_short_is_not_a_side(real_pair: tuple[Path, Path]) -> None:
-    """A torn stream (a killed child) gives no side, never part of one: the parent reads it again."""
-    from pytest_rollout_parity.core.reading.child_stream import ForwardingBuilder, replay, send
-    from pytest_rollout_parity.core.reading.feeding import feed_side
-    from pytest_rollout_parity.core.reading.side_builder import SideBuilder
-
-    chunks: list[bytes] = []
-    builder = ForwardingBuilder(None, "--parity-key", chunks.append)
-    (sidecar,), agents = feed_side(SideRequest(str(real_pair[0]), display="o.jsonl"), builder)
-    builder.flush()
-    send(
-        chunks.append,
-        (
-            "end",
-            str(sidecar) if sidecar else None,
-            agents.compared,
-            dict(agents.counts),
-            builder.superseded,
-            builder.dropped,
-            tuple(builder.digest.files),
-        ),
-    )
-    stream = b"".join(chunks)
-    whole = replay(stream, SideBuilder(None), "o.jsonl", "o_failures.jsonl")
-    assert whole is not None
-    for cut in (len(stream) - 1, len(stream) // 2, 3):
-        assert replay(stream[:cut], SideBuilder(None), "o.jsonl", "o_failures.jsonl") is None
+def test_an_answer_cut_short_is_not_a_side(real_pair: tuple[Path, Path]) -> None:
+    """A torn answer (a killed child) gives no side, never part of one: the parent reads it again."""
+    side = load_side(SideRequest(str(real_pair[0]), display="o.jsonl"))
+    answer = marshal.dumps(["side", snapshot.side_to_plain(side)])
+    whole = parallel.read_answer(answer)
+    assert whole is not None and described(whole) == described(side)
+    for cut in (len(answer) - 1, len(answer) // 2, 3, 0):
+        assert parallel.read_answer(answer[:cut]) is None
+    assert parallel.read_answer(marshal.dumps(["other", 1])) is None
 
 
 def test_a_key_error_mid_file_reads_as_the_serial_path_does(
@@ -265,19 +254,6 @@ def test_a_key_error_mid_file_reads_as_the_serial_path_does(
     assert str(streamed.value) == str(serial.value)
 
 
-def test_no_writable_temporary_directory_reads_here(
-    real_pair: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    """The child's stream needs a temporary file; without one, both sides are read in this process."""
-    import tempfile
-
-    requests = SideRequest(str(real_pair[0])), SideRequest(str(real_pair[1]))
-    serial = [described(load_side(r)) for r in requests]
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "gone"))
-    assert parallel._Child.start(requests[0]) is None
-    assert [described(s) for s in load_two(*requests, min_bytes=0)] == serial
-
-
 @pytest.mark.slow
 def test_a_test_directory_first_on_sys_path_cannot_shadow_the_childs_imports(
     real_pair: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
@@ -287,10 +263,12 @@ def test_a_test_directory_first_on_sys_path_cannot_shadow_the_childs_imports(
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.chdir(tmp_path)
     request = SideRequest(str(real_pair[0]))
-    child = parallel._Child.start(request)
+    child = parallel.start_child(request)
     assert child is not None
-    with child:
-        side = child.side(request)
+    assert child.stdout is not None
+    with child.stdout:
+        side = parallel.read_answer(child.stdout.read())
+    assert child.wait() == 0
     assert side is not None  # the child answered: no fallback
     assert described(side) == described(load_side(request))
 
@@ -328,5 +306,5 @@ def test_the_reader_child_imports_the_reading_stage_only() -> None:
     assert command[boot] != parallel.CHILD_BOOT.format(module=parallel.CHILD_MODULE)
     shown = subprocess.run(command, env=env, capture_output=True, text=True, check=True).stdout
     core = [name for name in ast.literal_eval(shown) if name.startswith("pytest_rollout_parity.core.")]
-    assert "pytest_rollout_parity.core.reading.child" in core
+    assert "pytest_rollout_parity.core.reading.parallel" in core
     assert [name for name in core if name.split(".")[2] not in ("reading", "errors", "model")] == []

@@ -1,4 +1,4 @@
-"""Opening a file the gate did not write (a verifier log, a metrics file, a cache entry): bounded and never waited on.
+"""Opening a file the gate did not write (a side's file, a verifier log, a cache entry): never waited on.
 
 Each open is non-blocking, so a FIFO in place of the file returns at once instead of waiting for a
 writer, and the opened descriptor must be a regular file (checked with ``fstat`` on the descriptor
@@ -27,7 +27,7 @@ class TooLarge(OSError):
     """The file is larger than the cap the reader allows for it."""
 
 
-def open_regular(path: Path, *, follow: bool = True) -> BinaryIO:
+def open_regular(path: Path, *, follow: bool = True, buffering: int = 0) -> BinaryIO:
     """``path`` opened for binary reading, when it is a regular file; else :class:`NotRegular`.
 
     ``follow=False`` refuses a symbolic link as the last part of the path.
@@ -38,7 +38,7 @@ def open_regular(path: Path, *, follow: bool = True) -> BinaryIO:
         return os.open(name, flags)
 
     try:
-        handle = open(path, "rb", buffering=0, opener=opener)  # noqa: SIM115 - returned to the caller
+        handle = open(path, "rb", buffering=buffering, opener=opener)  # noqa: SIM115 - returned to the caller
     except OSError as exc:
         if exc.errno == errno.ELOOP and not follow:
             raise NotRegular(errno.ELOOP, "is a symbolic link", str(path)) from None
@@ -85,10 +85,7 @@ def read_small(path: Path, limit: int) -> bytes:
     except NotRegular:
         raise SmallFileError("not a regular file") from None
     except TooLarge:
-        raise SmallFileError(f"larger than {_size(limit)}") from None
+        size = f"{limit >> 20} MiB" if limit >= 1 << 20 else f"{limit >> 10} KiB"
+        raise SmallFileError(f"larger than {size}") from None
     except OSError as exc:
         raise SmallFileError(f"cannot read it: {exc.strerror or exc}") from None
-
-
-def _size(limit: int) -> str:
-    return f"{limit >> 20} MiB" if limit >= 1 << 20 else f"{limit >> 10} KiB"

@@ -12,7 +12,6 @@ defence against someone who forges a part's JSON (whoever can do that can forge 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
 
 
 class ContentDigest:
@@ -20,14 +19,14 @@ class ContentDigest:
 
     __slots__ = ("files", "_hash", "_size")
 
-    def __init__(self, files: Iterable[str] = ()) -> None:
+    def __init__(self) -> None:
         #: each file read to its end: `<bytes>:<sha256 hex>`, in reading order
-        self.files = list(files)
+        self.files: list[str] = []
         self._hash = hashlib.sha256()
         self._size = 0
 
     def update(self, raw: bytes) -> None:
-        """Add one line's bytes (as read, before anything is stripped)."""
+        """Add one line's bytes, as read (before anything is stripped)."""
         self._hash.update(raw)
         self._size += len(raw)
 

@@ -1,8 +1,12 @@
-"""JSONL lines to objects: a side's file read line by line, each line one JSON object, `path:line` errors.
+"""A side's file read line by line, each line one JSON object; errors name `path:line`.
 
 Lines are parsed by the skeleton reader when one is given, else by ``pydantic_core.from_json``;
-the stdlib words what neither takes. A compressed file is read decompressed, its offsets those of
-the decompressed stream. A row is read again from its offset (:func:`read_object_at`).
+the stdlib words what neither takes. gzip, bz2 and xz files are decompressed as they stream, so
+nothing grows with the file's size; a row's offset is then its offset in the *decompressed*
+stream, and reading one row again (:func:`read_object_at`: a flip's verifier output,
+``TaskSide.rows``, deferred prompt labels) decompresses from the start up to it. :class:`RowAt`
+keeps one stream open while the reads move forward, so reading rows in file order costs one pass.
+zstd has no stdlib module before Python 3.14, so such a file is named with the command to run.
 """
 
 from __future__ import annotations
@@ -12,24 +16,37 @@ import lzma
 import os
 import zlib
 from collections.abc import Callable, Iterator
-from functools import partial
+from functools import cache, partial
 from pathlib import Path
+from types import TracebackType
 from typing import Any, BinaryIO, Optional
 
 from ..errors import CompareInputError, Place
+from .bounded import NotRegular, open_regular
 from .digest import ContentDigest
-from .files import RowAt, check_first_line, decompressed, open_side_file
+from .row_facts import json_kind
 from .skeleton import DecodeError as SKELETON_ERRORS
 from .skeleton import Decoder
 
 BOM = b"\xef\xbb\xbf"
 LFS_POINTER = b"version https://git-lfs.github.com/spec/"
+#: magic bytes -> compression read through the stdlib
+COMPRESSED = {b"\x1f\x8b": "gzip", b"BZh": "bz2", b"\xfd7zXZ\x00": "xz"}
+ZSTD = b"\x28\xb5\x2f\xfd"
+#: Rows run to tens of kilobytes: a 256 KiB buffer reads a line in one piece (the default 8 KiB
+#: buffer assembles it from several reads and copies); a larger one reads no faster and costs
+#: memory in each reading process (docs/performance.md has the measurements).
+READ_BUFFER = 256 << 10
+#: The longest line read, the same for a plain file and a compressed one (counted after
+#: decompression, where a small file can hold a huge line): rows run to tens of kilobytes.
+MAX_LINE = 64 << 20
 #: called while a side streams: (bytes of the file read, the file's size in bytes)
 Progress = Callable[[int, int], None]
 PROGRESS_STEP = 1 << 20  # report at most once per MiB of rows read
 
 
-def _fast_from_json() -> Callable[[bytes], Any]:
+@cache
+def _from_json() -> Callable[[bytes], Any]:
     """``from_json`` without its string cache where pydantic-core has the switch (2.16 and later).
 
     Rows hold thousands of distinct strings: looking each up in the cache costs more than it saves.
@@ -44,19 +61,10 @@ def _fast_from_json() -> Callable[[bytes], Any]:
     return partial(from_json, cache_strings=False)
 
 
-_parsers: list[Callable[[bytes], Any]] = []
-
-
-def _from_json(raw: bytes) -> Any:
-    if not _parsers:
-        _parsers.append(_fast_from_json())
-    return _parsers[0](raw)
-
-
 def parse_line(raw: bytes, place: Place, *, last_without_newline: bool = False) -> Any:
     """One JSON value from one line; the fast parser first, the stdlib for leniency and messages."""
     try:
-        return _from_json(raw)
+        return _from_json()(raw)
     except ValueError:
         pass
     text = raw.decode("utf-8", "replace")
@@ -78,9 +86,44 @@ def parse_line(raw: bytes, place: Place, *, last_without_newline: bool = False) 
         raise place.error(f"invalid JSON: {message} (column {exc.colno})") from None
 
 
-#: The longest line read, the same for a plain file and a compressed one (counted after
-#: decompression, where a small file can hold a huge line): rows run to tens of kilobytes.
-MAX_LINE = 64 << 20
+def open_side_file(path: Path, display: str) -> BinaryIO:
+    """A side's file opened for reading; not there, a directory, a device or unreadable: an input error."""
+    try:
+        return open_regular(path, buffering=READ_BUFFER)
+    except FileNotFoundError:
+        raise CompareInputError(display, "no such file") from None
+    except IsADirectoryError:
+        raise CompareInputError(display, "is a directory, not a rollouts JSONL file") from None
+    except NotRegular:
+        raise CompareInputError(display, "is not a regular file") from None
+    except OSError as exc:
+        raise CompareInputError(display, f"cannot read: {exc.strerror or exc}") from None
+
+
+def decompressed(raw: BinaryIO, display: str) -> BinaryIO:
+    """``raw`` itself, or a stream decompressing it; zstd is an input error naming the command."""
+    head = raw.read(6)
+    raw.seek(0)
+    if head.startswith(ZSTD):
+        raw.close()
+        raise CompareInputError(
+            display,
+            "a zstd-compressed file, which Python cannot read before 3.14: "
+            f"decompress it first (zstd -d {display}) and pass the .jsonl",
+        )
+    kind = next((kind for magic, kind in COMPRESSED.items() if head.startswith(magic)), None)
+    # the decompressors are imported for the files that need them, not by every reading process
+    if kind == "gzip":
+        import gzip
+
+        return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
+    if kind == "bz2":
+        import bz2
+
+        return bz2.BZ2File(raw)  # type: ignore[return-value]
+    if kind == "xz":
+        return lzma.LZMAFile(raw)  # type: ignore[return-value]
+    return raw
 
 
 def iter_objects(
@@ -93,8 +136,7 @@ def iter_objects(
     """(line number, byte offset, object) for every non-blank line; errors name `<file>:<line>`.
 
     ``decode``, when given, is tried first (the skeleton reader); a line it cannot take is parsed
-    in full, which also words any error. A gzip, bz2 or xz file is read decompressed (offsets are
-    then in the decompressed stream). ``progress`` is told the bytes of the file read so far;
+    in full, which also words any error. ``progress`` is told the bytes of the file read so far;
     ``digest``, when given, takes every line's bytes as read (decompressed).
     """
     raw_file = open_side_file(path, display)
@@ -104,72 +146,65 @@ def iter_objects(
             handle = decompressed(raw_file, display)
         except OSError as exc:
             raise CompareInputError(display, f"cannot read: {exc.strerror or exc}") from None
-        with handle:
-            yield from _objects(handle, display, decode, _reporter(raw_file, total, progress), digest)
-
-
-def _reporter(raw_file: BinaryIO, total: int, progress: Optional[Progress]) -> Optional[Callable[[], None]]:
-    if progress is None:
-        return None
-    return lambda: progress(min(raw_file.tell(), total), total)
-
-
-def _objects(
-    handle: BinaryIO,
-    display: str,
-    decode: Optional[Decoder],
-    report: Optional[Callable[[], None]],
-    digest: Optional[ContentDigest] = None,
-) -> Iterator[tuple[int, int, dict[str, Any]]]:
-    offset = 0
-    line_no = 0
-    next_report = PROGRESS_STEP
-    first = True
-    try:
-        while raw := handle.readline(MAX_LINE + 1):
-            if len(raw) > MAX_LINE:
-                raise CompareInputError(
-                    display,
-                    f"a line longer than {MAX_LINE >> 20} MiB (counted decompressed): no rollout row is "
-                    "that large; a damaged file, or one built to exhaust memory?",
-                    line_no + 1,
-                )
-            line_no += 1
-            start = offset
-            offset += len(raw)
-            if digest is not None:
-                digest.update(raw)
-            if report is not None and offset >= next_report:
-                report()
-                next_report = offset + PROGRESS_STEP
-            if line_no == 1 and raw.startswith(BOM):
-                raw = raw[3:]
-                start += 3
-            if line_no == 1 and raw.startswith(LFS_POINTER):
-                raise CompareInputError(display, "a Git LFS pointer, not the file: run git lfs pull")
-            if not raw or raw.isspace() or _unicode_blank(raw):
-                continue
-            if first:
-                check_first_line(raw.strip(), Place(display, line_no))
-                first = False
-            obj: Any = None
-            if decode is not None:
-                try:
-                    obj = decode(raw)
-                except SKELETON_ERRORS:
-                    obj = None
-            if obj is None:
-                obj = parse_line(raw, Place(display, line_no), last_without_newline=not raw.endswith(b"\n"))
-            if not isinstance(obj, dict):
-                raise CompareInputError(display, f"expected a JSON object per line, got {_kind(obj)}", line_no)
-            yield line_no, start, obj
-    except (OSError, EOFError, zlib.error, lzma.LZMAError) as exc:  # a compressed stream cut short or corrupt
-        reason = getattr(exc, "strerror", None) or exc
-        raise CompareInputError(display, f"cannot read: {reason}") from None
-    if digest is not None:
-        digest.end_file()
-    if report is not None:
-        report()
+        offset = line_no = 0
+        next_report = PROGRESS_STEP
+        first = True
+        try:
+            with handle:
+                while raw := handle.readline(MAX_LINE + 1):
+                    if len(raw) > MAX_LINE:
+                        raise CompareInputError(
+                            display,
+                            f"a line longer than {MAX_LINE >> 20} MiB (counted decompressed): no rollout row is "
+                            "that large; a damaged file, or one built to exhaust memory?",
+                            line_no + 1,
+                        )
+                    line_no += 1
+                    start = offset
+                    offset += len(raw)
+                    if digest is not None:
+                        digest.update(raw)
+                    if progress is not None and offset >= next_report:
+                        progress(min(raw_file.tell(), total), total)
+                        next_report = offset + PROGRESS_STEP
+                    if line_no == 1 and raw.startswith(BOM):
+                        raw = raw[3:]
+                        start += 3
+                    if line_no == 1 and raw.startswith(LFS_POINTER):
+                        raise CompareInputError(display, "a Git LFS pointer, not the file: run git lfs pull")
+                    if not raw or raw.isspace() or _unicode_blank(raw):
+                        continue
+                    if first:  # a JSON array or pretty-printed JSON is named as such
+                        first = False
+                        stripped = raw.strip()
+                        if stripped.startswith(b"["):
+                            raise Place(display, line_no).error(
+                                "a JSON array, not JSON Lines (one object per line): convert it with jq -c '.[]'"
+                            )
+                        if stripped == b"{":
+                            raise Place(display, line_no).error(
+                                "pretty-printed JSON, not JSON Lines (one object per line): convert it with jq -c ."
+                            )
+                    obj: Any = None
+                    if decode is not None:
+                        try:
+                            obj = decode(raw)
+                        except SKELETON_ERRORS:
+                            obj = None
+                    if obj is None:
+                        obj = parse_line(raw, Place(display, line_no), last_without_newline=not raw.endswith(b"\n"))
+                    if not isinstance(obj, dict):
+                        raise CompareInputError(
+                            display, f"expected a JSON object per line, got {json_kind(obj)}", line_no
+                        )
+                    yield line_no, start, obj
+        except (OSError, EOFError, zlib.error, lzma.LZMAError) as exc:  # a compressed stream cut short or corrupt
+            reason = getattr(exc, "strerror", None) or exc
+            raise CompareInputError(display, f"cannot read: {reason}") from None
+        if digest is not None:
+            digest.end_file()
+        if progress is not None:
+            progress(total, total)  # read to its end
 
 
 def _unicode_blank(raw: bytes) -> bool:
@@ -178,15 +213,45 @@ def _unicode_blank(raw: bytes) -> bool:
     A JSON object line starts with ``{`` once ASCII whitespace is stripped, so only a line whose
     first other byte is not ASCII is decoded to check.
     """
-    stripped = raw.lstrip()
-    return stripped[0] >= 0x80 and raw.decode("utf-8", "replace").isspace()
+    return raw.lstrip()[0] >= 0x80 and raw.decode("utf-8", "replace").isspace()
+
+
+class RowAt:
+    """Reads the line at a byte offset of the (decompressed) file; forward reads share one stream."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.raw: Optional[BinaryIO] = None
+        self.stream: Optional[BinaryIO] = None
+
+    def line(self, offset: int) -> bytes:
+        """The raw line starting at ``offset``."""
+        stream = self.stream
+        if stream is None or (stream is not self.raw and stream.tell() > offset):
+            self.close()
+            self.raw = open(self.path, "rb")  # noqa: SIM115 - closed by close()
+            stream = self.stream = decompressed(self.raw, str(self.path))
+        stream.seek(offset)  # a decompressing stream seeks forward by reading
+        return stream.readline()
+
+    def close(self) -> None:
+        for handle in (self.stream, self.raw):
+            if handle is not None:
+                handle.close()
+        self.raw = self.stream = None
+
+    def __enter__(self) -> RowAt:
+        return self
+
+    def __exit__(
+        self, kind: Optional[type[BaseException]], value: Optional[BaseException], traceback: Optional[TracebackType]
+    ) -> None:
+        self.close()
 
 
 def read_object_at(path: Path, offset: int, reader: Optional[RowAt] = None) -> dict[str, Any]:
-    """The row whose line starts at ``offset`` (for ``TaskSide.rows``).
-
-    ``reader`` keeps a compressed file's stream open across reads that move forward.
-    """
+    """The row whose line starts at ``offset`` (for ``TaskSide.rows``); ``reader`` keeps a
+    compressed file's stream open across reads that move forward."""
     if reader is not None:
         raw = reader.line(offset)
     else:
@@ -196,15 +261,3 @@ def read_object_at(path: Path, offset: int, reader: Optional[RowAt] = None) -> d
     if not isinstance(value, dict):
         raise CompareInputError(str(path), f"the row at byte {offset} changed since it was read")
     return value
-
-
-def _kind(value: Any) -> str:
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, str):
-        return "a string"
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    return "a number"

@@ -1,19 +1,19 @@
 """A loaded side: its row facts in file order, how its rows are keyed, and its rows read again.
 
-What :mod:`.loading` gives for one side, what the rerun cache stores as plain values
-(:mod:`.snapshot`) and what the join reads. Only the rows' facts are kept: a row's full dict
-is read again from its file when a report needs it.
+What :mod:`.loading` gives for one side and what the join reads. Only the rows' facts are kept: a
+row's full dict is read again from its file when a report needs it. A side also travels as plain
+values (:func:`side_to_plain`): the rerun cache stores it so, and the reader child answers so.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import operator
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Optional
 
 from ..model import RowFacts, RowOrigin
-from .files import RowAt
-from .jsonl_lines import read_object_at
+from .jsonl_lines import RowAt, read_object_at
 from .key_vote import KeyChoice
 from .row_facts import fold_failure_record
 from .task_idents import TaskIdent
@@ -38,16 +38,6 @@ class LoadedSide:
     digest: Optional[str] = None
     #: each distinct [model, temperature, top_p, max_output_tokens] its rows were run with, as JSON
     conditions: tuple[str, ...] = ()
-
-    @property
-    def key(self) -> Optional[str]:
-        """The side's join field; None when no row names a task."""
-        return self.choice.key
-
-    @property
-    def values(self) -> list[Optional[TaskIdent]]:
-        """Each row's join value (None: anonymous)."""
-        return self.choice.values
 
     def read_row(self, facts: RowFacts) -> dict[str, Any]:
         """Re-read one row's full dict from its file (its own shard's, on a sharded side)."""
@@ -90,3 +80,82 @@ def read_row_at(
     if sidecar is None:
         raise LookupError("a sidecar row without a sidecar file")
     return fold_failure_record(read_object_at(sidecar, facts.offset, sidecar_at))
+
+
+#: A row's facts travel as the list of these fields' values: the order of RowFacts' slots, which is
+#: also the order its constructor takes them in (a unit test holds both to it). Rows are many: a
+#: list a row, not an object naming each field again.
+FACT_FIELDS: tuple[str, ...] = RowFacts.__slots__
+_ORIGIN = FACT_FIELDS.index("origin")
+_ORIGINS = {origin.value: origin for origin in RowOrigin}
+_VALUE_OF = {origin: origin.value for origin in RowOrigin}
+_FIELDS_OF = operator.attrgetter(*FACT_FIELDS)
+
+
+def plain_facts(facts: RowFacts) -> tuple[Any, ...]:
+    """One row's facts as a tuple of built-in values (its origin as the member's value)."""
+    values = _FIELDS_OF(facts)  # one C call: this runs once per row of every side stored
+    return (*values[:_ORIGIN], _VALUE_OF[values[_ORIGIN]], *values[_ORIGIN + 1 :])
+
+
+def facts_from_plain(row: Any) -> RowFacts:
+    """One row's facts rebuilt from :func:`plain_facts` (once per row loaded)."""
+    values = list(row)
+    values[_ORIGIN] = _ORIGINS[values[_ORIGIN]]
+    return RowFacts(*values)
+
+
+class NotPlain(ValueError):
+    """The side holds a row kept in memory (rows given to the API): it is not stored."""
+
+
+def by_field(value: Any) -> dict[str, Any]:
+    """A dataclass's field values by name, not copied (``dataclasses.asdict`` copies them deep)."""
+    return {each.name: getattr(value, each.name) for each in fields(value)}
+
+
+def side_to_plain(side: LoadedSide) -> dict[str, Any]:
+    """The side as JSON's values: its fields and its key choice's by name, each row's facts as a list."""
+    if any(facts.row is not None for facts in side.facts):
+        raise NotPlain("a row kept in memory")
+    plain = by_field(side)
+    plain.update(
+        path=str(side.path),
+        sidecar=None if side.sidecar is None else str(side.sidecar),
+        choice=by_field(side.choice),
+        facts=[plain_facts(facts) for facts in side.facts],
+    )
+    return plain
+
+
+def _idents(values: Any) -> list[Optional[TaskIdent]]:
+    return [None if value is None else _ident(*value) for value in values]
+
+
+def _ident(taskset: Optional[str], task_id: str) -> TaskIdent:
+    return (taskset, task_id)  # a pair, or the call raises
+
+
+def side_from_plain(plain: Any) -> LoadedSide:
+    """The side :func:`side_to_plain` was given, rebuilt; ValueError, TypeError, KeyError or
+    IndexError on any other shape (the cache then reads the files again)."""
+    values = dict(plain)
+    choice = dict(values["choice"])
+    prompts = choice["prompts"]
+    choice.update(
+        values=_idents(choice["values"]),
+        prompts=None if prompts is None else _idents(prompts),
+        inferred={str(name): _idents(named) for name, named in choice["inferred"].items()},
+        notes=[str(note) for note in choice["notes"]],
+        categories=[str(category) for category in choice["categories"]],
+    )
+    values.update(
+        path=Path(values["path"]),
+        sidecar=None if values["sidecar"] is None else Path(values["sidecar"]),
+        choice=KeyChoice(**choice),
+        facts=[facts_from_plain(row) for row in values["facts"]],
+        agent_rows=dict(values["agent_rows"]),
+        shards=tuple((file, shown, own_sidecar) for file, shown, own_sidecar in values["shards"]),
+        conditions=tuple(str(condition) for condition in values["conditions"]),
+    )
+    return LoadedSide(**values)

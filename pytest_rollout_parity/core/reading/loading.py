@@ -1,32 +1,42 @@
-"""Loading a side: its request read into a :class:`.loaded_side.LoadedSide`, in this process; or the
-rows of one file as dicts, for the Python API.
+"""Loading a side: its request read into a :class:`.loaded_side.LoadedSide`; or the rows of one
+file as dicts, for the Python API.
 
 A side is streamed line by line (:mod:`.jsonl_lines`); each row is reduced as it is read
 (:func:`.row_facts.reduce_row`) and only its facts and its join value are kept, with the byte
 offset that lets ``TaskSide.rows`` read the full row again. Memory grows with the number of rows,
-never with their size. The reader child (:mod:`.child`) feeds its side the same way
-(:mod:`.feeding`); the parent then finishes it here too (:func:`finish_side`).
+never with their size. Superseded attempts are left out as the rows pass (:mod:`.attempts`); a
+side whose files carry the attempt stamp only after rows that lack it is read a second time to
+rank those rows.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
+from itertools import accumulate
 from pathlib import Path
 from typing import Any, Optional
 
-from .feeding import feed_file, feed_side
-from .files import RowAt
-from .jsonl_lines import Progress
+from ..errors import CompareInputError, Place
+from ..model import RowOrigin
+from .agents import AgentFilter, agent_of
+from .attempts import Attempts, index_pair
+from .files import HEALTH_CHECK_FILES, plain_name, written_beside
+from .jsonl_lines import Progress, RowAt, iter_objects
 from .key_vote import KeyChoice
 from .loaded_side import LoadedSide, read_row_at
-from .side_builder import SideBuilder
+from .side_builder import PendingRow, RowSource, SideBuilder
 from .side_request import SideRequest
-
-
-def side_builder(request: SideRequest) -> SideBuilder:
-    """The builder a side's rows are fed through (a sharded side's task indices are its shards' own)."""
-    return SideBuilder(request.key, request.key_option, sharded=bool(request.shards))
+from .sidecar import (
+    check_not_a_sidecar,
+    existing_sidecar,
+    sidecar_display,
+    sidecar_pairs,
+    sidecar_records,
+    standing_failures,
+)
+from .skeleton import FirstRowInFull
 
 
 def load_side(request: SideRequest, progress: Optional[Progress] = None) -> LoadedSide:
@@ -37,70 +47,142 @@ def load_side(request: SideRequest, progress: Optional[Progress] = None) -> Load
     holding several agents is an input error. ``progress`` is told the bytes of the side's files
     read so far (see :func:`.jsonl_lines.iter_objects`).
 
-    Every read of a side in this process goes through here, looked up at call time
-    (``loading.load_side``, the entrance's ``core.load_side``), so a test that replaces it sees them all.
+    Every read of a side goes through here, looked up at call time (``loading.load_side``), so a
+    test that replaces it sees them all.
     """
-    builder = side_builder(request)
-    fed = feed_side(request, builder, progress)
-    return finish_side(request, builder, fed.sidecars, fed.agents.compared, dict(fed.agents.counts))
-
-
-def finish_side(
-    request: SideRequest,
-    builder: SideBuilder,
-    sidecars: Sequence[Optional[Path]],
-    agent: Optional[str],
-    agent_rows: dict[str, int],
-) -> LoadedSide:
-    """The side whose rows ``builder`` holds: its key chosen, deferred prompts read from the files
-    (a sharded side's from each row's own shard). ``sidecars``: each file's sidecar or None."""
-    if request.shards:
-        return _finish_shards(request, builder, sidecars, agent, agent_rows)
-    path, display, sidecar = Path(request.path), request.shown, sidecars[0]
-    with RowAt(path) as main_at, RowAt(sidecar or path) as sidecar_at:
-        choice = builder.finish(display, lambda facts: read_row_at(path, sidecar, facts, main_at, sidecar_at))
-    return LoadedSide(
-        path=path,
-        display=display,
-        sidecar=sidecar,
-        choice=choice,
-        facts=builder.facts,
-        agent=agent,
-        agent_rows=agent_rows,
-        digest=builder.digest.text(),
-        conditions=tuple(builder.conditions),
-    )
-
-
-def _finish_shards(
-    request: SideRequest,
-    builder: SideBuilder,
-    sidecars: Sequence[Optional[Path]],
-    agent: Optional[str],
-    agent_rows: dict[str, int],
-) -> LoadedSide:
-    """The sharded side whose rows ``builder`` holds: its key chosen, deferred prompts read from each
-    row's own shard."""
-    files = [(Path(path), shown) for path, shown in request.shards]
-    display = request.shown
+    builder = SideBuilder(request.key, request.key_option, sharded=bool(request.shards))
+    agents = AgentFilter(request.agent, request.agent_option)
+    files = [(Path(path), shown) for path, shown in request.shards] or [(Path(request.path), request.shown)]
+    reporters = _shard_progress([path for path, _ in files], progress)
+    sidecars: list[Optional[Path]] = []
+    for index, (path, shown) in enumerate(files):
+        if request.shards:
+            builder.start_shard(index)
+        if plain_name(path.name) in HEALTH_CHECK_FILES:
+            raise CompareInputError(
+                shown, f"{written_beside(path.name)}, not rollouts: give the rollouts file beside it"
+            )
+        check = partial(check_not_a_sidecar, path, shown)
+        sidecars.append(
+            feed_file(path, shown, builder, keep=False, agents=agents, progress=reporters[index], check=check)
+        )
     shards = tuple(
-        (str(path), shown, str(sidecar) if sidecar is not None else None)
-        for (path, shown), sidecar in zip(files, sidecars)
+        (str(path), shown, None if sidecar is None else str(sidecar)) for (path, shown), sidecar in zip(files, sidecars)
     )
     side = LoadedSide(
         path=files[0][0],
-        display=display,
+        display=request.shown,
         sidecar=sidecars[0],
         choice=KeyChoice(None, []),
         facts=builder.facts,
-        agent=agent,
-        agent_rows=agent_rows,
-        shards=shards,
+        agent=agents.compared,
+        agent_rows=dict(agents.counts),
+        shards=shards if request.shards else (),
         digest=builder.digest.text(),
         conditions=tuple(builder.conditions),
     )
-    side.choice = builder.finish(display, side.read_row)
+    if request.shards:
+        side.choice = builder.finish(side.display, side.read_row)
+        return side
+    path, sidecar = side.path, side.sidecar
+    with RowAt(path) as main_at, RowAt(sidecar or path) as sidecar_at:
+        side.choice = builder.finish(side.display, lambda facts: read_row_at(path, sidecar, facts, main_at, sidecar_at))
     return side
+
+
+def feed_file(
+    path: Path,
+    display: str,
+    builder: SideBuilder,
+    *,
+    keep: bool,
+    agents: Optional[AgentFilter] = None,
+    progress: Optional[Progress] = None,
+    check: Optional[Callable[[dict[str, Any]], None]] = None,
+) -> Optional[Path]:
+    """Feed a rollouts file and its standing sidecar records through ``builder``; the sidecar's path.
+
+    ``keep`` holds every row in memory (the full parse); otherwise rows are reduced as they are
+    read, through the skeleton reader, and read again on demand. ``agents`` keeps one agent's rows
+    (others are dropped before keying) and stops a side that mixes agents. ``check`` sees each row
+    before anything else does, until one has joined the side.
+    """
+    decode = None if keep else FirstRowInFull(builder.key)
+    if decode is not None and builder.rows and builder.vote.inferred is not None:
+        decode.ready(builder.vote.inferred)  # a later shard: the first one's row showed them
+    sidecar, shown = existing_sidecar(path, display), sidecar_display(display, path)
+    scored: set[tuple[Any, Any]] = set()  # (task, rollout) pairs of the sidecar's records scored here
+    wanted = sidecar_pairs(sidecar, shown)  # None: every pair (the sidecar's are not known)
+    attempts = Attempts(wanted)
+    rows_before = builder.rows
+    for line_no, offset, row in iter_objects(path, display, decode, progress, builder.digest):
+        if check is not None and builder.rows == rows_before:
+            check(row)
+        if agents is not None and not agents.keep(row):
+            continue
+        pair = index_pair(row)
+        attempts.see_row(row, builder.rows, line_no, pair)
+        builder.add_row(row, RowSource(Place(display, line_no), RowOrigin.MAIN, offset), keep=keep)
+        if decode is not None and not decode.settled and builder.vote.inferred is not None:
+            decode.ready(builder.vote.inferred)
+        if pair is not None and (wanted is None or pair in wanted):
+            scored.add(pair)
+    if agents is not None:
+        agents.check(display)
+
+    def prepare(line_no: int, offset: int, record: dict[str, Any]) -> PendingRow:
+        return builder.prepare(record, RowSource(Place(shown, line_no), RowOrigin.SIDECAR, offset), keep=keep)
+
+    keep_record = agents.keep_record if agents is not None else lambda record: True
+    records = sidecar_records(sidecar, shown, prepare, attempts, keep_record, builder.digest)
+    if attempts.stamped:
+        if attempts.unranked:
+            _rank_unranked_rows(path, display, decode, agents, attempts, rows_before)
+        standing = attempts.standing_records([(execution, prepared) for _, execution, prepared in records])
+        builder.drop(attempts.displaced)
+        builder.superseded += attempts.superseded
+    else:
+        standing = standing_failures([(pair, prepared) for pair, _, prepared in records], scored)
+    for pending in standing:
+        builder.add(pending)
+    if builder.rows == rows_before:
+        raise CompareInputError(display, "no rows at all: the file holds no JSON object")
+    return sidecar
+
+
+def _rank_unranked_rows(
+    path: Path,
+    display: str,
+    decode: Optional[FirstRowInFull],
+    agents: Optional[AgentFilter],
+    attempts: Attempts,
+    first_place: int,
+) -> None:
+    """Read the main file again to rank the rows :class:`Attempts` left unranked before the side
+    turned out to carry the stamp (only when the stamp first appears after such rows)."""
+    wanted = agents.wanted if agents is not None else None
+    place = first_place
+    for line_no, _, row in iter_objects(path, display, decode):
+        if wanted is not None and agent_of(row) != wanted:
+            continue
+        pair = index_pair(row)
+        if attempts.unranked_line(line_no, pair):
+            attempts.see_again(row, place, line_no, pair)
+        place += 1
+    attempts.unranked = False
+
+
+def _shard_progress(paths: Sequence[Path], progress: Optional[Progress]) -> list[Optional[Progress]]:
+    """Each file's reporter, telling ``progress`` the bytes read of all the side's files together."""
+    if progress is None or len(paths) == 1:
+        return [progress] * len(paths)
+    sizes = [path.stat().st_size if path.is_file() else 0 for path in paths]  # a missing one fails when read
+    total = sum(sizes)
+
+    def reporter(before: int) -> Progress:
+        return lambda done, _size: progress(before + done, total)
+
+    return [reporter(before) for before in accumulate([0, *sizes[:-1]])]
 
 
 def load_rollouts(path: str | os.PathLike[str]) -> list[dict[str, Any]]:

@@ -1,15 +1,17 @@
-"""Reading the two sides at once: the old side in a small child process, the new one here.
+"""Reading the sides: the old one in a small child interpreter while this process reads the new one.
 
 Parsing is CPU-bound and holds the GIL, so threads would not help; a forked pytest process would
-copy the parent's memory and imports. Instead a fresh interpreter runs :mod:`.child`, which
-imports only the core, reads its side and streams each prepared row (:mod:`.child_stream`) to a
-temporary file, which this process replays once it has read the new side.
+copy the parent's memory and imports. Instead a fresh interpreter runs :func:`main`, which imports
+the reading stage only, reads its side and answers with its plain values (:func:`.loaded_side.side_to_plain`,
+the rerun cache's form), which this process takes once it has read the new side. They travel by
+``marshal``: the same interpreter reads what it wrote, in half the bytes JSON takes, and the
+child's peak memory is what the run's floor counts.
 
 The child is used only when it can pay off and never changes the answer: with one usable CPU, or
 when the old side is smaller than :data:`MIN_CHILD_BYTES` (below which starting an interpreter
-costs more than it saves), both sides are read here one after the other. A child that fails in any way other than
-reporting an input error (cannot start, crashes, sends a truncated answer) is ignored and its side
-read here. Input errors are raised in the serial order: the old side's first.
+costs more than it saves), both sides are read here one after the other. A child that fails in any
+way other than reporting an input error (cannot start, crashes, answers short) is ignored and its
+side read here. Input errors are raised in the serial order: the old side's first.
 """
 
 from __future__ import annotations
@@ -19,37 +21,36 @@ import marshal
 import os
 import subprocess
 import sys
-import tempfile
+from collections.abc import Sequence
 from pathlib import Path
-from typing import BinaryIO, Optional, Protocol
+from typing import Any, Optional, Protocol
 
 from ..errors import CompareInputError
 from . import loading
-from .child_stream import replay
 from .jsonl_lines import Progress
-from .loaded_side import LoadedSide
+from .loaded_side import LoadedSide, side_from_plain, side_to_plain
 from .side_request import SideRequest
-from .sidecar import sidecar_display
 
 #: Below this many bytes in the old file, the child's start costs more than it saves.
 MIN_CHILD_BYTES = 32 << 20
-CHILD_MODULE = "pytest_rollout_parity.core.reading.child"
+CHILD_MODULE = "pytest_rollout_parity.core.reading.parallel"
+NAMES = ("old", "new")
 
 
 class SideProgress(Protocol):
-    """What is told while sides load: a side's reporter before it starts, and when it is read."""
+    """What is told while sides load, each by its name ("old", "new")."""
 
-    def start(self, index: int) -> Optional[Progress]:
-        """The reporter of side ``index`` (0: old, 1: new), which is about to be read here."""
+    def side(self, name: str) -> Optional[Progress]:
+        """The reporter of a side that is about to be read here."""
 
-    def done(self, index: int) -> None:
-        """Side ``index`` is read."""
+    def finished(self, name: str) -> None:
+        """The side is read."""
 
 
-def _load_here(request: SideRequest, index: int, progress: Optional[SideProgress]) -> LoadedSide:
-    side = loading.load_side(request, progress.start(index) if progress is not None else None)
+def _load_here(request: SideRequest, name: str, progress: Optional[SideProgress]) -> LoadedSide:
+    side = loading.load_side(request, progress.side(name) if progress is not None else None)
     if progress is not None:
-        progress.done(index)
+        progress.finished(name)
     return side
 
 
@@ -61,125 +62,110 @@ def usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
+def _size(request: SideRequest) -> Optional[int]:
+    try:
+        return sum(os.stat(path).st_size for path in request.files())
+    except OSError:
+        return None  # the serial read words the error
+
+
 def worth_a_child(request: SideRequest, min_bytes: int = MIN_CHILD_BYTES) -> bool:
     """Two CPUs or more and a file (a sharded side's files together) large enough to repay an
     interpreter's start."""
-    try:
-        size = sum(os.stat(path).st_size for path in request.files())
-    except OSError:
-        return False  # the serial read words the error
-    return size >= min_bytes and usable_cpus() > 1
+    size = _size(request)
+    return size is not None and size >= min_bytes and usable_cpus() > 1
 
 
-def load_two(
-    old: SideRequest, new: SideRequest, min_bytes: int = MIN_CHILD_BYTES, progress: Optional[SideProgress] = None
-) -> tuple[LoadedSide, LoadedSide]:
-    """Both sides, the old one in a child when :func:`worth_a_child`; the same result as serially.
+def load_sides(
+    requests: Sequence[SideRequest], progress: Optional[SideProgress] = None, min_bytes: int = MIN_CHILD_BYTES
+) -> list[LoadedSide]:
+    """The sides asked for (one, or old and new), the old one in a child when :func:`worth_a_child`:
+    the same sides as read one after the other.
 
     ``progress`` sees the child's side start with it and end when its answer is in (no bytes between).
     """
-    child = _Child.start(old) if worth_a_child(old, min_bytes) else None
+    child = start_child(requests[0]) if len(requests) == 2 and worth_a_child(requests[0], min_bytes) else None
     if child is None:
-        return _load_here(old, 0, progress), _load_here(new, 1, progress)
-    old_report = progress.start(0) if progress is not None else None  # the child reports no bytes: only its end
-    with child:
+        return [_load_here(request, name, progress) for request, name in zip(requests, NAMES)]
+    old, new = requests
+    old_report = progress.side("old") if progress is not None else None  # the child reports no bytes: only its end
+    try:
         try:
-            new_side: Optional[LoadedSide] = _load_here(new, 1, progress)
+            new_side: Optional[LoadedSide] = _load_here(new, "new", progress)
             new_error: Optional[CompareInputError] = None
         except CompareInputError as exc:
             new_side, new_error = None, exc
-        old_side = child.side(old)
+        answer = child.stdout.read() if child.stdout is not None else b""
+        old_side = read_answer(answer) if child.wait() == 0 else None
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+        if child.stdout is not None:
+            child.stdout.close()
     if old_side is None:
-        old_side = _load_here(old, 0, progress)  # the child failed: read it here (raises its input error)
+        old_side = _load_here(old, "old", progress)  # the child failed: read it here (raises its input error)
     elif progress is not None:
-        _report_whole(old, old_report)
-        progress.done(0)
+        size = _size(old)
+        if old_report is not None and size is not None:
+            old_report(size, size)  # the whole file is read, so its time can be shown
+        progress.finished("old")
     if new_error is not None:
         raise new_error
     assert new_side is not None
-    return old_side, new_side
+    return [old_side, new_side]
 
 
-class _Child:
-    """The reader child and the anonymous temporary file its stream goes to.
+def start_child(request: SideRequest) -> Optional[subprocess.Popen[bytes]]:
+    """The reader child, given ``request`` on its stdin; None when it cannot be started.
 
-    A file rather than a pipe: the child writes as it reads and nothing here has to drain it
-    meanwhile (a thread would, and its memory arena would count in this process's peak).
+    It answers on a pipe: it writes its answer once, when its side is read, and waits on a full
+    pipe until this process, done with the new side, reads it.
     """
-
-    def __init__(self, process: subprocess.Popen[bytes], stream: BinaryIO) -> None:
-        self.process = process
-        self.stream = stream
-
-    @classmethod
-    def start(cls, request: SideRequest) -> Optional[_Child]:
-        """The child, reading ``request``'s side; None when it cannot be started."""
-        command, env = child_command()
-        try:
-            stream = tempfile.TemporaryFile(prefix="rollout-parity-")  # noqa: SIM115 - closed by __exit__
-        except OSError:  # no writable temporary directory: read here
-            return None
-        try:
-            process = subprocess.Popen(
-                command,
-                env=env,
-                stdin=subprocess.PIPE,
-                stdout=stream,
-                stderr=subprocess.DEVNULL,
-            )
-        except OSError:
-            stream.close()
-            return None
-        child = cls(process, stream)
-        try:
-            assert process.stdin is not None
-            process.stdin.write(marshal.dumps(request.plain()))
-            process.stdin.close()
-        except OSError:
-            child.__exit__()
-            return None
-        return child
-
-    def __enter__(self) -> _Child:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-            self.process.wait()
-        self.stream.close()
-
-    def side(self, request: SideRequest) -> Optional[LoadedSide]:
-        """The child's side once it is done; raises its input error; None when it failed otherwise."""
-        if self.process.wait() != 0:
-            return None
-        self.stream.seek(0)
-        data = self.stream.read()
-        display = request.shown
-        path = Path(request.path)
-        builder = loading.side_builder(request)
-        files = [(Path(file), shown) for file, shown in request.shards]
-        names = tuple((shown, sidecar_display(shown, file)) for file, shown in files)
-        end = replay(data, builder, display, sidecar_display(display, path), names)
-        del data
-        if end is None:
-            return None
-        if files:
-            if len(end.sidecars) != len(files):
-                return None
-            return loading.finish_side(request, builder, end.sidecars, end.agent, end.agent_rows)
-        return loading.finish_side(request, builder, (end.sidecar,), end.agent, end.agent_rows)
-
-
-def _report_whole(request: SideRequest, report: Optional[Progress]) -> None:
-    """Tell ``report`` the whole file is read (as the child's side is), so its time can be shown."""
-    if report is None:
-        return
+    command, env = child_command()
     try:
-        size = sum(os.stat(path).st_size for path in request.files())
+        child = subprocess.Popen(
+            command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        )
     except OSError:
-        return
-    report(size, size)
+        return None
+    try:
+        assert child.stdin is not None
+        with child.stdin:
+            child.stdin.write(marshal.dumps(request.plain()))
+    except OSError:
+        child.kill()
+        child.wait()
+        return None
+    return child
+
+
+def read_answer(answer: bytes) -> Optional[LoadedSide]:
+    """The side a child answered with; raises the input error it reported; None for any other
+    answer (one cut short by a killed child, say)."""
+    try:
+        kind, value = marshal.loads(answer)
+        if kind == "side":
+            return side_from_plain(value)
+        error = CompareInputError(*value) if kind == "input-error" else None
+    except (ValueError, TypeError, KeyError, IndexError, EOFError):
+        return None
+    if error is None:
+        return None
+    raise error
+
+
+def main() -> int:
+    """The child's program: one request from stdin; its side, or its input error, to stdout."""
+    request = SideRequest.from_plain(marshal.loads(sys.stdin.buffer.read()))
+    answer: list[Any]
+    try:
+        answer = ["side", side_to_plain(loading.load_side(request))]
+    except CompareInputError as exc:
+        answer = ["input-error", list(exc.args)]
+    marshal.dump(answer, sys.stdout.buffer)
+    sys.stdout.buffer.flush()
+    return 0
 
 
 #: What the child imports from outside the standard library (the package itself comes first).

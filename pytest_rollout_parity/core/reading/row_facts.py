@@ -63,7 +63,7 @@ def reward_of(row: dict[str, Any]) -> Optional[float]:
     if reward is None:
         return None
     if isinstance(reward, bool) or not isinstance(reward, (int, float)):
-        raise RewardTypeError(f"reward must be a number or null, got {_json_type(reward)} {_short(reward)}")
+        raise RewardTypeError(f"reward must be a number or null, got {json_kind(reward)} {_short(reward)}")
     try:
         value = float(reward)
     except OverflowError:  # an integer beyond float range: as non-finite as a 1e400 literal
@@ -221,16 +221,17 @@ def embedded_output(row: dict[str, Any]) -> Optional[tuple[str, str]]:
     return None
 
 
-def _json_type(value: Any) -> str:
+def json_kind(value: Any) -> str:
+    """What a JSON value is, for a message: "an object", "an array", "a string", "a boolean", "null" or "a number"."""
     if isinstance(value, bool):
         return "a boolean"
-    if isinstance(value, str):
-        return "a string"
+    if value is None:
+        return "null"
     if isinstance(value, dict):
         return "an object"
     if isinstance(value, list):
-        return "a list"
-    return type(value).__name__
+        return "an array"
+    return "a string" if isinstance(value, str) else "a number"
 
 
 def _short(value: Any) -> str:

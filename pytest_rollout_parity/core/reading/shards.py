@@ -49,25 +49,18 @@ def is_artifact(name: str) -> bool:
     return plain.endswith(NOT_SHARDS) or plain.endswith(".json") or bool(written_beside(plain))
 
 
-def is_pattern(value: str) -> bool:
-    """Whether ``value`` is more than a plain path: it holds a glob character or a comma."""
-    return "," in value or glob.has_magic(value)
-
-
 def expand(value: str, base: Path, left_out: Optional[list[tuple[str, str]]] = None) -> list[tuple[Path, str]]:
     """The files ``value`` names, as (path, name shown in messages), sorted and deduplicated.
 
-    ``left_out`` (when given) receives the files a glob matched that were written beside the
-    rollouts and are no rollouts, each with what it is (:func:`written_beside`), for a note.
-
-    A value that names an existing file, or that holds no glob character and no comma, is that one
-    file (a missing one is reported when it is read). Otherwise each comma-separated part is a glob
-    (relative ones against ``base``; the shown names keep the form they were given in) or, when
-    it names an existing file, that file. Raises :class:`ShardPatternError` for a part that matches
-    no rollouts file.
+    A value that names an existing file, or holds no glob character and no comma, is that one file
+    (a missing one is reported when it is read). Otherwise each comma-separated part is a glob
+    (relative ones against ``base``; the shown names keep the form they were given in) or, when it
+    names an existing file, that file. Raises :class:`ShardPatternError` for a part that matches
+    no rollouts file. ``left_out`` receives the files a glob matched that were written beside the
+    rollouts, each with what it is (:func:`written_beside`), for a note.
     """
     literal = _resolve(value, base)
-    if os.path.isfile(literal) or not is_pattern(value):
+    if os.path.isfile(literal) or not ("," in value or glob.has_magic(value)):
         return [(literal, value)]
     found: dict[str, tuple[Path, str]] = {}  # one entry per file, however many parts match it
     for part in (p.strip() for p in value.split(",")):

@@ -35,18 +35,11 @@ CHAT_TRANSCRIPT = "a chat transcript (rows of messages), not rollouts (no row ha
 #: The health check's verdict of one rollout (a `rollout_verdicts.jsonl` row, whatever its file is called).
 VERDICTS = ("healthy", "unhealthy", "unobserved")
 HEALTH_VERDICTS = HEALTH_CHECK_FILES["rollout_verdicts.jsonl"]
-#: A row's candidate values carry, under this name, what its file looks like when it is no rollouts file.
-SHAPE = "#shape"
-#: A row's candidate values carry, under this name, its model and sampling parameters as JSON
-#: (``[model, temperature, top_p, max_output_tokens]``) when the side had not shown them before.
-RUN_CONDITIONS = "#conditions"
-#: A row's candidate values carry this (true) when its `mask_sample` is a training mask (:func:`.row_facts.training_mask`).
-TRAINING_MASK = "#training_mask"
 
 
 def what_rows_are(row: dict[str, Any], name: str = "") -> str:
     """What a file whose rows have no reward field is, by its name (a file written beside the
-    rollouts, :func:`.shards.written_beside`) or what its first row holds."""
+    rollouts, :func:`.files.written_beside`) or what its first row holds."""
     beside = written_beside(name) or (HEALTH_VERDICTS if row.get("verdict") in VERDICTS else "")
     if beside:
         return f"{beside}, not rollouts (no row has a reward field): give the rollouts file beside it"
@@ -155,11 +148,9 @@ def _kept_row(facts: RowFacts) -> dict[str, Any]:
 class SideBuilder:
     """Accumulates one side: each row's facts and join value; errors name the row's location."""
 
-    def __init__(
-        self, key: Optional[str], key_option: str = "key", *, keep_cells: bool = True, sharded: bool = False
-    ) -> None:
+    def __init__(self, key: Optional[str], key_option: str = "key", *, sharded: bool = False) -> None:
         self.key = key
-        self.vote = KeyVote(key, key_option, cells=keep_cells, index_restarts=sharded)
+        self.vote = KeyVote(key, key_option, index_restarts=sharded)
         #: the shard being read (1 for the first) on a sharded side, whose task indices it qualifies
         self._shard: Optional[int] = None
         self.facts: list[RowFacts] = []
@@ -171,10 +162,9 @@ class SideBuilder:
         self._training_masks: set[int] = set()  # places of rows scored through a token-capture mask
         #: each distinct [model, temperature, top_p, max_output_tokens] the side's rows were run with, as JSON
         self.conditions: list[str] = []
-        self._conditions_sent: set[str] = set()  # those this builder sent on (in the reader child too)
         self._last_conditions: Optional[tuple[Any, ...]] = None
         self._shape: Optional[str] = None  # what the first main row says the file is, if no rollouts
-        #: every byte of the side's files as read (the reader child sends its own with its end)
+        #: every byte of the side's files as read
         self.digest = ContentDigest()
 
     def prepare(self, row: dict[str, Any], source: RowSource, *, keep: bool) -> PendingRow:
@@ -196,20 +186,6 @@ class SideBuilder:
             raise source.place.error(f"{exc}" + (f" (task {task})" if task else "")) from None
         anonymous = (sidecar or is_failure_record(row)) and names_no_task(row, self.key)
         names = self.vote.candidate_values(row, anonymous=anonymous)
-        if not sidecar and not self.facts and self._shape is None and REWARD not in row:
-            names[SHAPE] = what_rows_are(row, source.place.path)
-        if TOKEN_CAPTURE in row and not sidecar and facts.mask is None and training_mask(row, facts.reward):
-            names[TRAINING_MASK] = True
-        request = row.get(REQUEST)
-        if request.__class__ is dict and not sidecar:
-            model, temperature, top_p, tokens = CONDITIONS
-            conditions = (request.get(model), request.get(temperature), request.get(top_p), request.get(tokens))
-            if conditions != self._last_conditions:  # most rows repeat the row before: nothing to do
-                self._last_conditions = conditions
-                shown = json.dumps(conditions)
-                if shown not in self._conditions_sent:
-                    self._conditions_sent.add(shown)
-                    names[RUN_CONDITIONS] = shown
         if self._shard is not None:
             facts.shard = self._shard - 1
             if names.get(TASK_INDEX) is not None:
@@ -222,13 +198,10 @@ class SideBuilder:
 
     @property
     def rows(self) -> int:
-        """How many rows have joined the side."""
         return len(self.facts)
 
     def add(self, pending: PendingRow) -> None:
         """Join a prepared row to the side; its key value votes unless it is anonymous."""
-        if self._shape is None and SHAPE in pending.names:
-            self._shape = pending.names[SHAPE]
         had_fields = bool(self.vote.columns)
         error = self.vote.add(pending.names, anonymous=pending.anonymous)
         if error:
@@ -237,11 +210,6 @@ class SideBuilder:
             self._lost_last_field_at = pending.place
         if pending.anonymous:
             self._anonymous.add(len(self.facts))
-        if TRAINING_MASK in pending.names:
-            self._training_masks.add(len(self.facts))
-        shown = pending.names.get(RUN_CONDITIONS)
-        if shown is not None and shown not in self.conditions:
-            self.conditions.append(shown)
         self.facts.append(pending.facts)
         if pending.facts.origin is RowOrigin.MAIN and pending.has_reward_field:
             self._rows_with_reward_field += 1
@@ -265,8 +233,25 @@ class SideBuilder:
         self._training_masks = {new for new, old in enumerate(kept) if old in self._training_masks}
 
     def add_row(self, row: dict[str, Any], source: RowSource, *, keep: bool) -> None:
-        """Prepare and join a row at once (sidecar records wait: only the standing ones join)."""
-        self.add(self.prepare(row, source, keep=keep))
+        """Prepare and join a main row at once (sidecar records wait: only the standing ones join),
+        noting what only main rows show: what a file of no rollouts is, a training mask, the run's
+        conditions."""
+        if not self.facts and self._shape is None and REWARD not in row:
+            self._shape = what_rows_are(row, source.place.path)
+        pending = self.prepare(row, source, keep=keep)
+        facts = pending.facts
+        if TOKEN_CAPTURE in row and facts.mask is None and training_mask(row, facts.reward):
+            self._training_masks.add(len(self.facts))
+        request = row.get(REQUEST)
+        if request.__class__ is dict:
+            model, temperature, top_p, tokens = CONDITIONS
+            conditions = (request.get(model), request.get(temperature), request.get(top_p), request.get(tokens))
+            if conditions != self._last_conditions:  # most rows repeat the row before: nothing to do
+                self._last_conditions = conditions
+                shown = json.dumps(conditions)
+                if shown not in self.conditions:
+                    self.conditions.append(shown)
+        self.add(pending)
 
     def finish(self, display: str, reader: Optional[RowReader] = None) -> KeyChoice:
         """How the side is keyed (key None when no row names a task: it borrows the other's).

@@ -1,10 +1,8 @@
 """One side's request: what to read (a file or its shards) and how (key, agent, the names errors cite).
 
-Built once per side, by the Python API from its keyword arguments or by the plugin from its
-settings, and then handed on unchanged: to :func:`.loading.load_side`, to the reader child (as
-:meth:`SideRequest.plain`) and into the rerun cache's key. Holding only strings and tuples of
-strings, it is hashable, comparable and travels through ``marshal`` and JSON. It
-reads nothing itself: the modules that read import it, never the other way round.
+Built once per side, by the Python API or by the plugin, then handed on unchanged: to
+:func:`.loading.load_side`, to the reader child and into the rerun cache's key, so it holds only
+strings and tuples of strings (hashable, and carried by ``marshal`` and JSON alike).
 """
 
 from __future__ import annotations
@@ -55,7 +53,6 @@ class SideRequest:
 
     @property
     def shown(self) -> str:
-        """The side's name in messages."""
         return self.display or (self.shards[0][1] if self.shards else self.path)
 
     def files(self) -> list[str]:
@@ -63,7 +60,6 @@ class SideRequest:
         return [path for path, _ in self.shards] or [self.path]
 
     def plain(self) -> tuple[Any, ...]:
-        """The request as a tuple of built-in values (the reader child's input, the cache's key)."""
         return astuple(self)
 
     @classmethod
