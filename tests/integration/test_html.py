@@ -107,7 +107,7 @@ def test_every_report_carries_the_same_facts(gate: Gate) -> None:
     ]
     for name, text in reports.items():
         if name == "json":  # the JSON holds the same facts as fields
-            assert summary["join"]["old_key_reason"] and summary["inventory"]["new"]["failed"] == 1
+            assert summary["join"]["old_key_reason"] and summary["inventory"]["new"]["counts"]["failed"] == 1
             continue
         for fact in facts:
             assert fact in text, (name, fact)

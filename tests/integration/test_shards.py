@@ -362,7 +362,8 @@ def test_metrics_and_coverage_files_are_taken_per_shard(gate: Gate) -> None:
     )
     inventory = summary["inventory"]["new"]
     assert inventory["files"] == ["new/s-0_coverage.json", "new/s-1_coverage.json"]
-    assert inventory["measured"] == 3 and inventory["unknown"] == 1 and inventory["expected"] == 4
+    counts = inventory["counts"]
+    assert counts["measured"] == 3 and counts["unknown"] == 1 and counts["expected"] == 4
     assert any(line.startswith("note: new side: new/s-1_aggregate_metrics.json records") for line in lines)
 
 

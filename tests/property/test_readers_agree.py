@@ -377,7 +377,7 @@ def _read_both(old: Path, new: Path, key: Optional[str], agent: Optional[str]) -
             load_side(SideRequest(str(old), key, agent=agent)),
             load_side(SideRequest(str(new), key, agent=agent)),
         )
-        return _loaded(loaded_old), _loaded(loaded_new), _result(compare_loaded(loaded_old, loaded_new, key))
+        return _loaded(loaded_old), _loaded(loaded_new), _result(compare_loaded(loaded_old, loaded_new))
     except CompareInputError as exc:
         return f"error: {exc}"
 

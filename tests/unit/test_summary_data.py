@@ -11,7 +11,7 @@ import pytest
 from pytest_rollout_parity import compare_rollouts, summary_dict
 from pytest_rollout_parity.core.judging.companions import AggregateCheck
 from pytest_rollout_parity.core.model import Counts, Join, RowCounts
-from pytest_rollout_parity.core.reports.json_file import json_dict, write_json
+from pytest_rollout_parity.core.reports.json_file import json_dict, json_text, write_text
 from pytest_rollout_parity.core.reports.summary import (
     BySide,
     Decider,
@@ -226,7 +226,7 @@ def test_json_renders_the_summary(tmp_path: Path) -> None:
         "checks": [],
     }
     target = tmp_path / "s.json"
-    write_json(target, summary)
+    write_text(target, json_text(json_dict(summary)) + "\n")
     assert json.loads(target.read_text(encoding="utf-8")) == data
     assert [p.name for p in tmp_path.iterdir()] == ["s.json"]
 
