@@ -467,6 +467,16 @@ def test_a_field_one_side_shows_to_be_a_category_is_passed_over_on_the_other():
     assert "new side's task_name is passed over too: the old side shows it is a category" in " ".join(res.notes)
 
 
+def test_a_side_passing_over_the_other_sides_category_counts_its_runs():
+    """Passed over, the field leaves the side to its own vote: two runs never join on a bare index."""
+    old = [row(1.0, index=i, text=f"puzzle {i}", task_name="knights_knaves") for i in range(5)]
+    new = [row(0.0, index=0, task_name="kk", _ng_run_id="A"), row(1.0, index=0, task_name="kk-b", _ng_run_id="B")]
+    res = compare_rollouts(old, new)
+    assert res.join.new_key == "_ng_task_index"
+    assert res.join.new_key_reason == "task_name passed over: a category on the other side"
+    assert {"A:0", "B:0"} <= set(cats(res)) and "flipped" not in cats(res).values()
+
+
 def test_a_field_both_sides_key_on_is_kept():
     old = [row(1.0, index=i, text=f"puzzle {i}", task_name=f"t{i}") for i in range(3)]
     res = compare_rollouts(old, old[:1])

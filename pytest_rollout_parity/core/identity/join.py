@@ -18,10 +18,11 @@ from typing import Any, Optional
 
 from ..model import RowFacts, RowReader
 from ..reading.fields import PROMPT, TASK_INDEX
-from ..reading.key_vote import REASON_GIVEN, REASON_ID_FIELD, REASON_RUNS, REASON_SHARDED
+from ..reading.key_vote import REASON_GIVEN, REASON_ID_FIELD, REASON_RUNS, REASON_SHARDED, KeyVote
 from ..reading.prompt_labels import canonical_json, decoded, is_prompt, prompt_label
 from ..reading.row_facts import lookup
-from ..reading.task_idents import TaskIdent, full_label, ident_of, natural_key
+from ..reading.side_builder import is_failure_record, names_no_task, prompt_from_field, shard_index
+from ..reading.task_idents import TaskIdent, full_label, natural_key
 from .item_names import listed
 
 Column = Sequence[Optional[TaskIdent]]
@@ -297,33 +298,37 @@ def infer_keys(old: SideInput, new: SideInput) -> list[str]:
 
 
 def _categories_on_both(old: SideInput, new: SideInput) -> list[str]:
-    """A side keyed on an id field the other side showed to be a category is keyed as if it had
-    shown that too: on its `_ng_task_index` when every row naming a task carries one (a side of
-    one file), else on its prompts; its rows are read again for them (docs/semantics.md, "A
-    category is passed over")."""
+    """A side keyed on an id field the other side showed to be a category is keyed as its own vote
+    would have keyed it had it shown that too: its rows are voted on again without the other
+    side's categories, so the next id field, several runs, shards and a prompt read from a field
+    all count as they do there (docs/semantics.md, "A category is passed over"). A side the vote
+    leaves with no key keeps the field."""
     notes: list[str] = []
     for side, name, other in ((old, "old", new), (new, "new", old)):
         if side.reason != REASON_ID_FIELD or side.key not in other.categories:
             continue
-        rows = {index: side.row_at(index) for index, value in enumerate(side.values) if value is not None}
-        indexes = {index: lookup(row, TASK_INDEX) for index, row in rows.items()}
-        labels = {index: prompt_label(lookup(row, PROMPT)) for index, row in rows.items()}
-        count = range(len(side.values))
-        prompts: Optional[list[Optional[TaskIdent]]] = None
-        if None not in labels.values():
-            prompts = [None if labels.get(i) is None else (None, str(labels[i])) for i in count]
-        if not side.shard_names and None not in indexes.values():
-            key, values = TASK_INDEX, [None if i not in indexes else ident_of(indexes[i]) for i in count]
-        elif prompts is not None:
-            key, values = PROMPT, prompts
-        else:
+        vote = KeyVote(None, index_restarts=bool(side.shard_names))
+        for category in other.categories:
+            vote.columns.pop(category, None)
+        for index, facts in enumerate(side.facts):
+            row = side.row_at(index)
+            anonymous = is_failure_record(row) and names_no_task(row, None)
+            values = vote.candidate_values(row, anonymous=anonymous)
+            if side.shard_names and values.get(TASK_INDEX) is not None:
+                values[TASK_INDEX] = shard_index(facts.shard + 1, values[TASK_INDEX])
+            vote.add(values, anonymous=anonymous)
+        choice = vote.choose(side.prompt_at)
+        prompt_from_field(choice, side.row_at)
+        if choice.key is None:
             continue
         notes.append(
             f"the {name} side's {side.key} is passed over too: the {'old' if other is old else 'new'} side shows it "
             "is a category, so it names no task on either side"
         )
-        side.reason = f"{side.key} passed over: a category on the other side"
-        side.key, side.values, side.prompts = key, values, prompts
+        if choice.reason != REASON_ID_FIELD:
+            choice.reason = f"{side.key} passed over: a category on the other side"
+        side.key, side.values, side.prompts, side.reason = choice.key, choice.values, choice.prompts, choice.reason
+        side.notes = [*side.notes, *(note for note in choice.notes if note not in side.notes)]
     return notes
 
 
