@@ -366,35 +366,29 @@ class KeyVote:
             notes.append(category)
         passed = f"{', '.join(passed_over)} passed over: a category" if passed_over else ""
         indexes, prompts = self.columns.get(TASK_INDEX), self.columns.get(PROMPT)
-        choice = KeyChoice(None, [], notes=notes, prompts=prompts)
-        if self.index_restarts:
-            # a row without a prompt (a record naming its index) takes its shard's rows' prompt
+        runs = None if indexes is None or self.index_restarts else self.several_runs(prompt_at)
+        restarts = self.index_restarts or runs is not None  # the index names a task within its shard or run
+        labels = None
+        if restarts and prompts is not None:  # a record without a prompt takes its shard's or run's rows'
             placed: list[str] = []
-            labels = prompts and self._placed(
-                PROMPT, [self._label(row, prompt_at) for row in range(len(prompts))], placed
+            labels = self._placed(PROMPT, [self._label(row, prompt_at) for row in range(len(prompts))], placed)
+            if sum(label is None for label in labels) > len(labels) - self.voters:
+                labels = None  # a voting row has no prompt to take
+            notes += placed if labels else []
+        if runs is not None:
+            notes.append(
+                f"the side holds several runs: {runs}; {TASK_INDEX} names a task within its run only, so "
+                + ("the side is keyed on the prompt" if labels else f"its tasks are named run:{TASK_INDEX}")
             )
-            if labels and sum(label is None for label in labels) <= len(labels) - self.voters:
-                choice = KeyChoice(PROMPT, labels, passed or REASON_SHARDED, notes + placed, labels)
-            elif indexes is not None:
-                choice = KeyChoice(TASK_INDEX, indexes, REASON_SHARD_INDEX, notes, prompts)
+        choice = KeyChoice(None, [], notes=notes, prompts=prompts)
+        if labels:
+            choice = KeyChoice(PROMPT, labels, passed or (REASON_RUNS if runs else REASON_SHARDED), notes, labels)
+        elif indexes is not None and runs is not None:
+            values = [None if i is None else self._cell(f"{run}:{i[1]}") for i, run in zip(indexes, self.runs)]
+            choice = KeyChoice(TASK_INDEX, values, passed or REASON_RUN_INDEX, notes, prompts)
         elif indexes is not None:
-            runs = self.several_runs(prompt_at)
-            if runs is None:
-                choice = KeyChoice(TASK_INDEX, indexes, passed or REASON_TASK_INDEX, notes, prompts)
-            elif prompts is not None:  # several runs, each numbering its tasks from 0: the prompt names a task
-                notes.append(
-                    f"the side holds several runs: {runs}; {TASK_INDEX} names a task within its run only, "
-                    "so the side is keyed on the prompt"
-                )
-                labels = self._placed(PROMPT, prompts, notes)
-                choice = KeyChoice(PROMPT, labels, passed or REASON_RUNS, notes, labels)
-            else:
-                notes.append(
-                    f"the side holds several runs: {runs}; not every row has a prompt, so its tasks are named "
-                    f"run:{TASK_INDEX}, so no task of one run is joined with another run's"
-                )
-                values = [None if i is None else self._cell(f"{run}:{i[1]}") for i, run in zip(indexes, self.runs)]
-                choice = KeyChoice(TASK_INDEX, values, passed or REASON_RUN_INDEX, notes, prompts)
+            reason = REASON_SHARD_INDEX if self.index_restarts else REASON_TASK_INDEX
+            choice = KeyChoice(TASK_INDEX, indexes, passed or reason, notes, prompts)
         elif prompts is not None:
             choice = KeyChoice(PROMPT, prompts, passed or REASON_PROMPT, notes, prompts)
         choice.categories = passed_over
