@@ -226,9 +226,9 @@ def test_an_index_side_joins_a_prompt_side_on_its_prompts():
     new = [row(text=f"question {i}", reward=0.0 if i == 1 else 1.0) for i in (2, 1, 0)]
     res = compare_rollouts(old, new)
     assert res.join.old_key == res.join.new_key == PROMPT_KEY
-    assert res.join.old_key_reason == "the prompt, as the other side has no _ng_task_index"
+    assert res.join.old_key_reason == "the prompt, as the other side is keyed on it"
     assert sorted(cats(res).values()) == ["flipped", "identical", "identical"]
-    assert any("keyed on the prompt too" in n for n in res.notes)
+    assert any("keyed on the prompt too, to join the other side (the prompt: no task id" in n for n in res.notes)
 
 
 def test_a_failure_record_with_only_a_task_index_joins_its_task():
@@ -442,7 +442,11 @@ def test_a_side_of_several_runs_against_one_run_joins_the_other_on_its_prompts()
     new = _run("C", ["b0", "b1"], [1.0, 0.0])
     res = compare_rollouts(old, new)
     assert res.join.new_key == PROMPT_KEY
-    assert res.join.new_key_reason == "the prompt, as the other side holds several runs that each number their tasks"
+    assert res.join.new_key_reason == "the prompt, as the other side is keyed on it"
+    assert any(
+        "to join the other side (the prompt: no task id field on every row, and the side holds several" in n
+        for n in res.notes
+    )
     assert sorted(cats(res).values()) == ["flipped", "identical", "missing", "missing"]
 
 

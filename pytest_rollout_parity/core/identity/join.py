@@ -18,7 +18,7 @@ from typing import Any, Optional
 
 from ..model import RowFacts, RowReader
 from ..reading.fields import PROMPT, TASK_INDEX
-from ..reading.key_vote import REASON_GIVEN, REASON_ID_FIELD, REASON_RUNS, REASON_SHARDED, KeyVote
+from ..reading.key_vote import REASON_GIVEN, REASON_ID_FIELD, KeyVote
 from ..reading.prompt_labels import canonical_json, decoded, is_prompt, prompt_label
 from ..reading.row_facts import lookup
 from ..reading.side_builder import is_failure_record, names_no_task, prompt_from_field, shard_index
@@ -201,20 +201,6 @@ class SideInput:
         return lookup(self.row_at(index), PROMPT)
 
 
-#: Why the other side keeps a side keyed on `_ng_task_index` from joining it there: (the side's key
-#: reason, the note's end), by the other side's key reason.
-_PROMPT_TOO = {
-    REASON_RUNS: (
-        "the other side holds several runs that each number their tasks",
-        "which holds several runs whose _ng_task_index each names a task within its run",
-    ),
-    REASON_SHARDED: (
-        "the other side is in shards whose _ng_task_index restarts",
-        "whose shards each number their tasks from 0",
-    ),
-}
-
-
 def _align_fallbacks(old: SideInput, new: SideInput) -> list[str]:
     """A side keyed on `_ng_task_index` joins a side keyed on the prompt by its own prompts."""
     for side, name, other in ((old, "old", new), (new, "new", old)):
@@ -224,11 +210,8 @@ def _align_fallbacks(old: SideInput, new: SideInput) -> list[str]:
                     f"the {name} side's prompt is the same on every row: it names no task there, so the side "
                     "keeps its _ng_task_index and cannot be joined to the other side's prompts"
                 ]
-            why, which = _PROMPT_TOO.get(
-                other.reason, ("the other side has no _ng_task_index", "which has no _ng_task_index")
-            )
-            side.key, side.values, side.reason = PROMPT, side.prompts, f"the prompt, as {why}"
-            return [f"the {name} side is keyed on the prompt too, to join the other side, {which}"]
+            side.key, side.values, side.reason = PROMPT, side.prompts, "the prompt, as the other side is keyed on it"
+            return [f"the {name} side is keyed on the prompt too, to join the other side ({other.reason})"]
     return []
 
 
@@ -432,47 +415,36 @@ def _messages(prompt: Any) -> tuple[str, ...]:
     return (canonical_json(value),)
 
 
-def prompt_on_side(side: SideInput, rows: Sequence[int]) -> Optional[TaskPrompt]:
-    """A side's prompt for the task of ``rows``; None when none of them has one.
-
-    The rows' prompts are read again only when they differ, or when the side keeps no labels.
-    """
+def prompt_on_side(side: SideInput, rows: Sequence[int], messages: bool = False) -> Optional[TaskPrompt]:
+    """A side's prompt for the task of ``rows``; None when none of them has one. Its messages are
+    read again (those every row begins with) only when the rows' prompts differ, or when asked."""
     if side.prompts is not None:
         distinct = {ident[1] for i in rows if (ident := side.prompts[i]) is not None}
     else:
         distinct = {label for i in rows if (label := prompt_label(side.prompt_at(i))) is not None}
-    if len(distinct) <= 1:
+    if not distinct or (len(distinct) == 1 and not messages):
         return TaskPrompt(distinct.pop(), None) if distinct else None
     common: Optional[tuple[str, ...]] = None
     for i in rows:
         prompt = side.prompt_at(i)
         if not is_prompt(prompt):
             continue
-        messages = _messages(prompt)
+        read = _messages(prompt)
         length = 0
-        for a, b in zip(common if common is not None else messages, messages):
+        for a, b in zip(common if common is not None else read, read):
             if a != b:
                 break
             length += 1
-        common = messages[:length]
+        common = read[:length]
     common = common or ()
+    if len(distinct) == 1:
+        return TaskPrompt(distinct.pop(), common)
     leading = prompt_label([json.loads(message) for message in common]) if common else None
     return TaskPrompt(
         f"{len(distinct)} prompts beginning {leading}" if leading else f"{len(distinct)} prompts",
         common,
         per_rollout=True,
     )
-
-
-def _with_messages(prompt: TaskPrompt, side: SideInput, rows: Sequence[int]) -> TaskPrompt:
-    """The prompt with its messages read (for a one-prompt side facing a per-rollout one)."""
-    if prompt.messages is not None:
-        return prompt
-    for i in rows:
-        value = side.prompt_at(i)
-        if is_prompt(value):
-            return TaskPrompt(prompt.label, _messages(value), prompt.per_rollout)
-    return prompt
 
 
 def _differing(joined: JoinedSides, old: SideInput, new: SideInput) -> list[tuple[str, TaskPrompt, TaskPrompt]]:
@@ -486,9 +458,9 @@ def _differing(joined: JoinedSides, old: SideInput, new: SideInput) -> list[tupl
         old_prompt, new_prompt = prompt_on_side(old, old_rows), prompt_on_side(new, new_rows)
         if old_prompt is None or new_prompt is None or old_prompt.label == new_prompt.label:
             continue
-        if old_prompt.per_rollout or new_prompt.per_rollout:
-            old_prompt = _with_messages(old_prompt, old, old_rows)
-            new_prompt = _with_messages(new_prompt, new, new_rows)
+        if old_prompt.per_rollout or new_prompt.per_rollout:  # a per-rollout side's begins with the other's?
+            old_prompt = prompt_on_side(old, old_rows, True) or old_prompt
+            new_prompt = prompt_on_side(new, new_rows, True) or new_prompt
         if not old_prompt.agrees(new_prompt):
             found.append((label, old_prompt, new_prompt))
     return found
@@ -503,16 +475,12 @@ def _check_index_prompts(
     (the inputs in another order): the sides are then joined on their prompts if that joins more;
     otherwise the runs read different input files and no task is joined.
     """
-    differing = _differing(joined, old, new)
+    differing = _differing(joined, old, new)  # none unless both sides have prompts
     if not differing:
         return joined, None, []
     shared = len(joined.old.keys() & joined.new.keys())
     first, first_old, first_new = differing[0]
-    if (
-        old.prompts is not None
-        and new.prompts is not None
-        and shared_count(old.prompts, new.prompts) > shared - len(differing)
-    ):
+    if shared_count(old.prompts or [], new.prompts or []) > shared - len(differing):
         for side in (old, new):
             side.key, side.values = PROMPT, side.prompts or []
             side.reason = "the prompt: the same prompts are at other _ng_task_index values on each side"
@@ -530,19 +498,15 @@ def _check_index_prompts(
         return joined, None, [note]
     if 2 * len(differing) <= shared:
         split = {label: (o.label, n.label) for label, o, n in differing}
-        notes = [
+        note = (
             f"{len(differing)} of {shared} _ng_task_index value(s) have a different prompt on each side, so each is "
             "listed as two tasks, one only in old and one only in new: "
             + "; ".join(f"{label} ({o} vs {n})" for label, (o, n) in list(split.items())[:5])
             + ("; ..." if len(split) > 5 else "")
-        ]
-
-        def renamed(labels: dict[str, list[int]], side: int) -> dict[str, list[int]]:
-            return {
-                (f"{label}:{split[label][side]}" if label in split else label): rows for label, rows in labels.items()
-            }
-
-        return replace(joined, old=renamed(joined.old, 0), new=renamed(joined.new, 1)), None, notes
+        )
+        old_labels = {f"{label}:{split[label][0]}" if label in split else label: r for label, r in joined.old.items()}
+        new_labels = {f"{label}:{split[label][1]}" if label in split else label: r for label, r in joined.new.items()}
+        return replace(joined, old=old_labels, new=new_labels), None, [note]
     reason = (
         f"the runs read different input files: {len(differing)} of {shared} _ng_task_index value(s) have a "
         f"different prompt on each side (_ng_task_index {first}: {first_old.label} vs {first_new.label}), so "
@@ -556,72 +520,72 @@ def _check_index_prompts(
 UNIFORM_EDIT_MIN = 3
 #: How many characters of an edit's text a note shows.
 EDIT_SHOWN = 60
-
-
-def _message_texts(prompt: Any) -> Optional[list[tuple[str, str]]]:
-    """Each message of a prompt as (role, text): a message whose content is a string gives it, any
-    other message its canonical JSON; None for no prompt."""
-    value = decoded(prompt)
-    if value is None:
-        return None
-    messages = value if isinstance(value, list) else [value]
-    texts = []
-    for message in messages:
-        if isinstance(message, str):
-            texts.append(("user", message))
-        elif isinstance(message, dict) and isinstance(message.get("content"), str):
-            rest = {k: v for k, v in message.items() if k != "content"}
-            texts.append((canonical_json(rest), message["content"]))
-        else:
-            texts.append(("", canonical_json(message)))
-    return texts
-
-
 #: How many characters on each side of a replaced stretch must be the same at every index: the
 #: edit sits in the template's own words, not next to a task's text.
 EDIT_CONTEXT = 20
 
 
-def _text_edit(old: str, new: str) -> tuple[str, str, str, str]:
-    """How ``new`` differs from ``old``: (kind, taken out, put in, the text around it); a text added
-    or removed whole at either end is said so, any other is the one stretch between their common
-    start and end, with up to :data:`EDIT_CONTEXT` characters on either side of it."""
-    if new.endswith(old):
-        return "prefix", "", new[: len(new) - len(old)], ""
-    if new.startswith(old):
-        return "suffix", "", new[len(old) :], ""
-    if old.endswith(new):
-        return "prefix", old[: len(old) - len(new)], "", ""
-    if old.startswith(new):
-        return "suffix", old[len(new) :], "", ""
+def _message_texts(prompt: Any) -> Optional[list[tuple[str, str]]]:
+    """Each message of a prompt as (role and other fields, text): a message whose content is a
+    string gives it, any other message its canonical JSON; None for no prompt."""
+    value = decoded(prompt)
+    if value is None:
+        return None
+    texts = []
+    for message in value if isinstance(value, list) else [value]:
+        if isinstance(message, str):
+            texts.append(("user", message))
+        elif isinstance(message, dict) and isinstance(message.get("content"), str):
+            texts.append((canonical_json({k: v for k, v in message.items() if k != "content"}), message["content"]))
+        else:
+            texts.append(("", canonical_json(message)))
+    return texts
+
+
+def _shown(text: str) -> str:
+    return json.dumps(text[:EDIT_SHOWN] + ("..." if len(text) > EDIT_SHOWN else ""), ensure_ascii=False)
+
+
+def _text_edit(old: str, new: str, where: str) -> tuple[str, str, str, str]:
+    """How ``new`` differs from ``old`` in message ``where``: (as a note says it, taken out, put in,
+    the text around it). A text added or removed whole at either end is said so; any other edit is
+    the one stretch between their common start and end, with up to :data:`EDIT_CONTEXT` characters
+    on either side of it."""
+    if new.endswith(old) or new.startswith(old):
+        before = new.endswith(old)
+        put = new[: len(new) - len(old)] if before else new[len(old) :]
+        return f"{_shown(put)} added {'before' if before else 'after'} {where}", "", put, ""
+    if old.endswith(new) or old.startswith(new):
+        at_start = old.endswith(new)
+        taken = old[: len(old) - len(new)] if at_start else old[len(new) :]
+        return f"{_shown(taken)} removed from the {'start' if at_start else 'end'} of {where}", taken, "", ""
     start = 0
     while start < min(len(old), len(new)) and old[start] == new[start]:
         start += 1
     end = 0
     while end < min(len(old), len(new)) - start and old[-1 - end] == new[-1 - end]:
         end += 1
+    taken, put = old[start : len(old) - end], new[start : len(new) - end]
     around = old[max(0, start - EDIT_CONTEXT) : start] + "\x00" + old[len(old) - end : len(old) - end + EDIT_CONTEXT]
-    return "replaced", old[start : len(old) - end], new[start : len(new) - end], around
+    return f"{_shown(taken)} → {_shown(put)} in {where}", taken, put, around
 
 
-def _prompt_edit(old: Any, new: Any) -> Optional[tuple[tuple[int, str, str, str, str, str], ...]]:
-    """How one index's prompts differ, message by message: (position, its role and fields, kind,
-    taken out, put in, the text around it) for each message that differs; None when the messages differ in number or
-    in anything but their text, or when the edit changes more of the prompt than it keeps."""
+def _prompt_edit(old: Any, new: Any) -> Optional[tuple[tuple[str, str, str, str], ...]]:
+    """How one index's prompts differ: each differing message's edit (:func:`_text_edit`); None
+    when the messages differ in number or in anything but their text, or when the edit changes
+    more of the prompt than it keeps (other prompts, not a template's edit)."""
     old_texts, new_texts = _message_texts(old), _message_texts(new)
     if old_texts is None or new_texts is None or len(old_texts) != len(new_texts):
         return None
     edits = []
-    changed = 0
     for position, ((old_role, old_text), (new_role, new_text)) in enumerate(zip(old_texts, new_texts)):
         if old_role != new_role:
             return None
         if old_text != new_text:
-            kind, taken, put, around = _text_edit(old_text, new_text)
-            edits.append((position, old_role, kind, taken, put, around))
-            changed += max(len(taken), len(put))
-    unchanged = sum(len(text) for _, text in old_texts) - sum(len(edit[3]) for edit in edits)
-    if unchanged <= changed:  # more changed than kept: other prompts, not a template's edit
+            where = "the system message" if '"role":"system"' in old_role else f"message {position + 1}"
+            edits.append(_text_edit(old_text, new_text, where))
+    changed = sum(max(len(taken), len(put)) for _, taken, put, _ in edits)
+    if sum(len(text) for _, text in old_texts) - sum(len(taken) for _, taken, _, _ in edits) <= changed:
         return None
     return tuple(edits) or None
 
@@ -630,8 +594,7 @@ def _uniform_edit(
     differing: list[tuple[str, TaskPrompt, TaskPrompt]], joined: JoinedSides, old: SideInput, new: SideInput
 ) -> Optional[str]:
     """The one edit by which the prompts of every differing task index differ, as a note words it,
-    when at least :data:`UNIFORM_EDIT_MIN` indices differ and each by the same edit (the same
-    text replaced, the same system message changed, the same text added before or after); else None."""
+    when at least :data:`UNIFORM_EDIT_MIN` indices differ and each by the same edit; else None."""
     if len(differing) < UNIFORM_EDIT_MIN:
         return None
     found = None
@@ -642,22 +605,7 @@ def _uniform_edit(
         if edit is None or found not in (None, edit):
             return None
         found = edit
-    assert found is not None
-    return "; ".join(_edit_words(*edit) for edit in found)
-
-
-def _edit_words(position: int, role: str, kind: str, taken: str, put: str, _around: str) -> str:
-    """One message's edit as a note says it."""
-
-    def shown(text: str) -> str:
-        return json.dumps(text[:EDIT_SHOWN] + ("..." if len(text) > EDIT_SHOWN else ""), ensure_ascii=False)
-
-    where = "the system message" if '"role":"system"' in role else f"message {position + 1}"
-    if kind == "replaced":
-        return f"{shown(taken)} → {shown(put)} in {where}"
-    if put:
-        return f"{shown(put)} added {'before' if kind == 'prefix' else 'after'} {where}"
-    return f"{shown(taken)} removed from the {'start' if kind == 'prefix' else 'end'} of {where}"
+    return "; ".join(words for words, *_ in found or ())
 
 
 def _apart(joined: JoinedSides) -> JoinedSides:
