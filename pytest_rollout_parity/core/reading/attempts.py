@@ -74,8 +74,7 @@ class Attempts:
 
     Until a row carries the stamp, only the rows whose (task, rollout) pair ``record_pairs`` holds
     (the sidecar's) are ranked, so a side that never carries it keeps nothing; should the stamp
-    appear after rows that were not ranked, :meth:`unranked_line` says which lines to rank again
-    (:meth:`see_again`).
+    appear after rows that were not ranked, :meth:`unranked_line` says which lines to see again.
     """
 
     def __init__(self, record_pairs: Optional[frozenset[tuple[Any, Any]]] = frozenset()) -> None:
@@ -95,7 +94,8 @@ class Attempts:
         self.superseded_records = 0
 
     def see_row(self, row: dict[str, Any], place: int, line: int, pair: Optional[tuple[Any, Any]]) -> None:
-        """A main-file row that joined the side at ``place``; ``pair`` its (task, rollout) pair."""
+        """A main-file row that joined the side at ``place``; ``pair`` its (task, rollout) pair. A row
+        left unranked is seen again once the side turned out to carry the stamp: it is ranked then."""
         if not self.stamped and ATTEMPT_INDEX in row:
             self.stamped, self.stamped_at = True, line
         key = logical_key(row, pair)
@@ -108,12 +108,6 @@ class Attempts:
         """Whether a main-file line read again is one :meth:`see_row` left unranked."""
         before_stamp = self.stamped_at is None or line < self.stamped_at
         return before_stamp and pair is not None and self.record_pairs is not None and pair not in self.record_pairs
-
-    def see_again(self, row: dict[str, Any], place: int, line: int, pair: Optional[tuple[Any, Any]]) -> None:
-        """Rank a row left unranked, now that the side turned out to carry the stamp."""
-        key = logical_key(row, pair)
-        if key is not None:
-            self._rank(key, (attempt_of(row), 1, line), place)
 
     def _rank(self, key: LogicalKey, rank: Rank, place: int) -> None:
         known = self.best.get(key)

@@ -57,7 +57,7 @@ def _rank_unranked_rows(
             continue
         pair = index_pair(row)
         if attempts.unranked_line(line_no, pair):
-            attempts.see_again(row, place, line_no, pair)
+            attempts.see_row(row, place, line_no, pair)
         place += 1
     attempts.unranked = False
 

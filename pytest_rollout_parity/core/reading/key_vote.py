@@ -161,8 +161,9 @@ class KeyVote:
         self.index_restarts = index_restarts
         self.option = option
         self.cells = cells
+        #: a given key keeps `_ng_task_index` beside it, to place a record lacking the key (:meth:`_placed`)
         self.columns: dict[str, list[Optional[TaskIdent]]] = {
-            name: [] for name in ((key,) if key else KEY_CANDIDATES + IDENTITY_FALLBACKS)
+            name: [] for name in ((key, TASK_INDEX) if key else KEY_CANDIDATES + IDENTITY_FALLBACKS)
         }
         self.voters = 0
         #: each row's prompt fingerprint (detection only; None: no prompt, or an anonymous row)
@@ -177,8 +178,6 @@ class KeyVote:
         #: within its run only (:meth:`several_runs`), and a record is placed within its run (:meth:`_placed`)
         self.runs: list[Any] = []
         self.rollouts: list[Any] = []
-        #: under a given key (the only column), each row's `_ng_task_index`, for :meth:`_placed`
-        self.indexes: list[Optional[TaskIdent]] = []
 
     def candidate_values(self, row: dict[str, Any], *, anonymous: bool = False) -> dict[str, Any]:
         """The values this vote needs from a row (kept for sidecar records until they stand).
@@ -205,8 +204,6 @@ class KeyVote:
                 # a side every voting row of which carries `_ng_task_id` is keyed on it: the fingerprint can wait
                 keyed_on_ng_id = values.get(NG_TASK_ID) is not None and NG_TASK_ID in self.columns
                 values[FINGERPRINT] = UNREAD if keyed_on_ng_id else prompt_fingerprint(prompt)
-        if self.explicit and TASK_INDEX not in self.columns:
-            values[TASK_INDEX] = row.get(TASK_INDEX)
         if TASK_INDEX in values:
             run, rollout = row.get(RUN_ID), row.get(ROLLOUT_INDEX)
             if run is not None:
@@ -222,11 +219,9 @@ class KeyVote:
             self._open_inferred(values)
         if self.cells:
             self.fingerprints.append(None if anonymous else values.get(FINGERPRINT))
-            if TASK_INDEX in self.columns or self.explicit:
+            if TASK_INDEX in self.columns:
                 self.runs.append(values.get(RUN))
                 self.rollouts.append(values.get(ROLLOUT))
-            if self.explicit and TASK_INDEX not in self.columns:
-                self.indexes.append(self._cell(values.get(TASK_INDEX)))
         if anonymous:
             if self.cells:
                 for name, column in self.columns.items():
@@ -237,9 +232,9 @@ class KeyVote:
         for name, column in list(self.columns.items()):
             value = values.get(name)
             if value is None:
-                if self.explicit:
+                if name == self.explicit:
                     return f"row has no {self.explicit!r} field ({self.option} {self.explicit})"
-                if name == PROMPT and self.index_restarts:  # a record's prompt may be its shard's row's
+                if self.explicit or (name == PROMPT and self.index_restarts):  # a record's may be its task's
                     if self.cells:
                         column.append(None)
                     continue
@@ -260,7 +255,7 @@ class KeyVote:
         stamps only) placed in its task through the side's other rows: the value the rows of its
         `_ng_task_index` (in its run, and its shard, whose number the index carries) all have. A row
         no value maps stays without one."""
-        indexes = self.columns.get(TASK_INDEX, self.indexes)
+        indexes = self.columns.get(TASK_INDEX)
         if not indexes or None not in column:
             return column
         mapped: dict[tuple[Any, TaskIdent], Optional[TaskIdent]] = {}
@@ -313,7 +308,7 @@ class KeyVote:
 
     def drop_rows(self, kept: list[int]) -> None:
         """Keep only the rows at ``kept`` (in order) in what the vote holds per row."""
-        per_row: list[list[Any]] = [*self.columns.values(), self.fingerprints, self.runs, self.rollouts, self.indexes]
+        per_row: list[list[Any]] = [*self.columns.values(), self.fingerprints, self.runs, self.rollouts]
         for column in per_row:
             if column:
                 column[:] = [column[place] for place in kept]
