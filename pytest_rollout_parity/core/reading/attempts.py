@@ -120,8 +120,9 @@ class Attempts:
             self.displaced.append(place)
 
     def standing_records(self, records: Sequence[tuple[Execution, T]]) -> list[T]:
-        """Of a stamped side's sidecar records, those that stand; a main-file row a record
-        outranks is displaced."""
+        """Of a side's sidecar records, those that stand; a main-file row a record outranks is
+        displaced. Without the stamp every record is attempt 0: the last of its rollout stands when
+        no main-file row is of it (docs/semantics.md, "Reading a side and its sidecar")."""
         top: dict[LogicalKey, Rank] = {}
         for (key, rank), _ in records:
             if key is not None and (key not in top or rank > top[key]):
