@@ -18,7 +18,7 @@ from typing import Any, Optional
 
 from ..model import RowFacts, RowReader
 from ..reading.fields import PROMPT, TASK_INDEX
-from ..reading.key_vote import REASON_GIVEN, REASON_ID_FIELD, KeyVote
+from ..reading.key_vote import REASON_GIVEN, REASON_ID_FIELD, KeyChoice, KeyVote
 from ..reading.prompt_labels import canonical_json, decoded, is_prompt, prompt_label
 from ..reading.row_facts import lookup
 from ..reading.side_builder import is_failure_record, names_no_task, prompt_from_field, shard_index
@@ -85,20 +85,14 @@ def _match_keyed(keyed: Groups, plain: Groups) -> tuple[dict[str, list[int]], se
     for taskset, task_id in keyed:
         homes.setdefault(task_id, set()).add(taskset)
     plain_tasksets = _tasksets(plain)
-    plain_taskset = next(iter(plain_tasksets)) if len(plain_tasksets) == 1 else None
-    labels: dict[str, list[int]] = {}
-    matched: set[str] = set()
-    kept_full: set[str] = set()
-    for ident, rows in keyed.items():
+    home = next(iter(plain_tasksets)) if len(plain_tasksets) == 1 else None
+
+    def label(ident: TaskIdent) -> str:
         taskset, task_id = ident
-        if len(homes[task_id]) == 1 or (plain_taskset is not None and taskset == plain_taskset):
-            label = task_id
-            matched.add(task_id)
-        else:
-            label = full_label(ident)
-            kept_full.add(task_id)
-        labels.setdefault(label, []).extend(rows)
-    return labels, kept_full - matched
+        return task_id if len(homes[task_id]) == 1 or (home is not None and taskset == home) else full_label(ident)
+
+    ambiguous = {task_id for task_id, at in homes.items() if len(at) > 1 and (home is None or home not in at)}
+    return _labels(keyed, label), ambiguous
 
 
 def _common_prefix(labels: Iterable[str]) -> Optional[str]:
@@ -171,22 +165,14 @@ def join(old_values: Column, new_values: Column) -> JoinedSides:
 
 
 @dataclass
-class SideInput:
-    """A side ready to be joined: its row facts, each row's join value (None: anonymous), its key."""
+class SideInput(KeyChoice):
+    """A side ready to be joined: how its rows are keyed, its row facts, and its rows read again."""
 
-    facts: Sequence[RowFacts]
-    values: Column
-    key: str
+    key: str  # "" when no row names a task: the side borrows the other side's key
+    facts: Sequence[RowFacts] = ()
     reader: Optional[RowReader] = None
-    reason: str = ""
-    notes: Sequence[str] = ()
-    prompts: Optional[Column] = None
     #: a sharded side's files as shown, in order (a row's ``shard`` indexes them); empty for one file
     shard_names: Sequence[str] = ()
-    #: inferred id fields holding one task a value on this side, each with its value per row
-    inferred: dict[str, Column] = field(default_factory=dict)
-    #: the id fields this side showed to be categories (:attr:`..reading.key_vote.KeyChoice.categories`)
-    categories: Sequence[str] = ()
     #: each distinct [model, temperature, top_p, max_output_tokens] the side ran with, as JSON
     conditions: Sequence[str] = ()
 
@@ -629,10 +615,9 @@ def _coincidence(joined: JoinedSides, old: SideInput, new: SideInput) -> Optiona
     """Why the tasks met only by coincidence, or None: the sides are keyed on identities of
     different kinds, their tasks meet only after a prefix was stripped or as equal numbers, and
     the prompts of the tasks they share (a sample, where both sides have them) mostly disagree."""
-    kinds = {_kind(old.key), _kind(new.key)}
     if REASON_GIVEN in (old.reason, new.reason):  # a key the user named is trusted as given
         return None
-    if len(kinds) < 2 or (old.key != TASK_INDEX and new.key != TASK_INDEX and PROMPT not in (old.key, new.key)):
+    if old.key == new.key or not {old.key, new.key} & {TASK_INDEX, PROMPT}:  # of one kind: both id fields
         return None
     shared = sorted(joined.old.keys() & joined.new.keys(), key=natural_key)
     stripped = joined.old_prefix_stripped or joined.new_prefix_stripped

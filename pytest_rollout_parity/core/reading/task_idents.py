@@ -45,8 +45,7 @@ def describe_row_task(row: dict[str, Any], key: Optional[str]) -> Optional[str]:
     for name in (key,) if key else KEY_CANDIDATES:
         value = prompt_label(lookup(row, name)) if name == PROMPT else lookup(row, name)
         if value is not None:
-            taskset, task_id = ident_of(value)
-            return f"{taskset}/{task_id}" if taskset else task_id
+            return full_label(ident_of(value))
     return None
 
 
