@@ -44,10 +44,10 @@ def item_names(labels: Sequence[str], reserved: Sequence[str] = ()) -> list[str]
 NOTE_NAMES = 10
 
 
-def listed(names: Sequence[str], cap: int = NOTE_NAMES) -> str:
-    """`a, b, c` or, past ``cap`` names, `a, b, ... and 290 more (see the JSON summary)`: never cut mid-name."""
-    shown = ", ".join(names[:cap])
-    rest = len(names) - cap
+def listed(names: Sequence[str]) -> str:
+    """`a, b, c` or, past :data:`NOTE_NAMES`, `a, b, ... and 290 more (see the JSON summary)`: never cut mid-name."""
+    shown = ", ".join(names[:NOTE_NAMES])
+    rest = len(names) - NOTE_NAMES
     return shown + (f" and {rest} more (see the JSON summary)" if rest > 0 else "")
 
 

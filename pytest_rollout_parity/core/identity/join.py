@@ -358,17 +358,13 @@ def join_sides(old: SideInput, new: SideInput, inference_notes: Sequence[str] = 
     notes += [f"new side: {note}" for note in new.notes if note not in old.notes]
     notes += list(inference_notes) + _align_fallbacks(old, new)
     joined = join(old.values, new.values)
-    unjoined: Optional[str] = None
     if old.key == new.key == TASK_INDEX:
-        joined, unjoined, index_notes = _check_index_prompts(joined, old, new)
-        notes += index_notes
-    else:
-        unjoined = _coincidence(joined, old, new)
-        if unjoined is not None:
-            joined = _apart(joined)
+        joined = _check_index_prompts(joined, old, new)
+    elif (coincidence := _coincidence(joined, old, new)) is not None:
+        joined = _apart(joined, coincidence)
     old_anonymous, new_anonymous = ([i for i, value in enumerate(side.values) if value is None] for side in (old, new))
-    notes += joined.notes + ([unjoined] if unjoined else [])
-    return replace(joined, notes=notes, old_anonymous=old_anonymous, new_anonymous=new_anonymous, unjoined=unjoined)
+    notes += joined.notes + ([joined.unjoined] if joined.unjoined else [])
+    return replace(joined, notes=notes, old_anonymous=old_anonymous, new_anonymous=new_anonymous)
 
 
 # --- the prompt of a task on one side ------------------------------------------------------
@@ -452,9 +448,7 @@ def _differing(joined: JoinedSides, old: SideInput, new: SideInput) -> list[tupl
     return found
 
 
-def _check_index_prompts(
-    joined: JoinedSides, old: SideInput, new: SideInput
-) -> tuple[JoinedSides, Optional[str], list[str]]:
+def _check_index_prompts(joined: JoinedSides, old: SideInput, new: SideInput) -> JoinedSides:
     """The join on `_ng_task_index` with each index whose prompts differ split into two tasks.
 
     When more than half of the shared indices differ, the same prompts may sit at other indices
@@ -463,7 +457,7 @@ def _check_index_prompts(
     """
     differing = _differing(joined, old, new)  # none unless both sides have prompts
     if not differing:
-        return joined, None, []
+        return joined
     shared = len(joined.old.keys() & joined.new.keys())
     first, first_old, first_new = differing[0]
     if shared_count(old.prompts or [], new.prompts or []) > shared - len(differing):
@@ -474,14 +468,15 @@ def _check_index_prompts(
             f"the runs list the same prompts at different _ng_task_index values ({len(differing)} of {shared} "
             "differ, as inputs in another order do), so both sides are joined on the prompt"
         )
-        return join(old.values, new.values), None, [note]
+        rejoined = join(old.values, new.values)
+        return replace(rejoined, notes=[note, *rejoined.notes])
     edit = _uniform_edit(differing, joined, old, new)
     if edit is not None:
         note = (
             f"every prompt differs by the same edit: {edit} ({len(differing)} of {shared} _ng_task_index value(s), "
             "the rest of each prompt unchanged), as a new template words its instruction; they are joined on the index"
         )
-        return joined, None, [note]
+        return replace(joined, notes=[note, *joined.notes])
     if 2 * len(differing) <= shared:
         split = {label: (o.label, n.label) for label, o, n in differing}
         note = (
@@ -492,14 +487,14 @@ def _check_index_prompts(
         )
         old_labels = {f"{label}:{split[label][0]}" if label in split else label: r for label, r in joined.old.items()}
         new_labels = {f"{label}:{split[label][1]}" if label in split else label: r for label, r in joined.new.items()}
-        return replace(joined, old=old_labels, new=new_labels), None, [note]
+        return replace(joined, old=old_labels, new=new_labels, notes=[note, *joined.notes])
     reason = (
         f"the runs read different input files: {len(differing)} of {shared} _ng_task_index value(s) have a "
         f"different prompt on each side (_ng_task_index {first}: {first_old.label} vs {first_new.label}), so "
         "the index does not name the same task on both; every task is listed as only in its own file "
         "(give the key setting if a field names the tasks)"
     )
-    return _apart(joined), reason, []
+    return _apart(joined, reason)
 
 
 #: At least this many task indices must differ by one edit for the sides to join on the index.
@@ -594,10 +589,11 @@ def _uniform_edit(
     return "; ".join(words for words, *_ in found or ())
 
 
-def _apart(joined: JoinedSides) -> JoinedSides:
-    """The join with no task shared: each side's labels marked with its side."""
+def _apart(joined: JoinedSides, why: str) -> JoinedSides:
+    """The join with no task shared, and ``why``: each side's labels marked with its side."""
     return replace(
         joined,
+        unjoined=why,
         old={f"{label}:old": rows for label, rows in joined.old.items()},
         new={f"{label}:new": rows for label, rows in joined.new.items()},
     )

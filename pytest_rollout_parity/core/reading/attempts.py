@@ -1,12 +1,8 @@
 """The newest attempt of a logical rollout stands; older executions of it are superseded.
 
-The newest NeMo Gym collector keeps append-only files: every execution of one logical rollout
-(run id, task index, rollout index) gets a larger `_ng_attempt_index`, and a late result of an
-older execution stays in the file but no longer counts. Within a side (main file and sidecar
-together) the row with the highest attempt stands; at the same attempt a main-file row beats a
-sidecar record, then the later line wins; a row without the stamp is attempt 0. A side none of
-whose rows carries the stamp is read line by line (legacy append and reverify files).
-The rule is in docs/semantics.md, "Reading a side and its sidecar".
+The newest NeMo Gym collector keeps append-only files, where a late result of an older execution
+stays in the file but no longer counts. The rule is in docs/semantics.md, "Reading a side and its
+sidecar"; a side none of whose rows carries the stamp keeps every main-file row.
 
 The side is read once: each main-file row joins the side as it is read, and :class:`Attempts`
 remembers, for each logical rollout, the best execution so far and its place among the side's
@@ -77,7 +73,7 @@ class Attempts:
     appear after rows that were not ranked, :meth:`unranked_line` says which lines to see again.
     """
 
-    def __init__(self, record_pairs: Optional[frozenset[tuple[Any, Any]]] = frozenset()) -> None:
+    def __init__(self, record_pairs: Optional[frozenset[tuple[Any, Any]]]) -> None:
         #: the pairs ranked before the stamp is seen (None: every pair)
         self.record_pairs = record_pairs
         #: each logical rollout's best main-file row so far: its rank and its place among the side's rows

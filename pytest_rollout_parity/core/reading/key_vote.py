@@ -1,12 +1,9 @@
 """The key vote: which field names a task on one side, decided while the side's rows stream by.
 
 :class:`KeyVote` sees each row once and keeps only the values of the candidate fields that every
-row so far carries. After the id candidates come NeMo Gym's `_ng_task_index` and then the prompt
-(:mod:`.prompt_labels`), so a file with no id field still joins. A candidate that names a category
-of tasks (a taskset, a source) is passed over: one of its values holds several different prompts
-that each recur across their repeats, or, without prompts, its values each span several task
-indices. The side's reader takes the vote (:class:`.side_builder.SideBuilder`); the join of the two
-sides (:mod:`..identity.join`) reads it. The rules are in docs/semantics.md.
+row so far carries: the id fields, then `_ng_task_index`, then the prompt (:mod:`.prompt_labels`).
+The side's reader takes the vote (:class:`.side_builder.SideBuilder`); the join of the two sides
+(:mod:`..identity.join`) reads it. The rules are in docs/semantics.md, "Task identity and the join".
 """
 
 from __future__ import annotations

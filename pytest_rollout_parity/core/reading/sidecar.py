@@ -1,8 +1,7 @@
-"""The failures sidecar: where a side's `<stem>_failures.jsonl` is, how it is named, which records stand.
+"""The failures sidecar: where a side's `<stem>_failures.jsonl` is, how it is named, its records.
 
-The collector writes one record per failed attempt beside the rollouts file; a record stands only
-when no later record and no scored row of the main file stand for the same rollout (the rules are
-in docs/semantics.md, "Reading a side and its sidecar"). A sidecar given as a side is named so.
+The collector writes one record per failed attempt beside the rollouts file; which of them stand
+is the newest-attempt rule's (:mod:`.attempts`). A sidecar given as a side is named so.
 """
 
 from __future__ import annotations
