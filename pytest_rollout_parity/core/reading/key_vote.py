@@ -185,10 +185,8 @@ class KeyVote:
         """
         if self.inferred is None and not anonymous:
             self.inferred = inferred_candidates(row, KNOWN_FIELDS)
-        values = {name: lookup(row, name) for name in self.columns if name != PROMPT}
-        if self.inferred is not None and self.voters == 0:  # columns for them are made on the first vote
-            for name in self.inferred:
-                values[name] = lookup(row, name)
+        names = (*self.columns, *(self.inferred or ())) if self.voters == 0 else self.columns  # made on the first vote
+        values = {name: lookup(row, name) for name in names if name != PROMPT}
         if PROMPT in self.columns:
             prompt = lookup(row, PROMPT)
             if not is_prompt(prompt):
@@ -440,13 +438,16 @@ class KeyVote:
             return False
         if PROMPT not in self.columns:
             return True
-        for rows in spread.values():
-            if len({self.fingerprints[row] for row in rows.values()} - {None}) < 2:
-                continue  # one spelling of one prompt: nothing to label
-            labels = {label for row in rows.values() if (label := self._label(row, prompt_at)) is not None}
-            if len(labels) > 1:
-                return False
-        return True
+        return all(len(self._labels_of(rows.values(), prompt_at)) < 2 for rows in spread.values())
+
+    def _labels_of(self, rows: Collection[int], prompt_at: PromptAt) -> Counter[Optional[TaskIdent]]:
+        """The prompt labels of ``rows``, counted; none when their fingerprints agree (one spelling of
+        one prompt: nothing to label). Decided on labels, which every reader gives alike."""
+        if len({self.fingerprints[row] for row in rows} - {None}) < 2:
+            return Counter()
+        counts = Counter(self._label(row, prompt_at) for row in rows)
+        counts.pop(None, None)
+        return counts
 
     def _category(self, name: str, notes: list[str], prompt_at: PromptAt) -> Optional[str]:
         """Why the candidate is a category, not a task id; else None (docs/semantics.md).
@@ -464,21 +465,13 @@ class KeyVote:
     def _prompt_category(self, name: str, notes: list[str], prompt_at: PromptAt) -> Optional[str]:
         """A category when one of its values holds two or more different prompts, each recurring
         across its own repeats, or each on as many rows as the others (once each: one rollout a
-        task). A value whose prompts fit neither (some once, some repeated) is kept, with a note.
-
-        Decided on the prompts' labels (reader-independent); the fingerprints only pick the values
-        worth labelling."""
-        rows_of: dict[TaskIdent, list[int]] = {}
-        seen: dict[TaskIdent, set[int]] = {}
+        task). A value whose prompts fit neither (some once, some repeated) is kept, with a note."""
+        rows_of: dict[TaskIdent, list[int]] = {}  # in file order: the same under every reader
         for index, (value, fingerprint) in enumerate(zip(self.columns[name], self.fingerprints)):
-            if value is None or fingerprint is None:
-                continue
-            rows_of.setdefault(value, []).append(index)
-            seen.setdefault(value, set()).add(fingerprint)
-        suspects = [value for value, prints in seen.items() if len(prints) > 1]
-        for value in sorted(suspects, key=lambda v: rows_of[v][0]):  # file order: the same under every reader
-            counts = Counter(self._label(index, prompt_at) for index in rows_of[value])
-            counts.pop(None, None)
+            if value is not None and fingerprint is not None:
+                rows_of.setdefault(value, []).append(index)
+        for value in rows_of:
+            counts = self._labels_of(rows_of[value], prompt_at)
             if len(counts) < 2:
                 continue
             if min(counts.values()) > 1 or len(set(counts.values())) == 1:
