@@ -13,7 +13,6 @@ import zlib
 from collections import Counter
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
-from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any, Optional
 
 from .fields import (
@@ -71,23 +70,8 @@ ANY_RUN = object()
 NG_TASK_ID = KEY_CANDIDATES[0]
 
 
-def _one_shot_encoder() -> Callable[[Any], str]:
-    """``json.dumps(value, ensure_ascii=False, separators=(",", ":"))``, made once: the C encoder that
-    call builds on every use, kept (rows' prompts are short, and building it cost more than encoding)."""
-    if c_make_encoder is None:  # pragma: no cover - a Python without the json accelerator
-        return json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-    chunks = c_make_encoder(None, None, encode_basestring, None, ":", ",", False, False, True)
-
-    def encode(value: Any) -> str:
-        try:  # no circular check (parsed JSON has no cycles) and no default: the stdlib words any error
-            return "".join(chunks(value, 0))
-        except (TypeError, ValueError, RecursionError):
-            return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-    return encode
-
-
-_compact_json = _one_shot_encoder()
+#: ``json.dumps(value, ensure_ascii=False, separators=(",", ":"))`` with its encoder made once
+_compact_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 def prompt_fingerprint(prompt: Any) -> Optional[int]:
