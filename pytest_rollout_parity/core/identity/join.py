@@ -35,13 +35,8 @@ Groups = dict[TaskIdent, list[int]]
 def _grouped(idents: Column) -> Groups:
     groups: Groups = {}
     for index, ident in enumerate(idents):
-        if ident is None:
-            continue
-        bucket = groups.get(ident)  # not setdefault: no list made for every row
-        if bucket is None:
-            groups[ident] = [index]
-        else:
-            bucket.append(index)
+        if ident is not None:
+            groups.setdefault(ident, []).append(index)
     return groups
 
 
@@ -112,21 +107,17 @@ def _strip_namespace(old: Groups, new: Groups) -> tuple[Groups, Groups, Optional
     Judged on task ids before tasksets are matched, as the reference strips ids: a prefixed id
     that recurs in several tasksets must not keep its sibling ids from joining.
     """
-    old_ids = {task_id for _, task_id in old}
-    new_ids = {task_id for _, task_id in new}
+    old_ids, new_ids = ({task_id for _, task_id in side} for side in (old, new))
     if not old_ids or not new_ids or old_ids & new_ids:
         return old, new, None, None
     old_prefix, new_prefix = _common_prefix(old_ids), _common_prefix(new_ids)
     if (old_prefix is None) == (new_prefix is None):
         return old, new, None, None
     prefix = old_prefix or new_prefix or ""
-    side = old if old_prefix else new
     stripped: Groups = {}
-    for (taskset, task_id), rows in side.items():  # tasksets untouched
+    for (taskset, task_id), rows in (old if old_prefix else new).items():  # tasksets untouched
         stripped.setdefault((taskset, task_id[len(prefix) + 1 :]), []).extend(rows)
-    if old_prefix:
-        return stripped, new, prefix + "/", None
-    return old, stripped, None, prefix + "/"
+    return (stripped, new, prefix + "/", None) if old_prefix else (old, stripped, None, prefix + "/")
 
 
 def join(old_values: Column, new_values: Column) -> JoinedSides:
