@@ -70,19 +70,8 @@ def _input(
     reader: Optional[RowReader] = None,
     shard_names: Sequence[str] = (),
 ) -> SideInput:
-    return SideInput(
-        facts=facts,
-        values=choice.values,
-        key=choice.key or "",
-        reader=reader,
-        reason=choice.reason,
-        notes=choice.notes,
-        prompts=choice.prompts,
-        shard_names=shard_names,
-        inferred=dict(choice.inferred),
-        categories=choice.categories,
-        conditions=conditions,
-    )
+    keyed = {**vars(choice), "key": choice.key or "", "inferred": dict(choice.inferred)}
+    return SideInput(**keyed, facts=facts, reader=reader, shard_names=shard_names, conditions=conditions)
 
 
 def compare_rollouts(

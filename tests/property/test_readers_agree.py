@@ -46,7 +46,6 @@ from pytest_rollout_parity.core.reading.row_facts import RewardTypeError, lookup
 from pytest_rollout_parity.core.reading.side_builder import is_failure_record, names_no_task
 from pytest_rollout_parity.core.reading.side_request import SideRequest
 from pytest_rollout_parity.core.reading.task_idents import ident_of
-from pytest_rollout_parity.core.reading.task_idents import key_value as ident_value
 
 #: The skeleton's backends: msgspec (the `fast` extra; its case skips without it, see
 #: tests/conftest.py) and pydantic-core (every install).
@@ -454,7 +453,9 @@ def test_a_row_decodes_and_reduces_alike(
         assert _same(value) == _same(expected), path
     assert _reduced(skeleton_row) == _reduced(full)
     for name in (key,) if key else KEY_CANDIDATES + (TASK_INDEX, PROMPT):
-        value, expected = ident_value(skeleton_row, name), ident_value(full, name)
+        value, expected = lookup(skeleton_row, name), lookup(full, name)
+        if name == PROMPT:
+            value, expected = prompt_label(value), prompt_label(expected)
         assert (value is None) == (expected is None), name
         if expected is not None:
             assert ident_of(value) == ident_of(expected), name

@@ -132,6 +132,16 @@ def test_records_superseded_by_a_main_row_are_dropped(write_jsonl):
     assert sorted((r["_ng_task_index"], r["_ng_rollout_index"]) for r in folded) == [(0, 1), (1, 0)]
 
 
+def test_a_record_of_another_run_stands_beside_a_main_row_of_its_index_pair(write_jsonl):
+    """Without the stamp a record is still of its logical rollout, its run included."""
+    main = write_jsonl("r.jsonl", [main_row("a", 1.0, 0, 0, _ng_run_id="A")])
+    write_jsonl(
+        "r_failures.jsonl", [failure("a", "transient", 0, 0, _ng_run_id="A"), failure("a", "x", 0, 0, _ng_run_id="B")]
+    )
+    folded = _failure_rows(load_rollouts(main))
+    assert [r["_ng_run_id"] for r in folded] == ["B"]
+
+
 def test_records_lacking_an_index_are_all_kept(write_jsonl):
     main = write_jsonl("r.jsonl", [main_row("a", 1.0, 0, 0)])
     write_jsonl(

@@ -226,9 +226,9 @@ def test_an_index_side_joins_a_prompt_side_on_its_prompts():
     new = [row(text=f"question {i}", reward=0.0 if i == 1 else 1.0) for i in (2, 1, 0)]
     res = compare_rollouts(old, new)
     assert res.join.old_key == res.join.new_key == PROMPT_KEY
-    assert res.join.old_key_reason == "the prompt, as the other side has no _ng_task_index"
+    assert res.join.old_key_reason == "the prompt, as the other side is keyed on it"
     assert sorted(cats(res).values()) == ["flipped", "identical", "identical"]
-    assert any("keyed on the prompt too" in n for n in res.notes)
+    assert any("keyed on the prompt too, to join the other side (the prompt: no task id" in n for n in res.notes)
 
 
 def test_a_failure_record_with_only_a_task_index_joins_its_task():
@@ -442,7 +442,11 @@ def test_a_side_of_several_runs_against_one_run_joins_the_other_on_its_prompts()
     new = _run("C", ["b0", "b1"], [1.0, 0.0])
     res = compare_rollouts(old, new)
     assert res.join.new_key == PROMPT_KEY
-    assert res.join.new_key_reason == "the prompt, as the other side holds several runs that each number their tasks"
+    assert res.join.new_key_reason == "the prompt, as the other side is keyed on it"
+    assert any(
+        "to join the other side (the prompt: no task id field on every row, and the side holds several" in n
+        for n in res.notes
+    )
     assert sorted(cats(res).values()) == ["flipped", "identical", "missing", "missing"]
 
 
@@ -465,6 +469,16 @@ def test_a_field_one_side_shows_to_be_a_category_is_passed_over_on_the_other():
     assert res.join.new_key_reason == "task_name passed over: a category on the other side"
     assert cats(res)["2"] == "flipped"
     assert "new side's task_name is passed over too: the old side shows it is a category" in " ".join(res.notes)
+
+
+def test_a_side_passing_over_the_other_sides_category_counts_its_runs():
+    """Passed over, the field leaves the side to its own vote: two runs never join on a bare index."""
+    old = [row(1.0, index=i, text=f"puzzle {i}", task_name="knights_knaves") for i in range(5)]
+    new = [row(0.0, index=0, task_name="kk", _ng_run_id="A"), row(1.0, index=0, task_name="kk-b", _ng_run_id="B")]
+    res = compare_rollouts(old, new)
+    assert res.join.new_key == "_ng_task_index"
+    assert res.join.new_key_reason == "task_name passed over: a category on the other side"
+    assert {"A:0", "B:0"} <= set(cats(res)) and "flipped" not in cats(res).values()
 
 
 def test_a_field_both_sides_key_on_is_kept():

@@ -18,10 +18,11 @@ from typing import Any, Optional
 
 from ..model import RowFacts, RowReader
 from ..reading.fields import PROMPT, TASK_INDEX
-from ..reading.key_vote import REASON_GIVEN, REASON_ID_FIELD, REASON_RUNS, REASON_SHARDED
+from ..reading.key_vote import REASON_GIVEN, REASON_ID_FIELD, KeyChoice, KeyVote
 from ..reading.prompt_labels import canonical_json, decoded, is_prompt, prompt_label
 from ..reading.row_facts import lookup
-from ..reading.task_idents import TaskIdent, full_label, ident_of, natural_key
+from ..reading.side_builder import is_failure_record, names_no_task, prompt_from_field, shard_index
+from ..reading.task_idents import TaskIdent, full_label, natural_key
 from .item_names import listed
 
 Column = Sequence[Optional[TaskIdent]]
@@ -34,13 +35,8 @@ Groups = dict[TaskIdent, list[int]]
 def _grouped(idents: Column) -> Groups:
     groups: Groups = {}
     for index, ident in enumerate(idents):
-        if ident is None:
-            continue
-        bucket = groups.get(ident)  # not setdefault: no list made for every row
-        if bucket is None:
-            groups[ident] = [index]
-        else:
-            bucket.append(index)
+        if ident is not None:
+            groups.setdefault(ident, []).append(index)
     return groups
 
 
@@ -84,20 +80,14 @@ def _match_keyed(keyed: Groups, plain: Groups) -> tuple[dict[str, list[int]], se
     for taskset, task_id in keyed:
         homes.setdefault(task_id, set()).add(taskset)
     plain_tasksets = _tasksets(plain)
-    plain_taskset = next(iter(plain_tasksets)) if len(plain_tasksets) == 1 else None
-    labels: dict[str, list[int]] = {}
-    matched: set[str] = set()
-    kept_full: set[str] = set()
-    for ident, rows in keyed.items():
+    home = next(iter(plain_tasksets)) if len(plain_tasksets) == 1 else None
+
+    def label(ident: TaskIdent) -> str:
         taskset, task_id = ident
-        if len(homes[task_id]) == 1 or (plain_taskset is not None and taskset == plain_taskset):
-            label = task_id
-            matched.add(task_id)
-        else:
-            label = full_label(ident)
-            kept_full.add(task_id)
-        labels.setdefault(label, []).extend(rows)
-    return labels, kept_full - matched
+        return task_id if len(homes[task_id]) == 1 or (home is not None and taskset == home) else full_label(ident)
+
+    ambiguous = {task_id for task_id, at in homes.items() if len(at) > 1 and (home is None or home not in at)}
+    return _labels(keyed, label), ambiguous
 
 
 def _common_prefix(labels: Iterable[str]) -> Optional[str]:
@@ -117,21 +107,17 @@ def _strip_namespace(old: Groups, new: Groups) -> tuple[Groups, Groups, Optional
     Judged on task ids before tasksets are matched, as the reference strips ids: a prefixed id
     that recurs in several tasksets must not keep its sibling ids from joining.
     """
-    old_ids = {task_id for _, task_id in old}
-    new_ids = {task_id for _, task_id in new}
+    old_ids, new_ids = ({task_id for _, task_id in side} for side in (old, new))
     if not old_ids or not new_ids or old_ids & new_ids:
         return old, new, None, None
     old_prefix, new_prefix = _common_prefix(old_ids), _common_prefix(new_ids)
     if (old_prefix is None) == (new_prefix is None):
         return old, new, None, None
     prefix = old_prefix or new_prefix or ""
-    side = old if old_prefix else new
     stripped: Groups = {}
-    for (taskset, task_id), rows in side.items():  # tasksets untouched
+    for (taskset, task_id), rows in (old if old_prefix else new).items():  # tasksets untouched
         stripped.setdefault((taskset, task_id[len(prefix) + 1 :]), []).extend(rows)
-    if old_prefix:
-        return stripped, new, prefix + "/", None
-    return old, stripped, None, prefix + "/"
+    return (stripped, new, prefix + "/", None) if old_prefix else (old, stripped, None, prefix + "/")
 
 
 def join(old_values: Column, new_values: Column) -> JoinedSides:
@@ -170,22 +156,14 @@ def join(old_values: Column, new_values: Column) -> JoinedSides:
 
 
 @dataclass
-class SideInput:
-    """A side ready to be joined: its row facts, each row's join value (None: anonymous), its key."""
+class SideInput(KeyChoice):
+    """A side ready to be joined: how its rows are keyed, its row facts, and its rows read again."""
 
-    facts: Sequence[RowFacts]
-    values: Column
-    key: str
+    key: str  # "" when no row names a task: the side borrows the other side's key
+    facts: Sequence[RowFacts] = ()
     reader: Optional[RowReader] = None
-    reason: str = ""
-    notes: Sequence[str] = ()
-    prompts: Optional[Column] = None
     #: a sharded side's files as shown, in order (a row's ``shard`` indexes them); empty for one file
     shard_names: Sequence[str] = ()
-    #: inferred id fields holding one task a value on this side, each with its value per row
-    inferred: dict[str, Column] = field(default_factory=dict)
-    #: the id fields this side showed to be categories (:attr:`..reading.key_vote.KeyChoice.categories`)
-    categories: Sequence[str] = ()
     #: each distinct [model, temperature, top_p, max_output_tokens] the side ran with, as JSON
     conditions: Sequence[str] = ()
 
@@ -200,20 +178,6 @@ class SideInput:
         return lookup(self.row_at(index), PROMPT)
 
 
-#: Why the other side keeps a side keyed on `_ng_task_index` from joining it there: (the side's key
-#: reason, the note's end), by the other side's key reason.
-_PROMPT_TOO = {
-    REASON_RUNS: (
-        "the other side holds several runs that each number their tasks",
-        "which holds several runs whose _ng_task_index each names a task within its run",
-    ),
-    REASON_SHARDED: (
-        "the other side is in shards whose _ng_task_index restarts",
-        "whose shards each number their tasks from 0",
-    ),
-}
-
-
 def _align_fallbacks(old: SideInput, new: SideInput) -> list[str]:
     """A side keyed on `_ng_task_index` joins a side keyed on the prompt by its own prompts."""
     for side, name, other in ((old, "old", new), (new, "new", old)):
@@ -223,11 +187,8 @@ def _align_fallbacks(old: SideInput, new: SideInput) -> list[str]:
                     f"the {name} side's prompt is the same on every row: it names no task there, so the side "
                     "keeps its _ng_task_index and cannot be joined to the other side's prompts"
                 ]
-            why, which = _PROMPT_TOO.get(
-                other.reason, ("the other side has no _ng_task_index", "which has no _ng_task_index")
-            )
-            side.key, side.values, side.reason = PROMPT, side.prompts, f"the prompt, as {why}"
-            return [f"the {name} side is keyed on the prompt too, to join the other side, {which}"]
+            side.key, side.values, side.reason = PROMPT, side.prompts, "the prompt, as the other side is keyed on it"
+            return [f"the {name} side is keyed on the prompt too, to join the other side ({other.reason})"]
     return []
 
 
@@ -297,33 +258,37 @@ def infer_keys(old: SideInput, new: SideInput) -> list[str]:
 
 
 def _categories_on_both(old: SideInput, new: SideInput) -> list[str]:
-    """A side keyed on an id field the other side showed to be a category is keyed as if it had
-    shown that too: on its `_ng_task_index` when every row naming a task carries one (a side of
-    one file), else on its prompts; its rows are read again for them (docs/semantics.md, "A
-    category is passed over")."""
+    """A side keyed on an id field the other side showed to be a category is keyed as its own vote
+    would have keyed it had it shown that too: its rows are voted on again without the other
+    side's categories, so the next id field, several runs, shards and a prompt read from a field
+    all count as they do there (docs/semantics.md, "A category is passed over"). A side the vote
+    leaves with no key keeps the field."""
     notes: list[str] = []
     for side, name, other in ((old, "old", new), (new, "new", old)):
         if side.reason != REASON_ID_FIELD or side.key not in other.categories:
             continue
-        rows = {index: side.row_at(index) for index, value in enumerate(side.values) if value is not None}
-        indexes = {index: lookup(row, TASK_INDEX) for index, row in rows.items()}
-        labels = {index: prompt_label(lookup(row, PROMPT)) for index, row in rows.items()}
-        count = range(len(side.values))
-        prompts: Optional[list[Optional[TaskIdent]]] = None
-        if None not in labels.values():
-            prompts = [None if labels.get(i) is None else (None, str(labels[i])) for i in count]
-        if not side.shard_names and None not in indexes.values():
-            key, values = TASK_INDEX, [None if i not in indexes else ident_of(indexes[i]) for i in count]
-        elif prompts is not None:
-            key, values = PROMPT, prompts
-        else:
+        vote = KeyVote(None, index_restarts=bool(side.shard_names))
+        for category in other.categories:
+            vote.columns.pop(category, None)
+        for index, facts in enumerate(side.facts):
+            row = side.row_at(index)
+            anonymous = is_failure_record(row) and names_no_task(row, None)
+            values = vote.candidate_values(row, anonymous=anonymous)
+            if side.shard_names and values.get(TASK_INDEX) is not None:
+                values[TASK_INDEX] = shard_index(facts.shard + 1, values[TASK_INDEX])
+            vote.add(values, anonymous=anonymous)
+        choice = vote.choose(side.prompt_at)
+        prompt_from_field(choice, side.row_at)
+        if choice.key is None:
             continue
         notes.append(
             f"the {name} side's {side.key} is passed over too: the {'old' if other is old else 'new'} side shows it "
             "is a category, so it names no task on either side"
         )
-        side.reason = f"{side.key} passed over: a category on the other side"
-        side.key, side.values, side.prompts = key, values, prompts
+        if choice.reason != REASON_ID_FIELD:
+            choice.reason = f"{side.key} passed over: a category on the other side"
+        side.key, side.values, side.prompts, side.reason = choice.key, choice.values, choice.prompts, choice.reason
+        side.notes = [*side.notes, *(note for note in choice.notes if note not in side.notes)]
     return notes
 
 
@@ -384,17 +349,13 @@ def join_sides(old: SideInput, new: SideInput, inference_notes: Sequence[str] = 
     notes += [f"new side: {note}" for note in new.notes if note not in old.notes]
     notes += list(inference_notes) + _align_fallbacks(old, new)
     joined = join(old.values, new.values)
-    unjoined: Optional[str] = None
     if old.key == new.key == TASK_INDEX:
-        joined, unjoined, index_notes = _check_index_prompts(joined, old, new)
-        notes += index_notes
-    else:
-        unjoined = _coincidence(joined, old, new)
-        if unjoined is not None:
-            joined = _apart(joined)
+        joined = _check_index_prompts(joined, old, new)
+    elif (coincidence := _coincidence(joined, old, new)) is not None:
+        joined = _apart(joined, coincidence)
     old_anonymous, new_anonymous = ([i for i, value in enumerate(side.values) if value is None] for side in (old, new))
-    notes += joined.notes + ([unjoined] if unjoined else [])
-    return replace(joined, notes=notes, old_anonymous=old_anonymous, new_anonymous=new_anonymous, unjoined=unjoined)
+    notes += joined.notes + ([joined.unjoined] if joined.unjoined else [])
+    return replace(joined, notes=notes, old_anonymous=old_anonymous, new_anonymous=new_anonymous)
 
 
 # --- the prompt of a task on one side ------------------------------------------------------
@@ -427,47 +388,36 @@ def _messages(prompt: Any) -> tuple[str, ...]:
     return (canonical_json(value),)
 
 
-def prompt_on_side(side: SideInput, rows: Sequence[int]) -> Optional[TaskPrompt]:
-    """A side's prompt for the task of ``rows``; None when none of them has one.
-
-    The rows' prompts are read again only when they differ, or when the side keeps no labels.
-    """
+def prompt_on_side(side: SideInput, rows: Sequence[int], messages: bool = False) -> Optional[TaskPrompt]:
+    """A side's prompt for the task of ``rows``; None when none of them has one. Its messages are
+    read again (those every row begins with) only when the rows' prompts differ, or when asked."""
     if side.prompts is not None:
         distinct = {ident[1] for i in rows if (ident := side.prompts[i]) is not None}
     else:
         distinct = {label for i in rows if (label := prompt_label(side.prompt_at(i))) is not None}
-    if len(distinct) <= 1:
+    if not distinct or (len(distinct) == 1 and not messages):
         return TaskPrompt(distinct.pop(), None) if distinct else None
     common: Optional[tuple[str, ...]] = None
     for i in rows:
         prompt = side.prompt_at(i)
         if not is_prompt(prompt):
             continue
-        messages = _messages(prompt)
+        read = _messages(prompt)
         length = 0
-        for a, b in zip(common if common is not None else messages, messages):
+        for a, b in zip(common if common is not None else read, read):
             if a != b:
                 break
             length += 1
-        common = messages[:length]
+        common = read[:length]
     common = common or ()
+    if len(distinct) == 1:
+        return TaskPrompt(distinct.pop(), common)
     leading = prompt_label([json.loads(message) for message in common]) if common else None
     return TaskPrompt(
         f"{len(distinct)} prompts beginning {leading}" if leading else f"{len(distinct)} prompts",
         common,
         per_rollout=True,
     )
-
-
-def _with_messages(prompt: TaskPrompt, side: SideInput, rows: Sequence[int]) -> TaskPrompt:
-    """The prompt with its messages read (for a one-prompt side facing a per-rollout one)."""
-    if prompt.messages is not None:
-        return prompt
-    for i in rows:
-        value = side.prompt_at(i)
-        if is_prompt(value):
-            return TaskPrompt(prompt.label, _messages(value), prompt.per_rollout)
-    return prompt
 
 
 def _differing(joined: JoinedSides, old: SideInput, new: SideInput) -> list[tuple[str, TaskPrompt, TaskPrompt]]:
@@ -481,33 +431,27 @@ def _differing(joined: JoinedSides, old: SideInput, new: SideInput) -> list[tupl
         old_prompt, new_prompt = prompt_on_side(old, old_rows), prompt_on_side(new, new_rows)
         if old_prompt is None or new_prompt is None or old_prompt.label == new_prompt.label:
             continue
-        if old_prompt.per_rollout or new_prompt.per_rollout:
-            old_prompt = _with_messages(old_prompt, old, old_rows)
-            new_prompt = _with_messages(new_prompt, new, new_rows)
+        if old_prompt.per_rollout or new_prompt.per_rollout:  # a per-rollout side's begins with the other's?
+            old_prompt = prompt_on_side(old, old_rows, True) or old_prompt
+            new_prompt = prompt_on_side(new, new_rows, True) or new_prompt
         if not old_prompt.agrees(new_prompt):
             found.append((label, old_prompt, new_prompt))
     return found
 
 
-def _check_index_prompts(
-    joined: JoinedSides, old: SideInput, new: SideInput
-) -> tuple[JoinedSides, Optional[str], list[str]]:
+def _check_index_prompts(joined: JoinedSides, old: SideInput, new: SideInput) -> JoinedSides:
     """The join on `_ng_task_index` with each index whose prompts differ split into two tasks.
 
     When more than half of the shared indices differ, the same prompts may sit at other indices
     (the inputs in another order): the sides are then joined on their prompts if that joins more;
     otherwise the runs read different input files and no task is joined.
     """
-    differing = _differing(joined, old, new)
+    differing = _differing(joined, old, new)  # none unless both sides have prompts
     if not differing:
-        return joined, None, []
+        return joined
     shared = len(joined.old.keys() & joined.new.keys())
     first, first_old, first_new = differing[0]
-    if (
-        old.prompts is not None
-        and new.prompts is not None
-        and shared_count(old.prompts, new.prompts) > shared - len(differing)
-    ):
+    if shared_count(old.prompts or [], new.prompts or []) > shared - len(differing):
         for side in (old, new):
             side.key, side.values = PROMPT, side.prompts or []
             side.reason = "the prompt: the same prompts are at other _ng_task_index values on each side"
@@ -515,108 +459,105 @@ def _check_index_prompts(
             f"the runs list the same prompts at different _ng_task_index values ({len(differing)} of {shared} "
             "differ, as inputs in another order do), so both sides are joined on the prompt"
         )
-        return join(old.values, new.values), None, [note]
+        rejoined = join(old.values, new.values)
+        return replace(rejoined, notes=[note, *rejoined.notes])
     edit = _uniform_edit(differing, joined, old, new)
     if edit is not None:
         note = (
             f"every prompt differs by the same edit: {edit} ({len(differing)} of {shared} _ng_task_index value(s), "
             "the rest of each prompt unchanged), as a new template words its instruction; they are joined on the index"
         )
-        return joined, None, [note]
+        return replace(joined, notes=[note, *joined.notes])
     if 2 * len(differing) <= shared:
         split = {label: (o.label, n.label) for label, o, n in differing}
-        notes = [
+        note = (
             f"{len(differing)} of {shared} _ng_task_index value(s) have a different prompt on each side, so each is "
             "listed as two tasks, one only in old and one only in new: "
             + "; ".join(f"{label} ({o} vs {n})" for label, (o, n) in list(split.items())[:5])
             + ("; ..." if len(split) > 5 else "")
-        ]
-
-        def renamed(labels: dict[str, list[int]], side: int) -> dict[str, list[int]]:
-            return {
-                (f"{label}:{split[label][side]}" if label in split else label): rows for label, rows in labels.items()
-            }
-
-        return replace(joined, old=renamed(joined.old, 0), new=renamed(joined.new, 1)), None, notes
+        )
+        old_labels = {f"{label}:{split[label][0]}" if label in split else label: r for label, r in joined.old.items()}
+        new_labels = {f"{label}:{split[label][1]}" if label in split else label: r for label, r in joined.new.items()}
+        return replace(joined, old=old_labels, new=new_labels, notes=[note, *joined.notes])
     reason = (
         f"the runs read different input files: {len(differing)} of {shared} _ng_task_index value(s) have a "
         f"different prompt on each side (_ng_task_index {first}: {first_old.label} vs {first_new.label}), so "
         "the index does not name the same task on both; every task is listed as only in its own file "
         "(name the key with --parity-key if a field names the tasks)"
     )
-    return _apart(joined), reason, []
+    return _apart(joined, reason)
 
 
 #: At least this many task indices must differ by one edit for the sides to join on the index.
 UNIFORM_EDIT_MIN = 3
 #: How many characters of an edit's text a note shows.
 EDIT_SHOWN = 60
-
-
-def _message_texts(prompt: Any) -> Optional[list[tuple[str, str]]]:
-    """Each message of a prompt as (role, text): a message whose content is a string gives it, any
-    other message its canonical JSON; None for no prompt."""
-    value = decoded(prompt)
-    if value is None:
-        return None
-    messages = value if isinstance(value, list) else [value]
-    texts = []
-    for message in messages:
-        if isinstance(message, str):
-            texts.append(("user", message))
-        elif isinstance(message, dict) and isinstance(message.get("content"), str):
-            rest = {k: v for k, v in message.items() if k != "content"}
-            texts.append((canonical_json(rest), message["content"]))
-        else:
-            texts.append(("", canonical_json(message)))
-    return texts
-
-
 #: How many characters on each side of a replaced stretch must be the same at every index: the
 #: edit sits in the template's own words, not next to a task's text.
 EDIT_CONTEXT = 20
 
 
-def _text_edit(old: str, new: str) -> tuple[str, str, str, str]:
-    """How ``new`` differs from ``old``: (kind, taken out, put in, the text around it); a text added
-    or removed whole at either end is said so, any other is the one stretch between their common
-    start and end, with up to :data:`EDIT_CONTEXT` characters on either side of it."""
-    if new.endswith(old):
-        return "prefix", "", new[: len(new) - len(old)], ""
-    if new.startswith(old):
-        return "suffix", "", new[len(old) :], ""
-    if old.endswith(new):
-        return "prefix", old[: len(old) - len(new)], "", ""
-    if old.startswith(new):
-        return "suffix", old[len(new) :], "", ""
+def _message_texts(prompt: Any) -> Optional[list[tuple[str, str]]]:
+    """Each message of a prompt as (role and other fields, text): a message whose content is a
+    string gives it, any other message its canonical JSON; None for no prompt."""
+    value = decoded(prompt)
+    if value is None:
+        return None
+    texts = []
+    for message in value if isinstance(value, list) else [value]:
+        if isinstance(message, str):
+            texts.append(("user", message))
+        elif isinstance(message, dict) and isinstance(message.get("content"), str):
+            texts.append((canonical_json({k: v for k, v in message.items() if k != "content"}), message["content"]))
+        else:
+            texts.append(("", canonical_json(message)))
+    return texts
+
+
+def _shown(text: str) -> str:
+    return json.dumps(text[:EDIT_SHOWN] + ("..." if len(text) > EDIT_SHOWN else ""), ensure_ascii=False)
+
+
+def _text_edit(old: str, new: str, where: str) -> tuple[str, str, str, str]:
+    """How ``new`` differs from ``old`` in message ``where``: (as a note says it, taken out, put in,
+    the text around it). A text added or removed whole at either end is said so; any other edit is
+    the one stretch between their common start and end, with up to :data:`EDIT_CONTEXT` characters
+    on either side of it."""
+    if new.endswith(old) or new.startswith(old):
+        before = new.endswith(old)
+        put = new[: len(new) - len(old)] if before else new[len(old) :]
+        return f"{_shown(put)} added {'before' if before else 'after'} {where}", "", put, ""
+    if old.endswith(new) or old.startswith(new):
+        at_start = old.endswith(new)
+        taken = old[: len(old) - len(new)] if at_start else old[len(new) :]
+        return f"{_shown(taken)} removed from the {'start' if at_start else 'end'} of {where}", taken, "", ""
     start = 0
     while start < min(len(old), len(new)) and old[start] == new[start]:
         start += 1
     end = 0
     while end < min(len(old), len(new)) - start and old[-1 - end] == new[-1 - end]:
         end += 1
+    taken, put = old[start : len(old) - end], new[start : len(new) - end]
     around = old[max(0, start - EDIT_CONTEXT) : start] + "\x00" + old[len(old) - end : len(old) - end + EDIT_CONTEXT]
-    return "replaced", old[start : len(old) - end], new[start : len(new) - end], around
+    return f"{_shown(taken)} → {_shown(put)} in {where}", taken, put, around
 
 
-def _prompt_edit(old: Any, new: Any) -> Optional[tuple[tuple[int, str, str, str, str, str], ...]]:
-    """How one index's prompts differ, message by message: (position, its role and fields, kind,
-    taken out, put in, the text around it) for each message that differs; None when the messages differ in number or
-    in anything but their text, or when the edit changes more of the prompt than it keeps."""
+def _prompt_edit(old: Any, new: Any) -> Optional[tuple[tuple[str, str, str, str], ...]]:
+    """How one index's prompts differ: each differing message's edit (:func:`_text_edit`); None
+    when the messages differ in number or in anything but their text, or when the edit changes
+    more of the prompt than it keeps (other prompts, not a template's edit)."""
     old_texts, new_texts = _message_texts(old), _message_texts(new)
     if old_texts is None or new_texts is None or len(old_texts) != len(new_texts):
         return None
     edits = []
-    changed = 0
     for position, ((old_role, old_text), (new_role, new_text)) in enumerate(zip(old_texts, new_texts)):
         if old_role != new_role:
             return None
         if old_text != new_text:
-            kind, taken, put, around = _text_edit(old_text, new_text)
-            edits.append((position, old_role, kind, taken, put, around))
-            changed += max(len(taken), len(put))
-    unchanged = sum(len(text) for _, text in old_texts) - sum(len(edit[3]) for edit in edits)
-    if unchanged <= changed:  # more changed than kept: other prompts, not a template's edit
+            where = "the system message" if '"role":"system"' in old_role else f"message {position + 1}"
+            edits.append(_text_edit(old_text, new_text, where))
+    changed = sum(max(len(taken), len(put)) for _, taken, put, _ in edits)
+    if sum(len(text) for _, text in old_texts) - sum(len(taken) for _, taken, _, _ in edits) <= changed:
         return None
     return tuple(edits) or None
 
@@ -625,8 +566,7 @@ def _uniform_edit(
     differing: list[tuple[str, TaskPrompt, TaskPrompt]], joined: JoinedSides, old: SideInput, new: SideInput
 ) -> Optional[str]:
     """The one edit by which the prompts of every differing task index differ, as a note words it,
-    when at least :data:`UNIFORM_EDIT_MIN` indices differ and each by the same edit (the same
-    text replaced, the same system message changed, the same text added before or after); else None."""
+    when at least :data:`UNIFORM_EDIT_MIN` indices differ and each by the same edit; else None."""
     if len(differing) < UNIFORM_EDIT_MIN:
         return None
     found = None
@@ -637,28 +577,14 @@ def _uniform_edit(
         if edit is None or found not in (None, edit):
             return None
         found = edit
-    assert found is not None
-    return "; ".join(_edit_words(*edit) for edit in found)
+    return "; ".join(words for words, *_ in found or ())
 
 
-def _edit_words(position: int, role: str, kind: str, taken: str, put: str, _around: str) -> str:
-    """One message's edit as a note says it."""
-
-    def shown(text: str) -> str:
-        return json.dumps(text[:EDIT_SHOWN] + ("..." if len(text) > EDIT_SHOWN else ""), ensure_ascii=False)
-
-    where = "the system message" if '"role":"system"' in role else f"message {position + 1}"
-    if kind == "replaced":
-        return f"{shown(taken)} → {shown(put)} in {where}"
-    if put:
-        return f"{shown(put)} added {'before' if kind == 'prefix' else 'after'} {where}"
-    return f"{shown(taken)} removed from the {'start' if kind == 'prefix' else 'end'} of {where}"
-
-
-def _apart(joined: JoinedSides) -> JoinedSides:
-    """The join with no task shared: each side's labels marked with its side."""
+def _apart(joined: JoinedSides, why: str) -> JoinedSides:
+    """The join with no task shared, and ``why``: each side's labels marked with its side."""
     return replace(
         joined,
+        unjoined=why,
         old={f"{label}:old": rows for label, rows in joined.old.items()},
         new={f"{label}:new": rows for label, rows in joined.new.items()},
     )
@@ -676,10 +602,9 @@ def _coincidence(joined: JoinedSides, old: SideInput, new: SideInput) -> Optiona
     """Why the tasks met only by coincidence, or None: the sides are keyed on identities of
     different kinds, their tasks meet only after a prefix was stripped or as equal numbers, and
     the prompts of the tasks they share (a sample, where both sides have them) mostly disagree."""
-    kinds = {_kind(old.key), _kind(new.key)}
     if REASON_GIVEN in (old.reason, new.reason):  # a key the user named is trusted as given
         return None
-    if len(kinds) < 2 or (old.key != TASK_INDEX and new.key != TASK_INDEX and PROMPT not in (old.key, new.key)):
+    if old.key == new.key or not {old.key, new.key} & {TASK_INDEX, PROMPT}:  # of one kind: both id fields
         return None
     shared = sorted(joined.old.keys() & joined.new.keys(), key=natural_key)
     stripped = joined.old_prefix_stripped or joined.new_prefix_stripped

@@ -1,12 +1,8 @@
 """The newest attempt of a logical rollout stands; older executions of it are superseded.
 
-The newest NeMo Gym collector keeps append-only files: every execution of one logical rollout
-(run id, task index, rollout index) gets a larger `_ng_attempt_index`, and a late result of an
-older execution stays in the file but no longer counts. Within a side (main file and sidecar
-together) the row with the highest attempt stands; at the same attempt a main-file row beats a
-sidecar record, then the later line wins; a row without the stamp is attempt 0. A side none of
-whose rows carries the stamp is read line by line (legacy append and reverify files).
-The rule is in docs/semantics.md, "Reading a side and its sidecar".
+The newest NeMo Gym collector keeps append-only files, where a late result of an older execution
+stays in the file but no longer counts. The rule is in docs/semantics.md, "Reading a side and its
+sidecar"; a side none of whose rows carries the stamp keeps every main-file row.
 
 The side is read once: each main-file row joins the side as it is read, and :class:`Attempts`
 remembers, for each logical rollout, the best execution so far and its place among the side's
@@ -74,11 +70,10 @@ class Attempts:
 
     Until a row carries the stamp, only the rows whose (task, rollout) pair ``record_pairs`` holds
     (the sidecar's) are ranked, so a side that never carries it keeps nothing; should the stamp
-    appear after rows that were not ranked, :meth:`unranked_line` says which lines to rank again
-    (:meth:`see_again`).
+    appear after rows that were not ranked, :meth:`unranked_line` says which lines to see again.
     """
 
-    def __init__(self, record_pairs: Optional[frozenset[tuple[Any, Any]]] = frozenset()) -> None:
+    def __init__(self, record_pairs: Optional[frozenset[tuple[Any, Any]]]) -> None:
         #: the pairs ranked before the stamp is seen (None: every pair)
         self.record_pairs = record_pairs
         #: each logical rollout's best main-file row so far: its rank and its place among the side's rows
@@ -95,7 +90,8 @@ class Attempts:
         self.superseded_records = 0
 
     def see_row(self, row: dict[str, Any], place: int, line: int, pair: Optional[tuple[Any, Any]]) -> None:
-        """A main-file row that joined the side at ``place``; ``pair`` its (task, rollout) pair."""
+        """A main-file row that joined the side at ``place``; ``pair`` its (task, rollout) pair. A row
+        left unranked is seen again once the side turned out to carry the stamp: it is ranked then."""
         if not self.stamped and ATTEMPT_INDEX in row:
             self.stamped, self.stamped_at = True, line
         key = logical_key(row, pair)
@@ -109,12 +105,6 @@ class Attempts:
         before_stamp = self.stamped_at is None or line < self.stamped_at
         return before_stamp and pair is not None and self.record_pairs is not None and pair not in self.record_pairs
 
-    def see_again(self, row: dict[str, Any], place: int, line: int, pair: Optional[tuple[Any, Any]]) -> None:
-        """Rank a row left unranked, now that the side turned out to carry the stamp."""
-        key = logical_key(row, pair)
-        if key is not None:
-            self._rank(key, (attempt_of(row), 1, line), place)
-
     def _rank(self, key: LogicalKey, rank: Rank, place: int) -> None:
         known = self.best.get(key)
         if known is None:
@@ -126,8 +116,9 @@ class Attempts:
             self.displaced.append(place)
 
     def standing_records(self, records: Sequence[tuple[Execution, T]]) -> list[T]:
-        """Of a stamped side's sidecar records, those that stand; a main-file row a record
-        outranks is displaced."""
+        """Of a side's sidecar records, those that stand; a main-file row a record outranks is
+        displaced. Without the stamp every record is attempt 0: the last of its rollout stands when
+        no main-file row is of it (docs/semantics.md, "Reading a side and its sidecar")."""
         top: dict[LogicalKey, Rank] = {}
         for (key, rank), _ in records:
             if key is not None and (key not in top or rank > top[key]):

@@ -1,12 +1,9 @@
 """The key vote: which field names a task on one side, decided while the side's rows stream by.
 
 :class:`KeyVote` sees each row once and keeps only the values of the candidate fields that every
-row so far carries. After the id candidates come NeMo Gym's `_ng_task_index` and then the prompt
-(:mod:`.prompt_labels`), so a file with no id field still joins. A candidate that names a category
-of tasks (a taskset, a source) is passed over: one of its values holds several different prompts
-that each recur across their repeats, or, without prompts, its values each span several task
-indices. The side's reader takes the vote (:class:`.side_builder.SideBuilder`); the join of the two
-sides (:mod:`..identity.join`) reads it. The rules are in docs/semantics.md.
+row so far carries: the id fields, then `_ng_task_index`, then the prompt (:mod:`.prompt_labels`).
+The side's reader takes the vote (:class:`.side_builder.SideBuilder`); the join of the two sides
+(:mod:`..identity.join`) reads it. The rules are in docs/semantics.md, "Task identity and the join".
 """
 
 from __future__ import annotations
@@ -16,7 +13,6 @@ import zlib
 from collections import Counter
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
-from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any, Optional
 
 from .fields import (
@@ -74,23 +70,8 @@ ANY_RUN = object()
 NG_TASK_ID = KEY_CANDIDATES[0]
 
 
-def _one_shot_encoder() -> Callable[[Any], str]:
-    """``json.dumps(value, ensure_ascii=False, separators=(",", ":"))``, made once: the C encoder that
-    call builds on every use, kept (rows' prompts are short, and building it cost more than encoding)."""
-    if c_make_encoder is None:  # pragma: no cover - a Python without the json accelerator
-        return json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-    chunks = c_make_encoder(None, None, encode_basestring, None, ":", ",", False, False, True)
-
-    def encode(value: Any) -> str:
-        try:  # no circular check (parsed JSON has no cycles) and no default: the stdlib words any error
-            return "".join(chunks(value, 0))
-        except (TypeError, ValueError, RecursionError):
-            return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-    return encode
-
-
-_compact_json = _one_shot_encoder()
+#: ``json.dumps(value, ensure_ascii=False, separators=(",", ":"))`` with its encoder made once
+_compact_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 def prompt_fingerprint(prompt: Any) -> Optional[int]:
@@ -161,8 +142,9 @@ class KeyVote:
         self.index_restarts = index_restarts
         self.option = option
         self.cells = cells
+        #: a given key keeps `_ng_task_index` beside it, to place a record lacking the key (:meth:`_placed`)
         self.columns: dict[str, list[Optional[TaskIdent]]] = {
-            name: [] for name in ((key,) if key else KEY_CANDIDATES + IDENTITY_FALLBACKS)
+            name: [] for name in ((key, TASK_INDEX) if key else KEY_CANDIDATES + IDENTITY_FALLBACKS)
         }
         self.voters = 0
         #: each row's prompt fingerprint (detection only; None: no prompt, or an anonymous row)
@@ -177,8 +159,6 @@ class KeyVote:
         #: within its run only (:meth:`several_runs`), and a record is placed within its run (:meth:`_placed`)
         self.runs: list[Any] = []
         self.rollouts: list[Any] = []
-        #: under a given key (the only column), each row's `_ng_task_index`, for :meth:`_placed`
-        self.indexes: list[Optional[TaskIdent]] = []
 
     def candidate_values(self, row: dict[str, Any], *, anonymous: bool = False) -> dict[str, Any]:
         """The values this vote needs from a row (kept for sidecar records until they stand).
@@ -189,10 +169,8 @@ class KeyVote:
         """
         if self.inferred is None and not anonymous:
             self.inferred = inferred_candidates(row, KNOWN_FIELDS)
-        values = {name: lookup(row, name) for name in self.columns if name != PROMPT}
-        if self.inferred is not None and self.voters == 0:  # columns for them are made on the first vote
-            for name in self.inferred:
-                values[name] = lookup(row, name)
+        names = (*self.columns, *(self.inferred or ())) if self.voters == 0 else self.columns  # made on the first vote
+        values = {name: lookup(row, name) for name in names if name != PROMPT}
         if PROMPT in self.columns:
             prompt = lookup(row, PROMPT)
             if not is_prompt(prompt):
@@ -205,8 +183,6 @@ class KeyVote:
                 # a side every voting row of which carries `_ng_task_id` is keyed on it: the fingerprint can wait
                 keyed_on_ng_id = values.get(NG_TASK_ID) is not None and NG_TASK_ID in self.columns
                 values[FINGERPRINT] = UNREAD if keyed_on_ng_id else prompt_fingerprint(prompt)
-        if self.explicit and TASK_INDEX not in self.columns:
-            values[TASK_INDEX] = row.get(TASK_INDEX)
         if TASK_INDEX in values:
             run, rollout = row.get(RUN_ID), row.get(ROLLOUT_INDEX)
             if run is not None:
@@ -222,11 +198,9 @@ class KeyVote:
             self._open_inferred(values)
         if self.cells:
             self.fingerprints.append(None if anonymous else values.get(FINGERPRINT))
-            if TASK_INDEX in self.columns or self.explicit:
+            if TASK_INDEX in self.columns:
                 self.runs.append(values.get(RUN))
                 self.rollouts.append(values.get(ROLLOUT))
-            if self.explicit and TASK_INDEX not in self.columns:
-                self.indexes.append(self._cell(values.get(TASK_INDEX)))
         if anonymous:
             if self.cells:
                 for name, column in self.columns.items():
@@ -237,9 +211,9 @@ class KeyVote:
         for name, column in list(self.columns.items()):
             value = values.get(name)
             if value is None:
-                if self.explicit:
+                if name == self.explicit:
                     return f"row has no {self.explicit!r} field ({self.option} {self.explicit})"
-                if name == PROMPT and self.index_restarts:  # a record's prompt may be its shard's row's
+                if self.explicit or (name == PROMPT and self.index_restarts):  # a record's may be its task's
                     if self.cells:
                         column.append(None)
                     continue
@@ -260,7 +234,7 @@ class KeyVote:
         stamps only) placed in its task through the side's other rows: the value the rows of its
         `_ng_task_index` (in its run, and its shard, whose number the index carries) all have. A row
         no value maps stays without one."""
-        indexes = self.columns.get(TASK_INDEX, self.indexes)
+        indexes = self.columns.get(TASK_INDEX)
         if not indexes or None not in column:
             return column
         mapped: dict[tuple[Any, TaskIdent], Optional[TaskIdent]] = {}
@@ -313,7 +287,7 @@ class KeyVote:
 
     def drop_rows(self, kept: list[int]) -> None:
         """Keep only the rows at ``kept`` (in order) in what the vote holds per row."""
-        per_row: list[list[Any]] = [*self.columns.values(), self.fingerprints, self.runs, self.rollouts, self.indexes]
+        per_row: list[list[Any]] = [*self.columns.values(), self.fingerprints, self.runs, self.rollouts]
         for column in per_row:
             if column:
                 column[:] = [column[place] for place in kept]
@@ -366,35 +340,29 @@ class KeyVote:
             notes.append(category)
         passed = f"{', '.join(passed_over)} passed over: a category" if passed_over else ""
         indexes, prompts = self.columns.get(TASK_INDEX), self.columns.get(PROMPT)
-        choice = KeyChoice(None, [], notes=notes, prompts=prompts)
-        if self.index_restarts:
-            # a row without a prompt (a record naming its index) takes its shard's rows' prompt
+        runs = None if indexes is None or self.index_restarts else self.several_runs(prompt_at)
+        restarts = self.index_restarts or runs is not None  # the index names a task within its shard or run
+        labels = None
+        if restarts and prompts is not None:  # a record without a prompt takes its shard's or run's rows'
             placed: list[str] = []
-            labels = prompts and self._placed(
-                PROMPT, [self._label(row, prompt_at) for row in range(len(prompts))], placed
+            labels = self._placed(PROMPT, [self._label(row, prompt_at) for row in range(len(prompts))], placed)
+            if sum(label is None for label in labels) > len(labels) - self.voters:
+                labels = None  # a voting row has no prompt to take
+            notes += placed if labels else []
+        if runs is not None:
+            notes.append(
+                f"the side holds several runs: {runs}; {TASK_INDEX} names a task within its run only, so "
+                + ("the side is keyed on the prompt" if labels else f"its tasks are named run:{TASK_INDEX}")
             )
-            if labels and sum(label is None for label in labels) <= len(labels) - self.voters:
-                choice = KeyChoice(PROMPT, labels, passed or REASON_SHARDED, notes + placed, labels)
-            elif indexes is not None:
-                choice = KeyChoice(TASK_INDEX, indexes, REASON_SHARD_INDEX, notes, prompts)
+        choice = KeyChoice(None, [], notes=notes, prompts=prompts)
+        if labels:
+            choice = KeyChoice(PROMPT, labels, passed or (REASON_RUNS if runs else REASON_SHARDED), notes, labels)
+        elif indexes is not None and runs is not None:
+            values = [None if i is None else self._cell(f"{run}:{i[1]}") for i, run in zip(indexes, self.runs)]
+            choice = KeyChoice(TASK_INDEX, values, passed or REASON_RUN_INDEX, notes, prompts)
         elif indexes is not None:
-            runs = self.several_runs(prompt_at)
-            if runs is None:
-                choice = KeyChoice(TASK_INDEX, indexes, passed or REASON_TASK_INDEX, notes, prompts)
-            elif prompts is not None:  # several runs, each numbering its tasks from 0: the prompt names a task
-                notes.append(
-                    f"the side holds several runs: {runs}; {TASK_INDEX} names a task within its run only, "
-                    "so the side is keyed on the prompt"
-                )
-                labels = self._placed(PROMPT, prompts, notes)
-                choice = KeyChoice(PROMPT, labels, passed or REASON_RUNS, notes, labels)
-            else:
-                notes.append(
-                    f"the side holds several runs: {runs}; not every row has a prompt, so its tasks are named "
-                    f"run:{TASK_INDEX}, so no task of one run is joined with another run's"
-                )
-                values = [None if i is None else self._cell(f"{run}:{i[1]}") for i, run in zip(indexes, self.runs)]
-                choice = KeyChoice(TASK_INDEX, values, passed or REASON_RUN_INDEX, notes, prompts)
+            reason = REASON_SHARD_INDEX if self.index_restarts else REASON_TASK_INDEX
+            choice = KeyChoice(TASK_INDEX, indexes, passed or reason, notes, prompts)
         elif prompts is not None:
             choice = KeyChoice(PROMPT, prompts, passed or REASON_PROMPT, notes, prompts)
         choice.categories = passed_over
@@ -454,13 +422,16 @@ class KeyVote:
             return False
         if PROMPT not in self.columns:
             return True
-        for rows in spread.values():
-            if len({self.fingerprints[row] for row in rows.values()} - {None}) < 2:
-                continue  # one spelling of one prompt: nothing to label
-            labels = {label for row in rows.values() if (label := self._label(row, prompt_at)) is not None}
-            if len(labels) > 1:
-                return False
-        return True
+        return all(len(self._labels_of(rows.values(), prompt_at)) < 2 for rows in spread.values())
+
+    def _labels_of(self, rows: Collection[int], prompt_at: PromptAt) -> Counter[Optional[TaskIdent]]:
+        """The prompt labels of ``rows``, counted; none when their fingerprints agree (one spelling of
+        one prompt: nothing to label). Decided on labels, which every reader gives alike."""
+        if len({self.fingerprints[row] for row in rows} - {None}) < 2:
+            return Counter()
+        counts = Counter(self._label(row, prompt_at) for row in rows)
+        counts.pop(None, None)
+        return counts
 
     def _category(self, name: str, notes: list[str], prompt_at: PromptAt) -> Optional[str]:
         """Why the candidate is a category, not a task id; else None (docs/semantics.md).
@@ -478,21 +449,13 @@ class KeyVote:
     def _prompt_category(self, name: str, notes: list[str], prompt_at: PromptAt) -> Optional[str]:
         """A category when one of its values holds two or more different prompts, each recurring
         across its own repeats, or each on as many rows as the others (once each: one rollout a
-        task). A value whose prompts fit neither (some once, some repeated) is kept, with a note.
-
-        Decided on the prompts' labels (reader-independent); the fingerprints only pick the values
-        worth labelling."""
-        rows_of: dict[TaskIdent, list[int]] = {}
-        seen: dict[TaskIdent, set[int]] = {}
+        task). A value whose prompts fit neither (some once, some repeated) is kept, with a note."""
+        rows_of: dict[TaskIdent, list[int]] = {}  # in file order: the same under every reader
         for index, (value, fingerprint) in enumerate(zip(self.columns[name], self.fingerprints)):
-            if value is None or fingerprint is None:
-                continue
-            rows_of.setdefault(value, []).append(index)
-            seen.setdefault(value, set()).add(fingerprint)
-        suspects = [value for value, prints in seen.items() if len(prints) > 1]
-        for value in sorted(suspects, key=lambda v: rows_of[v][0]):  # file order: the same under every reader
-            counts = Counter(self._label(index, prompt_at) for index in rows_of[value])
-            counts.pop(None, None)
+            if value is not None and fingerprint is not None:
+                rows_of.setdefault(value, []).append(index)
+        for value in rows_of:
+            counts = self._labels_of(rows_of[value], prompt_at)
             if len(counts) < 2:
                 continue
             if min(counts.values()) > 1 or len(set(counts.values())) == 1:

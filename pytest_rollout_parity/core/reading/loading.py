@@ -34,7 +34,6 @@ from .sidecar import (
     sidecar_display,
     sidecar_pairs,
     sidecar_records,
-    standing_failures,
 )
 from .skeleton import FirstRowInFull
 
@@ -111,7 +110,6 @@ def feed_file(
     if decode is not None and builder.rows and builder.vote.inferred is not None:
         decode.ready(builder.vote.inferred)  # a later shard: the first one's row showed them
     sidecar, shown = existing_sidecar(path, display), sidecar_display(display, path)
-    scored: set[tuple[Any, Any]] = set()  # (task, rollout) pairs of the sidecar's records scored here
     wanted = sidecar_pairs(sidecar, shown)  # None: every pair (the sidecar's are not known)
     attempts = Attempts(wanted)
     rows_before = builder.rows
@@ -125,8 +123,6 @@ def feed_file(
         builder.add_row(row, RowSource(Place(display, line_no), RowOrigin.MAIN, offset), keep=keep)
         if decode is not None and not decode.settled and builder.vote.inferred is not None:
             decode.ready(builder.vote.inferred)
-        if pair is not None and (wanted is None or pair in wanted):
-            scored.add(pair)
     if agents is not None:
         agents.check(display)
 
@@ -135,14 +131,12 @@ def feed_file(
 
     keep_record = agents.keep_record if agents is not None else lambda record: True
     records = sidecar_records(sidecar, shown, prepare, attempts, keep_record, builder.digest)
-    if attempts.stamped:
-        if attempts.unranked:
-            _rank_unranked_rows(path, display, decode, agents, attempts, rows_before)
-        standing = attempts.standing_records([(execution, prepared) for _, execution, prepared in records])
+    if attempts.stamped and attempts.unranked:
+        _rank_unranked_rows(path, display, decode, agents, attempts, rows_before)
+    standing = attempts.standing_records(records)
+    if attempts.stamped:  # without the stamp every main-file row stands, as legacy append files have it
         builder.drop(attempts.displaced)
         builder.superseded += attempts.superseded
-    else:
-        standing = standing_failures([(pair, prepared) for pair, _, prepared in records], scored)
     for pending in standing:
         builder.add(pending)
     if builder.rows == rows_before:
@@ -167,7 +161,7 @@ def _rank_unranked_rows(
             continue
         pair = index_pair(row)
         if attempts.unranked_line(line_no, pair):
-            attempts.see_again(row, place, line_no, pair)
+            attempts.see_row(row, place, line_no, pair)
         place += 1
     attempts.unranked = False
 

@@ -1,8 +1,7 @@
-"""The failures sidecar: where a side's `<stem>_failures.jsonl` is, how it is named, which records stand.
+"""The failures sidecar: where a side's `<stem>_failures.jsonl` is, how it is named, its records.
 
-The collector writes one record per failed attempt beside the rollouts file; a record stands only
-when no later record and no scored row of the main file stand for the same rollout (the rules are
-in docs/semantics.md, "Reading a side and its sidecar"). A sidecar given as a side is named so.
+The collector writes one record per failed attempt beside the rollouts file; which of them stand
+is the newest-attempt rule's (:mod:`.attempts`). A sidecar given as a side is named so.
 """
 
 from __future__ import annotations
@@ -51,24 +50,6 @@ def sidecar_display(display: str, main: Path) -> str:
     return str(_sidecar_name(Path(display)))
 
 
-def standing_failures(records: list[tuple[Optional[tuple[Any, Any]], T]], scored: set[tuple[Any, Any]]) -> list[T]:
-    """The sidecar records that still stand, in file order.
-
-    One record per attempt is written: only the last per (task index, rollout index) counts, none
-    whose rollout was scored in the main file after all, and every record lacking an index (the
-    rule in docs/semantics.md, "Reading a side and its sidecar").
-    """
-    last: dict[tuple[Any, Any], int] = {}
-    for position, (pair, _) in enumerate(records):
-        if pair is not None:
-            last[pair] = position
-    return [
-        record
-        for position, (pair, record) in enumerate(records)
-        if pair is None or (last[pair] == position and pair not in scored)
-    ]
-
-
 def existing_sidecar(main: Path, display: str) -> Optional[Path]:
     """The side's sidecar when there is one; one linked out of the side's directory is an input error."""
     sidecar = sidecar_path(main)
@@ -102,10 +83,10 @@ def sidecar_records(
     attempts: Attempts,
     keep: Callable[[dict[str, Any]], bool],
     digest: Optional[ContentDigest] = None,
-) -> list[tuple[Optional[tuple[Any, Any]], Execution, T]]:
-    """A sidecar's records (none without one), each through ``prepare``, with what decides whether
-    it stands: its (task, rollout) pair and its execution. Those ``keep`` rejects (another agent's)
-    are dropped first; a record carrying the stamp marks the side as stamped."""
+) -> list[tuple[Execution, T]]:
+    """A sidecar's records (none without one), each through ``prepare``, with the execution that
+    decides whether it stands (:meth:`.attempts.Attempts.standing_records`). Those ``keep`` rejects
+    (another agent's) are dropped first; a record carrying the stamp marks the side as stamped."""
     if sidecar is None:
         return []
     records = []
@@ -114,10 +95,8 @@ def sidecar_records(
             continue
         if not attempts.stamped and ATTEMPT_INDEX in record:
             attempts.stamped = True
-        pair = index_pair(record)
-        records.append(
-            (pair, (logical_key(record, pair), (attempt_of(record), 0, line_no)), prepare(line_no, offset, record))
-        )
+        execution = (logical_key(record, index_pair(record)), (attempt_of(record), 0, line_no))
+        records.append((execution, prepare(line_no, offset, record)))
     return records
 
 

@@ -40,19 +40,12 @@ def _text(value: Any) -> str:
     return canonical_json(value) if isinstance(value, (dict, list)) else str(value)
 
 
-def key_value(row: dict[str, Any], name: str) -> Any:
-    """The row's value for a join field; the prompt is reduced to its short label at once."""
-    value = lookup(row, name)
-    return prompt_label(value) if name == PROMPT else value
-
-
 def describe_row_task(row: dict[str, Any], key: Optional[str]) -> Optional[str]:
     """The row's task as `taskset/task_id` or the plain id, for error messages; None when unnamed."""
     for name in (key,) if key else KEY_CANDIDATES:
-        value = key_value(row, name)
+        value = prompt_label(lookup(row, name)) if name == PROMPT else lookup(row, name)
         if value is not None:
-            taskset, task_id = ident_of(value)
-            return f"{taskset}/{task_id}" if taskset else task_id
+            return full_label(ident_of(value))
     return None
 
 
