@@ -78,6 +78,9 @@ class RowFacts:
     shard: int = 0
     #: the row's `_ng_rollout_index` (which of its task's rollouts it is), or None
     rollout: Optional[int] = None
+    #: a CRC-32 of the row's `response.id` (the model call's own id), or None: rows whose ids differ
+    #: are two model calls, so pairing tells a rerun from a re-verification without reading a row again
+    response: Optional[int] = None
 
     @property
     def scored(self) -> bool:

@@ -223,6 +223,38 @@ def test_a_rerun_without_indices_stops_at_its_first_row_with_no_equal(rollouts: 
     assert reads.count("old") == rollouts and reads.count("new") == 1
 
 
+@pytest.mark.parametrize("indexed", [True, False])
+def test_a_rerun_whose_responses_have_their_own_ids_reads_no_row(indexed: bool) -> None:
+    """Each model call has its own `response.id`, and a re-verification keeps the row's response:
+    where the ids differ the sides ran the task apart, told from the facts without reading a row (on
+    a 2 GB pair, reading each mixed task's rows again doubled the run)."""
+    reads: list[int] = []
+
+    def called(reward: float, text: str, rollout: int, side: str) -> dict[str, Any]:
+        found = row(reward, text, rollout if indexed else None)
+        found["response"]["id"] = f"resp_{side}{rollout}"
+        return found
+
+    sources = [{n: called(float(n % 2 == k), f"t{n}", n, side) for n in (1, 2)} for k, side in enumerate("on")]
+    sides = [
+        summarize_side(
+            [reduce_row(r, line=n) for n, r in source.items()], lambda f, s=source: reads.append(f.line) or s[f.line]
+        )
+        for source in sources
+    ]
+    assert with_rollout_pairs(categorize("t", *sides)).pairs is None and reads == []
+    for source in sources:  # the same calls on both sides (a re-verification): read, and paired
+        for n, found in source.items():
+            found["response"]["id"] = f"resp_{n}"
+    sides = [
+        summarize_side(
+            [reduce_row(r, line=n) for n, r in source.items()], lambda f, s=source: reads.append(f.line) or s[f.line]
+        )
+        for source in sources
+    ]
+    assert with_rollout_pairs(categorize("t", *sides)).disagreements == 2 and reads
+
+
 @given(
     rewards=st.lists(st.sampled_from([0.0, 1.0, 0.5]), min_size=1, max_size=8),
     data=st.data(),

@@ -96,7 +96,7 @@ def test_row_facts_are_rebuilt_from_their_fields_in_constructor_order() -> None:
     """The snapshot passes a row's field values positionally: RowFacts takes them in its slots' order."""
     parameters = list(inspect.signature(RowFacts.__init__).parameters)[1:]
     assert tuple(parameters) == snapshot.FACT_FIELDS == RowFacts.__slots__
-    facts = RowFacts(7, 120, RowOrigin.SIDECAR, 0.5, "masked", "boom", "timeout", None, 2, 3)
+    facts = RowFacts(7, 120, RowOrigin.SIDECAR, 0.5, "masked", "boom", "timeout", None, 2, 3, 99)
     again = snapshot.facts_from_plain(snapshot.plain_facts(facts))
     assert [getattr(again, name) for name in snapshot.FACT_FIELDS] == [
         7,
@@ -109,6 +109,7 @@ def test_row_facts_are_rebuilt_from_their_fields_in_constructor_order() -> None:
         None,
         2,
         3,
+        99,
     ]
 
 

@@ -144,10 +144,16 @@ def _same_trajectory_pairs(task: TaskComparison) -> Optional[tuple[RolloutPair, 
     order = _shared([f.rollout for f in olds], [f.rollout for f in news])
     if order is not None:
         for i, j in order:  # a pair at a time: a rerun's first pair already differs
+            calls = olds[i].response, news[j].response
+            if None not in calls and calls[0] != calls[1]:
+                return None  # two model calls (their response ids differ): no row is read again
             digest = trajectory_digest(old.read_row(olds[i]))
             if digest is None or digest != trajectory_digest(new.read_row(news[j])):
                 return None
     else:  # indices reused or absent: by NeMo Gym's explicit capture id, else by the trajectories
+        old_calls, new_calls = {f.response for f in olds}, {f.response for f in news}
+        if None not in old_calls | new_calls and old_calls.isdisjoint(new_calls):
+            return None  # no model call on both sides: nothing to read again
         old_keys = [_keys(old.read_row(f)) for f in olds]
         by_id, old_digests = all(k[0] for k in old_keys), {k[1] for k in old_keys}
         new_keys = []

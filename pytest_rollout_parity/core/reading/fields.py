@@ -264,6 +264,8 @@ VERIFIER_LOGS_DIR = "verifier_logs_dir"
 #: The model's trajectory: two rows holding an equal one are the same rollout scored twice (a
 #: re-verification, or a replay of cached responses; docs/semantics.md, "Verifier disagreements").
 TRAJECTORY = "response.output"
+#: The Responses API's id of the model call: a re-verification keeps the row's response, id and all.
+RESPONSE_ID = "response.id"
 EMBEDDED_OUTPUT_FIELDS: tuple[str, ...] = ("test_output", "verifier_stdout", "verifier_output")
 
 # --- what loading a side reads ------------------------------------------------------------
@@ -277,6 +279,7 @@ LOAD_FIELDS: tuple[str, ...] = (
     FAILURE_KIND,
     INVALID_JUDGE,
     *AGENT_ERROR_FIELDS,
+    RESPONSE_ID,
     AGENT_NAME,
     *SIDECAR_FIELDS,
     *CONDITION_FIELDS,

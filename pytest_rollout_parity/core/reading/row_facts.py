@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+import zlib
 from typing import Any, Optional
 
 from ..model import NO_OFFSET, RowFacts, RowOrigin
@@ -23,6 +24,7 @@ from .fields import (
     INVALID_JUDGE,
     MASK_SAMPLE,
     OMITTED,
+    RESPONSE_ID,
     RESPONSE_METADATA,
     REWARD,
     ROLLOUT_INDEX,
@@ -166,6 +168,7 @@ def reduce_row(
     mask = mask_reason(row, reward)
     kind = row.get(FAILURE_KIND)
     rollout = row.get(ROLLOUT_INDEX)
+    response = lookup(row, RESPONSE_ID)
     return RowFacts(
         line,
         offset,
@@ -177,6 +180,7 @@ def reduce_row(
         row if keep else None,
         0,
         rollout if type(rollout) is int else None,
+        zlib.crc32(response.encode("utf-8", "surrogatepass")) if isinstance(response, str) else None,
     )
 
 
