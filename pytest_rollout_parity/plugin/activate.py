@@ -119,7 +119,7 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
         base = ini_dir if from_ini else cwd
         if option.field in ("old", "new"):
             _side_files(raw, option.field, value, base, source, from_ini=from_ini)
-        elif option.action == "append" and option.path:
+        elif option.repeated:
             raw[option.field] = tuple(resolve(each, base) for each in value)
         elif option.path:
             raw[option.field] = resolve(value, base)

@@ -1,7 +1,7 @@
-"""The pytest11 entry point: options, hookspecs and the `rollout_pair` fixture; the gate on demand.
+"""The pytest11 entry point: options, the hook a conftest implements, the `rollout_pair` fixture; the gate on demand.
 
 Loaded in every pytest run of an environment the plugin is installed in, so it imports only pytest
-and what needs nothing more (:mod:`.options`, :mod:`.hookspecs`, :mod:`.placement`). The gate itself (its settings,
+and what needs nothing more (:mod:`.options`, :mod:`.placement`). The gate itself (its settings,
 reading, classification, the summary) is imported from :mod:`.activate` only when the run
 gives a --parity-* option or a parity_* ini key.
 """
@@ -9,14 +9,43 @@ gives a --parity-* option or a parity_* ini key.
 from __future__ import annotations
 
 from collections.abc import Generator
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
+import pluggy
 import pytest
 
-from . import hookspecs
 from ._pytest_compat import hide_initial_paths
 from .options import addoptions, parity_requested
 from .placement import names_file, new_file_given
+
+if TYPE_CHECKING:
+    from ..core import TaskComparison, Verdict
+
+hookspec = pluggy.HookspecMarker("pytest")
+
+
+class ParityHooks:
+    """Hook specifications a conftest.py can implement to take part in the gate (a class, so that
+    this module, itself a plugin, does not implement them)."""
+
+    @hookspec(firstresult=True)
+    def pytest_parity_verdict(self, comparison: TaskComparison, config: pytest.Config) -> Optional[Verdict]:
+        """Decide the outcome of one task's item, or return None to keep the default.
+
+        Called once per parity item as it runs, with the task's comparison. The task's category in the
+        summary stays what the data says; the item's outcome follows the returned verdict, and the
+        summary counts how many verdicts hooks changed. Example: accept reviewed flips::
+
+            # conftest.py
+            from pytest_rollout_parity import Verdict
+
+            KNOWN = {"fix-git": "flaky upstream test, reviewed in #123"}
+
+            def pytest_parity_verdict(comparison, config):
+                if comparison.category == "flipped" and comparison.task in KNOWN:
+                    return Verdict.passed(KNOWN[comparison.task])
+                return None
+        """
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -25,7 +54,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     """Declare pytest_parity_verdict for conftest.py files."""
-    pluginmanager.add_hookspecs(hookspecs)
+    pluginmanager.add_hookspecs(ParityHooks)
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)

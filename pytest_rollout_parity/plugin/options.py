@@ -57,11 +57,6 @@ class Option:
     def ini(self) -> Optional[str]:
         return self.dest if self.has_ini else None
 
-    @property
-    def action(self) -> Optional[str]:
-        """A flag without a value (``store_true``), one given several times (``append``), or None."""
-        return "store_true" if self.convert is _switch else "append" if self.repeated else None
-
 
 def option(flag: str, help: str, metavar: Optional[str] = None, *, default: Any = None, **how: Any) -> Any:
     """A settings field given by ``flag`` and, unless ``has_ini=False``, by its ini key (the same help
@@ -102,6 +97,11 @@ def join_field(flag: str, where: str) -> Any:
 def agent_kept(flag: str, where: str) -> Any:
     """The agent whose rows are kept, ``where`` (a side, or both)."""
     return option(flag, f"keep only this agent's rows {where}", "NAME", convert=_naming("an agent"))
+
+
+def output(flag: str, what: str) -> Any:
+    """A report to write at a path: given on the command line only, as each run writes its own."""
+    return option(flag, f"also write {what} there", "PATH", has_ini=False, path=True)
 
 
 def _count(value: Any) -> int:
@@ -210,22 +210,12 @@ class ParitySettings:
         path=True,
         repeated=True,
     )
-    json_path: Optional[Path] = option(
-        "--parity-json", "also write the machine-readable summary there", "PATH", has_ini=False, path=True
+    json_path: Optional[Path] = output("--parity-json", "the machine-readable summary")
+    markdown_path: Optional[Path] = output(
+        "--parity-markdown", "the summary as Markdown (as appended to $GITHUB_STEP_SUMMARY under GitHub Actions)"
     )
-    markdown_path: Optional[Path] = option(
-        "--parity-markdown",
-        "also write the summary as Markdown there (as appended to $GITHUB_STEP_SUMMARY under GitHub Actions)",
-        "PATH",
-        has_ini=False,
-        path=True,
-    )
-    html_path: Optional[Path] = option(
-        "--parity-html",
-        "also write the report as one self-contained HTML page there (verdict, pictures, flips; opens offline)",
-        "PATH",
-        has_ini=False,
-        path=True,
+    html_path: Optional[Path] = output(
+        "--parity-html", "the report as one self-contained HTML page (verdict, pictures, flips; opens offline)"
     )
     strict: bool = switch("--parity-strict", "masked, missing and agent-error tasks fail instead of xfail")
     #: margin mode: the largest mean-reward difference accepted as parity (reward units)
@@ -302,15 +292,8 @@ class ParitySettings:
                 raise SettingError(declared.field, str(exc)) from None
             object.__setattr__(self, declared.field, value)
 
-    def side_key(self, side: str) -> tuple[Optional[str], str]:
-        """The side's join field (its own key, else the shared one) and the option that gave it."""
-        return self._per_side(side, "key")
-
-    def side_agent(self, side: str) -> tuple[Optional[str], str]:
-        """The agent kept on the side (its own, else the shared one) and the option that gave it."""
-        return self._per_side(side, "agent")
-
-    def _per_side(self, side: str, what: str) -> tuple[Optional[str], str]:
+    def per_side(self, side: str, what: str) -> tuple[Optional[str], str]:
+        """The side's ``what`` (`key` or `agent`: its own, else the shared one) and the option that gave it."""
         own, shared = f"{side}_{what}", what
         own_value, shared_value = getattr(self, own), getattr(self, shared)
         own_from, shared_from = self.sources.get(own, ""), self.sources.get(shared, "")
@@ -354,8 +337,11 @@ def addoptions(parser: pytest.Parser) -> None:
     """Register the command-line options and their ini keys, from :data:`OPTIONS`."""
     group = parser.getgroup("rollout-parity", "rollout parity (compare two NeMo Gym rollout files)")
     for declared in OPTIONS:
-        metavar = {} if declared.action == "store_true" else {"metavar": declared.metavar}
-        group.addoption(declared.flag, action=declared.action, default=None, help=declared.help, **metavar)
+        if declared.convert is _switch:  # a flag without a value
+            group.addoption(declared.flag, action="store_true", default=None, help=declared.help)
+        else:
+            action = "append" if declared.repeated else None
+            group.addoption(declared.flag, action=action, default=None, help=declared.help, metavar=declared.metavar)
     for declared in OPTIONS:
         if declared.ini is None:
             continue

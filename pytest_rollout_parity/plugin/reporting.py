@@ -300,10 +300,10 @@ class ParitySummary:
             "max_masked": settings.max_masked.text,
             "max_uncompared": settings.max_uncompared.text,
             "allow_copy": settings.allow_copy,
-            "old_key": settings.side_key("old")[0],
-            "new_key": settings.side_key("new")[0],
-            "old_agent": settings.side_agent("old")[0],
-            "new_agent": settings.side_agent("new")[0],
+            "old_key": settings.per_side("old", "key")[0],
+            "new_key": settings.per_side("new", "key")[0],
+            "old_agent": settings.per_side("old", "agent")[0],
+            "new_agent": settings.per_side("new", "agent")[0],
             "known_flips": tuple(sorted((e.task, e.reason) for e in known.entries.values())) if known else None,
         }
 

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Optional
@@ -38,7 +37,6 @@ from ..core import (
     noise_text,
     paired_section,
     read_inventory,
-    sidecar_path,
     task_noise,
     wants_excerpt,
 )
@@ -76,7 +74,7 @@ class ParityRun:
     ) -> ParityRun:
         """Compare both sides through ``compare``; raises CompareInputError naming the file and line."""
         old, new = sides
-        result = compare(old, new, settings.side_key("old")[0], settings.side_key("new")[0])
+        result = compare(old, new, settings.per_side("old", "key")[0], settings.per_side("new", "key")[0])
         # a sharded side's relative `verifier_logs_dir` values may also lie beside its other files
         beside = [path.parent for side in sides for path, _, _ in side.files[1:] if path.parent != side.path.parent]
         roots = LogRoots(
@@ -193,8 +191,8 @@ class ParityRun:
 
 def side_request(settings: ParitySettings, side: str) -> SideRequest:
     """What to read for one side: its own key and agent (each named by the option that gave it)."""
-    key, key_option = settings.side_key(side)
-    agent, agent_option = settings.side_agent(side)
+    key, key_option = settings.per_side(side, "key")
+    agent, agent_option = settings.per_side(side, "agent")
     path, shown = (settings.old, settings.old_shown) if side == "old" else (settings.new, settings.new_shown)
     shards = tuple((str(file), name) for file, name in (settings.old_shards if side == "old" else settings.new_shards))
     return SideRequest(str(path), key, shown or None, agent, key_option, agent_option, shards)
@@ -204,33 +202,8 @@ def read_sides(
     settings: ParitySettings, load: Callable[[list[SideRequest]], list[LoadedSide]]
 ) -> tuple[LoadedSide, LoadedSide]:
     """Both sides through ``load`` (given the requests in order, old first; it returns the sides)."""
-    if _same_selection(settings):
-        # one file under two names: read once, each side shown under the name it was given
-        (old,) = load([side_request(settings, "old")])
-        new = replace(
-            old,
-            path=settings.new,
-            display=settings.new_shown or str(settings.new),
-            sidecar=sidecar_path(settings.new) if old.sidecar else None,
-        )
-        return old, new
     old, new = load([side_request(settings, "old"), side_request(settings, "new")])
     return old, new
-
-
-def _same_selection(settings: ParitySettings) -> bool:
-    """Both sides are the same file (and sidecar, or neither has one) read the same way: one read serves both."""
-    if settings.old_shards or settings.new_shards or settings.shared_file is None:
-        return False
-    if settings.side_key("old")[0] != settings.side_key("new")[0]:
-        return False
-    if settings.side_agent("old")[0] != settings.side_agent("new")[0]:
-        return False
-    old_sidecar, new_sidecar = sidecar_path(settings.old), sidecar_path(settings.new)
-    try:
-        return os.path.samefile(old_sidecar, new_sidecar)
-    except OSError:
-        return not (old_sidecar.exists() or new_sidecar.exists())
 
 
 #: The run of this pytest process, where its items and fixtures find it (``config.stash``).
