@@ -35,7 +35,7 @@ class CompareInputError(Exception):
     ``setting`` is the setting that settles the error (`key`: name the join field; `agent`: choose
     an agent), or None. The core's line does not name it: the plugin and the Python API spell it
     differently, so the surface that shows the error adds how to give it there
-    (:func:`pytest_rollout_parity.plugin.activate.error_line`, :data:`.api.HOW_TO_SET`).
+    (:data:`pytest_rollout_parity.plugin.activate.HOW_TO_SET`, :data:`.api.HOW_TO_SET`).
     """
 
     def __init__(

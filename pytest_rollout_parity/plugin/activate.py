@@ -48,11 +48,6 @@ HOW_TO_SET = {
 }
 
 
-def error_line(exc: CompareInputError) -> str:
-    """The input error as the plugin shows it: with how to give the setting it concerns, if any."""
-    return f"{exc}{HOW_TO_SET[exc.setting]}" if exc.setting else str(exc)
-
-
 def activate(config: pytest.Config) -> None:
     """Validate the settings now; the sides are read when pytest configures (its cache is ready then)."""
     settings = settings_from_config(config)
@@ -80,7 +75,7 @@ class ParityGate:
             if progress is not None:
                 progress.close()
             # the message may quote the data (an agent's name, a key): one line, never a workflow command
-            raise pytest.UsageError(terminal_line(error_line(exc))) from None
+            raise pytest.UsageError(terminal_line(f"{exc}{HOW_TO_SET.get(exc.setting or '', '')}")) from None
         config.stash[RUN_KEY] = run
         collection = ParityCollection(config, run, take_new_file(config, settings.new))
         config.pluginmanager.register(collection, "rollout-parity-collection")

@@ -67,13 +67,12 @@ CHECKS_KEY = pytest.StashKey[dict[str, str]]()
 class ParityFile(pytest.File):
     """The `--parity-new` file as a collector; its children are the tasks."""
 
-    #: the hooks of its nodes when built beside collection (:mod:`._pytest_compat`); else pytest's for its path
+    #: the hooks of its nodes when built beside collection, without importing a conftest at its path
+    #: (:func:`._pytest_compat.hooks_at`); else pytest's for its path
     hooks: Any = None
 
     @property
     def ihook(self) -> Any:
-        """The hooks for this file's nodes: as pytest gives them to a file at its path, without
-        importing a conftest there (:mod:`._pytest_compat`)."""
         return self.hooks if self.hooks is not None else super().ihook
 
     @classmethod

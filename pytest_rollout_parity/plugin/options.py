@@ -57,6 +57,11 @@ class Option:
     def ini(self) -> Optional[str]:
         return self.dest if self.has_ini else None
 
+    @property
+    def action(self) -> Optional[str]:
+        """A flag without a value (``store_true``), one given several times (``append``), or None."""
+        return "store_true" if self.convert is _switch else "append" if self.repeated else None
+
 
 def option(flag: str, help: str, metavar: Optional[str] = None, *, default: Any = None, **how: Any) -> Any:
     """A settings field given by ``flag`` and, unless ``has_ini=False``, by its ini key (the same help
@@ -337,11 +342,8 @@ def addoptions(parser: pytest.Parser) -> None:
     """Register the command-line options and their ini keys, from :data:`OPTIONS`."""
     group = parser.getgroup("rollout-parity", "rollout parity (compare two NeMo Gym rollout files)")
     for declared in OPTIONS:
-        if declared.convert is _switch:  # a flag without a value
-            group.addoption(declared.flag, action="store_true", default=None, help=declared.help)
-        else:
-            action = "append" if declared.repeated else None
-            group.addoption(declared.flag, action=action, default=None, help=declared.help, metavar=declared.metavar)
+        metavar = {} if declared.action == "store_true" else {"metavar": declared.metavar}
+        group.addoption(declared.flag, action=declared.action, default=None, help=declared.help, **metavar)
     for declared in OPTIONS:
         if declared.ini is None:
             continue

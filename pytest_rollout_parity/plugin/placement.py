@@ -30,11 +30,6 @@ def resolve(value: str, base: Path) -> Path:
     return path if path.is_absolute() else base / path
 
 
-def _covers(arg: str, base: Path, target: Path) -> bool:
-    path = _resolved(arg, base)
-    return path == target or path in target.parents
-
-
 def _resolved(arg: str, base: Path) -> Path:
     path = Path(arg.split("::", 1)[0])
     return (path if path.is_absolute() else base / path).resolve()
@@ -103,7 +98,7 @@ def take_new_file(config: pytest.Config, new: Path) -> Selection:
             named.append((arg.split("::", 1)[1].split("::", 1)[0], arg))
         else:
             whole = True
-    walked = any(_covers(arg, base, target) for arg in kept)
+    walked = any((path := _resolved(arg, base)) == target or path in target.parents for arg in kept)
     if len(kept) != len(config.args):
         set_test_paths(config, kept)
     if whole or not named:
