@@ -223,7 +223,6 @@ class ParitySettings:
         "--parity-html", "the report as one self-contained HTML page (verdict, pictures, flips; opens offline)"
     )
     strict: bool = switch("--parity-strict", "masked, missing and agent-error tasks fail instead of xfail")
-    #: margin mode: the largest mean-reward difference accepted as parity (reward units)
     margin: Optional[float] = option(
         "--parity-margin",
         "margin mode: pass when the mean reward difference is shown within +-M (reward units, e.g. 0.02); "
@@ -231,7 +230,6 @@ class ParitySettings:
         "M",
         convert=_margin,
     )
-    #: the false discovery rate below which a flip's repeats show it is not noise (margin mode)
     alpha: float = option(
         "--parity-alpha",
         "margin mode: false discovery rate for the per-task tests of flips (default 0.05)",
@@ -239,33 +237,27 @@ class ParitySettings:
         default=0.05,
         convert=_rate,
     )
-    #: both sides may name one file (a deliberate smoke test); otherwise that is a usage error
     allow_same_file: bool = switch(
         "--parity-allow-same-file",
         "allow both sides to name the same file (a smoke test of the gate; otherwise a usage error)",
     )
-    #: the reviewed flips that pass, and the file as messages name it
     known_flips: Optional[Path] = option(
         "--parity-known-flips",
         "reviewed flips that pass: one task label a line, then `# reason` (a usage error names a bad line)",
         "FILE",
         path=True,
     )
-    #: the coverage item's limits on old tasks missing from / masked on the new side
     max_missing: Limit = limit("--parity-max-missing", "are missing from the new side", DEFAULT_MAX_MISSING)
     max_masked: Limit = limit("--parity-max-masked", "are masked on the new side", DEFAULT_MAX_MASKED)
-    #: the one budget of lost evidence: old-side tasks not compared for whatever reason
     max_uncompared: Limit = limit(
         "--parity-max-uncompared",
         "could not be compared (the evidence budget: missing, masked, agent error)",
         DEFAULT_MAX_UNCOMPARED,
     )
-    #: two sides that hold the same rows pass the copy item (a dry run of the CI wiring)
     allow_copy: bool = switch(
         "--parity-allow-copy",
         "let two sides that hold the same rows pass the item parity-copy (a dry run of the CI wiring)",
     )
-    #: print what to run next for the pair, run no item, exit 0
     plan: bool = switch(
         "--parity-plan",
         "print what to run next for the pair (repeats and tasks that would decide), run no item, exit 0",
