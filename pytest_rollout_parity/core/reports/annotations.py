@@ -16,8 +16,9 @@ from collections.abc import Collection
 from ..escaping import utf8_safe, visible
 from ..judging.completeness import COVERAGE_NAME
 from ..statistics.margin import EQUIVALENCE_ITEM
-from .markdown import FLIPS, flip_text
+from .markdown import FLIPS
 from .summary import Summary
+from .wording import flip_line
 
 ANNOTATION_CAP = 10  # error annotations GitHub shows per step
 
@@ -52,7 +53,7 @@ def annotation_lines(summary: Summary, failed: Collection[str], cap: int = ANNOT
         ("warning", "agent_error", [task for task in passed if task.outcome == "agent_error"]),
     ):
         lines.extend(
-            _annotation(level, f"{task.task} {title or task.outcome}", flip_text(task)) for task in shown[:cap]
+            _annotation(level, f"{task.task} {title or task.outcome}", flip_line(task)) for task in shown[:cap]
         )
         if len(shown) > cap:
             lines.append(

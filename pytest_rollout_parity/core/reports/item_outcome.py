@@ -19,38 +19,13 @@ from ..judging.row_context import EVIDENCE_LINES, last_assistant_message, row_ev
 from ..judging.verifier_output import NO_OUTPUT, LogRoots, losing_row, verifier_output, winning_row
 from ..model import Side, TaskComparison, per_side
 from ..statistics.margin import FlipJudgement, disagreement_text
-from .wording import flip_line, rows_note
-
-#: a side's figures a flip's headline shows: its mean reward, its scored rows and its rows
-SideFigures = tuple[Optional[float], int, int]
-
-
-def flip_headline(
-    winner: Optional[Side],
-    old: Optional[SideFigures],
-    new: Optional[SideFigures],
-    disagreements: int = 0,
-    noise: Optional[str] = None,
-) -> str:
-    """`new regressed: old=0.75 new=0.5 (verifier disagreement on 1 of 4 rollouts)`: a flip's headline,
-    the one wording of its crash line, its Markdown line and its GitHub annotation (:func:`flip_line`).
-
-    In brackets: a verifier disagreement on k of the old side's n scored rollouts, else ``noise``
-    (the task's p-value and figures, when its repeats allow one), else the row counts of a mean.
-    """
-    if disagreements and old is not None:
-        noise = f"verifier disagreement on {disagreements} of {old[1]} rollouts"
-    if noise is None and old is not None and new is not None:
-        noise = rows_note(old[1:], new[1:])
-    return flip_line(winner, old[0] if old else None, new[0] if new else None, noise)
+from .summary import task_summary
+from .wording import flip_line
 
 
 def header_line(comparison: TaskComparison, noise: Optional[str] = None) -> str:
-    """A flip's crash line (:func:`flip_headline`), read off the comparison."""
-    old, new = (
-        (side.reward, side.reward_rows, len(side.facts)) if side else None for side in (comparison.old, comparison.new)
-    )
-    return flip_headline(comparison.winner, old, new, comparison.disagreements, noise)
+    """A flip's crash line (:func:`.flip_line`), from the comparison's sides as the summary holds them."""
+    return flip_line(task_summary(comparison), noise)
 
 
 @dataclass(frozen=True)

@@ -16,10 +16,9 @@ from typing import Optional
 from ..escaping import html_text, markdown_text, utf8_safe, visible
 from ..identity.item_names import clipped
 from ..model import Category
-from .item_outcome import flip_headline
 from .paired_lines import paired_lines
 from .summary import Summary, TaskSummary
-from .wording import capped, category_rows, hook_changes, hook_heading, side_lines, uncompared
+from .wording import capped, category_rows, flip_line, hook_changes, hook_heading, side_lines, uncompared
 from .wording import verdict as verdict_words
 
 FLIP_CAP = 20  # flips listed, each with its text folded
@@ -42,12 +41,6 @@ def _code(label: str) -> str:
     return f"<code>{markdown_text(label)}</code>"
 
 
-def flip_text(task: TaskSummary) -> str:
-    """A flip's headline in the crash line's words (:func:`.flip_headline`)."""
-    old, new = ((side.reward, side.reward_rows, side.rows) if side else None for side in (task.old, task.new))
-    return flip_headline(task.winner, old, new, task.verifier_disagreements)
-
-
 def cut_text(text: str) -> str:
     """A flip's text cut at :data:`TEXT_CAP` characters, saying where the rest is."""
     if len(text) <= TEXT_CAP:
@@ -68,7 +61,7 @@ def _flip(task: TaskSummary, text: Optional[str]) -> list[str]:
 
     Inside the `<details>` HTML block Markdown is not read: the headline and text are escaped for HTML.
     """
-    rest = flip_text(task) + (", agent error: rerun" if task.category == "flipped_agent_error" else "")
+    rest = flip_line(task) + (", agent error: rerun" if task.category == "flipped_agent_error" else "")
     if not text:
         head = f"{_code(task.task)}: **{task.outcome}**: {markdown_text(rest)}"
         return [f"- {head} (prompt: {markdown_text(task.excerpt)})" if task.excerpt else f"- {head}"]

@@ -527,13 +527,14 @@ def task_outcome(
     return category
 
 
-def _task(
+def task_summary(
     task: TaskComparison,
-    p_value: Optional[float],
-    adjusted_p: Optional[float],
-    judgement: Optional[FlipJudgement],
-    run: Optional[RunInfo],
+    p_value: Optional[float] = None,
+    adjusted_p: Optional[float] = None,
+    judgement: Optional[FlipJudgement] = None,
+    run: Optional[RunInfo] = None,
 ) -> TaskSummary:
+    """The task as the summary holds it (with no run and no figures: as its own item shows it)."""
     verdict = run.hook_verdicts.get(task.task) if run is not None else None
     ran = run is None or (not run.collect_only and (run.ran_tasks is None or task.task in run.ran_tasks))
     item_outcome = run.task_outcomes.get(task.task) if run is not None else None
@@ -748,7 +749,7 @@ def build_summary(
     judged: list[Optional[FlipJudgement]] = list(decisions.judgements)
     adjusted = fdr.adjusted if fdr is not None else (None,) * len(result.tasks)
     tasks = tuple(
-        _task(task, p, adjusted_p, judgement, run)
+        task_summary(task, p, adjusted_p, judgement, run)
         for task, p, adjusted_p, judgement in zip(result.tasks, section.p_values, adjusted, judged)
     )
     notes = list(result.notes)

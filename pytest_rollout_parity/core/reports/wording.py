@@ -14,7 +14,7 @@ from typing import NamedTuple, Optional, TypeVar
 
 from ..judging.companions import FIELDS
 from ..model import Category, Side
-from .summary import Summary
+from .summary import Summary, TaskSummary
 
 REGRESSED = "new regressed"  # a flip the old side wins
 IMPROVED = "new improved"  # a flip the new side wins
@@ -42,30 +42,25 @@ def disagreement_words(tasks: int) -> str:
     return f"{plural(tasks, 'verifier disagreement')}: the same trajectories scored differently"
 
 
-def rows_note(old: tuple[int, int], new: tuple[int, int]) -> Optional[str]:
-    """`means of 1 vs 200 rows` when a side has repeats (`180 of 200` when some are not counted).
-
-    Each side is (rows with a counted reward, rows).
-    """
-    if old[1] <= 1 and new[1] <= 1:
-        return None
-    counts = [str(rows) if counted == rows else f"{counted} of {rows}" for counted, rows in (old, new)]
-    return f"means of {counts[0]} vs {counts[1]} rows"
-
-
-def _reward(reward: Optional[float]) -> str:
-    return repr(round(reward, 4)) if reward is not None else "none"
-
-
-def flip_line(winner: Optional[Side], old: Optional[float], new: Optional[float], extra: Optional[str] = None) -> str:
-    """`new regressed: old=1.0 new=0.0 (<extra>)`: a flip in one line, the crash line of its item.
+def flip_line(task: TaskSummary, noise: Optional[str] = None) -> str:
+    """`new regressed: old=0.75 new=0.5 (verifier disagreement on 1 of 4 rollouts)`: a flip in one line,
+    the one wording of its crash line, its Markdown line and its GitHub annotation.
 
     The direction leads: pytest cuts the short summary line at the terminal's width. The task is
-    not named (the node id, the annotation's title, the report's label name it). ``extra`` is the
-    task's noise figures or the row counts of a mean.
+    not named (the node id, the annotation's title, the report's label name it). In brackets: a
+    verifier disagreement on k of the old side's n scored rollouts, else ``noise`` (the task's p-value
+    and figures, when its repeats allow one), else `means of 1 vs 200 rows` when a side has repeats
+    (`180 of 200` when some rows are not counted).
     """
-    line = f"{direction(winner)}: old={_reward(old)} new={_reward(new)}"
-    return f"{line} ({extra})" if extra else line
+    old, new = task.old, task.new
+    if task.verifier_disagreements and old is not None:
+        noise = f"verifier disagreement on {task.verifier_disagreements} of {old.reward_rows} rollouts"
+    if noise is None and old is not None and new is not None and (old.rows > 1 or new.rows > 1):
+        counts = [str(s.rows) if s.reward_rows == s.rows else f"{s.reward_rows} of {s.rows}" for s in (old, new)]
+        noise = f"means of {counts[0]} vs {counts[1]} rows"
+    rewards = [repr(round(s.reward, 4)) if s is not None and s.reward is not None else "none" for s in (old, new)]
+    line = f"{direction(task.winner)}: old={rewards[0]} new={rewards[1]}"
+    return f"{line} ({noise})" if noise else line
 
 
 def verdict_words(summary: Summary, quote: Callable[[str], str] = str) -> str:
