@@ -24,8 +24,11 @@ from ..core import (
     Audit,
     CheckRun,
     Files,
+    GateItem,
     LoadedSide,
+    Options,
     RunInfo,
+    RunOutcome,
     SplitGroup,
     Summary,
     Verdict,
@@ -186,30 +189,31 @@ class ParitySummary:
                 old_sidecars=sum(1 for _, _, sidecar in run.old.files if sidecar is not None),
                 new_sidecars=sum(1 for _, _, sidecar in run.new.files if sidecar is not None),
             ),
+            outcome=RunOutcome(
+                selected=None if config.option.collectonly or settings.plan else len(self.ran),
+                verdicts_changed_by_hook=len(hook_verdicts),
+                outcomes=dict(Counter(outcome for _, outcome, _ in self.ran.values())),
+                known_flips=known.shown if known is not None else None,
+                gate=tuple(GateItem(name, name in gates, gates.get(name)) for name in run.gate_items),
+                inputs={"old": run.old.digest, "new": run.new.digest},
+                options=self._decision_options(),
+                checks=self._check_runs(config),
+                collect_only=bool(config.option.collectonly),
+            ),
             same_file=settings.shared_file is not None,
-            selected=None if config.option.collectonly or settings.plan else len(self.ran),
-            verdicts_changed=len(hook_verdicts),
-            outcomes=dict(Counter(outcome for _, outcome, _ in self.ran.values())),
-            gate_items=run.gate_items,
             aggregate=run.aggregate,
             hook_verdicts=hook_verdicts,
-            known_flips=known.shown if known is not None else None,
             known_flips_sha256=known.sha256 if known is not None else None,
             notes=self._left_out_notes() + (tuple(known.notes(run.result.tasks)) if known is not None else ()),
             inventory=run.inventory or {},
-            collect_only=bool(config.option.collectonly),
             ran_tasks=None if settings.plan or len(tasks) >= len(run.result.tasks) else frozenset(tasks),
             evidence={task: text for task, (_, _, text) in flips.items() if text is not None},
             no_output=sum(1 for properties, _, _ in flips.values() if NO_OUTPUT_PROPERTY in properties),
             excerpts=self._excerpts() if run.wants_excerpt else {},
             task_outcomes={task: outcome for task, (_, outcome, _) in tasks.items()},
-            gate_outcomes=gates,
             group=splitter_group(config),
-            inputs={"old": run.old.digest, "new": run.new.digest},
-            options=self._decision_options(),
             session_failures=session_failures(config),
             failure_section_rescans=config.option.tbstyle not in LINEAR_TB_STYLES,
-            checks=self._check_runs(config),
         )
         self.summary = summary = build_summary(
             run.result,
@@ -288,24 +292,24 @@ class ParitySummary:
         flips = [task for task in self.run.result.tasks if task.category in FLIPS][:EXCERPT_CAP]
         return {task.task: shown for task in flips if (shown := task_prompt(task)) is not None}
 
-    def _decision_options(self) -> dict[str, object]:
-        """The settings that decide an item's outcome, as plain values: the parts of a split run are
+    def _decision_options(self) -> Options:
+        """The settings that decide an item's outcome: the parts of a split run are
         merged only when theirs are equal (the known flips by the tasks and reasons they accept)."""
         settings, known = self.run.settings, self.run.known_flips
-        return {
-            "margin": settings.margin,
-            "alpha": settings.alpha,
-            "strict": settings.strict,
-            "max_missing": settings.max_missing.text,
-            "max_masked": settings.max_masked.text,
-            "max_uncompared": settings.max_uncompared.text,
-            "allow_copy": settings.allow_copy,
-            "old_key": settings.per_side("old", "key")[0],
-            "new_key": settings.per_side("new", "key")[0],
-            "old_agent": settings.per_side("old", "agent")[0],
-            "new_agent": settings.per_side("new", "agent")[0],
-            "known_flips": tuple(sorted((e.task, e.reason) for e in known.entries.values())) if known else None,
-        }
+        return Options(
+            margin=settings.margin,
+            alpha=settings.alpha,
+            strict=settings.strict,
+            max_missing=settings.max_missing.text,
+            max_masked=settings.max_masked.text,
+            max_uncompared=settings.max_uncompared.text,
+            allow_copy=settings.allow_copy,
+            old_key=settings.per_side("old", "key")[0],
+            new_key=settings.per_side("new", "key")[0],
+            old_agent=settings.per_side("old", "agent")[0],
+            new_agent=settings.per_side("new", "agent")[0],
+            known_flips=tuple(sorted((e.task, e.reason) for e in known.entries.values())) if known else None,
+        )
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:

@@ -64,7 +64,7 @@ def test_noise_only_passes_the_aggregate_and_xfails_the_flips(gate: Gate) -> Non
     assert -0.05 <= aggregate["lower_bound"] <= 0 <= aggregate["upper_bound"] <= 0.05
     # the counts take in the aggregate item: 19 passed (18 tasks and the aggregate) and 2 xfailed
     assert data["run"]["selected"] == 21 and data["run"]["outcomes"] == {"passed": 19, "xfailed": 2}
-    assert data["run"]["gate_items"] == ["parity-aggregate"] and data["counts"]["tasks"] == 20
+    assert [item["item"] for item in data["run"]["gate"]] == ["parity-aggregate"] and data["counts"]["tasks"] == 20
     assert data["flip_tests"] == {"alpha": 0.05, "tests": 20, "counted": 2}
     assert not any(line.startswith("selected:") for line in lines)  # every item ran
 

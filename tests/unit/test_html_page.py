@@ -21,7 +21,7 @@ from pytest_rollout_parity.core.reports.html_page import (
     report_body,
 )
 from pytest_rollout_parity.core.reports.pictures import FLIP_POINTS, POINTS_CAP, interval_svg, scatter_svg
-from pytest_rollout_parity.core.reports.summary import Files, RunInfo, Summary, build_summary
+from pytest_rollout_parity.core.reports.summary import Files, RunInfo, RunOutcome, Summary, build_summary
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -267,7 +267,7 @@ def test_the_page_points_to_the_json_option() -> None:
     old = {f"t{i}": [1.0, 1.0] for i in range(n)}
     new = {f"t{i}": [0.0, 1.0] for i in range(n)}
     note = "a long note " * 200  # cut: its pointer to every word is in the same words
-    page = render_html(_summary(old, new, known_flips="k.txt", verdicts_changed=1, notes=(note,)))
+    page = render_html(_summary(old, new, outcome=RunOutcome(None, 1, {}, known_flips="k.txt"), notes=(note,)))
     assert "{" + "json}" not in page
     assert "more (see --parity-json)" in page and "note a ... (see --parity-json)" in page
     assert "hooks and the known-flips list changed 1 verdict(s)" in page
@@ -285,7 +285,9 @@ def test_identical_tasks_are_listed_folded_and_capped() -> None:
 
 
 def test_the_footer_names_the_run_its_inputs_and_escapes_them() -> None:
-    summary = _summary({"a": [1.0]}, {"a": [0.0]}, inputs={"old": "sha256:00be:12:1", "new": None})
+    summary = _summary(
+        {"a": [1.0]}, {"a": [0.0]}, outcome=RunOutcome(None, 0, {}, inputs={"old": "sha256:00be:12:1", "new": None})
+    )
     audit = Audit(command="pytest --parity-old='<x>.jsonl'", version="9.9.9", started="2026-01-02T03:04:05+00:00")
     page = render_html(summary, audit=audit)
     footer = re.search(r"<footer>(.*?)</footer>", page, flags=re.S)

@@ -8,6 +8,7 @@ dealt nowhere, and decides as one run over every item would.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Optional
 
 import pytest
@@ -18,7 +19,15 @@ from pytest_rollout_parity import compare_rollouts
 from pytest_rollout_parity.core.reports.json_file import json_dict, read_summary
 from pytest_rollout_parity.core.reports.markdown import render_markdown
 from pytest_rollout_parity.core.reports.merge import MergeError, merge_parts
-from pytest_rollout_parity.core.reports.summary import NAMED, Files, RunInfo, Summary, build_summary
+from pytest_rollout_parity.core.reports.summary import (
+    NAMED,
+    Files,
+    Options,
+    RunInfo,
+    RunOutcome,
+    Summary,
+    build_summary,
+)
 from pytest_rollout_parity.core.reports.terminal import summary_lines
 
 OLD = {"a": 1.0, "b": 1.0, "c": 0.0, "d": 1.0, "e": 0.0, "gone": 1.0}
@@ -35,20 +44,20 @@ ITEM = {
 }
 INPUTS = {"old": "crc32:0000abcd:10", "new": "crc32:0000dcba:12"}
 #: the options a run records (docs/json.md), at their defaults
-OPTIONS: dict[str, object] = {
-    "margin": None,
-    "alpha": 0.05,
-    "strict": False,
-    "max_missing": "20%",
-    "max_masked": "30%",
-    "max_uncompared": "20%",
-    "allow_copy": False,
-    "old_key": None,
-    "new_key": None,
-    "old_agent": None,
-    "new_agent": None,
-    "known_flips": None,
-}
+OPTIONS = Options(
+    margin=None,
+    alpha=0.05,
+    strict=False,
+    max_missing="20%",
+    max_masked="30%",
+    max_uncompared="20%",
+    allow_copy=False,
+    old_key=None,
+    new_key=None,
+    old_agent=None,
+    new_agent=None,
+    known_flips=None,
+)
 
 
 def _result() -> Any:
@@ -58,7 +67,7 @@ def _result() -> Any:
 
 
 def part(
-    tasks: list[str], *, inputs: Optional[dict[str, str]] = None, options: Optional[dict[str, object]] = None
+    tasks: list[str], *, inputs: Optional[dict[str, str]] = None, options: Optional[Options] = None
 ) -> dict[str, Any]:
     """The JSON summary of a run that ran the items of ``tasks``."""
     ran = {task: ITEM[task] for task in tasks}
@@ -68,12 +77,9 @@ def part(
     every = len(ran) == len(ITEM)
     info = RunInfo(
         files=Files("old.jsonl", "new.jsonl"),
-        selected=len(ran),
-        outcomes=outcomes,
+        outcome=RunOutcome(len(ran), 0, outcomes, inputs=inputs or INPUTS, options=options or OPTIONS),
         task_outcomes=ran,
         ran_tasks=None if every else frozenset(ran),
-        inputs=inputs or INPUTS,
-        options=options or OPTIONS,
     )
     return json_dict(build_summary(_result(), info))
 
@@ -112,7 +118,7 @@ def test_any_partition_merges_to_its_items_outcomes(assignment: list[int]) -> No
     assert set(merged.merge.gaps) == {t for t, where in zip(tasks, assignment) if where < 0}
     failed = any(outcome == "failed" for outcome in expected.values())
     assert merged.merge.exit_status == (1 if failed or merged.merge.gaps else 0)
-    whole = build_summary(_result(), RunInfo(files=Files("o", "n"), selected=len(ITEM), task_outcomes=ITEM))
+    whole = build_summary(_result(), RunInfo(Files("o", "n"), RunOutcome(len(ITEM), 0, {}), task_outcomes=ITEM))
     if not merged.merge.gaps:  # any split of the whole run merges into exactly the unsplit run's JSON
         assert merged.verdict == whole.verdict
         assert merged_json(merged) == part(tasks)
@@ -148,7 +154,7 @@ def test_parts_of_other_inputs_or_options_are_refused() -> None:
     ):
         merge([first, ("p2.json", part(["d"], inputs=other_new))])
     with pytest.raises(MergeError, match=WHOLE_FILE + r"run.options.strict \(True against False\)$"):
-        merge([first, ("p2.json", part(["d"], options={**OPTIONS, "strict": True}))])
+        merge([first, ("p2.json", part(["d"], options=replace(OPTIONS, strict=True)))])
 
 
 def test_a_part_that_classifies_the_file_otherwise_is_refused() -> None:
@@ -185,7 +191,7 @@ def test_the_merge_decides_under_the_recorded_options_and_exits_by_its_verdict()
         OLD = NEW = {"a": 1.0, "b": 0.0, "c": 1.0}
         ITEM = {"a": "passed", "b": "passed", "c": "passed"}
         for allow, expected in ((False, ("inconclusive", 1)), (True, ("pass", 0))):
-            options = {**OPTIONS, "allow_copy": allow}
+            options = replace(OPTIONS, allow_copy=allow)
             merged = merge([("p1.json", part(["a"], options=options)), ("p2.json", part(["b", "c"], options=options))])
             assert merged.merge is not None and (merged.verdict, merged.merge.exit_status) == expected
     finally:
@@ -196,9 +202,9 @@ def test_the_merge_decides_under_the_recorded_options_and_exits_by_its_verdict()
     "run, reason",
     [
         (None, 'no "run" section'),
-        (RunInfo(files=Files("o", "n"), collect_only=True), "no item ran in this run"),
-        (RunInfo(files=Files("o", "n"), selected=1, options=OPTIONS), "no content digest of the old and new side"),
-        (RunInfo(files=Files("o", "n"), selected=1, inputs=INPUTS), "no recorded options"),
+        (RunInfo(Files("o", "n"), RunOutcome(None, 0, {}, collect_only=True)), "no item ran in this run"),
+        (RunInfo(Files("o", "n"), RunOutcome(1, 0, {}, options=OPTIONS)), "no content digest of the old and new side"),
+        (RunInfo(Files("o", "n"), RunOutcome(1, 0, {}, inputs=INPUTS)), "no recorded options"),
     ],
 )
 def test_a_file_that_is_not_a_part_is_refused(run: Optional[RunInfo], reason: str) -> None:

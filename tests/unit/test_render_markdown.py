@@ -7,7 +7,7 @@ import pytest
 from pytest_rollout_parity import compare_rollouts
 from pytest_rollout_parity.core.reports.annotations import annotation_lines, escape_data, escape_property
 from pytest_rollout_parity.core.reports.markdown import BUDGET, FLIP_CAP, TEXT_CAP, render_markdown, verdict_line
-from pytest_rollout_parity.core.reports.summary import Files, RunInfo, Summary, build_summary
+from pytest_rollout_parity.core.reports.summary import Files, GateItem, RunInfo, RunOutcome, Summary, build_summary
 
 
 def _summary(old: dict[str, float], new: dict[str, float], **run: object) -> Summary:
@@ -22,7 +22,7 @@ def test_verdict_first_then_table_flips_paired() -> None:
     summary = _summary(
         {"a": 1.0, "b": 1.0, "c": 0.0, "gone": 1.0},
         {"a": 1.0, "b": 0.0, "c": 1.0},
-        outcomes={"failed": 2, "passed": 1, "xfailed": 1},
+        outcome=RunOutcome(None, 0, {"failed": 2, "passed": 1, "xfailed": 1}),
     )
     text = render_markdown(summary, {"b": "b: new regressed: old=1.0 new=0.0\n    | <tail> & more"}, exit_status=1)
     lines = text.splitlines()
@@ -65,7 +65,7 @@ def test_flips_title_agrees_with_the_table_and_annotations_word_means_as_the_cra
 
 
 def test_passed_and_nothing_compared_verdicts() -> None:
-    same = _summary({"a": 1.0, "b": 0.0}, {"a": 1.0, "b": 0.0}, outcomes={"passed": 2})
+    same = _summary({"a": 1.0, "b": 0.0}, {"a": 1.0, "b": 0.0}, outcome=RunOutcome(None, 0, {"passed": 2}))
     assert verdict_line(same).startswith("**rollout parity: INCONCLUSIVE**")  # the same rows: a copy
     assert "### Flips" not in render_markdown(same)
     assert "### What to run next" in render_markdown(same)
@@ -195,7 +195,9 @@ def test_margin_mode_annotates_flips_within_noise_and_the_aggregate_like_flips()
         for k, r in enumerate((1.0, 0.0, 1.0))
     ]
     result = compare_rollouts(old, new)
-    info = RunInfo(files=Files("old.jsonl", "new.jsonl"), gate_items=("parity-aggregate",))
+    info = RunInfo(
+        Files("old.jsonl", "new.jsonl"), RunOutcome(None, 0, {}, gate=(GateItem("parity-aggregate", False, None),))
+    )
     summary = build_summary(result, info, margin=0.05)
     assert [task.outcome for task in summary.tasks if task.category == "flipped"] == ["within_noise"]
     lines = annotation_lines(summary, failed=set())

@@ -16,6 +16,7 @@ from pytest_rollout_parity.core.reports.summary import (
     BySide,
     Decider,
     Files,
+    GateItem,
     Paired,
     RunInfo,
     RunOutcome,
@@ -36,7 +37,7 @@ def _rows(pairs: dict[str, float]) -> list[dict[str, object]]:
 
 def test_build_summary_is_typed_and_frozen() -> None:
     result = compare_rollouts(_rows({"a": 1.0, "b": 1.0, "gone": 1.0}), _rows({"a": 1.0, "b": 0.0}))
-    summary = build_summary(result, RunInfo(files=Files("o.jsonl", "n.jsonl"), outcomes={"passed": 1}))
+    summary = build_summary(result, RunInfo(Files("o.jsonl", "n.jsonl"), RunOutcome(None, 0, {"passed": 1})))
     assert summary.counts == Counts(
         tasks=3,
         identical=1,
@@ -81,7 +82,7 @@ def test_hook_verdicts_are_per_task_fields() -> None:
     result = compare_rollouts(_rows({"a": 1.0, "b": 1.0}), _rows({"a": 0.0, "b": 1.0}))
     info = RunInfo(
         files=Files("o", "n"),
-        verdicts_changed=1,
+        outcome=RunOutcome(None, 1, {}),
         hook_verdicts={"a": Verdict("passed", "reviewed\nsecond line")},
     )
     summary = build_summary(result, info)
@@ -158,7 +159,10 @@ def hand_built() -> Summary:
             ),
         ),
         run=RunOutcome(
-            selected=2, verdicts_changed_by_hook=0, outcomes={"failed": 2}, gate_items=("parity-aggregate",)
+            selected=2,
+            verdicts_changed_by_hook=0,
+            outcomes={"failed": 2},
+            gate=(GateItem("parity-aggregate", True, "failed"),),
         ),
     )
 
@@ -218,9 +222,8 @@ def test_json_renders_the_summary(tmp_path: Path) -> None:
         "verdicts_changed_by_hook": 0,
         "outcomes": {"failed": 2},
         "known_flips": None,
-        "gate_items": ["parity-aggregate"],
         "part": None,
-        "gate": [],
+        "gate": [{"item": "parity-aggregate", "ran_here": True, "item_outcome": "failed"}],
         "inputs": {},
         "options": None,
         "checks": [],

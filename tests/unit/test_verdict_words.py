@@ -8,7 +8,15 @@ from pytest_rollout_parity import compare_rollouts
 from pytest_rollout_parity.core.judging.verdicts import Verdict
 from pytest_rollout_parity.core.reports import markdown as markdown
 from pytest_rollout_parity.core.reports.html_page import summary_html
-from pytest_rollout_parity.core.reports.summary import Files, RunInfo, SplitGroup, Summary, build_summary
+from pytest_rollout_parity.core.reports.summary import (
+    Files,
+    GateItem,
+    RunInfo,
+    RunOutcome,
+    SplitGroup,
+    Summary,
+    build_summary,
+)
 from pytest_rollout_parity.core.reports.terminal import summary_lines
 from pytest_rollout_parity.core.reports.wording import IMPROVED, REGRESSED, direction, hook_changes, verdict_words
 
@@ -24,7 +32,7 @@ def test_every_report_says_the_verdict_in_the_same_words() -> None:
     summary = _summary(
         {"a": 1.0, "b": 1.0, "c": 0.0, "gone": 1.0},
         {"a": 1.0, "b": 0.0, "c": 1.0},
-        outcomes={"failed": 2, "passed": 1, "xfailed": 1},
+        outcome=RunOutcome(None, 0, {"failed": 2, "passed": 1, "xfailed": 1}),
     )
     words = verdict_words(summary)
     assert words == "1 task regressed, 1 improved, 1 missing; 1 identical"
@@ -58,7 +66,7 @@ def test_hook_verdicts_listed_in_markdown_and_html_capped_and_escaped() -> None:
 
 def test_a_count_without_per_task_entries_is_still_said() -> None:
     """A run's count stands where the summary holds no task's entry."""
-    summary = _summary({"a": 1.0}, {"a": 0.0}, verdicts_changed=1)
+    summary = _summary({"a": 1.0}, {"a": 0.0}, outcome=RunOutcome(None, 1, {}))
     assert hook_changes(summary) == (1, [])
     assert "### pytest_parity_verdict hooks changed 1 verdict(s)" in markdown.render_markdown(summary)
     assert "<p>pytest_parity_verdict hooks changed 1 verdict(s)</p></div>" in summary_html(summary)
@@ -83,7 +91,7 @@ def test_a_long_note_is_cut_at_a_word_boundary() -> None:
 
 
 def test_one_compared_task_is_singular() -> None:
-    assert verdict_words(_summary({"a": 1.0}, {"a": 1.0}, selected=1)) == (
+    assert verdict_words(_summary({"a": 1.0}, {"a": 1.0}, outcome=RunOutcome(1, 0, {}))) == (
         "no flip in 1 compared task; both files hold the same rows: was the new server run?"
     )
 
@@ -91,7 +99,11 @@ def test_one_compared_task_is_singular() -> None:
 def test_a_narrowed_run_says_it_is_a_part_and_what_it_ran() -> None:
     old, new = {"a": 1.0, "b": 1.0, "c": 1.0}, {"a": 1.0, "b": 0.0, "c": 1.0}
     narrowed = _summary(
-        old, new, selected=1, outcomes={"passed": 1}, task_outcomes={"a": "passed"}, ran_tasks=frozenset({"a"})
+        old,
+        new,
+        outcome=RunOutcome(1, 0, {"passed": 1}),
+        task_outcomes={"a": "passed"},
+        ran_tasks=frozenset({"a"}),
     )
     assert summary_lines(narrowed)[0] == (
         "partial: 1 of 3 items ran here, none failed; tasks 1 of 3; "
@@ -102,13 +114,12 @@ def test_a_narrowed_run_says_it_is_a_part_and_what_it_ran() -> None:
         "the whole file: INCONCLUSIVE (merge the parts for its verdict): "
     )
     assert markdown.verdict_line(narrowed, 0).endswith(" (exit status 0)")
-    collected = _summary(old, new, collect_only=True)
+    collected = _summary(old, new, outcome=RunOutcome(None, 0, {}, collect_only=True))
     assert verdict_words(collected).endswith("; counts of the whole file (3 tasks): collected only, no item ran")
     whole = _summary(
         old,
         new,
-        selected=3,
-        outcomes={"passed": 2, "failed": 1},
+        outcome=RunOutcome(3, 0, {"passed": 2, "failed": 1}),
         task_outcomes={"a": "passed", "b": "failed", "c": "passed"},
     )
     assert verdict_words(whole) == "1 task regressed, 0 improved; 2 identical"
@@ -123,12 +134,14 @@ def test_gate_items_never_count_as_tasks() -> None:
     part = _summary(
         old,
         new,
-        selected=4,
-        outcomes={"passed": 3, "failed": 1},
+        outcome=RunOutcome(
+            4,
+            0,
+            {"passed": 3, "failed": 1},
+            gate=(GateItem("parity-aggregate", True, "passed"), GateItem("parity-coverage", True, "passed")),
+        ),
         task_outcomes={"a": "passed", "d": "failed"},
         ran_tasks=frozenset({"a", "d"}),
-        gate_items=("parity-aggregate", "parity-coverage"),
-        gate_outcomes={"parity-aggregate": "passed", "parity-coverage": "passed"},
         group=SplitGroup("pytest-split", 3, 4),
     )
     line = summary_lines(part)[0]

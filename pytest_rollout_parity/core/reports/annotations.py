@@ -66,7 +66,7 @@ def annotation_lines(summary: Summary, failed: Collection[str], cap: int = ANNOT
 def _gate_items(summary: Summary) -> list[str]:
     """`parity-aggregate` and `parity-coverage`, when the run collected them: error or notice."""
     run = summary.run
-    items = run.gate_items if run is not None else ()
+    items = [item.item for item in run.gate] if run is not None else []
     lines = []
     decision = summary.equivalence
     if EQUIVALENCE_ITEM in items and decision is not None:

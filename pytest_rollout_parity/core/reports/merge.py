@@ -65,14 +65,15 @@ RUN_KEYS = frozenset(
     ("verdict", "decided_by", "task_outcomes", "accepted_flips", "plan", "notes", "files", "run", "merge")
 )
 TASK_RUN_KEYS = frozenset(("outcome", "hook_verdict", "ran_here", "item_outcome", "evidence"))
-#: what a part's `run` says of the whole file: the inputs, the deciding options, the known-flips list, the gate items
-RUN_WHOLE_KEYS = ("inputs", "options", "known_flips", "gate_items")
+#: what a part's `run` says of the whole file: the inputs, the deciding options, the known-flips list (and the gate items)
+RUN_WHOLE_KEYS = ("inputs", "options", "known_flips")
 
 
 def _whole_file(summary: Summary) -> dict[str, Any]:
     """The part's whole-file classification: its summary without what only its own run did."""
     data = json_dict(summary)
     whole: dict[str, Any] = {"run": {key: data["run"][key] for key in RUN_WHOLE_KEYS}}  # first: inputs tell runs apart
+    whole["run"]["gate_items"] = [item["item"] for item in data["run"]["gate"]]
     whole.update((key, value) for key, value in data.items() if key not in RUN_KEYS)
     whole["tasks"] = [{k: v for k, v in task.items() if k not in TASK_RUN_KEYS} for task in data["tasks"]]
     return whole

@@ -119,29 +119,22 @@ class Files:
 
 @dataclass(frozen=True, slots=True)
 class RunInfo:
-    """What the pytest run adds to the classification: the files and the items' fate."""
+    """What the pytest run adds to the classification: the files and the items' fate. ``outcome`` is
+    what the run did as the summary's `run` section holds it; the summary counts its ``part``."""
 
     files: Files
+    outcome: RunOutcome = field(default_factory=lambda: RunOutcome(None, 0, {}))
     same_file: bool = False
-    selected: Optional[int] = None
-    verdicts_changed: int = 0
-    outcomes: Mapping[str, int] = field(default_factory=dict)
-    #: the gate-level items the run collects besides one item per task (`parity-aggregate` in margin mode)
-    gate_items: tuple[str, ...] = ()
     #: each side's `<stem>_aggregate_metrics.json` checked against its rows, when the file exists
     aggregate: Mapping[str, AggregateCheck] = field(default_factory=dict)
     #: the verdicts hooks changed, by task label (from the items' reports, so xdist workers' too)
     hook_verdicts: Mapping[str, Verdict] = field(default_factory=dict)
-    #: the known-flips list as messages name it, or None
-    known_flips: Optional[str] = None
-    #: the SHA-256 (hex) of that file's bytes, as the run read them
+    #: the SHA-256 (hex) of the known-flips list's bytes, as the run read them
     known_flips_sha256: Optional[str] = None
     #: what the run itself notes (a stale known-flips list)
     notes: tuple[str, ...] = ()
     #: each side's `<stem>_coverage.json` inventory, when the side has one
     inventory: Mapping[str, InventoryRead] = field(default_factory=dict)
-    #: the run only collected its items (--collect-only): none ran
-    collect_only: bool = False
     #: each flip's report text (failure message or expected-failure reason), by task label, from the items' reports
     evidence: Mapping[str, str] = field(default_factory=dict)
     #: how many flips' losing rows carry no verifier output at all (noted once for the run)
@@ -152,20 +145,12 @@ class RunInfo:
     ran_tasks: Optional[frozenset[str]] = None
     #: each task item that ran here and its last outcome, by task label
     task_outcomes: Mapping[str, str] = field(default_factory=dict)
-    #: each gate-level item that ran here and its last outcome, by item name
-    gate_outcomes: Mapping[str, str] = field(default_factory=dict)
     #: the splitter group this run is, when a splitter says so
     group: Optional[SplitGroup] = None
-    #: each side's content digest as read (:mod:`..reading.digest`), by side
-    inputs: Mapping[str, Optional[str]] = field(default_factory=dict)
-    #: the settings that decide outcomes, as plain values (parts are joined only when they agree)
-    options: Mapping[str, object] = field(default_factory=dict)
     #: how many items of the whole session failed (any test's), and whether pytest's failure
     #: section rescans every stored report for each of them under the traceback style in use
     session_failures: int = 0
     failure_section_rescans: bool = False
-    #: the team's own checks this run collected or ran, in collection order
-    checks: tuple[CheckRun, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -330,7 +315,7 @@ class RunOutcome:
     """What the pytest run did with the items: how many ran, hook verdicts, outcomes in report order.
 
     ``selected`` and ``outcomes`` count every parity item that ran: the task items and the
-    ``gate_items`` (items that judge the whole run, such as `parity-aggregate`).
+    ``gate`` items (items that judge the whole run, such as `parity-aggregate`).
     """
 
     selected: Optional[int]
@@ -338,10 +323,9 @@ class RunOutcome:
     outcomes: Mapping[str, int]
     #: the known-flips list, whose accepted flips count among the changed verdicts
     known_flips: Optional[str] = None
-    gate_items: tuple[str, ...] = ()
     #: what of the whole file ran here (None: --collect-only)
     part: Optional[Part] = None
-    #: each gate-level item the run collects, with its outcome here
+    #: each gate-level item the run collects (`parity-aggregate` in margin mode), with its outcome here
     gate: tuple[GateItem, ...] = ()
     #: each side's content digest, and the settings that decide outcomes (None: not recorded)
     inputs: Mapping[str, Optional[str]] = field(default_factory=dict)
@@ -536,7 +520,7 @@ def task_summary(
 ) -> TaskSummary:
     """The task as the summary holds it (with no run and no figures: as its own item shows it)."""
     verdict = run.hook_verdicts.get(task.task) if run is not None else None
-    ran = run is None or (not run.collect_only and (run.ran_tasks is None or task.task in run.ran_tasks))
+    ran = run is None or (not run.outcome.collect_only and (run.ran_tasks is None or task.task in run.ran_tasks))
     item_outcome = run.task_outcomes.get(task.task) if run is not None else None
     return TaskSummary(
         task=task.task,
@@ -572,20 +556,10 @@ def accepted_flips(
 
 def _run_outcome(run: RunInfo, tasks: Sequence[TaskSummary]) -> RunOutcome:
     """What the run did, with the part of the whole file it ran (tasks and gate-level items apart)."""
-    gate = tuple(GateItem(name, name in run.gate_outcomes, run.gate_outcomes.get(name)) for name in run.gate_items)
-    return RunOutcome(
-        selected=run.selected,
-        verdicts_changed_by_hook=run.verdicts_changed,
-        outcomes=dict(run.outcomes),
-        known_flips=run.known_flips,
-        gate_items=run.gate_items,
-        part=Part.of(tasks, gate, run.checks, run.group) if not run.collect_only and run.selected is not None else None,
-        gate=gate,
-        inputs=dict(run.inputs),
-        options=Options(**run.options) if run.options else None,  # type: ignore[arg-type]  # as the plugin records them
-        checks=run.checks,
-        collect_only=run.collect_only,
-    )
+    outcome = run.outcome
+    if outcome.collect_only or outcome.selected is None:
+        return outcome
+    return replace(outcome, part=Part.of(tasks, outcome.gate, outcome.checks, run.group))
 
 
 #: how many names a verdict line spells out before it counts the rest
