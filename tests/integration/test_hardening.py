@@ -372,8 +372,8 @@ def test_runxfail_never_passes_masked_missing_agent_error(gate: Gate) -> None:
     failed = {line.split(" ")[1]: line for line in result.outlines if line.startswith("FAILED ")}
     assert "new side masked: mask_sample (failure_kind=provider_unavailable)" in failed[f"{NEW}::build-cython-ext"]
     assert "new agent error: terminus2_error_type=TimeoutError" in failed[f"{NEW}::git-multibranch"]
-    assert "only the old side has this task" in failed[f"{NEW}::old-only"]
-    assert "only the new side has this task" in failed[f"{NEW}::new-only"]
+    assert "only in the old file" in failed[f"{NEW}::old-only"]
+    assert "only in the new file" in failed[f"{NEW}::new-only"]
     assert "Traceback" not in all_text(result)
 
 

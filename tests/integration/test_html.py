@@ -100,7 +100,7 @@ def test_every_report_carries_the_same_facts(gate: Gate) -> None:
     facts = [
         f"key {summary['join']['old_key']} ({summary['join']['old_key_reason']})",
         f"key {summary['join']['new_key']} ({summary['join']['new_key_reason']})",
-        "new side: mask_sample (failure_kind=provider_unavailable)",
+        "new side masked: mask_sample (failure_kind=provider_unavailable)",
         "only in the old file",
         "the new run did not finish",
         *summary["notes"],

@@ -43,7 +43,7 @@ def test_each_reporting_flag(gate: Gate, flags: list[str]) -> None:
         assert any(re.match(rf"{re.escape(NEW)}::regex-log FAILED +\[", line) for line in result.outlines)
     if "-rA" in flags:
         assert f"PASSED {NEW}::fix-git" in result.outlines
-        assert any(line.startswith(f"XFAIL {NEW}::old-only - only the old side") for line in summary_lines(result))
+        assert any(line.startswith(f"XFAIL {NEW}::old-only - only in the old file") for line in summary_lines(result))
 
 
 def test_tb_line_is_one_line_per_flip_at_the_row(gate: Gate) -> None:

@@ -111,8 +111,8 @@ def test_xfail_reasons_name_the_side(gate: Gate) -> None:
     assert "new side masked" in masked and "provider_unavailable" in masked and "old side" not in masked
     agent = xfails["new/rollouts.jsonl::git-multibranch"]
     assert "new agent error: terminus2_error_type=TimeoutError" in agent and "rerun" in agent
-    assert "only the old side" in xfails["new/rollouts.jsonl::old-only"]
-    assert "only the new side" in xfails["new/rollouts.jsonl::new-only"]
+    assert "only in the old file" in xfails["new/rollouts.jsonl::old-only"]
+    assert "only in the new file" in xfails["new/rollouts.jsonl::new-only"]
 
 
 def test_masked_on_old_side_names_old(gate: Gate) -> None:

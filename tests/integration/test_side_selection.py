@@ -128,7 +128,7 @@ def test_sidecar_records_of_another_agent_are_dropped(gate: Gate) -> None:
     alpha_failure = {**failure_record(), "task_id": "b", "agent_ref": {"name": "alpha"}}
     gate.write("new/rollouts_failures.jsonl", [beta_failure])
     gate.run(*args, "--parity-agent=alpha", "-rx").assert_outcomes(passed=1, xfailed=1)  # b: missing
-    assert "only the old side" in all_text(gate.run(*args, "--parity-agent=alpha", "-rx"))
+    assert "only in the old file" in all_text(gate.run(*args, "--parity-agent=alpha", "-rx"))
     gate.write("new/rollouts_failures.jsonl", [alpha_failure])
     result = gate.run(*args, "--parity-agent=alpha", "-rx")
     result.assert_outcomes(passed=1, xfailed=1)

@@ -39,7 +39,7 @@ def test_every_kind_of_difference_in_words() -> None:
     table_row = next(line for line in lines if line.startswith("flipped "))
     assert table_row.endswith("new regressed 2, new improved 1")
     start = lines.index("masked (1):")
-    assert lines[start + 1] == "    masked: new side: no reward"
+    assert lines[start + 1] == "    masked: new side masked: no reward"
     start = lines.index("missing (2):")
     assert lines[start + 1 : start + 3] == ["    extra: only in the new file", "    gone: only in the old file"]
 
@@ -64,7 +64,7 @@ def test_masked_and_missing_lists_are_capped() -> None:
     new = _rows({f"m{i:02d}": 1.0 for i in range(13)})
     lines = summary_lines(build_summary(compare_rollouts(old, new)))
     start = lines.index("masked (13):")
-    assert lines[start + 1] == "    m00: old side: no reward"
+    assert lines[start + 1] == "    m00: old side masked: no reward"
     assert lines[start + 11] == "    ... and 3 more (see --parity-json)"
     assert "m12" not in "\n".join(lines)
 

@@ -20,7 +20,7 @@ from ..judging.verifier_output import NO_OUTPUT, LogRoots, losing_row, verifier_
 from ..model import Side, TaskComparison, per_side
 from ..statistics.margin import FlipJudgement, disagreement_text
 from .summary import task_summary
-from .wording import flip_line
+from .wording import flip_line, why_uncompared
 
 
 def header_line(comparison: TaskComparison, noise: Optional[str] = None) -> str:
@@ -144,14 +144,9 @@ def _last_messages(comparison: TaskComparison, loser: Side) -> list[str]:
 def uncompared_reason(comparison: TaskComparison) -> str:
     """Why a task the gate could not compare (an agent error, masked, missing) is not counted: the
     reason its item gives for the expected failure (docs/semantics.md, "Categories")."""
+    if comparison.category != "flipped_agent_error":
+        return visible(why_uncompared(task_summary(comparison)))
     sides = [(name, side) for name in ("old", "new") if (side := comparison.side(name)) is not None]
-    if comparison.category == "flipped_agent_error":
-        errors = "; ".join(
-            f"{name} agent error: {visible(side.agent_error)}" for name, side in sides if side.agent_error
-        )
-        old, new = (side.reward_text() if side else "none" for side in (comparison.old, comparison.new))
-        return f"old={old} new={new} with {errors}; not a counted flip: rerun the task"
-    if comparison.category == "masked":
-        return "; ".join(f"{name} side masked: {visible(side.masked)}" for name, side in sides if side.masked)
-    present, absent = ("old", "new") if comparison.new is None else ("new", "old")
-    return f"only the {present} side has this task (missing from the {absent} file)"
+    errors = "; ".join(f"{name} agent error: {visible(side.agent_error)}" for name, side in sides if side.agent_error)
+    old, new = (side.reward_text() if side else "none" for side in (comparison.old, comparison.new))
+    return f"old={old} new={new} with {errors}; not a counted flip: rerun the task"

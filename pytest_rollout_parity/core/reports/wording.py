@@ -254,19 +254,15 @@ def capped(items: Sequence[T], cap: int, render: Callable[[T], str], more: str) 
     return lines
 
 
+def why_uncompared(task: TaskSummary) -> str:
+    """Why a masked or missing task was not compared: its item's expected-failure reason and its
+    entry in every report's list (docs/semantics.md, "Categories")."""
+    if task.category == "missing":
+        return f"only in the {'old' if task.new is None else 'new'} file"
+    masked = [(name, side.masked) for name in SIDES if (side := task.side(name)) is not None and side.masked]
+    return "; ".join(f"{name} side masked: {reason}" for name, reason in masked)
+
+
 def uncompared(summary: Summary, category: Category) -> list[tuple[str, str]]:
-    """Each masked or missing task with why it was not compared (its side and reason), in task order."""
-    reasons: list[tuple[str, str]] = []
-    for task in summary.tasks:
-        if task.category != category:
-            continue
-        if category == "missing":
-            reasons.append((task.task, f"only in the {'old' if task.new is None else 'new'} file"))
-            continue
-        masked = [
-            f"{name} side: {side.masked}"
-            for name in ("old", "new")
-            if (side := task.side(name)) is not None and side.masked
-        ]
-        reasons.append((task.task, "; ".join(masked)))
-    return reasons
+    """Each masked or missing task with why it was not compared, in task order."""
+    return [(task.task, why_uncompared(task)) for task in summary.tasks if task.category == category]
