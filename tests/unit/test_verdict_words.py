@@ -48,8 +48,8 @@ def test_hook_verdicts_listed_in_markdown_and_html_capped_and_escaped() -> None:
     tasks = {f"<t{i:02d}>": 1.0 for i in range(n)}
     verdicts = {task: Verdict("passed", f"reviewed & ok\nsecond line of {task}") for task in tasks}
     summary = _summary(tasks, {task: 0.0 for task in tasks}, hook_verdicts=verdicts)
-    count, changes = hook_changes(summary)
-    assert count == n and changes[0].reason == "reviewed & ok"
+    heading, changes = hook_changes(summary)
+    assert heading == f"pytest_parity_verdict hooks changed {n} verdict(s)" and changes[0].reason == "reviewed & ok"
 
     page = markdown.render_markdown(summary).splitlines()
     start = page.index(f"### pytest_parity_verdict hooks changed {n} verdict(s)")
@@ -67,14 +67,14 @@ def test_hook_verdicts_listed_in_markdown_and_html_capped_and_escaped() -> None:
 def test_a_count_without_per_task_entries_is_still_said() -> None:
     """A run's count stands where the summary holds no task's entry."""
     summary = _summary({"a": 1.0}, {"a": 0.0}, outcome=RunOutcome(None, 1, {}))
-    assert hook_changes(summary) == (1, [])
+    assert hook_changes(summary) == ("pytest_parity_verdict hooks changed 1 verdict(s)", [])
     assert "### pytest_parity_verdict hooks changed 1 verdict(s)" in markdown.render_markdown(summary)
     assert "<p>pytest_parity_verdict hooks changed 1 verdict(s)</p></div>" in summary_html(summary)
 
 
 def test_no_hook_no_list() -> None:
     summary = _summary({"a": 1.0}, {"a": 0.0})
-    assert hook_changes(summary) == (0, [])
+    assert hook_changes(summary) == (None, [])
     assert "pytest_parity_verdict" not in markdown.render_markdown(summary)
     assert "pytest_parity_verdict" not in summary_html(summary)
 

@@ -187,16 +187,11 @@ class Inventory:
     #: the side's main-file rows with a reward that no mask set aside: what `measured` should equal
     gate_measured: int
 
-    @property
-    def unfinished(self) -> bool:
-        """The run did not finish: rollouts failed or never reported."""
-        return self.counts["unknown"] > 0 or self.counts["failed"] > 0
-
     def notes(self, side: str) -> list[str]:
-        """The run did not finish; the inventory and the rows disagree."""
+        """The run did not finish (rollouts failed or never reported); the inventory and the rows disagree."""
         notes = []
         shown = ", ".join(self.files)
-        if self.unfinished:
+        if self.counts["unknown"] > 0 or self.counts["failed"] > 0:
             notes.append(
                 f"{side} side: {shown} counts {self.counts['failed']} failed and {self.counts['unknown']} unknown "
                 f"of {self.counts['expected']} expected rollouts: the {side} run did not finish"

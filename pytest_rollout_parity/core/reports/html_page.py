@@ -16,10 +16,18 @@ from typing import Optional, TypeVar
 from ..escaping import html_text, utf8_safe
 from ..identity.item_names import clipped
 from .markdown import FLIPS, LIST_CAP, NOTE_CAP, cut_text
-from .paired_lines import paired_heading, paired_rows
 from .pictures import interval_svg, scatter_svg
 from .summary import SideSummary, Summary, TaskSummary
-from .wording import capped, category_rows, hook_changes, hook_heading, side_lines, uncompared, verdict
+from .wording import (
+    capped,
+    category_rows,
+    hook_changes,
+    paired_heading,
+    paired_rows,
+    side_lines,
+    uncompared,
+    verdict,
+)
 
 #: flips the page's table lists, at most (each with its means, repeats, outcome and p)
 FLIP_ROWS = 200
@@ -181,16 +189,14 @@ def report_body(
         )
     not_compared = [
         f"<p>{category} ({len(reasons)}):</p>" + _listing(reasons, lambda item: _entry(item[0], f": {item[1]}"))
-        for category in ("masked", "missing")
-        if (reasons := uncompared(summary, category))
+        for category, reasons in uncompared(summary).items()
     ]
     parts.append("<h2>Not compared</h2>" + ("".join(not_compared) or "<p>Every task was compared.</p>"))
-    count, changes = hook_changes(summary)
-    if count:
-        heading = html_text(hook_heading(summary, count))
+    heading, changes = hook_changes(summary)
+    if heading:
         entries = _listing(changes, lambda c: _entry(c.task, f" ({c.category}): {c.outcome}: {c.reason}"))
         # the count stands alone where per-task entries are not at hand
-        parts.append(f"<h2>Changed verdicts</h2><p>{heading}" + (f":</p>{entries}" if changes else "</p>"))
+        parts.append(f"<h2>Changed verdicts</h2><p>{html_text(heading)}" + (f":</p>{entries}" if changes else "</p>"))
     if summary.notes:
         parts.append("<h2>Notes</h2>" + _listing(summary.notes, lambda note: html_text(clipped(note, NOTE_CAP))))
     if audit is not None:

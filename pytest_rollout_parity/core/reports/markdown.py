@@ -16,9 +16,8 @@ from typing import Optional
 from ..escaping import html_text, markdown_text, utf8_safe, visible
 from ..identity.item_names import clipped
 from ..model import Category
-from .paired_lines import paired_lines
 from .summary import Summary, TaskSummary
-from .wording import capped, category_rows, flip_line, hook_changes, hook_heading, side_lines, uncompared
+from .wording import capped, category_rows, flip_line, hook_changes, paired_lines, side_lines, uncompared
 from .wording import verdict as verdict_words
 
 FLIP_CAP = 20  # flips listed, each with its text folded
@@ -102,21 +101,17 @@ def _render(summary: Summary, texts: Mapping[str, str], exit_status: Optional[in
     lines.extend(f"| {name} | {count} | {breakdown} |" for name, count, breakdown in category_rows(summary))
     lines.extend(_flips(summary, texts))
     listed = []
-    for category in ("masked", "missing"):
-        reasons = uncompared(summary, category)
-        if reasons:
-            listed.append(f"- **{category}** ({len(reasons)}):")
-            listed.extend(
-                capped(reasons, LIST_CAP, lambda item: f"  - {_code(item[0])}: {_note(item[1])}", f"  {MORE}")
-            )
+    for category, reasons in uncompared(summary).items():
+        listed.append(f"- **{category}** ({len(reasons)}):")
+        listed.extend(capped(reasons, LIST_CAP, lambda item: f"  - {_code(item[0])}: {_note(item[1])}", f"  {MORE}"))
     if listed:
         lines.extend(["", "### Not compared", "", *listed])
     lines.extend(["", "### Paired statistics", "", "```text"])
     lines.extend(visible(line) for line in paired_lines(summary))
     lines.extend(["```", "", PICTURES])
-    count, changes = hook_changes(summary)
-    if count:
-        lines.extend(["", f"### {hook_heading(summary, count)}", ""])
+    heading, changes = hook_changes(summary)
+    if heading:
+        lines.extend(["", f"### {heading}", ""])
         lines.extend(
             capped(
                 changes, LIST_CAP, lambda c: f"- {_code(c.task)} ({c.category}): {c.outcome}: {_note(c.reason)}", MORE

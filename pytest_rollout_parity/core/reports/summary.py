@@ -540,20 +540,6 @@ def task_summary(
     )
 
 
-def accepted_flips(
-    tasks: Sequence[TaskSummary], known_flips: Optional[str], sha256: Optional[str]
-) -> tuple[AcceptedFlips, ...]:
-    """Who accepted which of the tasks' verdicts: the known-flips list (with its path and digest), then hooks."""
-    accepted = [task.hook_verdict for task in tasks if task.outcome == "accepted" and task.hook_verdict is not None]
-    found = []
-    listed = sum(1 for verdict in accepted if verdict.source == "known_flips")
-    if listed:
-        found.append(AcceptedFlips("known_flips", listed, known_flips, sha256))
-    if len(accepted) > listed:
-        found.append(AcceptedFlips("hook", len(accepted) - listed))
-    return tuple(found)
-
-
 def _run_outcome(run: RunInfo, tasks: Sequence[TaskSummary]) -> RunOutcome:
     """What the run did, with the part of the whole file it ran (tasks and gate-level items apart)."""
     outcome = run.outcome
@@ -631,12 +617,17 @@ def decided(summary: Summary, *, strict: bool, allow_copy: bool, known_flips_sha
     counts: dict[TaskOutcome, int] = dict.fromkeys(TASK_OUTCOMES, 0)
     for task in tasks:
         counts[task.outcome] += 1
+    # who accepted which verdicts: the known-flips list (with its path and digest), then hooks
+    accepted = [task.hook_verdict for task in tasks if task.outcome == "accepted" and task.hook_verdict is not None]
+    listed = sum(1 for given in accepted if given.source == "known_flips")
+    by = [AcceptedFlips("known_flips", listed, run.known_flips if run else None, known_flips_sha256)] if listed else []
+    by += [AcceptedFlips("hook", len(accepted) - listed)] if len(accepted) > listed else []
     return replace(
         summary,
         verdict=verdict,
         decided_by=tuple(found) or (Decider("passed", "every check passed"),),
         task_outcomes=counts,
-        accepted=accepted_flips(tasks, run.known_flips if run is not None else None, known_flips_sha256),
+        accepted=tuple(by),
     )
 
 

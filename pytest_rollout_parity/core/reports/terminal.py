@@ -11,9 +11,8 @@ from tabulate import tabulate
 from ..escaping import terminal_line
 from ..identity.item_names import clipped, listed
 from .markdown import FLIPS
-from .paired_lines import paired_lines
 from .summary import Summary
-from .wording import capped, category_rows, hook_changes, hook_heading, plural, side_lines, uncompared, verdict
+from .wording import capped, category_rows, hook_changes, paired_lines, plural, side_lines, uncompared, verdict
 
 LIST_CAP = 10  # task labels listed per category; the JSON file has them all
 MORE = "    ... and {} more (see --parity-json)"
@@ -44,18 +43,16 @@ def summary_lines(summary: Summary) -> list[str]:
     lines.extend(
         f"{category}: {listed(labels, LIST_CAP)}" for category in FLIPS if (labels := summary.labels(category))
     )
-    for category in ("masked", "missing"):
-        reasons = uncompared(summary, category)
-        if reasons:
-            lines.append(f"{category} ({len(reasons)}):")
-            lines.extend(capped(reasons, LIST_CAP, lambda item: f"    {item[0]}: {item[1]}", MORE))
+    for category, reasons in uncompared(summary).items():
+        lines.append(f"{category} ({len(reasons)}):")
+        lines.extend(capped(reasons, LIST_CAP, lambda item: f"    {item[0]}: {item[1]}", MORE))
     lines.extend(paired_lines(summary))
     run = summary.run
     if run is not None and run.part is not None and run.selected != run.part.items:
         lines.append(f"selected: {run.selected} of {run.part.items} parity items ran")
-    count, changes = hook_changes(summary)
-    if count:
-        lines.append(f"{hook_heading(summary, count)}:")
+    heading, changes = hook_changes(summary)
+    if heading:
+        lines.append(f"{heading}:")
         lines.extend(capped(changes, LIST_CAP, lambda c: f"    {c.task} ({c.category}): {c.outcome}: {c.reason}", MORE))
     failed_checks = [check.nodeid for check in summary.checks if check.outcome == "failed"]
     if failed_checks:

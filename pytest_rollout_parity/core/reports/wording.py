@@ -2,8 +2,9 @@
 
 Pure functions of the typed :class:`Summary`: the verdict line's words, a flip's direction from the
 new side's view (`new regressed`: the old side won; `new improved`), each side's facts, the category
-table's rows, the tasks not compared and the verdicts a `pytest_parity_verdict` hook changed. Each
-sentence is built once, unescaped; each renderer escapes it for where it goes and marks it up.
+table's rows, the tasks not compared, the verdicts a `pytest_parity_verdict` hook changed and the
+paired statistics. Each sentence is built once, unescaped; each renderer escapes it for where it
+goes and marks it up.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from typing import NamedTuple, Optional, TypeVar
 
 from ..judging.companions import FIELDS
 from ..model import Category, Side
+from ..statistics.margin import left_out_text
+from ..statistics.paired import format_p
 from .summary import Summary, TaskSummary
 
 REGRESSED = "new regressed"  # a flip the old side wins
@@ -187,8 +190,9 @@ class HookChange(NamedTuple):
     reason: str
 
 
-def hook_changes(summary: Summary) -> tuple[int, list[HookChange]]:
-    """How many verdicts hooks changed, and those the summary holds per task, in task order.
+def hook_changes(summary: Summary) -> tuple[Optional[str], list[HookChange]]:
+    """The line that opens the list of changed verdicts (by hooks, and by a known-flips list when
+    given; None when none changed), and those the summary holds per task, in task order.
 
     The count is at least the run's own, which it keeps even where a task's entry is not at hand.
     """
@@ -198,13 +202,11 @@ def hook_changes(summary: Summary) -> tuple[int, list[HookChange]]:
         if (verdict := task.hook_verdict) is not None
     ]
     run = summary.run
-    return max(len(changes), run.verdicts_changed_by_hook if run is not None else 0), changes
-
-
-def hook_heading(summary: Summary, count: int) -> str:
-    """The line that opens the list of changed verdicts (by hooks, and by a known-flips list when given)."""
-    by = " and the known-flips list" if summary.run is not None and summary.run.known_flips is not None else ""
-    return f"pytest_parity_verdict hooks{by} changed {count} verdict(s)"
+    count = max(len(changes), run.verdicts_changed_by_hook if run is not None else 0)
+    if not count:
+        return None, changes
+    by = " and the known-flips list" if run is not None and run.known_flips is not None else ""
+    return f"pytest_parity_verdict hooks{by} changed {count} verdict(s)", changes
 
 
 def side_lines(summary: Summary) -> list[str]:
@@ -263,6 +265,83 @@ def why_uncompared(task: TaskSummary) -> str:
     return "; ".join(f"{name} side masked: {reason}" for name, reason in masked)
 
 
-def uncompared(summary: Summary, category: Category) -> list[tuple[str, str]]:
-    """Each masked or missing task with why it was not compared, in task order."""
-    return [(task.task, why_uncompared(task)) for task in summary.tasks if task.category == category]
+def uncompared(summary: Summary) -> dict[Category, list[tuple[str, str]]]:
+    """The masked, then the missing tasks (a category with none left out), each with why it was not
+    compared, in task order."""
+    found: dict[Category, list[tuple[str, str]]] = {}
+    for task in summary.tasks:
+        if task.category in ("masked", "missing"):
+            found.setdefault(task.category, []).append((task.task, why_uncompared(task)))
+    return {category: found[category] for category in ("masked", "missing") if category in found}
+
+
+# The paired statistics and margin mode's equivalence decision: as labelled rows (the HTML
+# report's table) and as the terminal's lines, one made from the other.
+
+#: the rows the terminal shows on one line, `old mean 0.5833, new mean 0.5208, ...`
+FIGURES = ("old mean", "new mean", "delta", "95% CI", "standard error")
+LEFT_OUT = "left out"
+AGGREGATE = "aggregate at margin"
+
+
+def paired_heading(summary: Summary) -> str:
+    n = summary.paired.n
+    return f"paired over {n} compared task{'' if n == 1 else 's'} (d = new - old of the task means)"
+
+
+def paired_rows(summary: Summary) -> list[tuple[str, str]]:
+    """(label, value) of each figure: the means and the interval, the sign test, the table, per-task
+    noise, what is left out and the equivalence decision."""
+    paired, equivalence, flip_tests = summary.paired, summary.equivalence, summary.flip_tests
+    rows: list[tuple[str, str]] = []
+    means = (paired.old_mean, paired.new_mean, paired.delta)
+    if paired.absent or paired.ci95 is None or None in means:
+        rows.append(("figures absent", str(paired.absent)))
+    else:
+        rows += [(label, f"{value:.4f}") for label, value in zip(FIGURES, means)]
+        rows.append(("95% CI", f"[{paired.ci95[0]:.4f}, {paired.ci95[1]:.4f}]"))
+        if paired.clustered_by and paired.df is not None:
+            clustered = f"clustered by {paired.clustered_by} (CR2, {paired.df:.1f} degrees of freedom)"
+            rows.append(("standard error", clustered))
+    sign, table = paired.sign_test, paired.table
+    if sign is not None:
+        rows.append(("sign test", f"{sign.better} better, {sign.worse} worse, p = {format_p(sign.p)}"))
+    if table is not None:
+        both = f"both pass {table.both_pass}, old only {table.old_only}, new only {table.new_only}, "
+        rows.append(("old x new pass/fail", f"{both}both fail {table.both_fail}"))
+    tested = sum(1 for task in summary.tasks if task.p_value is not None)  # a flip's, with 2+ rows a side
+    if tested:
+        rows.append(
+            ("per-task noise", f"{tested} flipped task(s) with 2+ rows a side tested (p_value in --parity-json)")
+        )
+    if flip_tests is not None and flip_tests.tests:
+        counted = f"{flip_tests.counted} of {flip_tests.tests} task(s) with 2+ rows a side can reach alpha "
+        rows.append(("per-task tests", f"{counted}{flip_tests.alpha:g} and are counted in the BH correction"))
+    if paired.left_out.old or paired.left_out.new:
+        rows.append((LEFT_OUT, left_out_text(paired.left_out)))
+    if equivalence is not None:
+        margin = f"{equivalence.margin:g}"
+        low, high = equivalence.lower_bound, equivalence.upper_bound
+        if low is None or high is None:
+            decided = f"FAILED, no decision: {paired.absent}"
+        else:
+            verdict = "PASSED (equivalent)" if equivalence.passed else "FAILED (not shown equivalent)"
+            decided = f"{verdict}: one-sided 95% bounds [{low:.4f}, {high:.4f}] against [-{margin}, +{margin}]"
+        rows.append((f"{AGGREGATE} ±{margin}", decided))
+    return rows
+
+
+def paired_lines(summary: Summary) -> list[str]:
+    """The rows as lines: the heading, the figures on one line, each other row `label: value` (what is
+    left out unlabelled, the margin's decision unindented)."""
+    rows = paired_rows(summary)
+    figures = [f"{label} {value}" for label, value in rows if label in FIGURES]
+    lines = [f"{paired_heading(summary)}:", *(["    " + ", ".join(figures)] if figures else [])]
+    for label, value in rows:
+        if label == LEFT_OUT:
+            lines.append(f"    {value}")
+        elif label.startswith(AGGREGATE):
+            lines.append(f"{label}: {value}")
+        elif label not in FIGURES:
+            lines.append(f"    {label}: {value}")
+    return lines
