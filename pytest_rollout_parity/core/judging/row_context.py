@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
 from typing import Any, Optional
 
 from ..reading.fields import EMBEDDED_OUTPUT_FIELDS, PROMPT, TASK_INDEX, TRAJECTORY
@@ -72,11 +71,6 @@ def last_assistant_message(
                 kept[0] = f"[... cut] {kept[0]}"
             return kept
     return None
-
-
-def task_excerpt(rows: Iterable[dict[str, Any]]) -> Optional[str]:
-    """The prompt excerpt of the first of a task's rows that has one."""
-    return next((shown for row in rows if (shown := prompt_excerpt(row)) is not None), None)
 
 
 # The losing row's evidence: what its verifier wrote into the row besides the reward.

@@ -15,7 +15,7 @@ from typing import Any, Optional
 
 from ..escaping import visible
 from ..judging.classify import first_disagreement
-from ..judging.row_context import EVIDENCE_LINES, last_assistant_message, row_evidence, task_excerpt
+from ..judging.row_context import EVIDENCE_LINES, last_assistant_message, prompt_excerpt, row_evidence
 from ..judging.verifier_output import NO_OUTPUT, LogRoots, losing_row, verifier_output, winning_row
 from ..model import Side, TaskComparison, per_side
 from ..statistics.margin import FlipJudgement, disagreement_text
@@ -118,9 +118,8 @@ def _evidence_block(name: Side, role: str, row: dict[str, Any], tail: int) -> li
 
 def task_prompt(comparison: TaskComparison) -> Optional[str]:
     """The prompt's start, from the new side's first row (else the old side's); reads one or two rows."""
-    return task_excerpt(
-        side.read_row(side.facts[0]) for side in (comparison.new, comparison.old) if side is not None and side.facts
-    )
+    sides = (side for side in (comparison.new, comparison.old) if side is not None and side.facts)
+    return next((shown for side in sides if (shown := prompt_excerpt(side.read_row(side.facts[0])))), None)
 
 
 def _last_messages(comparison: TaskComparison, loser: Side) -> list[str]:

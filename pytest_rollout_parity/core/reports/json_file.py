@@ -86,8 +86,7 @@ def json_text(data: dict[str, Any]) -> str:
 
     A lone surrogate can only sit inside a JSON string, where `\\udXXXX` reads back as the same text.
     """
-    text = json.dumps(data, indent=2, ensure_ascii=False)
-    return utf8_safe(text)
+    return utf8_safe(json.dumps(data, indent=2, ensure_ascii=False))
 
 
 def write_text(path: Path, text: str) -> None:
