@@ -133,4 +133,4 @@ def test_annotations_carry_outcomes_and_the_gate_items(gate: Gate, monkeypatch: 
     assert any(title.startswith("error title=parity-aggregate failed") for title in titles), commands
     assert any(title.startswith("error title=parity-coverage failed") for title in titles), commands
     aggregate = next(line for line in commands if "parity-aggregate" in line)
-    assert "the margin ±0.1" in aggregate or "no decision" in aggregate
+    assert "against [-0.1, +0.1]" in aggregate or "no decision" in aggregate

@@ -18,7 +18,7 @@ from ..judging.completeness import COVERAGE_NAME
 from ..statistics.margin import EQUIVALENCE_ITEM
 from .markdown import FLIPS
 from .summary import Summary
-from .wording import flip_line
+from .wording import flip_line, paired_rows
 
 ANNOTATION_CAP = 10  # error annotations GitHub shows per step
 
@@ -70,16 +70,9 @@ def _gate_items(summary: Summary) -> list[str]:
     lines = []
     decision = summary.equivalence
     if EQUIVALENCE_ITEM in items and decision is not None:
-        if decision.lower_bound is not None and decision.upper_bound is not None:
-            shown = "within" if decision.passed else "NOT within"
-            words = (
-                f"delta {summary.paired.delta:+.4f}, one-sided 95% bounds [{decision.lower_bound:.4f}, "
-                f"{decision.upper_bound:.4f}] {shown} the margin ±{decision.margin:g}"
-            )
-        else:
-            words = f"no decision: too few compared tasks to bound the difference within ±{decision.margin:g}"
         level, outcome = ("notice", "passed") if decision.passed else ("error", "failed")
-        lines.append(_annotation(level, f"{EQUIVALENCE_ITEM} {outcome}", words))
+        # the statistics' last row is the margin's decision, in the words every report gives it
+        lines.append(_annotation(level, f"{EQUIVALENCE_ITEM} {outcome}", paired_rows(summary)[-1][1]))
     coverage = summary.coverage
     if COVERAGE_NAME in items and coverage is not None:
         level, outcome = ("notice", "passed") if coverage.passed else ("error", "failed")
