@@ -15,7 +15,7 @@ from typing import Optional, TypeVar
 
 from ..escaping import html_text, utf8_safe
 from ..identity.item_names import clipped
-from .markdown import FLIPS, LIST_CAP, NOTE_CAP, cut_text
+from .markdown import FLIPS, LIST_CAP, NOTE_CAP, pre_block
 from .pictures import interval_svg, scatter_svg
 from .summary import SideSummary, Summary, TaskSummary
 from .wording import (
@@ -123,7 +123,7 @@ def _flip_rows(summary: Summary, with_evidence: bool) -> str:
         if task.excerpt:
             label += f'<span class="excerpt">{html_text(task.excerpt)}</span>'
         if with_evidence and index < EVIDENCE_ROWS and task.evidence:
-            label += f"<details><summary>evidence</summary>{_pre(task.evidence)}</details>"
+            label += f"<details><summary>evidence</summary>{pre_block(task.evidence)}</details>"
         rows.append(
             f'<tr class="flip"><td>{label}</td><td class="n">{_passes(task.old)} &#8594; {_passes(task.new)}</td>'
             f'<td class="o-{task.outcome}">{task.outcome}</td><td class="n">{_p(task)}</td></tr>'
@@ -135,11 +135,6 @@ def _flip_rows(summary: Summary, with_evidence: bool) -> str:
     if len(flips) > FLIP_ROWS:
         rows.append(f"<p>{MORE.format(len(flips) - FLIP_ROWS)}</p>")
     return "".join(rows)
-
-
-def _pre(text: str) -> str:
-    """A flip's text (cut at its cap), its lines kept, escaped for HTML."""
-    return f"<pre>{html_text(cut_text(text), lines=True)}</pre>"
 
 
 def _listing(items: Sequence[T], render: Callable[[T], str], cap: int = LIST_CAP) -> str:
@@ -235,4 +230,4 @@ def summary_html(summary: Summary) -> str:
 def flip_html(headline: str, text: str) -> str:
     """A flip's extra in pytest-html's report: its rewards and who won, then its message with the
     loser's log tail."""
-    return utf8_safe(f'<div class="rollout-parity-flip"><p>{html_text(headline)}</p>{_pre(text)}</div>')
+    return utf8_safe(f'<div class="rollout-parity-flip"><p>{html_text(headline)}</p>{pre_block(text)}</div>')

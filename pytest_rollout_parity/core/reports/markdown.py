@@ -40,11 +40,12 @@ def _code(label: str) -> str:
     return f"<code>{markdown_text(label)}</code>"
 
 
-def cut_text(text: str) -> str:
-    """A flip's text cut at :data:`TEXT_CAP` characters, saying where the rest is."""
-    if len(text) <= TEXT_CAP:
-        return text
-    return text[:TEXT_CAP] + f"\n... ({len(text) - TEXT_CAP} more characters: see the terminal or JUnit report)"
+def pre_block(text: str) -> str:
+    """A flip's text as an HTML `<pre>` block, its lines kept, escaped for HTML, cut at :data:`TEXT_CAP`
+    characters saying where the rest is."""
+    if len(text) > TEXT_CAP:
+        text = text[:TEXT_CAP] + f"\n... ({len(text) - TEXT_CAP} more characters: see the terminal or JUnit report)"
+    return f"<pre>{html_text(text, lines=True)}</pre>"
 
 
 def verdict_line(summary: Summary, exit_status: Optional[int] = None) -> str:
@@ -67,8 +68,7 @@ def _flip(task: TaskSummary, text: Optional[str]) -> list[str]:
     head = f"<code>{html_text(task.task)}</code>: <strong>{task.outcome}</strong>: {html_text(rest)}"
     if task.excerpt:
         head += f" <em>{html_text(task.excerpt)}</em>"
-    pre = html_text(cut_text(text), lines=True)
-    return ["<details>", f"<summary>{head}</summary>", "", f"<pre>{pre}</pre>", "", "</details>"]
+    return ["<details>", f"<summary>{head}</summary>", "", pre_block(text), "", "</details>"]
 
 
 def _flips(summary: Summary, texts: Mapping[str, str]) -> list[str]:
