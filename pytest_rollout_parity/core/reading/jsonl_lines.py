@@ -16,9 +16,9 @@ import lzma
 import os
 import zlib
 from collections.abc import Callable, Iterator
+from contextlib import closing
 from functools import cache, partial
 from pathlib import Path
-from types import TracebackType
 from typing import Any, BinaryIO, Optional
 
 from ..errors import CompareInputError, Place
@@ -86,20 +86,6 @@ def parse_line(raw: bytes, place: Place, *, last_without_newline: bool = False) 
         raise place.error(f"invalid JSON: {message} (column {exc.colno})") from None
 
 
-def open_side_file(path: Path, display: str) -> BinaryIO:
-    """A side's file opened for reading; not there, a directory, a device or unreadable: an input error."""
-    try:
-        return open_regular(path, buffering=READ_BUFFER)
-    except FileNotFoundError:
-        raise CompareInputError(display, "no such file") from None
-    except IsADirectoryError:
-        raise CompareInputError(display, "is a directory, not a rollouts JSONL file") from None
-    except NotRegular:
-        raise CompareInputError(display, "is not a regular file") from None
-    except OSError as exc:
-        raise CompareInputError(display, f"cannot read: {exc.strerror or exc}") from None
-
-
 def decompressed(raw: BinaryIO, display: str) -> BinaryIO:
     """``raw`` itself, or a stream decompressing it; zstd is an input error naming the command."""
     head = raw.read(6)
@@ -139,7 +125,16 @@ def iter_objects(
     in full, which also words any error. ``progress`` is told the bytes of the file read so far;
     ``digest``, when given, takes every line's bytes as read (decompressed).
     """
-    raw_file = open_side_file(path, display)
+    try:
+        raw_file = open_regular(path, buffering=READ_BUFFER)
+    except FileNotFoundError:
+        raise CompareInputError(display, "no such file") from None
+    except IsADirectoryError:
+        raise CompareInputError(display, "is a directory, not a rollouts JSONL file") from None
+    except NotRegular:
+        raise CompareInputError(display, "is not a regular file") from None
+    except OSError as exc:
+        raise CompareInputError(display, f"cannot read: {exc.strerror or exc}") from None
     with raw_file:
         try:
             total = os.fstat(raw_file.fileno()).st_size
@@ -240,14 +235,6 @@ class RowAt:
                 handle.close()
         self.raw = self.stream = None
 
-    def __enter__(self) -> RowAt:
-        return self
-
-    def __exit__(
-        self, kind: Optional[type[BaseException]], value: Optional[BaseException], traceback: Optional[TracebackType]
-    ) -> None:
-        self.close()
-
 
 def read_object_at(path: Path, offset: int, reader: Optional[RowAt] = None) -> dict[str, Any]:
     """The row whose line starts at ``offset`` (for ``TaskSide.rows``); ``reader`` keeps a
@@ -255,7 +242,7 @@ def read_object_at(path: Path, offset: int, reader: Optional[RowAt] = None) -> d
     if reader is not None:
         raw = reader.line(offset)
     else:
-        with RowAt(path) as once:
+        with closing(RowAt(path)) as once:
             raw = once.line(offset)
     value = parse_line(raw, Place(str(path), None, f"{path}@{offset}"))
     if not isinstance(value, dict):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
+from contextlib import closing
 from functools import partial
 from itertools import accumulate
 from pathlib import Path
@@ -56,7 +57,7 @@ def load_side(request: SideRequest, progress: Optional[Progress] = None) -> Load
     sidecars: list[Optional[Path]] = []
     for index, (path, shown) in enumerate(files):
         if request.shards:
-            builder.start_shard(index)
+            builder.shard = index + 1
         if plain_name(path.name) in HEALTH_CHECK_FILES:
             raise CompareInputError(
                 shown, f"{written_beside(path.name)}, not rollouts: give the rollouts file beside it"
@@ -84,7 +85,7 @@ def load_side(request: SideRequest, progress: Optional[Progress] = None) -> Load
         side.choice = builder.finish(side.display, side.read_row)
         return side
     path, sidecar = side.path, side.sidecar
-    with RowAt(path) as main_at, RowAt(sidecar or path) as sidecar_at:
+    with closing(RowAt(path)) as main_at, closing(RowAt(sidecar or path)) as sidecar_at:
         side.choice = builder.finish(side.display, lambda facts: read_row_at(path, sidecar, facts, main_at, sidecar_at))
     return side
 
@@ -132,7 +133,17 @@ def feed_file(
     keep_record = agents.keep_record if agents is not None else lambda record: True
     records = sidecar_records(sidecar, shown, prepare, attempts, keep_record, builder.digest)
     if attempts.stamped and attempts.unranked:
-        _rank_unranked_rows(path, display, decode, agents, attempts, rows_before)
+        # The stamp first appeared after rows that lack it: read the main file again to rank them.
+        agent = agents.wanted if agents is not None else None
+        place = rows_before
+        for line_no, _, row in iter_objects(path, display, decode):
+            if agent is not None and agent_of(row) != agent:
+                continue
+            pair = index_pair(row)
+            if attempts.unranked_line(line_no, pair):
+                attempts.see_row(row, place, line_no, pair)
+            place += 1
+        attempts.unranked = False
     standing = attempts.standing_records(records)
     if attempts.stamped:  # without the stamp every main-file row stands, as legacy append files have it
         builder.drop(attempts.displaced)
@@ -142,28 +153,6 @@ def feed_file(
     if builder.rows == rows_before:
         raise CompareInputError(display, "no rows at all: the file holds no JSON object")
     return sidecar
-
-
-def _rank_unranked_rows(
-    path: Path,
-    display: str,
-    decode: Optional[FirstRowInFull],
-    agents: Optional[AgentFilter],
-    attempts: Attempts,
-    first_place: int,
-) -> None:
-    """Read the main file again to rank the rows :class:`Attempts` left unranked before the side
-    turned out to carry the stamp (only when the stamp first appears after such rows)."""
-    wanted = agents.wanted if agents is not None else None
-    place = first_place
-    for line_no, _, row in iter_objects(path, display, decode):
-        if wanted is not None and agent_of(row) != wanted:
-            continue
-        pair = index_pair(row)
-        if attempts.unranked_line(line_no, pair):
-            attempts.see_row(row, place, line_no, pair)
-        place += 1
-    attempts.unranked = False
 
 
 def _shard_progress(paths: Sequence[Path], progress: Optional[Progress]) -> list[Optional[Progress]]:

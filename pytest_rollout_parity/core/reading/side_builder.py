@@ -124,11 +124,6 @@ class RowSource(NamedTuple):
     origin: RowOrigin = RowOrigin.MAIN
     offset: Optional[int] = NO_OFFSET
 
-    @property
-    def line(self) -> int:
-        """The row's line in its file (its index among rows given in memory)."""
-        return self.place.line or 0
-
 
 @dataclass
 class PendingRow:
@@ -141,10 +136,6 @@ class PendingRow:
     has_reward_field: bool = True
 
 
-def _kept_row(facts: RowFacts) -> dict[str, Any]:
-    return facts.row if facts.row is not None else {}
-
-
 class SideBuilder:
     """Accumulates one side: each row's facts and join value; errors name the row's location."""
 
@@ -152,7 +143,7 @@ class SideBuilder:
         self.key = key
         self.vote = KeyVote(key, key_option, index_restarts=sharded)
         #: the shard being read (1 for the first) on a sharded side, whose task indices it qualifies
-        self._shard: Optional[int] = None
+        self.shard: Optional[int] = None
         self.facts: list[RowFacts] = []
         self._lost_last_field_at: Optional[Place] = None
         self._rows_with_reward_field = 0
@@ -176,7 +167,7 @@ class SideBuilder:
         try:
             facts = reduce_row(
                 fold_failure_record(row) if sidecar else row,
-                line=source.line,
+                line=source.place.line or 0,
                 offset=source.offset,
                 origin=source.origin,
                 keep=keep,
@@ -186,15 +177,11 @@ class SideBuilder:
             raise source.place.error(f"{exc}" + (f" (task {task})" if task else "")) from None
         anonymous = (sidecar or is_failure_record(row)) and names_no_task(row, self.key)
         names = self.vote.candidate_values(row, anonymous=anonymous)
-        if self._shard is not None:
-            facts.shard = self._shard - 1
+        if self.shard is not None:
+            facts.shard = self.shard - 1
             if names.get(TASK_INDEX) is not None:
-                names[TASK_INDEX] = shard_index(self._shard, names[TASK_INDEX])
+                names[TASK_INDEX] = shard_index(self.shard, names[TASK_INDEX])
         return PendingRow(source.place, facts, names, anonymous, sidecar or REWARD in row)
-
-    def start_shard(self, index: int) -> None:
-        """The rows that follow come from file ``index`` (0 for the first) of a sharded side."""
-        self._shard = index + 1
 
     @property
     def rows(self) -> int:
@@ -260,7 +247,7 @@ class SideBuilder:
         """
         if self.facts and not self._rows_with_reward_field and any(f.origin is RowOrigin.MAIN for f in self.facts):
             raise CompareInputError(display, self._shape or NOT_ROLLOUTS)
-        read = reader or _kept_row
+        read = reader or (lambda facts: facts.row or {})
 
         def prompt_at(index: int) -> Any:
             return lookup(read(self.facts[index]), PROMPT)
