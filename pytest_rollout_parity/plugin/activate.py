@@ -37,8 +37,8 @@ from .options import OPTION, OPTIONS, Option, ParitySettings, SettingError, ini_
 from .placement import resolve, take_new_file
 from .progress import progress_for
 from .reporting import ParitySummary
-from .rerun_cache import gather_sides
-from .run import RUN_KEY, ParityRun
+from .rerun_cache import RerunCache, entries_dir
+from .run import RUN_KEY, ParityRun, read_sides
 
 #: How each setting an input error concerns (:attr:`CompareInputError.setting`) is given to the
 #: plugin, as the error line ends
@@ -69,7 +69,9 @@ class ParityGate:
         try:
             # a malformed list stops the run before a row is read
             known = read_known_flips(settings.known_flips, settings.known_flips_shown) if settings.known_flips else None
-            sides, comparisons = gather_sides(config, settings, progress)
+            # the sides shown while read in this process, not those the cache holds
+            comparisons = RerunCache(entries_dir(config), progress)
+            sides = read_sides(settings, comparisons.load)
             run = ParityRun.load(settings, config.invocation_params.dir, sides, known, comparisons.compare)
         except CompareInputError as exc:
             if progress is not None:

@@ -73,9 +73,6 @@ from ..core import (
     side_to_plain,
     sidecar_path,
 )
-from .options import ParitySettings
-from .progress import LoadProgress
-from .run import read_sides
 
 CACHE_DIR = "rollout-parity"
 #: the shape of an entry: another never matches a key
@@ -130,16 +127,6 @@ def code_state() -> list[Any]:
     return [FORMAT, release(), modules]
 
 
-def read_entry(path: Path, key: bytes, cap: int) -> Optional[Any]:
-    """The body stored at ``path`` under ``key``; None when absent, larger than ``cap``, not a
-    regular file, of another key or not JSON."""
-    try:
-        first, newline, body = read_capped(path, cap, follow=False).partition(b"\n")
-        return json.loads(body) if first == key and newline else None
-    except (OSError, ValueError, RecursionError):
-        return None
-
-
 class RerunCache:
     """Both sides and their comparison for this process: from the entry when it is current, else
     read (the old side in a child) and compared here, then stored."""
@@ -161,11 +148,12 @@ class RerunCache:
             # one entry a pair of requests: an entry of other states of the same files replaces it
             asked = repr([(os.path.realpath(request.path), request.plain()) for request in requests])
             self.path = self.directory / f"pair-{sha256(asked.encode()).hexdigest()[:24]}.json"
-            sizes: int = sum(state[4] for side in states for state in side if len(state) == 7)
-            entry = read_entry(self.path, self.key, ENTRY_FACTOR * sizes + ENTRY_SLACK)
-            try:
+            cap = ENTRY_FACTOR * sum(state[4] for side in states for state in side if len(state) == 7) + ENTRY_SLACK
+            try:  # a regular file no larger than the cap, under the current key, or read again
+                first, _, body = read_capped(self.path, cap, follow=False).partition(b"\n")
+                entry = json.loads(body) if first == self.key else None
                 sides = [side_from_plain(plain) for plain in entry["sides"]]  # type: ignore[index]
-            except Exception:  # absent, or another shape: read again
+            except Exception:  # absent, unreadable, or another shape: read again
                 pass
             else:
                 if len(sides) == len(requests):
@@ -258,19 +246,6 @@ def entries_dir(config: pytest.Config) -> Optional[Path]:
     if distributing(config):
         config.pluginmanager.register(ShareWithWorkers(directory, cache is None), "rollout-parity-xdist-share")
     return directory
-
-
-def gather_sides(
-    config: pytest.Config, settings: ParitySettings, progress: Optional[LoadProgress] = None
-) -> tuple[tuple[LoadedSide, LoadedSide], RerunCache]:
-    """Both sides for this process, and the cache their comparison comes from (``.compare``); raises
-    CompareInputError for an unusable input.
-
-    ``progress`` shows the sides read in this process (not those taken from the cache); the one a
-    reader child reads shows only its time, once it is in.
-    """
-    cache = RerunCache(entries_dir(config), progress)
-    return read_sides(settings, cache.load), cache
 
 
 #: A task's side travels as its rows (indices into its side's facts), then these attributes' values:

@@ -157,7 +157,7 @@ def read_answer(answer: bytes) -> Optional[LoadedSide]:
 
 def main() -> int:
     """The child's program: one request from stdin; its side, or its input error, to stdout."""
-    request = SideRequest.from_plain(marshal.loads(sys.stdin.buffer.read()))
+    request = SideRequest(*marshal.loads(sys.stdin.buffer.read()))
     answer: list[Any]
     try:
         answer = ["side", side_to_plain(loading.load_side(request))]

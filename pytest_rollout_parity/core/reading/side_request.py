@@ -8,7 +8,7 @@ strings and tuples of strings (hashable, and carried by ``marshal`` and JSON ali
 from __future__ import annotations
 
 import os
-from dataclasses import astuple, dataclass, replace
+from dataclasses import astuple, dataclass
 from pathlib import Path
 from typing import Any, Optional
 
@@ -60,10 +60,5 @@ class SideRequest:
         return [path for path, _ in self.shards] or [self.path]
 
     def plain(self) -> tuple[Any, ...]:
+        """The fields in order: ``SideRequest(*plain)`` is the request again (``marshal`` keeps tuples)."""
         return astuple(self)
-
-    @classmethod
-    def from_plain(cls, values: tuple[Any, ...]) -> SideRequest:
-        """The request :meth:`plain` gave (its shards as tuples again, whatever carried them)."""
-        request = cls(*values)
-        return replace(request, shards=tuple((str(file), str(name)) for file, name in request.shards))

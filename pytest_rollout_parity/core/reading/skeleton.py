@@ -10,15 +10,15 @@ Two backends, chosen by :func:`reader_name`:
 
 - msgspec (the `fast` extra): a typed struct; the prompt (:data:`fields.ENCODED_FIELDS`) is kept
   as its JSON text and hashed only on the rows that need it, after the full reader's own parser
-  has decoded it. A line it cannot take (NaN tokens, odd shapes) falls back to the full parse.
+  has decoded it.
 - pydantic-core (every install: pydantic depends on it): a validator of optional typed-dict
   fields over the same parser as the full reader (jiter), which skips what it does not declare
   in Rust; a field that is not an object where a path descends is kept whole, as the full parse
   has it. The prompt is decoded whole.
 
-Any line the skeleton cannot take (invalid JSON above all) falls back to the full parse, which
-also words the errors. ``PARITY_PARSER=full`` turns the skeleton off; ``PARITY_PARSER=pydantic-core``
-reads as an install without msgspec does.
+Any line the skeleton cannot take (invalid JSON above all, NaN tokens, odd shapes) falls back to
+the full parse, which also words the errors. ``PARITY_PARSER=full`` turns the skeleton off;
+``PARITY_PARSER=pydantic-core`` reads as an install without msgspec does.
 """
 
 from __future__ import annotations
@@ -53,15 +53,11 @@ _Tree = dict[str, "_Leaf | _Tree"]
 _WHOLE: _Leaf = Any
 
 
-#: The readers ``PARITY_PARSER`` names; ``auto`` (the default) is msgspec where it is installed.
-READERS = ("msgspec", "pydantic-core", "full")
-
-
 def reader_name() -> str:
-    """The reader rows are decoded with: ``PARITY_PARSER`` when it names one that is installed
-    (``msgspec``, ``pydantic-core``, ``full``), else msgspec where installed, else pydantic-core."""
+    """The reader rows are decoded with: ``PARITY_PARSER`` when it names one that is installed,
+    else (``auto``, the default) msgspec where installed, else pydantic-core."""
     asked = os.environ.get("PARITY_PARSER", "auto").strip().lower()
-    if asked in READERS and (asked != "msgspec" or msgspec is not None):
+    if asked in ("msgspec", "pydantic-core", "full") and (asked != "msgspec" or msgspec is not None):
         return asked
     return "msgspec" if msgspec is not None else "pydantic-core"
 
@@ -106,14 +102,9 @@ def _struct(name: str, tree: _Tree) -> Any:
 
 
 def skeleton_decoder(key: Optional[str], inferred: tuple[str, ...] = ()) -> Optional[Decoder]:
-    """A bytes -> skeleton-dict decoder for rows keyed by ``key`` (None: detection), or None when
-    the full parser is asked for.
-
-    ``inferred`` adds the id candidates a side's first row showed (read in full, see
-    :class:`FirstRowInFull`), so that every later row is decoded with them.
-
-    The dict holds the fields that were present, under their JSON names; with msgspec an encoded
-    field stays an :data:`EncodedJSON`. A line the decoder cannot take raises :data:`DecodeError`.
+    """A bytes -> skeleton-dict decoder for rows keyed by ``key`` (None: detection) that also reads
+    the id candidates ``inferred`` from a side's first row (:class:`FirstRowInFull`); None when the
+    full parser is asked for. A line it cannot take raises :data:`DecodeError`.
     """
     reader = reader_name()
     if reader == "full":
@@ -179,7 +170,6 @@ class FirstRowInFull:
         self.inner: Optional[Decoder] = None
 
     def ready(self, inferred: tuple[str, ...]) -> None:
-        """The candidates are known: decode with the skeleton from now on."""
         if not self.settled:
             self.settled = True
             self.inner = skeleton_decoder(self.key, inferred)
