@@ -131,17 +131,13 @@ class KeyVote:
     carry of `_ng_task_index` and the prompt, so a side keyed on those still places them.
     """
 
-    def __init__(
-        self, key: Optional[str], option: str = "key", *, cells: bool = True, index_restarts: bool = False
-    ) -> None:
-        """``cells=False`` narrows the candidates and words the errors alike but keeps no value per
-        row (the reader child, whose rows another vote receives). ``index_restarts``: a side of
-        several shards, whose `_ng_task_index` names a task within its shard only, is not keyed on
-        it unless it is named (its values are then qualified by shard, :func:`.side_builder.shard_index`)."""
+    def __init__(self, key: Optional[str], option: str = "key", *, index_restarts: bool = False) -> None:
+        """``index_restarts``: a side of several shards, whose `_ng_task_index` names a task within its
+        shard only, is not keyed on it unless it is named (its values are then qualified by shard,
+        :func:`.side_builder.shard_index`)."""
         self.explicit = key
         self.index_restarts = index_restarts
         self.option = option
-        self.cells = cells
         #: a given key keeps `_ng_task_index` beside it, to place a record lacking the key (:meth:`_placed`)
         self.columns: dict[str, list[Optional[TaskIdent]]] = {
             name: [] for name in ((key, TASK_INDEX) if key else KEY_CANDIDATES + IDENTITY_FALLBACKS)
@@ -196,15 +192,13 @@ class KeyVote:
         self._rows_seen += 1
         if not anonymous and self.voters == 0 and not self.explicit:
             self._open_inferred(values)
-        if self.cells:
-            self.fingerprints.append(None if anonymous else values.get(FINGERPRINT))
-            if TASK_INDEX in self.columns:
-                self.runs.append(values.get(RUN))
-                self.rollouts.append(values.get(ROLLOUT))
+        self.fingerprints.append(None if anonymous else values.get(FINGERPRINT))
+        if TASK_INDEX in self.columns:
+            self.runs.append(values.get(RUN))
+            self.rollouts.append(values.get(ROLLOUT))
         if anonymous:
-            if self.cells:
-                for name, column in self.columns.items():
-                    column.append(self._cell(values.get(name)) if name in IDENTITY_FALLBACKS else None)
+            for name, column in self.columns.items():
+                column.append(self._cell(values.get(name)) if name in IDENTITY_FALLBACKS else None)
             return None
         self.voters += 1
         scalars = self._scalars
@@ -214,15 +208,12 @@ class KeyVote:
                 if name == self.explicit:
                     return f"row has no {self.explicit!r} field ({self.option} {self.explicit})"
                 if self.explicit or (name == PROMPT and self.index_restarts):  # a record's may be its task's
-                    if self.cells:
-                        column.append(None)
+                    column.append(None)
                     continue
                 del self.columns[name]
                 if name == TASK_INDEX:  # the runs count only while every voting row has a task index
                     self.runs.clear()
                     self.rollouts.clear()
-                continue
-            if not self.cells:
                 continue
             known = scalars.get(type(value))  # the common case inline: an index or id seen before
             ident = known.get(value) if known is not None else None
@@ -300,7 +291,7 @@ class KeyVote:
             self.inferred = tuple(name for name in values if name not in self.columns and not name.startswith("#"))
         for name in self.inferred:
             if name not in self.columns:
-                self.columns[name] = [None] * (self._rows_seen - 1) if self.cells else []
+                self.columns[name] = [None] * (self._rows_seen - 1)
 
     def _cell(self, value: Any) -> Optional[TaskIdent]:
         """The value as a (taskset, task id) ident, one shared object per distinct task."""
