@@ -41,11 +41,8 @@ from .skeleton import FirstRowInFull
 
 def load_side(request: SideRequest, progress: Optional[Progress] = None) -> LoadedSide:
     """Stream the side ``request`` names (its one file and sidecar, or its shards, each with its own
-    sidecar and attempts, into one side keyed as a whole) into row facts and join values.
-
-    ``request.agent`` keeps one agent's rows (others are dropped before keying); without it a file
-    holding several agents is an input error. ``progress`` is told the bytes of the side's files
-    read so far (see :func:`.jsonl_lines.iter_objects`).
+    sidecar and attempts, into one side keyed as a whole) into row facts and join values;
+    ``progress`` is told the bytes of the side's files read so far.
 
     Every read of a side goes through here, looked up at call time (``loading.load_side``), so a
     test that replaces it sees them all.

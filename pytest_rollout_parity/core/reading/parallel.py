@@ -145,12 +145,11 @@ def read_answer(answer: bytes) -> Optional[LoadedSide]:
     answer (one cut short by a killed child, say)."""
     try:
         kind, value = marshal.loads(answer)
-        if kind == "side":
-            return side_from_plain(value)
-        error = CompareInputError(*value) if kind == "input-error" else None
+        if kind == "input-error":
+            error = CompareInputError(*value)
+        else:
+            return side_from_plain(value) if kind == "side" else None
     except (ValueError, TypeError, KeyError, IndexError, EOFError):
-        return None
-    if error is None:
         return None
     raise error
 

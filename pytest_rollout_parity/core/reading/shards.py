@@ -50,14 +50,10 @@ def is_artifact(name: str) -> bool:
 
 
 def expand(value: str, base: Path, left_out: Optional[list[tuple[str, str]]] = None) -> list[tuple[Path, str]]:
-    """The files ``value`` names, as (path, name shown in messages), sorted and deduplicated.
-
-    A value that names an existing file, or holds no glob character and no comma, is that one file
-    (a missing one is reported when it is read). Otherwise each comma-separated part is a glob
-    (relative ones against ``base``; the shown names keep the form they were given in) or, when it
-    names an existing file, that file. Raises :class:`ShardPatternError` for a part that matches
-    no rollouts file. ``left_out`` receives the files a glob matched that were written beside the
-    rollouts, each with what it is (:func:`written_beside`), for a note.
+    """The files ``value`` names, as (path, name shown in messages: as given), sorted and
+    deduplicated; relative globs against ``base``. A value without a glob character or a comma is
+    one file (a missing one is reported when it is read). ``left_out`` receives the files a glob
+    matched that were written beside the rollouts, each with what it is, for a note.
     """
     literal = _resolve(value, base)
     if os.path.isfile(literal) or not ("," in value or glob.has_magic(value)):
@@ -159,13 +155,11 @@ def _matches(part: str, base: Path) -> tuple[list[str], list[str]]:
     home = _resolve(prefix, base) if prefix else base
     rollouts: list[str] = []
     others: list[str] = []
-    count = 0
     for shown in _walk(str(home), prefix, segments):
         path = _resolve(shown, base)
         if not os.path.isfile(path):
             continue
-        count += 1
-        if count > MAX_MATCHES:
+        if len(rollouts) + len(others) == MAX_MATCHES:
             raise ShardPatternError(
                 f"{part!r} matches more than {MAX_MATCHES} files: name the shards by a narrower pattern"
             )

@@ -23,15 +23,8 @@ from .prompt_labels import prompt_label
 from .row_facts import RewardTypeError, fold_failure_record, lookup, reduce_row, training_mask
 from .task_idents import TaskIdent, describe_row_task, ident_of
 
-#: What a file whose rows never carry `reward` most likely is.
+#: What a file whose rows never carry `reward` most likely is, when neither its name nor its first row tells.
 NOT_ROLLOUTS = "an input dataset, not rollouts (no row has a reward field)"
-#: The same, for files whose first row shows what they are instead.
-REWARD_PROFILE = (
-    "a per-task reward profile (gym eval profile's mean/reward, max/reward, expected_num_rollouts), "
-    "not rollouts (no row has a reward field): give the rollouts file the profile was made from"
-)
-AGGREGATE_METRICS = "aggregate metrics (one figure per metric, no task rows), not rollouts (no row has a reward field)"
-CHAT_TRANSCRIPT = "a chat transcript (rows of messages), not rollouts (no row has a reward field)"
 #: The health check's verdict of one rollout (a `rollout_verdicts.jsonl` row, whatever its file is called).
 VERDICTS = ("healthy", "unhealthy", "unobserved")
 HEALTH_VERDICTS = HEALTH_CHECK_FILES["rollout_verdicts.jsonl"]
@@ -45,11 +38,14 @@ def what_rows_are(row: dict[str, Any], name: str = "") -> str:
         return f"{beside}, not rollouts (no row has a reward field): give the rollouts file beside it"
     keys = [key for key in row if isinstance(key, str)]
     if "expected_num_rollouts" in keys or "rollout_infos" in keys or any(key.endswith("/reward") for key in keys):
-        return REWARD_PROFILE
+        return (
+            "a per-task reward profile (gym eval profile's mean/reward, max/reward, expected_num_rollouts), "
+            "not rollouts (no row has a reward field): give the rollouts file the profile was made from"
+        )
     if "messages" in keys or ("role" in keys and "content" in keys):
-        return CHAT_TRANSCRIPT
+        return "a chat transcript (rows of messages), not rollouts (no row has a reward field)"
     if keys and sum("/" in key or key.startswith(("mean", "avg", "pass@")) for key in keys) * 2 > len(keys):
-        return AGGREGATE_METRICS
+        return "aggregate metrics (one figure per metric, no task rows), not rollouts (no row has a reward field)"
     return NOT_ROLLOUTS
 
 
