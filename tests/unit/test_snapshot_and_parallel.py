@@ -298,14 +298,14 @@ def test_the_reader_child_imports_the_reading_stage_only() -> None:
     import ast
     import subprocess
 
-    command, env = parallel.child_command()
+    command = parallel.child_command()
     boot = command.index("-c") + 1
     command[boot] = command[boot].replace(
         f"from {parallel.CHILD_MODULE} import main; sys.exit(main())",
         f"import {parallel.CHILD_MODULE}; print(sorted(sys.modules))",
     )
     assert command[boot] != parallel.CHILD_BOOT.format(module=parallel.CHILD_MODULE)
-    shown = subprocess.run(command, env=env, capture_output=True, text=True, check=True).stdout
+    shown = subprocess.run(command, capture_output=True, text=True, check=True).stdout
     core = [name for name in ast.literal_eval(shown) if name.startswith("pytest_rollout_parity.core.")]
     assert "pytest_rollout_parity.core.reading.parallel" in core
     assert [name for name in core if name.split(".")[2] not in ("reading", "errors", "model")] == []

@@ -105,8 +105,6 @@ def feed_file(
     before anything else does, until one has joined the side.
     """
     decode = None if keep else FirstRowInFull(builder.key)
-    if decode is not None and builder.rows and builder.vote.inferred is not None:
-        decode.ready(builder.vote.inferred)  # a later shard: the first one's row showed them
     sidecar, shown = existing_sidecar(path, display), sidecar_display(display, path)
     wanted = sidecar_pairs(sidecar, shown)  # None: every pair (the sidecar's are not known)
     attempts = Attempts(wanted)

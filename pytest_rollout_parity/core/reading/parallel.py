@@ -122,10 +122,9 @@ def start_child(request: SideRequest) -> Optional[subprocess.Popen[bytes]]:
     It answers on a pipe: it writes its answer once, when its side is read, and waits on a full
     pipe until this process, done with the new side, reads it.
     """
-    command, env = child_command()
     try:
         child = subprocess.Popen(
-            command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+            child_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
         )
     except OSError:
         return None
@@ -182,8 +181,8 @@ CHILD_BOOT = (
 )
 
 
-def child_command() -> tuple[list[str], dict[str, str]]:
-    """The child's command line and environment: without ``site`` (``-S``: less to import and hold)
+def child_command() -> list[str]:
+    """The child's command line: without ``site`` (``-S``: less to import and hold)
     and without the working directory on its import path, its imports found where this process
     found them. Only those directories go first, not this process's whole ``sys.path``, where a
     test directory pytest put first could shadow the standard library."""
@@ -197,4 +196,4 @@ def child_command() -> tuple[list[str], dict[str, str]]:
         where = str(location.parent if spec.submodule_search_locations else location)
         if where not in paths:
             paths.append(where)
-    return [sys.executable, "-S", "-c", CHILD_BOOT.format(module=CHILD_MODULE), *paths], dict(os.environ)
+    return [sys.executable, "-S", "-c", CHILD_BOOT.format(module=CHILD_MODULE), *paths]

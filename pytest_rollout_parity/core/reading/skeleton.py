@@ -170,9 +170,8 @@ class FirstRowInFull:
         self.inner: Optional[Decoder] = None
 
     def ready(self, inferred: tuple[str, ...]) -> None:
-        if not self.settled:
-            self.settled = True
-            self.inner = skeleton_decoder(self.key, inferred)
+        self.settled = True
+        self.inner = skeleton_decoder(self.key, inferred)
 
     def __call__(self, raw: bytes) -> Optional[dict[str, Any]]:
         inner = self.inner
