@@ -22,7 +22,7 @@ from .reading import loading
 from .reading.agents import AgentFilter
 from .reading.key_vote import REASON_BORROWED, REASON_GIVEN, KeyChoice
 from .reading.loaded_side import LoadedSide
-from .reading.side_builder import RowSource, SideBuilder, is_failure_record
+from .reading.side_builder import SideBuilder, is_failure_record
 from .reading.side_request import SideRequest
 from .reports.json_file import json_dict
 from .reports.summary import DEFAULT_ALPHA, RunInfo, build_summary
@@ -58,7 +58,7 @@ def _side_from_rows(
             raise place.error(f"expected a dict, got {type(row).__name__}")
         if not (agents.keep_record(row) if is_failure_record(row) else agents.keep(row)):
             continue
-        builder.add_row(row, RowSource(place), keep=True)
+        builder.add_row(row, place, keep=True)
     agents.check(f"{name} rows")
     return _input(builder.facts, builder.finish(f"{name} rows"), builder.conditions)
 

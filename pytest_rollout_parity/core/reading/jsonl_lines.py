@@ -30,9 +30,6 @@ from .skeleton import Decoder
 
 BOM = b"\xef\xbb\xbf"
 LFS_POINTER = b"version https://git-lfs.github.com/spec/"
-#: magic bytes -> compression read through the stdlib
-COMPRESSED = {b"\x1f\x8b": "gzip", b"BZh": "bz2", b"\xfd7zXZ\x00": "xz"}
-ZSTD = b"\x28\xb5\x2f\xfd"
 #: Rows run to tens of kilobytes: a 256 KiB buffer reads a line in one piece (the default 8 KiB
 #: buffer assembles it from several reads and copies); a larger one reads no faster and costs
 #: memory in each reading process (docs/performance.md has the measurements).
@@ -90,24 +87,24 @@ def decompressed(raw: BinaryIO, display: str) -> BinaryIO:
     """``raw`` itself, or a stream decompressing it; zstd is an input error naming the command."""
     head = raw.read(6)
     raw.seek(0)
-    if head.startswith(ZSTD):
+    # each compression by its magic bytes (zstd's first); gzip and bz2 are imported for the files
+    # that need them, not by every reading process
+    if head.startswith(b"\x28\xb5\x2f\xfd"):
         raw.close()
         raise CompareInputError(
             display,
             "a zstd-compressed file, which Python cannot read before 3.14: "
             f"decompress it first (zstd -d {display}) and pass the .jsonl",
         )
-    kind = next((kind for magic, kind in COMPRESSED.items() if head.startswith(magic)), None)
-    # the decompressors are imported for the files that need them, not by every reading process
-    if kind == "gzip":
+    if head.startswith(b"\x1f\x8b"):
         import gzip
 
         return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
-    if kind == "bz2":
+    if head.startswith(b"BZh"):
         import bz2
 
         return bz2.BZ2File(raw)  # type: ignore[return-value]
-    if kind == "xz":
+    if head.startswith(b"\xfd7zXZ\x00"):
         return lzma.LZMAFile(raw)  # type: ignore[return-value]
     return raw
 

@@ -27,7 +27,7 @@ from .files import HEALTH_CHECK_FILES, plain_name, written_beside
 from .jsonl_lines import Progress, RowAt, iter_objects
 from .key_vote import KeyChoice
 from .loaded_side import LoadedSide, read_row_at
-from .side_builder import PendingRow, RowSource, SideBuilder
+from .side_builder import PendingRow, SideBuilder
 from .side_request import SideRequest
 from .sidecar import (
     check_not_a_sidecar,
@@ -116,14 +116,14 @@ def feed_file(
             continue
         pair = index_pair(row)
         attempts.see_row(row, builder.rows, line_no, pair)
-        builder.add_row(row, RowSource(Place(display, line_no), RowOrigin.MAIN, offset), keep=keep)
+        builder.add_row(row, Place(display, line_no), offset, keep=keep)
         if decode is not None and not decode.settled and builder.vote.inferred is not None:
             decode.ready(builder.vote.inferred)
     if agents is not None:
         agents.check(display)
 
     def prepare(line_no: int, offset: int, record: dict[str, Any]) -> PendingRow:
-        return builder.prepare(record, RowSource(Place(shown, line_no), RowOrigin.SIDECAR, offset), keep=keep)
+        return builder.prepare(record, Place(shown, line_no), RowOrigin.SIDECAR, offset, keep=keep)
 
     keep_record = agents.keep_record if agents is not None else lambda record: True
     records = sidecar_records(sidecar, shown, prepare, attempts, keep_record, builder.digest)

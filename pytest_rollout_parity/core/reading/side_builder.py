@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple, Optional
+from typing import Any, Optional
 
 from ..errors import CompareInputError, Place
 from ..model import NO_OFFSET, RowFacts, RowOrigin, RowReader
@@ -113,14 +113,6 @@ def prompt_from_field(choice: KeyChoice, row_at: Callable[[int], dict[str, Any]]
         return
 
 
-class RowSource(NamedTuple):
-    """Where a row comes from: its place (file and line, or index), which file of the side, its offset."""
-
-    place: Place
-    origin: RowOrigin = RowOrigin.MAIN
-    offset: Optional[int] = NO_OFFSET
-
-
 @dataclass
 class PendingRow:
     """A reduced row waiting to join its side (sidecar records wait until it is known they stand)."""
@@ -154,30 +146,33 @@ class SideBuilder:
         #: every byte of the side's files as read
         self.digest = ContentDigest()
 
-    def prepare(self, row: dict[str, Any], source: RowSource, *, keep: bool) -> PendingRow:
-        """Reduce a row; a sidecar record is folded into the masked row it stands for.
+    def prepare(
+        self, row: dict[str, Any], place: Place, origin: RowOrigin, offset: Optional[int], *, keep: bool
+    ) -> PendingRow:
+        """Reduce the row at ``place`` (file and line, or index) and ``offset`` of the side's file
+        ``origin``; a sidecar record is folded into the masked row it stands for.
 
         ``keep`` holds on to the (folded) dict; otherwise it is read again from its file on demand.
         """
-        sidecar = source.origin is RowOrigin.SIDECAR
+        sidecar = origin is RowOrigin.SIDECAR
         try:
             facts = reduce_row(
                 fold_failure_record(row) if sidecar else row,
-                line=source.place.line or 0,
-                offset=source.offset,
-                origin=source.origin,
+                line=place.line or 0,
+                offset=offset,
+                origin=origin,
                 keep=keep,
             )
         except RewardTypeError as exc:
             task = describe_row_task(row, self.key)
-            raise source.place.error(f"{exc}" + (f" (task {task})" if task else "")) from None
+            raise place.error(f"{exc}" + (f" (task {task})" if task else "")) from None
         anonymous = (sidecar or is_failure_record(row)) and names_no_task(row, self.key)
         names = self.vote.candidate_values(row, anonymous=anonymous)
         if self.shard is not None:
             facts.shard = self.shard - 1
             if names.get(TASK_INDEX) is not None:
                 names[TASK_INDEX] = shard_index(self.shard, names[TASK_INDEX])
-        return PendingRow(source.place, facts, names, anonymous, sidecar or REWARD in row)
+        return PendingRow(place, facts, names, anonymous, sidecar or REWARD in row)
 
     @property
     def rows(self) -> int:
@@ -215,13 +210,13 @@ class SideBuilder:
         self._anonymous = {new for new, old in enumerate(kept) if old in self._anonymous}
         self._training_masks = {new for new, old in enumerate(kept) if old in self._training_masks}
 
-    def add_row(self, row: dict[str, Any], source: RowSource, *, keep: bool) -> None:
+    def add_row(self, row: dict[str, Any], place: Place, offset: Optional[int] = NO_OFFSET, *, keep: bool) -> None:
         """Prepare and join a main row at once (sidecar records wait: only the standing ones join),
         noting what only main rows show: what a file of no rollouts is, a training mask, the run's
         conditions."""
         if not self.facts and self._shape is None and REWARD not in row:
-            self._shape = what_rows_are(row, source.place.path)
-        pending = self.prepare(row, source, keep=keep)
+            self._shape = what_rows_are(row, place.path)
+        pending = self.prepare(row, place, RowOrigin.MAIN, offset, keep=keep)
         facts = pending.facts
         if TOKEN_CAPTURE in row and facts.mask is None and training_mask(row, facts.reward):
             self._training_masks.add(len(self.facts))
