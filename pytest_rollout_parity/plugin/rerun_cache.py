@@ -56,7 +56,6 @@ from ..core import (
     CompareResult,
     Join,
     LoadedSide,
-    NotPlain,
     RolloutPair,
     RowCounts,
     SideProgress,
@@ -161,10 +160,7 @@ class RerunCache:
                     return sides
         sides = load_sides(requests, self.progress)
         if self.path is not None and [inputs_state(request) for request in requests] == states:
-            try:
-                self.entry = {"sides": [side_to_plain(side) for side in sides]}
-            except NotPlain:
-                pass
+            self.entry = {"sides": [side_to_plain(side) for side in sides]}
         return sides
 
     def compare(

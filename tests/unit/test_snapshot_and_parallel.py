@@ -135,13 +135,6 @@ def test_another_shape_is_refused(real_pair: tuple[Path, Path], damage: Any) -> 
         snapshot.side_from_plain(damage(plain))
 
 
-def test_a_row_kept_in_memory_is_not_snapshotted(real_pair: tuple[Path, Path]) -> None:
-    side = load_side(SideRequest(str(real_pair[0])))
-    side.facts[0].row = {"reward": 1.0}
-    with pytest.raises(snapshot.NotPlain):
-        snapshot.side_to_plain(side)
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("pair", ["examples", "real"])
 def test_child_reads_what_the_serial_path_reads(pair: str, real_pair: tuple[Path, Path]) -> None:

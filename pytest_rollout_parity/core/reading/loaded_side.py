@@ -105,10 +105,6 @@ def facts_from_plain(row: Any) -> RowFacts:
     return RowFacts(*values)
 
 
-class NotPlain(ValueError):
-    """The side holds a row kept in memory (rows given to the API): it is not stored."""
-
-
 def by_field(value: Any) -> dict[str, Any]:
     """A dataclass's field values by name, not copied (``dataclasses.asdict`` copies them deep)."""
     return {each.name: getattr(value, each.name) for each in fields(value)}
@@ -116,8 +112,6 @@ def by_field(value: Any) -> dict[str, Any]:
 
 def side_to_plain(side: LoadedSide) -> dict[str, Any]:
     """The side as JSON's values: its fields and its key choice's by name, each row's facts as a list."""
-    if any(facts.row is not None for facts in side.facts):
-        raise NotPlain("a row kept in memory")
     plain = by_field(side)
     plain.update(
         path=str(side.path),
