@@ -3,7 +3,7 @@
 Lines are parsed by the skeleton reader when one is given, else by ``pydantic_core.from_json``;
 the stdlib words what neither takes. gzip, bz2 and xz files are decompressed as they stream, so
 nothing grows with the file's size; a row's offset is then its offset in the *decompressed*
-stream, and reading one row again (:func:`read_object_at`: a flip's verifier output,
+stream, and reading one row again (:func:`.loaded_side.read_row_at`: a flip's verifier output,
 ``TaskSide.rows``, deferred prompt labels) decompresses from the start up to it. :class:`RowAt`
 keeps one stream open while the reads move forward, so reading rows in file order costs one pass.
 zstd has no stdlib module before Python 3.14, so such a file is named with the command to run.
@@ -16,7 +16,6 @@ import lzma
 import os
 import zlib
 from collections.abc import Callable, Iterator
-from contextlib import closing
 from functools import cache, partial
 from pathlib import Path
 from typing import Any, BinaryIO, Optional
@@ -231,17 +230,3 @@ class RowAt:
             if handle is not None:
                 handle.close()
         self.raw = self.stream = None
-
-
-def read_object_at(path: Path, offset: int, reader: Optional[RowAt] = None) -> dict[str, Any]:
-    """The row whose line starts at ``offset`` (for ``TaskSide.rows``); ``reader`` keeps a
-    compressed file's stream open across reads that move forward."""
-    if reader is not None:
-        raw = reader.line(offset)
-    else:
-        with closing(RowAt(path)) as once:
-            raw = once.line(offset)
-    value = parse_line(raw, Place(str(path), None, f"{path}@{offset}"))
-    if not isinstance(value, dict):
-        raise CompareInputError(str(path), f"the row at byte {offset} changed since it was read")
-    return value

@@ -8,12 +8,14 @@ values (:func:`side_to_plain`): the rerun cache stores it so, and the reader chi
 from __future__ import annotations
 
 import operator
+from contextlib import closing, nullcontext
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Optional
 
+from ..errors import CompareInputError, Place
 from ..model import RowFacts, RowOrigin
-from .jsonl_lines import RowAt, read_object_at
+from .jsonl_lines import RowAt, parse_line
 from .key_vote import KeyChoice
 from .row_facts import fold_failure_record
 from .task_idents import TaskIdent
@@ -73,13 +75,15 @@ def read_row_at(
     """
     if facts.row is not None:
         return facts.row
-    if facts.offset is None:
+    main = facts.origin is RowOrigin.MAIN
+    file, reader = (path, main_at) if main else (sidecar, sidecar_at)
+    if facts.offset is None or file is None:
         raise LookupError("a row that was neither kept nor read from a file")
-    if facts.origin is RowOrigin.MAIN:
-        return read_object_at(path, facts.offset, main_at)
-    if sidecar is None:
-        raise LookupError("a sidecar row without a sidecar file")
-    return fold_failure_record(read_object_at(sidecar, facts.offset, sidecar_at))
+    with closing(RowAt(file)) if reader is None else nullcontext(reader) as at:
+        value = parse_line(at.line(facts.offset), Place(str(file), None, f"{file}@{facts.offset}"))
+    if not isinstance(value, dict):
+        raise CompareInputError(str(file), f"the row at byte {facts.offset} changed since it was read")
+    return value if main else fold_failure_record(value)
 
 
 #: A row's facts travel as the list of these fields' values: the order of RowFacts' slots, which is
