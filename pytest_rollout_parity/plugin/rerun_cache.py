@@ -81,28 +81,20 @@ ENTRY_FACTOR = 16
 ENTRY_SLACK = 16 << 20
 
 
-def file_state(role: str, path: Path) -> list[Any]:
-    """[role, real path, device, inode, size, mtime ns, ctime ns], or [role, real path] when absent."""
-    real = os.path.realpath(path)
-    try:
-        st = os.stat(real)
-    except OSError:
-        return [role, real]
-    return [role, real, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
-
-
 def inputs_state(request: SideRequest) -> list[list[Any]]:
-    """The state of every file a side is read from: its one file, or each of its shards, each with
-    its sidecar and metrics file."""
-    return [
-        state
-        for main in map(Path, request.files())
-        for state in (
-            file_state("rows", main),
-            file_state("sidecar", sidecar_path(main)),
-            file_state("aggregate", metrics_path(main)),
-        )
-    ]
+    """[role, real path, device, inode, size, mtime ns, ctime ns] of every file a side is read from
+    (its one file or each shard, each with its sidecar and metrics file); [role, real path] when absent."""
+    states: list[list[Any]] = []
+    for main in map(Path, request.files()):
+        for role, path in (("rows", main), ("sidecar", sidecar_path(main)), ("aggregate", metrics_path(main))):
+            real = os.path.realpath(path)
+            try:
+                st = os.stat(real)
+            except OSError:
+                states.append([role, real])
+            else:
+                states.append([role, real, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns])
+    return states
 
 
 def release() -> str:
@@ -201,13 +193,6 @@ class RerunCache:
 WORKER_DIR = "rollout_parity_cache_dir"
 
 
-def distributing(config: pytest.Config) -> bool:
-    """This process is an xdist controller that will start workers."""
-    if hasattr(config, "workerinput"):
-        return False
-    return bool(config.getoption("numprocesses", None) or config.getoption("tx", None))
-
-
 class ShareWithWorkers:
     """Under xdist, the controller tells each worker where the entries are."""
 
@@ -233,13 +218,17 @@ def entries_dir(config: pytest.Config) -> Optional[Path]:
     if isinstance(workerinput, dict) and isinstance(workerinput.get(WORKER_DIR), str):
         return Path(workerinput[WORKER_DIR])
     cache = getattr(config, "cache", None)
-    if cache is None and not distributing(config):
+    # an xdist controller that will start workers
+    distributing = not hasattr(config, "workerinput") and bool(
+        config.getoption("numprocesses", None) or config.getoption("tx", None)
+    )
+    if cache is None and not distributing:
         return None
     try:
         directory = Path(cache.mkdir(CACHE_DIR) if cache is not None else tempfile.mkdtemp(prefix="rollout-parity-"))
     except OSError:  # a full disk, a read-only checkout: no cache, and the run goes on
         return None
-    if distributing(config):
+    if distributing:
         config.pluginmanager.register(ShareWithWorkers(directory, cache is None), "rollout-parity-xdist-share")
     return directory
 
