@@ -216,7 +216,6 @@ class RowAt:
         self.stream: Optional[BinaryIO] = None
 
     def line(self, offset: int) -> bytes:
-        """The raw line starting at ``offset``."""
         stream = self.stream
         if stream is None or (stream is not self.raw and stream.tell() > offset):
             self.close()

@@ -34,17 +34,15 @@ from .side_request import SideRequest
 #: Below this many bytes in the old file, the child's start costs more than it saves.
 MIN_CHILD_BYTES = 32 << 20
 CHILD_MODULE = "pytest_rollout_parity.core.reading.parallel"
-NAMES = ("old", "new")
 
 
 class SideProgress(Protocol):
-    """What is told while sides load, each by its name ("old", "new")."""
+    """What is told while sides load, each by its name ("old", "new"): :meth:`side` gives the
+    reporter of a side about to be read here, :meth:`finished` hears that it is read."""
 
-    def side(self, name: str) -> Optional[Progress]:
-        """The reporter of a side that is about to be read here."""
+    def side(self, name: str) -> Optional[Progress]: ...
 
-    def finished(self, name: str) -> None:
-        """The side is read."""
+    def finished(self, name: str) -> None: ...
 
 
 def _load_here(request: SideRequest, name: str, progress: Optional[SideProgress]) -> LoadedSide:
@@ -86,7 +84,7 @@ def load_sides(
     """
     child = start_child(requests[0]) if len(requests) == 2 and worth_a_child(requests[0], min_bytes) else None
     if child is None:
-        return [_load_here(request, name, progress) for request, name in zip(requests, NAMES)]
+        return [_load_here(request, name, progress) for request, name in zip(requests, ("old", "new"))]
     old, new = requests
     old_report = progress.side("old") if progress is not None else None  # the child reports no bytes: only its end
     try:
