@@ -365,7 +365,6 @@ def _loaded(side: LoadedSide) -> tuple[Any, ...]:
         [_facts(f) for f in side.facts],
         side.choice.values,
         side.agent,
-        side.agent_rows,
     )
 
 

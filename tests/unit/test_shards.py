@@ -161,7 +161,7 @@ def test_the_reader_child_reads_a_sharded_side_as_this_process_does(
     assert serial.choice.key == "responses_create_params.input" and len(serial.facts) == 7
     from_child = child_here(request)
     assert from_child is not None  # the child itself answered (no fallback)
-    for name in ("path", "display", "sidecar", "agent", "agent_rows", "shards", "choice"):
+    for name in ("path", "display", "sidecar", "agent", "shards", "choice"):
         assert getattr(from_child, name) == getattr(serial, name), name
     assert [plain_facts(f) for f in from_child.facts] == [plain_facts(f) for f in serial.facts]
     assert [f.shard for f in from_child.facts] == [0, 0, 0, 1, 1, 1, 2]

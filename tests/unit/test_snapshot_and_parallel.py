@@ -37,7 +37,6 @@ def described(side: LoadedSide) -> tuple[Any, ...]:
         side.sidecar,
         facts,
         side.agent,
-        side.agent_rows,
         choice.key,
         choice.values,
         choice.reason,

@@ -30,9 +30,8 @@ class LoadedSide:
     sidecar: Optional[Path]
     choice: KeyChoice
     facts: list[RowFacts] = field(default_factory=list)
-    #: the agent (`agent_ref.name`) whose rows the side holds, and each agent's rows in the file
+    #: the agent (`agent_ref.name`) whose rows the side holds
     agent: Optional[str] = None
-    agent_rows: dict[str, int] = field(default_factory=dict)
     #: a sharded side's files in order, each (path, name shown, its sidecar's path or None); empty
     #: for a side of one file (``path``, ``display`` and ``sidecar`` are then the whole side)
     shards: tuple[tuple[str, str, Optional[str]], ...] = ()
@@ -152,7 +151,6 @@ def side_from_plain(plain: Any) -> LoadedSide:
         sidecar=None if values["sidecar"] is None else Path(values["sidecar"]),
         choice=KeyChoice(**choice),
         facts=[facts_from_plain(row) for row in values["facts"]],
-        agent_rows=dict(values["agent_rows"]),
         shards=tuple((file, shown, own_sidecar) for file, shown, own_sidecar in values["shards"]),
         conditions=tuple(str(condition) for condition in values["conditions"]),
     )

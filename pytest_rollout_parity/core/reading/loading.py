@@ -73,7 +73,6 @@ def load_side(request: SideRequest, progress: Optional[Progress] = None) -> Load
         choice=KeyChoice(None, []),
         facts=builder.facts,
         agent=agents.compared,
-        agent_rows=dict(agents.counts),
         shards=shards if request.shards else (),
         digest=builder.digest.text(),
         conditions=tuple(builder.conditions),
