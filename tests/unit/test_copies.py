@@ -57,3 +57,19 @@ def test_the_json_summary_holds_the_note():
     result = compare_files(REAL_FILES / PAIR[0], REAL_FILES / PAIR[1])
     data = summary_dict(result)
     assert data["copies"] == result.copies and data["notes"][0] == result.copies
+
+
+def test_the_same_bytes_read_for_two_agents_are_no_copy(tmp_path: Path):
+    """One file holding two agents' rows, given as both sides with another agent each: the bytes
+    are the same, the rows compared are not (here a task flips), so no copy is named."""
+
+    def row(task: str, agent: str, reward: float) -> str:
+        return json.dumps({"task_id": task, "agent_ref": {"name": agent}, "reward": reward}) + "\n"
+
+    text = row("a", "x", 1.0) + row("b", "x", 1.0) + row("a", "y", 1.0) + row("b", "y", 0.0)
+    for name in ("old.jsonl", "new.jsonl"):
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    result = compare_files(tmp_path / "old.jsonl", tmp_path / "new.jsonl", old_agent="x", new_agent="y")
+    assert result.copies is None and [t.category for t in result.tasks] == ["identical", "flipped"]
+    same = compare_files(tmp_path / "old.jsonl", tmp_path / "new.jsonl", agent="x")
+    assert same.copies is not None and "(the same bytes)" in same.copies
