@@ -148,9 +148,8 @@ def _compare(
     result = replace(result, conditions=found.shown, models=found.models, notes=notes)
     # one file compared with itself is a smoke test, named as such: no copies note
     if loaded is None or not _same_file(*loaded):
-        # the same bytes are the same rows only when both sides keep the same agent's rows of them
-        same_rows = loaded is not None and loaded[0].agent == loaded[1].agent
-        note = copies_note(result, *((loaded[0].digest, loaded[1].digest) if loaded and same_rows else ()))
+        sides = () if loaded is None else (loaded[0].digest, loaded[1].digest, (loaded[0].agent, loaded[1].agent))
+        note = copies_note(result, *sides)
         if note is not None:
             result = replace(result, copies=note, notes=[note, *result.notes])
     verification = verification_notes(result, [shown for side in loaded or () for _, shown, _ in side.files])

@@ -245,7 +245,7 @@ def result_to_plain(result: CompareResult, old: LoadedSide, new: LoadedSide) -> 
     old_index = {id(facts): i for i, facts in enumerate(old.facts)}
     indices = {
         "old": old_index,
-        "new": old_index if new.facts is old.facts else {id(f): i for i, f in enumerate(new.facts)},
+        "new": {id(facts): i for i, facts in enumerate(new.facts)},
     }
 
     def task(comparison: TaskComparison) -> list[Any]:

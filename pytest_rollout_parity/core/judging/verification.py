@@ -35,16 +35,21 @@ def _canonical(side: Optional[TaskSide]) -> Optional[list[str]]:
     return sorted(json.dumps(row, sort_keys=True, separators=(",", ":"), default=str) for row in side.rows)
 
 
-def copies_note(result: CompareResult, old: Optional[str] = None, new: Optional[str] = None) -> Optional[str]:
+def copies_note(
+    result: CompareResult,
+    old: Optional[str] = None,
+    new: Optional[str] = None,
+    agents: tuple[Optional[str], Optional[str]] = (None, None),
+) -> Optional[str]:
     """The note for two sides that hold the same rows, or None.
 
     ``old`` and ``new`` are the sides' content digests, when they were read from files (each file's
     SHA-256 as read, sidecars included: :mod:`..reading.digest`): the same bytes are then found
-    without reading a row again. Else every task must be on both sides with the same rows, compared
+    without reading a row again, where both sides keep the same ``agents``' rows of them. Else every task must be on both sides with the same rows, compared
     whole and canonically, cheap checks first: a flip or a task on one side only is no copy, and
     the first task whose rows differ ends the check (a real rerun's rows differ at once: ids, times).
     """
-    if old is not None and old == new:
+    if old is not None and old == new and agents[0] == agents[1]:
         return "the new file's rows are identical to the old file's (the same bytes): was the new server run?"
     if not result.tasks or any(t.category not in ("identical", "masked") for t in result.tasks):
         return None

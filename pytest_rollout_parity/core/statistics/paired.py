@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..identity.item_names import label_hash
-from ..judging.classify import mean_reward
+from ..judging.classify import mean_reward, scored_rewards
 from ..model import CompareResult, Side, TaskComparison, TaskSide
 from .paired_tests import (
     DiscreteFdr,
@@ -158,13 +158,10 @@ class PairedSection:
 
 def reward_range(result: CompareResult) -> tuple[float, float]:
     """The range of the scored rewards of both sides, at least [0, 1]: what a mean can span."""
-    rewards = [r for t in result.tasks for side in (t.old, t.new) if side is not None for r in row_rewards(side)]
+    rewards = [
+        r for t in result.tasks for side in (t.old, t.new) if side is not None for r in scored_rewards(side.facts)
+    ]
     return min([0.0, *rewards]), max([1.0, *rewards])
-
-
-def row_rewards(side: TaskSide) -> list[float]:
-    """The scored rewards of a side's rows: its unmasked rows with a finite reward (a masked row never counts)."""
-    return [f.reward for f in side.facts if f.mask is None and f.reward is not None and math.isfinite(f.reward)]
 
 
 def task_seed(label: str) -> int:
@@ -185,7 +182,7 @@ def task_noise_test(task: TaskComparison) -> Optional[tuple[float, float]]:
         return None
     if len(task.old.facts) < 2 or len(task.new.facts) < 2:  # task_test's own rule, decided before the seed
         return None
-    return task_test(row_rewards(task.old), row_rewards(task.new), seed=task_seed(task.task))
+    return task_test(scored_rewards(task.old.facts), scored_rewards(task.new.facts), seed=task_seed(task.task))
 
 
 def paired_section(result: CompareResult) -> PairedSection:
@@ -217,8 +214,8 @@ def format_p(p: float) -> str:
 
 def noise_text(task: TaskComparison, p: float) -> str:
     """`p = 0.008, 5/5 vs 0/5` (binary rows: passes per side) or `p = 0.03, means 0.82 vs 0.41`."""
-    old = row_rewards(task.old) if task.old else []
-    new = row_rewards(task.new) if task.new else []
+    old = scored_rewards(task.old.facts) if task.old else []
+    new = scored_rewards(task.new.facts) if task.new else []
     binary = all(r in (0.0, 1.0) for r in (*old, *new))
     if binary:
         return f"p = {format_p(p)}, {old.count(1.0)}/{len(old)} vs {new.count(1.0)}/{len(new)}"

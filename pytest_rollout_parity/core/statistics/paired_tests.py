@@ -100,6 +100,12 @@ def shape(values: Sequence[float], mean: float) -> tuple[float, float]:
     return (g1 * math.sqrt(n * (n - 1)) / (n - 2) if n > 2 else 0.0), m4 / (m2 * m2) - 3.0
 
 
+def heavy_tail_df(df: float, kurtosis: float, n: int) -> float:
+    """Fewer degrees of freedom for heavy tails: Satterthwaite's moment match of the variance's
+    spread, from the excess ``kurtosis`` of ``n`` values (none for light tails)."""
+    return 2.0 / (2.0 / df + max(kurtosis, 0.0) / n)
+
+
 def one_sided_bounds(
     delta: float, se: float, df: float, n: int, skew: float = 0.0, kurtosis: float = 0.0
 ) -> tuple[float, float]:
@@ -107,8 +113,7 @@ def one_sided_bounds(
     fewer degrees of freedom for heavy tails (Satterthwaite's moment match) and Hall's (1992)
     skewness correction of each quantile. Skewed d puts a small mean with a small spread, where
     the plain bounds pass too often (docs/statistics.md, "No pass on zero spread")."""
-    df = 2.0 / (2.0 / df + max(kurtosis, 0.0) / n)
-    t = t_ppf(1 - LEVEL, df)
+    t = t_ppf(1 - LEVEL, heavy_tail_df(df, kurtosis, n))
     shift = skew * (2 * t * t + 1) / (6 * math.sqrt(n))
     shift = min(max(shift, -t / 2), t / 2)  # a few values can make the term exceed t itself
     return delta - (t - shift) * se, delta + (t + shift) * se

@@ -21,10 +21,11 @@ from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Optional
 
+from ..judging.classify import scored_rewards
 from ..model import CompareResult, TaskSide
 from .margin import FlipJudgement
-from .paired import COMPARED_CATEGORIES, fisher_test, reward_range, row_rewards
-from .paired_tests import LEVEL, scale_exponent, shape, unscaled
+from .paired import COMPARED_CATEGORIES, fisher_test, reward_range
+from .paired_tests import LEVEL, heavy_tail_df, scale_exponent, shape, unscaled
 from .t_dist import t_cdf, t_ppf
 
 POWER = 0.8
@@ -239,7 +240,7 @@ def rollout_variance(
 
     within = []
     for old_side, new_side in compared:
-        old, new = scaled(row_rewards(old_side)), scaled(row_rewards(new_side))
+        old, new = scaled(scored_rewards(old_side.facts)), scaled(scored_rewards(new_side.facts))
         if len(old) >= 2 and len(new) >= 2:
             within.append(_variance(old) + _variance(new))
     if within and any(value > 0 for value in within):
@@ -257,7 +258,7 @@ def rollout_variance(
     if len(diffs) >= 2 and _variance(diffs) > 0:
         n = len(diffs)
         kurtosis = shape(diffs, math.fsum(diffs) / n)[1]
-        df = 2.0 / (2.0 / (n - 1) + max(kurtosis, 0.0) / n)  # the gate's match for heavy tails
+        df = heavy_tail_df(n - 1, kurtosis, n)  # as the gate's own bounds take heavy tails
         return _variance(diffs) * repeats * upper_factor(df), (
             f"the differences of {len(diffs)} task means, at their 80% upper confidence limit"
         )
@@ -336,7 +337,7 @@ def plan(
     )
     # a flip's p-value is adjusted over the tasks whose test can reach alpha: those whose rows, both
     # sides together, hold more than one value, and the flipped one
-    varying = sum(1 for old, new in compared if len({*row_rewards(old), *row_rewards(new)}) > 1)
+    varying = sum(1 for old, new in compared if len({*scored_rewards(old.facts), *scored_rewards(new.facts)}) > 1)
     flip_tests = max(1, min(len(compared), varying + 1))
     return Plan(
         margin=margin,
