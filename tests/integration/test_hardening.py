@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import TASKSET, Gate, all_text, dump, failure_record, harbor_row, legacy_row, section
+from .conftest import SMALL_RUN_BUDGET, TASKSET, Gate, all_text, dump, failure_record, harbor_row, legacy_row, section
 from .test_selection import ran
 
 NEW = "new/rollouts.jsonl"
@@ -144,7 +144,13 @@ def test_same_file_each_side_keeps_its_name_and_sidecar(gate: Gate, spelling: st
     if spelling == "link farm":  # its own sidecar beside the link wins over the target's
         gate.write("farm/latest_failures.jsonl", [failure_record("other-task", index=3, rollout=0)])
         (gate.path / "latest_failures.jsonl").symlink_to(gate.path / "farm/latest_failures.jsonl")
-    result = gate.run(f"--parity-old={old}", f"--parity-new={NEW}", "--parity-json=s.json", "--parity-allow-same-file")
+    result = gate.run(
+        f"--parity-old={old}",
+        f"--parity-new={NEW}",
+        "--parity-json=s.json",
+        "--parity-allow-same-file",
+        *SMALL_RUN_BUDGET,
+    )
     lines = section(result)
     data = summary_json(gate)
     assert data["files"]["old"] == old and data["files"]["new"] == NEW

@@ -125,6 +125,8 @@ parity_logs_root =
     rootA
     rootB
 parity_strict = true
+parity_max_uncompared = 1
+parity_max_missing = 40%
 """
 
 
@@ -163,6 +165,8 @@ def test_all_options_from_ini(gate: Gate, style: str) -> None:
                 "parity_tail = 2",
                 'parity_logs_root = ["rootA", "rootB"]',
                 "parity_strict = true",
+                'parity_max_uncompared = "1"',
+                'parity_max_missing = "40%"',
             ]
         )
         gate.write("pyproject.toml", body + "\n")
@@ -176,6 +180,8 @@ def test_all_options_from_ini(gate: Gate, style: str) -> None:
                 'parity_tail = "2"',
                 'parity_logs_root = ["rootA", "rootB"]',
                 'parity_strict = "true"',
+                'parity_max_uncompared = "1"',
+                'parity_max_missing = "40%"',
             ]
         )
         gate.write("pyproject.toml", body + "\n")
@@ -200,6 +206,8 @@ def test_all_options_from_native_toml_in_strict_mode(gate: Gate) -> None:
             "parity_tail = 2",
             'parity_logs_root = ["rootA", "rootB"]',
             "parity_strict = true",
+            'parity_max_uncompared = "1"',
+            'parity_max_missing = "40%"',
         ]
     )
     gate.write("pyproject.toml", body + "\n")

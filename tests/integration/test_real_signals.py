@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 
-from .conftest import Gate, all_text, harbor_row, legacy_row
+from .conftest import SMALL_RUN_BUDGET, Gate, all_text, harbor_row, legacy_row
 
 
 def test_whitespace_only_error_is_an_agent_error(gate: Gate) -> None:
     args = gate.pair([legacy_row("fix-git", 0.0, error="  \n ")], [harbor_row("fix-git", 1.0)])
-    result = gate.run(*args, "-rx")
+    result = gate.run(*args, "-rx", *SMALL_RUN_BUDGET)
     result.assert_outcomes(xfailed=1)
     result.stdout.fnmatch_lines(["XFAIL *::fix-git - *old agent error: error: (whitespace only)*"])
 

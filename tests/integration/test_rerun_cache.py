@@ -19,7 +19,7 @@ from pytest_rollout_parity.core.reading import loading
 from pytest_rollout_parity.core.reading.side_request import SideRequest
 from pytest_rollout_parity.plugin import rerun_cache
 
-from .conftest import Gate, failure_record, harbor_row, legacy_row, section
+from .conftest import SMALL_RUN_BUDGET, Gate, failure_record, harbor_row, legacy_row, section
 from .test_selection import ran
 
 NEW = "new/rollouts.jsonl"
@@ -98,7 +98,7 @@ def test_the_sidecar_beside_a_symlinks_target_is_in_the_key(gate: Gate, reads: l
     gate.write(NEW, [harbor_row("fix-git", 1.0)])
     gate.write("new/rollouts_failures.jsonl", [failure_record("regex-log", index=1, rollout=0)])
     (gate.path / "link.jsonl").symlink_to(gate.path / NEW)
-    args = ("--parity-old=old/rollouts.jsonl", "--parity-new=link.jsonl")
+    args = ("--parity-old=old/rollouts.jsonl", "--parity-new=link.jsonl", *SMALL_RUN_BUDGET)
     gate.write("old/rollouts.jsonl", [legacy_row("fix-git", 1.0), legacy_row("regex-log", 1.0)])
     gate.run(*args).assert_outcomes(passed=1, xfailed=1)
     reads.clear()

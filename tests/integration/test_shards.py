@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from .conftest import (
+    SMALL_RUN_BUDGET,
     Gate,
     assert_one_error,
     failure_record,
@@ -351,7 +352,9 @@ def test_metrics_and_coverage_files_are_taken_per_shard(gate: Gate) -> None:
     gate.write("new/s-1.jsonl", rows({"c": 1.0}))
     gate.write("new/s-1_aggregate_metrics.json", metrics(0.0))  # stale: its one row has 1.0
     gate.write("new/s-1_coverage.json", coverage(1, unknown=1))
-    ret, summary, lines = run_json(gate, "old/rollouts.jsonl", "new/s-*.jsonl", "s", "--parity-allow-copy")
+    ret, summary, lines = run_json(
+        gate, "old/rollouts.jsonl", "new/s-*.jsonl", "s", "--parity-allow-copy", *SMALL_RUN_BUDGET
+    )
     assert ret == 0
     new = summary["aggregate_metrics"]["new"]
     assert new["file"] == "new/s-0_aggregate_metrics.json, new/s-1_aggregate_metrics.json"

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from .conftest import Gate, all_text, assert_one_error, failure_record
+from .conftest import SMALL_RUN_BUDGET, Gate, all_text, assert_one_error, failure_record
 
 
 def rows(key: str, tasks: dict[str, float], agent: str | None = None, **extra: object) -> list[dict]:
@@ -123,7 +123,7 @@ def test_unknown_agent_lists_the_agents_present(gate: Gate) -> None:
 def test_sidecar_records_of_another_agent_are_dropped(gate: Gate) -> None:
     old = rows("task_id", {"a": 1.0, "b": 1.0}, "alpha")
     new = rows("task_id", {"a": 1.0}, "alpha") + rows("task_id", {"a": 1.0}, "beta")
-    args = gate.pair(old, new)
+    args = [*gate.pair(old, new), *SMALL_RUN_BUDGET]
     beta_failure = {**failure_record(), "task_id": "b", "agent_ref": {"name": "beta"}}
     alpha_failure = {**failure_record(), "task_id": "b", "agent_ref": {"name": "alpha"}}
     gate.write("new/rollouts_failures.jsonl", [beta_failure])

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from .conftest import Gate, all_text, failure_record, harbor_row, legacy_row, output_lines, section
+from .conftest import SMALL_RUN_BUDGET, Gate, all_text, failure_record, harbor_row, legacy_row, output_lines, section
 
 COUNT_KEYS = {
     "tasks",
@@ -131,7 +131,7 @@ def test_json_raw_labels_and_taskset_keying(gate: Gate) -> None:
     rows = [harbor_row("fix git", 1.0), harbor_row("fix git", 1.0, index=1, taskset="weather:train")]
     args = gate.pair(rows, rows)
     gate.write("old/rollouts_failures.jsonl", [failure_record()])
-    result = gate.run(*args, "--parity-json=s.json")
+    result = gate.run(*args, "--parity-json=s.json", *SMALL_RUN_BUDGET)
     assert result.ret == 0
     data = json.loads((gate.path / "s.json").read_text(encoding="utf-8"))
     assert [t["task"] for t in data["tasks"]] == [

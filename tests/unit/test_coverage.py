@@ -82,10 +82,12 @@ def test_bad_limits_say_what_is_expected(text):
         parse_limit(text)
 
 
-def test_a_percentage_rounds_up_to_a_whole_task_and_off_allows_any():
-    assert Limit("25%", percent=25.0).allowed(7) == 2
+def test_a_percentage_rounds_down_to_a_whole_task_and_off_allows_any():
+    assert Limit("25%", percent=25.0).allowed(7) == 1
     assert Limit("10%", percent=10.0).allowed(30) == 3
-    assert Limit("20%", percent=20.0).allowed(3) == 1  # one lost task alone never fails a run by default
+    assert Limit("12.5%", percent=12.5).allowed(8) == 1
+    assert Limit("20%", percent=20.0).allowed(5) == 1
+    assert Limit("20%", percent=20.0).allowed(2) == 0  # one of two tasks lost is 50%, over a 20% budget
     assert Limit("0%", percent=0.0).allowed(3) == 0
     assert parse_limit("off").allowed(10) is None
 

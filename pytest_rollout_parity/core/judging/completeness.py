@@ -37,8 +37,9 @@ RATE_LEVEL = 0.01
 
 @dataclass(frozen=True)
 class Limit:
-    """At most ``count`` tasks, or at most ``percent`` % of the old side's tasks rounded up to a whole
-    task (so any percentage above 0 allows one lost task); neither: no limit."""
+    """At most ``count`` tasks, or at most ``percent`` % of the old side's tasks rounded down to a
+    whole task (a budget never allows a larger share than it names: 20% of 2 tasks allows none);
+    neither: no limit."""
 
     text: str
     count: Optional[int] = None
@@ -49,7 +50,7 @@ class Limit:
         if self.count is not None:
             return self.count
         if self.percent is not None:
-            return math.ceil(self.percent * old_tasks / 100 - 1e-9)
+            return math.floor(self.percent * old_tasks / 100 + 1e-9)
         return None
 
 
