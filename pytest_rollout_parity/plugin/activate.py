@@ -85,7 +85,17 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
         source = sources[option.field] = option.ini if from_ini and option.ini else option.flag
         base = ini_dir if from_ini else cwd
         if option.field in ("old", "new"):
-            _side_files(raw, option.field, value, base, source, from_ini=from_ini)
+            # the side's file, or its shards when the value is a glob or comma-separated globs matching
+            # several; named as typed (or as matched) from the command line, resolved from an ini file
+            left_out: list[tuple[str, str]] = []
+            try:
+                files = [(path, str(path) if from_ini else shown) for path, shown in core.expand(value, base, left_out)]
+            except core.ShardPatternError as exc:
+                raise pytest.UsageError(core.visible(f"{source}: {exc}")) from None
+            raw[option.field], raw[f"{option.field}_left_out"] = files[0][0], tuple(left_out)
+            raw[f"{option.field}_shown"] = files[0][1] if len(files) == 1 else value
+            if len(files) > 1:
+                raw[f"{option.field}_shards"] = tuple(files)
         elif option.repeated:
             raw[option.field] = tuple(resolve(each, base) for each in value)
         elif option.path:
@@ -115,18 +125,27 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
             f"{sources['old']} and {sources['new']} name the same file ({core.visible(shared)}): "
             "a file compared with itself shows nothing; give --parity-allow-same-file for a smoke test"
         )
-    # a sidecar, metrics or coverage file linked out of its side's directory stops the run before
-    # anything is read (the core refuses it again when it reads, for the Python API)
-    for path, shown in settings.side_files("old") + settings.side_files("new"):
-        try:
-            core.check_companions(path, shown)
-        except core.CompareInputError as exc:
-            raise pytest.UsageError(core.visible(str(exc))) from None
+    inputs: list[tuple[str, Path]] = []
+    for side in ("old", "new"):
+        for path, shown in settings.side_files(side):
+            # a sidecar, metrics or coverage file linked out of its side's directory stops the run before
+            # anything is read (the core refuses it again when it reads, for the Python API)
+            try:
+                core.check_companions(path, shown)
+            except core.CompareInputError as exc:
+                raise pytest.UsageError(core.visible(str(exc))) from None
+            # every file the gate reads, beside the path as given and beside the file it resolves to
+            # (present or not: a file written there would be read by the next run)
+            inputs.append((f"the {side} rollouts file", path))
+            inputs.extend((f"the {side} side's failures sidecar", place) for place in core.sidecar_places(path))
+            inputs.extend((f"the {side} side's aggregate metrics file", place) for place in core.metrics_places(path))
+            inputs.extend((f"the {side} side's coverage file", place) for place in core.coverage_places(path))
+    if settings.known_flips is not None:
+        inputs.append(("the known-flips list", settings.known_flips))
     outputs = [(getattr(settings, name), OPTION[name].flag) for name in ("json_path", "markdown_path", "html_path")]
     for target, flag in outputs:
         if target is not None:
             _check_target(target, flag)
-    inputs = _inputs(settings)
     # an output naming an input, by any path or link, is refused before anything is read
     for target, flag in [*outputs, *((path, name) for name, path in core.ci_files())]:
         what = core.named_input(target, inputs) if target is not None else None
@@ -137,42 +156,6 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
             where = sources.get("logs_roots", OPTION["logs_roots"].flag)
             raise pytest.UsageError(core.visible(f"{where}: {root} is not a directory"))
     return settings
-
-
-def _side_files(raw: dict[str, Any], side: str, value: str, base: Path, source: str, *, from_ini: bool) -> None:
-    """The side's file, or its shards when ``value`` is a glob or comma-separated globs matching several.
-
-    Names from the command line are shown as typed (or as matched); those from an ini file resolved.
-    """
-    try:
-        left_out: list[tuple[str, str]] = []
-        files = core.expand(value, base, left_out)
-    except core.ShardPatternError as exc:
-        raise pytest.UsageError(core.visible(f"{source}: {exc}")) from None
-    if from_ini:
-        files = [(path, str(path)) for path, _ in files]
-    raw[f"{side}_left_out"] = tuple(left_out)
-    raw[side] = files[0][0]
-    if len(files) == 1:
-        raw[f"{side}_shown"] = files[0][1]
-    else:
-        raw[f"{side}_shown"] = value
-        raw[f"{side}_shards"] = tuple(files)
-
-
-def _inputs(settings: ParitySettings) -> list[tuple[str, Path]]:
-    """Every file the gate reads: each side's rollouts file (each of its shards), its sidecar, metrics
-    and coverage files, each beside the path as given and beside the file it resolves to (present or
-    not: a file written there would be read by the next run)."""
-    inputs: list[tuple[str, Path]] = []
-    for side, path in ((name, file) for name in ("old", "new") for file, _ in settings.side_files(name)):
-        inputs.append((f"the {side} rollouts file", path))
-        inputs.extend((f"the {side} side's failures sidecar", place) for place in core.sidecar_places(path))
-        inputs.extend((f"the {side} side's aggregate metrics file", place) for place in core.metrics_places(path))
-        inputs.extend((f"the {side} side's coverage file", place) for place in core.coverage_places(path))
-    if settings.known_flips is not None:
-        inputs.append(("the known-flips list", settings.known_flips))
-    return inputs
 
 
 def _check_target(target: Path, option: str) -> None:

@@ -196,9 +196,7 @@ class ParityItem(GateItem):
         """Pass, fail or xfail as the category (or a conftest verdict, or the known flips) says."""
         run, comparison = self.run, self.run.result.tasks[self.index]
         strict, judgement = run.settings.strict, run.judgements[self.index]
-        verdict: Optional[core.Verdict] = self.config.hook.pytest_parity_verdict(
-            comparison=comparison, config=self.config
-        )
+        verdict = self.config.hook.pytest_parity_verdict(comparison=comparison, config=self.config)
         if verdict is not None and not isinstance(verdict, core.Verdict):
             raise GateFinding(
                 core.terminal_text(
@@ -248,9 +246,7 @@ class ParityItem(GateItem):
         (`new.jsonl:12: new regressed: old=1.0 new=0.0`)."""
         comparison = self.run.result.tasks[self.index]
         for side, loaded in ((comparison.new, self.run.new), (comparison.old, self.run.old)):
-            rows = (
-                [facts.line for facts in side.facts if facts.origin is core.RowOrigin.MAIN] if side is not None else []
-            )
+            rows = [facts.line for facts in side.facts if facts.origin is core.RowOrigin.MAIN] if side else []
             if rows:
                 return loaded.display, rows[0]
         return super().finding_location()

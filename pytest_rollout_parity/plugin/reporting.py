@@ -149,6 +149,17 @@ class ParitySummary:
             if (verdict := core.Verdict.read(given, reason, properties.get(SOURCE_PROPERTY))) is not None:
                 hook_verdicts[task] = verdict
         known = run.known_flips
+        # a note per side whose glob matched files written beside the rollouts; then the known flips' notes
+        notes: list[str] = []
+        for side in ("old", "new"):
+            if names := getattr(settings, f"{side}_left_out"):
+                shown = "; ".join(f"{name} ({what})" for name, what in names[:5])
+                more = f" and {len(names) - 5} more" if len(names) > 5 else ""
+                notes.append(f"{side} side: its glob also matched files that are no rollouts, left out: {shown}{more}")
+        if known is not None:
+            notes.extend(known.notes(run.result.tasks))
+        # the prompt excerpts of the first flips, by task label (reads a row each)
+        excerpts = [task for task in run.result.tasks if task.category in core.FLIPS][: core.EXCERPT_CAP]
         info = core.RunInfo(
             files=core.Files(
                 old=run.old.display,
@@ -175,12 +186,16 @@ class ParitySummary:
             aggregate=run.aggregate,
             hook_verdicts=hook_verdicts,
             known_flips_sha256=known.sha256 if known is not None else None,
-            notes=self._left_out_notes() + (tuple(known.notes(run.result.tasks)) if known is not None else ()),
+            notes=tuple(notes),
             inventory=run.inventory or {},
             ran_tasks=None if settings.plan or len(tasks) >= len(run.result.tasks) else frozenset(tasks),
             evidence={task: text for task, (_, _, text) in flips.items() if text is not None},
             no_output=sum(1 for properties, _, _ in flips.values() if NO_OUTPUT_PROPERTY in properties),
-            excerpts=self._excerpts() if run.wants_excerpt else {},
+            excerpts={
+                task.task: prompt
+                for task in excerpts
+                if run.wants_excerpt and (prompt := core.task_prompt(task)) is not None
+            },
             task_outcomes={task: outcome for task, (_, outcome, _) in tasks.items()},
             group=splitter_group(config),
             session_failures=session_failures(config),
@@ -218,12 +233,8 @@ class ParitySummary:
         if settings.html_path is not None:
             command = shlex.join(["pytest", *session.config.invocation_params.args])
             audit = core.Audit(command=command, version=release(), started=self.started)
-            self._write(
-                session,
-                "--parity-html",
-                settings.html_path,
-                core.render_html(summary, int(session.exitstatus), audit=audit),
-            )
+            html = core.render_html(summary, int(session.exitstatus), audit=audit)
+            self._write(session, "--parity-html", settings.html_path, html)
 
     def _write(self, session: pytest.Session, option: str, path: Path, text: str) -> None:
         """Write one report, unless its path is no place for one (a link, a FIFO); one that cannot be
@@ -251,22 +262,6 @@ class ParitySummary:
             if nodeid not in collected
         )
         return tuple(runs)
-
-    def _left_out_notes(self) -> tuple[str, ...]:
-        """A note per side whose glob matched files written beside the rollouts, left out."""
-        notes = []
-        for side in ("old", "new"):
-            names = getattr(self.run.settings, f"{side}_left_out")
-            if names:
-                shown = "; ".join(f"{name} ({what})" for name, what in names[:5])
-                more = f" and {len(names) - 5} more" if len(names) > 5 else ""
-                notes.append(f"{side} side: its glob also matched files that are no rollouts, left out: {shown}{more}")
-        return tuple(notes)
-
-    def _excerpts(self) -> dict[str, str]:
-        """The prompt excerpts of the first :data:`EXCERPT_CAP` flips, by task label (reads a row each)."""
-        flips = [task for task in self.run.result.tasks if task.category in core.FLIPS][: core.EXCERPT_CAP]
-        return {task.task: shown for task in flips if (shown := core.task_prompt(task)) is not None}
 
     def _decision_options(self) -> core.Options:
         """The settings that decide an item's outcome: the parts of a split run are

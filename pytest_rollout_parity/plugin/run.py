@@ -54,22 +54,14 @@ class ParityRun:
             new_dir=settings.new.parent,
             extra=settings.logs_roots + tuple(dict.fromkeys(beside)),
         )
-        inventory = {
-            name: read
-            for name, side in (("old", old), ("new", new))
-            if (
-                read := core.read_inventory(
-                    [p for p, _, _ in side.files], [d for _, d, _ in side.files], side.facts, name
-                )
-            )
-            is not None
-        }
+        inventory = {}
+        for name, side in (("old", old), ("new", new)):
+            paths, shown = [path for path, _, _ in side.files], [display for _, display, _ in side.files]
+            if (read := core.read_inventory(paths, shown, side.facts, name)) is not None:
+                inventory[name] = read
         # the run-wide items' names are reserved in every run, so a task's node id does not depend on the mode
-        names = tuple(
-            core.item_names(
-                [t.task for t in result.tasks], reserved=[core.EQUIVALENCE_ITEM, core.COVERAGE_NAME, core.COPY_NAME]
-            )
-        )
+        reserved = [core.EQUIVALENCE_ITEM, core.COVERAGE_NAME, core.COPY_NAME]
+        names = tuple(core.item_names([task.task for task in result.tasks], reserved=reserved))
         span = core.margin_beyond_range(result, settings.margin) if settings.margin is not None else None
         if span is not None:
             raise pytest.UsageError(
@@ -118,9 +110,7 @@ class ParityRun:
     @property
     def gate_items(self) -> tuple[str, ...]:
         """The names of the gate-level items this run collects (judging the run, not one task), in order:
-        the aggregate in margin mode; the coverage item when the gate lost more evidence than its
-        budget allows (or compared nothing, or the new side errs clearly more); the copy item when
-        both sides hold the same rows (it passes under --parity-allow-copy)."""
+        each only when it has something to decide (:class:`.collect.RunWideItem`)."""
         items = [core.EQUIVALENCE_ITEM] if self.settings.margin is not None else []
         if not self.coverage.passed:
             items.append(core.COVERAGE_NAME)
@@ -172,9 +162,9 @@ def side_request(settings: ParitySettings, side: str) -> core.SideRequest:
     """What to read for one side: its own key and agent (each named by the option that gave it)."""
     key, key_option = settings.per_side(side, "key")
     agent, agent_option = settings.per_side(side, "agent")
-    path, shown = (settings.old, settings.old_shown) if side == "old" else (settings.new, settings.new_shown)
-    shards = tuple((str(file), name) for file, name in (settings.old_shards if side == "old" else settings.new_shards))
-    return core.SideRequest(str(path), key, shown or None, agent, key_option, agent_option, shards)
+    shown, shards = getattr(settings, f"{side}_shown") or None, getattr(settings, f"{side}_shards")
+    files = tuple((str(path), name) for path, name in shards)
+    return core.SideRequest(str(getattr(settings, side)), key, shown, agent, key_option, agent_option, files)
 
 
 #: The run of this pytest process, where its items and fixtures find it (``config.stash``).
