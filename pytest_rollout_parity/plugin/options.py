@@ -321,7 +321,6 @@ def addoptions(parser: pytest.Parser) -> None:
     for declared in OPTIONS:
         metavar = {} if declared.action == "store_true" else {"metavar": declared.metavar}
         group.addoption(declared.flag, action=declared.action, default=None, help=declared.help, **metavar)
-    for declared in OPTIONS:
         if declared.ini is None:
             continue
         help = declared.help.replace("%%", "%")  # argparse's escape; an ini key's help is shown as written
@@ -342,10 +341,7 @@ def addoptions(parser: pytest.Parser) -> None:
 def ini_value(config: pytest.Config, name: str) -> Any:
     """An ini key's value; a blank string is None (not given)."""
     value = config.getini(name)
-    if isinstance(value, str):
-        value = value.strip()
-        return value or None
-    return value
+    return (value.strip() or None) if isinstance(value, str) else value
 
 
 def parity_requested(config: pytest.Config) -> bool:
