@@ -18,27 +18,29 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn, Optional
+from typing import NoReturn, Optional
 
-if TYPE_CHECKING:
-    from .core.reports.summary import RunOutcome, Summary
+from pydantic import ValidationError
+
+from . import core
+from .core.escaping import utf8_safe
+from .core.reading.loading import load_side
+from .core.reports.json_file import read_summary
+from .core.reports.merge import MergeError, merge_parts
 
 USAGE_EXIT = 4
 #: the largest part read: a summary of a few hundred thousand tasks
 PART_CAP = 1 << 30
+USAGE = "python -m pytest_rollout_parity merge PART.json... [--markdown=PATH] [--json=PATH] [--old=PATH] [--new=PATH]"
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
-        _fail(
-            f"{message} (usage: python -m pytest_rollout_parity merge PART.json... [--markdown=PATH] [--json=PATH] [--old=PATH] [--new=PATH])"
-        )
+        _fail(f"{message} (usage: {USAGE})")
 
 
 def _fail(message: str) -> NoReturn:
-    from .core import terminal_line
-
-    print(f"ERROR: {terminal_line(message)}", file=sys.stderr)
+    print(f"ERROR: {core.terminal_line(message)}", file=sys.stderr)
     raise SystemExit(USAGE_EXIT)
 
 
@@ -54,24 +56,15 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _no_constant(name: str) -> NoReturn:
-    raise ValueError(f"{name} is not a JSON number")
-
-
-def _read(path: str) -> Summary:
+def _read(path: str) -> core.Summary:
     """The part's summary, held to the layout before any use: the parts come from CI artifacts, so a
     part outside it is one `ERROR:` line naming the place."""
-    from pydantic import ValidationError
-
-    from .core.reading.bounded import read_capped
-    from .core.reports.json_file import read_summary
-
     try:
-        raw = read_capped(Path(path), PART_CAP)
+        raw = core.read_capped(Path(path), PART_CAP)
     except OSError as exc:
         _fail(f"{path}: cannot read: {exc.strerror or exc}")
     try:
-        return read_summary(json.loads(raw, parse_constant=_no_constant))
+        return read_summary(json.loads(raw))
     except UnicodeDecodeError:
         _fail(f"{path}: not UTF-8 text: a --parity-json summary is needed")
     except json.JSONDecodeError as exc:
@@ -82,7 +75,7 @@ def _read(path: str) -> Summary:
         what = "a key the layout does not name" if first["type"] == "unexpected_keyword_argument" else first["msg"]
         more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
         _fail(f"{path}: {where}: {what.lower()}{more}: not a --parity-json summary")
-    except ValueError as exc:  # NaN, Infinity
+    except ValueError as exc:  # NaN, Infinity: the layout holds JSON numbers only
         _fail(f"{path}: {exc}: a --parity-json summary is needed")
     except RecursionError:
         _fail(f"{path}: nested too deep for a --parity-json summary")
@@ -91,24 +84,16 @@ def _read(path: str) -> Summary:
 def _check_outputs(parts: Sequence[str], outputs: Sequence[tuple[str, Optional[Path]]]) -> None:
     """Nothing given as a part is written to (an option or a CI file naming one is a usage error), and
     every output's directory exists."""
-    from .core.reports.outputs import named_input
-
     given = [(part, Path(part)) for part in parts]
     for option, path in outputs:
-        if path is None:
-            continue
-        if named_input(path, given) is not None:
+        if path is not None and core.named_input(path, given) is not None:
             _fail(f"{option}: {path} is one of the parts: it is read, never written to")
-        if not option.startswith("$") and not path.parent.is_dir():
+        if path is not None and not option.startswith("$") and not path.parent.is_dir():
             _fail(f"{option}: cannot write {path}: no such directory")
 
 
-def _check_inputs(run: RunOutcome, old: Optional[str], new: Optional[str]) -> None:
+def _check_inputs(run: core.RunOutcome, old: Optional[str], new: Optional[str]) -> None:
     """Each side given on the command line holds what the parts read: its digest is theirs."""
-    from .core import CompareInputError
-    from .core.reading.loading import load_side
-    from .core.reading.side_request import SideRequest
-
     options = run.options
     assert options is not None  # every part records them
     for side, path, key, agent in (
@@ -118,8 +103,8 @@ def _check_inputs(run: RunOutcome, old: Optional[str], new: Optional[str]) -> No
         if path is None:
             continue
         try:
-            digest = load_side(SideRequest(path, key=key, agent=agent)).digest
-        except CompareInputError as exc:
+            digest = load_side(core.SideRequest(path, key=key, agent=agent)).digest
+        except core.CompareInputError as exc:
             _fail(f"--{side}: {exc}")
         if digest != run.inputs.get(side):
             _fail(
@@ -130,26 +115,18 @@ def _check_inputs(run: RunOutcome, old: Optional[str], new: Optional[str]) -> No
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the command; returns its exit status."""
     args = _parser().parse_args(argv)
-    from .core.escaping import utf8_safe
-    from .core.reports.json_file import json_dict, json_text
-    from .core.reports.markdown import render_markdown
-    from .core.reports.merge import MergeError, merge_parts
-    from .core.reports.outputs import ci_files, publish_to_ci, skipped_line, write_output
-    from .core.reports.terminal import summary_lines
-
     outputs = (("--markdown", args.markdown), ("--json", args.json))
-    _check_outputs(args.parts, [*outputs, *ci_files()])
-    parts = [(path, _read(path)) for path in args.parts]
+    _check_outputs(args.parts, [*outputs, *core.ci_files()])
     try:
-        merged = merge_parts(parts)
+        merged = merge_parts([(path, _read(path)) for path in args.parts])
     except MergeError as exc:
         _fail(str(exc))
     assert merged.run is not None and merged.merge is not None  # a merge of parts
     _check_inputs(merged.run, args.old, args.new)
     try:  # every output is made before any is written, from figures a part may have had edited
-        lines = [utf8_safe(line) for line in summary_lines(merged)]
-        markdown = render_markdown(merged, exit_status=merged.merge.exit_status)
-        texts = {"--markdown": markdown, "--json": json_text(json_dict(merged)) + "\n"}
+        lines = [utf8_safe(line) for line in core.summary_lines(merged)]
+        markdown = core.render_markdown(merged, exit_status=merged.merge.exit_status)
+        texts = {"--markdown": markdown, "--json": core.json_text(core.json_dict(merged)) + "\n"}
     except (TypeError, ValueError, ArithmeticError, LookupError) as exc:
         _fail(f"the parts' figures contradict each other ({exc}): an edited part?")
     try:
@@ -159,15 +136,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except BrokenPipeError:  # a reader that stopped early (`| head`): the outputs are still written
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     for option, path in outputs:
-        if path is None:
-            continue
         try:
-            skipped = write_output(path, texts[option])
+            skipped = core.write_output(path, texts[option]) if path is not None else None
         except OSError as exc:
             _fail(f"{option}: cannot write {path}: {exc.strerror or exc}")
         if skipped is not None:
-            print(skipped_line(option, path, skipped), file=sys.stderr)
-    for line in publish_to_ci(markdown, merged.verdict):  # the job page or a later step lacks it; the verdict stands
+            print(core.skipped_line(option, path, skipped), file=sys.stderr)
+    for line in core.publish_to_ci(
+        markdown, merged.verdict
+    ):  # the job page or a later step lacks it; the verdict stands
         print(line, file=sys.stderr)
     return merged.merge.exit_status
 

@@ -25,6 +25,7 @@ from .reading.loaded_side import LoadedSide
 from .reading.side_builder import SideBuilder, is_failure_record
 from .reading.side_request import SideRequest
 from .reports.json_file import json_dict
+from .reports.outputs import named_input
 from .reports.summary import DEFAULT_ALPHA, RunInfo, build_summary
 from .statistics.paired import PairedSection
 
@@ -146,24 +147,17 @@ def _compare(
     found = run_conditions(result, old.conditions, new.conditions)
     notes = [*result.notes, found.note] if found.note else result.notes
     result = replace(result, conditions=found.shown, models=found.models, notes=notes)
-    # one file compared with itself is a smoke test, named as such: no copies note
-    if loaded is None or not _same_file(*loaded):
-        sides = () if loaded is None else (loaded[0].digest, loaded[1].digest, (loaded[0].agent, loaded[1].agent))
-        note = copies_note(result, *sides)
-        if note is not None:
-            result = replace(result, copies=note, notes=[note, *result.notes])
+    # one file compared with itself (by any path) is a smoke test, named as such: no copies note
+    if loaded is None:
+        note = copies_note(result)
+    elif loaded[0].shards or loaded[1].shards or named_input(loaded[0].path, [("", loaded[1].path)]) is None:
+        note = copies_note(result, loaded[0].digest, loaded[1].digest, (loaded[0].agent, loaded[1].agent))
+    else:
+        note = None
+    if note is not None:
+        result = replace(result, copies=note, notes=[note, *result.notes])
     verification = verification_notes(result, [shown for side in loaded or () for _, shown, _ in side.files])
     return replace(result, notes=[*result.notes, *verification]) if verification else result
-
-
-def _same_file(old: LoadedSide, new: LoadedSide) -> bool:
-    """Both sides are one file (not sharded), by any path."""
-    if old.shards or new.shards:
-        return False
-    try:
-        return os.path.samefile(old.path, new.path)
-    except OSError:
-        return False
 
 
 def summary_dict(

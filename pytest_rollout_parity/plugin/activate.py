@@ -18,27 +18,14 @@ from typing import Any, Optional
 
 import pytest
 
-from ..core import (
-    CompareInputError,
-    ShardPatternError,
-    check_companions,
-    ci_files,
-    coverage_places,
-    expand,
-    metrics_places,
-    named_input,
-    read_known_flips,
-    sidecar_places,
-    terminal_line,
-    visible,
-)
+from .. import core
 from .collect import ParityCollection
-from .options import OPTION, OPTIONS, Option, ParitySettings, SettingError, ini_value
+from .options import OPTION, OPTIONS, ParitySettings, SettingError, ini_value
 from .placement import resolve, take_new_file
 from .progress import progress_for
 from .reporting import ParitySummary
 from .rerun_cache import RerunCache, entries_dir
-from .run import RUN_KEY, ParityRun, read_sides
+from .run import RUN_KEY, ParityRun, side_request
 
 #: How each setting an input error concerns (:attr:`CompareInputError.setting`) is given to the
 #: plugin, as the error line ends
@@ -46,13 +33,6 @@ HOW_TO_SET = {
     "key": " (use --parity-key)",
     "agent": "; choose one with --parity-agent NAME (both sides) or --parity-old-agent / --parity-new-agent NAME",
 }
-
-
-def activate(config: pytest.Config) -> None:
-    """Validate the settings now; the sides are read when pytest configures (its cache is ready then)."""
-    settings = settings_from_config(config)
-    if settings is not None:
-        config.pluginmanager.register(ParityGate(settings), "rollout-parity-gate")
 
 
 class ParityGate:
@@ -68,36 +48,25 @@ class ParityGate:
         progress = progress_for(config)
         try:
             # a malformed list stops the run before a row is read
-            known = read_known_flips(settings.known_flips, settings.known_flips_shown) if settings.known_flips else None
+            known = (
+                core.read_known_flips(settings.known_flips, settings.known_flips_shown)
+                if settings.known_flips
+                else None
+            )
             # the sides shown while read in this process, not those the cache holds
             comparisons = RerunCache(entries_dir(config), progress)
-            sides = read_sides(settings, comparisons.load)
-            run = ParityRun.load(settings, config.invocation_params.dir, sides, known, comparisons.compare)
-        except CompareInputError as exc:
+            old, new = comparisons.load([side_request(settings, "old"), side_request(settings, "new")])
+            run = ParityRun.load(settings, config.invocation_params.dir, (old, new), known, comparisons.compare)
+        except core.CompareInputError as exc:
             if progress is not None:
                 progress.close()
             # the message may quote the data (an agent's name, a key): one line, never a workflow command
-            raise pytest.UsageError(terminal_line(f"{exc}{HOW_TO_SET.get(exc.setting or '', '')}")) from None
+            raise pytest.UsageError(core.terminal_line(f"{exc}{HOW_TO_SET.get(exc.setting or '', '')}")) from None
         config.stash[RUN_KEY] = run
         collection = ParityCollection(config, run, take_new_file(config, settings.new))
         config.pluginmanager.register(collection, "rollout-parity-collection")
         if not hasattr(config, "workerinput"):
             config.pluginmanager.register(ParitySummary(run), "rollout-parity-summary")
-
-
-def _given(config: pytest.Config, option: Option) -> Optional[tuple[Any, str]]:
-    """(value, where it was given): the command line over the ini file; None when neither gives a
-    value (for a path or a list of them: an empty one is none)."""
-
-    def present(value: Any) -> bool:
-        return bool(value) if option.path else value is not None
-
-    cli = config.getoption(option.dest)
-    if present(cli):
-        return cli, option.flag
-    if option.ini is not None and present(value := ini_value(config, option.ini)):
-        return value, option.ini
-    return None
 
 
 def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
@@ -107,15 +76,26 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
     raw: dict[str, Any] = {}
     sources: dict[str, str] = {}
     for option in OPTIONS:
-        given = _given(config, option)
-        if given is None:
+        # the command line over the ini file; for a path or a list of them, an empty one is none
+        value, from_ini = config.getoption(option.dest), False
+        if not (value if option.path else value is not None) and option.ini is not None:
+            value, from_ini = ini_value(config, option.ini), True
+        if not (value if option.path else value is not None):
             continue
-        value, source = given
-        sources[option.field] = source
-        from_ini = source != option.flag
+        source = sources[option.field] = option.ini if from_ini and option.ini else option.flag
         base = ini_dir if from_ini else cwd
         if option.field in ("old", "new"):
-            _side_files(raw, option.field, value, base, source, from_ini=from_ini)
+            # the side's file, or its shards when the value is a glob or comma-separated globs matching
+            # several; named as typed (or as matched) from the command line, resolved from an ini file
+            left_out: list[tuple[str, str]] = []
+            try:
+                files = [(path, str(path) if from_ini else shown) for path, shown in core.expand(value, base, left_out)]
+            except core.ShardPatternError as exc:
+                raise pytest.UsageError(core.visible(f"{source}: {exc}")) from None
+            raw[option.field], raw[f"{option.field}_left_out"] = files[0][0], tuple(left_out)
+            raw[f"{option.field}_shown"] = files[0][1] if len(files) == 1 else value
+            if len(files) > 1:
+                raw[f"{option.field}_shards"] = tuple(files)
         elif option.repeated:
             raw[option.field] = tuple(resolve(each, base) for each in value)
         elif option.path:
@@ -137,72 +117,45 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
         settings = ParitySettings(**raw)
     except SettingError as exc:
         where = sources.get(exc.field_name, OPTION[exc.field_name].flag)
-        raise pytest.UsageError(visible(f"{where}: {exc.message}, got {raw.get(exc.field_name)!r}")) from None
+        raise pytest.UsageError(core.visible(f"{where}: {exc.message}, got {raw.get(exc.field_name)!r}")) from None
     # both sides naming one file (by any path, symlink or hard link) compare nothing
     shared = settings.shared_file
     if shared is not None and not settings.allow_same_file:
         raise pytest.UsageError(
-            f"{sources['old']} and {sources['new']} name the same file ({visible(shared)}): "
+            f"{sources['old']} and {sources['new']} name the same file ({core.visible(shared)}): "
             "a file compared with itself shows nothing; give --parity-allow-same-file for a smoke test"
         )
-    # a sidecar, metrics or coverage file linked out of its side's directory stops the run before
-    # anything is read (the core refuses it again when it reads, for the Python API)
-    for path, shown in settings.side_files("old") + settings.side_files("new"):
-        try:
-            check_companions(path, shown)
-        except CompareInputError as exc:
-            raise pytest.UsageError(visible(str(exc))) from None
+    inputs: list[tuple[str, Path]] = []
+    for side in ("old", "new"):
+        for path, shown in settings.side_files(side):
+            # a sidecar, metrics or coverage file linked out of its side's directory stops the run before
+            # anything is read (the core refuses it again when it reads, for the Python API)
+            try:
+                core.check_companions(path, shown)
+            except core.CompareInputError as exc:
+                raise pytest.UsageError(core.visible(str(exc))) from None
+            # every file the gate reads, beside the path as given and beside the file it resolves to
+            # (present or not: a file written there would be read by the next run)
+            inputs.append((f"the {side} rollouts file", path))
+            inputs.extend((f"the {side} side's failures sidecar", place) for place in core.sidecar_places(path))
+            inputs.extend((f"the {side} side's aggregate metrics file", place) for place in core.metrics_places(path))
+            inputs.extend((f"the {side} side's coverage file", place) for place in core.coverage_places(path))
+    if settings.known_flips is not None:
+        inputs.append(("the known-flips list", settings.known_flips))
     outputs = [(getattr(settings, name), OPTION[name].flag) for name in ("json_path", "markdown_path", "html_path")]
     for target, flag in outputs:
         if target is not None:
             _check_target(target, flag)
-    inputs = _inputs(settings)
     # an output naming an input, by any path or link, is refused before anything is read
-    for target, flag in [*outputs, *((path, name) for name, path in ci_files())]:
-        what = named_input(target, inputs) if target is not None else None
+    for target, flag in [*outputs, *((path, name) for name, path in core.ci_files())]:
+        what = core.named_input(target, inputs) if target is not None else None
         if what is not None:
-            raise pytest.UsageError(visible(f"{flag}: {target} is {what}: an output never overwrites an input"))
+            raise pytest.UsageError(core.visible(f"{flag}: {target} is {what}: an output never overwrites an input"))
     for root in settings.logs_roots:
         if not root.is_dir():
             where = sources.get("logs_roots", OPTION["logs_roots"].flag)
-            raise pytest.UsageError(visible(f"{where}: {root} is not a directory"))
+            raise pytest.UsageError(core.visible(f"{where}: {root} is not a directory"))
     return settings
-
-
-def _side_files(raw: dict[str, Any], side: str, value: str, base: Path, source: str, *, from_ini: bool) -> None:
-    """The side's file, or its shards when ``value`` is a glob or comma-separated globs matching several.
-
-    Names from the command line are shown as typed (or as matched); those from an ini file resolved.
-    """
-    try:
-        left_out: list[tuple[str, str]] = []
-        files = expand(value, base, left_out)
-    except ShardPatternError as exc:
-        raise pytest.UsageError(visible(f"{source}: {exc}")) from None
-    if from_ini:
-        files = [(path, str(path)) for path, _ in files]
-    raw[f"{side}_left_out"] = tuple(left_out)
-    raw[side] = files[0][0]
-    if len(files) == 1:
-        raw[f"{side}_shown"] = files[0][1]
-    else:
-        raw[f"{side}_shown"] = value
-        raw[f"{side}_shards"] = tuple(files)
-
-
-def _inputs(settings: ParitySettings) -> list[tuple[str, Path]]:
-    """Every file the gate reads: each side's rollouts file (each of its shards), its sidecar, metrics
-    and coverage files, each beside the path as given and beside the file it resolves to (present or
-    not: a file written there would be read by the next run)."""
-    inputs: list[tuple[str, Path]] = []
-    for side, path in ((name, file) for name in ("old", "new") for file, _ in settings.side_files(name)):
-        inputs.append((f"the {side} rollouts file", path))
-        inputs.extend((f"the {side} side's failures sidecar", place) for place in sidecar_places(path))
-        inputs.extend((f"the {side} side's aggregate metrics file", place) for place in metrics_places(path))
-        inputs.extend((f"the {side} side's coverage file", place) for place in coverage_places(path))
-    if settings.known_flips is not None:
-        inputs.append(("the known-flips list", settings.known_flips))
-    return inputs
 
 
 def _check_target(target: Path, option: str) -> None:
@@ -213,24 +166,23 @@ def _check_target(target: Path, option: str) -> None:
     truncated); no directory is ever made.
     """
     if target.is_dir():
-        raise pytest.UsageError(visible(f"{option}: {target} is a directory, not a file"))
+        raise pytest.UsageError(core.visible(f"{option}: {target} is a directory, not a file"))
     parent = target.parent
     if not parent.is_dir():
         # the nearest ancestor that exists says what is wrong: a file in the way, or a missing directory
-        chain = [parent, *parent.parents]
-        found = next(index for index, path in enumerate(chain) if path.exists() or index == len(chain) - 1)
-        if chain[found].exists() and not chain[found].is_dir():
+        chain = (parent, *parent.parents)
+        found = next(path for path in chain if path.exists())
+        if not found.is_dir():
             raise pytest.UsageError(
-                visible(f"{option}: cannot write {target}: {chain[found]} is a file, not a directory")
+                core.visible(f"{option}: cannot write {target}: {found} is a file, not a directory")
             )
-        raise pytest.UsageError(
-            visible(f"{option}: cannot write {target}: directory {chain[max(found - 1, 0)]} does not exist")
-        )
+        missing = next(path for path in chain if path.parent == found)
+        raise pytest.UsageError(core.visible(f"{option}: cannot write {target}: directory {missing} does not exist"))
     try:
         fd, probe = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".probe", dir=parent)
     except OSError as exc:
-        raise pytest.UsageError(visible(f"{option}: cannot write {target}: {exc.strerror or exc}")) from None
+        raise pytest.UsageError(core.visible(f"{option}: cannot write {target}: {exc.strerror or exc}")) from None
     os.close(fd)
     os.unlink(probe)
     if target.exists() and not os.access(target, os.W_OK):
-        raise pytest.UsageError(visible(f"{option}: cannot write {target}: permission denied"))
+        raise pytest.UsageError(core.visible(f"{option}: cannot write {target}: permission denied"))

@@ -13,23 +13,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import pytest
 
-from ..core import (
-    COPY_NAME,
-    COVERAGE_NAME,
-    FLIPS,
-    FlipJudgement,
-    RowOrigin,
-    TaskComparison,
-    Verdict,
-    fit,
-    flip_html,
-    header_line,
-    task_outcome,
-    terminal_line,
-    terminal_text,
-    uncompared_reason,
-    visible,
-)
+from .. import core
 from ._pytest_compat import collect_beside, hooks_at, refit_message_lines, set_crash_message
 from .placement import Selection
 from .run import RUN_KEY, ParityRun
@@ -163,17 +147,17 @@ class GateItem(pytest.Item):
         if line_style:
             refit_message_lines(representation, lambda body: [])
         elif width is not None:
-            refit_message_lines(representation, lambda body: fit(body, width))
+            refit_message_lines(representation, lambda body: core.fit(body, width))
         return representation
 
 
 def default_verdict(
-    comparison: TaskComparison,
+    comparison: core.TaskComparison,
     render_flip: Callable[[], str],
     *,
     strict: bool,
-    judgement: Optional[FlipJudgement] = None,
-) -> Verdict:
+    judgement: Optional[core.FlipJudgement] = None,
+) -> core.Verdict:
     """passed / failed / xfail for the task's category; ``render_flip`` is called only for a failure.
 
     The core decides what a task is and words the reasons; here that becomes pytest's outcome:
@@ -183,15 +167,15 @@ def default_verdict(
     """
     category = comparison.category
     if category == "identical":
-        verdict = Verdict.passed()
+        verdict = core.Verdict.passed()
     elif category == "flipped" and judgement is not None and not judgement.regression:
-        verdict = Verdict.xfail(judgement.text)
+        verdict = core.Verdict.xfail(judgement.text)
     elif category == "flipped" or (category == "flipped_agent_error" and strict):
-        verdict = Verdict.failed(render_flip())
+        verdict = core.Verdict.failed(render_flip())
     elif strict:
-        verdict = Verdict.failed(uncompared_reason(comparison))
+        verdict = core.Verdict.failed(core.uncompared_reason(comparison))
     else:
-        verdict = Verdict.xfail(uncompared_reason(comparison))
+        verdict = core.Verdict.xfail(core.uncompared_reason(comparison))
     return verdict.by("category")
 
 
@@ -206,26 +190,26 @@ class ParityItem(GateItem):
         self.user_properties.append((CATEGORY_PROPERTY, comparison.category))
 
     def label(self) -> str:
-        return terminal_line(self.run.result.tasks[self.index].task)
+        return core.terminal_line(self.run.result.tasks[self.index].task)
 
     def runtest(self) -> None:
         """Pass, fail or xfail as the category (or a conftest verdict, or the known flips) says."""
         run, comparison = self.run, self.run.result.tasks[self.index]
         strict, judgement = run.settings.strict, run.judgements[self.index]
-        verdict: Optional[Verdict] = self.config.hook.pytest_parity_verdict(comparison=comparison, config=self.config)
-        if verdict is not None and not isinstance(verdict, Verdict):
+        verdict = self.config.hook.pytest_parity_verdict(comparison=comparison, config=self.config)
+        if verdict is not None and not isinstance(verdict, core.Verdict):
             raise GateFinding(
-                terminal_text(
-                    f"{visible(comparison.task)}: pytest_parity_verdict returned {verdict!r}; "
+                core.terminal_text(
+                    f"{core.visible(comparison.task)}: pytest_parity_verdict returned {verdict!r}; "
                     "return None or a pytest_rollout_parity.Verdict"
                 )
             )
         if verdict is None and run.known_flips is not None:
             verdict = run.known_flips.verdict(comparison)
-        changed_to: Optional[Verdict] = None
+        changed_to: Optional[core.Verdict] = None
         if verdict is not None:
             if verdict.outcome != default_verdict(comparison, lambda: "", strict=strict, judgement=judgement).outcome:
-                changed_to = Verdict(verdict.outcome, verdict.text)
+                changed_to = core.Verdict(verdict.outcome, verdict.text)
                 # outcome and reason, for the JUnit properties of a hook-decided item
                 changed = verdict.outcome + (f": {verdict.text}" if verdict.text else "")
                 self.user_properties.append((VERDICT_PROPERTY, changed))
@@ -233,8 +217,8 @@ class ParityItem(GateItem):
                 if verdict.outcome == "passed":  # -rA / -rP show it under the PASSES heading
                     who = VERDICT_SOURCES.get(verdict.source, VERDICT_SOURCES["hook"])
                     reason = verdict.text or "(no reason given)"
-                    line = f"{visible(comparison.task)} ({comparison.category}) passed by {who}: {reason}"
-                    self.add_report_section("call", "parity verdict", terminal_text(line))
+                    line = f"{core.visible(comparison.task)} ({comparison.category}) passed by {who}: {reason}"
+                    self.add_report_section("call", "parity verdict", core.terminal_text(line))
         else:
             verdict = default_verdict(
                 comparison, lambda: run.flip_evidence(self.index).text, strict=strict, judgement=judgement
@@ -242,10 +226,10 @@ class ParityItem(GateItem):
         evidence = run.evidence.get(self.index)
         if evidence is not None and evidence.no_output:  # the summary says it once for the run
             self.user_properties.append((NO_OUTPUT_PROPERTY, "1"))
-        self.user_properties.append((OUTCOME_PROPERTY, task_outcome(comparison, judgement, changed_to)))
+        self.user_properties.append((OUTCOME_PROPERTY, core.task_outcome(comparison, judgement, changed_to)))
         # shown in the terminal (pytest's short summary under CI prints a reason whole): no line
         # of it may carry a raw control character or start a GitHub workflow command
-        text = terminal_text(verdict.text)
+        text = core.terminal_text(verdict.text)
         if verdict.outcome == "failed":
             # the crash line without the task label it starts with (the node id names it)
             first = text.split("\n", 1)[0]
@@ -262,7 +246,7 @@ class ParityItem(GateItem):
         (`new.jsonl:12: new regressed: old=1.0 new=0.0`)."""
         comparison = self.run.result.tasks[self.index]
         for side, loaded in ((comparison.new, self.run.new), (comparison.old, self.run.old)):
-            rows = [facts.line for facts in side.facts if facts.origin is RowOrigin.MAIN] if side is not None else []
+            rows = [facts.line for facts in side.facts if facts.origin is core.RowOrigin.MAIN] if side else []
             if rows:
                 return loaded.display, rows[0]
         return super().finding_location()
@@ -288,11 +272,11 @@ class RunWideItem(GateItem):
     def decision(self) -> tuple[bool, str]:
         """(passed, message)."""
         run = self.run
-        if self.name == COVERAGE_NAME:
+        if self.name == core.COVERAGE_NAME:
             cover = run.coverage
             limits = "--parity-max-uncompared, --parity-max-missing and --parity-max-masked set the limits"
             return cover.passed, cover.message + ("" if cover.passed else f"\n    {limits} (off switches one off)")
-        if self.name == COPY_NAME:
+        if self.name == core.COPY_NAME:
             if run.settings.allow_copy:
                 return True, f"{run.result.copies}: passed under --parity-allow-copy (a dry run of the CI wiring)"
             advice = (
@@ -346,7 +330,7 @@ class ParityCollection:
         for item in items:
             callspec = getattr(item, "callspec", None)
             pair = callspec.params.get(FIXTURE) if callspec is not None else None
-            if FIXTURE in getattr(item, "fixturenames", ()) and isinstance(pair, TaskComparison):
+            if FIXTURE in getattr(item, "fixturenames", ()) and isinstance(pair, core.TaskComparison):
                 found[item.nodeid] = pair.task
                 if (CHECK_PROPERTY, pair.task) not in item.user_properties:
                     item.user_properties.append((CHECK_PROPERTY, pair.task))
@@ -381,9 +365,9 @@ class ParityCollection:
             setattr(report, MESSAGE_ATTRIBUTE, finding.body)
         if self.html and report.when == "call" and isinstance(item, ParityItem) and not report.failed:
             comparison = self.run.result.tasks[item.index]
-            if comparison.category in FLIPS:
-                headline = f"{visible(comparison.task)}: {header_line(comparison)}"
-                content = flip_html(headline, self.run.flip_evidence(item.index).text)
+            if comparison.category in core.FLIPS:
+                headline = f"{core.visible(comparison.task)}: {core.header_line(comparison)}"
+                content = core.flip_html(headline, self.run.flip_evidence(item.index).text)
                 extra = {"name": None, "format_type": "html", "content": content, "mime_type": None, "extension": None}
                 report.extras = [*getattr(report, "extras", []), extra]  # type: ignore[attr-defined]
         return report

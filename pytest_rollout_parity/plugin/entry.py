@@ -75,9 +75,11 @@ def pytest_cmdline_main(config: pytest.Config) -> Optional[int]:
     """With parity options, read both sides before anything runs; without, do nothing at all."""
     if config.option.help or config.option.version or not parity_requested(config):
         return None
-    from .activate import activate
+    from .activate import ParityGate, settings_from_config
 
-    activate(config)
+    settings = settings_from_config(config)  # checked now; the sides are read once pytest configures
+    if settings is not None:
+        config.pluginmanager.register(ParityGate(settings), "rollout-parity-gate")
     return None
 
 

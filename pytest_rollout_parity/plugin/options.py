@@ -9,8 +9,8 @@ says yes.
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
@@ -118,32 +118,22 @@ def _count(value: Any) -> int:
     return value
 
 
-def _real(value: Any, must: str) -> float:
-    """A finite number (an ini file gives it as a string); else ``must`` says what it must be."""
+def _real(value: Any, must: str, accept: Callable[[float], bool]) -> float:
+    """A finite number ``accept`` takes (an ini file gives it as a string); else ``must`` says what it must be."""
     if isinstance(value, str):
-        try:
+        with suppress(ValueError):
             value = float(value)
-        except ValueError:
-            pass
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or not accept(value):
         raise ValueError(must)
     return float(value)
 
 
 def _margin(value: Any) -> Optional[float]:
-    must = "must be a number, 0 or more (reward units)"
-    if value is None:
-        return None
-    if (number := _real(value, must)) < 0:
-        raise ValueError(must)
-    return number
+    return None if value is None else _real(value, "must be a number, 0 or more (reward units)", lambda x: x >= 0)
 
 
 def _rate(value: Any) -> float:
-    must = "must be a number between 0 and 1, both excluded"
-    if not 0 < (number := _real(value, must)) < 1:
-        raise ValueError(must)
-    return number
+    return _real(value, "must be a number between 0 and 1, both excluded", lambda x: 0 < x < 1)
 
 
 _SWITCH = {word: True for word in ("1", "true", "t", "yes", "y", "on")}
@@ -307,15 +297,10 @@ class ParitySettings:
     @property
     def shared_file(self) -> Optional[str]:
         """A file both sides name (by any path, symlink or hard link), as the new side shows it; or None."""
-        for new, shown in self.side_files("new"):
-            for old, _ in self.side_files("old"):
-                try:
-                    if os.path.samefile(old, new):
-                        return shown
-                except OSError:
-                    if old == new:
-                        return shown
-        return None
+        from ..core import named_input  # called only once a gate run has its settings
+
+        old = [("", path) for path, _ in self.side_files("old")]
+        return next((shown for new, shown in self.side_files("new") if named_input(new, old) is not None), None)
 
 
 def _is_ini(source: str) -> bool:
@@ -336,7 +321,6 @@ def addoptions(parser: pytest.Parser) -> None:
     for declared in OPTIONS:
         metavar = {} if declared.action == "store_true" else {"metavar": declared.metavar}
         group.addoption(declared.flag, action=declared.action, default=None, help=declared.help, **metavar)
-    for declared in OPTIONS:
         if declared.ini is None:
             continue
         help = declared.help.replace("%%", "%")  # argparse's escape; an ini key's help is shown as written
@@ -357,10 +341,7 @@ def addoptions(parser: pytest.Parser) -> None:
 def ini_value(config: pytest.Config, name: str) -> Any:
     """An ini key's value; a blank string is None (not given)."""
     value = config.getini(name)
-    if isinstance(value, str):
-        value = value.strip()
-        return value or None
-    return value
+    return (value.strip() or None) if isinstance(value, str) else value
 
 
 def parity_requested(config: pytest.Config) -> bool:

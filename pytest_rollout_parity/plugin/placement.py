@@ -30,17 +30,18 @@ def resolve(value: str, base: Path) -> Path:
     return path if path.is_absolute() else base / path
 
 
-def _resolved(arg: str, base: Path) -> Path:
+def _resolved(arg: str, base: Path) -> Optional[Path]:
+    """The file a path argument (`file` or `file::name`) names, resolved; None for one that cannot be."""
     path = Path(arg.split("::", 1)[0])
-    return (path if path.is_absolute() else base / path).resolve()
+    try:
+        return (path if path.is_absolute() else base / path).resolve()
+    except (OSError, ValueError):
+        return None
 
 
 def names_file(arg: str, base: Path, target: Path) -> bool:
-    """Whether a path argument (`file` or `file::name`) names ``target`` (a resolved path)."""
-    try:
-        return _resolved(arg, base) == target
-    except (OSError, ValueError):
-        return False
+    """Whether a path argument names ``target`` (a resolved path)."""
+    return _resolved(arg, base) == target
 
 
 def new_file_given(early_config: pytest.Config) -> Optional[Path]:

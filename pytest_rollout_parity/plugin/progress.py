@@ -55,11 +55,8 @@ class LoadProgress:
         show_from: int = SHOW_FROM,
         interval: float = INTERVAL,
     ) -> None:
-        self.stream = stream
-        self.clock = clock
-        self.show_from = show_from
-        self.interval = interval
-        #: the side on the line and its size, while a large one is read
+        self.stream, self.clock, self.show_from, self.interval = stream, clock, show_from, interval
+        #: the side on the line, its size and when it started, while a large one is read
         self.reading: Optional[tuple[str, int]] = None
         self.started: dict[str, float] = {}
         self.last_write = float("-inf")
@@ -72,8 +69,7 @@ class LoadProgress:
         def report(done: int, total: int) -> None:
             if total < self.show_from:
                 return
-            self.reading = (name, total)
-            now = self.clock()
+            self.reading, now = (name, total), self.clock()
             if now - self.last_write >= self.interval or done >= total:
                 self.last_write = now
                 self._write(f"reading {name}: {_size(done)} of {_size(total)} ({100 * done // max(total, 1)}%)")
@@ -82,11 +78,10 @@ class LoadProgress:
 
     def finished(self, name: str) -> None:
         """The side is read: replace the progress line by the time it took (large sides only)."""
-        if self.reading is None or self.reading[0] != name:
-            return
-        seconds = self.clock() - self.started.get(name, self.clock())
-        self._write(f"{name}: read {_size(self.reading[1])} in {seconds:.1f} s", end="\n")
-        self.reading = None
+        if self.reading is not None and self.reading[0] == name:
+            seconds = self.clock() - self.started[name]
+            self._write(f"{name}: read {_size(self.reading[1])} in {seconds:.1f} s", end="\n")
+            self.reading = None
 
     def close(self) -> None:
         """End a progress line left in place (a load stopped by an input error)."""

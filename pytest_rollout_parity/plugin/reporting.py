@@ -18,36 +18,7 @@ from typing import Any, Optional
 
 import pytest
 
-from ..core import (
-    EXCERPT_CAP,
-    FLIPS,
-    Audit,
-    CheckRun,
-    Files,
-    GateItem,
-    LoadedSide,
-    Options,
-    RunInfo,
-    RunOutcome,
-    SplitGroup,
-    Summary,
-    Verdict,
-    annotation_lines,
-    build_summary,
-    ci_files,
-    fit,
-    json_dict,
-    json_text,
-    publish_to_ci,
-    render_html,
-    render_markdown,
-    sidecar_display,
-    skipped_line,
-    summary_html,
-    summary_lines,
-    task_prompt,
-    write_output,
-)
+from .. import core
 from ._pytest_compat import add_junit_suite_property
 from .collect import (
     CATEGORY_PROPERTY,
@@ -70,16 +41,16 @@ LINEAR_TB_STYLES = ("line", "no")
 ANNOTATE_FAILURES = "pytest_github_actions_annotate_failures"
 
 
-def splitter_group(config: pytest.Config) -> Optional[SplitGroup]:
+def splitter_group(config: pytest.Config) -> Optional[core.SplitGroup]:
     """The group this run is of a test splitter that says so in its options: pytest-split's
     `--splits N --group i`, pytest-shard's `--num-shards N --shard-id i` (counted from 0; shown from 1)."""
     option = config.option
     splits, group = getattr(option, "splits", None), getattr(option, "group", None)
     if isinstance(splits, int) and isinstance(group, int) and splits > 0:
-        return SplitGroup("pytest-split", group, splits)
+        return core.SplitGroup("pytest-split", group, splits)
     shards, shard = getattr(option, "num_shards", None), getattr(option, "shard_id", None)
     if isinstance(shards, int) and isinstance(shard, int) and shards > 1:
-        return SplitGroup("pytest-shard", shard + 1, shards)
+        return core.SplitGroup("pytest-shard", shard + 1, shards)
     return None
 
 
@@ -103,7 +74,7 @@ class ParitySummary:
         #: each parity item's last report by node id (a rerun by pytest-rerunfailures replaces the
         #: earlier one): its user properties, its outcome, and its failure text or xfail reason
         self.ran: dict[str, tuple[dict[str, object], str, Optional[str]]] = {}
-        self.summary: Optional[Summary] = None
+        self.summary: Optional[core.Summary] = None
         #: reports that could not be written, each with its colour, for the terminal summary
         self.problems: list[tuple[str, str]] = []
         #: the flips whose item failed, by task label (the annotations name them)
@@ -170,16 +141,27 @@ class ParitySummary:
         run, settings, config = self.run, self.run.settings, session.config
         tasks = {str(p[TASK_PROPERTY]): (p, out, text) for p, out, text in self.ran.values() if TASK_PROPERTY in p}
         gates = {str(p[GATE_PROPERTY]): out for p, out, _ in self.ran.values() if GATE_PROPERTY in p}
-        flips = {task: ran for task, ran in tasks.items() if ran[0].get(CATEGORY_PROPERTY) in FLIPS}
+        flips = {task: ran for task, ran in tasks.items() if ran[0].get(CATEGORY_PROPERTY) in core.FLIPS}
         self.failed_flips = {task for task, (_, outcome, _) in flips.items() if outcome == "failed"}
         hook_verdicts = {}
         for task, (properties, _, _) in tasks.items():
             given, _, reason = str(properties.get(VERDICT_PROPERTY, "")).partition(": ")
-            if (verdict := Verdict.read(given, reason, properties.get(SOURCE_PROPERTY))) is not None:
+            if (verdict := core.Verdict.read(given, reason, properties.get(SOURCE_PROPERTY))) is not None:
                 hook_verdicts[task] = verdict
         known = run.known_flips
-        info = RunInfo(
-            files=Files(
+        # a note per side whose glob matched files written beside the rollouts; then the known flips' notes
+        notes: list[str] = []
+        for side in ("old", "new"):
+            if names := getattr(settings, f"{side}_left_out"):
+                shown = "; ".join(f"{name} ({what})" for name, what in names[:5])
+                more = f" and {len(names) - 5} more" if len(names) > 5 else ""
+                notes.append(f"{side} side: its glob also matched files that are no rollouts, left out: {shown}{more}")
+        if known is not None:
+            notes.extend(known.notes(run.result.tasks))
+        # the prompt excerpts of the first flips, by task label (reads a row each)
+        excerpts = [task for task in run.result.tasks if task.category in core.FLIPS][: core.EXCERPT_CAP]
+        info = core.RunInfo(
+            files=core.Files(
                 old=run.old.display,
                 new=run.new.display,
                 old_sidecar=_sidecar_shown(run.old),
@@ -189,12 +171,12 @@ class ParitySummary:
                 old_sidecars=sum(1 for _, _, sidecar in run.old.files if sidecar is not None),
                 new_sidecars=sum(1 for _, _, sidecar in run.new.files if sidecar is not None),
             ),
-            outcome=RunOutcome(
+            outcome=core.RunOutcome(
                 selected=None if config.option.collectonly or settings.plan else len(self.ran),
                 verdicts_changed_by_hook=len(hook_verdicts),
                 outcomes=dict(Counter(outcome for _, outcome, _ in self.ran.values())),
                 known_flips=known.shown if known is not None else None,
-                gate=tuple(GateItem(name, name in gates, gates.get(name)) for name in run.gate_items),
+                gate=tuple(core.GateItem(name, name in gates, gates.get(name)) for name in run.gate_items),
                 inputs={"old": run.old.digest, "new": run.new.digest},
                 options=self._decision_options(),
                 checks=self._check_runs(config),
@@ -204,18 +186,22 @@ class ParitySummary:
             aggregate=run.aggregate,
             hook_verdicts=hook_verdicts,
             known_flips_sha256=known.sha256 if known is not None else None,
-            notes=self._left_out_notes() + (tuple(known.notes(run.result.tasks)) if known is not None else ()),
+            notes=tuple(notes),
             inventory=run.inventory or {},
             ran_tasks=None if settings.plan or len(tasks) >= len(run.result.tasks) else frozenset(tasks),
             evidence={task: text for task, (_, _, text) in flips.items() if text is not None},
             no_output=sum(1 for properties, _, _ in flips.values() if NO_OUTPUT_PROPERTY in properties),
-            excerpts=self._excerpts() if run.wants_excerpt else {},
+            excerpts={
+                task.task: prompt
+                for task in excerpts
+                if run.wants_excerpt and (prompt := core.task_prompt(task)) is not None
+            },
             task_outcomes={task: outcome for task, (_, outcome, _) in tasks.items()},
             group=splitter_group(config),
             session_failures=session_failures(config),
             failure_section_rescans=config.option.tbstyle not in LINEAR_TB_STYLES,
         )
-        self.summary = summary = build_summary(
+        self.summary = summary = core.build_summary(
             run.result,
             info,
             paired=run.paired,
@@ -234,69 +220,54 @@ class ParitySummary:
         if failed_checks:
             add_junit_suite_property(config, "parity_checks_failed", " ".join(failed_checks))
         if settings.json_path is not None:
-            self._write(session, "--parity-json", settings.json_path, json_text(json_dict(summary)) + "\n")
+            self._write(session, "--parity-json", settings.json_path, core.json_text(core.json_dict(summary)) + "\n")
 
-    def _publish(self, session: pytest.Session, summary: Summary) -> None:
+    def _publish(self, session: pytest.Session, summary: core.Summary) -> None:
         settings = self.run.settings
-        if settings.markdown_path is not None or ci_files():
-            markdown = render_markdown(summary, exit_status=int(session.exitstatus))
+        if settings.markdown_path is not None or core.ci_files():
+            markdown = core.render_markdown(summary, exit_status=int(session.exitstatus))
             if settings.markdown_path is not None:
                 self._write(session, "--parity-markdown", settings.markdown_path, markdown)
             # the job page or a later step lacks the summary; the verdict itself still stands
-            self.problems.extend((line, "yellow") for line in publish_to_ci(markdown, summary.verdict))
+            self.problems.extend((line, "yellow") for line in core.publish_to_ci(markdown, summary.verdict))
         if settings.html_path is not None:
             command = shlex.join(["pytest", *session.config.invocation_params.args])
-            audit = Audit(command=command, version=release(), started=self.started)
-            self._write(
-                session, "--parity-html", settings.html_path, render_html(summary, int(session.exitstatus), audit=audit)
-            )
+            audit = core.Audit(command=command, version=release(), started=self.started)
+            html = core.render_html(summary, int(session.exitstatus), audit=audit)
+            self._write(session, "--parity-html", settings.html_path, html)
 
     def _write(self, session: pytest.Session, option: str, path: Path, text: str) -> None:
         """Write one report, unless its path is no place for one (a link, a FIFO); one that cannot be
         written is a usage error, printed with the terminal summary (the `-q` progress line may
         still be open here)."""
         try:
-            skipped = write_output(path, text)
+            skipped = core.write_output(path, text)
         except OSError as exc:
             self.problems.append((f"ERROR: {option}: cannot write {path}: {exc.strerror or exc}", "red"))
             session.exitstatus = pytest.ExitCode.USAGE_ERROR
             return
         if skipped is not None:
-            self.problems.append((skipped_line(option, path, skipped), "yellow"))
+            self.problems.append((core.skipped_line(option, path, skipped), "yellow"))
 
-    def _check_runs(self, config: pytest.Config) -> tuple[CheckRun, ...]:
+    def _check_runs(self, config: pytest.Config) -> tuple[core.CheckRun, ...]:
         """The team's checks: those collected here (before any selection), then any other that ran
         (an xdist worker's), each with its outcome here (None: not run here)."""
         collected = config.stash.get(CHECKS_KEY, {})
-        runs = [CheckRun(nodeid, task, self.checks.get(nodeid, (task, None))[1]) for nodeid, task in collected.items()]
+        runs = [
+            core.CheckRun(nodeid, task, self.checks.get(nodeid, (task, None))[1]) for nodeid, task in collected.items()
+        ]
         runs.extend(
-            CheckRun(nodeid, task, outcome)
+            core.CheckRun(nodeid, task, outcome)
             for nodeid, (task, outcome) in self.checks.items()
             if nodeid not in collected
         )
         return tuple(runs)
 
-    def _left_out_notes(self) -> tuple[str, ...]:
-        """A note per side whose glob matched files written beside the rollouts, left out."""
-        notes = []
-        for side in ("old", "new"):
-            names = getattr(self.run.settings, f"{side}_left_out")
-            if names:
-                shown = "; ".join(f"{name} ({what})" for name, what in names[:5])
-                more = f" and {len(names) - 5} more" if len(names) > 5 else ""
-                notes.append(f"{side} side: its glob also matched files that are no rollouts, left out: {shown}{more}")
-        return tuple(notes)
-
-    def _excerpts(self) -> dict[str, str]:
-        """The prompt excerpts of the first :data:`EXCERPT_CAP` flips, by task label (reads a row each)."""
-        flips = [task for task in self.run.result.tasks if task.category in FLIPS][:EXCERPT_CAP]
-        return {task.task: shown for task in flips if (shown := task_prompt(task)) is not None}
-
-    def _decision_options(self) -> Options:
+    def _decision_options(self) -> core.Options:
         """The settings that decide an item's outcome: the parts of a split run are
         merged only when theirs are equal (the known flips by the tasks and reasons they accept)."""
         settings, known = self.run.settings, self.run.known_flips
-        return Options(
+        return core.Options(
             margin=settings.margin,
             alpha=settings.alpha,
             strict=settings.strict,
@@ -318,19 +289,19 @@ class ParitySummary:
         is active: it annotates each failed item already."""
         width = terminal_width(terminalreporter.config)
         for line, colour in self.problems:
-            for part in fit([line], width):
+            for part in core.fit([line], width):
                 terminalreporter.write_line(part, **{colour: True})
         if self.summary is None:
             return
         terminalreporter.write_sep("=", "rollout parity")
-        lines = summary_lines(self.summary)
+        lines = core.summary_lines(self.summary)
         if self.run.settings.plan:
             lines.insert(0, "--parity-plan: no item ran; the verdict and the plan below are the data's")
-        for line in fit(lines, width):
+        for line in core.fit(lines, width):
             terminalreporter.write_line(line)
         if os.environ.get("GITHUB_ACTIONS") == "true":
             if not terminalreporter.config.pluginmanager.hasplugin(ANNOTATE_FAILURES):
-                for line in annotation_lines(self.summary, self.failed_flips):
+                for line in core.annotation_lines(self.summary, self.failed_flips):
                     terminalreporter.write_line(line)
 
     @pytest.hookimpl(optionalhook=True)
@@ -338,11 +309,11 @@ class ParitySummary:
         """pytest-html's report: the parity verdict and counts at its top (without pytest-html,
         this hook is never called)."""
         if self.summary is not None:
-            prefix.append(summary_html(self.summary))
+            prefix.append(core.summary_html(self.summary))
 
 
-def _sidecar_shown(side: LoadedSide) -> Optional[str]:
+def _sidecar_shown(side: core.LoadedSide) -> Optional[str]:
     """A side's sidecar as shown; None without one, and for a sharded side (its count is shown)."""
     if side.shards or side.sidecar is None:
         return None
-    return sidecar_display(side.display, side.path)
+    return core.sidecar_display(side.display, side.path)

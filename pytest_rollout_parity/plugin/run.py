@@ -10,40 +10,11 @@ from typing import Optional
 
 import pytest
 
-from ..core import (
-    COPY_NAME,
-    COVERAGE_NAME,
-    EQUIVALENCE_ITEM,
-    AggregateCheck,
-    CompareResult,
-    Coverage,
-    FlipEvidence,
-    FlipJudgement,
-    InventoryRead,
-    KnownFlips,
-    LoadedSide,
-    LogRoots,
-    MarginDecisions,
-    PairedSection,
-    SideRequest,
-    check_side,
-    combined_check,
-    coverage,
-    error_rates,
-    flip_evidence,
-    item_names,
-    margin_beyond_range,
-    margin_decisions,
-    noise_text,
-    paired_section,
-    read_inventory,
-    task_noise,
-    wants_excerpt,
-)
+from .. import core
 from .options import ParitySettings
 
 #: how a process gets its comparison: given both sides and their join keys (old, new)
-Compare = Callable[[LoadedSide, LoadedSide, Optional[str], Optional[str]], CompareResult]
+Compare = Callable[[core.LoadedSide, core.LoadedSide, Optional[str], Optional[str]], core.CompareResult]
 
 
 @dataclass(frozen=True)
@@ -51,25 +22,25 @@ class ParityRun:
     """Loaded once per process (controller and each xdist worker); read by items and summaries."""
 
     settings: ParitySettings
-    old: LoadedSide
-    new: LoadedSide
-    result: CompareResult
+    old: core.LoadedSide
+    new: core.LoadedSide
+    result: core.CompareResult
     names: tuple[str, ...]
-    roots: LogRoots
+    roots: core.LogRoots
     #: the reviewed flips that pass (`--parity-known-flips`), or None
-    known_flips: Optional[KnownFlips] = None
+    known_flips: Optional[core.KnownFlips] = None
     #: each side's `<stem>_coverage.json` inventory, when it has one
-    inventory: Optional[dict[str, InventoryRead]] = None
+    inventory: Optional[dict[str, core.InventoryRead]] = None
     #: each flip's evidence this process built, by task index (the item and the HTML extra read the same)
-    evidence: dict[int, FlipEvidence] = field(default_factory=dict)
+    evidence: dict[int, core.FlipEvidence] = field(default_factory=dict)
 
     @classmethod
     def load(
         cls,
         settings: ParitySettings,
         invocation_dir: Path,
-        sides: tuple[LoadedSide, LoadedSide],
-        known_flips: Optional[KnownFlips],
+        sides: tuple[core.LoadedSide, core.LoadedSide],
+        known_flips: Optional[core.KnownFlips],
         compare: Compare,
     ) -> ParityRun:
         """Compare both sides through ``compare``; raises CompareInputError naming the file and line."""
@@ -77,21 +48,21 @@ class ParityRun:
         result = compare(old, new, settings.per_side("old", "key")[0], settings.per_side("new", "key")[0])
         # a sharded side's relative `verifier_logs_dir` values may also lie beside its other files
         beside = [path.parent for side in sides for path, _, _ in side.files[1:] if path.parent != side.path.parent]
-        roots = LogRoots(
+        roots = core.LogRoots(
             invocation_dir=invocation_dir,
             old_dir=settings.old.parent,
             new_dir=settings.new.parent,
             extra=settings.logs_roots + tuple(dict.fromkeys(beside)),
         )
-        inventory = {
-            name: read
-            for name, side in (("old", old), ("new", new))
-            if (read := read_inventory([p for p, _, _ in side.files], [d for _, d, _ in side.files], side.facts, name))
-            is not None
-        }
+        inventory = {}
+        for name, side in (("old", old), ("new", new)):
+            paths, shown = [path for path, _, _ in side.files], [display for _, display, _ in side.files]
+            if (read := core.read_inventory(paths, shown, side.facts, name)) is not None:
+                inventory[name] = read
         # the run-wide items' names are reserved in every run, so a task's node id does not depend on the mode
-        names = tuple(item_names([t.task for t in result.tasks], reserved=[EQUIVALENCE_ITEM, COVERAGE_NAME, COPY_NAME]))
-        span = margin_beyond_range(result, settings.margin) if settings.margin is not None else None
+        reserved = [core.EQUIVALENCE_ITEM, core.COVERAGE_NAME, core.COPY_NAME]
+        names = tuple(core.item_names([task.task for task in result.tasks], reserved=reserved))
+        span = core.margin_beyond_range(result, settings.margin) if settings.margin is not None else None
         if span is not None:
             raise pytest.UsageError(
                 f"--parity-margin: {settings.margin:g} is at or above the range of the rewards, [{span[0]:g}, "
@@ -101,35 +72,35 @@ class ParityRun:
         return cls(settings, old, new, result, names, roots, known_flips, inventory)
 
     @cached_property
-    def aggregate(self) -> dict[str, AggregateCheck]:
+    def aggregate(self) -> dict[str, core.AggregateCheck]:
         """Each side's aggregate-metrics check (its one file's, or its shards' taken together), when
         it has such a file: read only by the reports, so an xdist worker never reads the files."""
         checks = {}
         for name, side in (("old", self.old), ("new", self.new)):
             each = [
-                check_side(path, shown, side.agent, side.shard_facts(i), name)
+                core.check_side(path, shown, side.agent, side.shard_facts(i), name)
                 for i, (path, shown, _) in enumerate(side.files)
             ]
-            check = combined_check([found for found in each if found is not None])
+            check = core.combined_check([found for found in each if found is not None])
             if check is not None:
                 checks[name] = check
         return checks
 
     @cached_property
-    def paired(self) -> PairedSection:
+    def paired(self) -> core.PairedSection:
         """The paired statistics and per-task p-values, computed on first use in this process."""
-        return paired_section(self.result)
+        return core.paired_section(self.result)
 
     @cached_property
-    def decisions(self) -> MarginDecisions:
+    def decisions(self) -> core.MarginDecisions:
         """Margin mode's decisions (the flips' FDR, their judgements, the aggregate), made once in
         this process: the items and every report read them."""
         settings = self.settings
         copy = self.result.copies is not None
-        return margin_decisions(self.paired, self.result.tasks, settings.margin, settings.alpha, copy=copy)
+        return core.margin_decisions(self.paired, self.result.tasks, settings.margin, settings.alpha, copy=copy)
 
     @cached_property
-    def judgements(self) -> tuple[Optional[FlipJudgement], ...]:
+    def judgements(self) -> tuple[Optional[core.FlipJudgement], ...]:
         """Margin mode's judgement of each flip, by task index; all None without a margin, when no
         paired statistics are computed (every item reads it)."""
         if self.settings.margin is None:
@@ -139,71 +110,61 @@ class ParityRun:
     @property
     def gate_items(self) -> tuple[str, ...]:
         """The names of the gate-level items this run collects (judging the run, not one task), in order:
-        the aggregate in margin mode; the coverage item when the gate lost more evidence than its
-        budget allows (or compared nothing, or the new side errs clearly more); the copy item when
-        both sides hold the same rows (it passes under --parity-allow-copy)."""
-        items = [EQUIVALENCE_ITEM] if self.settings.margin is not None else []
+        each only when it has something to decide (:class:`.collect.RunWideItem`)."""
+        items = [core.EQUIVALENCE_ITEM] if self.settings.margin is not None else []
         if not self.coverage.passed:
-            items.append(COVERAGE_NAME)
+            items.append(core.COVERAGE_NAME)
         if self.result.copies is not None:
-            items.append(COPY_NAME)
+            items.append(core.COPY_NAME)
         return tuple(items)
 
     @cached_property
-    def coverage(self) -> Coverage:
+    def coverage(self) -> core.Coverage:
         """The new side's coverage of the old side's tasks (and its own run's inventory), against the limits."""
         read = (self.inventory or {}).get("new")
         unreported = None
         if read is not None and read.inventory is not None:
             counts = read.inventory.counts
             unreported = (counts["failed"] + counts["unknown"], counts["expected"])
-        return coverage(
+        return core.coverage(
             self.result,
             self.settings.max_missing,
             self.settings.max_masked,
             unreported,
             max_uncompared=self.settings.max_uncompared,
-            error_rates=error_rates(self.result),
+            error_rates=core.error_rates(self.result),
         )
 
     @cached_property
     def wants_excerpt(self) -> bool:
         """A side is keyed on the task's index or prompt: its labels say little, a prompt excerpt helps."""
-        return wants_excerpt(self.result.join.old_key) or wants_excerpt(self.result.join.new_key)
+        return core.wants_excerpt(self.result.join.old_key) or core.wants_excerpt(self.result.join.new_key)
 
-    def flip_evidence(self, index: int) -> FlipEvidence:
+    def flip_evidence(self, index: int) -> core.FlipEvidence:
         """The flip at ``index``: its message, and whether its losing row has no verifier output at all
         (reads its verifier log once per process)."""
         if index in self.evidence:
             return self.evidence[index]
         comparison = self.result.tasks[index]
         if self.settings.margin is None and "paired" not in self.__dict__:
-            p = task_noise(comparison)  # this task's alone: an xdist worker need not test every flip
+            p = core.task_noise(comparison)  # this task's alone: an xdist worker need not test every flip
         else:
             p = self.paired.p_values[index]
-        noise = noise_text(comparison, p) if p is not None else None
-        evidence = flip_evidence(
+        noise = core.noise_text(comparison, p) if p is not None else None
+        evidence = core.flip_evidence(
             comparison, self.settings.tail, self.roots, noise, self.judgements[index], excerpt=self.wants_excerpt
         )
         self.evidence[index] = evidence
         return evidence
 
 
-def side_request(settings: ParitySettings, side: str) -> SideRequest:
+def side_request(settings: ParitySettings, side: str) -> core.SideRequest:
     """What to read for one side: its own key and agent (each named by the option that gave it)."""
     key, key_option = settings.per_side(side, "key")
     agent, agent_option = settings.per_side(side, "agent")
-    path, shown = (settings.old, settings.old_shown) if side == "old" else (settings.new, settings.new_shown)
-    shards = tuple((str(file), name) for file, name in (settings.old_shards if side == "old" else settings.new_shards))
-    return SideRequest(str(path), key, shown or None, agent, key_option, agent_option, shards)
-
-
-def read_sides(
-    settings: ParitySettings, load: Callable[[list[SideRequest]], list[LoadedSide]]
-) -> tuple[LoadedSide, LoadedSide]:
-    """Both sides through ``load`` (given the requests in order, old first; it returns the sides)."""
-    old, new = load([side_request(settings, "old"), side_request(settings, "new")])
-    return old, new
+    shown, shards = getattr(settings, f"{side}_shown") or None, getattr(settings, f"{side}_shards")
+    files = tuple((str(path), name) for path, name in shards)
+    return core.SideRequest(str(getattr(settings, side)), key, shown, agent, key_option, agent_option, files)
 
 
 #: The run of this pytest process, where its items and fixtures find it (``config.stash``).

@@ -266,12 +266,12 @@ def test_an_existing_report_is_replaced_whole_and_its_probe_leaves_nothing(gate:
 def test_a_report_failing_at_the_end_is_an_error_on_a_line_of_its_own(
     gate: Gate, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import pytest_rollout_parity.plugin.reporting as plugin_summary
+    from pytest_rollout_parity import core
 
     def disk_full(path: object, text: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(plugin_summary, "write_output", disk_full)
+    monkeypatch.setattr(core, "write_output", disk_full)
     args = gate.mixed()
     result = gate.run(*args, "--parity-json=s.json", "-q")
     assert result.ret == 4
