@@ -87,6 +87,12 @@ class RowFacts:
         """The row's reward counts: it is not masked and its reward is a finite number."""
         return self.mask is None and self.reward is not None and math.isfinite(self.reward)
 
+    @property
+    def place(self) -> tuple[int, bool, int]:
+        """Where the row sits among its side's files, in reading order: its shard, the main file
+        before the sidecar, its offset. Rows read again in this order pass over each file once."""
+        return self.shard, self.origin is RowOrigin.SIDECAR, self.offset or 0
+
     def __repr__(self) -> str:
         return (
             f"RowFacts(line={self.line}, origin={self.origin.value!r}, reward={self.reward!r}, mask={self.mask!r}, "
