@@ -14,7 +14,7 @@ import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any, Optional, get_args
+from typing import Any, Optional
 
 from ..identity.item_names import listed
 from ..identity.join import SideInput, join_sides
@@ -30,7 +30,6 @@ from ..model import (
     Side,
     TaskComparison,
     TaskSide,
-    per_side,
 )
 from ..reading.fields import PROMPT, ROLLOUT_ID, TRAJECTORY
 from ..reading.prompt_labels import prompt_hash
@@ -137,11 +136,10 @@ def _keys(row: dict[str, Any]) -> tuple[Optional[str], Optional[str]]:
 @dataclass(eq=False)
 class _Pairing:
     """One task's pairing under way (:func:`_pairings`): its pairable rows (:func:`_pairable`), the
-    pairs by `_ng_rollout_index` (None: by NeMo Gym's capture id, else by the trajectories) and the
-    keys (:func:`_keys`) of the rows read so far."""
+    pairs by `_ng_rollout_index` (None: by NeMo Gym's capture id, else by the trajectories), each
+    side's rows to read, and the keys (:func:`_keys`) of the rows read so far."""
 
-    old: TaskSide
-    new: TaskSide
+    sides: tuple[TaskSide, TaskSide]
     olds: list[RowFacts]
     news: list[RowFacts]
     order: Optional[list[tuple[int, int]]]
@@ -149,34 +147,33 @@ class _Pairing:
     ended: bool = False
 
     @cached_property
+    def wanted(self) -> tuple[list[RowFacts], list[RowFacts]]:
+        """Each side's rows to read: the paired ones, or all without indices."""
+        if self.order is None:
+            return self.olds, self.news
+        return [self.olds[i] for i, _ in self.order], [self.news[j] for _, j in self.order]
+
+    @cached_property
     def partners(self) -> dict[RowFacts, RowFacts]:
-        """Each new row's old partner by `_ng_rollout_index` (empty without indices)."""
-        return {self.news[j]: self.olds[i] for i, j in self.order or ()}
+        """Each new row's old partner by `_ng_rollout_index`."""
+        return dict(zip(*reversed(self.wanted)))
 
     @cached_property
     def must_match(self) -> Optional[set[Optional[str]]]:
-        """The old rows' digests, read first, where every new row must find its equal among them (no
+        """The old rows' digests, once read, where every new row must find its equal among them (no
         indices and no capture ids, and no more new rows than old); else None."""
         if self.order is not None or len(self.news) > len(self.olds) or all(self.keys[f][0] for f in self.olds):
             return None
         return {self.keys[f][1] for f in self.olds}
 
-    def wanted(self, side: Side) -> list[RowFacts]:
-        """The rows of ``side`` the pairing reads: the paired ones, or all without indices."""
-        if self.order is None:
-            return per_side(side, self.olds, self.news)
-        return [per_side(side, self.olds[i], self.news[j]) for i, j in self.order]
-
-    def read(self, side: Side, facts: RowFacts) -> None:
-        """Read one row's keys; a new row (read after all old ones) that cannot pair ends the pairing:
-        its partner's trajectory differs, or, without indices or capture ids, no old row's equals it
-        while every new row must pair. So a rerun costs its old rows and one new row."""
-        digest = self.keys.setdefault(facts, _keys(per_side(side, self.old, self.new).read_row(facts)))[1]
-        if side == "old":
-            return
-        if facts in self.partners:
+    def read(self, side: int, facts: RowFacts) -> None:
+        """Read one row's keys (``side`` 0 old, 1 new). A new row, read after all old ones, that cannot
+        pair ends the pairing: its partner's trajectory differs, or, without indices or capture ids,
+        no old row's equals it while every new row must pair. So a rerun costs one new row."""
+        digest = self.keys.setdefault(facts, _keys(self.sides[side].read_row(facts)))[1]
+        if side and self.order is not None:
             self.ended = self.keys[self.partners[facts]][1] != digest
-        elif self.must_match is not None:
+        elif side and self.must_match is not None:
             self.ended = digest not in self.must_match
 
     def pairs(self) -> Optional[tuple[RolloutPair, ...]]:
@@ -197,22 +194,19 @@ class _Pairing:
 def _plan(task: TaskComparison) -> Optional[_Pairing]:
     """The pairing a task needs read, or None where its facts already rule one out: no pairable row
     on a side, or two model calls (their response ids differ: a rerun, told without reading a row)."""
-    old, new = task.old, task.new
-    if old is None or new is None:
+    if task.old is None or task.new is None:
         return None
-    olds, news = _pairable(old), _pairable(new)
-    if not olds or not news:
-        return None
+    olds, news = _pairable(task.old), _pairable(task.new)
     order = _shared([f.rollout for f in olds], [f.rollout for f in news])
     if order is not None:
         calls = [(olds[i].response, news[j].response) for i, j in order]
         if any(None not in pair and pair[0] != pair[1] for pair in calls):
-            return None  # two model calls: no row is read
+            return None
     else:
         old_calls, new_calls = {f.response for f in olds}, {f.response for f in news}
-        if None not in old_calls | new_calls and old_calls.isdisjoint(new_calls):
+        if not olds or not news or (None not in old_calls | new_calls and old_calls.isdisjoint(new_calls)):
             return None
-    return _Pairing(old, new, olds, news, order)
+    return _Pairing((task.old, task.new), olds, news, order)
 
 
 def _pairings(tasks: Sequence[TaskComparison]) -> list[Optional[tuple[RolloutPair, ...]]]:
@@ -223,8 +217,8 @@ def _pairings(tasks: Sequence[TaskComparison]) -> list[Optional[tuple[RolloutPai
     a side's reader that keeps its files open then passes over each once, where reading task by
     task would decompress a compressed file again for each row."""
     plans = [_plan(task) for task in tasks]
-    for side in get_args(Side):
-        wanted = [(facts, plan) for plan in plans if plan is not None for facts in plan.wanted(side)]
+    for side in (0, 1):
+        wanted = [(facts, plan) for plan in plans if plan is not None for facts in plan.wanted[side]]
         for facts, plan in sorted(wanted, key=lambda each: each[0].place):
             if not plan.ended:
                 plan.read(side, facts)
