@@ -245,15 +245,6 @@ class Join:
     new_prefix_stripped: Optional[str] = None
     keyed_by_taskset: bool = False
 
-    def key(self, side: Side) -> str:
-        return per_side(side, self.old_key, self.new_key)
-
-    def key_reason(self, side: Side) -> str:
-        return per_side(side, self.old_key_reason, self.new_key_reason)
-
-    def prefix_stripped(self, side: Side) -> Optional[str]:
-        return per_side(side, self.old_prefix_stripped, self.new_prefix_stripped)
-
 
 @dataclass(frozen=True, slots=True)
 class RowCounts:
@@ -263,12 +254,6 @@ class RowCounts:
     new: int
     old_masked: int = 0
     new_masked: int = 0
-
-    def total(self, side: Side) -> int:
-        return per_side(side, self.old, self.new)
-
-    def masked(self, side: Side) -> int:
-        return per_side(side, self.old_masked, self.new_masked)
 
 
 @dataclass(frozen=True, slots=True)
