@@ -201,8 +201,8 @@ def _plan(task: TaskComparison) -> Optional[_Pairing]:
     if order is not None:
         calls = [(olds[i].response, news[j].response) for i, j in order]
         if any(None not in pair and pair[0] != pair[1] for pair in calls):
-            return None
-    else:
+            return None  # two model calls (their response ids differ): no row is read again
+    else:  # indices reused or absent: by NeMo Gym's explicit capture id, else by the trajectories
         old_calls, new_calls = {f.response for f in olds}, {f.response for f in news}
         if not olds or not news or (None not in old_calls | new_calls and old_calls.isdisjoint(new_calls)):
             return None
