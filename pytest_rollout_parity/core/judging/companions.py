@@ -128,9 +128,8 @@ def check_side(
         return None
     shown = str(_metrics_name(Path(display)))
     # the mean over the rollouts file's rows with a finite reward, as NeMo Gym averages
-    rewards = [
-        f.reward for f in facts if f.origin is RowOrigin.MAIN and f.reward is not None and math.isfinite(f.reward)
-    ]
+    rewards = [f.reward for f in facts if f.origin is RowOrigin.MAIN and f.reward is not None]
+    rewards = [reward for reward in rewards if math.isfinite(reward)]
     mean, rows = (mean_reward(rewards) if rewards else None), len(rewards)
     if leads_out(metrics, path):
         return AggregateCheck(shown, agent, None, mean, rows, _ignored(side, shown, LEADS_OUT))
