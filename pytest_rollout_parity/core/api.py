@@ -118,11 +118,12 @@ def compare_loaded(
     old: LoadedSide, new: LoadedSide, *, old_key: Optional[str] = None, new_key: Optional[str] = None
 ) -> CompareResult:
     """Classify two streamed sides; a side whose rows name no task borrows the other's key."""
-    old_input, new_input = (
-        _input(side.facts, side.choice, side.conditions, side.read_row, [n for _, n, _ in side.shards])
-        for side in (old, new)
-    )
-    return _compare(old_input, new_input, old_key, new_key, (old, new))
+    with old.kept_open() as old_read, new.kept_open() as new_read:
+        old_input, new_input = (
+            _input(side.facts, side.choice, side.conditions, read, [n for _, n, _ in side.shards])
+            for side, read in ((old, old_read), (new, new_read))
+        )
+        return _compare(old_input, new_input, old_key, new_key, (old, new))
 
 
 def _compare(

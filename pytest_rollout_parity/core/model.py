@@ -87,6 +87,12 @@ class RowFacts:
         """The row's reward counts: it is not masked and its reward is a finite number."""
         return self.mask is None and self.reward is not None and math.isfinite(self.reward)
 
+    @property
+    def place(self) -> tuple[int, bool, int]:
+        """Where the row sits among its side's files, in reading order: its shard, the main file
+        before the sidecar, its offset. Rows read again in this order pass over each file once."""
+        return self.shard, self.origin is RowOrigin.SIDECAR, self.offset or 0
+
     def __repr__(self) -> str:
         return (
             f"RowFacts(line={self.line}, origin={self.origin.value!r}, reward={self.reward!r}, mask={self.mask!r}, "
@@ -239,15 +245,6 @@ class Join:
     new_prefix_stripped: Optional[str] = None
     keyed_by_taskset: bool = False
 
-    def key(self, side: Side) -> str:
-        return per_side(side, self.old_key, self.new_key)
-
-    def key_reason(self, side: Side) -> str:
-        return per_side(side, self.old_key_reason, self.new_key_reason)
-
-    def prefix_stripped(self, side: Side) -> Optional[str]:
-        return per_side(side, self.old_prefix_stripped, self.new_prefix_stripped)
-
 
 @dataclass(frozen=True, slots=True)
 class RowCounts:
@@ -257,12 +254,6 @@ class RowCounts:
     new: int
     old_masked: int = 0
     new_masked: int = 0
-
-    def total(self, side: Side) -> int:
-        return per_side(side, self.old, self.new)
-
-    def masked(self, side: Side) -> int:
-        return per_side(side, self.old_masked, self.new_masked)
 
 
 @dataclass(frozen=True, slots=True)

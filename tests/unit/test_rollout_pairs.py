@@ -4,12 +4,16 @@ by an equal trajectory; never for a rerun. Paired once, by the comparison."""
 
 from __future__ import annotations
 
+import gzip
+import json
+from pathlib import Path
 from typing import Any, Optional
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pytest_rollout_parity.core.api import compare_loaded
 from pytest_rollout_parity.core.judging.classify import (
     categorize,
     first_disagreement,
@@ -19,7 +23,9 @@ from pytest_rollout_parity.core.judging.classify import (
     with_rollout_pairs,
 )
 from pytest_rollout_parity.core.model import CompareResult, Join, RowCounts, TaskComparison
+from pytest_rollout_parity.core.reading import jsonl_lines, loading
 from pytest_rollout_parity.core.reading.row_facts import reduce_row
+from pytest_rollout_parity.core.reading.side_request import SideRequest
 
 
 def row(reward: float, text: str, rollout: Optional[int] = None, prompt: str = "2+2?", **extra: Any) -> dict[str, Any]:
@@ -38,7 +44,7 @@ def row(reward: float, text: str, rollout: Optional[int] = None, prompt: str = "
 def task(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> TaskComparison:
     """The task as the comparison leaves it: categorized, then paired."""
     sides = [summarize_side([reduce_row(r, line=i + 1, keep=True) for i, r in enumerate(rows)]) for rows in (old, new)]
-    return with_rollout_pairs(categorize("t", sides[0], sides[1]))
+    return with_rollout_pairs([categorize("t", sides[0], sides[1])])[0]
 
 
 def test_same_trajectories_pair_by_rollout_index_whatever_the_order() -> None:
@@ -199,7 +205,7 @@ def test_pairing_reads_each_row_at_most_once() -> None:
     sides = [
         summarize_side([reduce_row(r, line=n) for n, r in source.items()], reader(source)) for source in (rows, news)
     ]
-    paired = with_rollout_pairs(categorize("t", *sides))
+    paired = with_rollout_pairs([categorize("t", *sides)])[0]
     assert len(reads) == 4 and paired.disagreements == 1
     assert first_disagreement(paired) is not None and len(reads) == 4
 
@@ -219,7 +225,7 @@ def test_a_rerun_without_indices_stops_at_its_first_row_with_no_equal(rollouts: 
         summarize_side([reduce_row(r, line=n) for n, r in source.items()], reader(name, source))
         for name, source in (("old", old), ("new", new))
     ]
-    assert with_rollout_pairs(categorize("t", *sides)).pairs is None
+    assert with_rollout_pairs([categorize("t", *sides)])[0].pairs is None
     assert reads.count("old") == rollouts and reads.count("new") == 1
 
 
@@ -242,7 +248,7 @@ def test_a_rerun_whose_responses_have_their_own_ids_reads_no_row(indexed: bool) 
         )
         for source in sources
     ]
-    assert with_rollout_pairs(categorize("t", *sides)).pairs is None and reads == []
+    assert with_rollout_pairs([categorize("t", *sides)])[0].pairs is None and reads == []
     for source in sources:  # the same calls on both sides (a re-verification): read, and paired
         for n, found in source.items():
             found["response"]["id"] = f"resp_{n}"
@@ -252,7 +258,7 @@ def test_a_rerun_whose_responses_have_their_own_ids_reads_no_row(indexed: bool) 
         )
         for source in sources
     ]
-    assert with_rollout_pairs(categorize("t", *sides)).disagreements == 2 and reads
+    assert with_rollout_pairs([categorize("t", *sides)])[0].disagreements == 2 and reads
 
 
 @given(
@@ -283,3 +289,25 @@ def test_a_rescored_copy_pairs_and_counts_each_changed_reward_whatever_is_masked
     assert all(p.old.row["response"] == p.new.row["response"] for p in pairs)  # type: ignore[index]
     assert found.disagreements == sum(1 for i in changed if rewards[i] != 0.5 and i not in left_out)
     assert found.category == "flipped" or not found.disagreements
+
+
+def test_a_compressed_pair_is_read_again_in_one_pass_a_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pairing a gzipped re-verification reads each side's rows again through one open stream, in
+    file order, whatever order the new side wrote them in: a row read through a fresh stream would
+    decompress its file from the start again, so the pairing would cost rows x file size."""
+    old = [row(float(r % 2), f"t{t}r{r}", r, prompt=f"task {t}", _ng_task_index=t) for t in range(20) for r in range(3)]
+    new = [{**each, "reward": 1.0 - each["reward"] if n % 7 == 0 else each["reward"]} for n, each in enumerate(old)]
+    paths = tmp_path / "old.jsonl.gz", tmp_path / "new.jsonl.gz"
+    for path, rows in zip(paths, (old, new[::-1])):
+        with gzip.open(path, "wt") as file:
+            file.writelines(json.dumps(each) + "\n" for each in rows)
+    opened: list[str] = []
+    unpack = jsonl_lines.decompressed
+    monkeypatch.setattr(jsonl_lines, "decompressed", lambda raw, shown: opened.append(shown) or unpack(raw, shown))
+    loaded = [loading.load_side(SideRequest.from_arguments(name, path)) for name, path in zip(("old", "new"), paths)]
+    opened.clear()  # reading each side once, as the loading does, is not what is counted
+    result = compare_loaded(*loaded)
+    assert sum(task.pairs is not None for task in result.tasks) == 20
+    assert sum(task.disagreements for task in result.tasks) == 9
+    # in file order: one pass a file for the pairing, one for the verifier sample (not one a row)
+    assert sorted(set(opened)) == sorted(map(str, paths)) and len(opened) <= 4

@@ -44,11 +44,10 @@ def item_names(labels: Sequence[str], reserved: Sequence[str] = ()) -> list[str]
 NOTE_NAMES = 10
 
 
-def listed(names: Sequence[str], cap: int = NOTE_NAMES) -> str:
-    """`a, b, c` or, past ``cap`` names, `a, b, ... and 290 more (see --parity-json)`: never cut mid-name."""
-    shown = ", ".join(names[:cap])
+def listed(names: Sequence[str], cap: int = NOTE_NAMES, where: str = " (see --parity-json)") -> str:
+    """`a, b, c` or, past ``cap`` names, `a, b, ... and 290 more` and ``where`` the rest are: never cut mid-name."""
     rest = len(names) - cap
-    return shown + (f" and {rest} more (see --parity-json)" if rest > 0 else "")
+    return ", ".join(names[:cap]) + (f" and {rest} more{where}" if rest > 0 else "")
 
 
 def clipped(text: str, cap: int) -> str:

@@ -236,9 +236,7 @@ def infer_keys(old: SideInput, new: SideInput) -> list[str]:
             if what:
                 reason += f"; {what} joins {baseline}"
             if len(ranked) > 1:
-                more = len(ranked) - 4
-                reason += "; runners-up: " + ", ".join(f"{name} (joins {n})" for n, name in ranked[1:4])
-                reason += f" and {more} more" if more > 0 else ""
+                reason += "; runners-up: " + listed([f"{name} (joins {n})" for n, name in ranked[1:]], 3, where="")
             changed = _prompts_changed(old, new, best)
             for side in (old, new):
                 side.key, side.values, side.reason = best, side.inferred[best], reason
@@ -381,6 +379,11 @@ class TaskPrompt:
         return bool(short) and long[: len(short)] == short
 
 
+def _common_start(a: Sequence[Any], b: Sequence[Any]) -> int:
+    """How many leading items ``a`` and ``b`` share."""
+    return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+
+
 def _messages(prompt: Any) -> tuple[str, ...]:
     value = decoded(prompt)
     if isinstance(value, list):
@@ -398,17 +401,10 @@ def prompt_on_side(side: SideInput, rows: Sequence[int], messages: bool = False)
     if not distinct or (len(distinct) == 1 and not messages):
         return TaskPrompt(distinct.pop(), None) if distinct else None
     common: Optional[tuple[str, ...]] = None
-    for i in rows:
-        prompt = side.prompt_at(i)
-        if not is_prompt(prompt):
-            continue
-        read = _messages(prompt)
-        length = 0
-        for a, b in zip(common if common is not None else read, read):
-            if a != b:
-                break
-            length += 1
-        common = read[:length]
+    for i in rows:  # a row at a time: a task's prompts are never all held at once
+        if is_prompt(prompt := side.prompt_at(i)):
+            read = _messages(prompt)
+            common = read if common is None else read[: _common_start(common, read)]
     common = common or ()
     if len(distinct) == 1:
         return TaskPrompt(distinct.pop(), common)
@@ -531,12 +527,8 @@ def _text_edit(old: str, new: str, where: str) -> tuple[str, str, str, str]:
         at_start = old.endswith(new)
         taken = old[: len(old) - len(new)] if at_start else old[len(new) :]
         return f"{_shown(taken)} removed from the {'start' if at_start else 'end'} of {where}", taken, "", ""
-    start = 0
-    while start < min(len(old), len(new)) and old[start] == new[start]:
-        start += 1
-    end = 0
-    while end < min(len(old), len(new)) - start and old[-1 - end] == new[-1 - end]:
-        end += 1
+    start = _common_start(old, new)
+    end = _common_start(old[start:][::-1], new[start:][::-1])
     taken, put = old[start : len(old) - end], new[start : len(new) - end]
     around = old[max(0, start - EDIT_CONTEXT) : start] + "\x00" + old[len(old) - end : len(old) - end + EDIT_CONTEXT]
     return f"{_shown(taken)} → {_shown(put)} in {where}", taken, put, around

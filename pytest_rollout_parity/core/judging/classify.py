@@ -4,15 +4,16 @@
 Where both sides hold the same trajectories (`gym eval reverify`, a replay of cached responses), a
 task's rows pair per rollout, and a reward that differs within a pair is a verifier disagreement,
 which no sampling noise explains: a flip even where it cancels in the mean (docs/semantics.md,
-"Verifier disagreements"). Pairing reads rows, once, while the comparison is made: by index a pair
-at a time, so a real rerun (whose first pair already differs) costs two rows.
+"Verifier disagreements"). Pairing reads rows, once, while the comparison is made, in file order:
+a real rerun costs no row where its responses carry their ids, else its old rows and one new row.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any, Optional
 
 from ..identity.item_names import listed
@@ -132,43 +133,96 @@ def _keys(row: dict[str, Any]) -> tuple[Optional[str], Optional[str]]:
     return None if capture is None else prompt_hash(capture), trajectory_digest(row)
 
 
-def _same_trajectory_pairs(task: TaskComparison) -> Optional[tuple[RolloutPair, ...]]:
-    """The task's pairable rows (:func:`_pairable`) paired rollout by rollout when every pair holds the
-    same trajectory (a re-verification), else None (the sides ran the task apart: nothing pairs them)."""
-    old, new = task.old, task.new
-    if old is None or new is None:
-        return None
-    olds, news = _pairable(old), _pairable(new)
-    if not olds or not news:
-        return None
-    order = _shared([f.rollout for f in olds], [f.rollout for f in news])
-    if order is not None:
-        for i, j in order:  # a pair at a time: a rerun's first pair already differs
-            calls = olds[i].response, news[j].response
-            if None not in calls and calls[0] != calls[1]:
-                return None  # two model calls (their response ids differ): no row is read again
-            digest = trajectory_digest(old.read_row(olds[i]))
-            if digest is None or digest != trajectory_digest(new.read_row(news[j])):
-                return None
-    else:  # indices reused or absent: by NeMo Gym's explicit capture id, else by the trajectories
-        old_calls, new_calls = {f.response for f in olds}, {f.response for f in news}
-        if None not in old_calls | new_calls and old_calls.isdisjoint(new_calls):
-            return None  # no model call on both sides: nothing to read again
-        old_keys = [_keys(old.read_row(f)) for f in olds]
-        by_id, old_digests = all(k[0] for k in old_keys), {k[1] for k in old_keys}
-        new_keys = []
-        for f in news:  # a row at a time: without ids, a rerun's first row with no equal ends it
-            new_keys.append(_keys(new.read_row(f)))
-            if not by_id and new_keys[-1][1] not in old_digests and len(news) <= len(olds):
-                return None
-        order = _shared([k[0] for k in old_keys], [k[0] for k in new_keys])
+@dataclass(eq=False)
+class _Pairing:
+    """One task's pairing under way (:func:`_pairings`): its pairable rows (:func:`_pairable`), the
+    pairs by `_ng_rollout_index` (None: by NeMo Gym's capture id, else by the trajectories), each
+    side's rows to read, and the keys (:func:`_keys`) of the rows read so far."""
+
+    sides: tuple[TaskSide, TaskSide]
+    olds: list[RowFacts]
+    news: list[RowFacts]
+    order: Optional[list[tuple[int, int]]]
+    keys: dict[RowFacts, tuple[Optional[str], Optional[str]]] = field(default_factory=dict)
+    ended: bool = False
+
+    @cached_property
+    def wanted(self) -> tuple[list[RowFacts], list[RowFacts]]:
+        """Each side's rows to read: the paired ones, or all without indices."""
+        if self.order is None:
+            return self.olds, self.news
+        return [self.olds[i] for i, _ in self.order], [self.news[j] for _, j in self.order]
+
+    @cached_property
+    def partners(self) -> dict[RowFacts, RowFacts]:
+        """Each new row's old partner by `_ng_rollout_index`."""
+        return dict(zip(*reversed(self.wanted)))
+
+    @cached_property
+    def must_match(self) -> Optional[set[Optional[str]]]:
+        """The old rows' digests, once read, where every new row must find its equal among them (no
+        indices and no capture ids, and no more new rows than old); else None."""
+        if self.order is not None or len(self.news) > len(self.olds) or all(self.keys[f][0] for f in self.olds):
+            return None
+        return {self.keys[f][1] for f in self.olds}
+
+    def read(self, side: int, facts: RowFacts) -> None:
+        """Read one row's keys (``side`` 0 old, 1 new). A new row, read after all old ones, that cannot
+        pair ends the pairing: its partner's trajectory differs, or, without indices or capture ids,
+        no old row's equals it while every new row must pair. So a rerun costs one new row."""
+        digest = self.keys.setdefault(facts, _keys(self.sides[side].read_row(facts)))[1]
+        if side and self.order is not None:
+            self.ended = self.keys[self.partners[facts]][1] != digest
+        elif side and self.must_match is not None:
+            self.ended = digest not in self.must_match
+
+    def pairs(self) -> Optional[tuple[RolloutPair, ...]]:
+        """The rows paired, every pair holding one trajectory, or None."""
+        if self.ended:
+            return None
+        olds, news = ([self.keys.get(f, (None, None)) for f in rows] for rows in (self.olds, self.news))
+        order = self.order or _shared([k[0] for k in olds], [k[0] for k in news])
         if order is None:  # by the trajectories: every row of one side pairs (a rerun may share one by chance)
-            order = _shared([k[1] for k in old_keys], [k[1] for k in new_keys])
+            order = _shared([k[1] for k in olds], [k[1] for k in news])
             if order is not None and len(order) < min(len(olds), len(news)):
                 return None
-        if order is None or any(old_keys[i][1] is None or old_keys[i][1] != new_keys[j][1] for i, j in order):
+        if order is None or any(olds[i][1] is None or olds[i][1] != news[j][1] for i, j in order):
             return None
-    return tuple(RolloutPair(olds[i], news[j]) for i, j in order)
+        return tuple(RolloutPair(self.olds[i], self.news[j]) for i, j in order)
+
+
+def _plan(task: TaskComparison) -> Optional[_Pairing]:
+    """The pairing a task needs read, or None where its facts already rule one out: no pairable row
+    on a side, or two model calls (their response ids differ: a rerun, told without reading a row)."""
+    if task.old is None or task.new is None:
+        return None
+    olds, news = _pairable(task.old), _pairable(task.new)
+    order = _shared([f.rollout for f in olds], [f.rollout for f in news])
+    if order is not None:
+        calls = [(olds[i].response, news[j].response) for i, j in order]
+        if any(None not in pair and pair[0] != pair[1] for pair in calls):
+            return None  # two model calls (their response ids differ): no row is read again
+    else:  # indices reused or absent: by NeMo Gym's explicit capture id, else by the trajectories
+        old_calls, new_calls = {f.response for f in olds}, {f.response for f in news}
+        if not olds or not news or (None not in old_calls | new_calls and old_calls.isdisjoint(new_calls)):
+            return None
+    return _Pairing((task.old, task.new), olds, news, order)
+
+
+def _pairings(tasks: Sequence[TaskComparison]) -> list[Optional[tuple[RolloutPair, ...]]]:
+    """Each task's rows paired rollout by rollout when every pair holds the same trajectory (a
+    re-verification), else None (the sides ran the task apart: nothing pairs them).
+
+    The rows are read a side at a time, all tasks' together in file order (the old side's first):
+    a side's reader that keeps its files open then passes over each once, where reading task by
+    task would decompress a compressed file again for each row."""
+    plans = [_plan(task) for task in tasks]
+    for side in (0, 1):
+        wanted = [(facts, plan) for plan in plans if plan is not None for facts in plan.wanted[side]]
+        for facts, plan in sorted(wanted, key=lambda each: each[0].place):
+            if not plan.ended:
+                plan.read(side, facts)
+    return [None if plan is None else plan.pairs() for plan in plans]
 
 
 def _may_disagree(task: TaskComparison) -> bool:
@@ -182,7 +236,7 @@ def rollout_pairs(task: TaskComparison) -> Optional[tuple[RolloutPair, ...]]:
     """The task's rows paired rollout by rollout, each pair holding the same trajectory (a
     re-verification), or None when the sides ran the task apart: the comparison's pairing, or for a
     task it left unpaired (its rewards all one value) a pairing made now."""
-    return task.pairs if task.pairs is not None or _may_disagree(task) else _same_trajectory_pairs(task)
+    return task.pairs if task.pairs is not None or _may_disagree(task) else _pairings([task])[0]
 
 
 def first_disagreement(task: TaskComparison) -> Optional[RolloutPair]:
@@ -192,15 +246,17 @@ def first_disagreement(task: TaskComparison) -> Optional[RolloutPair]:
     return next((pair for pair in disagreeing if pair.loser == task.loser), next(iter(disagreeing), None))
 
 
-def with_rollout_pairs(task: TaskComparison) -> TaskComparison:
-    """The task with its rows paired per rollout where a pair of it may disagree. A task holding a
+def with_rollout_pairs(tasks: Sequence[TaskComparison]) -> list[TaskComparison]:
+    """The tasks with their rows paired per rollout where a pair may disagree. A task holding a
     verifier disagreement is a flip whatever else it holds: also where its means agree (the
     disagreements cancel; a flip with no winner) and where a side reports an agent error."""
-    pairs = _same_trajectory_pairs(task) if _may_disagree(task) else None
-    if pairs is None:
-        return task
-    paired = replace(task, pairs=pairs)
-    return replace(paired, category="flipped") if paired.disagreements else paired
+    mixed = [task for task in tasks if _may_disagree(task)]
+    paired: dict[int, TaskComparison] = {}
+    for task, pairs in zip(mixed, _pairings(mixed)):
+        if pairs is not None:
+            found = replace(task, pairs=pairs)
+            paired[id(task)] = replace(found, category="flipped") if found.disagreements else found
+    return [paired.get(id(task), task) for task in tasks]
 
 
 def categorize(
@@ -253,7 +309,8 @@ def compare_sides(old: SideInput, new: SideInput, inference_notes: Sequence[str]
             summarize_side([new.facts[i] for i in new_rows], new.reader) if new_rows else None,
             taskset=_taskset_of(new, new_rows) or _taskset_of(old, old_rows),
         )
-        tasks.append(with_rollout_pairs(task))
+        tasks.append(task)
+    tasks = with_rollout_pairs(tasks)
     for side_name, side, anonymous in (("old", old, joined.old_anonymous), ("new", new, joined.new_anonymous)):
         for n, index in enumerate(anonymous, start=1):
             summary = summarize_side([side.facts[index]], side.reader)

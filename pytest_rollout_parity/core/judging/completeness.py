@@ -73,6 +73,9 @@ def parse_limit(text: str) -> Limit:
         raise ValueError("must be a count of tasks (3), a percentage of the old side's tasks (10%) or off") from None
 
 
+_BUDGET = parse_limit(DEFAULT_MAX_UNCOMPARED)
+
+
 @dataclass(frozen=True)
 class ErrorRates:
     """Each side's agent-error rate over its rows of the tasks both sides have, and the one-sided
@@ -161,7 +164,7 @@ class Coverage:
     message: str
     #: old-side tasks not compared for any reason (missing, masked on either side, an agent error)
     uncompared: int = 0
-    max_uncompared: Limit = Limit(DEFAULT_MAX_UNCOMPARED, percent=20.0)
+    max_uncompared: Limit = _BUDGET
     agent_errors: int = 0
     #: the sides' agent-error rates, when they were tested
     error_rates: Optional[ErrorRates] = None
@@ -182,7 +185,7 @@ def coverage(
     max_masked: Limit,
     unreported: Optional[tuple[int, int]] = None,
     *,
-    max_uncompared: Optional[Limit] = None,
+    max_uncompared: Limit = _BUDGET,
     error_rates: Optional[ErrorRates] = None,
 ) -> Coverage:
     """The evidence the gate has: old-side tasks it could not compare, against one budget
@@ -195,7 +198,6 @@ def coverage(
     comparison that compared nothing, whatever the limits.
     The message's first line names what broke a limit (or that none did); the next lines the rest.
     """
-    budget = max_uncompared if max_uncompared is not None else parse_limit(DEFAULT_MAX_UNCOMPARED)
     old = [t for t in result.tasks if t.old is not None]
     missing = sum(1 for t in old if t.new is None)
     masked = sum(1 for t in old if t.new is not None and t.new.masked)
@@ -205,7 +207,7 @@ def coverage(
         reasons["agent error" if t.category == "flipped_agent_error" else t.category] += 1
     why = ", ".join(f"{count} {name}" for name, count in reasons.items() if count)
     parts = [
-        _part(f"not compared{f' ({why})' if why else ''}", len(lost), len(old), budget),
+        _part(f"not compared{f' ({why})' if why else ''}", len(lost), len(old), max_uncompared),
         _part("missing from the new side", missing, len(old), max_missing),
         _part("masked on the new side", masked, len(old), max_masked),
     ]
@@ -232,7 +234,7 @@ def coverage(
         not over,
         message,
         uncompared=len(lost),
-        max_uncompared=budget,
+        max_uncompared=max_uncompared,
         agent_errors=reasons["agent error"],
         error_rates=error_rates,
         nothing_compared=nothing,

@@ -26,8 +26,6 @@ MESSAGE_CHARS = 600
 MESSAGE_LINES = 8
 #: flips a report carries a prompt excerpt for, at most (in task order: the ones its lists show)
 EXCERPT_CAP = 200
-#: the join keys whose labels say little about the task, so a report shows a prompt excerpt beside them
-CONTEXT_KEYS: tuple[str, ...] = (TASK_INDEX, PROMPT)
 
 _BLANKS = re.compile(r"\s+")
 
@@ -38,7 +36,7 @@ def _one_line(text: str) -> str:
 
 def wants_excerpt(key: str) -> bool:
     """A side keyed on this field names tasks by an index or a hash: a prompt excerpt helps."""
-    return key in CONTEXT_KEYS
+    return key in (TASK_INDEX, PROMPT)
 
 
 def prompt_excerpt(row: dict[str, Any], chars: int = EXCERPT_CHARS) -> Optional[str]:

@@ -69,10 +69,8 @@ def _verified(result: CompareResult, side: Side) -> Optional[bool]:
     shows a verifier ran, by the rule a flip's message shows evidence by: verifier logs, embedded
     output, or the row's own evidence (:func:`.row_evidence`); None when no row could be read."""
     seen = False
-    for task in result.tasks[:SAMPLE_TASKS]:
-        half = task.side(side)
-        if half is None or not half.facts:
-            continue
+    halves = [half for task in result.tasks[:SAMPLE_TASKS] if (half := task.side(side)) is not None and half.facts]
+    for half in sorted(halves, key=lambda half: half.facts[0].place):  # in file order: one pass
         try:
             row = half.read_row(half.facts[0])
         except (LookupError, OSError, ValueError):

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import NamedTuple, Optional, TypeVar
 
 from ..judging.companions import FIELDS
-from ..model import Category, Side
+from ..model import Category, Side, per_side
 from ..statistics.margin import left_out_text
 from ..statistics.paired import format_p
 from .summary import Summary, TaskSummary
@@ -224,14 +224,14 @@ def side_lines(summary: Summary) -> list[str]:
             line += f" ({files.shards(side)} shards, {plural(files.sidecars(side), 'sidecar')})"
         elif sidecar:
             line += f" (+ sidecar {os.path.basename(sidecar)})"
-        rows = summary.rows
-        line += (
-            f": {plural(summary.side_tasks(side), 'task')}, {plural(rows.total(side), 'row')} "
-            f"({rows.masked(side)} masked), key {summary.join.key(side)}"
+        join, rows = summary.join, summary.rows
+        total, masked, key, reason, prefix = per_side(
+            side,
+            (rows.old, rows.old_masked, join.old_key, join.old_key_reason, join.old_prefix_stripped),
+            (rows.new, rows.new_masked, join.new_key, join.new_key_reason, join.new_prefix_stripped),
         )
-        reason = summary.join.key_reason(side)
+        line += f": {plural(summary.side_tasks(side), 'task')}, {plural(total, 'row')} ({masked} masked), key {key}"
         line += f" ({reason})" if reason else ""
-        prefix = summary.join.prefix_stripped(side)
         line += f", prefix '{prefix}' stripped" if prefix else ""
         conditions = summary.conditions.side(side)
         lines.append(line + (f"; {conditions}" if conditions else ""))
