@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Optional
 
+from ..identity.item_names import listed
 from ..judging.classify import scored_rewards
 from ..model import CompareResult, TaskSide
 from .margin import FlipJudgement
@@ -36,7 +37,6 @@ noisy variance more often over- than under-states what the planned run will meet
 MAX_REPEATS = 1000
 """Beyond this many rollouts a task a side, the rollouts lever is not offered."""
 MAX_TASKS = 1_000_000
-RERUN_CAP = 10
 #: why the old side's tasks the gate could not compare are rerun (and the flips within noise)
 RERUN_WHY = {"missing": "missing on the new side", "masked": "masked", "flipped_agent_error": "agent error"}
 
@@ -74,9 +74,14 @@ def regression_power(tasks: int, variance: float, margin: float, *, repeats: int
     return _chance(tasks, se, margin)
 
 
-def _fewest(power_at: Callable[[int], float], low: int, high: int) -> int:
-    """The fewest n in [``low``, ``high``] whose power reaches POWER, ``high``'s does: power grows
-    with n, so a bisection finds the first."""
+def _fewest(power_at: Callable[[int], float], cap: int) -> Optional[int]:
+    """The fewest n up to ``cap`` whose power reaches POWER, None when ``cap``'s does not: power grows
+    with n, so doubling brackets the first and a bisection finds it."""
+    low, high = 1, 1
+    while power_at(high) < POWER:
+        if high >= cap:
+            return None
+        low, high = high + 1, min(2 * high, cap)
     while low < high:
         middle = (low + high) // 2
         if power_at(middle) >= POWER:
@@ -87,29 +92,15 @@ def _fewest(power_at: Callable[[int], float], low: int, high: int) -> int:
 
 
 def tasks_for_power(variance: float, margin: float, *, repeats: int = 1, width: float = 0.0) -> Optional[int]:
-    """The fewest tasks (at least 2) at ``repeats`` rollouts that reach POWER; None past MAX_TASKS."""
-
-    def power_at(tasks: int) -> float:
-        return tost_power(tasks, variance, margin, repeats=repeats, width=width)
-
-    low, high = 2, 2
-    while power_at(high) < POWER:
-        low, high = high, high * 2
-        if high > MAX_TASKS:
-            return None
-    return _fewest(power_at, low, high)
+    """The fewest tasks at ``repeats`` rollouts that reach POWER; None past MAX_TASKS."""
+    return _fewest(lambda tasks: tost_power(tasks, variance, margin, repeats=repeats, width=width), MAX_TASKS)
 
 
 def repeats_for_power(tasks: int, rollout_variance: float, margin: float, *, width: float = 0.0) -> Optional[int]:
-    """The fewest rollouts a task a side with which ``tasks`` tasks reach POWER; None when none up
-    to MAX_REPEATS does."""
-
-    def power_at(repeats: int) -> float:
-        return tost_power(tasks, rollout_variance, margin, repeats=repeats, width=width)
-
-    if tasks < 2 or power_at(MAX_REPEATS) < POWER:
-        return None
-    return _fewest(power_at, 1, MAX_REPEATS)
+    """The fewest rollouts a task a side with which ``tasks`` tasks reach POWER; None past MAX_REPEATS."""
+    return _fewest(
+        lambda repeats: tost_power(tasks, rollout_variance, margin, repeats=repeats, width=width), MAX_REPEATS
+    )
 
 
 def flip_repeats(tests: int, alpha: float) -> int:
@@ -198,9 +189,7 @@ class Plan:
                 f"{self.alpha:g}: those whose rows vary, and the flipped one)"
             )
         if self.rerun:
-            shown = ", ".join(f"{rerun.task} ({rerun.why})" for rerun in self.rerun[:RERUN_CAP])
-            more = f", ... and {len(self.rerun) - RERUN_CAP} more" if len(self.rerun) > RERUN_CAP else ""
-            lines.append(f"    rerun {len(self.rerun)} task(s): {shown}{more}")
+            lines.append(f"    rerun {len(self.rerun)} task(s): {listed([f'{r.task} ({r.why})' for r in self.rerun])}")
         return lines
 
     def _lever_line(self, name: str, lever: Optional[Lever], margin: float) -> str:
