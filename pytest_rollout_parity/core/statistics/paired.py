@@ -81,40 +81,32 @@ def left_out(result: CompareResult) -> LeftOut:
     the tasks with an old reward, each left-out task or row on the new side scored low or high."""
     compared = [t for t in result.tasks if t.category in COMPARED_CATEGORIES]
     rest = [t for t in result.tasks if t.category not in COMPARED_CATEGORIES]
-    pairs = [
-        (t.old, t.new)
-        for t in compared
-        if t.old is not None and t.new is not None and t.old.reward is not None and t.new.reward is not None
-    ]
-    whole = [(old.reward or 0.0, new.reward or 0.0) for old, new in pairs if not new.masked_rows]
-    partial = [(old, new) for old, new in pairs if new.masked_rows]
-    # the old rewards of the tasks left out on the new side only
-    left_new = [t.old.reward for t in rest if t.old is not None and not _out(t.old) and _out(t.new)]
-    olds_left = [reward for reward in left_new if reward is not None and math.isfinite(reward)]
-    seen = [r for t in compared for s in (t.old, t.new) if s is not None and (r := s.reward) is not None]
-    low = min([0.0, *seen, *olds_left])
-    high = max([1.0, *seen, *olds_left])
-    base = len(whole) + len(partial) + len(olds_left)
+    base: list[tuple[float, Optional[TaskSide]]] = []  # (old reward, new side; None: left out there)
+    for t in result.tasks:
+        old = t.old.reward if t.old is not None and t.old.masked is None else None
+        if old is None or not math.isfinite(old):
+            continue
+        if t.category in COMPARED_CATEGORIES and t.new is not None and t.new.reward is not None:
+            base.append((old, t.new))
+        elif t.category not in COMPARED_CATEGORIES and _out(t.new):
+            base.append((old, None))
+    seen = [r for old, new in base for r in (old, (new.reward or 0.0) if new else old)]
+    low, high = min([0.0, *seen]), max([1.0, *seen])
     delta_range: Optional[tuple[float, float]] = None
-    if olds_left or partial:
+    if any(new is None or new.masked_rows for _, new in base):
         # in units of a power of two (exact), so that no sum of finite rewards overflows
         e = scale_exponent([low, high])
 
         def bound(value: float) -> float:
-            scaled = math.ldexp(value, -e)
-            total = (
-                math.fsum(math.ldexp(new, -e) - math.ldexp(old, -e) for old, new in whole)
-                + math.fsum(scaled - math.ldexp(old, -e) for old in olds_left)
-                + math.fsum(_filled(new, scaled, e) - math.ldexp(old.reward or 0.0, -e) for old, new in partial)
-            )
-            return unscaled(total / base, e)
+            total = math.fsum(_filled(new, math.ldexp(value, -e), e) - math.ldexp(old, -e) for old, new in base)
+            return unscaled(total / len(base), e)
 
         delta_range = (bound(low), bound(high))
     return LeftOut(
         tasks=len(result.tasks),
         old=sum(1 for t in rest if _out(t.old)),
         new=sum(1 for t in rest if _out(t.new)),
-        range_tasks=base,
+        range_tasks=len(base),
         reward_range=(low, high),
         delta_range=delta_range,
         old_rows=sum(t.old.masked_rows for t in compared if t.old is not None),
@@ -122,11 +114,15 @@ def left_out(result: CompareResult) -> LeftOut:
     )
 
 
-def _filled(side: TaskSide, value: float, exponent: int) -> float:
-    """The side's mean, in units of 2**``exponent``, had each of its masked rows scored ``value`` (in those units)."""
-    scored = side.reward_rows
-    masked = len(side.facts) - scored
-    return (scored * math.ldexp(side.reward or 0.0, -exponent) + masked * value) / (scored + masked)
+def _filled(side: Optional[TaskSide], value: float, exponent: int) -> float:
+    """The side's mean, in units of 2**``exponent``, had each of its masked rows scored ``value`` (in
+    those units); ``value`` itself for a side left out."""
+    if side is None:
+        return value
+    mean = math.ldexp(side.reward or 0.0, -exponent)
+    if not side.masked_rows:
+        return mean
+    return (side.reward_rows * mean + (len(side.facts) - side.reward_rows) * value) / len(side.facts)
 
 
 @dataclass(frozen=True)
@@ -145,11 +141,6 @@ class PairedSection:
     tests: tuple[Optional[tuple[float, float]], ...]
     p_values: tuple[Optional[float], ...]
     left_out: LeftOut
-
-    @property
-    def tested(self) -> int:
-        """How many flipped tasks had enough repeats for a per-task p-value."""
-        return sum(1 for p in self.p_values if p is not None)
 
     def fdr(self, alpha: float) -> DiscreteFdr:
         """BH at ``alpha`` over the family's tests that can reach ``alpha``; indices are task indices."""
@@ -179,8 +170,6 @@ def task_noise_test(task: TaskComparison) -> Optional[tuple[float, float]]:
     """(p, smallest attainable p) of a compared task without an agent error, 2+ rows a side; else None.
     A verifier disagreement is not tested: no sampling noise explains it (docs/semantics.md)."""
     if task.category not in TESTED or task.old is None or task.new is None or task.disagreements:
-        return None
-    if len(task.old.facts) < 2 or len(task.new.facts) < 2:  # task_test's own rule, decided before the seed
         return None
     return task_test(scored_rewards(task.old.facts), scored_rewards(task.new.facts), seed=task_seed(task.task))
 

@@ -46,7 +46,7 @@ class PairedStats:
     ``absent`` says why.
 
     ``ci95`` is the two-sided 95% interval of ``delta``; ``lower_bound``/``upper_bound`` the
-    one-sided 95% bounds (:func:`one_sided_bounds`) an equivalence test compares with a margin;
+    one-sided 95% bounds (shape-corrected) an equivalence test compares with a margin;
     ``df`` is n - 1, or when clustered the Bell-McCaffrey degrees of freedom. Figures past the
     float range read as the largest float of their sign; the decisions are taken in scaled units.
     """
@@ -84,39 +84,29 @@ class McNemarTable:
     both_fail: int
 
 
-def shape(values: Sequence[float], mean: float) -> tuple[float, float]:
-    """(adjusted skewness G1 (0 below 3 values), excess kurtosis) of ``values`` about ``mean``, as
-    docs/statistics.md "No pass on zero spread" defines them; (0, 0) when nothing varies."""
+def moments(values: Sequence[float]) -> tuple[float, float, float, float]:
+    """(mean, variance, adjusted skewness G1 (0 below 3 values), excess kurtosis) of ``values``, the
+    variance over n - 1 and the shape as docs/statistics.md "No pass on zero spread" defines it;
+    variance and shape 0 when nothing varies."""
     n = len(values)
+    mean = math.fsum(values) / n
     deviations = [v - mean for v in values]
-    e = scale_exponent(deviations)  # neither has a unit: in units of the largest deviation, nothing underflows
+    e = scale_exponent(deviations)  # in units of the largest deviation, no power of one underflows
     deviations = [math.ldexp(d, -e) for d in deviations]
     m2 = math.fsum(d * d for d in deviations) / n
     if m2 <= 0.0:
-        return 0.0, 0.0
+        return mean, 0.0, 0.0, 0.0
     m3 = math.fsum(d * d * d for d in deviations) / n
     m4 = math.fsum((d * d) ** 2 for d in deviations) / n
     g1 = m3 / (m2 * math.sqrt(m2))
-    return (g1 * math.sqrt(n * (n - 1)) / (n - 2) if n > 2 else 0.0), m4 / (m2 * m2) - 3.0
+    skew = g1 * math.sqrt(n * (n - 1)) / (n - 2) if n > 2 else 0.0
+    return mean, math.ldexp(m2 * n / (n - 1), 2 * e), skew, m4 / (m2 * m2) - 3.0
 
 
 def heavy_tail_df(df: float, kurtosis: float, n: int) -> float:
     """Fewer degrees of freedom for heavy tails: Satterthwaite's moment match of the variance's
     spread, from the excess ``kurtosis`` of ``n`` values (none for light tails)."""
     return 2.0 / (2.0 / df + max(kurtosis, 0.0) / n)
-
-
-def one_sided_bounds(
-    delta: float, se: float, df: float, n: int, skew: float = 0.0, kurtosis: float = 0.0
-) -> tuple[float, float]:
-    """The one-sided ``1 - LEVEL`` bounds of a mean of ``n`` values, corrected for their shape:
-    fewer degrees of freedom for heavy tails (Satterthwaite's moment match) and Hall's (1992)
-    skewness correction of each quantile. Skewed d puts a small mean with a small spread, where
-    the plain bounds pass too often (docs/statistics.md, "No pass on zero spread")."""
-    t = t_ppf(1 - LEVEL, heavy_tail_df(df, kurtosis, n))
-    shift = skew * (2 * t * t + 1) / (6 * math.sqrt(n))
-    shift = min(max(shift, -t / 2), t / 2)  # a few values can make the term exceed t itself
-    return delta - (t - shift) * se, delta + (t + shift) * se
 
 
 def paired_stats(
@@ -147,19 +137,22 @@ def paired_stats(
         return PairedStats(1, absent="1 compared task: at least 2 are needed for a spread")
     e = scale_exponent([*olds, *news, *span])
     diffs = [math.ldexp(new, -e) - math.ldexp(old, -e) for old, new in pairs]
-    delta = math.fsum(diffs) / n
-    skew = kurtosis = 0.0
-    if clusters is not None and len(set(clusters)) >= 2:
+    delta, variance, skew, kurtosis = moments(diffs)
+    if clusters is not None and len(set(clusters)) >= 2:  # the shape corrections are for one sample
         fit = cr2_mean(diffs, clusters)
-        se, df, label, groups = fit.se, fit.df, "taskset", fit.groups
+        se, df, label, groups, skew, kurtosis = fit.se, fit.df, "taskset", fit.groups, 0.0, 0.0
     else:
-        sd = math.sqrt(math.fsum((d - delta) ** 2 for d in diffs) / (n - 1))
-        se, df, label, groups = sd / math.sqrt(n), float(n - 1), None, None
-        skew, kurtosis = shape(diffs, delta)
+        se, df, label, groups = math.sqrt(variance / n), float(n - 1), None, None
     resolution = (math.ldexp(span[1], -e) - math.ldexp(span[0], -e)) / (rows if rows is not None else n)
     se = max(se, resolution)
     half_two_sided = t_ppf(0.975, df) * se
-    low, high = one_sided_bounds(delta, se, df, n, skew, kurtosis)
+    # the one-sided 1 - LEVEL bounds, corrected for the shape of d: fewer degrees of freedom for heavy
+    # tails (Satterthwaite's moment match) and Hall's (1992) skewness correction of each quantile.
+    # Skewed d puts a small mean with a small spread, where the plain bounds pass too often.
+    t = t_ppf(1 - LEVEL, heavy_tail_df(df, kurtosis, n))
+    shift = skew * (2 * t * t + 1) / (6 * math.sqrt(n))
+    shift = min(max(shift, -t / 2), t / 2)  # a few values can make the term exceed t itself
+    low, high = delta - (t - shift) * se, delta + (t + shift) * se
     return PairedStats(
         n=n,
         old_mean=unscaled(math.fsum(math.ldexp(old, -e) for old in olds) / n, e),

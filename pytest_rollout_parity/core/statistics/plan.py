@@ -26,7 +26,7 @@ from ..judging.classify import scored_rewards
 from ..model import CompareResult, TaskSide
 from .margin import FlipJudgement
 from .paired import COMPARED_CATEGORIES, fisher_test, reward_range
-from .paired_tests import LEVEL, heavy_tail_df, scale_exponent, shape, unscaled
+from .paired_tests import LEVEL, heavy_tail_df, moments, scale_exponent, unscaled
 from .t_dist import t_cdf, t_ppf
 
 POWER = 0.8
@@ -224,19 +224,16 @@ def rollout_variance(
     the plan and the gate then agree on what is missing, more rows.
     """
 
-    def scaled(values: Sequence[float]) -> list[float]:
-        return [math.ldexp(value, -exponent) for value in values]
-
     within = []
     for old_side, new_side in compared:
-        old, new = scaled(scored_rewards(old_side.facts)), scaled(scored_rewards(new_side.facts))
+        old, new = ([math.ldexp(r, -exponent) for r in scored_rewards(side.facts)] for side in (old_side, new_side))
         if len(old) >= 2 and len(new) >= 2:
-            within.append(_variance(old) + _variance(new))
+            within.append(moments(old)[1] + moments(new)[1])
     if within and any(value > 0 for value in within):
         observed = math.fsum(within) / len(within)
         # the mean of the tasks' variances is known to 2 mean^2 / Var(mean) degrees of freedom
         # (Satterthwaite): few tasks, or a few noisy tasks among stable ones, leave it loose
-        spread = _variance(within) / len(within)
+        spread = moments(within)[1] / len(within)
         df = 2 * observed * observed / spread if spread > 0 else float(len(within) - 1)
         return observed * upper_factor(min(df, len(within) * (repeats - 1) * 2.0)), (
             f"the within-task variances of {len(within)} repeated task(s), at their 80% upper confidence limit"
@@ -244,11 +241,10 @@ def rollout_variance(
     diffs = [
         math.ldexp(new.reward or 0.0, -exponent) - math.ldexp(old.reward or 0.0, -exponent) for old, new in compared
     ]
-    if len(diffs) >= 2 and _variance(diffs) > 0:
-        n = len(diffs)
-        kurtosis = shape(diffs, math.fsum(diffs) / n)[1]
-        df = heavy_tail_df(n - 1, kurtosis, n)  # as the gate's own bounds take heavy tails
-        return _variance(diffs) * repeats * upper_factor(df), (
+    _, variance, _, kurtosis = moments(diffs) if diffs else (0.0, 0.0, 0.0, 0.0)
+    if variance > 0:
+        df = heavy_tail_df(len(diffs) - 1, kurtosis, len(diffs))  # as the gate's own bounds take heavy tails
+        return variance * repeats * upper_factor(df), (
             f"the differences of {len(diffs)} task means, at their 80% upper confidence limit"
         )
     width = math.ldexp(span[1], -exponent) - math.ldexp(span[0], -exponent)
@@ -270,10 +266,6 @@ def upper_factor(df: float) -> float:
     z = NormalDist().inv_cdf(1 - UPPER_CONFIDENCE)
     step = 2.0 / (9.0 * df)
     return 1.0 / (1.0 - step + z * math.sqrt(step)) ** 3
-
-
-def _variance(values: Sequence[float]) -> float:
-    return statistics.variance(values) if len(values) > 1 else 0.0
 
 
 def plan(
