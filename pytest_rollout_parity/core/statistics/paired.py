@@ -205,8 +205,7 @@ def noise_text(task: TaskComparison, p: float) -> str:
     """`p = 0.008, 5/5 vs 0/5` (binary rows: passes per side) or `p = 0.03, means 0.82 vs 0.41`."""
     old = scored_rewards(task.old.facts) if task.old else []
     new = scored_rewards(task.new.facts) if task.new else []
-    binary = all(r in (0.0, 1.0) for r in (*old, *new))
-    if binary:
+    if all(r in (0.0, 1.0) for r in (*old, *new)):  # binary rows: passes per side
         return f"p = {format_p(p)}, {old.count(1.0)}/{len(old)} vs {new.count(1.0)}/{len(new)}"
     return f"p = {format_p(p)}, means {mean_reward(old):.4g} vs {mean_reward(new):.4g}"
 
@@ -263,19 +262,13 @@ def permutation_test(
     pooled = [*xs, *(math.ldexp(y, -exponent) for y in ys)]
     total = math.fsum(pooled)
     threshold = _mean_gap(math.fsum(xs), k, total, rest) - PERMUTATION_TOLERANCE
-    n = k + rest
-    splits = math.comb(n, k)
+    splits = math.comb(k + rest, k)
     if splits <= exact_limit:
         gaps = [_mean_gap(math.fsum(chosen), k, total, rest) for chosen in itertools.combinations(pooled, k)]
         widest = max(gaps) - PERMUTATION_TOLERANCE
         return (sum(1 for gap in gaps if gap >= threshold) / splits, sum(1 for gap in gaps if gap >= widest) / splits)
     rng = random.Random(seed)
-    indices = range(n)
-    hits = 0
-    for _ in range(draws):
-        chosen_sum = math.fsum(pooled[i] for i in rng.sample(indices, k))
-        if _mean_gap(chosen_sum, k, total, rest) >= threshold:
-            hits += 1
+    hits = sum(1 for _ in range(draws) if _mean_gap(math.fsum(rng.sample(pooled, k)), k, total, rest) >= threshold)
     return (hits + 1) / (draws + 1), 1 / (draws + 1)
 
 
@@ -289,9 +282,6 @@ def task_test(
     """
     if len(old_rewards) < 2 or len(new_rewards) < 2:
         return None
-    rows = [*old_rewards, *new_rewards]
-    if all(r in (0.0, 1.0) for r in rows):
-        old_pass = sum(1 for r in old_rewards if r == 1.0)
-        new_pass = sum(1 for r in new_rewards if r == 1.0)
-        return fisher_test(old_pass, len(old_rewards), new_pass, len(new_rewards))
+    if all(r in (0.0, 1.0) for r in (*old_rewards, *new_rewards)):
+        return fisher_test(old_rewards.count(1.0), len(old_rewards), new_rewards.count(1.0), len(new_rewards))
     return permutation_test(old_rewards, new_rewards, seed=seed)

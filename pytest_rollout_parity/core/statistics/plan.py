@@ -41,25 +41,11 @@ MAX_TASKS = 1_000_000
 RERUN_WHY = {"missing": "missing on the new side", "masked": "masked", "flipped_agent_error": "agent error"}
 
 
-def _chance(tasks: int, se: float, margin: float) -> float:
-    """``F(M / s - t)``: the chance that a one-sided 95% bound of the mean of ``tasks`` differences,
-    with standard error ``se``, stays on the near side of a line ``margin`` from the true difference
-    (F: the t distribution with T - 1 degrees of freedom, t its 95% quantile)."""
-    if se <= 0:
-        return 1.0
-    df = tasks - 1
-    return t_cdf(margin / se - t_ppf(1 - LEVEL, df), df)
-
-
 def tost_power(tasks: int, variance: float, margin: float, *, repeats: int = 1, width: float = 0.0) -> float:
     """The probability that both one-sided 95% bounds of the mean of ``tasks`` differences,
     each a mean over ``repeats`` rollouts of one rollout's ``variance`` (true mean 0), lie within
-    ±``margin``: ``2 F(M / s - t) - 1`` with s the standard error, floored at the gate's
-    resolution ``width / (T r)``."""
-    if tasks < 2:
-        return 0.0
-    se = max(math.sqrt(variance / (tasks * repeats)), width / (tasks * repeats))
-    return max(0.0, 2 * _chance(tasks, se, margin) - 1)
+    ±``margin``: ``2 F(M / s - t) - 1`` (:func:`_chance`)."""
+    return max(0.0, 2 * _chance(tasks, variance / repeats, margin, width / repeats) - 1)
 
 
 def regression_power(tasks: int, variance: float, margin: float, *, repeats: int = 1, width: float = 0.0) -> float:
@@ -67,11 +53,21 @@ def regression_power(tasks: int, variance: float, margin: float, *, repeats: int
     true difference is -2 ``margin``, however the regression falls on the tasks (none improving):
     ``F(M / s - t)`` with each task's true difference adding at most 2M width - 4M^2 to its variance
     (the largest spread of differences in [-width, 0] whose mean is -2M)."""
+    spread = max(2 * margin * width - 4 * margin * margin, 0.0)
+    return _chance(tasks, variance / repeats + spread, margin, width / repeats)
+
+
+def _chance(tasks: int, variance: float, margin: float, step: float) -> float:
+    """``F(M / s - t)``: the chance that a one-sided 95% bound of the mean of ``tasks`` differences of
+    ``variance`` stays on the near side of a line ``margin`` from the true difference (F: the t
+    distribution with T - 1 degrees of freedom, t its 95% quantile; s the standard error, floored at
+    the gate's resolution ``step / T``, a task's step being width / r)."""
     if tasks < 2:
         return 0.0
-    spread = max(2 * margin * width - 4 * margin * margin, 0.0)
-    se = max(math.sqrt((variance / repeats + spread) / tasks), width / (tasks * repeats))
-    return _chance(tasks, se, margin)
+    se = max(math.sqrt(variance / tasks), step / tasks)
+    if se <= 0:
+        return 1.0
+    return t_cdf(margin / se - t_ppf(1 - LEVEL, tasks - 1), tasks - 1)
 
 
 def _fewest(power_at: Callable[[int], float], cap: int) -> Optional[int]:
@@ -213,9 +209,10 @@ class Plan:
 
 
 def rollout_variance(
-    compared: Sequence[tuple[TaskSide, TaskSide]], repeats: int, span: tuple[float, float], exponent: int
+    compared: Sequence[tuple[TaskSide, TaskSide]], repeats: int, width: float, exponent: int
 ) -> tuple[float, str]:
-    """The variance of one rollout's difference (new - old), in units of 2**``exponent``, and where it comes from.
+    """The variance of one rollout's difference (new - old), and where it comes from; ``width`` (the
+    rewards' range) and the result in units of 2**``exponent``.
 
     From the tasks' repeats when some task has 2+ scored rows a side (the mean over those tasks of
     the old and the new within-task variances summed); else from the differences of the tasks'
@@ -230,11 +227,10 @@ def rollout_variance(
         if len(old) >= 2 and len(new) >= 2:
             within.append(moments(old)[1] + moments(new)[1])
     if within and any(value > 0 for value in within):
-        observed = math.fsum(within) / len(within)
+        observed, spread = moments(within)[:2]
         # the mean of the tasks' variances is known to 2 mean^2 / Var(mean) degrees of freedom
         # (Satterthwaite): few tasks, or a few noisy tasks among stable ones, leave it loose
-        spread = moments(within)[1] / len(within)
-        df = 2 * observed * observed / spread if spread > 0 else float(len(within) - 1)
+        df = 2 * observed * observed * len(within) / spread if spread > 0 else float(len(within) - 1)
         return observed * upper_factor(min(df, len(within) * (repeats - 1) * 2.0)), (
             f"the within-task variances of {len(within)} repeated task(s), at their 80% upper confidence limit"
         )
@@ -247,7 +243,6 @@ def rollout_variance(
         return variance * repeats * upper_factor(df), (
             f"the differences of {len(diffs)} task means, at their 80% upper confidence limit"
         )
-    width = math.ldexp(span[1], -exponent) - math.ldexp(span[0], -exponent)
     pairs = max(1, len(compared) * repeats)
     # no discordant row pair among N: at the 80% upper confidence limit their rate is -ln(0.2) / N
     # (about 1.6 / N, the rule of three at 80%); one pair, width^2 / N, is the gate's own floor
@@ -287,8 +282,8 @@ def plan(
     repeats = max(1, int(statistics.median(rows))) if rows else 1
     span = reward_range(result)
     exponent = scale_exponent(span)
-    variance, source = rollout_variance(compared, repeats, span, exponent)
     width = math.ldexp(span[1], -exponent) - math.ldexp(span[0], -exponent)
+    variance, source = rollout_variance(compared, repeats, width, exponent)
     by_rollouts = by_tasks = None
     if margin is not None and decided is None:
         scaled_margin = math.ldexp(margin, -exponent)
