@@ -81,25 +81,31 @@ def left_out(result: CompareResult) -> LeftOut:
     the tasks with an old reward, each left-out task or row on the new side scored low or high."""
     compared = [t for t in result.tasks if t.category in COMPARED_CATEGORIES]
     rest = [t for t in result.tasks if t.category not in COMPARED_CATEGORIES]
-    base: list[tuple[float, Optional[TaskSide]]] = []  # (old reward, new side; None: left out there)
+    # (old reward, new mean, the share of the new rows left out: all of them for a task left out there)
+    base: list[tuple[float, float, float]] = []
     for t in result.tasks:
         old = t.old.reward if t.old is not None and t.old.masked is None else None
         if old is None or not math.isfinite(old):
             continue
-        if t.category in COMPARED_CATEGORIES and t.new is not None and t.new.reward is not None:
-            base.append((old, t.new))
-        elif t.category not in COMPARED_CATEGORIES and _out(t.new):
-            base.append((old, None))
-    seen = [r for old, new in base for r in (old, (new.reward or 0.0) if new else old)]
+        new = t.new
+        if t.category in COMPARED_CATEGORIES and new is not None and new.reward is not None:
+            left = len(new.facts) - new.reward_rows if new.masked_rows else 0
+            base.append((old, new.reward, left / len(new.facts)))
+        elif t.category not in COMPARED_CATEGORIES and _out(new):
+            base.append((old, 0.0, 1.0))
+    seen = [r for old, new, _ in base for r in (old, new)]
     low, high = min([0.0, *seen]), max([1.0, *seen])
     delta_range: Optional[tuple[float, float]] = None
-    if any(new is None or new.masked_rows for _, new in base):
+    if any(share for _, _, share in base):
         # in units of a power of two (exact), so that no sum of finite rewards overflows
         e = scale_exponent([low, high])
 
         def bound(value: float) -> float:
-            total = math.fsum(_filled(new, math.ldexp(value, -e), e) - math.ldexp(old, -e) for old, new in base)
-            return unscaled(total / len(base), e)
+            scaled = math.ldexp(value, -e)
+            filled = (
+                (1 - share) * math.ldexp(new, -e) + share * scaled - math.ldexp(old, -e) for old, new, share in base
+            )
+            return unscaled(math.fsum(filled) / len(base), e)
 
         delta_range = (bound(low), bound(high))
     return LeftOut(
@@ -112,17 +118,6 @@ def left_out(result: CompareResult) -> LeftOut:
         old_rows=sum(t.old.masked_rows for t in compared if t.old is not None),
         new_rows=sum(t.new.masked_rows for t in compared if t.new is not None),
     )
-
-
-def _filled(side: Optional[TaskSide], value: float, exponent: int) -> float:
-    """The side's mean, in units of 2**``exponent``, had each of its masked rows scored ``value`` (in
-    those units); ``value`` itself for a side left out."""
-    if side is None:
-        return value
-    mean = math.ldexp(side.reward or 0.0, -exponent)
-    if not side.masked_rows:
-        return mean
-    return (side.reward_rows * mean + (len(side.facts) - side.reward_rows) * value) / len(side.facts)
 
 
 @dataclass(frozen=True)

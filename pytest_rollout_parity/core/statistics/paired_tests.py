@@ -237,23 +237,6 @@ class ClusterFit:
     rho: float
 
 
-def _intraclass(groups: Sequence[Sequence[float]], n: int) -> float:
-    """The one-way ANOVA estimate (MSB - MSW) / (MSB + (n0 - 1) MSW) of the residuals' within-group
-    correlation, kept in [0, 1); 0 when no group has two members."""
-    g = len(groups)
-    within_df = n - g
-    if within_df <= 0:
-        return 0.0
-    means = [math.fsum(group) / len(group) for group in groups]
-    within = math.fsum((x - m) ** 2 for group, m in zip(groups, means) for x in group) / within_df
-    between = math.fsum(len(group) * m * m for group, m in zip(groups, means)) / (g - 1)
-    n0 = (n - math.fsum(len(group) ** 2 for group in groups) / n) / (g - 1)
-    denominator = between + (n0 - 1.0) * within
-    if denominator <= 0.0:
-        return 0.0
-    return min(max((between - within) / denominator, 0.0), MAX_INTRACLASS)
-
-
 def cr2_mean(values: Sequence[float], labels: Sequence[str]) -> ClusterFit:
     """CR2 (bias-reduced) standard error and Bell-McCaffrey degrees of freedom of ``mean(values)``
     clustered by ``labels`` (at least two distinct, else a ``ValueError``).
@@ -275,14 +258,22 @@ def cr2_mean(values: Sequence[float], labels: Sequence[str]) -> ClusterFit:
     n = len(values)
     mean = math.fsum(values) / n
     groups = [[value - mean for value in group] for group in by_label.values()]
-    rho = _intraclass(groups, n)
+    # rho: the one-way ANOVA estimate (MSB - MSW) / (MSB + (n0 - 1) MSW) of the residuals'
+    # within-group correlation, kept in [0, 1); 0 when no group has two members
+    rho, size = 0.0, len(groups)
+    if n > size:
+        means = [math.fsum(group) / len(group) for group in groups]
+        within = math.fsum((x - m) ** 2 for group, m in zip(groups, means) for x in group) / (n - size)
+        between = math.fsum(len(group) * m * m for group, m in zip(groups, means)) / (size - 1)
+        n0 = (n - math.fsum(len(group) ** 2 for group in groups) / n) / (size - 1)
+        denominator = between + (n0 - 1.0) * within
+        rho = min(max((between - within) / denominator, 0.0), MAX_INTRACLASS) if denominator > 0.0 else 0.0
     shares = [len(group) / n for group in groups]
     phi = [len(group) * (1.0 - rho) + rho * len(group) ** 2 for group in groups]
     phi_total = math.fsum(phi)
     # kappa_g^2 = phi_g / E[S_g^2]: each group's residual sum scaled to its working-model variance
     kappa = [math.sqrt(f / (f * (1.0 - 2.0 * p) + p * p * phi_total)) for f, p in zip(phi, shares)]
     variance = math.fsum((k * math.fsum(group)) ** 2 for k, group in zip(kappa, groups))
-    size = len(groups)
 
     def q(g: int, h: int) -> float:
         """Q_gh times n^2 (docs/statistics.md)."""

@@ -89,12 +89,22 @@ def t_cdf(t: float, df: float) -> float:
     return 1.0 - _lower_tail(-t, df)
 
 
-def _lower_quantile(q: float, df: float) -> float:
-    """The ``t <= 0`` with ``P(T <= t) = q`` for ``0 < q < 0.5``, by Newton's steps from the normal
-    quantile. The CDF is convex below 0 and the normal quantile lies between the root and 0 (t's
-    quantiles are the wider), so each step stays on that side and nears the root: no bracket is
-    needed. Convergence is quadratic near the root, so a step of 1e-10 leaves far less than the
-    CDF's own rounding."""
+def t_ppf(p: float, df: float) -> float:
+    """The ``p`` quantile of Student's t with ``df`` degrees of freedom.
+
+    ``p`` 0 and 1 give minus and plus infinity; any other ``p`` outside (0, 1) is a ``ValueError``.
+    The lower-tail quantile (q = min(p, 1 - p), 1 - p being exact for p >= 0.5) is found by Newton's
+    steps from the normal quantile. The CDF is convex below 0 and the normal quantile lies between
+    the root and 0 (t's quantiles are the wider), so each step stays on that side and nears the
+    root: no bracket is needed. Convergence is quadratic near the root, so a step of 1e-10 leaves
+    far less than the CDF's own rounding.
+    """
+    _check_df(df)
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"probability must lie in [0, 1], got {p!r}")
+    if p in (0.0, 1.0):
+        return math.copysign(math.inf, p - 0.5)
+    q = min(p, 1.0 - p)
     log_norm = _log_half_ratio(df / 2.0) - 0.5 * math.log(df * math.pi)  # of the density
     t = NormalDist().inv_cdf(q)
     for _ in range(100):
@@ -102,23 +112,4 @@ def _lower_quantile(q: float, df: float) -> float:
         t -= step
         if abs(step) <= 1e-10 * abs(t):
             break
-    return t
-
-
-def t_ppf(p: float, df: float) -> float:
-    """The ``p`` quantile of Student's t with ``df`` degrees of freedom.
-
-    ``p`` 0 and 1 give minus and plus infinity; any other ``p`` outside (0, 1) is a ``ValueError``.
-    """
-    _check_df(df)
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"probability must lie in [0, 1], got {p!r}")
-    if p == 0.0:
-        return -math.inf
-    if p == 1.0:
-        return math.inf
-    if p == 0.5:
-        return 0.0
-    if p < 0.5:
-        return _lower_quantile(p, df)
-    return -_lower_quantile(1.0 - p, df)  # 1 - p is exact for p >= 0.5
+    return t if p < 0.5 else -t
