@@ -150,11 +150,6 @@ def reward_range(result: CompareResult) -> tuple[float, float]:
     return min([0.0, *rewards]), max([1.0, *rewards])
 
 
-def task_seed(label: str) -> int:
-    """A seed for the task's Monte Carlo draws, stable across runs, processes and machines."""
-    return int(label_hash(label), 16)
-
-
 def task_noise(task: TaskComparison) -> Optional[float]:
     """The per-task p-value of a flipped task with at least 2 rows a side, else None."""
     test = task_noise_test(task) if task.category == "flipped" else None
@@ -166,7 +161,8 @@ def task_noise_test(task: TaskComparison) -> Optional[tuple[float, float]]:
     A verifier disagreement is not tested: no sampling noise explains it (docs/semantics.md)."""
     if task.category not in TESTED or task.old is None or task.new is None or task.disagreements:
         return None
-    return task_test(scored_rewards(task.old.facts), scored_rewards(task.new.facts), seed=task_seed(task.task))
+    seed = int(label_hash(task.task), 16)  # for its Monte Carlo draws: stable across runs, processes and machines
+    return task_test(scored_rewards(task.old.facts), scored_rewards(task.new.facts), seed=seed)
 
 
 def paired_section(result: CompareResult) -> PairedSection:

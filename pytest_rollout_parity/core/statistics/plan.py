@@ -1,15 +1,10 @@
 """What to run next: the repeats and tasks that would decide a run the gate cannot decide.
 
-Computed from the data at hand; the method, its formulas and its references are in
-docs/statistics.md, "Planning the next run":
-
-- **Equivalence at 80% power, two levers:** the fewest rollouts r over the T compared tasks, and
-  the fewest tasks T' from the same input dataset at the current rollouts, each with the power it
-  promises (:func:`tost_power`, from one rollout's variance: :func:`rollout_variance`) and its
-  power to fail a regression a margin beyond the margin (:func:`regression_power`).
-- **A run that already fails** is not planned: the plan says what decided it.
-- **A single flip:** the fewest repeats that tell a 1.0 -> 0.0 flip from noise (:func:`flip_repeats`).
-- **Which tasks to rerun:** the old side's tasks the gate could not compare, and the flips within noise.
+Computed from the data at hand; docs/statistics.md, "Planning the next run", gives the method, its
+formulas and its references: equivalence at 80% power by either lever (more rollouts over the
+compared tasks, or more tasks from the same input dataset), each with its power to fail a regression
+a margin beyond the margin; no equivalence plan for a run that already fails; the repeats that tell
+a single flip from noise; and the tasks to rerun (the old side's not compared, the flips within noise).
 """
 
 from __future__ import annotations
