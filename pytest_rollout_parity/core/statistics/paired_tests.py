@@ -175,10 +175,7 @@ def sign_test(diffs: Sequence[float]) -> SignTest:
     better = sum(1 for d in diffs if d > CHANGE_TOLERANCE)
     worse = sum(1 for d in diffs if d < -CHANGE_TOLERANCE)
     n = better + worse
-    term, tail = 1, 1  # C(n, 0)
-    for i in range(min(better, worse)):
-        term = term * (n - i) // (i + 1)
-        tail += term
+    tail = sum(math.comb(n, i) for i in range(min(better, worse) + 1))
     return SignTest(better, worse, min(1.0, tail / (1 << (n - 1))) if n else 1.0)
 
 

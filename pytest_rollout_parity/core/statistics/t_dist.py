@@ -82,8 +82,6 @@ def t_cdf(t: float, df: float) -> float:
     _check_df(df)
     if math.isnan(t):
         raise ValueError("t must not be NaN")
-    if math.isinf(t):
-        return 0.0 if t < 0 else 1.0
     if t <= 0.0:
         return _lower_tail(t, df)
     return 1.0 - _lower_tail(-t, df)
