@@ -34,17 +34,11 @@ from .paired_tests import (
 )
 
 COMPARED_CATEGORIES = ("identical", "flipped", "flipped_agent_error")
-TESTED = ("identical", "flipped")
-"""The categories whose tasks get a per-task test (with 2+ rows a side): compared, no agent error."""
 NO_TASKSET = "(no taskset)"
 FISHER_RELATIVE_TOLERANCE = 1e-7
 """Tables within this relative distance of the observed probability count as at most as likely."""
-
 PERMUTATION_TOLERANCE = 1e-12
 """A split's |difference of means| within this of the observed one counts as at least as large."""
-
-EXACT_LIMIT = 100_000
-MONTE_CARLO_DRAWS = 10_000
 
 
 @dataclass(frozen=True)
@@ -159,7 +153,7 @@ def task_noise(task: TaskComparison) -> Optional[float]:
 def task_noise_test(task: TaskComparison) -> Optional[tuple[float, float]]:
     """(p, smallest attainable p) of a compared task without an agent error, 2+ rows a side; else None.
     A verifier disagreement is not tested: no sampling noise explains it (docs/semantics.md)."""
-    if task.category not in TESTED or task.old is None or task.new is None or task.disagreements:
+    if task.category not in ("identical", "flipped") or task.old is None or task.new is None or task.disagreements:
         return None
     seed = int(label_hash(task.task), 16)  # for its Monte Carlo draws: stable across runs, processes and machines
     return task_test(scored_rewards(task.old.facts), scored_rewards(task.new.facts), seed=seed)
@@ -231,8 +225,8 @@ def permutation_test(
     ys: Sequence[float],
     *,
     seed: int = 0,
-    exact_limit: int = EXACT_LIMIT,
-    draws: int = MONTE_CARLO_DRAWS,
+    exact_limit: int = 100_000,
+    draws: int = 10_000,
 ) -> tuple[float, float]:
     """The two-sided permutation p-value of mean(xs) - mean(ys) over the pooled rows, and the
     smallest value it can take for these rows (that of the split with the largest gap).

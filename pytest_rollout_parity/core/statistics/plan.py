@@ -65,7 +65,7 @@ def _chance(tasks: int, variance: float, margin: float, step: float) -> float:
     return t_cdf(margin / se - t_ppf(1 - LEVEL, tasks - 1), tasks - 1)
 
 
-def _fewest(power_at: Callable[[int], float], cap: int) -> Optional[int]:
+def fewest(power_at: Callable[[int], float], cap: int) -> Optional[int]:
     """The fewest n up to ``cap`` whose power reaches POWER, None when ``cap``'s does not: power grows
     with n, so doubling brackets the first and a bisection finds it."""
     low, high = 1, 1
@@ -80,18 +80,6 @@ def _fewest(power_at: Callable[[int], float], cap: int) -> Optional[int]:
         else:
             low = middle + 1
     return high
-
-
-def tasks_for_power(variance: float, margin: float, *, repeats: int = 1, width: float = 0.0) -> Optional[int]:
-    """The fewest tasks at ``repeats`` rollouts that reach POWER; None past MAX_TASKS."""
-    return _fewest(lambda tasks: tost_power(tasks, variance, margin, repeats=repeats, width=width), MAX_TASKS)
-
-
-def repeats_for_power(tasks: int, rollout_variance: float, margin: float, *, width: float = 0.0) -> Optional[int]:
-    """The fewest rollouts a task a side with which ``tasks`` tasks reach POWER; None past MAX_REPEATS."""
-    return _fewest(
-        lambda repeats: tost_power(tasks, rollout_variance, margin, repeats=repeats, width=width), MAX_REPEATS
-    )
 
 
 def flip_repeats(tests: int, alpha: float) -> int:
@@ -206,16 +194,12 @@ class Plan:
 def rollout_variance(
     compared: Sequence[tuple[TaskSide, TaskSide]], repeats: int, width: float, exponent: int
 ) -> tuple[float, str]:
-    """The variance of one rollout's difference (new - old), and where it comes from; ``width`` (the
-    rewards' range) and the result in units of 2**``exponent``.
-
-    From the tasks' repeats when some task has 2+ scored rows a side (the mean over those tasks of
-    the old and the new within-task variances summed); else from the differences of the tasks'
-    means, times the rollouts they are over; when neither varies, as though one of the N row pairs
-    had differed by the rewards' range (width^2 / N, the resolution floor the gate's interval uses):
-    the plan and the gate then agree on what is missing, more rows.
+    """The variance of one rollout's difference (new - old), and where it comes from: the tasks'
+    within-task variances (old plus new) when some task has 2+ scored rows a side; else the variance
+    of the differences of the tasks' means times the rollouts they are over; else as though one of
+    the N row pairs had differed by the rewards' ``width`` (width^2 / N, the gate's own floor: plan
+    and gate agree on what is missing, more rows). ``width`` and the result in units of 2**``exponent``.
     """
-
     within = []
     for old_side, new_side in compared:
         old, new = ([math.ldexp(r, -exponent) for r in scored_rewards(side.facts)] for side in (old_side, new_side))
@@ -295,9 +279,11 @@ def plan(
             )
 
         # more of either, never less than the run has
-        needed = repeats_for_power(len(compared), variance, scaled_margin, width=width)
+        needed = fewest(
+            lambda r: tost_power(len(compared), variance, scaled_margin, repeats=r, width=width), MAX_REPEATS
+        )
         by_rollouts = lever(len(compared), None if needed is None else max(needed, repeats))
-        needed = tasks_for_power(variance, scaled_margin, repeats=repeats, width=width)
+        needed = fewest(lambda n: tost_power(n, variance, scaled_margin, repeats=repeats, width=width), MAX_TASKS)
         by_tasks = lever(None if needed is None else max(needed, len(compared)), repeats)
     judged = judgements if judgements is not None else [None] * len(result.tasks)
     rerun = tuple(
