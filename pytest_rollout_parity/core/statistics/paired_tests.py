@@ -120,8 +120,7 @@ def paired_stats(
 
     ``clusters`` gives each task's taskset; over two or more the standard error is clustered
     (:func:`cr2_mean`), else sd(d)/sqrt(n). Either is at least (span width) / ``rows``, the step
-    one rollout moves delta by (docs/statistics.md, "No pass on zero spread"). Non-finite rewards
-    and a label list of the wrong length are a ``ValueError``.
+    one rollout moves delta by (docs/statistics.md, "No pass on zero spread").
     """
     n = len(pairs)
     if clusters is not None and len(clusters) != n:

@@ -27,8 +27,7 @@ def _log_half_ratio(a: float) -> float:
 
 
 def _beta_continued_fraction(a: float, b: float, x: float) -> float:
-    """The continued fraction of the incomplete beta function (modified Lentz): each term ``m``
-    takes an even and an odd step."""
+    """The continued fraction of the incomplete beta function, by the modified Lentz method."""
     qab, qap, qam = a + b, a + 1.0, a - 1.0
     c = 1.0
     d = 1.0 - qab * x / qap
@@ -82,9 +81,7 @@ def t_cdf(t: float, df: float) -> float:
     _check_df(df)
     if math.isnan(t):
         raise ValueError("t must not be NaN")
-    if t <= 0.0:
-        return _lower_tail(t, df)
-    return 1.0 - _lower_tail(-t, df)
+    return _lower_tail(t, df) if t <= 0.0 else 1.0 - _lower_tail(-t, df)
 
 
 def t_ppf(p: float, df: float) -> float:
