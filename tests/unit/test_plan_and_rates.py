@@ -14,11 +14,12 @@ from pytest_rollout_parity import compare_rollouts
 from pytest_rollout_parity.core.judging.completeness import error_rates, fisher_greater
 from pytest_rollout_parity.core.statistics.paired import left_out, paired_section
 from pytest_rollout_parity.core.statistics.plan import (
+    MAX_REPEATS,
+    MAX_TASKS,
+    fewest,
     flip_repeats,
     plan,
     regression_power,
-    repeats_for_power,
-    tasks_for_power,
     tost_power,
     upper_factor,
 )
@@ -56,7 +57,7 @@ def test_tost_power_is_the_documented_formula(tasks: int, variance: float, margi
 
 @pytest.mark.parametrize(("variance", "margin"), [(0.5, 0.1), (0.2, 0.05), (0.02, 0.05), (1.0, 0.3)])
 def test_the_planned_tasks_are_the_fewest_that_reach_80_percent(variance: float, margin: float) -> None:
-    tasks = tasks_for_power(variance, margin)
+    tasks = fewest(lambda n: tost_power(n, variance, margin), MAX_TASKS)
     assert tasks is not None
     assert _scipy_power(tasks, variance, margin) >= 0.8
     assert tasks == 2 or _scipy_power(tasks - 1, variance, margin) < 0.8
@@ -68,14 +69,14 @@ def test_the_planned_tasks_are_the_fewest_that_reach_80_percent(variance: float,
 def test_the_planned_rollouts_are_the_fewest_that_reach_80_percent(
     tasks: int, rollout_variance: float, margin: float
 ) -> None:
-    repeats = repeats_for_power(tasks, rollout_variance, margin)
+    repeats = fewest(lambda r: tost_power(tasks, rollout_variance, margin, repeats=r), MAX_REPEATS)
     assert repeats is not None
     assert _scipy_power(tasks, rollout_variance / repeats, margin) >= 0.8
     assert repeats == 1 or _scipy_power(tasks, rollout_variance / (repeats - 1), margin) < 0.8
 
 
 def test_one_task_cannot_be_planned_by_rollouts() -> None:
-    assert repeats_for_power(1, 0.4, 0.05) is None
+    assert fewest(lambda r: tost_power(1, 0.4, 0.05, repeats=r), MAX_REPEATS) is None
 
 
 @pytest.mark.parametrize(("tests", "alpha"), [(1, 0.05), (10, 0.05), (100, 0.05), (40, 0.1)])

@@ -40,10 +40,6 @@ def margin_beyond_range(result: CompareResult, margin: float) -> Optional[tuple[
     return (low, high) if margin >= high - low else None
 
 
-def _num(value: float) -> str:
-    return f"{value:.4f}"
-
-
 def left_out_text(left: LeftOut) -> str:
     """`left out (masked or missing): 2.0% of tasks on the old side, 5.0% on the new side; ...`."""
     if not left.old and not left.new and not left.old_rows and not left.new_rows:
@@ -55,12 +51,11 @@ def left_out_text(left: LeftOut) -> str:
     if left.old_rows or left.new_rows:
         text += f"; masked rows of compared tasks left out of their means: {left.old_rows} old, {left.new_rows} new"
     if left.delta_range is not None:
-        low, high = left.delta_range
-        lowest, highest = left.reward_range
+        (low, high), (lowest, highest) = left.delta_range, left.reward_range
         what = "task or row" if left.new_rows else "task"
         text += (
             f"; had every {what} left out on the new side scored {lowest:g} or {highest:g} there, "
-            f"Δ over the {left.range_tasks} tasks with an old reward would lie in [{_num(low)}, {_num(high)}]"
+            f"Δ over the {left.range_tasks} tasks with an old reward would lie in [{low:.4f}, {high:.4f}]"
         )
     return text
 
@@ -76,7 +71,7 @@ def equivalence(stats: PairedStats, margin: float, left: Optional[LeftOut] = Non
     if stats.absent is not None or stats.lower_bound is None or stats.upper_bound is None or stats.delta is None:
         return Equivalence(margin, None, None, False, f"no decision at {where}: {stats.absent}{tail}")
     low, high = stats.lower_bound, stats.upper_bound
-    figures = f"Δ = {_num(stats.delta)} (new - old), one-sided 95% bounds [{_num(low)}, {_num(high)}], n = {stats.n}"
+    figures = f"Δ = {stats.delta:.4f} (new - old), one-sided 95% bounds [{low:.4f}, {high:.4f}], n = {stats.n}"
     if stats.clustered_by is not None and stats.df is not None:
         figures += (
             f", standard error clustered by {stats.clustered_by} ({stats.clusters} groups, CR2, "
@@ -85,9 +80,9 @@ def equivalence(stats: PairedStats, margin: float, left: Optional[LeftOut] = Non
     figures += tail
     broken = []
     if low < -margin:
-        broken.append(f"lower bound {_num(low)} < -{margin:g}: the new side may score lower than the margin allows")
+        broken.append(f"lower bound {low:.4f} < -{margin:g}: the new side may score lower than the margin allows")
     if high > margin:
-        broken.append(f"upper bound {_num(high)} > +{margin:g}: the new side may score higher than the margin allows")
+        broken.append(f"upper bound {high:.4f} > +{margin:g}: the new side may score higher than the margin allows")
     if not broken:
         return Equivalence(margin, low, high, True, f"equivalent within {where}: {figures}")
     return Equivalence(margin, low, high, False, f"not shown equivalent within {where}: {'; '.join(broken)}; {figures}")
@@ -136,10 +131,8 @@ def judge_flip(
         return FlipJudgement(True, disagreement_text(task.disagreements))
     if test is None:
         old_rows, new_rows = (len(side.facts) if side else 0 for side in (task.old, task.new))
-        if old_rows == new_rows == 1:
-            why = "single row a side"
-        else:
-            why = f"{old_rows} row(s) old, {new_rows} new: too few repeats for a per-task test"
+        few = f"{old_rows} row(s) old, {new_rows} new: too few repeats for a per-task test"
+        why = "single row a side" if old_rows == new_rows == 1 else few
         return FlipJudgement(False, f"flipped; {why}: judged in the aggregate")
     p, smallest = test
     noise = f"flipped within noise: {noise_text(task, p)}"

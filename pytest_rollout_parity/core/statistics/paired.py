@@ -34,17 +34,11 @@ from .paired_tests import (
 )
 
 COMPARED_CATEGORIES = ("identical", "flipped", "flipped_agent_error")
-TESTED = ("identical", "flipped")
-"""The categories whose tasks get a per-task test (with 2+ rows a side): compared, no agent error."""
 NO_TASKSET = "(no taskset)"
 FISHER_RELATIVE_TOLERANCE = 1e-7
 """Tables within this relative distance of the observed probability count as at most as likely."""
-
 PERMUTATION_TOLERANCE = 1e-12
 """A split's |difference of means| within this of the observed one counts as at least as large."""
-
-EXACT_LIMIT = 100_000
-MONTE_CARLO_DRAWS = 10_000
 
 
 @dataclass(frozen=True)
@@ -81,52 +75,43 @@ def left_out(result: CompareResult) -> LeftOut:
     the tasks with an old reward, each left-out task or row on the new side scored low or high."""
     compared = [t for t in result.tasks if t.category in COMPARED_CATEGORIES]
     rest = [t for t in result.tasks if t.category not in COMPARED_CATEGORIES]
-    pairs = [
-        (t.old, t.new)
-        for t in compared
-        if t.old is not None and t.new is not None and t.old.reward is not None and t.new.reward is not None
-    ]
-    whole = [(old.reward or 0.0, new.reward or 0.0) for old, new in pairs if not new.masked_rows]
-    partial = [(old, new) for old, new in pairs if new.masked_rows]
-    # the old rewards of the tasks left out on the new side only
-    left_new = [t.old.reward for t in rest if t.old is not None and not _out(t.old) and _out(t.new)]
-    olds_left = [reward for reward in left_new if reward is not None and math.isfinite(reward)]
-    seen = [r for t in compared for s in (t.old, t.new) if s is not None and (r := s.reward) is not None]
-    low = min([0.0, *seen, *olds_left])
-    high = max([1.0, *seen, *olds_left])
-    base = len(whole) + len(partial) + len(olds_left)
+    # (old reward, new mean, the share of the new rows left out: all of them for a task left out there)
+    base: list[tuple[float, float, float]] = []
+    for t in result.tasks:
+        old = t.old.reward if t.old is not None and t.old.masked is None else None
+        if old is None or not math.isfinite(old):
+            continue
+        new = t.new
+        if t.category in COMPARED_CATEGORIES and new is not None and new.reward is not None:
+            left = len(new.facts) - new.reward_rows if new.masked_rows else 0
+            base.append((old, new.reward, left / len(new.facts)))
+        elif t.category not in COMPARED_CATEGORIES and _out(new):
+            base.append((old, 0.0, 1.0))
+    seen = [r for old, new, _ in base for r in (old, new)]
+    low, high = min([0.0, *seen]), max([1.0, *seen])
     delta_range: Optional[tuple[float, float]] = None
-    if olds_left or partial:
+    if any(share for _, _, share in base):
         # in units of a power of two (exact), so that no sum of finite rewards overflows
         e = scale_exponent([low, high])
 
         def bound(value: float) -> float:
             scaled = math.ldexp(value, -e)
-            total = (
-                math.fsum(math.ldexp(new, -e) - math.ldexp(old, -e) for old, new in whole)
-                + math.fsum(scaled - math.ldexp(old, -e) for old in olds_left)
-                + math.fsum(_filled(new, scaled, e) - math.ldexp(old.reward or 0.0, -e) for old, new in partial)
+            filled = (
+                (1 - share) * math.ldexp(new, -e) + share * scaled - math.ldexp(old, -e) for old, new, share in base
             )
-            return unscaled(total / base, e)
+            return unscaled(math.fsum(filled) / len(base), e)
 
         delta_range = (bound(low), bound(high))
     return LeftOut(
         tasks=len(result.tasks),
         old=sum(1 for t in rest if _out(t.old)),
         new=sum(1 for t in rest if _out(t.new)),
-        range_tasks=base,
+        range_tasks=len(base),
         reward_range=(low, high),
         delta_range=delta_range,
         old_rows=sum(t.old.masked_rows for t in compared if t.old is not None),
         new_rows=sum(t.new.masked_rows for t in compared if t.new is not None),
     )
-
-
-def _filled(side: TaskSide, value: float, exponent: int) -> float:
-    """The side's mean, in units of 2**``exponent``, had each of its masked rows scored ``value`` (in those units)."""
-    scored = side.reward_rows
-    masked = len(side.facts) - scored
-    return (scored * math.ldexp(side.reward or 0.0, -exponent) + masked * value) / (scored + masked)
 
 
 @dataclass(frozen=True)
@@ -146,11 +131,6 @@ class PairedSection:
     p_values: tuple[Optional[float], ...]
     left_out: LeftOut
 
-    @property
-    def tested(self) -> int:
-        """How many flipped tasks had enough repeats for a per-task p-value."""
-        return sum(1 for p in self.p_values if p is not None)
-
     def fdr(self, alpha: float) -> DiscreteFdr:
         """BH at ``alpha`` over the family's tests that can reach ``alpha``; indices are task indices."""
         return discrete_bh(self.tests, alpha)
@@ -164,11 +144,6 @@ def reward_range(result: CompareResult) -> tuple[float, float]:
     return min([0.0, *rewards]), max([1.0, *rewards])
 
 
-def task_seed(label: str) -> int:
-    """A seed for the task's Monte Carlo draws, stable across runs, processes and machines."""
-    return int(label_hash(label), 16)
-
-
 def task_noise(task: TaskComparison) -> Optional[float]:
     """The per-task p-value of a flipped task with at least 2 rows a side, else None."""
     test = task_noise_test(task) if task.category == "flipped" else None
@@ -178,11 +153,10 @@ def task_noise(task: TaskComparison) -> Optional[float]:
 def task_noise_test(task: TaskComparison) -> Optional[tuple[float, float]]:
     """(p, smallest attainable p) of a compared task without an agent error, 2+ rows a side; else None.
     A verifier disagreement is not tested: no sampling noise explains it (docs/semantics.md)."""
-    if task.category not in TESTED or task.old is None or task.new is None or task.disagreements:
+    if task.category not in ("identical", "flipped") or task.old is None or task.new is None or task.disagreements:
         return None
-    if len(task.old.facts) < 2 or len(task.new.facts) < 2:  # task_test's own rule, decided before the seed
-        return None
-    return task_test(scored_rewards(task.old.facts), scored_rewards(task.new.facts), seed=task_seed(task.task))
+    seed = int(label_hash(task.task), 16)  # for its Monte Carlo draws: stable across runs, processes and machines
+    return task_test(scored_rewards(task.old.facts), scored_rewards(task.new.facts), seed=seed)
 
 
 def paired_section(result: CompareResult) -> PairedSection:
@@ -216,8 +190,7 @@ def noise_text(task: TaskComparison, p: float) -> str:
     """`p = 0.008, 5/5 vs 0/5` (binary rows: passes per side) or `p = 0.03, means 0.82 vs 0.41`."""
     old = scored_rewards(task.old.facts) if task.old else []
     new = scored_rewards(task.new.facts) if task.new else []
-    binary = all(r in (0.0, 1.0) for r in (*old, *new))
-    if binary:
+    if all(r in (0.0, 1.0) for r in (*old, *new)):  # binary rows: passes per side
         return f"p = {format_p(p)}, {old.count(1.0)}/{len(old)} vs {new.count(1.0)}/{len(new)}"
     return f"p = {format_p(p)}, means {mean_reward(old):.4g} vs {mean_reward(new):.4g}"
 
@@ -252,8 +225,8 @@ def permutation_test(
     ys: Sequence[float],
     *,
     seed: int = 0,
-    exact_limit: int = EXACT_LIMIT,
-    draws: int = MONTE_CARLO_DRAWS,
+    exact_limit: int = 100_000,
+    draws: int = 10_000,
 ) -> tuple[float, float]:
     """The two-sided permutation p-value of mean(xs) - mean(ys) over the pooled rows, and the
     smallest value it can take for these rows (that of the split with the largest gap).
@@ -274,19 +247,13 @@ def permutation_test(
     pooled = [*xs, *(math.ldexp(y, -exponent) for y in ys)]
     total = math.fsum(pooled)
     threshold = _mean_gap(math.fsum(xs), k, total, rest) - PERMUTATION_TOLERANCE
-    n = k + rest
-    splits = math.comb(n, k)
+    splits = math.comb(k + rest, k)
     if splits <= exact_limit:
         gaps = [_mean_gap(math.fsum(chosen), k, total, rest) for chosen in itertools.combinations(pooled, k)]
         widest = max(gaps) - PERMUTATION_TOLERANCE
         return (sum(1 for gap in gaps if gap >= threshold) / splits, sum(1 for gap in gaps if gap >= widest) / splits)
     rng = random.Random(seed)
-    indices = range(n)
-    hits = 0
-    for _ in range(draws):
-        chosen_sum = math.fsum(pooled[i] for i in rng.sample(indices, k))
-        if _mean_gap(chosen_sum, k, total, rest) >= threshold:
-            hits += 1
+    hits = sum(1 for _ in range(draws) if _mean_gap(math.fsum(rng.sample(pooled, k)), k, total, rest) >= threshold)
     return (hits + 1) / (draws + 1), 1 / (draws + 1)
 
 
@@ -300,9 +267,6 @@ def task_test(
     """
     if len(old_rewards) < 2 or len(new_rewards) < 2:
         return None
-    rows = [*old_rewards, *new_rewards]
-    if all(r in (0.0, 1.0) for r in rows):
-        old_pass = sum(1 for r in old_rewards if r == 1.0)
-        new_pass = sum(1 for r in new_rewards if r == 1.0)
-        return fisher_test(old_pass, len(old_rewards), new_pass, len(new_rewards))
+    if all(r in (0.0, 1.0) for r in (*old_rewards, *new_rewards)):
+        return fisher_test(old_rewards.count(1.0), len(old_rewards), new_rewards.count(1.0), len(new_rewards))
     return permutation_test(old_rewards, new_rewards, seed=seed)

@@ -46,7 +46,7 @@ class PairedStats:
     ``absent`` says why.
 
     ``ci95`` is the two-sided 95% interval of ``delta``; ``lower_bound``/``upper_bound`` the
-    one-sided 95% bounds (:func:`one_sided_bounds`) an equivalence test compares with a margin;
+    one-sided 95% bounds (shape-corrected) an equivalence test compares with a margin;
     ``df`` is n - 1, or when clustered the Bell-McCaffrey degrees of freedom. Figures past the
     float range read as the largest float of their sign; the decisions are taken in scaled units.
     """
@@ -84,39 +84,29 @@ class McNemarTable:
     both_fail: int
 
 
-def shape(values: Sequence[float], mean: float) -> tuple[float, float]:
-    """(adjusted skewness G1 (0 below 3 values), excess kurtosis) of ``values`` about ``mean``, as
-    docs/statistics.md "No pass on zero spread" defines them; (0, 0) when nothing varies."""
+def moments(values: Sequence[float]) -> tuple[float, float, float, float]:
+    """(mean, variance, adjusted skewness G1 (0 below 3 values), excess kurtosis) of ``values``, the
+    variance over n - 1 and the shape as docs/statistics.md "No pass on zero spread" defines it;
+    variance and shape 0 when nothing varies."""
     n = len(values)
+    mean = math.fsum(values) / n
     deviations = [v - mean for v in values]
-    e = scale_exponent(deviations)  # neither has a unit: in units of the largest deviation, nothing underflows
+    e = scale_exponent(deviations)  # in units of the largest deviation, no power of one underflows
     deviations = [math.ldexp(d, -e) for d in deviations]
     m2 = math.fsum(d * d for d in deviations) / n
     if m2 <= 0.0:
-        return 0.0, 0.0
+        return mean, 0.0, 0.0, 0.0
     m3 = math.fsum(d * d * d for d in deviations) / n
     m4 = math.fsum((d * d) ** 2 for d in deviations) / n
     g1 = m3 / (m2 * math.sqrt(m2))
-    return (g1 * math.sqrt(n * (n - 1)) / (n - 2) if n > 2 else 0.0), m4 / (m2 * m2) - 3.0
+    skew = g1 * math.sqrt(n * (n - 1)) / (n - 2) if n > 2 else 0.0
+    return mean, math.ldexp(m2 * n / (n - 1), 2 * e), skew, m4 / (m2 * m2) - 3.0
 
 
 def heavy_tail_df(df: float, kurtosis: float, n: int) -> float:
     """Fewer degrees of freedom for heavy tails: Satterthwaite's moment match of the variance's
     spread, from the excess ``kurtosis`` of ``n`` values (none for light tails)."""
     return 2.0 / (2.0 / df + max(kurtosis, 0.0) / n)
-
-
-def one_sided_bounds(
-    delta: float, se: float, df: float, n: int, skew: float = 0.0, kurtosis: float = 0.0
-) -> tuple[float, float]:
-    """The one-sided ``1 - LEVEL`` bounds of a mean of ``n`` values, corrected for their shape:
-    fewer degrees of freedom for heavy tails (Satterthwaite's moment match) and Hall's (1992)
-    skewness correction of each quantile. Skewed d puts a small mean with a small spread, where
-    the plain bounds pass too often (docs/statistics.md, "No pass on zero spread")."""
-    t = t_ppf(1 - LEVEL, heavy_tail_df(df, kurtosis, n))
-    shift = skew * (2 * t * t + 1) / (6 * math.sqrt(n))
-    shift = min(max(shift, -t / 2), t / 2)  # a few values can make the term exceed t itself
-    return delta - (t - shift) * se, delta + (t + shift) * se
 
 
 def paired_stats(
@@ -130,8 +120,7 @@ def paired_stats(
 
     ``clusters`` gives each task's taskset; over two or more the standard error is clustered
     (:func:`cr2_mean`), else sd(d)/sqrt(n). Either is at least (span width) / ``rows``, the step
-    one rollout moves delta by (docs/statistics.md, "No pass on zero spread"). Non-finite rewards
-    and a label list of the wrong length are a ``ValueError``.
+    one rollout moves delta by (docs/statistics.md, "No pass on zero spread").
     """
     n = len(pairs)
     if clusters is not None and len(clusters) != n:
@@ -147,19 +136,22 @@ def paired_stats(
         return PairedStats(1, absent="1 compared task: at least 2 are needed for a spread")
     e = scale_exponent([*olds, *news, *span])
     diffs = [math.ldexp(new, -e) - math.ldexp(old, -e) for old, new in pairs]
-    delta = math.fsum(diffs) / n
-    skew = kurtosis = 0.0
-    if clusters is not None and len(set(clusters)) >= 2:
+    delta, variance, skew, kurtosis = moments(diffs)
+    if clusters is not None and len(set(clusters)) >= 2:  # the shape corrections are for one sample
         fit = cr2_mean(diffs, clusters)
-        se, df, label, groups = fit.se, fit.df, "taskset", fit.groups
+        se, df, label, groups, skew, kurtosis = fit.se, fit.df, "taskset", fit.groups, 0.0, 0.0
     else:
-        sd = math.sqrt(math.fsum((d - delta) ** 2 for d in diffs) / (n - 1))
-        se, df, label, groups = sd / math.sqrt(n), float(n - 1), None, None
-        skew, kurtosis = shape(diffs, delta)
+        se, df, label, groups = math.sqrt(variance / n), float(n - 1), None, None
     resolution = (math.ldexp(span[1], -e) - math.ldexp(span[0], -e)) / (rows if rows is not None else n)
     se = max(se, resolution)
     half_two_sided = t_ppf(0.975, df) * se
-    low, high = one_sided_bounds(delta, se, df, n, skew, kurtosis)
+    # the one-sided 1 - LEVEL bounds, corrected for the shape of d: fewer degrees of freedom for heavy
+    # tails (Satterthwaite's moment match) and Hall's (1992) skewness correction of each quantile.
+    # Skewed d puts a small mean with a small spread, where the plain bounds pass too often.
+    t = t_ppf(1 - LEVEL, heavy_tail_df(df, kurtosis, n))
+    shift = skew * (2 * t * t + 1) / (6 * math.sqrt(n))
+    shift = min(max(shift, -t / 2), t / 2)  # a few values can make the term exceed t itself
+    low, high = delta - (t - shift) * se, delta + (t + shift) * se
     return PairedStats(
         n=n,
         old_mean=unscaled(math.fsum(math.ldexp(old, -e) for old in olds) / n, e),
@@ -182,10 +174,7 @@ def sign_test(diffs: Sequence[float]) -> SignTest:
     better = sum(1 for d in diffs if d > CHANGE_TOLERANCE)
     worse = sum(1 for d in diffs if d < -CHANGE_TOLERANCE)
     n = better + worse
-    term, tail = 1, 1  # C(n, 0)
-    for i in range(min(better, worse)):
-        term = term * (n - i) // (i + 1)
-        tail += term
+    tail = sum(math.comb(n, i) for i in range(min(better, worse) + 1))
     return SignTest(better, worse, min(1.0, tail / (1 << (n - 1))) if n else 1.0)
 
 
@@ -244,23 +233,6 @@ class ClusterFit:
     rho: float
 
 
-def _intraclass(groups: Sequence[Sequence[float]], n: int) -> float:
-    """The one-way ANOVA estimate (MSB - MSW) / (MSB + (n0 - 1) MSW) of the residuals' within-group
-    correlation, kept in [0, 1); 0 when no group has two members."""
-    g = len(groups)
-    within_df = n - g
-    if within_df <= 0:
-        return 0.0
-    means = [math.fsum(group) / len(group) for group in groups]
-    within = math.fsum((x - m) ** 2 for group, m in zip(groups, means) for x in group) / within_df
-    between = math.fsum(len(group) * m * m for group, m in zip(groups, means)) / (g - 1)
-    n0 = (n - math.fsum(len(group) ** 2 for group in groups) / n) / (g - 1)
-    denominator = between + (n0 - 1.0) * within
-    if denominator <= 0.0:
-        return 0.0
-    return min(max((between - within) / denominator, 0.0), MAX_INTRACLASS)
-
-
 def cr2_mean(values: Sequence[float], labels: Sequence[str]) -> ClusterFit:
     """CR2 (bias-reduced) standard error and Bell-McCaffrey degrees of freedom of ``mean(values)``
     clustered by ``labels`` (at least two distinct, else a ``ValueError``).
@@ -282,14 +254,22 @@ def cr2_mean(values: Sequence[float], labels: Sequence[str]) -> ClusterFit:
     n = len(values)
     mean = math.fsum(values) / n
     groups = [[value - mean for value in group] for group in by_label.values()]
-    rho = _intraclass(groups, n)
+    # rho: the one-way ANOVA estimate (MSB - MSW) / (MSB + (n0 - 1) MSW) of the residuals'
+    # within-group correlation, kept in [0, 1); 0 when no group has two members
+    rho, size = 0.0, len(groups)
+    if n > size:
+        means = [math.fsum(group) / len(group) for group in groups]
+        within = math.fsum((x - m) ** 2 for group, m in zip(groups, means) for x in group) / (n - size)
+        between = math.fsum(len(group) * m * m for group, m in zip(groups, means)) / (size - 1)
+        n0 = (n - math.fsum(len(group) ** 2 for group in groups) / n) / (size - 1)
+        denominator = between + (n0 - 1.0) * within
+        rho = min(max((between - within) / denominator, 0.0), MAX_INTRACLASS) if denominator > 0.0 else 0.0
     shares = [len(group) / n for group in groups]
     phi = [len(group) * (1.0 - rho) + rho * len(group) ** 2 for group in groups]
     phi_total = math.fsum(phi)
     # kappa_g^2 = phi_g / E[S_g^2]: each group's residual sum scaled to its working-model variance
     kappa = [math.sqrt(f / (f * (1.0 - 2.0 * p) + p * p * phi_total)) for f, p in zip(phi, shares)]
     variance = math.fsum((k * math.fsum(group)) ** 2 for k, group in zip(kappa, groups))
-    size = len(groups)
 
     def q(g: int, h: int) -> float:
         """Q_gh times n^2 (docs/statistics.md)."""

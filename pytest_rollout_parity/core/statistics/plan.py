@@ -1,15 +1,10 @@
 """What to run next: the repeats and tasks that would decide a run the gate cannot decide.
 
-Computed from the data at hand; the method, its formulas and its references are in
-docs/statistics.md, "Planning the next run":
-
-- **Equivalence at 80% power, two levers:** the fewest rollouts r over the T compared tasks, and
-  the fewest tasks T' from the same input dataset at the current rollouts, each with the power it
-  promises (:func:`tost_power`, from one rollout's variance: :func:`rollout_variance`) and its
-  power to fail a regression a margin beyond the margin (:func:`regression_power`).
-- **A run that already fails** is not planned: the plan says what decided it.
-- **A single flip:** the fewest repeats that tell a 1.0 -> 0.0 flip from noise (:func:`flip_repeats`).
-- **Which tasks to rerun:** the old side's tasks the gate could not compare, and the flips within noise.
+Computed from the data at hand; docs/statistics.md, "Planning the next run", gives the method, its
+formulas and its references: equivalence at 80% power by either lever (more rollouts over the
+compared tasks, or more tasks from the same input dataset), each with its power to fail a regression
+a margin beyond the margin; no equivalence plan for a run that already fails; the repeats that tell
+a single flip from noise; and the tasks to rerun (the old side's not compared, the flips within noise).
 """
 
 from __future__ import annotations
@@ -21,11 +16,12 @@ from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Optional
 
+from ..identity.item_names import listed
 from ..judging.classify import scored_rewards
 from ..model import CompareResult, TaskSide
 from .margin import FlipJudgement
 from .paired import COMPARED_CATEGORIES, fisher_test, reward_range
-from .paired_tests import LEVEL, heavy_tail_df, scale_exponent, shape, unscaled
+from .paired_tests import LEVEL, heavy_tail_df, moments, scale_exponent, unscaled
 from .t_dist import t_cdf, t_ppf
 
 POWER = 0.8
@@ -36,30 +32,15 @@ noisy variance more often over- than under-states what the planned run will meet
 MAX_REPEATS = 1000
 """Beyond this many rollouts a task a side, the rollouts lever is not offered."""
 MAX_TASKS = 1_000_000
-RERUN_CAP = 10
 #: why the old side's tasks the gate could not compare are rerun (and the flips within noise)
 RERUN_WHY = {"missing": "missing on the new side", "masked": "masked", "flipped_agent_error": "agent error"}
-
-
-def _chance(tasks: int, se: float, margin: float) -> float:
-    """``F(M / s - t)``: the chance that a one-sided 95% bound of the mean of ``tasks`` differences,
-    with standard error ``se``, stays on the near side of a line ``margin`` from the true difference
-    (F: the t distribution with T - 1 degrees of freedom, t its 95% quantile)."""
-    if se <= 0:
-        return 1.0
-    df = tasks - 1
-    return t_cdf(margin / se - t_ppf(1 - LEVEL, df), df)
 
 
 def tost_power(tasks: int, variance: float, margin: float, *, repeats: int = 1, width: float = 0.0) -> float:
     """The probability that both one-sided 95% bounds of the mean of ``tasks`` differences,
     each a mean over ``repeats`` rollouts of one rollout's ``variance`` (true mean 0), lie within
-    ±``margin``: ``2 F(M / s - t) - 1`` with s the standard error, floored at the gate's
-    resolution ``width / (T r)``."""
-    if tasks < 2:
-        return 0.0
-    se = max(math.sqrt(variance / (tasks * repeats)), width / (tasks * repeats))
-    return max(0.0, 2 * _chance(tasks, se, margin) - 1)
+    ±``margin``: ``2 F(M / s - t) - 1`` (:func:`_chance`)."""
+    return max(0.0, 2 * _chance(tasks, variance / repeats, margin, width / repeats) - 1)
 
 
 def regression_power(tasks: int, variance: float, margin: float, *, repeats: int = 1, width: float = 0.0) -> float:
@@ -67,16 +48,31 @@ def regression_power(tasks: int, variance: float, margin: float, *, repeats: int
     true difference is -2 ``margin``, however the regression falls on the tasks (none improving):
     ``F(M / s - t)`` with each task's true difference adding at most 2M width - 4M^2 to its variance
     (the largest spread of differences in [-width, 0] whose mean is -2M)."""
+    spread = max(2 * margin * width - 4 * margin * margin, 0.0)
+    return _chance(tasks, variance / repeats + spread, margin, width / repeats)
+
+
+def _chance(tasks: int, variance: float, margin: float, step: float) -> float:
+    """``F(M / s - t)``: the chance that a one-sided 95% bound of the mean of ``tasks`` differences of
+    ``variance`` stays on the near side of a line ``margin`` from the true difference (F: the t
+    distribution with T - 1 degrees of freedom, t its 95% quantile; s the standard error, floored at
+    the gate's resolution ``step / T``, a task's step being width / r)."""
     if tasks < 2:
         return 0.0
-    spread = max(2 * margin * width - 4 * margin * margin, 0.0)
-    se = max(math.sqrt((variance / repeats + spread) / tasks), width / (tasks * repeats))
-    return _chance(tasks, se, margin)
+    se = max(math.sqrt(variance / tasks), step / tasks)
+    if se <= 0:
+        return 1.0
+    return t_cdf(margin / se - t_ppf(1 - LEVEL, tasks - 1), tasks - 1)
 
 
-def _fewest(power_at: Callable[[int], float], low: int, high: int) -> int:
-    """The fewest n in [``low``, ``high``] whose power reaches POWER, ``high``'s does: power grows
-    with n, so a bisection finds the first."""
+def fewest(power_at: Callable[[int], float], cap: int) -> Optional[int]:
+    """The fewest n up to ``cap`` whose power reaches POWER, None when ``cap``'s does not: power grows
+    with n, so doubling brackets the first and a bisection finds it."""
+    low, high = 1, 1
+    while power_at(high) < POWER:
+        if high >= cap:
+            return None
+        low, high = high + 1, min(2 * high, cap)
     while low < high:
         middle = (low + high) // 2
         if power_at(middle) >= POWER:
@@ -84,32 +80,6 @@ def _fewest(power_at: Callable[[int], float], low: int, high: int) -> int:
         else:
             low = middle + 1
     return high
-
-
-def tasks_for_power(variance: float, margin: float, *, repeats: int = 1, width: float = 0.0) -> Optional[int]:
-    """The fewest tasks (at least 2) at ``repeats`` rollouts that reach POWER; None past MAX_TASKS."""
-
-    def power_at(tasks: int) -> float:
-        return tost_power(tasks, variance, margin, repeats=repeats, width=width)
-
-    low, high = 2, 2
-    while power_at(high) < POWER:
-        low, high = high, high * 2
-        if high > MAX_TASKS:
-            return None
-    return _fewest(power_at, low, high)
-
-
-def repeats_for_power(tasks: int, rollout_variance: float, margin: float, *, width: float = 0.0) -> Optional[int]:
-    """The fewest rollouts a task a side with which ``tasks`` tasks reach POWER; None when none up
-    to MAX_REPEATS does."""
-
-    def power_at(repeats: int) -> float:
-        return tost_power(tasks, rollout_variance, margin, repeats=repeats, width=width)
-
-    if tasks < 2 or power_at(MAX_REPEATS) < POWER:
-        return None
-    return _fewest(power_at, 1, MAX_REPEATS)
 
 
 def flip_repeats(tests: int, alpha: float) -> int:
@@ -198,9 +168,7 @@ class Plan:
                 f"{self.alpha:g}: those whose rows vary, and the flipped one)"
             )
         if self.rerun:
-            shown = ", ".join(f"{rerun.task} ({rerun.why})" for rerun in self.rerun[:RERUN_CAP])
-            more = f", ... and {len(self.rerun) - RERUN_CAP} more" if len(self.rerun) > RERUN_CAP else ""
-            lines.append(f"    rerun {len(self.rerun)} task(s): {shown}{more}")
+            lines.append(f"    rerun {len(self.rerun)} task(s): {listed([f'{r.task} ({r.why})' for r in self.rerun])}")
         return lines
 
     def _lever_line(self, name: str, lever: Optional[Lever], margin: float) -> str:
@@ -224,45 +192,36 @@ class Plan:
 
 
 def rollout_variance(
-    compared: Sequence[tuple[TaskSide, TaskSide]], repeats: int, span: tuple[float, float], exponent: int
+    compared: Sequence[tuple[TaskSide, TaskSide]], repeats: int, width: float, exponent: int
 ) -> tuple[float, str]:
-    """The variance of one rollout's difference (new - old), in units of 2**``exponent``, and where it comes from.
-
-    From the tasks' repeats when some task has 2+ scored rows a side (the mean over those tasks of
-    the old and the new within-task variances summed); else from the differences of the tasks'
-    means, times the rollouts they are over; when neither varies, as though one of the N row pairs
-    had differed by the rewards' range (width^2 / N, the resolution floor the gate's interval uses):
-    the plan and the gate then agree on what is missing, more rows.
+    """The variance of one rollout's difference (new - old), and where it comes from: the tasks'
+    within-task variances (old plus new) when some task has 2+ scored rows a side; else the variance
+    of the differences of the tasks' means times the rollouts they are over; else as though one of
+    the N row pairs had differed by the rewards' ``width`` (width^2 / N, the gate's own floor: plan
+    and gate agree on what is missing, more rows). ``width`` and the result in units of 2**``exponent``.
     """
-
-    def scaled(values: Sequence[float]) -> list[float]:
-        return [math.ldexp(value, -exponent) for value in values]
-
     within = []
     for old_side, new_side in compared:
-        old, new = scaled(scored_rewards(old_side.facts)), scaled(scored_rewards(new_side.facts))
+        old, new = ([math.ldexp(r, -exponent) for r in scored_rewards(side.facts)] for side in (old_side, new_side))
         if len(old) >= 2 and len(new) >= 2:
-            within.append(_variance(old) + _variance(new))
+            within.append(moments(old)[1] + moments(new)[1])
     if within and any(value > 0 for value in within):
-        observed = math.fsum(within) / len(within)
+        observed, spread = moments(within)[:2]
         # the mean of the tasks' variances is known to 2 mean^2 / Var(mean) degrees of freedom
         # (Satterthwaite): few tasks, or a few noisy tasks among stable ones, leave it loose
-        spread = _variance(within) / len(within)
-        df = 2 * observed * observed / spread if spread > 0 else float(len(within) - 1)
+        df = 2 * observed * observed * len(within) / spread if spread > 0 else float(len(within) - 1)
         return observed * upper_factor(min(df, len(within) * (repeats - 1) * 2.0)), (
             f"the within-task variances of {len(within)} repeated task(s), at their 80% upper confidence limit"
         )
     diffs = [
         math.ldexp(new.reward or 0.0, -exponent) - math.ldexp(old.reward or 0.0, -exponent) for old, new in compared
     ]
-    if len(diffs) >= 2 and _variance(diffs) > 0:
-        n = len(diffs)
-        kurtosis = shape(diffs, math.fsum(diffs) / n)[1]
-        df = heavy_tail_df(n - 1, kurtosis, n)  # as the gate's own bounds take heavy tails
-        return _variance(diffs) * repeats * upper_factor(df), (
+    _, variance, _, kurtosis = moments(diffs) if diffs else (0.0, 0.0, 0.0, 0.0)
+    if variance > 0:
+        df = heavy_tail_df(len(diffs) - 1, kurtosis, len(diffs))  # as the gate's own bounds take heavy tails
+        return variance * repeats * upper_factor(df), (
             f"the differences of {len(diffs)} task means, at their 80% upper confidence limit"
         )
-    width = math.ldexp(span[1], -exponent) - math.ldexp(span[0], -exponent)
     pairs = max(1, len(compared) * repeats)
     # no discordant row pair among N: at the 80% upper confidence limit their rate is -ln(0.2) / N
     # (about 1.6 / N, the rule of three at 80%); one pair, width^2 / N, is the gate's own floor
@@ -281,10 +240,6 @@ def upper_factor(df: float) -> float:
     z = NormalDist().inv_cdf(1 - UPPER_CONFIDENCE)
     step = 2.0 / (9.0 * df)
     return 1.0 / (1.0 - step + z * math.sqrt(step)) ** 3
-
-
-def _variance(values: Sequence[float]) -> float:
-    return statistics.variance(values) if len(values) > 1 else 0.0
 
 
 def plan(
@@ -306,8 +261,8 @@ def plan(
     repeats = max(1, int(statistics.median(rows))) if rows else 1
     span = reward_range(result)
     exponent = scale_exponent(span)
-    variance, source = rollout_variance(compared, repeats, span, exponent)
     width = math.ldexp(span[1], -exponent) - math.ldexp(span[0], -exponent)
+    variance, source = rollout_variance(compared, repeats, width, exponent)
     by_rollouts = by_tasks = None
     if margin is not None and decided is None:
         scaled_margin = math.ldexp(margin, -exponent)
@@ -324,9 +279,11 @@ def plan(
             )
 
         # more of either, never less than the run has
-        needed = repeats_for_power(len(compared), variance, scaled_margin, width=width)
+        needed = fewest(
+            lambda r: tost_power(len(compared), variance, scaled_margin, repeats=r, width=width), MAX_REPEATS
+        )
         by_rollouts = lever(len(compared), None if needed is None else max(needed, repeats))
-        needed = tasks_for_power(variance, scaled_margin, repeats=repeats, width=width)
+        needed = fewest(lambda n: tost_power(n, variance, scaled_margin, repeats=repeats, width=width), MAX_TASKS)
         by_tasks = lever(None if needed is None else max(needed, len(compared)), repeats)
     judged = judgements if judgements is not None else [None] * len(result.tasks)
     rerun = tuple(
