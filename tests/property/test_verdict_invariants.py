@@ -39,7 +39,7 @@ def test_a_pass_has_evidence_and_a_failure_never_passes(
     old: list[Any], new: list[Any], margin: Optional[float]
 ) -> None:
     result = compare_rollouts(_rows(old, "old"), _rows(new, "new"))
-    cover = coverage(result, parse_limit("20%"), parse_limit("30%"))
+    cover = coverage(result, parse_limit("20%"), parse_limit("30%"), max_uncompared=parse_limit("20%"))
     summary = build_summary(result, margin=margin, coverage=cover)
     outcomes = [task.outcome for task in summary.tasks]
     if "failed" in outcomes:

@@ -5,14 +5,10 @@ from __future__ import annotations
 import pytest
 
 from pytest_rollout_parity import compare_rollouts
-from pytest_rollout_parity.core.judging.completeness import (
-    DEFAULT_MAX_MASKED,
-    DEFAULT_MAX_MISSING,
-    Limit,
-    coverage,
-    parse_limit,
-)
-from pytest_rollout_parity.plugin import options
+from pytest_rollout_parity.core.judging.completeness import Limit, coverage, parse_limit
+from pytest_rollout_parity.plugin.options import DEFAULT_MAX_MASKED, DEFAULT_MAX_MISSING, DEFAULT_MAX_UNCOMPARED
+
+BUDGET = parse_limit(DEFAULT_MAX_UNCOMPARED)
 
 REAL = "deepswe_opencode_trimmed.jsonl"
 
@@ -35,7 +31,9 @@ NAMES = [f"task-{i}" for i in range(10)]
 
 def test_a_run_that_covered_a_tenth_fails_by_default(tasks):
     result = compare_rollouts(tasks(NAMES), tasks(NAMES[:1]))
-    decision = coverage(result, parse_limit(DEFAULT_MAX_MISSING), parse_limit(DEFAULT_MAX_MASKED))
+    decision = coverage(
+        result, parse_limit(DEFAULT_MAX_MISSING), parse_limit(DEFAULT_MAX_MASKED), max_uncompared=BUDGET
+    )
     assert not decision.passed
     assert (decision.old_tasks, decision.missing, decision.masked) == (10, 9, 0)
     assert decision.message.splitlines()[0] == (
@@ -52,14 +50,14 @@ def test_masked_tasks_on_the_new_side_count_against_their_own_limit(tasks):
     assert not decision.passed and decision.masked == 4
     assert decision.message.startswith("4 of 10 old task(s) masked on the new side (over the limit 3)")
     assert coverage(result, parse_limit("0"), parse_limit("40%"), max_uncompared=parse_limit("40%")).passed
-    budget = coverage(result, parse_limit("off"), parse_limit("off"))  # the budget alone, at its default
+    budget = coverage(result, parse_limit("off"), parse_limit("off"), max_uncompared=BUDGET)  # the budget alone
     assert not budget.passed and budget.message.startswith("4 of 10 old task(s) not compared (4 masked)")
 
 
 def test_old_side_masks_and_new_only_tasks_do_not_count(tasks):
     old = tasks(NAMES[:5]) + tasks(NAMES[5:], reward=None)
     new = tasks(NAMES) + tasks(["new-only"])
-    decision = coverage(compare_rollouts(old, new), parse_limit("0"), parse_limit("0"))
+    decision = coverage(compare_rollouts(old, new), parse_limit("0"), parse_limit("0"), max_uncompared=BUDGET)
     # the finer limits do not count them; the one budget does: a task masked on the old side is not compared
     assert not decision.passed and (decision.missing, decision.masked, decision.uncompared) == (0, 0, 5)
     assert decision.message.startswith("5 of 10 old task(s) not compared (5 masked)")
@@ -90,7 +88,3 @@ def test_a_percentage_rounds_down_to_a_whole_task_and_off_allows_any():
     assert Limit("20%", percent=20.0).allowed(2) == 0  # one of two tasks lost is 50%, over a 20% budget
     assert Limit("0%", percent=0.0).allowed(3) == 0
     assert parse_limit("off").allowed(10) is None
-
-
-def test_the_options_help_names_the_cores_defaults():
-    assert (options.DEFAULT_MAX_MISSING, options.DEFAULT_MAX_MASKED) == (DEFAULT_MAX_MISSING, DEFAULT_MAX_MASKED)

@@ -95,7 +95,7 @@ def test_lost_evidence_is_inconclusive(real_rows: Callable[[str], Rows]) -> None
     old = _side(real_rows, {f"t{i}": 1.0 for i in range(5)})
     new = _side(real_rows, {"t0": 1.0, "t1": 1.0})
     result = compare_rollouts(old, new)
-    cover = coverage(result, parse_limit("20%"), parse_limit("30%"))
+    cover = coverage(result, parse_limit("20%"), parse_limit("30%"), max_uncompared=parse_limit("20%"))
     summary = build_summary(result, coverage=cover)
     assert not cover.passed and summary.verdict == "inconclusive"
     assert summary.decided_by[0].code == "evidence"

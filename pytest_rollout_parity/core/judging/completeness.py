@@ -22,11 +22,6 @@ from ..model import CompareResult, TaskSide
 COVERAGE_NAME = "parity-coverage"
 """The item name of the coverage check; a task whose item name would collide takes the collision suffix."""
 
-#: The defaults: a finished run misses no task and masks few (docs/semantics.md, "Evidence budget").
-DEFAULT_MAX_MISSING = "20%"
-DEFAULT_MAX_MASKED = "30%"
-#: The one budget of lost evidence: old-side tasks not compared for whatever reason.
-DEFAULT_MAX_UNCOMPARED = "20%"
 OFF = "off"
 
 #: The categories of a task the gate could not compare.
@@ -71,9 +66,6 @@ def parse_limit(text: str) -> Limit:
         return Limit(value, count=count)
     except ValueError:
         raise ValueError("must be a count of tasks (3), a percentage of the old side's tasks (10%) or off") from None
-
-
-_BUDGET = parse_limit(DEFAULT_MAX_UNCOMPARED)
 
 
 @dataclass(frozen=True)
@@ -160,11 +152,11 @@ class Coverage:
     masked: int
     max_missing: Limit
     max_masked: Limit
+    max_uncompared: Limit
     passed: bool
     message: str
     #: old-side tasks not compared for any reason (missing, masked on either side, an agent error)
     uncompared: int = 0
-    max_uncompared: Limit = _BUDGET
     agent_errors: int = 0
     #: the sides' agent-error rates, when they were tested
     error_rates: Optional[ErrorRates] = None
@@ -185,7 +177,7 @@ def coverage(
     max_masked: Limit,
     unreported: Optional[tuple[int, int]] = None,
     *,
-    max_uncompared: Limit = _BUDGET,
+    max_uncompared: Limit,
     error_rates: Optional[ErrorRates] = None,
 ) -> Coverage:
     """The evidence the gate has: old-side tasks it could not compare, against one budget
@@ -231,10 +223,10 @@ def coverage(
         masked,
         max_missing,
         max_masked,
+        max_uncompared,
         not over,
         message,
         uncompared=len(lost),
-        max_uncompared=max_uncompared,
         agent_errors=reasons["agent error"],
         error_rates=error_rates,
         nothing_compared=nothing,
