@@ -19,10 +19,9 @@ from typing import Any, Optional
 from ..model import RowFacts, RowReader
 from ..reading.fields import PROMPT, TASK_INDEX
 from ..reading.key_vote import REASON_GIVEN, REASON_ID_FIELD, KeyChoice, KeyVote
-from ..reading.prompt_labels import canonical_json, decoded, is_prompt, prompt_label
 from ..reading.row_facts import lookup
 from ..reading.side_builder import is_failure_record, names_no_task, prompt_from_field, shard_index
-from ..reading.task_idents import TaskIdent, full_label, natural_key
+from ..reading.task_idents import TaskIdent, canonical_json, decoded, full_label, is_prompt, natural_key, prompt_label
 from .item_names import listed
 
 Column = Sequence[Optional[TaskIdent]]

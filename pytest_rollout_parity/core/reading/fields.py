@@ -49,7 +49,7 @@ MAX_ID_CHARS = 200
 #: Words of a field name that say it holds an outcome or a per-rollout fact, never a task's identity.
 OUTCOME_WORDS: frozenset[str] = frozenset(
     # outcomes and what was judged
-    "reward rewards score scores answer answers response responses output outputs generation completion result "
+    "reward rewards score scores answer answers response responses output outputs generation completion result "  # noqa: SIM905 - a word list
     "results prediction predicted pred extracted judge verdict correct passed pass success accuracy error errors status "
     # counts, costs and times
     "count num total tokens cost time timestamp created updated duration elapsed latency date "

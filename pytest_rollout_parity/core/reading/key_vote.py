@@ -1,7 +1,7 @@
 """The key vote: which field names a task on one side, decided while the side's rows stream by.
 
 :class:`KeyVote` sees each row once and keeps only the values of the candidate fields that every
-row so far carries: the id fields, then `_ng_task_index`, then the prompt (:mod:`.prompt_labels`).
+row so far carries: the id fields, then `_ng_task_index`, then the prompt (:mod:`.task_idents`).
 The side's reader takes the vote (:class:`.side_builder.SideBuilder`); the join of the two sides
 (:mod:`..identity.join`) reads it. The rules are in docs/semantics.md, "Task identity and the join".
 """
@@ -25,10 +25,9 @@ from .fields import (
     TASK_INDEX,
     inferred_candidates,
 )
-from .prompt_labels import decoded, is_prompt, prompt_label
 from .row_facts import lookup
 from .skeleton import EncodedJSON
-from .task_idents import TaskIdent, full_label, ident_of, natural_key
+from .task_idents import TaskIdent, decoded, full_label, ident_of, is_prompt, natural_key, prompt_label
 
 #: ``prompt_at(row)``: a row's prompt, read again from its file when the row is not kept
 PromptAt = Callable[[int], Any]

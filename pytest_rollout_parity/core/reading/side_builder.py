@@ -19,9 +19,8 @@ from .digest import ContentDigest
 from .fields import CONDITIONS, FAILURE_MARKERS, PROMPT, PROMPT_FIELDS, REQUEST, REWARD, TASK_INDEX, TOKEN_CAPTURE
 from .files import HEALTH_CHECK_FILES, written_beside
 from .key_vote import NO_KEY, KeyChoice, KeyVote
-from .prompt_labels import prompt_label
 from .row_facts import RewardTypeError, fold_failure_record, lookup, reduce_row, training_mask
-from .task_idents import TaskIdent, describe_row_task, ident_of
+from .task_idents import TaskIdent, describe_row_task, ident_of, prompt_label
 
 #: What a file whose rows never carry `reward` most likely is, when neither its name nor its first row tells.
 NOT_ROLLOUTS = "an input dataset, not rollouts (no row has a reward field)"
