@@ -190,7 +190,12 @@ class KeyVote:
         """Record one row's values; returns an error text for a row lacking an explicit key."""
         self._rows_seen += 1
         if not anonymous and self.voters == 0 and not self.explicit:
-            self._open_inferred(values)
+            # a column for each inferred candidate the first voting row carries (None on the rows
+            # before it); in the reader's parent the names come with the values
+            if self.inferred is None:
+                self.inferred = tuple(name for name in values if name not in self.columns and not name.startswith("#"))
+            for name in self.inferred:
+                self.columns.setdefault(name, [None] * (self._rows_seen - 1))
         self.fingerprints.append(None if anonymous else values.get(FINGERPRINT))
         if TASK_INDEX in self.columns:
             self.runs.append(values.get(RUN))
@@ -283,15 +288,6 @@ class KeyVote:
                 column[:] = [column[place] for place in kept]
         self._rows_seen = len(kept)
 
-    def _open_inferred(self, values: dict[str, Any]) -> None:
-        """A column for each inferred candidate the first voting row carries (those of the rows
-        before it, anonymous ones, are None). In the reader's parent the names come with the values."""
-        if self.inferred is None:
-            self.inferred = tuple(name for name in values if name not in self.columns and not name.startswith("#"))
-        for name in self.inferred:
-            if name not in self.columns:
-                self.columns[name] = [None] * (self._rows_seen - 1)
-
     def _cell(self, value: Any) -> Optional[TaskIdent]:
         """The value as a (taskset, task id) ident, one shared object per distinct task."""
         if value is None or value is DEFERRED:
@@ -308,7 +304,7 @@ class KeyVote:
     def choose(self, prompt_at: PromptAt) -> KeyChoice:
         """The first candidate every voting row carries and that is no category; then the fallbacks.
 
-        ``prompt_at`` labels the prompts of an id value that seems to hold several (:meth:`_category`).
+        ``prompt_at`` labels the prompts of an id value that seems to hold several (:meth:`_prompt_category`).
         """
         if self.voters == 0 or not self.columns:
             return KeyChoice(None, [])
@@ -321,7 +317,13 @@ class KeyVote:
         for name, column in self.columns.items():  # the id candidates come first, in their order
             if name in IDENTITY_FALLBACKS or name in inferred:
                 continue
-            category = self._category(name, notes, prompt_at)
+            if name == NG_TASK_ID:  # names a task by construction: never checked
+                category = None
+            elif PROMPT in self.columns:  # on the prompts when every voting row has one
+                self._read_fingerprints(prompt_at)
+                category = self._prompt_category(name, notes, prompt_at)
+            else:
+                category = self._index_category(name)
             if category is None:
                 return KeyChoice(
                     name, self._placed(name, column, notes), REASON_ID_FIELD, notes, categories=passed_over
@@ -423,23 +425,11 @@ class KeyVote:
         counts.pop(None, None)
         return counts
 
-    def _category(self, name: str, notes: list[str], prompt_at: PromptAt) -> Optional[str]:
-        """Why the candidate is a category, not a task id; else None (docs/semantics.md).
-
-        On the prompts when every voting row has one, else on `_ng_task_index`. NeMo Gym's own
-        `_ng_task_id` names a task by construction and is not checked.
-        """
-        if name == NG_TASK_ID:
-            return None
-        if PROMPT not in self.columns:
-            return self._index_category(name)
-        self._read_fingerprints(prompt_at)
-        return self._prompt_category(name, notes, prompt_at)
-
     def _prompt_category(self, name: str, notes: list[str], prompt_at: PromptAt) -> Optional[str]:
-        """A category when one of its values holds two or more different prompts, each recurring
-        across its own repeats, or each on as many rows as the others (once each: one rollout a
-        task). A value whose prompts fit neither (some once, some repeated) is kept, with a note."""
+        """Why the candidate is a category, not a task id (docs/semantics.md); else None. A category
+        when one of its values holds two or more different prompts, each recurring across its own
+        repeats, or each on as many rows as the others (once each: one rollout a task). A value
+        whose prompts fit neither (some once, some repeated) is kept, with a note."""
         rows_of: dict[TaskIdent, list[int]] = {}  # in file order: the same under every reader
         for index, (value, fingerprint) in enumerate(zip(self.columns[name], self.fingerprints)):
             if value is not None and fingerprint is not None:
