@@ -19,10 +19,9 @@ from .judging.classify import compare_sides
 from .judging.verification import copies_note, run_conditions, verification_notes
 from .model import CompareResult, RowFacts, RowReader
 from .reading import loading
-from .reading.agents import AgentFilter
 from .reading.key_vote import REASON_BORROWED, REASON_GIVEN, KeyChoice
 from .reading.loaded_side import LoadedSide
-from .reading.side_builder import SideBuilder, is_failure_record
+from .reading.side_builder import AgentFilter, SideBuilder, is_failure_record
 from .reading.side_request import SideRequest
 from .reports.json_file import json_dict
 from .reports.outputs import named_input

@@ -21,13 +21,12 @@ from typing import Any, Optional
 
 from ..errors import CompareInputError, Place
 from ..model import RowOrigin
-from .agents import AgentFilter, agent_of
 from .attempts import Attempts, index_pair
 from .files import HEALTH_CHECK_FILES, plain_name, written_beside
 from .jsonl_lines import Progress, RowAt, iter_objects
 from .key_vote import KeyChoice
 from .loaded_side import LoadedSide, read_row_at
-from .side_builder import PendingRow, SideBuilder
+from .side_builder import AgentFilter, PendingRow, SideBuilder, agent_of
 from .side_request import SideRequest
 from .sidecar import (
     check_not_a_sidecar,
