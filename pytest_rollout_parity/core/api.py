@@ -20,9 +20,8 @@ from .judging.verification import copies_note, run_conditions, verification_note
 from .model import CompareResult, RowFacts, RowReader
 from .reading import loading
 from .reading.key_vote import REASON_BORROWED, REASON_GIVEN, KeyChoice
-from .reading.loaded_side import LoadedSide
+from .reading.loaded_side import LoadedSide, SideRequest
 from .reading.side_builder import AgentFilter, SideBuilder, is_failure_record
-from .reading.side_request import SideRequest
 from .reports.json_file import json_dict
 from .reports.outputs import named_input
 from .reports.summary import DEFAULT_ALPHA, RunInfo, build_summary

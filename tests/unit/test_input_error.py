@@ -1,6 +1,6 @@
 """CompareInputError carries the file, the line and the reason as attributes; its text stays one line.
 
-And a side's request (core/reading/side_request.py) is one frozen object from the API to the child.
+And a side's request (core/reading/loaded_side.py) is one frozen object from the API to the child.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import pytest
 
 from pytest_rollout_parity import CompareInputError, compare_files, compare_rollouts
 from pytest_rollout_parity.core.judging.verdicts import read_known_flips
+from pytest_rollout_parity.core.reading.loaded_side import SideRequest
 from pytest_rollout_parity.core.reading.loading import load_side
-from pytest_rollout_parity.core.reading.side_request import SideRequest
 
 ROW = {"task_id": "t1", "reward": 1.0, "_ng_task_index": 0, "_ng_rollout_index": 0}
 

@@ -25,9 +25,8 @@ from .attempts import Attempts, index_pair
 from .files import HEALTH_CHECK_FILES, plain_name, written_beside
 from .jsonl_lines import Progress, RowAt, iter_objects
 from .key_vote import KeyChoice
-from .loaded_side import LoadedSide, read_row_at
+from .loaded_side import LoadedSide, SideRequest, read_row_at
 from .side_builder import AgentFilter, PendingRow, SideBuilder, agent_of
-from .side_request import SideRequest
 from .sidecar import (
     check_not_a_sidecar,
     existing_sidecar,
