@@ -25,7 +25,6 @@ from pytest_rollout_parity.core.api import compare_loaded
 from pytest_rollout_parity.core.errors import CompareInputError
 from pytest_rollout_parity.core.model import CompareResult, RowFacts, TaskSide
 from pytest_rollout_parity.core.reading import skeleton
-from pytest_rollout_parity.core.reading.attempts import index_pair
 from pytest_rollout_parity.core.reading.fields import (
     AGENT_ERROR_COUNTERS,
     ENCODED_FIELDS,
@@ -42,6 +41,7 @@ from pytest_rollout_parity.core.reading.loaded_side import LoadedSide, SideReque
 from pytest_rollout_parity.core.reading.loading import load_side
 from pytest_rollout_parity.core.reading.row_facts import RewardTypeError, lookup, reduce_row
 from pytest_rollout_parity.core.reading.side_builder import NO_AGENT, agent_of, is_failure_record, names_no_task
+from pytest_rollout_parity.core.reading.sidecar import index_pair
 from pytest_rollout_parity.core.reading.task_idents import decoded, ident_of, is_prompt, prompt_label
 
 #: The skeleton's backends: msgspec (the `fast` extra; its case skips without it, see

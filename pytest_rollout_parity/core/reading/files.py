@@ -6,12 +6,10 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Optional
 
 from ..errors import CompareInputError
 
 SUFFIXES = (".gz", ".bz2", ".xz", ".zst")
-SIDECAR_SUFFIX = "_failures.jsonl"
 
 
 def plain_name(name: str) -> str:
@@ -20,14 +18,6 @@ def plain_name(name: str) -> str:
         if name.endswith(suffix):
             return name[: -len(suffix)]
     return name
-
-
-def main_file_of(path: Path) -> Optional[Path]:
-    """The main rollouts file a `<stem>_failures.jsonl` sidecar belongs to (None: not a sidecar name)."""
-    name = plain_name(path.name)
-    if not name.endswith(SIDECAR_SUFFIX):
-        return None
-    return path.with_name(name[: -len(SIDECAR_SUFFIX)] + ".jsonl")
 
 
 def companion(path: Path, name_for: Callable[[Path], Path]) -> Path:

@@ -4,7 +4,7 @@ file as dicts, for the Python API.
 A side is streamed line by line (:mod:`.jsonl_lines`); each row is reduced as it is read
 (:func:`.row_facts.reduce_row`) and only its facts and its join value are kept, with the byte
 offset that lets ``TaskSide.rows`` read the full row again. Memory grows with the number of rows,
-never with their size. Superseded attempts are left out as the rows pass (:mod:`.attempts`); a
+never with their size. Superseded attempts are left out as the rows pass (:class:`.sidecar.Attempts`); a
 side whose files carry the attempt stamp only after rows that lack it is read a second time to
 rank those rows.
 """
@@ -21,15 +21,16 @@ from typing import Any, Optional
 
 from ..errors import CompareInputError, Place
 from ..model import RowOrigin
-from .attempts import Attempts, index_pair
 from .files import HEALTH_CHECK_FILES, plain_name, written_beside
 from .jsonl_lines import Progress, RowAt, iter_objects
 from .key_vote import KeyChoice
 from .loaded_side import LoadedSide, SideRequest, read_row_at
 from .side_builder import AgentFilter, PendingRow, SideBuilder, agent_of
 from .sidecar import (
+    Attempts,
     check_not_a_sidecar,
     existing_sidecar,
+    index_pair,
     sidecar_display,
     sidecar_pairs,
     sidecar_records,

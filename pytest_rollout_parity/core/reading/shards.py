@@ -26,13 +26,14 @@ from typing import Optional
 
 from ..escaping import has_invisible, visible
 from .files import inside, plain_name, written_beside
+from .sidecar import SIDECAR_SUFFIX
 
 #: the most files one pattern may match: a large sharded run has hundreds to a few thousand shards
 MAX_MATCHES = 10_000
 
 #: Artifacts of a run that are never rollouts, whatever a glob matches (a compression suffix aside).
 NOT_SHARDS = (
-    "_failures.jsonl",
+    SIDECAR_SUFFIX,
     "_materialized_inputs.jsonl",
     "_attempts.jsonl",
     "_reward_profiling.jsonl",

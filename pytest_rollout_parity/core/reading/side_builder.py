@@ -20,17 +20,19 @@ from typing import Any, Optional
 
 from ..errors import CompareInputError, Place
 from ..model import NO_OFFSET, RowFacts, RowOrigin, RowReader
-from .attempts import superseded_note
 from .digest import ContentDigest
 from .fields import (
     AGENT_NAME,
     AGENT_REF,
+    ATTEMPT_INDEX,
     CONDITIONS,
     FAILURE_MARKERS,
     PROMPT,
     PROMPT_FIELDS,
     REQUEST,
     REWARD,
+    ROLLOUT_INDEX,
+    RUN_ID,
     TASK_INDEX,
     TOKEN_CAPTURE,
 )
@@ -206,7 +208,7 @@ class SideBuilder:
         self.facts: list[RowFacts] = []
         self._lost_last_field_at: Optional[Place] = None
         self._rows_with_reward_field = 0
-        #: executions of a logical rollout left out because a newer attempt stands (:mod:`.attempts`)
+        #: executions of a logical rollout left out because a newer attempt stands (:class:`.sidecar.Attempts`)
         self.superseded = 0
         self._anonymous: set[int] = set()  # places of rows that name no task (they do not vote)
         self._training_masks: set[int] = set()  # places of rows scored through a token-capture mask
@@ -264,7 +266,7 @@ class SideBuilder:
             self._rows_with_reward_field += 1
 
     def drop(self, places: Sequence[int]) -> None:
-        """Take rows out again: executions a newer attempt superseded (:mod:`.attempts`).
+        """Take rows out again: executions a newer attempt superseded (:class:`.sidecar.Attempts`).
 
         Their key values leave the vote with them; a field a dropped row lacked stays ruled out as
         the key, and a reward field it had still shows the file holds rollouts (both are facts
@@ -316,7 +318,10 @@ class SideBuilder:
 
         choice = self.vote.choose(prompt_at)
         if self.superseded:
-            choice.notes.append(superseded_note(self.superseded))
+            choice.notes.append(
+                f"{self.superseded} superseded attempt(s) left out: executions of a logical rollout "
+                f"({RUN_ID}, {TASK_INDEX}, {ROLLOUT_INDEX}) that a newer {ATTEMPT_INDEX} replaced"
+            )
         if self._training_masks:
             choice.notes.append(
                 f"{len(self._training_masks)} row(s) with mask_sample set by NeMo Gym's token-id capture "
