@@ -74,9 +74,7 @@ def is_failure_record(row: dict[str, Any]) -> bool:
 
 def shard_index(shard: int, index: Any) -> str:
     """A task index of a sharded side, qualified by its shard's number (1 for the first): `2:17`.
-
-    `_ng_task_index` restarts at 0 in every run, so index 17 of two shards names two tasks.
-    """
+    `_ng_task_index` restarts at 0 in every run, so index 17 of two shards names two tasks."""
     return f"{shard}:{ident_of(index)[1]}"
 
 
@@ -214,7 +212,7 @@ class SideBuilder:
         self._training_masks: set[int] = set()  # places of rows scored through a token-capture mask
         #: each distinct [model, temperature, top_p, max_output_tokens] the side's rows were run with, as JSON
         self.conditions: list[str] = []
-        self._last_conditions: Optional[tuple[Any, ...]] = None
+        self._last_conditions: tuple[Any, ...] = ()
         self._shape: Optional[str] = None  # what the first main row says the file is, if no rollouts
         #: every byte of the side's files as read
         self.digest = ContentDigest()
@@ -223,10 +221,8 @@ class SideBuilder:
         self, row: dict[str, Any], place: Place, origin: RowOrigin, offset: Optional[int], *, keep: bool
     ) -> PendingRow:
         """Reduce the row at ``place`` (file and line, or index) and ``offset`` of the side's file
-        ``origin``; a sidecar record is folded into the masked row it stands for.
-
-        ``keep`` holds on to the (folded) dict; otherwise it is read again from its file on demand.
-        """
+        ``origin``; a sidecar record is folded into the masked row it stands for. ``keep`` holds on
+        to the (folded) dict; otherwise it is read again from its file on demand."""
         sidecar = origin is RowOrigin.SIDECAR
         try:
             facts = reduce_row(
@@ -267,11 +263,8 @@ class SideBuilder:
 
     def drop(self, places: Sequence[int]) -> None:
         """Take rows out again: executions a newer attempt superseded (:class:`.sidecar.Attempts`).
-
         Their key values leave the vote with them; a field a dropped row lacked stays ruled out as
-        the key, and a reward field it had still shows the file holds rollouts (both are facts
-        about the file).
-        """
+        the key, and a reward field it had still shows the file holds rollouts (facts of the file)."""
         gone = set(places)
         if not gone:
             return
@@ -295,8 +288,7 @@ class SideBuilder:
             self._training_masks.add(len(self.facts))
         request = row.get(REQUEST)
         if request.__class__ is dict:
-            model, temperature, top_p, tokens = CONDITIONS
-            conditions = (request.get(model), request.get(temperature), request.get(top_p), request.get(tokens))
+            conditions = tuple(map(request.get, CONDITIONS))
             if conditions != self._last_conditions:  # most rows repeat the row before: nothing to do
                 self._last_conditions = conditions
                 shown = json.dumps(conditions)
@@ -305,10 +297,8 @@ class SideBuilder:
         self.add(pending)
 
     def finish(self, display: str, reader: Optional[RowReader] = None) -> KeyChoice:
-        """How the side is keyed (key None when no row names a task: it borrows the other's).
-
-        ``reader`` reads a row again (rows not kept in memory) when deferred prompts are needed.
-        """
+        """How the side is keyed (key None when no row names a task: it borrows the other's);
+        ``reader`` reads a row again (rows not kept in memory) when deferred prompts are needed."""
         if self.facts and not self._rows_with_reward_field and any(f.origin is RowOrigin.MAIN for f in self.facts):
             raise CompareInputError(display, self._shape or NOT_ROLLOUTS)
         read = reader or (lambda facts: facts.row or {})
