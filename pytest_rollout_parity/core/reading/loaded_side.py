@@ -136,8 +136,6 @@ class LoadedSide:
 
     def shard_facts(self, index: int) -> list[RowFacts]:
         """The rows read from file ``index`` of the side (:attr:`files`) and its sidecar."""
-        if not self.shards:
-            return self.facts
         return [facts for facts in self.facts if facts.shard == index]
 
 

@@ -112,22 +112,18 @@ class Attempts:
         if key is not None and not self.stamped and self.record_pairs is not None and pair not in self.record_pairs:
             self.unranked = True
         elif key is not None:
-            self._rank(key, (attempt_of(row), 1, line), place)
+            rank, known = (attempt_of(row), 1, line), self.best.get(key)
+            if known is not None and rank <= known[0]:
+                self.displaced.append(place)
+                return
+            if known is not None:
+                self.displaced.append(known[1])
+            self.best[key] = (rank, place)
 
     def unranked_line(self, line: int, pair: Optional[tuple[Any, Any]]) -> bool:
         """Whether a main-file line read again is one :meth:`see_row` left unranked."""
         before_stamp = self.stamped_at is None or line < self.stamped_at
         return before_stamp and pair is not None and self.record_pairs is not None and pair not in self.record_pairs
-
-    def _rank(self, key: LogicalKey, rank: Rank, place: int) -> None:
-        known = self.best.get(key)
-        if known is None:
-            self.best[key] = (rank, place)
-        elif rank > known[0]:
-            self.displaced.append(known[1])
-            self.best[key] = (rank, place)
-        else:
-            self.displaced.append(place)
 
     def standing_records(self, records: Sequence[tuple[Execution, T]]) -> list[T]:
         """Of a side's sidecar records, those that stand; a main-file row a record outranks is
@@ -235,19 +231,12 @@ def sidecar_records(
 
 def check_not_a_sidecar(path: Path, display: str, row: dict[str, Any]) -> None:
     """A `<stem>_failures.jsonl` of failure records given as a side is named, with its main file."""
-    main = main_file_of(path)
-    if main is not None and is_failure_record(row):
-        shown = os.path.join(os.path.dirname(display), main.name)
+    name = plain_name(path.name)
+    if name.endswith(SIDECAR_SUFFIX) and is_failure_record(row):
+        shown = os.path.join(os.path.dirname(display), name[: -len(SIDECAR_SUFFIX)] + ".jsonl")
         raise CompareInputError(
             display,
             "a failures sidecar (records of rollouts that failed), not a rollouts file: "
             f"give its main file {shown}; the sidecar beside it is read with it",
         )
 
-
-def main_file_of(path: Path) -> Optional[Path]:
-    """The main rollouts file a `<stem>_failures.jsonl` sidecar belongs to (None: not a sidecar name)."""
-    name = plain_name(path.name)
-    if not name.endswith(SIDECAR_SUFFIX):
-        return None
-    return path.with_name(name[: -len(SIDECAR_SUFFIX)] + ".jsonl")
