@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 import zlib
 from collections import Counter
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any, Optional
 
 from .fields import (
@@ -69,17 +70,13 @@ ANY_RUN = object()
 NG_TASK_ID = KEY_CANDIDATES[0]
 
 
-#: ``json.dumps(value, ensure_ascii=False, separators=(",", ":"))`` with its encoder made once
-_compact_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_compact_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode  # made once
 
 
 def prompt_fingerprint(prompt: Any) -> Optional[int]:
-    """A cheap fingerprint of a prompt as the row spells it (None for no prompt).
-
-    The same prompt spelled alike gives the same number in every process. Two spellings of one
-    prompt (the skeleton's bytes beside a fully parsed line) may differ: a value that seems to hold
-    several prompts is confirmed on the prompts' labels before anything is decided on it.
-    """
+    """A cheap fingerprint of a prompt as the row spells it (None for no prompt), the same in every
+    process. Two spellings of one prompt (the skeleton's bytes beside a fully parsed line) may
+    differ: a value that seems to hold several prompts is confirmed on the prompts' labels."""
     if not is_prompt(prompt):
         return None
     if isinstance(prompt, EncodedJSON):
@@ -104,16 +101,14 @@ def _share_a_user_message(first: Any, later: Any) -> bool:
 
 @dataclass
 class KeyChoice:
-    """How one side is keyed: the field (None: no row names a task), why, and each row's ident.
-
-    ``prompts`` holds each row's prompt label when every voting row has a prompt (detection only):
-    it lets a join on `_ng_task_index` check that both runs asked the same thing.
-    """
+    """How one side is keyed: the field (None: no row names a task), why, and each row's ident."""
 
     key: Optional[str]
     values: list[Optional[TaskIdent]]
     reason: str = ""
     notes: list[str] = field(default_factory=list)
+    #: each row's prompt label when every voting row has a prompt (detection only): it lets a join
+    #: on `_ng_task_index` check that both runs asked the same thing
     prompts: Optional[list[Optional[TaskIdent]]] = None
     #: each inferred id field that holds one task a value on this side, with its value per row;
     #: the choice between them needs the other side too (:func:`..identity.join.infer_keys`)
@@ -123,12 +118,10 @@ class KeyChoice:
 
 
 class KeyVote:
-    """Streams the rows of one side and keeps, per row, the values of the surviving candidates.
-
-    A candidate survives while every voting row carries it (non-null). Rows that vote=False (a
-    sidecar record naming no task) are anonymous: they keep out of the vote, but keep what they
-    carry of `_ng_task_index` and the prompt, so a side keyed on those still places them.
-    """
+    """Streams the rows of one side and keeps, per row, the values of the surviving candidates: a
+    candidate survives while every voting row carries it (non-null). Anonymous rows (a sidecar
+    record naming no task) keep out of the vote, but keep what they carry of `_ng_task_index` and
+    the prompt, so a side keyed on those still places them."""
 
     def __init__(self, key: Optional[str], option: str = "key", *, index_restarts: bool = False) -> None:
         """``index_restarts``: a side of several shards, whose `_ng_task_index` names a task within its
@@ -156,12 +149,9 @@ class KeyVote:
         self.rollouts: list[Any] = []
 
     def candidate_values(self, row: dict[str, Any], *, anonymous: bool = False) -> dict[str, Any]:
-        """The values this vote needs from a row (kept for sidecar records until they stand).
-
-        The prompt's label is deferred on a row that names an id field (:data:`DEFERRED`); only
-        whether the row has a prompt is noted. :meth:`_fallback` works the labels out later
-        when the side does turn out to need them.
-        """
+        """The values this vote needs from a row (kept for sidecar records until they stand). The
+        prompt's label is deferred on a row that names an id field (:data:`DEFERRED`), and worked
+        out when the side does need it (:meth:`_fallback`)."""
         if self.inferred is None and not anonymous:
             self.inferred = inferred_candidates(row, KNOWN_FIELDS)
         names = (*self.columns, *(self.inferred or ())) if self.voters == 0 else self.columns  # made on the first vote
@@ -303,9 +293,7 @@ class KeyVote:
 
     def choose(self, prompt_at: PromptAt) -> KeyChoice:
         """The first candidate every voting row carries and that is no category; then the fallbacks.
-
-        ``prompt_at`` labels the prompts of an id value that seems to hold several (:meth:`_prompt_category`).
-        """
+        ``prompt_at`` labels the prompts of an id value that seems to hold several."""
         if self.voters == 0 or not self.columns:
             return KeyChoice(None, [])
         notes: list[str] = []
@@ -393,8 +381,7 @@ class KeyVote:
     # --- a task id, or a category of tasks ----------------------------------------------------
 
     def _read_fingerprints(self, prompt_at: PromptAt) -> None:
-        """The fingerprints left unread (:data:`UNREAD`) taken now, when something looks at them
-        (every voting row has a prompt)."""
+        """The fingerprints left unread (:data:`UNREAD`) taken now, when every voting row has a prompt."""
         fingerprints = self.fingerprints
         if PROMPT in self.columns and UNREAD in fingerprints:
             for index, fingerprint in enumerate(fingerprints):
@@ -406,15 +393,14 @@ class KeyVote:
         values (it would name rollouts), no value spans task indices of different prompts, and,
         without task indices, no value is a category by the prompts (:meth:`_prompt_category`)."""
         self._read_fingerprints(prompt_at)
-        indexes = self.columns.get(TASK_INDEX)
-        if indexes is None:
+        if TASK_INDEX not in self.columns:
             return PROMPT not in self.columns or self._prompt_category(name, [], prompt_at) is None
-        spread = self._spread(name, indexes, self.runs)
+        spread = self._spread(name, self.runs)
         if spread is None:
             return False
-        if PROMPT not in self.columns:
-            return True
-        return all(len(self._labels_of(rows.values(), prompt_at)) < 2 for rows in spread.values())
+        return PROMPT not in self.columns or all(
+            len(self._labels_of(rows.values(), prompt_at)) < 2 for rows in spread.values()
+        )
 
     def _labels_of(self, rows: Collection[int], prompt_at: PromptAt) -> Counter[Optional[TaskIdent]]:
         """The prompt labels of ``rows``, counted; none when their fingerprints agree (one spelling of
@@ -451,14 +437,12 @@ class KeyVote:
             )
         return None
 
-    def _spread(
-        self, name: str, indexes: list[Optional[TaskIdent]], runs: list[Any]
-    ) -> Optional[dict[TaskIdent, dict[TaskIdent, int]]]:
+    def _spread(self, name: str, runs: Iterable[Any]) -> Optional[dict[TaskIdent, dict[TaskIdent, int]]]:
         """Each value of the field with the task indices it is on (and a row at each); None when a
         task index (of a run) carries two of its values."""
         value_of: dict[tuple[Any, TaskIdent], TaskIdent] = {}
         spread: dict[TaskIdent, dict[TaskIdent, int]] = {}
-        for row, (value, index, run) in enumerate(zip(self.columns[name], indexes, runs)):
+        for row, (value, index, run) in enumerate(zip(self.columns[name], self.columns[TASK_INDEX], runs)):
             if value is None or index is None:
                 continue
             if value_of.setdefault((run, index), value) != value:
@@ -471,8 +455,7 @@ class KeyVote:
         index has several of its values and there are at most half as many values as indices (one
         task listed at two indices is no category; a file merged from several runs reuses indices,
         and then neither field decides)."""
-        indexes = self.columns.get(TASK_INDEX)
-        spread = None if indexes is None else self._spread(name, indexes, [None] * len(indexes))  # runs ignored
+        spread = self._spread(name, repeat(None)) if TASK_INDEX in self.columns else None  # runs ignored
         if not spread:
             return None
         value, indices = max(spread.items(), key=lambda item: len(item[1]))
