@@ -77,13 +77,9 @@ def names_an_identity(path: str) -> bool:
 
 def is_id_value(value: object) -> bool:
     """A scalar that can name a task: an integer, or a short string without whitespace."""
-    if isinstance(value, bool):
-        return False
-    if isinstance(value, int):
-        return True
     if isinstance(value, str):
         return 0 < len(value) <= MAX_ID_CHARS and not any(ch.isspace() for ch in value)
-    return False
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def inferred_candidates(row: dict[str, object], known: frozenset[str]) -> tuple[str, ...]:
