@@ -32,12 +32,7 @@ from .sidecar import SIDECAR_SUFFIX
 MAX_MATCHES = 10_000
 
 #: Artifacts of a run that are never rollouts, whatever a glob matches (a compression suffix aside).
-NOT_SHARDS = (
-    SIDECAR_SUFFIX,
-    "_materialized_inputs.jsonl",
-    "_attempts.jsonl",
-    "_reward_profiling.jsonl",
-)
+NOT_SHARDS = (SIDECAR_SUFFIX, "_materialized_inputs.jsonl", "_attempts.jsonl", "_reward_profiling.jsonl")
 
 
 class ShardPatternError(ValueError):

@@ -239,4 +239,3 @@ def check_not_a_sidecar(path: Path, display: str, row: dict[str, Any]) -> None:
             "a failures sidecar (records of rollouts that failed), not a rollouts file: "
             f"give its main file {shown}; the sidecar beside it is read with it",
         )
-
