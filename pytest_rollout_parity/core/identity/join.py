@@ -20,7 +20,7 @@ from ..model import RowFacts, RowReader
 from ..reading.fields import PROMPT, TASK_INDEX
 from ..reading.key_vote import REASON_GIVEN, REASON_ID_FIELD, KeyChoice, KeyVote
 from ..reading.row_facts import lookup
-from ..reading.side_builder import is_failure_record, names_no_task, prompt_from_field, shard_index
+from ..reading.side_builder import is_failure_record, names_no_task, shard_index
 from ..reading.task_idents import TaskIdent, canonical_json, decoded, full_label, is_prompt, natural_key, prompt_label
 from .item_names import listed
 
@@ -274,8 +274,7 @@ def _categories_on_both(old: SideInput, new: SideInput) -> list[str]:
             if side.shard_names and values.get(TASK_INDEX) is not None:
                 values[TASK_INDEX] = shard_index(facts.shard + 1, values[TASK_INDEX])
             vote.add(values, anonymous=anonymous)
-        choice = vote.choose(side.prompt_at)
-        prompt_from_field(choice, side.row_at)
+        choice = vote.choose(side.row_at)
         if choice.key is None:
             continue
         notes.append(

@@ -21,6 +21,7 @@ from .fields import (
     KEY_CANDIDATES,
     LOAD_FIELDS,
     PROMPT,
+    PROMPT_FIELDS,
     ROLLOUT_INDEX,
     RUN_ID,
     TASK_INDEX,
@@ -30,6 +31,8 @@ from .row_facts import lookup
 from .skeleton import EncodedJSON
 from .task_idents import TaskIdent, decoded, full_label, ident_of, is_prompt, natural_key, prompt_label
 
+#: ``row_at(row)``: a row's dict, read again from its file when the row is not kept
+RowAt = Callable[[int], dict[str, Any]]
 #: ``prompt_at(row)``: a row's prompt, read again from its file when the row is not kept
 PromptAt = Callable[[int], Any]
 
@@ -291,9 +294,13 @@ class KeyVote:
                 scalars[value] = known
         return known
 
-    def choose(self, prompt_at: PromptAt) -> KeyChoice:
+    def choose(self, row_at: RowAt) -> KeyChoice:
         """The first candidate every voting row carries and that is no category; then the fallbacks.
-        ``prompt_at`` labels the prompts of an id value that seems to hold several."""
+        ``row_at`` reads a row again: the prompts of an id value that seems to hold several, say."""
+
+        def prompt_at(index: int) -> Any:
+            return lookup(row_at(index), PROMPT)
+
         if self.voters == 0 or not self.columns:
             return KeyChoice(None, [])
         notes: list[str] = []
@@ -346,28 +353,27 @@ class KeyVote:
         elif prompts is not None:
             choice = KeyChoice(PROMPT, prompts, passed or REASON_PROMPT, notes, prompts)
         choice.categories = passed_over
-        return self._fallback(choice, prompt_at)
+        return self._fallback(choice, row_at, prompt_at)
 
-    def _fallback(self, choice: KeyChoice, prompt_at: PromptAt) -> KeyChoice:
+    def _fallback(self, choice: KeyChoice, row_at: RowAt, prompt_at: PromptAt) -> KeyChoice:
         """The choice with the inferred id fields that hold one task a value on this side (the
-        other side decides among them), a note when the side's prompt is one on every row, and its
-        deferred prompt labels worked out (the join compares them)."""
+        other side decides among them), its deferred prompt labels worked out (the join compares
+        them), and a note when the side's prompt is one on every row and no field reads as one."""
         choice.inferred = {
             name: self._placed(name, self.columns[name], [])
             for name in self.inferred or ()
             if name in self.columns and self._holds_one_task(name, prompt_at)
         }
-        if choice.key == PROMPT and self.voters > 1:
-            labels = {label for label in choice.values if label is not None}
-            if len(labels) == 1:
-                choice.notes.append(
-                    "the prompt is the same on every row: it names no task, and without _ng_task_index the "
-                    "side's rows cannot be told apart (they are compared as one task)"
-                )
+        one_prompt = choice.key == PROMPT and self.voters > 1 and len(set(choice.values) - {None}) == 1
         prompts = choice.prompts or []
         for index, prompt in enumerate(prompts):
             if prompt is DEFERRED:
                 prompts[index] = self._cell(prompt_label(prompt_at(index)))
+        if not _prompt_from_field(choice, row_at) and one_prompt:
+            choice.notes.append(
+                "the prompt is the same on every row: it names no task, and without _ng_task_index the "
+                "side's rows cannot be told apart (they are compared as one task)"
+            )
         return choice
 
     def _label(self, index: int, prompt_at: PromptAt) -> Optional[TaskIdent]:
@@ -465,6 +471,48 @@ class KeyVote:
             f"{name} is not a task id here: {full_label(value)!r} is on {len(indices)} task indices "
             f"({TASK_INDEX} {_some(indices)}); passed over"
         )
+
+
+#: rows read first for a field that may be the prompt; only when one qualifies there are all read
+PROMPT_FIELD_SAMPLE = 20
+
+
+def _free_text(value: Any) -> bool:
+    """A string holding whitespace (between words): free text, as a prompt is."""
+    return isinstance(value, str) and any(ch.isspace() for ch in value.strip())
+
+
+def _prompt_from_field(choice: KeyChoice, row_at: RowAt) -> bool:
+    """On a side keyed on its index or its prompt whose prompt is the same on every row, the first
+    free-text field of :data:`.fields.PROMPT_FIELDS` that every row with a prompt carries and that
+    varies is read as the prompt instead, with a note (docs/semantics.md, "A prompt the same on every
+    row"); whether one is. The rows are read again, only on such a side."""
+    prompts = choice.prompts
+    if choice.key not in (PROMPT, TASK_INDEX) or prompts is None:
+        return False
+    rows = [index for index, label in enumerate(prompts) if label is not None]
+    if len(rows) < 2 or len({prompts[index] for index in rows}) > 1:
+        return False
+    sample = [row_at(index) for index in rows[:PROMPT_FIELD_SAMPLE]]  # most sides have no such field
+    names = [name for name in PROMPT_FIELDS if all(_free_text(row.get(name)) for row in sample)]
+    read = {index: row_at(index) for index in rows} if names else {}
+    for name in names:
+        texts = [read[index].get(name) for index in rows]
+        if not all(_free_text(text) for text in texts) or len(set(texts)) < 2:
+            continue
+        labels: list[Optional[TaskIdent]] = [None] * len(prompts)
+        for index, text in zip(rows, texts):
+            labels[index] = ident_of(prompt_label(text))
+        choice.prompts = labels
+        if choice.key == PROMPT:
+            choice.values = labels
+            choice.reason = f"the prompt, read from the {name} field: the messages are the same on every row"
+        choice.notes.append(
+            f"the messages are the same on every row, so the {name} field, which varies as a prompt does, is read "
+            "as the prompt"
+        )
+        return True
+    return False
 
 
 def _some(indices: Collection[Optional[TaskIdent]]) -> str:

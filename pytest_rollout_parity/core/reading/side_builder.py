@@ -14,7 +14,7 @@ side with several stops unless one is chosen (:class:`AgentFilter`).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -27,8 +27,6 @@ from .fields import (
     ATTEMPT_INDEX,
     CONDITIONS,
     FAILURE_MARKERS,
-    PROMPT,
-    PROMPT_FIELDS,
     REQUEST,
     REWARD,
     ROLLOUT_INDEX,
@@ -38,8 +36,8 @@ from .fields import (
 )
 from .files import HEALTH_CHECK_FILES, written_beside
 from .key_vote import NO_KEY, KeyChoice, KeyVote
-from .row_facts import RewardTypeError, fold_failure_record, lookup, reduce_row, training_mask
-from .task_idents import TaskIdent, describe_row_task, ident_of, prompt_label
+from .row_facts import RewardTypeError, fold_failure_record, reduce_row, training_mask
+from .task_idents import describe_row_task, ident_of
 
 #: What a file whose rows never carry `reward` most likely is, when neither its name nor its first row tells.
 NOT_ROLLOUTS = "an input dataset, not rollouts (no row has a reward field)"
@@ -81,52 +79,6 @@ def shard_index(shard: int, index: Any) -> str:
 def names_no_task(row: dict[str, Any], key: Optional[str]) -> bool:
     """The row carries neither the key nor any candidate field."""
     return describe_row_task(row, key) is None and describe_row_task(row, None) is None
-
-
-#: The key vote's note on a side keyed on a prompt that is the same on every row.
-ONE_PROMPT_NOTE = "the prompt is the same on every row"
-
-
-#: rows read first for a field that may be the prompt; only when one qualifies there are all read
-PROMPT_FIELD_SAMPLE = 20
-
-
-def _free_text(value: Any) -> bool:
-    """A string holding whitespace (between words): free text, as a prompt is."""
-    return isinstance(value, str) and any(ch.isspace() for ch in value.strip())
-
-
-def prompt_from_field(choice: KeyChoice, row_at: Callable[[int], dict[str, Any]]) -> None:
-    """On a side keyed on its index or its prompt whose prompt is the same on every row, the first
-    free-text field of :data:`.fields.PROMPT_FIELDS` that every row with a prompt carries and that
-    varies is read as the prompt instead, with a note (docs/semantics.md, "A prompt the same on every
-    row"). The rows are read again, only on such a side."""
-    prompts = choice.prompts
-    if choice.key not in (PROMPT, TASK_INDEX) or prompts is None:
-        return
-    rows = [index for index, label in enumerate(prompts) if label is not None]
-    if len(rows) < 2 or len({prompts[index] for index in rows}) > 1:
-        return
-    sample = [row_at(index) for index in rows[:PROMPT_FIELD_SAMPLE]]  # most sides have no such field
-    names = [name for name in PROMPT_FIELDS if all(_free_text(row.get(name)) for row in sample)]
-    read = {index: row_at(index) for index in rows} if names else {}
-    for name in names:
-        texts = [read[index].get(name) for index in rows]
-        if not all(_free_text(text) for text in texts) or len(set(texts)) < 2:
-            continue
-        labels: list[Optional[TaskIdent]] = [None] * len(prompts)
-        for index, text in zip(rows, texts):
-            labels[index] = ident_of(prompt_label(text))
-        choice.prompts = labels
-        if choice.key == PROMPT:
-            choice.values = labels
-            choice.reason = f"the prompt, read from the {name} field: the messages are the same on every row"
-        choice.notes[:] = [note for note in choice.notes if not note.startswith(ONE_PROMPT_NOTE)]
-        choice.notes.append(
-            f"the messages are the same on every row, so the {name} field, which varies as a prompt does, is read "
-            "as the prompt"
-        )
-        return
 
 
 #: The group of rows that carry no `agent_ref.name` (select it by this name).
@@ -302,11 +254,7 @@ class SideBuilder:
         if self.facts and not self._rows_with_reward_field and any(f.origin is RowOrigin.MAIN for f in self.facts):
             raise CompareInputError(display, self._shape or NOT_ROLLOUTS)
         read = reader or (lambda facts: facts.row or {})
-
-        def prompt_at(index: int) -> Any:
-            return lookup(read(self.facts[index]), PROMPT)
-
-        choice = self.vote.choose(prompt_at)
+        choice = self.vote.choose(lambda index: read(self.facts[index]))
         if self.superseded:
             choice.notes.append(
                 f"{self.superseded} superseded attempt(s) left out: executions of a logical rollout "
@@ -317,7 +265,6 @@ class SideBuilder:
                 f"{len(self._training_masks)} row(s) with mask_sample set by NeMo Gym's token-id capture "
                 "(_ng_token_capture) are scored: the mask leaves a rollout out of training, and its reward stands"
             )
-        prompt_from_field(choice, lambda index: read(self.facts[index]))
         if choice.key is None and self.vote.voters and not choice.inferred:
             raise (self._lost_last_field_at or Place(display)).error(NO_KEY, "key")
         if choice.key is None:
