@@ -58,20 +58,16 @@ def expand(value: str, base: Path, left_out: Optional[list[tuple[str, str]]] = N
     for part in (p.strip() for p in value.split(",")):
         if not part:
             continue
-        resolved = _resolve(part, base)
-        if os.path.isfile(resolved):
-            if is_artifact(os.path.basename(part)):
-                what = written_beside(part) or "a shard's sidecar is read with its shard"
-                raise ShardPatternError(f"{part!r} is no rollouts file ({what})")
-            found.setdefault(os.path.normpath(resolved), (resolved, part))
-            continue
-        matches, skipped = _matches(part, base)
+        if not os.path.isfile(_resolve(part, base)):
+            matches, skipped = _matches(part, base)
+        elif is_artifact(os.path.basename(part)):
+            what = written_beside(part) or "a shard's sidecar is read with its shard"
+            raise ShardPatternError(f"{part!r} is no rollouts file ({what})")
+        else:
+            matches, skipped = [part], []
         if not matches:
-            why = (
-                f" (only files that are no rollouts: {', '.join(visible(n) for n in sorted(skipped)[:3])})"
-                if skipped
-                else ""
-            )
+            others = ", ".join(visible(name) for name in sorted(skipped)[:3])
+            why = f" (only files that are no rollouts: {others})" if skipped else ""
             raise ShardPatternError(f"{part!r} matches no rollouts file{why}")
         for shown in matches:
             path = _resolve(shown, base)
