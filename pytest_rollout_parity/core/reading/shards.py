@@ -121,9 +121,8 @@ def _walk(directory: str, shown: str, segments: list[str]) -> Iterator[str]:
             yield from _walk(path, os.path.join(shown, segment), rest)
         return
     for entry in _entries(directory):
-        if entry.name.startswith(".") and not segment.startswith("."):
-            continue
-        if not fnmatch.fnmatchcase(entry.name, segment):
+        hidden = entry.name.startswith(".") and not segment.startswith(".")
+        if hidden or not fnmatch.fnmatchcase(entry.name, segment):
             continue
         if not rest:
             yield os.path.join(shown, entry.name)
