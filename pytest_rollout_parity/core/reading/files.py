@@ -1,5 +1,5 @@
-"""The files around a side: what a name is (compressed, a sidecar, a file written beside the
-rollouts), and where a file the gate finds beside a side may resolve."""
+"""The files around a side: what a name is (compressed, a file written beside the rollouts), and
+where a file the gate finds beside a side may resolve."""
 
 from __future__ import annotations
 
@@ -14,10 +14,7 @@ SUFFIXES = (".gz", ".bz2", ".xz", ".zst")
 
 def plain_name(name: str) -> str:
     """A file name without its compression suffix."""
-    for suffix in SUFFIXES:
-        if name.endswith(suffix):
-            return name[: -len(suffix)]
-    return name
+    return name.rsplit(".", 1)[0] if name.endswith(SUFFIXES) else name
 
 
 def companion(path: Path, name_for: Callable[[Path], Path]) -> Path:
