@@ -14,7 +14,7 @@ side with several stops unless one is chosen (:class:`AgentFilter`).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -35,7 +35,7 @@ from .fields import (
     TOKEN_CAPTURE,
 )
 from .files import HEALTH_CHECK_FILES, written_beside
-from .key_vote import NO_KEY, KeyChoice, KeyVote
+from .key_vote import NO_KEY, KeyChoice, KeyVote, RowAt
 from .row_facts import RewardTypeError, fold_failure_record, reduce_row, training_mask
 from .task_idents import describe_row_task, ident_of
 
@@ -79,6 +79,18 @@ def shard_index(shard: int, index: Any) -> str:
 def names_no_task(row: dict[str, Any], key: Optional[str]) -> bool:
     """The row carries neither the key nor any candidate field."""
     return describe_row_task(row, key) is None and describe_row_task(row, None) is None
+
+
+def vote_again(facts: Sequence[RowFacts], row_at: RowAt, *, sharded: bool, passed_over: Collection[str]) -> KeyChoice:
+    """A side's key chosen again from its rows as its builder chose it, the id fields ``passed_over``
+    left out (those the other side showed to be categories: :mod:`..identity.join`)."""
+    builder = SideBuilder(None, sharded=sharded)
+    for name in passed_over:
+        builder.vote.columns.pop(name, None)
+    for index, row_facts in enumerate(facts):
+        builder.shard = row_facts.shard + 1 if sharded else None
+        builder.add(builder.prepare(row_at(index), Place(""), row_facts.origin, None, keep=False))
+    return builder.vote.choose(row_at)
 
 
 #: The group of rows that carry no `agent_ref.name` (select it by this name).
