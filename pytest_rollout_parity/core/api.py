@@ -21,7 +21,8 @@ from .model import CompareResult, RowFacts, RowReader
 from .reading import loading
 from .reading.key_vote import REASON_BORROWED, REASON_GIVEN, KeyChoice
 from .reading.loaded_side import LoadedSide, SideRequest
-from .reading.side_builder import AgentFilter, SideBuilder, is_failure_record
+from .reading.side_builder import AgentFilter, SideBuilder
+from .reading.sidecar import is_failure_record
 from .reports.json_file import json_dict
 from .reports.outputs import named_input
 from .reports.summary import DEFAULT_ALPHA, RunInfo, build_summary

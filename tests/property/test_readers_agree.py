@@ -40,8 +40,8 @@ from pytest_rollout_parity.core.reading.key_vote import FINGERPRINT, KNOWN_FIELD
 from pytest_rollout_parity.core.reading.loaded_side import LoadedSide, SideRequest
 from pytest_rollout_parity.core.reading.loading import load_side
 from pytest_rollout_parity.core.reading.row_facts import RewardTypeError, lookup, reduce_row
-from pytest_rollout_parity.core.reading.side_builder import NO_AGENT, agent_of, is_failure_record, names_no_task
-from pytest_rollout_parity.core.reading.sidecar import index_pair
+from pytest_rollout_parity.core.reading.side_builder import NO_AGENT, agent_of, names_no_task
+from pytest_rollout_parity.core.reading.sidecar import index_pair, is_failure_record
 from pytest_rollout_parity.core.reading.task_idents import decoded, ident_of, is_prompt, prompt_label
 
 #: The skeleton's backends: msgspec (the `fast` extra; its case skips without it, see

@@ -21,22 +21,11 @@ from typing import Any, Optional
 from ..errors import CompareInputError, Place
 from ..model import NO_OFFSET, RowFacts, RowOrigin, RowReader
 from .digest import ContentDigest
-from .fields import (
-    AGENT_NAME,
-    AGENT_REF,
-    ATTEMPT_INDEX,
-    CONDITIONS,
-    FAILURE_MARKERS,
-    REQUEST,
-    REWARD,
-    ROLLOUT_INDEX,
-    RUN_ID,
-    TASK_INDEX,
-    TOKEN_CAPTURE,
-)
+from .fields import AGENT_NAME, AGENT_REF, CONDITIONS, REQUEST, REWARD, TASK_INDEX, TOKEN_CAPTURE
 from .files import HEALTH_CHECK_FILES, written_beside
 from .key_vote import NO_KEY, KeyChoice, KeyVote, RowAt
 from .row_facts import RewardTypeError, fold_failure_record, reduce_row, training_mask
+from .sidecar import is_failure_record, superseded_note
 from .task_idents import describe_row_task, ident_of
 
 #: What a file whose rows never carry `reward` most likely is, when neither its name nor its first row tells.
@@ -63,11 +52,6 @@ def what_rows_are(row: dict[str, Any], name: str = "") -> str:
     if keys and sum("/" in key or key.startswith(("mean", "avg", "pass@")) for key in keys) * 2 > len(keys):
         return "aggregate metrics (one figure per metric, no task rows), not rollouts (no row has a reward field)"
     return NOT_ROLLOUTS
-
-
-def is_failure_record(row: dict[str, Any]) -> bool:
-    """A failure record of the collector, wherever it ended up (sidecar, or a merged main file)."""
-    return any(marker in row for marker in FAILURE_MARKERS)
 
 
 def shard_index(shard: int, index: Any) -> str:
@@ -268,10 +252,7 @@ class SideBuilder:
         read = reader or (lambda facts: facts.row or {})
         choice = self.vote.choose(lambda index: read(self.facts[index]))
         if self.superseded:
-            choice.notes.append(
-                f"{self.superseded} superseded attempt(s) left out: executions of a logical rollout "
-                f"({RUN_ID}, {TASK_INDEX}, {ROLLOUT_INDEX}) that a newer {ATTEMPT_INDEX} replaced"
-            )
+            choice.notes.append(superseded_note(self.superseded))
         if self._training_masks:
             choice.notes.append(
                 f"{len(self._training_masks)} row(s) with mask_sample set by NeMo Gym's token-id capture "

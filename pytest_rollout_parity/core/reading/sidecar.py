@@ -25,10 +25,9 @@ from typing import Any, Optional, TypeVar
 
 from ..errors import CompareInputError
 from .digest import ContentDigest
-from .fields import ATTEMPT_INDEX, ROLLOUT_ID, ROLLOUT_INDEX, RUN_ID, TASK_INDEX
+from .fields import ATTEMPT_INDEX, FAILURE_MARKERS, ROLLOUT_ID, ROLLOUT_INDEX, RUN_ID, TASK_INDEX
 from .files import check_home, companion, plain_name
 from .jsonl_lines import iter_objects
-from .side_builder import is_failure_record
 from .skeleton import skeleton_decoder
 
 SIDECAR_SUFFIX = "_failures.jsonl"
@@ -150,6 +149,19 @@ class Attempts:
     def superseded(self) -> int:
         """Executions left out: displaced rows and outranked records."""
         return len(self.displaced) + self.superseded_records
+
+
+def superseded_note(count: int) -> str:
+    """The side's note naming how many executions were superseded."""
+    return (
+        f"{count} superseded attempt(s) left out: executions of a logical rollout "
+        f"({RUN_ID}, {TASK_INDEX}, {ROLLOUT_INDEX}) that a newer {ATTEMPT_INDEX} replaced"
+    )
+
+
+def is_failure_record(row: dict[str, Any]) -> bool:
+    """A failure record of the collector, wherever it ended up (sidecar, or a merged main file)."""
+    return any(marker in row for marker in FAILURE_MARKERS)
 
 
 def _sidecar_name(path: Path) -> Path:
