@@ -11,6 +11,7 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
+from pathlib import Path
 from typing import Any, Optional
 
 from .errors import CompareInputError, Place
@@ -107,8 +108,9 @@ def compare_files(
     new_agent: Optional[str] = None,
 ) -> CompareResult:
     """Compare two rollouts files by streaming them; rows are re-read from disk only on demand."""
-    old = SideRequest.from_arguments("old", old_path, key, old_key, agent, old_agent)
-    new = SideRequest.from_arguments("new", new_path, key, new_key, agent, new_agent)
+    # a side's own key and agent win over the shared ones; errors name the API's arguments
+    old = SideRequest(str(Path(old_path)), old_key or key, None, old_agent or agent, "old_key", "old_agent")
+    new = SideRequest(str(Path(new_path)), new_key or key, None, new_agent or agent, "new_key", "new_agent")
     with _saying_how_to_set():
         return compare_loaded(loading.load_side(old), loading.load_side(new), old_key=old.key, new_key=new.key)
 

@@ -13,7 +13,6 @@ is read again from its file when a report needs it. A side also travels as plain
 from __future__ import annotations
 
 import operator
-import os
 from collections.abc import Iterator
 from contextlib import closing, contextmanager, nullcontext
 from dataclasses import astuple, dataclass, field, fields
@@ -45,26 +44,6 @@ class SideRequest:
     agent_option: str = "agent"
     #: a sharded side's files, each (path, name shown), ``path`` the first; empty for one file
     shards: tuple[tuple[str, str], ...] = ()
-
-    @classmethod
-    def from_arguments(
-        cls,
-        side: str,
-        path: str | os.PathLike[str],
-        key: Optional[str] = None,
-        own_key: Optional[str] = None,
-        agent: Optional[str] = None,
-        own_agent: Optional[str] = None,
-    ) -> SideRequest:
-        """The request of the API's ``side`` ("old" or "new"): its own key and agent win over the shared
-        ones, and errors name the API's argument (``old_key``, ``new_agent``...)."""
-        return cls(
-            str(Path(path)),
-            own_key or key,
-            agent=own_agent or agent,
-            key_option=f"{side}_key",
-            agent_option=f"{side}_agent",
-        )
 
     @property
     def shown(self) -> str:
