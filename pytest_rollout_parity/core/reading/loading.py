@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from contextlib import closing
 from functools import partial
 from itertools import accumulate
 from pathlib import Path
@@ -22,9 +21,9 @@ from typing import Any, Optional
 from ..errors import CompareInputError, Place
 from ..model import RowOrigin
 from .files import HEALTH_CHECK_FILES, plain_name, written_beside
-from .jsonl_lines import Progress, RowAt, iter_objects
+from .jsonl_lines import Progress, iter_objects
 from .key_vote import KeyChoice
-from .loaded_side import LoadedSide, SideRequest, read_row_at
+from .loaded_side import LoadedSide, SideRequest
 from .side_builder import AgentFilter, PendingRow, SideBuilder, agent_of
 from .sidecar import (
     Attempts,
@@ -76,12 +75,11 @@ def load_side(request: SideRequest, progress: Optional[Progress] = None) -> Load
         digest=builder.digest.text(),
         conditions=tuple(builder.conditions),
     )
-    if request.shards:
+    if request.shards:  # each row read again on its own: a side's many shards are not all kept open
         side.choice = builder.finish(side.display, side.read_row)
         return side
-    path, sidecar = side.path, side.sidecar
-    with closing(RowAt(path)) as main_at, closing(RowAt(sidecar or path)) as sidecar_at:
-        side.choice = builder.finish(side.display, lambda facts: read_row_at(path, sidecar, facts, main_at, sidecar_at))
+    with side.kept_open() as read:
+        side.choice = builder.finish(side.display, read)
     return side
 
 
