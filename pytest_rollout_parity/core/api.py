@@ -11,6 +11,7 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
+from pathlib import Path
 from typing import Any, Optional
 
 from .errors import CompareInputError, Place
@@ -19,11 +20,10 @@ from .judging.classify import compare_sides
 from .judging.verification import copies_note, run_conditions, verification_notes
 from .model import CompareResult, RowFacts, RowReader
 from .reading import loading
-from .reading.agents import AgentFilter
 from .reading.key_vote import REASON_BORROWED, REASON_GIVEN, KeyChoice
-from .reading.loaded_side import LoadedSide
-from .reading.side_builder import SideBuilder, is_failure_record
-from .reading.side_request import SideRequest
+from .reading.loaded_side import LoadedSide, SideRequest
+from .reading.side_builder import AgentFilter, SideBuilder
+from .reading.sidecar import is_failure_record
 from .reports.json_file import json_dict
 from .reports.outputs import named_input
 from .reports.summary import DEFAULT_ALPHA, RunInfo, build_summary
@@ -108,8 +108,9 @@ def compare_files(
     new_agent: Optional[str] = None,
 ) -> CompareResult:
     """Compare two rollouts files by streaming them; rows are re-read from disk only on demand."""
-    old = SideRequest.from_arguments("old", old_path, key, old_key, agent, old_agent)
-    new = SideRequest.from_arguments("new", new_path, key, new_key, agent, new_agent)
+    # a side's own key and agent win over the shared ones; errors name the API's arguments
+    old = SideRequest(str(Path(old_path)), old_key or key, None, old_agent or agent, "old_key", "old_agent")
+    new = SideRequest(str(Path(new_path)), new_key or key, None, new_agent or agent, "new_key", "new_agent")
     with _saying_how_to_set():
         return compare_loaded(loading.load_side(old), loading.load_side(new), old_key=old.key, new_key=new.key)
 

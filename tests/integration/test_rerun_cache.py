@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from pytest_rollout_parity.core.reading import loading
-from pytest_rollout_parity.core.reading.side_request import SideRequest
+from pytest_rollout_parity.core.reading.loaded_side import SideRequest
 from pytest_rollout_parity.plugin import rerun_cache
 
 from .conftest import SMALL_RUN_BUDGET, Gate, failure_record, harbor_row, legacy_row, section

@@ -25,8 +25,6 @@ from pytest_rollout_parity.core.api import compare_loaded
 from pytest_rollout_parity.core.errors import CompareInputError
 from pytest_rollout_parity.core.model import CompareResult, RowFacts, TaskSide
 from pytest_rollout_parity.core.reading import skeleton
-from pytest_rollout_parity.core.reading.agents import NO_AGENT, agent_of
-from pytest_rollout_parity.core.reading.attempts import index_pair
 from pytest_rollout_parity.core.reading.fields import (
     AGENT_ERROR_COUNTERS,
     ENCODED_FIELDS,
@@ -39,13 +37,12 @@ from pytest_rollout_parity.core.reading.fields import (
 )
 from pytest_rollout_parity.core.reading.jsonl_lines import parse_line
 from pytest_rollout_parity.core.reading.key_vote import FINGERPRINT, KNOWN_FIELDS, KeyVote
-from pytest_rollout_parity.core.reading.loaded_side import LoadedSide
+from pytest_rollout_parity.core.reading.loaded_side import LoadedSide, SideRequest
 from pytest_rollout_parity.core.reading.loading import load_side
-from pytest_rollout_parity.core.reading.prompt_labels import decoded, is_prompt, prompt_label
 from pytest_rollout_parity.core.reading.row_facts import RewardTypeError, lookup, reduce_row
-from pytest_rollout_parity.core.reading.side_builder import is_failure_record, names_no_task
-from pytest_rollout_parity.core.reading.side_request import SideRequest
-from pytest_rollout_parity.core.reading.task_idents import ident_of
+from pytest_rollout_parity.core.reading.side_builder import NO_AGENT, agent_of, names_no_task
+from pytest_rollout_parity.core.reading.sidecar import index_pair, is_failure_record
+from pytest_rollout_parity.core.reading.task_idents import decoded, ident_of, is_prompt, prompt_label
 
 #: The skeleton's backends: msgspec (the `fast` extra; its case skips without it, see
 #: tests/conftest.py) and pydantic-core (every install).

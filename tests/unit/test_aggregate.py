@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from pytest_rollout_parity.core.judging.companions import check_side, metrics_path
+from pytest_rollout_parity.core.reading.loaded_side import SideRequest
 from pytest_rollout_parity.core.reading.loading import load_side
-from pytest_rollout_parity.core.reading.side_request import SideRequest
 
 REAL_FILES = Path(__file__).resolve().parents[1] / "data" / "real_files"
 ANYSWE = REAL_FILES / "responses_api_agents" / "anyswe_agent" / "data" / "example_rollouts_opencode.jsonl"

@@ -180,8 +180,8 @@ def test_invalid_judge_response_false_is_a_verdict(real_rows):
 def test_the_reader_child_and_both_parsers_leave_out_the_same_attempts(
     write_jsonl, stamped, monkeypatch, parser, child_here
 ):
+    from pytest_rollout_parity.core.reading.loaded_side import SideRequest
     from pytest_rollout_parity.core.reading.loading import load_side
-    from pytest_rollout_parity.core.reading.side_request import SideRequest
 
     monkeypatch.setenv("PARITY_PARSER", parser)
     rows = [stamped("fix-git", 1.0, attempt=1), stamped("fix-git", 0.0, attempt=0)]

@@ -15,9 +15,8 @@ from typing import Any
 
 import pytest
 
-from pytest_rollout_parity.core.reading.loaded_side import side_from_plain, side_to_plain
+from pytest_rollout_parity.core.reading.loaded_side import SideRequest, side_from_plain, side_to_plain
 from pytest_rollout_parity.core.reading.loading import load_side
-from pytest_rollout_parity.core.reading.side_request import SideRequest
 
 
 def expected(*files: Path) -> str:

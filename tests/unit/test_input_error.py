@@ -1,6 +1,6 @@
 """CompareInputError carries the file, the line and the reason as attributes; its text stays one line.
 
-And a side's request (core/reading/side_request.py) is one frozen object from the API to the child.
+And a side's request (core/reading/loaded_side.py) is one frozen object from the API to the child.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import pytest
 
 from pytest_rollout_parity import CompareInputError, compare_files, compare_rollouts
 from pytest_rollout_parity.core.judging.verdicts import read_known_flips
+from pytest_rollout_parity.core.reading.loaded_side import SideRequest
 from pytest_rollout_parity.core.reading.loading import load_side
-from pytest_rollout_parity.core.reading.side_request import SideRequest
 
 ROW = {"task_id": "t1", "reward": 1.0, "_ng_task_index": 0, "_ng_rollout_index": 0}
 
@@ -118,8 +118,12 @@ def test_a_request_is_frozen_and_travels_as_plain_values() -> None:
     assert request.files() == ["a.jsonl", "b.jsonl"] and request.shown == "runs/*.jsonl"
 
 
-def test_the_api_arguments_make_each_sides_request() -> None:
-    old = SideRequest.from_arguments("old", Path("./runs/old.jsonl"), "task_id", None, "a", "b")
-    new = SideRequest.from_arguments("new", "new.jsonl", "task_id", "id", None, None)
-    assert old == SideRequest("runs/old.jsonl", "task_id", None, "b", "old_key", "old_agent")
-    assert new == SideRequest("new.jsonl", "id", None, None, "new_key", "new_agent")
+def test_the_api_arguments_make_each_sides_request(tmp_path: Path) -> None:
+    """A side's own key wins over the shared one, and an error names the API's argument."""
+    old = rollouts(tmp_path / "old.jsonl", json.dumps(ROW))
+    new = rollouts(tmp_path / "new.jsonl", json.dumps({**ROW, "id": "t1"}))
+    result = compare_files(old, new, "task_id", new_key="id")
+    assert (result.join.old_key, result.join.new_key) == ("task_id", "id")
+    with pytest.raises(CompareInputError) as caught:
+        compare_files(old, new, "id", new_key="task_id")
+    assert caught.value.reason == "row has no 'id' field (old_key id)"

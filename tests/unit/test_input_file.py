@@ -15,8 +15,8 @@ import pytest
 
 from pytest_rollout_parity import CompareInputError, compare_files
 from pytest_rollout_parity.core.reading.jsonl_lines import RowAt
+from pytest_rollout_parity.core.reading.loaded_side import SideRequest
 from pytest_rollout_parity.core.reading.loading import load_side
-from pytest_rollout_parity.core.reading.side_request import SideRequest
 from pytest_rollout_parity.core.reading.sidecar import sidecar_path
 
 ROWS = [

@@ -24,8 +24,8 @@ from pytest_rollout_parity.core.judging.classify import (
 )
 from pytest_rollout_parity.core.model import CompareResult, Join, RowCounts, TaskComparison
 from pytest_rollout_parity.core.reading import jsonl_lines, loading
+from pytest_rollout_parity.core.reading.loaded_side import SideRequest
 from pytest_rollout_parity.core.reading.row_facts import reduce_row
-from pytest_rollout_parity.core.reading.side_request import SideRequest
 
 
 def row(reward: float, text: str, rollout: Optional[int] = None, prompt: str = "2+2?", **extra: Any) -> dict[str, Any]:
@@ -304,7 +304,7 @@ def test_a_compressed_pair_is_read_again_in_one_pass_a_file(tmp_path: Path, monk
     opened: list[str] = []
     unpack = jsonl_lines.decompressed
     monkeypatch.setattr(jsonl_lines, "decompressed", lambda raw, shown: opened.append(shown) or unpack(raw, shown))
-    loaded = [loading.load_side(SideRequest.from_arguments(name, path)) for name, path in zip(("old", "new"), paths)]
+    loaded = [loading.load_side(SideRequest(str(path))) for path in paths]
     opened.clear()  # reading each side once, as the loading does, is not what is counted
     result = compare_loaded(*loaded)
     assert sum(task.pairs is not None for task in result.tasks) == 20

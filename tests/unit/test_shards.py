@@ -12,10 +12,9 @@ import pytest
 
 from pytest_rollout_parity.core.errors import CompareInputError
 from pytest_rollout_parity.core.reading import parallel
-from pytest_rollout_parity.core.reading.loaded_side import plain_facts
+from pytest_rollout_parity.core.reading.loaded_side import SideRequest, plain_facts
 from pytest_rollout_parity.core.reading.loading import load_side
 from pytest_rollout_parity.core.reading.shards import ShardPatternError, expand, is_artifact
-from pytest_rollout_parity.core.reading.side_request import SideRequest
 
 FLORES = (
     Path(__file__).resolve().parents[1]

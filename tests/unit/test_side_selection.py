@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from pytest_rollout_parity import CompareInputError, compare_files, compare_rollouts
-from pytest_rollout_parity.core.reading.agents import NO_AGENT, AgentFilter, agent_of
+from pytest_rollout_parity.core.reading.side_builder import NO_AGENT, AgentFilter, agent_of
 
 REAL_FILES = Path(__file__).resolve().parents[1] / "data" / "real_files"
 ANYSWE = REAL_FILES / "responses_api_agents" / "anyswe_agent" / "data" / "example_rollouts_opencode.jsonl"

@@ -268,8 +268,8 @@ def test_sidecar_record_naming_the_task_by_the_sides_key_joins_it(write_jsonl):
 
 def test_a_bad_main_line_is_named_before_a_bad_sidecar_line(write_jsonl) -> None:
     """The sidecar is glanced at first (for the pairs it names), but errors keep the reading order."""
+    from pytest_rollout_parity.core.reading.loaded_side import SideRequest
     from pytest_rollout_parity.core.reading.loading import load_side
-    from pytest_rollout_parity.core.reading.side_request import SideRequest
 
     main = write_jsonl(
         "r/rollouts.jsonl", '{"_ng_task_index": 0, "_ng_rollout_index": 0, "reward": 1.0, "task_id": "a"}\n{oops\n'
@@ -284,8 +284,8 @@ def test_a_bad_main_line_is_named_before_a_bad_sidecar_line(write_jsonl) -> None
 
 def test_only_the_sidecars_pairs_are_kept_and_scored_retries_are_superseded(write_jsonl) -> None:
     """A record whose rollout the main file scored after all does not stand; the others do."""
+    from pytest_rollout_parity.core.reading.loaded_side import SideRequest
     from pytest_rollout_parity.core.reading.loading import load_side
-    from pytest_rollout_parity.core.reading.side_request import SideRequest
 
     rows = [main_row(f"t{i}", 1.0, i) for i in range(50)]
     main = write_jsonl("s/rollouts.jsonl", rows)
@@ -326,8 +326,8 @@ def test_a_record_whose_index_maps_no_single_task_stays_anonymous(key):
 @pytest.mark.parametrize("reader", ["here", "child"])
 def test_a_record_is_placed_within_its_shard(write_jsonl, child_here, key, reader) -> None:
     """Each shard numbers its tasks from 0: a record at index 0 of shard b is b's task, not a's."""
+    from pytest_rollout_parity.core.reading.loaded_side import SideRequest
     from pytest_rollout_parity.core.reading.loading import load_side
-    from pytest_rollout_parity.core.reading.side_request import SideRequest
 
     a = write_jsonl("s/a.jsonl", [{"task_id": "alpha", "reward": 1.0, "_ng_task_index": 0, "_ng_rollout_index": 0}])
     b = write_jsonl("s/b.jsonl", [{"task_id": "beta", "reward": 1.0, "_ng_task_index": 0, "_ng_rollout_index": 0}])

@@ -12,9 +12,9 @@ import pytest
 from pytest_rollout_parity import summary_dict
 from pytest_rollout_parity.core.api import compare_files
 from pytest_rollout_parity.core.reading.jsonl_lines import iter_objects
-from pytest_rollout_parity.core.reading.prompt_labels import decoded, is_prompt, prompt_label
 from pytest_rollout_parity.core.reading.row_facts import reduce_row
 from pytest_rollout_parity.core.reading.skeleton import DecodeError, EncodedJSON, reader_name, skeleton_decoder
+from pytest_rollout_parity.core.reading.task_idents import decoded, is_prompt, prompt_label
 
 HAS_MSGSPEC = importlib.util.find_spec("msgspec") is not None
 

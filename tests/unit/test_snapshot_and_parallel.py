@@ -19,10 +19,9 @@ from pytest_rollout_parity.core.errors import CompareInputError
 from pytest_rollout_parity.core.model import RowFacts, RowOrigin
 from pytest_rollout_parity.core.reading import loaded_side as snapshot
 from pytest_rollout_parity.core.reading import parallel
-from pytest_rollout_parity.core.reading.loaded_side import LoadedSide
+from pytest_rollout_parity.core.reading.loaded_side import LoadedSide, SideRequest
 from pytest_rollout_parity.core.reading.loading import load_side
 from pytest_rollout_parity.core.reading.parallel import load_sides
-from pytest_rollout_parity.core.reading.side_request import SideRequest
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

@@ -357,7 +357,7 @@ def test_the_real_reasoning_gym_pair_with_two_rewards_swapped_fails_those_two(
 
 
 def prompt_label_of(r: dict[str, Any]) -> str:
-    from pytest_rollout_parity.core.reading.prompt_labels import prompt_label
+    from pytest_rollout_parity.core.reading.task_idents import prompt_label
 
     label = prompt_label(r["responses_create_params"]["input"])
     assert label is not None

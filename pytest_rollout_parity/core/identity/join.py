@@ -18,11 +18,10 @@ from typing import Any, Optional
 
 from ..model import RowFacts, RowReader
 from ..reading.fields import PROMPT, TASK_INDEX
-from ..reading.key_vote import REASON_GIVEN, REASON_ID_FIELD, KeyChoice, KeyVote
-from ..reading.prompt_labels import canonical_json, decoded, is_prompt, prompt_label
+from ..reading.key_vote import REASON_GIVEN, REASON_ID_FIELD, KeyChoice
 from ..reading.row_facts import lookup
-from ..reading.side_builder import is_failure_record, names_no_task, prompt_from_field, shard_index
-from ..reading.task_idents import TaskIdent, full_label, natural_key
+from ..reading.side_builder import vote_again
+from ..reading.task_idents import TaskIdent, canonical_json, decoded, full_label, is_prompt, natural_key, prompt_label
 from .item_names import listed
 
 Column = Sequence[Optional[TaskIdent]]
@@ -265,18 +264,7 @@ def _categories_on_both(old: SideInput, new: SideInput) -> list[str]:
     for side, name, other in ((old, "old", new), (new, "new", old)):
         if side.reason != REASON_ID_FIELD or side.key not in other.categories:
             continue
-        vote = KeyVote(None, index_restarts=bool(side.shard_names))
-        for category in other.categories:
-            vote.columns.pop(category, None)
-        for index, facts in enumerate(side.facts):
-            row = side.row_at(index)
-            anonymous = is_failure_record(row) and names_no_task(row, None)
-            values = vote.candidate_values(row, anonymous=anonymous)
-            if side.shard_names and values.get(TASK_INDEX) is not None:
-                values[TASK_INDEX] = shard_index(facts.shard + 1, values[TASK_INDEX])
-            vote.add(values, anonymous=anonymous)
-        choice = vote.choose(side.prompt_at)
-        prompt_from_field(choice, side.row_at)
+        choice = vote_again(side.facts, side.row_at, sharded=bool(side.shard_names), passed_over=other.categories)
         if choice.key is None:
             continue
         notes.append(

@@ -32,9 +32,8 @@ from ..model import (
     TaskSide,
 )
 from ..reading.fields import PROMPT, ROLLOUT_ID, TRAJECTORY
-from ..reading.prompt_labels import prompt_hash
 from ..reading.row_facts import lookup
-from ..reading.task_idents import natural_key
+from ..reading.task_idents import natural_key, prompt_hash
 
 
 def enough_scored(scored: int, rows: int) -> bool:

@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..model import RowFacts, RowOrigin
-from ..reading.agents import NO_AGENT
 from ..reading.bounded import SmallFileError, read_capped, read_small
 from ..reading.files import LEADS_OUT, check_home, companion, leads_out, plain_name
+from ..reading.side_builder import NO_AGENT
 from ..reading.sidecar import sidecar_display, sidecar_path
 from .classify import mean_reward
 

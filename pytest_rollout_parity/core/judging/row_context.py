@@ -14,8 +14,8 @@ import re
 from typing import Any, Optional
 
 from ..reading.fields import EMBEDDED_OUTPUT_FIELDS, PROMPT, TASK_INDEX, TRAJECTORY
-from ..reading.prompt_labels import content_text, decoded, last_user_text
 from ..reading.row_facts import lookup
+from ..reading.task_idents import content_text, decoded, last_user_text
 from .verifier_output import cut_line
 
 #: characters of a prompt excerpt

@@ -48,70 +48,14 @@ MAX_INFERRED = 12
 MAX_ID_CHARS = 200
 #: Words of a field name that say it holds an outcome or a per-rollout fact, never a task's identity.
 OUTCOME_WORDS: frozenset[str] = frozenset(
-    {
-        "reward",
-        "rewards",
-        "score",
-        "scores",
-        "answer",
-        "answers",
-        "response",
-        "responses",
-        "output",
-        "outputs",
-        "generation",
-        "completion",
-        "result",
-        "results",
-        "prediction",
-        "predicted",
-        "pred",
-        "extracted",
-        "judge",
-        "verdict",
-        "correct",
-        "passed",
-        "pass",
-        "success",
-        "accuracy",
-        "error",
-        "errors",
-        "status",
-        "count",
-        "num",
-        "total",
-        "tokens",
-        "cost",
-        "time",
-        "timestamp",
-        "created",
-        "updated",
-        "duration",
-        "elapsed",
-        "latency",
-        "date",
-        "rollout",
-        "attempt",
-        "run",
-        "trial",
-        "sample",
-        "request",
-        "call",
-        "session",
-        "trace",
-        "seed",
-        "step",
-        "turn",
-        "episode",
-        "model",
-        "agent",
-        "worker",
-        "job",
-        "hash",
-        "sha",
-        "sha256",
-        "md5",
-    }
+    # outcomes and what was judged
+    "reward rewards score scores answer answers response responses output outputs generation completion result "  # noqa: SIM905 - a word list
+    "results prediction predicted pred extracted judge verdict correct passed pass success accuracy error errors status "
+    # counts, costs and times
+    "count num total tokens cost time timestamp created updated duration elapsed latency date "
+    # what names one execution, its producer or its content
+    "rollout attempt run trial sample request call session trace seed step turn episode model agent worker job "
+    "hash sha sha256 md5".split()
 )
 #: What an id field's name says: `id`, `uuid`, `guid`, or a name ending in one (`scenario_id`, `instanceId`).
 ID_SUFFIXES: tuple[str, ...] = ("id", "uuid", "guid")
@@ -133,13 +77,9 @@ def names_an_identity(path: str) -> bool:
 
 def is_id_value(value: object) -> bool:
     """A scalar that can name a task: an integer, or a short string without whitespace."""
-    if isinstance(value, bool):
-        return False
-    if isinstance(value, int):
-        return True
     if isinstance(value, str):
         return 0 < len(value) <= MAX_ID_CHARS and not any(ch.isspace() for ch in value)
-    return False
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def inferred_candidates(row: dict[str, object], known: frozenset[str]) -> tuple[str, ...]:
@@ -211,7 +151,7 @@ AGENT_TIMED_OUT = "agent_timed_out"
 EVALUATION_COMPLETED = "evaluation_completed"
 #: browsecomp's error text.
 AGENT_ERROR_TEXT = "agent_error"
-AGENT_ERROR_FIELDS: tuple[str, ...] = (
+AGENT_ERROR_FIELDS = (
     ERROR,
     RESPONSE_METADATA,
     *AGENT_ERROR_COUNTERS,
@@ -240,15 +180,7 @@ RUN_ID = "_ng_run_id"
 #: NeMo Gym's explicit id of a logical rollout, given "when dispatches reuse task and rollout
 #: indices" (`maybe_rollout_id_from_run_body`): where a row carries it, it names the rollout.
 ROLLOUT_ID = "_ng_rollout_id"
-SIDECAR_FIELDS: tuple[str, ...] = (
-    TASK_INDEX,
-    ROLLOUT_INDEX,
-    *FAILURE_MARKERS,
-    ATTEMPT_INDEX,
-    RUN_ID,
-    ROLLOUT_ID,
-    OMITTED,
-)
+SIDECAR_FIELDS = (TASK_INDEX, ROLLOUT_INDEX, *FAILURE_MARKERS, ATTEMPT_INDEX, RUN_ID, ROLLOUT_ID, OMITTED)
 
 # --- the conditions a side ran under ---------------------------------------------------------
 
@@ -256,7 +188,6 @@ SIDECAR_FIELDS: tuple[str, ...] = (
 #: the model and its sampling parameters (docs/semantics.md, "The same conditions").
 REQUEST = "responses_create_params"
 CONDITIONS: tuple[str, ...] = ("model", "temperature", "top_p", "max_output_tokens")
-CONDITION_FIELDS: tuple[str, ...] = tuple(f"{REQUEST}.{name}" for name in CONDITIONS)
 
 # --- read on demand, from the full row of a shown flip --------------------------------------
 
@@ -273,16 +204,9 @@ EMBEDDED_OUTPUT_FIELDS: tuple[str, ...] = ("test_output", "verifier_stdout", "ve
 #: Every path a row is reduced from at load time, besides the join field(s). The presence of
 #: :data:`REWARD` itself matters too: a file none of whose rows has it is not a rollouts file.
 LOAD_FIELDS: tuple[str, ...] = (
-    REWARD,
-    MASK_SAMPLE,
-    TOKEN_CAPTURE,
-    FAILURE_KIND,
-    INVALID_JUDGE,
-    *AGENT_ERROR_FIELDS,
-    RESPONSE_ID,
-    AGENT_NAME,
-    *SIDECAR_FIELDS,
-    *CONDITION_FIELDS,
+    (REWARD, MASK_SAMPLE, TOKEN_CAPTURE, FAILURE_KIND, INVALID_JUDGE, *AGENT_ERROR_FIELDS, RESPONSE_ID, AGENT_NAME)
+    + SIDECAR_FIELDS
+    + tuple(f"{REQUEST}.{name}" for name in CONDITIONS)
 )
 
 

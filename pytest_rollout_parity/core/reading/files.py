@@ -1,33 +1,20 @@
-"""The files around a side: what a name is (compressed, a sidecar, a file written beside the
-rollouts), and where a file the gate finds beside a side may resolve."""
+"""The files around a side: what a name is (compressed, a file written beside the rollouts), and
+where a file the gate finds beside a side may resolve."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Optional
 
 from ..errors import CompareInputError
 
 SUFFIXES = (".gz", ".bz2", ".xz", ".zst")
-SIDECAR_SUFFIX = "_failures.jsonl"
 
 
 def plain_name(name: str) -> str:
     """A file name without its compression suffix."""
-    for suffix in SUFFIXES:
-        if name.endswith(suffix):
-            return name[: -len(suffix)]
-    return name
-
-
-def main_file_of(path: Path) -> Optional[Path]:
-    """The main rollouts file a `<stem>_failures.jsonl` sidecar belongs to (None: not a sidecar name)."""
-    name = plain_name(path.name)
-    if not name.endswith(SIDECAR_SUFFIX):
-        return None
-    return path.with_name(name[: -len(SIDECAR_SUFFIX)] + ".jsonl")
+    return name.rsplit(".", 1)[0] if name.endswith(SUFFIXES) else name
 
 
 def companion(path: Path, name_for: Callable[[Path], Path]) -> Path:

@@ -1,7 +1,7 @@
 """The key vote: which field names a task on one side, decided while the side's rows stream by.
 
 :class:`KeyVote` sees each row once and keeps only the values of the candidate fields that every
-row so far carries: the id fields, then `_ng_task_index`, then the prompt (:mod:`.prompt_labels`).
+row so far carries: the id fields, then `_ng_task_index`, then the prompt (:mod:`.task_idents`).
 The side's reader takes the vote (:class:`.side_builder.SideBuilder`); the join of the two sides
 (:mod:`..identity.join`) reads it. The rules are in docs/semantics.md, "Task identity and the join".
 """
@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 import zlib
 from collections import Counter
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any, Optional
 
 from .fields import (
@@ -20,16 +21,18 @@ from .fields import (
     KEY_CANDIDATES,
     LOAD_FIELDS,
     PROMPT,
+    PROMPT_FIELDS,
     ROLLOUT_INDEX,
     RUN_ID,
     TASK_INDEX,
     inferred_candidates,
 )
-from .prompt_labels import decoded, is_prompt, prompt_label
 from .row_facts import lookup
 from .skeleton import EncodedJSON
-from .task_idents import TaskIdent, full_label, ident_of, natural_key
+from .task_idents import TaskIdent, decoded, full_label, ident_of, is_prompt, natural_key, prompt_label
 
+#: ``row_at(row)``: a row's dict, read again from its file when the row is not kept
+RowAt = Callable[[int], dict[str, Any]]
 #: ``prompt_at(row)``: a row's prompt, read again from its file when the row is not kept
 PromptAt = Callable[[int], Any]
 
@@ -70,17 +73,13 @@ ANY_RUN = object()
 NG_TASK_ID = KEY_CANDIDATES[0]
 
 
-#: ``json.dumps(value, ensure_ascii=False, separators=(",", ":"))`` with its encoder made once
-_compact_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_compact_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode  # made once
 
 
 def prompt_fingerprint(prompt: Any) -> Optional[int]:
-    """A cheap fingerprint of a prompt as the row spells it (None for no prompt).
-
-    The same prompt spelled alike gives the same number in every process. Two spellings of one
-    prompt (the skeleton's bytes beside a fully parsed line) may differ: a value that seems to hold
-    several prompts is confirmed on the prompts' labels before anything is decided on it.
-    """
+    """A cheap fingerprint of a prompt as the row spells it (None for no prompt), the same in every
+    process. Two spellings of one prompt (the skeleton's bytes beside a fully parsed line) may
+    differ: a value that seems to hold several prompts is confirmed on the prompts' labels."""
     if not is_prompt(prompt):
         return None
     if isinstance(prompt, EncodedJSON):
@@ -105,16 +104,14 @@ def _share_a_user_message(first: Any, later: Any) -> bool:
 
 @dataclass
 class KeyChoice:
-    """How one side is keyed: the field (None: no row names a task), why, and each row's ident.
-
-    ``prompts`` holds each row's prompt label when every voting row has a prompt (detection only):
-    it lets a join on `_ng_task_index` check that both runs asked the same thing.
-    """
+    """How one side is keyed: the field (None: no row names a task), why, and each row's ident."""
 
     key: Optional[str]
     values: list[Optional[TaskIdent]]
     reason: str = ""
     notes: list[str] = field(default_factory=list)
+    #: each row's prompt label when every voting row has a prompt (detection only): it lets a join
+    #: on `_ng_task_index` check that both runs asked the same thing
     prompts: Optional[list[Optional[TaskIdent]]] = None
     #: each inferred id field that holds one task a value on this side, with its value per row;
     #: the choice between them needs the other side too (:func:`..identity.join.infer_keys`)
@@ -124,12 +121,10 @@ class KeyChoice:
 
 
 class KeyVote:
-    """Streams the rows of one side and keeps, per row, the values of the surviving candidates.
-
-    A candidate survives while every voting row carries it (non-null). Rows that vote=False (a
-    sidecar record naming no task) are anonymous: they keep out of the vote, but keep what they
-    carry of `_ng_task_index` and the prompt, so a side keyed on those still places them.
-    """
+    """Streams the rows of one side and keeps, per row, the values of the surviving candidates: a
+    candidate survives while every voting row carries it (non-null). Anonymous rows (a sidecar
+    record naming no task) keep out of the vote, but keep what they carry of `_ng_task_index` and
+    the prompt, so a side keyed on those still places them."""
 
     def __init__(self, key: Optional[str], option: str = "key", *, index_restarts: bool = False) -> None:
         """``index_restarts``: a side of several shards, whose `_ng_task_index` names a task within its
@@ -157,12 +152,9 @@ class KeyVote:
         self.rollouts: list[Any] = []
 
     def candidate_values(self, row: dict[str, Any], *, anonymous: bool = False) -> dict[str, Any]:
-        """The values this vote needs from a row (kept for sidecar records until they stand).
-
-        The prompt's label is deferred on a row that names an id field (:data:`DEFERRED`); only
-        whether the row has a prompt is noted. :meth:`_fallback` works the labels out later
-        when the side does turn out to need them.
-        """
+        """The values this vote needs from a row (kept for sidecar records until they stand). The
+        prompt's label is deferred on a row that names an id field (:data:`DEFERRED`), and worked
+        out when the side does need it (:meth:`_fallback`)."""
         if self.inferred is None and not anonymous:
             self.inferred = inferred_candidates(row, KNOWN_FIELDS)
         names = (*self.columns, *(self.inferred or ())) if self.voters == 0 else self.columns  # made on the first vote
@@ -191,7 +183,12 @@ class KeyVote:
         """Record one row's values; returns an error text for a row lacking an explicit key."""
         self._rows_seen += 1
         if not anonymous and self.voters == 0 and not self.explicit:
-            self._open_inferred(values)
+            # a column for each inferred candidate the first voting row carries (None on the rows
+            # before it); in the reader's parent the names come with the values
+            if self.inferred is None:
+                self.inferred = tuple(name for name in values if name not in self.columns and not name.startswith("#"))
+            for name in self.inferred:
+                self.columns.setdefault(name, [None] * (self._rows_seen - 1))
         self.fingerprints.append(None if anonymous else values.get(FINGERPRINT))
         if TASK_INDEX in self.columns:
             self.runs.append(values.get(RUN))
@@ -284,15 +281,6 @@ class KeyVote:
                 column[:] = [column[place] for place in kept]
         self._rows_seen = len(kept)
 
-    def _open_inferred(self, values: dict[str, Any]) -> None:
-        """A column for each inferred candidate the first voting row carries (those of the rows
-        before it, anonymous ones, are None). In the reader's parent the names come with the values."""
-        if self.inferred is None:
-            self.inferred = tuple(name for name in values if name not in self.columns and not name.startswith("#"))
-        for name in self.inferred:
-            if name not in self.columns:
-                self.columns[name] = [None] * (self._rows_seen - 1)
-
     def _cell(self, value: Any) -> Optional[TaskIdent]:
         """The value as a (taskset, task id) ident, one shared object per distinct task."""
         if value is None or value is DEFERRED:
@@ -306,11 +294,13 @@ class KeyVote:
                 scalars[value] = known
         return known
 
-    def choose(self, prompt_at: PromptAt) -> KeyChoice:
+    def choose(self, row_at: RowAt) -> KeyChoice:
         """The first candidate every voting row carries and that is no category; then the fallbacks.
+        ``row_at`` reads a row again: the prompts of an id value that seems to hold several, say."""
 
-        ``prompt_at`` labels the prompts of an id value that seems to hold several (:meth:`_category`).
-        """
+        def prompt_at(index: int) -> Any:
+            return lookup(row_at(index), PROMPT)
+
         if self.voters == 0 or not self.columns:
             return KeyChoice(None, [])
         notes: list[str] = []
@@ -322,7 +312,13 @@ class KeyVote:
         for name, column in self.columns.items():  # the id candidates come first, in their order
             if name in IDENTITY_FALLBACKS or name in inferred:
                 continue
-            category = self._category(name, notes, prompt_at)
+            if name == NG_TASK_ID:  # names a task by construction: never checked
+                category = None
+            elif PROMPT in self.columns:  # on the prompts when every voting row has one
+                self._read_fingerprints(prompt_at)
+                category = self._prompt_category(name, notes, prompt_at)
+            else:
+                category = self._index_category(name)
             if category is None:
                 return KeyChoice(
                     name, self._placed(name, column, notes), REASON_ID_FIELD, notes, categories=passed_over
@@ -357,28 +353,27 @@ class KeyVote:
         elif prompts is not None:
             choice = KeyChoice(PROMPT, prompts, passed or REASON_PROMPT, notes, prompts)
         choice.categories = passed_over
-        return self._fallback(choice, prompt_at)
+        return self._fallback(choice, row_at, prompt_at)
 
-    def _fallback(self, choice: KeyChoice, prompt_at: PromptAt) -> KeyChoice:
+    def _fallback(self, choice: KeyChoice, row_at: RowAt, prompt_at: PromptAt) -> KeyChoice:
         """The choice with the inferred id fields that hold one task a value on this side (the
-        other side decides among them), a note when the side's prompt is one on every row, and its
-        deferred prompt labels worked out (the join compares them)."""
+        other side decides among them), its deferred prompt labels worked out (the join compares
+        them), and a note when the side's prompt is one on every row and no field reads as one."""
         choice.inferred = {
             name: self._placed(name, self.columns[name], [])
             for name in self.inferred or ()
             if name in self.columns and self._holds_one_task(name, prompt_at)
         }
-        if choice.key == PROMPT and self.voters > 1:
-            labels = {label for label in choice.values if label is not None}
-            if len(labels) == 1:
-                choice.notes.append(
-                    "the prompt is the same on every row: it names no task, and without _ng_task_index the "
-                    "side's rows cannot be told apart (they are compared as one task)"
-                )
+        one_prompt = choice.key == PROMPT and self.voters > 1 and len(set(choice.values) - {None}) == 1
         prompts = choice.prompts or []
         for index, prompt in enumerate(prompts):
             if prompt is DEFERRED:
                 prompts[index] = self._cell(prompt_label(prompt_at(index)))
+        if not _prompt_from_field(choice, row_at) and one_prompt:
+            choice.notes.append(
+                "the prompt is the same on every row: it names no task, and without _ng_task_index the "
+                "side's rows cannot be told apart (they are compared as one task)"
+            )
         return choice
 
     def _label(self, index: int, prompt_at: PromptAt) -> Optional[TaskIdent]:
@@ -392,8 +387,7 @@ class KeyVote:
     # --- a task id, or a category of tasks ----------------------------------------------------
 
     def _read_fingerprints(self, prompt_at: PromptAt) -> None:
-        """The fingerprints left unread (:data:`UNREAD`) taken now, when something looks at them
-        (every voting row has a prompt)."""
+        """The fingerprints left unread (:data:`UNREAD`) taken now, when every voting row has a prompt."""
         fingerprints = self.fingerprints
         if PROMPT in self.columns and UNREAD in fingerprints:
             for index, fingerprint in enumerate(fingerprints):
@@ -405,15 +399,14 @@ class KeyVote:
         values (it would name rollouts), no value spans task indices of different prompts, and,
         without task indices, no value is a category by the prompts (:meth:`_prompt_category`)."""
         self._read_fingerprints(prompt_at)
-        indexes = self.columns.get(TASK_INDEX)
-        if indexes is None:
+        if TASK_INDEX not in self.columns:
             return PROMPT not in self.columns or self._prompt_category(name, [], prompt_at) is None
-        spread = self._spread(name, indexes, self.runs)
+        spread = self._spread(name, self.runs)
         if spread is None:
             return False
-        if PROMPT not in self.columns:
-            return True
-        return all(len(self._labels_of(rows.values(), prompt_at)) < 2 for rows in spread.values())
+        return PROMPT not in self.columns or all(
+            len(self._labels_of(rows.values(), prompt_at)) < 2 for rows in spread.values()
+        )
 
     def _labels_of(self, rows: Collection[int], prompt_at: PromptAt) -> Counter[Optional[TaskIdent]]:
         """The prompt labels of ``rows``, counted; none when their fingerprints agree (one spelling of
@@ -424,23 +417,11 @@ class KeyVote:
         counts.pop(None, None)
         return counts
 
-    def _category(self, name: str, notes: list[str], prompt_at: PromptAt) -> Optional[str]:
-        """Why the candidate is a category, not a task id; else None (docs/semantics.md).
-
-        On the prompts when every voting row has one, else on `_ng_task_index`. NeMo Gym's own
-        `_ng_task_id` names a task by construction and is not checked.
-        """
-        if name == NG_TASK_ID:
-            return None
-        if PROMPT not in self.columns:
-            return self._index_category(name)
-        self._read_fingerprints(prompt_at)
-        return self._prompt_category(name, notes, prompt_at)
-
     def _prompt_category(self, name: str, notes: list[str], prompt_at: PromptAt) -> Optional[str]:
-        """A category when one of its values holds two or more different prompts, each recurring
-        across its own repeats, or each on as many rows as the others (once each: one rollout a
-        task). A value whose prompts fit neither (some once, some repeated) is kept, with a note."""
+        """Why the candidate is a category, not a task id (docs/semantics.md); else None. A category
+        when one of its values holds two or more different prompts, each recurring across its own
+        repeats, or each on as many rows as the others (once each: one rollout a task). A value
+        whose prompts fit neither (some once, some repeated) is kept, with a note."""
         rows_of: dict[TaskIdent, list[int]] = {}  # in file order: the same under every reader
         for index, (value, fingerprint) in enumerate(zip(self.columns[name], self.fingerprints)):
             if value is not None and fingerprint is not None:
@@ -462,14 +443,12 @@ class KeyVote:
             )
         return None
 
-    def _spread(
-        self, name: str, indexes: list[Optional[TaskIdent]], runs: list[Any]
-    ) -> Optional[dict[TaskIdent, dict[TaskIdent, int]]]:
+    def _spread(self, name: str, runs: Iterable[Any]) -> Optional[dict[TaskIdent, dict[TaskIdent, int]]]:
         """Each value of the field with the task indices it is on (and a row at each); None when a
         task index (of a run) carries two of its values."""
         value_of: dict[tuple[Any, TaskIdent], TaskIdent] = {}
         spread: dict[TaskIdent, dict[TaskIdent, int]] = {}
-        for row, (value, index, run) in enumerate(zip(self.columns[name], indexes, runs)):
+        for row, (value, index, run) in enumerate(zip(self.columns[name], self.columns[TASK_INDEX], runs)):
             if value is None or index is None:
                 continue
             if value_of.setdefault((run, index), value) != value:
@@ -482,8 +461,7 @@ class KeyVote:
         index has several of its values and there are at most half as many values as indices (one
         task listed at two indices is no category; a file merged from several runs reuses indices,
         and then neither field decides)."""
-        indexes = self.columns.get(TASK_INDEX)
-        spread = None if indexes is None else self._spread(name, indexes, [None] * len(indexes))  # runs ignored
+        spread = self._spread(name, repeat(None)) if TASK_INDEX in self.columns else None  # runs ignored
         if not spread:
             return None
         value, indices = max(spread.items(), key=lambda item: len(item[1]))
@@ -493,6 +471,48 @@ class KeyVote:
             f"{name} is not a task id here: {full_label(value)!r} is on {len(indices)} task indices "
             f"({TASK_INDEX} {_some(indices)}); passed over"
         )
+
+
+#: rows read first for a field that may be the prompt; only when one qualifies there are all read
+PROMPT_FIELD_SAMPLE = 20
+
+
+def _free_text(value: Any) -> bool:
+    """A string holding whitespace (between words): free text, as a prompt is."""
+    return isinstance(value, str) and any(ch.isspace() for ch in value.strip())
+
+
+def _prompt_from_field(choice: KeyChoice, row_at: RowAt) -> bool:
+    """On a side keyed on its index or its prompt whose prompt is the same on every row, the first
+    free-text field of :data:`.fields.PROMPT_FIELDS` that every row with a prompt carries and that
+    varies is read as the prompt instead, with a note (docs/semantics.md, "A prompt the same on every
+    row"); whether one is. The rows are read again, only on such a side."""
+    prompts = choice.prompts
+    if choice.key not in (PROMPT, TASK_INDEX) or prompts is None:
+        return False
+    rows = [index for index, label in enumerate(prompts) if label is not None]
+    if len(rows) < 2 or len({prompts[index] for index in rows}) > 1:
+        return False
+    sample = [row_at(index) for index in rows[:PROMPT_FIELD_SAMPLE]]  # most sides have no such field
+    names = [name for name in PROMPT_FIELDS if all(_free_text(row.get(name)) for row in sample)]
+    read = {index: row_at(index) for index in rows} if names else {}
+    for name in names:
+        texts = [read[index].get(name) for index in rows]
+        if not all(_free_text(text) for text in texts) or len(set(texts)) < 2:
+            continue
+        labels: list[Optional[TaskIdent]] = [None] * len(prompts)
+        for index, text in zip(rows, texts):
+            labels[index] = ident_of(prompt_label(text))
+        choice.prompts = labels
+        if choice.key == PROMPT:
+            choice.values = labels
+            choice.reason = f"the prompt, read from the {name} field: the messages are the same on every row"
+        choice.notes.append(
+            f"the messages are the same on every row, so the {name} field, which varies as a prompt does, is read "
+            "as the prompt"
+        )
+        return True
+    return False
 
 
 def _some(indices: Collection[Optional[TaskIdent]]) -> str:

@@ -1,8 +1,13 @@
-"""A loaded side: its row facts in file order, how its rows are keyed, and its rows read again.
+"""A side: what is read for it (:class:`SideRequest`) and what was (:class:`LoadedSide`).
 
-What :mod:`.loading` gives for one side and what the join reads. Only the rows' facts are kept: a
-row's full dict is read again from its file when a report needs it. A side also travels as plain
-values (:func:`side_to_plain`): the rerun cache stores it so, and the reader child answers so.
+A request is built once per side, by the Python API or by the plugin, then handed on unchanged: to
+:func:`.loading.load_side`, to the reader child and into the rerun cache's key, so it holds only
+strings and tuples of strings (hashable, and carried by ``marshal`` and JSON alike).
+
+A loaded side is what :mod:`.loading` gives and what the join reads: its row facts in file order,
+how its rows are keyed, and its rows read again. Only the rows' facts are kept: a row's full dict
+is read again from its file when a report needs it. A side also travels as plain values
+(:func:`side_to_plain`): the rerun cache stores it so, and the reader child answers so.
 """
 
 from __future__ import annotations
@@ -10,7 +15,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Iterator
 from contextlib import closing, contextmanager, nullcontext
-from dataclasses import dataclass, field, fields
+from dataclasses import astuple, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Optional
 
@@ -20,6 +25,37 @@ from .jsonl_lines import RowAt, parse_line
 from .key_vote import KeyChoice
 from .row_facts import fold_failure_record
 from .task_idents import TaskIdent
+
+
+@dataclass(frozen=True)
+class SideRequest:
+    """What is read for one side, and the names its errors give for where the key and agent came from."""
+
+    #: the side's file (a sharded side's first file)
+    path: str
+    #: the join field asked for; None lets the side's rows choose it
+    key: Optional[str] = None
+    #: the side's name in messages (as the user gave it); None shows ``path``
+    display: Optional[str] = None
+    #: the agent (`agent_ref.name`) whose rows are kept; None keeps a side of one agent whole
+    agent: Optional[str] = None
+    #: where ``key`` and ``agent`` were given (an option, an ini key or an API argument), for messages
+    key_option: str = "key"
+    agent_option: str = "agent"
+    #: a sharded side's files, each (path, name shown), ``path`` the first; empty for one file
+    shards: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def shown(self) -> str:
+        return self.display or (self.shards[0][1] if self.shards else self.path)
+
+    def files(self) -> list[str]:
+        """Every file the side is read from: its shards, or its one file."""
+        return [path for path, _ in self.shards] or [self.path]
+
+    def plain(self) -> tuple[Any, ...]:
+        """The fields in order: ``SideRequest(*plain)`` is the request again (``marshal`` keeps tuples)."""
+        return astuple(self)
 
 
 @dataclass
@@ -79,8 +115,6 @@ class LoadedSide:
 
     def shard_facts(self, index: int) -> list[RowFacts]:
         """The rows read from file ``index`` of the side (:attr:`files`) and its sidecar."""
-        if not self.shards:
-            return self.facts
         return [facts for facts in self.facts if facts.shard == index]
 
 

@@ -4,7 +4,7 @@ file as dicts, for the Python API.
 A side is streamed line by line (:mod:`.jsonl_lines`); each row is reduced as it is read
 (:func:`.row_facts.reduce_row`) and only its facts and its join value are kept, with the byte
 offset that lets ``TaskSide.rows`` read the full row again. Memory grows with the number of rows,
-never with their size. Superseded attempts are left out as the rows pass (:mod:`.attempts`); a
+never with their size. Superseded attempts are left out as the rows pass (:class:`.sidecar.Attempts`); a
 side whose files carry the attempt stamp only after rows that lack it is read a second time to
 rank those rows.
 """
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from contextlib import closing
 from functools import partial
 from itertools import accumulate
 from pathlib import Path
@@ -21,17 +20,16 @@ from typing import Any, Optional
 
 from ..errors import CompareInputError, Place
 from ..model import RowOrigin
-from .agents import AgentFilter, agent_of
-from .attempts import Attempts, index_pair
 from .files import HEALTH_CHECK_FILES, plain_name, written_beside
-from .jsonl_lines import Progress, RowAt, iter_objects
+from .jsonl_lines import Progress, iter_objects
 from .key_vote import KeyChoice
-from .loaded_side import LoadedSide, read_row_at
-from .side_builder import PendingRow, SideBuilder
-from .side_request import SideRequest
+from .loaded_side import LoadedSide, SideRequest
+from .side_builder import AgentFilter, PendingRow, SideBuilder, agent_of
 from .sidecar import (
+    Attempts,
     check_not_a_sidecar,
     existing_sidecar,
+    index_pair,
     sidecar_display,
     sidecar_pairs,
     sidecar_records,
@@ -77,12 +75,11 @@ def load_side(request: SideRequest, progress: Optional[Progress] = None) -> Load
         digest=builder.digest.text(),
         conditions=tuple(builder.conditions),
     )
-    if request.shards:
+    if request.shards:  # each row read again on its own: a side's many shards are not all kept open
         side.choice = builder.finish(side.display, side.read_row)
         return side
-    path, sidecar = side.path, side.sidecar
-    with closing(RowAt(path)) as main_at, closing(RowAt(sidecar or path)) as sidecar_at:
-        side.choice = builder.finish(side.display, lambda facts: read_row_at(path, sidecar, facts, main_at, sidecar_at))
+    with side.kept_open() as read:
+        side.choice = builder.finish(side.display, read)
     return side
 
 

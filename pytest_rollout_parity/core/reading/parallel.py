@@ -28,8 +28,7 @@ from typing import Any, Optional, Protocol
 from ..errors import CompareInputError
 from . import loading
 from .jsonl_lines import Progress
-from .loaded_side import LoadedSide, side_from_plain, side_to_plain
-from .side_request import SideRequest
+from .loaded_side import LoadedSide, SideRequest, side_from_plain, side_to_plain
 
 #: Below this many bytes in the old file, the child's start costs more than it saves.
 MIN_CHILD_BYTES = 32 << 20

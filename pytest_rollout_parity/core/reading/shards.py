@@ -26,17 +26,13 @@ from typing import Optional
 
 from ..escaping import has_invisible, visible
 from .files import inside, plain_name, written_beside
+from .sidecar import SIDECAR_SUFFIX
 
 #: the most files one pattern may match: a large sharded run has hundreds to a few thousand shards
 MAX_MATCHES = 10_000
 
 #: Artifacts of a run that are never rollouts, whatever a glob matches (a compression suffix aside).
-NOT_SHARDS = (
-    "_failures.jsonl",
-    "_materialized_inputs.jsonl",
-    "_attempts.jsonl",
-    "_reward_profiling.jsonl",
-)
+NOT_SHARDS = (SIDECAR_SUFFIX, "_materialized_inputs.jsonl", "_attempts.jsonl", "_reward_profiling.jsonl")
 
 
 class ShardPatternError(ValueError):
@@ -62,20 +58,16 @@ def expand(value: str, base: Path, left_out: Optional[list[tuple[str, str]]] = N
     for part in (p.strip() for p in value.split(",")):
         if not part:
             continue
-        resolved = _resolve(part, base)
-        if os.path.isfile(resolved):
-            if is_artifact(os.path.basename(part)):
-                what = written_beside(part) or "a shard's sidecar is read with its shard"
-                raise ShardPatternError(f"{part!r} is no rollouts file ({what})")
-            found.setdefault(os.path.normpath(resolved), (resolved, part))
-            continue
-        matches, skipped = _matches(part, base)
+        if not os.path.isfile(_resolve(part, base)):
+            matches, skipped = _matches(part, base)
+        elif is_artifact(os.path.basename(part)):
+            what = written_beside(part) or "a shard's sidecar is read with its shard"
+            raise ShardPatternError(f"{part!r} is no rollouts file ({what})")
+        else:
+            matches, skipped = [part], []
         if not matches:
-            why = (
-                f" (only files that are no rollouts: {', '.join(visible(n) for n in sorted(skipped)[:3])})"
-                if skipped
-                else ""
-            )
+            others = ", ".join(visible(name) for name in sorted(skipped)[:3])
+            why = f" (only files that are no rollouts: {others})" if skipped else ""
             raise ShardPatternError(f"{part!r} matches no rollouts file{why}")
         for shown in matches:
             path = _resolve(shown, base)
@@ -129,9 +121,8 @@ def _walk(directory: str, shown: str, segments: list[str]) -> Iterator[str]:
             yield from _walk(path, os.path.join(shown, segment), rest)
         return
     for entry in _entries(directory):
-        if entry.name.startswith(".") and not segment.startswith("."):
-            continue
-        if not fnmatch.fnmatchcase(entry.name, segment):
+        hidden = entry.name.startswith(".") and not segment.startswith(".")
+        if hidden or not fnmatch.fnmatchcase(entry.name, segment):
             continue
         if not rest:
             yield os.path.join(shown, entry.name)

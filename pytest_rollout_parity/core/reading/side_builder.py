@@ -1,27 +1,32 @@
-"""Building one side from its rows, wherever they come from: facts, key vote, anonymous records.
+"""Building one side from its rows, wherever they come from: facts, key vote, anonymous records,
+the one agent whose rows it compares.
 
 Every row enters the core here, through :meth:`SideBuilder.prepare`: the streaming loader, the
 in-memory API and :func:`.loading.load_rollouts` alike, so a file and the same rows given as dicts
 classify identically and fail with the same messages.
+
+A file may hold the rollouts of several agents. NeMo Gym stamps each row with the agent that ran
+it (`agent_ref.name`); native Harbor rows carry no `agent_ref` and form one group of their own,
+named :data:`NO_AGENT`. Mixing agents on one side would compare a mean over different agents, so a
+side with several stops unless one is chosen (:class:`AgentFilter`).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Optional
 
 from ..errors import CompareInputError, Place
 from ..model import NO_OFFSET, RowFacts, RowOrigin, RowReader
-from .attempts import superseded_note
 from .digest import ContentDigest
-from .fields import CONDITIONS, FAILURE_MARKERS, PROMPT, PROMPT_FIELDS, REQUEST, REWARD, TASK_INDEX, TOKEN_CAPTURE
+from .fields import AGENT_NAME, AGENT_REF, CONDITIONS, REQUEST, REWARD, TASK_INDEX, TOKEN_CAPTURE
 from .files import HEALTH_CHECK_FILES, written_beside
-from .key_vote import NO_KEY, KeyChoice, KeyVote
-from .prompt_labels import prompt_label
-from .row_facts import RewardTypeError, fold_failure_record, lookup, reduce_row, training_mask
-from .task_idents import TaskIdent, describe_row_task, ident_of
+from .key_vote import NO_KEY, KeyChoice, KeyVote, RowAt
+from .row_facts import RewardTypeError, fold_failure_record, reduce_row, training_mask
+from .sidecar import is_failure_record, superseded_note
+from .task_idents import describe_row_task, ident_of
 
 #: What a file whose rows never carry `reward` most likely is, when neither its name nor its first row tells.
 NOT_ROLLOUTS = "an input dataset, not rollouts (no row has a reward field)"
@@ -49,16 +54,9 @@ def what_rows_are(row: dict[str, Any], name: str = "") -> str:
     return NOT_ROLLOUTS
 
 
-def is_failure_record(row: dict[str, Any]) -> bool:
-    """A failure record of the collector, wherever it ended up (sidecar, or a merged main file)."""
-    return any(marker in row for marker in FAILURE_MARKERS)
-
-
 def shard_index(shard: int, index: Any) -> str:
     """A task index of a sharded side, qualified by its shard's number (1 for the first): `2:17`.
-
-    `_ng_task_index` restarts at 0 in every run, so index 17 of two shards names two tasks.
-    """
+    `_ng_task_index` restarts at 0 in every run, so index 17 of two shards names two tasks."""
     return f"{shard}:{ident_of(index)[1]}"
 
 
@@ -67,50 +65,71 @@ def names_no_task(row: dict[str, Any], key: Optional[str]) -> bool:
     return describe_row_task(row, key) is None and describe_row_task(row, None) is None
 
 
-#: The key vote's note on a side keyed on a prompt that is the same on every row.
-ONE_PROMPT_NOTE = "the prompt is the same on every row"
+def vote_again(facts: Sequence[RowFacts], row_at: RowAt, *, sharded: bool, passed_over: Collection[str]) -> KeyChoice:
+    """A side's key chosen again from its rows as its builder chose it, the id fields ``passed_over``
+    left out (those the other side showed to be categories: :mod:`..identity.join`)."""
+    builder = SideBuilder(None, sharded=sharded)
+    for name in passed_over:
+        builder.vote.columns.pop(name, None)
+    for index, row_facts in enumerate(facts):
+        builder.shard = row_facts.shard + 1 if sharded else None
+        builder.add(builder.prepare(row_at(index), Place(""), row_facts.origin, None, keep=False))
+    return builder.vote.choose(row_at)
 
 
-#: rows read first for a field that may be the prompt; only when one qualifies there are all read
-PROMPT_FIELD_SAMPLE = 20
+#: The group of rows that carry no `agent_ref.name` (select it by this name).
+NO_AGENT = "(no agent_ref)"
+
+_NAME = AGENT_NAME.split(".", 1)[1]
 
 
-def _free_text(value: Any) -> bool:
-    """A string holding whitespace (between words): free text, as a prompt is."""
-    return isinstance(value, str) and any(ch.isspace() for ch in value.strip())
+def agent_of(row: dict[str, Any]) -> str:
+    """The row's `agent_ref.name`, or :data:`NO_AGENT`."""
+    ref = row.get(AGENT_REF)
+    if isinstance(ref, dict):
+        name = ref.get(_NAME)
+        if isinstance(name, str) and name:
+            return name
+    return NO_AGENT
 
 
-def prompt_from_field(choice: KeyChoice, row_at: Callable[[int], dict[str, Any]]) -> None:
-    """On a side keyed on its index or its prompt whose prompt is the same on every row, the first
-    free-text field of :data:`.fields.PROMPT_FIELDS` that every row with a prompt carries and that
-    varies is read as the prompt instead, with a note (docs/semantics.md, "A prompt the same on every
-    row"). The rows are read again, only on such a side."""
-    prompts = choice.prompts
-    if choice.key not in (PROMPT, TASK_INDEX) or prompts is None:
-        return
-    rows = [index for index, label in enumerate(prompts) if label is not None]
-    if len(rows) < 2 or len({prompts[index] for index in rows}) > 1:
-        return
-    sample = [row_at(index) for index in rows[:PROMPT_FIELD_SAMPLE]]  # most sides have no such field
-    names = [name for name in PROMPT_FIELDS if all(_free_text(row.get(name)) for row in sample)]
-    read = {index: row_at(index) for index in rows} if names else {}
-    for name in names:
-        texts = [read[index].get(name) for index in rows]
-        if not all(_free_text(text) for text in texts) or len(set(texts)) < 2:
-            continue
-        labels: list[Optional[TaskIdent]] = [None] * len(prompts)
-        for index, text in zip(rows, texts):
-            labels[index] = ident_of(prompt_label(text))
-        choice.prompts = labels
-        if choice.key == PROMPT:
-            choice.values = labels
-            choice.reason = f"the prompt, read from the {name} field: the messages are the same on every row"
-        choice.notes[:] = [note for note in choice.notes if not note.startswith(ONE_PROMPT_NOTE)]
-        choice.notes.append(
-            f"the messages are the same on every row, so the {name} field, which varies as a prompt does, is read "
-            "as the prompt"
-        )
-        return
+class AgentFilter:
+    """Counts the agents of a side's rows as they stream by and keeps the chosen one's rows."""
+
+    def __init__(self, wanted: Optional[str] = None, option: str = "agent") -> None:
+        self.wanted = wanted
+        self.option = option
+        self.counts: dict[str, int] = {}
+
+    def keep(self, row: dict[str, Any]) -> bool:
+        """Count a rollouts-file row; True when it belongs to the compared agent."""
+        name = agent_of(row)
+        self.counts[name] = self.counts.get(name, 0) + 1
+        return self.wanted is None or name == self.wanted
+
+    def keep_record(self, record: dict[str, Any]) -> bool:
+        """A failure record is filtered only when it names its agent (many records do not)."""
+        return self.wanted is None or AGENT_REF not in record or agent_of(record) == self.wanted
+
+    def check(self, display: str) -> None:
+        """Raise when the side mixes agents and none was chosen, or the chosen one has no row."""
+        ordered = sorted(self.counts.items(), key=lambda item: (-item[1], item[0]))  # most rows first
+        listing = ", ".join(f"{name} ({count} row{'s' if count != 1 else ''})" for name, count in ordered)
+        if self.wanted is None and len(self.counts) > 1:  # the surface adds how to choose one (`setting`)
+            raise CompareInputError(
+                display, f"rows of {len(self.counts)} agents (agent_ref.name): {listing}", setting="agent"
+            )
+        if self.wanted is not None and self.counts and self.wanted not in self.counts:
+            raise CompareInputError(
+                display, f"no row of {display} has agent {self.wanted!r}; agents present: {listing}", where=self.option
+            )
+
+    @property
+    def compared(self) -> Optional[str]:
+        """The agent whose rows the side compares (None for a side with no rows)."""
+        if self.wanted is not None:
+            return self.wanted
+        return next(iter(self.counts), None)
 
 
 @dataclass
@@ -135,13 +154,13 @@ class SideBuilder:
         self.facts: list[RowFacts] = []
         self._lost_last_field_at: Optional[Place] = None
         self._rows_with_reward_field = 0
-        #: executions of a logical rollout left out because a newer attempt stands (:mod:`.attempts`)
+        #: executions of a logical rollout left out because a newer attempt stands (:class:`.sidecar.Attempts`)
         self.superseded = 0
         self._anonymous: set[int] = set()  # places of rows that name no task (they do not vote)
         self._training_masks: set[int] = set()  # places of rows scored through a token-capture mask
         #: each distinct [model, temperature, top_p, max_output_tokens] the side's rows were run with, as JSON
         self.conditions: list[str] = []
-        self._last_conditions: Optional[tuple[Any, ...]] = None
+        self._last_conditions: tuple[Any, ...] = ()
         self._shape: Optional[str] = None  # what the first main row says the file is, if no rollouts
         #: every byte of the side's files as read
         self.digest = ContentDigest()
@@ -150,10 +169,8 @@ class SideBuilder:
         self, row: dict[str, Any], place: Place, origin: RowOrigin, offset: Optional[int], *, keep: bool
     ) -> PendingRow:
         """Reduce the row at ``place`` (file and line, or index) and ``offset`` of the side's file
-        ``origin``; a sidecar record is folded into the masked row it stands for.
-
-        ``keep`` holds on to the (folded) dict; otherwise it is read again from its file on demand.
-        """
+        ``origin``; a sidecar record is folded into the masked row it stands for. ``keep`` holds on
+        to the (folded) dict; otherwise it is read again from its file on demand."""
         sidecar = origin is RowOrigin.SIDECAR
         try:
             facts = reduce_row(
@@ -193,12 +210,9 @@ class SideBuilder:
             self._rows_with_reward_field += 1
 
     def drop(self, places: Sequence[int]) -> None:
-        """Take rows out again: executions a newer attempt superseded (:mod:`.attempts`).
-
+        """Take rows out again: executions a newer attempt superseded (:class:`.sidecar.Attempts`).
         Their key values leave the vote with them; a field a dropped row lacked stays ruled out as
-        the key, and a reward field it had still shows the file holds rollouts (both are facts
-        about the file).
-        """
+        the key, and a reward field it had still shows the file holds rollouts (facts of the file)."""
         gone = set(places)
         if not gone:
             return
@@ -222,8 +236,7 @@ class SideBuilder:
             self._training_masks.add(len(self.facts))
         request = row.get(REQUEST)
         if request.__class__ is dict:
-            model, temperature, top_p, tokens = CONDITIONS
-            conditions = (request.get(model), request.get(temperature), request.get(top_p), request.get(tokens))
+            conditions = tuple(map(request.get, CONDITIONS))
             if conditions != self._last_conditions:  # most rows repeat the row before: nothing to do
                 self._last_conditions = conditions
                 shown = json.dumps(conditions)
@@ -232,18 +245,12 @@ class SideBuilder:
         self.add(pending)
 
     def finish(self, display: str, reader: Optional[RowReader] = None) -> KeyChoice:
-        """How the side is keyed (key None when no row names a task: it borrows the other's).
-
-        ``reader`` reads a row again (rows not kept in memory) when deferred prompts are needed.
-        """
+        """How the side is keyed (key None when no row names a task: it borrows the other's);
+        ``reader`` reads a row again (rows not kept in memory) when deferred prompts are needed."""
         if self.facts and not self._rows_with_reward_field and any(f.origin is RowOrigin.MAIN for f in self.facts):
             raise CompareInputError(display, self._shape or NOT_ROLLOUTS)
         read = reader or (lambda facts: facts.row or {})
-
-        def prompt_at(index: int) -> Any:
-            return lookup(read(self.facts[index]), PROMPT)
-
-        choice = self.vote.choose(prompt_at)
+        choice = self.vote.choose(lambda index: read(self.facts[index]))
         if self.superseded:
             choice.notes.append(superseded_note(self.superseded))
         if self._training_masks:
@@ -251,7 +258,6 @@ class SideBuilder:
                 f"{len(self._training_masks)} row(s) with mask_sample set by NeMo Gym's token-id capture "
                 "(_ng_token_capture) are scored: the mask leaves a rollout out of training, and its reward stands"
             )
-        prompt_from_field(choice, lambda index: read(self.facts[index]))
         if choice.key is None and self.vote.voters and not choice.inferred:
             raise (self._lost_last_field_at or Place(display)).error(NO_KEY, "key")
         if choice.key is None:

@@ -1,30 +1,171 @@
-"""The failures sidecar: where a side's `<stem>_failures.jsonl` is, how it is named, its records.
+"""The failures sidecar, and the newest attempt of a logical rollout.
 
-The collector writes one record per failed attempt beside the rollouts file; which of them stand
-is the newest-attempt rule's (:mod:`.attempts`). A sidecar given as a side is named so.
+The collector writes one record per failed attempt beside the rollouts file, in its
+`<stem>_failures.jsonl`. A sidecar given as a side is named so.
+
+The newest NeMo Gym collector keeps append-only files, where a late result of an older execution
+stays in the file but no longer counts: the newest attempt of a logical rollout stands, older
+executions of it are superseded. The rule is in docs/semantics.md, "Reading a side and its
+sidecar"; a side none of whose rows carries the stamp keeps every main-file row.
+
+The side is read once: each main-file row joins the side as it is read, and :class:`Attempts`
+remembers, for each logical rollout, the best execution so far and its place among the side's
+rows (on a side without the stamp, only for the rollouts its sidecar names). An execution a later
+one outranks is *displaced*; when the side turns out to carry the stamp, the displaced rows are
+taken out again (:meth:`.side_builder.SideBuilder.drop`).
 """
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Optional, TypeVar
 
 from ..errors import CompareInputError
-from .attempts import Attempts, Execution, attempt_of, index_pair, logical_key
 from .digest import ContentDigest
-from .fields import ATTEMPT_INDEX
-from .files import check_home, companion, main_file_of, plain_name
+from .fields import ATTEMPT_INDEX, FAILURE_MARKERS, ROLLOUT_ID, ROLLOUT_INDEX, RUN_ID, TASK_INDEX
+from .files import check_home, companion, plain_name
 from .jsonl_lines import iter_objects
-from .side_builder import is_failure_record
 from .skeleton import skeleton_decoder
 
+SIDECAR_SUFFIX = "_failures.jsonl"
+
+#: (run id, task index, rollout index), or (run id, "_ng_rollout_id", its value): one logical
+#: rollout of a side (one agent's rows).
+LogicalKey = tuple[Any, Any, Any]
+#: (attempt, 1 for a main-file row and 0 for a sidecar record, line): the highest stands.
+Rank = tuple[float, int, int]
+#: What ranks a sidecar record: its logical rollout (None: it names none) and its rank.
+Execution = tuple[Optional[LogicalKey], Rank]
 T = TypeVar("T")
 
 
+def _hashable(value: Any) -> Any:
+    if isinstance(value, (int, float, str)):
+        return value
+    return json.dumps(value, sort_keys=True)
+
+
+def index_pair(row: dict[str, Any]) -> Optional[tuple[Any, Any]]:
+    """(task index, rollout index) as a hashable pair, or None when either is missing."""
+    task_index, rollout_index = row.get(TASK_INDEX), row.get(ROLLOUT_INDEX)
+    if task_index is None or rollout_index is None:
+        return None
+    return (_hashable(task_index), _hashable(rollout_index))
+
+
+def logical_key(row: dict[str, Any], pair: Optional[tuple[Any, Any]]) -> Optional[LogicalKey]:
+    """The logical rollout a row is an execution of: its `_ng_rollout_id` where it carries one (the
+    id NeMo Gym gives when dispatches reuse task and rollout indices), else its :func:`index_pair`;
+    None without either."""
+    run = row.get(RUN_ID)
+    run = None if run is None else _hashable(run)
+    explicit = row.get(ROLLOUT_ID)
+    if explicit is not None:
+        return (run, ROLLOUT_ID, _hashable(explicit))
+    if pair is None:
+        return None
+    return (run, *pair)
+
+
+def attempt_of(row: dict[str, Any]) -> float:
+    """The row's attempt number: its stamp when that is a number, else 0."""
+    value = row.get(ATTEMPT_INDEX)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0
+    return value
+
+
+class Attempts:
+    """The standing execution of every logical rollout of one side (one file and its sidecar).
+
+    Until a row carries the stamp, only the rows whose (task, rollout) pair ``record_pairs`` holds
+    (the sidecar's) are ranked, so a side that never carries it keeps nothing; should the stamp
+    appear after rows that were not ranked, :meth:`unranked_line` says which lines to see again.
+    """
+
+    def __init__(self, record_pairs: Optional[frozenset[tuple[Any, Any]]]) -> None:
+        #: the pairs ranked before the stamp is seen (None: every pair)
+        self.record_pairs = record_pairs
+        #: each logical rollout's best main-file row so far: its rank and its place among the side's rows
+        self.best: dict[LogicalKey, tuple[Rank, int]] = {}
+        #: places of main-file rows another execution outranks
+        self.displaced: list[int] = []
+        #: whether any row or record seen carries the stamp (then the rule applies)
+        self.stamped = False
+        #: the first main-file line carrying the stamp (None: none did)
+        self.stamped_at: Optional[int] = None
+        #: whether a main-file row with a logical rollout went unranked
+        self.unranked = False
+        #: sidecar records another execution outranks
+        self.superseded_records = 0
+
+    def see_row(self, row: dict[str, Any], place: int, line: int, pair: Optional[tuple[Any, Any]]) -> None:
+        """A main-file row that joined the side at ``place``; ``pair`` its (task, rollout) pair. A row
+        left unranked is seen again once the side turned out to carry the stamp: it is ranked then."""
+        if not self.stamped and ATTEMPT_INDEX in row:
+            self.stamped, self.stamped_at = True, line
+        key = logical_key(row, pair)
+        if key is not None and not self.stamped and self.record_pairs is not None and pair not in self.record_pairs:
+            self.unranked = True
+        elif key is not None:
+            rank, known = (attempt_of(row), 1, line), self.best.get(key)
+            if known is not None and rank <= known[0]:
+                self.displaced.append(place)
+                return
+            if known is not None:
+                self.displaced.append(known[1])
+            self.best[key] = (rank, place)
+
+    def unranked_line(self, line: int, pair: Optional[tuple[Any, Any]]) -> bool:
+        """Whether a main-file line read again is one :meth:`see_row` left unranked."""
+        before_stamp = self.stamped_at is None or line < self.stamped_at
+        return before_stamp and pair is not None and self.record_pairs is not None and pair not in self.record_pairs
+
+    def standing_records(self, records: Sequence[tuple[Execution, T]]) -> list[T]:
+        """Of a side's sidecar records, those that stand; a main-file row a record outranks is
+        displaced. Without the stamp every record is attempt 0: the last of its rollout stands when
+        no main-file row is of it (docs/semantics.md, "Reading a side and its sidecar")."""
+        top: dict[LogicalKey, Rank] = {}
+        for (key, rank), _ in records:
+            if key is not None and (key not in top or rank > top[key]):
+                top[key] = rank
+        standing = []
+        for (key, rank), prepared in records:
+            main = self.best.get(key) if key is not None else None
+            if key is None or (rank == top[key] and (main is None or rank > main[0])):
+                standing.append(prepared)
+            else:
+                self.superseded_records += 1
+        for key, rank in top.items():
+            main = self.best.get(key)
+            if main is not None and rank > main[0]:
+                self.displaced.append(main[1])
+        return standing
+
+    @property
+    def superseded(self) -> int:
+        """Executions left out: displaced rows and outranked records."""
+        return len(self.displaced) + self.superseded_records
+
+
+def superseded_note(count: int) -> str:
+    """The side's note naming how many executions were superseded."""
+    return (
+        f"{count} superseded attempt(s) left out: executions of a logical rollout "
+        f"({RUN_ID}, {TASK_INDEX}, {ROLLOUT_INDEX}) that a newer {ATTEMPT_INDEX} replaced"
+    )
+
+
+def is_failure_record(row: dict[str, Any]) -> bool:
+    """A failure record of the collector, wherever it ended up (sidecar, or a merged main file)."""
+    return any(marker in row for marker in FAILURE_MARKERS)
+
+
 def _sidecar_name(path: Path) -> Path:
-    return path.with_name(Path(plain_name(path.name)).stem + "_failures.jsonl")
+    return path.with_name(Path(plain_name(path.name)).stem + SIDECAR_SUFFIX)
 
 
 def sidecar_path(path: Path) -> Path:
@@ -85,7 +226,7 @@ def sidecar_records(
     digest: Optional[ContentDigest] = None,
 ) -> list[tuple[Execution, T]]:
     """A sidecar's records (none without one), each through ``prepare``, with the execution that
-    decides whether it stands (:meth:`.attempts.Attempts.standing_records`). Those ``keep`` rejects
+    decides whether it stands (:meth:`Attempts.standing_records`). Those ``keep`` rejects
     (another agent's) are dropped first; a record carrying the stamp marks the side as stamped."""
     if sidecar is None:
         return []
@@ -102,9 +243,9 @@ def sidecar_records(
 
 def check_not_a_sidecar(path: Path, display: str, row: dict[str, Any]) -> None:
     """A `<stem>_failures.jsonl` of failure records given as a side is named, with its main file."""
-    main = main_file_of(path)
-    if main is not None and is_failure_record(row):
-        shown = os.path.join(os.path.dirname(display), main.name)
+    name = plain_name(path.name)
+    if name.endswith(SIDECAR_SUFFIX) and is_failure_record(row):
+        shown = os.path.join(os.path.dirname(display), name[: -len(SIDECAR_SUFFIX)] + ".jsonl")
         raise CompareInputError(
             display,
             "a failures sidecar (records of rollouts that failed), not a rollouts file: "

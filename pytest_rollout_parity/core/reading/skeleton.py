@@ -44,7 +44,7 @@ class _NeverEncoded:
 
 
 #: The type of a field the skeleton kept as its encoded JSON text (:data:`fields.ENCODED_FIELDS`).
-#: It holds the text's bytes (``bytes(value)``); :mod:`.prompt_labels` decodes it when a label is needed.
+#: It holds the text's bytes (``bytes(value)``); :mod:`.task_idents` decodes it when a label is needed.
 EncodedJSON: type = msgspec.Raw if msgspec is not None else _NeverEncoded
 
 #: A field decoded whole (a Python value), kept encoded (:data:`EncodedJSON`), or an object of fields.

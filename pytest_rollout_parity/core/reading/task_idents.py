@@ -1,17 +1,111 @@
-"""A task's ident: a join value as (taskset, task id), a row's task named in messages, label order.
+"""A task's ident: each join value a row gives (an id, an index, a prompt's label, a `{taskset,
+task_id}` object) as one :data:`TaskIdent`, a row's task named in messages, and label order.
 
-Every join value a row gives (an id, an index, a prompt's label, a `{taskset, task_id}` object) is
-reduced to one :data:`TaskIdent` as the row is read; the join (:mod:`..identity.join`) labels them.
+The join (:mod:`..identity.join`) labels the idents. Files without any id field are told apart
+only by their prompt (`responses_create_params.input`). Prompts run to many kilobytes, so a row
+keeps only its label: a few words of the last user message and 12 hex digits of a hash of the
+prompt's canonical JSON. The same prompt gives the same label in every run and on every machine;
+different prompts share one by chance with odds of about n²/2⁴⁹ for n distinct prompts. The
+skeleton reader hands the prompt over still encoded (:data:`.skeleton.EncodedJSON`); it is decoded
+here, to the value the full reader gets, only when a label is worked out, so both readers label
+alike.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, Optional, Union
 
+from ..errors import Place
 from .fields import KEY_CANDIDATES, PROMPT
-from .prompt_labels import canonical_json, prompt_label
+from .jsonl_lines import parse_line
 from .row_facts import lookup
+from .skeleton import DecodeError, EncodedJSON, decode_encoded
+
+PREFIX_MAX_CHARS = 32
+HASH_HEX_DIGITS = 12
+
+_WORD = re.compile(r"\w+")
+#: The encoded forms of a value that is no prompt (JSON whitespace may sit inside the brackets).
+_EMPTY = re.compile(rb'null|""|\[[ \t\r\n]*\]|\{[ \t\r\n]*\}')
+
+
+def decoded(value: Any) -> Any:
+    """The value itself; one the skeleton kept encoded, decoded to the value the full reader gets.
+
+    msgspec decodes standard JSON to the same values as the full reader's parser, and faster;
+    what it refuses is parsed as the full reader parses a line.
+    """
+    if not isinstance(value, EncodedJSON):
+        return value
+    try:
+        return decode_encoded(value)
+    except DecodeError:
+        return parse_line(bytes(value), Place(""))  # type: ignore[call-overload]
+
+
+def canonical_json(value: Any) -> str:
+    """One spelling per JSON value: sorted keys, no spaces, non-ASCII kept."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def prompt_hash(value: Any) -> str:
+    """A stable hash of the prompt's canonical JSON (blake2b, 16 bytes), as hex."""
+    data = canonical_json(value).encode("utf-8", "surrogatepass")
+    import hashlib  # here: it loads OpenSSL, which the reader child does not otherwise need
+
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def content_text(content: Any, separator: str = " ") -> str:
+    """The text of a message's content: a string, or the `text` of each part, joined by ``separator``."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return separator.join(
+            part["text"] for part in content if isinstance(part, dict) and isinstance(part.get("text"), str)
+        )
+    return ""
+
+
+def last_user_text(prompt: Any) -> str:
+    """The text of the prompt's last user message (a plain string prompt is one)."""
+    if isinstance(prompt, str):
+        return prompt
+    if isinstance(prompt, list):
+        for message in reversed(prompt):
+            if isinstance(message, dict) and message.get("role") == "user":
+                text = content_text(message.get("content"))
+                if text.strip():
+                    return text
+    return ""
+
+
+def is_prompt(value: Any) -> bool:
+    """A prompt that can tell a task apart: not null, `""`, `[]` or `{}` (encoded or not)."""
+    if isinstance(value, EncodedJSON):
+        return _EMPTY.fullmatch(bytes(value)) is None  # type: ignore[call-overload]
+    return value is not None and not (isinstance(value, (str, list, dict)) and not value)
+
+
+def prompt_label(prompt: Any) -> Optional[str]:
+    """The task label of a prompt, e.g. `could-we-set-the-performance-3fa2b1c0d4e5`; None when empty.
+
+    The slug is the first words of the last user message, lower case, joined by `-`, at most
+    :data:`PREFIX_MAX_CHARS` long."""
+    if not is_prompt(prompt):
+        return None
+    prompt = decoded(prompt)
+    slug = ""
+    for word in _WORD.findall(last_user_text(prompt).lower()):
+        candidate = f"{slug}-{word}" if slug else word
+        if len(candidate) > PREFIX_MAX_CHARS:
+            slug = slug or word[:PREFIX_MAX_CHARS]
+            break
+        slug = candidate
+    return f"{slug or 'prompt'}-{prompt_hash(prompt)[:HASH_HEX_DIGITS]}"
+
 
 #: (taskset or None, task id)
 TaskIdent = tuple[Optional[str], str]
