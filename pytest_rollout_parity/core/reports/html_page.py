@@ -15,7 +15,7 @@ from typing import Optional, TypeVar
 
 from ..escaping import html_text, utf8_safe
 from ..identity.item_names import clipped
-from .markdown import FLIPS, LIST_CAP, NOTE_CAP, pre_block
+from .markdown import LIST_CAP, NOTE_CAP, pre_block
 from .pictures import interval_svg, scatter_svg
 from .summary import SideSummary, Summary, TaskSummary
 from .wording import (
@@ -114,7 +114,7 @@ def _p(task: TaskSummary) -> str:
 
 
 def _flip_rows(summary: Summary, with_evidence: bool) -> str:
-    flips = [task for task in summary.tasks if task.category in FLIPS]
+    flips = summary.flips
     if not flips:
         return "<p>No task flipped.</p>"
     rows = ['<table class="flips"><tr><th>task</th><th>old &#8594; new</th><th>outcome</th><th>p</th></tr>']

@@ -15,7 +15,6 @@ from typing import Optional
 
 from ..escaping import html_text, markdown_text, utf8_safe, visible
 from ..identity.item_names import clipped
-from ..model import Category
 from .summary import Summary, TaskSummary
 from .wording import capped, category_rows, flip_line, hook_changes, paired_lines, side_lines, uncompared
 from .wording import verdict as verdict_words
@@ -26,8 +25,6 @@ LIST_CAP = 20  # labels listed per category
 MORE = "- ... and {} more (see `--parity-json`)"
 NOTE_CAP = 1000  # characters of one note
 BUDGET = 1_000_000  # bytes; GitHub refuses a step summary above 1 MiB
-
-FLIPS: tuple[Category, ...] = ("flipped", "flipped_agent_error")
 #: where the pictures are: GitHub's Markdown cannot draw a scatter of thousands of tasks
 PICTURES = (
     "Pictures (each task's old against new mean reward, the difference's interval against the margin): "
@@ -73,7 +70,7 @@ def _flip(task: TaskSummary, text: Optional[str]) -> list[str]:
 
 def _flips(summary: Summary, texts: Mapping[str, str]) -> list[str]:
     """`### Flips (3) and rerun candidates (2)` (the table's two rows), then each flip, capped."""
-    flips = [task for task in summary.tasks if task.category in FLIPS]
+    flips = summary.flips
     if not flips:
         return []
     counted = sum(task.category == "flipped" for task in flips)
@@ -117,8 +114,7 @@ def _render(summary: Summary, texts: Mapping[str, str], exit_status: Optional[in
                 changes, LIST_CAP, lambda c: f"- {_code(c.task)} ({c.category}): {c.outcome}: {_note(c.reason)}", MORE
             )
         )
-    failed_checks = [check.nodeid for check in summary.checks if check.outcome == "failed"]
-    if failed_checks:
+    if failed_checks := summary.failed_checks:
         lines.extend(["", f"### Your checks that failed ({len(failed_checks)})", ""])
         lines.extend(capped(failed_checks, LIST_CAP, lambda nodeid: f"- {_code(nodeid)}", MORE))
     if summary.nothing_compared:

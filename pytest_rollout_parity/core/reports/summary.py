@@ -42,6 +42,8 @@ from ..statistics.paired_tests import DiscreteFdr, McNemarTable, SignTest
 from ..statistics.plan import Plan, plan
 
 DEFAULT_ALPHA = 0.05
+#: the categories that flip: a counted flip, and a rerun candidate (an agent error on a side)
+FLIPS: tuple[Category, ...] = ("flipped", "flipped_agent_error")
 """The default false discovery rate of margin mode's per-task tests."""
 T = TypeVar("T")
 
@@ -442,6 +444,11 @@ class Summary:
     def failed_checks(self) -> list[str]:
         """The node ids of the team's checks that failed."""
         return [check.nodeid for check in self.checks if check.outcome == "failed"]
+
+    @property
+    def flips(self) -> list[TaskSummary]:
+        """The flips and rerun candidates, in task order."""
+        return [task for task in self.tasks if task.category in FLIPS]
 
     def labels(self, category: Category) -> list[str]:
         """The task labels of one category, in task order."""
