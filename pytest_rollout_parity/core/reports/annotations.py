@@ -59,14 +59,8 @@ def annotation_lines(summary: Summary, failed: Collection[str], cap: int = ANNOT
                 f"{len(shown) - cap} more {title or 'failed'} flip(s) not annotated: GitHub shows at most {cap} "
                 f"{level}s per step; the job summary and --parity-json list them all"
             )
-    return lines + _gate_items(summary)
-
-
-def _gate_items(summary: Summary) -> list[str]:
-    """`parity-aggregate` and `parity-coverage`, when the run collected them: error or notice."""
-    run = summary.run
-    items = [item.item for item in run.gate] if run is not None else []
-    lines = []
+    # then `parity-aggregate` and `parity-coverage`, when the run collected them: error or notice
+    items = [item.item for item in summary.run.gate] if summary.run is not None else []
     decision = summary.equivalence
     if EQUIVALENCE_ITEM in items and decision is not None:
         level, outcome = ("notice", "passed") if decision.passed else ("error", "failed")

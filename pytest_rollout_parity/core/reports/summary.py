@@ -42,9 +42,9 @@ from ..statistics.paired_tests import DiscreteFdr, McNemarTable, SignTest
 from ..statistics.plan import Plan, plan
 
 DEFAULT_ALPHA = 0.05
+"""The default false discovery rate of margin mode's per-task tests."""
 #: the categories that flip: a counted flip, and a rerun candidate (an agent error on a side)
 FLIPS: tuple[Category, ...] = ("flipped", "flipped_agent_error")
-"""The default false discovery rate of margin mode's per-task tests."""
 T = TypeVar("T")
 
 
@@ -108,15 +108,6 @@ class Files:
 
     def file(self, side: Side) -> str:
         return per_side(side, self.old, self.new)
-
-    def shards(self, side: Side) -> int:
-        return per_side(side, self.old_shards, self.new_shards)
-
-    def sidecars(self, side: Side) -> int:
-        return per_side(side, self.old_sidecars, self.new_sidecars)
-
-    def sidecar(self, side: Side) -> Optional[str]:
-        return per_side(side, self.old_sidecar, self.new_sidecar)
 
 
 @dataclass(frozen=True, slots=True)

@@ -208,9 +208,10 @@ def side_lines(summary: Summary) -> list[str]:
     lines = []
     for side in SIDES:
         line = f"{side}: {files.file(side) if files else side}"
-        sidecar = files.sidecar(side) if files else None
-        if files and files.shards(side) > 1:
-            line += f" ({files.shards(side)} shards, {plural(files.sidecars(side), 'sidecar')})"
+        sidecar = per_side(side, files.old_sidecar, files.new_sidecar) if files else None
+        shards = per_side(side, files.old_shards, files.new_shards) if files else 1
+        if files and shards > 1:
+            line += f" ({shards} shards, {plural(per_side(side, files.old_sidecars, files.new_sidecars), 'sidecar')})"
         elif sidecar:
             line += f" (+ sidecar {os.path.basename(sidecar)})"
         join, rows = summary.join, summary.rows
