@@ -71,16 +71,6 @@ def schema() -> dict[str, Any]:
     return _adapter().json_schema(by_alias=True, mode="serialization")
 
 
-def _mode_for(path: Path) -> int:
-    """The permissions a plain `open(path, "w")` would give: the existing file's, else 0666 & ~umask."""
-    try:
-        return path.stat().st_mode & 0o777
-    except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
-
-
 def json_text(data: dict[str, Any]) -> str:
     """The summary as UTF-8-safe JSON: raw text, but a lone surrogate (no UTF-8 form) as its escape.
 
@@ -91,9 +81,15 @@ def json_text(data: dict[str, Any]) -> str:
 
 def write_text(path: Path, text: str) -> None:
     """Write ``text`` through a temporary file beside ``path``, so a reader never sees half a file."""
+    try:  # the permissions a plain `open(path, "w")` would give: the existing file's, else 0666 & ~umask
+        mode = path.stat().st_mode & 0o777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        os.chmod(tmp, _mode_for(path))
+        os.chmod(tmp, mode)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
         os.replace(tmp, path)

@@ -694,7 +694,8 @@ def build_summary(
         for task, p, adjusted_p, judgement in zip(result.tasks, section.p_values, adjusted, judged)
     )
     notes = list(result.notes)
-    inventory, outcome = None, run.outcome if run is not None else None
+    inventory: Optional[BySide[Optional[Inventory]]] = None
+    outcome = run.outcome if run is not None else None
     if run is not None:
         if outcome is not None and not outcome.collect_only and outcome.selected is not None:
             # what of the whole file ran here, tasks and gate-level items apart
@@ -708,7 +709,13 @@ def build_summary(
                 f"{run.no_output} flip(s) have no verifier output: {NO_OUTPUT}; "
                 "each flip shows its losing row's evidence and its rows' last assistant messages instead"
             )
-        inventory = _inventory(run.inventory, notes)
+        # the sides' inventories; their notes (unfinished, disagreeing, unusable) join the notes
+        reads = [run.inventory.get(side) for side in ("old", "new")]
+        for side, read in zip(("old", "new"), reads):
+            notes.extend([read.note] if read is not None and read.note else [])
+            notes.extend(read.inventory.notes(side) if read is not None and read.inventory is not None else [])
+        if run.inventory:
+            inventory = BySide(*(read.inventory if read is not None else None for read in reads))
         if run.failure_section_rescans and run.session_failures > MANY_FAILURES:
             notes.append(
                 f"{run.session_failures} failures: pytest's failure section compares each "
@@ -753,18 +760,3 @@ def build_summary(
         return summary
     fails = "; ".join(d.text for d in summary.decided_by if d.code in FAIL_CODES) if summary.verdict == "fail" else None
     return replace(summary, plan=plan(result, margin, alpha, judged, decided=fails))
-
-
-def _inventory(reads: Mapping[str, InventoryRead], notes: list[str]) -> Optional[BySide[Optional[Inventory]]]:
-    """The sides' inventories; their notes (unfinished, disagreeing, unusable) join ``notes``."""
-    if not reads:
-        return None
-    found: dict[str, Optional[Inventory]] = {}
-    for side in ("old", "new"):
-        read = reads.get(side)
-        found[side] = read.inventory if read is not None else None
-        if read is not None and read.note:
-            notes.append(read.note)
-        if read is not None and read.inventory is not None:
-            notes.extend(read.inventory.notes(side))
-    return BySide(found["old"], found["new"])
