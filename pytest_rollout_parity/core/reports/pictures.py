@@ -104,21 +104,11 @@ def points(summary: Summary) -> list[Point]:
     return found
 
 
-def _title(tasks: list[str], flip: bool, where: str, tooltips: bool) -> str:
-    """A circle's tooltip: its task(s) and position (past :data:`TOOLTIPS_CAP` tasks, a lone
-    identical task's circle has none, to keep the page small)."""
-    named = tooltips or flip
-    if len(tasks) == 1:
-        return f"<title>{html_text(clipped(tasks[0], 80))}: {where}</title>" if named else ""
-    labels = ", ".join(html_text(clipped(task, 80)) for task in tasks[:GROUP_LABELS])
-    more = f" and {len(tasks) - GROUP_LABELS} more" if len(tasks) > GROUP_LABELS else ""
-    return f"<title>{len(tasks)} tasks at {where}" + (f": {labels}{more}" if named else "") + "</title>"
-
-
 def _circles(drawn: list[Point], x: Callable[[float], float], y: Callable[[float], float], tooltips: bool) -> list[str]:
     """One circle per position (to 9 decimals: means equal but for float rounding coincide) and class,
     its area growing with its tasks (at most four times the smallest's width); classes at one position
-    set around it, each count beside its circle."""
+    set around it, each count beside its circle. A circle's tooltip names its task(s) and position
+    (past :data:`TOOLTIPS_CAP` tasks, a lone identical task's circle has none, to keep the page small)."""
     at: dict[tuple[float, float], dict[str, list[Point]]] = {}
     for point in drawn:
         at.setdefault((round(point.old, 9), round(point.new, 9)), {}).setdefault(point.kind, []).append(point)
@@ -134,7 +124,13 @@ def _circles(drawn: list[Point], x: Callable[[float], float], y: Callable[[float
                 angle = 2 * math.pi * index / len(here) - math.pi / 2
                 cx, cy = cx + APART * math.cos(angle), cy + APART * math.sin(angle)
             radius = min((4.5 if first.flip else 3.5) * math.sqrt(count), 16.0)
-            title = _title([p.task for p in group], first.flip, f"old {first.old:.4g}, new {first.new:.4g}", tooltips)
+            where, named = f"old {first.old:.4g}, new {first.new:.4g}", tooltips or first.flip
+            labels = ", ".join(html_text(clipped(p.task, 80)) for p in group[:GROUP_LABELS])
+            labels += f" and {count - GROUP_LABELS} more" if count > GROUP_LABELS else ""
+            if count == 1:
+                title = f"<title>{labels}: {where}</title>" if named else ""
+            else:
+                title = f"<title>{count} tasks at {where}" + (f": {labels}" if named else "") + "</title>"
             parts.append(
                 f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="{radius:.1f}" class="{CLASSES[kind][0]}" '
                 f'data-tasks="{count}">{title}</circle>'
