@@ -71,6 +71,31 @@ def schema() -> dict[str, Any]:
     return _adapter().json_schema(by_alias=True, mode="serialization")
 
 
+#: the widest line :func:`schema_text` writes where an object or a list can be broken
+SCHEMA_WIDTH = 110
+
+
+def schema_text() -> str:
+    """The schema laid out for reading (`python -m pytest_rollout_parity.json_schema`), each object on
+    one line when it fits."""
+
+    def laid_out(value: Any, indent: int, used: int) -> str:
+        flat = json.dumps(value, ensure_ascii=False)
+        if indent + used + len(flat) <= SCHEMA_WIDTH or not isinstance(value, (dict, list)) or not value:
+            return flat
+        pad = " " * (indent + 2)
+        if isinstance(value, dict):
+            body = [
+                f"{pad}{json.dumps(k)}: {laid_out(v, indent + 2, len(json.dumps(k)) + 3)}" for k, v in value.items()
+            ]
+        else:
+            body = [f"{pad}{laid_out(v, indent + 2, 1)}" for v in value]
+        opening, closing = ("{", "}") if isinstance(value, dict) else ("[", "]")
+        return opening + "\n" + ",\n".join(body) + "\n" + " " * indent + closing
+
+    return laid_out(schema(), 0, 0)
+
+
 def json_text(data: dict[str, Any]) -> str:
     """The summary as UTF-8-safe JSON: raw text, but a lone surrogate (no UTF-8 form) as its escape.
 
