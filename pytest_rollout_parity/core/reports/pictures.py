@@ -248,21 +248,16 @@ def interval_svg(summary: Summary) -> str:
     parts.append(f'<circle cx="{x(delta):.1f}" cy="46" r="5" class="delta"/>')
     parts.append(_text(x(delta), 92, f"delta {delta:+.4f}", "axis"))
     parts.append(_text(width / 2, 112, "mean reward difference, new &#8722; old"))
-    if inside is None:
-        words = (
-            "The mean difference over the compared tasks with its 95% interval, against 0 "
-            "(with a margin, margin mode draws its one-sided bounds against the ±margin band)"
-        )
-    else:
+    words = (
+        "The mean difference over the compared tasks with its 95% interval, against 0 "
+        "(with a margin, margin mode draws its one-sided bounds against the ±margin band)"
+    )
+    if inside is not None:
+        shown = "both bounds lie inside the band, so" if inside else "a bound lies outside the band, so"
         words = (
             "The mean difference over the compared tasks with the one-sided 95% bounds the equivalence test "
-            f"decides on, against ±{margin:g}: "
-            + (
-                "both bounds lie inside the band, so the servers are shown equivalent within the margin"
-                if inside
-                else "a bound lies outside the band, so the servers are not shown equivalent within the margin"
-            )
-            + " (the 95% interval is in the statistics below)"
+            f"decides on, against ±{margin:g}: {shown} the servers are {'' if inside else 'not '}shown equivalent "
+            "within the margin (the 95% interval is in the statistics below)"
         )
     svg = _svg("interval", width, height, f"mean difference and {name}", "".join(parts))
     return f'<figure class="picture">{svg}<figcaption>{words}.</figcaption></figure>'
