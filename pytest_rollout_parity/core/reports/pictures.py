@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 from ..escaping import html_text
 from ..identity.item_names import clipped
-from .summary import Summary, TaskSummary
+from .summary import Summary
 
 #: tasks drawn one point each, at most; beyond, binned
 POINTS_CAP = 10_000
@@ -82,25 +82,23 @@ class Point(NamedTuple):
     flip: bool
 
 
-def _kind(task: TaskSummary) -> str:
-    """The class of a task's point: its outcome, a failing flip split by direction, or a verifier
-    disagreement (the same trajectories scored differently: where they cancel, no side won)."""
-    if task.outcome == "failed" and task.verifier_disagreements:
-        return "failed-verifier"
-    if task.outcome == "failed":
-        return "failed-old" if task.winner == "old" else "failed-new"
-    return task.outcome if task.outcome in CLASSES else "passed"
-
-
 def points(summary: Summary) -> list[Point]:
-    """The compared tasks with a finite mean reward on both sides, in task order."""
+    """The compared tasks with a finite mean reward on both sides, in task order, each classed by its
+    outcome: a failing flip split by direction, or a verifier disagreement (the same trajectories
+    scored differently: where they cancel, no side won)."""
     found = []
     for task in summary.tasks:
         if task.category not in ("identical", "flipped", "flipped_agent_error") or task.old is None or task.new is None:
             continue
         old, new = task.old.reward, task.new.reward
         if old is not None and new is not None and math.isfinite(old) and math.isfinite(new):
-            found.append(Point(task.task, old, new, _kind(task), task.category != "identical"))
+            if task.outcome == "failed" and task.verifier_disagreements:
+                kind = "failed-verifier"
+            elif task.outcome == "failed":
+                kind = "failed-old" if task.winner == "old" else "failed-new"
+            else:
+                kind = task.outcome if task.outcome in CLASSES else "passed"
+            found.append(Point(task.task, old, new, kind, task.category != "identical"))
     return found
 
 
