@@ -16,7 +16,6 @@ from collections.abc import Collection
 from ..escaping import utf8_safe, visible
 from ..judging.completeness import COVERAGE_NAME
 from ..statistics.margin import EQUIVALENCE_ITEM
-from .markdown import FLIPS
 from .summary import Summary
 from .wording import flip_line, paired_rows
 
@@ -44,7 +43,7 @@ def annotation_lines(summary: Summary, failed: Collection[str], cap: int = ANNOT
     `::warning` per flip with an agent error (task order, each kind capped, the rest counted), then
     the gate-level items (`parity-aggregate`, `parity-coverage`) like flips: an error when they fail,
     a notice when they pass."""
-    flips = [task for task in summary.tasks if task.category in FLIPS]
+    flips = summary.flips
     passed = [task for task in flips if task.task not in failed]
     lines: list[str] = []
     for level, title, shown in (
@@ -60,14 +59,8 @@ def annotation_lines(summary: Summary, failed: Collection[str], cap: int = ANNOT
                 f"{len(shown) - cap} more {title or 'failed'} flip(s) not annotated: GitHub shows at most {cap} "
                 f"{level}s per step; the job summary and --parity-json list them all"
             )
-    return lines + _gate_items(summary)
-
-
-def _gate_items(summary: Summary) -> list[str]:
-    """`parity-aggregate` and `parity-coverage`, when the run collected them: error or notice."""
-    run = summary.run
-    items = [item.item for item in run.gate] if run is not None else []
-    lines = []
+    # then `parity-aggregate` and `parity-coverage`, when the run collected them: error or notice
+    items = [item.item for item in summary.run.gate] if summary.run is not None else []
     decision = summary.equivalence
     if EQUIVALENCE_ITEM in items and decision is not None:
         level, outcome = ("notice", "passed") if decision.passed else ("error", "failed")

@@ -15,9 +15,9 @@ from typing import Optional, TypeVar
 
 from ..escaping import html_text, utf8_safe
 from ..identity.item_names import clipped
-from .markdown import FLIPS, LIST_CAP, NOTE_CAP, pre_block
+from .markdown import LIST_CAP, NOTE_CAP, pre_block
 from .pictures import interval_svg, scatter_svg
-from .summary import SideSummary, Summary, TaskSummary
+from .summary import SideSummary, Summary
 from .wording import (
     capped,
     category_rows,
@@ -106,19 +106,14 @@ def _passes(side: Optional[SideSummary]) -> str:
     return text + (f" (+{side.masked_rows} masked)" if side.masked_rows else "")
 
 
-def _p(task: TaskSummary) -> str:
-    value = task.adjusted_p if task.adjusted_p is not None else task.p_value
-    if value is None:
-        return "—"
-    return f"{value:.3g}" + (" (adjusted)" if task.adjusted_p is not None else "")
-
-
 def _flip_rows(summary: Summary, with_evidence: bool) -> str:
-    flips = [task for task in summary.tasks if task.category in FLIPS]
+    flips = summary.flips
     if not flips:
         return "<p>No task flipped.</p>"
     rows = ['<table class="flips"><tr><th>task</th><th>old &#8594; new</th><th>outcome</th><th>p</th></tr>']
     for index, task in enumerate(flips[:FLIP_ROWS]):
+        p = task.adjusted_p if task.adjusted_p is not None else task.p_value
+        p_text = "—" if p is None else f"{p:.3g}" + (" (adjusted)" if task.adjusted_p is not None else "")
         label = f"<code>{html_text(task.task)}</code>"
         if task.excerpt:
             label += f'<span class="excerpt">{html_text(task.excerpt)}</span>'
@@ -126,7 +121,7 @@ def _flip_rows(summary: Summary, with_evidence: bool) -> str:
             label += f"<details><summary>evidence</summary>{pre_block(task.evidence)}</details>"
         rows.append(
             f'<tr class="flip"><td>{label}</td><td class="n">{_passes(task.old)} &#8594; {_passes(task.new)}</td>'
-            f'<td class="o-{task.outcome}">{task.outcome}</td><td class="n">{_p(task)}</td></tr>'
+            f'<td class="o-{task.outcome}">{task.outcome}</td><td class="n">{p_text}</td></tr>'
         )
     rows.append(
         '</table><p class="caption">old &#8594; new: the rollouts that passed (reward 1) of those scored, on '

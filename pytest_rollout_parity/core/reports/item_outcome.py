@@ -52,10 +52,8 @@ def flip_evidence(
     same trajectory on both sides) shows the disagreeing rollout's rows: the loser's, then the
     winner's evidence."""
     lines = [f"{visible(comparison.task)}: {header_line(comparison, noise)}"]
-    if excerpt:
-        shown = task_prompt(comparison)
-        if shown is not None:
-            lines.append(f"    prompt: {visible(shown)}")
+    if excerpt and (prompt := task_prompt(comparison)) is not None:
+        lines.append(f"    prompt: {visible(prompt)}")
     if judgement is not None and judgement.regression:
         lines.append(f"    {judgement.text}")
     elif comparison.disagreements:
@@ -94,13 +92,18 @@ def flip_evidence(
             lines.extend(
                 _evidence_block(winner, "winning", winner_side.read_row(per_side(winner, pair.old, pair.new)), tail)
             )
-        if output.lines is None and pair is None:
-            lines.extend(_last_messages(comparison, loser))
-        elif output.lines is None:
-            message = last_assistant_message(row)
-            if message is not None:
-                lines.append(f"    {loser} (losing) row's last assistant message (the same trajectory on both sides):")
-                lines.extend(_quoted(message))
+        if output.lines is None:
+            # the rows' last assistant messages, the loser's first (a row without one is left out); a
+            # verifier disagreement is one trajectory on both sides: the loser's alone
+            shown = [(loser, "losing", row)]
+            if pair is None and winner_side is not None and winner_side.facts:
+                shown.append((winner, "winning", winner_side.read_row(winning_row(winner_side))))
+            for name, role, at in shown:
+                message = last_assistant_message(at)
+                if message is not None:
+                    same = " (the same trajectory on both sides)" if pair is not None else ""
+                    lines.append(f"    {name} ({role}) row's last assistant message{same}:")
+                    lines.extend(_quoted(message))
     return FlipEvidence("\n".join(lines), no_output)
 
 
@@ -120,24 +123,6 @@ def task_prompt(comparison: TaskComparison) -> Optional[str]:
     """The prompt's start, from the new side's first row (else the old side's); reads one or two rows."""
     sides = (side for side in (comparison.new, comparison.old) if side is not None and side.facts)
     return next((shown for side in sides if (shown := prompt_excerpt(side.read_row(side.facts[0])))), None)
-
-
-def _last_messages(comparison: TaskComparison, loser: Side) -> list[str]:
-    """The losing and the winning rows' last assistant messages, the loser's first (a row without one
-    is left out)."""
-    lines: list[str] = []
-    for name in (loser, "new" if loser == "old" else "old"):
-        side = comparison.side(name)
-        if side is None or not side.facts:
-            continue
-        row = losing_row(side) if name == loser else winning_row(side)
-        message = last_assistant_message(side.read_row(row))
-        if message is None:
-            continue
-        role = "losing" if name == loser else "winning"
-        lines.append(f"    {name} ({role}) row's last assistant message:")
-        lines.extend(_quoted(message))
-    return lines
 
 
 def uncompared_reason(comparison: TaskComparison) -> str:

@@ -71,14 +71,29 @@ def schema() -> dict[str, Any]:
     return _adapter().json_schema(by_alias=True, mode="serialization")
 
 
-def _mode_for(path: Path) -> int:
-    """The permissions a plain `open(path, "w")` would give: the existing file's, else 0666 & ~umask."""
-    try:
-        return path.stat().st_mode & 0o777
-    except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
+#: the widest line :func:`schema_text` writes where an object or a list can be broken
+SCHEMA_WIDTH = 110
+
+
+def schema_text() -> str:
+    """The schema laid out for reading (`python -m pytest_rollout_parity.json_schema`), each object on
+    one line when it fits."""
+
+    def laid_out(value: Any, indent: int, used: int) -> str:
+        flat = json.dumps(value, ensure_ascii=False)
+        if indent + used + len(flat) <= SCHEMA_WIDTH or not isinstance(value, (dict, list)) or not value:
+            return flat
+        pad = " " * (indent + 2)
+        if isinstance(value, dict):
+            body = [
+                f"{pad}{json.dumps(k)}: {laid_out(v, indent + 2, len(json.dumps(k)) + 3)}" for k, v in value.items()
+            ]
+        else:
+            body = [f"{pad}{laid_out(v, indent + 2, 1)}" for v in value]
+        opening, closing = ("{", "}") if isinstance(value, dict) else ("[", "]")
+        return opening + "\n" + ",\n".join(body) + "\n" + " " * indent + closing
+
+    return laid_out(schema(), 0, 0)
 
 
 def json_text(data: dict[str, Any]) -> str:
@@ -91,9 +106,15 @@ def json_text(data: dict[str, Any]) -> str:
 
 def write_text(path: Path, text: str) -> None:
     """Write ``text`` through a temporary file beside ``path``, so a reader never sees half a file."""
+    try:  # the permissions a plain `open(path, "w")` would give: the existing file's, else 0666 & ~umask
+        mode = path.stat().st_mode & 0o777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        os.chmod(tmp, _mode_for(path))
+        os.chmod(tmp, mode)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
         os.replace(tmp, path)

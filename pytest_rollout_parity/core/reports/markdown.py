@@ -15,8 +15,7 @@ from typing import Optional
 
 from ..escaping import html_text, markdown_text, utf8_safe, visible
 from ..identity.item_names import clipped
-from ..model import Category
-from .summary import Summary, TaskSummary
+from .summary import Summary
 from .wording import capped, category_rows, flip_line, hook_changes, paired_lines, side_lines, uncompared
 from .wording import verdict as verdict_words
 
@@ -26,8 +25,6 @@ LIST_CAP = 20  # labels listed per category
 MORE = "- ... and {} more (see `--parity-json`)"
 NOTE_CAP = 1000  # characters of one note
 BUDGET = 1_000_000  # bytes; GitHub refuses a step summary above 1 MiB
-
-FLIPS: tuple[Category, ...] = ("flipped", "flipped_agent_error")
 #: where the pictures are: GitHub's Markdown cannot draw a scatter of thousands of tasks
 PICTURES = (
     "Pictures (each task's old against new mean reward, the difference's interval against the margin): "
@@ -56,24 +53,13 @@ def verdict_line(summary: Summary, exit_status: Optional[int] = None) -> str:
     return f"**rollout parity: {head}**: {rest}"
 
 
-def _flip(task: TaskSummary, text: Optional[str]) -> list[str]:
-    """A flip's headline (its outcome first, then its rewards), with its text folded under it.
+def _flips(summary: Summary, texts: Mapping[str, str]) -> list[str]:
+    """`### Flips (3) and rerun candidates (2)` (the table's two rows), then each flip, capped: its
+    headline (its outcome first, then its rewards), with its text folded under it.
 
     Inside the `<details>` HTML block Markdown is not read: the headline and text are escaped for HTML.
     """
-    rest = flip_line(task) + (", agent error: rerun" if task.category == "flipped_agent_error" else "")
-    if not text:
-        head = f"{_code(task.task)}: **{task.outcome}**: {markdown_text(rest)}"
-        return [f"- {head} (prompt: {markdown_text(task.excerpt)})" if task.excerpt else f"- {head}"]
-    head = f"<code>{html_text(task.task)}</code>: <strong>{task.outcome}</strong>: {html_text(rest)}"
-    if task.excerpt:
-        head += f" <em>{html_text(task.excerpt)}</em>"
-    return ["<details>", f"<summary>{head}</summary>", "", pre_block(text), "", "</details>"]
-
-
-def _flips(summary: Summary, texts: Mapping[str, str]) -> list[str]:
-    """`### Flips (3) and rerun candidates (2)` (the table's two rows), then each flip, capped."""
-    flips = [task for task in summary.tasks if task.category in FLIPS]
+    flips = summary.flips
     if not flips:
         return []
     counted = sum(task.category == "flipped" for task in flips)
@@ -83,7 +69,16 @@ def _flips(summary: Summary, texts: Mapping[str, str]) -> list[str]:
     title = " and ".join(parts)
     lines = ["", f"### {title[0].upper()}{title[1:]}", ""]
     for task in flips[:FLIP_CAP]:
-        lines.extend(_flip(task, texts.get(task.task)))
+        rest = flip_line(task) + (", agent error: rerun" if task.category == "flipped_agent_error" else "")
+        text = texts.get(task.task)
+        if not text:
+            head = f"{_code(task.task)}: **{task.outcome}**: {markdown_text(rest)}"
+            lines.append(f"- {head} (prompt: {markdown_text(task.excerpt)})" if task.excerpt else f"- {head}")
+            continue
+        head = f"<code>{html_text(task.task)}</code>: <strong>{task.outcome}</strong>: {html_text(rest)}"
+        if task.excerpt:
+            head += f" <em>{html_text(task.excerpt)}</em>"
+        lines.extend(["<details>", f"<summary>{head}</summary>", "", pre_block(text), "", "</details>"])
     if len(flips) > FLIP_CAP:
         lines.extend(["", f"... and {len(flips) - FLIP_CAP} more flips: see the JSON summary (`--parity-json`)."])
     return lines
@@ -117,8 +112,7 @@ def _render(summary: Summary, texts: Mapping[str, str], exit_status: Optional[in
                 changes, LIST_CAP, lambda c: f"- {_code(c.task)} ({c.category}): {c.outcome}: {_note(c.reason)}", MORE
             )
         )
-    failed_checks = [check.nodeid for check in summary.checks if check.outcome == "failed"]
-    if failed_checks:
+    if failed_checks := summary.failed_checks:
         lines.extend(["", f"### Your checks that failed ({len(failed_checks)})", ""])
         lines.extend(capped(failed_checks, LIST_CAP, lambda nodeid: f"- {_code(nodeid)}", MORE))
     if summary.nothing_compared:

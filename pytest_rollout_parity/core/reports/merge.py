@@ -129,22 +129,10 @@ def _check_outcomes(path: str, summary: Summary, run: RunOutcome) -> None:
             )
 
 
-def _known_flips_sha(parts: Sequence[tuple[str, Summary]]) -> Optional[str]:
-    """The known-flips list's SHA-256 the parts record (every part that names one: the same)."""
-    found = [
-        (path, a.sha256) for path, summary in parts for a in summary.accepted if a.source == "known_flips" and a.sha256
-    ]
-    for path, sha in found[1:]:
-        if sha != found[0][1]:
-            raise MergeError(
-                path, f"read another known-flips list than {found[0][0]} (SHA-256 {sha} against {found[0][1]})"
-            )
-    return found[0][1] if found else None
-
-
 def merge_parts(parts: Sequence[tuple[str, Summary]]) -> Summary:
     """The one verdict of ``parts`` (each: its file as given, its summary as read back), as one run's
-    summary with the merge's record.
+    summary with the merge's record: the first part's summary with each item's outcome from the part
+    that ran it, decided anew.
 
     Raises :class:`MergeError` unless every part holds the same whole-file classification (inputs,
     deciding options, known-flips list, counts, figures, each task's category), claims the outcomes
@@ -167,6 +155,7 @@ def merge_parts(parts: Sequence[tuple[str, Summary]]) -> Summary:
     ran: dict[tuple[str, str], tuple[str, Any]] = {}
     overlaps: dict[str, list[str]] = {}
     records = []
+    collected: dict[str, CheckRun] = {}  # every part's checks, each once, in collection order
     for (path, summary), run in zip(parts, runs):
         _check_outcomes(path, summary, run)
         tasks = [("task", task.task, task, task.item_outcome) for task in summary.tasks if task.ran_here]
@@ -180,6 +169,7 @@ def merge_parts(parts: Sequence[tuple[str, Summary]]) -> Summary:
         failed = sum(outcome == "failed" for *_, outcome in tasks + gates + checks)
         group = run.part.group if run.part is not None else None
         records.append(PartRun(path, group, len(tasks) + len(gates), len(tasks), len(gates), failed))
+        collected.update((check.nodeid, check) for check in run.checks if check.nodeid not in collected)
     if overlaps:
         twice = [f"{name!r} ({', '.join(paths[:-1])} and {paths[-1]})" for name, paths in overlaps.items()]
         raise MergeError(
@@ -187,50 +177,40 @@ def merge_parts(parts: Sequence[tuple[str, Summary]]) -> Summary:
             f"{len(twice)} item(s) ran in more than one part: {named(twice)}; "
             "each item must run in one part (overlapping selections?)",
         )
-    return _merged(parts, runs, ran, records)
-
-
-def _merged(
-    parts: Sequence[tuple[str, Summary]],
-    runs: Sequence[RunOutcome],
-    ran: dict[tuple[str, str], tuple[str, Any]],
-    records: list[PartRun],
-) -> Summary:
-    """The first part's summary with each item's outcome from the part that ran it, decided anew."""
-    first, run = parts[0][1], runs[0]
-    tasks: tuple[TaskSummary, ...] = tuple(ran.get(("task", task.task), ("", task))[1] for task in first.tasks)
+    run = runs[0]
+    merged_tasks: tuple[TaskSummary, ...] = tuple(ran.get(("task", task.task), ("", task))[1] for task in first.tasks)
     gate: tuple[GateItem, ...] = tuple(ran.get(("gate", item.item), ("", item))[1] for item in run.gate)
-    collected: dict[str, CheckRun] = {}
-    for part_run in runs:
-        for check in part_run.checks:
-            collected.setdefault(check.nodeid, check)
-    checks = tuple(ran.get(("check", nodeid), ("", check))[1] for nodeid, check in collected.items())
-    items = [
-        *(task.item_outcome for task in tasks if task.ran_here),
-        *(item.item_outcome for item in gate if item.ran_here),
-    ]
-    outcomes = Counter(outcome for outcome in items if outcome is not None)
+    all_checks = tuple(ran.get(("check", nodeid), ("", check))[1] for nodeid, check in collected.items())
+    items = [task.item_outcome for task in merged_tasks if task.ran_here]
+    items += [item.item_outcome for item in gate if item.ran_here]
     merged_run = replace(
         run,
         selected=len(items),
-        verdicts_changed_by_hook=sum(1 for task in tasks if task.ran_here and task.hook_verdict is not None),
-        outcomes=dict(outcomes),
-        part=Part.of(tasks, gate, checks, None),
+        verdicts_changed_by_hook=sum(1 for task in merged_tasks if task.ran_here and task.hook_verdict is not None),
+        outcomes=dict(Counter(outcome for outcome in items if outcome is not None)),
+        part=Part.of(merged_tasks, gate, all_checks, None),
         gate=gate,
-        checks=checks,
+        checks=all_checks,
     )
+    # the known-flips list's SHA-256 the parts record (every part that names one: the same)
+    shas = [(path, a.sha256) for path, part in parts for a in part.accepted if a.source == "known_flips" and a.sha256]
+    for path, sha in shas[1:]:
+        if sha != shas[0][1]:
+            raise MergeError(
+                path, f"read another known-flips list than {shas[0][0]} (SHA-256 {sha} against {shas[0][1]})"
+            )
     options = run.options
     assert options is not None  # _run_of
     summary = decided(
-        replace(first, tasks=tasks, run=merged_run),
+        replace(first, tasks=merged_tasks, run=merged_run),
         strict=options.strict,
         allow_copy=options.allow_copy,
-        known_flips_sha256=_known_flips_sha(parts),
+        known_flips_sha256=shas[0][1] if shas else None,
     )
     # the plan is the whole file's (one figure set, whatever part carries it), shown when the verdict is inconclusive
-    plans = [summary.plan for _, summary in parts if summary.plan is not None]
+    plans = [part.plan for _, part in parts if part.plan is not None]
     exit_status = PASS_EXIT if summary.verdict == "pass" else FAIL_EXIT
-    gaps = [task.task for task in tasks if not task.ran_here] + [item.item for item in gate if not item.ran_here]
-    gaps += [check.nodeid for check in checks if check.outcome is None]
+    gaps = [task.task for task in merged_tasks if not task.ran_here] + [item.item for item in gate if not item.ran_here]
+    gaps += [check.nodeid for check in all_checks if check.outcome is None]
     record = MergeRecord(summary.verdict, exit_status, tuple(records), tuple(gaps))
     return replace(summary, plan=plans[0] if plans and summary.verdict == "inconclusive" else None, merge=record)

@@ -22,17 +22,6 @@ _APPEND = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) 
 _NOT_REGULAR = "not a regular file (a FIFO or a device): writing there could wait forever"
 
 
-def unsafe(path: Path) -> Optional[str]:
-    """Why ``path`` is no place for a report (a link, or not a regular file), or None (a regular file, or none yet)."""
-    try:
-        mode = os.lstat(path).st_mode
-    except OSError:
-        return None  # not there yet (or not reachable: the write names that)
-    if stat.S_ISLNK(mode):
-        return "a symbolic link: a report is never written through a link"
-    return None if stat.S_ISREG(mode) else _NOT_REGULAR
-
-
 def write_output(path: Path, text: str, *, append: bool = False) -> Optional[str]:
     """Write (or ``append``) ``text`` to ``path``; returns why it was skipped instead, or None.
 
@@ -40,9 +29,14 @@ def write_output(path: Path, text: str, *, append: bool = False) -> Optional[str
     never waits for a reader, and gives up on anything but a regular file. Raises OSError when the
     file cannot be written.
     """
-    reason = unsafe(path)
-    if reason is not None:
-        return reason
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        mode = None  # not there yet (or not reachable: the write names that)
+    if mode is not None and stat.S_ISLNK(mode):
+        return "a symbolic link: a report is never written through a link"
+    if mode is not None and not stat.S_ISREG(mode):
+        return _NOT_REGULAR
     if not append:
         write_text(path, text)
         return None

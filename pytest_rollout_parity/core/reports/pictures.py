@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 from ..escaping import html_text
 from ..identity.item_names import clipped
-from .summary import Summary, TaskSummary
+from .summary import Summary
 
 #: tasks drawn one point each, at most; beyond, binned
 POINTS_CAP = 10_000
@@ -82,43 +82,31 @@ class Point(NamedTuple):
     flip: bool
 
 
-def _kind(task: TaskSummary) -> str:
-    """The class of a task's point: its outcome, a failing flip split by direction, or a verifier
-    disagreement (the same trajectories scored differently: where they cancel, no side won)."""
-    if task.outcome == "failed" and task.verifier_disagreements:
-        return "failed-verifier"
-    if task.outcome == "failed":
-        return "failed-old" if task.winner == "old" else "failed-new"
-    return task.outcome if task.outcome in CLASSES else "passed"
-
-
 def points(summary: Summary) -> list[Point]:
-    """The compared tasks with a finite mean reward on both sides, in task order."""
+    """The compared tasks with a finite mean reward on both sides, in task order, each classed by its
+    outcome: a failing flip split by direction, or a verifier disagreement (the same trajectories
+    scored differently: where they cancel, no side won)."""
     found = []
     for task in summary.tasks:
         if task.category not in ("identical", "flipped", "flipped_agent_error") or task.old is None or task.new is None:
             continue
         old, new = task.old.reward, task.new.reward
         if old is not None and new is not None and math.isfinite(old) and math.isfinite(new):
-            found.append(Point(task.task, old, new, _kind(task), task.category != "identical"))
+            if task.outcome == "failed" and task.verifier_disagreements:
+                kind = "failed-verifier"
+            elif task.outcome == "failed":
+                kind = "failed-old" if task.winner == "old" else "failed-new"
+            else:
+                kind = task.outcome if task.outcome in CLASSES else "passed"
+            found.append(Point(task.task, old, new, kind, task.category != "identical"))
     return found
-
-
-def _title(tasks: list[str], flip: bool, where: str, tooltips: bool) -> str:
-    """A circle's tooltip: its task(s) and position (past :data:`TOOLTIPS_CAP` tasks, a lone
-    identical task's circle has none, to keep the page small)."""
-    named = tooltips or flip
-    if len(tasks) == 1:
-        return f"<title>{html_text(clipped(tasks[0], 80))}: {where}</title>" if named else ""
-    labels = ", ".join(html_text(clipped(task, 80)) for task in tasks[:GROUP_LABELS])
-    more = f" and {len(tasks) - GROUP_LABELS} more" if len(tasks) > GROUP_LABELS else ""
-    return f"<title>{len(tasks)} tasks at {where}" + (f": {labels}{more}" if named else "") + "</title>"
 
 
 def _circles(drawn: list[Point], x: Callable[[float], float], y: Callable[[float], float], tooltips: bool) -> list[str]:
     """One circle per position (to 9 decimals: means equal but for float rounding coincide) and class,
     its area growing with its tasks (at most four times the smallest's width); classes at one position
-    set around it, each count beside its circle."""
+    set around it, each count beside its circle. A circle's tooltip names its task(s) and position
+    (past :data:`TOOLTIPS_CAP` tasks, a lone identical task's circle has none, to keep the page small)."""
     at: dict[tuple[float, float], dict[str, list[Point]]] = {}
     for point in drawn:
         at.setdefault((round(point.old, 9), round(point.new, 9)), {}).setdefault(point.kind, []).append(point)
@@ -134,7 +122,13 @@ def _circles(drawn: list[Point], x: Callable[[float], float], y: Callable[[float
                 angle = 2 * math.pi * index / len(here) - math.pi / 2
                 cx, cy = cx + APART * math.cos(angle), cy + APART * math.sin(angle)
             radius = min((4.5 if first.flip else 3.5) * math.sqrt(count), 16.0)
-            title = _title([p.task for p in group], first.flip, f"old {first.old:.4g}, new {first.new:.4g}", tooltips)
+            where, named = f"old {first.old:.4g}, new {first.new:.4g}", tooltips or first.flip
+            labels = ", ".join(html_text(clipped(p.task, 80)) for p in group[:GROUP_LABELS])
+            labels += f" and {count - GROUP_LABELS} more" if count > GROUP_LABELS else ""
+            if count == 1:
+                title = f"<title>{labels}: {where}</title>" if named else ""
+            else:
+                title = f"<title>{count} tasks at {where}" + (f": {labels}" if named else "") + "</title>"
             parts.append(
                 f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="{radius:.1f}" class="{CLASSES[kind][0]}" '
                 f'data-tasks="{count}">{title}</circle>'
@@ -252,21 +246,16 @@ def interval_svg(summary: Summary) -> str:
     parts.append(f'<circle cx="{x(delta):.1f}" cy="46" r="5" class="delta"/>')
     parts.append(_text(x(delta), 92, f"delta {delta:+.4f}", "axis"))
     parts.append(_text(width / 2, 112, "mean reward difference, new &#8722; old"))
-    if inside is None:
-        words = (
-            "The mean difference over the compared tasks with its 95% interval, against 0 "
-            "(with a margin, margin mode draws its one-sided bounds against the ±margin band)"
-        )
-    else:
+    words = (
+        "The mean difference over the compared tasks with its 95% interval, against 0 "
+        "(with a margin, margin mode draws its one-sided bounds against the ±margin band)"
+    )
+    if inside is not None:
+        shown = "both bounds lie inside the band, so" if inside else "a bound lies outside the band, so"
         words = (
             "The mean difference over the compared tasks with the one-sided 95% bounds the equivalence test "
-            f"decides on, against ±{margin:g}: "
-            + (
-                "both bounds lie inside the band, so the servers are shown equivalent within the margin"
-                if inside
-                else "a bound lies outside the band, so the servers are not shown equivalent within the margin"
-            )
-            + " (the 95% interval is in the statistics below)"
+            f"decides on, against ±{margin:g}: {shown} the servers are {'' if inside else 'not '}shown equivalent "
+            "within the margin (the 95% interval is in the statistics below)"
         )
     svg = _svg("interval", width, height, f"mean difference and {name}", "".join(parts))
     return f'<figure class="picture">{svg}<figcaption>{words}.</figcaption></figure>'

@@ -13,7 +13,7 @@ section is one more optional field.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Generic, Literal, Optional, TypeVar, Union
 
 from ..judging.classify import scored_rewards
@@ -43,6 +43,8 @@ from ..statistics.plan import Plan, plan
 
 DEFAULT_ALPHA = 0.05
 """The default false discovery rate of margin mode's per-task tests."""
+#: the categories that flip: a counted flip, and a rerun candidate (an agent error on a side)
+FLIPS: tuple[Category, ...] = ("flipped", "flipped_agent_error")
 T = TypeVar("T")
 
 
@@ -106,15 +108,6 @@ class Files:
 
     def file(self, side: Side) -> str:
         return per_side(side, self.old, self.new)
-
-    def shards(self, side: Side) -> int:
-        return per_side(side, self.old_shards, self.new_shards)
-
-    def sidecars(self, side: Side) -> int:
-        return per_side(side, self.old_sidecars, self.new_sidecars)
-
-    def sidecar(self, side: Side) -> Optional[str]:
-        return per_side(side, self.old_sidecar, self.new_sidecar)
 
 
 @dataclass(frozen=True, slots=True)
@@ -438,6 +431,16 @@ class Summary:
         """The team's own checks of a pytest run, in collection order."""
         return self.run.checks if self.run is not None else ()
 
+    @property
+    def failed_checks(self) -> list[str]:
+        """The node ids of the team's checks that failed."""
+        return [check.nodeid for check in self.checks if check.outcome == "failed"]
+
+    @property
+    def flips(self) -> list[TaskSummary]:
+        """The flips and rerun candidates, in task order."""
+        return [task for task in self.tasks if task.category in FLIPS]
+
     def labels(self, category: Category) -> list[str]:
         """The task labels of one category, in task order."""
         return [task.task for task in self.tasks if task.category == category]
@@ -540,14 +543,6 @@ def task_summary(
     )
 
 
-def _run_outcome(run: RunInfo, tasks: Sequence[TaskSummary]) -> RunOutcome:
-    """What the run did, with the part of the whole file it ran (tasks and gate-level items apart)."""
-    outcome = run.outcome
-    if outcome.collect_only or outcome.selected is None:
-        return outcome
-    return replace(outcome, part=Part.of(tasks, outcome.gate, outcome.checks, run.group))
-
-
 #: how many names a verdict line spells out before it counts the rest
 NAMED = 3
 
@@ -577,12 +572,13 @@ def decided(summary: Summary, *, strict: bool, allow_copy: bool, known_flips_sha
     tasks, checks, run, nothing = summary.tasks, summary.checks, summary.run, summary.nothing_compared
     aggregate, coverage = summary.equivalence, summary.coverage
     collected_only = run is not None and run.collect_only
+    counts: dict[TaskOutcome, int] = dict.fromkeys(TASK_OUTCOMES, 0)
+    for task in tasks:
+        counts[task.outcome] += 1
     found: list[Decider] = []
-    failed = [task.task for task in tasks if task.outcome == "failed"]
-    if failed:
-        found.append(Decider("failed_tasks", f"{len(failed)} task(s) failed"))
-    failed_checks = [check.nodeid for check in checks if check.outcome == "failed"]
-    if failed_checks:
+    if counts["failed"]:
+        found.append(Decider("failed_tasks", f"{counts['failed']} task(s) failed"))
+    if failed_checks := summary.failed_checks:
         found.append(Decider("checks_failed", f"{len(failed_checks)} of your checks failed: {named(failed_checks)}"))
     if aggregate is not None and _outside(aggregate):
         found.append(
@@ -600,23 +596,20 @@ def decided(summary: Summary, *, strict: bool, allow_copy: bool, known_flips_sha
         found.append(
             Decider("aggregate_undecided", f"the mean difference is not shown within the margin ±{aggregate.margin:g}")
         )
-    uncompared = sum(1 for task in tasks if task.outcome in ("agent_error", "masked", "missing"))
+    uncompared = counts["agent_error"] + counts["masked"] + counts["missing"]
     if strict and uncompared:
         found.append(Decider("strict_uncompared", f"{uncompared} task(s) not compared fail under strict mode"))
-    not_run = sum(1 for task in tasks if task.outcome == "not_run")
     checks_not_run = sum(1 for check in checks if check.outcome is None)
-    if not_run and not collected_only:
-        found.append(Decider("narrowed", f"{not_run} of {len(tasks)} task(s) not run: the verdict needs every task"))
+    if counts["not_run"] and not collected_only:
+        not_run = f"{counts['not_run']} of {len(tasks)} task(s) not run: the verdict needs every task"
+        found.append(Decider("narrowed", not_run))
     elif checks_not_run and not collected_only:
         found.append(
             Decider("narrowed", f"{checks_not_run} of your {len(checks)} checks not run: the verdict needs every item")
         )
-    if run is not None and not found and dict(run.outcomes).get("failed", 0):
-        found.append(Decider("item_failed", f"{dict(run.outcomes)['failed']} parity item(s) failed"))
+    if run is not None and not found and run.outcomes.get("failed", 0):
+        found.append(Decider("item_failed", f"{run.outcomes['failed']} parity item(s) failed"))
     verdict: RunVerdict = "fail" if any(d.code in FAIL_CODES for d in found) else "inconclusive" if found else "pass"
-    counts: dict[TaskOutcome, int] = dict.fromkeys(TASK_OUTCOMES, 0)
-    for task in tasks:
-        counts[task.outcome] += 1
     # who accepted which verdicts: the known-flips list (with its path and digest), then hooks
     accepted = [task.hook_verdict for task in tasks if task.outcome == "accepted" and task.hook_verdict is not None]
     listed = sum(1 for given in accepted if given.source == "known_flips")
@@ -628,23 +621,6 @@ def decided(summary: Summary, *, strict: bool, allow_copy: bool, known_flips_sha
         decided_by=tuple(found) or (Decider("passed", "every check passed"),),
         task_outcomes=counts,
         accepted=tuple(by),
-    )
-
-
-def _paired(section: PairedSection) -> Paired:
-    s = section.stats
-    return Paired(
-        n=s.n,
-        old_mean=s.old_mean,
-        new_mean=s.new_mean,
-        delta=s.delta,
-        ci95=s.ci95,
-        df=s.df,
-        clustered_by=s.clustered_by,
-        sign_test=section.sign,
-        table=section.table,
-        absent=s.absent,
-        left_out=section.left_out,
     )
 
 
@@ -718,8 +694,12 @@ def build_summary(
         for task, p, adjusted_p, judgement in zip(result.tasks, section.p_values, adjusted, judged)
     )
     notes = list(result.notes)
-    inventory = None
+    inventory: Optional[BySide[Optional[Inventory]]] = None
+    outcome = run.outcome if run is not None else None
     if run is not None:
+        if outcome is not None and not outcome.collect_only and outcome.selected is not None:
+            # what of the whole file ran here, tasks and gate-level items apart
+            outcome = replace(outcome, part=Part.of(tasks, outcome.gate, outcome.checks, run.group))
         if run.same_file:
             notes.append("both sides are the same file")
         notes.extend(check.note for check in run.aggregate.values() if check.note)
@@ -729,7 +709,13 @@ def build_summary(
                 f"{run.no_output} flip(s) have no verifier output: {NO_OUTPUT}; "
                 "each flip shows its losing row's evidence and its rows' last assistant messages instead"
             )
-        inventory = _inventory(run.inventory, notes)
+        # the sides' inventories; their notes (unfinished, disagreeing, unusable) join the notes
+        reads = [run.inventory.get(side) for side in ("old", "new")]
+        for side, read in zip(("old", "new"), reads):
+            notes.extend([read.note] if read is not None and read.note else [])
+            notes.extend(read.inventory.notes(side) if read is not None and read.inventory is not None else [])
+        if run.inventory:
+            inventory = BySide(*(read.inventory if read is not None else None for read in reads))
         if run.failure_section_rescans and run.session_failures > MANY_FAILURES:
             notes.append(
                 f"{run.session_failures} failures: pytest's failure section compares each "
@@ -750,7 +736,12 @@ def build_summary(
         nothing_compared=nothing_compared(result),
         notes=tuple(notes),
         copies=result.copies,
-        paired=_paired(section),
+        paired=Paired(
+            **{f.name: getattr(section.stats, f.name) for f in fields(Paired) if hasattr(section.stats, f.name)},
+            sign_test=section.sign,
+            table=section.table,
+            left_out=section.left_out,
+        ),
         tasks=tasks,
         plan=None,
         equivalence=decisions.equivalence,
@@ -761,7 +752,7 @@ def build_summary(
         files=run.files if run is not None else None,
         aggregate_metrics=BySide(run.aggregate.get("old"), run.aggregate.get("new")) if run is not None else None,
         inventory=inventory,
-        run=_run_outcome(run, tasks) if run is not None else None,
+        run=outcome,
     )
     sha256 = run.known_flips_sha256 if run is not None else None
     summary = decided(summary, strict=strict, allow_copy=allow_copy, known_flips_sha256=sha256)
@@ -769,18 +760,3 @@ def build_summary(
         return summary
     fails = "; ".join(d.text for d in summary.decided_by if d.code in FAIL_CODES) if summary.verdict == "fail" else None
     return replace(summary, plan=plan(result, margin, alpha, judged, decided=fails))
-
-
-def _inventory(reads: Mapping[str, InventoryRead], notes: list[str]) -> Optional[BySide[Optional[Inventory]]]:
-    """The sides' inventories; their notes (unfinished, disagreeing, unusable) join ``notes``."""
-    if not reads:
-        return None
-    found: dict[str, Optional[Inventory]] = {}
-    for side in ("old", "new"):
-        read = reads.get(side)
-        found[side] = read.inventory if read is not None else None
-        if read is not None and read.note:
-            notes.append(read.note)
-        if read is not None and read.inventory is not None:
-            notes.extend(read.inventory.notes(side))
-    return BySide(found["old"], found["new"])

@@ -10,8 +10,7 @@ from tabulate import tabulate
 
 from ..escaping import terminal_line
 from ..identity.item_names import clipped, listed
-from .markdown import FLIPS
-from .summary import Summary
+from .summary import FLIPS, Summary
 from .wording import capped, category_rows, hook_changes, paired_lines, plural, side_lines, uncompared, verdict
 
 LIST_CAP = 10  # task labels listed per category; the JSON file has them all
@@ -54,8 +53,7 @@ def summary_lines(summary: Summary) -> list[str]:
     if heading:
         lines.append(f"{heading}:")
         lines.extend(capped(changes, LIST_CAP, lambda c: f"    {c.task} ({c.category}): {c.outcome}: {c.reason}", MORE))
-    failed_checks = [check.nodeid for check in summary.checks if check.outcome == "failed"]
-    if failed_checks:
+    if failed_checks := summary.failed_checks:
         lines.append(f"your checks failed ({len(failed_checks)}): {listed(failed_checks, LIST_CAP)}")
     if summary.nothing_compared:
         lines.append(f"NOTHING COMPARED: {summary.nothing_compared}")

@@ -118,27 +118,9 @@ def verdict_words(summary: Summary, quote: Callable[[str], str] = str) -> str:
     return words
 
 
-def _accepted_words(summary: Summary, quote: Callable[[str], str]) -> str:
-    """`; 3 flips accepted by known_flips.txt (sha256 1a2b3c4d5e6f…)`: who accepted verdicts instead of
-    the data ("" when nobody did)."""
-    parts = []
-    for accepted in summary.accepted:
-        if accepted.source == "known_flips":
-            digest = f" (sha256 {accepted.sha256[:DIGEST_SHOWN]}…)" if accepted.sha256 else ""
-            by = quote(accepted.path or "the known-flips list")
-            parts.append(f"{plural(accepted.count, 'flip')} accepted by {by}{digest}")
-        else:
-            parts.append(f"{plural(accepted.count, 'verdict')} accepted by pytest_parity_verdict hooks")
-    return "".join(f"; {part}" for part in parts)
-
-
-def _failed(count: int) -> str:
-    return f"{count} failed" if count else "none failed"
-
-
 def verdict(summary: Summary, exit_status: Optional[int] = None, quote: Callable[[str], str] = str) -> tuple[str, str]:
-    """The verdict's head (`PASS`, `FAIL`, `INCONCLUSIVE`) and the tasks by what to do about them
-    (``quote`` marks up a name from the data in them).
+    """The verdict's head (`PASS`, `FAIL`, `INCONCLUSIVE`) and the tasks by what to do about them, then
+    who accepted verdicts instead of the data (``quote`` marks up a name from the data in them).
 
     A part of the whole file (a selection, a splitter group) never gives the whole file's verdict as
     its own: its head is its own outcome (`partial: 31 of 92 items ran here, 2 failed`), and the
@@ -147,13 +129,20 @@ def verdict(summary: Summary, exit_status: Optional[int] = None, quote: Callable
     """
     run = summary.run
     part = run.part if run is not None and summary.merge is None else None  # a merge speaks for the whole file
-    rest = verdict_words(summary, quote) + _accepted_words(summary, quote)
-    if part is not None and part.partial:
-        failed = dict(summary.run.outcomes).get("failed", 0) if summary.run is not None else 0
-        head = f"partial: {part.items_ran} of {plural(part.items, 'item')} ran here, {_failed(failed)}"
+    rest = verdict_words(summary, quote)
+    for accepted in summary.accepted:  # `; 3 flips accepted by known_flips.txt (sha256 1a2b3c4d5e6f…)`
+        if accepted.source == "known_flips":
+            digest = f" (sha256 {accepted.sha256[:DIGEST_SHOWN]}…)" if accepted.sha256 else ""
+            by = quote(accepted.path or "the known-flips list")
+            rest += f"; {plural(accepted.count, 'flip')} accepted by {by}{digest}"
+        else:
+            rest += f"; {plural(accepted.count, 'verdict')} accepted by pytest_parity_verdict hooks"
+    if run is not None and part is not None and part.partial:
+        failed = run.outcomes.get("failed", 0)
+        head = f"partial: {part.items_ran} of {plural(part.items, 'item')} ran here, {failed or 'none'} failed"
         if part.checks:
-            failed_checks = sum(1 for check in summary.checks if check.outcome == "failed")
-            head += f"; your checks: {part.checks_ran} of {part.checks} ran here, {_failed(failed_checks)}"
+            failed = len(summary.failed_checks)
+            head += f"; your checks: {part.checks_ran} of {part.checks} ran here, {failed or 'none'} failed"
         ran = f"tasks {part.tasks_ran} of {part.tasks}"
         if part.items > part.tasks:
             ran += f"; gate items {len(part.gate_items_ran)} of {part.items - part.tasks}"
@@ -219,9 +208,10 @@ def side_lines(summary: Summary) -> list[str]:
     lines = []
     for side in SIDES:
         line = f"{side}: {files.file(side) if files else side}"
-        sidecar = files.sidecar(side) if files else None
-        if files and files.shards(side) > 1:
-            line += f" ({files.shards(side)} shards, {plural(files.sidecars(side), 'sidecar')})"
+        sidecar = per_side(side, files.old_sidecar, files.new_sidecar) if files else None
+        shards = per_side(side, files.old_shards, files.new_shards) if files else 1
+        if files and shards > 1:
+            line += f" ({shards} shards, {plural(per_side(side, files.old_sidecars, files.new_sidecars), 'sidecar')})"
         elif sidecar:
             line += f" (+ sidecar {os.path.basename(sidecar)})"
         join, rows = summary.join, summary.rows
