@@ -7,9 +7,11 @@ reason and notes, and for a bad input the same `file:line` message.
 from __future__ import annotations
 
 import inspect
+import io
 import json
 import marshal
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -145,7 +147,7 @@ def test_child_reads_what_the_serial_path_reads(pair: str, real_pair: tuple[Path
     assert child is not None
     assert child.stdout is not None
     with child.stdout:
-        from_child = parallel.read_answer(child.stdout.read())
+        from_child = parallel.read_answer(child.stdout)
     assert child.wait() == 0
     assert from_child is not None  # the child itself answered (no fallback)
     assert described(from_child) == described(serial[0])
@@ -222,12 +224,14 @@ def test_the_childs_answer_rebuilds_every_real_file(path: Path, child_here: Call
 def test_an_answer_cut_short_is_not_a_side(real_pair: tuple[Path, Path]) -> None:
     """A torn answer (a killed child) gives no side, never part of one: the parent reads it again."""
     side = load_side(SideRequest(str(real_pair[0]), display="o.jsonl"))
-    answer = marshal.dumps(["side", snapshot.side_to_plain(side)])
-    whole = parallel.read_answer(answer)
+    facts = [snapshot.plain_facts(row) for row in side.facts]
+    answer = marshal.dumps(["side", snapshot.side_to_plain(replace(side, facts=[])), len(facts)])
+    answer += b"".join(marshal.dumps(facts[start : start + 2]) for start in range(0, len(facts), 2))
+    whole = parallel.read_answer(io.BytesIO(answer))
     assert whole is not None and described(whole) == described(side)
     for cut in (len(answer) - 1, len(answer) // 2, 3, 0):
-        assert parallel.read_answer(answer[:cut]) is None
-    assert parallel.read_answer(marshal.dumps(["other", 1])) is None
+        assert parallel.read_answer(io.BytesIO(answer[:cut])) is None
+    assert parallel.read_answer(io.BytesIO(marshal.dumps(["other", 1]))) is None
 
 
 def test_a_key_error_mid_file_reads_as_the_serial_path_does(
@@ -259,7 +263,7 @@ def test_a_test_directory_first_on_sys_path_cannot_shadow_the_childs_imports(
     assert child is not None
     assert child.stdout is not None
     with child.stdout:
-        side = parallel.read_answer(child.stdout.read())
+        side = parallel.read_answer(child.stdout)
     assert child.wait() == 0
     assert side is not None  # the child answered: no fallback
     assert described(side) == described(load_side(request))

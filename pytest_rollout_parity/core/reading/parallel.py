@@ -4,8 +4,9 @@ Parsing is CPU-bound and holds the GIL, so threads would not help; a forked pyte
 copy the parent's memory and imports. Instead a fresh interpreter runs :func:`main`, which imports
 the reading stage only, reads its side and answers with its plain values (:func:`.loaded_side.side_to_plain`,
 the rerun cache's form), which this process takes once it has read the new side. They travel by
-``marshal``: the same interpreter reads what it wrote, in half the bytes JSON takes, and the
-child's peak memory is what the run's floor counts.
+``marshal`` (the same interpreter reads what it wrote, in half the bytes JSON takes), the rows'
+facts in chunks of :data:`CHUNK` that each process converts and lets go as they pass: the child's
+peak memory, while this one holds the new side, is what the run's floor counts.
 
 The child is used only when it can pay off and never changes the answer: with one usable CPU, or
 when the old side is smaller than :data:`MIN_CHILD_BYTES` (below which starting an interpreter
@@ -23,16 +24,18 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Optional, Protocol
+from typing import IO, Optional, Protocol
 
 from ..errors import CompareInputError
 from . import loading
 from .jsonl_lines import Progress
-from .loaded_side import LoadedSide, SideRequest, side_from_plain, side_to_plain
+from .loaded_side import LoadedSide, SideRequest, facts_from_plain, plain_facts, side_from_plain, side_to_plain
 
 #: Below this many bytes in the old file, the child's start costs more than it saves.
 MIN_CHILD_BYTES = 32 << 20
 CHILD_MODULE = "pytest_rollout_parity.core.reading.parallel"
+#: Rows' facts per message of the child's answer (a whole side at once would be held twice over).
+CHUNK = 2000
 
 
 class SideProgress(Protocol):
@@ -92,8 +95,8 @@ def load_sides(
             new_error: Optional[CompareInputError] = None
         except CompareInputError as exc:
             new_side, new_error = None, exc
-        answer = child.stdout.read() if child.stdout is not None else b""
-        old_side = read_answer(answer) if child.wait() == 0 else None
+        old_side = read_answer(child.stdout) if child.stdout is not None else None
+        old_side = old_side if child.wait() == 0 else None
     finally:
         if child.poll() is None:
             child.kill()
@@ -136,15 +139,20 @@ def start_child(request: SideRequest) -> Optional[subprocess.Popen[bytes]]:
     return child
 
 
-def read_answer(answer: bytes) -> Optional[LoadedSide]:
-    """The side a child answered with; raises the input error it reported; None for any other
-    answer (one cut short by a killed child, say)."""
+def read_answer(stream: IO[bytes]) -> Optional[LoadedSide]:
+    """The side a child answers with on ``stream``; raises the input error it reported; None for
+    any other answer (one cut short by a killed child, say)."""
     try:
-        kind, value = marshal.loads(answer)
+        kind, value, *rows = marshal.load(stream)
         if kind == "input-error":
             error = CompareInputError(*value)
+        elif kind == "side":
+            side = side_from_plain({**value, "facts": []})
+            while len(side.facts) < rows[0]:
+                side.facts.extend(map(facts_from_plain, marshal.load(stream)))
+            return side
         else:
-            return side_from_plain(value) if kind == "side" else None
+            return None
     except (ValueError, TypeError, KeyError, IndexError, EOFError):
         return None
     raise error
@@ -153,13 +161,18 @@ def read_answer(answer: bytes) -> Optional[LoadedSide]:
 def main() -> int:
     """The child's program: one request from stdin; its side, or its input error, to stdout."""
     request = SideRequest(*marshal.loads(sys.stdin.buffer.read()))
-    answer: list[Any]
+    out = sys.stdout.buffer
     try:
-        answer = ["side", side_to_plain(loading.load_side(request))]
+        side = loading.load_side(request)
     except CompareInputError as exc:
-        answer = ["input-error", list(exc.args)]
-    marshal.dump(answer, sys.stdout.buffer)
-    sys.stdout.buffer.flush()
+        marshal.dump(["input-error", list(exc.args)], out)
+        return 0
+    facts, side.facts = side.facts, []
+    marshal.dump(["side", side_to_plain(side), len(facts)], out)
+    while facts:
+        marshal.dump([plain_facts(row) for row in facts[:CHUNK]], out)
+        del facts[:CHUNK]  # sent: let go
+    out.flush()
     return 0
 
 
