@@ -20,16 +20,18 @@ from __future__ import annotations
 import importlib.util
 import marshal
 import os
-import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Optional, Protocol
+from typing import IO, TYPE_CHECKING, Optional, Protocol
 
 from ..errors import CompareInputError
 from . import loading
 from .jsonl_lines import Progress
 from .loaded_side import LoadedSide, SideRequest, facts_from_plain, plain_facts, side_from_plain, side_to_plain
+
+if TYPE_CHECKING:  # the child, which runs this module, never starts one
+    import subprocess
 
 #: Below this many bytes in the old file, the child's start costs more than it saves.
 MIN_CHILD_BYTES = 32 << 20
@@ -119,9 +121,11 @@ def load_sides(
 def start_child(request: SideRequest) -> Optional[subprocess.Popen[bytes]]:
     """The reader child, given ``request`` on its stdin; None when it cannot be started.
 
-    It answers on a pipe: it writes its answer once, when its side is read, and waits on a full
-    pipe until this process, done with the new side, reads it.
+    It answers on a pipe once its side is read, and waits on the full pipe until this process,
+    done with the new side, reads the answer through.
     """
+    import subprocess
+
     try:
         child = subprocess.Popen(
             child_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
