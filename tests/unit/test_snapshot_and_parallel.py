@@ -225,13 +225,14 @@ def test_an_answer_cut_short_is_not_a_side(real_pair: tuple[Path, Path]) -> None
     """A torn answer (a killed child) gives no side, never part of one: the parent reads it again."""
     side = load_side(SideRequest(str(real_pair[0]), display="o.jsonl"))
     facts = [snapshot.plain_facts(row) for row in side.facts]
-    answer = marshal.dumps(["side", snapshot.side_to_plain(replace(side, facts=[])), len(facts)])
-    answer += b"".join(marshal.dumps(facts[start : start + 2]) for start in range(0, len(facts), 2))
+    messages = [["side", snapshot.side_to_plain(replace(side, facts=[])), len(facts)]]
+    messages += [facts[start : start + 2] for start in range(0, len(facts), 2)]
+    answer = b"".join(marshal.dumps(marshal.dumps(message)) for message in messages)
     whole = parallel.read_answer(io.BytesIO(answer))
     assert whole is not None and described(whole) == described(side)
     for cut in (len(answer) - 1, len(answer) // 2, 3, 0):
         assert parallel.read_answer(io.BytesIO(answer[:cut])) is None
-    assert parallel.read_answer(io.BytesIO(marshal.dumps(["other", 1]))) is None
+    assert parallel.read_answer(io.BytesIO(marshal.dumps(marshal.dumps(["other", 1])))) is None
 
 
 def test_a_key_error_mid_file_reads_as_the_serial_path_does(

@@ -23,9 +23,10 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Optional, Protocol
+from typing import IO, TYPE_CHECKING, Any, Optional, Protocol
 
 from ..errors import CompareInputError
+from ..model import RowFacts
 from . import loading
 from .jsonl_lines import Progress
 from .loaded_side import LoadedSide, SideRequest, facts_from_plain, plain_facts, side_from_plain, side_to_plain
@@ -147,36 +148,40 @@ def read_answer(stream: IO[bytes]) -> Optional[LoadedSide]:
     """The side a child answers with on ``stream``; raises the input error it reported; None for
     any other answer (one cut short by a killed child, say)."""
     try:
-        kind, value, *rows = marshal.load(stream)
-        if kind == "input-error":
-            error = CompareInputError(*value)
-        elif kind == "side":
+        kind, value, *rows = _message(stream)
+        if kind == "side":
             side = side_from_plain({**value, "facts": []})
             while len(side.facts) < rows[0]:
-                side.facts.extend(map(facts_from_plain, marshal.load(stream)))
+                side.facts.extend(map(facts_from_plain, _message(stream)))
             return side
-        else:
-            return None
+        error = CompareInputError(*value) if kind == "input-error" else None
     except (ValueError, TypeError, KeyError, IndexError, EOFError):
         return None
-    raise error
+    if error is not None:
+        raise error
+    return None
+
+
+def _message(stream: IO[bytes]) -> Any:
+    """One message of the answer: marshal's bytes of it, themselves marshalled (read in one piece)."""
+    return marshal.loads(marshal.load(stream))
 
 
 def main() -> int:
     """The child's program: one request from stdin; its side, or its input error, to stdout."""
     request = SideRequest(*marshal.loads(sys.stdin.buffer.read()))
-    out = sys.stdout.buffer
+    facts: list[RowFacts] = []
     try:
         side = loading.load_side(request)
+        facts, side.facts = side.facts, []
+        answer = ["side", side_to_plain(side), len(facts)]
     except CompareInputError as exc:
-        marshal.dump(["input-error", list(exc.args)], out)
-        return 0
-    facts, side.facts = side.facts, []
-    marshal.dump(["side", side_to_plain(side), len(facts)], out)
+        answer = ["input-error", list(exc.args)]
+    marshal.dump(marshal.dumps(answer), sys.stdout.buffer)
     while facts:
-        marshal.dump([plain_facts(row) for row in facts[:CHUNK]], out)
+        marshal.dump(marshal.dumps([plain_facts(row) for row in facts[:CHUNK]]), sys.stdout.buffer)
         del facts[:CHUNK]  # sent: let go
-    out.flush()
+    sys.stdout.buffer.flush()
     return 0
 
 
