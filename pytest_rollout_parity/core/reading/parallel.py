@@ -4,9 +4,8 @@ Parsing is CPU-bound and holds the GIL, so threads would not help; a forked pyte
 copy the parent's memory and imports. Instead a fresh interpreter runs :func:`main`, which imports
 the reading stage only, reads its side and answers with its plain values (:func:`.loaded_side.side_to_plain`,
 the rerun cache's form), which this process takes once it has read the new side. They travel by
-``marshal`` (the same interpreter reads what it wrote, in half the bytes JSON takes), the rows'
-facts in chunks of :data:`CHUNK` that each process converts and lets go as they pass: the child's
-peak memory, while this one holds the new side, is what the run's floor counts.
+``marshal`` (the same interpreter reads what it wrote, in half the bytes JSON takes), the facts in
+chunks that each process converts and lets go as they pass: the child's peak counts in the floor.
 
 The child is used only when it can pay off and never changes the answer: with one usable CPU, or
 when the old side is smaller than :data:`MIN_CHILD_BYTES` (below which starting an interpreter
@@ -37,8 +36,7 @@ if TYPE_CHECKING:  # the child, which runs this module, never starts one
 #: Below this many bytes in the old file, the child's start costs more than it saves.
 MIN_CHILD_BYTES = 32 << 20
 CHILD_MODULE = "pytest_rollout_parity.core.reading.parallel"
-#: Rows' facts per message of the child's answer (a whole side at once would be held twice over).
-CHUNK = 2000
+CHUNK = 2000  # rows' facts per message of the child's answer: a whole side at once is held twice
 
 
 class SideProgress(Protocol):
@@ -149,17 +147,16 @@ def read_answer(stream: IO[bytes]) -> Optional[LoadedSide]:
     any other answer (one cut short by a killed child, say)."""
     try:
         kind, value, *rows = _message(stream)
-        if kind == "side":
-            side = side_from_plain({**value, "facts": []})
-            while len(side.facts) < rows[0]:
+        if kind == "input-error":
+            error = CompareInputError(*value)
+        else:
+            side = side_from_plain({**value, "facts": []}) if kind == "side" else None
+            while side is not None and len(side.facts) < rows[0]:
                 side.facts.extend(map(facts_from_plain, _message(stream)))
             return side
-        error = CompareInputError(*value) if kind == "input-error" else None
     except (ValueError, TypeError, KeyError, IndexError, EOFError):
         return None
-    if error is not None:
-        raise error
-    return None
+    raise error
 
 
 def _message(stream: IO[bytes]) -> Any:
