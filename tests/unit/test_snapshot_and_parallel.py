@@ -192,6 +192,18 @@ def test_a_failing_child_changes_nothing(real_pair: tuple[Path, Path], monkeypat
     assert [described(s) for s in load_sides(requests, min_bytes=0)] == serial
 
 
+@pytest.mark.slow
+def test_an_answer_refused_midway_leaves_no_child_waiting(
+    write_jsonl: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A child still writing its answer (more than a pipe holds) when the parent refuses it is
+    stopped, not waited on, and its side is read here."""
+    old = write_jsonl("o.jsonl", [{"task_id": f"t{i}", "reward": 1.0} for i in range(20000)])
+    requests = SideRequest(str(old)), SideRequest(str(write_jsonl("n.jsonl", [{"task_id": "t0", "reward": 0.0}])))
+    monkeypatch.setattr(parallel, "read_answer", lambda stream: parallel._message(stream) and None)
+    assert [described(s) for s in load_sides(requests, min_bytes=0)] == [described(load_side(r)) for r in requests]
+
+
 def test_serial_with_one_cpu_or_a_small_file(real_pair: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
     request = SideRequest(str(real_pair[0]))
     assert not parallel.worth_a_child(request)  # a few kilobytes: not worth an interpreter

@@ -97,7 +97,7 @@ def load_sides(
         except CompareInputError as exc:
             new_side, new_error = None, exc
         old_side = read_answer(child.stdout) if child.stdout is not None else None
-        old_side = old_side if child.wait() == 0 else None
+        old_side = old_side if old_side is not None and child.wait() == 0 else None  # else killed below
     finally:
         if child.poll() is None:
             child.kill()
