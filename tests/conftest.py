@@ -77,6 +77,7 @@ def child_here() -> Callable[[Any], Any]:
             assert parallel.main() == 0
         finally:
             sys.stdin, sys.stdout = saved
-        return parallel.read_answer(answer.getvalue())
+        answer.seek(0)
+        return parallel.read_answer(answer)
 
     return run

@@ -206,7 +206,7 @@ def test_the_bundled_pairs_page_in_headless_chromium(tmp_path: Path) -> None:
     assert re.search(r'<details class="identical"><summary>identical tasks \(3\)</summary>', shown)
     footer = re.search(r"<footer>(.*?)</footer>", shown, flags=re.S)
     assert footer is not None and "--parity-margin=0.05" in footer.group(1)
-    assert re.search(r"old: <code>examples/old/rollouts.jsonl</code> \(sha256:[0-9a-f]{64}:\d+:\d+\)", footer.group(1))
+    assert re.search(r"old: <code>examples/old/rollouts.jsonl</code> \(crc32:[0-9a-f]{8}:\d+:\d+\)", footer.group(1))
     assert "--parity" not in shown.split("<footer>")[0].split("</style>")[1]  # no option but in the footer's command
     screenshot = tmp_path / "parity.png"
     shot = _render(chromium, page, f"--screenshot={screenshot}")

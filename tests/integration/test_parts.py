@@ -319,5 +319,5 @@ def test_the_inputs_at_hand_check_the_parts_digests(gate: Gate, capsys: pytest.C
     new.write_bytes(new.read_bytes() + b"\n")  # one blank line more: the same rows, another file
     status, out, err = _merge(capsys, "merge", *parts, *sides, f"--json={gate.path / 'm.json'}")
     assert status == 4 and out == [] and len(err) == 1
-    assert err[0].startswith(f"ERROR: --new: {new} is not the new side the parts read (digest sha256:")
+    assert err[0].startswith(f"ERROR: --new: {new} is not the new side the parts read (digest crc32:")
     assert not (gate.path / "m.json").exists()

@@ -7,9 +7,11 @@ reason and notes, and for a bad input the same `file:line` message.
 from __future__ import annotations
 
 import inspect
+import io
 import json
 import marshal
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -145,7 +147,7 @@ def test_child_reads_what_the_serial_path_reads(pair: str, real_pair: tuple[Path
     assert child is not None
     assert child.stdout is not None
     with child.stdout:
-        from_child = parallel.read_answer(child.stdout.read())
+        from_child = parallel.read_answer(child.stdout)
     assert child.wait() == 0
     assert from_child is not None  # the child itself answered (no fallback)
     assert described(from_child) == described(serial[0])
@@ -190,6 +192,18 @@ def test_a_failing_child_changes_nothing(real_pair: tuple[Path, Path], monkeypat
     assert [described(s) for s in load_sides(requests, min_bytes=0)] == serial
 
 
+@pytest.mark.slow
+def test_an_answer_refused_midway_leaves_no_child_waiting(
+    write_jsonl: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A child still writing its answer (more than a pipe holds) when the parent refuses it is
+    stopped, not waited on, and its side is read here."""
+    old = write_jsonl("o.jsonl", [{"task_id": f"t{i}", "reward": 1.0} for i in range(20000)])
+    requests = SideRequest(str(old)), SideRequest(str(write_jsonl("n.jsonl", [{"task_id": "t0", "reward": 0.0}])))
+    monkeypatch.setattr(parallel, "read_answer", lambda stream: parallel._message(stream) and None)
+    assert [described(s) for s in load_sides(requests, min_bytes=0)] == [described(load_side(r)) for r in requests]
+
+
 def test_serial_with_one_cpu_or_a_small_file(real_pair: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
     request = SideRequest(str(real_pair[0]))
     assert not parallel.worth_a_child(request)  # a few kilobytes: not worth an interpreter
@@ -222,12 +236,15 @@ def test_the_childs_answer_rebuilds_every_real_file(path: Path, child_here: Call
 def test_an_answer_cut_short_is_not_a_side(real_pair: tuple[Path, Path]) -> None:
     """A torn answer (a killed child) gives no side, never part of one: the parent reads it again."""
     side = load_side(SideRequest(str(real_pair[0]), display="o.jsonl"))
-    answer = marshal.dumps(["side", snapshot.side_to_plain(side)])
-    whole = parallel.read_answer(answer)
+    facts = [snapshot.plain_facts(row) for row in side.facts]
+    messages = [["side", snapshot.side_to_plain(replace(side, facts=[])), len(facts)]]
+    messages += [facts[start : start + 2] for start in range(0, len(facts), 2)]
+    answer = b"".join(marshal.dumps(marshal.dumps(message)) for message in messages)
+    whole = parallel.read_answer(io.BytesIO(answer))
     assert whole is not None and described(whole) == described(side)
     for cut in (len(answer) - 1, len(answer) // 2, 3, 0):
-        assert parallel.read_answer(answer[:cut]) is None
-    assert parallel.read_answer(marshal.dumps(["other", 1])) is None
+        assert parallel.read_answer(io.BytesIO(answer[:cut])) is None
+    assert parallel.read_answer(io.BytesIO(marshal.dumps(marshal.dumps(["other", 1])))) is None
 
 
 def test_a_key_error_mid_file_reads_as_the_serial_path_does(
@@ -259,7 +276,7 @@ def test_a_test_directory_first_on_sys_path_cannot_shadow_the_childs_imports(
     assert child is not None
     assert child.stdout is not None
     with child.stdout:
-        side = parallel.read_answer(child.stdout.read())
+        side = parallel.read_answer(child.stdout)
     assert child.wait() == 0
     assert side is not None  # the child answered: no fallback
     assert described(side) == described(load_side(request))

@@ -44,7 +44,7 @@ def copies_note(
     """The note for two sides that hold the same rows, or None.
 
     ``old`` and ``new`` are the sides' content digests, when they were read from files (each file's
-    SHA-256 as read, sidecars included: :mod:`..reading.digest`): the same bytes are then found
+    CRC-32 as read, sidecars included: :mod:`..reading.digest`): the same bytes are then found
     without reading a row again, where both sides keep the same ``agents``' rows of them. Else every task must be on both sides with the same rows, compared
     whole and canonically, cheap checks first: a flip or a task on one side only is no copy, and
     the first task whose rows differ ends the check (a real rerun's rows differ at once: ids, times).

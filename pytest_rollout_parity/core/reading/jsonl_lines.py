@@ -163,7 +163,10 @@ def iter_objects(
                         start += 3
                     if line_no == 1 and raw.startswith(LFS_POINTER):
                         raise CompareInputError(display, "a Git LFS pointer, not the file: run git lfs pull")
-                    if not raw or raw.isspace() or _unicode_blank(raw):
+                    # blank as an empty line: whitespace beyond ASCII only (U+00A0, U+2028...); an object's
+                    # line starts with "{" once ASCII whitespace goes, so only a non-ASCII start is decoded
+                    blank = not raw or raw.isspace()
+                    if blank or (raw.lstrip()[0] >= 0x80 and raw.decode("utf-8", "replace").isspace()):
                         continue
                     if first:  # a JSON array or pretty-printed JSON is named as such
                         first = False
@@ -196,15 +199,6 @@ def iter_objects(
             digest.end_file()
         if progress is not None:
             progress(total, total)  # read to its end
-
-
-def _unicode_blank(raw: bytes) -> bool:
-    """A line of whitespace beyond ASCII only (U+00A0, U+2028, U+3000...): blank, like an empty one.
-
-    A JSON object line starts with ``{`` once ASCII whitespace is stripped, so only a line whose
-    first other byte is not ASCII is decoded to check.
-    """
-    return raw.lstrip()[0] >= 0x80 and raw.decode("utf-8", "replace").isspace()
 
 
 class RowAt:

@@ -4,8 +4,8 @@ Parsing is CPU-bound and holds the GIL, so threads would not help; a forked pyte
 copy the parent's memory and imports. Instead a fresh interpreter runs :func:`main`, which imports
 the reading stage only, reads its side and answers with its plain values (:func:`.loaded_side.side_to_plain`,
 the rerun cache's form), which this process takes once it has read the new side. They travel by
-``marshal``: the same interpreter reads what it wrote, in half the bytes JSON takes, and the
-child's peak memory is what the run's floor counts.
+``marshal`` (the same interpreter reads what it wrote, in half the bytes JSON takes), the facts in
+chunks that each process converts and lets go as they pass: the child's peak counts in the floor.
 
 The child is used only when it can pay off and never changes the answer: with one usable CPU, or
 when the old side is smaller than :data:`MIN_CHILD_BYTES` (below which starting an interpreter
@@ -19,20 +19,24 @@ from __future__ import annotations
 import importlib.util
 import marshal
 import os
-import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Optional, Protocol
+from typing import IO, TYPE_CHECKING, Any, Optional, Protocol
 
 from ..errors import CompareInputError
+from ..model import RowFacts
 from . import loading
 from .jsonl_lines import Progress
-from .loaded_side import LoadedSide, SideRequest, side_from_plain, side_to_plain
+from .loaded_side import LoadedSide, SideRequest, facts_from_plain, plain_facts, side_from_plain, side_to_plain
+
+if TYPE_CHECKING:  # the child, which runs this module, never starts one
+    import subprocess
 
 #: Below this many bytes in the old file, the child's start costs more than it saves.
 MIN_CHILD_BYTES = 32 << 20
 CHILD_MODULE = "pytest_rollout_parity.core.reading.parallel"
+CHUNK = 2000  # rows' facts per message of the child's answer: a whole side at once is held twice
 
 
 class SideProgress(Protocol):
@@ -92,8 +96,8 @@ def load_sides(
             new_error: Optional[CompareInputError] = None
         except CompareInputError as exc:
             new_side, new_error = None, exc
-        answer = child.stdout.read() if child.stdout is not None else b""
-        old_side = read_answer(answer) if child.wait() == 0 else None
+        old_side = read_answer(child.stdout) if child.stdout is not None else None
+        old_side = old_side if old_side is not None and child.wait() == 0 else None  # else killed below
     finally:
         if child.poll() is None:
             child.kill()
@@ -116,9 +120,11 @@ def load_sides(
 def start_child(request: SideRequest) -> Optional[subprocess.Popen[bytes]]:
     """The reader child, given ``request`` on its stdin; None when it cannot be started.
 
-    It answers on a pipe: it writes its answer once, when its side is read, and waits on a full
-    pipe until this process, done with the new side, reads it.
+    It answers on a pipe once its side is read, and waits on the full pipe until this process,
+    done with the new side, reads the answer through.
     """
+    import subprocess
+
     try:
         child = subprocess.Popen(
             child_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
@@ -136,29 +142,42 @@ def start_child(request: SideRequest) -> Optional[subprocess.Popen[bytes]]:
     return child
 
 
-def read_answer(answer: bytes) -> Optional[LoadedSide]:
-    """The side a child answered with; raises the input error it reported; None for any other
-    answer (one cut short by a killed child, say)."""
+def read_answer(stream: IO[bytes]) -> Optional[LoadedSide]:
+    """The side a child answers with on ``stream``; raises the input error it reported; None for
+    any other answer (one cut short by a killed child, say)."""
     try:
-        kind, value = marshal.loads(answer)
+        kind, value, *rows = _message(stream)
         if kind == "input-error":
             error = CompareInputError(*value)
         else:
-            return side_from_plain(value) if kind == "side" else None
+            side = side_from_plain({**value, "facts": []}) if kind == "side" else None
+            while side is not None and len(side.facts) < rows[0]:
+                side.facts.extend(map(facts_from_plain, _message(stream)))
+            return side
     except (ValueError, TypeError, KeyError, IndexError, EOFError):
         return None
     raise error
 
 
+def _message(stream: IO[bytes]) -> Any:
+    """One message of the answer: marshal's bytes of it, themselves marshalled (read in one piece)."""
+    return marshal.loads(marshal.load(stream))
+
+
 def main() -> int:
     """The child's program: one request from stdin; its side, or its input error, to stdout."""
     request = SideRequest(*marshal.loads(sys.stdin.buffer.read()))
-    answer: list[Any]
+    facts: list[RowFacts] = []
     try:
-        answer = ["side", side_to_plain(loading.load_side(request))]
+        side = loading.load_side(request)
+        facts, side.facts = side.facts, []
+        answer = ["side", side_to_plain(side), len(facts)]
     except CompareInputError as exc:
         answer = ["input-error", list(exc.args)]
-    marshal.dump(answer, sys.stdout.buffer)
+    marshal.dump(marshal.dumps(answer), sys.stdout.buffer)
+    while facts:
+        marshal.dump(marshal.dumps([plain_facts(row) for row in facts[:CHUNK]]), sys.stdout.buffer)
+        del facts[:CHUNK]  # sent: let go
     sys.stdout.buffer.flush()
     return 0
 

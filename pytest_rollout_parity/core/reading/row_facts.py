@@ -65,7 +65,9 @@ def reward_of(row: dict[str, Any]) -> Optional[float]:
     if reward is None:
         return None
     if isinstance(reward, bool) or not isinstance(reward, (int, float)):
-        raise RewardTypeError(f"reward must be a number or null, got {json_kind(reward)} {_short(reward)}")
+        text = json.dumps(reward, ensure_ascii=False)
+        shown = text if len(text) <= 40 else text[:37] + "..."
+        raise RewardTypeError(f"reward must be a number or null, got {json_kind(reward)} {shown}")
     try:
         value = float(reward)
     except OverflowError:  # an integer beyond float range: as non-finite as a 1e400 literal
@@ -184,23 +186,12 @@ def reduce_row(
     )
 
 
-def failure_kind_of_record(record: dict[str, Any]) -> str:
-    """The failure kind a sidecar record is masked with: its own kind, else its class."""
-    for name in (FAILURE_KIND, FAILURE_CLASS):
-        value = record.get(name)
-        if isinstance(value, str) and value:
-            return value
-    return "failure"
-
-
 def fold_failure_record(record: dict[str, Any]) -> dict[str, Any]:
-    """A standing sidecar record as the masked row it joins its side as.
-
-    The rule is in docs/semantics.md, "Reading a side and its sidecar".
-    """
-    folded = dict(record)
-    kind = failure_kind_of_record(record)
-    folded.update({REWARD: None, MASK_SAMPLE: True, FAILURE_KIND: kind})
+    """A standing sidecar record as the masked row it joins its side as: masked with its own
+    failure kind, else its class (the rule is in docs/semantics.md, "Reading a side and its sidecar")."""
+    kinds = (record.get(name) for name in (FAILURE_KIND, FAILURE_CLASS))
+    kind = next((value for value in kinds if isinstance(value, str) and value), "failure")
+    folded = {**record, REWARD: None, MASK_SAMPLE: True, FAILURE_KIND: kind}
     folded.setdefault(FAILURE_CLASS, kind)
     return folded
 
@@ -236,8 +227,3 @@ def json_kind(value: Any) -> str:
     if isinstance(value, list):
         return "an array"
     return "a string" if isinstance(value, str) else "a number"
-
-
-def _short(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= 40 else text[:37] + "..."
