@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Print one `name==X` pin for every `name>=X` lower bound in pyproject.toml (runtime deps and the
-`fast` and `test` extras), so CI can install the oldest versions the project declares and prove them.
+`test` extra), so CI can install the oldest versions the project declares and prove them.
 
 Usage: python3 .ci/oldest.py > pins.txt   (needs Python 3.11+ for tomllib; the pins serve any Python)
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import tomllib
 
-EXTRAS = ("fast", "test")
+EXTRAS = ("test",)
 BOUND = re.compile(r"^\s*([A-Za-z0-9_.\-]+)(\[[^\]]*\])?\s*>=\s*([^,;\s]+)")
 
 

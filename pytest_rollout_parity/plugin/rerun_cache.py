@@ -20,7 +20,7 @@ An entry is used only when its first line is the current key, which holds
   as missing). An edit in place that restores the size and the mtime (``os.utime``) still moves the
   ctime, which no user call can set back; replacing the file changes the inode. This costs three
   ``stat`` calls a file: no input byte is read to decide;
-* each side's request and which reader parses rows (the `fast` extra or not);
+* each side's request and which reader parses rows (`PARITY_PARSER`);
 * the plugin's version and a fingerprint (size, mtime) of the core's source files, where the fields
   the entry is made of are defined, so an upgraded or edited plugin never reads an older entry.
 

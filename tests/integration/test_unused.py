@@ -15,7 +15,7 @@ from .conftest import Gate
 
 pytestmark = pytest.mark.slow  # every run is a fresh interpreter
 
-HEAVY = ("pytest_rollout_parity.core", "pydantic", "pydantic_core", "tabulate", "msgspec")
+HEAVY = ("pytest_rollout_parity.core", "pydantic", "pydantic_core", "tabulate")
 
 PROBE = """
 import json, sys

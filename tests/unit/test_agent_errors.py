@@ -86,7 +86,7 @@ def test_real_anyswe_timeout_row_is_an_agent_error(tmp_path: Path) -> None:
     assert compare_with({"reward": 0.0, "agent_timed_out": True}) == ("flipped_agent_error", "agent_timed_out=true")
 
 
-@pytest.mark.parametrize("reader", ["msgspec", "pydantic-core"])
+@pytest.mark.parametrize("reader", ["pydantic-core"])
 def test_both_readers_see_every_signal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reader: str) -> None:
     """The skeleton reader (either backend) decodes the signal fields, so it flags the same rows."""
     monkeypatch.setenv("PARITY_PARSER", reader)

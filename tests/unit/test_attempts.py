@@ -176,7 +176,7 @@ def test_invalid_judge_response_false_is_a_verdict(real_rows):
     assert compare_rollouts(old, new).tasks[0].category == "flipped"
 
 
-@pytest.mark.parametrize("parser", ["msgspec", "pydantic-core", "full"])
+@pytest.mark.parametrize("parser", ["pydantic-core", "full"])
 def test_the_reader_child_and_both_parsers_leave_out_the_same_attempts(
     write_jsonl, stamped, monkeypatch, parser, child_here
 ):
@@ -205,7 +205,7 @@ def test_a_line_of_non_ascii_whitespace_is_skipped_like_a_blank_line(write_jsonl
     assert result.tasks[0].category == "identical"
 
 
-@pytest.mark.parametrize("parser", ["msgspec", "pydantic-core", "full"])
+@pytest.mark.parametrize("parser", ["pydantic-core", "full"])
 def test_a_stamp_first_seen_late_still_supersedes_the_rows_before_it(write_jsonl, stamped, monkeypatch, parser):
     """The rows before the first stamp were not ranked while read: they are ranked on a second
     read, on the compared agent's rows only, at the places they took."""

@@ -57,7 +57,7 @@ def test_the_ng_task_id_lost_late_takes_the_unread_fingerprints_from_the_rows_in
     assert f"both sides: {CATEGORY_NOTE}" in res.notes
 
 
-@pytest.mark.parametrize("parser", ["msgspec", "pydantic-core", "full"])
+@pytest.mark.parametrize("parser", ["pydantic-core", "full"])
 def test_the_ng_task_id_lost_late_takes_the_unread_fingerprints_from_the_file(
     parser: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):

@@ -243,7 +243,7 @@ def test_a_prefixed_id_that_meets_the_index_with_the_same_prompts_is_compared() 
 # --- both readers ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("parser", ["msgspec", "pydantic-core", "full"])
+@pytest.mark.parametrize("parser", ["pydantic-core", "full"])
 def test_a_file_read_by_either_reader_infers_the_same_field(
     parser: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

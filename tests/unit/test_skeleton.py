@@ -1,9 +1,8 @@
-"""The skeleton reader classifies exactly like the full parse, with either backend: msgspec (the
-`fast` extra) and pydantic-core (every install)."""
+"""The skeleton reader (pydantic-core's validator of the fields loading reads) classifies exactly
+like the full parse."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -13,10 +12,8 @@ from pytest_rollout_parity import summary_dict
 from pytest_rollout_parity.core.api import compare_files
 from pytest_rollout_parity.core.reading.jsonl_lines import iter_objects
 from pytest_rollout_parity.core.reading.row_facts import reduce_row
-from pytest_rollout_parity.core.reading.skeleton import DecodeError, EncodedJSON, reader_name, skeleton_decoder
-from pytest_rollout_parity.core.reading.task_idents import decoded, is_prompt, prompt_label
-
-HAS_MSGSPEC = importlib.util.find_spec("msgspec") is not None
+from pytest_rollout_parity.core.reading.skeleton import _tree, reader_name, skeleton_decoder
+from pytest_rollout_parity.core.reading.task_idents import is_prompt, prompt_label
 
 REPO = Path(__file__).resolve().parents[2]
 REAL_ROWS = REPO / "tests" / "data" / "real_rows"
@@ -50,20 +47,10 @@ EDGE_ROWS = [
 ]
 
 
-@pytest.fixture(autouse=True, params=["msgspec", "pydantic-core"])  # msgspec's skip: tests/conftest.py
-def reader(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Each test compares one skeleton backend with the full parse, whatever PARITY_PARSER the
-    suite runs under."""
-    monkeypatch.setenv("PARITY_PARSER", request.param)
-    assert reader_name() == request.param
-    return str(request.param)
-
-
-@pytest.fixture
-def msgspec_only(reader: str) -> None:
-    """The test is of what msgspec keeps encoded (pydantic-core decodes the prompt whole)."""
-    if reader != "msgspec":
-        pytest.skip("of msgspec's encoded prompt")
+@pytest.fixture(autouse=True)
+def skeleton(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test compares the skeleton with the full parse, whatever PARITY_PARSER the suite runs under."""
+    monkeypatch.delenv("PARITY_PARSER", raising=False)
 
 
 def _facts(path: Path, key: str | None, fast: bool) -> list[tuple]:
@@ -85,8 +72,7 @@ def test_skeleton_decoder_is_available_here() -> None:
 
 
 def test_the_default_reader_is_a_skeleton_and_full_turns_it_off(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("PARITY_PARSER")
-    assert reader_name() == ("msgspec" if HAS_MSGSPEC else "pydantic-core")
+    assert reader_name() == "pydantic-core"
     monkeypatch.setenv("PARITY_PARSER", "FULL")
     assert reader_name() == "full" and skeleton_decoder(None) is None
 
@@ -136,7 +122,7 @@ def test_literal_dotted_candidate_is_detected_by_both_readers(tmp_path: Path, mo
     assert fast["join"]["old_key"] == "verifier_metadata.task_id" and fast["counts"]["identical"] == 2
 
 
-def test_prompt_stays_encoded_and_labels_alike(tmp_path: Path, msgspec_only: None) -> None:
+def test_the_prompt_is_read_whole_and_labels_alike(tmp_path: Path) -> None:
     prompt = [{"role": "user", "content": "Could we set the performance for Friday?", "weight": 0.1}]
     rows = [
         {"_ng_task_id": "a", "reward": 1, "responses_create_params": {"input": prompt, "metadata": {"task_name": "t"}}},
@@ -146,40 +132,20 @@ def test_prompt_stays_encoded_and_labels_alike(tmp_path: Path, msgspec_only: Non
     decode = skeleton_decoder(None)
     assert decode is not None
     first, second = (row for _, _, row in iter_objects(path, "prompts.jsonl", decode))
-    encoded = first["responses_create_params"]["input"]
-    assert isinstance(encoded, EncodedJSON) and decoded(encoded) == prompt
-    assert first["responses_create_params"]["metadata"] == {"task_name": "t"}
-    assert prompt_label(encoded) == prompt_label(prompt) and prompt_label(encoded).startswith("could-we-set-the")
+    assert first["responses_create_params"] == {"input": prompt, "metadata": {"task_name": "t"}}
+    assert prompt_label(first["responses_create_params"]["input"]).startswith("could-we-set-the")
     assert not is_prompt(second["responses_create_params"]["input"])
 
 
-def test_an_encoded_field_another_path_reads_inside_is_decoded_whole(msgspec_only: None) -> None:
-    from typing import Any
-
-    from pytest_rollout_parity.core.reading.skeleton import _tree
-
-    assert _tree(["a.b"], ["a.b"]) == {"a.b": EncodedJSON, "a": {"b": EncodedJSON}}
-    for paths in (["a.b", "a.b.c"], ["a.b.c", "a.b"]):  # whichever comes first
-        assert _tree(paths, ["a.b"])["a"] == {"b": Any}
-    assert _tree(["a.b", "a"], ["a.b"])["a"] is Any
+def test_a_field_another_path_reads_inside_is_an_object_of_fields() -> None:
+    assert _tree(["a.b"]) == {"a.b": None, "a": {"b": None}}
+    for paths in (["a.b", "a.b.c"], ["a.b.c", "a.b"]):  # whichever comes first, a.b is taken whole
+        assert _tree(paths)["a"] == {"b": None}
+    assert _tree(["a.b", "a"])["a"] is None
 
 
-def test_a_prompt_msgspec_refuses_to_decode_labels_as_the_full_reader_does(tmp_path: Path, msgspec_only: None) -> None:
-    text = '{"reward": 1, "responses_create_params": {"input": [{"role": "user", "content": "hi", "t": 1e400}]}}\n'
-    path = tmp_path / "odd.jsonl"
-    path.write_text(text, encoding="utf-8")
-    decode = skeleton_decoder(None)
-    assert decode is not None
-    ((_, _, fast),) = iter_objects(path, "odd.jsonl", decode)
-    ((_, _, full),) = iter_objects(path, "odd.jsonl")
-    encoded, value = fast["responses_create_params"]["input"], full["responses_create_params"]["input"]
-    assert isinstance(encoded, EncodedJSON)  # the skeleton took the line; only the prompt is odd
-    assert prompt_label(encoded) == prompt_label(value) and prompt_label(value).startswith("hi-")
-
-
-def test_the_trajectory_is_left_undecoded_and_a_non_object_kept_whole(tmp_path: Path, reader: str) -> None:
-    """pydantic-core keeps a non-object whole where a path descends; msgspec leaves the line to the
-    full parse."""
+def test_the_trajectory_is_left_undecoded_and_a_non_object_kept_whole(tmp_path: Path) -> None:
+    """A non-object where a path descends is kept whole, as the full parse has it."""
     rows = [
         {"task_name": "t/a", "reward": 1.0, "response": {"metadata": {"k": "v"}, "output": [{"text": "x" * 100}]}},
         {"task_name": "t/b", "reward": 0.0, "response": "not an object", "agent_ref": ["odd"]},
@@ -189,9 +155,5 @@ def test_the_trajectory_is_left_undecoded_and_a_non_object_kept_whole(tmp_path: 
     assert decode is not None
     one, two = path.read_bytes().splitlines()
     assert decode(one)["response"] == {"metadata": {"k": "v"}}  # no output: it was never built
-    if reader == "msgspec":
-        with pytest.raises(DecodeError):
-            decode(two)
-        return
     second = decode(two)
     assert second["response"] == "not an object" and second["agent_ref"] == ["odd"]

@@ -272,7 +272,7 @@ def test_a_side_without_rows_says_it_borrowed_its_key():
 # --- both readers ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("parser", ["msgspec", "pydantic-core", "full"])
+@pytest.mark.parametrize("parser", ["pydantic-core", "full"])
 def test_both_readers_key_files_alike(parser: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("PARITY_PARSER", parser)
     rows = [
@@ -306,7 +306,7 @@ def test_a_category_side_still_checks_the_prompts():
     assert any("as inputs in another order do" in note for note in res.notes)
 
 
-@pytest.mark.parametrize("parser", ["msgspec", "pydantic-core", "full"])
+@pytest.mark.parametrize("parser", ["pydantic-core", "full"])
 def test_an_id_field_lost_late_falls_back_to_prompts_read_again_from_the_file(
     parser: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
@@ -332,7 +332,7 @@ def _real(rel: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (REAL_FILES / rel).read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-@pytest.mark.parametrize("parser", ["msgspec", "pydantic-core", "full"])
+@pytest.mark.parametrize("parser", ["pydantic-core", "full"])
 def test_the_real_reasoning_gym_pair_with_two_rewards_swapped_fails_those_two(
     parser: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):

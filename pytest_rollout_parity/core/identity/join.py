@@ -21,7 +21,7 @@ from ..reading.fields import PROMPT, TASK_INDEX
 from ..reading.key_vote import REASON_GIVEN, REASON_ID_FIELD, KeyChoice
 from ..reading.row_facts import lookup
 from ..reading.side_builder import vote_again
-from ..reading.task_idents import TaskIdent, canonical_json, decoded, full_label, is_prompt, natural_key, prompt_label
+from ..reading.task_idents import TaskIdent, canonical_json, full_label, is_prompt, natural_key, prompt_label
 from .item_names import listed
 
 Column = Sequence[Optional[TaskIdent]]
@@ -373,10 +373,9 @@ def _common_start(a: Sequence[Any], b: Sequence[Any]) -> int:
 
 
 def _messages(prompt: Any) -> tuple[str, ...]:
-    value = decoded(prompt)
-    if isinstance(value, list):
-        return tuple(canonical_json(message) for message in value)
-    return (canonical_json(value),)
+    if isinstance(prompt, list):
+        return tuple(canonical_json(message) for message in prompt)
+    return (canonical_json(prompt),)
 
 
 def prompt_on_side(side: SideInput, rows: Sequence[int], messages: bool = False) -> Optional[TaskPrompt]:
@@ -484,11 +483,10 @@ EDIT_CONTEXT = 20
 def _message_texts(prompt: Any) -> Optional[list[tuple[str, str]]]:
     """Each message of a prompt as (role and other fields, text): a message whose content is a
     string gives it, any other message its canonical JSON; None for no prompt."""
-    value = decoded(prompt)
-    if value is None:
+    if prompt is None:
         return None
     texts = []
-    for message in value if isinstance(value, list) else [value]:
+    for message in prompt if isinstance(prompt, list) else [prompt]:
         if isinstance(message, str):
             texts.append(("user", message))
         elif isinstance(message, dict) and isinstance(message.get("content"), str):

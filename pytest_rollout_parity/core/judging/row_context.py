@@ -15,7 +15,7 @@ from typing import Any, Optional
 
 from ..reading.fields import EMBEDDED_OUTPUT_FIELDS, PROMPT, TASK_INDEX, TRAJECTORY
 from ..reading.row_facts import lookup
-from ..reading.task_idents import content_text, decoded, last_user_text
+from ..reading.task_idents import content_text, last_user_text
 from .verifier_output import cut_line
 
 #: characters of a prompt excerpt
@@ -41,7 +41,7 @@ def wants_excerpt(key: str) -> bool:
 
 def prompt_excerpt(row: dict[str, Any], chars: int = EXCERPT_CHARS) -> Optional[str]:
     """The start of the row's last user message on one line, cut at about ``chars``; None without one."""
-    text = _one_line(last_user_text(decoded(lookup(row, PROMPT))))
+    text = _one_line(last_user_text(lookup(row, PROMPT)))
     if not text:
         return None
     if len(text) <= chars:

@@ -114,11 +114,6 @@ def inferred_candidates(row: dict[str, object], known: frozenset[str]) -> tuple[
 #: Read from the full rows, only on such a side.
 PROMPT_FIELDS: tuple[str, ...] = ("question", "problem", "instruction", "prompt", "query")
 
-#: Fields the skeleton reader keeps as their encoded JSON text: a prompt runs to many kilobytes
-#: and is needed only as a hash, on rows that name no id field; building its objects would cost
-#: more than the rest of the row.
-ENCODED_FIELDS: tuple[str, ...] = (PROMPT,)
-
 # --- the reward and why a row does not count -----------------------------------------------
 
 REWARD = "reward"

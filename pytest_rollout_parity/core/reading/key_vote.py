@@ -28,8 +28,7 @@ from .fields import (
     inferred_candidates,
 )
 from .row_facts import lookup
-from .skeleton import EncodedJSON
-from .task_idents import TaskIdent, decoded, full_label, ident_of, is_prompt, natural_key, prompt_label
+from .task_idents import TaskIdent, full_label, ident_of, is_prompt, natural_key, prompt_label
 
 #: ``row_at(row)``: a row's dict, read again from its file when the row is not kept
 RowAt = Callable[[int], dict[str, Any]]
@@ -78,20 +77,15 @@ _compact_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).enco
 
 def prompt_fingerprint(prompt: Any) -> Optional[int]:
     """A cheap fingerprint of a prompt as the row spells it (None for no prompt), the same in every
-    process. Two spellings of one prompt (the skeleton's bytes beside a fully parsed line) may
-    differ: a value that seems to hold several prompts is confirmed on the prompts' labels."""
+    process; a value that seems to hold several prompts is confirmed on the prompts' labels."""
     if not is_prompt(prompt):
         return None
-    if isinstance(prompt, EncodedJSON):
-        data = bytes(prompt)  # type: ignore[call-overload]
-    else:
-        data = _compact_json(prompt).encode("utf-8", "surrogatepass")
+    data = _compact_json(prompt).encode("utf-8", "surrogatepass")
     return zlib.crc32(data) | (len(data) << 32)
 
 
 def _share_a_user_message(first: Any, later: Any) -> bool:
     """The two prompts begin with the same messages, and those include a user message."""
-    first, later = decoded(first), decoded(later)
     if not isinstance(first, list) or not isinstance(later, list):
         return False
     for a, b in zip(first, later):

@@ -183,7 +183,7 @@ def main() -> int:
 
 
 #: What the child imports from outside the standard library (the package itself comes first).
-CHILD_IMPORTS = ("msgspec", "pydantic_core", "typing_extensions")
+CHILD_IMPORTS = ("pydantic_core", "typing_extensions")
 
 
 #: The child's whole program: the working directory ('') off its import path, the directories it

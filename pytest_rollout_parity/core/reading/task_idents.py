@@ -5,10 +5,7 @@ The join (:mod:`..identity.join`) labels the idents. Files without any id field 
 only by their prompt (`responses_create_params.input`). Prompts run to many kilobytes, so a row
 keeps only its label: a few words of the last user message and 12 hex digits of a hash of the
 prompt's canonical JSON. The same prompt gives the same label in every run and on every machine;
-different prompts share one by chance with odds of about n²/2⁴⁹ for n distinct prompts. The
-skeleton reader hands the prompt over still encoded (:data:`.skeleton.EncodedJSON`); it is decoded
-here, to the value the full reader gets, only when a label is worked out, so both readers label
-alike.
+different prompts share one by chance with odds of about n²/2⁴⁹ for n distinct prompts.
 """
 
 from __future__ import annotations
@@ -17,32 +14,13 @@ import json
 import re
 from typing import Any, Optional, Union
 
-from ..errors import Place
 from .fields import KEY_CANDIDATES, PROMPT
-from .jsonl_lines import parse_line
 from .row_facts import lookup
-from .skeleton import DecodeError, EncodedJSON, decode_encoded
 
 PREFIX_MAX_CHARS = 32
 HASH_HEX_DIGITS = 12
 
 _WORD = re.compile(r"\w+")
-#: The encoded forms of a value that is no prompt (JSON whitespace may sit inside the brackets).
-_EMPTY = re.compile(rb'null|""|\[[ \t\r\n]*\]|\{[ \t\r\n]*\}')
-
-
-def decoded(value: Any) -> Any:
-    """The value itself; one the skeleton kept encoded, decoded to the value the full reader gets.
-
-    msgspec decodes standard JSON to the same values as the full reader's parser, and faster;
-    what it refuses is parsed as the full reader parses a line.
-    """
-    if not isinstance(value, EncodedJSON):
-        return value
-    try:
-        return decode_encoded(value)
-    except DecodeError:
-        return parse_line(bytes(value), Place(""))  # type: ignore[call-overload]
 
 
 def canonical_json(value: Any) -> str:
@@ -83,9 +61,7 @@ def last_user_text(prompt: Any) -> str:
 
 
 def is_prompt(value: Any) -> bool:
-    """A prompt that can tell a task apart: not null, `""`, `[]` or `{}` (encoded or not)."""
-    if isinstance(value, EncodedJSON):
-        return _EMPTY.fullmatch(bytes(value)) is None  # type: ignore[call-overload]
+    """A prompt that can tell a task apart: not null, `""`, `[]` or `{}`."""
     return value is not None and not (isinstance(value, (str, list, dict)) and not value)
 
 
@@ -96,7 +72,6 @@ def prompt_label(prompt: Any) -> Optional[str]:
     :data:`PREFIX_MAX_CHARS` long."""
     if not is_prompt(prompt):
         return None
-    prompt = decoded(prompt)
     slug = ""
     for word in _WORD.findall(last_user_text(prompt).lower()):
         candidate = f"{slug}-{word}" if slug else word
