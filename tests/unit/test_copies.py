@@ -73,3 +73,14 @@ def test_the_same_bytes_read_for_two_agents_are_no_copy(tmp_path: Path):
     assert result.copies is None and [t.category for t in result.tasks] == ["identical", "flipped"]
     same = compare_files(tmp_path / "old.jsonl", tmp_path / "new.jsonl", agent="x")
     assert same.copies is not None and "(the same bytes)" in same.copies
+
+
+def test_equal_digests_are_no_copy_when_the_rewards_say_otherwise():
+    """A CRC-32 can be made to collide: a side whose digest equals the other's but whose rewards
+    differ is compared, never called a copy on the digest alone."""
+    from pytest_rollout_parity.core.judging.verification import copies_note
+
+    result = compare_rollouts([{"task_id": "a", "reward": 1.0}], [{"task_id": "a", "reward": 0.0}])
+    assert copies_note(result, "crc32:0badf00d:20:1", "crc32:0badf00d:20:1") is None
+    same = compare_rollouts([{"task_id": "a", "reward": 1.0}], [{"task_id": "a", "reward": 1.0}])
+    assert copies_note(same, "crc32:0badf00d:20:1", "crc32:0badf00d:20:1") is not None

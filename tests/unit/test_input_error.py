@@ -127,3 +127,12 @@ def test_the_api_arguments_make_each_sides_request(tmp_path: Path) -> None:
     with pytest.raises(CompareInputError) as caught:
         compare_files(old, new, "id", new_key="task_id")
     assert caught.value.reason == "row has no 'id' field (old_key id)"
+
+
+def test_a_sides_own_agent_wins_over_the_shared_one(tmp_path: Path) -> None:
+    rows = [{**ROW, "reward": reward, "agent_ref": {"name": name}} for name, reward in (("a", 1.0), ("b", 0.0))]
+    old = rollouts(tmp_path / "old.jsonl", "\n".join(json.dumps(row) for row in rows))
+    new = rollouts(tmp_path / "new.jsonl", json.dumps(rows[0]))
+    kept = compare_files(old, new, agent="a", old_agent="b")  # the old side keeps agent b's rows
+    assert [(task.old.reward, task.new.reward) for task in kept.tasks if task.old and task.new] == [(0.0, 1.0)]
+    assert [task.category for task in compare_files(old, new, agent="a").tasks] == ["identical"]

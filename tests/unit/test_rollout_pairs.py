@@ -311,3 +311,42 @@ def test_a_compressed_pair_is_read_again_in_one_pass_a_file(tmp_path: Path, monk
     assert sum(task.disagreements for task in result.tasks) == 9
     # in file order: one pass a file for the pairing, one for the verifier sample (not one a row)
     assert sorted(set(opened)) == sorted(map(str, paths)) and len(opened) <= 4
+
+
+def test_a_side_of_many_shards_keeps_one_shards_files_open_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pairing every row of 300 shards a side must not hold 300 files open (a common limit is
+    1,024 a process): the reader closes a shard's files when it moves to the next."""
+    requests = []
+    for name, flipped in (("old", False), ("new", True)):
+        files = []
+        for shard in range(300):
+            rows = [row(float((r + flipped) % 2), f"s{shard}r{r}", r, prompt=f"task {shard}") for r in range(2)]
+            path = tmp_path / name / f"part-{shard:03d}.jsonl"
+            path.parent.mkdir(exist_ok=True)
+            path.write_text("".join(json.dumps({**each, "task_id": f"t{shard}"}) + "\n" for each in rows))
+            files.append((str(path), f"{name}/{path.name}"))
+        requests.append(SideRequest(files[0][0], display=f"{name}/part-*.jsonl", shards=tuple(files)))
+    loaded = [loading.load_side(request) for request in requests]
+    live: set[int] = set()
+    most = [0]
+    opener = open
+
+    class Counted:
+        def __init__(self, handle: Any) -> None:
+            self.handle = handle
+            live.add(id(self))
+            most[0] = max(most[0], len(live))
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.handle, name)
+
+        def close(self) -> None:
+            live.discard(id(self))
+            self.handle.close()
+
+    monkeypatch.setattr(jsonl_lines, "open", lambda *args: Counted(opener(*args)), raising=False)
+    result = compare_loaded(*loaded)
+    assert sum(task.disagreements > 0 for task in result.tasks) == 300  # every row was paired and read
+    assert not live and 1 <= most[0] <= 4

@@ -44,15 +44,16 @@ def copies_note(
     """The note for two sides that hold the same rows, or None.
 
     ``old`` and ``new`` are the sides' content digests, when they were read from files (each file's
-    CRC-32 as read, sidecars included: :mod:`..reading.digest`): the same bytes are then found
-    without reading a row again, where both sides keep the same ``agents``' rows of them. Else every task must be on both sides with the same rows, compared
-    whole and canonically, cheap checks first: a flip or a task on one side only is no copy, and
-    the first task whose rows differ ends the check (a real rerun's rows differ at once: ids, times).
+    CRC-32 as read, sidecars included: :mod:`..reading.digest`). A flip or a task on one side only
+    is no copy, whatever the digests (a CRC-32 can be made to collide); past that, the same bytes
+    are found without reading a row again, where both sides keep the same ``agents``' rows of them.
+    Else every task must be on both sides with the same rows, compared whole and canonically: the
+    first task whose rows differ ends the check (a real rerun's rows differ at once: ids, times).
     """
-    if old is not None and old == new and agents[0] == agents[1]:
-        return "the new file's rows are identical to the old file's (the same bytes): was the new server run?"
     if not result.tasks or any(t.category not in ("identical", "masked") for t in result.tasks):
         return None
+    if old is not None and old == new and agents[0] == agents[1]:
+        return "the new file's rows are identical to the old file's (the same bytes): was the new server run?"
     for t in result.tasks:
         old_rows = _canonical(t.old)
         if old_rows is None or old_rows != _canonical(t.new):

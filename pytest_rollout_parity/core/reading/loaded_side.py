@@ -88,23 +88,38 @@ class LoadedSide:
     def kept_open(self) -> Iterator[RowReader]:
         """A reader of the side's rows that keeps each of its files open while the context lasts, so
         rows read in file order cost one pass over a compressed file (:meth:`read_row` decompresses
-        it again for each row); after the context it reads as :meth:`read_row` does."""
+        it again for each row); after the context it reads as :meth:`read_row` does. Only one
+        shard's files are open at a time (a side may have thousands): moving to another shard
+        closes the last one's."""
         files = self.files
         streams: dict[Path, RowAt] = {}
+        open_shard = [0]
+
+        def opened(file: Path) -> RowAt:
+            stream = streams.get(file)
+            if stream is None:
+                stream = streams[file] = RowAt(file)
+            return stream
+
+        def close_all() -> None:
+            for stream in streams.values():
+                stream.close()
+            streams.clear()
 
         def read(facts: RowFacts) -> dict[str, Any]:
             if not files:
                 return self.read_row(facts)
+            if facts.shard != open_shard[0]:
+                close_all()
+                open_shard[0] = facts.shard
             path, _, sidecar = files[facts.shard]
-            main_at, sidecar_at = (streams.setdefault(file, RowAt(file)) for file in (path, sidecar or path))
-            return read_row_at(path, sidecar, facts, main_at, sidecar_at)
+            return read_row_at(path, sidecar, facts, opened(path), opened(sidecar or path))
 
         try:
             yield read
         finally:
             files.clear()
-            for stream in streams.values():
-                stream.close()
+            close_all()
 
     @property
     def files(self) -> list[tuple[Path, str, Optional[Path]]]:
