@@ -74,6 +74,7 @@ from ..core import (
     side_from_plain,
     side_to_plain,
     sidecar_path,
+    write_text,
 )
 
 CACHE_DIR = "rollout-parity"
@@ -145,12 +146,11 @@ class RerunCache:
                 first, _, body = read_capped(self.path, cap, follow=False).partition(b"\n")
                 entry = json.loads(body) if first == self.key else None
                 sides = [side_from_plain(plain) for plain in entry["sides"]]  # type: ignore[index]
-            except Exception:  # absent, unreadable, or another shape: read again
-                pass
-            else:
                 if len(sides) == len(requests):
                     self.entry = entry
                     return sides
+            except Exception:  # absent, unreadable, or another shape: read again
+                pass
         sides = load_sides(requests, self.progress)
         if self.path is not None and [inputs_state(request) for request in requests] == states:
             self.entry = {"sides": [side_to_plain(side) for side in sides]}
@@ -176,15 +176,7 @@ class RerunCache:
         except KeyError:  # a task's row is not among its side's facts: the sides alone are kept
             self.entry.pop("comparison", None)
         try:  # through a temporary file renamed into place
-            data = self.key + b"\n" + json.dumps(self.entry).encode("ascii")
-            fd, temp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.stem}-", suffix=".tmp")
-            try:
-                with os.fdopen(fd, "wb") as handle:
-                    handle.write(data)
-                os.replace(temp, self.path)
-            except BaseException:
-                os.unlink(temp)
-                raise
+            write_text(self.path, self.key.decode("ascii") + "\n" + json.dumps(self.entry))
         except (OSError, ValueError, TypeError, RecursionError):
             pass  # a full disk, a read-only cache: the next run reads the files again
         return result
@@ -192,12 +184,9 @@ class RerunCache:
 
 @contextmanager
 def collector_paused() -> Iterator[None]:
-    """The cyclic garbage collector paused while the gate builds what lives as long as the run (both
-    sides and their comparison; the summary), and on again before anything else runs.
-
-    Those are tens of thousands of objects without garbage cycles, yet each full collection the
-    allocations would start while they are built walks every one of them: a tenth of a 10,000-task
-    rerun's CPU. A process that runs with the collector off keeps it off."""
+    """The cyclic collector paused while the gate builds what lives as long as the run (the sides and
+    their comparison; the summary): each full collection their allocations start walks every one of
+    them, a tenth of a 10,000-task rerun's CPU. On again before other code runs, if it was on."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -280,8 +269,7 @@ def result_to_plain(result: CompareResult, old: LoadedSide, new: LoadedSide) -> 
 def result_from_plain(plain: Any, old: LoadedSide, new: LoadedSide) -> CompareResult:
     """The comparison :func:`result_to_plain` was given, rebuilt onto ``old`` and ``new`` (raises on
     another shape)."""
-    # each side's facts and one reader for all its tasks (a bound method each would be 20,000 more
-    # objects on 10,000 tasks for the cyclic collector to walk on every full collection)
+    # one reader a side for all its tasks (a bound method each: 20,000 more objects on 10,000 tasks)
     sides = {"old": (old.facts, old.read_row), "new": (new.facts, new.read_row)}
 
     def task(values: list[Any]) -> TaskComparison:
