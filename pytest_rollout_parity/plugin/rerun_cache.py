@@ -250,7 +250,7 @@ def result_to_plain(result: CompareResult, old: LoadedSide, new: LoadedSide) -> 
     }
 
     def task(comparison: TaskComparison) -> list[Any]:
-        values = by_field(comparison)
+        values = {name: getattr(comparison, name) for name in _TASK_FIELDS}  # fields() is slow per task
         for name, index in indices.items():
             side: Optional[TaskSide] = values[name]
             if side is not None:
