@@ -24,7 +24,7 @@ from .options import OPTION, OPTIONS, ParitySettings, SettingError, ini_value
 from .placement import resolve, take_new_file
 from .progress import progress_for
 from .reporting import ParitySummary
-from .rerun_cache import RerunCache, entries_dir
+from .rerun_cache import RerunCache, collector_paused, entries_dir
 from .run import RUN_KEY, ParityRun, side_request
 
 #: How each setting an input error concerns (:attr:`CompareInputError.setting`) is given to the
@@ -55,8 +55,9 @@ class ParityGate:
             )
             # the sides shown while read in this process, not those the cache holds
             comparisons = RerunCache(entries_dir(config), progress)
-            old, new = comparisons.load([side_request(settings, "old"), side_request(settings, "new")])
-            run = ParityRun.load(settings, config.invocation_params.dir, (old, new), known, comparisons.compare)
+            with collector_paused():
+                old, new = comparisons.load([side_request(settings, "old"), side_request(settings, "new")])
+                run = ParityRun.load(settings, config.invocation_params.dir, (old, new), known, comparisons.compare)
         except core.CompareInputError as exc:
             if progress is not None:
                 progress.close()

@@ -32,7 +32,7 @@ from .collect import (
     VERDICT_PROPERTY,
     terminal_width,
 )
-from .rerun_cache import release
+from .rerun_cache import collector_paused, release
 from .run import ParityRun
 
 #: pytest's traceback styles whose failure section does not rescan the stored reports per failure
@@ -131,7 +131,8 @@ class ParitySummary:
         """Before every other plugin's session finish (junitxml writes its file there: the suite
         carries the verdict), build the summary and write the JSON; after them, with the exit status
         settled (the reports state it), the Markdown, the job page and step outputs, the HTML page."""
-        self._build(session)
+        with collector_paused():
+            self._build(session)
         result = yield
         if self.summary is not None:
             self._publish(session, self.summary)

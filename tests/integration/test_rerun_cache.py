@@ -8,6 +8,7 @@ xdist workers, separate processes, get a refusing replacement from a conftest.py
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 from pathlib import Path
@@ -62,6 +63,25 @@ def test_rerun_reads_no_row_and_gives_the_same_outcomes(gate: Gate, reads: list[
     rerun = gate.run(*args, "-rA", "-vv")
     assert ran(rerun) == ran(first) and section(rerun) == section(first)
     assert reads == []
+
+
+def test_the_collector_pauses_only_inside_the_gate_s_own_work(gate: Gate) -> None:
+    """The collector is off while the gate builds its run and summary (:func:`rerun_cache.collector_paused`),
+    on for every test and hook; a process that runs with it off keeps it off."""
+    gate.pytester.makeconftest(
+        "import gc\n\ndef pytest_runtestloop(session):\n    print('collecting', gc.isenabled())\n"
+    )
+    args = gate.pair([legacy_row("fix-git", 1.0)], [harbor_row("fix-git", 1.0)])
+    for _ in range(2):  # the first run, then the rerun from the cache entry
+        result = gate.run(*args, "-s")
+        assert result.ret == 0 and "collecting True" in result.stdout.lines
+        assert gc.isenabled()
+    gc.disable()
+    try:
+        assert gate.run(*args).ret == 0
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
 
 
 def test_in_place_edit_keeping_size_and_mtime_is_seen(gate: Gate) -> None:
