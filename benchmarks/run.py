@@ -368,7 +368,6 @@ FLOORS = {
     "rerun": 0.10,  # -k <one task> on the unchanged pair / the first run
     "cache write": 1.05,  # the first run writing the gate's entries / the same run writing none (pytest's cache on)
     "2 cores": 0.80,  # default install, whole gate / json.loads
-    "2 cores fast": 0.50,  # with msgspec (the `fast` extra), whole gate / json.loads
     "protocol": 1.00,  # 10k small tasks / 10k parametrized tests with the same outcomes
     "-k rerun": 1.30,  # -k <one task> rerun / pytest alone selecting one of as many no-op tests
     "xdist adds": 1.10,  # (gate -n 2 - gate serial) / (no-op -n 2 - no-op serial), as many tests
@@ -378,9 +377,9 @@ FLOORS = {
     "flips memory": 1.20,  # the same, peak RSS summed over the processes
 }
 MEMORY_FLOOR_MB = 100.0  # MiB: the most a gate run holds at once over every process it starts (2 GB pair)
-#: one core (taskset -c 0), whole gate / json.loads before the two sides were read at once (default
-#: install, fast extra), measured on the large pair: the one-core run may be no slower than that
-ONE_CORE_BEFORE = {"default": 1.15, "fast": 0.69}
+#: one core (taskset -c 0), whole gate / json.loads before the two sides were read at once,
+#: measured on the large pair: the one-core run may be no slower than that
+ONE_CORE_BEFORE = 1.15
 
 
 def one_task(old: Path) -> str:
@@ -471,13 +470,8 @@ def bench_users(
     rel = lambda p: str(p.relative_to(out))  # noqa: E731
     gate = [PY, "-m", "pytest", "-q", f"--parity-old={rel(old)}", f"--parity-new={rel(new)}"]
     no_cache = ["-p", "no:cacheprovider"]
-    # the default install reads with the pydantic-core skeleton, the `fast` extra with msgspec; an
-    # install before the pydantic-core skeleton read a default install's rows with the full parser
-    default, fast, before_default = (
-        {"PARITY_PARSER": "pydantic-core"},
-        {"PARITY_PARSER": "msgspec"},
-        {"PARITY_PARSER": "full"},
-    )
+    # an install reads with the pydantic-core skeleton; one before the skeleton read with the full parser
+    default, before_default = {}, {"PARITY_PARSER": "full"}
     json_cmd = ("json.loads", [PY, "-c", JSON_FLOOR, *map(rel, files)], {}, None)
     if not WARMED:  # one untimed run, so that bytecode caches exist before anything is timed
         # (--tb=line: on a pair of many flips pytest's own failure section would otherwise take most of it)
@@ -688,37 +682,32 @@ def bench_users(
             json_cmd,
             ("default, 2 cores", [*gate, *no_cache], default, None),
             ("default, 1 core", [*one, *gate, *no_cache], default, None),
-            ("fast, 2 cores", [*gate, *no_cache], fast, None),
-            ("fast, 1 core", [*one, *gate, *no_cache], fast, None),
         ]
         if baseline:  # the same one-core runs with another install (the version before), in this run
             before = [baseline, *gate[1:], *no_cache]
             commands += [
                 ("before, default, 1 core", [*one, *before], before_default, None),
-                ("before, fast, 1 core", [*one, *before], fast, None),
             ]
         best = timed_best(commands, out, runs)
         j = best["json.loads"]
         table(list(best.values()))
         floor_line("2 cores", best["default, 2 cores"].wall / j.wall, FLOORS["2 cores"], "default install / json.loads")
-        floor_line("2 cores fast", best["fast, 2 cores"].wall / j.wall, FLOORS["2 cores fast"], "msgspec / json.loads")
-        for reader in ("default", "fast"):
-            now = best[f"{reader}, 1 core"]
-            if baseline:
-                was = best[f"before, {reader}, 1 core"]
-                floor_line(
-                    f"1 core {reader}",
-                    now.wall / was.wall,
-                    1.0,
-                    f"taskset -c 0, this install / {baseline} (CPU {now.user + now.sys:.2f}s vs {was.user + was.sys:.2f}s)",
-                )
-            else:
-                floor_line(
-                    f"1 core {reader}",
-                    now.wall / j.wall,
-                    ONE_CORE_BEFORE[reader],
-                    "taskset -c 0, gate / json.loads; floor: the same, measured before (pass --baseline)",
-                )
+        now = best["default, 1 core"]
+        if baseline:
+            was = best["before, default, 1 core"]
+            floor_line(
+                "1 core",
+                now.wall / was.wall,
+                1.0,
+                f"taskset -c 0, this install / {baseline} (CPU {now.user + now.sys:.2f}s vs {was.user + was.sys:.2f}s)",
+            )
+        else:
+            floor_line(
+                "1 core",
+                now.wall / j.wall,
+                ONE_CORE_BEFORE,
+                "taskset -c 0, gate / json.loads; floor: the same, measured before (pass --baseline)",
+            )
         memory_line([m for label, m in best.items() if label != "json.loads" and not label.startswith("before")], pair)
 
 
@@ -861,7 +850,7 @@ def main(argv: list[str] | None = None) -> int:
         "--baseline",
         metavar="PYTHON",
         help="cores scale: also time the one-core runs with this "
-        "interpreter (an environment with the previous version installed, and msgspec), as the floor",
+        "interpreter (an environment with the previous version installed), as the floor",
     )
     ap.add_argument("--tasks", type=int)
     ap.add_argument("--repeats", type=int)
