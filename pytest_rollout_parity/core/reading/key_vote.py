@@ -28,7 +28,7 @@ from .fields import (
     inferred_candidates,
 )
 from .row_facts import lookup
-from .task_idents import TaskIdent, full_label, ident_of, is_prompt, natural_key, prompt_label
+from .task_idents import TaskIdent, common_start, full_label, ident_of, is_prompt, natural_key, prompt_label
 
 #: ``row_at(row)``: a row's dict, read again from its file when the row is not kept
 RowAt = Callable[[int], dict[str, Any]]
@@ -88,12 +88,7 @@ def _share_a_user_message(first: Any, later: Any) -> bool:
     """The two prompts begin with the same messages, and those include a user message."""
     if not isinstance(first, list) or not isinstance(later, list):
         return False
-    for a, b in zip(first, later):
-        if a != b:
-            return False
-        if isinstance(a, dict) and a.get("role") == "user":
-            return True
-    return False
+    return any(isinstance(m, dict) and m.get("role") == "user" for m in first[: common_start(first, later)])
 
 
 @dataclass
@@ -123,7 +118,7 @@ class KeyVote:
     def __init__(self, key: Optional[str], option: str = "key", *, index_restarts: bool = False) -> None:
         """``index_restarts``: a side of several shards, whose `_ng_task_index` names a task within its
         shard only, is not keyed on it unless it is named (its values are then qualified by shard,
-        :func:`.side_builder.shard_index`)."""
+        :meth:`.side_builder.SideBuilder.prepare`)."""
         self.explicit = key
         self.index_restarts = index_restarts
         self.option = option
@@ -359,10 +354,8 @@ class KeyVote:
             if name in self.columns and self._holds_one_task(name, prompt_at)
         }
         one_prompt = choice.key == PROMPT and self.voters > 1 and len(set(choice.values) - {None}) == 1
-        prompts = choice.prompts or []
-        for index, prompt in enumerate(prompts):
-            if prompt is DEFERRED:
-                prompts[index] = self._cell(prompt_label(prompt_at(index)))
+        for index in range(len(choice.prompts or ())):  # the prompts are the vote's column, or labelled
+            self._label(index, prompt_at)
         if not _prompt_from_field(choice, row_at) and one_prompt:
             choice.notes.append(
                 "the prompt is the same on every row: it names no task, and without _ng_task_index the "
