@@ -161,11 +161,9 @@ class KeyVote:
                 keyed_on_ng_id = values.get(NG_TASK_ID) is not None and NG_TASK_ID in self.columns
                 values[FINGERPRINT] = UNREAD if keyed_on_ng_id else prompt_fingerprint(prompt)
         if TASK_INDEX in values:
-            run, rollout = row.get(RUN_ID), row.get(ROLLOUT_INDEX)
-            if run is not None:
-                values[RUN] = run if isinstance(run, (str, int, float)) else repr(run)
-            if rollout is not None:
-                values[ROLLOUT] = rollout if isinstance(rollout, (str, int, float)) else repr(rollout)
+            for name, stamp in ((RUN, row.get(RUN_ID)), (ROLLOUT, row.get(ROLLOUT_INDEX))):
+                if stamp is not None:
+                    values[name] = stamp if isinstance(stamp, (str, int, float)) else repr(stamp)
         return values
 
     def add(self, values: dict[str, Any], *, anonymous: bool = False) -> Optional[str]:
