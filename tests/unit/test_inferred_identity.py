@@ -233,6 +233,15 @@ def test_keys_the_user_named_are_trusted_as_given() -> None:
     assert res.unjoined is None and len(res.tasks) == 3
 
 
+def test_per_rollout_prompts_that_begin_as_the_other_sides_meet_no_coincidence() -> None:
+    """Prompts are told apart as the index check tells them: a task whose rollouts each add their
+    own state after the question agrees with the other side's question alone."""
+    old = [dict(row(index=i, texts=(f"q{i}", f"state {r}")), _ng_rollout_index=r) for i in range(3) for r in (0, 1)]
+    new = [row(texts=(f"q{i}",), task_id=f"bench/{i}") for i in range(3)]
+    res = compare_rollouts(old, new)
+    assert res.unjoined is None and set(cats(res).values()) == {"identical"}
+
+
 def test_a_prefixed_id_that_meets_the_index_with_the_same_prompts_is_compared() -> None:
     old = [row(index=i, texts=(f"q{i}",)) for i in range(3)]
     new = [row(texts=(f"q{i}",), task_id=f"bench/{i}") for i in range(3)]

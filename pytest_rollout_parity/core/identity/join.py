@@ -21,7 +21,15 @@ from ..reading.fields import PROMPT, TASK_INDEX
 from ..reading.key_vote import REASON_GIVEN, REASON_ID_FIELD, KeyChoice
 from ..reading.row_facts import lookup
 from ..reading.side_builder import vote_again
-from ..reading.task_idents import TaskIdent, canonical_json, full_label, is_prompt, natural_key, prompt_label
+from ..reading.task_idents import (
+    TaskIdent,
+    canonical_json,
+    common_start,
+    full_label,
+    is_prompt,
+    natural_key,
+    prompt_label,
+)
 from .item_names import listed
 
 Column = Sequence[Optional[TaskIdent]]
@@ -303,7 +311,7 @@ def _fallback_joins(old: SideInput, new: SideInput) -> tuple[int, str]:
         return 0, ""
     if old.key == new.key == TASK_INDEX:
         joined = join(old.values, new.values)
-        return len(joined.old.keys() & joined.new.keys()) - len(_differing(joined, old, new)), TASK_INDEX
+        return len(joined.old.keys() & joined.new.keys()) - len(_differing(joined, old, new)[1]), TASK_INDEX
     if old.prompts is not None and new.prompts is not None:
         return shared_count(old.prompts, new.prompts), "the prompt"
     return shared_count(old.values, new.values), old.key if old.key == new.key else "the sides' keys"
@@ -312,7 +320,7 @@ def _fallback_joins(old: SideInput, new: SideInput) -> tuple[int, str]:
 def _prompts_changed(old: SideInput, new: SideInput, name: str) -> Optional[str]:
     """A note when tasks joined on ``name`` have a different prompt on each side (a template change)."""
     joined = join(old.inferred[name], new.inferred[name])
-    changed = [label for label, _, _ in _differing(joined, old, new)]
+    changed = [label for label, _, _ in _differing(joined, old, new)[1]]
     if not changed:
         return None
     shared = len(joined.old.keys() & joined.new.keys())
@@ -357,26 +365,6 @@ class TaskPrompt:
     messages: Optional[tuple[str, ...]]
     per_rollout: bool = False
 
-    def agrees(self, other: TaskPrompt) -> bool:
-        """The same prompt; or, where a side's prompts vary per rollout, one begins with the other."""
-        if self.label == other.label:
-            return True
-        if not (self.per_rollout or other.per_rollout) or self.messages is None or other.messages is None:
-            return False
-        short, long = sorted((self.messages, other.messages), key=len)
-        return bool(short) and long[: len(short)] == short
-
-
-def _common_start(a: Sequence[Any], b: Sequence[Any]) -> int:
-    """How many leading items ``a`` and ``b`` share."""
-    return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
-
-
-def _messages(prompt: Any) -> tuple[str, ...]:
-    if isinstance(prompt, list):
-        return tuple(canonical_json(message) for message in prompt)
-    return (canonical_json(prompt),)
-
 
 def prompt_on_side(side: SideInput, rows: Sequence[int], messages: bool = False) -> Optional[TaskPrompt]:
     """A side's prompt for the task of ``rows``; None when none of them has one. Its messages are
@@ -390,8 +378,8 @@ def prompt_on_side(side: SideInput, rows: Sequence[int], messages: bool = False)
     common: Optional[tuple[str, ...]] = None
     for i in rows:  # a row at a time: a task's prompts are never all held at once
         if is_prompt(prompt := side.prompt_at(i)):
-            read = _messages(prompt)
-            common = read if common is None else read[: _common_start(common, read)]
+            read = tuple(canonical_json(message) for message in (prompt if isinstance(prompt, list) else [prompt]))
+            common = read if common is None else read[: common_start(common, read)]
     common = common or ()
     if len(distinct) == 1:
         return TaskPrompt(distinct.pop(), common)
@@ -403,23 +391,36 @@ def prompt_on_side(side: SideInput, rows: Sequence[int], messages: bool = False)
     )
 
 
-def _differing(joined: JoinedSides, old: SideInput, new: SideInput) -> list[tuple[str, TaskPrompt, TaskPrompt]]:
-    """The task indices both sides hold whose prompts differ (docs/semantics.md, "Prompts and the
-    task index"): each with its prompt on either side."""
-    if old.prompts is None or new.prompts is None:
-        return []
-    found = []
-    for label in sorted(joined.old.keys() & joined.new.keys(), key=natural_key):
+Differing = list[tuple[str, TaskPrompt, TaskPrompt]]
+
+
+def _differing(
+    joined: JoinedSides, old: SideInput, new: SideInput, sample: Optional[int] = None
+) -> tuple[int, Differing]:
+    """Of the tasks both sides hold, how many have a prompt on both sides, and those whose prompts
+    disagree, each with its prompt on either side. They agree when they are the same or, where a
+    side's prompts vary per rollout, when one side's messages begin with the other's
+    (docs/semantics.md, "Prompts and the task index"). Every task is checked only when both sides
+    keep their prompts' labels; a ``sample`` (the first tasks) is read from the rows if need be."""
+    if sample is None and (old.prompts is None or new.prompts is None):
+        return 0, []
+    compared, found = 0, []
+    for label in sorted(joined.old.keys() & joined.new.keys(), key=natural_key)[:sample]:
         old_rows, new_rows = joined.old[label], joined.new[label]
         old_prompt, new_prompt = prompt_on_side(old, old_rows), prompt_on_side(new, new_rows)
-        if old_prompt is None or new_prompt is None or old_prompt.label == new_prompt.label:
+        if old_prompt is None or new_prompt is None:
+            continue
+        compared += 1
+        if old_prompt.label == new_prompt.label:
             continue
         if old_prompt.per_rollout or new_prompt.per_rollout:  # a per-rollout side's begins with the other's?
             old_prompt = prompt_on_side(old, old_rows, True) or old_prompt
             new_prompt = prompt_on_side(new, new_rows, True) or new_prompt
-        if not old_prompt.agrees(new_prompt):
-            found.append((label, old_prompt, new_prompt))
-    return found
+            short, long = sorted((old_prompt.messages or (), new_prompt.messages or ()), key=len)
+            if short and long[: len(short)] == short:
+                continue
+        found.append((label, old_prompt, new_prompt))
+    return compared, found
 
 
 def _check_index_prompts(joined: JoinedSides, old: SideInput, new: SideInput) -> JoinedSides:
@@ -429,7 +430,7 @@ def _check_index_prompts(joined: JoinedSides, old: SideInput, new: SideInput) ->
     (the inputs in another order): the sides are then joined on their prompts if that joins more;
     otherwise the runs read different input files and no task is joined.
     """
-    differing = _differing(joined, old, new)  # none unless both sides have prompts
+    differing = _differing(joined, old, new)[1]  # none unless both sides have prompts
     if not differing:
         return joined
     shared = len(joined.old.keys() & joined.new.keys())
@@ -452,16 +453,13 @@ def _check_index_prompts(joined: JoinedSides, old: SideInput, new: SideInput) ->
         )
         return replace(joined, notes=[note, *joined.notes])
     if 2 * len(differing) <= shared:
-        split = {label: (o.label, n.label) for label, o, n in differing}
         note = (
             f"{len(differing)} of {shared} _ng_task_index value(s) have a different prompt on each side, so each is "
             "listed as two tasks, one only in old and one only in new: "
-            + "; ".join(f"{label} ({o} vs {n})" for label, (o, n) in list(split.items())[:5])
-            + ("; ..." if len(split) > 5 else "")
+            + "; ".join(f"{label} ({o.label} vs {n.label})" for label, o, n in differing[:5])
+            + ("; ..." if len(differing) > 5 else "")
         )
-        old_labels = {f"{label}:{split[label][0]}" if label in split else label: r for label, r in joined.old.items()}
-        new_labels = {f"{label}:{split[label][1]}" if label in split else label: r for label, r in joined.new.items()}
-        return replace(joined, old=old_labels, new=new_labels, notes=[note, *joined.notes])
+        return _split(joined, {label: (o.label, n.label) for label, o, n in differing}, notes=[note, *joined.notes])
     reason = (
         f"the runs read different input files: {len(differing)} of {shared} _ng_task_index value(s) have a "
         f"different prompt on each side (_ng_task_index {first}: {first_old.label} vs {first_new.label}), so "
@@ -505,16 +503,15 @@ def _text_edit(old: str, new: str, where: str) -> tuple[str, str, str, str]:
     the text around it). A text added or removed whole at either end is said so; any other edit is
     the one stretch between their common start and end, with up to :data:`EDIT_CONTEXT` characters
     on either side of it."""
-    if new.endswith(old) or new.startswith(old):
-        before = new.endswith(old)
-        put = new[: len(new) - len(old)] if before else new[len(old) :]
-        return f"{_shown(put)} added {'before' if before else 'after'} {where}", "", put, ""
-    if old.endswith(new) or old.startswith(new):
-        at_start = old.endswith(new)
-        taken = old[: len(old) - len(new)] if at_start else old[len(new) :]
-        return f"{_shown(taken)} removed from the {'start' if at_start else 'end'} of {where}", taken, "", ""
-    start = _common_start(old, new)
-    end = _common_start(old[start:][::-1], new[start:][::-1])
+    short, long = sorted((old, new), key=len)
+    if long.endswith(short) or long.startswith(short):  # added or removed whole at one end
+        at_start = long.endswith(short)
+        piece = long[: len(long) - len(short)] if at_start else long[len(short) :]
+        if long is new:
+            return f"{_shown(piece)} added {'before' if at_start else 'after'} {where}", "", piece, ""
+        return f"{_shown(piece)} removed from the {'start' if at_start else 'end'} of {where}", piece, "", ""
+    start = common_start(old, new)
+    end = common_start(old[start:][::-1], new[start:][::-1])
     taken, put = old[start : len(old) - end], new[start : len(new) - end]
     around = old[max(0, start - EDIT_CONTEXT) : start] + "\x00" + old[len(old) - end : len(old) - end + EDIT_CONTEXT]
     return f"{_shown(taken)} → {_shown(put)} in {where}", taken, put, around
@@ -558,14 +555,17 @@ def _uniform_edit(
     return "; ".join(words for words, *_ in found or ())
 
 
+def _split(joined: JoinedSides, suffixes: dict[str, tuple[str, str]], **changes: Any) -> JoinedSides:
+    """The join with each task of ``suffixes`` made two, `<label>:<old suffix>` and `<label>:<new
+    suffix>`, and ``changes`` made."""
+    old = {f"{label}:{suffixes[label][0]}" if label in suffixes else label: r for label, r in joined.old.items()}
+    new = {f"{label}:{suffixes[label][1]}" if label in suffixes else label: r for label, r in joined.new.items()}
+    return replace(joined, old=old, new=new, **changes)
+
+
 def _apart(joined: JoinedSides, why: str) -> JoinedSides:
     """The join with no task shared, and ``why``: each side's labels marked with its side."""
-    return replace(
-        joined,
-        unjoined=why,
-        old={f"{label}:old": rows for label, rows in joined.old.items()},
-        new={f"{label}:new": rows for label, rows in joined.new.items()},
-    )
+    return _split(joined, dict.fromkeys(joined.old.keys() | joined.new.keys(), ("old", "new")), unjoined=why)
 
 
 #: How many joined tasks the check for a join by coincidence reads the prompts of.
@@ -588,12 +588,8 @@ def _coincidence(joined: JoinedSides, old: SideInput, new: SideInput) -> Optiona
     stripped = joined.old_prefix_stripped or joined.new_prefix_stripped
     if not shared or not (stripped or all(label.isdigit() for label in shared)):
         return None
-    compared = differ = 0
-    for label in shared[:COINCIDENCE_SAMPLE]:
-        old_prompt, new_prompt = prompt_on_side(old, joined.old[label]), prompt_on_side(new, joined.new[label])
-        if old_prompt is not None and new_prompt is not None:
-            compared += 1
-            differ += old_prompt.label != new_prompt.label
+    compared, differing = _differing(joined, old, new, COINCIDENCE_SAMPLE)
+    differ = len(differing)
     if not compared or 2 * differ <= compared:
         return None
     how = f"after {stripped} was stripped" if stripped else "as equal numbers"

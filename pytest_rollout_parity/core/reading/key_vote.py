@@ -28,7 +28,7 @@ from .fields import (
     inferred_candidates,
 )
 from .row_facts import lookup
-from .task_idents import TaskIdent, full_label, ident_of, is_prompt, natural_key, prompt_label
+from .task_idents import TaskIdent, common_start, full_label, ident_of, is_prompt, natural_key, prompt_label
 
 #: ``row_at(row)``: a row's dict, read again from its file when the row is not kept
 RowAt = Callable[[int], dict[str, Any]]
@@ -88,12 +88,7 @@ def _share_a_user_message(first: Any, later: Any) -> bool:
     """The two prompts begin with the same messages, and those include a user message."""
     if not isinstance(first, list) or not isinstance(later, list):
         return False
-    for a, b in zip(first, later):
-        if a != b:
-            return False
-        if isinstance(a, dict) and a.get("role") == "user":
-            return True
-    return False
+    return any(isinstance(m, dict) and m.get("role") == "user" for m in first[: common_start(first, later)])
 
 
 @dataclass
@@ -123,7 +118,7 @@ class KeyVote:
     def __init__(self, key: Optional[str], option: str = "key", *, index_restarts: bool = False) -> None:
         """``index_restarts``: a side of several shards, whose `_ng_task_index` names a task within its
         shard only, is not keyed on it unless it is named (its values are then qualified by shard,
-        :func:`.side_builder.shard_index`)."""
+        :meth:`.side_builder.SideBuilder.prepare`)."""
         self.explicit = key
         self.index_restarts = index_restarts
         self.option = option
@@ -166,11 +161,9 @@ class KeyVote:
                 keyed_on_ng_id = values.get(NG_TASK_ID) is not None and NG_TASK_ID in self.columns
                 values[FINGERPRINT] = UNREAD if keyed_on_ng_id else prompt_fingerprint(prompt)
         if TASK_INDEX in values:
-            run, rollout = row.get(RUN_ID), row.get(ROLLOUT_INDEX)
-            if run is not None:
-                values[RUN] = run if isinstance(run, (str, int, float)) else repr(run)
-            if rollout is not None:
-                values[ROLLOUT] = rollout if isinstance(rollout, (str, int, float)) else repr(rollout)
+            for name, stamp in ((RUN, row.get(RUN_ID)), (ROLLOUT, row.get(ROLLOUT_INDEX))):
+                if stamp is not None:
+                    values[name] = stamp if isinstance(stamp, (str, int, float)) else repr(stamp)
         return values
 
     def add(self, values: dict[str, Any], *, anonymous: bool = False) -> Optional[str]:
@@ -359,10 +352,8 @@ class KeyVote:
             if name in self.columns and self._holds_one_task(name, prompt_at)
         }
         one_prompt = choice.key == PROMPT and self.voters > 1 and len(set(choice.values) - {None}) == 1
-        prompts = choice.prompts or []
-        for index, prompt in enumerate(prompts):
-            if prompt is DEFERRED:
-                prompts[index] = self._cell(prompt_label(prompt_at(index)))
+        for index in range(len(choice.prompts or ())):  # the prompts are the vote's column, or labelled
+            self._label(index, prompt_at)
         if not _prompt_from_field(choice, row_at) and one_prompt:
             choice.notes.append(
                 "the prompt is the same on every row: it names no task, and without _ng_task_index the "

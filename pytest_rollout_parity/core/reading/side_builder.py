@@ -54,12 +54,6 @@ def what_rows_are(row: dict[str, Any], name: str = "") -> str:
     return NOT_ROLLOUTS
 
 
-def shard_index(shard: int, index: Any) -> str:
-    """A task index of a sharded side, qualified by its shard's number (1 for the first): `2:17`.
-    `_ng_task_index` restarts at 0 in every run, so index 17 of two shards names two tasks."""
-    return f"{shard}:{ident_of(index)[1]}"
-
-
 def names_no_task(row: dict[str, Any], key: Optional[str]) -> bool:
     """The row carries neither the key nor any candidate field."""
     return describe_row_task(row, key) is None and describe_row_task(row, None) is None
@@ -187,8 +181,8 @@ class SideBuilder:
         names = self.vote.candidate_values(row, anonymous=anonymous)
         if self.shard is not None:
             facts.shard = self.shard - 1
-            if names.get(TASK_INDEX) is not None:
-                names[TASK_INDEX] = shard_index(self.shard, names[TASK_INDEX])
+            if names.get(TASK_INDEX) is not None:  # it restarts at 0 in every run: `2:17` is shard 2's 17
+                names[TASK_INDEX] = f"{self.shard}:{ident_of(names[TASK_INDEX])[1]}"
         return PendingRow(place, facts, names, anonymous, sidecar or REWARD in row)
 
     @property

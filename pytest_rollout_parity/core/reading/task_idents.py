@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from typing import Any, Optional, Union
 
 from .fields import KEY_CANDIDATES, PROMPT
@@ -58,6 +59,11 @@ def last_user_text(prompt: Any) -> str:
                 if text.strip():
                     return text
     return ""
+
+
+def common_start(a: Sequence[Any], b: Sequence[Any]) -> int:
+    """How many leading items (messages, characters) ``a`` and ``b`` share."""
+    return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
 
 
 def is_prompt(value: Any) -> bool:
