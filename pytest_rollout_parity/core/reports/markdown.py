@@ -102,8 +102,6 @@ def _render(summary: Summary, texts: Mapping[str, str], exit_status: Optional[in
     lines.extend(["```", "", PICTURES])
     if summary.nothing_compared:
         lines.extend(["", f"**Nothing compared**: {markdown_text(summary.nothing_compared)}"])
-    if summary.merge is not None:
-        lines.extend(["", "### Parts", "", *(f"- {markdown_text(line)}" for line in summary.merge.lines())])
     if summary.plan is not None:
         lines.extend(["", "### What to run next", "", "```text", *map(visible, summary.plan.lines()), "```"])
     return "\n".join(lines) + "\n"

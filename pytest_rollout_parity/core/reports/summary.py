@@ -81,6 +81,9 @@ class SplitGroup:
     index: int
     count: int
 
+    def __str__(self) -> str:
+        return f"{self.engine} group {self.index} of {self.count}"
+
 
 @dataclass(frozen=True, slots=True)
 class CheckRun:
@@ -361,20 +364,6 @@ class MergeRecord:
     exit_status: int
     parts: tuple[PartRun, ...]
     gaps: tuple[str, ...]
-
-    def lines(self) -> list[str]:
-        """What the parts ran, each part, and the items no part ran, one line each, as the reports print them."""
-        ran, failed = sum(part.items_ran for part in self.parts), sum(part.failed for part in self.parts)
-        lines = [f"{len(self.parts)} part(s) merged: {ran} item(s) ran, {failed} failed"]
-        for part in self.parts:
-            group = f"{part.group.engine} group {part.group.index} of {part.group.count}" if part.group else "no group"
-            lines.append(
-                f"part {part.file} ({group}): {part.items_ran} item(s) (tasks {part.tasks_ran}, "
-                f"gate items {part.gate_items_ran}), {part.failed} failed"
-            )
-        if self.gaps:
-            lines.append(f"ran in no part ({len(self.gaps)}): {listed(self.gaps)}")
-        return lines
 
 
 @dataclass(frozen=True, slots=True)

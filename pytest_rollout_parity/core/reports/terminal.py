@@ -58,8 +58,6 @@ def summary_lines(summary: Summary) -> list[str]:
         lines.append(f"NOTHING COMPARED: {summary.nothing_compared}")
     if summary.plan is not None:
         lines.extend(summary.plan.lines())
-    if summary.merge is not None:
-        lines.extend(summary.merge.lines())
     # labels, reasons and notes come from the rows: each line stays one line, and none is a workflow command
     return [terminal_line(line) for line in lines]
 

@@ -147,7 +147,7 @@ def verdict(summary: Summary, exit_status: Optional[int] = None, quote: Callable
         if part.items > part.tasks:
             ran += f"; gate items {len(part.gate_items_ran)} of {part.items - part.tasks}"
         if part.group is not None:
-            ran += f"; {part.group.engine} group {part.group.index} of {part.group.count}"
+            ran += f"; {part.group}"
         rest = f"{ran}; the whole file: {summary.verdict.upper()} (merge the parts for its verdict): {rest}"
     else:
         head = summary.verdict.upper()
@@ -241,7 +241,7 @@ class Listing(NamedTuple):
 def listings(summary: Summary) -> list[Listing]:
     """Every report's lists, in the order they show them: the masked, then the missing tasks with why
     each was not compared; the verdicts hooks (and a known-flips list) changed, each with its reason's
-    first line; the team's checks that failed; the notes. A list with no entry is left out, but for
+    first line; the team's checks that failed; a merge's parts and the items no part ran; the notes. A list with no entry is left out, but for
     the changed verdicts: their count is at least the run's own, which stands alone where the
     summary holds no task's entry."""
     found = [
@@ -258,8 +258,21 @@ def listings(summary: Summary) -> list[Listing]:
     if count := max(len(changes), run.verdicts_changed_by_hook if run is not None else 0):
         by = " and the known-flips list" if run is not None and run.known_flips is not None else ""
         found.append(Listing(f"pytest_parity_verdict hooks{by} changed {count} verdict(s)", changes))
-    if failed := summary.failed_checks:
-        found.append(Listing(f"your checks failed ({len(failed)})", [(nodeid, "") for nodeid in failed]))
+    if checks := summary.failed_checks:
+        found.append(Listing(f"your checks failed ({len(checks)})", [(nodeid, "") for nodeid in checks]))
+    if (merge := summary.merge) is not None:
+        ran, failed = sum(part.items_ran for part in merge.parts), sum(part.failed for part in merge.parts)
+        parts = [
+            (
+                part.file,
+                f" ({part.group or 'no group'}): {part.items_ran} item(s) (tasks {part.tasks_ran}, "
+                f"gate items {part.gate_items_ran}), {part.failed} failed",
+            )
+            for part in merge.parts
+        ]
+        found.append(Listing(f"{len(merge.parts)} part(s) merged: {ran} item(s) ran, {failed} failed", parts))
+        if merge.gaps:
+            found.append(Listing(f"ran in no part ({len(merge.gaps)})", [(gap, "") for gap in merge.gaps]))
     if summary.notes:
         found.append(Listing(f"notes ({len(summary.notes)})", [("", note) for note in summary.notes]))
     return found
