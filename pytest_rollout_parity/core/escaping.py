@@ -62,8 +62,9 @@ def terminal_text(text: str) -> str:
 
 
 #: the characters with a meaning in GitHub's Markdown inside a line (emphasis, code, links, images,
-#: tags, entities, tables, strikethrough, math, footnotes, mentions), and the backslash itself
-_MARKDOWN = re.compile(r"""[\\`*_{}\[\]<>()#+!|~&$@^]|:(?=//)|(?i:(?<=www)\.)""")
+#: tags, entities, tables, strikethrough, math, footnotes, mentions), and the backslash itself; `(`
+#: and `)` only close a link whose `[` is escaped, so they stay as written
+_MARKDOWN = re.compile(r"""[\\`*_{}\[\]<>#+!|~&$@^]|:(?=//)|(?i:(?<=www)\.)""")
 
 
 def _shown(text: str, lines: bool) -> str:

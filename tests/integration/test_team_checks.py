@@ -62,7 +62,7 @@ def test_a_failing_check_fails_the_verdict_and_is_named_everywhere(gate: Gate) -
     assert {check["outcome"] for name, check in checks.items() if name != failed} == {"passed"}
     markdown = (gate.path / "s.md").read_text(encoding="utf-8")
     assert markdown.startswith("## rollout parity\n\n**rollout parity: FAIL**: no flip in 4 compared tasks; 1 of your ")
-    assert "### Your checks that failed (1)" in markdown and "test\\_tokens\\[fix-git\\]" in markdown
+    assert "### your checks failed (1)" in markdown and "test\\_tokens\\[fix-git\\]" in markdown
     assert f"1 of your checks failed: {failed}" in (gate.path / "s.html").read_text(encoding="utf-8")
     from xml.etree import ElementTree
 

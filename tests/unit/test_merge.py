@@ -16,6 +16,7 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from pytest_rollout_parity import compare_rollouts
+from pytest_rollout_parity.core.reports.html_page import report_body
 from pytest_rollout_parity.core.reports.json_file import json_dict, read_summary
 from pytest_rollout_parity.core.reports.markdown import render_markdown
 from pytest_rollout_parity.core.reports.merge import MergeError, merge_parts
@@ -230,9 +231,15 @@ def test_the_reports_escape_what_the_parts_say() -> None:
     finally:
         OLD.clear(), OLD.update(saved[0]), NEW.clear(), NEW.update(saved[1])
         ITEM = saved[2]
-    assert not any(line.startswith("::") for line in summary_lines(merged))
+    lines = summary_lines(merged)
+    assert not any(line.startswith("::") for line in lines)
     markdown = render_markdown(merged)
     assert "<b>" not in markdown and "|<" not in markdown
+    # every report lists the parts, each under the merge's heading
+    heading = next(line for line in lines if "part(s) merged" in line)
+    assert lines[lines.index(heading) + 1].startswith("    p1.json (no group): ")
+    assert f"### {heading[:-1]}" in markdown and "- <code>p1.json</code> (no group): " in markdown
+    assert "<li><code>p1.json</code> (no group): " in report_body(merged)
 
 
 def test_a_label_with_a_lone_surrogate_reaches_every_output(

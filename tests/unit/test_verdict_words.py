@@ -18,7 +18,7 @@ from pytest_rollout_parity.core.reports.summary import (
     build_summary,
 )
 from pytest_rollout_parity.core.reports.terminal import summary_lines
-from pytest_rollout_parity.core.reports.wording import IMPROVED, REGRESSED, direction, hook_changes, verdict_words
+from pytest_rollout_parity.core.reports.wording import IMPROVED, REGRESSED, Listing, direction, listings, verdict_words
 
 
 def _summary(old: dict[str, float], new: dict[str, float], **run: object) -> Summary:
@@ -48,33 +48,33 @@ def test_hook_verdicts_listed_in_markdown_and_html_capped_and_escaped() -> None:
     tasks = {f"<t{i:02d}>": 1.0 for i in range(n)}
     verdicts = {task: Verdict("passed", f"reviewed & ok\nsecond line of {task}") for task in tasks}
     summary = _summary(tasks, {task: 0.0 for task in tasks}, hook_verdicts=verdicts)
-    heading, changes = hook_changes(summary)
-    assert heading == f"pytest_parity_verdict hooks changed {n} verdict(s)" and changes[0].reason == "reviewed & ok"
+    heading, changes = listings(summary)[0]
+    assert heading == f"pytest_parity_verdict hooks changed {n} verdict(s)"
+    assert changes[0] == ("<t00>", " (flipped): passed: reviewed & ok")
 
     page = markdown.render_markdown(summary).splitlines()
     start = page.index(f"### pytest_parity_verdict hooks changed {n} verdict(s)")
     assert page[start + 2] == "- <code>\\<t00\\></code> (flipped): passed: reviewed \\& ok"
-    assert page[start + 2 + markdown.LIST_CAP] == "- ... and 2 more (see `--parity-json`)"
+    assert page[start + 2 + markdown.LIST_CAP] == "- ... and 2 more (see --parity-json)"
     assert "second line" not in "\n".join(page)
 
     fragment = summary_html(summary)
-    assert f"<p>pytest_parity_verdict hooks changed {n} verdict(s):</p><ul>" in fragment
-    assert "<li><code>&lt;t00&gt;</code> (flipped): passed: reviewed &amp; ok</li>" in fragment
-    changed = fragment[fragment.index("<h2>Changed verdicts</h2>") :]
-    assert changed.count("<li>") == markdown.LIST_CAP + 1 and "<li>… and 2 more" in changed
+    changed = fragment[fragment.index(f"<h2>pytest_parity_verdict hooks changed {n} verdict(s)</h2><ul>") :]
+    assert "<li><code>&lt;t00&gt;</code> (flipped): passed: reviewed &amp; ok</li>" in changed
+    assert changed.count("<li>") == markdown.LIST_CAP + 1 and "<li>... and 2 more" in changed
 
 
 def test_a_count_without_per_task_entries_is_still_said() -> None:
     """A run's count stands where the summary holds no task's entry."""
     summary = _summary({"a": 1.0}, {"a": 0.0}, outcome=RunOutcome(None, 1, {}))
-    assert hook_changes(summary) == ("pytest_parity_verdict hooks changed 1 verdict(s)", [])
+    assert listings(summary) == [Listing("pytest_parity_verdict hooks changed 1 verdict(s)", [])]
     assert "### pytest_parity_verdict hooks changed 1 verdict(s)" in markdown.render_markdown(summary)
-    assert "<p>pytest_parity_verdict hooks changed 1 verdict(s)</p></div>" in summary_html(summary)
+    assert "<h2>pytest_parity_verdict hooks changed 1 verdict(s)</h2><ul></ul>" in summary_html(summary)
 
 
 def test_no_hook_no_list() -> None:
     summary = _summary({"a": 1.0}, {"a": 0.0})
-    assert hook_changes(summary) == (None, [])
+    assert listings(summary) == []
     assert "pytest_parity_verdict" not in markdown.render_markdown(summary)
     assert "pytest_parity_verdict" not in summary_html(summary)
 

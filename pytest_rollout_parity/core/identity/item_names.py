@@ -50,9 +50,10 @@ def listed(names: Sequence[str], cap: int = NOTE_NAMES, where: str = " (see --pa
     return ", ".join(names[:cap]) + (f" and {rest} more{where}" if rest > 0 else "")
 
 
-def clipped(text: str, cap: int) -> str:
-    """``text`` cut to about ``cap`` characters at a word boundary, with a pointer to the JSON file."""
+def clipped(text: str, cap: int, more: str = " ... (see --parity-json)") -> str:
+    """``text`` cut to about ``cap`` characters at a word boundary, then ``more`` (by default a
+    pointer to the JSON file)."""
     if len(text) <= cap:
         return text
     cut = text.rfind(" ", 0, cap)
-    return text[: cut if cut > cap // 2 else cap].rstrip(", ") + " ... (see --parity-json)"
+    return text[: cut if cut > cap // 2 else cap].rstrip(" ,.;:") + more

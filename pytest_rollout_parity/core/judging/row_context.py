@@ -13,6 +13,7 @@ import json
 import re
 from typing import Any, Optional
 
+from ..identity.item_names import clipped
 from ..reading.fields import EMBEDDED_OUTPUT_FIELDS, PROMPT, TASK_INDEX, TRAJECTORY
 from ..reading.row_facts import lookup
 from ..reading.task_idents import content_text, last_user_text
@@ -42,12 +43,7 @@ def wants_excerpt(key: str) -> bool:
 def prompt_excerpt(row: dict[str, Any], chars: int = EXCERPT_CHARS) -> Optional[str]:
     """The start of the row's last user message on one line, cut at about ``chars``; None without one."""
     text = _one_line(last_user_text(lookup(row, PROMPT)))
-    if not text:
-        return None
-    if len(text) <= chars:
-        return text
-    cut = text.rfind(" ", 0, chars)
-    return text[: cut if cut > chars // 2 else chars].rstrip(" ,.;:") + " …"
+    return clipped(text, chars, " …") if text else None
 
 
 def last_assistant_message(

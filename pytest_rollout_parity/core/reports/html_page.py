@@ -18,16 +18,7 @@ from ..identity.item_names import clipped
 from .markdown import LIST_CAP, NOTE_CAP, pre_block
 from .pictures import interval_svg, scatter_svg
 from .summary import SideSummary, Summary
-from .wording import (
-    capped,
-    category_rows,
-    hook_changes,
-    paired_heading,
-    paired_rows,
-    side_lines,
-    uncompared,
-    verdict,
-)
+from .wording import MORE, capped, category_rows, listings, paired_heading, paired_rows, side_lines, verdict
 
 #: flips the page's table lists, at most (each with its means, repeats, outcome and p)
 FLIP_ROWS = 200
@@ -35,7 +26,6 @@ FLIP_ROWS = 200
 EVIDENCE_ROWS = 20
 #: identical tasks the page lists (folded), at most
 IDENTICAL_ROWS = 1000
-MORE = "… and {} more (see --parity-json)"
 T = TypeVar("T")
 
 
@@ -134,11 +124,13 @@ def _flip_rows(summary: Summary, with_evidence: bool) -> str:
 
 def _listing(items: Sequence[T], render: Callable[[T], str], cap: int = LIST_CAP) -> str:
     """The first ``cap`` items, each rendered (escaped), as a list, then how many are left out."""
-    return "<ul>" + "".join(f"<li>{item}</li>" for item in capped(items, cap, render, MORE)) + "</ul>"
+    return "<ul>" + "".join(f"<li>{item}</li>" for item in capped(items, cap, render)) + "</ul>"
 
 
-def _entry(task: str, words: str) -> str:
-    return f"<code>{html_text(task)}</code>{html_text(words)}"
+def _entry(entry: tuple[str, str]) -> str:
+    """A list's entry: its name as code (none for a note), then its words cut at :data:`NOTE_CAP`."""
+    name, words = entry
+    return (f"<code>{html_text(name)}</code>" if name else "") + html_text(clipped(words, NOTE_CAP))
 
 
 def report_body(
@@ -177,18 +169,7 @@ def report_body(
         parts.append(
             f'<details class="identical"><summary>identical tasks ({len(identical)})</summary>{shown}</details>'
         )
-    not_compared = [
-        f"<p>{category} ({len(reasons)}):</p>" + _listing(reasons, lambda item: _entry(item[0], f": {item[1]}"))
-        for category, reasons in uncompared(summary).items()
-    ]
-    parts.append("<h2>Not compared</h2>" + ("".join(not_compared) or "<p>Every task was compared.</p>"))
-    heading, changes = hook_changes(summary)
-    if heading:
-        entries = _listing(changes, lambda c: _entry(c.task, f" ({c.category}): {c.outcome}: {c.reason}"))
-        # the count stands alone where per-task entries are not at hand
-        parts.append(f"<h2>Changed verdicts</h2><p>{html_text(heading)}" + (f":</p>{entries}" if changes else "</p>"))
-    if summary.notes:
-        parts.append("<h2>Notes</h2>" + _listing(summary.notes, lambda note: html_text(clipped(note, NOTE_CAP))))
+    parts.extend(f"<h2>{html_text(heading)}</h2>{_listing(entries, _entry)}" for heading, entries in listings(summary))
     if audit is not None:
         inputs = dict(summary.run.inputs) if summary.run is not None else {}
         sides = "; ".join(

@@ -16,14 +16,13 @@ from typing import Optional
 from ..escaping import html_text, markdown_text, utf8_safe, visible
 from ..identity.item_names import clipped
 from .summary import Summary
-from .wording import capped, category_rows, flip_line, hook_changes, paired_lines, side_lines, uncompared
+from .wording import MORE, capped, category_rows, flip_line, listings, paired_lines, side_lines
 from .wording import verdict as verdict_words
 
 FLIP_CAP = 20  # flips listed, each with its text folded
 TEXT_CAP = 4000  # characters of one flip's text
-LIST_CAP = 20  # labels listed per category
-MORE = "- ... and {} more (see `--parity-json`)"
-NOTE_CAP = 1000  # characters of one note
+LIST_CAP = 20  # entries listed per list
+NOTE_CAP = 1000  # characters of one note or reason
 BUDGET = 1_000_000  # bytes; GitHub refuses a step summary above 1 MiB
 #: where the pictures are: GitHub's Markdown cannot draw a scatter of thousands of tasks
 PICTURES = (
@@ -80,7 +79,7 @@ def _flips(summary: Summary, texts: Mapping[str, str]) -> list[str]:
             head += f" <em>{html_text(task.excerpt)}</em>"
         lines.extend(["<details>", f"<summary>{head}</summary>", "", pre_block(text), "", "</details>"])
     if len(flips) > FLIP_CAP:
-        lines.extend(["", f"... and {len(flips) - FLIP_CAP} more flips: see the JSON summary (`--parity-json`)."])
+        lines.extend(["", MORE.format(len(flips) - FLIP_CAP)])
     return lines
 
 
@@ -95,35 +94,16 @@ def _render(summary: Summary, texts: Mapping[str, str], exit_status: Optional[in
     lines.extend(["", "| category | tasks | breakdown |", "| --- | ---: | --- |"])
     lines.extend(f"| {name} | {count} | {breakdown} |" for name, count, breakdown in category_rows(summary))
     lines.extend(_flips(summary, texts))
-    listed = []
-    for category, reasons in uncompared(summary).items():
-        listed.append(f"- **{category}** ({len(reasons)}):")
-        listed.extend(capped(reasons, LIST_CAP, lambda item: f"  - {_code(item[0])}: {_note(item[1])}", f"  {MORE}"))
-    if listed:
-        lines.extend(["", "### Not compared", "", *listed])
+    for heading, entries in listings(summary):
+        lines.extend(["", f"### {heading}", ""])
+        lines.extend(capped(entries, LIST_CAP, lambda e: f"- {_code(e[0]) if e[0] else ''}{_note(e[1])}", f"- {MORE}"))
     lines.extend(["", "### Paired statistics", "", "```text"])
     lines.extend(visible(line) for line in paired_lines(summary))
     lines.extend(["```", "", PICTURES])
-    heading, changes = hook_changes(summary)
-    if heading:
-        lines.extend(["", f"### {heading}", ""])
-        lines.extend(
-            capped(
-                changes, LIST_CAP, lambda c: f"- {_code(c.task)} ({c.category}): {c.outcome}: {_note(c.reason)}", MORE
-            )
-        )
-    if failed_checks := summary.failed_checks:
-        lines.extend(["", f"### Your checks that failed ({len(failed_checks)})", ""])
-        lines.extend(capped(failed_checks, LIST_CAP, lambda nodeid: f"- {_code(nodeid)}", MORE))
     if summary.nothing_compared:
         lines.extend(["", f"**Nothing compared**: {markdown_text(summary.nothing_compared)}"])
-    if summary.merge is not None:
-        lines.extend(["", "### Parts", "", *(f"- {markdown_text(line)}" for line in summary.merge.lines())])
     if summary.plan is not None:
         lines.extend(["", "### What to run next", "", "```text", *map(visible, summary.plan.lines()), "```"])
-    if summary.notes:
-        lines.extend(["", "### Notes", ""])
-        lines.extend(capped(summary.notes, LIST_CAP, lambda note: f"- {_note(note)}", MORE))
     return "\n".join(lines) + "\n"
 
 

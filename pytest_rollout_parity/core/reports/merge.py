@@ -14,9 +14,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, Optional
 
+from ..identity.item_names import listed
 from ..statistics.margin import FlipJudgement
 from .json_file import json_dict
 from .summary import (
+    NAMED,
     CheckRun,
     GateItem,
     MergeRecord,
@@ -26,7 +28,6 @@ from .summary import (
     Summary,
     TaskSummary,
     decided,
-    named,
     task_outcome,
 )
 
@@ -174,7 +175,7 @@ def merge_parts(parts: Sequence[tuple[str, Summary]]) -> Summary:
         twice = [f"{name!r} ({', '.join(paths[:-1])} and {paths[-1]})" for name, paths in overlaps.items()]
         raise MergeError(
             "",
-            f"{len(twice)} item(s) ran in more than one part: {named(twice)}; "
+            f"{len(twice)} item(s) ran in more than one part: {listed(twice, NAMED, '')}; "
             "each item must run in one part (overlapping selections?)",
         )
     run = runs[0]

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from ..escaping import html_text
-from ..identity.item_names import clipped
+from ..identity.item_names import clipped, listed
 from .summary import Summary
 
 #: tasks drawn one point each, at most; beyond, binned
@@ -123,8 +123,7 @@ def _circles(drawn: list[Point], x: Callable[[float], float], y: Callable[[float
                 cx, cy = cx + APART * math.cos(angle), cy + APART * math.sin(angle)
             radius = min((4.5 if first.flip else 3.5) * math.sqrt(count), 16.0)
             where, named = f"old {first.old:.4g}, new {first.new:.4g}", tooltips or first.flip
-            labels = ", ".join(html_text(clipped(p.task, 80)) for p in group[:GROUP_LABELS])
-            labels += f" and {count - GROUP_LABELS} more" if count > GROUP_LABELS else ""
+            labels = html_text(listed([clipped(p.task, 80) for p in group], GROUP_LABELS, where=""))
             if count == 1:
                 title = f"<title>{labels}: {where}</title>" if named else ""
             else:

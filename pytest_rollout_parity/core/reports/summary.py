@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Generic, Literal, Optional, TypeVar, Union
 
+from ..identity.item_names import listed
 from ..judging.classify import scored_rewards
 from ..judging.companions import AggregateCheck, Inventory, InventoryRead
 from ..judging.completeness import Coverage
@@ -79,6 +80,9 @@ class SplitGroup:
     engine: str
     index: int
     count: int
+
+    def __str__(self) -> str:
+        return f"{self.engine} group {self.index} of {self.count}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -352,10 +356,6 @@ class PartRun:
     failed: int
 
 
-#: how many names a merge's lines spell out before they count the rest (the JSON holds them all)
-MERGE_CAP = 10
-
-
 @dataclass(frozen=True, slots=True)
 class MergeRecord:
     """What only a merge of parts knows: its verdict and exit status, each part, the items no part ran."""
@@ -364,20 +364,6 @@ class MergeRecord:
     exit_status: int
     parts: tuple[PartRun, ...]
     gaps: tuple[str, ...]
-
-    def lines(self) -> list[str]:
-        """What the parts ran, each part, and the items no part ran, one line each, as the reports print them."""
-        ran, failed = sum(part.items_ran for part in self.parts), sum(part.failed for part in self.parts)
-        lines = [f"{len(self.parts)} part(s) merged: {ran} item(s) ran, {failed} failed"]
-        for part in self.parts:
-            group = f"{part.group.engine} group {part.group.index} of {part.group.count}" if part.group else "no group"
-            lines.append(
-                f"part {part.file} ({group}): {part.items_ran} item(s) (tasks {part.tasks_ran}, "
-                f"gate items {part.gate_items_ran}), {part.failed} failed"
-            )
-        if self.gaps:
-            lines.append(f"ran in no part ({len(self.gaps)}): {named(self.gaps, MERGE_CAP)}")
-        return lines
 
 
 @dataclass(frozen=True, slots=True)
@@ -547,12 +533,6 @@ def task_summary(
 NAMED = 3
 
 
-def named(names: Sequence[str], cap: int = NAMED) -> str:
-    """`a, b, c and 2 more`: the first ``cap`` of ``names``."""
-    shown = ", ".join(names[:cap])
-    return shown + (f" and {len(names) - cap} more" if len(names) > cap else "")
-
-
 def _outside(decision: Equivalence) -> bool:
     """The aggregate's interval lies wholly outside [-M, +M]: the data show a difference."""
     low, high = decision.lower_bound, decision.upper_bound
@@ -579,7 +559,9 @@ def decided(summary: Summary, *, strict: bool, allow_copy: bool, known_flips_sha
     if counts["failed"]:
         found.append(Decider("failed_tasks", f"{counts['failed']} task(s) failed"))
     if failed_checks := summary.failed_checks:
-        found.append(Decider("checks_failed", f"{len(failed_checks)} of your checks failed: {named(failed_checks)}"))
+        found.append(
+            Decider("checks_failed", f"{len(failed_checks)} of your checks failed: {listed(failed_checks, NAMED, '')}")
+        )
     if aggregate is not None and _outside(aggregate):
         found.append(
             Decider("aggregate_outside", f"the mean difference lies wholly outside the margin ±{aggregate.margin:g}")
@@ -612,9 +594,9 @@ def decided(summary: Summary, *, strict: bool, allow_copy: bool, known_flips_sha
     verdict: RunVerdict = "fail" if any(d.code in FAIL_CODES for d in found) else "inconclusive" if found else "pass"
     # who accepted which verdicts: the known-flips list (with its path and digest), then hooks
     accepted = [task.hook_verdict for task in tasks if task.outcome == "accepted" and task.hook_verdict is not None]
-    listed = sum(1 for given in accepted if given.source == "known_flips")
-    by = [AcceptedFlips("known_flips", listed, run.known_flips if run else None, known_flips_sha256)] if listed else []
-    by += [AcceptedFlips("hook", len(accepted) - listed)] if len(accepted) > listed else []
+    known = sum(1 for given in accepted if given.source == "known_flips")
+    by = [AcceptedFlips("known_flips", known, run.known_flips if run else None, known_flips_sha256)] if known else []
+    by += [AcceptedFlips("hook", len(accepted) - known)] if len(accepted) > known else []
     return replace(
         summary,
         verdict=verdict,

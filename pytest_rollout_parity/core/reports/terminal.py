@@ -11,11 +11,10 @@ from tabulate import tabulate
 from ..escaping import terminal_line
 from ..identity.item_names import clipped, listed
 from .summary import FLIPS, Summary
-from .wording import capped, category_rows, hook_changes, paired_lines, plural, side_lines, uncompared, verdict
+from .wording import MORE, capped, category_rows, listings, paired_lines, plural, side_lines, verdict
 
-LIST_CAP = 10  # task labels listed per category; the JSON file has them all
-MORE = "    ... and {} more (see --parity-json)"
-NOTE_CAP = 400  # characters of a note shown
+LIST_CAP = 10  # entries listed per list; the JSON file has them all
+NOTE_CAP = 400  # characters of a note (or a reason) shown
 
 
 def verdict_line(summary: Summary) -> str:
@@ -25,7 +24,8 @@ def verdict_line(summary: Summary) -> str:
 
 
 def summary_lines(summary: Summary) -> list[str]:
-    """The section, line by line: the verdict, files, notes, the category table, labels, run figures."""
+    """The section, line by line: the verdict, files, the category table, the flips' labels, the
+    lists (:func:`.listings`, notes last), the paired figures and what the run did."""
     lines = [verdict_line(summary), *side_lines(summary)]
     metrics = summary.aggregate_metrics
     for side in ("old", "new"):
@@ -36,31 +36,28 @@ def summary_lines(summary: Summary) -> list[str]:
                 f"{check.computed_mean!r} from {plural(check.rows, 'row')}"
                 + (f" (agent {check.agent})" if check.agent else "")
             )
-    lines.extend(f"note: {clipped(note, NOTE_CAP)}" for note in summary.notes)
     table = tabulate(category_rows(summary), headers=["category", "tasks", "breakdown"], tablefmt="simple")
     lines.extend(["", *table.splitlines(), ""])
     lines.extend(
         f"{category}: {listed(labels, LIST_CAP)}" for category in FLIPS if (labels := summary.labels(category))
     )
-    for category, reasons in uncompared(summary).items():
-        lines.append(f"{category} ({len(reasons)}):")
-        lines.extend(capped(reasons, LIST_CAP, lambda item: f"    {item[0]}: {item[1]}", MORE))
+    for heading, entries in listings(summary):
+        names = [name for name, _ in entries]
+        if "" in names:  # the notes: a line each
+            lines.extend(capped(entries, LIST_CAP, lambda entry: f"note: {clipped(entry[1], NOTE_CAP)}"))
+        elif entries and not any(words for _, words in entries):  # names alone: on the heading's line
+            lines.append(f"{heading}: {listed(names, LIST_CAP)}")
+        else:
+            lines.append(f"{heading}:")
+            lines.extend(capped(entries, LIST_CAP, lambda e: f"    {e[0]}{clipped(e[1], NOTE_CAP)}", f"    {MORE}"))
     lines.extend(paired_lines(summary))
     run = summary.run
     if run is not None and run.part is not None and run.selected != run.part.items:
         lines.append(f"selected: {run.selected} of {run.part.items} parity items ran")
-    heading, changes = hook_changes(summary)
-    if heading:
-        lines.append(f"{heading}:")
-        lines.extend(capped(changes, LIST_CAP, lambda c: f"    {c.task} ({c.category}): {c.outcome}: {c.reason}", MORE))
-    if failed_checks := summary.failed_checks:
-        lines.append(f"your checks failed ({len(failed_checks)}): {listed(failed_checks, LIST_CAP)}")
     if summary.nothing_compared:
         lines.append(f"NOTHING COMPARED: {summary.nothing_compared}")
     if summary.plan is not None:
         lines.extend(summary.plan.lines())
-    if summary.merge is not None:
-        lines.extend(summary.merge.lines())
     # labels, reasons and notes come from the rows: each line stays one line, and none is a workflow command
     return [terminal_line(line) for line in lines]
 

@@ -2,9 +2,9 @@
 
 Pure functions of the typed :class:`Summary`: the verdict line's words, a flip's direction from the
 new side's view (`new regressed`: the old side won; `new improved`), each side's facts, the category
-table's rows, the tasks not compared, the verdicts a `pytest_parity_verdict` hook changed and the
-paired statistics. Each sentence is built once, unescaped; each renderer escapes it for where it
-goes and marks it up.
+table's rows, the lists every report shows (tasks not compared, verdicts a hook changed, the team's
+failed checks, notes) and the paired statistics. Each sentence is built once, unescaped; each
+renderer escapes it for where it goes and marks it up.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import NamedTuple, Optional, TypeVar
 
 from ..judging.companions import FIELDS
-from ..model import Category, Side, per_side
+from ..model import Side, per_side
 from ..statistics.margin import left_out_text
 from ..statistics.paired import format_p
 from .summary import Summary, TaskSummary
@@ -147,7 +147,7 @@ def verdict(summary: Summary, exit_status: Optional[int] = None, quote: Callable
         if part.items > part.tasks:
             ran += f"; gate items {len(part.gate_items_ran)} of {part.items - part.tasks}"
         if part.group is not None:
-            ran += f"; {part.group.engine} group {part.group.index} of {part.group.count}"
+            ran += f"; {part.group}"
         rest = f"{ran}; the whole file: {summary.verdict.upper()} (merge the parts for its verdict): {rest}"
     else:
         head = summary.verdict.upper()
@@ -168,34 +168,6 @@ def category_rows(summary: Summary) -> list[tuple[str, int, str]]:
         ("missing", counts.missing, f"old only {counts.missing_old_only}, new only {counts.missing_new_only}"),
         ("tasks", counts.tasks, ""),
     ]
-
-
-class HookChange(NamedTuple):
-    """A verdict a hook changed: the task, its category, the outcome it was given, the reason's first line."""
-
-    task: str
-    category: str
-    outcome: str
-    reason: str
-
-
-def hook_changes(summary: Summary) -> tuple[Optional[str], list[HookChange]]:
-    """The line that opens the list of changed verdicts (by hooks, and by a known-flips list when
-    given; None when none changed), and those the summary holds per task, in task order.
-
-    The count is at least the run's own, which it keeps even where a task's entry is not at hand.
-    """
-    changes = [
-        HookChange(task.task, task.category, verdict.outcome, verdict.text.split("\n", 1)[0] or "(no reason given)")
-        for task in summary.tasks
-        if (verdict := task.hook_verdict) is not None
-    ]
-    run = summary.run
-    count = max(len(changes), run.verdicts_changed_by_hook if run is not None else 0)
-    if not count:
-        return None, changes
-    by = " and the known-flips list" if run is not None and run.known_flips is not None else ""
-    return f"pytest_parity_verdict hooks{by} changed {count} verdict(s)", changes
 
 
 def side_lines(summary: Summary) -> list[str]:
@@ -235,11 +207,13 @@ def side_lines(summary: Summary) -> list[str]:
 
 
 T = TypeVar("T")
+#: what a list says in place of the entries past its cap (the JSON file holds them all)
+MORE = "... and {} more (see --parity-json)"
 
 
-def capped(items: Sequence[T], cap: int, render: Callable[[T], str], more: str) -> list[str]:
-    """The first ``cap`` items, each rendered, then ``more`` (``{}``: how many were left out) when
-    there are more; only the items shown are rendered."""
+def capped(items: Sequence[T], cap: int, render: Callable[[T], str], more: str = MORE) -> list[str]:
+    """The one cut of every report's lists: the first ``cap`` items, each rendered, then ``more``
+    (``{}``: how many were left out) when there are more; only the items shown are rendered."""
     lines = [render(item) for item in items[:cap]]
     if len(items) > cap:
         lines.append(more.format(len(items) - cap))
@@ -255,14 +229,53 @@ def why_uncompared(task: TaskSummary) -> str:
     return "; ".join(f"{name} side masked: {reason}" for name, reason in masked)
 
 
-def uncompared(summary: Summary) -> dict[Category, list[tuple[str, str]]]:
-    """The masked, then the missing tasks (a category with none left out), each with why it was not
-    compared, in task order."""
-    found: dict[Category, list[tuple[str, str]]] = {}
+class Listing(NamedTuple):
+    """A list every report shows: its heading, and its entries, each a name from the data (a task
+    label or a node id, shown as code; "" for a note) and the words after it. Each renderer cuts it
+    at its own cap (:func:`capped`) and escapes and marks it up for where it goes."""
+
+    heading: str
+    entries: list[tuple[str, str]]
+
+
+def listings(summary: Summary) -> list[Listing]:
+    """Every report's lists, in the order they show them: the masked, then the missing tasks with why
+    each was not compared; the verdicts hooks (and a known-flips list) changed, each with its reason's
+    first line; the team's checks that failed; a merge's parts and the items no part ran; the notes. A list with no entry is left out, but for
+    the changed verdicts: their count is at least the run's own, which stands alone where the
+    summary holds no task's entry."""
+    found = [
+        Listing(f"{category} ({len(tasks)})", [(task.task, f": {why_uncompared(task)}") for task in tasks])
+        for category in ("masked", "missing")
+        if (tasks := [task for task in summary.tasks if task.category == category])
+    ]
+    changes = []
     for task in summary.tasks:
-        if task.category in ("masked", "missing"):
-            found.setdefault(task.category, []).append((task.task, why_uncompared(task)))
-    return {category: found[category] for category in ("masked", "missing") if category in found}
+        if (verdict := task.hook_verdict) is not None:
+            reason = verdict.text.split("\n", 1)[0] or "(no reason given)"
+            changes.append((task.task, f" ({task.category}): {verdict.outcome}: {reason}"))
+    run = summary.run
+    if count := max(len(changes), run.verdicts_changed_by_hook if run is not None else 0):
+        by = " and the known-flips list" if run is not None and run.known_flips is not None else ""
+        found.append(Listing(f"pytest_parity_verdict hooks{by} changed {count} verdict(s)", changes))
+    if checks := summary.failed_checks:
+        found.append(Listing(f"your checks failed ({len(checks)})", [(nodeid, "") for nodeid in checks]))
+    if (merge := summary.merge) is not None:
+        ran, failed = sum(part.items_ran for part in merge.parts), sum(part.failed for part in merge.parts)
+        parts = [
+            (
+                part.file,
+                f" ({part.group or 'no group'}): {part.items_ran} item(s) (tasks {part.tasks_ran}, "
+                f"gate items {part.gate_items_ran}), {part.failed} failed",
+            )
+            for part in merge.parts
+        ]
+        found.append(Listing(f"{len(merge.parts)} part(s) merged: {ran} item(s) ran, {failed} failed", parts))
+        if merge.gaps:
+            found.append(Listing(f"ran in no part ({len(merge.gaps)})", [(gap, "") for gap in merge.gaps]))
+    if summary.notes:
+        found.append(Listing(f"notes ({len(summary.notes)})", [("", note) for note in summary.notes]))
+    return found
 
 
 # The paired statistics and margin mode's equivalence decision: as labelled rows (the HTML
