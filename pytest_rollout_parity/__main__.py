@@ -81,17 +81,6 @@ def _read(path: str) -> core.Summary:
         _fail(f"{path}: nested too deep for a --parity-json summary")
 
 
-def _check_outputs(parts: Sequence[str], outputs: Sequence[tuple[str, Optional[Path]]]) -> None:
-    """Nothing given as a part is written to (an option or a CI file naming one is a usage error), and
-    every output's directory exists."""
-    given = [(part, Path(part)) for part in parts]
-    for option, path in outputs:
-        if path is not None and core.named_input(path, given) is not None:
-            _fail(f"{option}: {path} is one of the parts: it is read, never written to")
-        if path is not None and not option.startswith("$") and not path.parent.is_dir():
-            _fail(f"{option}: cannot write {path}: no such directory")
-
-
 def _check_inputs(run: core.RunOutcome, old: Optional[str], new: Optional[str]) -> None:
     """Each side given on the command line holds what the parts read: its digest is theirs."""
     options = run.options
@@ -116,7 +105,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the command; returns its exit status."""
     args = _parser().parse_args(argv)
     outputs = (("--markdown", args.markdown), ("--json", args.json))
-    _check_outputs(args.parts, [*outputs, *core.ci_files()])
+    refused = core.refused_output(
+        [*outputs, *core.ci_files()], [("one of the parts", Path(part)) for part in args.parts]
+    )
+    if refused is not None:
+        _fail(refused)
     try:
         merged = merge_parts([(path, _read(path)) for path in args.parts])
     except MergeError as exc:

@@ -11,8 +11,6 @@ the files are checked here before anything is read.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 from typing import Any, Optional
 
@@ -143,47 +141,12 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
             inputs.extend((f"the {side} side's coverage file", place) for place in core.coverage_places(path))
     if settings.known_flips is not None:
         inputs.append(("the known-flips list", settings.known_flips))
-    outputs = [(getattr(settings, name), OPTION[name].flag) for name in ("json_path", "markdown_path", "html_path")]
-    for target, flag in outputs:
-        if target is not None:
-            _check_target(target, flag)
-    # an output naming an input, by any path or link, is refused before anything is read
-    for target, flag in [*outputs, *((path, name) for name, path in core.ci_files())]:
-        what = core.named_input(target, inputs) if target is not None else None
-        if what is not None:
-            raise pytest.UsageError(core.visible(f"{flag}: {target} is {what}: an output never overwrites an input"))
+    outputs = [(OPTION[name].flag, getattr(settings, name)) for name in ("json_path", "markdown_path", "html_path")]
+    refused = core.refused_output([*outputs, *core.ci_files()], inputs)
+    if refused is not None:
+        raise pytest.UsageError(core.visible(refused))
     for root in settings.logs_roots:
         if not root.is_dir():
             where = sources.get("logs_roots", OPTION["logs_roots"].flag)
             raise pytest.UsageError(core.visible(f"{where}: {root} is not a directory"))
     return settings
-
-
-def _check_target(target: Path, option: str) -> None:
-    """An output that could not be written stops the run before anything is read.
-
-    A temporary file is made and removed in the target's directory, as the report itself will be
-    written at the end (through a temporary file replacing the target, so an existing report is never
-    truncated); no directory is ever made.
-    """
-    if target.is_dir():
-        raise pytest.UsageError(core.visible(f"{option}: {target} is a directory, not a file"))
-    parent = target.parent
-    if not parent.is_dir():
-        # the nearest ancestor that exists says what is wrong: a file in the way, or a missing directory
-        chain = (parent, *parent.parents)
-        found = next(path for path in chain if path.exists())
-        if not found.is_dir():
-            raise pytest.UsageError(
-                core.visible(f"{option}: cannot write {target}: {found} is a file, not a directory")
-            )
-        missing = next(path for path in chain if path.parent == found)
-        raise pytest.UsageError(core.visible(f"{option}: cannot write {target}: directory {missing} does not exist"))
-    try:
-        fd, probe = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".probe", dir=parent)
-    except OSError as exc:
-        raise pytest.UsageError(core.visible(f"{option}: cannot write {target}: {exc.strerror or exc}")) from None
-    os.close(fd)
-    os.unlink(probe)
-    if target.exists() and not os.access(target, os.W_OK):
-        raise pytest.UsageError(core.visible(f"{option}: cannot write {target}: permission denied"))
