@@ -35,8 +35,6 @@ GATE_PROPERTY = "parity_gate_item"
 #: the report attribute that carries a finding's whole text, whatever --tb cuts from its
 #: representation: the JSON, Markdown and HTML reports read it (:class:`.reporting.ParitySummary`)
 MESSAGE_ATTRIBUTE = "parity_message"
-#: who changed a verdict, as the item's report section names them
-VERDICT_SOURCES = {"known_flips": "--parity-known-flips", "hook": "a pytest_parity_verdict hook"}
 #: the fixture whose tests are the team's own checks: one case per joined task. The fixture itself
 #: (which skips when no rollout files are given) lives in the entry point, so that it exists in
 #: runs that never import the gate.
@@ -193,40 +191,39 @@ class ParityItem(GateItem):
         return core.terminal_line(self.run.result.tasks[self.index].task)
 
     def runtest(self) -> None:
-        """Pass, fail or xfail as the category (or a conftest verdict, or the known flips) says."""
-        run, comparison = self.run, self.run.result.tasks[self.index]
-        strict, judgement = run.settings.strict, run.judgements[self.index]
-        verdict = self.config.hook.pytest_parity_verdict(comparison=comparison, config=self.config)
-        if verdict is not None and not isinstance(verdict, core.Verdict):
+        """Pass, fail or xfail as the category says, unless a conftest hook or the known flips decide."""
+        run, index = self.run, self.index
+        comparison, judgement = run.result.tasks[index], run.decisions.judgements[index]
+        given = self.config.hook.pytest_parity_verdict(comparison=comparison, config=self.config)
+        if given is not None and not isinstance(given, core.Verdict):
             raise GateFinding(
                 core.terminal_text(
-                    f"{core.visible(comparison.task)}: pytest_parity_verdict returned {verdict!r}; "
+                    f"{core.visible(comparison.task)}: pytest_parity_verdict returned {given!r}; "
                     "return None or a pytest_rollout_parity.Verdict"
                 )
             )
-        if verdict is None and run.known_flips is not None:
-            verdict = run.known_flips.verdict(comparison)
-        changed_to: Optional[core.Verdict] = None
-        if verdict is not None:
-            if verdict.outcome != default_verdict(comparison, lambda: "", strict=strict, judgement=judgement).outcome:
-                changed_to = core.Verdict(verdict.outcome, verdict.text)
-                # outcome and reason, for the JUnit properties of a hook-decided item
-                changed = verdict.outcome + (f": {verdict.text}" if verdict.text else "")
-                self.user_properties.append((VERDICT_PROPERTY, changed))
-                self.user_properties.append((SOURCE_PROPERTY, verdict.source))
-                if verdict.outcome == "passed":  # -rA / -rP show it under the PASSES heading
-                    who = VERDICT_SOURCES.get(verdict.source, VERDICT_SOURCES["hook"])
-                    reason = verdict.text or "(no reason given)"
-                    line = f"{core.visible(comparison.task)} ({comparison.category}) passed by {who}: {reason}"
-                    self.add_report_section("call", "parity verdict", core.terminal_text(line))
-        else:
-            verdict = default_verdict(
-                comparison, lambda: run.flip_evidence(self.index).text, strict=strict, judgement=judgement
+        if given is None and run.known_flips is not None:
+            given = run.known_flips.verdict(comparison)
+        # a failing flip's text reads its verifier log: only when the category's verdict stands
+        flip_text = (lambda: "") if given is not None else (lambda: run.flip_evidence(index).text)
+        default = default_verdict(comparison, flip_text, strict=run.settings.strict, judgement=judgement)
+        changed = given if given is not None and given.outcome != default.outcome else None
+        verdict = given or default
+        if changed is not None:
+            # outcome and reason, for the JUnit properties of a hook-decided item
+            self.user_properties.append(
+                (VERDICT_PROPERTY, changed.outcome + (f": {changed.text}" if changed.text else ""))
             )
-        evidence = run.evidence.get(self.index)
+            self.user_properties.append((SOURCE_PROPERTY, changed.source))
+            if changed.outcome == "passed":  # -rA / -rP show it under the PASSES heading
+                who = "--parity-known-flips" if changed.source == "known_flips" else "a pytest_parity_verdict hook"
+                reason = changed.text or "(no reason given)"
+                line = f"{core.visible(comparison.task)} ({comparison.category}) passed by {who}: {reason}"
+                self.add_report_section("call", "parity verdict", core.terminal_text(line))
+        evidence = run.evidence.get(index)
         if evidence is not None and evidence.no_output:  # the summary says it once for the run
             self.user_properties.append((NO_OUTPUT_PROPERTY, "1"))
-        self.user_properties.append((OUTCOME_PROPERTY, core.task_outcome(comparison, judgement, changed_to)))
+        self.user_properties.append((OUTCOME_PROPERTY, core.task_outcome(comparison, judgement, changed)))
         # shown in the terminal (pytest's short summary under CI prints a reason whole): no line
         # of it may carry a raw control character or start a GitHub workflow command
         text = core.terminal_text(verdict.text)

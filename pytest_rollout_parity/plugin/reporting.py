@@ -77,8 +77,6 @@ class ParitySummary:
         self.summary: Optional[core.Summary] = None
         #: reports that could not be written, each with its colour, for the terminal summary
         self.problems: list[tuple[str, str]] = []
-        #: the flips whose item failed, by task label (the annotations name them)
-        self.failed_flips: set[str] = set()
         #: each of the team's checks that ran, by node id: (its task, its outcome over setup, call and teardown)
         self.checks: dict[str, tuple[str, str]] = {}
         #: the run's start, for the HTML page's footer
@@ -143,7 +141,6 @@ class ParitySummary:
         tasks = {str(p[TASK_PROPERTY]): (p, out, text) for p, out, text in self.ran.values() if TASK_PROPERTY in p}
         gates = {str(p[GATE_PROPERTY]): out for p, out, _ in self.ran.values() if GATE_PROPERTY in p}
         flips = {task: ran for task, ran in tasks.items() if ran[0].get(CATEGORY_PROPERTY) in core.FLIPS}
-        self.failed_flips = {task for task, (_, outcome, _) in flips.items() if outcome == "failed"}
         hook_verdicts = {}
         for task, (properties, _, _) in tasks.items():
             given, _, reason = str(properties.get(VERDICT_PROPERTY, "")).partition(": ")
@@ -302,7 +299,8 @@ class ParitySummary:
             terminalreporter.write_line(line)
         if os.environ.get("GITHUB_ACTIONS") == "true":
             if not terminalreporter.config.pluginmanager.hasplugin(ANNOTATE_FAILURES):
-                for line in core.annotation_lines(self.summary, self.failed_flips):
+                failed = {task.task for task in self.summary.flips if task.item_outcome == "failed"}
+                for line in core.annotation_lines(self.summary, failed):
                     terminalreporter.write_line(line)
 
     @pytest.hookimpl(optionalhook=True)

@@ -94,18 +94,13 @@ class ParityRun:
     @cached_property
     def decisions(self) -> core.MarginDecisions:
         """Margin mode's decisions (the flips' FDR, their judgements, the aggregate), made once in
-        this process: the items and every report read them."""
-        settings = self.settings
+        this process: the items and every report read them. Without a margin there are none, and no
+        paired statistics are computed for them (every item reads the judgements)."""
+        settings, tasks = self.settings, self.result.tasks
+        if settings.margin is None:
+            return core.MarginDecisions(None, (None,) * len(tasks), None)
         copy = self.result.copies is not None
-        return core.margin_decisions(self.paired, self.result.tasks, settings.margin, settings.alpha, copy=copy)
-
-    @cached_property
-    def judgements(self) -> tuple[Optional[core.FlipJudgement], ...]:
-        """Margin mode's judgement of each flip, by task index; all None without a margin, when no
-        paired statistics are computed (every item reads it)."""
-        if self.settings.margin is None:
-            return (None,) * len(self.result.tasks)
-        return self.decisions.judgements
+        return core.margin_decisions(self.paired, tasks, settings.margin, settings.alpha, copy=copy)
 
     @property
     def gate_items(self) -> tuple[str, ...]:
@@ -152,7 +147,12 @@ class ParityRun:
             p = self.paired.p_values[index]
         noise = core.noise_text(comparison, p) if p is not None else None
         evidence = core.flip_evidence(
-            comparison, self.settings.tail, self.roots, noise, self.judgements[index], excerpt=self.wants_excerpt
+            comparison,
+            self.settings.tail,
+            self.roots,
+            noise,
+            self.decisions.judgements[index],
+            excerpt=self.wants_excerpt,
         )
         self.evidence[index] = evidence
         return evidence
