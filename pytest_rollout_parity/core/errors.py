@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple, Optional
+
+#: How to give the setting an input error concerns (:attr:`CompareInputError.setting`), as the
+#: error line ends; each surface names the settings its own way (:meth:`CompareInputError.how_to_set`)
+HOW_TO_SET = {
+    "key": " (use {key})",
+    "agent": "; choose one with {agent} NAME (both sides) or {old_agent} / {new_agent} NAME",
+}
 
 
 class Place(NamedTuple):
@@ -34,8 +42,7 @@ class CompareInputError(Exception):
     `<path>:<line>` when the place is shown otherwise (an option naming the file, two rows at once).
     ``setting`` is the setting that settles the error (`key`: name the join field; `agent`: choose
     an agent), or None. The core's line does not name it: the plugin and the Python API spell it
-    differently, so the surface that shows the error adds how to give it there
-    (:data:`pytest_rollout_parity.plugin.activate.HOW_TO_SET`, :data:`.api.HOW_TO_SET`).
+    differently, so the surface that shows the error adds how to give it there (:meth:`how_to_set`).
     """
 
     def __init__(
@@ -55,3 +62,11 @@ class CompareInputError(Exception):
 
     def __str__(self) -> str:
         return f"{self.where}: {self.reason}" if self.where else self.reason
+
+    def how_to_set(self, name: Callable[[str], str]) -> str:
+        """How to give :attr:`setting` (empty without one), each setting spelled as ``name`` spells it
+        (`key` as `--parity-key`, say)."""
+        if not self.setting:
+            return ""
+        fields = ("key", "agent", "old_agent", "new_agent")
+        return HOW_TO_SET[self.setting].format(**{field: name(field) for field in fields})

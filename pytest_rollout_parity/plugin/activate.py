@@ -25,13 +25,6 @@ from .reporting import ParitySummary
 from .rerun_cache import RerunCache, collector_paused, entries_dir
 from .run import RUN_KEY, ParityRun, side_request
 
-#: How each setting an input error concerns (:attr:`CompareInputError.setting`) is given to the
-#: plugin, as the error line ends
-HOW_TO_SET = {
-    "key": " (use --parity-key)",
-    "agent": "; choose one with --parity-agent NAME (both sides) or --parity-old-agent / --parity-new-agent NAME",
-}
-
 
 class ParityGate:
     """Reads both sides, then registers the collection side everywhere and the summary where reports arrive."""
@@ -60,7 +53,8 @@ class ParityGate:
             if progress is not None:
                 progress.close()
             # the message may quote the data (an agent's name, a key): one line, never a workflow command
-            raise pytest.UsageError(core.terminal_line(f"{exc}{HOW_TO_SET.get(exc.setting or '', '')}")) from None
+            how = exc.how_to_set(lambda setting: OPTION[setting].flag)
+            raise pytest.UsageError(core.terminal_line(f"{exc}{how}")) from None
         config.stash[RUN_KEY] = run
         collection = ParityCollection(config, run, take_new_file(config, settings.new))
         config.pluginmanager.register(collection, "rollout-parity-collection")
