@@ -91,9 +91,6 @@ class GateFinding(pytest.fail.Exception):  # type: ignore[misc, name-defined]  #
         self.body = body
         self.header = header if header is not None else body.split("\n", 1)[0]
 
-    def __str__(self) -> str:
-        return self.body
-
 
 def terminal_width(config: pytest.Config) -> Optional[int]:
     """The width the gate's lines are fitted to: the terminal's when there is one (output to a

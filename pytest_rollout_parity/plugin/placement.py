@@ -30,18 +30,13 @@ def resolve(value: str, base: Path) -> Path:
     return path if path.is_absolute() else base / path
 
 
-def _resolved(arg: str, base: Path) -> Optional[Path]:
+def resolved_arg(arg: str, base: Path) -> Optional[Path]:
     """The file a path argument (`file` or `file::name`) names, resolved; None for one that cannot be."""
     path = Path(arg.split("::", 1)[0])
     try:
         return (path if path.is_absolute() else base / path).resolve()
     except (OSError, ValueError):
         return None
-
-
-def names_file(arg: str, base: Path, target: Path) -> bool:
-    """Whether a path argument names ``target`` (a resolved path)."""
-    return _resolved(arg, base) == target
 
 
 def new_file_given(early_config: pytest.Config) -> Optional[Path]:
@@ -93,13 +88,13 @@ def take_new_file(config: pytest.Config, new: Path) -> Selection:
     whole = False
     kept: list[str] = []
     for arg in config.args:
-        if _resolved(arg, base) != target:
+        if resolved_arg(arg, base) != target:
             kept.append(arg)
         elif "::" in arg:
             named.append((arg.split("::", 1)[1].split("::", 1)[0], arg))
         else:
             whole = True
-    walked = any((path := _resolved(arg, base)) == target or path in target.parents for arg in kept)
+    walked = any((path := resolved_arg(arg, base)) == target or path in target.parents for arg in kept)
     if len(kept) != len(config.args):
         set_test_paths(config, kept)
     if whole or not named:

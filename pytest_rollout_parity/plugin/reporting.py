@@ -250,16 +250,9 @@ class ParitySummary:
     def _check_runs(self, config: pytest.Config) -> tuple[core.CheckRun, ...]:
         """The team's checks: those collected here (before any selection), then any other that ran
         (an xdist worker's), each with its outcome here (None: not run here)."""
-        collected = config.stash.get(CHECKS_KEY, {})
-        runs = [
-            core.CheckRun(nodeid, task, self.checks.get(nodeid, (task, None))[1]) for nodeid, task in collected.items()
-        ]
-        runs.extend(
-            core.CheckRun(nodeid, task, outcome)
-            for nodeid, (task, outcome) in self.checks.items()
-            if nodeid not in collected
-        )
-        return tuple(runs)
+        ran = {nodeid: task for nodeid, (task, _) in self.checks.items()}
+        every = {**config.stash.get(CHECKS_KEY, {}), **ran}  # a collected check keeps its place
+        return tuple(core.CheckRun(node, task, self.checks.get(node, (task, None))[1]) for node, task in every.items())
 
     def _decision_options(self) -> core.Options:
         """The settings that decide an item's outcome: the parts of a split run are
