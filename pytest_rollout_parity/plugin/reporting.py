@@ -250,8 +250,8 @@ class ParitySummary:
     def _check_runs(self, config: pytest.Config) -> tuple[core.CheckRun, ...]:
         """The team's checks: those collected here (before any selection), then any other that ran
         (an xdist worker's), each with its outcome here (None: not run here)."""
-        ran = {nodeid: task for nodeid, (task, _) in self.checks.items()}
-        every = {**config.stash.get(CHECKS_KEY, {}), **ran}  # a collected check keeps its place
+        collected = config.stash.get(CHECKS_KEY, {})
+        every = {**collected, **{nodeid: task for nodeid, (task, _) in self.checks.items()}}  # collected first
         return tuple(core.CheckRun(node, task, self.checks.get(node, (task, None))[1]) for node, task in every.items())
 
     def _decision_options(self) -> core.Options:
