@@ -299,13 +299,6 @@ class ParityCollection:
         #: pytest-html is loaded and asked for a report
         self.html = config.pluginmanager.hasplugin("html") and bool(config.getoption("htmlpath", None))
 
-    @pytest.hookimpl
-    def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> Optional[ParityFile]:
-        """The new rollouts file met in a directory the user named as a test path: the parity collector."""
-        if self.selection.walked and file_path.resolve() == self.target:
-            return ParityFile.for_run(parent, file_path)
-        return None
-
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, session: pytest.Session, items: list[pytest.Item]) -> None:
         """The gate's items, built here, not collected from the results' path (:mod:`.placement`).
@@ -328,8 +321,6 @@ class ParityCollection:
                 found[item.nodeid] = pair.task
                 if (CHECK_PROPERTY, pair.task) not in item.user_properties:
                     item.user_properties.append((CHECK_PROPERTY, pair.task))
-        if self.selection.walked and any(isinstance(item, GateItem) for item in items):
-            return
         node = ParityFile.for_run(session, self.target)
         node.hooks = hooks_at(session.config, self.target)
         built = collect_beside(node)

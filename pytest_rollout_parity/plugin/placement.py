@@ -6,8 +6,8 @@ is taken out of pytest's arguments (a node id such as `new.jsonl::task` is remem
 selection), and the items are built with the public collection hooks at
 `pytest_collection_modifyitems`, before `-k`, `-m`, `--deselect` and `--lf` select from them. A
 conftest beside either side is so never imported, unless the user names its directory as a test
-path (pytest then walks it, finds the new file, and :class:`ParityCollection` builds the same
-items). A results directory full of `test-stdout.txt` logs (which match pytest's doctest glob) is
+path (pytest then walks it, imports its conftest files and collects nothing from the new file: the
+items are built the same way). A results directory full of `test-stdout.txt` logs (which match pytest's doctest glob) is
 never walked either.
 """
 
@@ -64,8 +64,6 @@ class Selection:
 
     #: the item names asked for by node id, each with the argument that named it; None: every item
     names: Optional[tuple[tuple[str, str], ...]]
-    #: whether pytest itself collects the new file (a directory holding it was named as a test path)
-    walked: bool = False
 
     def keep(self, name: str) -> bool:
         return self.names is None or any(name == wanted for wanted, _ in self.names)
@@ -94,9 +92,8 @@ def take_new_file(config: pytest.Config, new: Path) -> Selection:
             named.append((arg.split("::", 1)[1].split("::", 1)[0], arg))
         else:
             whole = True
-    walked = any((path := resolved_arg(arg, base)) == target or path in target.parents for arg in kept)
     if len(kept) != len(config.args):
         set_test_paths(config, kept)
     if whole or not named:
-        return Selection(None, walked)
-    return Selection(tuple(named), walked)
+        return Selection(None)
+    return Selection(tuple(named))
