@@ -18,7 +18,7 @@ import pytest
 
 from .. import core
 from .collect import ParityCollection
-from .options import OPTION, OPTIONS, ParitySettings, SettingError, ini_value
+from .options import OPTION, OPTIONS, ParitySettings, ini_value
 from .placement import resolve, take_new_file
 from .progress import progress_for
 from .reporting import ParitySummary
@@ -105,12 +105,7 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
         typed = sources["known_flips"] == OPTION["known_flips"].flag
         raw["known_flips_shown"] = config.getoption(OPTION["known_flips"].dest) if typed else str(raw["known_flips"])
     raw["sources"] = sources
-
-    try:
-        settings = ParitySettings(**raw)
-    except SettingError as exc:
-        where = sources.get(exc.field_name, OPTION[exc.field_name].flag)
-        raise pytest.UsageError(core.visible(f"{where}: {exc.message}, got {raw.get(exc.field_name)!r}")) from None
+    settings = ParitySettings(**raw)  # each value checked: a usage error names the first unusable one
     # both sides naming one file (by any path, symlink or hard link) compare nothing
     shared = settings.shared_file
     if shared is not None and not settings.allow_same_file:
