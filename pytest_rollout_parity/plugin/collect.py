@@ -15,7 +15,6 @@ import pytest
 
 from .. import core
 from ._pytest_compat import collect_beside, hooks_at, refit_message_lines, set_crash_message
-from .placement import Selection
 from .run import RUN_KEY, ParityRun
 
 if TYPE_CHECKING:
@@ -292,9 +291,10 @@ class RunWideItem(GateItem):
 class ParityCollection:
     """Collection-side hooks, registered in every process that collects (serial or xdist worker)."""
 
-    def __init__(self, config: pytest.Config, run: ParityRun, selection: Selection) -> None:
+    def __init__(self, config: pytest.Config, run: ParityRun, named: Optional[tuple[tuple[str, str], ...]]) -> None:
         self.run = run
-        self.selection = selection
+        #: the item names the arguments asked for by node id, each with its argument; None: every item
+        self.named = named
         self.target = run.settings.new.resolve()
         #: pytest-html is loaded and asked for a report
         self.html = config.pluginmanager.hasplugin("html") and bool(config.getoption("htmlpath", None))
@@ -324,11 +324,12 @@ class ParityCollection:
         node = ParityFile.for_run(session, self.target)
         node.hooks = hooks_at(session.config, self.target)
         built = collect_beside(node)
-        missing = self.selection.not_found({item.name for item in built})
-        if missing:
+        names = {item.name for item in built}
+        if missing := [arg for name, arg in self.named or () if name not in names]:
             raise pytest.UsageError(*(f"not found: {arg}" for arg in missing))
+        wanted = None if self.named is None else {name for name, _ in self.named}
         for item in built:
-            if self.selection.keep(item.name):
+            if wanted is None or item.name in wanted:
                 item.ihook.pytest_itemcollected(item=item)
                 items.append(item)
 

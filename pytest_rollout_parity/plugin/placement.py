@@ -14,7 +14,6 @@ never walked either.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
@@ -58,30 +57,16 @@ def new_file_given(early_config: pytest.Config) -> Optional[Path]:
         return None
 
 
-@dataclass(frozen=True)
-class Selection:
-    """What the arguments naming the new file asked for: all its items, or those named (`file::task`)."""
-
-    #: the item names asked for by node id, each with the argument that named it; None: every item
-    names: Optional[tuple[tuple[str, str], ...]]
-
-    def keep(self, name: str) -> bool:
-        return self.names is None or any(name == wanted for wanted, _ in self.names)
-
-    def not_found(self, found: set[str]) -> list[str]:
-        """The arguments naming an item that does not exist."""
-        return [arg for wanted, arg in self.names or () if wanted not in found]
-
-
-def take_new_file(config: pytest.Config, new: Path) -> Selection:
-    """Take the new file out of pytest's arguments; what they selected of it.
+def take_new_file(config: pytest.Config, new: Path) -> Optional[tuple[tuple[str, str], ...]]:
+    """Take the new file out of pytest's arguments; the item names they asked for by node id
+    (`file::task`), each with the argument that named it, or None for every item.
 
     With no test paths, pytest collects nothing itself; with the user's own, it collects those.
     """
     target, base = new.resolve(), config.invocation_params.dir
     if config.args_source == pytest.Config.ArgsSource.INVOCATION_DIR:  # no test path given
         set_test_paths(config, [])
-        return Selection(None)
+        return None
     named: list[tuple[str, str]] = []
     whole = False
     kept: list[str] = []
@@ -94,6 +79,4 @@ def take_new_file(config: pytest.Config, new: Path) -> Selection:
             whole = True
     if len(kept) != len(config.args):
         set_test_paths(config, kept)
-    if whole or not named:
-        return Selection(None)
-    return Selection(tuple(named))
+    return None if whole or not named else tuple(named)
