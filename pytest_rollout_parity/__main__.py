@@ -135,9 +135,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             _fail(f"{option}: cannot write {path}: {exc.strerror or exc}")
         if skipped is not None:
             print(core.skipped_line(option, path, skipped), file=sys.stderr)
-    for line in core.publish_to_ci(
-        markdown, merged.verdict
-    ):  # the job page or a later step lacks it; the verdict stands
+    # the job page or a later step lacks it; the verdict stands
+    for line in core.publish_to_ci(markdown, merged.verdict):
         print(line, file=sys.stderr)
     return merged.merge.exit_status
 

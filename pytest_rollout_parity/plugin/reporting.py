@@ -79,11 +79,7 @@ class ParitySummary:
         self.problems: list[tuple[str, str]] = []
         #: each of the team's checks that ran, by node id: (its task, its outcome over setup, call and teardown)
         self.checks: dict[str, tuple[str, str]] = {}
-        #: the run's start, for the HTML page's footer
-        self.started = "unknown"
-
-    @pytest.hookimpl
-    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        #: the run's start (this plugin is registered as pytest configures), for the HTML page's footer
         self.started = datetime.now(timezone.utc).isoformat(timespec="seconds")
 
     @pytest.hookimpl
