@@ -44,18 +44,6 @@ def _fail(message: str) -> NoReturn:
     raise SystemExit(USAGE_EXIT)
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m pytest_rollout_parity", description="Tools around the rollout parity gate.")
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    merge = commands.add_parser("merge", help="join the --parity-json files of a split run into one verdict")
-    merge.add_argument("parts", nargs="+", metavar="PART.json", help="each part's --parity-json file")
-    merge.add_argument("--markdown", type=Path, help="write the merged verdict as Markdown here")
-    merge.add_argument("--json", type=Path, help="write the merged run as one run's JSON summary here")
-    for side in ("old", "new"):
-        merge.add_argument(f"--{side}", help=f"the {side} rollouts file: check the parts' digest of it against it")
-    return parser
-
-
 def _read(path: str) -> core.Summary:
     """The part's summary, held to the layout before any use: the parts come from CI artifacts, so a
     part outside it is one `ERROR:` line naming the place."""
@@ -103,7 +91,15 @@ def _check_inputs(run: core.RunOutcome, old: Optional[str], new: Optional[str]) 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the command; returns its exit status."""
-    args = _parser().parse_args(argv)
+    parser = _Parser(prog="python -m pytest_rollout_parity", description="Tools around the rollout parity gate.")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    merge = commands.add_parser("merge", help="join the --parity-json files of a split run into one verdict")
+    merge.add_argument("parts", nargs="+", metavar="PART.json", help="each part's --parity-json file")
+    merge.add_argument("--markdown", type=Path, help="write the merged verdict as Markdown here")
+    merge.add_argument("--json", type=Path, help="write the merged run as one run's JSON summary here")
+    for side in ("old", "new"):
+        merge.add_argument(f"--{side}", help=f"the {side} rollouts file: check the parts' digest of it against it")
+    args = parser.parse_args(argv)
     outputs = (("--markdown", args.markdown), ("--json", args.json))
     refused = core.refused_output(
         [*outputs, *core.ci_files()], [("one of the parts", Path(part)) for part in args.parts]

@@ -5,13 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple, Optional
 
-#: How to give the setting an input error concerns (:attr:`CompareInputError.setting`), as the
-#: error line ends; each surface names the settings its own way (:meth:`CompareInputError.how_to_set`)
-HOW_TO_SET = {
-    "key": " (use {key})",
-    "agent": "; choose one with {agent} NAME (both sides) or {old_agent} / {new_agent} NAME",
-}
-
 
 class Place(NamedTuple):
     """Where something is: a file as the user named it, the line in it, and how messages show both."""
@@ -64,9 +57,11 @@ class CompareInputError(Exception):
         return f"{self.where}: {self.reason}" if self.where else self.reason
 
     def how_to_set(self, name: Callable[[str], str]) -> str:
-        """How to give :attr:`setting` (empty without one), each setting spelled as ``name`` spells it
-        (`key` as `--parity-key`, say)."""
-        if not self.setting:
-            return ""
-        fields = ("key", "agent", "old_agent", "new_agent")
-        return HOW_TO_SET[self.setting].format(**{field: name(field) for field in fields})
+        """How to give :attr:`setting`, as the error line ends (empty without one), each setting
+        spelled as ``name`` spells it (`key` as `--parity-key` or `key=`, say)."""
+        if self.setting == "key":
+            return f" (use {name('key')})"
+        if self.setting == "agent":
+            both, old, new = name("agent"), name("old_agent"), name("new_agent")
+            return f"; choose one with {both} NAME (both sides) or {old} / {new} NAME"
+        return ""
