@@ -48,7 +48,9 @@ class ParityGate:
             comparisons = RerunCache(entries_dir(config), progress)
             with collector_paused():
                 old, new = comparisons.load([side_request(settings, "old"), side_request(settings, "new")])
-                run = ParityRun.load(settings, config.invocation_params.dir, (old, new), known, comparisons.compare)
+                keys = settings.per_side("old", "key")[0], settings.per_side("new", "key")[0]
+                result = comparisons.compare(old, new, *keys)
+                run = ParityRun.load(settings, config.invocation_params.dir, (old, new), result, known)
         except core.CompareInputError as exc:
             if progress is not None:
                 progress.close()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -12,9 +11,6 @@ import pytest
 
 from .. import core
 from .options import ParitySettings
-
-#: how a process gets its comparison: given both sides and their join keys (old, new)
-Compare = Callable[[core.LoadedSide, core.LoadedSide, Optional[str], Optional[str]], core.CompareResult]
 
 
 @dataclass(frozen=True)
@@ -40,12 +36,11 @@ class ParityRun:
         settings: ParitySettings,
         invocation_dir: Path,
         sides: tuple[core.LoadedSide, core.LoadedSide],
+        result: core.CompareResult,
         known_flips: Optional[core.KnownFlips],
-        compare: Compare,
     ) -> ParityRun:
-        """Compare both sides through ``compare``; raises CompareInputError naming the file and line."""
+        """The run of both sides and their comparison; raises CompareInputError naming the file and line."""
         old, new = sides
-        result = compare(old, new, settings.per_side("old", "key")[0], settings.per_side("new", "key")[0])
         # a sharded side's relative `verifier_logs_dir` values may also lie beside its other files
         beside = [path.parent for side in sides for path, _, _ in side.files[1:] if path.parent != side.path.parent]
         roots = core.LogRoots(
