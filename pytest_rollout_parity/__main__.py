@@ -44,18 +44,6 @@ def _fail(message: str) -> NoReturn:
     raise SystemExit(USAGE_EXIT)
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m pytest_rollout_parity", description="Tools around the rollout parity gate.")
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    merge = commands.add_parser("merge", help="join the --parity-json files of a split run into one verdict")
-    merge.add_argument("parts", nargs="+", metavar="PART.json", help="each part's --parity-json file")
-    merge.add_argument("--markdown", type=Path, help="write the merged verdict as Markdown here")
-    merge.add_argument("--json", type=Path, help="write the merged run as one run's JSON summary here")
-    for side in ("old", "new"):
-        merge.add_argument(f"--{side}", help=f"the {side} rollouts file: check the parts' digest of it against it")
-    return parser
-
-
 def _read(path: str) -> core.Summary:
     """The part's summary, held to the layout before any use: the parts come from CI artifacts, so a
     part outside it is one `ERROR:` line naming the place."""
@@ -81,17 +69,6 @@ def _read(path: str) -> core.Summary:
         _fail(f"{path}: nested too deep for a --parity-json summary")
 
 
-def _check_outputs(parts: Sequence[str], outputs: Sequence[tuple[str, Optional[Path]]]) -> None:
-    """Nothing given as a part is written to (an option or a CI file naming one is a usage error), and
-    every output's directory exists."""
-    given = [(part, Path(part)) for part in parts]
-    for option, path in outputs:
-        if path is not None and core.named_input(path, given) is not None:
-            _fail(f"{option}: {path} is one of the parts: it is read, never written to")
-        if path is not None and not option.startswith("$") and not path.parent.is_dir():
-            _fail(f"{option}: cannot write {path}: no such directory")
-
-
 def _check_inputs(run: core.RunOutcome, old: Optional[str], new: Optional[str]) -> None:
     """Each side given on the command line holds what the parts read: its digest is theirs."""
     options = run.options
@@ -114,9 +91,21 @@ def _check_inputs(run: core.RunOutcome, old: Optional[str], new: Optional[str]) 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the command; returns its exit status."""
-    args = _parser().parse_args(argv)
+    parser = _Parser(prog="python -m pytest_rollout_parity", description="Tools around the rollout parity gate.")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    merge = commands.add_parser("merge", help="join the --parity-json files of a split run into one verdict")
+    merge.add_argument("parts", nargs="+", metavar="PART.json", help="each part's --parity-json file")
+    merge.add_argument("--markdown", type=Path, help="write the merged verdict as Markdown here")
+    merge.add_argument("--json", type=Path, help="write the merged run as one run's JSON summary here")
+    for side in ("old", "new"):
+        merge.add_argument(f"--{side}", help=f"the {side} rollouts file: check the parts' digest of it against it")
+    args = parser.parse_args(argv)
     outputs = (("--markdown", args.markdown), ("--json", args.json))
-    _check_outputs(args.parts, [*outputs, *core.ci_files()])
+    refused = core.refused_output(
+        [*outputs, *core.ci_files()], [("one of the parts", Path(part)) for part in args.parts]
+    )
+    if refused is not None:
+        _fail(refused)
     try:
         merged = merge_parts([(path, _read(path)) for path in args.parts])
     except MergeError as exc:
@@ -142,9 +131,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             _fail(f"{option}: cannot write {path}: {exc.strerror or exc}")
         if skipped is not None:
             print(core.skipped_line(option, path, skipped), file=sys.stderr)
-    for line in core.publish_to_ci(
-        markdown, merged.verdict
-    ):  # the job page or a later step lacks it; the verdict stands
+    # the job page or a later step lacks it; the verdict stands
+    for line in core.publish_to_ci(markdown, merged.verdict):
         print(line, file=sys.stderr)
     return merged.merge.exit_status
 

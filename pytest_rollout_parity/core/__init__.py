@@ -52,7 +52,7 @@ from .reports.html_page import Audit, flip_html, render_html, summary_html
 from .reports.item_outcome import FlipEvidence, flip_evidence, header_line, task_prompt, uncompared_reason
 from .reports.json_file import json_dict, json_text, write_text
 from .reports.markdown import render_markdown
-from .reports.outputs import ci_files, named_input, publish_to_ci, skipped_line, write_output
+from .reports.outputs import ci_files, named_input, publish_to_ci, refused_output, skipped_line, write_output
 from .reports.summary import (
     FLIPS,
     CheckRun,

@@ -2,7 +2,7 @@
 
 ``key`` names the join field of both sides; ``old_key``/``new_key`` name one side's and win over
 ``key`` for that side. ``agent``/``old_agent``/``new_agent`` keep one agent's rows the same way.
-An input error that a setting settles says how to give it here (:data:`HOW_TO_SET`).
+An input error that a setting settles says how to give it here (:meth:`CompareInputError.how_to_set`).
 """
 
 from __future__ import annotations
@@ -29,22 +29,14 @@ from .reports.outputs import named_input
 from .reports.summary import DEFAULT_ALPHA, RunInfo, build_summary
 from .statistics.paired import PairedSection
 
-#: How each setting an input error concerns (:attr:`CompareInputError.setting`) is given to the
-#: API, as the error's reason ends
-HOW_TO_SET = {
-    "key": " (use key=)",
-    "agent": "; choose one with agent= NAME (both sides) or old_agent= / new_agent= NAME",
-}
-
 
 @contextmanager
 def _saying_how_to_set() -> Iterator[None]:
-    """Input errors raised inside say how to give the setting they concern (:data:`HOW_TO_SET`)."""
+    """Input errors raised inside say how to give the setting they concern, as an argument here."""
     try:
         yield
     except CompareInputError as exc:
-        if exc.setting:
-            exc.reason += HOW_TO_SET[exc.setting]
+        exc.reason += exc.how_to_set(lambda setting: f"{setting}=")
         raise
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple, Optional
 
 
@@ -34,8 +35,7 @@ class CompareInputError(Exception):
     `<path>:<line>` when the place is shown otherwise (an option naming the file, two rows at once).
     ``setting`` is the setting that settles the error (`key`: name the join field; `agent`: choose
     an agent), or None. The core's line does not name it: the plugin and the Python API spell it
-    differently, so the surface that shows the error adds how to give it there
-    (:data:`pytest_rollout_parity.plugin.activate.HOW_TO_SET`, :data:`.api.HOW_TO_SET`).
+    differently, so the surface that shows the error adds how to give it there (:meth:`how_to_set`).
     """
 
     def __init__(
@@ -55,3 +55,13 @@ class CompareInputError(Exception):
 
     def __str__(self) -> str:
         return f"{self.where}: {self.reason}" if self.where else self.reason
+
+    def how_to_set(self, name: Callable[[str], str]) -> str:
+        """How to give :attr:`setting`, as the error line ends (empty without one), each setting
+        spelled as ``name`` spells it (`key` as `--parity-key` or `key=`, say)."""
+        if self.setting == "key":
+            return f" (use {name('key')})"
+        if self.setting == "agent":
+            both, old, new = name("agent"), name("old_agent"), name("new_agent")
+            return f"; choose one with {both} NAME (both sides) or {old} / {new} NAME"
+        return ""

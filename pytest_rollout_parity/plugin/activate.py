@@ -11,8 +11,6 @@ the files are checked here before anything is read.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 from typing import Any, Optional
 
@@ -20,19 +18,12 @@ import pytest
 
 from .. import core
 from .collect import ParityCollection
-from .options import OPTION, OPTIONS, ParitySettings, SettingError, ini_value
+from .options import OPTION, OPTIONS, ParitySettings, ini_value
 from .placement import resolve, take_new_file
 from .progress import progress_for
 from .reporting import ParitySummary
 from .rerun_cache import RerunCache, collector_paused, entries_dir
 from .run import RUN_KEY, ParityRun, side_request
-
-#: How each setting an input error concerns (:attr:`CompareInputError.setting`) is given to the
-#: plugin, as the error line ends
-HOW_TO_SET = {
-    "key": " (use --parity-key)",
-    "agent": "; choose one with --parity-agent NAME (both sides) or --parity-old-agent / --parity-new-agent NAME",
-}
 
 
 class ParityGate:
@@ -57,12 +48,15 @@ class ParityGate:
             comparisons = RerunCache(entries_dir(config), progress)
             with collector_paused():
                 old, new = comparisons.load([side_request(settings, "old"), side_request(settings, "new")])
-                run = ParityRun.load(settings, config.invocation_params.dir, (old, new), known, comparisons.compare)
+                keys = settings.per_side("old", "key")[0], settings.per_side("new", "key")[0]
+                result = comparisons.compare(old, new, *keys)
+                run = ParityRun.load(settings, config.invocation_params.dir, (old, new), result, known)
         except core.CompareInputError as exc:
             if progress is not None:
                 progress.close()
             # the message may quote the data (an agent's name, a key): one line, never a workflow command
-            raise pytest.UsageError(core.terminal_line(f"{exc}{HOW_TO_SET.get(exc.setting or '', '')}")) from None
+            how = exc.how_to_set(lambda setting: OPTION[setting].flag)
+            raise pytest.UsageError(core.terminal_line(f"{exc}{how}")) from None
         config.stash[RUN_KEY] = run
         collection = ParityCollection(config, run, take_new_file(config, settings.new))
         config.pluginmanager.register(collection, "rollout-parity-collection")
@@ -113,12 +107,7 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
         typed = sources["known_flips"] == OPTION["known_flips"].flag
         raw["known_flips_shown"] = config.getoption(OPTION["known_flips"].dest) if typed else str(raw["known_flips"])
     raw["sources"] = sources
-
-    try:
-        settings = ParitySettings(**raw)
-    except SettingError as exc:
-        where = sources.get(exc.field_name, OPTION[exc.field_name].flag)
-        raise pytest.UsageError(core.visible(f"{where}: {exc.message}, got {raw.get(exc.field_name)!r}")) from None
+    settings = ParitySettings(**raw)  # each value checked: a usage error names the first unusable one
     # both sides naming one file (by any path, symlink or hard link) compare nothing
     shared = settings.shared_file
     if shared is not None and not settings.allow_same_file:
@@ -143,47 +132,12 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
             inputs.extend((f"the {side} side's coverage file", place) for place in core.coverage_places(path))
     if settings.known_flips is not None:
         inputs.append(("the known-flips list", settings.known_flips))
-    outputs = [(getattr(settings, name), OPTION[name].flag) for name in ("json_path", "markdown_path", "html_path")]
-    for target, flag in outputs:
-        if target is not None:
-            _check_target(target, flag)
-    # an output naming an input, by any path or link, is refused before anything is read
-    for target, flag in [*outputs, *((path, name) for name, path in core.ci_files())]:
-        what = core.named_input(target, inputs) if target is not None else None
-        if what is not None:
-            raise pytest.UsageError(core.visible(f"{flag}: {target} is {what}: an output never overwrites an input"))
+    outputs = [(OPTION[name].flag, getattr(settings, name)) for name in ("json_path", "markdown_path", "html_path")]
+    refused = core.refused_output([*outputs, *core.ci_files()], inputs)
+    if refused is not None:
+        raise pytest.UsageError(core.visible(refused))
     for root in settings.logs_roots:
         if not root.is_dir():
             where = sources.get("logs_roots", OPTION["logs_roots"].flag)
             raise pytest.UsageError(core.visible(f"{where}: {root} is not a directory"))
     return settings
-
-
-def _check_target(target: Path, option: str) -> None:
-    """An output that could not be written stops the run before anything is read.
-
-    A temporary file is made and removed in the target's directory, as the report itself will be
-    written at the end (through a temporary file replacing the target, so an existing report is never
-    truncated); no directory is ever made.
-    """
-    if target.is_dir():
-        raise pytest.UsageError(core.visible(f"{option}: {target} is a directory, not a file"))
-    parent = target.parent
-    if not parent.is_dir():
-        # the nearest ancestor that exists says what is wrong: a file in the way, or a missing directory
-        chain = (parent, *parent.parents)
-        found = next(path for path in chain if path.exists())
-        if not found.is_dir():
-            raise pytest.UsageError(
-                core.visible(f"{option}: cannot write {target}: {found} is a file, not a directory")
-            )
-        missing = next(path for path in chain if path.parent == found)
-        raise pytest.UsageError(core.visible(f"{option}: cannot write {target}: directory {missing} does not exist"))
-    try:
-        fd, probe = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".probe", dir=parent)
-    except OSError as exc:
-        raise pytest.UsageError(core.visible(f"{option}: cannot write {target}: {exc.strerror or exc}")) from None
-    os.close(fd)
-    os.unlink(probe)
-    if target.exists() and not os.access(target, os.W_OK):
-        raise pytest.UsageError(core.visible(f"{option}: cannot write {target}: permission denied"))

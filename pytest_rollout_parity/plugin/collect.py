@@ -15,7 +15,6 @@ import pytest
 
 from .. import core
 from ._pytest_compat import collect_beside, hooks_at, refit_message_lines, set_crash_message
-from .placement import Selection
 from .run import RUN_KEY, ParityRun
 
 if TYPE_CHECKING:
@@ -35,8 +34,6 @@ GATE_PROPERTY = "parity_gate_item"
 #: the report attribute that carries a finding's whole text, whatever --tb cuts from its
 #: representation: the JSON, Markdown and HTML reports read it (:class:`.reporting.ParitySummary`)
 MESSAGE_ATTRIBUTE = "parity_message"
-#: who changed a verdict, as the item's report section names them
-VERDICT_SOURCES = {"known_flips": "--parity-known-flips", "hook": "a pytest_parity_verdict hook"}
 #: the fixture whose tests are the team's own checks: one case per joined task. The fixture itself
 #: (which skips when no rollout files are given) lives in the entry point, so that it exists in
 #: runs that never import the gate.
@@ -92,9 +89,6 @@ class GateFinding(pytest.fail.Exception):  # type: ignore[misc, name-defined]  #
         super().__init__(body, pytrace=False)
         self.body = body
         self.header = header if header is not None else body.split("\n", 1)[0]
-
-    def __str__(self) -> str:
-        return self.body
 
 
 def terminal_width(config: pytest.Config) -> Optional[int]:
@@ -193,40 +187,39 @@ class ParityItem(GateItem):
         return core.terminal_line(self.run.result.tasks[self.index].task)
 
     def runtest(self) -> None:
-        """Pass, fail or xfail as the category (or a conftest verdict, or the known flips) says."""
-        run, comparison = self.run, self.run.result.tasks[self.index]
-        strict, judgement = run.settings.strict, run.judgements[self.index]
-        verdict = self.config.hook.pytest_parity_verdict(comparison=comparison, config=self.config)
-        if verdict is not None and not isinstance(verdict, core.Verdict):
+        """Pass, fail or xfail as the category says, unless a conftest hook or the known flips decide."""
+        run, index = self.run, self.index
+        comparison, judgement = run.result.tasks[index], run.decisions.judgements[index]
+        given = self.config.hook.pytest_parity_verdict(comparison=comparison, config=self.config)
+        if given is not None and not isinstance(given, core.Verdict):
             raise GateFinding(
                 core.terminal_text(
-                    f"{core.visible(comparison.task)}: pytest_parity_verdict returned {verdict!r}; "
+                    f"{core.visible(comparison.task)}: pytest_parity_verdict returned {given!r}; "
                     "return None or a pytest_rollout_parity.Verdict"
                 )
             )
-        if verdict is None and run.known_flips is not None:
-            verdict = run.known_flips.verdict(comparison)
-        changed_to: Optional[core.Verdict] = None
-        if verdict is not None:
-            if verdict.outcome != default_verdict(comparison, lambda: "", strict=strict, judgement=judgement).outcome:
-                changed_to = core.Verdict(verdict.outcome, verdict.text)
-                # outcome and reason, for the JUnit properties of a hook-decided item
-                changed = verdict.outcome + (f": {verdict.text}" if verdict.text else "")
-                self.user_properties.append((VERDICT_PROPERTY, changed))
-                self.user_properties.append((SOURCE_PROPERTY, verdict.source))
-                if verdict.outcome == "passed":  # -rA / -rP show it under the PASSES heading
-                    who = VERDICT_SOURCES.get(verdict.source, VERDICT_SOURCES["hook"])
-                    reason = verdict.text or "(no reason given)"
-                    line = f"{core.visible(comparison.task)} ({comparison.category}) passed by {who}: {reason}"
-                    self.add_report_section("call", "parity verdict", core.terminal_text(line))
-        else:
-            verdict = default_verdict(
-                comparison, lambda: run.flip_evidence(self.index).text, strict=strict, judgement=judgement
+        if given is None and run.known_flips is not None:
+            given = run.known_flips.verdict(comparison)
+        # a failing flip's text reads its verifier log: only when the category's verdict stands
+        flip_text = (lambda: "") if given is not None else (lambda: run.flip_evidence(index).text)
+        default = default_verdict(comparison, flip_text, strict=run.settings.strict, judgement=judgement)
+        changed = given if given is not None and given.outcome != default.outcome else None
+        verdict = given or default
+        if changed is not None:
+            # outcome and reason, for the JUnit properties of a hook-decided item
+            self.user_properties.append(
+                (VERDICT_PROPERTY, changed.outcome + (f": {changed.text}" if changed.text else ""))
             )
-        evidence = run.evidence.get(self.index)
+            self.user_properties.append((SOURCE_PROPERTY, changed.source))
+            if changed.outcome == "passed":  # -rA / -rP show it under the PASSES heading
+                who = "--parity-known-flips" if changed.source == "known_flips" else "a pytest_parity_verdict hook"
+                reason = changed.text or "(no reason given)"
+                line = f"{core.visible(comparison.task)} ({comparison.category}) passed by {who}: {reason}"
+                self.add_report_section("call", "parity verdict", core.terminal_text(line))
+        evidence = run.evidence.get(index)
         if evidence is not None and evidence.no_output:  # the summary says it once for the run
             self.user_properties.append((NO_OUTPUT_PROPERTY, "1"))
-        self.user_properties.append((OUTCOME_PROPERTY, core.task_outcome(comparison, judgement, changed_to)))
+        self.user_properties.append((OUTCOME_PROPERTY, core.task_outcome(comparison, judgement, changed)))
         # shown in the terminal (pytest's short summary under CI prints a reason whole): no line
         # of it may carry a raw control character or start a GitHub workflow command
         text = core.terminal_text(verdict.text)
@@ -272,10 +265,9 @@ class RunWideItem(GateItem):
     def decision(self) -> tuple[bool, str]:
         """(passed, message)."""
         run = self.run
-        if self.name == core.COVERAGE_NAME:
-            cover = run.coverage
+        if self.name == core.COVERAGE_NAME:  # collected only when the coverage fails
             limits = "--parity-max-uncompared, --parity-max-missing and --parity-max-masked set the limits"
-            return cover.passed, cover.message + ("" if cover.passed else f"\n    {limits} (off switches one off)")
+            return False, f"{run.coverage.message}\n    {limits} (off switches one off)"
         if self.name == core.COPY_NAME:
             if run.settings.allow_copy:
                 return True, f"{run.result.copies}: passed under --parity-allow-copy (a dry run of the CI wiring)"
@@ -298,19 +290,13 @@ class RunWideItem(GateItem):
 class ParityCollection:
     """Collection-side hooks, registered in every process that collects (serial or xdist worker)."""
 
-    def __init__(self, config: pytest.Config, run: ParityRun, selection: Selection) -> None:
+    def __init__(self, config: pytest.Config, run: ParityRun, named: Optional[tuple[tuple[str, str], ...]]) -> None:
         self.run = run
-        self.selection = selection
+        #: the item names the arguments asked for by node id, each with its argument; None: every item
+        self.named = named
         self.target = run.settings.new.resolve()
         #: pytest-html is loaded and asked for a report
         self.html = config.pluginmanager.hasplugin("html") and bool(config.getoption("htmlpath", None))
-
-    @pytest.hookimpl
-    def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> Optional[ParityFile]:
-        """The new rollouts file met in a directory the user named as a test path: the parity collector."""
-        if self.selection.walked and file_path.resolve() == self.target:
-            return ParityFile.for_run(parent, file_path)
-        return None
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, session: pytest.Session, items: list[pytest.Item]) -> None:
@@ -334,16 +320,15 @@ class ParityCollection:
                 found[item.nodeid] = pair.task
                 if (CHECK_PROPERTY, pair.task) not in item.user_properties:
                     item.user_properties.append((CHECK_PROPERTY, pair.task))
-        if self.selection.walked and any(isinstance(item, GateItem) for item in items):
-            return
         node = ParityFile.for_run(session, self.target)
         node.hooks = hooks_at(session.config, self.target)
         built = collect_beside(node)
-        missing = self.selection.not_found({item.name for item in built})
-        if missing:
+        names = {item.name for item in built}
+        if missing := [arg for name, arg in self.named or () if name not in names]:
             raise pytest.UsageError(*(f"not found: {arg}" for arg in missing))
+        wanted = None if self.named is None else {name for name, _ in self.named}
         for item in built:
-            if self.selection.keep(item.name):
+            if wanted is None or item.name in wanted:
                 item.ihook.pytest_itemcollected(item=item)
                 items.append(item)
 

@@ -16,7 +16,7 @@ import pytest
 
 from ._pytest_compat import hide_initial_paths
 from .options import addoptions, parity_requested
-from .placement import names_file, new_file_given
+from .placement import new_file_given, resolved_arg
 
 if TYPE_CHECKING:
     from ..core import TaskComparison, Verdict
@@ -66,7 +66,7 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> Generator[None
     if new is None:
         return (yield)
     base = early_config.invocation_params.dir
-    with hide_initial_paths(early_config, lambda arg: names_file(arg, base, new)):
+    with hide_initial_paths(early_config, lambda arg: resolved_arg(arg, base) == new):
         return (yield)
 
 

@@ -74,15 +74,6 @@ def switch(flag: str, help: str, *, has_ini: bool = True) -> Any:
     return option(flag, help, default=False, has_ini=has_ini, convert=_switch)
 
 
-class SettingError(ValueError):
-    """A setting's value is unusable: ``field_name`` says which setting, ``message`` what it must be."""
-
-    def __init__(self, field_name: str, message: str) -> None:
-        super().__init__(f"{field_name}: {message}")
-        self.field_name = field_name
-        self.message = message
-
-
 def _naming(what: str) -> Convert:
     """None, or a string with something in it besides whitespace (it names ``what``)."""
 
@@ -177,7 +168,7 @@ def limit(flag: str, condition: str, default: str) -> Any:
 @dataclass(frozen=True)
 class ParitySettings:
     """Everything the gate was asked to do, each field declared with its option (:func:`option`) and
-    checked once when built (:class:`SettingError` names the field and why). The fields in the order
+    checked once when built (a ``pytest.UsageError`` names the option or ini key and why). The fields in the order
     ``pytest --help`` lists the options."""
 
     old: Path = option("--parity-old", "rollouts JSONL of the old (reference) side", "PATH", default=MISSING, path=True)
@@ -269,15 +260,19 @@ class ParitySettings:
     sources: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        """Each value converted and checked, in field order (the first unusable one is named)."""
+        """Each value converted and checked, in field order: the first unusable one is one line, named
+        by where it was given (its option or ini key)."""
+        from ..core import visible  # called only when a gate run builds its settings
+
         for declared in OPTIONS:
             if declared.convert is None:
                 continue
+            value = getattr(self, declared.field)
             try:
-                value = declared.convert(getattr(self, declared.field))
+                object.__setattr__(self, declared.field, declared.convert(value))
             except ValueError as exc:
-                raise SettingError(declared.field, str(exc)) from None
-            object.__setattr__(self, declared.field, value)
+                where = self.sources.get(declared.field, declared.flag)
+                raise pytest.UsageError(visible(f"{where}: {exc}, got {value!r}")) from None
 
     def per_side(self, side: str, what: str) -> tuple[Optional[str], str]:
         """The side's ``what`` (`key` or `agent`: its own, else the shared one) and the option that gave it."""

@@ -6,15 +6,14 @@ is taken out of pytest's arguments (a node id such as `new.jsonl::task` is remem
 selection), and the items are built with the public collection hooks at
 `pytest_collection_modifyitems`, before `-k`, `-m`, `--deselect` and `--lf` select from them. A
 conftest beside either side is so never imported, unless the user names its directory as a test
-path (pytest then walks it, finds the new file, and :class:`ParityCollection` builds the same
-items). A results directory full of `test-stdout.txt` logs (which match pytest's doctest glob) is
+path (pytest then walks it, imports its conftest files and collects nothing from the new file: the
+items are built the same way). A results directory full of `test-stdout.txt` logs (which match pytest's doctest glob) is
 never walked either.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
@@ -30,18 +29,13 @@ def resolve(value: str, base: Path) -> Path:
     return path if path.is_absolute() else base / path
 
 
-def _resolved(arg: str, base: Path) -> Optional[Path]:
+def resolved_arg(arg: str, base: Path) -> Optional[Path]:
     """The file a path argument (`file` or `file::name`) names, resolved; None for one that cannot be."""
     path = Path(arg.split("::", 1)[0])
     try:
         return (path if path.is_absolute() else base / path).resolve()
     except (OSError, ValueError):
         return None
-
-
-def names_file(arg: str, base: Path, target: Path) -> bool:
-    """Whether a path argument names ``target`` (a resolved path)."""
-    return _resolved(arg, base) == target
 
 
 def new_file_given(early_config: pytest.Config) -> Optional[Path]:
@@ -63,45 +57,26 @@ def new_file_given(early_config: pytest.Config) -> Optional[Path]:
         return None
 
 
-@dataclass(frozen=True)
-class Selection:
-    """What the arguments naming the new file asked for: all its items, or those named (`file::task`)."""
-
-    #: the item names asked for by node id, each with the argument that named it; None: every item
-    names: Optional[tuple[tuple[str, str], ...]]
-    #: whether pytest itself collects the new file (a directory holding it was named as a test path)
-    walked: bool = False
-
-    def keep(self, name: str) -> bool:
-        return self.names is None or any(name == wanted for wanted, _ in self.names)
-
-    def not_found(self, found: set[str]) -> list[str]:
-        """The arguments naming an item that does not exist."""
-        return [arg for wanted, arg in self.names or () if wanted not in found]
-
-
-def take_new_file(config: pytest.Config, new: Path) -> Selection:
-    """Take the new file out of pytest's arguments; what they selected of it.
+def take_new_file(config: pytest.Config, new: Path) -> Optional[tuple[tuple[str, str], ...]]:
+    """Take the new file out of pytest's arguments; the item names they asked for by node id
+    (`file::task`), each with the argument that named it, or None for every item.
 
     With no test paths, pytest collects nothing itself; with the user's own, it collects those.
     """
     target, base = new.resolve(), config.invocation_params.dir
     if config.args_source == pytest.Config.ArgsSource.INVOCATION_DIR:  # no test path given
         set_test_paths(config, [])
-        return Selection(None)
+        return None
     named: list[tuple[str, str]] = []
     whole = False
     kept: list[str] = []
     for arg in config.args:
-        if _resolved(arg, base) != target:
+        if resolved_arg(arg, base) != target:
             kept.append(arg)
         elif "::" in arg:
             named.append((arg.split("::", 1)[1].split("::", 1)[0], arg))
         else:
             whole = True
-    walked = any((path := _resolved(arg, base)) == target or path in target.parents for arg in kept)
     if len(kept) != len(config.args):
         set_test_paths(config, kept)
-    if whole or not named:
-        return Selection(None, walked)
-    return Selection(tuple(named), walked)
+    return None if whole or not named else tuple(named)

@@ -77,15 +77,9 @@ class ParitySummary:
         self.summary: Optional[core.Summary] = None
         #: reports that could not be written, each with its colour, for the terminal summary
         self.problems: list[tuple[str, str]] = []
-        #: the flips whose item failed, by task label (the annotations name them)
-        self.failed_flips: set[str] = set()
         #: each of the team's checks that ran, by node id: (its task, its outcome over setup, call and teardown)
         self.checks: dict[str, tuple[str, str]] = {}
-        #: the run's start, for the HTML page's footer
-        self.started = "unknown"
-
-    @pytest.hookimpl
-    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        #: the run's start (this plugin is registered as pytest configures), for the HTML page's footer
         self.started = datetime.now(timezone.utc).isoformat(timespec="seconds")
 
     @pytest.hookimpl
@@ -143,7 +137,6 @@ class ParitySummary:
         tasks = {str(p[TASK_PROPERTY]): (p, out, text) for p, out, text in self.ran.values() if TASK_PROPERTY in p}
         gates = {str(p[GATE_PROPERTY]): out for p, out, _ in self.ran.values() if GATE_PROPERTY in p}
         flips = {task: ran for task, ran in tasks.items() if ran[0].get(CATEGORY_PROPERTY) in core.FLIPS}
-        self.failed_flips = {task for task, (_, outcome, _) in flips.items() if outcome == "failed"}
         hook_verdicts = {}
         for task, (properties, _, _) in tasks.items():
             given, _, reason = str(properties.get(VERDICT_PROPERTY, "")).partition(": ")
@@ -254,15 +247,8 @@ class ParitySummary:
         """The team's checks: those collected here (before any selection), then any other that ran
         (an xdist worker's), each with its outcome here (None: not run here)."""
         collected = config.stash.get(CHECKS_KEY, {})
-        runs = [
-            core.CheckRun(nodeid, task, self.checks.get(nodeid, (task, None))[1]) for nodeid, task in collected.items()
-        ]
-        runs.extend(
-            core.CheckRun(nodeid, task, outcome)
-            for nodeid, (task, outcome) in self.checks.items()
-            if nodeid not in collected
-        )
-        return tuple(runs)
+        every = {**collected, **{nodeid: task for nodeid, (task, _) in self.checks.items()}}  # collected first
+        return tuple(core.CheckRun(node, task, self.checks.get(node, (task, None))[1]) for node, task in every.items())
 
     def _decision_options(self) -> core.Options:
         """The settings that decide an item's outcome: the parts of a split run are
@@ -302,7 +288,8 @@ class ParitySummary:
             terminalreporter.write_line(line)
         if os.environ.get("GITHUB_ACTIONS") == "true":
             if not terminalreporter.config.pluginmanager.hasplugin(ANNOTATE_FAILURES):
-                for line in core.annotation_lines(self.summary, self.failed_flips):
+                failed = {task.task for task in self.summary.flips if task.item_outcome == "failed"}
+                for line in core.annotation_lines(self.summary, failed):
                     terminalreporter.write_line(line)
 
     @pytest.hookimpl(optionalhook=True)

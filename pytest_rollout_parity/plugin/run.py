@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -12,9 +11,6 @@ import pytest
 
 from .. import core
 from .options import ParitySettings
-
-#: how a process gets its comparison: given both sides and their join keys (old, new)
-Compare = Callable[[core.LoadedSide, core.LoadedSide, Optional[str], Optional[str]], core.CompareResult]
 
 
 @dataclass(frozen=True)
@@ -40,12 +36,11 @@ class ParityRun:
         settings: ParitySettings,
         invocation_dir: Path,
         sides: tuple[core.LoadedSide, core.LoadedSide],
+        result: core.CompareResult,
         known_flips: Optional[core.KnownFlips],
-        compare: Compare,
     ) -> ParityRun:
-        """Compare both sides through ``compare``; raises CompareInputError naming the file and line."""
+        """The run of both sides and their comparison; raises CompareInputError naming the file and line."""
         old, new = sides
-        result = compare(old, new, settings.per_side("old", "key")[0], settings.per_side("new", "key")[0])
         # a sharded side's relative `verifier_logs_dir` values may also lie beside its other files
         beside = [path.parent for side in sides for path, _, _ in side.files[1:] if path.parent != side.path.parent]
         roots = core.LogRoots(
@@ -94,18 +89,13 @@ class ParityRun:
     @cached_property
     def decisions(self) -> core.MarginDecisions:
         """Margin mode's decisions (the flips' FDR, their judgements, the aggregate), made once in
-        this process: the items and every report read them."""
-        settings = self.settings
+        this process: the items and every report read them. Without a margin there are none, and no
+        paired statistics are computed for them (every item reads the judgements)."""
+        settings, tasks = self.settings, self.result.tasks
+        if settings.margin is None:
+            return core.MarginDecisions(None, (None,) * len(tasks), None)
         copy = self.result.copies is not None
-        return core.margin_decisions(self.paired, self.result.tasks, settings.margin, settings.alpha, copy=copy)
-
-    @cached_property
-    def judgements(self) -> tuple[Optional[core.FlipJudgement], ...]:
-        """Margin mode's judgement of each flip, by task index; all None without a margin, when no
-        paired statistics are computed (every item reads it)."""
-        if self.settings.margin is None:
-            return (None,) * len(self.result.tasks)
-        return self.decisions.judgements
+        return core.margin_decisions(self.paired, tasks, settings.margin, settings.alpha, copy=copy)
 
     @property
     def gate_items(self) -> tuple[str, ...]:
@@ -152,7 +142,12 @@ class ParityRun:
             p = self.paired.p_values[index]
         noise = core.noise_text(comparison, p) if p is not None else None
         evidence = core.flip_evidence(
-            comparison, self.settings.tail, self.roots, noise, self.judgements[index], excerpt=self.wants_excerpt
+            comparison,
+            self.settings.tail,
+            self.roots,
+            noise,
+            self.decisions.judgements[index],
+            excerpt=self.wants_excerpt,
         )
         self.evidence[index] = evidence
         return evidence

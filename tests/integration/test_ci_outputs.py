@@ -128,7 +128,7 @@ def test_the_merge_follows_the_same_rule(
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", part)
     status, out, err = _merge(capsys, "merge", part)
     assert status == 4 and out == [] and len(err) == 1
-    assert err[0] == f"ERROR: $GITHUB_STEP_SUMMARY: {part} is one of the parts: it is read, never written to"
+    assert err[0] == f"ERROR: $GITHUB_STEP_SUMMARY: {part} is one of the parts: an output never overwrites an input"
     assert Path(part).read_bytes() == before and step_output.read_text() == "verdict=fail\n"
     assert "Traceback" not in "\n".join(err)
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from pytest_rollout_parity.core import parse_limit
-from pytest_rollout_parity.plugin.options import ParitySettings, SettingError
+from pytest_rollout_parity.plugin.options import OPTION, ParitySettings
 
 REFUSED = object()
 
@@ -39,10 +39,9 @@ CASES: list[tuple[str, Any, Any]] = [
 @pytest.mark.parametrize(("field", "given", "expected"), CASES)
 def test_a_value_is_taken_or_refused(field: str, given: Any, expected: Any) -> None:
     if expected is REFUSED:
-        with pytest.raises(SettingError) as caught:
+        with pytest.raises(pytest.UsageError) as caught:
             ParitySettings(Path("old.jsonl"), Path("new.jsonl"), **{field: given})
-        assert caught.value.field_name == field
-        assert caught.value.message.startswith("must ")
+        assert str(caught.value).startswith(f"{OPTION[field].flag}: must ")
     else:
         taken = getattr(ParitySettings(Path("old.jsonl"), Path("new.jsonl"), **{field: given}), field)
         assert (taken, type(taken)) == (expected, type(expected))
@@ -55,6 +54,6 @@ def test_the_defaults_are_checked_values() -> None:
 
 
 def test_the_first_unusable_setting_in_field_order_is_named() -> None:
-    with pytest.raises(SettingError) as caught:
+    with pytest.raises(pytest.UsageError) as caught:
         ParitySettings(Path("old.jsonl"), Path("new.jsonl"), tail="-1", alpha="2")
-    assert (caught.value.field_name, caught.value.message) == ("tail", "must be a whole number, 0 or more")
+    assert str(caught.value) == "--parity-tail: must be a whole number, 0 or more, got '-1'"

@@ -4,15 +4,16 @@ An output (each report file a surface is asked to write, the merge's too, `$GITH
 and `$GITHUB_OUTPUT`) is written only to a regular file or a new one. One that is a symbolic link
 or not a regular file (a FIFO, a device) is skipped with one warning line, and the verdict stands:
 nothing is written through a link, and no write waits for a reader (:func:`write_output` checks with ``lstat`` first and appends through ``O_NOFOLLOW`` and
-``O_NONBLOCK``). One that names an input is a usage error, which each surface raises itself
-(:func:`named_input` says which input it names).
+``O_NONBLOCK``). One that names an input, or cannot be written at all, is a usage error before
+anything is read, which each surface raises itself (:func:`refused_output` says why).
 """
 
 from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable
+import tempfile
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Optional
 
@@ -99,4 +100,49 @@ def named_input(target: Path, inputs: Iterable[tuple[str, Path]]) -> Optional[st
         other_real, other_inode = _identity(path)
         if real == other_real or (inode is not None and inode == other_inode):
             return what
+    return None
+
+
+def refused_output(outputs: Sequence[tuple[str, Optional[Path]]], inputs: Iterable[tuple[str, Path]]) -> Optional[str]:
+    """The first of ``outputs`` (each: its option, its path or None) that stops the run before
+    anything is read, as `<option>: <why>`; None when every one may be written.
+
+    A report file (not a CI file, which GitHub makes) must be writable where it is: a temporary file
+    is made and removed in its directory, as the report itself will be written at the end (through a
+    temporary file replacing it, so an existing report is never truncated); no directory is ever
+    made. No output may name an input, by any path or link.
+    """
+    given = list(inputs)
+    for option, target in outputs:
+        if target is None:
+            continue
+        why = None if option.startswith("$") else _unwritable(target)
+        if why is None and (what := named_input(target, given)) is not None:
+            why = f"{target} is {what}: an output never overwrites an input"
+        if why is not None:
+            return f"{option}: {why}"
+    return None
+
+
+def _unwritable(target: Path) -> Optional[str]:
+    """Why a report cannot be written at ``target``, or None."""
+    if target.is_dir():
+        return f"{target} is a directory, not a file"
+    parent = target.parent
+    if not parent.is_dir():
+        # the nearest ancestor that exists says what is wrong: a file in the way, or a missing directory
+        chain = (parent, *parent.parents)
+        found = next(path for path in chain if path.exists())
+        if not found.is_dir():
+            return f"cannot write {target}: {found} is a file, not a directory"
+        missing = next(path for path in chain if path.parent == found)
+        return f"cannot write {target}: directory {missing} does not exist"
+    try:
+        fd, probe = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".probe", dir=parent)
+    except OSError as exc:
+        return f"cannot write {target}: {exc.strerror or exc}"
+    os.close(fd)
+    os.unlink(probe)
+    if target.exists() and not os.access(target, os.W_OK):
+        return f"cannot write {target}: permission denied"
     return None
