@@ -59,7 +59,8 @@ def new_file_given(early_config: pytest.Config) -> Optional[Path]:
 
 def take_new_file(config: pytest.Config, new: Path) -> Optional[tuple[tuple[str, str], ...]]:
     """Take the new file out of pytest's arguments; the item names they asked for by node id
-    (`file::task`), each with the argument that named it, or None for every item.
+    (`file::task`), each with the argument that named it, or None for every item (also when a
+    directory that holds the file is a test path, as pytest would collect the whole file).
 
     With no test paths, pytest collects nothing itself; with the user's own, it collects those.
     """
@@ -71,8 +72,11 @@ def take_new_file(config: pytest.Config, new: Path) -> Optional[tuple[tuple[str,
     whole = False
     kept: list[str] = []
     for arg in config.args:
-        if resolved_arg(arg, base) != target:
+        path = resolved_arg(arg, base)
+        if path != target:
             kept.append(arg)
+            # a directory holding the file: pytest would collect all of it, so every task runs
+            whole = whole or (path is not None and "::" not in arg and path in target.parents)
         elif "::" in arg:
             named.append((arg.split("::", 1)[1].split("::", 1)[0], arg))
         else:

@@ -445,6 +445,9 @@ def test_naming_the_results_directory_as_a_test_path_is_the_users_choice(gate: G
         "results/new/rollouts.jsonl::fix-git",
         "results/new/rollouts.jsonl::other",
     ]
+    # with a node id beside the directory, pytest collects the whole directory: every task runs
+    result = gate.run(*args, "results", "results/new/rollouts.jsonl::fix-git")
+    result.assert_outcomes(failed=2, passed=1)
 
 
 # --- memory does not grow with the logs ---------------------------------------------------------

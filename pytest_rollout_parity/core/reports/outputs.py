@@ -132,10 +132,10 @@ def _unwritable(target: Path) -> Optional[str]:
     if not parent.is_dir():
         # the nearest ancestor that exists says what is wrong: a file in the way, or a missing directory
         chain = (parent, *parent.parents)
-        found = next(path for path in chain if path.exists())
-        if not found.is_dir():
+        found = next((path for path in chain if path.exists()), None)  # None: not even a root (a lost drive)
+        if found is not None and not found.is_dir():
             return f"cannot write {target}: {found} is a file, not a directory"
-        missing = next(path for path in chain if path.parent == found)
+        missing = next((path for path in chain if path.parent == found), chain[-1])
         return f"cannot write {target}: directory {missing} does not exist"
     try:
         fd, probe = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".probe", dir=parent)
