@@ -115,8 +115,9 @@ def code_state() -> list[Any]:
     how it is read: an edit or an upgrade invalidates every entry."""
     package = Path(__file__).parents[1]
     return [
-        [each.relative_to(package).as_posix(), each.stat().st_size, each.stat().st_mtime_ns]
+        [each.relative_to(package).as_posix(), state.st_size, state.st_mtime_ns]
         for each in sorted(package.rglob("*.py"))
+        for state in [each.stat()]
     ]
 
 

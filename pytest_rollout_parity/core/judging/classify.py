@@ -14,7 +14,6 @@ import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from math import isfinite
 from typing import Any, Optional
 
 from ..identity.item_names import listed
@@ -59,9 +58,8 @@ def mean_reward(rewards: Sequence[float]) -> float:
 
 
 def scored_rewards(facts: Sequence[RowFacts]) -> list[float]:
-    """The rewards a side's mean is taken over: its scored rows' (unmasked, finite), in row order
-    (:attr:`RowFacts.scored`, spelled out: a summary asks about ten times a task)."""
-    return [f.reward for f in facts if f.mask is None and f.reward is not None and isfinite(f.reward)]
+    """The rewards a side's mean is taken over: its scored rows' (unmasked, finite), in row order."""
+    return [f.reward for f in facts if f.scored and f.reward is not None]
 
 
 def summarize_side(facts: Sequence[RowFacts], reader: Optional[RowReader] = None) -> TaskSide:

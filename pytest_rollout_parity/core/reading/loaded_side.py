@@ -93,13 +93,7 @@ class LoadedSide:
         closes the last one's."""
         files = self.files
         streams: dict[Path, RowAt] = {}
-        open_shard = [0]
-
-        def opened(file: Path) -> RowAt:
-            stream = streams.get(file)
-            if stream is None:
-                stream = streams[file] = RowAt(file)
-            return stream
+        shard = 0
 
         def close_all() -> None:
             for stream in streams.values():
@@ -107,13 +101,17 @@ class LoadedSide:
             streams.clear()
 
         def read(facts: RowFacts) -> dict[str, Any]:
+            nonlocal shard
             if not files:
                 return self.read_row(facts)
-            if facts.shard != open_shard[0]:
+            if facts.shard != shard:
                 close_all()
-                open_shard[0] = facts.shard
+                shard = facts.shard
             path, _, sidecar = files[facts.shard]
-            return read_row_at(path, sidecar, facts, opened(path), opened(sidecar or path))
+            main_at, sidecar_at = (
+                streams.get(file) or streams.setdefault(file, RowAt(file)) for file in (path, sidecar or path)
+            )
+            return read_row_at(path, sidecar, facts, main_at, sidecar_at)
 
         try:
             yield read

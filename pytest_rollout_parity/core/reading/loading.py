@@ -75,9 +75,6 @@ def load_side(request: SideRequest, progress: Optional[Progress] = None) -> Load
         digest=builder.digest.text(),
         conditions=tuple(builder.conditions),
     )
-    if request.shards:  # each row read again on its own: a side's many shards are not all kept open
-        side.choice = builder.finish(side.display, side.read_row)
-        return side
     with side.kept_open() as read:
         side.choice = builder.finish(side.display, read)
     return side
