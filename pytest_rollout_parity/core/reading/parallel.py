@@ -20,6 +20,7 @@ import importlib.util
 import marshal
 import os
 import sys
+from collections import deque
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Optional, Protocol
@@ -167,17 +168,17 @@ def _message(stream: IO[bytes]) -> Any:
 def main() -> int:
     """The child's program: one request from stdin; its side, or its input error, to stdout."""
     request = SideRequest(*marshal.loads(sys.stdin.buffer.read()))
-    facts: list[RowFacts] = []
+    facts: deque[RowFacts] = deque()
     try:
         side = loading.load_side(request)
-        facts, side.facts = side.facts, []
+        facts, side.facts = deque(side.facts), []
         answer = ["side", side_to_plain(side), len(facts)]
     except CompareInputError as exc:
         answer = ["input-error", list(exc.args)]
     marshal.dump(marshal.dumps(answer), sys.stdout.buffer)
-    while facts:
-        marshal.dump(marshal.dumps([plain_facts(row) for row in facts[:CHUNK]]), sys.stdout.buffer)
-        del facts[:CHUNK]  # sent: let go
+    while facts:  # each row's facts let go once sent
+        chunk = [plain_facts(facts.popleft()) for _ in range(min(CHUNK, len(facts)))]
+        marshal.dump(marshal.dumps(chunk), sys.stdout.buffer)
     sys.stdout.buffer.flush()
     return 0
 
