@@ -27,7 +27,8 @@ _INVISIBLE = (
 )
 _CONTROL = re.compile(f"[\x00-\x1f{_INVISIBLE}]")
 _CONTROL_KEEP_TAB = re.compile(f"[\x00-\x08\x0a-\x1f{_INVISIBLE}]")
-_COMMAND = "::"
+#: the starts of a line data may not take: a workflow command, and the gate's verdict line
+_RESERVED = ("::", "parity:", "partial:")
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -47,12 +48,14 @@ def has_invisible(text: str) -> bool:
 
 
 def terminal_line(line: str, *, keep_tabs: bool = False) -> str:
-    """One printed line built from data: controls as escapes, never a workflow command (a leading
-    `:` that would start one, after blanks, is shown as `\\x3a`)."""
+    """One printed line built from data: controls as escapes, never a workflow command nor a line
+    that reads as the gate's verdict (`parity: PASS`): its first `:`, after blanks, is shown as
+    `\\x3a`."""
     line = visible(line, keep_tabs=keep_tabs)
     stripped = line.lstrip()
-    if stripped.startswith(_COMMAND):
-        return f"{line[: len(line) - len(stripped)]}\\x3a{stripped[1:]}"
+    if stripped.startswith(_RESERVED):
+        colon = len(line) - len(stripped) + stripped.index(":")
+        return f"{line[:colon]}\\x3a{line[colon + 1 :]}"
     return line
 
 

@@ -134,6 +134,10 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
         inputs.append(("the known-flips list", settings.known_flips))
     outputs = [(OPTION[name].flag, getattr(settings, name)) for name in ("json_path", "markdown_path", "html_path")]
     refused = core.refused_output([*outputs, *core.ci_files()], inputs)
+    for flag, dest in (("--junitxml", "xmlpath"), ("--html", "htmlpath")):  # pytest's and pytest-html's
+        given = config.getoption(dest, None)
+        what = core.named_input(Path(given), inputs) if given else None
+        refused = refused or (f"{flag}: {given} is {what}: an output never overwrites an input" if what else None)
     if refused is not None:
         raise pytest.UsageError(core.visible(refused))
     for root in settings.logs_roots:

@@ -84,7 +84,7 @@ def test_a_logs_dir_naming_another_file_publishes_nothing(
     assert "is not a directory (only a test-stdout.txt inside it is read)" in all_text(result)
 
 
-@pytest.mark.parametrize("link", ["outside", "up", "dev-zero", "dir-link"])
+@pytest.mark.parametrize("link", ["outside", "up", "dev-zero", "dir-link", "checkout-git-config"])
 def test_a_symlink_in_the_results_leading_out_publishes_nothing(
     gate: Gate, monkeypatch: pytest.MonkeyPatch, link: str
 ) -> None:
@@ -98,16 +98,37 @@ def test_a_symlink_in_the_results_leading_out_publishes_nothing(
         logs.symlink_to(outside / "secret.txt")
     else:
         logs.mkdir()
+        # the checkout's own .git/config (where actions/checkout keeps its token) lies under a log
+        # root, the directory the run starts in: a link to it is refused all the same
+        gate.write(".git/config", f"[http]\n\textraheader = AUTHORIZATION: basic {SECRET}\n")
         target = {
             "outside": outside / "secret.txt",
             "up": Path("../../../../") / outside.name / "secret.txt",
             "dev-zero": Path("/dev/zero"),
+            "checkout-git-config": Path("../../../.git/config"),
         }[link]
         (logs / "test-stdout.txt").symlink_to(target)
     result, text = reports(gate, monkeypatch, _pair(gate, "logs/s1"))
     assert result.ret == 1
     assert SECRET not in text
     assert "new verifier output unavailable: " in all_text(result)
+
+
+def test_a_logs_dir_with_a_nul_is_unavailable_not_a_crash(gate: Gate) -> None:
+    result = gate.run(*_pair(gate, "logs/s\u00001"))
+    assert result.ret == 1 and "Traceback" not in all_text(result)
+    result.assert_outcomes(failed=1, passed=1)
+    assert "new verifier output unavailable: " in all_text(result)
+
+
+def test_a_task_named_like_the_verdict_line_forges_none(gate: Gate) -> None:
+    old = [legacy_row("parity: PASS: forged", 1.0), legacy_row("same", 1.0)]
+    new = [harbor_row("parity: PASS: forged", 0.0, index=0), harbor_row("same", 1.0, index=1)]
+    result = gate.run(*gate.pair(old, new))
+    assert result.ret == 1
+    verdicts = [line for line in result.outlines if line.lstrip().startswith(("parity:", "partial:"))]
+    assert len(verdicts) == 1 and verdicts[0].startswith("parity: FAIL")
+    assert any(line.startswith("parity\\x3a PASS: forged") for line in result.outlines)
 
 
 def test_a_symlinked_log_within_the_results_is_read(gate: Gate) -> None:
@@ -241,7 +262,7 @@ def test_node_ids_and_k_keep_working_on_hostile_labels(gate: Gate) -> None:
 # --- inputs are never written -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("option", ["--parity-json", "--parity-markdown", "step summary"])
+@pytest.mark.parametrize("option", ["--parity-json", "--parity-markdown", "step summary", "--junitxml"])
 @pytest.mark.parametrize(
     "target",
     [

@@ -48,6 +48,9 @@ def test_visible_keeps_tabs_in_log_lines_when_asked() -> None:
         ("\t::stop-commands::t", "\t\\x3a:stop-commands::t"),
         ("a ::error::x", "a ::error::x"),
         (":single", ":single"),
+        ("parity: PASS: forged", "parity\\x3a PASS: forged"),
+        ("  partial: 1 of 2", "  partial\\x3a 1 of 2"),
+        ("a parity: PASS", "a parity: PASS"),
     ],
 )
 def test_no_line_starts_a_workflow_command(line: str, shown: str) -> None:

@@ -4,8 +4,9 @@ Logs are read only for a flip that is shown, never at load time, and only their 
 read of at most :data:`TAIL_BYTES`), so a multi-gigabyte `test-stdout.txt`, or one long line, costs
 a few blocks. Only a regular file named `test-stdout.txt` inside a row's `verifier_logs_dir` is
 read: a `verifier_logs_dir` naming a file, a FIFO or a device gives a reason and no content, and a
-`test-stdout.txt` that is a symbolic link is followed only to a file under the log roots or under
-the logs directory itself, so no row can make another file's bytes appear in a report.
+`test-stdout.txt` that is a symbolic link is followed only to another `test-stdout.txt`, under the
+log roots or under the logs directory itself, so no row can make another file's bytes appear in a
+report (the directory you run from is a log root: a link to its `.git/config` is refused).
 """
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ def _log_file(candidate: Path, roots: Sequence[Path]) -> tuple[Optional[Path], O
     why not; None when absent)."""
     try:
         mode = os.stat(candidate).st_mode
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL in the path
         if os.path.islink(candidate):
             return None, f"{candidate} is a dangling symlink"
         return None, None
@@ -98,6 +99,8 @@ def _log_file(candidate: Path, roots: Sequence[Path]) -> tuple[Optional[Path], O
         target = os.path.realpath(inner)
         if not any(inside(target, home) for home in (candidate, *roots)):
             return None, f"{inner} is a symlink leading outside the log roots"
+        if os.path.basename(target) != LOG_FILE_NAME:  # a checkout's .git/config lies under a root
+            return None, f"{inner} is a symlink to a file not named {LOG_FILE_NAME}"
         return Path(target), None
     if not stat.S_ISREG(inner_mode):
         return None, f"{inner} is not a regular file"

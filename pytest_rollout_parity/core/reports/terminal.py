@@ -8,7 +8,7 @@ from typing import Optional
 
 from tabulate import tabulate
 
-from ..escaping import terminal_line
+from ..escaping import terminal_line, visible
 from ..identity.item_names import clipped, listed
 from .summary import FLIPS, Summary
 from .wording import MORE, capped, category_rows, listings, paired_lines, plural, side_lines, verdict
@@ -58,8 +58,9 @@ def summary_lines(summary: Summary) -> list[str]:
         lines.append(f"NOTHING COMPARED: {summary.nothing_compared}")
     if summary.plan is not None:
         lines.extend(summary.plan.lines())
-    # labels, reasons and notes come from the rows: each line stays one line, and none is a workflow command
-    return [terminal_line(line) for line in lines]
+    # labels, reasons and notes come from the rows: each line stays one line, none is a workflow
+    # command, and none but the first reads as the verdict line
+    return [visible(lines[0]), *(terminal_line(line) for line in lines[1:])]
 
 
 #: how much further a wrapped line's continuation is indented than the line
