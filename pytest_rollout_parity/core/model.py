@@ -109,6 +109,11 @@ def _row_of(facts: RowFacts) -> dict[str, Any]:
     return facts.row
 
 
+def scored_rewards(facts: Sequence[RowFacts]) -> tuple[float, ...]:
+    """The rewards a side's mean is taken over: its scored rows' (unmasked, finite), in row order."""
+    return tuple(f.reward for f in facts if f.scored and f.reward is not None)
+
+
 @dataclass(slots=True, eq=False, repr=False)
 class TaskSide:
     """One side's rows for one task, reduced to what the comparison needs."""
@@ -118,12 +123,22 @@ class TaskSide:
     masked: Optional[str]
     agent_error: Optional[str]
     failure_kind: Optional[str]
-    reward_rows: int
     #: reads a row's full dict again from its file (None: only rows kept in memory can be read)
     reader: Optional[RowReader] = None
+    #: the scored rows' rewards, in row order, and how many rows are masked (left out of the mean):
+    #: counted once, as every statistic and report reads them
+    rewards: tuple[float, ...] = field(init=False)
+    masked_rows: int = field(init=False)
 
     def __post_init__(self) -> None:
         self.facts = tuple(self.facts)
+        self.rewards = scored_rewards(self.facts)
+        self.masked_rows = sum(1 for f in self.facts if f.mask is not None)
+
+    @property
+    def reward_rows(self) -> int:
+        """How many rows the side's mean is taken over."""
+        return len(self.rewards)
 
     @property
     def rows(self) -> list[dict[str, Any]]:
@@ -142,11 +157,6 @@ class TaskSide:
     def read_row(self, facts: RowFacts) -> dict[str, Any]:
         """The full dict of one of this side's rows."""
         return (self.reader or _row_of)(facts)
-
-    @property
-    def masked_rows(self) -> int:
-        """How many of the side's rows are masked (left out of its mean)."""
-        return sum(1 for f in self.facts if f.mask is not None)
 
     @property
     def repeated(self) -> bool:

@@ -239,7 +239,8 @@ def entries_dir(config: pytest.Config) -> Optional[Path]:
 
 #: A task's side travels as its rows (indices into its side's facts), then these attributes' values:
 #: the order of TaskSide's slots between its rows and its reader, which is its constructor's too.
-_SIDE_FIELDS = TaskSide.__slots__[1:-1]
+#: what a side holds besides its rows and reader (its rewards are taken again from its rows)
+_SIDE_FIELDS = tuple(each.name for each in fields(TaskSide) if each.init)[1:-1]
 _TASK_FIELDS = tuple(each.name for each in fields(TaskComparison))
 
 

@@ -30,6 +30,7 @@ from ..model import (
     Side,
     TaskComparison,
     TaskSide,
+    scored_rewards,
 )
 from ..reading.fields import PROMPT, ROLLOUT_ID, TRAJECTORY
 from ..reading.row_facts import lookup
@@ -57,11 +58,6 @@ def mean_reward(rewards: Sequence[float]) -> float:
         return math.ldexp(math.fsum(math.ldexp(reward, -shift) for reward in rewards) / len(rewards), shift)
 
 
-def scored_rewards(facts: Sequence[RowFacts]) -> list[float]:
-    """The rewards a side's mean is taken over: its scored rows' (unmasked, finite), in row order."""
-    return [f.reward for f in facts if f.scored and f.reward is not None]
-
-
 def summarize_side(facts: Sequence[RowFacts], reader: Optional[RowReader] = None) -> TaskSide:
     """Reduce a side's rows for one task: mean reward of its scored rows, mask text, agent error, failure kind.
 
@@ -78,7 +74,6 @@ def summarize_side(facts: Sequence[RowFacts], reader: Optional[RowReader] = None
             masked=only.mask,
             agent_error=(only.agent_error or None) if unmasked else None,
             failure_kind=(only.failure_kind or None) if unmasked else None,
-            reward_rows=0 if reward is None else 1,
             reader=reader,
         )
     rewards = scored_rewards(facts)
@@ -95,7 +90,6 @@ def summarize_side(facts: Sequence[RowFacts], reader: Optional[RowReader] = None
         masked=masked,
         agent_error=next((f.agent_error for f in facts if f.agent_error and f.mask is None), None),
         failure_kind=next((f.failure_kind for f in facts if f.failure_kind and f.mask is None), None),
-        reward_rows=len(rewards),
         reader=reader,
     )
 

@@ -21,7 +21,6 @@ from typing import Any, NamedTuple, Optional
 from ..model import CompareResult, Side, TaskSide
 from ..reading.fields import CONDITIONS
 from ..reading.row_facts import embedded_output, logs_dir_of
-from .classify import scored_rewards
 from .row_context import row_evidence
 
 COPY_NAME = "parity-copy"
@@ -89,8 +88,7 @@ def verification_notes(result: CompareResult, names: Optional[Sequence[str]] = N
     """
     notes: list[str] = []
     rewards = {
-        side: [r for task in result.tasks if (half := task.side(side)) for r in scored_rewards(half.facts)]
-        for side in ("old", "new")
+        side: [r for task in result.tasks if (half := task.side(side)) for r in half.rewards] for side in ("old", "new")
     }
     verified = {side: _verified(result, side) for side in ("old", "new")}
     pairs: tuple[tuple[Side, Side], ...] = (("old", "new"), ("new", "old"))

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Generic, Literal, Optional, TypeVar, Union
 
 from ..identity.item_names import listed
-from ..judging.classify import scored_rewards
 from ..judging.companions import AggregateCheck, Inventory, InventoryRead
 from ..judging.completeness import Coverage
 from ..judging.verdicts import Verdict
@@ -461,18 +460,18 @@ def nothing_compared(result: CompareResult) -> Optional[str]:
 def _side(side: Optional[TaskSide]) -> Optional[SideSummary]:
     if side is None:
         return None
-    rewards = scored_rewards(side.facts)
-    binary = all(reward in (0.0, 1.0) for reward in rewards)
-    return SideSummary(
-        reward=side.reward,
-        rows=len(side.facts),
-        reward_rows=side.reward_rows,
-        masked=side.masked,
-        agent_error=side.agent_error,
-        failure_kind=side.failure_kind,
-        masked_rows=side.masked_rows,
-        passed=sum(reward == 1.0 for reward in rewards) if binary and rewards else None,
-        reward_range=(min(rewards), max(rewards)) if rewards else None,
+    rewards = side.rewards
+    binary = rewards and all(reward in (0.0, 1.0) for reward in rewards)
+    return SideSummary(  # by position: built for every task on every run
+        side.reward,
+        len(side.facts),
+        len(rewards),
+        side.masked,
+        side.agent_error,
+        side.failure_kind,
+        side.masked_rows,
+        rewards.count(1.0) if binary else None,
+        (min(rewards), max(rewards)) if rewards else None,
     )
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..identity.item_names import label_hash
-from ..judging.classify import mean_reward, scored_rewards
+from ..judging.classify import mean_reward
 from ..model import CompareResult, Side, TaskComparison, TaskSide
 from .paired_tests import (
     DiscreteFdr,
@@ -138,9 +138,7 @@ class PairedSection:
 
 def reward_range(result: CompareResult) -> tuple[float, float]:
     """The range of the scored rewards of both sides, at least [0, 1]: what a mean can span."""
-    rewards = [
-        r for t in result.tasks for side in (t.old, t.new) if side is not None for r in scored_rewards(side.facts)
-    ]
+    rewards = [r for t in result.tasks for side in (t.old, t.new) if side is not None for r in side.rewards]
     return min([0.0, *rewards]), max([1.0, *rewards])
 
 
@@ -155,8 +153,10 @@ def task_noise_test(task: TaskComparison) -> Optional[tuple[float, float]]:
     A verifier disagreement is not tested: no sampling noise explains it (docs/semantics.md)."""
     if task.category not in ("identical", "flipped") or task.old is None or task.new is None or task.disagreements:
         return None
+    if len(task.old.rewards) < 2 or len(task.new.rewards) < 2:  # no test: spare most tasks the seed
+        return None
     seed = int(label_hash(task.task), 16)  # for its Monte Carlo draws: stable across runs, processes and machines
-    return task_test(scored_rewards(task.old.facts), scored_rewards(task.new.facts), seed=seed)
+    return task_test(task.old.rewards, task.new.rewards, seed=seed)
 
 
 def paired_section(result: CompareResult) -> PairedSection:
@@ -188,8 +188,8 @@ def format_p(p: float) -> str:
 
 def noise_text(task: TaskComparison, p: float) -> str:
     """`p = 0.008, 5/5 vs 0/5` (binary rows: passes per side) or `p = 0.03, means 0.82 vs 0.41`."""
-    old = scored_rewards(task.old.facts) if task.old else []
-    new = scored_rewards(task.new.facts) if task.new else []
+    old = task.old.rewards if task.old else ()
+    new = task.new.rewards if task.new else ()
     if all(r in (0.0, 1.0) for r in (*old, *new)):  # binary rows: passes per side
         return f"p = {format_p(p)}, {old.count(1.0)}/{len(old)} vs {new.count(1.0)}/{len(new)}"
     return f"p = {format_p(p)}, means {mean_reward(old):.4g} vs {mean_reward(new):.4g}"

@@ -17,7 +17,6 @@ from statistics import NormalDist
 from typing import Optional
 
 from ..identity.item_names import listed
-from ..judging.classify import scored_rewards
 from ..model import CompareResult, TaskSide
 from .margin import FlipJudgement
 from .paired import COMPARED_CATEGORIES, fisher_test, reward_range
@@ -202,8 +201,8 @@ def rollout_variance(
     """
     within = []
     for old_side, new_side in compared:
-        old, new = ([math.ldexp(r, -exponent) for r in scored_rewards(side.facts)] for side in (old_side, new_side))
-        if len(old) >= 2 and len(new) >= 2:
+        if len(old_side.rewards) >= 2 and len(new_side.rewards) >= 2:
+            old, new = ([math.ldexp(r, -exponent) for r in side.rewards] for side in (old_side, new_side))
             within.append(moments(old)[1] + moments(new)[1])
     if within and any(value > 0 for value in within):
         observed, spread = moments(within)[:2]
@@ -294,7 +293,7 @@ def plan(
     )
     # a flip's p-value is adjusted over the tasks whose test can reach alpha: those whose rows, both
     # sides together, hold more than one value, and the flipped one
-    varying = sum(1 for old, new in compared if len({*scored_rewards(old.facts), *scored_rewards(new.facts)}) > 1)
+    varying = sum(1 for old, new in compared if len({*old.rewards, *new.rewards}) > 1)
     flip_tests = max(1, min(len(compared), varying + 1))
     return Plan(
         margin=margin,
