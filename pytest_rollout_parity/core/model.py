@@ -227,7 +227,7 @@ class TaskComparison:
     @property
     def disagreements(self) -> int:
         """How many of the task's rollouts the two verifiers scored differently."""
-        return sum(1 for pair in self.pairs or () if not pair.agrees)
+        return sum(1 for pair in self.pairs if not pair.agrees) if self.pairs else 0
 
     @property
     def loser(self) -> Optional[Side]:

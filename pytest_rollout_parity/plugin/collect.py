@@ -15,6 +15,7 @@ import pytest
 
 from .. import core
 from ._pytest_compat import collect_beside, hooks_at, refit_message_lines, set_crash_message
+from .rerun_cache import collector_paused
 from .run import RUN_KEY, ParityRun
 
 if TYPE_CHECKING:
@@ -322,7 +323,8 @@ class ParityCollection:
                     item.user_properties.append((CHECK_PROPERTY, pair.task))
         node = ParityFile.for_run(session, self.target)
         node.hooks = hooks_at(session.config, self.target)
-        built = collect_beside(node)
+        with collector_paused():  # its items live as long as the run: no full collection walks them while made
+            built = collect_beside(node)
         names = {item.name for item in built}
         if missing := [arg for name, arg in self.named or () if name not in names]:
             raise pytest.UsageError(*(f"not found: {arg}" for arg in missing))

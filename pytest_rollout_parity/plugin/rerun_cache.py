@@ -238,10 +238,11 @@ def entries_dir(config: pytest.Config) -> Optional[Path]:
 
 
 #: A task's side travels as its rows (indices into its side's facts), then these attributes' values:
-#: the order of TaskSide's slots between its rows and its reader, which is its constructor's too.
-#: what a side holds besides its rows and reader (its rewards are taken again from its rows)
+#: TaskSide's constructor arguments between its rows and its reader (its rewards are counted again).
 _SIDE_FIELDS = tuple(each.name for each in fields(TaskSide) if each.init)[1:-1]
+#: A task travels as its fields' values in order; these are where its two sides and its pairs stand.
 _TASK_FIELDS = tuple(each.name for each in fields(TaskComparison))
+_OLD, _NEW, _PAIRS = (_TASK_FIELDS.index(name) for name in ("old", "new", "pairs"))
 
 
 def result_to_plain(result: CompareResult, old: LoadedSide, new: LoadedSide) -> dict[str, Any]:
@@ -275,14 +276,15 @@ def result_from_plain(plain: Any, old: LoadedSide, new: LoadedSide) -> CompareRe
     sides = {"old": (old.facts, old.read_row), "new": (new.facts, new.read_row)}
 
     def task(values: list[Any]) -> TaskComparison:
-        comparison = dict(zip(_TASK_FIELDS, values, strict=True))
-        for name, (facts, reader) in sides.items():
-            if comparison[name] is not None:
-                rows, *rest = comparison[name]
-                comparison[name] = TaskSide(*([facts[i] for i in rows], *rest, reader))
-        if comparison["pairs"] is not None:
-            comparison["pairs"] = tuple(RolloutPair(old.facts[i], new.facts[j]) for i, j in comparison["pairs"])
-        return TaskComparison(**comparison)
+        if len(values) != len(_TASK_FIELDS):
+            raise ValueError(f"a task of {len(values)} values")
+        for at, (facts, reader) in ((_OLD, sides["old"]), (_NEW, sides["new"])):
+            if values[at] is not None:
+                rows, *rest = values[at]
+                values[at] = TaskSide(*([facts[i] for i in rows], *rest, reader))
+        if values[_PAIRS] is not None:
+            values[_PAIRS] = tuple(RolloutPair(old.facts[i], new.facts[j]) for i, j in values[_PAIRS])
+        return TaskComparison(*values)  # by position: 10,000 tasks, keywords cost more
 
     values = dict(plain)
     values.update(
