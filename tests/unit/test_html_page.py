@@ -14,13 +14,16 @@ from hypothesis import strategies as st
 from pytest_rollout_parity import compare_rollouts
 from pytest_rollout_parity.core.reports.html_page import (
     EVIDENCE_ROWS,
+    FLIP_POINTS,
     FLIP_ROWS,
     IDENTICAL_ROWS,
+    POINTS_CAP,
     Audit,
+    interval_svg,
     render_html,
     report_body,
+    scatter_svg,
 )
-from pytest_rollout_parity.core.reports.pictures import FLIP_POINTS, POINTS_CAP, interval_svg, scatter_svg
 from pytest_rollout_parity.core.reports.summary import Files, RunInfo, RunOutcome, Summary, build_summary
 
 SVG = "{http://www.w3.org/2000/svg}"
