@@ -69,7 +69,9 @@ def test_a_count_without_per_task_entries_is_still_said() -> None:
     summary = _summary({"a": 1.0}, {"a": 0.0}, outcome=RunOutcome(None, 1, {}))
     assert listings(summary) == [Listing("pytest_parity_verdict hooks changed 1 verdict(s)", [])]
     assert "### pytest_parity_verdict hooks changed 1 verdict(s)" in markdown.render_markdown(summary)
-    assert "<h2>pytest_parity_verdict hooks changed 1 verdict(s)</h2><ul></ul>" in report_body(summary, with_evidence=False)
+    assert "<h2>pytest_parity_verdict hooks changed 1 verdict(s)</h2><ul></ul>" in report_body(
+        summary, with_evidence=False
+    )
 
 
 def test_no_hook_no_list() -> None:
