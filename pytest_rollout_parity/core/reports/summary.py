@@ -12,6 +12,7 @@ section is one more optional field.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Generic, Literal, Optional, TypeVar, Union
@@ -430,10 +431,6 @@ class Summary:
         """The task labels of one category, in task order."""
         return [task.task for task in self.tasks if task.category == category]
 
-    def side_tasks(self, side: Side) -> int:
-        """How many tasks the side has."""
-        return sum(1 for task in self.tasks if task.side(side) is not None)
-
 
 def nothing_compared(result: CompareResult) -> Optional[str]:
     """Why no task has a counted reward on both sides, or None when at least one has."""
@@ -551,9 +548,7 @@ def decided(summary: Summary, *, strict: bool, allow_copy: bool, known_flips_sha
     tasks, checks, run, nothing = summary.tasks, summary.checks, summary.run, summary.nothing_compared
     aggregate, coverage = summary.equivalence, summary.coverage
     collected_only = run is not None and run.collect_only
-    counts: dict[TaskOutcome, int] = dict.fromkeys(TASK_OUTCOMES, 0)
-    for task in tasks:
-        counts[task.outcome] += 1
+    counts: dict[TaskOutcome, int] = dict.fromkeys(TASK_OUTCOMES, 0) | Counter(task.outcome for task in tasks)
     found: list[Decider] = []
     if counts["failed"]:
         found.append(Decider("failed_tasks", f"{counts['failed']} task(s) failed"))

@@ -192,7 +192,8 @@ def side_lines(summary: Summary) -> list[str]:
             (rows.old, rows.old_masked, join.old_key, join.old_key_reason, join.old_prefix_stripped),
             (rows.new, rows.new_masked, join.new_key, join.new_key_reason, join.new_prefix_stripped),
         )
-        line += f": {plural(summary.side_tasks(side), 'task')}, {plural(total, 'row')} ({masked} masked), key {key}"
+        tasks = sum(1 for task in summary.tasks if task.side(side) is not None)
+        line += f": {plural(tasks, 'task')}, {plural(total, 'row')} ({masked} masked), key {key}"
         line += f" ({reason})" if reason else ""
         line += f", prefix '{prefix}' stripped" if prefix else ""
         conditions = summary.conditions.side(side)
