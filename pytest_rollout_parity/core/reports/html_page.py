@@ -46,7 +46,6 @@ class Audit:
 
     #: the command line, as one shell-quoted string
     command: str
-    #: the plugin's version
     version: str
     #: when the run started (ISO 8601, UTC)
     started: str

@@ -65,7 +65,6 @@ class AcceptedFlips:
     """Verdicts a known-flips list or the hooks turned from failing into accepted, so the reviewer sees
     that something other than the data decided: who, how many, and for a list, which one."""
 
-    #: `known_flips` or `hook`
     source: Literal["known_flips", "hook"]
     count: int
     #: the list as messages name it, and the SHA-256 (hex) of its bytes as read; None for hooks
@@ -142,7 +141,6 @@ class RunInfo:
     ran_tasks: Optional[frozenset[str]] = None
     #: each task item that ran here and its last outcome, by task label
     task_outcomes: Mapping[str, str] = field(default_factory=dict)
-    #: the splitter group this run is, when a splitter says so
     group: Optional[SplitGroup] = None
     #: how many items of the whole session failed (any test's), and whether pytest's failure
     #: section rescans every stored report for each of them under the traceback style in use

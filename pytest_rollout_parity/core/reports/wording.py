@@ -1,9 +1,7 @@
 """The verdict in words, one wording for every report (terminal, Markdown, HTML, annotations).
 
-Pure functions of the typed :class:`Summary`: the verdict line's words, a flip's direction from the
-new side's view (`new regressed`: the old side won; `new improved`), each side's facts, the category
-table's rows, the lists every report shows (tasks not compared, verdicts a hook changed, the team's
-failed checks, notes) and the paired statistics. Each sentence is built once, unescaped; each
+Pure functions of the typed :class:`Summary`; a flip's direction is the new side's view (`new
+regressed`: the old side won; `new improved`). Each sentence is built once, unescaped; each
 renderer escapes it for where it goes and marks it up.
 """
 
