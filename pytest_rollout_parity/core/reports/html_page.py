@@ -11,7 +11,7 @@ identical tasks sit on the diagonal, a flip stands off it, coloured by its outco
 outcome at one position are one circle whose area grows with their count, the count written beside
 it; outcomes sharing a position sit around it, so no task hides behind another. Up to
 :data:`POINTS_CAP` tasks are drawn so; beyond, tasks are counted in a grid of cells (so the page
-stays small at 100,000 tasks) while the first :data:`FLIP_POINTS` flips are still drawn as circles.
+stays small at 100,000 tasks) while the flips the page lists (:data:`FLIP_ROWS`) are still circles.
 :func:`interval_svg` draws what decides: in margin mode the one-sided 95% bounds against the
 ±margin band (the equivalence decision's own figures, so the picture and the verdict cannot
 disagree), else the 95% interval against 0.
@@ -31,12 +31,25 @@ from .markdown import LIST_CAP, NOTE_CAP, pre_block
 from .summary import SideSummary, Summary
 from .wording import MORE, capped, category_rows, listings, paired_heading, paired_rows, side_lines, verdict
 
-#: flips the page's table lists, at most (each with its means, repeats, outcome and p)
+#: flips the page's table lists, at most (each with its means, repeats, outcome and p); the scatter
+#: draws as many one by one when it bins the rest
 FLIP_ROWS = 200
 #: flips whose evidence (message, log tail or last messages) the page carries, at most
 EVIDENCE_ROWS = 20
 #: identical tasks the page lists (folded), at most
 IDENTICAL_ROWS = 1000
+#: the scatter's tasks drawn one point each, at most; beyond, binned
+POINTS_CAP = 10_000
+#: tasks whose points carry a tooltip with their label (flips always do)
+TOOLTIPS_CAP = 1_000
+#: cells per axis when binned
+GRID = 60
+#: labels a group's tooltip names, at most
+GROUP_LABELS = 5
+#: pixels between the circles of different outcomes that share a position
+APART = 8
+SIZE = 420
+PAD = 48
 T = TypeVar("T")
 
 
@@ -90,22 +103,7 @@ background:var(--c)}
 """
 
 
-#: tasks drawn one point each, at most; beyond, binned
-POINTS_CAP = 10_000
-#: flips drawn one point each even when the others are binned (the report's flip list cap)
-FLIP_POINTS = 200
-#: tasks whose points carry a tooltip with their label (flips always do)
-TOOLTIPS_CAP = 1_000
-#: cells per axis when binned
-GRID = 60
-#: labels a group's tooltip names, at most
-GROUP_LABELS = 5
-#: pixels between the circles of different outcomes that share a position
-APART = 8
-SIZE = 420
-PAD = 48
-
-#: outcome -> (class, legend words), in legend order; the colours are in the page's style sheet
+#: the pictures' outcome -> (class, legend words), in legend order; the colours are in STYLE
 CLASSES: dict[str, tuple[str, str]] = {
     "passed": ("p-passed", "identical"),
     "failed-old": ("p-regressed", "regressed (fails)"),
@@ -230,7 +228,7 @@ def scatter_svg(summary: Summary) -> str:
     parts.append(_text(SIZE / 2, SIZE - 8, "old mean reward", "axis"))
     parts.append(_text(14, SIZE / 2, "new mean reward", "axis", extra=f' transform="rotate(-90 14 {SIZE / 2})"'))
     binned = len(drawn) > POINTS_CAP
-    one_by_one = [p for p in drawn if p.flip][:FLIP_POINTS] if binned else drawn
+    one_by_one = [p for p in drawn if p.flip][:FLIP_ROWS] if binned else drawn
     chosen = {id(p) for p in one_by_one}
     rest = [p for p in drawn if id(p) not in chosen]
     if rest:
