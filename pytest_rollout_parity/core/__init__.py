@@ -48,7 +48,7 @@ from .reading.shards import ShardPatternError, expand
 from .reading.sidecar import sidecar_display, sidecar_path, sidecar_places
 from .reading.skeleton import reader_name
 from .reports.annotations import annotation_lines
-from .reports.html_page import Audit, flip_html, render_html, summary_html
+from .reports.html_page import Audit, flip_html, render_html, report_body
 from .reports.item_outcome import FlipEvidence, flip_evidence, header_line, task_prompt, uncompared_reason
 from .reports.json_file import json_dict, json_text, write_text
 from .reports.markdown import render_markdown

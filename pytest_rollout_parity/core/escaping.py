@@ -70,14 +70,7 @@ def terminal_text(text: str) -> str:
 _MARKDOWN = re.compile(r"""[\\`*_{}\[\]<>#+!|~&$@^]|:(?=//)|(?i:(?<=www)\.)""")
 
 
-def _shown(text: str, lines: bool) -> str:
-    """Controls as escapes; with ``lines`` newlines (and tabs) are kept, else shown as `\\n`."""
-    if lines:
-        return "\n".join(visible(line, keep_tabs=True) for line in text.split("\n"))
-    return visible(text)
-
-
-def markdown_text(text: str, *, lines: bool = False) -> str:
+def markdown_text(text: str) -> str:
     """Text that Markdown shows as written: each character with a meaning there backslash-escaped.
 
     `\\[` is always a literal `[` in Markdown (never a link, emphasis, a heading, a table cell's
@@ -85,13 +78,16 @@ def markdown_text(text: str, *, lines: bool = False) -> str:
     `://` and the `.` after `www` are escaped too, so no URL in the data is linked. The text stays
     readable with `cat`. Inside an HTML element Markdown is not read: use :func:`html_text` there.
     """
-    return _MARKDOWN.sub(lambda match: "\\" + match.group(), _shown(text, lines))
+    return _MARKDOWN.sub(lambda match: "\\" + match.group(), visible(text))
 
 
 def html_text(text: str, *, lines: bool = False) -> str:
     """Text safe inside an HTML element (and so inside a Markdown HTML block such as `<pre>`, which
-    Markdown does not read): `<`, `>`, `&` and quotes as character references, controls as escapes."""
-    return html.escape(_shown(text, lines))
+    Markdown does not read): `<`, `>`, `&` and quotes as character references, controls as escapes;
+    with ``lines`` newlines (and tabs) are kept."""
+    if lines:
+        return "\n".join(html.escape(visible(line, keep_tabs=True)) for line in text.split("\n"))
+    return html.escape(visible(text))
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")

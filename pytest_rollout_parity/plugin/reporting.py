@@ -297,7 +297,7 @@ class ParitySummary:
         """pytest-html's report: the parity verdict and counts at its top (without pytest-html,
         this hook is never called)."""
         if self.summary is not None:
-            prefix.append(core.summary_html(self.summary))
+            prefix.append(core.report_body(self.summary, with_evidence=False))
 
 
 def _sidecar_shown(side: core.LoadedSide) -> Optional[str]:

@@ -77,7 +77,6 @@ def test_markdown_text_is_literal_in_markdown_and_readable() -> None:
     assert not SPECIALS & set(_unescaped(shown)) and "http://" not in shown and "www." not in shown
     # what the reader saw entity-escaped now reads as written
     assert markdown_text("resources_servers/calendar: 3 tasks") == "resources\\_servers/calendar: 3 tasks"
-    assert markdown_text("a\n<b>", lines=True) == "a\n\\<b\\>"
 
 
 @given(st.text())

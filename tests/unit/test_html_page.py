@@ -16,11 +16,13 @@ from pytest_rollout_parity.core.reports.html_page import (
     EVIDENCE_ROWS,
     FLIP_ROWS,
     IDENTICAL_ROWS,
+    POINTS_CAP,
     Audit,
+    interval_svg,
     render_html,
     report_body,
+    scatter_svg,
 )
-from pytest_rollout_parity.core.reports.pictures import FLIP_POINTS, POINTS_CAP, interval_svg, scatter_svg
 from pytest_rollout_parity.core.reports.summary import Files, RunInfo, RunOutcome, Summary, build_summary
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -164,14 +166,14 @@ def test_twice_the_points_cap_is_binned_flips_drawn_and_the_page_small() -> None
     assert len(page.encode()) <= 400_000
     scatter = _svgs(page)[0]
     flips = summary.counts.flipped
-    assert flips > FLIP_POINTS
-    assert _tasks_drawn(scatter) == FLIP_POINTS  # the first flips as circles, the rest counted in cells
+    assert flips > FLIP_ROWS
+    assert _tasks_drawn(scatter) == FLIP_ROWS  # the first flips as circles, the rest counted in cells
     counted = sum(
         int(title.text.split()[0])
         for title in scatter.iter(f"{SVG}title")
         if title.text and title.text.endswith("task(s)")
     )
-    assert counted + FLIP_POINTS == summary.compared == n  # every task present, once
+    assert counted + FLIP_ROWS == summary.compared == n  # every task present, once
     assert page.count('<tr class="flip">') == FLIP_ROWS and f"and {flips - FLIP_ROWS} more" in page
 
 

@@ -5,7 +5,6 @@ refused. (Every summary the integration runs write is read back too: `tests/inte
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -14,7 +13,7 @@ import pytest
 from pydantic import VERSION, ValidationError
 
 from pytest_rollout_parity import compare_rollouts
-from pytest_rollout_parity.core.reports.json_file import json_dict, read_summary, schema
+from pytest_rollout_parity.core.reports.json_file import json_dict, read_summary
 from pytest_rollout_parity.core.reports.summary import Files, RunInfo, RunOutcome, build_summary
 from pytest_rollout_parity.json_schema import schema_text
 
@@ -39,9 +38,7 @@ SCHEMA_FROM = (2, 14)
     reason=f"docs/json.md's schema is pydantic {SCHEMA_FROM[0]}.{SCHEMA_FROM[1]}'s; this is pydantic {VERSION}",
 )
 def test_the_page_shows_the_summarys_schema() -> None:
-    block = schema_block()
-    assert json.loads(block) == schema()
-    assert block == schema_text() + "\n"  # as `python -m pytest_rollout_parity.json_schema` prints it
+    assert schema_block() == schema_text() + "\n"  # as `python -m pytest_rollout_parity.json_schema` prints it
 
 
 def _summary() -> dict[str, Any]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from pytest_rollout_parity import compare_rollouts
@@ -18,13 +20,20 @@ def _summary(old: dict[str, float], new: dict[str, float], **run: object) -> Sum
     return build_summary(result, info)
 
 
+def _with_texts(summary: Summary, texts: dict[str, str]) -> Summary:
+    """The summary with these flips' report texts, as a run's items give them."""
+    return replace(summary, tasks=tuple(replace(task, evidence=texts.get(task.task)) for task in summary.tasks))
+
+
 def test_verdict_first_then_table_flips_paired() -> None:
     summary = _summary(
         {"a": 1.0, "b": 1.0, "c": 0.0, "gone": 1.0},
         {"a": 1.0, "b": 0.0, "c": 1.0},
         outcome=RunOutcome(None, 0, {"failed": 2, "passed": 1, "xfailed": 1}),
     )
-    text = render_markdown(summary, {"b": "b: new regressed: old=1.0 new=0.0\n    | <tail> & more"}, exit_status=1)
+    text = render_markdown(
+        _with_texts(summary, {"b": "b: new regressed: old=1.0 new=0.0\n    | <tail> & more"}), exit_status=1
+    )
     lines = text.splitlines()
     assert lines[0] == "## rollout parity"
     assert lines[2] == "**rollout parity: FAIL**: 1 task regressed, 1 improved, 1 missing; 1 identical (exit status 1)"
@@ -119,12 +128,10 @@ HOSTILE = [
 @pytest.mark.parametrize("label", HOSTILE)
 def test_hostile_labels_stay_text_on_their_line(label: str) -> None:
     summary = _summary({label: 1.0, "gone": 1.0}, {label: 0.0, "gone-too": 1.0})
-    text = render_markdown(summary, {label: f"{label}: new regressed\n    | {label}"})
+    text = render_markdown(_with_texts(summary, {label: f"{label}: new regressed\n    | {label}"}))
     # the page's structure is the same as for a plain label: data adds no heading, list item or tag
-    plain = render_markdown(
-        _summary({"plain": 1.0, "gone": 1.0}, {"plain": 0.0, "gone-too": 1.0}),
-        {"plain": "plain: new regressed\n    | plain"},
-    )
+    plain_summary = _summary({"plain": 1.0, "gone": 1.0}, {"plain": 0.0, "gone-too": 1.0})
+    plain = render_markdown(_with_texts(plain_summary, {"plain": "plain: new regressed\n    | plain"}))
     assert _structure(text) == _structure(plain)
     read, blocks = markdown_read(text)
     for raw in (
@@ -154,13 +161,13 @@ def test_flips_and_texts_capped_within_budget() -> None:
     n = FLIP_CAP + 7
     summary = _summary({f"t{i}": 1.0 for i in range(n)}, {f"t{i}": 0.0 for i in range(n)})
     texts = {f"t{i}": "x" * (TEXT_CAP * 3) for i in range(n)}
-    text = render_markdown(summary, texts)
+    text = render_markdown(_with_texts(summary, texts))
     assert text.count("<details>") == FLIP_CAP
     assert "... and 7 more (see --parity-json)" in text
     assert f"{TEXT_CAP * 2} more characters" in text
     huge = {f"t{i}": 1.0 for i in range(3000)}
     big = _summary(huge, {t: 0.0 for t in huge})
-    page = render_markdown(big, {t: "y" * TEXT_CAP for t in huge})
+    page = render_markdown(_with_texts(big, {t: "y" * TEXT_CAP for t in huge}))
     assert len(page.encode("utf-8")) <= BUDGET
 
 

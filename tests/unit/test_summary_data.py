@@ -54,7 +54,7 @@ def test_build_summary_is_typed_and_frozen() -> None:
     )
     assert [task.task for task in summary.tasks] == ["a", "b", "gone"]
     assert summary.tasks[1].winner == "old" and summary.tasks[2].new is None
-    assert summary.labels("flipped") == ["b"] and summary.side_tasks("new") == 2
+    assert summary.labels("flipped") == ["b"] and sum(task.new is not None for task in summary.tasks) == 2
     assert summary.nothing_compared is None and summary.compared == 2
     assert summary.run == RunOutcome(selected=None, verdicts_changed_by_hook=0, outcomes={"passed": 1})
     with pytest.raises(dataclasses.FrozenInstanceError):

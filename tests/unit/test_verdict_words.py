@@ -7,7 +7,7 @@ from dataclasses import replace
 from pytest_rollout_parity import compare_rollouts
 from pytest_rollout_parity.core.judging.verdicts import Verdict
 from pytest_rollout_parity.core.reports import markdown as markdown
-from pytest_rollout_parity.core.reports.html_page import summary_html
+from pytest_rollout_parity.core.reports.html_page import report_body
 from pytest_rollout_parity.core.reports.summary import (
     Files,
     GateItem,
@@ -38,7 +38,7 @@ def test_every_report_says_the_verdict_in_the_same_words() -> None:
     assert words == "1 task regressed, 1 improved, 1 missing; 1 identical"
     assert summary_lines(summary)[0] == f"parity: FAIL: {words}"
     assert f"**rollout parity: FAIL**: {words}" in markdown.render_markdown(summary)
-    page = summary_html(summary)
+    page = report_body(summary, with_evidence=False)
     assert '<span class="verdict v-fail">FAIL</span>' in page and f"<p>{words}</p>" in page
     assert (direction("old"), direction("new")) == (REGRESSED, IMPROVED) == ("new regressed", "new improved")
 
@@ -58,7 +58,7 @@ def test_hook_verdicts_listed_in_markdown_and_html_capped_and_escaped() -> None:
     assert page[start + 2 + markdown.LIST_CAP] == "- ... and 2 more (see --parity-json)"
     assert "second line" not in "\n".join(page)
 
-    fragment = summary_html(summary)
+    fragment = report_body(summary, with_evidence=False)
     changed = fragment[fragment.index(f"<h2>pytest_parity_verdict hooks changed {n} verdict(s)</h2><ul>") :]
     assert "<li><code>&lt;t00&gt;</code> (flipped): passed: reviewed &amp; ok</li>" in changed
     assert changed.count("<li>") == markdown.LIST_CAP + 1 and "<li>... and 2 more" in changed
@@ -69,14 +69,16 @@ def test_a_count_without_per_task_entries_is_still_said() -> None:
     summary = _summary({"a": 1.0}, {"a": 0.0}, outcome=RunOutcome(None, 1, {}))
     assert listings(summary) == [Listing("pytest_parity_verdict hooks changed 1 verdict(s)", [])]
     assert "### pytest_parity_verdict hooks changed 1 verdict(s)" in markdown.render_markdown(summary)
-    assert "<h2>pytest_parity_verdict hooks changed 1 verdict(s)</h2><ul></ul>" in summary_html(summary)
+    assert "<h2>pytest_parity_verdict hooks changed 1 verdict(s)</h2><ul></ul>" in report_body(
+        summary, with_evidence=False
+    )
 
 
 def test_no_hook_no_list() -> None:
     summary = _summary({"a": 1.0}, {"a": 0.0})
     assert listings(summary) == []
     assert "pytest_parity_verdict" not in markdown.render_markdown(summary)
-    assert "pytest_parity_verdict" not in summary_html(summary)
+    assert "pytest_parity_verdict" not in report_body(summary, with_evidence=False)
 
 
 def test_a_long_note_is_cut_at_a_word_boundary() -> None:

@@ -70,40 +70,37 @@ def flip_evidence(
     pair = first_disagreement(comparison)
     loser = comparison.loser if pair is None else pair.loser  # disagreements that cancel: no task loser
     loser_side = comparison.side(loser) if loser else None
-    no_output = False
-    if tail > 0 and loser is not None and loser_side is not None:
-        losing = losing_row(loser_side) if pair is None else per_side(loser, pair.old, pair.new)
-        if pair is not None:
-            where = f" (_ng_rollout_index {pair.rollout})" if pair.rollout is not None else ""
-            lines.append(f"    the same trajectory{where} scored by each side's verifier, the losing side first:")
-        row = loser_side.read_row(losing)
-        output = verifier_output(row, roots.for_side(loser), tail)
-        if output.lines is None:
-            no_output = output.source == f"unavailable: {NO_OUTPUT}"
-            if not no_output:
-                lines.append(f"    {loser} verifier output {visible(output.source)}")
-            lines.extend(_evidence_block(loser, "losing", row, tail))
-        else:
-            lines.append(f"    {loser} verifier output (last {tail} lines of {visible(output.source)}):")
-            lines.extend(_quoted(output.lines))
-        winner: Side = "new" if loser == "old" else "old"
-        winner_side = comparison.side(winner)
-        if pair is not None and winner_side is not None:
-            lines.extend(
-                _evidence_block(winner, "winning", winner_side.read_row(per_side(winner, pair.old, pair.new)), tail)
-            )
-        if output.lines is None:
-            # the rows' last assistant messages, the loser's first (a row without one is left out); a
-            # verifier disagreement is one trajectory on both sides: the loser's alone
-            shown = [(loser, "losing", row)]
-            if pair is None and winner_side is not None and winner_side.facts:
-                shown.append((winner, "winning", winner_side.read_row(winning_row(winner_side))))
-            for name, role, at in shown:
-                message = last_assistant_message(at)
-                if message is not None:
-                    same = " (the same trajectory on both sides)" if pair is not None else ""
-                    lines.append(f"    {name} ({role}) row's last assistant message{same}:")
-                    lines.extend(_quoted(message))
+    if tail <= 0 or loser is None or loser_side is None:
+        return FlipEvidence("\n".join(lines))
+    winner: Side = "new" if loser == "old" else "old"
+    winner_side = comparison.side(winner)
+    if pair is not None:
+        where = f" (_ng_rollout_index {pair.rollout})" if pair.rollout is not None else ""
+        lines.append(f"    the same trajectory{where} scored by each side's verifier, the losing side first:")
+    row = loser_side.read_row(losing_row(loser_side) if pair is None else per_side(loser, pair.old, pair.new))
+    output = verifier_output(row, roots.for_side(loser), tail)
+    no_output = output.lines is None and output.source == f"unavailable: {NO_OUTPUT}"
+    if output.lines is not None:
+        lines.append(f"    {loser} verifier output (last {tail} lines of {visible(output.source)}):")
+        lines.extend(_quoted(output.lines))
+    else:
+        lines.extend([] if no_output else [f"    {loser} verifier output {visible(output.source)}"])
+        lines.extend(_evidence_block(loser, "losing", row, tail))
+    if pair is not None and winner_side is not None:
+        lines.extend(
+            _evidence_block(winner, "winning", winner_side.read_row(per_side(winner, pair.old, pair.new)), tail)
+        )
+    if output.lines is None:
+        # the rows' last assistant messages, the loser's first (a row without one is left out); a
+        # verifier disagreement is one trajectory on both sides: the loser's alone
+        shown = [(loser, "losing", row)]
+        if pair is None and winner_side is not None and winner_side.facts:
+            shown.append((winner, "winning", winner_side.read_row(winning_row(winner_side))))
+        same = " (the same trajectory on both sides)" if pair is not None else ""
+        for name, role, at in shown:
+            if (message := last_assistant_message(at)) is not None:
+                lines.append(f"    {name} ({role}) row's last assistant message{same}:")
+                lines.extend(_quoted(message))
     return FlipEvidence("\n".join(lines), no_output)
 
 

@@ -65,19 +65,14 @@ def read_summary(data: Any) -> Summary:
     return adapter.validate_python(data, strict=False)
 
 
-def schema() -> dict[str, Any]:
-    """The file's JSON Schema, as docs/json.md publishes it: the keys the gate writes (a field the
-    reports alone read, such as a task's prompt excerpt, is left out)."""
-    return _adapter().json_schema(by_alias=True, mode="serialization")
-
-
 #: the widest line :func:`schema_text` writes where an object or a list can be broken
 SCHEMA_WIDTH = 110
 
 
 def schema_text() -> str:
-    """The schema laid out for reading (`python -m pytest_rollout_parity.json_schema`), each object on
-    one line when it fits."""
+    """The file's JSON Schema as docs/json.md publishes it (`python -m pytest_rollout_parity.json_schema`):
+    the keys the gate writes (a field the reports alone read, such as a task's prompt excerpt, is left
+    out), laid out for reading, each object on one line when it fits."""
 
     def laid_out(value: Any, indent: int, used: int) -> str:
         flat = json.dumps(value, ensure_ascii=False)
@@ -93,7 +88,7 @@ def schema_text() -> str:
         opening, closing = ("{", "}") if isinstance(value, dict) else ("[", "]")
         return opening + "\n" + ",\n".join(body) + "\n" + " " * indent + closing
 
-    return laid_out(schema(), 0, 0)
+    return laid_out(_adapter().json_schema(by_alias=True, mode="serialization"), 0, 0)
 
 
 def json_text(data: dict[str, Any]) -> str:

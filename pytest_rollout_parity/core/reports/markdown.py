@@ -10,7 +10,6 @@ counted and pointed to the JSON file.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Optional
 
 from ..escaping import html_text, markdown_text, utf8_safe, visible
@@ -52,9 +51,9 @@ def verdict_line(summary: Summary, exit_status: Optional[int] = None) -> str:
     return f"**rollout parity: {head}**: {rest}"
 
 
-def _flips(summary: Summary, texts: Mapping[str, str]) -> list[str]:
+def _flips(summary: Summary, with_texts: bool) -> list[str]:
     """`### Flips (3) and rerun candidates (2)` (the table's two rows), then each flip, capped: its
-    headline (its outcome first, then its rewards), with its text folded under it.
+    headline (its outcome first, then its rewards), with its report text folded under it.
 
     Inside the `<details>` HTML block Markdown is not read: the headline and text are escaped for HTML.
     """
@@ -69,7 +68,7 @@ def _flips(summary: Summary, texts: Mapping[str, str]) -> list[str]:
     lines = ["", f"### {title[0].upper()}{title[1:]}", ""]
     for task in flips[:FLIP_CAP]:
         rest = flip_line(task) + (", agent error: rerun" if task.category == "flipped_agent_error" else "")
-        text = texts.get(task.task)
+        text = task.evidence if with_texts else None
         if not text:
             head = f"{_code(task.task)}: **{task.outcome}**: {markdown_text(rest)}"
             lines.append(f"- {head} (prompt: {markdown_text(task.excerpt)})" if task.excerpt else f"- {head}")
@@ -88,12 +87,12 @@ def _note(note: str) -> str:
     return markdown_text(clipped(note, NOTE_CAP))
 
 
-def _render(summary: Summary, texts: Mapping[str, str], exit_status: Optional[int]) -> str:
+def _render(summary: Summary, exit_status: Optional[int], with_texts: bool) -> str:
     lines = ["## rollout parity", "", verdict_line(summary, exit_status), ""]
     lines.extend(f"- {markdown_text(line)}" for line in side_lines(summary))
     lines.extend(["", "| category | tasks | breakdown |", "| --- | ---: | --- |"])
     lines.extend(f"| {name} | {count} | {breakdown} |" for name, count, breakdown in category_rows(summary))
-    lines.extend(_flips(summary, texts))
+    lines.extend(_flips(summary, with_texts))
     for heading, entries in listings(summary):
         lines.extend(["", f"### {heading}", ""])
         lines.extend(capped(entries, LIST_CAP, lambda e: f"- {_code(e[0]) if e[0] else ''}{_note(e[1])}", f"- {MORE}"))
@@ -107,21 +106,13 @@ def _render(summary: Summary, texts: Mapping[str, str], exit_status: Optional[in
     return "\n".join(lines) + "\n"
 
 
-def render_markdown(
-    summary: Summary,
-    texts: Optional[Mapping[str, str]] = None,
-    exit_status: Optional[int] = None,
-) -> str:
-    """The Markdown summary; ``texts`` maps a flip's task label to its report text (log tail included),
-    by default each task's own (:attr:`TaskSummary.evidence`).
-
-    Within :data:`BUDGET` bytes: should the capped page still be larger, the flips' texts are dropped.
+def render_markdown(summary: Summary, exit_status: Optional[int] = None) -> str:
+    """The Markdown summary, each flip with its report text (:attr:`TaskSummary.evidence`, log tail
+    included). Within :data:`BUDGET` bytes: should the capped page still be larger, the flips' texts are dropped.
     """
-    if texts is None:
-        texts = {task.task: task.evidence for task in summary.tasks if task.evidence is not None}
-    text = utf8_safe(_render(summary, texts, exit_status))
+    text = utf8_safe(_render(summary, exit_status, with_texts=True))
     if len(text.encode("utf-8")) > BUDGET:
-        text = utf8_safe(_render(summary, {}, exit_status))
+        text = utf8_safe(_render(summary, exit_status, with_texts=False))
     encoded = text.encode("utf-8")
     if len(encoded) > BUDGET:
         text = encoded[: BUDGET - 200].decode("utf-8", "ignore") + "\n\n... (cut at GitHub's size limit)\n"

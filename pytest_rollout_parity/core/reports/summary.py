@@ -12,6 +12,7 @@ section is one more optional field.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Generic, Literal, Optional, TypeVar, Union
@@ -64,7 +65,6 @@ class AcceptedFlips:
     """Verdicts a known-flips list or the hooks turned from failing into accepted, so the reviewer sees
     that something other than the data decided: who, how many, and for a list, which one."""
 
-    #: `known_flips` or `hook`
     source: Literal["known_flips", "hook"]
     count: int
     #: the list as messages name it, and the SHA-256 (hex) of its bytes as read; None for hooks
@@ -141,7 +141,6 @@ class RunInfo:
     ran_tasks: Optional[frozenset[str]] = None
     #: each task item that ran here and its last outcome, by task label
     task_outcomes: Mapping[str, str] = field(default_factory=dict)
-    #: the splitter group this run is, when a splitter says so
     group: Optional[SplitGroup] = None
     #: how many items of the whole session failed (any test's), and whether pytest's failure
     #: section rescans every stored report for each of them under the traceback style in use
@@ -430,10 +429,6 @@ class Summary:
         """The task labels of one category, in task order."""
         return [task.task for task in self.tasks if task.category == category]
 
-    def side_tasks(self, side: Side) -> int:
-        """How many tasks the side has."""
-        return sum(1 for task in self.tasks if task.side(side) is not None)
-
 
 def nothing_compared(result: CompareResult) -> Optional[str]:
     """Why no task has a counted reward on both sides, or None when at least one has."""
@@ -551,9 +546,7 @@ def decided(summary: Summary, *, strict: bool, allow_copy: bool, known_flips_sha
     tasks, checks, run, nothing = summary.tasks, summary.checks, summary.run, summary.nothing_compared
     aggregate, coverage = summary.equivalence, summary.coverage
     collected_only = run is not None and run.collect_only
-    counts: dict[TaskOutcome, int] = dict.fromkeys(TASK_OUTCOMES, 0)
-    for task in tasks:
-        counts[task.outcome] += 1
+    counts: dict[TaskOutcome, int] = dict.fromkeys(TASK_OUTCOMES, 0) | Counter(task.outcome for task in tasks)
     found: list[Decider] = []
     if counts["failed"]:
         found.append(Decider("failed_tasks", f"{counts['failed']} task(s) failed"))

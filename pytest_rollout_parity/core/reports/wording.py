@@ -1,9 +1,7 @@
 """The verdict in words, one wording for every report (terminal, Markdown, HTML, annotations).
 
-Pure functions of the typed :class:`Summary`: the verdict line's words, a flip's direction from the
-new side's view (`new regressed`: the old side won; `new improved`), each side's facts, the category
-table's rows, the lists every report shows (tasks not compared, verdicts a hook changed, the team's
-failed checks, notes) and the paired statistics. Each sentence is built once, unescaped; each
+Pure functions of the typed :class:`Summary`; a flip's direction is the new side's view (`new
+regressed`: the old side won; `new improved`). Each sentence is built once, unescaped; each
 renderer escapes it for where it goes and marks it up.
 """
 
@@ -192,7 +190,8 @@ def side_lines(summary: Summary) -> list[str]:
             (rows.old, rows.old_masked, join.old_key, join.old_key_reason, join.old_prefix_stripped),
             (rows.new, rows.new_masked, join.new_key, join.new_key_reason, join.new_prefix_stripped),
         )
-        line += f": {plural(summary.side_tasks(side), 'task')}, {plural(total, 'row')} ({masked} masked), key {key}"
+        tasks = sum(1 for task in summary.tasks if task.side(side) is not None)
+        line += f": {plural(tasks, 'task')}, {plural(total, 'row')} ({masked} masked), key {key}"
         line += f" ({reason})" if reason else ""
         line += f", prefix '{prefix}' stripped" if prefix else ""
         conditions = summary.conditions.side(side)
