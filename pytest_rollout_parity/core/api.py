@@ -17,7 +17,7 @@ from typing import Any, Optional
 from .errors import CompareInputError, Place
 from .identity.join import SideInput, infer_keys
 from .judging.classify import compare_sides
-from .judging.verification import copies_note, run_conditions, verification_notes
+from .judging.verification import copies_note, verification_notes, with_conditions
 from .model import CompareResult, RowFacts, RowReader
 from .reading import loading
 from .reading.key_vote import REASON_BORROWED, REASON_GIVEN, KeyChoice
@@ -137,10 +137,7 @@ def _compare(
     if not new.key:
         new.key = new_key or old.key
         new.reason = REASON_GIVEN if new_key else REASON_BORROWED
-    result = compare_sides(old, new, notes)
-    found = run_conditions(result, old.conditions, new.conditions)
-    notes = [*result.notes, found.note] if found.note else result.notes
-    result = replace(result, conditions=found.shown, models=found.models, notes=notes)
+    result = with_conditions(compare_sides(old, new, notes), old.conditions, new.conditions)
     # one file compared with itself (by any path) is a smoke test, named as such: no copies note
     if loaded is None:
         note = copies_note(result)

@@ -107,19 +107,12 @@ def fisher_greater(new_errors: int, new_rows: int, old_errors: int, old_rows: in
     """One-sided Fisher exact p-value that the new side's share of errors is no higher than the old
     side's: P(X >= new_errors) for X hypergeometric (the errors of both sides shared at random)."""
     errors, rows = new_errors + old_errors, new_rows + old_rows
-    if errors == 0 or rows == 0:
-        return 1.0
-    top = min(errors, new_rows)
-    if new_errors > top:
-        return 0.0
     total = _log_comb(rows, new_rows)
-    terms = [
+    terms = [  # never empty: x = min(errors, new_rows) leaves at most rows - errors clean new rows
         _log_comb(errors, x) + _log_comb(rows - errors, new_rows - x) - total
-        for x in range(new_errors, top + 1)
+        for x in range(new_errors, min(errors, new_rows) + 1)
         if new_rows - x <= rows - errors
     ]
-    if not terms:
-        return 0.0
     peak = max(terms)
     return min(1.0, math.exp(peak) * math.fsum(math.exp(t - peak) for t in terms))
 
