@@ -253,18 +253,13 @@ def with_rollout_pairs(tasks: Sequence[TaskComparison]) -> list[TaskComparison]:
 
 
 def categorize(
-    task: str,
-    old: Optional[TaskSide],
-    new: Optional[TaskSide],
-    *,
-    anonymous: bool = False,
-    taskset: Optional[str] = None,
+    task: str, old: Optional[TaskSide], new: Optional[TaskSide], taskset: Optional[str] = None
 ) -> TaskComparison:
     """The category of one task, the first that applies (docs/semantics.md, "Categories")."""
     category: Category
     winner: Optional[Side] = None
     if old is None or new is None:
-        category = "masked" if anonymous else "missing"
+        category = "missing"
     elif old.masked or new.masked:
         category = "masked"
     else:
@@ -305,11 +300,10 @@ def compare_sides(old: SideInput, new: SideInput, inference_notes: Sequence[str]
         tasks.append(task)
     tasks = with_rollout_pairs(tasks)
     for side_name, side, anonymous in (("old", old, joined.old_anonymous), ("new", new, joined.new_anonymous)):
-        for n, index in enumerate(anonymous, start=1):
+        for n, index in enumerate(anonymous, start=1):  # a row naming no task is masked, never missing
             summary = summarize_side([side.facts[index]], side.reader)
-            label = f"unknown ({side_name}) #{n}"
-            old_side, new_side = (summary, None) if side_name == "old" else (None, summary)
-            tasks.append(categorize(label, old_side, new_side, anonymous=True))
+            pair = (summary, None) if side_name == "old" else (None, summary)
+            tasks.append(TaskComparison(f"unknown ({side_name}) #{n}", "masked", *pair))
     tasks.sort(key=lambda t: natural_key(t.task))
 
     notes = list(joined.notes)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Literal, Optional, get_args
 
 from ..errors import CompareInputError
-from ..identity.item_names import listed
+from ..identity.item_names import clipped, listed
 from ..model import TaskComparison
 from ..reading.bounded import SmallFileError, read_small
 
@@ -142,17 +142,13 @@ def read_known_flips(path: Path, shown: str) -> KnownFlips:
             raise CompareInputError(
                 shown,
                 "a known flip needs a reason after the task label "
-                f"(`<task>  # <why it is accepted>`), got {_clip(line)!r}",
+                f"(`<task>  # <why it is accepted>`), got {clipped(line, 80, '...')!r}",
                 number,
             )
         task = match["task"]
         if task in entries:
             raise CompareInputError(
-                shown, f"task {_clip(task)!r} is listed twice (first on line {entries[task].line})", number
+                shown, f"task {clipped(task, 80, '...')!r} is listed twice (first on line {entries[task].line})", number
             )
         entries[task] = KnownFlip(task, match["reason"], number)
     return KnownFlips(shown, entries, hashlib.sha256(data).hexdigest())
-
-
-def _clip(text: str, limit: int = 80) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
