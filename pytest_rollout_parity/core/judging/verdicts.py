@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Optional, get_args
 
@@ -48,10 +48,6 @@ class Verdict:
         if outcome not in get_args(Outcome) or not isinstance(text, str):
             return None
         return cls(outcome, text, "known_flips" if source == "known_flips" else "hook")  # type: ignore[arg-type]
-
-    def by(self, source: Source) -> Verdict:
-        """The same outcome and text, decided by ``source``."""
-        return replace(self, source=source)
 
     @classmethod
     def passed(cls, reason: str = "") -> Verdict:
@@ -101,7 +97,7 @@ class KnownFlips:
         what = "known flip"
         if comparison.disagreements:  # the list accepts the new verifier's scoring of the same trajectories
             what = f"known verifier disagreement ({comparison.disagreements} rollout(s) of the same trajectories)"
-        return Verdict.passed(f"{what} ({self.shown}:{entry.line}): {entry.reason}").by("known_flips")
+        return Verdict("passed", f"{what} ({self.shown}:{entry.line}): {entry.reason}", "known_flips")
 
     def notes(self, tasks: Sequence[TaskComparison]) -> list[str]:
         """Stale entries: listed tasks that no longer flip, and lines naming no task of the run."""
