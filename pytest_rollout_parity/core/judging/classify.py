@@ -282,12 +282,12 @@ def _taskset_of(side: SideInput, rows: Optional[list[int]]) -> Optional[str]:
     return None
 
 
-def compare_sides(old: SideInput, new: SideInput, inference_notes: Sequence[str] = ()) -> CompareResult:
+def compare_sides(
+    old: SideInput, new: SideInput, old_key: Optional[str] = None, new_key: Optional[str] = None
+) -> CompareResult:
     """Join both sides (:func:`..identity.join.join_sides`), classify every task (in natural label
-    order) and collect the notes.
-
-    ``inference_notes`` are what :func:`..identity.join.infer_keys` said when it chose the sides' key."""
-    joined = join_sides(old, new, inference_notes)
+    order) and collect the notes."""
+    joined = join_sides(old, new, old_key, new_key)
     tasks: list[TaskComparison] = []
     for label in joined.old.keys() | joined.new.keys():
         old_rows, new_rows = joined.old.get(label), joined.new.get(label)
