@@ -54,8 +54,7 @@ def _tasksets(groups: Groups) -> set[str]:
 @dataclass
 class JoinedSides:
     """Both sides joined: each task's label with its rows on each side, how the labels were made,
-    the rows no key names (anonymous) and the notes the join makes, in the order the summary lists
-    them."""
+    and the notes the join makes, in the order the summary lists them."""
 
     old: dict[str, list[int]]
     new: dict[str, list[int]]
@@ -63,8 +62,6 @@ class JoinedSides:
     new_prefix_stripped: Optional[str] = None
     keyed_by_taskset: bool = False
     notes: list[str] = field(default_factory=list)
-    old_anonymous: list[int] = field(default_factory=list)
-    new_anonymous: list[int] = field(default_factory=list)
     #: why no task is joined (the runs read different input files, or met by coincidence), or None
     unjoined: Optional[str] = None
 
@@ -355,9 +352,8 @@ def join_sides(
         joined = _check_index_prompts(joined, old, new)
     elif (coincidence := _coincidence(joined, old, new)) is not None:
         joined = _apart(joined, coincidence)
-    old_anonymous, new_anonymous = ([i for i, value in enumerate(side.values) if value is None] for side in (old, new))
     notes += joined.notes + ([joined.unjoined] if joined.unjoined else [])
-    return replace(joined, notes=notes, old_anonymous=old_anonymous, new_anonymous=new_anonymous)
+    return replace(joined, notes=notes)
 
 
 # --- the prompt of a task on one side ------------------------------------------------------

@@ -299,8 +299,9 @@ def compare_sides(
         )
         tasks.append(task)
     tasks = with_rollout_pairs(tasks)
-    for side_name, side, anonymous in (("old", old, joined.old_anonymous), ("new", new, joined.new_anonymous)):
-        for n, index in enumerate(anonymous, start=1):  # a row naming no task is masked, never missing
+    for side_name, side in (("old", old), ("new", new)):  # a row naming no task is masked, never missing
+        anonymous = [index for index, value in enumerate(side.values) if value is None]
+        for n, index in enumerate(anonymous, start=1):
             summary = summarize_side([side.facts[index]], side.reader)
             pair = (summary, None) if side_name == "old" else (None, summary)
             tasks.append(TaskComparison(f"unknown ({side_name}) #{n}", "masked", *pair))
