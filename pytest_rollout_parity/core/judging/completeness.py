@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass
 from typing import Optional
 
-from ..model import CompareResult, TaskSide
+from ..model import CompareResult
 
 COVERAGE_NAME = "parity-coverage"
 """The item name of the coverage check; a task whose item name would collide takes the collision suffix."""
@@ -121,18 +121,14 @@ def error_rates(result: CompareResult, level: float = RATE_LEVEL) -> Optional[Er
     """Each side's agent-error rate over its rows of the tasks both sides have, and the test;
     None when neither side reports an agent error."""
     both = [(t.old, t.new) for t in result.tasks if t.old is not None and t.new is not None]
-    old_errors = sum(_errors(old) for old, _ in both)
-    new_errors = sum(_errors(new) for _, new in both)
+    old_rows, new_rows = (sum(len(sides[index].facts) for sides in both) for index in (0, 1))
+    old_errors, new_errors = (
+        sum(1 for sides in both for f in sides[index].facts if f.agent_error and f.mask is None) for index in (0, 1)
+    )
     if not old_errors and not new_errors:
         return None
-    old_rows = sum(len(old.facts) for old, _ in both)
-    new_rows = sum(len(new.facts) for _, new in both)
     p = fisher_greater(new_errors, new_rows, old_errors, old_rows)
     return ErrorRates(old_errors, old_rows, new_errors, new_rows, p, level)
-
-
-def _errors(side: TaskSide) -> int:
-    return sum(1 for f in side.facts if f.agent_error and f.mask is None)
 
 
 @dataclass(frozen=True)
