@@ -28,9 +28,8 @@ from .judging.companions import (
     check_companions,
     check_side,
     combined_check,
-    coverage_places,
+    companion_places,
     metrics_path,
-    metrics_places,
     read_inventory,
 )
 from .judging.completeness import COVERAGE_NAME, Coverage, Limit, coverage, error_rates, parse_limit

@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .errors import CompareInputError, Place
-from .identity.join import SideInput, infer_keys
+from .identity.join import SideInput
 from .judging.classify import compare_sides
-from .judging.verification import copies_note, run_conditions, verification_notes
+from .judging.verification import copies_note, verification_notes, with_conditions
 from .model import CompareResult, RowFacts, RowReader
 from .reading import loading
-from .reading.key_vote import REASON_BORROWED, REASON_GIVEN, KeyChoice
+from .reading.key_vote import KeyChoice
 from .reading.loaded_side import LoadedSide, SideRequest
 from .reading.side_builder import AgentFilter, SideBuilder
 from .reading.sidecar import is_failure_record
@@ -129,18 +129,7 @@ def _compare(
     """Join and classify two sides; note the conditions each ran under (and any difference), two
     sides holding the same rows (that note first) and sides that may not have been verified
     (:mod:`.judging.verification`). ``loaded``: the sides as read from files."""
-    notes = infer_keys(old, new)
-    # a side with no task-naming rows takes the other side's field
-    if not old.key:
-        old.key = old_key or new.key or new_key or "_ng_task_id"
-        old.reason = REASON_GIVEN if old_key else REASON_BORROWED
-    if not new.key:
-        new.key = new_key or old.key
-        new.reason = REASON_GIVEN if new_key else REASON_BORROWED
-    result = compare_sides(old, new, notes)
-    found = run_conditions(result, old.conditions, new.conditions)
-    notes = [*result.notes, found.note] if found.note else result.notes
-    result = replace(result, conditions=found.shown, models=found.models, notes=notes)
+    result = with_conditions(compare_sides(old, new, old_key, new_key), old.conditions, new.conditions)
     # one file compared with itself (by any path) is a smoke test, named as such: no copies note
     if loaded is None:
         note = copies_note(result)

@@ -128,8 +128,7 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
             # (present or not: a file written there would be read by the next run)
             inputs.append((f"the {side} rollouts file", path))
             inputs.extend((f"the {side} side's failures sidecar", place) for place in core.sidecar_places(path))
-            inputs.extend((f"the {side} side's aggregate metrics file", place) for place in core.metrics_places(path))
-            inputs.extend((f"the {side} side's coverage file", place) for place in core.coverage_places(path))
+            inputs.extend((f"the {side} side's {what}", place) for what, place in core.companion_places(path))
     if settings.known_flips is not None:
         inputs.append(("the known-flips list", settings.known_flips))
     outputs = [(OPTION[name].flag, getattr(settings, name)) for name in ("json_path", "markdown_path", "html_path")]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Callable, Generator, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -171,7 +172,7 @@ def default_verdict(
         verdict = core.Verdict.failed(core.uncompared_reason(comparison))
     else:
         verdict = core.Verdict.xfail(core.uncompared_reason(comparison))
-    return verdict.by("category")
+    return replace(verdict, source="category")
 
 
 class ParityItem(GateItem):

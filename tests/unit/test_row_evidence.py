@@ -24,7 +24,7 @@ from pytest_rollout_parity.core.judging.row_context import (
     EVIDENCE_LINES,
     row_evidence,
 )
-from pytest_rollout_parity.core.judging.verifier_output import LogRoots, losing_row
+from pytest_rollout_parity.core.judging.verifier_output import LogRoots, scored_row
 from pytest_rollout_parity.core.model import per_side
 from pytest_rollout_parity.core.reports.item_outcome import flip_evidence
 
@@ -330,7 +330,7 @@ def test_at_least_95_percent_of_flips_on_real_files_show_the_losing_rows_evidenc
             loser = task.side(task.loser)  # type: ignore[arg-type]
             # the copy holds the same trajectories: a verifier disagreement shows its rescored rollout's rows
             pair = first_disagreement(task)
-            losing = loser.read_row(losing_row(loser) if pair is None else per_side(task.loser, pair.old, pair.new))
+            losing = loser.read_row(scored_row(loser) if pair is None else per_side(task.loser, pair.old, pair.new))
             flips += 1
             shown += any(_shows(message, losing, field) for field in EVIDENCE_FIELDS if field in losing)
     assert flips >= 60

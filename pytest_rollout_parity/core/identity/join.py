@@ -18,7 +18,7 @@ from typing import Any, Optional
 
 from ..model import RowFacts, RowReader
 from ..reading.fields import PROMPT, TASK_INDEX
-from ..reading.key_vote import REASON_GIVEN, REASON_ID_FIELD, KeyChoice
+from ..reading.key_vote import NG_TASK_ID, REASON_BORROWED, REASON_GIVEN, REASON_ID_FIELD, KeyChoice
 from ..reading.row_facts import lookup
 from ..reading.side_builder import vote_again
 from ..reading.task_idents import (
@@ -54,8 +54,7 @@ def _tasksets(groups: Groups) -> set[str]:
 @dataclass
 class JoinedSides:
     """Both sides joined: each task's label with its rows on each side, how the labels were made,
-    the rows no key names (anonymous) and the notes the join makes, in the order the summary lists
-    them."""
+    and the notes the join makes, in the order the summary lists them."""
 
     old: dict[str, list[int]]
     new: dict[str, list[int]]
@@ -63,8 +62,6 @@ class JoinedSides:
     new_prefix_stripped: Optional[str] = None
     keyed_by_taskset: bool = False
     notes: list[str] = field(default_factory=list)
-    old_anonymous: list[int] = field(default_factory=list)
-    new_anonymous: list[int] = field(default_factory=list)
     #: why no task is joined (the runs read different input files, or met by coincidence), or None
     unjoined: Optional[str] = None
 
@@ -334,22 +331,29 @@ def _prompts_changed(old: SideInput, new: SideInput, name: str) -> Optional[str]
 # --- the join, and its repairs ---------------------------------------------------------------
 
 
-def join_sides(old: SideInput, new: SideInput, inference_notes: Sequence[str] = ()) -> JoinedSides:
-    """Join both sides on their keys, repairing a join its key misleads.
-
-    ``inference_notes`` are what :func:`infer_keys` said when it chose the sides' key."""
+def join_sides(
+    old: SideInput, new: SideInput, old_key: Optional[str] = None, new_key: Optional[str] = None
+) -> JoinedSides:
+    """Key both sides (:func:`infer_keys`; a side whose rows name no task takes the key it was given,
+    ``old_key`` or ``new_key``, else the other side's), join them, and repair a join its key misleads."""
+    inferred = infer_keys(old, new)
+    if not old.key:
+        old.key = old_key or new.key or new_key or NG_TASK_ID
+        old.reason = REASON_GIVEN if old_key else REASON_BORROWED
+    if not new.key:
+        new.key = new_key or old.key
+        new.reason = REASON_GIVEN if new_key else REASON_BORROWED
     notes = [f"both sides: {note}" for note in old.notes if note in new.notes]  # said once when both say it
     notes += [f"old side: {note}" for note in old.notes if note not in new.notes]
     notes += [f"new side: {note}" for note in new.notes if note not in old.notes]
-    notes += list(inference_notes) + _align_fallbacks(old, new)
+    notes += inferred + _align_fallbacks(old, new)
     joined = join(old.values, new.values)
     if old.key == new.key == TASK_INDEX:
         joined = _check_index_prompts(joined, old, new)
     elif (coincidence := _coincidence(joined, old, new)) is not None:
         joined = _apart(joined, coincidence)
-    old_anonymous, new_anonymous = ([i for i, value in enumerate(side.values) if value is None] for side in (old, new))
     notes += joined.notes + ([joined.unjoined] if joined.unjoined else [])
-    return replace(joined, notes=notes, old_anonymous=old_anonymous, new_anonymous=new_anonymous)
+    return replace(joined, notes=notes)
 
 
 # --- the prompt of a task on one side ------------------------------------------------------

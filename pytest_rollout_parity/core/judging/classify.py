@@ -253,18 +253,13 @@ def with_rollout_pairs(tasks: Sequence[TaskComparison]) -> list[TaskComparison]:
 
 
 def categorize(
-    task: str,
-    old: Optional[TaskSide],
-    new: Optional[TaskSide],
-    *,
-    anonymous: bool = False,
-    taskset: Optional[str] = None,
+    task: str, old: Optional[TaskSide], new: Optional[TaskSide], taskset: Optional[str] = None
 ) -> TaskComparison:
     """The category of one task, the first that applies (docs/semantics.md, "Categories")."""
     category: Category
     winner: Optional[Side] = None
     if old is None or new is None:
-        category = "masked" if anonymous else "missing"
+        category = "missing"
     elif old.masked or new.masked:
         category = "masked"
     else:
@@ -287,12 +282,12 @@ def _taskset_of(side: SideInput, rows: Optional[list[int]]) -> Optional[str]:
     return None
 
 
-def compare_sides(old: SideInput, new: SideInput, inference_notes: Sequence[str] = ()) -> CompareResult:
+def compare_sides(
+    old: SideInput, new: SideInput, old_key: Optional[str] = None, new_key: Optional[str] = None
+) -> CompareResult:
     """Join both sides (:func:`..identity.join.join_sides`), classify every task (in natural label
-    order) and collect the notes.
-
-    ``inference_notes`` are what :func:`..identity.join.infer_keys` said when it chose the sides' key."""
-    joined = join_sides(old, new, inference_notes)
+    order) and collect the notes."""
+    joined = join_sides(old, new, old_key, new_key)
     tasks: list[TaskComparison] = []
     for label in joined.old.keys() | joined.new.keys():
         old_rows, new_rows = joined.old.get(label), joined.new.get(label)
@@ -304,12 +299,12 @@ def compare_sides(old: SideInput, new: SideInput, inference_notes: Sequence[str]
         )
         tasks.append(task)
     tasks = with_rollout_pairs(tasks)
-    for side_name, side, anonymous in (("old", old, joined.old_anonymous), ("new", new, joined.new_anonymous)):
+    for side_name, side in (("old", old), ("new", new)):  # a row naming no task is masked, never missing
+        anonymous = [index for index, value in enumerate(side.values) if value is None]
         for n, index in enumerate(anonymous, start=1):
             summary = summarize_side([side.facts[index]], side.reader)
-            label = f"unknown ({side_name}) #{n}"
-            old_side, new_side = (summary, None) if side_name == "old" else (None, summary)
-            tasks.append(categorize(label, old_side, new_side, anonymous=True))
+            pair = (summary, None) if side_name == "old" else (None, summary)
+            tasks.append(TaskComparison(f"unknown ({side_name}) #{n}", "masked", *pair))
     tasks.sort(key=lambda t: natural_key(t.task))
 
     notes = list(joined.notes)

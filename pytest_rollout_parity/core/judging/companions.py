@@ -56,24 +56,20 @@ def _coverage_name(path: Path) -> Path:
     return path.with_name(stem + "_coverage.json")
 
 
+#: the files found beside a side besides its sidecar: what each is, and its name beside a path
+_BESIDE = (("aggregate metrics file", _metrics_name), ("coverage file", _coverage_name))
+
+
 def metrics_path(path: Path) -> Path:
     """`<stem>.jsonl` -> `<stem>_aggregate_metrics.json` beside it (or beside a symlink's target)."""
     return companion(path, _metrics_name)
 
 
-def metrics_places(path: Path) -> tuple[Path, Path]:
-    """Both places a side's metrics file may be: beside the path as given, beside the file it resolves to."""
-    return _metrics_name(path), _metrics_name(Path(os.path.realpath(path)))
-
-
-def coverage_path(path: Path) -> Path:
-    """`<stem>.jsonl` -> `<stem>_coverage.json` beside it (or beside a symlink's target)."""
-    return companion(path, _coverage_name)
-
-
-def coverage_places(path: Path) -> tuple[Path, Path]:
-    """Both places a side's coverage file may be: beside the path as given, beside the file it resolves to."""
-    return _coverage_name(path), _coverage_name(Path(os.path.realpath(path)))
+def companion_places(path: Path) -> list[tuple[str, Path]]:
+    """Each place a side's metrics and coverage files may be, with what it is: beside the path as
+    given, beside the file it resolves to."""
+    real = Path(os.path.realpath(path))
+    return [(what, name_for(place)) for what, name_for in _BESIDE for place in (path, real)]
 
 
 def _ignored(side: str, shown: str, reason: str) -> str:
@@ -216,7 +212,7 @@ def read_inventory(
     paths: Sequence[Path], displays: Sequence[str], facts: Sequence[RowFacts], side: str
 ) -> Optional[InventoryRead]:
     """The side's coverage summed over its files (None when none of them has a coverage file)."""
-    found = [(coverage_path(p), str(_coverage_name(Path(d))), p) for p, d in zip(paths, displays)]
+    found = [(companion(p, _coverage_name), str(_coverage_name(Path(d))), p) for p, d in zip(paths, displays)]
     found = [(path, shown, main) for path, shown, main in found if path.exists() or path.is_symlink()]
     if not found:
         return None
@@ -270,6 +266,7 @@ def check_companions(path: Path, shown: str) -> None:
     resolve beside the side's file, as given or as resolved (a side named by a link finds its
     companions beside the link's target too)."""
     check_home(sidecar_path(path), path, sidecar_display(shown, path))
-    for found, name_for in ((metrics_path(path), _metrics_name), (coverage_path(path), _coverage_name)):
+    for _, name_for in _BESIDE:
+        found = companion(path, name_for)
         # named beside the side as the user named it, else (beside a link's target) by its own path
         check_home(found, path, str(Path(shown).with_name(found.name)) if found == name_for(path) else str(found))

@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass
 from typing import Optional
 
-from ..model import CompareResult, TaskSide
+from ..model import CompareResult
 
 COVERAGE_NAME = "parity-coverage"
 """The item name of the coverage check; a task whose item name would collide takes the collision suffix."""
@@ -107,19 +107,12 @@ def fisher_greater(new_errors: int, new_rows: int, old_errors: int, old_rows: in
     """One-sided Fisher exact p-value that the new side's share of errors is no higher than the old
     side's: P(X >= new_errors) for X hypergeometric (the errors of both sides shared at random)."""
     errors, rows = new_errors + old_errors, new_rows + old_rows
-    if errors == 0 or rows == 0:
-        return 1.0
-    top = min(errors, new_rows)
-    if new_errors > top:
-        return 0.0
     total = _log_comb(rows, new_rows)
-    terms = [
+    terms = [  # never empty: x = min(errors, new_rows) leaves at most rows - errors clean new rows
         _log_comb(errors, x) + _log_comb(rows - errors, new_rows - x) - total
-        for x in range(new_errors, top + 1)
+        for x in range(new_errors, min(errors, new_rows) + 1)
         if new_rows - x <= rows - errors
     ]
-    if not terms:
-        return 0.0
     peak = max(terms)
     return min(1.0, math.exp(peak) * math.fsum(math.exp(t - peak) for t in terms))
 
@@ -128,18 +121,14 @@ def error_rates(result: CompareResult, level: float = RATE_LEVEL) -> Optional[Er
     """Each side's agent-error rate over its rows of the tasks both sides have, and the test;
     None when neither side reports an agent error."""
     both = [(t.old, t.new) for t in result.tasks if t.old is not None and t.new is not None]
-    old_errors = sum(_errors(old) for old, _ in both)
-    new_errors = sum(_errors(new) for _, new in both)
+    old_rows, new_rows = (sum(len(sides[index].facts) for sides in both) for index in (0, 1))
+    old_errors, new_errors = (
+        sum(1 for sides in both for f in sides[index].facts if f.agent_error and f.mask is None) for index in (0, 1)
+    )
     if not old_errors and not new_errors:
         return None
-    old_rows = sum(len(old.facts) for old, _ in both)
-    new_rows = sum(len(new.facts) for _, new in both)
     p = fisher_greater(new_errors, new_rows, old_errors, old_rows)
     return ErrorRates(old_errors, old_rows, new_errors, new_rows, p, level)
-
-
-def _errors(side: TaskSide) -> int:
-    return sum(1 for f in side.facts if f.agent_error and f.mask is None)
 
 
 @dataclass(frozen=True)

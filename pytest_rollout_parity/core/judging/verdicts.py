@@ -16,12 +16,12 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Optional, get_args
 
 from ..errors import CompareInputError
-from ..identity.item_names import listed
+from ..identity.item_names import clipped, listed
 from ..model import TaskComparison
 from ..reading.bounded import SmallFileError, read_small
 
@@ -48,10 +48,6 @@ class Verdict:
         if outcome not in get_args(Outcome) or not isinstance(text, str):
             return None
         return cls(outcome, text, "known_flips" if source == "known_flips" else "hook")  # type: ignore[arg-type]
-
-    def by(self, source: Source) -> Verdict:
-        """The same outcome and text, decided by ``source``."""
-        return replace(self, source=source)
 
     @classmethod
     def passed(cls, reason: str = "") -> Verdict:
@@ -101,7 +97,7 @@ class KnownFlips:
         what = "known flip"
         if comparison.disagreements:  # the list accepts the new verifier's scoring of the same trajectories
             what = f"known verifier disagreement ({comparison.disagreements} rollout(s) of the same trajectories)"
-        return Verdict.passed(f"{what} ({self.shown}:{entry.line}): {entry.reason}").by("known_flips")
+        return Verdict("passed", f"{what} ({self.shown}:{entry.line}): {entry.reason}", "known_flips")
 
     def notes(self, tasks: Sequence[TaskComparison]) -> list[str]:
         """Stale entries: listed tasks that no longer flip, and lines naming no task of the run."""
@@ -142,17 +138,13 @@ def read_known_flips(path: Path, shown: str) -> KnownFlips:
             raise CompareInputError(
                 shown,
                 "a known flip needs a reason after the task label "
-                f"(`<task>  # <why it is accepted>`), got {_clip(line)!r}",
+                f"(`<task>  # <why it is accepted>`), got {clipped(line, 80, '...')!r}",
                 number,
             )
         task = match["task"]
         if task in entries:
             raise CompareInputError(
-                shown, f"task {_clip(task)!r} is listed twice (first on line {entries[task].line})", number
+                shown, f"task {clipped(task, 80, '...')!r} is listed twice (first on line {entries[task].line})", number
             )
         entries[task] = KnownFlip(task, match["reason"], number)
     return KnownFlips(shown, entries, hashlib.sha256(data).hexdigest())
-
-
-def _clip(text: str, limit: int = 80) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."

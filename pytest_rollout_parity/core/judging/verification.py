@@ -16,7 +16,8 @@ import json
 import os
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any, NamedTuple, Optional
+from dataclasses import replace
+from typing import Any, Optional
 
 from ..model import CompareResult, Side, TaskSide
 from ..reading.fields import CONDITIONS
@@ -114,15 +115,6 @@ def verification_notes(result: CompareResult, names: Optional[Sequence[str]] = N
     return notes
 
 
-class RunConditions(NamedTuple):
-    """What :func:`run_conditions` found: each side's conditions as shown, the models when they
-    differ, and the note naming the differences (`""`: none)."""
-
-    shown: tuple[str, str]
-    models: tuple[str, str]
-    note: str
-
-
 def _values(conditions: Sequence[str]) -> list[set[str]]:
     """Each condition's distinct values over a side's recorded conditions (unrecorded ones left out)."""
     found: list[set[str]] = [set() for _ in CONDITIONS]
@@ -144,9 +136,10 @@ def _counted(values: set[Any], name: str) -> str:
     return ", ".join(sorted(str(value) for value in values)) if len(values) < 4 else f"{len(values)} {name}s"
 
 
-def run_conditions(result: CompareResult, old: Sequence[str], new: Sequence[str]) -> RunConditions:
-    """Each side's model, sampling parameters and rollouts a task as its rows record them, and a
-    note naming each that differs between the sides (docs/semantics.md, "The same conditions")."""
+def with_conditions(result: CompareResult, old: Sequence[str], new: Sequence[str]) -> CompareResult:
+    """The result with each side's model, sampling parameters and rollouts a task as its rows
+    record them (``old``, ``new``), and a note naming each that differs between the sides
+    (docs/semantics.md, "The same conditions")."""
     values = {"old": _values(old), "new": _values(new)}
     rollouts = {side: _rollouts(result, side) for side in ("old", "new")}
     shown = []
@@ -165,5 +158,6 @@ def run_conditions(result: CompareResult, old: Sequence[str], new: Sequence[str]
     models = ("", "")
     if values["old"][0] and values["new"][0] and values["old"][0] != values["new"][0]:
         models = (_counted(values["old"][0], "model"), _counted(values["new"][0], "model"))
-    note = "the sides ran under different conditions (old against new): " + "; ".join(differ) if differ else ""
-    return RunConditions((shown[0], shown[1]), models, note)
+    note = "the sides ran under different conditions (old against new): " + "; ".join(differ)
+    notes = [*result.notes, note] if differ else result.notes
+    return replace(result, conditions=(shown[0], shown[1]), models=models, notes=notes)

@@ -107,14 +107,11 @@ def _log_file(candidate: Path, roots: Sequence[Path]) -> tuple[Optional[Path], O
     return inner, None
 
 
-def losing_row(side: TaskSide) -> RowFacts:
-    """The side's scored row with the lowest reward (the first of equals); its first row without one."""
-    return min((f for f in side.facts if f.scored), key=lambda f: f.reward or 0.0, default=side.facts[0])
-
-
-def winning_row(side: TaskSide) -> RowFacts:
-    """The side's scored row with the highest reward (the first of equals); its first row without one."""
-    return max((f for f in side.facts if f.scored), key=lambda f: f.reward or 0.0, default=side.facts[0])
+def scored_row(side: TaskSide, highest: bool = False) -> RowFacts:
+    """The side's scored row with the lowest reward (a loser's), or the ``highest`` (a winner's), the
+    first of equals; its first row without one."""
+    pick = max if highest else min
+    return pick((f for f in side.facts if f.scored), key=lambda f: f.reward or 0.0, default=side.facts[0])
 
 
 def verifier_output(row: dict[str, Any], roots: Sequence[Path], count: int) -> VerifierOutput:

@@ -16,7 +16,7 @@ from typing import Any, Optional
 from ..escaping import visible
 from ..judging.classify import first_disagreement
 from ..judging.row_context import EVIDENCE_LINES, last_assistant_message, prompt_excerpt, row_evidence
-from ..judging.verifier_output import NO_OUTPUT, LogRoots, losing_row, verifier_output, winning_row
+from ..judging.verifier_output import NO_OUTPUT, LogRoots, scored_row, verifier_output
 from ..model import Side, TaskComparison, per_side
 from ..statistics.margin import FlipJudgement, disagreement_text
 from .summary import task_summary
@@ -77,7 +77,7 @@ def flip_evidence(
     if pair is not None:
         where = f" (_ng_rollout_index {pair.rollout})" if pair.rollout is not None else ""
         lines.append(f"    the same trajectory{where} scored by each side's verifier, the losing side first:")
-    row = loser_side.read_row(losing_row(loser_side) if pair is None else per_side(loser, pair.old, pair.new))
+    row = loser_side.read_row(scored_row(loser_side) if pair is None else per_side(loser, pair.old, pair.new))
     output = verifier_output(row, roots.for_side(loser), tail)
     no_output = output.lines is None and output.source == f"unavailable: {NO_OUTPUT}"
     if output.lines is not None:
@@ -95,7 +95,7 @@ def flip_evidence(
         # verifier disagreement is one trajectory on both sides: the loser's alone
         shown = [(loser, "losing", row)]
         if pair is None and winner_side is not None and winner_side.facts:
-            shown.append((winner, "winning", winner_side.read_row(winning_row(winner_side))))
+            shown.append((winner, "winning", winner_side.read_row(scored_row(winner_side, highest=True))))
         same = " (the same trajectory on both sides)" if pair is not None else ""
         for name, role, at in shown:
             if (message := last_assistant_message(at)) is not None:
