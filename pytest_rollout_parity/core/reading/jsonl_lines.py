@@ -3,7 +3,7 @@
 Lines are parsed by the skeleton reader when one is given, else by ``pydantic_core.from_json``;
 the stdlib words what neither takes. gzip, bz2 and xz files are decompressed as they stream, so
 nothing grows with the file's size; a row's offset is then its offset in the *decompressed*
-stream, and reading one row again (:func:`.loaded_side.read_row_at`: a flip's verifier output,
+stream, and reading one row again (:meth:`.loaded_side.LoadedSide.read_row`: a flip's verifier output,
 ``TaskSide.rows``, deferred prompt labels) decompresses from the start up to it. :class:`RowAt`
 keeps one stream open while the reads move forward, so reading rows in file order costs one pass.
 zstd has no stdlib module before Python 3.14, so such a file is named with the command to run.
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Optional
 
 from ..errors import CompareInputError, Place
-from .bounded import NotRegular, open_regular
+from .bounded import open_regular, refusal
 from .digest import ContentDigest
 from .row_facts import json_kind
 from .skeleton import DecodeError as SKELETON_ERRORS
@@ -123,20 +123,14 @@ def iter_objects(
     """
     try:
         raw_file = open_regular(path, buffering=READ_BUFFER)
-    except FileNotFoundError:
-        raise CompareInputError(display, "no such file") from None
-    except IsADirectoryError:
-        raise CompareInputError(display, "is a directory, not a rollouts JSONL file") from None
-    except NotRegular:
-        raise CompareInputError(display, "is not a regular file") from None
     except OSError as exc:
-        raise CompareInputError(display, f"cannot read: {exc.strerror or exc}") from None
+        raise CompareInputError(display, refusal(exc)) from None
     with raw_file:
         try:
             total = os.fstat(raw_file.fileno()).st_size
             handle = decompressed(raw_file, display)
         except OSError as exc:
-            raise CompareInputError(display, f"cannot read: {exc.strerror or exc}") from None
+            raise CompareInputError(display, refusal(exc)) from None
         offset = line_no = 0
         next_report = PROGRESS_STEP
         first = True
@@ -202,24 +196,24 @@ def iter_objects(
 
 
 class RowAt:
-    """Reads the line at a byte offset of the (decompressed) file; forward reads share one stream."""
+    """Reads the line at a byte offset of a (decompressed) file; forward reads of a file share one stream."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.raw: Optional[BinaryIO] = None
-        self.stream: Optional[BinaryIO] = None
+    def __init__(self) -> None:
+        #: each file open: its stream (decompressing, or the file itself) and the file
+        self.open: dict[str | Path, tuple[BinaryIO, BinaryIO]] = {}
 
-    def line(self, offset: int) -> bytes:
-        stream = self.stream
-        if stream is None or (stream is not self.raw and stream.tell() > offset):
+    def line(self, path: str | Path, offset: int) -> bytes:
+        stream, raw = self.open.get(path) or (None, None)
+        if stream is None or (stream is not raw and stream.tell() > offset):
             self.close()
-            self.raw = open(self.path, "rb")  # noqa: SIM115 - closed by close()
-            stream = self.stream = decompressed(self.raw, str(self.path))
+            raw = open(path, "rb")  # noqa: SIM115 - closed by close()
+            stream = decompressed(raw, str(path))
+            self.open[path] = (stream, raw)
         stream.seek(offset)  # a decompressing stream seeks forward by reading
         return stream.readline()
 
     def close(self) -> None:
-        for handle in (self.stream, self.raw):
-            if handle is not None:
+        for handles in self.open.values():
+            for handle in handles:
                 handle.close()
-        self.raw = self.stream = None
+        self.open.clear()

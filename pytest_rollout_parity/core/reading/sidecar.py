@@ -151,14 +151,6 @@ class Attempts:
         return len(self.displaced) + self.superseded_records
 
 
-def superseded_note(count: int) -> str:
-    """The side's note naming how many executions were superseded."""
-    return (
-        f"{count} superseded attempt(s) left out: executions of a logical rollout "
-        f"({RUN_ID}, {TASK_INDEX}, {ROLLOUT_INDEX}) that a newer {ATTEMPT_INDEX} replaced"
-    )
-
-
 def is_failure_record(row: dict[str, Any]) -> bool:
     """A failure record of the collector, wherever it ended up (sidecar, or a merged main file)."""
     return any(marker in row for marker in FAILURE_MARKERS)
