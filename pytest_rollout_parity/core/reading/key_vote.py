@@ -170,11 +170,9 @@ class KeyVote:
         """Record one row's values; returns an error text for a row lacking an explicit key."""
         self._rows_seen += 1
         if not anonymous and self.voters == 0 and not self.explicit:
-            # a column for each inferred candidate the first voting row carries (None on the rows
-            # before it); in the reader's parent the names come with the values
-            if self.inferred is None:
-                self.inferred = tuple(name for name in values if name not in self.columns and not name.startswith("#"))
-            for name in self.inferred:
+            # a column for each inferred candidate (:meth:`candidate_values` named them on the first
+            # voting row; None on the rows before it)
+            for name in self.inferred or ():
                 self.columns.setdefault(name, [None] * (self._rows_seen - 1))
         self.fingerprints.append(None if anonymous else values.get(FINGERPRINT))
         if TASK_INDEX in self.columns:

@@ -27,12 +27,12 @@ from .loaded_side import LoadedSide, SideRequest
 from .side_builder import AgentFilter, PendingRow, SideBuilder, agent_of
 from .sidecar import (
     Attempts,
+    Execution,
     check_not_a_sidecar,
     existing_sidecar,
     index_pair,
     sidecar_display,
     sidecar_pairs,
-    sidecar_records,
 )
 from .skeleton import FirstRowInFull
 
@@ -115,11 +115,11 @@ def feed_file(
     if agents is not None:
         agents.check(display)
 
-    def prepare(line_no: int, offset: int, record: dict[str, Any]) -> PendingRow:
-        return builder.prepare(record, Place(shown, line_no), RowOrigin.SIDECAR, offset, keep=keep)
-
-    keep_record = agents.keep_record if agents is not None else lambda record: True
-    records = sidecar_records(sidecar, shown, prepare, attempts, keep_record, builder.digest)
+    records: list[tuple[Execution, PendingRow]] = []  # another agent's records are dropped first
+    for line_no, offset, record in iter_objects(sidecar, shown, digest=builder.digest) if sidecar else ():
+        if agents is None or agents.keep_record(record):
+            pending = builder.prepare(record, Place(shown, line_no), RowOrigin.SIDECAR, offset, keep=keep)
+            records.append((attempts.see_record(record, line_no), pending))
     if attempts.stamped and attempts.unranked:
         # The stamp first appeared after rows that lack it: read the main file again to rank them.
         agent = agents.wanted if agents is not None else None
