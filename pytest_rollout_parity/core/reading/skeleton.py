@@ -16,7 +16,7 @@ the full parse, which also words the errors. ``PARITY_PARSER=full`` turns the sk
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any, Optional
 
@@ -25,36 +25,11 @@ from .fields import load_paths
 #: A line's fields as a dict; None leaves the line to the full parse.
 Decoder = Callable[[bytes], Optional[dict[str, Any]]]
 
-#: The paths as nested fields: None where a field is taken whole, an object of fields where a
-#: path reads inside it.
-_Tree = dict[str, "_Tree | None"]
-
 
 def reader_name() -> str:
     """The reader rows are decoded with: ``full`` when ``PARITY_PARSER`` asks for it, else the
     skeleton over pydantic-core."""
     return "full" if os.environ.get("PARITY_PARSER", "").strip().lower() == "full" else "pydantic-core"
-
-
-def _tree(paths: Sequence[str]) -> _Tree:
-    """The paths as nested fields; each dotted path also as the literal top-level key it may be."""
-    root: _Tree = {}
-    for path in paths:
-        if "." in path:
-            _place(root, [path])
-        _place(root, path.split("."))
-    return root
-
-
-def _place(node: _Tree, parts: list[str]) -> None:
-    """Put one path into the tree; a field taken whole stays whole, whatever a longer path wanted."""
-    head, rest = parts[0], parts[1:]
-    if not rest:
-        node[head] = None
-        return
-    here = node.setdefault(head, {})
-    if here is not None:
-        _place(here, rest)
 
 
 def skeleton_decoder(key: Optional[str], inferred: tuple[str, ...] = ()) -> Optional[Decoder]:
@@ -67,21 +42,25 @@ def skeleton_decoder(key: Optional[str], inferred: tuple[str, ...] = ()) -> Opti
 
 @lru_cache(maxsize=16)
 def _core_decoder(paths: tuple[str, ...]) -> Decoder:
-    """pydantic-core's validator of the paths' tree (built once per set of paths: a side, its
-    sidecar and each shard ask for the same ones)."""
+    """pydantic-core's validator of the paths (built once per set of paths: a side, its sidecar and
+    each shard ask for the same ones), each dotted path also as the literal top-level key it may be."""
     from pydantic_core import SchemaValidator
 
-    return SchemaValidator(_core_schema(_tree(paths))).validate_json
+    return SchemaValidator(_core_schema([parts for path in paths for parts in ([path], path.split("."))])).validate_json
 
 
-def _core_schema(tree: _Tree) -> dict[str, Any]:
-    """A typed dict of optional fields, extra keys ignored; a subtree is that typed dict when the
-    value is an object and the value whole otherwise (as the full parse has it)."""
+def _core_schema(paths: list[list[str]]) -> dict[str, Any]:
+    """A typed dict of optional fields, extra keys ignored; a field a longer path reads inside is
+    that typed dict when the value is an object and the value whole otherwise (as the full parse
+    has it), and a field some path takes whole is taken whole."""
+    inside: dict[str, list[list[str]]] = {}
+    for head, *rest in paths:
+        inside.setdefault(head, []).append(rest)
     fields = {}
-    for name, subtree in tree.items():
+    for name, rests in inside.items():
         schema: dict[str, Any] = {"type": "any"}
-        if subtree is not None:
-            schema = {"type": "union", "choices": [_core_schema(subtree), schema], "mode": "left_to_right"}
+        if all(rests):
+            schema = {"type": "union", "choices": [_core_schema(rests), schema], "mode": "left_to_right"}
         fields[name] = {"type": "typed-dict-field", "schema": schema, "required": False}
     return {"type": "typed-dict", "fields": fields, "total": False, "extra_behavior": "ignore"}
 
