@@ -10,9 +10,8 @@ import pytest
 
 from pytest_rollout_parity import summary_dict
 from pytest_rollout_parity.core.api import compare_files
-from pytest_rollout_parity.core.reading.jsonl_lines import iter_objects
+from pytest_rollout_parity.core.reading.jsonl_lines import _core_decoder, iter_objects, reader_name, skeleton_decoder
 from pytest_rollout_parity.core.reading.row_facts import reduce_row
-from pytest_rollout_parity.core.reading.skeleton import _core_decoder, reader_name, skeleton_decoder
 from pytest_rollout_parity.core.reading.task_idents import is_prompt, prompt_label
 
 REPO = Path(__file__).resolve().parents[2]

@@ -72,7 +72,7 @@ class LoadedSide:
     #: a sharded side's files in order, each (path, name shown, its sidecar's path or None); empty
     #: for a side of one file (``path``, ``display`` and ``sidecar`` are then the whole side)
     shards: tuple[tuple[str, str, Optional[str]], ...] = ()
-    #: what the side's files held, as read (:mod:`.digest`); None for rows given in memory
+    #: what the side's files held, as read (:class:`.jsonl_lines.ContentDigest`); None for rows given in memory
     digest: Optional[str] = None
     #: each distinct [model, temperature, top_p, max_output_tokens] its rows were run with, as JSON
     conditions: tuple[str, ...] = ()

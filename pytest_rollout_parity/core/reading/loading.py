@@ -21,7 +21,7 @@ from typing import Any, Optional
 from ..errors import CompareInputError, Place
 from ..model import RowOrigin
 from .files import HEALTH_CHECK_FILES, plain_name, written_beside
-from .jsonl_lines import Progress, iter_objects
+from .jsonl_lines import FirstRowInFull, Progress, iter_objects
 from .key_vote import KeyChoice
 from .loaded_side import LoadedSide, SideRequest
 from .side_builder import AgentFilter, PendingRow, SideBuilder, agent_of
@@ -34,7 +34,6 @@ from .sidecar import (
     sidecar_display,
     sidecar_pairs,
 )
-from .skeleton import FirstRowInFull
 
 
 def load_side(request: SideRequest, progress: Optional[Progress] = None) -> LoadedSide:

@@ -20,9 +20,9 @@ from typing import Any, Optional
 
 from ..errors import CompareInputError, Place
 from ..model import NO_OFFSET, RowFacts, RowOrigin, RowReader
-from .digest import ContentDigest
 from .fields import AGENT_NAME, AGENT_REF, CONDITIONS, REQUEST, REWARD, TASK_INDEX, TOKEN_CAPTURE
 from .files import HEALTH_CHECK_FILES, written_beside
+from .jsonl_lines import ContentDigest
 from .key_vote import NO_KEY, KeyChoice, KeyVote, RowAt
 from .row_facts import RewardTypeError, fold_failure_record, reduce_row, training_mask
 from .sidecar import is_failure_record

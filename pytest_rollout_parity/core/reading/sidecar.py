@@ -26,8 +26,7 @@ from typing import Any, Optional, TypeVar
 from ..errors import CompareInputError
 from .fields import ATTEMPT_INDEX, FAILURE_MARKERS, ROLLOUT_ID, ROLLOUT_INDEX, RUN_ID, TASK_INDEX
 from .files import check_home, companion, plain_name
-from .jsonl_lines import iter_objects
-from .skeleton import skeleton_decoder
+from .jsonl_lines import iter_objects, skeleton_decoder
 
 SIDECAR_SUFFIX = "_failures.jsonl"
 
