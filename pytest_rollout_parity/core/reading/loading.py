@@ -100,14 +100,14 @@ def feed_file(
     sidecar, shown = existing_sidecar(path, display), sidecar_display(display, path)
     wanted = sidecar_pairs(sidecar, shown)  # None: every pair (the sidecar's are not known)
     attempts = Attempts(wanted)
-    rows_before = builder.rows
+    rows_before = len(builder.facts)
     for line_no, offset, row in iter_objects(path, display, decode, progress, builder.digest):
-        if check is not None and builder.rows == rows_before:
+        if check is not None and len(builder.facts) == rows_before:
             check(row)
         if agents is not None and not agents.keep(row):
             continue
         pair = index_pair(row)
-        attempts.see_row(row, builder.rows, line_no, pair)
+        attempts.see_row(row, len(builder.facts), line_no, pair)
         builder.add_row(row, Place(display, line_no), offset, keep=keep)
         if decode is not None and not decode.settled and builder.vote.inferred is not None:
             decode.ready(builder.vote.inferred)
@@ -137,7 +137,7 @@ def feed_file(
         builder.superseded += attempts.superseded
     for pending in standing:
         builder.add(pending)
-    if builder.rows == rows_before:
+    if len(builder.facts) == rows_before:
         raise CompareInputError(display, "no rows at all: the file holds no JSON object")
     return sidecar
 

@@ -185,10 +185,6 @@ class SideBuilder:
                 names[TASK_INDEX] = f"{self.shard}:{ident_of(names[TASK_INDEX])[1]}"
         return PendingRow(place, facts, names, anonymous, sidecar or REWARD in row)
 
-    @property
-    def rows(self) -> int:
-        return len(self.facts)
-
     def add(self, pending: PendingRow) -> None:
         """Join a prepared row to the side; its key value votes unless it is anonymous."""
         had_fields = bool(self.vote.columns)
