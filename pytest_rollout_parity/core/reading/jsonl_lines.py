@@ -314,7 +314,9 @@ def iter_objects(
 
 
 class RowAt:
-    """Reads the line at a byte offset of a (decompressed) file; forward reads of a file share one stream."""
+    """Reads the line at a byte offset of a (decompressed) file; forward reads of a file share one
+    stream. At most two files are open at a time (a shard and its sidecar: a side may have
+    thousands of shards); reading another, or going back in a compressed one, closes them."""
 
     def __init__(self) -> None:
         #: each file open: its stream (decompressing, or the file itself) and the file
@@ -323,7 +325,8 @@ class RowAt:
     def line(self, path: str | Path, offset: int) -> bytes:
         stream, raw = self.open.get(path) or (None, None)
         if stream is None or (stream is not raw and stream.tell() > offset):
-            self.close()
+            if stream is not None or len(self.open) > 1:
+                self.close()
             raw = open(path, "rb")  # noqa: SIM115 - closed by close()
             stream = decompressed(raw, str(path))
             self.open[path] = (stream, raw)

@@ -98,18 +98,11 @@ class LoadedSide:
     def kept_open(self) -> Iterator[RowReader]:
         """A reader of the side's rows that keeps each of its files open while the context lasts, so
         rows read in file order cost one pass over a compressed file (:meth:`read_row` decompresses
-        it again for each row); after the context it reads as :meth:`read_row` does. Only one
-        shard's files are open at a time (a side may have thousands): moving to another shard
-        closes the last one's."""
+        it again for each row); after the context it reads as :meth:`read_row` does."""
         at = RowAt()
-        shard = 0
         done = False
 
         def read(facts: RowFacts) -> dict[str, Any]:
-            nonlocal shard
-            if facts.shard != shard:
-                at.close()
-                shard = facts.shard
             return self.read_row(facts, None if done else at)
 
         try:
