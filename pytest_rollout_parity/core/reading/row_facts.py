@@ -109,9 +109,7 @@ def mask_reason(row: dict[str, Any], reward: Optional[float]) -> Optional[str]:
     if reward is None:
         return "no reward"
     if not math.isfinite(reward):
-        if math.isnan(reward):
-            return "non-finite reward (nan)"
-        return "non-finite reward (inf)" if reward > 0 else "non-finite reward (-inf)"
+        return f"non-finite reward ({reward})"  # nan, inf or -inf
     return None
 
 
