@@ -39,13 +39,12 @@ from .judging.verification import COPY_NAME
 from .judging.verifier_output import LogRoots
 from .model import CompareResult, Join, RolloutPair, RowCounts, RowOrigin, TaskComparison, TaskSide
 from .reading.bounded import read_capped
-from .reading.jsonl_lines import Progress
+from .reading.jsonl_lines import Progress, reader_name
 from .reading.loaded_side import LoadedSide, SideRequest, by_field, side_from_plain, side_to_plain
 from .reading.loading import load_rollouts
 from .reading.parallel import SideProgress, load_sides
 from .reading.shards import ShardPatternError, expand
 from .reading.sidecar import sidecar_display, sidecar_path, sidecar_places
-from .reading.skeleton import reader_name
 from .reports.annotations import annotation_lines
 from .reports.html_page import Audit, flip_html, render_html, report_body
 from .reports.item_outcome import FlipEvidence, flip_evidence, header_line, task_prompt, uncompared_reason

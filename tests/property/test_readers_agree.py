@@ -24,7 +24,6 @@ from hypothesis import strategies as st
 from pytest_rollout_parity.core.api import compare_loaded
 from pytest_rollout_parity.core.errors import CompareInputError
 from pytest_rollout_parity.core.model import CompareResult, RowFacts, TaskSide
-from pytest_rollout_parity.core.reading import skeleton
 from pytest_rollout_parity.core.reading.fields import (
     AGENT_ERROR_COUNTERS,
     KEY_CANDIDATES,
@@ -34,7 +33,7 @@ from pytest_rollout_parity.core.reading.fields import (
     inferred_candidates,
     load_paths,
 )
-from pytest_rollout_parity.core.reading.jsonl_lines import parse_line
+from pytest_rollout_parity.core.reading.jsonl_lines import DecodeError, parse_line, reader_name, skeleton_decoder
 from pytest_rollout_parity.core.reading.key_vote import KNOWN_FIELDS, KeyVote
 from pytest_rollout_parity.core.reading.loaded_side import LoadedSide, SideRequest
 from pytest_rollout_parity.core.reading.loading import load_side
@@ -313,7 +312,7 @@ def parser(name: str) -> Iterator[None]:
     before = os.environ.get("PARITY_PARSER")
     os.environ["PARITY_PARSER"] = name
     try:
-        assert skeleton.reader_name() == name
+        assert reader_name() == name
         yield
     finally:
         if before is None:
@@ -401,11 +400,11 @@ def test_a_row_decodes_and_reduces_alike(
     # decoded by the skeleton from every later row
     inferred = inferred_candidates(full, KNOWN_FIELDS) if key is None else ()
     with parser(reader):
-        decode = skeleton.skeleton_decoder(key, inferred)
+        decode = skeleton_decoder(key, inferred)
     assert decode is not None
     try:
         skeleton_row = decode(raw)
-    except skeleton.DecodeError:  # pydantic-core takes every valid JSON object
+    except DecodeError:  # pydantic-core takes every valid JSON object
         raise AssertionError("the skeleton refused a valid row") from None
     event("the skeleton decoded the row")
     for path in load_paths(key, inferred):

@@ -90,9 +90,8 @@ def test_real_anyswe_timeout_row_is_an_agent_error(tmp_path: Path) -> None:
 def test_both_readers_see_every_signal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reader: str) -> None:
     """The skeleton reader (either backend) decodes the signal fields, so it flags the same rows."""
     monkeypatch.setenv("PARITY_PARSER", reader)
-    from pytest_rollout_parity.core.reading.jsonl_lines import iter_objects
+    from pytest_rollout_parity.core.reading.jsonl_lines import iter_objects, skeleton_decoder
     from pytest_rollout_parity.core.reading.row_facts import reduce_row
-    from pytest_rollout_parity.core.reading.skeleton import skeleton_decoder
 
     rows = [
         row("a", 0.0, error=" "),

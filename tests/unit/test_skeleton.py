@@ -10,9 +10,8 @@ import pytest
 
 from pytest_rollout_parity import summary_dict
 from pytest_rollout_parity.core.api import compare_files
-from pytest_rollout_parity.core.reading.jsonl_lines import iter_objects
+from pytest_rollout_parity.core.reading.jsonl_lines import _core_decoder, iter_objects, reader_name, skeleton_decoder
 from pytest_rollout_parity.core.reading.row_facts import reduce_row
-from pytest_rollout_parity.core.reading.skeleton import _tree, reader_name, skeleton_decoder
 from pytest_rollout_parity.core.reading.task_idents import is_prompt, prompt_label
 
 REPO = Path(__file__).resolve().parents[2]
@@ -138,10 +137,12 @@ def test_the_prompt_is_read_whole_and_labels_alike(tmp_path: Path) -> None:
 
 
 def test_a_field_another_path_reads_inside_is_an_object_of_fields() -> None:
-    assert _tree(["a.b"]) == {"a.b": None, "a": {"b": None}}
-    for paths in (["a.b", "a.b.c"], ["a.b.c", "a.b"]):  # whichever comes first, a.b is taken whole
-        assert _tree(paths)["a"] == {"b": None}
-    assert _tree(["a.b", "a"])["a"] is None
+    row = b'{"a.b": 1, "a": {"b": {"c": 2, "d": 3}, "x": 4}, "y": 5}'
+    assert _core_decoder(("a.b",))(row) == {"a.b": 1, "a": {"b": {"c": 2, "d": 3}}}
+    for paths in (("a.b", "a.b.c"), ("a.b.c", "a.b")):  # whichever comes first, a.b is taken whole
+        assert _core_decoder(paths)(row)["a"] == {"b": {"c": 2, "d": 3}}
+    assert _core_decoder(("a.b.c",))(row)["a"] == {"b": {"c": 2}}
+    assert _core_decoder(("a.b", "a"))(row)["a"] == {"b": {"c": 2, "d": 3}, "x": 4}
 
 
 def test_the_trajectory_is_left_undecoded_and_a_non_object_kept_whole(tmp_path: Path) -> None:

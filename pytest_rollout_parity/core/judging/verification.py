@@ -44,7 +44,7 @@ def copies_note(
     """The note for two sides that hold the same rows, or None.
 
     ``old`` and ``new`` are the sides' content digests, when they were read from files (each file's
-    CRC-32 as read, sidecars included: :mod:`..reading.digest`). A flip or a task on one side only
+    CRC-32 as read, sidecars included: :mod:`..reading.jsonl_lines`). A flip or a task on one side only
     is no copy, whatever the digests (a CRC-32 can be made to collide); past that, the same bytes
     are found without reading a row again, where both sides keep the same ``agents``' rows of them.
     Else every task must be on both sides with the same rows, compared whole and canonically: the

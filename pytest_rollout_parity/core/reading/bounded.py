@@ -74,18 +74,22 @@ class SmallFileError(ValueError):
     """The file could not be used; the message says why, without naming the file."""
 
 
+def refusal(exc: OSError, cap: int = 0) -> str:
+    """Why a file could not be read, in the words of a message that names the file apart."""
+    if isinstance(exc, FileNotFoundError):
+        return "no such file"
+    if isinstance(exc, IsADirectoryError):
+        return "is a directory"
+    if isinstance(exc, NotRegular):
+        return "not a regular file"
+    if isinstance(exc, TooLarge):
+        return f"larger than {cap >> 20} MiB" if cap >= 1 << 20 else f"larger than {cap >> 10} KiB"
+    return f"cannot read: {exc.strerror or exc}"
+
+
 def read_small(path: Path, limit: int) -> bytes:
     """The file's bytes; SmallFileError when it is missing, not a regular file, unreadable or over ``limit``."""
     try:
         return read_capped(path, limit)
-    except FileNotFoundError:
-        raise SmallFileError("no such file") from None
-    except IsADirectoryError:
-        raise SmallFileError("is a directory") from None
-    except NotRegular:
-        raise SmallFileError("not a regular file") from None
-    except TooLarge:
-        size = f"{limit >> 20} MiB" if limit >= 1 << 20 else f"{limit >> 10} KiB"
-        raise SmallFileError(f"larger than {size}") from None
     except OSError as exc:
-        raise SmallFileError(f"cannot read it: {exc.strerror or exc}") from None
+        raise SmallFileError(refusal(exc, limit)) from None

@@ -72,6 +72,5 @@ WRITTEN_BESIDE = {
 def written_beside(name: str) -> str:
     """What a file written beside the rollouts is, by its name (`""`: none of those)."""
     plain = plain_name(os.path.basename(name))
-    if plain in HEALTH_CHECK_FILES:
-        return HEALTH_CHECK_FILES[plain]
-    return next((what for suffix, what in WRITTEN_BESIDE.items() if plain.endswith(suffix)), "")
+    beside = (what for suffix, what in WRITTEN_BESIDE.items() if plain.endswith(suffix))
+    return HEALTH_CHECK_FILES.get(plain) or next(beside, "")

@@ -3,10 +3,23 @@
 Lines are parsed by the skeleton reader when one is given, else by ``pydantic_core.from_json``;
 the stdlib words what neither takes. gzip, bz2 and xz files are decompressed as they stream, so
 nothing grows with the file's size; a row's offset is then its offset in the *decompressed*
-stream, and reading one row again (:func:`.loaded_side.read_row_at`: a flip's verifier output,
-``TaskSide.rows``, deferred prompt labels) decompresses from the start up to it. :class:`RowAt`
-keeps one stream open while the reads move forward, so reading rows in file order costs one pass.
+stream, and reading one row again (:meth:`.loaded_side.LoadedSide.read_row`: a flip's verifier
+output, ``TaskSide.rows``, deferred prompt labels) decompresses from the start up to it.
+:class:`RowAt` keeps a file's stream open while the reads move forward, so reading rows in file
+order costs one pass.
 zstd has no stdlib module before Python 3.14, so such a file is named with the command to run.
+
+The skeleton reader decodes only the fields the classification needs: each rollouts-file row is
+decoded into a skeleton that declares just the fields loading reads (:func:`.fields.load_paths`),
+so the large `response.output` trajectory builds no Python objects: pydantic-core's validator of
+optional typed-dict fields, over the same parser as the full reader (jiter), skips in Rust what it
+does not declare. A dotted path is decoded both ways a row may hold it: nested, and as a literal
+top-level key spelled with the dots; a field that is not an object where a path descends is kept
+whole, as the full parse has it. The skeleton becomes a plain dict of the fields that were
+present, which the same :func:`.row_facts.reduce_row` then reduces: every reader classifies alike.
+
+Any line the skeleton cannot take (invalid JSON above all, NaN tokens, odd shapes) falls back to
+the full parse, which also words the errors. ``PARITY_PARSER=full`` turns the skeleton off.
 """
 
 from __future__ import annotations
@@ -16,16 +29,14 @@ import lzma
 import os
 import zlib
 from collections.abc import Callable, Iterator
-from functools import cache, partial
+from functools import cache, lru_cache, partial
 from pathlib import Path
 from typing import Any, BinaryIO, Optional
 
 from ..errors import CompareInputError, Place
-from .bounded import NotRegular, open_regular
-from .digest import ContentDigest
+from .bounded import open_regular, refusal
+from .fields import load_paths
 from .row_facts import json_kind
-from .skeleton import DecodeError as SKELETON_ERRORS
-from .skeleton import Decoder
 
 BOM = b"\xef\xbb\xbf"
 LFS_POINTER = b"version https://git-lfs.github.com/spec/"
@@ -39,6 +50,113 @@ MAX_LINE = 64 << 20
 #: called while a side streams: (bytes of the file read, the file's size in bytes)
 Progress = Callable[[int, int], None]
 PROGRESS_STEP = 1 << 20  # report at most once per MiB of rows read
+#: A line's fields as a dict; None leaves the line to the full parse.
+Decoder = Callable[[bytes], Optional[dict[str, Any]]]
+
+
+def reader_name() -> str:
+    """The reader rows are decoded with: ``full`` when ``PARITY_PARSER`` asks for it, else the
+    skeleton over pydantic-core."""
+    return "full" if os.environ.get("PARITY_PARSER", "").strip().lower() == "full" else "pydantic-core"
+
+
+def skeleton_decoder(key: Optional[str], inferred: tuple[str, ...] = ()) -> Optional[Decoder]:
+    """A bytes -> skeleton-dict decoder for rows keyed by ``key`` (None: detection) that also reads
+    the id candidates ``inferred`` from a side's first row (:class:`FirstRowInFull`); None when the
+    full parser is asked for. A line it cannot take raises :data:`DecodeError`.
+    """
+    return None if reader_name() == "full" else _core_decoder(load_paths(key, inferred))
+
+
+@lru_cache(maxsize=16)
+def _core_decoder(paths: tuple[str, ...]) -> Decoder:
+    """pydantic-core's validator of the paths (built once per set of paths: a side, its sidecar and
+    each shard ask for the same ones), each dotted path also as the literal top-level key it may be."""
+    from pydantic_core import SchemaValidator
+
+    split = [parts for path in paths for parts in ([path], path.split("."))]
+    return SchemaValidator(_core_schema(split)).validate_json
+
+
+def _core_schema(paths: list[list[str]]) -> dict[str, Any]:
+    """A typed dict of optional fields, extra keys ignored; a field a longer path reads inside is
+    that typed dict when the value is an object and the value whole otherwise (as the full parse
+    has it), and a field some path takes whole is taken whole."""
+    inside: dict[str, list[list[str]]] = {}
+    for head, *rest in paths:
+        inside.setdefault(head, []).append(rest)
+    fields = {}
+    for name, rests in inside.items():
+        schema: dict[str, Any] = {"type": "any"}
+        if all(rests):
+            schema = {"type": "union", "choices": [_core_schema(rests), schema], "mode": "left_to_right"}
+        fields[name] = {"type": "typed-dict-field", "schema": schema, "required": False}
+    return {"type": "typed-dict", "fields": fields, "total": False, "extra_behavior": "ignore"}
+
+
+#: What the skeleton may raise on a line it cannot take; the full parse then reads (or rejects) it.
+#: pydantic-core's errors are ValueErrors (naming them would import pydantic-core here).
+DecodeError: tuple[type[BaseException], ...] = (ValueError, RecursionError)
+
+
+class FirstRowInFull:
+    """A decoder that leaves rows to the full parse until :meth:`ready` is told the side's inferred
+    id candidates (seen on its first voting row, parsed in full so that every field shows, and
+    what a file that holds no rollouts is); from then on the skeleton reads with them. Returns None
+    for a line it leaves to the full parse."""
+
+    def __init__(self, key: Optional[str]) -> None:
+        self.key = key
+        self.settled = False
+        self.inner: Optional[Decoder] = None
+
+    def ready(self, inferred: tuple[str, ...]) -> None:
+        self.settled = True
+        self.inner = skeleton_decoder(self.key, inferred)
+
+    def __call__(self, raw: bytes) -> Optional[dict[str, Any]]:
+        inner = self.inner
+        return inner(raw) if inner is not None else None
+
+
+class ContentDigest:
+    """What a side's files held, as one short digest computed while they are read: a running CRC-32
+    and byte count of the file being read, and the records of the files read.
+
+    A run split over several CI jobs (each a part) is joined only when every part read the same
+    inputs. Each file of a side (the rollouts file, then its sidecar; shard after shard) gets its own
+    CRC-32 and byte count, updated per line as the lines are read (one C call a line, no second
+    pass); the side's digest is the CRC-32 of those per-file records. So two sides differ in their
+    digest whenever any file's content or the boundary between files differs: a row moved from the
+    rollouts file to its sidecar changes it. It tells parts run on different files apart; it is not a
+    defence against someone who forges a part's JSON (whoever can do that can forge its outcomes too),
+    so a check of accidents does: CRC-32 takes a third of SHA-256's time on every byte read.
+    """
+
+    __slots__ = ("files", "_crc", "_size")
+
+    def __init__(self) -> None:
+        #: each file read to its end: `<bytes>:<crc32 hex>`, in reading order
+        self.files: list[str] = []
+        self._crc = 0
+        self._size = 0
+
+    def update(self, raw: bytes) -> None:
+        """Add one line's bytes, as read (before anything is stripped)."""
+        self._crc = zlib.crc32(raw, self._crc)
+        self._size += len(raw)
+
+    def end_file(self) -> None:
+        """The file being read ended: record it, and start the next one."""
+        self.files.append(f"{self._size}:{self._crc:08x}")
+        self._crc = 0
+        self._size = 0
+
+    def text(self) -> str:
+        """`crc32:<hex of the per-file records>:<bytes>:<files>`: the form the JSON summary and the merge compare."""
+        combined = zlib.crc32("\n".join(self.files).encode("ascii"))
+        size = sum(int(record.split(":", 1)[0]) for record in self.files)
+        return f"crc32:{combined:08x}:{size}:{len(self.files)}"
 
 
 @cache
@@ -123,20 +241,14 @@ def iter_objects(
     """
     try:
         raw_file = open_regular(path, buffering=READ_BUFFER)
-    except FileNotFoundError:
-        raise CompareInputError(display, "no such file") from None
-    except IsADirectoryError:
-        raise CompareInputError(display, "is a directory, not a rollouts JSONL file") from None
-    except NotRegular:
-        raise CompareInputError(display, "is not a regular file") from None
     except OSError as exc:
-        raise CompareInputError(display, f"cannot read: {exc.strerror or exc}") from None
+        raise CompareInputError(display, refusal(exc)) from None
     with raw_file:
         try:
             total = os.fstat(raw_file.fileno()).st_size
             handle = decompressed(raw_file, display)
         except OSError as exc:
-            raise CompareInputError(display, f"cannot read: {exc.strerror or exc}") from None
+            raise CompareInputError(display, refusal(exc)) from None
         offset = line_no = 0
         next_report = PROGRESS_STEP
         first = True
@@ -183,7 +295,7 @@ def iter_objects(
                     if decode is not None:
                         try:
                             obj = decode(raw)
-                        except SKELETON_ERRORS:
+                        except DecodeError:
                             obj = None
                     if obj is None:
                         obj = parse_line(raw, Place(display, line_no), last_without_newline=not raw.endswith(b"\n"))
@@ -202,24 +314,27 @@ def iter_objects(
 
 
 class RowAt:
-    """Reads the line at a byte offset of the (decompressed) file; forward reads share one stream."""
+    """Reads the line at a byte offset of a (decompressed) file; forward reads of a file share one
+    stream. At most two files are open at a time (a shard and its sidecar: a side may have
+    thousands of shards); reading another, or going back in a compressed one, closes them."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.raw: Optional[BinaryIO] = None
-        self.stream: Optional[BinaryIO] = None
+    def __init__(self) -> None:
+        #: each file open: its stream (decompressing, or the file itself) and the file
+        self.open: dict[str | Path, tuple[BinaryIO, BinaryIO]] = {}
 
-    def line(self, offset: int) -> bytes:
-        stream = self.stream
-        if stream is None or (stream is not self.raw and stream.tell() > offset):
-            self.close()
-            self.raw = open(self.path, "rb")  # noqa: SIM115 - closed by close()
-            stream = self.stream = decompressed(self.raw, str(self.path))
+    def line(self, path: str | Path, offset: int) -> bytes:
+        stream, raw = self.open.get(path) or (None, None)
+        if stream is None or (stream is not raw and stream.tell() > offset):
+            if stream is not None or len(self.open) > 1:
+                self.close()
+            raw = open(path, "rb")  # noqa: SIM115 - closed by close()
+            stream = decompressed(raw, str(path))
+            self.open[path] = (stream, raw)
         stream.seek(offset)  # a decompressing stream seeks forward by reading
         return stream.readline()
 
     def close(self) -> None:
-        for handle in (self.stream, self.raw):
-            if handle is not None:
+        for handles in self.open.values():
+            for handle in handles:
                 handle.close()
-        self.raw = self.stream = None
+        self.open.clear()

@@ -127,13 +127,13 @@ class KeyVote:
             name: [] for name in ((key, TASK_INDEX) if key else KEY_CANDIDATES + IDENTITY_FALLBACKS)
         }
         self.voters = 0
-        #: each row's prompt fingerprint (detection only; None: no prompt, or an anonymous row)
+        #: each row's prompt fingerprint (detection only; None: no prompt, or an anonymous row): one
+        #: a row added, voting or not
         self.fingerprints: list[Optional[int]] = []
         self._idents: dict[TaskIdent, TaskIdent] = {}
         self._scalars: dict[type, dict[Any, TaskIdent]] = {str: {}, int: {}}
         #: the inferred id candidates (seen on the first voting row); None until that row is seen
         self.inferred: Optional[tuple[str, ...]] = () if key else None
-        self._rows_seen = 0  # rows added, voting or not (the length of every column)
         #: each row's `_ng_run_id` and `_ng_rollout_index` (None: it has none), kept while every
         #: voting row carries `_ng_task_index` (or under a given key): a task index names a task
         #: within its run only (:meth:`several_runs`), and a record is placed within its run (:meth:`_placed`)
@@ -168,14 +168,11 @@ class KeyVote:
 
     def add(self, values: dict[str, Any], *, anonymous: bool = False) -> Optional[str]:
         """Record one row's values; returns an error text for a row lacking an explicit key."""
-        self._rows_seen += 1
         if not anonymous and self.voters == 0 and not self.explicit:
-            # a column for each inferred candidate the first voting row carries (None on the rows
-            # before it); in the reader's parent the names come with the values
-            if self.inferred is None:
-                self.inferred = tuple(name for name in values if name not in self.columns and not name.startswith("#"))
-            for name in self.inferred:
-                self.columns.setdefault(name, [None] * (self._rows_seen - 1))
+            # a column for each inferred candidate (:meth:`candidate_values` named them on the first
+            # voting row; None on the rows before it)
+            for name in self.inferred or ():
+                self.columns.setdefault(name, [None] * len(self.fingerprints))
         self.fingerprints.append(None if anonymous else values.get(FINGERPRINT))
         if TASK_INDEX in self.columns:
             self.runs.append(values.get(RUN))
@@ -266,7 +263,6 @@ class KeyVote:
         for column in per_row:
             if column:
                 column[:] = [column[place] for place in kept]
-        self._rows_seen = len(kept)
 
     def _cell(self, value: Any) -> Optional[TaskIdent]:
         """The value as a (taskset, task id) ident, one shared object per distinct task."""

@@ -72,52 +72,44 @@ class LoadedSide:
     #: a sharded side's files in order, each (path, name shown, its sidecar's path or None); empty
     #: for a side of one file (``path``, ``display`` and ``sidecar`` are then the whole side)
     shards: tuple[tuple[str, str, Optional[str]], ...] = ()
-    #: what the side's files held, as read (:mod:`.digest`); None for rows given in memory
+    #: what the side's files held, as read (:class:`.jsonl_lines.ContentDigest`); None for rows given in memory
     digest: Optional[str] = None
     #: each distinct [model, temperature, top_p, max_output_tokens] its rows were run with, as JSON
     conditions: tuple[str, ...] = ()
 
-    def read_row(self, facts: RowFacts) -> dict[str, Any]:
-        """Re-read one row's full dict from its file (its own shard's, on a sharded side)."""
-        if self.shards:
-            path, _, sidecar = self.shards[facts.shard]
-            return read_row_at(Path(path), Path(sidecar) if sidecar else None, facts)
-        return read_row_at(self.path, self.sidecar, facts)
+    def read_row(self, facts: RowFacts, at: Optional[RowAt] = None) -> dict[str, Any]:
+        """Re-read one row's full dict (a sidecar record folded) from its file, its own shard's on a
+        sharded side; ``at`` keeps the files open across reads that move forward (:meth:`kept_open`)."""
+        if facts.row is not None:
+            return facts.row
+        main = facts.origin is RowOrigin.MAIN
+        files = self.shards[facts.shard] if self.shards else (self.path, self.display, self.sidecar)
+        file = files[0] if main else files[2]
+        if facts.offset is None or file is None:
+            raise LookupError("a row that was neither kept nor read from a file")
+        with closing(RowAt()) if at is None else nullcontext(at) as reader:
+            line = reader.line(file, facts.offset)
+        value = parse_line(line, Place(str(file), None, f"{file}@{facts.offset}"))
+        if not isinstance(value, dict):
+            raise CompareInputError(str(file), f"the row at byte {facts.offset} changed since it was read")
+        return value if main else fold_failure_record(value)
 
     @contextmanager
     def kept_open(self) -> Iterator[RowReader]:
         """A reader of the side's rows that keeps each of its files open while the context lasts, so
         rows read in file order cost one pass over a compressed file (:meth:`read_row` decompresses
-        it again for each row); after the context it reads as :meth:`read_row` does. Only one
-        shard's files are open at a time (a side may have thousands): moving to another shard
-        closes the last one's."""
-        files = self.files
-        streams: dict[Path, RowAt] = {}
-        shard = 0
-
-        def close_all() -> None:
-            for stream in streams.values():
-                stream.close()
-            streams.clear()
+        it again for each row); after the context it reads as :meth:`read_row` does."""
+        at = RowAt()
+        done = False
 
         def read(facts: RowFacts) -> dict[str, Any]:
-            nonlocal shard
-            if not files:
-                return self.read_row(facts)
-            if facts.shard != shard:
-                close_all()
-                shard = facts.shard
-            path, _, sidecar = files[facts.shard]
-            main_at, sidecar_at = (
-                streams.get(file) or streams.setdefault(file, RowAt(file)) for file in (path, sidecar or path)
-            )
-            return read_row_at(path, sidecar, facts, main_at, sidecar_at)
+            return self.read_row(facts, None if done else at)
 
         try:
             yield read
         finally:
-            files.clear()
-            close_all()
+            done = True
+            at.close()
 
     @property
     def files(self) -> list[tuple[Path, str, Optional[Path]]]:
@@ -129,30 +121,6 @@ class LoadedSide:
     def shard_facts(self, index: int) -> list[RowFacts]:
         """The rows read from file ``index`` of the side (:attr:`files`) and its sidecar."""
         return [facts for facts in self.facts if facts.shard == index]
-
-
-def read_row_at(
-    path: Path,
-    sidecar: Optional[Path],
-    facts: RowFacts,
-    main_at: Optional[RowAt] = None,
-    sidecar_at: Optional[RowAt] = None,
-) -> dict[str, Any]:
-    """A row's full dict (a sidecar record folded), kept in memory or read again from its file.
-
-    ``main_at`` and ``sidecar_at`` keep each file's stream open across reads that move forward.
-    """
-    if facts.row is not None:
-        return facts.row
-    main = facts.origin is RowOrigin.MAIN
-    file, reader = (path, main_at) if main else (sidecar, sidecar_at)
-    if facts.offset is None or file is None:
-        raise LookupError("a row that was neither kept nor read from a file")
-    with closing(RowAt(file)) if reader is None else nullcontext(reader) as at:
-        value = parse_line(at.line(facts.offset), Place(str(file), None, f"{file}@{facts.offset}"))
-    if not isinstance(value, dict):
-        raise CompareInputError(str(file), f"the row at byte {facts.offset} changed since it was read")
-    return value if main else fold_failure_record(value)
 
 
 #: A row's facts travel as the list of these fields' values: the order of RowFacts' slots, which is

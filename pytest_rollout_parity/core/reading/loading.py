@@ -21,20 +21,19 @@ from typing import Any, Optional
 from ..errors import CompareInputError, Place
 from ..model import RowOrigin
 from .files import HEALTH_CHECK_FILES, plain_name, written_beside
-from .jsonl_lines import Progress, iter_objects
+from .jsonl_lines import FirstRowInFull, Progress, iter_objects
 from .key_vote import KeyChoice
 from .loaded_side import LoadedSide, SideRequest
 from .side_builder import AgentFilter, PendingRow, SideBuilder, agent_of
 from .sidecar import (
     Attempts,
+    Execution,
     check_not_a_sidecar,
     existing_sidecar,
     index_pair,
     sidecar_display,
     sidecar_pairs,
-    sidecar_records,
 )
-from .skeleton import FirstRowInFull
 
 
 def load_side(request: SideRequest, progress: Optional[Progress] = None) -> LoadedSide:
@@ -101,25 +100,25 @@ def feed_file(
     sidecar, shown = existing_sidecar(path, display), sidecar_display(display, path)
     wanted = sidecar_pairs(sidecar, shown)  # None: every pair (the sidecar's are not known)
     attempts = Attempts(wanted)
-    rows_before = builder.rows
+    rows_before = len(builder.facts)
     for line_no, offset, row in iter_objects(path, display, decode, progress, builder.digest):
-        if check is not None and builder.rows == rows_before:
+        if check is not None and len(builder.facts) == rows_before:
             check(row)
         if agents is not None and not agents.keep(row):
             continue
         pair = index_pair(row)
-        attempts.see_row(row, builder.rows, line_no, pair)
+        attempts.see_row(row, len(builder.facts), line_no, pair)
         builder.add_row(row, Place(display, line_no), offset, keep=keep)
         if decode is not None and not decode.settled and builder.vote.inferred is not None:
             decode.ready(builder.vote.inferred)
     if agents is not None:
         agents.check(display)
 
-    def prepare(line_no: int, offset: int, record: dict[str, Any]) -> PendingRow:
-        return builder.prepare(record, Place(shown, line_no), RowOrigin.SIDECAR, offset, keep=keep)
-
-    keep_record = agents.keep_record if agents is not None else lambda record: True
-    records = sidecar_records(sidecar, shown, prepare, attempts, keep_record, builder.digest)
+    records: list[tuple[Execution, PendingRow]] = []  # another agent's records are dropped first
+    for line_no, offset, record in iter_objects(sidecar, shown, digest=builder.digest) if sidecar else ():
+        if agents is None or agents.keep_record(record):
+            pending = builder.prepare(record, Place(shown, line_no), RowOrigin.SIDECAR, offset, keep=keep)
+            records.append((attempts.see_record(record, line_no), pending))
     if attempts.stamped and attempts.unranked:
         # The stamp first appeared after rows that lack it: read the main file again to rank them.
         agent = agents.wanted if agents is not None else None
@@ -138,7 +137,7 @@ def feed_file(
         builder.superseded += attempts.superseded
     for pending in standing:
         builder.add(pending)
-    if builder.rows == rows_before:
+    if len(builder.facts) == rows_before:
         raise CompareInputError(display, "no rows at all: the file holds no JSON object")
     return sidecar
 

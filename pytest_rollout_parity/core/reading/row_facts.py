@@ -109,9 +109,7 @@ def mask_reason(row: dict[str, Any], reward: Optional[float]) -> Optional[str]:
     if reward is None:
         return "no reward"
     if not math.isfinite(reward):
-        if math.isnan(reward):
-            return "non-finite reward (nan)"
-        return "non-finite reward (inf)" if reward > 0 else "non-finite reward (-inf)"
+        return f"non-finite reward ({reward})"  # nan, inf or -inf
     return None
 
 
@@ -216,14 +214,9 @@ def embedded_output(row: dict[str, Any]) -> Optional[tuple[str, str]]:
     return None
 
 
+_KINDS = {bool: "a boolean", type(None): "null", dict: "an object", list: "an array", str: "a string"}
+
+
 def json_kind(value: Any) -> str:
-    """What a JSON value is, for a message: "an object", "an array", "a string", "a boolean", "null" or "a number"."""
-    if isinstance(value, bool):
-        return "a boolean"
-    if value is None:
-        return "null"
-    if isinstance(value, dict):
-        return "an object"
-    if isinstance(value, list):
-        return "an array"
-    return "a string" if isinstance(value, str) else "a number"
+    """What a JSON value is, for a message: "an object", "a string", "null", "a number"..."""
+    return _KINDS.get(type(value), "a number")

@@ -20,12 +20,12 @@ from typing import Any, Optional
 
 from ..errors import CompareInputError, Place
 from ..model import NO_OFFSET, RowFacts, RowOrigin, RowReader
-from .digest import ContentDigest
 from .fields import AGENT_NAME, AGENT_REF, CONDITIONS, REQUEST, REWARD, TASK_INDEX, TOKEN_CAPTURE
 from .files import HEALTH_CHECK_FILES, written_beside
+from .jsonl_lines import ContentDigest
 from .key_vote import NO_KEY, KeyChoice, KeyVote, RowAt
 from .row_facts import RewardTypeError, fold_failure_record, reduce_row, training_mask
-from .sidecar import is_failure_record, superseded_note
+from .sidecar import is_failure_record
 from .task_idents import describe_row_task, ident_of
 
 #: What a file whose rows never carry `reward` most likely is, when neither its name nor its first row tells.
@@ -185,10 +185,6 @@ class SideBuilder:
                 names[TASK_INDEX] = f"{self.shard}:{ident_of(names[TASK_INDEX])[1]}"
         return PendingRow(place, facts, names, anonymous, sidecar or REWARD in row)
 
-    @property
-    def rows(self) -> int:
-        return len(self.facts)
-
     def add(self, pending: PendingRow) -> None:
         """Join a prepared row to the side; its key value votes unless it is anonymous."""
         had_fields = bool(self.vote.columns)
@@ -246,7 +242,10 @@ class SideBuilder:
         read = reader or (lambda facts: facts.row or {})
         choice = self.vote.choose(lambda index: read(self.facts[index]))
         if self.superseded:
-            choice.notes.append(superseded_note(self.superseded))
+            choice.notes.append(
+                f"{self.superseded} superseded attempt(s) left out: executions of a logical rollout "
+                "(_ng_run_id, _ng_task_index, _ng_rollout_index) that a newer _ng_attempt_index replaced"
+            )
         if self._training_masks:
             choice.notes.append(
                 f"{len(self._training_masks)} row(s) with mask_sample set by NeMo Gym's token-id capture "

@@ -19,16 +19,14 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Optional, TypeVar
 
 from ..errors import CompareInputError
-from .digest import ContentDigest
 from .fields import ATTEMPT_INDEX, FAILURE_MARKERS, ROLLOUT_ID, ROLLOUT_INDEX, RUN_ID, TASK_INDEX
 from .files import check_home, companion, plain_name
-from .jsonl_lines import iter_objects
-from .skeleton import skeleton_decoder
+from .jsonl_lines import iter_objects, skeleton_decoder
 
 SIDECAR_SUFFIX = "_failures.jsonl"
 
@@ -119,6 +117,12 @@ class Attempts:
                 self.displaced.append(known[1])
             self.best[key] = (rank, place)
 
+    def see_record(self, record: dict[str, Any], line: int) -> Execution:
+        """A sidecar record's execution, which decides whether it stands (:meth:`standing_records`);
+        a record carrying the stamp marks the side as stamped."""
+        self.stamped = self.stamped or ATTEMPT_INDEX in record
+        return logical_key(record, index_pair(record)), (attempt_of(record), 0, line)
+
     def unranked_line(self, line: int, pair: Optional[tuple[Any, Any]]) -> bool:
         """Whether a main-file line read again is one :meth:`see_row` left unranked."""
         before_stamp = self.stamped_at is None or line < self.stamped_at
@@ -149,14 +153,6 @@ class Attempts:
     def superseded(self) -> int:
         """Executions left out: displaced rows and outranked records."""
         return len(self.displaced) + self.superseded_records
-
-
-def superseded_note(count: int) -> str:
-    """The side's note naming how many executions were superseded."""
-    return (
-        f"{count} superseded attempt(s) left out: executions of a logical rollout "
-        f"({RUN_ID}, {TASK_INDEX}, {ROLLOUT_INDEX}) that a newer {ATTEMPT_INDEX} replaced"
-    )
 
 
 def is_failure_record(row: dict[str, Any]) -> bool:
@@ -215,30 +211,6 @@ def sidecar_pairs(sidecar: Optional[Path], shown: str) -> Optional[frozenset[tup
         )
     except Exception:  # whatever it is, it is reported when the sidecar is read in turn
         return None
-
-
-def sidecar_records(
-    sidecar: Optional[Path],
-    shown: str,
-    prepare: Callable[[int, int, dict[str, Any]], T],
-    attempts: Attempts,
-    keep: Callable[[dict[str, Any]], bool],
-    digest: Optional[ContentDigest] = None,
-) -> list[tuple[Execution, T]]:
-    """A sidecar's records (none without one), each through ``prepare``, with the execution that
-    decides whether it stands (:meth:`Attempts.standing_records`). Those ``keep`` rejects
-    (another agent's) are dropped first; a record carrying the stamp marks the side as stamped."""
-    if sidecar is None:
-        return []
-    records = []
-    for line_no, offset, record in iter_objects(sidecar, shown, digest=digest):
-        if not keep(record):
-            continue
-        if not attempts.stamped and ATTEMPT_INDEX in record:
-            attempts.stamped = True
-        execution = (logical_key(record, index_pair(record)), (attempt_of(record), 0, line_no))
-        records.append((execution, prepare(line_no, offset, record)))
-    return records
 
 
 def check_not_a_sidecar(path: Path, display: str, row: dict[str, Any]) -> None:
