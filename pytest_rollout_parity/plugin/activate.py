@@ -119,7 +119,7 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
     for side in ("old", "new"):
         for path, shown in settings.side_files(side):
             # a sidecar, metrics or coverage file linked out of its side's directory stops the run before
-            # anything is read (the core refuses it again when it reads, for the Python API)
+            # anything is read (the core refuses a linked sidecar again when it reads one)
             try:
                 core.check_companions(path, shown)
             except core.CompareInputError as exc:

@@ -63,7 +63,7 @@ FINGERPRINT = "#prompt"
 #: lack it, the fingerprints left unread are taken from the rows read again (:meth:`KeyVote.choose`).
 UNREAD = -1
 #: A row's candidate values carry, under these names, its `_ng_run_id` and `_ng_rollout_index`
-#: (plain scalars: the reader child's values travel by marshal), which show several runs in one side.
+#: (scalars, any other value as its repr, so that each is a dict key), which show several runs in one side.
 RUN = "#run"
 ROLLOUT = "#rollout"
 #: A record without `_ng_run_id` is placed by its index alone, when that maps one task in every run.
