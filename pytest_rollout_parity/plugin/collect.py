@@ -293,12 +293,16 @@ class ParityCollection:
     """Collection-side hooks, registered in every process that collects (serial or xdist worker)."""
 
     def __init__(self, config: pytest.Config, run: ParityRun, named: Optional[tuple[tuple[str, str], ...]]) -> None:
-        self.run = run
+        self.config = config
         #: the item names the arguments asked for by node id, each with its argument; None: every item
         self.named = named
         self.target = run.settings.new.resolve()
         #: pytest-html is loaded and asked for a report
         self.html = config.pluginmanager.hasplugin("html") and bool(config.getoption("htmlpath", None))
+
+    @property
+    def run(self) -> ParityRun:
+        return self.config.stash[RUN_KEY]
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, session: pytest.Session, items: list[pytest.Item]) -> None:

@@ -33,7 +33,7 @@ from .collect import (
     terminal_width,
 )
 from .rerun_cache import collector_paused, release
-from .run import ParityRun
+from .run import RUN_KEY, ParityRun
 
 #: pytest's traceback styles whose failure section does not rescan the stored reports per failure
 LINEAR_TB_STYLES = ("line", "no")
@@ -69,8 +69,8 @@ def session_failures(config: pytest.Config) -> int:
 class ParitySummary:
     """Counts what the parity items did, then builds the summary once and writes every report of it."""
 
-    def __init__(self, run: ParityRun) -> None:
-        self.run = run
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
         #: each parity item's last report by node id (a rerun by pytest-rerunfailures replaces the
         #: earlier one): its user properties, its outcome, and its failure text or xfail reason
         self.ran: dict[str, tuple[dict[str, object], str, Optional[str]]] = {}
@@ -81,6 +81,17 @@ class ParitySummary:
         self.checks: dict[str, tuple[str, str]] = {}
         #: the run's start (this plugin is registered as pytest configures), for the HTML page's footer
         self.started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+    @property
+    def run(self) -> ParityRun:
+        return self.config.stash[RUN_KEY]
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_unconfigure(self) -> None:
+        """Let go of the summary and the items' records (this plugin outlives the run in pytest's
+        record of registrations) before pytest's closing full collections walk each of their objects."""
+        self.summary = None
+        self.ran.clear()
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
