@@ -114,7 +114,13 @@ def child_env(as_is: bool) -> str:
         return f"inherited (PYTHONDONTWRITEBYTECODE={os.environ.get('PYTHONDONTWRITEBYTECODE', 'unset')})"
     CHILD_ENV.pop("PYTHONDONTWRITEBYTECODE", None)
     CHILD_ENV["PYTHONPYCACHEPREFIX"] = str(DATA / "pycache")
-    return f"bytecode cached under {DATA / 'pycache'} (PYTHONDONTWRITEBYTECODE unset for children)"
+    # pytest-xdist asks pytest for a base temporary directory, and pytest then deletes the oldest of
+    # the user's /tmp/pytest-of-<user> directories: after a test suite, thousands of files (3 s) charged
+    # to whichever `-n 2` command runs first. The children share one directory of their own instead.
+    temproot = DATA / "temproot"
+    temproot.mkdir(parents=True, exist_ok=True)
+    CHILD_ENV["PYTEST_DEBUG_TEMPROOT"] = str(temproot)
+    return f"bytecode cached under {DATA / 'pycache'} (PYTHONDONTWRITEBYTECODE unset for children), temporary directories under {temproot}"
 
 
 class ProcessTreePeaks(threading.Thread):
