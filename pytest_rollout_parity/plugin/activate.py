@@ -135,8 +135,7 @@ class ParityGate:
             comparisons = RerunCache(entries_dir(config), progress)
             with collector_paused():
                 old, new = comparisons.load([side_request(settings, "old"), side_request(settings, "new")])
-                keys = settings.per_side("old", "key")[0], settings.per_side("new", "key")[0]
-                result = comparisons.compare(old, new, *keys)
+                result = comparisons.compare(old, new, settings.old_key, settings.new_key)
                 run = ParityRun.load(settings, config.invocation_params.dir, (old, new), result, known)
         except core.CompareInputError as exc:
             if progress is not None:
@@ -191,6 +190,13 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
             raw[option.field] = resolve(value, base)
         else:
             raw[option.field] = value
+    for own in ("old_key", "new_key", "old_agent", "new_agent"):
+        shared = own.split("_")[1]
+        # the command line wins over the ini file; on the same level the per-side value wins
+        from_ini = {name: not sources[name].startswith("--") for name in (own, shared) if name in sources}
+        if shared in sources and (own not in sources or (from_ini[own] and not from_ini[shared])):
+            raw[own], sources[own] = raw[shared], sources[shared]
+        sources.setdefault(own, OPTION[shared].flag)  # the option a message asks for
     sides = [side for side in ("old", "new") if side in sources]
     if not sides:
         return None

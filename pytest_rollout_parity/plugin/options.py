@@ -173,11 +173,12 @@ class ParitySettings:
 
     old: Path = option("--parity-old", "rollouts JSONL of the old (reference) side", "PATH", default=MISSING, path=True)
     new: Path = option("--parity-new", "rollouts JSONL of the new (candidate) side", "PATH", default=MISSING, path=True)
-    #: the join field given for both sides, and each side's own (a per-side key wins for its side)
+    #: the join field given for both sides, and each side's own: the one it reads, once the run's
+    #: settings are read (:func:`.activate.settings_from_config`)
     key: Optional[str] = join_field("--parity-key", "for both sides")
     old_key: Optional[str] = join_field("--parity-old-key", "on the old side")
     new_key: Optional[str] = join_field("--parity-new-key", "on the new side")
-    #: the agent (`agent_ref.name`) kept on both sides, and on each side
+    #: the agent (`agent_ref.name`) kept on both sides, and on each side (the one it keeps, likewise)
     agent: Optional[str] = agent_kept("--parity-agent", "(agent_ref.name), both sides")
     old_agent: Optional[str] = agent_kept("--parity-old-agent", "on the old side")
     new_agent: Optional[str] = agent_kept("--parity-new-agent", "on the new side")
@@ -274,16 +275,6 @@ class ParitySettings:
                 where = self.sources.get(declared.field, declared.flag)
                 raise pytest.UsageError(visible(f"{where}: {exc}, got {value!r}")) from None
 
-    def per_side(self, side: str, what: str) -> tuple[Optional[str], str]:
-        """The side's ``what`` (`key` or `agent`: its own, else the shared one) and the option that gave it."""
-        own, shared = f"{side}_{what}", what
-        own_value, shared_value = getattr(self, own), getattr(self, shared)
-        own_from, shared_from = self.sources.get(own, ""), self.sources.get(shared, "")
-        # the command line wins over the ini file; on the same level the per-side value wins
-        if own_value is not None and not (shared_value is not None and _is_ini(own_from) and not _is_ini(shared_from)):
-            return own_value, own_from or OPTION[own].flag
-        return shared_value, shared_from or OPTION[shared].flag
-
     def side_files(self, side: str) -> list[tuple[Path, str]]:
         """Every file a side is read from, each with its name as messages show it: its shards, or its one file."""
         path: Path = getattr(self, side)
@@ -296,10 +287,6 @@ class ParitySettings:
 
         old = [("", path) for path, _ in self.side_files("old")]
         return next((shown for new, shown in self.side_files("new") if named_input(new, old) is not None), None)
-
-
-def _is_ini(source: str) -> bool:
-    return bool(source) and not source.startswith("--")
 
 
 #: Every setting given by an option, in the order ``pytest --help`` lists them.

@@ -273,10 +273,10 @@ class ParitySummary:
             max_masked=settings.max_masked.text,
             max_uncompared=settings.max_uncompared.text,
             allow_copy=settings.allow_copy,
-            old_key=settings.per_side("old", "key")[0],
-            new_key=settings.per_side("new", "key")[0],
-            old_agent=settings.per_side("old", "agent")[0],
-            new_agent=settings.per_side("new", "agent")[0],
+            old_key=settings.old_key,
+            new_key=settings.new_key,
+            old_agent=settings.old_agent,
+            new_agent=settings.new_agent,
             known_flips=tuple(sorted((e.task, e.reason) for e in known.entries.values())) if known else None,
         )
 

@@ -155,11 +155,11 @@ class ParityRun:
 
 def side_request(settings: ParitySettings, side: str) -> core.SideRequest:
     """What to read for one side: its own key and agent (each named by the option that gave it)."""
-    key, key_option = settings.per_side(side, "key")
-    agent, agent_option = settings.per_side(side, "agent")
+    key, agent = getattr(settings, f"{side}_key"), getattr(settings, f"{side}_agent")
     shown, shards = getattr(settings, f"{side}_shown") or None, getattr(settings, f"{side}_shards")
     files = tuple((str(path), name) for path, name in shards)
-    return core.SideRequest(str(getattr(settings, side)), key, shown, agent, key_option, agent_option, files)
+    options = settings.sources[f"{side}_key"], settings.sources[f"{side}_agent"]
+    return core.SideRequest(str(getattr(settings, side)), key, shown, agent, *options, files)
 
 
 #: The run of this pytest process, where its items and fixtures find it (``config.stash``).
