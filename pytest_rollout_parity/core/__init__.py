@@ -68,4 +68,4 @@ from .reports.summary import (
 )
 from .reports.terminal import fit, summary_lines
 from .statistics.margin import EQUIVALENCE_ITEM, FlipJudgement, margin_beyond_range
-from .statistics.paired import PairedSection, noise_text, paired_section, task_noise
+from .statistics.paired import PairedSection, noise_text, paired_section, task_noise_test

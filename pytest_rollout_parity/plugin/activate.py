@@ -191,12 +191,12 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
         else:
             raw[option.field] = value
     for own in ("old_key", "new_key", "old_agent", "new_agent"):
-        shared = own.split("_")[1]
+        both = own.split("_")[1]
         # the command line wins over the ini file; on the same level the per-side value wins
-        from_ini = {name: not sources[name].startswith("--") for name in (own, shared) if name in sources}
-        if shared in sources and (own not in sources or (from_ini[own] and not from_ini[shared])):
-            raw[own], sources[own] = raw[shared], sources[shared]
-        sources.setdefault(own, OPTION[shared].flag)  # the option a message asks for
+        in_ini = {name: not sources[name].startswith("--") for name in (own, both) if name in sources}
+        if both in sources and (own not in sources or (in_ini[own] and not in_ini[both])):
+            raw[own], sources[own] = raw[both], sources[both]
+        sources.setdefault(own, OPTION[both].flag)  # the option a message asks for
     sides = [side for side in ("old", "new") if side in sources]
     if not sides:
         return None

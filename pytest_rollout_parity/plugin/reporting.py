@@ -12,6 +12,7 @@ import os
 import shlex
 from collections import Counter
 from collections.abc import Generator
+from dataclasses import fields
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Optional
@@ -265,20 +266,11 @@ class ParitySummary:
         """The settings that decide an item's outcome: the parts of a split run are
         merged only when theirs are equal (the known flips by the tasks and reasons they accept)."""
         settings, known = self.run.settings, self.run.known_flips
-        return core.Options(
-            margin=settings.margin,
-            alpha=settings.alpha,
-            strict=settings.strict,
-            max_missing=settings.max_missing.text,
-            max_masked=settings.max_masked.text,
-            max_uncompared=settings.max_uncompared.text,
-            allow_copy=settings.allow_copy,
-            old_key=settings.old_key,
-            new_key=settings.new_key,
-            old_agent=settings.old_agent,
-            new_agent=settings.new_agent,
-            known_flips=tuple(sorted((e.task, e.reason) for e in known.entries.values())) if known else None,
-        )
+        # each a setting of the same name; a limit as it was written
+        taken = {each.name: getattr(settings, each.name) for each in fields(core.Options) if each.name != "known_flips"}
+        taken.update((name, taken[name].text) for name in ("max_missing", "max_masked", "max_uncompared"))
+        accepted = tuple(sorted((e.task, e.reason) for e in known.entries.values())) if known else None
+        return core.Options(**taken, known_flips=accepted)
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:

@@ -137,7 +137,9 @@ class ParityRun:
             return self.evidence[index]
         comparison = self.result.tasks[index]
         if self.settings.margin is None and "paired" not in self.__dict__:
-            p = core.task_noise(comparison)  # this task's alone: an xdist worker need not test every flip
+            # this task's alone (an agent error's is None): an xdist worker need not test every flip
+            test = core.task_noise_test(comparison)
+            p = test[0] if test is not None else None
         else:
             p = self.paired.p_values[index]
         noise = core.noise_text(comparison, p) if p is not None else None

@@ -142,12 +142,6 @@ def reward_range(result: CompareResult) -> tuple[float, float]:
     return min([0.0, *rewards]), max([1.0, *rewards])
 
 
-def task_noise(task: TaskComparison) -> Optional[float]:
-    """The per-task p-value of a flipped task with at least 2 rows a side, else None."""
-    test = task_noise_test(task) if task.category == "flipped" else None
-    return None if test is None else test[0]
-
-
 def task_noise_test(task: TaskComparison) -> Optional[tuple[float, float]]:
     """(p, smallest attainable p) of a compared task without an agent error, 2+ rows a side; else None.
     A verifier disagreement is not tested: no sampling noise explains it (docs/semantics.md)."""
