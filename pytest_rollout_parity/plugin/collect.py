@@ -264,26 +264,8 @@ class RunWideItem(GateItem):
         super().__init__(**kwargs)
         self.user_properties.append((GATE_PROPERTY, self.name))
 
-    def decision(self) -> tuple[bool, str]:
-        """(passed, message)."""
-        run = self.run
-        if self.name == core.COVERAGE_NAME:  # collected only when the coverage fails
-            limits = "--parity-max-uncompared, --parity-max-missing and --parity-max-masked set the limits"
-            return False, f"{run.coverage.message}\n    {limits} (off switches one off)"
-        if self.name == core.COPY_NAME:
-            if run.settings.allow_copy:
-                return True, f"{run.result.copies}: passed under --parity-allow-copy (a dry run of the CI wiring)"
-            advice = (
-                "run the new server on the same tasks and give its rollouts as --parity-new; "
-                "--parity-allow-copy passes a deliberate copy (a dry run of the CI wiring)"
-            )
-            return False, f"{run.result.copies}\n    no evidence about the new server: {advice}"
-        equivalence = run.decisions.equivalence
-        assert equivalence is not None  # collected in margin mode only
-        return equivalence.passed, equivalence.message
-
     def runtest(self) -> None:
-        passed, message = self.decision()
+        passed, message = self.run.gate_items[self.name]
         self.user_properties.append((self.name.replace("-", "_"), message))
         if not passed:
             raise GateFinding(message)

@@ -97,16 +97,25 @@ class ParityRun:
         copy = self.result.copies is not None
         return core.margin_decisions(self.paired, tasks, settings.margin, settings.alpha, copy=copy)
 
-    @property
-    def gate_items(self) -> tuple[str, ...]:
-        """The names of the gate-level items this run collects (judging the run, not one task), in order:
-        each only when it has something to decide (:class:`.collect.RunWideItem`)."""
-        items = [core.EQUIVALENCE_ITEM] if self.settings.margin is not None else []
+    @cached_property
+    def gate_items(self) -> dict[str, tuple[bool, str]]:
+        """The gate-level items this run collects (judging the run, not one task), in order, each
+        with (passed, message): each only when it has something to decide (:class:`.collect.RunWideItem`)."""
+        items = {}
+        if (equivalence := self.decisions.equivalence) is not None:  # margin mode
+            items[core.EQUIVALENCE_ITEM] = equivalence.passed, equivalence.message
         if not self.coverage.passed:
-            items.append(core.COVERAGE_NAME)
-        if self.result.copies is not None:
-            items.append(core.COPY_NAME)
-        return tuple(items)
+            limits = "--parity-max-uncompared, --parity-max-missing and --parity-max-masked set the limits"
+            items[core.COVERAGE_NAME] = False, f"{self.coverage.message}\n    {limits} (off switches one off)"
+        if (copies := self.result.copies) is not None and self.settings.allow_copy:
+            items[core.COPY_NAME] = True, f"{copies}: passed under --parity-allow-copy (a dry run of the CI wiring)"
+        elif copies is not None:
+            advice = (
+                "run the new server on the same tasks and give its rollouts as --parity-new; "
+                "--parity-allow-copy passes a deliberate copy (a dry run of the CI wiring)"
+            )
+            items[core.COPY_NAME] = False, f"{copies}\n    no evidence about the new server: {advice}"
+        return items
 
     @cached_property
     def coverage(self) -> core.Coverage:
