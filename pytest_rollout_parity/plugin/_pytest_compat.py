@@ -36,12 +36,8 @@ def hide_initial_paths(early_config: pytest.Config, hidden: Callable[[str], bool
     hidden and a conftest beside the results would be imported: the compat test then fails.
     """
     namespace = early_config.known_args_namespace
-    given = list(getattr(namespace, "file_or_dir", None) or [])
-    kept = [arg for arg in given if not hidden(arg)]
-    if len(kept) == len(given):
-        yield
-        return
-    namespace.file_or_dir = kept
+    given = getattr(namespace, "file_or_dir", None)
+    namespace.file_or_dir = [arg for arg in given or () if not hidden(arg)]
     try:
         yield
     finally:

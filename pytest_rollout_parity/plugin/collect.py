@@ -50,21 +50,13 @@ CHECKS_KEY = pytest.StashKey[dict[str, str]]()
 class ParityFile(pytest.File):
     """The `--parity-new` file as a collector; its children are the tasks."""
 
-    #: the hooks of its nodes when built beside collection, without importing a conftest at its path
-    #: (:func:`._pytest_compat.hooks_at`); else pytest's for its path
+    #: the hooks of its nodes, built beside collection: those at its path, without importing a
+    #: conftest there (:func:`._pytest_compat.hooks_at`)
     hooks: Any = None
 
     @property
     def ihook(self) -> Any:
-        return self.hooks if self.hooks is not None else super().ihook
-
-    @classmethod
-    def for_run(cls, parent: pytest.Collector, path: Path) -> ParityFile:
-        try:
-            path.relative_to(parent.config.rootpath)
-        except ValueError:  # outside the rootdir: absolute, so --lf finds the file again
-            return cls.from_parent(parent, path=path, nodeid=path.as_posix())
-        return cls.from_parent(parent, path=path)
+        return self.hooks
 
     def collect(self) -> Iterator[pytest.Item]:
         """One item per joined task, in sorted task order; then the run's gate-level items
@@ -308,7 +300,9 @@ class ParityCollection:
                 found[item.nodeid] = pair.task
                 if (CHECK_PROPERTY, pair.task) not in item.user_properties:
                     item.user_properties.append((CHECK_PROPERTY, pair.task))
-        node = ParityFile.for_run(session, self.target)
+        # outside the rootdir its node id is its absolute path, so --lf finds the file again
+        nodeid = None if self.target.is_relative_to(session.config.rootpath) else self.target.as_posix()
+        node = ParityFile.from_parent(session, path=self.target, nodeid=nodeid)
         node.hooks = hooks_at(session.config, self.target)
         with collector_paused():  # its items live as long as the run: no full collection walks them while made
             built = collect_beside(node)

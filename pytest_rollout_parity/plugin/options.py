@@ -20,12 +20,6 @@ import pytest
 if TYPE_CHECKING:
     from ..core import Limit
 
-#: The coverage limits' defaults: a finished run misses no task and masks few, and loses at most a
-#: fifth of the old side's tasks for any reason (docs/semantics.md, "Evidence budget").
-DEFAULT_MAX_MISSING = "20%"
-DEFAULT_MAX_MASKED = "30%"
-DEFAULT_MAX_UNCOMPARED = "20%"
-
 #: converts and checks a value as the command line, an ini file (a string) or TOML gives it; a
 #: ValueError says what the value must be
 Convert = Callable[[Any], Any]
@@ -229,12 +223,12 @@ class ParitySettings:
         "FILE",
         path=True,
     )
-    max_missing: Limit = limit("--parity-max-missing", "are missing from the new side", DEFAULT_MAX_MISSING)
-    max_masked: Limit = limit("--parity-max-masked", "are masked on the new side", DEFAULT_MAX_MASKED)
+    #: the coverage limits: by default a finished run misses no task and masks few, and loses at most
+    #: a fifth of the old side's tasks for any reason (docs/semantics.md, "Evidence budget")
+    max_missing: Limit = limit("--parity-max-missing", "are missing from the new side", "20%")
+    max_masked: Limit = limit("--parity-max-masked", "are masked on the new side", "30%")
     max_uncompared: Limit = limit(
-        "--parity-max-uncompared",
-        "could not be compared (the evidence budget: missing, masked, agent error)",
-        DEFAULT_MAX_UNCOMPARED,
+        "--parity-max-uncompared", "could not be compared (the evidence budget: missing, masked, agent error)", "20%"
     )
     allow_copy: bool = switch(
         "--parity-allow-copy",
