@@ -57,13 +57,14 @@ class ParityRun:
         # the run-wide items' names are reserved in every run, so a task's node id does not depend on the mode
         reserved = [core.EQUIVALENCE_ITEM, core.COVERAGE_NAME, core.COPY_NAME]
         names = tuple(core.item_names([task.task for task in result.tasks], reserved=reserved))
-        span = core.margin_beyond_range(result, settings.margin) if settings.margin is not None else None
-        if span is not None:
-            raise pytest.UsageError(
-                f"--parity-margin: {settings.margin:g} is at or above the range of the rewards, [{span[0]:g}, "
-                f"{span[1]:g}]: no mean difference can exceed it, so the aggregate could never fail; the margin "
-                "is in reward units (0.05 for 5 points of a reward in [0, 1])"
-            )
+        if settings.margin is not None:
+            low, high = core.reward_range(result)
+            if settings.margin >= high - low:
+                raise pytest.UsageError(
+                    f"--parity-margin: {settings.margin:g} is at or above the range of the rewards, [{low:g}, "
+                    f"{high:g}]: no mean difference can exceed it, so the aggregate could never fail; the margin "
+                    "is in reward units (0.05 for 5 points of a reward in [0, 1])"
+                )
         return cls(settings, old, new, result, names, roots, known_flips, inventory)
 
     @cached_property

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ..model import CompareResult, TaskComparison
-from .paired import LeftOut, PairedSection, format_p, noise_text, reward_range
+from ..model import TaskComparison
+from .paired import LeftOut, PairedSection, format_p, noise_text
 from .paired_tests import DiscreteFdr, PairedStats
 
 EQUIVALENCE_ITEM = "parity-aggregate"
@@ -31,13 +31,6 @@ class Equivalence:
     passed: bool
     #: empty when the decision is read back from a JSON summary, which does not carry it
     message: str = field(default="", metadata={"exclude": True})
-
-
-def margin_beyond_range(result: CompareResult, margin: float) -> Optional[tuple[float, float]]:
-    """The rewards' range when ``margin`` is at or above its width (no mean difference could exceed
-    the margin, so the aggregate could never fail), else None."""
-    low, high = reward_range(result)
-    return (low, high) if margin >= high - low else None
 
 
 def left_out_text(left: LeftOut) -> str:
