@@ -182,8 +182,7 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
                 raise pytest.UsageError(core.visible(f"{source}: {exc}")) from None
             raw[option.field], raw[f"{option.field}_left_out"] = files[0][0], tuple(left_out)
             raw[f"{option.field}_shown"] = files[0][1] if len(files) == 1 else value
-            if len(files) > 1:
-                raw[f"{option.field}_shards"] = tuple(files)
+            raw[f"{option.field}_files"] = tuple(files)
         elif option.repeated:
             raw[option.field] = tuple(resolve(each, base) for each in value)
         elif option.path:
@@ -217,7 +216,7 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
         )
     inputs: list[tuple[str, Path]] = []
     for side in ("old", "new"):
-        for path, shown in settings.side_files(side):
+        for path, shown in getattr(settings, f"{side}_files"):
             # a sidecar, metrics or coverage file linked out of its side's directory stops the run before
             # anything is read (the core refuses a linked sidecar again when it reads one)
             try:

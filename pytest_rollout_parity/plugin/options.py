@@ -243,10 +243,10 @@ class ParitySettings:
     old_shown: str = ""
     new_shown: str = ""
     known_flips_shown: str = ""
-    #: a side given as a glob or comma-separated globs matching several files: each (path, name
-    #: shown), sorted (``old``/``new`` is then the first); empty for a side of one file
-    old_shards: tuple[tuple[Path, str], ...] = ()
-    new_shards: tuple[tuple[Path, str], ...] = ()
+    #: every file a side is read from, each (path, name shown): its one file, or the files a glob or
+    #: comma-separated globs matched, sorted (``old``/``new`` is then the first)
+    old_files: tuple[tuple[Path, str], ...] = ()
+    new_files: tuple[tuple[Path, str], ...] = ()
     #: files the side's glob matched that were written beside the rollouts (the health check's...),
     #: each (name shown, what it is): left out, with a note
     old_left_out: tuple[tuple[str, str], ...] = ()
@@ -269,18 +269,13 @@ class ParitySettings:
                 where = self.sources.get(declared.field, declared.flag)
                 raise pytest.UsageError(visible(f"{where}: {exc}, got {value!r}")) from None
 
-    def side_files(self, side: str) -> list[tuple[Path, str]]:
-        """Every file a side is read from, each with its name as messages show it: its shards, or its one file."""
-        path: Path = getattr(self, side)
-        return list(getattr(self, f"{side}_shards")) or [(path, getattr(self, f"{side}_shown") or str(path))]
-
     @property
     def shared_file(self) -> Optional[str]:
         """A file both sides name (by any path, symlink or hard link), as the new side shows it; or None."""
         from ..core import named_input  # called only once a gate run has its settings
 
-        old = [("", path) for path, _ in self.side_files("old")]
-        return next((shown for new, shown in self.side_files("new") if named_input(new, old) is not None), None)
+        old = [("", path) for path, _ in self.old_files]
+        return next((shown for new, shown in self.new_files if named_input(new, old) is not None), None)
 
 
 #: Every setting given by an option, in the order ``pytest --help`` lists them.

@@ -168,10 +168,10 @@ class ParityRun:
 def side_request(settings: ParitySettings, side: str) -> core.SideRequest:
     """What to read for one side: its own key and agent (each named by the option that gave it)."""
     key, agent = getattr(settings, f"{side}_key"), getattr(settings, f"{side}_agent")
-    shown, shards = getattr(settings, f"{side}_shown") or None, getattr(settings, f"{side}_shards")
-    files = tuple((str(path), name) for path, name in shards)
+    shown, files = getattr(settings, f"{side}_shown") or None, getattr(settings, f"{side}_files")
+    shards = tuple((str(path), name) for path, name in files) if len(files) > 1 else ()
     options = settings.sources[f"{side}_key"], settings.sources[f"{side}_agent"]
-    return core.SideRequest(str(getattr(settings, side)), key, shown, agent, *options, files)
+    return core.SideRequest(str(getattr(settings, side)), key, shown, agent, *options, shards)
 
 
 #: The run of this pytest process, where its items and fixtures find it (``config.stash``).
