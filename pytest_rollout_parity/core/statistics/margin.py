@@ -37,9 +37,10 @@ def left_out_text(left: LeftOut) -> str:
     """`left out (masked or missing): 2.0% of tasks on the old side, 5.0% on the new side; ...`."""
     if not left.old and not left.new and not left.old_rows and not left.new_rows:
         return "no task left out (masked or missing) on either side"
+    # some task is left out, or has a masked row: there are tasks
     text = (
-        f"left out (masked or missing): {left.share('old'):.1%} of {left.tasks} tasks on the old side, "
-        f"{left.share('new'):.1%} on the new side"
+        f"left out (masked or missing): {left.old / left.tasks:.1%} of {left.tasks} tasks on the old side, "
+        f"{left.new / left.tasks:.1%} on the new side"
     )
     if left.old_rows or left.new_rows:
         text += f"; masked rows of compared tasks left out of their means: {left.old_rows} old, {left.new_rows} new"

@@ -19,7 +19,7 @@ from typing import Optional
 
 from ..identity.item_names import label_hash
 from ..judging.classify import mean_reward
-from ..model import CompareResult, Side, TaskComparison, TaskSide
+from ..model import CompareResult, TaskComparison, TaskSide
 from .paired_tests import (
     DiscreteFdr,
     McNemarTable,
@@ -60,10 +60,6 @@ class LeftOut:
     #: masked rows left out of compared tasks' means on each side (their tasks are still compared)
     old_rows: int = 0
     new_rows: int = 0
-
-    def share(self, side: Side) -> float:
-        """The share of all joined tasks left out on ``side`` (0 when there are none)."""
-        return (self.old if side == "old" else self.new) / self.tasks if self.tasks else 0.0
 
 
 def _out(side: Optional[TaskSide]) -> bool:
