@@ -124,12 +124,9 @@ class ParitySummary:
         before = self.checks.get(report.nodeid, (task, None))[1] if report.when != "setup" else None
         if before == "failed" or (report.when == "teardown" and not report.failed):
             return
-        if report.failed:
-            outcome = "failed"
-        elif hasattr(report, "wasxfail"):
+        outcome = str(report.outcome)
+        if hasattr(report, "wasxfail"):  # never on a failed report (a strict xpass fails without it)
             outcome = "xfailed" if report.skipped else "xpassed"
-        else:
-            outcome = str(report.outcome)
         self.checks[report.nodeid] = (task, outcome)
 
     @pytest.hookimpl(wrapper=True, trylast=True)
