@@ -125,12 +125,9 @@ class ParityGate:
         settings = self.settings
         progress = progress_for(config)
         try:
-            # a malformed list stops the run before a row is read
-            known = (
-                core.read_known_flips(settings.known_flips, settings.known_flips_shown)
-                if settings.known_flips
-                else None
-            )
+            known = None
+            if settings.known_flips:  # a malformed list stops the run before a row is read
+                known = core.read_known_flips(settings.known_flips, settings.known_flips_shown)
             # the sides shown while read in this process, not those the cache holds
             comparisons = RerunCache(entries_dir(config), progress)
             with collector_paused():
@@ -240,6 +237,5 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
         raise pytest.UsageError(core.visible(refused))
     for root in settings.logs_roots:
         if not root.is_dir():
-            where = sources.get("logs_roots", OPTION["logs_roots"].flag)
-            raise pytest.UsageError(core.visible(f"{where}: {root} is not a directory"))
+            raise pytest.UsageError(core.visible(f"{sources['logs_roots']}: {root} is not a directory"))
     return settings
