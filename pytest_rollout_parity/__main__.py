@@ -8,6 +8,9 @@ the summary's layout and read back into it (:func:`~.core.reports.json_file.read
 `--old`/`--new` the parts' digests are checked against those files. The exit status follows the
 verdict as the gate's does: 0 for `pass`, 1 for `fail` and `inconclusive`; 4 for parts that cannot
 be merged or a wrong argument (one `ERROR:` line, nothing written).
+
+`python -m pytest_rollout_parity schema` prints the JSON summary's schema, as docs/json.md publishes
+it: the summary's dataclasses' own (:func:`.core.reports.json_file.schema_text`), laid out for reading.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from pydantic import ValidationError
 from . import core
 from .core.escaping import utf8_safe
 from .core.reading.loading import load_side
-from .core.reports.json_file import read_summary
+from .core.reports.json_file import read_summary, schema_text
 from .core.reports.merge import MergeError, merge_parts
 
 USAGE_EXIT = 4
@@ -99,7 +102,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     merge.add_argument("--json", type=Path, help="write the merged run as one run's JSON summary here")
     for side in ("old", "new"):
         merge.add_argument(f"--{side}", help=f"the {side} rollouts file: check the parts' digest of it against it")
+    commands.add_parser("schema", help="print the JSON summary's schema (docs/json.md publishes it)")
     args = parser.parse_args(argv)
+    if args.command == "schema":
+        print(schema_text())
+        return 0
     outputs = (("--markdown", args.markdown), ("--json", args.json))
     refused = core.refused_output(
         [*outputs, *core.ci_files()], [("one of the parts", Path(part)) for part in args.parts]

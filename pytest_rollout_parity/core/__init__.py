@@ -67,5 +67,5 @@ from .reports.summary import (
     task_outcome,
 )
 from .reports.terminal import fit, summary_lines
-from .statistics.margin import EQUIVALENCE_ITEM, FlipJudgement, margin_beyond_range
-from .statistics.paired import PairedSection, noise_text, paired_section, task_noise
+from .statistics.margin import EQUIVALENCE_ITEM, FlipJudgement
+from .statistics.paired import PairedSection, noise_text, paired_section, reward_range, task_noise_test

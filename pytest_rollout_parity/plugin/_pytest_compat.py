@@ -36,12 +36,8 @@ def hide_initial_paths(early_config: pytest.Config, hidden: Callable[[str], bool
     hidden and a conftest beside the results would be imported: the compat test then fails.
     """
     namespace = early_config.known_args_namespace
-    given = list(getattr(namespace, "file_or_dir", None) or [])
-    kept = [arg for arg in given if not hidden(arg)]
-    if len(kept) == len(given):
-        yield
-        return
-    namespace.file_or_dir = kept
+    given = getattr(namespace, "file_or_dir", None)
+    namespace.file_or_dir = [arg for arg in given or () if not hidden(arg)]
     try:
         yield
     finally:
@@ -136,19 +132,15 @@ def refit_message_lines(representation: object, fitted: Callable[[list[str]], li
         entries[-1].lines[:] = fitted(entries[-1].lines)
 
 
-def add_junit_suite_property(config: object, name: str, value: str) -> None:
+def add_junit_suite_property(config: pytest.Config, name: str, value: str) -> None:
     """A `<property>` of the JUnit file's test suite (``--junitxml``), when one is being written.
 
     pytest's public `record_testsuite_property` is a fixture, for a test to call; the run's verdict
     is known only once every item has run, so it goes through the same object that fixture uses.
     If pytest's shape changes, this does nothing: the verdict is still in every other report.
     """
-    try:
-        from _pytest.junitxml import xml_key
-    except ImportError:  # pragma: no cover - a pytest without it
-        return
-    stash = getattr(config, "stash", None)
-    xml = stash.get(xml_key, None) if stash is not None else None
-    add = getattr(xml, "add_global_property", None)
+    from _pytest.junitxml import xml_key  # in every pytest from 8.0, the floor
+
+    add = getattr(config.stash.get(xml_key, None), "add_global_property", None)
     if callable(add):
         add(name, value)

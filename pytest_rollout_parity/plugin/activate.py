@@ -6,13 +6,16 @@ gate never import the core, tabulate or pydantic-core. The settings are the comm
 the ini file's: relative paths from the command line resolve against the invocation directory,
 those from an ini file against the ini file's directory, so an ini file means the same wherever
 pytest is run from. Each setting, its option and its check are declared once, in :mod:`.options`;
-the files are checked here before anything is read.
+the files are checked here before anything is read. A large side shows its progress while read.
 """
 
 from __future__ import annotations
 
+import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, TextIO
 
 import pytest
 
@@ -20,10 +23,94 @@ from .. import core
 from .collect import ParityCollection
 from .options import OPTION, OPTIONS, ParitySettings, ini_value
 from .placement import resolve, take_new_file
-from .progress import progress_for
 from .reporting import ParitySummary
 from .rerun_cache import RerunCache, collector_paused, entries_dir
 from .run import RUN_KEY, ParityRun, side_request
+
+SHOW_FROM = 100 * 1000 * 1000  # bytes: a side this large shows progress
+INTERVAL = 0.25  # seconds between two updates of the progress line
+
+
+def stderr_is_tty() -> bool:
+    """Whether stderr is a terminal (a person watching), not a CI log or a pipe (the seam tests replace)."""
+    isatty = getattr(sys.stderr, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def progress_for(config: pytest.Config) -> Optional[LoadProgress]:
+    """The run's progress display, or None when nobody would see it: progress is for a person at a
+    terminal, not on an xdist worker, not under -q, not in a log."""
+    if hasattr(config, "workerinput") or config.getoption("verbose", 0) < 0 or not stderr_is_tty():
+        return None
+    return LoadProgress(sys.stderr, show_from=SHOW_FROM)
+
+
+def _size(count: float) -> str:
+    for unit in ("B", "KB", "MB"):
+        if count < 1000:
+            return f"{count:.0f} {unit}" if unit == "B" else f"{count:.1f} {unit}"
+        count /= 1000
+    return f"{count:.1f} GB"
+
+
+class LoadProgress:
+    """One progress line for the side being read: bytes read of the file's size, updated in place,
+    then the time. The sides are read one after the other in this process; a side a reader child
+    reads reports its size only once it is in (no bytes between).
+
+    Both sides are read in ``pytest_configure``, before pytest's terminal reporter writes anything,
+    so the progress goes straight to ``sys.stderr``, and only when a person watches it
+    (:func:`progress_for`). Sides below :data:`SHOW_FROM` bytes load too fast to need it.
+    """
+
+    def __init__(
+        self,
+        stream: TextIO,
+        clock: Callable[[], float] = time.monotonic,
+        show_from: int = SHOW_FROM,
+        interval: float = INTERVAL,
+    ) -> None:
+        self.stream, self.clock, self.show_from, self.interval = stream, clock, show_from, interval
+        #: the side on the line, its size and when it started, while a large one is read
+        self.reading: Optional[tuple[str, int]] = None
+        self.started: dict[str, float] = {}
+        self.last_write = float("-inf")
+        self.width = 0
+
+    def side(self, name: str) -> core.Progress:
+        """The callback for one side's main file (``name``: how messages name it)."""
+        self.started[name] = self.clock()
+
+        def report(done: int, total: int) -> None:
+            if total < self.show_from:
+                return
+            self.reading, now = (name, total), self.clock()
+            if now - self.last_write >= self.interval or done >= total:
+                self.last_write = now
+                self._write(f"reading {name}: {_size(done)} of {_size(total)} ({100 * done // max(total, 1)}%)")
+
+        return report
+
+    def finished(self, name: str) -> None:
+        """The side is read: replace the progress line by the time it took (large sides only)."""
+        if self.reading is not None and self.reading[0] == name:
+            seconds = self.clock() - self.started[name]
+            self._write(f"{name}: read {_size(self.reading[1])} in {seconds:.1f} s", end="\n")
+            self.reading = None
+
+    def close(self) -> None:
+        """End a progress line left in place (a load stopped by an input error)."""
+        if self.width:
+            self.stream.write("\n")
+            self.stream.flush()
+            self.width = 0
+        self.reading = None
+
+    def _write(self, line: str, end: str = "") -> None:
+        padding = " " * max(self.width - len(line), 0)  # clear what a longer line left behind
+        self.stream.write("\r" + line + padding + end)
+        self.stream.flush()
+        self.width = 0 if end else len(line)
 
 
 class ParityGate:
@@ -38,18 +125,14 @@ class ParityGate:
         settings = self.settings
         progress = progress_for(config)
         try:
-            # a malformed list stops the run before a row is read
-            known = (
-                core.read_known_flips(settings.known_flips, settings.known_flips_shown)
-                if settings.known_flips
-                else None
-            )
+            known = None
+            if settings.known_flips:  # a malformed list stops the run before a row is read
+                known = core.read_known_flips(settings.known_flips, settings.known_flips_shown)
             # the sides shown while read in this process, not those the cache holds
             comparisons = RerunCache(entries_dir(config), progress)
             with collector_paused():
                 old, new = comparisons.load([side_request(settings, "old"), side_request(settings, "new")])
-                keys = settings.per_side("old", "key")[0], settings.per_side("new", "key")[0]
-                result = comparisons.compare(old, new, *keys)
+                result = comparisons.compare(old, new, settings.old_key, settings.new_key)
                 run = ParityRun.load(settings, config.invocation_params.dir, (old, new), result, known)
         except core.CompareInputError as exc:
             if progress is not None:
@@ -96,14 +179,20 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
                 raise pytest.UsageError(core.visible(f"{source}: {exc}")) from None
             raw[option.field], raw[f"{option.field}_left_out"] = files[0][0], tuple(left_out)
             raw[f"{option.field}_shown"] = files[0][1] if len(files) == 1 else value
-            if len(files) > 1:
-                raw[f"{option.field}_shards"] = tuple(files)
+            raw[f"{option.field}_files"] = tuple(files)
         elif option.repeated:
             raw[option.field] = tuple(resolve(each, base) for each in value)
         elif option.path:
             raw[option.field] = resolve(value, base)
         else:
             raw[option.field] = value
+    for own in ("old_key", "new_key", "old_agent", "new_agent"):
+        both = own.split("_")[1]
+        # the command line wins over the ini file; on the same level the per-side value wins
+        in_ini = {name: not sources[name].startswith("--") for name in (own, both) if name in sources}
+        if both in sources and (own not in sources or (in_ini[own] and not in_ini[both])):
+            raw[own], sources[own] = raw[both], sources[both]
+        sources.setdefault(own, OPTION[both].flag)  # the option a message asks for
     sides = [side for side in ("old", "new") if side in sources]
     if not sides:
         return None
@@ -124,7 +213,7 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
         )
     inputs: list[tuple[str, Path]] = []
     for side in ("old", "new"):
-        for path, shown in settings.side_files(side):
+        for path, shown in getattr(settings, f"{side}_files"):
             # a sidecar, metrics or coverage file linked out of its side's directory stops the run before
             # anything is read (the core refuses a linked sidecar again when it reads one)
             try:
@@ -148,6 +237,5 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
         raise pytest.UsageError(core.visible(refused))
     for root in settings.logs_roots:
         if not root.is_dir():
-            where = sources.get("logs_roots", OPTION["logs_roots"].flag)
-            raise pytest.UsageError(core.visible(f"{where}: {root} is not a directory"))
+            raise pytest.UsageError(core.visible(f"{sources['logs_roots']}: {root} is not a directory"))
     return settings

@@ -50,21 +50,13 @@ CHECKS_KEY = pytest.StashKey[dict[str, str]]()
 class ParityFile(pytest.File):
     """The `--parity-new` file as a collector; its children are the tasks."""
 
-    #: the hooks of its nodes when built beside collection, without importing a conftest at its path
-    #: (:func:`._pytest_compat.hooks_at`); else pytest's for its path
+    #: the hooks of its nodes, built beside collection: those at its path, without importing a
+    #: conftest there (:func:`._pytest_compat.hooks_at`)
     hooks: Any = None
 
     @property
     def ihook(self) -> Any:
-        return self.hooks if self.hooks is not None else super().ihook
-
-    @classmethod
-    def for_run(cls, parent: pytest.Collector, path: Path) -> ParityFile:
-        try:
-            path.relative_to(parent.config.rootpath)
-        except ValueError:  # outside the rootdir: absolute, so --lf finds the file again
-            return cls.from_parent(parent, path=path, nodeid=path.as_posix())
-        return cls.from_parent(parent, path=path)
+        return self.hooks
 
     def collect(self) -> Iterator[pytest.Item]:
         """One item per joined task, in sorted task order; then the run's gate-level items
@@ -264,26 +256,8 @@ class RunWideItem(GateItem):
         super().__init__(**kwargs)
         self.user_properties.append((GATE_PROPERTY, self.name))
 
-    def decision(self) -> tuple[bool, str]:
-        """(passed, message)."""
-        run = self.run
-        if self.name == core.COVERAGE_NAME:  # collected only when the coverage fails
-            limits = "--parity-max-uncompared, --parity-max-missing and --parity-max-masked set the limits"
-            return False, f"{run.coverage.message}\n    {limits} (off switches one off)"
-        if self.name == core.COPY_NAME:
-            if run.settings.allow_copy:
-                return True, f"{run.result.copies}: passed under --parity-allow-copy (a dry run of the CI wiring)"
-            advice = (
-                "run the new server on the same tasks and give its rollouts as --parity-new; "
-                "--parity-allow-copy passes a deliberate copy (a dry run of the CI wiring)"
-            )
-            return False, f"{run.result.copies}\n    no evidence about the new server: {advice}"
-        equivalence = run.decisions.equivalence
-        assert equivalence is not None  # collected in margin mode only
-        return equivalence.passed, equivalence.message
-
     def runtest(self) -> None:
-        passed, message = self.decision()
+        passed, message = self.run.gate_items[self.name]
         self.user_properties.append((self.name.replace("-", "_"), message))
         if not passed:
             raise GateFinding(message)
@@ -326,7 +300,9 @@ class ParityCollection:
                 found[item.nodeid] = pair.task
                 if (CHECK_PROPERTY, pair.task) not in item.user_properties:
                     item.user_properties.append((CHECK_PROPERTY, pair.task))
-        node = ParityFile.for_run(session, self.target)
+        # outside the rootdir its node id is its absolute path, so --lf finds the file again
+        nodeid = None if self.target.is_relative_to(session.config.rootpath) else self.target.as_posix()
+        node = ParityFile.from_parent(session, path=self.target, nodeid=nodeid)
         node.hooks = hooks_at(session.config, self.target)
         with collector_paused():  # its items live as long as the run: no full collection walks them while made
             built = collect_beside(node)

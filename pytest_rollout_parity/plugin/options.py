@@ -20,12 +20,6 @@ import pytest
 if TYPE_CHECKING:
     from ..core import Limit
 
-#: The coverage limits' defaults: a finished run misses no task and masks few, and loses at most a
-#: fifth of the old side's tasks for any reason (docs/semantics.md, "Evidence budget").
-DEFAULT_MAX_MISSING = "20%"
-DEFAULT_MAX_MASKED = "30%"
-DEFAULT_MAX_UNCOMPARED = "20%"
-
 #: converts and checks a value as the command line, an ini file (a string) or TOML gives it; a
 #: ValueError says what the value must be
 Convert = Callable[[Any], Any]
@@ -173,11 +167,12 @@ class ParitySettings:
 
     old: Path = option("--parity-old", "rollouts JSONL of the old (reference) side", "PATH", default=MISSING, path=True)
     new: Path = option("--parity-new", "rollouts JSONL of the new (candidate) side", "PATH", default=MISSING, path=True)
-    #: the join field given for both sides, and each side's own (a per-side key wins for its side)
+    #: the join field given for both sides, and each side's own: the one it reads, once the run's
+    #: settings are read (:func:`.activate.settings_from_config`)
     key: Optional[str] = join_field("--parity-key", "for both sides")
     old_key: Optional[str] = join_field("--parity-old-key", "on the old side")
     new_key: Optional[str] = join_field("--parity-new-key", "on the new side")
-    #: the agent (`agent_ref.name`) kept on both sides, and on each side
+    #: the agent (`agent_ref.name`) kept on both sides, and on each side (the one it keeps, likewise)
     agent: Optional[str] = agent_kept("--parity-agent", "(agent_ref.name), both sides")
     old_agent: Optional[str] = agent_kept("--parity-old-agent", "on the old side")
     new_agent: Optional[str] = agent_kept("--parity-new-agent", "on the new side")
@@ -228,12 +223,12 @@ class ParitySettings:
         "FILE",
         path=True,
     )
-    max_missing: Limit = limit("--parity-max-missing", "are missing from the new side", DEFAULT_MAX_MISSING)
-    max_masked: Limit = limit("--parity-max-masked", "are masked on the new side", DEFAULT_MAX_MASKED)
+    #: the coverage limits: by default a finished run misses no task and masks few, and loses at most
+    #: a fifth of the old side's tasks for any reason (docs/semantics.md, "Evidence budget")
+    max_missing: Limit = limit("--parity-max-missing", "are missing from the new side", "20%")
+    max_masked: Limit = limit("--parity-max-masked", "are masked on the new side", "30%")
     max_uncompared: Limit = limit(
-        "--parity-max-uncompared",
-        "could not be compared (the evidence budget: missing, masked, agent error)",
-        DEFAULT_MAX_UNCOMPARED,
+        "--parity-max-uncompared", "could not be compared (the evidence budget: missing, masked, agent error)", "20%"
     )
     allow_copy: bool = switch(
         "--parity-allow-copy",
@@ -248,10 +243,10 @@ class ParitySettings:
     old_shown: str = ""
     new_shown: str = ""
     known_flips_shown: str = ""
-    #: a side given as a glob or comma-separated globs matching several files: each (path, name
-    #: shown), sorted (``old``/``new`` is then the first); empty for a side of one file
-    old_shards: tuple[tuple[Path, str], ...] = ()
-    new_shards: tuple[tuple[Path, str], ...] = ()
+    #: every file a side is read from, each (path, name shown): its one file, or the files a glob or
+    #: comma-separated globs matched, sorted (``old``/``new`` is then the first)
+    old_files: tuple[tuple[Path, str], ...] = ()
+    new_files: tuple[tuple[Path, str], ...] = ()
     #: files the side's glob matched that were written beside the rollouts (the health check's...),
     #: each (name shown, what it is): left out, with a note
     old_left_out: tuple[tuple[str, str], ...] = ()
@@ -274,32 +269,13 @@ class ParitySettings:
                 where = self.sources.get(declared.field, declared.flag)
                 raise pytest.UsageError(visible(f"{where}: {exc}, got {value!r}")) from None
 
-    def per_side(self, side: str, what: str) -> tuple[Optional[str], str]:
-        """The side's ``what`` (`key` or `agent`: its own, else the shared one) and the option that gave it."""
-        own, shared = f"{side}_{what}", what
-        own_value, shared_value = getattr(self, own), getattr(self, shared)
-        own_from, shared_from = self.sources.get(own, ""), self.sources.get(shared, "")
-        # the command line wins over the ini file; on the same level the per-side value wins
-        if own_value is not None and not (shared_value is not None and _is_ini(own_from) and not _is_ini(shared_from)):
-            return own_value, own_from or OPTION[own].flag
-        return shared_value, shared_from or OPTION[shared].flag
-
-    def side_files(self, side: str) -> list[tuple[Path, str]]:
-        """Every file a side is read from, each with its name as messages show it: its shards, or its one file."""
-        path: Path = getattr(self, side)
-        return list(getattr(self, f"{side}_shards")) or [(path, getattr(self, f"{side}_shown") or str(path))]
-
     @property
     def shared_file(self) -> Optional[str]:
         """A file both sides name (by any path, symlink or hard link), as the new side shows it; or None."""
         from ..core import named_input  # called only once a gate run has its settings
 
-        old = [("", path) for path, _ in self.side_files("old")]
-        return next((shown for new, shown in self.side_files("new") if named_input(new, old) is not None), None)
-
-
-def _is_ini(source: str) -> bool:
-    return bool(source) and not source.startswith("--")
+        old = [("", path) for path, _ in self.old_files]
+        return next((shown for new, shown in self.new_files if named_input(new, old) is not None), None)
 
 
 #: Every setting given by an option, in the order ``pytest --help`` lists them.

@@ -30,10 +30,10 @@ def resolve(value: str, base: Path) -> Path:
 
 
 def resolved_arg(arg: str, base: Path) -> Optional[Path]:
-    """The file a path argument (`file` or `file::name`) names, resolved; None for one that cannot be."""
-    path = Path(arg.split("::", 1)[0])
+    """The file a path argument (`file` or `file::name`) or the new side's setting names, resolved;
+    None for one that cannot be."""
     try:
-        return (path if path.is_absolute() else base / path).resolve()
+        return resolve(arg.split("::", 1)[0], base).resolve()
     except (OSError, ValueError):
         return None
 
@@ -51,10 +51,7 @@ def new_file_given(early_config: pytest.Config) -> Optional[Path]:
         if not isinstance(value, str):
             return None
         base = early_config.inipath.parent if early_config.inipath else early_config.rootpath
-    try:
-        return resolve(value, base).resolve()
-    except (OSError, ValueError):
-        return None
+    return resolved_arg(value, base)
 
 
 def take_new_file(config: pytest.Config, new: Path) -> Optional[tuple[tuple[str, str], ...]]:

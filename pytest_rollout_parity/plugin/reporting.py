@@ -12,6 +12,7 @@ import os
 import shlex
 from collections import Counter
 from collections.abc import Generator
+from dataclasses import fields
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Optional
@@ -123,12 +124,9 @@ class ParitySummary:
         before = self.checks.get(report.nodeid, (task, None))[1] if report.when != "setup" else None
         if before == "failed" or (report.when == "teardown" and not report.failed):
             return
-        if report.failed:
-            outcome = "failed"
-        elif hasattr(report, "wasxfail"):
+        outcome = str(report.outcome)
+        if hasattr(report, "wasxfail"):  # never on a failed report (a strict xpass fails without it)
             outcome = "xfailed" if report.skipped else "xpassed"
-        else:
-            outcome = str(report.outcome)
         self.checks[report.nodeid] = (task, outcome)
 
     @pytest.hookimpl(wrapper=True, trylast=True)
@@ -265,20 +263,11 @@ class ParitySummary:
         """The settings that decide an item's outcome: the parts of a split run are
         merged only when theirs are equal (the known flips by the tasks and reasons they accept)."""
         settings, known = self.run.settings, self.run.known_flips
-        return core.Options(
-            margin=settings.margin,
-            alpha=settings.alpha,
-            strict=settings.strict,
-            max_missing=settings.max_missing.text,
-            max_masked=settings.max_masked.text,
-            max_uncompared=settings.max_uncompared.text,
-            allow_copy=settings.allow_copy,
-            old_key=settings.per_side("old", "key")[0],
-            new_key=settings.per_side("new", "key")[0],
-            old_agent=settings.per_side("old", "agent")[0],
-            new_agent=settings.per_side("new", "agent")[0],
-            known_flips=tuple(sorted((e.task, e.reason) for e in known.entries.values())) if known else None,
-        )
+        # each a setting of the same name; a limit as it was written
+        taken = {each.name: getattr(settings, each.name) for each in fields(core.Options) if each.name != "known_flips"}
+        taken.update((name, taken[name].text) for name in ("max_missing", "max_masked", "max_uncompared"))
+        accepted = tuple(sorted((e.task, e.reason) for e in known.entries.values())) if known else None
+        return core.Options(**taken, known_flips=accepted)
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:

@@ -57,13 +57,14 @@ class ParityRun:
         # the run-wide items' names are reserved in every run, so a task's node id does not depend on the mode
         reserved = [core.EQUIVALENCE_ITEM, core.COVERAGE_NAME, core.COPY_NAME]
         names = tuple(core.item_names([task.task for task in result.tasks], reserved=reserved))
-        span = core.margin_beyond_range(result, settings.margin) if settings.margin is not None else None
-        if span is not None:
-            raise pytest.UsageError(
-                f"--parity-margin: {settings.margin:g} is at or above the range of the rewards, [{span[0]:g}, "
-                f"{span[1]:g}]: no mean difference can exceed it, so the aggregate could never fail; the margin "
-                "is in reward units (0.05 for 5 points of a reward in [0, 1])"
-            )
+        if settings.margin is not None:
+            low, high = core.reward_range(result)
+            if settings.margin >= high - low:
+                raise pytest.UsageError(
+                    f"--parity-margin: {settings.margin:g} is at or above the range of the rewards, [{low:g}, "
+                    f"{high:g}]: no mean difference can exceed it, so the aggregate could never fail; the margin "
+                    "is in reward units (0.05 for 5 points of a reward in [0, 1])"
+                )
         return cls(settings, old, new, result, names, roots, known_flips, inventory)
 
     @cached_property
@@ -97,16 +98,25 @@ class ParityRun:
         copy = self.result.copies is not None
         return core.margin_decisions(self.paired, tasks, settings.margin, settings.alpha, copy=copy)
 
-    @property
-    def gate_items(self) -> tuple[str, ...]:
-        """The names of the gate-level items this run collects (judging the run, not one task), in order:
-        each only when it has something to decide (:class:`.collect.RunWideItem`)."""
-        items = [core.EQUIVALENCE_ITEM] if self.settings.margin is not None else []
+    @cached_property
+    def gate_items(self) -> dict[str, tuple[bool, str]]:
+        """The gate-level items this run collects (judging the run, not one task), in order, each
+        with (passed, message): each only when it has something to decide (:class:`.collect.RunWideItem`)."""
+        items = {}
+        if (equivalence := self.decisions.equivalence) is not None:  # margin mode
+            items[core.EQUIVALENCE_ITEM] = equivalence.passed, equivalence.message
         if not self.coverage.passed:
-            items.append(core.COVERAGE_NAME)
-        if self.result.copies is not None:
-            items.append(core.COPY_NAME)
-        return tuple(items)
+            limits = "--parity-max-uncompared, --parity-max-missing and --parity-max-masked set the limits"
+            items[core.COVERAGE_NAME] = False, f"{self.coverage.message}\n    {limits} (off switches one off)"
+        if (copies := self.result.copies) is not None and self.settings.allow_copy:
+            items[core.COPY_NAME] = True, f"{copies}: passed under --parity-allow-copy (a dry run of the CI wiring)"
+        elif copies is not None:
+            advice = (
+                "run the new server on the same tasks and give its rollouts as --parity-new; "
+                "--parity-allow-copy passes a deliberate copy (a dry run of the CI wiring)"
+            )
+            items[core.COPY_NAME] = False, f"{copies}\n    no evidence about the new server: {advice}"
+        return items
 
     @cached_property
     def coverage(self) -> core.Coverage:
@@ -137,7 +147,9 @@ class ParityRun:
             return self.evidence[index]
         comparison = self.result.tasks[index]
         if self.settings.margin is None and "paired" not in self.__dict__:
-            p = core.task_noise(comparison)  # this task's alone: an xdist worker need not test every flip
+            # this task's alone (an agent error's is None): an xdist worker need not test every flip
+            test = core.task_noise_test(comparison)
+            p = test[0] if test is not None else None
         else:
             p = self.paired.p_values[index]
         noise = core.noise_text(comparison, p) if p is not None else None
@@ -155,11 +167,11 @@ class ParityRun:
 
 def side_request(settings: ParitySettings, side: str) -> core.SideRequest:
     """What to read for one side: its own key and agent (each named by the option that gave it)."""
-    key, key_option = settings.per_side(side, "key")
-    agent, agent_option = settings.per_side(side, "agent")
-    shown, shards = getattr(settings, f"{side}_shown") or None, getattr(settings, f"{side}_shards")
-    files = tuple((str(path), name) for path, name in shards)
-    return core.SideRequest(str(getattr(settings, side)), key, shown, agent, key_option, agent_option, files)
+    key, agent = getattr(settings, f"{side}_key"), getattr(settings, f"{side}_agent")
+    shown, files = getattr(settings, f"{side}_shown") or None, getattr(settings, f"{side}_files")
+    shards = tuple((str(path), name) for path, name in files) if len(files) > 1 else ()
+    options = settings.sources[f"{side}_key"], settings.sources[f"{side}_agent"]
+    return core.SideRequest(str(getattr(settings, side)), key, shown, agent, *options, shards)
 
 
 #: The run of this pytest process, where its items and fixtures find it (``config.stash``).

@@ -9,8 +9,8 @@ from types import SimpleNamespace
 import pytest
 
 from pytest_rollout_parity.core.reading import parallel
-from pytest_rollout_parity.plugin import progress
-from pytest_rollout_parity.plugin.progress import LoadProgress, progress_for
+from pytest_rollout_parity.plugin import activate
+from pytest_rollout_parity.plugin.activate import LoadProgress, progress_for
 
 from .conftest import Gate
 
@@ -66,7 +66,7 @@ def test_small_sides_print_nothing() -> None:
 def test_who_sees_progress(
     monkeypatch: pytest.MonkeyPatch, worker: bool, verbosity: int, tty: bool, shown: bool
 ) -> None:
-    monkeypatch.setattr(progress, "stderr_is_tty", lambda: tty)
+    monkeypatch.setattr(activate, "stderr_is_tty", lambda: tty)
     config = SimpleNamespace(getoption=lambda name, default: verbosity, **({"workerinput": {}} if worker else {}))
     assert (progress_for(config) is not None) is shown  # type: ignore[arg-type]
 
@@ -74,7 +74,7 @@ def test_who_sees_progress(
 @pytest.fixture
 def big(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every side counts as large, so a small pair shows progress when a terminal watches."""
-    monkeypatch.setattr(progress, "SHOW_FROM", 1)
+    monkeypatch.setattr(activate, "SHOW_FROM", 1)
 
 
 @pytest.mark.parametrize(
@@ -85,7 +85,7 @@ def big(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_gate_run(
     gate: Gate, monkeypatch: pytest.MonkeyPatch, big: None, tty: bool, flags: list[str], shown: bool
 ) -> None:
-    monkeypatch.setattr(progress, "stderr_is_tty", lambda: tty)
+    monkeypatch.setattr(activate, "stderr_is_tty", lambda: tty)
     result = gate.run(*gate.mixed(), *flags)
     assert result.ret == 1
     err = "\n".join(result.errlines)
@@ -100,7 +100,7 @@ def test_gate_run(
 @pytest.mark.slow
 def test_the_old_side_read_by_a_child_shows_its_time(gate: Gate, monkeypatch: pytest.MonkeyPatch, big: None) -> None:
     """On 2+ cores the old side is read by a child process: no bytes to show, but its time when it is in."""
-    monkeypatch.setattr(progress, "stderr_is_tty", lambda: True)
+    monkeypatch.setattr(activate, "stderr_is_tty", lambda: True)
     monkeypatch.setattr(parallel, "worth_a_child", lambda request, min_bytes=0: True)
     spawned: list[object] = []
     real_start = parallel.start_child
@@ -113,7 +113,7 @@ def test_the_old_side_read_by_a_child_shows_its_time(gate: Gate, monkeypatch: py
 
 
 def test_input_error_starts_on_its_own_line(gate: Gate, monkeypatch: pytest.MonkeyPatch, big: None) -> None:
-    monkeypatch.setattr(progress, "stderr_is_tty", lambda: True)
+    monkeypatch.setattr(activate, "stderr_is_tty", lambda: True)
     args = gate.pair("".join(f'{{"task_id": "t{i}", "reward": 1.0}}\n' for i in range(3)), '{"task_id": "t0", "re\n')
     result = gate.run(*args)
     assert result.ret == 4

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from pytest_rollout_parity import compare_rollouts
 from pytest_rollout_parity.core.judging.completeness import Limit, coverage, parse_limit
-from pytest_rollout_parity.plugin.options import DEFAULT_MAX_MASKED, DEFAULT_MAX_MISSING, DEFAULT_MAX_UNCOMPARED
+from pytest_rollout_parity.plugin.options import ParitySettings
 
-BUDGET = parse_limit(DEFAULT_MAX_UNCOMPARED)
+DEFAULTS = ParitySettings(Path("old.jsonl"), Path("new.jsonl"))
+BUDGET = DEFAULTS.max_uncompared
 
 REAL = "deepswe_opencode_trimmed.jsonl"
 
@@ -31,9 +34,7 @@ NAMES = [f"task-{i}" for i in range(10)]
 
 def test_a_run_that_covered_a_tenth_fails_by_default(tasks):
     result = compare_rollouts(tasks(NAMES), tasks(NAMES[:1]))
-    decision = coverage(
-        result, parse_limit(DEFAULT_MAX_MISSING), parse_limit(DEFAULT_MAX_MASKED), max_uncompared=BUDGET
-    )
+    decision = coverage(result, DEFAULTS.max_missing, DEFAULTS.max_masked, max_uncompared=BUDGET)
     assert not decision.passed
     assert (decision.old_tasks, decision.missing, decision.masked) == (10, 9, 0)
     assert decision.message.splitlines()[0] == (

@@ -13,9 +13,9 @@ import pytest
 from pydantic import VERSION, ValidationError
 
 from pytest_rollout_parity import compare_rollouts
-from pytest_rollout_parity.core.reports.json_file import json_dict, read_summary
+from pytest_rollout_parity.__main__ import main
+from pytest_rollout_parity.core.reports.json_file import json_dict, read_summary, schema_text
 from pytest_rollout_parity.core.reports.summary import Files, RunInfo, RunOutcome, build_summary
-from pytest_rollout_parity.json_schema import schema_text
 
 DOC = Path(__file__).parents[2] / "docs" / "json.md"
 
@@ -37,8 +37,9 @@ SCHEMA_FROM = (2, 14)
     tuple(int(part) for part in VERSION.split(".")[:2]) < SCHEMA_FROM,
     reason=f"docs/json.md's schema is pydantic {SCHEMA_FROM[0]}.{SCHEMA_FROM[1]}'s; this is pydantic {VERSION}",
 )
-def test_the_page_shows_the_summarys_schema() -> None:
-    assert schema_block() == schema_text() + "\n"  # as `python -m pytest_rollout_parity.json_schema` prints it
+def test_the_page_shows_the_summarys_schema(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["schema"]) == 0  # `python -m pytest_rollout_parity schema`
+    assert schema_block() == schema_text() + "\n" == capsys.readouterr().out
 
 
 def _summary() -> dict[str, Any]:

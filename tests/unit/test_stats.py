@@ -79,14 +79,7 @@ def test_t_cdf_matches_scipy():
 
 def test_t_edges():
     assert t_ppf(0.5, 3) == 0.0
-    assert t_ppf(0.0, 3) == -math.inf and t_ppf(1.0, 3) == math.inf
     assert t_ppf(0.25, 5) == -t_ppf(0.75, 5)  # 1 - 0.75 is exact (1 - 0.7 is not 0.3)
-    for bad_p in (-0.1, 1.5, math.nan):
-        with pytest.raises(ValueError):
-            t_ppf(bad_p, 3)
-    for bad_df in (0, -1, math.nan, math.inf):
-        with pytest.raises(ValueError):
-            t_ppf(0.9, bad_df)
 
 
 # --- paired statistics ------------------------------------------------------------------------
@@ -215,13 +208,6 @@ def test_no_generated_input_gives_nan():
         assert no_nan(paired_stats(pairs, labels))
 
 
-def test_bad_inputs_to_paired_stats():
-    with pytest.raises(ValueError):
-        paired_stats([(1.0, math.nan), (0.0, 1.0)])
-    with pytest.raises(ValueError):
-        paired_stats([(1.0, 0.0), (0.0, 1.0)], ["a"])
-
-
 # --- sign test and McNemar --------------------------------------------------------------------
 
 
@@ -281,11 +267,6 @@ def test_fisher_matches_scipy_on_random_tables():
         a, b = rng.randint(0, a_n), rng.randint(0, b_n)
         expected = sps.fisher_exact([[a, a_n - a], [b, b_n - b]]).pvalue
         assert close(fisher_test(a, a_n, b, b_n)[0], expected, 1e-9), (a, a_n, b, b_n)
-
-
-def test_fisher_bad_counts():
-    with pytest.raises(ValueError):
-        fisher_test(3, 2, 0, 2)
 
 
 def abs_mean_gap(x: np.ndarray, y: np.ndarray, axis: int) -> np.ndarray:
@@ -349,13 +330,6 @@ def test_task_test_dispatch():
     assert task_test(graded_old, graded_new) == permutation_test(graded_old, graded_new)
 
 
-def test_permutation_bad_inputs():
-    with pytest.raises(ValueError):
-        permutation_p_value([], [1.0])
-    with pytest.raises(ValueError):
-        permutation_p_value([math.inf, 1.0], [1.0])
-
-
 # --- Benjamini-Hochberg -----------------------------------------------------------------------
 
 
@@ -380,8 +354,6 @@ def test_benjamini_hochberg_edges():
     assert benjamini_hochberg([]) == []
     assert benjamini_hochberg([0.02]) == [0.02]
     assert discrete_bh([None, (0.02, 0.0), None], 0.05) == DiscreteFdr(0.05, 1, (1,), (None, 0.02, None))
-    with pytest.raises(ValueError):
-        benjamini_hochberg([0.5, 1.2])
 
 
 def test_the_bounds_never_collapse_onto_delta():

@@ -70,7 +70,7 @@ SCHEMA_WIDTH = 110
 
 
 def schema_text() -> str:
-    """The file's JSON Schema as docs/json.md publishes it (`python -m pytest_rollout_parity.json_schema`):
+    """The file's JSON Schema as docs/json.md publishes it (`python -m pytest_rollout_parity schema`):
     the keys the gate writes (a field the reports alone read, such as a task's prompt excerpt, is left
     out), laid out for reading, each object on one line when it fits."""
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ..model import CompareResult, TaskComparison
-from .paired import LeftOut, PairedSection, format_p, noise_text, reward_range
+from ..model import TaskComparison
+from .paired import LeftOut, PairedSection, format_p, noise_text
 from .paired_tests import DiscreteFdr, PairedStats
 
 EQUIVALENCE_ITEM = "parity-aggregate"
@@ -33,20 +33,14 @@ class Equivalence:
     message: str = field(default="", metadata={"exclude": True})
 
 
-def margin_beyond_range(result: CompareResult, margin: float) -> Optional[tuple[float, float]]:
-    """The rewards' range when ``margin`` is at or above its width (no mean difference could exceed
-    the margin, so the aggregate could never fail), else None."""
-    low, high = reward_range(result)
-    return (low, high) if margin >= high - low else None
-
-
 def left_out_text(left: LeftOut) -> str:
     """`left out (masked or missing): 2.0% of tasks on the old side, 5.0% on the new side; ...`."""
     if not left.old and not left.new and not left.old_rows and not left.new_rows:
         return "no task left out (masked or missing) on either side"
+    # some task is left out, or has a masked row: there are tasks
     text = (
-        f"left out (masked or missing): {left.share('old'):.1%} of {left.tasks} tasks on the old side, "
-        f"{left.share('new'):.1%} on the new side"
+        f"left out (masked or missing): {left.old / left.tasks:.1%} of {left.tasks} tasks on the old side, "
+        f"{left.new / left.tasks:.1%} on the new side"
     )
     if left.old_rows or left.new_rows:
         text += f"; masked rows of compared tasks left out of their means: {left.old_rows} old, {left.new_rows} new"

@@ -19,7 +19,7 @@ from typing import Optional
 
 from ..identity.item_names import label_hash
 from ..judging.classify import mean_reward
-from ..model import CompareResult, Side, TaskComparison, TaskSide
+from ..model import CompareResult, TaskComparison, TaskSide
 from .paired_tests import (
     DiscreteFdr,
     McNemarTable,
@@ -60,10 +60,6 @@ class LeftOut:
     #: masked rows left out of compared tasks' means on each side (their tasks are still compared)
     old_rows: int = 0
     new_rows: int = 0
-
-    def share(self, side: Side) -> float:
-        """The share of all joined tasks left out on ``side`` (0 when there are none)."""
-        return (self.old if side == "old" else self.new) / self.tasks if self.tasks else 0.0
 
 
 def _out(side: Optional[TaskSide]) -> bool:
@@ -142,12 +138,6 @@ def reward_range(result: CompareResult) -> tuple[float, float]:
     return min([0.0, *rewards]), max([1.0, *rewards])
 
 
-def task_noise(task: TaskComparison) -> Optional[float]:
-    """The per-task p-value of a flipped task with at least 2 rows a side, else None."""
-    test = task_noise_test(task) if task.category == "flipped" else None
-    return None if test is None else test[0]
-
-
 def task_noise_test(task: TaskComparison) -> Optional[tuple[float, float]]:
     """(p, smallest attainable p) of a compared task without an agent error, 2+ rows a side; else None.
     A verifier disagreement is not tested: no sampling noise explains it (docs/semantics.md)."""
@@ -202,8 +192,6 @@ def fisher_test(a_success: int, a_n: int, b_success: int, b_n: int) -> tuple[flo
     Tables at most as likely as the observed one count within a relative 1e-7, as R's
     ``fisher.test``; the hypergeometric weights are exact integers, so nothing else rounds.
     """
-    if not (0 <= a_success <= a_n and 0 <= b_success <= b_n):
-        raise ValueError(f"need 0 <= successes <= rows, got {a_success}/{a_n} and {b_success}/{b_n}")
     successes = a_success + b_success
     low, high = max(0, successes - b_n), min(a_n, successes)
     weights = [math.comb(a_n, x) * math.comb(b_n, successes - x) for x in range(low, high + 1)]
@@ -228,19 +216,14 @@ def permutation_test(
     exact_limit: int = 100_000,
     draws: int = 10_000,
 ) -> tuple[float, float]:
-    """The two-sided permutation p-value of mean(xs) - mean(ys) over the pooled rows, and the
-    smallest value it can take for these rows (that of the split with the largest gap).
+    """The two-sided permutation p-value of mean(xs) - mean(ys) over the pooled rows (finite, at
+    least one a side), and the smallest value it can take (that of the split with the largest gap).
 
     All splits are enumerated when they are at most ``exact_limit``; otherwise ``draws`` random
     splits from ``random.Random(seed)`` are drawn and, as ``scipy.stats.permutation_test`` does,
     the observed split is added once: p = (count + 1) / (draws + 1), never 0.
     """
     k, rest = len(xs), len(ys)
-    if k == 0 or rest == 0:
-        raise ValueError("both samples need at least one row")
-    for value in (*xs, *ys):
-        if not math.isfinite(value):
-            raise ValueError(f"rewards must be finite, got {value!r}")
     # rewards beyond 2 in units of a power of two (exact): no sum of finite rewards overflows, p does not change
     exponent = max(scale_exponent((*xs, *ys)) - 1, 0)
     xs = [math.ldexp(x, -exponent) for x in xs]

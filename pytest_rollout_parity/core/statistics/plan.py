@@ -266,23 +266,19 @@ def plan(
     if margin is not None and decided is None:
         scaled_margin = math.ldexp(margin, -exponent)
 
+        def power(tasks: int, rollouts: int) -> float:
+            return tost_power(tasks, variance, scaled_margin, repeats=rollouts, width=width)
+
         def lever(tasks: Optional[int], rollouts: Optional[int]) -> Optional[Lever]:
             if tasks is None or rollouts is None:
                 return None
-            figures = (tasks, variance, scaled_margin)
-            return Lever(
-                tasks,
-                rollouts,
-                tost_power(*figures, repeats=rollouts, width=width),
-                regression_power(*figures, repeats=rollouts, width=width),
-            )
+            regression = regression_power(tasks, variance, scaled_margin, repeats=rollouts, width=width)
+            return Lever(tasks, rollouts, power(tasks, rollouts), regression)
 
         # more of either, never less than the run has
-        needed = fewest(
-            lambda r: tost_power(len(compared), variance, scaled_margin, repeats=r, width=width), MAX_REPEATS
-        )
+        needed = fewest(lambda r: power(len(compared), r), MAX_REPEATS)
         by_rollouts = lever(len(compared), None if needed is None else max(needed, repeats))
-        needed = fewest(lambda n: tost_power(n, variance, scaled_margin, repeats=repeats, width=width), MAX_TASKS)
+        needed = fewest(lambda n: power(n, repeats), MAX_TASKS)
         by_tasks = lever(None if needed is None else max(needed, len(compared)), repeats)
     judged = judgements if judgements is not None else [None] * len(result.tasks)
     rerun = tuple(
