@@ -5,7 +5,8 @@ Joins the `--parity-json` files of a run split over CI jobs into one verdict (th
 asked and, under GitHub Actions, appends its Markdown to the job page and `verdict=...` to the step's
 outputs, by the gate's rule for outputs (:mod:`.core.reports.outputs`). Each part is first held to
 the summary's layout and read back into it (:func:`~.core.reports.json_file.read_summary`); with
-`--old`/`--new` the parts' digests are checked against those files. The exit status follows the
+`--old`/`--new` the parts' digests are checked against those files, and with both the files are
+classified again and must give each task as the parts do. The exit status follows the
 verdict as the gate's does: 0 for `pass`, 1 for `fail` and `inconclusive`; 4 for parts that cannot
 be merged or a wrong argument (one `ERROR:` line, nothing written).
 
@@ -20,6 +21,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from itertools import zip_longest
 from pathlib import Path
 from typing import NoReturn, Optional
 
@@ -30,6 +32,7 @@ from .core.escaping import utf8_safe
 from .core.reading.loading import load_side
 from .core.reports.json_file import read_summary, schema_text
 from .core.reports.merge import MergeError, merge_parts
+from .core.reports.summary import task_summary
 
 USAGE_EXIT = 4
 #: the largest part read: a summary of a few hundred thousand tasks
@@ -72,10 +75,13 @@ def _read(path: str) -> core.Summary:
         _fail(f"{path}: nested too deep for a --parity-json summary")
 
 
-def _check_inputs(run: core.RunOutcome, old: Optional[str], new: Optional[str]) -> None:
-    """Each side given on the command line holds what the parts read: its digest is theirs."""
-    options = run.options
-    assert options is not None  # every part records them
+def _check_inputs(merged: core.Summary, old: Optional[str], new: Optional[str]) -> None:
+    """Each side given on the command line holds what the parts read: its digest is theirs. With both
+    sides, the files' own classification is the parts' (each task's category, winner and sides), so
+    parts edited alike cannot pass for these files."""
+    run = merged.run
+    assert run is not None and run.options is not None  # every part records them
+    options, sides = run.options, {}
     for side, path, key, agent in (
         ("old", old, options.old_key, options.old_agent),
         ("new", new, options.new_key, options.new_agent),
@@ -83,12 +89,28 @@ def _check_inputs(run: core.RunOutcome, old: Optional[str], new: Optional[str]) 
         if path is None:
             continue
         try:
-            digest = load_side(core.SideRequest(path, key=key, agent=agent)).digest
+            sides[side] = load_side(core.SideRequest(path, key=key, agent=agent))
         except core.CompareInputError as exc:
             _fail(f"--{side}: {exc}")
-        if digest != run.inputs.get(side):
+        if sides[side].digest != run.inputs.get(side):
             _fail(
-                f"--{side}: {path} is not the {side} side the parts read (digest {digest} against {run.inputs.get(side)})"
+                f"--{side}: {path} is not the {side} side the parts read "
+                f"(digest {sides[side].digest} against {run.inputs.get(side)})"
+            )
+    if len(sides) < 2:
+        return
+    result = core.compare_loaded(sides["old"], sides["new"], old_key=options.old_key, new_key=options.new_key)
+    for claimed, task in zip_longest(merged.tasks, result.tasks):
+        actual = task_summary(task) if task is not None else None
+        shown = [
+            (each.task, each.category, each.winner, each.old, each.new) if each else None for each in (claimed, actual)
+        ]
+        if shown[0] != shown[1]:
+            name = (claimed or actual).task  # type: ignore[union-attr]  # one of them is there
+            _fail(
+                f"--old/--new: these files classify task {name!r} otherwise than the parts "
+                f"({actual.category if actual else 'absent'} against {claimed.category if claimed else 'absent'}, "
+                "or other rewards): an edited part?"
             )
 
 
@@ -118,7 +140,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except MergeError as exc:
         _fail(str(exc))
     assert merged.run is not None and merged.merge is not None  # a merge of parts
-    _check_inputs(merged.run, args.old, args.new)
+    _check_inputs(merged, args.old, args.new)
     try:  # every output is made before any is written, from figures a part may have had edited
         lines = [utf8_safe(line) for line in core.summary_lines(merged)]
         markdown = core.render_markdown(merged, exit_status=merged.merge.exit_status)

@@ -321,3 +321,30 @@ def test_the_inputs_at_hand_check_the_parts_digests(gate: Gate, capsys: pytest.C
     assert status == 4 and out == [] and len(err) == 1
     assert err[0].startswith(f"ERROR: --new: {new} is not the new side the parts read (digest crc32:")
     assert not (gate.path / "m.json").exists()
+
+
+def test_parts_edited_alike_do_not_pass_for_the_files_at_hand(gate: Gate, capsys: pytest.CaptureFixture[str]) -> None:
+    """Every part turns the same flip into an identical task, outcome and counts included: the parts
+    agree, so only the files can tell, and with --old/--new the merge reads them and refuses."""
+    args = [*gate.mixed(), "-p", "no:cacheprovider"]
+    parts = _two_groups(gate, args)
+    for part in parts:
+        data = json.loads(Path(part).read_text(encoding="utf-8"))
+        flip = next(task for task in data["tasks"] if task["task"] == "regex-log")
+        assert flip["category"] == "flipped"
+        data["counts"]["flipped"] -= 1
+        data["counts"][f"flipped_{flip['winner']}_win"] -= 1
+        data["counts"]["identical"] += 1
+        flip.update(category="identical", winner=None)
+        if flip["ran_here"]:
+            flip.update(outcome="passed", item_outcome="passed", evidence=None)
+        Path(part).write_text(json.dumps(data), encoding="utf-8")
+    status, _, err = _merge(capsys, "merge", *parts)
+    assert status in (0, 1) and err == []  # the parts alone cannot show it
+    sides = [f"--old={gate.path / 'old' / 'rollouts.jsonl'}", f"--new={gate.path / 'new' / 'rollouts.jsonl'}"]
+    status, out, err = _merge(capsys, "merge", *parts, *sides)
+    assert (status, out) == (4, [])
+    assert err == [
+        "ERROR: --old/--new: these files classify task 'regex-log' otherwise than the parts "
+        "(flipped against identical, or other rewards): an edited part?"
+    ]
