@@ -79,7 +79,7 @@ REAL_SHAPES = {
     "test tracebacks by test": (
         "resources_servers/bigcodebench/data/example_rollouts.jsonl",
         [
-            'status="fail"',
+            'extracted_model_output="return f\\"Process found. Restarting {process_name}.\\" / ```", status="fail"',
             "details.test_process_found_restarts_process: AssertionError: 'Process not found. Starting notepad.' "
             "!= 'Process found. Restarting notepad.'",
             "details.test_process_not_found_starts_process: AssertionError: expected call not found.",
@@ -98,7 +98,11 @@ REAL_SHAPES = {
             "resolved=false, patch_exists=true, agent_timed_out=false, eval_timed_out=false",
         ],
     ),
-    "an extracted answer and a score": ("resources_servers/reasoning_gym/data/example_rollouts.jsonl", ["score=0.0"]),
+    # the answer is the model's whole reasoning (2,801 characters): its last line, where it concludes
+    "an extracted answer and a score": (
+        "resources_servers/reasoning_gym/data/example_rollouts.jsonl",
+        ['score=0.0, extracted_answer="**Mason is an altruist, and Jack is an egoist**."'],
+    ),
 }
 
 

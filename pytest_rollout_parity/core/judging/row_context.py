@@ -138,6 +138,12 @@ def _shown(value: Any) -> str:
     return json.dumps(_one_line(str(value)), ensure_ascii=False)
 
 
+def _answer(value: Any) -> str:
+    """An answer as the block shows it: a multi-line one (a model's whole reasoning, as reasoning_gym's
+    `extracted_answer` holds it) by its last lines, where it concludes."""
+    return _shown(_last_lines(value) if isinstance(value, str) and "\n" in value.strip() else value)
+
+
 def _passed(value: Any) -> Optional[bool]:
     """A check's result: a boolean, or a verdict word (`yes`, `PASS`, `not met`); None for anything else."""
     if isinstance(value, bool):
@@ -272,7 +278,7 @@ class _Walk:
         if rest and not rest & (keys[got] - _GOT_WORDS):  # `target_language` is no answer to `generation`
             return set()
         prefix = f"{path}." if path else ""
-        self.found.append((_PAIR, f"{prefix}{expected}={_shown(row[expected])} vs {prefix}{got}={_shown(row[got])}"))
+        self.found.append((_PAIR, f"{prefix}{expected}={_answer(row[expected])} vs {prefix}{got}={_answer(row[got])}"))
         return {expected, got}
 
     def items(self, items: list[Any], path: str, words: frozenset[str], depth: int, own: frozenset[str]) -> None:
@@ -335,8 +341,8 @@ class _Walk:
         short = "\n" not in value.strip()
         answer = own & (_EXPECTED_WORDS | _GOT_WORDS) and own - _EXPECTED_WORDS - _GOT_WORDS <= _ANSWER_WORDS
         verdict = own & (_VERDICT_WORDS | _STATE_WORDS) and not own & _REQUIRED_WORDS
-        if short and (verdict or answer):
-            self.scalars[state].append(f"{path}={_shown(value)}")
+        if (short and verdict) or answer:
+            self.scalars[state].append(f"{path}={_answer(value)}")
         elif words & _TEST_WORDS:
             self.found.append((_TEST, f"{path}: {_exception_or_tail(value)}"))
         elif words & _JUDGE_WORDS:
