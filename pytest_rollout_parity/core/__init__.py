@@ -37,7 +37,7 @@ from .judging.row_context import EXCERPT_CAP, wants_excerpt
 from .judging.verdicts import KnownFlips, Verdict, read_known_flips
 from .judging.verification import COPY_NAME
 from .judging.verifier_output import LogRoots
-from .model import CompareResult, Join, RolloutPair, RowCounts, RowOrigin, TaskComparison, TaskSide
+from .model import CATEGORIES, CompareResult, Join, RolloutPair, RowCounts, RowOrigin, TaskComparison, TaskSide
 from .reading.bounded import read_capped
 from .reading.jsonl_lines import Progress, reader_name
 from .reading.loaded_side import LoadedSide, SideRequest, by_field, side_from_plain, side_to_plain

@@ -21,6 +21,7 @@ REWARD_TOLERANCE = 1e-9
 CLOSED: dict[str, object] = {"extra": "forbid", "strict": True, "allow_inf_nan": False}
 
 Category = Literal["identical", "flipped", "flipped_agent_error", "masked", "missing"]
+CATEGORIES: tuple[Category, ...] = get_args(Category)
 Side = Literal["old", "new"]
 T = TypeVar("T")
 

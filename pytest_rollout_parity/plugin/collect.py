@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
@@ -58,14 +58,17 @@ class ParityFile(pytest.File):
     def ihook(self) -> Any:
         return self.hooks
 
-    def collect(self) -> Iterator[pytest.Item]:
+    def collect(self) -> list[pytest.Item]:
         """One item per joined task, in sorted task order; then the run's gate-level items
-        (:attr:`ParityRun.gate_items`)."""
+        (:attr:`ParityRun.gate_items`). Made with the cyclic collector resting (no hook runs while
+        they are): they live as long as the run, and each full collection would walk them all."""
         run: ParityRun = self.config.stash[RUN_KEY]
-        for index, name in enumerate(run.names):
-            yield ParityItem.from_parent(self, name=name, index=index)
-        for name in run.gate_items:
-            yield RunWideItem.from_parent(self, name=name)
+        with collector_paused():
+            items: list[pytest.Item] = [
+                ParityItem.from_parent(self, name=name, index=index) for index, name in enumerate(run.names)
+            ]
+            items.extend(RunWideItem.from_parent(self, name=name) for name in run.gate_items)
+        return items
 
 
 class GateFinding(pytest.fail.Exception):  # type: ignore[misc, name-defined]  # public, typed only as an attribute
@@ -304,8 +307,7 @@ class ParityCollection:
         nodeid = None if self.target.is_relative_to(session.config.rootpath) else self.target.as_posix()
         node = ParityFile.from_parent(session, path=self.target, nodeid=nodeid)
         node.hooks = hooks_at(session.config, self.target)
-        with collector_paused():  # its items live as long as the run: no full collection walks them while made
-            built = collect_beside(node)
+        built = collect_beside(node)
         names = {item.name for item in built}
         if missing := [arg for name, arg in self.named or () if name not in names]:
             raise pytest.UsageError(*(f"not found: {arg}" for arg in missing))
@@ -329,7 +331,8 @@ class ParityCollection:
         evidence as pytest-html's documented `report.extras` entry, a plain dict (no import of it)."""
         report = yield
         finding = call.excinfo.value if call.excinfo is not None else None
-        if item.config.option.tbstyle == "line" and isinstance(finding, GateFinding) and isinstance(item, GateItem):
+        line_style = item.config.getoption("tbstyle", "auto") == "line"  # no such option under -p no:terminal
+        if line_style and isinstance(finding, GateFinding) and isinstance(item, GateItem):
             setattr(report, MESSAGE_ATTRIBUTE, finding.body)
         if self.html and report.when == "call" and isinstance(item, ParityItem) and not report.failed:
             comparison = self.run.result.tasks[item.index]

@@ -202,7 +202,7 @@ class ParitySummary:
             task_outcomes={task: outcome for task, (_, outcome, _) in tasks.items()},
             group=splitter_group(config),
             session_failures=session_failures(config),
-            failure_section_rescans=config.option.tbstyle not in LINEAR_TB_STYLES,
+            failure_section_rescans=config.getoption("tbstyle", "auto") not in LINEAR_TB_STYLES,
         )
         self.summary = summary = core.build_summary(
             run.result,

@@ -56,6 +56,7 @@ from typing import Any, Optional
 import pytest
 
 from ..core import (
+    CATEGORIES,
     CompareResult,
     Join,
     LoadedSide,
@@ -240,9 +241,9 @@ def entries_dir(config: pytest.Config) -> Optional[Path]:
 #: A task's side travels as its rows (indices into its side's facts), then these attributes' values:
 #: TaskSide's constructor arguments between its rows and its reader (its rewards are counted again).
 _SIDE_FIELDS = tuple(each.name for each in fields(TaskSide) if each.init)[1:-1]
-#: A task travels as its fields' values in order; these are where its two sides and its pairs stand.
+#: A task travels as its fields' values in order; these are where its category, sides, winner and pairs stand.
 _TASK_FIELDS = tuple(each.name for each in fields(TaskComparison))
-_OLD, _NEW, _PAIRS = (_TASK_FIELDS.index(name) for name in ("old", "new", "pairs"))
+_CATEGORY, _OLD, _NEW, _WINNER, _PAIRS = map(_TASK_FIELDS.index, ("category", "old", "new", "winner", "pairs"))
 
 
 def result_to_plain(result: CompareResult, old: LoadedSide, new: LoadedSide) -> dict[str, Any]:
@@ -276,12 +277,20 @@ def result_from_plain(plain: Any, old: LoadedSide, new: LoadedSide) -> CompareRe
     sides = {"old": (old.facts, old.read_row), "new": (new.facts, new.read_row)}
 
     def task(values: list[Any]) -> TaskComparison:
-        if len(values) != len(_TASK_FIELDS):
-            raise ValueError(f"a task of {len(values)} values")
+        if (
+            len(values) != len(_TASK_FIELDS)
+            or values[_CATEGORY] not in CATEGORIES
+            or values[_WINNER] not in (None, "old", "new")
+        ):
+            raise ValueError("a task of another shape")
         for at, (facts, reader) in ((_OLD, sides["old"]), (_NEW, sides["new"])):
             if values[at] is not None:
-                rows, *rest = values[at]
-                values[at] = TaskSide(*([facts[i] for i in rows], *rest, reader))
+                rows, reward, *texts = values[at]
+                if not (reward is None or type(reward) in (int, float)) or any(
+                    text is not None and not isinstance(text, str) for text in texts
+                ):
+                    raise ValueError("a side of another shape")
+                values[at] = TaskSide(*([facts[i] for i in rows], reward, *texts, reader))
         if values[_PAIRS] is not None:
             values[_PAIRS] = tuple(RolloutPair(old.facts[i], new.facts[j]) for i, j in values[_PAIRS])
         return TaskComparison(*values)  # by position: 10,000 tasks, keywords cost more

@@ -544,3 +544,10 @@ def test_a_cache_dir_the_user_configures_is_kept(gate: Gate, monkeypatch: pytest
     assert gate.run(*args).ret == 1
     assert (results / "my-cache" / "v" / "cache" / "lastfailed").is_file()
     assert not (results / ".pytest_cache").exists()
+
+
+def test_without_pytest_s_terminal_plugin_the_verdict_is_still_written(gate: Gate) -> None:
+    """`-p no:terminal` takes pytest's `--tb` option away with its plugin: the gate reads it as unset."""
+    result = gate.run(*gate.mixed(), "-p", "no:terminal", "--parity-json=summary.json")
+    assert result.ret == 1 and "INTERNALERROR" not in all_text(result)
+    assert json.loads((gate.path / "summary.json").read_text(encoding="utf-8"))["verdict"] == "fail"

@@ -69,12 +69,17 @@ def test_the_collector_pauses_only_inside_the_gate_s_own_work(gate: Gate) -> Non
     """The collector is off while the gate builds its run and summary (:func:`rerun_cache.collector_paused`),
     on for every test and hook; a process that runs with it off keeps it off."""
     gate.pytester.makeconftest(
-        "import gc\n\ndef pytest_runtestloop(session):\n    print('collecting', gc.isenabled())\n"
+        "import gc\n\n"
+        "def pytest_runtestloop(session):\n    print('running', gc.isenabled())\n\n"
+        "def pytest_collectreport(report):\n    print('gc at collect', report.nodeid or '-', gc.isenabled())\n"
     )
     args = gate.pair([legacy_row("fix-git", 1.0)], [harbor_row("fix-git", 1.0)])
     for _ in range(2):  # the first run, then the rerun from the cache entry
         result = gate.run(*args, "-s")
-        assert result.ret == 0 and "collecting True" in result.stdout.lines
+        assert result.ret == 0 and "running True" in result.stdout.lines
+        collected = [line for line in result.stdout.lines if line.startswith("gc at collect ")]
+        assert any(NEW.split("/")[-1] in line for line in collected), collected  # the gate's file reported
+        assert collected and all(line.endswith(" True") for line in collected), collected
         assert gc.isenabled()
     gc.disable()
     try:
@@ -264,7 +269,15 @@ def test_a_damaged_comparison_is_made_again(gate: Gate, comparisons: list[str]) 
     (entry,) = entries(gate)
     key, _, body = entry.read_bytes().partition(b"\n")
     stored = json.loads(body)
-    for damaged in ([stored["comparison"][0], "x"], 7, None, [[], []]):
+    asked, comparison = stored["comparison"]
+    # a task's category, its winner, a side's reward or mask text of another kind
+    odd = [json.loads(json.dumps(comparison)) for _ in range(4)]
+    odd[0]["tasks"][0][1] = "bogus"
+    odd[1]["tasks"][0][4] = "both"
+    flipped = next(i for i, task in enumerate(comparison["tasks"]) if task[1] == "flipped")
+    odd[2]["tasks"][flipped][2][1] = "1.0"
+    odd[3]["tasks"][flipped][3][2] = 7
+    for damaged in ([asked, "x"], 7, None, [[], []], *([asked, each] for each in odd)):
         stored["comparison"] = damaged
         entry.write_bytes(key + b"\n" + json.dumps(stored).encode())
         comparisons.clear()

@@ -158,6 +158,17 @@ BUILT_SHAPES = {
             "compiler_output: ValueError: bad width",
         ],
     ),
+    # an answer of several lines: its last exception line, else its last lines
+    "a program's output against the expected one": (
+        {
+            "reward": 0.0,
+            "tests": {
+                "expected_output": "ok",
+                "actual_output": "Traceback (most recent call last):\n  File x\nValueError: bad\nmore\nlines",
+            },
+        },
+        ['tests.expected_output="ok" vs tests.actual_output="ValueError: bad"'],
+    ),
     "an episode's state": (
         {"reward": 0.0, "info": {"result": "loss", "moves": 9}, "terminated": True, "truncated": False},
         ['info.result="loss", info.moves=9, terminated=true, truncated=false'],

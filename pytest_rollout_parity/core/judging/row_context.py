@@ -140,8 +140,12 @@ def _shown(value: Any) -> str:
 
 def _answer(value: Any) -> str:
     """An answer as the block shows it: a multi-line one (a model's whole reasoning, as reasoning_gym's
-    `extracted_answer` holds it) by its last lines, where it concludes."""
-    return _shown(_last_lines(value) if isinstance(value, str) and "\n" in value.strip() else value)
+    `extracted_answer` holds it; a program's output) by its last exception line, else by its last
+    lines, where it concludes."""
+    if isinstance(value, str) and "\n" in value.strip():
+        exception = _exception_or_tail(value)
+        value = exception if _EXCEPTION_LINE.match(exception) else _last_lines(value)
+    return _shown(value)
 
 
 def _passed(value: Any) -> Optional[bool]:

@@ -241,6 +241,8 @@ def iter_objects(
     """
     try:
         raw_file = open_regular(path, buffering=READ_BUFFER)
+    except IsADirectoryError as exc:
+        raise CompareInputError(display, f"{refusal(exc)}, not a rollouts JSONL file") from None
     except OSError as exc:
         raise CompareInputError(display, refusal(exc)) from None
     with raw_file:
