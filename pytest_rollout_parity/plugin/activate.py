@@ -24,8 +24,8 @@ from .collect import ParityCollection
 from .options import OPTION, OPTIONS, ParitySettings, ini_value
 from .placement import resolve, take_new_file
 from .reporting import ParitySummary
-from .rerun_cache import RerunCache, collector_paused, entries_dir
-from .run import RUN_KEY, ParityRun, side_request
+from .rerun_cache import RerunCache, entries_dir
+from .run import RUN_KEY, ParityRun, collector_paused, side_request
 
 SHOW_FROM = 100 * 1000 * 1000  # bytes: a side this large shows progress
 INTERVAL = 0.25  # seconds between two updates of the progress line

@@ -16,8 +16,7 @@ import pytest
 
 from .. import core
 from ._pytest_compat import collect_beside, hooks_at, refit_message_lines, set_crash_message
-from .rerun_cache import collector_paused
-from .run import RUN_KEY, ParityRun
+from .run import RUN_KEY, ParityRun, collector_paused
 
 if TYPE_CHECKING:
     from _pytest._code.code import TerminalRepr

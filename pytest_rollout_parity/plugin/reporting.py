@@ -33,8 +33,7 @@ from .collect import (
     VERDICT_PROPERTY,
     terminal_width,
 )
-from .rerun_cache import collector_paused, release
-from .run import RUN_KEY, ParityRun
+from .run import RUN_KEY, ParityRun, collector_paused
 
 #: pytest's traceback styles whose failure section does not rescan the stored reports per failure
 LINEAR_TB_STYLES = ("line", "no")
@@ -65,6 +64,16 @@ def session_failures(config: pytest.Config) -> int:
         for report in stats.get(key, ())
         if getattr(report, "when", "call") in ("call", "setup", "teardown")
     )
+
+
+def release() -> str:
+    """The plugin's installed version (`unknown` when it is run from a tree that was never installed)."""
+    try:
+        from importlib.metadata import version
+
+        return version("pytest-rollout-parity")
+    except Exception:
+        return "unknown"
 
 
 class ParitySummary:
@@ -219,9 +228,8 @@ class ParitySummary:
         if settings.plan and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
             session.exitstatus = pytest.ExitCode.OK  # a plan is no finding: nothing ran, nothing failed
         add_junit_suite_property(config, "parity_verdict", summary.verdict)
-        failed_checks = [check.nodeid for check in summary.checks if check.outcome == "failed"]
-        if failed_checks:
-            add_junit_suite_property(config, "parity_checks_failed", " ".join(failed_checks))
+        if summary.failed_checks:
+            add_junit_suite_property(config, "parity_checks_failed", " ".join(summary.failed_checks))
         if settings.json_path is not None:
             self._write(session, "--parity-json", settings.json_path, core.json_text(core.json_dict(summary)) + "\n")
 

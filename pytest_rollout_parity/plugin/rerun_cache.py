@@ -40,13 +40,10 @@ directory) is not kept.
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import asdict, fields
 from functools import lru_cache
 from hashlib import sha256
@@ -98,16 +95,6 @@ def inputs_state(request: SideRequest) -> list[list[Any]]:
             else:
                 states.append([role, real, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns])
     return states
-
-
-def release() -> str:
-    """The plugin's installed version (`unknown` when it is run from a tree that was never installed)."""
-    try:
-        from importlib.metadata import version
-
-        return version("pytest-rollout-parity")
-    except Exception:
-        return "unknown"
 
 
 @lru_cache(maxsize=1)
@@ -182,20 +169,6 @@ class RerunCache:
         except (OSError, ValueError, TypeError, RecursionError):
             pass  # a full disk, a read-only cache: the next run reads the files again
         return result
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """The cyclic collector paused while the gate builds what lives as long as the run (the sides and
-    their comparison; the summary): each full collection their allocations start walks every one of
-    them, a tenth of a 10,000-task rerun's CPU. On again before other code runs, if it was on."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 #: the workerinput key naming the directory of the controller's entries

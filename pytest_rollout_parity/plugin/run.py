@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -176,3 +179,17 @@ def side_request(settings: ParitySettings, side: str) -> core.SideRequest:
 
 #: The run of this pytest process, where its items and fixtures find it (``config.stash``).
 RUN_KEY = pytest.StashKey["ParityRun"]()
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """The cyclic collector paused while the gate builds what lives as long as the run (the sides and
+    their comparison, the items, the summary): each full collection their allocations start walks every one of
+    them, a tenth of a 10,000-task rerun's CPU. On again before other code runs, if it was on."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

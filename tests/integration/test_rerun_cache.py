@@ -66,7 +66,7 @@ def test_rerun_reads_no_row_and_gives_the_same_outcomes(gate: Gate, reads: list[
 
 
 def test_the_collector_pauses_only_inside_the_gate_s_own_work(gate: Gate) -> None:
-    """The collector is off while the gate builds its run and summary (:func:`rerun_cache.collector_paused`),
+    """The collector is off while the gate builds its run and summary (:func:`run.collector_paused`),
     on for every test and hook; a process that runs with it off keeps it off."""
     gate.pytester.makeconftest(
         "import gc\n\n"
