@@ -59,6 +59,21 @@ def test_every_new_task_an_agent_error_is_inconclusive_and_names_both_rates(gate
     assert section(result)[0].startswith("parity: INCONCLUSIVE: ")
 
 
+def test_a_rate_not_clearly_above_is_still_shown(gate: Gate) -> None:
+    """Four tasks whose new rows all carry an agent error and the old rewards: too few rows for the
+    rate test to reach its level, so the run passes, and its summary still names both rates."""
+    new = [_new(t, 1.0, agent_timed_out=True) for t in range(4)]
+    result = gate.run(*gate.pair(_old(4), new))
+    assert result.ret == 0
+    p = stats.fisher_exact([[4, 0], [0, 4]], alternative="greater").pvalue
+    result.stdout.fnmatch_lines(
+        [
+            f"note: agent-error rate 4/4 rows (100.0%) on the new side, not clearly above 0/4 (0.0%)"
+            f" on the old side (one-sided Fisher p = {p:.3g}, level 0.01)"
+        ]
+    )
+
+
 def test_the_agent_error_rate_test_alone_fails_the_item(gate: Gate) -> None:
     """With the budget off, the rate test still holds: 12 of 40 rows err on the new side, 0 of 40 on the old."""
     new = [_new(t, 0.0 if t < 12 else 1.0, **({"agent_timed_out": True} if t < 12 else {})) for t in range(40)]

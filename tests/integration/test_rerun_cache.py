@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from pytest_rollout_parity.core.reading import loading
-from pytest_rollout_parity.core.reading.loaded_side import SideRequest
+from pytest_rollout_parity.core.reading.loaded_side import FACT_FIELDS, SideRequest
 from pytest_rollout_parity.plugin import rerun_cache
 
 from .conftest import SMALL_RUN_BUDGET, Gate, failure_record, harbor_row, legacy_row, section
@@ -143,7 +143,20 @@ def test_an_option_that_changes_loading_is_a_new_entry(gate: Gate, reads: list[s
 
 
 @pytest.mark.parametrize(
-    "damage", ["truncated", "foreign", "empty", "stale", "another pair's", "not JSON", "deep", "another shape"]
+    "damage",
+    [
+        "truncated",
+        "foreign",
+        "empty",
+        "stale",
+        "another pair's",
+        "not JSON",
+        "deep",
+        "another shape",
+        "a reward as text",
+        "an offset past any file",
+        "a negative offset",
+    ],
 )
 def test_a_damaged_entry_is_rebuilt_never_trusted(gate: Gate, reads: list[str], damage: str) -> None:
     """Whatever the entry holds, the run reads the files and gives the same outcomes: no error, no
@@ -157,16 +170,31 @@ def test_a_damaged_entry_is_rebuilt_never_trusted(gate: Gate, reads: list[str], 
         other = gate.write("other/rollouts.jsonl", [harbor_row("zzz", 0.0)])
         gate.run(f"--parity-old={other}", f"--parity-new={other}", "--parity-allow-same-file")
         (data,) = [path.read_bytes() for path in entries(gate) if path != entry]
+    body = json.loads(data.partition(b"\n")[2])
+
+    def row_changed(field: str, value: object) -> bytes:  # every row of the old side
+        for row in body["sides"][0]["facts"]:
+            row[FACT_FIELDS.index(field)] = value
+        return key + b"\n" + json.dumps(body).encode()
+
     damaged = {
-        "truncated": data[: len(data) // 2],
-        "foreign": b"PK\x03\x04" + data[4:],
-        "empty": b"",
-        "stale": b'["an older key"]\n' + data.partition(b"\n")[2],
-        "another pair's": data,
-        "not JSON": key + b"\n{'sides': nan",
-        "deep": key + b"\n" + b"[" * 200_000,
-        "another shape": key + b'\n{"sides": [[1, 2], {"path": 3}], "comparison": 7}',
-    }[damage]
+        "a reward as text": lambda: row_changed("reward", "x"),
+        "an offset past any file": lambda: row_changed("offset", 10**40),
+        "a negative offset": lambda: row_changed("offset", -5),
+    }.get(damage, lambda: b"")()
+    damaged = (
+        damaged
+        or {
+            "truncated": data[: len(data) // 2],
+            "foreign": b"PK\x03\x04" + data[4:],
+            "empty": b"",
+            "stale": b'["an older key"]\n' + data.partition(b"\n")[2],
+            "another pair's": data,
+            "not JSON": key + b"\n{'sides': nan",
+            "deep": key + b"\n" + b"[" * 200_000,
+            "another shape": key + b'\n{"sides": [[1, 2], {"path": 3}], "comparison": 7}',
+        }[damage]
+    )
     entry.write_bytes(damaged)
     reads.clear()
     again = gate.run(*args, "-rA", "-vv")

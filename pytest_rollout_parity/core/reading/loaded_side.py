@@ -127,10 +127,21 @@ class LoadedSide:
 #: also the order its constructor takes them in (a unit test holds both to it). Rows are many: a
 #: list a row, not an object naming each field again.
 FACT_FIELDS: tuple[str, ...] = RowFacts.__slots__
-_ORIGIN = FACT_FIELDS.index("origin")
+_ORIGIN, _OFFSET = FACT_FIELDS.index("origin"), FACT_FIELDS.index("offset")
 _ORIGINS = {origin.value: origin for origin in RowOrigin}
 _VALUE_OF = {origin: origin.value for origin in RowOrigin}
 _FIELDS_OF = operator.attrgetter(*FACT_FIELDS)
+#: the kinds of value each field holds as JSON gives it back (a planted or damaged entry holds others)
+_NONE = type(None)
+_KINDS = {
+    **dict.fromkeys(("line", "shard"), (int,)),
+    **dict.fromkeys(("offset", "rollout", "response"), (int, _NONE)),
+    "origin": (str,),
+    "reward": (float, int, _NONE),
+    **dict.fromkeys(("mask", "agent_error", "failure_kind"), (str, _NONE)),
+    "row": (dict, _NONE),
+}
+_ROW_KINDS = tuple(_KINDS[name] for name in FACT_FIELDS)
 
 
 def plain_facts(facts: RowFacts) -> tuple[Any, ...]:
@@ -144,6 +155,18 @@ def facts_from_plain(row: Any) -> RowFacts:
     values = list(row)
     values[_ORIGIN] = _ORIGINS[values[_ORIGIN]]
     return RowFacts(*values)
+
+
+def _checked(rows: list[Any]) -> list[Any]:
+    """The rows' facts, when each value is of its field's kind and each offset one a file can have;
+    else ValueError. Checked by the few distinct shapes the rows have, not value by value."""
+    for kinds in {tuple(map(type, row)) for row in rows}:
+        if len(kinds) != len(_ROW_KINDS) or not all(kind in allowed for kind, allowed in zip(kinds, _ROW_KINDS)):
+            raise ValueError("row facts of another shape")
+    offsets = [row[_OFFSET] for row in rows if row[_OFFSET] is not None]
+    if offsets and not 0 <= min(offsets) <= max(offsets) < 1 << 63:
+        raise ValueError("a row offset no file has")
+    return rows
 
 
 def by_field(value: Any) -> dict[str, Any]:
@@ -188,7 +211,7 @@ def side_from_plain(plain: Any) -> LoadedSide:
         path=Path(values["path"]),
         sidecar=None if values["sidecar"] is None else Path(values["sidecar"]),
         choice=KeyChoice(**choice),
-        facts=[facts_from_plain(row) for row in values["facts"]],
+        facts=[facts_from_plain(row) for row in _checked(values["facts"])],
         shards=tuple((file, shown, own_sidecar) for file, shown, own_sidecar in values["shards"]),
         conditions=tuple(str(condition) for condition in values["conditions"]),
     )

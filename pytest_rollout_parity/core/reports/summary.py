@@ -696,6 +696,8 @@ def build_summary(
                 "with every stored report, which grows with items times failures; "
                 "--tb=line or --tb=no keeps a large run linear (the JSON and HTML reports keep every detail)"
             )
+    if coverage is not None and coverage.passed and coverage.error_rates is not None:
+        notes.append(coverage.error_rates.text)  # an item over its limit shows it; a passing run, here
     summary = Summary(
         verdict="pass",
         decided_by=(),
