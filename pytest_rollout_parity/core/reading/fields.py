@@ -61,15 +61,12 @@ OUTCOME_WORDS: frozenset[str] = frozenset(
 ID_SUFFIXES: tuple[str, ...] = ("id", "uuid", "guid")
 
 
-def _name_words(name: str) -> list[str]:
-    """The words of a field name: split at `_`, `-`, `/`, spaces and lower-to-upper case changes."""
-    spaced = "".join(f" {ch}" if ch.isupper() and i and name[i - 1].islower() else ch for i, ch in enumerate(name))
-    return [word for word in spaced.lower().replace("-", " ").replace("_", " ").replace("/", " ").split() if word]
-
-
 def names_an_identity(path: str) -> bool:
     """A field name that says it holds an id and no outcome (docs/semantics.md, "Inferred id fields")."""
-    words = _name_words(path.rsplit(".", 1)[-1])
+    name = path.rsplit(".", 1)[-1]
+    # its words: split at `_`, `-`, `/`, spaces and lower-to-upper case changes
+    spaced = "".join(f" {ch}" if ch.isupper() and i and name[i - 1].islower() else ch for i, ch in enumerate(name))
+    words = spaced.lower().replace("-", " ").replace("_", " ").replace("/", " ").split()
     if not words or words[-1] not in ID_SUFFIXES:
         return False
     return not any(word in OUTCOME_WORDS for word in words[:-1])

@@ -35,8 +35,6 @@ from .fields import (
 AGENT_ERROR_MAX_CHARS = 120
 _RESPONSE, _METADATA = RESPONSE_METADATA.split(".")
 
-_MISSING = object()
-
 
 class RewardTypeError(ValueError):
     """The row's reward is neither absent, null nor a number."""
@@ -44,18 +42,11 @@ class RewardTypeError(ValueError):
 
 def lookup(row: dict[str, Any], path: str) -> Any:
     """The value at a dotted path, or None. A literal key holding the dots wins over descending."""
-    value = row.get(path, _MISSING)
-    if value is not _MISSING:
-        return value
-    if "." not in path:
-        return None
+    if path in row or "." not in path:
+        return row.get(path)
     node: Any = row
     for part in path.split("."):
-        if not isinstance(node, dict):
-            return None
-        node = node.get(part)
-        if node is None:
-            return None
+        node = node.get(part) if isinstance(node, dict) else None
     return node
 
 
@@ -120,13 +111,6 @@ def _last_line(value: Any) -> str:
     return lines[-1][:AGENT_ERROR_MAX_CHARS] if lines else "(whitespace only)"
 
 
-def _counter_set(value: Any) -> bool:
-    """A 0/1 counter that is on: true, or a number of at least 1."""
-    if isinstance(value, bool):
-        return value
-    return isinstance(value, (int, float)) and value >= 1
-
-
 def agent_error(row: dict[str, Any], reward: Optional[float] = None) -> Optional[str]:
     """An agent-level error the row reports while still scored, named by the field that says so.
 
@@ -143,8 +127,9 @@ def agent_error(row: dict[str, Any], reward: Optional[float] = None) -> Optional
             if value and isinstance(name, str) and name.endswith("error_type"):
                 return f"{name}={value}"
     for name in AGENT_ERROR_COUNTERS:
-        if _counter_set(row.get(name)):
-            return f"{name}={json.dumps(row[name])}"
+        value = row.get(name)
+        if isinstance(value, (int, float)) and value >= 1:  # a 0/1 counter that is on (true is 1)
+            return f"{name}={json.dumps(value)}"
     if row.get(AGENT_TIMED_OUT) is True:
         return f"{AGENT_TIMED_OUT}=true"
     if row.get(EVALUATION_COMPLETED) is False and reward == 0:
@@ -174,9 +159,10 @@ def reduce_row(
         offset,
         origin,
         reward,
-        _interned(mask),
+        # mask reasons and failure kinds repeat across thousands of rows: one copy of each
+        None if mask is None else sys.intern(mask),
         agent_error(row, reward),
-        _interned(kind) if isinstance(kind, str) and kind else None,
+        sys.intern(kind) if isinstance(kind, str) and kind else None,
         row if keep else None,
         0,
         rollout if type(rollout) is int else None,
@@ -198,11 +184,6 @@ def logs_dir_of(row: dict[str, Any]) -> Optional[str]:
     """The row's `verifier_logs_dir`, when it names one."""
     value = row.get(VERIFIER_LOGS_DIR)
     return value if isinstance(value, str) and value else None
-
-
-def _interned(text: Optional[str]) -> Optional[str]:
-    """Mask reasons and failure kinds repeat across thousands of rows: keep one copy of each."""
-    return None if text is None else sys.intern(text)
 
 
 def embedded_output(row: dict[str, Any]) -> Optional[tuple[str, str]]:

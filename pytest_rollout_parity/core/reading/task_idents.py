@@ -133,11 +133,8 @@ def full_label(ident: TaskIdent) -> str:
 def natural_key(label: str) -> NaturalKey:
     """Sort key putting `task-2` before `task-10` (and `7` before `10`); ties fall back to the label."""
     parts = _DIGITS.split(label)
-    key: list[Union[str, tuple[int, str]]] = []
-    for index, part in enumerate(parts):
-        if index % 2:
-            digits = part.lstrip("0") or "0"
-            key.append((len(digits), digits))
-        else:
-            key.append(part)
+    key: list[Union[str, tuple[int, str]]] = list(parts)
+    for index in range(1, len(parts), 2):  # the numbers: every other part
+        digits = parts[index].lstrip("0") or "0"
+        key[index] = (len(digits), digits)
     return tuple(key), label
