@@ -336,19 +336,14 @@ class KeyVote:
         elif prompts is not None:
             choice = KeyChoice(PROMPT, prompts, passed or REASON_PROMPT, notes, prompts)
         choice.categories = passed_over
-        return self._fallback(choice, row_at, prompt_at)
-
-    def _fallback(self, choice: KeyChoice, row_at: RowAt, prompt_at: PromptAt) -> KeyChoice:
-        """The choice with the inferred id fields that hold one task a value on this side (the
-        other side decides among them), its deferred prompt labels worked out (the join compares
-        them), and a note when the side's prompt is one on every row and no field reads as one."""
+        # the inferred id fields that hold one task a value here (the other side decides among them)
         choice.inferred = {
             name: self._placed(name, self.columns[name], [])
             for name in self.inferred or ()
             if name in self.columns and self._holds_one_task(name, prompt_at)
         }
         one_prompt = choice.key == PROMPT and self.voters > 1 and len(set(choice.values) - {None}) == 1
-        for index in range(len(choice.prompts or ())):  # the prompts are the vote's column, or labelled
+        for index in range(len(choice.prompts or ())):  # the join compares the deferred labels too
             self._label(index, prompt_at)
         if not _prompt_from_field(choice, row_at) and one_prompt:
             choice.notes.append(
