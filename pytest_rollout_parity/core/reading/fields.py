@@ -1,10 +1,6 @@
-"""Every row field the core reads, declared once (docs/semantics.md describes what each means).
-
-Paths are dotted: ``a.b`` descends into the object under ``a``; for the join fields a literal
-top-level key spelled ``a.b`` wins over descending (see :func:`rows.lookup`). The fields read while
-a side is loaded (:data:`LOAD_FIELDS`) are what the optional skeleton reader decodes, so adding a
-field to one of the groups below is all it takes for both readers to see it. Fields read only
-later, from the full row (the verifier output of a flip), are declared here too but not loaded.
+"""Every row field the core reads, declared once (docs/semantics.md says what each means); paths
+are dotted (:func:`.row_facts.lookup`). Both readers load :data:`LOAD_FIELDS`, so adding a field to
+a group below is all it takes for both to see it; fields read later from the full row are not loaded.
 """
 
 from __future__ import annotations
@@ -38,11 +34,9 @@ PROMPT = "responses_create_params.input"
 IDENTITY_FALLBACKS: tuple[str, ...] = (TASK_INDEX, PROMPT)
 # --- identity fields inferred from the rows ------------------------------------------------
 
-#: The objects whose scalar fields may name a task besides the row's top level (where NeMo Gym
-#: producers put a task's own metadata).
+#: Where NeMo Gym producers put a task's own metadata, whose scalar fields may name the task too.
 METADATA_OBJECTS: tuple[str, ...] = ("metadata", "verifier_metadata", "responses_create_params.metadata")
-#: At most this many inferred candidates a side (the first by place and name): each costs a
-#: reference a row while the side is read.
+#: At most this many inferred candidates a side (the first by place and name): each costs a reference a row.
 MAX_INFERRED = 12
 #: A longer string, or one holding whitespace, is free text: it behaves like a prompt, not an id.
 MAX_ID_CHARS = 200
@@ -80,8 +74,7 @@ def is_id_value(value: object) -> bool:
 
 
 def inferred_candidates(row: dict[str, object], known: frozenset[str]) -> tuple[str, ...]:
-    """The fields of a row that may name its task beyond the known ones: top level, then under
-    :data:`METADATA_OBJECTS`, each by name; at most :data:`MAX_INFERRED`."""
+    """The fields beyond ``known`` that may name the row's task: top level, then :data:`METADATA_OBJECTS`."""
     found: list[str] = []
     containers: list[tuple[str, object]] = [("", row)]
     for path in METADATA_OBJECTS:
@@ -106,9 +99,8 @@ def inferred_candidates(row: dict[str, object], known: frozenset[str]) -> tuple[
     return tuple(found[:MAX_INFERRED])
 
 
-#: Free-text fields that may hold what a task asks where a side's messages are the same on every
-#: row (audiobench's audio is elsewhere; its `question` says what is asked), in the order tried.
-#: Read from the full rows, only on such a side.
+#: Free-text fields that may say what a task asks where a side's messages are the same on every row
+#: (audiobench's `question`: its audio is elsewhere), in the order tried; read only on such a side.
 PROMPT_FIELDS: tuple[str, ...] = ("question", "problem", "instruction", "prompt", "query")
 
 # --- the reward and why a row does not count -----------------------------------------------
@@ -203,12 +195,9 @@ LOAD_FIELDS: tuple[str, ...] = (
 
 
 def load_paths(key: Optional[str], inferred: tuple[str, ...] = ()) -> tuple[str, ...]:
-    """The paths a side is loaded from: :data:`LOAD_FIELDS`, every candidate, and the given key.
-
-    The candidates are read even under an explicit key: a failure record that names its task by
-    another field is not anonymous. The identity fallbacks are read only when the key is detected,
-    with the ``inferred`` candidates the side's first row showed (:func:`inferred_candidates`).
-    """
+    """The paths a side is loaded from. The candidates are read even under a given key (a failure
+    record naming its task by another field is not anonymous); the fallbacks and the ``inferred``
+    candidates only when the key is detected."""
     fallbacks = () if key else IDENTITY_FALLBACKS + inferred
     extra = (key,) if key and key not in LOAD_FIELDS + KEY_CANDIDATES else ()
     return LOAD_FIELDS + KEY_CANDIDATES + fallbacks + extra

@@ -1,7 +1,5 @@
-"""Reducing one row dict to its :class:`RowFacts`: reward, mask reason, agent error, failure kind.
-
-The same reduction serves the streaming loader and rows given in memory, so both classify alike.
-"""
+"""Reducing one row to its :class:`RowFacts`, the same for the streaming loader and for rows given
+in memory, so both classify alike."""
 
 from __future__ import annotations
 
@@ -112,11 +110,8 @@ def _last_line(value: Any) -> str:
 
 
 def agent_error(row: dict[str, Any], reward: Optional[float] = None) -> Optional[str]:
-    """An agent-level error the row reports while still scored, named by the field that says so.
-
-    The signals, in order, are listed in docs/semantics.md ("Agent errors"). `agent_error_kind`
-    alone is not one: it is also set on rows that scored 1.0.
-    """
+    """An agent-level error the row reports while still scored, named by its field (docs/semantics.md,
+    "Agent errors"); `agent_error_kind` alone is none: rows that scored 1.0 carry it too."""
     error = row.get(ERROR)
     if error:
         return f"error: {_last_line(error)}"
