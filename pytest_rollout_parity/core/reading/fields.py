@@ -85,11 +85,10 @@ def inferred_candidates(row: dict[str, object], known: frozenset[str]) -> tuple[
     for prefix, node in containers:
         if not isinstance(node, dict):
             continue
-        for name in sorted(node):
+        for name in sorted(key for key in node if isinstance(key, str)):  # rows given in memory may hold others
             path = prefix + name
             if (
-                isinstance(name, str)
-                and not name.startswith("_ng_")
+                not name.startswith("_ng_")
                 and path not in known
                 and "." not in name
                 and names_an_identity(path)

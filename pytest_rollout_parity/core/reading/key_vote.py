@@ -137,12 +137,8 @@ class KeyVote:
         values = {name: lookup(row, name) for name in names if name != PROMPT}
         if PROMPT in self.columns:
             prompt = lookup(row, PROMPT)
-            if not is_prompt(prompt):
-                values[PROMPT] = None
-            elif self.explicit or all(values.get(name) is None for name in KEY_CANDIDATES):
-                values[PROMPT] = prompt_label(prompt)
-            else:
-                values[PROMPT] = DEFERRED
+            named = not self.explicit and any(values.get(name) is not None for name in KEY_CANDIDATES)
+            values[PROMPT] = DEFERRED if named and is_prompt(prompt) else prompt_label(prompt)
             if not self.explicit and not anonymous:  # an anonymous row's fingerprint is never kept
                 keyed_on_ng_id = values.get(NG_TASK_ID) is not None and NG_TASK_ID in self.columns
                 values[FINGERPRINT] = UNREAD if keyed_on_ng_id else prompt_fingerprint(prompt)

@@ -68,11 +68,6 @@ def reward_of(row: dict[str, Any]) -> Optional[float]:
     return value
 
 
-#: The mask reasons of rows that are no verdict whatever their reward says.
-JUDGE_INVALID = "judge invalid"
-OMITTED_REASON = "omitted on purpose"
-
-
 def training_mask(row: dict[str, Any], reward: Optional[float]) -> bool:
     """`mask_sample` set by NeMo Gym's token-id capture (it comes with `_ng_token_capture`) on a
     rollout that ran, was verified and kept a finite reward, with no failure kind: the mask leaves
@@ -89,9 +84,9 @@ def training_mask(row: dict[str, Any], reward: Optional[float]) -> bool:
 def mask_reason(row: dict[str, Any], reward: Optional[float]) -> Optional[str]:
     """Why a row does not count; a ``failure_kind`` without ``mask_sample`` labels a scored reward."""
     if row.get(OMITTED) is True:
-        return OMITTED_REASON
+        return "omitted on purpose"
     if row.get(INVALID_JUDGE) is True:
-        return JUDGE_INVALID
+        return "judge invalid"
     if row.get(MASK_SAMPLE) and not training_mask(row, reward):
         kind = row.get(FAILURE_KIND)
         return f"mask_sample (failure_kind={kind})" if kind else "mask_sample"
