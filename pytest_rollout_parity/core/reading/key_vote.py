@@ -78,13 +78,6 @@ def prompt_fingerprint(prompt: Any) -> Optional[int]:
     return zlib.crc32(data) | (len(data) << 32)
 
 
-def _share_a_user_message(first: Any, later: Any) -> bool:
-    """The two prompts begin with the same messages, and those include a user message."""
-    if not isinstance(first, list) or not isinstance(later, list):
-        return False
-    return any(isinstance(m, dict) and m.get("role") == "user" for m in first[: common_start(first, later)])
-
-
 @dataclass
 class KeyChoice:
     """How one side is keyed: the field (None: no row names a task), why, and each row's ident."""
@@ -218,22 +211,26 @@ class KeyVote:
             return f"its rows carry {len(runs)} {RUN_ID} values ({shown})"
         if PROMPT not in self.columns:  # some row has no prompt: none to compare
             return None
-        indexes, fingerprints = self.columns[TASK_INDEX], self.fingerprints
+        fingerprints = self.fingerprints
         first: dict[tuple[Any, TaskIdent, Any], int] = {}
-        for row, (run, rollout, index) in enumerate(zip(self.runs, self.rollouts, indexes)):
-            fingerprint = fingerprints[row]
+        per_row = zip(self.runs, self.rollouts, self.columns[TASK_INDEX], fingerprints)
+        for row, (run, rollout, index, fingerprint) in enumerate(per_row):
             if rollout is None or index is None or fingerprint is None or fingerprint == UNREAD:
                 continue
             earlier = first.setdefault((run, index, rollout), row)
             if earlier == row or fingerprints[earlier] == fingerprint:
                 continue
-            if self._label(earlier, prompt_at) != self._label(row, prompt_at) and not _share_a_user_message(
-                prompt_at(earlier), prompt_at(row)
-            ):
-                return (
-                    f"{TASK_INDEX} {index[1]} with the same {ROLLOUT_INDEX} recurs with another prompt "
-                    f"(rows {earlier + 1} and {row + 1} of the side)"
-                )
+            if self._label(earlier, prompt_at) == self._label(row, prompt_at):
+                continue
+            before, now = prompt_at(earlier), prompt_at(row)
+            if isinstance(before, list) and isinstance(now, list):
+                shared = before[: common_start(before, now)]
+                if any(isinstance(message, dict) and message.get("role") == "user" for message in shared):
+                    continue  # a retry: it begins with the same user message
+            return (
+                f"{TASK_INDEX} {index[1]} with the same {ROLLOUT_INDEX} recurs with another prompt "
+                f"(rows {earlier + 1} and {row + 1} of the side)"
+            )
         return None
 
     def drop_rows(self, kept: list[int]) -> None:
@@ -342,11 +339,10 @@ class KeyVote:
 
     def _read_fingerprints(self, prompt_at: PromptAt) -> None:
         """The fingerprints left unread (:data:`UNREAD`) taken now, when every voting row has a prompt."""
-        fingerprints = self.fingerprints
-        if PROMPT in self.columns and UNREAD in fingerprints:
-            for index, fingerprint in enumerate(fingerprints):
+        if PROMPT in self.columns and UNREAD in self.fingerprints:
+            for index, fingerprint in enumerate(self.fingerprints):
                 if fingerprint == UNREAD:
-                    fingerprints[index] = prompt_fingerprint(prompt_at(index))
+                    self.fingerprints[index] = prompt_fingerprint(prompt_at(index))
 
     def _holds_one_task(self, name: str, prompt_at: PromptAt) -> bool:
         """No task index of a run carries two of the field's values (they would name rollouts), no
