@@ -1,7 +1,6 @@
 """Every row field the core reads, declared once (docs/semantics.md says what each means); paths
 are dotted (:func:`.row_facts.lookup`). Both readers load :data:`LOAD_FIELDS`, so adding a field to
-a group below is all it takes for both to see it; fields read later from the full row are not loaded.
-"""
+a group below is all it takes for both to see it; fields read later, from the full row, are not."""
 
 from __future__ import annotations
 
@@ -112,8 +111,7 @@ FAILURE_KIND = "failure_kind"
 INVALID_JUDGE = "invalid_judge_response"
 #: A sidecar record of the newest collector for a rollout left out on purpose: masked, never scored.
 OMITTED = "_ng_omitted"
-#: NeMo Gym's token-id capture health (`nemo_gym/token_id_capture/delivery.py`): beside a
-#: `mask_sample` it set, the mask leaves the rollout out of training, and its reward stands.
+#: The token-id capture's health (`nemo_gym/token_id_capture/delivery.py`); its masks: :func:`.row_facts.training_mask`.
 TOKEN_CAPTURE = "_ng_token_capture"
 
 # --- agent-level errors reported on a scored row -------------------------------------------
@@ -143,8 +141,6 @@ AGENT_ERROR_FIELDS = (
     AGENT_ERROR_TEXT,
 )
 
-# --- which agent ran the row ---------------------------------------------------------------
-
 #: NeMo Gym's stamp of the agent (a side holding several agents compares one of them).
 AGENT_REF = "agent_ref"
 AGENT_NAME = "agent_ref.name"
@@ -165,10 +161,7 @@ RUN_ID = "_ng_run_id"
 ROLLOUT_ID = "_ng_rollout_id"
 SIDECAR_FIELDS = (TASK_INDEX, ROLLOUT_INDEX, *FAILURE_MARKERS, ATTEMPT_INDEX, RUN_ID, ROLLOUT_ID, OMITTED)
 
-# --- the conditions a side ran under ---------------------------------------------------------
-
-#: The request a rollout's model was sent, and what of it says under which conditions a side ran:
-#: the model and its sampling parameters (docs/semantics.md, "The same conditions").
+#: The request a rollout's model was sent: its :data:`CONDITIONS` (docs/semantics.md, "The same conditions").
 REQUEST = "responses_create_params"
 CONDITIONS: tuple[str, ...] = ("model", "temperature", "top_p", "max_output_tokens")
 
@@ -181,8 +174,6 @@ TRAJECTORY = "response.output"
 #: The Responses API's id of the model call: a re-verification keeps the row's response, id and all.
 RESPONSE_ID = "response.id"
 EMBEDDED_OUTPUT_FIELDS: tuple[str, ...] = ("test_output", "verifier_stdout", "verifier_output")
-
-# --- what loading a side reads ------------------------------------------------------------
 
 #: Every path a row is reduced from at load time, besides the join field(s). The presence of
 #: :data:`REWARD` itself matters too: a file none of whose rows has it is not a rollouts file.

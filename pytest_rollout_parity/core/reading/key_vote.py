@@ -56,8 +56,7 @@ FINGERPRINT = "#prompt"
 #: A fingerprint not taken: the row names its task by `_ng_task_id`, which keys the side while every
 #: voting row has it; else the rows are read again (:meth:`KeyVote._read_fingerprints`).
 UNREAD = -1
-#: The row's `_ng_run_id` and `_ng_rollout_index` (a non-scalar as its repr, to be a dict key): they
-#: show several runs in one side.
+#: The row's `_ng_run_id` and `_ng_rollout_index` as dict keys (a non-scalar as its repr): they show several runs.
 RUN = "#run"
 ROLLOUT = "#rollout"
 #: A record without `_ng_run_id` is placed by its index alone, when that maps one task in every run.

@@ -69,9 +69,8 @@ def reward_of(row: dict[str, Any]) -> Optional[float]:
 
 
 def training_mask(row: dict[str, Any], reward: Optional[float]) -> bool:
-    """`mask_sample` set by NeMo Gym's token-id capture (it comes with `_ng_token_capture`) on a
-    rollout that ran, was verified and kept a finite reward, with no failure kind: the mask leaves
-    it out of training only, so the row is scored (docs/semantics.md, "Categories")."""
+    """`mask_sample` set by NeMo Gym's token-id capture on a rollout with a finite reward and no failure
+    kind: it leaves the rollout out of training only, so the row is scored (docs/semantics.md, "Categories")."""
     return (
         row.get(TOKEN_CAPTURE) is not None
         and not row.get(FAILURE_KIND)

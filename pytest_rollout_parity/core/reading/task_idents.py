@@ -1,9 +1,7 @@
 """A task's ident: each join value a row gives (an id, an index, a prompt's label, a `{taskset,
-task_id}` object) as one :data:`TaskIdent`; a row's task named in messages; label order.
-
-Prompts run to many kilobytes, so a row keeps only its label, the same in every run and on every
-machine; different prompts share one by chance with odds of about n²/2⁴⁹ for n distinct prompts.
-"""
+task_id}` object) as one :data:`TaskIdent`. Prompts run to many kilobytes, so a row keeps only its
+label, the same in every run and on every machine; different prompts share one by chance with odds
+of about n²/2⁴⁹ for n distinct prompts."""
 
 from __future__ import annotations
 
