@@ -1,11 +1,6 @@
-"""Every row field the core reads, declared once (docs/semantics.md describes what each means).
-
-Paths are dotted: ``a.b`` descends into the object under ``a``; for the join fields a literal
-top-level key spelled ``a.b`` wins over descending (see :func:`rows.lookup`). The fields read while
-a side is loaded (:data:`LOAD_FIELDS`) are what the optional skeleton reader decodes, so adding a
-field to one of the groups below is all it takes for both readers to see it. Fields read only
-later, from the full row (the verifier output of a flip), are declared here too but not loaded.
-"""
+"""Every row field the core reads, declared once (docs/semantics.md says what each means); paths
+are dotted (:func:`.row_facts.lookup`). Both readers load :data:`LOAD_FIELDS`, so adding a field to
+a group below is all it takes for both to see it; fields read later, from the full row, are not."""
 
 from __future__ import annotations
 
@@ -38,11 +33,9 @@ PROMPT = "responses_create_params.input"
 IDENTITY_FALLBACKS: tuple[str, ...] = (TASK_INDEX, PROMPT)
 # --- identity fields inferred from the rows ------------------------------------------------
 
-#: The objects whose scalar fields may name a task besides the row's top level (where NeMo Gym
-#: producers put a task's own metadata).
+#: Where NeMo Gym producers put a task's own metadata, whose scalar fields may name the task too.
 METADATA_OBJECTS: tuple[str, ...] = ("metadata", "verifier_metadata", "responses_create_params.metadata")
-#: At most this many inferred candidates a side (the first by place and name): each costs a
-#: reference a row while the side is read.
+#: At most this many inferred candidates a side (the first by place and name): each costs a reference a row.
 MAX_INFERRED = 12
 #: A longer string, or one holding whitespace, is free text: it behaves like a prompt, not an id.
 MAX_ID_CHARS = 200
@@ -61,15 +54,12 @@ OUTCOME_WORDS: frozenset[str] = frozenset(
 ID_SUFFIXES: tuple[str, ...] = ("id", "uuid", "guid")
 
 
-def _name_words(name: str) -> list[str]:
-    """The words of a field name: split at `_`, `-`, `/`, spaces and lower-to-upper case changes."""
-    spaced = "".join(f" {ch}" if ch.isupper() and i and name[i - 1].islower() else ch for i, ch in enumerate(name))
-    return [word for word in spaced.lower().replace("-", " ").replace("_", " ").replace("/", " ").split() if word]
-
-
 def names_an_identity(path: str) -> bool:
     """A field name that says it holds an id and no outcome (docs/semantics.md, "Inferred id fields")."""
-    words = _name_words(path.rsplit(".", 1)[-1])
+    name = path.rsplit(".", 1)[-1]
+    # its words: split at `_`, `-`, `/`, spaces and lower-to-upper case changes
+    spaced = "".join(f" {ch}" if ch.isupper() and i and name[i - 1].islower() else ch for i, ch in enumerate(name))
+    words = spaced.lower().replace("-", " ").replace("_", " ").replace("/", " ").split()
     if not words or words[-1] not in ID_SUFFIXES:
         return False
     return not any(word in OUTCOME_WORDS for word in words[:-1])
@@ -83,8 +73,7 @@ def is_id_value(value: object) -> bool:
 
 
 def inferred_candidates(row: dict[str, object], known: frozenset[str]) -> tuple[str, ...]:
-    """The fields of a row that may name its task beyond the known ones: top level, then under
-    :data:`METADATA_OBJECTS`, each by name; at most :data:`MAX_INFERRED`."""
+    """The fields beyond ``known`` that may name the row's task: top level, then :data:`METADATA_OBJECTS`."""
     found: list[str] = []
     containers: list[tuple[str, object]] = [("", row)]
     for path in METADATA_OBJECTS:
@@ -95,11 +84,10 @@ def inferred_candidates(row: dict[str, object], known: frozenset[str]) -> tuple[
     for prefix, node in containers:
         if not isinstance(node, dict):
             continue
-        for name in sorted(node):
+        for name in sorted(key for key in node if isinstance(key, str)):  # rows given in memory may hold others
             path = prefix + name
             if (
-                isinstance(name, str)
-                and not name.startswith("_ng_")
+                not name.startswith("_ng_")
                 and path not in known
                 and "." not in name
                 and names_an_identity(path)
@@ -109,9 +97,8 @@ def inferred_candidates(row: dict[str, object], known: frozenset[str]) -> tuple[
     return tuple(found[:MAX_INFERRED])
 
 
-#: Free-text fields that may hold what a task asks where a side's messages are the same on every
-#: row (audiobench's audio is elsewhere; its `question` says what is asked), in the order tried.
-#: Read from the full rows, only on such a side.
+#: Free-text fields that may say what a task asks where a side's messages are the same on every row
+#: (audiobench's `question`: its audio is elsewhere), in the order tried; read only on such a side.
 PROMPT_FIELDS: tuple[str, ...] = ("question", "problem", "instruction", "prompt", "query")
 
 # --- the reward and why a row does not count -----------------------------------------------
@@ -124,8 +111,7 @@ FAILURE_KIND = "failure_kind"
 INVALID_JUDGE = "invalid_judge_response"
 #: A sidecar record of the newest collector for a rollout left out on purpose: masked, never scored.
 OMITTED = "_ng_omitted"
-#: NeMo Gym's token-id capture health (`nemo_gym/token_id_capture/delivery.py`): beside a
-#: `mask_sample` it set, the mask leaves the rollout out of training, and its reward stands.
+#: The token-id capture's health (`nemo_gym/token_id_capture/delivery.py`); its masks: :func:`.row_facts.training_mask`.
 TOKEN_CAPTURE = "_ng_token_capture"
 
 # --- agent-level errors reported on a scored row -------------------------------------------
@@ -155,8 +141,6 @@ AGENT_ERROR_FIELDS = (
     AGENT_ERROR_TEXT,
 )
 
-# --- which agent ran the row ---------------------------------------------------------------
-
 #: NeMo Gym's stamp of the agent (a side holding several agents compares one of them).
 AGENT_REF = "agent_ref"
 AGENT_NAME = "agent_ref.name"
@@ -177,10 +161,7 @@ RUN_ID = "_ng_run_id"
 ROLLOUT_ID = "_ng_rollout_id"
 SIDECAR_FIELDS = (TASK_INDEX, ROLLOUT_INDEX, *FAILURE_MARKERS, ATTEMPT_INDEX, RUN_ID, ROLLOUT_ID, OMITTED)
 
-# --- the conditions a side ran under ---------------------------------------------------------
-
-#: The request a rollout's model was sent, and what of it says under which conditions a side ran:
-#: the model and its sampling parameters (docs/semantics.md, "The same conditions").
+#: The request a rollout's model was sent: its :data:`CONDITIONS` (docs/semantics.md, "The same conditions").
 REQUEST = "responses_create_params"
 CONDITIONS: tuple[str, ...] = ("model", "temperature", "top_p", "max_output_tokens")
 
@@ -194,8 +175,6 @@ TRAJECTORY = "response.output"
 RESPONSE_ID = "response.id"
 EMBEDDED_OUTPUT_FIELDS: tuple[str, ...] = ("test_output", "verifier_stdout", "verifier_output")
 
-# --- what loading a side reads ------------------------------------------------------------
-
 #: Every path a row is reduced from at load time, besides the join field(s). The presence of
 #: :data:`REWARD` itself matters too: a file none of whose rows has it is not a rollouts file.
 LOAD_FIELDS: tuple[str, ...] = (
@@ -206,12 +185,9 @@ LOAD_FIELDS: tuple[str, ...] = (
 
 
 def load_paths(key: Optional[str], inferred: tuple[str, ...] = ()) -> tuple[str, ...]:
-    """The paths a side is loaded from: :data:`LOAD_FIELDS`, every candidate, and the given key.
-
-    The candidates are read even under an explicit key: a failure record that names its task by
-    another field is not anonymous. The identity fallbacks are read only when the key is detected,
-    with the ``inferred`` candidates the side's first row showed (:func:`inferred_candidates`).
-    """
+    """The paths a side is loaded from. The candidates are read even under a given key (a failure
+    record naming its task by another field is not anonymous); the fallbacks and the ``inferred``
+    candidates only when the key is detected."""
     fallbacks = () if key else IDENTITY_FALLBACKS + inferred
     extra = (key,) if key and key not in LOAD_FIELDS + KEY_CANDIDATES else ()
     return LOAD_FIELDS + KEY_CANDIDATES + fallbacks + extra

@@ -1,10 +1,5 @@
-"""The key vote: which field names a task on one side, decided while the side's rows stream by.
-
-:class:`KeyVote` sees each row once and keeps only the values of the candidate fields that every
-row so far carries: the id fields, then `_ng_task_index`, then the prompt (:mod:`.task_idents`).
-The side's reader takes the vote (:class:`.side_builder.SideBuilder`); the join of the two sides
-(:mod:`..identity.join`) reads it. The rules are in docs/semantics.md, "Task identity and the join".
-"""
+"""The key vote: which field names a task on one side, decided while the side's rows stream by
+(docs/semantics.md, "Task identity and the join"); the join (:mod:`..identity.join`) reads it."""
 
 from __future__ import annotations
 
@@ -35,8 +30,8 @@ RowAt = Callable[[int], dict[str, Any]]
 #: ``prompt_at(row)``: a row's prompt, read again from its file when the row is not kept
 PromptAt = Callable[[int], Any]
 
-#: A row's prompt whose label is not worked out yet: the row names an id field, which usually decides.
-#: Hashing a prompt of many kilobytes costs more than reading the rest of the row.
+#: A prompt not labelled yet: its row names an id field, which usually decides, and hashing a prompt
+#: of many kilobytes costs more than reading the rest of the row.
 DEFERRED: TaskIdent = (None, "<prompt not read yet>")
 
 #: Why a side is keyed as it is (the summary prints these).
@@ -55,20 +50,18 @@ REASON_RUN_INDEX = (
 #: Fields never inferred as an id: the known candidates, the fallbacks and what loading reads.
 KNOWN_FIELDS: frozenset[str] = frozenset(KEY_CANDIDATES + IDENTITY_FALLBACKS + LOAD_FIELDS)
 
-#: A row's candidate values carry, under this name, a cheap fingerprint of its prompt (detection
-#: only): it shows, without labelling every prompt, whether an id value holds several prompts.
+#: A cheap fingerprint of the row's prompt (detection only): it shows, without labelling every
+#: prompt, whether an id value holds several prompts.
 FINGERPRINT = "#prompt"
-#: A fingerprint not taken yet, because the row names its task by NeMo Gym's own id: while every
-#: voting row does, the side is keyed on it and no fingerprint is ever looked at. Should a later row
-#: lack it, the fingerprints left unread are taken from the rows read again (:meth:`KeyVote.choose`).
+#: A fingerprint not taken: the row names its task by `_ng_task_id`, which keys the side while every
+#: voting row has it; else the rows are read again (:meth:`KeyVote._read_fingerprints`).
 UNREAD = -1
-#: A row's candidate values carry, under these names, its `_ng_run_id` and `_ng_rollout_index`
-#: (scalars, any other value as its repr, so that each is a dict key), which show several runs in one side.
+#: The row's `_ng_run_id` and `_ng_rollout_index` as dict keys (a non-scalar as its repr): they show several runs.
 RUN = "#run"
 ROLLOUT = "#rollout"
 #: A record without `_ng_run_id` is placed by its index alone, when that maps one task in every run.
 ANY_RUN = object()
-#: The id field that names a task by construction: a side every row of which carries it is keyed on it.
+#: The id field that names a task by construction: a side whose every row carries it is keyed on it.
 NG_TASK_ID = KEY_CANDIDATES[0]
 
 
@@ -76,19 +69,12 @@ _compact_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).enco
 
 
 def prompt_fingerprint(prompt: Any) -> Optional[int]:
-    """A cheap fingerprint of a prompt as the row spells it (None for no prompt), the same in every
-    process; a value that seems to hold several prompts is confirmed on the prompts' labels."""
+    """A prompt's fingerprint as the row spells it, the same in every process; a value that seems to
+    hold several prompts is confirmed on their labels."""
     if not is_prompt(prompt):
         return None
     data = _compact_json(prompt).encode("utf-8", "surrogatepass")
     return zlib.crc32(data) | (len(data) << 32)
-
-
-def _share_a_user_message(first: Any, later: Any) -> bool:
-    """The two prompts begin with the same messages, and those include a user message."""
-    if not isinstance(first, list) or not isinstance(later, list):
-        return False
-    return any(isinstance(m, dict) and m.get("role") == "user" for m in first[: common_start(first, later)])
 
 
 @dataclass
@@ -99,26 +85,23 @@ class KeyChoice:
     values: list[Optional[TaskIdent]]
     reason: str = ""
     notes: list[str] = field(default_factory=list)
-    #: each row's prompt label when every voting row has a prompt (detection only): it lets a join
-    #: on `_ng_task_index` check that both runs asked the same thing
+    #: each row's prompt label when every voting row has one: a join on `_ng_task_index` checks them
     prompts: Optional[list[Optional[TaskIdent]]] = None
-    #: each inferred id field that holds one task a value on this side, with its value per row;
-    #: the choice between them needs the other side too (:func:`..identity.join.infer_keys`)
+    #: the inferred id fields that hold one task a value here: the other side decides among them
+    #: (:func:`..identity.join.infer_keys`)
     inferred: dict[str, list[Optional[TaskIdent]]] = field(default_factory=dict)
-    #: the id fields this side showed to be categories (passed over): they are on the other side too
+    #: the id fields this side showed to be categories: they are passed over on the other side too
     categories: list[str] = field(default_factory=list)
 
 
 class KeyVote:
-    """Streams the rows of one side and keeps, per row, the values of the surviving candidates: a
-    candidate survives while every voting row carries it (non-null). Anonymous rows (a sidecar
-    record naming no task) keep out of the vote, but keep what they carry of `_ng_task_index` and
-    the prompt, so a side keyed on those still places them."""
+    """Keeps, per row, the values of the candidates every voting row so far carries (non-null).
+    Anonymous rows (a sidecar record naming no task) do not vote but keep their `_ng_task_index` and
+    prompt, so a side keyed on those still places them."""
 
     def __init__(self, key: Optional[str], option: str = "key", *, index_restarts: bool = False) -> None:
-        """``index_restarts``: a side of several shards, whose `_ng_task_index` names a task within its
-        shard only, is not keyed on it unless it is named (its values are then qualified by shard,
-        :meth:`.side_builder.SideBuilder.prepare`)."""
+        """``index_restarts``: `_ng_task_index` names a task within its shard only (the side's reader
+        qualifies it by shard), so it keys the side only when it is named."""
         self.explicit = key
         self.index_restarts = index_restarts
         self.option = option
@@ -127,37 +110,28 @@ class KeyVote:
             name: [] for name in ((key, TASK_INDEX) if key else KEY_CANDIDATES + IDENTITY_FALLBACKS)
         }
         self.voters = 0
-        #: each row's prompt fingerprint (detection only; None: no prompt, or an anonymous row): one
-        #: a row added, voting or not
+        #: each added row's prompt fingerprint (None: no prompt, or an anonymous row)
         self.fingerprints: list[Optional[int]] = []
         self._idents: dict[TaskIdent, TaskIdent] = {}
         self._scalars: dict[type, dict[Any, TaskIdent]] = {str: {}, int: {}}
         #: the inferred id candidates (seen on the first voting row); None until that row is seen
         self.inferred: Optional[tuple[str, ...]] = () if key else None
-        #: each row's `_ng_run_id` and `_ng_rollout_index` (None: it has none), kept while every
-        #: voting row carries `_ng_task_index` (or under a given key): a task index names a task
-        #: within its run only (:meth:`several_runs`), and a record is placed within its run (:meth:`_placed`)
+        #: each row's `_ng_run_id` and `_ng_rollout_index`, kept while every voting row has a task index
+        #: (or under a given key): it names a task within its run only (:meth:`several_runs`, :meth:`_placed`)
         self.runs: list[Any] = []
         self.rollouts: list[Any] = []
 
     def candidate_values(self, row: dict[str, Any], *, anonymous: bool = False) -> dict[str, Any]:
-        """The values this vote needs from a row (kept for sidecar records until they stand). The
-        prompt's label is deferred on a row that names an id field (:data:`DEFERRED`), and worked
-        out when the side does need it (:meth:`_fallback`)."""
+        """The values this vote needs from a row (kept for sidecar records until they stand)."""
         if self.inferred is None and not anonymous:
             self.inferred = inferred_candidates(row, KNOWN_FIELDS)
         names = (*self.columns, *(self.inferred or ())) if self.voters == 0 else self.columns  # made on the first vote
         values = {name: lookup(row, name) for name in names if name != PROMPT}
         if PROMPT in self.columns:
             prompt = lookup(row, PROMPT)
-            if not is_prompt(prompt):
-                values[PROMPT] = None
-            elif self.explicit or all(values.get(name) is None for name in KEY_CANDIDATES):
-                values[PROMPT] = prompt_label(prompt)
-            else:
-                values[PROMPT] = DEFERRED
+            named = not self.explicit and any(values.get(name) is not None for name in KEY_CANDIDATES)
+            values[PROMPT] = DEFERRED if named and is_prompt(prompt) else prompt_label(prompt)
             if not self.explicit and not anonymous:  # an anonymous row's fingerprint is never kept
-                # a side every voting row of which carries `_ng_task_id` is keyed on it: the fingerprint can wait
                 keyed_on_ng_id = values.get(NG_TASK_ID) is not None and NG_TASK_ID in self.columns
                 values[FINGERPRINT] = UNREAD if keyed_on_ng_id else prompt_fingerprint(prompt)
         if TASK_INDEX in values:
@@ -169,8 +143,7 @@ class KeyVote:
     def add(self, values: dict[str, Any], *, anonymous: bool = False) -> Optional[str]:
         """Record one row's values; returns an error text for a row lacking an explicit key."""
         if not anonymous and self.voters == 0 and not self.explicit:
-            # a column for each inferred candidate (:meth:`candidate_values` named them on the first
-            # voting row; None on the rows before it)
+            # a column for each inferred candidate, None on the anonymous rows before the first vote
             for name in self.inferred or ():
                 self.columns.setdefault(name, [None] * len(self.fingerprints))
         self.fingerprints.append(None if anonymous else values.get(FINGERPRINT))
@@ -202,10 +175,9 @@ class KeyVote:
         return None
 
     def _placed(self, name: str, column: list[Optional[TaskIdent]], notes: list[str]) -> list[Optional[TaskIdent]]:
-        """The column with each row that lacks the field (a failure record naming its task by its
-        stamps only) placed in its task through the side's other rows: the value the rows of its
-        `_ng_task_index` (in its run, and its shard, whose number the index carries) all have. A row
-        no value maps stays without one."""
+        """The column with each row lacking the field (a failure record naming its task by its stamps
+        only) given the value all rows of its `_ng_task_index` have (in its run; the index holds its
+        shard)."""
         indexes = self.columns.get(TASK_INDEX)
         if not indexes or None not in column:
             return column
@@ -228,33 +200,36 @@ class KeyVote:
         return placed
 
     def several_runs(self, prompt_at: PromptAt) -> Optional[str]:
-        """Why the side holds several runs, or None: several `_ng_run_id` values, or one logical
-        rollout (run, task index, rollout index) recurring with another prompt, one that shares no
-        leading user message with the first (a retry of a rollout whose prompt holds its own state,
-        such as a dealt hand, begins as the first did). A legacy append file's retry repeats its
-        rollout with the same prompt, and is one run."""
+        """Why the side holds several runs, or None: several `_ng_run_id` values, or one logical rollout
+        (run, task index, rollout index) recurring with a prompt sharing no leading user message with
+        the first (a retry of a rollout whose prompt holds its own state, such as a dealt hand, begins
+        as the first did; a legacy append file's retry repeats its prompt, and is one run)."""
         runs = {run for run in self.runs if run is not None}
         if len(runs) > 1:
             shown = ", ".join(sorted(str(run) for run in runs)[:3]) + (", ..." if len(runs) > 3 else "")
             return f"its rows carry {len(runs)} {RUN_ID} values ({shown})"
         if PROMPT not in self.columns:  # some row has no prompt: none to compare
             return None
-        indexes, fingerprints = self.columns[TASK_INDEX], self.fingerprints
+        fingerprints = self.fingerprints
         first: dict[tuple[Any, TaskIdent, Any], int] = {}
-        for row, (run, rollout, index) in enumerate(zip(self.runs, self.rollouts, indexes)):
-            fingerprint = fingerprints[row]
+        per_row = zip(self.runs, self.rollouts, self.columns[TASK_INDEX], fingerprints)
+        for row, (run, rollout, index, fingerprint) in enumerate(per_row):
             if rollout is None or index is None or fingerprint is None or fingerprint == UNREAD:
                 continue
             earlier = first.setdefault((run, index, rollout), row)
             if earlier == row or fingerprints[earlier] == fingerprint:
                 continue
-            if self._label(earlier, prompt_at) != self._label(row, prompt_at) and not _share_a_user_message(
-                prompt_at(earlier), prompt_at(row)
-            ):
-                return (
-                    f"{TASK_INDEX} {index[1]} with the same {ROLLOUT_INDEX} recurs with another prompt "
-                    f"(rows {earlier + 1} and {row + 1} of the side)"
-                )
+            if self._label(earlier, prompt_at) == self._label(row, prompt_at):
+                continue
+            before, now = prompt_at(earlier), prompt_at(row)
+            if isinstance(before, list) and isinstance(now, list):
+                shared = before[: common_start(before, now)]
+                if any(isinstance(message, dict) and message.get("role") == "user" for message in shared):
+                    continue  # a retry: it begins with the same user message
+            return (
+                f"{TASK_INDEX} {index[1]} with the same {ROLLOUT_INDEX} recurs with another prompt "
+                f"(rows {earlier + 1} and {row + 1} of the side)"
+            )
         return None
 
     def drop_rows(self, kept: list[int]) -> None:
@@ -278,8 +253,7 @@ class KeyVote:
         return known
 
     def choose(self, row_at: RowAt) -> KeyChoice:
-        """The first candidate every voting row carries and that is no category; then the fallbacks.
-        ``row_at`` reads a row again: the prompts of an id value that seems to hold several, say."""
+        """The first candidate every voting row carries and that is no category; then the fallbacks."""
 
         def prompt_at(index: int) -> Any:
             return lookup(row_at(index), PROMPT)
@@ -336,19 +310,14 @@ class KeyVote:
         elif prompts is not None:
             choice = KeyChoice(PROMPT, prompts, passed or REASON_PROMPT, notes, prompts)
         choice.categories = passed_over
-        return self._fallback(choice, row_at, prompt_at)
-
-    def _fallback(self, choice: KeyChoice, row_at: RowAt, prompt_at: PromptAt) -> KeyChoice:
-        """The choice with the inferred id fields that hold one task a value on this side (the
-        other side decides among them), its deferred prompt labels worked out (the join compares
-        them), and a note when the side's prompt is one on every row and no field reads as one."""
+        # the inferred id fields that hold one task a value here (the other side decides among them)
         choice.inferred = {
             name: self._placed(name, self.columns[name], [])
             for name in self.inferred or ()
             if name in self.columns and self._holds_one_task(name, prompt_at)
         }
         one_prompt = choice.key == PROMPT and self.voters > 1 and len(set(choice.values) - {None}) == 1
-        for index in range(len(choice.prompts or ())):  # the prompts are the vote's column, or labelled
+        for index in range(len(choice.prompts or ())):  # the join compares the deferred labels too
             self._label(index, prompt_at)
         if not _prompt_from_field(choice, row_at) and one_prompt:
             choice.notes.append(
@@ -369,16 +338,14 @@ class KeyVote:
 
     def _read_fingerprints(self, prompt_at: PromptAt) -> None:
         """The fingerprints left unread (:data:`UNREAD`) taken now, when every voting row has a prompt."""
-        fingerprints = self.fingerprints
-        if PROMPT in self.columns and UNREAD in fingerprints:
-            for index, fingerprint in enumerate(fingerprints):
+        if PROMPT in self.columns and UNREAD in self.fingerprints:
+            for index, fingerprint in enumerate(self.fingerprints):
                 if fingerprint == UNREAD:
-                    fingerprints[index] = prompt_fingerprint(prompt_at(index))
+                    self.fingerprints[index] = prompt_fingerprint(prompt_at(index))
 
     def _holds_one_task(self, name: str, prompt_at: PromptAt) -> bool:
-        """An inferred field names tasks on this side: no task index of a run carries two of its
-        values (it would name rollouts), no value spans task indices of different prompts, and,
-        without task indices, no value is a category by the prompts (:meth:`_prompt_category`)."""
+        """No task index of a run carries two of the field's values (they would name rollouts), no
+        value spans task indices of different prompts, and without task indices none is a category."""
         self._read_fingerprints(prompt_at)
         if TASK_INDEX not in self.columns:
             return PROMPT not in self.columns or self._prompt_category(name, [], prompt_at) is None
@@ -391,7 +358,7 @@ class KeyVote:
 
     def _labels_of(self, rows: Collection[int], prompt_at: PromptAt) -> Counter[Optional[TaskIdent]]:
         """The prompt labels of ``rows``, counted; none when their fingerprints agree (one spelling of
-        one prompt: nothing to label). Decided on labels, which every reader gives alike."""
+        one prompt: nothing to label). Labels decide, as every reader gives them alike."""
         if len({self.fingerprints[row] for row in rows} - {None}) < 2:
             return Counter()
         counts = Counter(self._label(row, prompt_at) for row in rows)
@@ -399,10 +366,9 @@ class KeyVote:
         return counts
 
     def _prompt_category(self, name: str, notes: list[str], prompt_at: PromptAt) -> Optional[str]:
-        """Why the candidate is a category, not a task id (docs/semantics.md); else None. A category
-        when one of its values holds two or more different prompts, each recurring across its own
-        repeats, or each on as many rows as the others (once each: one rollout a task). A value
-        whose prompts fit neither (some once, some repeated) is kept, with a note."""
+        """Why the candidate is a category, not a task id (docs/semantics.md); else None. A value
+        holding several prompts that each recur, or are each on as many rows (once each: one rollout a
+        task), is a category; one whose prompts fit neither (some once, some repeated) is kept, noted."""
         rows_of: dict[TaskIdent, list[int]] = {}  # in file order: the same under every reader
         for index, (value, fingerprint) in enumerate(zip(self.columns[name], self.fingerprints)):
             if value is not None and fingerprint is not None:
@@ -425,8 +391,8 @@ class KeyVote:
         return None
 
     def _spread(self, name: str, runs: Iterable[Any]) -> Optional[dict[TaskIdent, dict[TaskIdent, int]]]:
-        """Each value of the field with the task indices it is on (and a row at each); None when a
-        task index (of a run) carries two of its values."""
+        """Each value of the field with its task indices (a row at each); None when a task index (of a
+        run) carries two of its values."""
         value_of: dict[tuple[Any, TaskIdent], TaskIdent] = {}
         spread: dict[TaskIdent, dict[TaskIdent, int]] = {}
         for row, (value, index, run) in enumerate(zip(self.columns[name], self.columns[TASK_INDEX], runs)):
@@ -438,10 +404,9 @@ class KeyVote:
         return spread
 
     def _index_category(self, name: str) -> Optional[str]:
-        """Without prompts: a category when a value of it is on several task indices while no task
-        index has several of its values and there are at most half as many values as indices (one
-        task listed at two indices is no category; a file merged from several runs reuses indices,
-        and then neither field decides)."""
+        """Without prompts: a category when a value is on several task indices, no index has two
+        values, and there are at most half as many values as indices (one task at two indices is no
+        category; a file merged from several runs reuses indices, and then neither field decides)."""
         spread = self._spread(name, repeat(None)) if TASK_INDEX in self.columns else None  # runs ignored
         if not spread:
             return None
@@ -464,10 +429,9 @@ def _free_text(value: Any) -> bool:
 
 
 def _prompt_from_field(choice: KeyChoice, row_at: RowAt) -> bool:
-    """On a side keyed on its index or its prompt whose prompt is the same on every row, the first
-    free-text field of :data:`.fields.PROMPT_FIELDS` that every row with a prompt carries and that
-    varies is read as the prompt instead, with a note (docs/semantics.md, "A prompt the same on every
-    row"); whether one is. The rows are read again, only on such a side."""
+    """Whether a varying free-text field of :data:`.fields.PROMPT_FIELDS` is read as the prompt of
+    a side keyed on its index or prompt whose prompt is the same on every row (docs/semantics.md, "A
+    prompt the same on every row")."""
     prompts = choice.prompts
     if choice.key not in (PROMPT, TASK_INDEX) or prompts is None:
         return False

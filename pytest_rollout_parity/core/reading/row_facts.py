@@ -1,7 +1,5 @@
-"""Reducing one row dict to its :class:`RowFacts`: reward, mask reason, agent error, failure kind.
-
-The same reduction serves the streaming loader and rows given in memory, so both classify alike.
-"""
+"""Reducing one row to its :class:`RowFacts`, the same for the streaming loader and for rows given
+in memory, so both classify alike."""
 
 from __future__ import annotations
 
@@ -35,8 +33,6 @@ from .fields import (
 AGENT_ERROR_MAX_CHARS = 120
 _RESPONSE, _METADATA = RESPONSE_METADATA.split(".")
 
-_MISSING = object()
-
 
 class RewardTypeError(ValueError):
     """The row's reward is neither absent, null nor a number."""
@@ -44,18 +40,11 @@ class RewardTypeError(ValueError):
 
 def lookup(row: dict[str, Any], path: str) -> Any:
     """The value at a dotted path, or None. A literal key holding the dots wins over descending."""
-    value = row.get(path, _MISSING)
-    if value is not _MISSING:
-        return value
-    if "." not in path:
-        return None
+    if path in row or "." not in path:
+        return row.get(path)
     node: Any = row
     for part in path.split("."):
-        if not isinstance(node, dict):
-            return None
-        node = node.get(part)
-        if node is None:
-            return None
+        node = node.get(part) if isinstance(node, dict) else None
     return node
 
 
@@ -79,15 +68,9 @@ def reward_of(row: dict[str, Any]) -> Optional[float]:
     return value
 
 
-#: The mask reasons of rows that are no verdict whatever their reward says.
-JUDGE_INVALID = "judge invalid"
-OMITTED_REASON = "omitted on purpose"
-
-
 def training_mask(row: dict[str, Any], reward: Optional[float]) -> bool:
-    """`mask_sample` set by NeMo Gym's token-id capture (it comes with `_ng_token_capture`) on a
-    rollout that ran, was verified and kept a finite reward, with no failure kind: the mask leaves
-    it out of training only, so the row is scored (docs/semantics.md, "Categories")."""
+    """`mask_sample` set by NeMo Gym's token-id capture on a rollout with a finite reward and no failure
+    kind: it leaves the rollout out of training only, so the row is scored (docs/semantics.md, "Categories")."""
     return (
         row.get(TOKEN_CAPTURE) is not None
         and not row.get(FAILURE_KIND)
@@ -100,9 +83,9 @@ def training_mask(row: dict[str, Any], reward: Optional[float]) -> bool:
 def mask_reason(row: dict[str, Any], reward: Optional[float]) -> Optional[str]:
     """Why a row does not count; a ``failure_kind`` without ``mask_sample`` labels a scored reward."""
     if row.get(OMITTED) is True:
-        return OMITTED_REASON
+        return "omitted on purpose"
     if row.get(INVALID_JUDGE) is True:
-        return JUDGE_INVALID
+        return "judge invalid"
     if row.get(MASK_SAMPLE) and not training_mask(row, reward):
         kind = row.get(FAILURE_KIND)
         return f"mask_sample (failure_kind={kind})" if kind else "mask_sample"
@@ -120,19 +103,9 @@ def _last_line(value: Any) -> str:
     return lines[-1][:AGENT_ERROR_MAX_CHARS] if lines else "(whitespace only)"
 
 
-def _counter_set(value: Any) -> bool:
-    """A 0/1 counter that is on: true, or a number of at least 1."""
-    if isinstance(value, bool):
-        return value
-    return isinstance(value, (int, float)) and value >= 1
-
-
 def agent_error(row: dict[str, Any], reward: Optional[float] = None) -> Optional[str]:
-    """An agent-level error the row reports while still scored, named by the field that says so.
-
-    The signals, in order, are listed in docs/semantics.md ("Agent errors"). `agent_error_kind`
-    alone is not one: it is also set on rows that scored 1.0.
-    """
+    """An agent-level error the row reports while still scored, named by its field (docs/semantics.md,
+    "Agent errors"); `agent_error_kind` alone is none: rows that scored 1.0 carry it too."""
     error = row.get(ERROR)
     if error:
         return f"error: {_last_line(error)}"
@@ -143,8 +116,9 @@ def agent_error(row: dict[str, Any], reward: Optional[float] = None) -> Optional
             if value and isinstance(name, str) and name.endswith("error_type"):
                 return f"{name}={value}"
     for name in AGENT_ERROR_COUNTERS:
-        if _counter_set(row.get(name)):
-            return f"{name}={json.dumps(row[name])}"
+        value = row.get(name)
+        if isinstance(value, (int, float)) and value >= 1:  # a 0/1 counter that is on (true is 1)
+            return f"{name}={json.dumps(value)}"
     if row.get(AGENT_TIMED_OUT) is True:
         return f"{AGENT_TIMED_OUT}=true"
     if row.get(EVALUATION_COMPLETED) is False and reward == 0:
@@ -174,9 +148,10 @@ def reduce_row(
         offset,
         origin,
         reward,
-        _interned(mask),
+        # mask reasons and failure kinds repeat across thousands of rows: one copy of each
+        None if mask is None else sys.intern(mask),
         agent_error(row, reward),
-        _interned(kind) if isinstance(kind, str) and kind else None,
+        sys.intern(kind) if isinstance(kind, str) and kind else None,
         row if keep else None,
         0,
         rollout if type(rollout) is int else None,
@@ -198,11 +173,6 @@ def logs_dir_of(row: dict[str, Any]) -> Optional[str]:
     """The row's `verifier_logs_dir`, when it names one."""
     value = row.get(VERIFIER_LOGS_DIR)
     return value if isinstance(value, str) and value else None
-
-
-def _interned(text: Optional[str]) -> Optional[str]:
-    """Mask reasons and failure kinds repeat across thousands of rows: keep one copy of each."""
-    return None if text is None else sys.intern(text)
 
 
 def embedded_output(row: dict[str, Any]) -> Optional[tuple[str, str]]:

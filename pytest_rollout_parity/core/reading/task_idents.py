@@ -1,12 +1,7 @@
 """A task's ident: each join value a row gives (an id, an index, a prompt's label, a `{taskset,
-task_id}` object) as one :data:`TaskIdent`, a row's task named in messages, and label order.
-
-The join (:mod:`..identity.join`) labels the idents. Files without any id field are told apart
-only by their prompt (`responses_create_params.input`). Prompts run to many kilobytes, so a row
-keeps only its label: a few words of the last user message and 12 hex digits of a hash of the
-prompt's canonical JSON. The same prompt gives the same label in every run and on every machine;
-different prompts share one by chance with odds of about n²/2⁴⁹ for n distinct prompts.
-"""
+task_id}` object) as one :data:`TaskIdent`. Prompts run to many kilobytes, so a row keeps only its
+label, the same in every run and on every machine; different prompts share one by chance with odds
+of about n²/2⁴⁹ for n distinct prompts."""
 
 from __future__ import annotations
 
@@ -72,10 +67,8 @@ def is_prompt(value: Any) -> bool:
 
 
 def prompt_label(prompt: Any) -> Optional[str]:
-    """The task label of a prompt, e.g. `could-we-set-the-performance-3fa2b1c0d4e5`; None when empty.
-
-    The slug is the first words of the last user message, lower case, joined by `-`, at most
-    :data:`PREFIX_MAX_CHARS` long."""
+    """A prompt's task label, e.g. `could-we-set-the-performance-3fa2b1c0d4e5` (the first words of
+    its last user message, then its hash); None when empty."""
     if not is_prompt(prompt):
         return None
     slug = ""
@@ -133,11 +126,8 @@ def full_label(ident: TaskIdent) -> str:
 def natural_key(label: str) -> NaturalKey:
     """Sort key putting `task-2` before `task-10` (and `7` before `10`); ties fall back to the label."""
     parts = _DIGITS.split(label)
-    key: list[Union[str, tuple[int, str]]] = []
-    for index, part in enumerate(parts):
-        if index % 2:
-            digits = part.lstrip("0") or "0"
-            key.append((len(digits), digits))
-        else:
-            key.append(part)
+    key: list[Union[str, tuple[int, str]]] = list(parts)
+    for index in range(1, len(parts), 2):  # the numbers: every other part
+        digits = parts[index].lstrip("0") or "0"
+        key[index] = (len(digits), digits)
     return tuple(key), label
