@@ -125,15 +125,12 @@ class Plan:
     #: the variance of one rollout's difference the plan assumes, and where it comes from
     rollout_variance: Optional[float]
     variance_source: str
-    #: more rollouts over the compared tasks that would show equivalence (None: none up to MAX_REPEATS)
-    rollouts_needed: Optional[int]
-    #: more tasks from the same input dataset, at the current rollouts, that would (None: too many)
-    tasks_needed: Optional[int]
     #: rollouts a side before a 1.0 -> 0.0 flip is told from noise over ``flip_tests`` tasks at ``alpha``
     flip_repeats: int
     alpha: float
     rerun: tuple[Rerun, ...]
-    #: the levers' promises: by rollouts, by tasks (None where that lever is not offered)
+    #: more rollouts over the compared tasks that would show equivalence (None: none up to MAX_REPEATS),
+    #: or more tasks from the same input dataset at the current rollouts (None: too many), and their promises
     by_rollouts: Optional[Lever]
     by_tasks: Optional[Lever]
     #: the tasks that can reach alpha, which a flip's adjusted p-value counts
@@ -298,8 +295,6 @@ def plan(
         repeats=repeats,
         rollout_variance=unscaled(variance, 2 * exponent) if margin is not None else None,
         variance_source=source,
-        rollouts_needed=by_rollouts.repeats if by_rollouts is not None else None,
-        tasks_needed=by_tasks.tasks if by_tasks is not None else None,
         flip_repeats=flip_repeats(flip_tests, alpha),
         alpha=alpha,
         rerun=rerun,
