@@ -173,16 +173,7 @@ class ParitySummary:
         # the prompt excerpts of the first flips, by task label (reads a row each)
         excerpts = [task for task in run.result.tasks if task.category in core.FLIPS][: core.EXCERPT_CAP]
         info = core.RunInfo(
-            files=core.Files(
-                old=run.old.display,
-                new=run.new.display,
-                old_sidecar=_sidecar_shown(run.old),
-                new_sidecar=_sidecar_shown(run.new),
-                old_shards=len(run.old.files),
-                new_shards=len(run.new.files),
-                old_sidecars=sum(1 for _, _, sidecar in run.old.files if sidecar is not None),
-                new_sidecars=sum(1 for _, _, sidecar in run.new.files if sidecar is not None),
-            ),
+            files=core.BySide(*(_side_file(side) for side in (run.old, run.new))),
             outcome=core.RunOutcome(
                 selected=None if config.option.collectonly or settings.plan else len(self.ran),
                 verdicts_changed_by_hook=len(hook_verdicts),
@@ -308,8 +299,8 @@ class ParitySummary:
             prefix.append(core.report_body(self.summary, with_evidence=False))
 
 
-def _sidecar_shown(side: core.LoadedSide) -> Optional[str]:
-    """A side's sidecar as shown; None without one, and for a sharded side (its count is shown)."""
-    if side.shards or side.sidecar is None:
-        return None
-    return core.sidecar_display(side.display, side.path)
+def _side_file(side: core.LoadedSide) -> core.SideFile:
+    """A side's file as shown; its sidecar only for a side of one file (a sharded side's are counted)."""
+    sidecar = None if side.shards or side.sidecar is None else core.sidecar_display(side.display, side.path)
+    sidecars = sum(1 for _, _, each in side.files if each is not None)
+    return core.SideFile(side.display, sidecar, len(side.files), sidecars)

@@ -96,21 +96,14 @@ class CheckRun:
 
 
 @dataclass(frozen=True, slots=True)
-class Files:
-    """Each side's file (and sidecar) as the user named it."""
+class SideFile:
+    """A side's file (and sidecar) as the user named it."""
 
-    old: str
-    new: str
-    old_sidecar: Optional[str] = None
-    new_sidecar: Optional[str] = None
-    #: how many shard files each side was read from (1: one file), and how many had a sidecar
-    old_shards: int = 1
-    new_shards: int = 1
-    old_sidecars: int = 0
-    new_sidecars: int = 0
-
-    def file(self, side: Side) -> str:
-        return per_side(side, self.old, self.new)
+    file: str
+    sidecar: Optional[str] = None
+    #: how many shard files the side was read from (1: one file), and how many had a sidecar
+    shards: int = 1
+    sidecars: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +111,7 @@ class RunInfo:
     """What the pytest run adds to the classification: the files and the items' fate. ``outcome`` is
     what the run did as the summary's `run` section holds it; the summary counts its ``part``."""
 
-    files: Files
+    files: BySide[SideFile]
     outcome: RunOutcome = field(default_factory=lambda: RunOutcome(None, 0, {}))
     same_file: bool = False
     #: each side's `<stem>_aggregate_metrics.json` checked against its rows, when the file exists
@@ -401,7 +394,7 @@ class Summary:
     #: margin mode's per-task tests, and how many flips were shown not to be noise (they fail)
     flip_tests: Optional[FlipTests] = None
     failing_flips: Optional[int] = None
-    files: Optional[Files] = None
+    files: Optional[BySide[SideFile]] = None
     #: each side's recorded mean reward beside the rows' (None: the side has no such file)
     aggregate_metrics: Optional[BySide[Optional[AggregateCheck]]] = None
     #: the runs' own inventories (`<stem>_coverage.json`); None when neither side has one
