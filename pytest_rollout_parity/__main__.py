@@ -29,6 +29,7 @@ from pydantic import ValidationError
 
 from . import core
 from .core.escaping import utf8_safe
+from .core.model import Side
 from .core.reading.loading import load_side
 from .core.reports.json_file import read_summary, schema_text
 from .core.reports.merge import MergeError, merge_parts
@@ -82,14 +83,12 @@ def _check_inputs(merged: core.Summary, old: Optional[str], new: Optional[str]) 
     run = merged.run
     assert run is not None and run.options is not None  # every part records them
     options, sides = run.options, {}
-    for side, path, key, agent in (
-        ("old", old, options.old_key, options.old_agent),
-        ("new", new, options.new_key, options.new_agent),
-    ):
+    given: dict[Side, Optional[str]] = {"old": old, "new": new}
+    for side, path in given.items():
         if path is None:
             continue
         try:
-            sides[side] = load_side(core.SideRequest(path, key=key, agent=agent))
+            sides[side] = load_side(core.SideRequest(path, key=options.key.side(side), agent=options.agent.side(side)))
         except core.CompareInputError as exc:
             _fail(f"--{side}: {exc}")
         if sides[side].digest != run.inputs.get(side):
@@ -99,7 +98,7 @@ def _check_inputs(merged: core.Summary, old: Optional[str], new: Optional[str]) 
             )
     if len(sides) < 2:
         return
-    result = core.compare_loaded(sides["old"], sides["new"], old_key=options.old_key, new_key=options.new_key)
+    result = core.compare_loaded(sides["old"], sides["new"], old_key=options.key.old, new_key=options.key.new)
     for claimed, task in zip_longest(merged.tasks, result.tasks):
         actual = task_summary(task) if task is not None else None
         shown = [

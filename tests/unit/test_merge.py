@@ -54,10 +54,8 @@ OPTIONS = Options(
     max_masked="30%",
     max_uncompared="20%",
     allow_copy=False,
-    old_key=None,
-    new_key=None,
-    old_agent=None,
-    new_agent=None,
+    key=BySide(None, None),
+    agent=BySide(None, None),
     known_flips=None,
 )
 

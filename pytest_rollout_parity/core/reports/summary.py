@@ -290,10 +290,9 @@ class Options:
     max_masked: str
     max_uncompared: str
     allow_copy: bool
-    old_key: Optional[str]
-    new_key: Optional[str]
-    old_agent: Optional[str]
-    new_agent: Optional[str]
+    #: each side's join field and agent as given (None: not given)
+    key: BySide[Optional[str]]
+    agent: BySide[Optional[str]]
     #: the known flips as (task, reason) pairs
     known_flips: Optional[tuple[tuple[str, str], ...]]
 
