@@ -169,7 +169,7 @@ def merge_parts(parts: Sequence[tuple[str, Summary]]) -> Summary:
                 ran[kind, name] = (path, entry)
         failed = sum(outcome == "failed" for *_, outcome in tasks + gates + checks)
         group = run.part.group if run.part is not None else None
-        records.append(PartRun(path, group, len(tasks) + len(gates), len(tasks), len(gates), failed))
+        records.append(PartRun(path, Part.of(summary.tasks, run.gate, run.checks, group), failed))
         collected.update((check.nodeid, check) for check in run.checks if check.nodeid not in collected)
     if overlaps:
         twice = [f"{name!r} ({', '.join(paths[:-1])} and {paths[-1]})" for name, paths in overlaps.items()]

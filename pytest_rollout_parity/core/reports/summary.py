@@ -336,13 +336,10 @@ FAIL_CODES = ("failed_tasks", "checks_failed", "aggregate_outside")
 
 @dataclass(frozen=True, slots=True)
 class PartRun:
-    """One part of a merge: its file as given, its splitter group, what it ran and how much of it failed."""
+    """One part of a merge: its file as given, what it ran (counted anew from its items) and how many failed."""
 
     file: str
-    group: Optional[SplitGroup]
-    items_ran: int
-    tasks_ran: int
-    gate_items_ran: int
+    ran: Part
     failed: int
 
 

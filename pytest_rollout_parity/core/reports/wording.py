@@ -259,12 +259,12 @@ def listings(summary: Summary) -> list[Listing]:
     if checks := summary.failed_checks:
         found.append(Listing(f"your checks failed ({len(checks)})", [(nodeid, "") for nodeid in checks]))
     if (merge := summary.merge) is not None:
-        ran, failed = sum(part.items_ran for part in merge.parts), sum(part.failed for part in merge.parts)
+        ran, failed = sum(part.ran.items_ran for part in merge.parts), sum(part.failed for part in merge.parts)
         parts = [
             (
                 part.file,
-                f" ({part.group or 'no group'}): {part.items_ran} item(s) (tasks {part.tasks_ran}, "
-                f"gate items {part.gate_items_ran}), {part.failed} failed",
+                f" ({part.ran.group or 'no group'}): {part.ran.items_ran} item(s) (tasks {part.ran.tasks_ran}, "
+                f"gate items {len(part.ran.gate_items_ran)}), {part.failed} failed",
             )
             for part in merge.parts
         ]
