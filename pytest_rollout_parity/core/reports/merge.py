@@ -213,5 +213,5 @@ def merge_parts(parts: Sequence[tuple[str, Summary]]) -> Summary:
     exit_status = PASS_EXIT if summary.verdict == "pass" else FAIL_EXIT
     gaps = [task.task for task in merged_tasks if not task.ran_here] + [item.item for item in gate if not item.ran_here]
     gaps += [check.nodeid for check in all_checks if check.outcome is None]
-    record = MergeRecord(summary.verdict, exit_status, tuple(records), tuple(gaps))
+    record = MergeRecord(exit_status, tuple(records), tuple(gaps))
     return replace(summary, plan=plans[0] if plans and summary.verdict == "inconclusive" else None, merge=record)

@@ -345,9 +345,9 @@ class PartRun:
 
 @dataclass(frozen=True, slots=True)
 class MergeRecord:
-    """What only a merge of parts knows: its verdict and exit status, each part, the items no part ran."""
+    """What only a merge of parts knows: its exit status (its verdict is the summary's), each part, the items
+    no part ran."""
 
-    verdict: RunVerdict
     exit_status: int
     parts: tuple[PartRun, ...]
     gaps: tuple[str, ...]
