@@ -614,7 +614,7 @@ def margin_decisions(
     if margin is None:
         return MarginDecisions(None, (None,) * len(tasks), None)
     fdr = section.fdr(alpha)
-    judged = tuple(judge_flips(section, tasks, alpha, fdr))
+    judged = tuple(judge_flips(section, tasks, fdr))
     if not copy:
         return MarginDecisions(fdr, judged, equivalence(section.stats, margin, section.left_out))
     same = (

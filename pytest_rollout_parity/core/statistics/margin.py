@@ -100,12 +100,9 @@ def disagreement_text(count: int) -> str:
     )
 
 
-def judge_flips(
-    section: PairedSection, tasks: list[TaskComparison], alpha: float, fdr: Optional[DiscreteFdr] = None
-) -> list[Optional[FlipJudgement]]:
-    """The judgement of every flipped task, by task index (None for the other categories); ``fdr`` is
-    ``section.fdr(alpha)`` when the caller has it."""
-    fdr = fdr if fdr is not None else section.fdr(alpha)
+def judge_flips(section: PairedSection, tasks: list[TaskComparison], fdr: DiscreteFdr) -> list[Optional[FlipJudgement]]:
+    """The judgement of every flipped task under ``section.fdr(alpha)``, by task index (None for the other
+    categories)."""
     return [
         judge_flip(task, test, adjusted, fdr) if task.category == "flipped" else None
         for task, test, adjusted in zip(tasks, section.tests, fdr.adjusted)
