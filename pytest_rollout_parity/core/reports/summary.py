@@ -664,7 +664,6 @@ def build_summary(
         equivalence=decisions.equivalence,
         coverage=coverage,
         flip_tests=FlipTests(alpha, fdr.tests, len(fdr.counted)) if fdr is not None else None,
-        # margin mode: how many flips were shown not to be noise (they fail)
         failing_flips=sum(1 for j in judged if j is not None and j.regression) if fdr is not None else None,
         files=run.files if run is not None else None,
         aggregate_metrics=BySide(run.aggregate.get("old"), run.aggregate.get("new")) if run is not None else None,
