@@ -16,8 +16,7 @@ from .summary import Summary
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
 
-#: the sections a summary holds only where they apply (margin mode, a pytest run, a coverage file, a
-#: merge): the fields that default to None, absent from the file when they are
+#: the sections that apply only somewhere (margin mode, a pytest run, a merge...): absent from the file when None
 ABSENT_WHEN_NONE = frozenset(f.metadata.get("alias", f.name) for f in fields(Summary) if f.default is None)
 
 

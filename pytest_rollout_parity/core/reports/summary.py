@@ -125,8 +125,7 @@ class RunInfo:
     #: each task item that ran here and its last outcome, by task label
     task_outcomes: Mapping[str, str] = field(default_factory=dict)
     group: Optional[SplitGroup] = None
-    #: how many items of the whole session failed (any test's), and whether pytest's failure
-    #: section rescans every stored report for each of them under the traceback style in use
+    #: the session's failed items (any test's), and whether the traceback style in use rescans for each
     session_failures: int = 0
     failure_section_rescans: bool = False
 
@@ -163,8 +162,7 @@ class Part:
         return cls(partial, items, items_ran, len(tasks), tasks_ran, gate_ran, group, len(checks), checks_ran)
 
 
-#: past this many failures, pytest's failure section (each failure's report against every stored
-#: report) costs more than the run itself under a traceback style that rescans
+#: past this many failures, pytest's failure section (rescanning every stored report for each) outcosts the run
 MANY_FAILURES = 1000
 
 
@@ -326,8 +324,7 @@ class MergeRecord:
 
 @dataclass(frozen=True, slots=True)
 class Summary:
-    """Everything the gate reports, and the JSON file's layout. ``files`` and ``run`` are None outside
-    a pytest run; the fields that default to None are absent from the file when they are."""
+    """Everything the gate reports; ``files`` and ``run`` are None outside a pytest run."""
 
     __pydantic_config__ = CLOSED
 

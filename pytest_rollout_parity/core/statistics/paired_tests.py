@@ -1,6 +1,5 @@
 """Paired statistics over the compared tasks: how far the new server moved the score (the mean of d =
-new - old of the task means) and how much of that sampling alone would explain. docs/statistics.md
-derives them.
+new - old of the task means) and how much of that sampling alone would explain (docs/statistics.md).
 """
 
 from __future__ import annotations
