@@ -19,7 +19,7 @@ EQUIVALENCE_ITEM = "parity-aggregate"
 
 @dataclass(frozen=True)
 class Equivalence:
-    """The equivalence decision (bounds None: no decision) and the message its item shows."""
+    """The decision (bounds None: none) and its item's message, verdict first: the node id names the item."""
 
     margin: float
     lower_bound: Optional[float]
