@@ -1,17 +1,8 @@
-"""`python -m pytest_rollout_parity merge PART.json... [--markdown=PATH] [--json=PATH] [--old=PATH] [--new=PATH]`.
+"""`python -m pytest_rollout_parity merge PART.json...` and `python -m pytest_rollout_parity schema`.
 
-Joins the `--parity-json` files of a run split over CI jobs into one verdict (the core's
-:func:`~.core.reports.merge.merge_parts`), prints it with the run's own renderers, writes it where
-asked and, under GitHub Actions, appends its Markdown to the job page and `verdict=...` to the step's
-outputs, by the gate's rule for outputs (:mod:`.core.reports.outputs`). Each part is first held to
-the summary's layout and read back into it (:func:`~.core.reports.json_file.read_summary`); with
-`--old`/`--new` the parts' digests are checked against those files, and with both the files are
-classified again and must give each task as the parts do. The exit status follows the
-verdict as the gate's does: 0 for `pass`, 1 for `fail` and `inconclusive`; 4 for parts that cannot
-be merged or a wrong argument (one `ERROR:` line, nothing written).
-
-`python -m pytest_rollout_parity schema` prints the JSON summary's schema, as docs/json.md publishes
-it: the summary's dataclasses' own (:func:`.core.reports.json_file.schema_text`), laid out for reading.
+`merge` joins a split run's `--parity-json` parts into one verdict, shown, written and published as
+the gate's own: exit 0 for `pass`, 1 otherwise, 4 for parts that cannot be merged or a wrong
+argument (one `ERROR:` line, nothing written). `schema` prints the JSON Schema docs/json.md publishes.
 """
 
 from __future__ import annotations
@@ -29,6 +20,7 @@ from pydantic import ValidationError
 
 from . import core
 from .core.escaping import utf8_safe
+from .core.model import Side
 from .core.reading.loading import load_side
 from .core.reports.json_file import read_summary, schema_text
 from .core.reports.merge import MergeError, merge_parts
@@ -51,8 +43,7 @@ def _fail(message: str) -> NoReturn:
 
 
 def _read(path: str) -> core.Summary:
-    """The part's summary, held to the layout before any use: the parts come from CI artifacts, so a
-    part outside it is one `ERROR:` line naming the place."""
+    """The part's summary, held to the layout before any use: parts come from CI artifacts."""
     try:
         raw = core.read_capped(Path(path), PART_CAP)
     except OSError as exc:
@@ -76,20 +67,17 @@ def _read(path: str) -> core.Summary:
 
 
 def _check_inputs(merged: core.Summary, old: Optional[str], new: Optional[str]) -> None:
-    """Each side given on the command line holds what the parts read: its digest is theirs. With both
-    sides, the files' own classification is the parts' (each task's category, winner and sides), so
-    parts edited alike cannot pass for these files."""
+    """Each side given holds what the parts read (its digest); with both, the files classify each task
+    as the parts do, so parts edited alike cannot pass for these files."""
     run = merged.run
     assert run is not None and run.options is not None  # every part records them
     options, sides = run.options, {}
-    for side, path, key, agent in (
-        ("old", old, options.old_key, options.old_agent),
-        ("new", new, options.new_key, options.new_agent),
-    ):
+    given: dict[Side, Optional[str]] = {"old": old, "new": new}
+    for side, path in given.items():
         if path is None:
             continue
         try:
-            sides[side] = load_side(core.SideRequest(path, key=key, agent=agent))
+            sides[side] = load_side(core.SideRequest(path, key=options.key.side(side), agent=options.agent.side(side)))
         except core.CompareInputError as exc:
             _fail(f"--{side}: {exc}")
         if sides[side].digest != run.inputs.get(side):
@@ -99,7 +87,7 @@ def _check_inputs(merged: core.Summary, old: Optional[str], new: Optional[str]) 
             )
     if len(sides) < 2:
         return
-    result = core.compare_loaded(sides["old"], sides["new"], old_key=options.old_key, new_key=options.new_key)
+    result = core.compare_loaded(sides["old"], sides["new"], old_key=options.key.old, new_key=options.key.new)
     for claimed, task in zip_longest(merged.tasks, result.tasks):
         actual = task_summary(task) if task is not None else None
         shown = [

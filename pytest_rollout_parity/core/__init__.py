@@ -53,13 +53,14 @@ from .reports.markdown import render_markdown
 from .reports.outputs import ci_files, named_input, publish_to_ci, refused_output, skipped_line, write_output
 from .reports.summary import (
     FLIPS,
+    BySide,
     CheckRun,
-    Files,
     GateItem,
     MarginDecisions,
     Options,
     RunInfo,
     RunOutcome,
+    SideFile,
     SplitGroup,
     Summary,
     build_summary,

@@ -173,16 +173,7 @@ class ParitySummary:
         # the prompt excerpts of the first flips, by task label (reads a row each)
         excerpts = [task for task in run.result.tasks if task.category in core.FLIPS][: core.EXCERPT_CAP]
         info = core.RunInfo(
-            files=core.Files(
-                old=run.old.display,
-                new=run.new.display,
-                old_sidecar=_sidecar_shown(run.old),
-                new_sidecar=_sidecar_shown(run.new),
-                old_shards=len(run.old.files),
-                new_shards=len(run.new.files),
-                old_sidecars=sum(1 for _, _, sidecar in run.old.files if sidecar is not None),
-                new_sidecars=sum(1 for _, _, sidecar in run.new.files if sidecar is not None),
-            ),
+            files=core.BySide(*(_side_file(side) for side in (run.old, run.new))),
             outcome=core.RunOutcome(
                 selected=None if config.option.collectonly or settings.plan else len(self.ran),
                 verdicts_changed_by_hook=len(hook_verdicts),
@@ -271,11 +262,16 @@ class ParitySummary:
         """The settings that decide an item's outcome: the parts of a split run are
         merged only when theirs are equal (the known flips by the tasks and reasons they accept)."""
         settings, known = self.run.settings, self.run.known_flips
-        # each a setting of the same name; a limit as it was written
-        taken = {each.name: getattr(settings, each.name) for each in fields(core.Options) if each.name != "known_flips"}
+        # each a setting of the same name (a side's: old_<name>, new_<name>); a limit as it was written
+        key, agent = (
+            core.BySide(settings.old_key, settings.new_key),
+            core.BySide(settings.old_agent, settings.new_agent),
+        )
+        own = [each.name for each in fields(core.Options) if each.name not in ("key", "agent", "known_flips")]
+        taken = {name: getattr(settings, name) for name in own}
         taken.update((name, taken[name].text) for name in ("max_missing", "max_masked", "max_uncompared"))
         accepted = tuple(sorted((e.task, e.reason) for e in known.entries.values())) if known else None
-        return core.Options(**taken, known_flips=accepted)
+        return core.Options(**taken, key=key, agent=agent, known_flips=accepted)
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
@@ -308,8 +304,8 @@ class ParitySummary:
             prefix.append(core.report_body(self.summary, with_evidence=False))
 
 
-def _sidecar_shown(side: core.LoadedSide) -> Optional[str]:
-    """A side's sidecar as shown; None without one, and for a sharded side (its count is shown)."""
-    if side.shards or side.sidecar is None:
-        return None
-    return core.sidecar_display(side.display, side.path)
+def _side_file(side: core.LoadedSide) -> core.SideFile:
+    """A side's file as shown; its sidecar only for a side of one file (a sharded side's are counted)."""
+    sidecar = None if side.shards or side.sidecar is None else core.sidecar_display(side.display, side.path)
+    sidecars = sum(1 for _, _, each in side.files if each is not None)
+    return core.SideFile(side.display, sidecar, len(side.files), sidecars)

@@ -233,7 +233,7 @@ def test_a_small_margin_mode_run_is_inconclusive_with_a_plan(gate: Gate) -> None
     assert lines[0].startswith("parity: INCONCLUSIVE: no flip in 1 compared task")
     assert not any("no difference" in line for line in lines)
     plan = _summary(gate)["plan"]
-    assert plan["tasks"] == 1 and plan["rollouts_needed"] is None and plan["tasks_needed"] > 2
+    assert plan["tasks"] == 1 and plan["by_rollouts"] is None and plan["by_tasks"]["tasks"] > 2
     # a single flip at one compared task: 2 / C(2r, r) < 0.05 first at r = 4
     assert plan["flip_repeats"] == 4 and stats.fisher_exact([[4, 0], [0, 4]]).pvalue < 0.05
     assert stats.fisher_exact([[3, 0], [0, 3]]).pvalue >= 0.05

@@ -126,7 +126,7 @@ def test_same_file_both_sides(gate: Gate, spelling: str) -> None:
     assert data["counts"]["identical"] == data["counts"]["tasks"] == 3
     assert data["rows"]["old"] == data["rows"]["new"] == 3
     # each side under the name it was given
-    assert data["files"]["old"] == old and data["files"]["new"] == NEW
+    assert data["files"]["old"]["file"] == old and data["files"]["new"]["file"] == NEW
     assert lines[1].startswith(f"old: {old}: 3 tasks") and lines[2].startswith(f"new: {NEW}: 3 tasks")
 
 
@@ -153,11 +153,11 @@ def test_same_file_each_side_keeps_its_name_and_sidecar(gate: Gate, spelling: st
     )
     lines = section(result)
     data = summary_json(gate)
-    assert data["files"]["old"] == old and data["files"]["new"] == NEW
-    assert data["files"]["new_sidecar"] == "new/rollouts_failures.jsonl"
+    assert data["files"]["old"]["file"] == old and data["files"]["new"]["file"] == NEW
+    assert data["files"]["new"]["sidecar"] == "new/rollouts_failures.jsonl"
     assert lines[2].startswith(f"new: {NEW} (+ sidecar rollouts_failures.jsonl): 3 tasks, 3 rows (1 masked)")
     if spelling == "link farm":  # another sidecar: two reads, each its own masked task
-        assert data["files"]["old_sidecar"] == "latest_failures.jsonl"
+        assert data["files"]["old"]["sidecar"] == "latest_failures.jsonl"
         assert lines[1].startswith(f"old: {old} (+ sidecar latest_failures.jsonl): 3 tasks, 3 rows (1 masked)")
         assert {t["task"] for t in data["tasks"]} >= {"other-task", "cancel-async-tasks"}
         return
@@ -168,7 +168,7 @@ def test_same_file_each_side_keeps_its_name_and_sidecar(gate: Gate, spelling: st
         shown = Path(old).with_name("rollouts_failures.jsonl")
     else:
         shown = Path(os.path.realpath(gate.path / "new/rollouts_failures.jsonl"))
-    assert data["files"]["old_sidecar"] == str(shown)
+    assert data["files"]["old"]["sidecar"] == str(shown)
     assert lines[1].startswith(f"old: {old} (+ sidecar {shown.name}): 3 tasks, 3 rows (1 masked)")
     result.assert_outcomes(passed=2, xfailed=1)
 

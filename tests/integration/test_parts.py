@@ -97,7 +97,7 @@ def test_three_split_groups_merge_into_exactly_the_unsplit_run(
     assert _without_merge(together) == unsplit
     assert together["verdict"] == unsplit["verdict"] and together["decided_by"] == unsplit["decided_by"]
     assert together["run"]["verdicts_changed_by_hook"] == unsplit["run"]["verdicts_changed_by_hook"] == 1
-    assert together["merge"]["gaps"] == [] and sum(p["items_ran"] for p in together["merge"]["parts"]) == items
+    assert together["merge"]["gaps"] == [] and sum(p["ran"]["items_ran"] for p in together["merge"]["parts"]) == items
     head = unsplit["verdict"].upper()
     assert out[0].startswith(f"parity: {head}: ")
     assert (

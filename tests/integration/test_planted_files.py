@@ -171,7 +171,7 @@ def test_a_path_the_user_typed_is_followed_with_its_companions(
     (gate.path / "new.jsonl").symlink_to(artifacts / "run.jsonl")
     result, _ = run_planted(gate, f"--parity-old={OLD}", "--parity-new=new.jsonl")
     assert result.ret == 1
-    assert json.loads((gate.path / "s.json").read_text())["files"]["new_sidecar"] == str(
+    assert json.loads((gate.path / "s.json").read_text())["files"]["new"]["sidecar"] == str(
         artifacts / "run_failures.jsonl"
     )
 
@@ -183,7 +183,7 @@ def test_a_recursive_glob_never_enters_a_linked_directory(gate: Gate, step: Path
     (gate.path / "new" / "b").symlink_to("..")
     result, _ = run_planted(gate, f"--parity-old={OLD}", "--parity-new=new/**/*.jsonl", subprocess=True)
     assert args[0] == f"--parity-old={OLD}" and result.ret == 0
-    assert json.loads((gate.path / "s.json").read_text())["files"]["new_shards"] == 2
+    assert json.loads((gate.path / "s.json").read_text())["files"]["new"]["shards"] == 2
 
 
 def test_a_pattern_matching_too_many_files_is_refused(gate: Gate, step: Path, monkeypatch: pytest.MonkeyPatch) -> None:

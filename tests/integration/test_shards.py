@@ -118,8 +118,8 @@ def test_a_real_file_in_three_shards_gives_the_verdict_of_the_whole_file(
             summary.pop("tasks")
             summary["counts"].pop("tasks", None)
     assert comparable(split) == comparable(one)
-    assert split["files"][f"{sharded}_shards"] == 3 and split["files"][f"{sharded}_sidecars"] == 2
-    assert one["files"][f"{sharded}_shards"] == 1
+    assert split["files"][sharded]["shards"] == 3 and split["files"][sharded]["sidecars"] == 2
+    assert one["files"][sharded]["shards"] == 1
     assert any(line.startswith(f"{sharded}: {shards} (3 shards, 2 sidecars): 5 tasks, 7 rows") for line in lines)
     markdown = markdown_as_read(gate.path / "shards.md")  # data is escaped as entities there
     assert f"- {sharded}: {shards} (3 shards, 2 sidecars): 5 tasks, 7 rows" in markdown
@@ -160,8 +160,8 @@ def test_literal_names_with_comma_star_and_bracket_are_taken_as_given(gate: Gate
     gate.write("new/rollouts.jsonl", [harbor_row("fix-git", 1.0), harbor_row("regex-log", 0.0, index=1)])
     ret, summary, lines = run_json(gate, odd, "new/rollouts.jsonl", "s")
     assert ret == 0
-    assert summary["counts"]["tasks"] == 2 and summary["files"]["old_shards"] == 1
-    assert summary["files"]["old"] == odd
+    assert summary["counts"]["tasks"] == 2 and summary["files"]["old"]["shards"] == 1
+    assert summary["files"]["old"]["file"] == odd
     assert any(line.startswith(f"old: {odd}: 2 tasks") for line in lines)
 
 
@@ -172,7 +172,7 @@ def test_a_name_holding_a_comma_is_literal_only_as_the_whole_value(gate: Gate) -
     line = assert_one_error(gate, "--parity-old=old/c.jsonl,old/a,b.jsonl", "--parity-new=new/rollouts.jsonl")
     assert line == "ERROR: --parity-old: 'old/a' matches no rollouts file"
     ret, summary, _ = run_json(gate, "old/c.jsonl,old/a?b.jsonl", "new/rollouts.jsonl", "s")
-    assert ret == 0 and summary["files"]["old_shards"] == 2 and summary["counts"]["identical"] == 2
+    assert ret == 0 and summary["files"]["old"]["shards"] == 2 and summary["counts"]["identical"] == 2
 
 
 def test_a_pattern_matching_nothing_is_a_usage_error(gate: Gate) -> None:
@@ -195,7 +195,7 @@ def test_artifacts_are_never_shards(gate: Gate) -> None:
     gate.write("new/rollouts.jsonl", [harbor_row("fix-git", 1.0), harbor_row("regex-log", 0.0, index=1)])
     ret, summary, _ = run_json(gate, "old/*", "new/rollouts.jsonl", "s")
     assert ret == 0
-    assert summary["files"]["old_shards"] == 2 and summary["files"]["old_sidecars"] == 1
+    assert summary["files"]["old"]["shards"] == 2 and summary["files"]["old"]["sidecars"] == 1
     assert summary["rows"]["old"] == 3 and summary["counts"]["tasks"] == 2
     line = assert_one_error(gate, "--parity-old=old/*_*.json*", "--parity-new=new/rollouts.jsonl")
     assert line.startswith(
@@ -320,8 +320,8 @@ def test_ini_keys_take_globs_resolved_against_the_ini_file(gate: Gate, monkeypat
     result = gate.run("-c", str(gate.path / "pytest.ini"), "--parity-json=s.json", "--rootdir", str(gate.path))
     assert result.ret == 0, output_lines(result)
     summary = json.loads((sub / "s.json").read_text())
-    assert summary["files"]["old_shards"] == 2 and summary["files"]["new_shards"] == 1
-    assert summary["files"]["old"] == "runs/old/*.jsonl"
+    assert summary["files"]["old"]["shards"] == 2 and summary["files"]["new"]["shards"] == 1
+    assert summary["files"]["old"]["file"] == "runs/old/*.jsonl"
 
 
 def test_metrics_and_coverage_files_are_taken_per_shard(gate: Gate) -> None:

@@ -23,7 +23,7 @@ from pytest_rollout_parity.core.reports.html_page import (
     report_body,
     scatter_svg,
 )
-from pytest_rollout_parity.core.reports.summary import Files, RunInfo, RunOutcome, Summary, build_summary
+from pytest_rollout_parity.core.reports.summary import BySide, RunInfo, RunOutcome, SideFile, Summary, build_summary
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -40,7 +40,7 @@ def _summary(
     old: dict[str, list[float]], new: dict[str, list[float]], margin: float | None = None, **run: object
 ) -> Summary:
     result = compare_rollouts(_rows(old), _rows(new))
-    info = RunInfo(files=Files("old.jsonl", "new.jsonl"), **run) if run else None  # type: ignore[arg-type]
+    info = RunInfo(files=BySide(SideFile("old.jsonl"), SideFile("new.jsonl")), **run) if run else None  # type: ignore[arg-type]
     return build_summary(result, info, margin=margin)
 
 

@@ -15,7 +15,7 @@ from pydantic import VERSION, ValidationError
 from pytest_rollout_parity import compare_rollouts
 from pytest_rollout_parity.__main__ import main
 from pytest_rollout_parity.core.reports.json_file import json_dict, read_summary, schema_text
-from pytest_rollout_parity.core.reports.summary import Files, RunInfo, RunOutcome, build_summary
+from pytest_rollout_parity.core.reports.summary import BySide, RunInfo, RunOutcome, SideFile, build_summary
 
 DOC = Path(__file__).parents[2] / "docs" / "json.md"
 
@@ -45,7 +45,9 @@ def test_the_page_shows_the_summarys_schema(capsys: pytest.CaptureFixture[str]) 
 def _summary() -> dict[str, Any]:
     old = [{"task_id": t, "reward": r} for t, r in {"a": 1.0, "b": 1.0, "c": 0.0, "gone": 1.0}.items()]
     new = [{"task_id": t, "reward": r} for t, r in {"a": 1.0, "b": 0.0, "c": 1.0, "fresh": 0.0}.items()]
-    info = RunInfo(Files("o", "n"), RunOutcome(6, 0, {}), task_outcomes={"a": "passed", "b": "failed"})
+    info = RunInfo(
+        BySide(SideFile("o"), SideFile("n")), RunOutcome(6, 0, {}), task_outcomes={"a": "passed", "b": "failed"}
+    )
     return json_dict(build_summary(compare_rollouts(old, new), info, margin=0.05))
 
 

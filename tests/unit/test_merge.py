@@ -22,10 +22,11 @@ from pytest_rollout_parity.core.reports.markdown import render_markdown
 from pytest_rollout_parity.core.reports.merge import MergeError, merge_parts
 from pytest_rollout_parity.core.reports.summary import (
     NAMED,
-    Files,
+    BySide,
     Options,
     RunInfo,
     RunOutcome,
+    SideFile,
     Summary,
     build_summary,
 )
@@ -53,10 +54,8 @@ OPTIONS = Options(
     max_masked="30%",
     max_uncompared="20%",
     allow_copy=False,
-    old_key=None,
-    new_key=None,
-    old_agent=None,
-    new_agent=None,
+    key=BySide(None, None),
+    agent=BySide(None, None),
     known_flips=None,
 )
 
@@ -77,7 +76,7 @@ def part(
         outcomes[outcome] = outcomes.get(outcome, 0) + 1
     every = len(ran) == len(ITEM)
     info = RunInfo(
-        files=Files("old.jsonl", "new.jsonl"),
+        files=BySide(SideFile("old.jsonl"), SideFile("new.jsonl")),
         outcome=RunOutcome(len(ran), 0, outcomes, inputs=inputs or INPUTS, options=options or OPTIONS),
         task_outcomes=ran,
         ran_tasks=None if every else frozenset(ran),
@@ -119,7 +118,9 @@ def test_any_partition_merges_to_its_items_outcomes(assignment: list[int]) -> No
     assert set(merged.merge.gaps) == {t for t, where in zip(tasks, assignment) if where < 0}
     failed = any(outcome == "failed" for outcome in expected.values())
     assert merged.merge.exit_status == (1 if failed or merged.merge.gaps else 0)
-    whole = build_summary(_result(), RunInfo(Files("o", "n"), RunOutcome(len(ITEM), 0, {}), task_outcomes=ITEM))
+    whole = build_summary(
+        _result(), RunInfo(BySide(SideFile("o"), SideFile("n")), RunOutcome(len(ITEM), 0, {}), task_outcomes=ITEM)
+    )
     if not merged.merge.gaps:  # any split of the whole run merges into exactly the unsplit run's JSON
         assert merged.verdict == whole.verdict
         assert merged_json(merged) == part(tasks)
@@ -203,9 +204,15 @@ def test_the_merge_decides_under_the_recorded_options_and_exits_by_its_verdict()
     "run, reason",
     [
         (None, 'no "run" section'),
-        (RunInfo(Files("o", "n"), RunOutcome(None, 0, {}, collect_only=True)), "no item ran in this run"),
-        (RunInfo(Files("o", "n"), RunOutcome(1, 0, {}, options=OPTIONS)), "no content digest of the old and new side"),
-        (RunInfo(Files("o", "n"), RunOutcome(1, 0, {}, inputs=INPUTS)), "no recorded options"),
+        (
+            RunInfo(BySide(SideFile("o"), SideFile("n")), RunOutcome(None, 0, {}, collect_only=True)),
+            "no item ran in this run",
+        ),
+        (
+            RunInfo(BySide(SideFile("o"), SideFile("n")), RunOutcome(1, 0, {}, options=OPTIONS)),
+            "no content digest of the old and new side",
+        ),
+        (RunInfo(BySide(SideFile("o"), SideFile("n")), RunOutcome(1, 0, {}, inputs=INPUTS)), "no recorded options"),
     ],
 )
 def test_a_file_that_is_not_a_part_is_refused(run: Optional[RunInfo], reason: str) -> None:

@@ -10,7 +10,7 @@ from pytest_rollout_parity.core.judging.completeness import coverage, parse_limi
 from pytest_rollout_parity.core.judging.verdicts import Verdict
 from pytest_rollout_parity.core.model import TASK_OUTCOMES, RunVerdict
 from pytest_rollout_parity.core.reports.json_file import json_dict
-from pytest_rollout_parity.core.reports.summary import Files, RunInfo, RunOutcome, build_summary
+from pytest_rollout_parity.core.reports.summary import BySide, RunInfo, RunOutcome, SideFile, build_summary
 
 Rows = list[dict[str, Any]]
 
@@ -54,7 +54,7 @@ def test_each_category_has_its_outcome_and_a_flip_fails_the_run(real_rows: Calla
 def test_a_reviewed_flip_is_accepted_and_the_run_passes(real_rows: Callable[[str], Rows]) -> None:
     old, new = _side(real_rows, {"a": 1.0, "b": 1.0}), _side(real_rows, {"a": 1.0, "b": 0.0})
     info = RunInfo(
-        files=Files("o.jsonl", "n.jsonl"),
+        files=BySide(SideFile("o.jsonl"), SideFile("n.jsonl")),
         outcome=RunOutcome(None, 0, {"passed": 2}),
         hook_verdicts={"b": Verdict("passed", "reviewed")},
     )
@@ -65,7 +65,9 @@ def test_a_reviewed_flip_is_accepted_and_the_run_passes(real_rows: Callable[[str
 
 def test_a_narrowed_run_never_passes(real_rows: Callable[[str], Rows]) -> None:
     rows = _side(real_rows, {"a": 1.0, "b": 1.0})
-    info = RunInfo(Files("o.jsonl", "n.jsonl"), RunOutcome(1, 0, {"passed": 1}), ran_tasks=frozenset({"a"}))
+    info = RunInfo(
+        BySide(SideFile("o.jsonl"), SideFile("n.jsonl")), RunOutcome(1, 0, {"passed": 1}), ran_tasks=frozenset({"a"})
+    )
     rerun = [dict(r, response=dict(r["response"], id=f"resp_rerun_{i}")) for i, r in enumerate(rows)]
     summary = build_summary(compare_rollouts(rows, rerun), info)
     assert [task.outcome for task in summary.tasks] == ["passed", "not_run"]

@@ -236,7 +236,7 @@ def test_bh_decides_which_flips_are_regressions() -> None:
     old["single"], new["single"] = [1.0], [0.0]
     result = compare(old, new)
     section = paired_section(result)
-    judged = judge_flips(section, result.tasks, 0.05)
+    judged = judge_flips(section, result.tasks, section.fdr(0.05))
     by_task = {t.task: j for t, j in zip(result.tasks, judged)}
     assert all(j is not None for j in judged)
     regressions = sorted(t for t, j in by_task.items() if j is not None and j.regression)
@@ -250,7 +250,7 @@ def test_bh_decides_which_flips_are_regressions() -> None:
     single = by_task["single"]
     assert single is not None and single.text == "flipped; single row a side: judged in the aggregate"
     # at alpha 0.01 even the six are not shown to be regressions
-    assert not any(j is not None and j.regression for j in judge_flips(section, result.tasks, 0.01))
+    assert not any(j is not None and j.regression for j in judge_flips(section, result.tasks, section.fdr(0.01)))
 
 
 def test_judge_flip_with_uneven_rows() -> None:
@@ -262,7 +262,7 @@ def test_judge_flip_with_uneven_rows() -> None:
 def test_default_verdict_follows_the_judgement() -> None:
     result = compare({"reg": [1.0] * 5, "x": [1.0]}, {"reg": [0.0] * 5, "x": [0.0]})
     section = paired_section(result)
-    judged = judge_flips(section, result.tasks, 0.05)
+    judged = judge_flips(section, result.tasks, section.fdr(0.05))
     reg, single = result.tasks[index_of(result, "reg")], result.tasks[index_of(result, "x")]
     assert (
         default_verdict(reg, lambda: "boom", strict=False, judgement=judged[index_of(result, "reg")]).outcome

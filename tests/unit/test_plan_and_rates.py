@@ -96,9 +96,9 @@ def test_the_plan_reads_the_within_task_variances() -> None:
     within *= 2 / stats.chi2.ppf(0.2, 2)
     assert planned.rollout_variance == pytest.approx(within, rel=0.01)
     assert planned.repeats == 4 and planned.tasks == 3
-    assert planned.rollouts_needed is not None
+    assert planned.by_rollouts is not None
     assert planned.rollout_variance is not None
-    assert _scipy_power(3, planned.rollout_variance / planned.rollouts_needed, 0.3) >= 0.8
+    assert _scipy_power(3, planned.rollout_variance / planned.by_rollouts.repeats, 0.3) >= 0.8
 
 
 def test_error_rates_count_rows_of_shared_tasks() -> None:
@@ -196,7 +196,6 @@ def test_a_failing_run_gets_no_equivalence_plan() -> None:
     result = compare_rollouts(_rows([[1.0]] * 20, "o"), _rows([[0.0]] * 10 + [[1.0]] * 10, "n"))
     planned = plan(result, 0.05, 0.05, decided="the mean difference lies wholly outside the margin ±0.05")
     assert planned.by_rollouts is None and planned.by_tasks is None
-    assert planned.rollouts_needed is None and planned.tasks_needed is None
     assert any(line.strip().startswith("decided: the run fails") for line in planned.lines())
     assert not any("either lever" in line for line in planned.lines())
 

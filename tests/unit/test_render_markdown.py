@@ -9,14 +9,22 @@ import pytest
 from pytest_rollout_parity import compare_rollouts
 from pytest_rollout_parity.core.reports.annotations import annotation_lines, escape_data, escape_property
 from pytest_rollout_parity.core.reports.markdown import BUDGET, FLIP_CAP, TEXT_CAP, render_markdown, verdict_line
-from pytest_rollout_parity.core.reports.summary import Files, GateItem, RunInfo, RunOutcome, Summary, build_summary
+from pytest_rollout_parity.core.reports.summary import (
+    BySide,
+    GateItem,
+    RunInfo,
+    RunOutcome,
+    SideFile,
+    Summary,
+    build_summary,
+)
 
 
 def _summary(old: dict[str, float], new: dict[str, float], **run: object) -> Summary:
     result = compare_rollouts(
         [{"task_id": t, "reward": r} for t, r in old.items()], [{"task_id": t, "reward": r} for t, r in new.items()]
     )
-    info = RunInfo(files=Files("old.jsonl", "new.jsonl"), **run) if run else None  # type: ignore[arg-type]
+    info = RunInfo(files=BySide(SideFile("old.jsonl"), SideFile("new.jsonl")), **run) if run else None  # type: ignore[arg-type]
     return build_summary(result, info)
 
 
@@ -201,7 +209,8 @@ def test_margin_mode_annotates_flips_within_noise_and_the_aggregate_like_flips()
     ]
     result = compare_rollouts(old, new)
     info = RunInfo(
-        Files("old.jsonl", "new.jsonl"), RunOutcome(None, 0, {}, gate=(GateItem("parity-aggregate", False, None),))
+        BySide(SideFile("old.jsonl"), SideFile("new.jsonl")),
+        RunOutcome(None, 0, {}, gate=(GateItem("parity-aggregate", False, None),)),
     )
     summary = build_summary(result, info, margin=0.05)
     assert [task.outcome for task in summary.tasks if task.category == "flipped"] == ["within_noise"]

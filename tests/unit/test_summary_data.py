@@ -15,11 +15,11 @@ from pytest_rollout_parity.core.reports.json_file import json_dict, json_text, w
 from pytest_rollout_parity.core.reports.summary import (
     BySide,
     Decider,
-    Files,
     GateItem,
     Paired,
     RunInfo,
     RunOutcome,
+    SideFile,
     SideSummary,
     Summary,
     TaskSummary,
@@ -37,7 +37,9 @@ def _rows(pairs: dict[str, float]) -> list[dict[str, object]]:
 
 def test_build_summary_is_typed_and_frozen() -> None:
     result = compare_rollouts(_rows({"a": 1.0, "b": 1.0, "gone": 1.0}), _rows({"a": 1.0, "b": 0.0}))
-    summary = build_summary(result, RunInfo(Files("o.jsonl", "n.jsonl"), RunOutcome(None, 0, {"passed": 1})))
+    summary = build_summary(
+        result, RunInfo(BySide(SideFile("o.jsonl"), SideFile("n.jsonl")), RunOutcome(None, 0, {"passed": 1}))
+    )
     assert summary.counts == Counts(
         tasks=3,
         identical=1,
@@ -69,7 +71,7 @@ def test_nothing_compared_is_a_field() -> None:
 
 def test_same_file_adds_its_note() -> None:
     result = compare_rollouts(_rows({"a": 1.0}), _rows({"a": 1.0}))
-    info = RunInfo(files=Files("r.jsonl", "r.jsonl"), same_file=True)
+    info = RunInfo(files=BySide(SideFile("r.jsonl"), SideFile("r.jsonl")), same_file=True)
     assert build_summary(result, info).notes[-1] == "both sides are the same file"
     assert "both sides are the same file" not in build_summary(result).notes
 
@@ -81,7 +83,7 @@ def test_hook_verdicts_are_per_task_fields() -> None:
 
     result = compare_rollouts(_rows({"a": 1.0, "b": 1.0}), _rows({"a": 0.0, "b": 1.0}))
     info = RunInfo(
-        files=Files("o", "n"),
+        files=BySide(SideFile("o"), SideFile("n")),
         outcome=RunOutcome(None, 1, {}),
         hook_verdicts={"a": Verdict("passed", "reviewed\nsecond line")},
     )
@@ -151,7 +153,7 @@ def hand_built() -> Summary:
         tasks=(TaskSummary(task="t", category="flipped", winner="old", old=side, new=lost, outcome="failed"),),
         plan=None,
         equivalence=Equivalence(margin=0.05, lower_bound=None, upper_bound=None, passed=False),
-        files=Files(old="a/old.jsonl", new="b/new.jsonl", old_sidecar=None, new_sidecar="b/new_failures.jsonl"),
+        files=BySide(SideFile("a/old.jsonl"), SideFile("b/new.jsonl", "b/new_failures.jsonl")),
         aggregate_metrics=BySide(
             old=None,
             new=AggregateCheck(

@@ -72,14 +72,14 @@ def test_masked_and_missing_lists_are_capped() -> None:
 def test_only_a_failed_check_decides_and_a_check_not_run_narrows() -> None:
     """Every item that ran decides: a failed check fails a pair whose rewards agree, naming the first
     three; a skip, an xfail or an xpass does not decide; a check collected but not run narrows the run."""
-    from pytest_rollout_parity.core.reports.summary import CheckRun, Files, RunInfo, RunOutcome
+    from pytest_rollout_parity.core.reports.summary import BySide, CheckRun, RunInfo, RunOutcome, SideFile
 
     rows = [{"task_id": t, "reward": 1.0} for t in "ab"]
     result = compare_rollouts(rows, [dict(row, extra=1) for row in rows])
 
     def decided(*outcomes: Optional[str]) -> tuple[str, list[str]]:
         checks = tuple(CheckRun(f"t.py::c[{i}]", "a", outcome) for i, outcome in enumerate(outcomes))
-        run = RunInfo(Files("o", "n"), RunOutcome(2, 0, {"passed": 2}, checks=checks))
+        run = RunInfo(BySide(SideFile("o"), SideFile("n")), RunOutcome(2, 0, {"passed": 2}, checks=checks))
         summary = build_summary(result, run)
         return summary.verdict, [f"{d.code}: {d.text}" for d in summary.decided_by]
 

@@ -9,10 +9,11 @@ from pytest_rollout_parity.core.judging.verdicts import Verdict
 from pytest_rollout_parity.core.reports import markdown as markdown
 from pytest_rollout_parity.core.reports.html_page import report_body
 from pytest_rollout_parity.core.reports.summary import (
-    Files,
+    BySide,
     GateItem,
     RunInfo,
     RunOutcome,
+    SideFile,
     SplitGroup,
     Summary,
     build_summary,
@@ -25,7 +26,7 @@ def _summary(old: dict[str, float], new: dict[str, float], **run: object) -> Sum
     result = compare_rollouts(
         [{"task_id": t, "reward": r} for t, r in old.items()], [{"task_id": t, "reward": r} for t, r in new.items()]
     )
-    return build_summary(result, RunInfo(files=Files("old.jsonl", "new.jsonl"), **run))  # type: ignore[arg-type]
+    return build_summary(result, RunInfo(files=BySide(SideFile("old.jsonl"), SideFile("new.jsonl")), **run))  # type: ignore[arg-type]
 
 
 def test_every_report_says_the_verdict_in_the_same_words() -> None:

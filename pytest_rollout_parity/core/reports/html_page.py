@@ -417,7 +417,7 @@ def report_body(
     if audit is not None:
         inputs = dict(summary.run.inputs) if summary.run is not None else {}
         sides = "; ".join(
-            f"{side}: <code>{html_text(summary.files.file(side) if summary.files else side)}</code> "
+            f"{side}: <code>{html_text(summary.files.side(side).file if summary.files else side)}</code> "
             f"({html_text(inputs.get(side) or 'no digest')})"
             for side in ("old", "new")
         )

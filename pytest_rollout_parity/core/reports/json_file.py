@@ -1,8 +1,4 @@
-"""The JSON summary file: the :class:`.summary.Summary` as pydantic writes it, read back the same way.
-
-The summary's dataclasses are the file's layout (one definition). The API's
-:func:`~..api.summary_dict` is the public way to get the same dict from a result in memory.
-"""
+"""The JSON summary file: the :class:`.summary.Summary` as pydantic writes it, read back the same way."""
 
 from __future__ import annotations
 
@@ -20,8 +16,7 @@ from .summary import Summary
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
 
-#: the sections a summary holds only where they apply (margin mode, a pytest run, a coverage file, a
-#: merge): the fields that default to None, absent from the file when they are
+#: the sections that apply only somewhere (margin mode, a pytest run, a merge...): absent from the file when None
 ABSENT_WHEN_NONE = frozenset(f.metadata.get("alias", f.name) for f in fields(Summary) if f.default is None)
 
 
@@ -53,13 +48,10 @@ def json_dict(summary: Summary) -> dict[str, Any]:
 
 
 def read_summary(data: Any) -> Summary:
-    """A parsed summary (a merge's part) held to the layout and read back; raises pydantic's
-    ``ValidationError`` naming the first place it is not.
+    """A parsed summary (a merge's part) held strictly to the layout as JSON text, then read back.
 
-    Held strictly as JSON text (a key the layout does not name, a value of another type, NaN); a lone
-    surrogate, which the gate writes as its escape and pydantic's JSON parser refuses, is checked there
-    as any other character and read back as it is.
-    """
+    A lone surrogate, which the gate writes as its escape and pydantic's JSON parser refuses, is
+    checked there as any other character and read back as it is."""
     adapter = _adapter()
     adapter.validate_json(json.dumps(data, ensure_ascii=False, allow_nan=False).encode("utf-8", "replace"))
     return adapter.validate_python(data, strict=False)
@@ -70,9 +62,7 @@ SCHEMA_WIDTH = 110
 
 
 def schema_text() -> str:
-    """The file's JSON Schema as docs/json.md publishes it (`python -m pytest_rollout_parity schema`):
-    the keys the gate writes (a field the reports alone read, such as a task's prompt excerpt, is left
-    out), laid out for reading, each object on one line when it fits."""
+    """The file's JSON Schema as docs/json.md publishes it, each object on one line when it fits."""
 
     def laid_out(value: Any, indent: int, used: int) -> str:
         flat = json.dumps(value, ensure_ascii=False)
@@ -92,10 +82,8 @@ def schema_text() -> str:
 
 
 def json_text(data: dict[str, Any]) -> str:
-    """The summary as UTF-8-safe JSON: raw text, but a lone surrogate (no UTF-8 form) as its escape.
-
-    A lone surrogate can only sit inside a JSON string, where `\\udXXXX` reads back as the same text.
-    """
+    """The summary as UTF-8-safe JSON: raw text, but a lone surrogate (no UTF-8 form, only ever inside
+    a JSON string) as its escape, which reads back as the same text."""
     return utf8_safe(json.dumps(data, indent=2, ensure_ascii=False))
 
 

@@ -1,10 +1,7 @@
-"""The parts of a split run joined into one verdict: a pure function of the parts' summaries.
+"""The parts of a split run (pytest-split groups, shards, `-k` selections) joined into one verdict.
 
-Each part (a pytest-split group, a pytest-shard shard, a `-k` selection) is a JSON summary read back
-into a :class:`.summary.Summary`; it holds the whole file's classification, and outcomes only for
-the items it ran. :func:`merge_parts` trusts no part (see there), takes each item's outcome from the
-part that ran it and decides as the gate does (:func:`.summary.decided`): the result is one run's
-summary, which the run's own renderers show, with the merge's record (parts, gaps, exit status).
+Each part's summary holds the whole file's classification and outcomes for the items it ran; the
+merge is one run's summary, decided as the gate decides, so the run's own renderers show it.
 """
 
 from __future__ import annotations
@@ -102,8 +99,7 @@ def _difference(first: Any, other: Any, where: str = "") -> Optional[str]:
 
 
 def _check_outcomes(path: str, summary: Summary, run: RunOutcome) -> None:
-    """Each task's claimed outcome is the one the summary's rule gives from its category, its verdict and
-    the recorded options (`not_run` where its item did not run here); a part that claims otherwise is refused."""
+    """Refuse a part whose tasks claim other outcomes than the summary's rule gives them."""
     options = run.options
     assert options is not None  # _run_of
     listed = {task for task, _ in options.known_flips or ()}
@@ -131,14 +127,9 @@ def _check_outcomes(path: str, summary: Summary, run: RunOutcome) -> None:
 
 
 def merge_parts(parts: Sequence[tuple[str, Summary]]) -> Summary:
-    """The one verdict of ``parts`` (each: its file as given, its summary as read back), as one run's
-    summary with the merge's record: the first part's summary with each item's outcome from the part
-    that ran it, decided anew.
-
-    Raises :class:`MergeError` unless every part holds the same whole-file classification (inputs,
-    deciding options, known-flips list, counts, figures, each task's category), claims the outcomes
-    the summary's own rule gives (:func:`_check_outcomes`) and no item ran in two parts.
-    """
+    """The one verdict of ``parts`` (file as given, summary as read back): the first part's summary
+    with each item's outcome from the part that ran it, decided anew. No part is trusted: they must
+    hold the same whole-file classification, claim the outcomes the rule gives and run no item twice."""
     if not parts:
         raise MergeError("", "no part given: name each part's --parity-json file")
     runs = [_run_of(path, summary) for path, summary in parts]
@@ -169,7 +160,7 @@ def merge_parts(parts: Sequence[tuple[str, Summary]]) -> Summary:
                 ran[kind, name] = (path, entry)
         failed = sum(outcome == "failed" for *_, outcome in tasks + gates + checks)
         group = run.part.group if run.part is not None else None
-        records.append(PartRun(path, group, len(tasks) + len(gates), len(tasks), len(gates), failed))
+        records.append(PartRun(path, Part.of(summary.tasks, run.gate, run.checks, group), failed))
         collected.update((check.nodeid, check) for check in run.checks if check.nodeid not in collected)
     if overlaps:
         twice = [f"{name!r} ({', '.join(paths[:-1])} and {paths[-1]})" for name, paths in overlaps.items()]
@@ -213,5 +204,5 @@ def merge_parts(parts: Sequence[tuple[str, Summary]]) -> Summary:
     exit_status = PASS_EXIT if summary.verdict == "pass" else FAIL_EXIT
     gaps = [task.task for task in merged_tasks if not task.ran_here] + [item.item for item in gate if not item.ran_here]
     gaps += [check.nodeid for check in all_checks if check.outcome is None]
-    record = MergeRecord(summary.verdict, exit_status, tuple(records), tuple(gaps))
+    record = MergeRecord(exit_status, tuple(records), tuple(gaps))
     return replace(summary, plan=plans[0] if plans and summary.verdict == "inconclusive" else None, merge=record)

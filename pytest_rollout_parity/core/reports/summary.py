@@ -1,13 +1,7 @@
-"""The summary as typed data: one object that every rendering and the exit status read.
+"""The summary as typed data, built once, which every report and the exit status read: none disagrees.
 
-:func:`build_summary` is a pure function of a :class:`CompareResult` and, in a pytest run, the
-:class:`RunInfo` the run adds (files, selection, hook verdicts, outcomes). The terminal section
-(:mod:`.terminal`) and the JSON file (:mod:`.json_file`) are pure functions of the
-:class:`Summary`, so the items, the terminal and the JSON never disagree. The dataclasses are also
-the JSON file's layout: each field is a key (``metadata`` ``alias`` where the two names differ), in
-order; pydantic writes the file from them, reads parts back into them and publishes their schema,
-closed by :data:`..model.CLOSED` on :class:`Summary` (every nested dataclass takes it). A further
-section is one more optional field.
+The dataclasses are also the JSON file's layout, field for field in order (``metadata`` ``alias``
+where the names differ): pydantic writes, reads back and publishes it, closed by :data:`..model.CLOSED`.
 """
 
 from __future__ import annotations
@@ -51,7 +45,7 @@ T = TypeVar("T")
 
 @dataclass(frozen=True, slots=True)
 class BySide(Generic[T]):
-    """A value for each side: each side's aggregate-metrics check, inventory, conditions, model."""
+    """A value for each side, one record instead of old_*/new_* field pairs."""
 
     old: T
     new: T
@@ -62,8 +56,7 @@ class BySide(Generic[T]):
 
 @dataclass(frozen=True, slots=True)
 class AcceptedFlips:
-    """Verdicts a known-flips list or the hooks turned from failing into accepted, so the reviewer sees
-    that something other than the data decided: who, how many, and for a list, which one."""
+    """Verdicts a known-flips list or hooks accepted: the reviewer sees that not the data decided them."""
 
     source: Literal["known_flips", "hook"]
     count: int
@@ -86,9 +79,7 @@ class SplitGroup:
 
 @dataclass(frozen=True, slots=True)
 class CheckRun:
-    """One of the team's own checks: a test that requests the `rollout_pair` fixture, the task it
-    checks, and its outcome in this run as the test runner words it (None: collected, not run here).
-    A failure in its setup, call or teardown is `failed`, the one outcome that decides."""
+    """A test requesting `rollout_pair`: its task and outcome here (None: not run); only `failed` decides."""
 
     nodeid: str
     task: str
@@ -96,29 +87,21 @@ class CheckRun:
 
 
 @dataclass(frozen=True, slots=True)
-class Files:
-    """Each side's file (and sidecar) as the user named it."""
+class SideFile:
+    """A side's file (and sidecar) as the user named it."""
 
-    old: str
-    new: str
-    old_sidecar: Optional[str] = None
-    new_sidecar: Optional[str] = None
-    #: how many shard files each side was read from (1: one file), and how many had a sidecar
-    old_shards: int = 1
-    new_shards: int = 1
-    old_sidecars: int = 0
-    new_sidecars: int = 0
-
-    def file(self, side: Side) -> str:
-        return per_side(side, self.old, self.new)
+    file: str
+    sidecar: Optional[str] = None
+    #: how many shard files the side was read from (1: one file), and how many had a sidecar
+    shards: int = 1
+    sidecars: int = 0
 
 
 @dataclass(frozen=True, slots=True)
 class RunInfo:
-    """What the pytest run adds to the classification: the files and the items' fate. ``outcome`` is
-    what the run did as the summary's `run` section holds it; the summary counts its ``part``."""
+    """What the pytest run adds to the classification; the summary counts ``outcome``'s ``part``."""
 
-    files: Files
+    files: BySide[SideFile]
     outcome: RunOutcome = field(default_factory=lambda: RunOutcome(None, 0, {}))
     same_file: bool = False
     #: each side's `<stem>_aggregate_metrics.json` checked against its rows, when the file exists
@@ -142,20 +125,15 @@ class RunInfo:
     #: each task item that ran here and its last outcome, by task label
     task_outcomes: Mapping[str, str] = field(default_factory=dict)
     group: Optional[SplitGroup] = None
-    #: how many items of the whole session failed (any test's), and whether pytest's failure
-    #: section rescans every stored report for each of them under the traceback style in use
+    #: the session's failed items (any test's), and whether the traceback style in use rescans for each
     session_failures: int = 0
     failure_section_rescans: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class Part:
-    """What of the whole file this run ran: tasks and gate-level items apart, the team's checks, and
-    its splitter group (:meth:`of` counts them).
-
-    ``partial`` is a run that ran fewer items than the file has (a selection, a splitter group, a
-    stop after failures): its outcomes are this part's, and the whole file's verdict is the merge's.
-    """
+    """What of the whole file this run ran. A ``partial`` run (a selection, a splitter group, a stop
+    after failures) holds its part's outcomes; the whole file's verdict is the merge's."""
 
     partial: bool
     items: int
@@ -184,8 +162,7 @@ class Part:
         return cls(partial, items, items_ran, len(tasks), tasks_ran, gate_ran, group, len(checks), checks_ran)
 
 
-#: past this many failures, pytest's failure section (each failure's report against every stored
-#: report) costs more than the run itself under a traceback style that rescans
+#: past this many failures, pytest's failure section (rescanning every stored report for each) outcosts the run
 MANY_FAILURES = 1000
 
 
@@ -209,34 +186,32 @@ class SideSummary:
 
 @dataclass(frozen=True, slots=True)
 class TaskSummary:
-    """One joined task: its category, the winner of a flip, both sides (None when absent), and the
-    p-value of its old rows against its new rows (a flip with 2+ rows a side, else None), and the
-    outcome a `pytest_parity_verdict` hook gave it instead of the default (None: no hook changed it)."""
+    """One joined task as every report shows it; a side absent from its file is None."""
 
     task: str
     category: Category
     winner: Optional[Side]
     old: Optional[SideSummary]
     new: Optional[SideSummary]
+    #: the p-value of the old rows against the new (a flip with 2+ rows a side, else None)
     p_value: Optional[float] = None
     #: margin mode: the BH-adjusted p-value of a flip counted in the per-task tests (None: not counted)
     adjusted_p: Optional[float] = None
     #: what became of the task, in the one vocabulary of every report (docs/semantics.md, "Outcomes")
     outcome: TaskOutcome = "passed"
+    #: the verdict a hook or the known-flips list gave instead of the default (None: none did)
     hook_verdict: Optional[Verdict] = None
     #: in a pytest run, whether the task's item ran here (None: no pytest run)
     ran_here: Optional[bool] = None
     #: in a pytest run, the task item's outcome when it ran here (None: it did not, or no run)
     item_outcome: Optional[str] = None
-    #: a flip's report text, whatever --tb shows: its failure message with the evidence (the losing
-    #: side's verifier output or row evidence), or its expected-failure reason; None: not a flip, or its
-    #: item did not report here
+    #: a flip's report text whatever --tb shows (its failure message with the evidence, or its
+    #: expected-failure reason); None: not a flip, or its item did not report here
     evidence: Optional[str] = None
     #: rollouts whose same trajectory the two verifiers scored differently (0: the rows do not pair per
     #: rollout, or the task is no flip)
     verifier_disagreements: int = 0
-    #: the start of the task's prompt, for a task keyed on its index or prompt (a listed flip), else None;
-    #: the reports show it, the JSON file does not hold it
+    #: a listed flip's prompt start when keyed on its index or prompt: the reports show it, the JSON does not
     excerpt: Optional[str] = field(default=None, metadata={"exclude": True})
 
     def side(self, name: Side) -> Optional[SideSummary]:
@@ -245,13 +220,7 @@ class TaskSummary:
 
 @dataclass(frozen=True, slots=True)
 class Paired:
-    """The paired figures over the compared tasks (d = new - old of the task means).
-
-    The figures are None when ``absent`` says why; ``sign_test`` is None when no task was compared,
-    ``table`` unless every compared task has one binary row a side. ``df`` is the t degrees of
-    freedom behind the interval; ``left_out`` what the figures miss (masked and missing tasks) and
-    how far it could move delta.
-    """
+    """:class:`..statistics.paired.PairedSection`'s figures as the JSON holds them (docs/json.md)."""
 
     n: int
     old_mean: Optional[float]
@@ -268,8 +237,7 @@ class Paired:
 
 @dataclass(frozen=True, slots=True)
 class FlipTests:
-    """Margin mode's per-task tests: ``tests`` tasks tested (compared, 2+ rows a side), of which
-    ``counted`` can reach ``alpha`` and enter the Benjamini-Hochberg correction."""
+    """Margin mode's per-task tests: of ``tests`` tested, ``counted`` can reach ``alpha`` and enter BH."""
 
     alpha: float
     tests: int
@@ -287,8 +255,7 @@ class GateItem:
 
 @dataclass(frozen=True, slots=True)
 class Options:
-    """The settings that decide outcomes, as the run recorded them: the parts of a split run merge
-    only when theirs are equal, and the merge decides under them."""
+    """The settings that decide outcomes: parts merge only when theirs are equal, and decide under them."""
 
     margin: Optional[float]
     alpha: float
@@ -297,21 +264,16 @@ class Options:
     max_masked: str
     max_uncompared: str
     allow_copy: bool
-    old_key: Optional[str]
-    new_key: Optional[str]
-    old_agent: Optional[str]
-    new_agent: Optional[str]
+    #: each side's join field and agent as given (None: not given)
+    key: BySide[Optional[str]]
+    agent: BySide[Optional[str]]
     #: the known flips as (task, reason) pairs
     known_flips: Optional[tuple[tuple[str, str], ...]]
 
 
 @dataclass(frozen=True, slots=True)
 class RunOutcome:
-    """What the pytest run did with the items: how many ran, hook verdicts, outcomes in report order.
-
-    ``selected`` and ``outcomes`` count every parity item that ran: the task items and the
-    ``gate`` items (items that judge the whole run, such as `parity-aggregate`).
-    """
+    """What the pytest run did; ``selected`` and ``outcomes`` count the task and ``gate`` items that ran."""
 
     selected: Optional[int]
     verdicts_changed_by_hook: int
@@ -344,21 +306,17 @@ FAIL_CODES = ("failed_tasks", "checks_failed", "aggregate_outside")
 
 @dataclass(frozen=True, slots=True)
 class PartRun:
-    """One part of a merge: its file as given, its splitter group, what it ran and how much of it failed."""
+    """One part of a merge: its file as given, what it ran (counted anew from its items) and how many failed."""
 
     file: str
-    group: Optional[SplitGroup]
-    items_ran: int
-    tasks_ran: int
-    gate_items_ran: int
+    ran: Part
     failed: int
 
 
 @dataclass(frozen=True, slots=True)
 class MergeRecord:
-    """What only a merge of parts knows: its verdict and exit status, each part, the items no part ran."""
+    """What only a merge of parts knows (its verdict is the summary's)."""
 
-    verdict: RunVerdict
     exit_status: int
     parts: tuple[PartRun, ...]
     gaps: tuple[str, ...]
@@ -366,8 +324,7 @@ class MergeRecord:
 
 @dataclass(frozen=True, slots=True)
 class Summary:
-    """Everything the gate reports, and the JSON file's layout. ``files`` and ``run`` are None outside
-    a pytest run; the fields that default to None are absent from the file when they are."""
+    """Everything the gate reports; ``files`` and ``run`` are None outside a pytest run."""
 
     __pydantic_config__ = CLOSED
 
@@ -401,7 +358,7 @@ class Summary:
     #: margin mode's per-task tests, and how many flips were shown not to be noise (they fail)
     flip_tests: Optional[FlipTests] = None
     failing_flips: Optional[int] = None
-    files: Optional[Files] = None
+    files: Optional[BySide[SideFile]] = None
     #: each side's recorded mean reward beside the rows' (None: the side has no such file)
     aggregate_metrics: Optional[BySide[Optional[AggregateCheck]]] = None
     #: the runs' own inventories (`<stem>_coverage.json`); None when neither side has one
@@ -476,10 +433,8 @@ def task_outcome(
     hook_verdict: Optional[Verdict],
     ran: bool = True,
 ) -> TaskOutcome:
-    """The task's outcome (docs/semantics.md, "Outcomes"), the first that applies: `not_run` when its
-    item was not selected; a changed verdict (`failed` when it fails, else `accepted`); then by category,
-    a flip `failed` unless margin mode's ``judgement`` does not show it to be a regression (`within_noise`).
-    The one rule: the run and the merge (which re-derives each part's claim) both decide by it."""
+    """The task's outcome (docs/semantics.md, "Outcomes"): the one rule, by which the run and the
+    merge (re-deriving each part's claim) both decide."""
     if not ran:
         return "not_run"
     if hook_verdict is not None:
@@ -534,15 +489,8 @@ def _outside(decision: Equivalence) -> bool:
 
 
 def decided(summary: Summary, *, strict: bool, allow_copy: bool, known_flips_sha256: Optional[str]) -> Summary:
-    """The summary with its verdict decided, once, from every item that ran: its tasks' outcomes, its
-    gate-level checks and the team's own checks; with the outcome counts and who accepted which verdicts.
-    The run and the merge of parts both decide by it.
-
-    `fail` when a task or one of the team's checks failed, or the aggregate's interval lies wholly
-    outside the margin; else
-    `inconclusive` when anything kept the gate from deciding (nothing compared, lost evidence past
-    its budget, a copy, an interval crossing the margin, a narrowed or collect-only run); else `pass`.
-    """
+    """The summary with its verdict decided from every item that ran (docs/semantics.md, "Verdicts"):
+    the one verdict function, by which the run and the merge of parts both decide."""
     tasks, checks, run, nothing = summary.tasks, summary.checks, summary.run, summary.nothing_compared
     aggregate, coverage = summary.equivalence, summary.coverage
     collected_only = run is not None and run.collect_only
@@ -600,9 +548,8 @@ def decided(summary: Summary, *, strict: bool, allow_copy: bool, known_flips_sha
 
 @dataclass(frozen=True)
 class MarginDecisions:
-    """Margin mode's decisions over one comparison, each computed once: the per-task tests' FDR
-    correction, each flip's judgement (by task index) and the equivalence decision. The
-    items, the summary and every report read these; without a margin there are none."""
+    """Margin mode's decisions, made once for the items, the summary and every report (none without a
+    margin); ``judgements`` by task index."""
 
     fdr: Optional[DiscreteFdr]
     judgements: tuple[Optional[FlipJudgement], ...]
@@ -617,15 +564,12 @@ def margin_decisions(
     *,
     copy: bool = False,
 ) -> MarginDecisions:
-    """The decisions at ``margin`` (none without one) from the comparison's paired ``section``.
-
-    For two sides holding the same rows (``copy``: a re-verification whose rewards all agree, run as
-    a deliberate copy) every rollout pairs with itself and agrees, so Δ is 0 with no sampling noise
-    left to test, whatever the number of tasks: equivalent."""
+    """The decisions at ``margin``. A deliberate ``copy`` (both sides the same rows) is equivalent
+    whatever the number of tasks: every rollout pairs with itself, Δ = 0 with no noise left to test."""
     if margin is None:
         return MarginDecisions(None, (None,) * len(tasks), None)
     fdr = section.fdr(alpha)
-    judged = tuple(judge_flips(section, tasks, alpha, fdr))
+    judged = tuple(judge_flips(section, tasks, fdr))
     if not copy:
         return MarginDecisions(fdr, judged, equivalence(section.stats, margin, section.left_out))
     same = (
@@ -648,15 +592,9 @@ def build_summary(
     with_plan: bool = False,
     decisions: Optional[MarginDecisions] = None,
 ) -> Summary:
-    """The summary of a comparison and, in a pytest run, of what the run did.
-
-    ``paired`` is the result's paired section when the caller already has it (else computed);
-    with a ``margin`` the summary also holds the aggregate equivalence decision and the per-task
-    tests at false discovery rate ``alpha``; ``decisions`` all of margin mode's decisions, when the
-    caller has made them (:func:`margin_decisions`: the items read the same). Each task's outcome
-    is decided here and the run's verdict by :func:`decided`, once; an `inconclusive` verdict (or
-    ``with_plan``) adds the plan of what to run next.
-    """
+    """The summary of a comparison and, in a pytest run, of what the run did. ``paired`` and
+    ``decisions`` are passed when the caller has them (the items read the same); an `inconclusive`
+    verdict (or ``with_plan``) adds the plan of what to run next."""
     section = paired if paired is not None else paired_section(result)
     if decisions is None:
         decisions = margin_decisions(section, result.tasks, margin, alpha, copy=result.copies is not None)
@@ -723,7 +661,6 @@ def build_summary(
         equivalence=decisions.equivalence,
         coverage=coverage,
         flip_tests=FlipTests(alpha, fdr.tests, len(fdr.counted)) if fdr is not None else None,
-        # margin mode: how many flips were shown not to be noise (they fail)
         failing_flips=sum(1 for j in judged if j is not None and j.regression) if fdr is not None else None,
         files=run.files if run is not None else None,
         aggregate_metrics=BySide(run.aggregate.get("old"), run.aggregate.get("new")) if run is not None else None,

@@ -15,7 +15,7 @@ from ..judging.companions import FIELDS
 from ..model import Side, per_side
 from ..statistics.margin import left_out_text
 from ..statistics.paired import format_p
-from .summary import Summary, TaskSummary
+from .summary import SideFile, Summary, TaskSummary
 
 REGRESSED = "new regressed"  # a flip the old side wins
 IMPROVED = "new improved"  # a flip the new side wins
@@ -177,13 +177,12 @@ def side_lines(summary: Summary) -> list[str]:
     files = summary.files
     lines = []
     for side in SIDES:
-        line = f"{side}: {files.file(side) if files else side}"
-        sidecar = per_side(side, files.old_sidecar, files.new_sidecar) if files else None
-        shards = per_side(side, files.old_shards, files.new_shards) if files else 1
-        if files and shards > 1:
-            line += f" ({shards} shards, {plural(per_side(side, files.old_sidecars, files.new_sidecars), 'sidecar')})"
-        elif sidecar:
-            line += f" (+ sidecar {os.path.basename(sidecar)})"
+        shown = files.side(side) if files else SideFile(side)
+        line = f"{side}: {shown.file}"
+        if shown.shards > 1:
+            line += f" ({shown.shards} shards, {plural(shown.sidecars, 'sidecar')})"
+        elif shown.sidecar:
+            line += f" (+ sidecar {os.path.basename(shown.sidecar)})"
         join, rows = summary.join, summary.rows
         total, masked, key, reason, prefix = per_side(
             side,
@@ -260,12 +259,12 @@ def listings(summary: Summary) -> list[Listing]:
     if checks := summary.failed_checks:
         found.append(Listing(f"your checks failed ({len(checks)})", [(nodeid, "") for nodeid in checks]))
     if (merge := summary.merge) is not None:
-        ran, failed = sum(part.items_ran for part in merge.parts), sum(part.failed for part in merge.parts)
+        ran, failed = sum(part.ran.items_ran for part in merge.parts), sum(part.failed for part in merge.parts)
         parts = [
             (
                 part.file,
-                f" ({part.group or 'no group'}): {part.items_ran} item(s) (tasks {part.tasks_ran}, "
-                f"gate items {part.gate_items_ran}), {part.failed} failed",
+                f" ({part.ran.group or 'no group'}): {part.ran.items_ran} item(s) (tasks {part.ran.tasks_ran}, "
+                f"gate items {len(part.ran.gate_items_ran)}), {part.failed} failed",
             )
             for part in merge.parts
         ]

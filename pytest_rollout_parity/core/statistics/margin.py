@@ -1,10 +1,7 @@
-"""Margin mode: decide on evidence instead of on every flip.
+"""Margin mode: decide on evidence instead of on every flip (docs/statistics.md, "Margin mode in detail").
 
-The aggregate is an equivalence test (two one-sided tests): the new side is at parity when the
-one-sided 95% bounds of the mean difference both lie inside [-M, +M]. A score that moved up is as
-suspect as one that moved down (a verifier that passes everything). A single flip then fails only
-when its own repeats show it is not noise: its Benjamini-Hochberg adjusted p-value, over the tested
-tasks that can reach alpha at all, is below alpha.
+Both one-sided bounds must lie inside [-M, +M]: a score that moved up is as suspect as one that moved
+down (a verifier that passes everything).
 """
 
 from __future__ import annotations
@@ -22,8 +19,7 @@ EQUIVALENCE_ITEM = "parity-aggregate"
 
 @dataclass(frozen=True)
 class Equivalence:
-    """The equivalence decision at margin ``margin`` (the one-sided 95% bounds; None: no decision) and
-    the one message its item shows (the verdict first: the item's node id names it)."""
+    """The decision (bounds None: none) and its item's message, verdict first: the node id names the item."""
 
     margin: float
     lower_bound: Optional[float]
@@ -55,11 +51,8 @@ def left_out_text(left: LeftOut) -> str:
 
 
 def equivalence(stats: PairedStats, margin: float, left: Optional[LeftOut] = None) -> Equivalence:
-    """Two one-sided tests of Δ against ±``margin``; absent statistics fail with their reason.
-
-    With ``left`` the message ends with what the paired figures leave out and how far it could
-    move Δ (the decision itself is over the compared tasks).
-    """
+    """Two one-sided tests of Δ against ±``margin``; absent statistics fail with their reason. ``left``
+    only adds to the message: the decision is over the compared tasks."""
     where = f"margin ±{margin:g}"
     tail = f"; {left_out_text(left)}" if left is not None else ""
     if stats.absent is not None or stats.lower_bound is None or stats.upper_bound is None or stats.delta is None:
@@ -84,8 +77,7 @@ def equivalence(stats: PairedStats, margin: float, left: Optional[LeftOut] = Non
 
 @dataclass(frozen=True)
 class FlipJudgement:
-    """A flip in margin mode: a regression (fails; ``text`` is a line of its message) or not shown
-    to be one (an expected failure, ``text`` its reason)."""
+    """A flip in margin mode: a regression (fails) or not shown to be one (xfails, ``text`` the reason)."""
 
     regression: bool
     text: str
@@ -100,12 +92,8 @@ def disagreement_text(count: int) -> str:
     )
 
 
-def judge_flips(
-    section: PairedSection, tasks: list[TaskComparison], alpha: float, fdr: Optional[DiscreteFdr] = None
-) -> list[Optional[FlipJudgement]]:
-    """The judgement of every flipped task, by task index (None for the other categories); ``fdr`` is
-    ``section.fdr(alpha)`` when the caller has it."""
-    fdr = fdr if fdr is not None else section.fdr(alpha)
+def judge_flips(section: PairedSection, tasks: list[TaskComparison], fdr: DiscreteFdr) -> list[Optional[FlipJudgement]]:
+    """The judgement of every flipped task, by task index (None for the other categories)."""
     return [
         judge_flip(task, test, adjusted, fdr) if task.category == "flipped" else None
         for task, test, adjusted in zip(tasks, section.tests, fdr.adjusted)
@@ -115,11 +103,7 @@ def judge_flips(
 def judge_flip(
     task: TaskComparison, test: Optional[tuple[float, float]], adjusted: Optional[float], fdr: DiscreteFdr
 ) -> FlipJudgement:
-    """Fail a flip only when its BH-adjusted p-value (over the tests ``fdr`` counts) is below alpha.
-
-    ``test`` is the task's (p, smallest attainable p) (None: too few repeats to test); ``adjusted``
-    is None when the task cannot reach alpha and is not counted.
-    """
+    """Fail a flip only when its BH-adjusted p-value (over the tests that can reach alpha) is below alpha."""
     alpha = fdr.alpha
     if task.disagreements:
         return FlipJudgement(True, disagreement_text(task.disagreements))

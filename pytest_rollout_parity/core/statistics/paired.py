@@ -1,11 +1,6 @@
-"""The paired section of a comparison: the statistics over the compared tasks and per-task noise.
-
-One pure function of a :class:`CompareResult`, so the items, the terminal section and the JSON
-read the same figures. This module decides which tasks and rows feed :mod:`.paired_tests`, what
-they leave out (masked and missing tasks, and how far they could move delta), and tests each
-task's repeats: could its flip come from chance alone? Binary rewards use Fisher's exact test;
-other rewards an exact permutation test of the difference of means (seeded Monte Carlo when the
-splits are too many to enumerate). docs/statistics.md gives the rules.
+"""The paired section of a comparison, one pure function so that every report reads the same figures:
+which tasks and rows feed :mod:`.paired_tests`, what they leave out, and whether each task's flip
+could come from chance alone. docs/statistics.md gives the rules.
 """
 
 from __future__ import annotations
@@ -43,13 +38,8 @@ PERMUTATION_TOLERANCE = 1e-12
 
 @dataclass(frozen=True)
 class LeftOut:
-    """Tasks left out of the paired figures on each side, and delta's range if they had scored.
-
-    ``tasks`` is every joined task; ``old``/``new`` count the tasks not compared whose side is
-    absent or masked there. ``delta_range`` is (low, high) over the ``range_tasks`` tasks with a
-    counted old reward, each task left out on the new side scored ``reward_range[0]`` or
-    ``reward_range[1]`` there; None when no such task is left out on the new side.
-    """
+    """Tasks left out of the paired figures on each side, and delta's range had they scored (its
+    fields: docs/json.md)."""
 
     tasks: int
     old: int
@@ -67,8 +57,7 @@ def _out(side: Optional[TaskSide]) -> bool:
 
 
 def left_out(result: CompareResult) -> LeftOut:
-    """Count the tasks (and the rows of compared tasks) left out on each side and bound delta over
-    the tasks with an old reward, each left-out task or row on the new side scored low or high."""
+    """Count what is left out on each side; bound delta had each left-out new task or row scored low or high."""
     compared = [t for t in result.tasks if t.category in COMPARED_CATEGORIES]
     rest = [t for t in result.tasks if t.category not in COMPARED_CATEGORIES]
     # (old reward, new mean, the share of the new rows left out: all of them for a task left out there)
@@ -112,13 +101,8 @@ def left_out(result: CompareResult) -> LeftOut:
 
 @dataclass(frozen=True)
 class PairedSection:
-    """The paired figures over the compared tasks and the per-task tests, by task index.
-
-    ``tests[i]`` is task ``i``'s :func:`task_noise_test`, identical or not: the family the
-    multiplicity correction runs over. ``p_values[i]`` is its p-value for a flipped task only.
-    ``sign`` is None when no task was compared; ``table`` unless every compared task has one
-    binary row a side.
-    """
+    """The paired figures over the compared tasks and the per-task tests, by task index. ``tests``
+    holds every task's, identical or not: the family the multiplicity correction runs over."""
 
     stats: PairedStats
     sign: Optional[SignTest]
@@ -150,8 +134,7 @@ def task_noise_test(task: TaskComparison) -> Optional[tuple[float, float]]:
 
 
 def paired_section(result: CompareResult) -> PairedSection:
-    """The paired statistics over the compared tasks (d = new - old of the task means), the sign
-    test, the McNemar table when it applies, the per-task tests, and what the figures leave out."""
+    """The paired section over the compared tasks (d = new - old of the task means)."""
     compared = [t for t in result.tasks if t.category in COMPARED_CATEGORIES]
     pairs = [((t.old.reward if t.old else None) or 0.0, (t.new.reward if t.new else None) or 0.0) for t in compared]
     rows = sum(min(t.old.reward_rows, t.new.reward_rows) for t in compared if t.old is not None and t.new is not None)
@@ -186,12 +169,8 @@ def noise_text(task: TaskComparison, p: float) -> str:
 
 
 def fisher_test(a_success: int, a_n: int, b_success: int, b_n: int) -> tuple[float, float]:
-    """Fisher's exact two-sided p-value for ``a_success``/``a_n`` against ``b_success``/``b_n``, and
-    the smallest p-value these margins allow (that of the least likely table).
-
-    Tables at most as likely as the observed one count within a relative 1e-7, as R's
-    ``fisher.test``; the hypergeometric weights are exact integers, so nothing else rounds.
-    """
+    """Fisher's exact two-sided p-value and the smallest these margins allow. Tables count as at most
+    as likely within a relative 1e-7, as R's ``fisher.test``; the exact integer weights round nothing else."""
     successes = a_success + b_success
     low, high = max(0, successes - b_n), min(a_n, successes)
     weights = [math.comb(a_n, x) * math.comb(b_n, successes - x) for x in range(low, high + 1)]
@@ -216,13 +195,9 @@ def permutation_test(
     exact_limit: int = 100_000,
     draws: int = 10_000,
 ) -> tuple[float, float]:
-    """The two-sided permutation p-value of mean(xs) - mean(ys) over the pooled rows (finite, at
-    least one a side), and the smallest value it can take (that of the split with the largest gap).
-
-    All splits are enumerated when they are at most ``exact_limit``; otherwise ``draws`` random
-    splits from ``random.Random(seed)`` are drawn and, as ``scipy.stats.permutation_test`` does,
-    the observed split is added once: p = (count + 1) / (draws + 1), never 0.
-    """
+    """The two-sided permutation p-value of mean(xs) - mean(ys) and the smallest it can take. Past
+    ``exact_limit`` splits, seeded random ones are drawn and, as ``scipy.stats.permutation_test``
+    does, the observed split is added once: p = (count + 1) / (draws + 1), never 0."""
     k, rest = len(xs), len(ys)
     # rewards beyond 2 in units of a power of two (exact): no sum of finite rewards overflows, p does not change
     exponent = max(scale_exponent((*xs, *ys)) - 1, 0)
@@ -243,11 +218,8 @@ def permutation_test(
 def task_test(
     old_rewards: Sequence[float], new_rewards: Sequence[float], *, seed: int = 0
 ) -> tuple[float, float] | None:
-    """(p, smallest attainable p) of one task's old rows against its new rows; ``None`` below 2 rows a side.
-
-    The smallest attainable p-value is fixed by what the two sides hold together (the passes in
-    all, or the pooled rewards), so choosing the tasks to count by it does not look at the split.
-    """
+    """(p, smallest attainable p) of one task's old rows against its new rows; None below 2 rows a side.
+    The smallest is fixed by the pooled rows, so choosing the tasks to count by it ignores the split."""
     if len(old_rewards) < 2 or len(new_rewards) < 2:
         return None
     if all(r in (0.0, 1.0) for r in (*old_rewards, *new_rewards)):

@@ -1,9 +1,5 @@
-"""Paired statistics over the compared tasks: is the difference between two runs noise?
-
-Each compared task gives a pair (old task mean, new task mean) and d = new - old. The mean of d
-says how much the new server moved the score; its standard error how much of that sampling alone
-would explain, clustered by taskset when tasksets move together (:func:`cr2_mean`). Plain
-``math``; the derivations are in docs/statistics.md.
+"""Paired statistics over the compared tasks: how far the new server moved the score (the mean of d =
+new - old of the task means) and how much of that sampling alone would explain (docs/statistics.md).
 """
 
 from __future__ import annotations
@@ -42,22 +38,18 @@ def unscaled(value: float, exponent: int) -> float:
 
 @dataclass(frozen=True)
 class PairedStats:
-    """The paired figures over the compared tasks (:func:`paired_stats`); each is ``None`` when
-    ``absent`` says why.
-
-    ``ci95`` is the two-sided 95% interval of ``delta``; ``lower_bound``/``upper_bound`` the
-    one-sided 95% bounds (shape-corrected) an equivalence test compares with a margin;
-    ``df`` is n - 1, or when clustered the Bell-McCaffrey degrees of freedom. Figures past the
-    float range read as the largest float of their sign; the decisions are taken in scaled units.
-    """
+    """The paired figures (each None when ``absent`` says why). Figures past the float range read as
+    the largest float of their sign; the decisions are taken in scaled units."""
 
     n: int
     old_mean: float | None = None
     new_mean: float | None = None
     delta: float | None = None
     se: float | None = None
+    #: n - 1, or when clustered the Bell-McCaffrey degrees of freedom
     df: float | None = None
     ci95: tuple[float, float] | None = None
+    #: the one-sided 95% bounds (shape-corrected) an equivalence test compares with a margin
     lower_bound: float | None = None
     upper_bound: float | None = None
     clustered_by: str | None = None
@@ -85,9 +77,8 @@ class McNemarTable:
 
 
 def moments(values: Sequence[float]) -> tuple[float, float, float, float]:
-    """(mean, variance, adjusted skewness G1 (0 below 3 values), excess kurtosis) of ``values``, the
-    variance over n - 1 and the shape as docs/statistics.md "No pass on zero spread" defines it;
-    variance and shape 0 when nothing varies."""
+    """(mean, variance over n - 1, adjusted skewness G1, excess kurtosis), as docs/statistics.md "No pass
+    on zero spread" defines them; variance and shape 0 when nothing varies."""
     n = len(values)
     mean = math.fsum(values) / n
     deviations = [v - mean for v in values]
@@ -116,13 +107,9 @@ def paired_stats(
     span: tuple[float, float] = (0.0, 1.0),
     rows: int | None = None,
 ) -> PairedStats:
-    """Paired figures over ``pairs`` of (old task mean, new task mean), d = new - old.
-
-    The task means are finite (a side's scored rewards are). ``clusters`` gives each task's
-    taskset; over two or more the standard error is clustered
-    (:func:`cr2_mean`), else sd(d)/sqrt(n). Either is at least (span width) / ``rows``, the step
-    one rollout moves delta by (docs/statistics.md, "No pass on zero spread").
-    """
+    """Paired figures over ``pairs`` of finite (old, new) task means, clustered by taskset over two or
+    more ``clusters``. The standard error is at least the step one of ``rows`` rollouts moves delta by
+    (docs/statistics.md, "No pass on zero spread")."""
     n = len(pairs)
     olds = [old for old, _ in pairs]
     news = [new for _, new in pairs]
@@ -164,9 +151,8 @@ def paired_stats(
 
 
 def sign_test(diffs: Sequence[float]) -> SignTest:
-    """The exact two-sided sign test over the differences beyond ``CHANGE_TOLERANCE``: McNemar's exact
-    test with binary rewards, one row a side; p is 1 when nothing changed. Integer arithmetic; the
-    one division at the end is correctly rounded."""
+    """The exact two-sided sign test (McNemar's for binary rewards, one row a side), in integers: the one
+    division at the end is correctly rounded."""
     better = sum(1 for d in diffs if d > CHANGE_TOLERANCE)
     worse = sum(1 for d in diffs if d < -CHANGE_TOLERANCE)
     n = better + worse
@@ -175,8 +161,8 @@ def sign_test(diffs: Sequence[float]) -> SignTest:
 
 
 def mcnemar_table(pairs: Sequence[tuple[float, float]]) -> McNemarTable | None:
-    """The 2x2 pass/fail table of (old, new) rewards, or ``None`` unless there are some and every
-    one is 0 or 1. The caller passes single rows: with repeats a task mean is not a pass or a fail."""
+    """The 2x2 pass/fail table of single-row (old, new) rewards, None unless all are 0 or 1: with
+    repeats a task mean is not a pass or a fail."""
     if not pairs or any(value not in (0.0, 1.0) for pair in pairs for value in pair):
         return None
     count = Counter(pairs)
@@ -185,8 +171,7 @@ def mcnemar_table(pairs: Sequence[tuple[float, float]]) -> McNemarTable | None:
 
 @dataclass(frozen=True)
 class DiscreteFdr:
-    """Benjamini-Hochberg over the tests that can reach ``alpha``: of ``tests`` tests, ``counted``
-    (indices) can; ``adjusted[i]`` is a counted test's BH-adjusted p-value, else ``None``."""
+    """Benjamini-Hochberg over the ``counted`` tests (indices) that can reach ``alpha``, of ``tests``."""
 
     alpha: float
     tests: int
@@ -195,13 +180,9 @@ class DiscreteFdr:
 
 
 def discrete_bh(tests: Sequence[Optional[tuple[float, float]]], alpha: float) -> DiscreteFdr:
-    """BH at ``alpha`` over the ``tests`` (p, smallest attainable p; None: no test) that can reach it.
-
-    A discrete test that can never reach ``alpha`` (Fisher's on 3 + 3 rows: 0.1 at best) would
-    only raise every other test's bar. Leaving it out (Tarone's idea, carried over to the false
-    discovery rate by Gilbert 2005) never rejects fewer than plain BH, and keeps the rate at most
-    ``alpha``, as the choice depends on each test's margins only (docs/statistics.md, "Per-task tests").
-    """
+    """BH at ``alpha`` over the ``tests`` (p, smallest attainable p) that can reach it. One that never
+    can (Fisher's on 3 + 3 rows: 0.1 at best) would only raise the others' bar; leaving it out (Tarone,
+    Gilbert 2005) keeps the rate at most ``alpha`` (docs/statistics.md, "Per-task tests")."""
     if not 0.0 < alpha < 1.0:  # the Python API's summary_dict passes it on unchecked
         raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
     counted = [(i, test[0]) for i, test in enumerate(tests) if test is not None and test[1] < alpha]
@@ -227,18 +208,10 @@ class ClusterFit:
 
 
 def cr2_mean(values: Sequence[float], labels: Sequence[str]) -> ClusterFit:
-    """CR2 (bias-reduced) standard error and Bell-McCaffrey degrees of freedom of ``mean(values)``
-    clustered by ``labels`` (at least two distinct).
-
-    The simple G/(G-1) correction with t(G - 1) holds for groups of equal size only: when one group
-    holds much of the data its residuals shrink toward a mean it largely sets itself, and the
-    interval is too narrow. CR2 (Bell and McCaffrey 2002; Pustejovsky and Tipton 2018) scales each
-    group's residuals back up, and the degrees of freedom say how many groups' worth of information
-    the variance rests on. The working model: residuals correlated rho within a group, independent
-    across groups. The closed forms for a mean (kappa_g, Q_gh; p_g = n_g / n, phi_g, Phi) are
-    derived in docs/statistics.md, "The clustered interval"; with G equal groups they give the
-    simple correction exactly, with one task per group the plain sd/sqrt(n) with n - 1.
-    """
+    """CR2 standard error and Bell-McCaffrey degrees of freedom of ``mean(values)`` clustered by
+    ``labels`` (2+ distinct). The simple G/(G-1) correction holds for equal groups only: a group holding
+    much of the data shrinks its residuals toward a mean it largely sets, and the interval is too
+    narrow. The closed forms: docs/statistics.md, "The clustered interval"."""
     by_label: dict[str, list[float]] = {}
     for value, label in zip(values, labels):
         by_label.setdefault(label, []).append(value)

@@ -1,10 +1,5 @@
-"""What to run next: the repeats and tasks that would decide a run the gate cannot decide.
-
-Computed from the data at hand; docs/statistics.md, "Planning the next run", gives the method, its
-formulas and its references: equivalence at 80% power by either lever (more rollouts over the
-compared tasks, or more tasks from the same input dataset), each with its power to fail a regression
-a margin beyond the margin; no equivalence plan for a run that already fails; the repeats that tell
-a single flip from noise; and the tasks to rerun (the old side's not compared, the flips within noise).
+"""What to run next: the repeats and tasks that would decide a run the gate cannot decide, from the
+data at hand (docs/statistics.md, "Planning the next run": the method, its formulas and references).
 """
 
 from __future__ import annotations
@@ -36,26 +31,22 @@ RERUN_WHY = {"missing": "missing on the new side", "masked": "masked", "flipped_
 
 
 def tost_power(tasks: int, variance: float, margin: float, *, repeats: int = 1, width: float = 0.0) -> float:
-    """The probability that both one-sided 95% bounds of the mean of ``tasks`` differences,
-    each a mean over ``repeats`` rollouts of one rollout's ``variance`` (true mean 0), lie within
-    ±``margin``: ``2 F(M / s - t) - 1`` (:func:`_chance`)."""
+    """The probability that both one-sided 95% bounds of the mean of ``tasks`` differences (true mean 0)
+    lie within ±``margin``: ``2 F(M / s - t) - 1``."""
     return max(0.0, 2 * _chance(tasks, variance / repeats, margin, width / repeats) - 1)
 
 
 def regression_power(tasks: int, variance: float, margin: float, *, repeats: int = 1, width: float = 0.0) -> float:
-    """The probability that the upper one-sided bound lies below -``margin`` (the run fails) when the
-    true difference is -2 ``margin``, however the regression falls on the tasks (none improving):
-    ``F(M / s - t)`` with each task's true difference adding at most 2M width - 4M^2 to its variance
-    (the largest spread of differences in [-width, 0] whose mean is -2M)."""
+    """The probability that the run fails at a true difference of -2 ``margin``, however the regression
+    falls on the tasks: each task's true difference adds at most 2M width - 4M^2 to its variance (the
+    largest spread of differences in [-width, 0] whose mean is -2M)."""
     spread = max(2 * margin * width - 4 * margin * margin, 0.0)
     return _chance(tasks, variance / repeats + spread, margin, width / repeats)
 
 
 def _chance(tasks: int, variance: float, margin: float, step: float) -> float:
-    """``F(M / s - t)``: the chance that a one-sided 95% bound of the mean of ``tasks`` differences of
-    ``variance`` stays on the near side of a line ``margin`` from the true difference (F: the t
-    distribution with T - 1 degrees of freedom, t its 95% quantile; s the standard error, floored at
-    the gate's resolution ``step / T``, a task's step being width / r)."""
+    """``F(M / s - t)``: the chance that a one-sided 95% bound stays on the near side of a line ``margin``
+    from the true difference; s is floored at the gate's resolution ``step / T``, as the gate's own."""
     if tasks < 2:
         return 0.0
     se = max(math.sqrt(variance / tasks), step / tasks)
@@ -65,8 +56,8 @@ def _chance(tasks: int, variance: float, margin: float, step: float) -> float:
 
 
 def fewest(power_at: Callable[[int], float], cap: int) -> Optional[int]:
-    """The fewest n up to ``cap`` whose power reaches POWER, None when ``cap``'s does not: power grows
-    with n, so doubling brackets the first and a bisection finds it."""
+    """The fewest n up to ``cap`` whose power reaches POWER (None: none): power grows with n, so doubling
+    brackets the first and a bisection finds it."""
     low, high = 1, 1
     while power_at(high) < POWER:
         if high >= cap:
@@ -82,9 +73,8 @@ def fewest(power_at: Callable[[int], float], cap: int) -> Optional[int]:
 
 
 def flip_repeats(tests: int, alpha: float) -> int:
-    """The fewest rollouts a side for which a 1.0 -> 0.0 flip's p-value (Fisher's exact test of r/r
-    against 0/r: 2 / C(2r, r)), adjusted over ``tests`` tasks (Benjamini-Hochberg, the flip the
-    one small p-value), is below ``alpha``."""
+    """The fewest rollouts a side for which a 1.0 -> 0.0 flip's Fisher p-value (2 / C(2r, r)), adjusted
+    over ``tests`` tasks as the one small p-value, is below ``alpha``."""
     repeats = 1
     while fisher_test(repeats, repeats, 0, repeats)[0] * max(tests, 1) >= alpha:
         repeats += 1
@@ -112,8 +102,7 @@ class Lever:
 
 @dataclass(frozen=True)
 class Plan:
-    """What would decide the run: more rollouts or more tasks for equivalence, repeats for a flip,
-    tasks to rerun; or, for a run that already fails, what decided it (the JSON summary's `"plan"`)."""
+    """What would decide the run; for a run that already fails, what decided it."""
 
     #: the margin the equivalence plan is for; None: no margin, no equivalence plan
     margin: Optional[float]
@@ -125,15 +114,12 @@ class Plan:
     #: the variance of one rollout's difference the plan assumes, and where it comes from
     rollout_variance: Optional[float]
     variance_source: str
-    #: more rollouts over the compared tasks that would show equivalence (None: none up to MAX_REPEATS)
-    rollouts_needed: Optional[int]
-    #: more tasks from the same input dataset, at the current rollouts, that would (None: too many)
-    tasks_needed: Optional[int]
     #: rollouts a side before a 1.0 -> 0.0 flip is told from noise over ``flip_tests`` tasks at ``alpha``
     flip_repeats: int
     alpha: float
     rerun: tuple[Rerun, ...]
-    #: the levers' promises: by rollouts, by tasks (None where that lever is not offered)
+    #: more rollouts over the compared tasks that would show equivalence (None: none up to MAX_REPEATS),
+    #: or more tasks from the same input dataset at the current rollouts (None: too many), and their promises
     by_rollouts: Optional[Lever]
     by_tasks: Optional[Lever]
     #: the tasks that can reach alpha, which a flip's adjusted p-value counts
@@ -193,12 +179,9 @@ class Plan:
 def rollout_variance(
     compared: Sequence[tuple[TaskSide, TaskSide]], repeats: int, width: float, exponent: int
 ) -> tuple[float, str]:
-    """The variance of one rollout's difference (new - old), and where it comes from: the tasks'
-    within-task variances (old plus new) when some task has 2+ scored rows a side; else the variance
-    of the differences of the tasks' means times the rollouts they are over; else as though one of
-    the N row pairs had differed by the rewards' ``width`` (width^2 / N, the gate's own floor: plan
-    and gate agree on what is missing, more rows). ``width`` and the result in units of 2**``exponent``.
-    """
+    """The variance of one rollout's difference (new - old) and where it comes from, in units of
+    2**``exponent``. With nothing observed, as though one of N row pairs differed by ``width``: the
+    gate's own floor, so plan and gate agree on what is missing."""
     within = []
     for old_side, new_side in compared:
         if len(old_side.rewards) >= 2 and len(new_side.rewards) >= 2:
@@ -232,9 +215,8 @@ def rollout_variance(
 
 
 def upper_factor(df: float) -> float:
-    """df / chi2(1 - c, df): the factor that takes a variance estimated on ``df`` degrees of freedom
-    to its one-sided upper confidence limit at c = UPPER_CONFIDENCE (Browne 1995, for planning from a
-    pilot). The chi-square quantile is Wilson and Hilferty's cube-root normal approximation."""
+    """df / chi2(1 - c, df): a variance on ``df`` degrees of freedom at its upper confidence limit
+    c = UPPER_CONFIDENCE (Browne 1995), by Wilson and Hilferty's cube-root approximation."""
     df = max(df, 1.0)
     z = NormalDist().inv_cdf(1 - UPPER_CONFIDENCE)
     step = 2.0 / (9.0 * df)
@@ -248,8 +230,8 @@ def plan(
     judgements: Optional[Sequence[Optional[FlipJudgement]]] = None,
     decided: Optional[str] = None,
 ) -> Plan:
-    """The plan for the pair at hand (module docstring): what would decide it. ``decided`` says
-    what already made the run fail; then the aggregate is not planned."""
+    """The plan for the pair at hand; ``decided`` says what already made the run fail (then the
+    aggregate is not planned: more of a failing pair would not change its verdict)."""
     # a verifier disagreement is no sampling noise: more rollouts or tasks do not bear on it
     compared = [
         (t.old, t.new)
@@ -298,8 +280,6 @@ def plan(
         repeats=repeats,
         rollout_variance=unscaled(variance, 2 * exponent) if margin is not None else None,
         variance_source=source,
-        rollouts_needed=by_rollouts.repeats if by_rollouts is not None else None,
-        tasks_needed=by_tasks.tasks if by_tasks is not None else None,
         flip_repeats=flip_repeats(flip_tests, alpha),
         alpha=alpha,
         rerun=rerun,

@@ -1,10 +1,6 @@
-"""Student's t distribution in plain ``math``: the CDF and its quantile.
-
-The paired statistics need t quantiles (t(0.975, n-1) for a confidence interval, t(0.95, df) for
-the equivalence bounds) and the runtime carries no numpy or scipy, so the distribution is computed
-here: the CDF through the regularized incomplete beta function (a continued fraction evaluated by
-the modified Lentz method), the quantile by Newton steps on that CDF. The degrees of
-freedom are positive and finite: every caller's are (n - 1 for n >= 2, or a ratio of positive sums).
+"""Student's t distribution in plain ``math`` (the runtime carries no scipy): the CDF through the
+regularized incomplete beta function, the quantile by Newton steps on it. The degrees of freedom are
+positive and finite: every caller's are (n - 1 for n >= 2, or a ratio of positive sums).
 """
 
 from __future__ import annotations
@@ -52,9 +48,8 @@ def _beta_continued_fraction(a: float, b: float, x: float) -> float:
 
 
 def _lower_tail(t: float, df: float) -> float:
-    """P(T <= t) for ``t <= 0``: half the regularized incomplete beta ``I_x(df/2, 1/2)`` at
-    ``x = df / (df + t^2)``, with ``1 - x`` formed without cancellation, so that small tails keep
-    their relative precision."""
+    """P(T <= t) for ``t <= 0``, with ``1 - x`` formed without cancellation: small tails keep their
+    relative precision."""
     t2 = t * t
     x, xc = df / (df + t2), t2 / (df + t2)
     a, b = df / 2.0, 0.5
@@ -79,15 +74,12 @@ def t_cdf(t: float, df: float) -> float:
 
 
 def t_ppf(p: float, df: float) -> float:
-    """The ``p`` quantile of Student's t with ``df`` degrees of freedom, ``p`` in (0, 1).
+    """The ``p`` quantile of Student's t, ``p`` in (0, 1), by Newton's steps from the normal quantile.
 
-    The lower-tail quantile (q = min(p, 1 - p), 1 - p being exact for p >= 0.5) is found by Newton's
-    steps from the normal quantile. The CDF is convex below 0 and the normal quantile lies between
-    the root and 0 (t's quantiles are the wider), so each step stays on that side and nears the
-    root: no bracket is needed. Convergence is quadratic near the root, so a step of 1e-10 leaves
-    far less than the CDF's own rounding. Within about 1e-9 of p = 0.5 the relative error grows (the
-    quantile itself nears 0); the gate asks only for the 0.95 and 0.975 quantiles.
-    """
+    The CDF is convex below 0 and the normal quantile lies between the root and 0 (t's are wider), so
+    each step nears the root from that side: no bracket is needed; convergence is quadratic, so a step
+    of 1e-10 leaves less than the CDF's own rounding. Near p = 0.5 the relative error grows; the gate
+    asks for 0.95 and 0.975 only."""
     q = min(p, 1.0 - p)
     log_norm = _log_half_ratio(df / 2.0) - 0.5 * math.log(df * math.pi)  # of the density
     t = NormalDist().inv_cdf(q)
