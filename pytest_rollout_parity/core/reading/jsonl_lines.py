@@ -24,6 +24,7 @@ the full parse, which also words the errors. ``PARITY_PARSER=full`` turns the sk
 
 from __future__ import annotations
 
+import importlib
 import json
 import lzma
 import os
@@ -50,6 +51,9 @@ MAX_LINE = 64 << 20
 #: called while a side streams: (bytes of the file read, the file's size in bytes)
 Progress = Callable[[int, int], None]
 PROGRESS_STEP = 1 << 20  # report at most once per MiB of rows read
+#: Each compression's magic bytes and its module, imported for the files that need it, not by
+#: every reading process (lzma's errors are named below).
+COMPRESSIONS = ((b"\x1f\x8b", "gzip"), (b"BZh", "bz2"), (b"\xfd7zXZ\x00", "lzma"))
 #: A line's fields as a dict; None leaves the line to the full parse.
 Decoder = Callable[[bytes], Optional[dict[str, Any]]]
 
@@ -204,8 +208,6 @@ def decompressed(raw: BinaryIO, display: str) -> BinaryIO:
     """``raw`` itself, or a stream decompressing it; zstd is an input error naming the command."""
     head = raw.read(6)
     raw.seek(0)
-    # each compression by its magic bytes (zstd's first); gzip and bz2 are imported for the files
-    # that need them, not by every reading process
     if head.startswith(b"\x28\xb5\x2f\xfd"):
         raw.close()
         raise CompareInputError(
@@ -213,16 +215,10 @@ def decompressed(raw: BinaryIO, display: str) -> BinaryIO:
             "a zstd-compressed file, which Python cannot read before 3.14: "
             f"decompress it first (zstd -d {display}) and pass the .jsonl",
         )
-    if head.startswith(b"\x1f\x8b"):
-        import gzip
-
-        return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
-    if head.startswith(b"BZh"):
-        import bz2
-
-        return bz2.BZ2File(raw)  # type: ignore[return-value]
-    if head.startswith(b"\xfd7zXZ\x00"):
-        return lzma.LZMAFile(raw)  # type: ignore[return-value]
+    for magic, module in COMPRESSIONS:
+        if head.startswith(magic):
+            stream: BinaryIO = importlib.import_module(module).open(raw)
+            return stream
     return raw
 
 

@@ -130,7 +130,6 @@ def feed_file(
             if attempts.unranked_line(line_no, pair):
                 attempts.see_row(row, place, line_no, pair)
             place += 1
-        attempts.unranked = False
     standing = attempts.standing_records(records)
     if attempts.stamped:  # without the stamp every main-file row stands, as legacy append files have it
         builder.drop(attempts.displaced)

@@ -91,20 +91,20 @@ def load_sides(
         return [_load_here(request, name, progress) for request, name in zip(requests, ("old", "new"))]
     old, new = requests
     old_report = progress.side("old") if progress is not None else None  # the child reports no bytes: only its end
+    assert child.stdout is not None  # Popen was asked for a pipe
     try:
+        new_side: LoadedSide | CompareInputError  # its input error waits for the old side's
         try:
-            new_side: Optional[LoadedSide] = _load_here(new, "new", progress)
-            new_error: Optional[CompareInputError] = None
+            new_side = _load_here(new, "new", progress)
         except CompareInputError as exc:
-            new_side, new_error = None, exc
-        old_side = read_answer(child.stdout) if child.stdout is not None else None
+            new_side = exc
+        old_side = read_answer(child.stdout)
         old_side = old_side if old_side is not None and child.wait() == 0 else None  # else killed below
     finally:
         if child.poll() is None:
             child.kill()
             child.wait()
-        if child.stdout is not None:
-            child.stdout.close()
+        child.stdout.close()
     if old_side is None:
         old_side = _load_here(old, "old", progress)  # the child failed: read it here (raises its input error)
     elif progress is not None:
@@ -112,9 +112,8 @@ def load_sides(
         if old_report is not None and size is not None:
             old_report(size, size)  # the whole file is read, so its time can be shown
         progress.finished("old")
-    if new_error is not None:
-        raise new_error
-    assert new_side is not None
+    if isinstance(new_side, CompareInputError):
+        raise new_side
     return [old_side, new_side]
 
 
