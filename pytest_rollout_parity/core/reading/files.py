@@ -18,11 +18,8 @@ def plain_name(name: str) -> str:
 
 
 def companion(path: Path, name_for: Callable[[Path], Path]) -> Path:
-    """A file kept beside ``path`` (``name_for`` names it): next to the path as given first;
-    when none is there and the path is a symlink, next to the file it resolves to.
-
-    So both a link to a file and a farm of links (each companion linked too) find theirs.
-    """
+    """A file kept beside ``path`` (``name_for`` names it): beside the path as given, else (none there,
+    the path a symlink) beside the file it resolves to, so a link and a farm of links find theirs."""
     given = name_for(path)
     if given.exists() or not path.is_symlink():
         return given

@@ -1,13 +1,10 @@
 """A side: what is read for it (:class:`SideRequest`) and what was (:class:`LoadedSide`).
 
-A request is built once per side, by the Python API or by the plugin, then handed on unchanged: to
-:func:`.loading.load_side`, to the reader child and into the rerun cache's key, so it holds only
-strings and tuples of strings (hashable, and carried by ``marshal`` and JSON alike).
-
-A loaded side is what :mod:`.loading` gives and what the join reads: its row facts in file order,
-how its rows are keyed, and its rows read again. Only the rows' facts are kept: a row's full dict
-is read again from its file when a report needs it. A side also travels as plain values
-(:func:`side_to_plain`): the rerun cache stores it so, and the reader child answers so.
+A request is handed on unchanged: to :func:`.loading.load_side`, to the reader child and into the
+rerun cache's key, so it holds only strings and tuples of strings (hashable, carried by ``marshal``
+and JSON alike). A loaded side keeps only its rows' facts; a row's full dict is read again from its
+file when a report needs it. A side also travels as plain values (:func:`side_to_plain`): the rerun
+cache stores it so, and the reader child answers so.
 """
 
 from __future__ import annotations
@@ -96,9 +93,8 @@ class LoadedSide:
 
     @contextmanager
     def kept_open(self) -> Iterator[RowReader]:
-        """A reader of the side's rows that keeps each of its files open while the context lasts, so
-        rows read in file order cost one pass over a compressed file (:meth:`read_row` decompresses
-        it again for each row); after the context it reads as :meth:`read_row` does."""
+        """A reader of the side's rows that keeps its files open while the context lasts, so rows read
+        in file order cost one pass over a compressed file; after the context it reads as :meth:`read_row`."""
         at = RowAt()
         done = False
 

@@ -1,12 +1,10 @@
 """Loading a side: its request read into a :class:`.loaded_side.LoadedSide`; or the rows of one
 file as dicts, for the Python API.
 
-A side is streamed line by line (:mod:`.jsonl_lines`); each row is reduced as it is read
-(:func:`.row_facts.reduce_row`) and only its facts and its join value are kept, with the byte
-offset that lets ``TaskSide.rows`` read the full row again. Memory grows with the number of rows,
-never with their size. Superseded attempts are left out as the rows pass (:class:`.sidecar.Attempts`); a
-side whose files carry the attempt stamp only after rows that lack it is read a second time to
-rank those rows.
+Each row is reduced as it streams by: only its facts, join value and byte offset (to read it again)
+are kept, so memory grows with the number of rows, never with their size. Superseded attempts are
+left out as the rows pass (:class:`.sidecar.Attempts`); a file whose attempt stamp first appears
+after rows that lack it is read a second time to rank those rows.
 """
 
 from __future__ import annotations
@@ -37,13 +35,9 @@ from .sidecar import (
 
 
 def load_side(request: SideRequest, progress: Optional[Progress] = None) -> LoadedSide:
-    """Stream the side ``request`` names (its one file and sidecar, or its shards, each with its own
-    sidecar and attempts, into one side keyed as a whole) into row facts and join values;
-    ``progress`` is told the bytes of the side's files read so far.
-
-    Every read of a side goes through here, looked up at call time (``loading.load_side``), so a
-    test that replaces it sees them all.
-    """
+    """Stream the side ``request`` names (one file and its sidecar, or shards each with its own
+    sidecar and attempts, keyed as a whole). Every read of a side comes through here, looked up at
+    call time (``loading.load_side``), so a test that replaces it sees them all."""
     builder = SideBuilder(request.key, request.key_option, sharded=bool(request.shards))
     agents = AgentFilter(request.agent, request.agent_option)
     files = [(Path(path), shown) for path, shown in request.shards] or [(Path(request.path), request.shown)]
@@ -90,12 +84,9 @@ def feed_file(
     check: Optional[Callable[[dict[str, Any]], None]] = None,
 ) -> Optional[Path]:
     """Feed a rollouts file and its standing sidecar records through ``builder``; the sidecar's path.
-
-    ``keep`` holds every row in memory (the full parse); otherwise rows are reduced as they are
-    read, through the skeleton reader, and read again on demand. ``agents`` keeps one agent's rows
-    (others are dropped before keying) and stops a side that mixes agents. ``check`` sees each row
-    before anything else does, until one has joined the side.
-    """
+    ``keep`` holds every row in memory (the full parse), else rows go through the skeleton and are
+    read again on demand; ``agents`` drops other agents' rows before keying; ``check`` sees each
+    row first, until one has joined the side."""
     decode = None if keep else FirstRowInFull(builder.key)
     sidecar, shown = existing_sidecar(path, display), sidecar_display(display, path)
     wanted = sidecar_pairs(sidecar, shown)  # None: every pair (the sidecar's are not known)
@@ -158,8 +149,8 @@ def load_rollouts(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """Read a rollouts JSONL plus, when present, its sibling `<stem>_failures.jsonl`, as row dicts.
 
     Standing failure records join as masked rows: no reward, `mask_sample` true, and their failure
-    kind. This keeps every row in memory; the pytest plugin streams instead. The join field is not
-    chosen here: :func:`api.compare_rollouts` chooses it from these rows.
+    kind. Every row is held in memory (the plugin streams); :func:`api.compare_rollouts` chooses
+    the join field from these rows.
     """
     builder = SideBuilder(None)
     feed_file(Path(path), str(path), builder, keep=True)

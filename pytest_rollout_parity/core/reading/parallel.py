@@ -1,17 +1,13 @@
 """Reading the sides: the old one in a small child interpreter while this process reads the new one.
 
-Parsing is CPU-bound and holds the GIL, so threads would not help; a forked pytest process would
-copy the parent's memory and imports. Instead a fresh interpreter runs :func:`main`, which imports
-the reading stage only, reads its side and answers with its plain values (:func:`.loaded_side.side_to_plain`,
-the rerun cache's form), which this process takes once it has read the new side. They travel by
-``marshal`` (the same interpreter reads what it wrote, in half the bytes JSON takes), the facts in
-chunks that each process converts and lets go as they pass: the child's peak counts in the floor.
+Parsing holds the GIL, so threads would not help; a forked pytest process would copy the parent's
+memory and imports. A fresh interpreter imports the reading stage only and answers with the side's
+plain values (:func:`.loaded_side.side_to_plain`) by ``marshal`` (half the bytes JSON takes), the
+facts in chunks each process lets go as they pass: the child's peak counts in the floor.
 
-The child is used only when it can pay off and never changes the answer: with one usable CPU, or
-when the old side is smaller than :data:`MIN_CHILD_BYTES` (below which starting an interpreter
-costs more than it saves), both sides are read here one after the other. A child that fails in any
-way other than reporting an input error (cannot start, crashes, answers short) is ignored and its
-side read here. Input errors are raised in the serial order: the old side's first.
+The child never changes the answer: with one usable CPU or a small old side both are read here in
+turn; a child that fails other than by an input error (cannot start, crashes, answers short) is
+ignored and its side read here. Input errors are raised in the serial order: the old side's first.
 """
 
 from __future__ import annotations
@@ -81,11 +77,8 @@ def worth_a_child(request: SideRequest, min_bytes: int = MIN_CHILD_BYTES) -> boo
 def load_sides(
     requests: Sequence[SideRequest], progress: Optional[SideProgress] = None, min_bytes: int = MIN_CHILD_BYTES
 ) -> list[LoadedSide]:
-    """The sides asked for (one, or old and new), the old one in a child when :func:`worth_a_child`:
-    the same sides as read one after the other.
-
-    ``progress`` sees the child's side start with it and end when its answer is in (no bytes between).
-    """
+    """The sides asked for (one, or old and new), the old one in a child when :func:`worth_a_child`;
+    ``progress`` sees the child's side start with it and end when its answer is in (no bytes between)."""
     child = start_child(requests[0]) if len(requests) == 2 and worth_a_child(requests[0], min_bytes) else None
     if child is None:
         return [_load_here(request, name, progress) for request, name in zip(requests, ("old", "new"))]
@@ -118,11 +111,8 @@ def load_sides(
 
 
 def start_child(request: SideRequest) -> Optional[subprocess.Popen[bytes]]:
-    """The reader child, given ``request`` on its stdin; None when it cannot be started.
-
-    It answers on a pipe once its side is read, and waits on the full pipe until this process,
-    done with the new side, reads the answer through.
-    """
+    """The reader child, given ``request`` on its stdin; None when it cannot be started. It waits on
+    the full pipe until this process, done with the new side, reads its answer through."""
     import subprocess
 
     try:
@@ -198,10 +188,9 @@ CHILD_BOOT = (
 
 
 def child_command() -> list[str]:
-    """The child's command line: without ``site`` (``-S``: less to import and hold)
-    and without the working directory on its import path, its imports found where this process
-    found them. Only those directories go first, not this process's whole ``sys.path``, where a
-    test directory pytest put first could shadow the standard library."""
+    """The child's command line: ``-S`` (less to import and hold), its imports found where this
+    process found them. Only their directories go first, not the whole ``sys.path``, where a test
+    directory pytest put first could shadow the standard library."""
     root = Path(__file__).resolve().parents[3]
     paths = [str(root)]
     for name in CHILD_IMPORTS:

@@ -1,14 +1,10 @@
 """Building one side from its rows, wherever they come from: facts, key vote, anonymous records,
 the one agent whose rows it compares.
 
-Every row enters the core here, through :meth:`SideBuilder.prepare`: the streaming loader, the
-in-memory API and :func:`.loading.load_rollouts` alike, so a file and the same rows given as dicts
-classify identically and fail with the same messages.
-
-A file may hold the rollouts of several agents. NeMo Gym stamps each row with the agent that ran
-it (`agent_ref.name`); native Harbor rows carry no `agent_ref` and form one group of their own,
-named :data:`NO_AGENT`. Mixing agents on one side would compare a mean over different agents, so a
-side with several stops unless one is chosen (:class:`AgentFilter`).
+Every row enters the core through :meth:`SideBuilder.prepare` (the streaming loader, the in-memory
+API and :func:`.loading.load_rollouts` alike), so a file and the same rows as dicts classify and
+fail alike. A side mixing agents (`agent_ref.name`; native Harbor rows have none: :data:`NO_AGENT`)
+would compare a mean over different agents, so it stops unless one is chosen (:class:`AgentFilter`).
 """
 
 from __future__ import annotations
@@ -162,9 +158,8 @@ class SideBuilder:
     def prepare(
         self, row: dict[str, Any], place: Place, origin: RowOrigin, offset: Optional[int], *, keep: bool
     ) -> PendingRow:
-        """Reduce the row at ``place`` (file and line, or index) and ``offset`` of the side's file
-        ``origin``; a sidecar record is folded into the masked row it stands for. ``keep`` holds on
-        to the (folded) dict; otherwise it is read again from its file on demand."""
+        """Reduce a row, a sidecar record folded into the masked row it stands for; ``keep`` holds on
+        to the dict, else it is read again from its file on demand."""
         sidecar = origin is RowOrigin.SIDECAR
         try:
             facts = reduce_row(

@@ -1,18 +1,12 @@
-"""The failures sidecar, and the newest attempt of a logical rollout.
+"""The failures sidecar (the collector's record of each failed attempt, `<stem>_failures.jsonl`
+beside the rollouts file), and the newest attempt of a logical rollout.
 
-The collector writes one record per failed attempt beside the rollouts file, in its
-`<stem>_failures.jsonl`. A sidecar given as a side is named so.
-
-The newest NeMo Gym collector keeps append-only files, where a late result of an older execution
-stays in the file but no longer counts: the newest attempt of a logical rollout stands, older
-executions of it are superseded. The rule is in docs/semantics.md, "Reading a side and its
-sidecar"; a side none of whose rows carries the stamp keeps every main-file row.
-
-The side is read once: each main-file row joins the side as it is read, and :class:`Attempts`
-remembers, for each logical rollout, the best execution so far and its place among the side's
-rows (on a side without the stamp, only for the rollouts its sidecar names). An execution a later
-one outranks is *displaced*; when the side turns out to carry the stamp, the displaced rows are
-taken out again (:meth:`.side_builder.SideBuilder.drop`).
+The newest NeMo Gym collector keeps append-only files: a late result of an older execution stays
+in the file but no longer counts, the newest attempt standing (docs/semantics.md, "Reading a side
+and its sidecar"; a side whose rows never carry the stamp keeps every main-file row). The side is
+read once: :class:`Attempts` remembers each logical rollout's best execution so far and its place
+among the side's rows; an execution a later one outranks is *displaced*, and taken out again
+(:meth:`.side_builder.SideBuilder.drop`) once the side turns out to carry the stamp.
 """
 
 from __future__ import annotations
@@ -78,11 +72,9 @@ def attempt_of(row: dict[str, Any]) -> float:
 
 class Attempts:
     """The standing execution of every logical rollout of one side (one file and its sidecar).
-
-    Until a row carries the stamp, only the rows whose (task, rollout) pair ``record_pairs`` holds
-    (the sidecar's) are ranked, so a side that never carries it keeps nothing; should the stamp
-    appear after rows that were not ranked, :meth:`unranked_line` says which lines to see again.
-    """
+    Until a row carries the stamp, only rows whose pair ``record_pairs`` holds (the sidecar's) are
+    ranked, so a side that never carries it keeps nothing; should the stamp appear after unranked
+    rows, :meth:`unranked_line` says which lines to see again."""
 
     def __init__(self, record_pairs: Optional[frozenset[tuple[Any, Any]]]) -> None:
         #: the pairs ranked before the stamp is seen (None: every pair)
@@ -165,11 +157,8 @@ def _sidecar_name(path: Path) -> Path:
 
 
 def sidecar_path(path: Path) -> Path:
-    """`<stem>.jsonl` -> `<stem>_failures.jsonl` beside it (the collector's `failures_path_for`).
-
-    A compressed main file (`<stem>.jsonl.gz`) has its sidecar under the plain name; a symlinked
-    main file without one beside the link has the one beside its target.
-    """
+    """`<stem>.jsonl` -> `<stem>_failures.jsonl` beside it (the collector's `failures_path_for`), also
+    for `<stem>.jsonl.gz`; beside a symlink's target when none is beside the link."""
     return companion(path, _sidecar_name)
 
 
@@ -199,8 +188,7 @@ def existing_sidecar(main: Path, display: str) -> Optional[Path]:
 def sidecar_pairs(sidecar: Optional[Path], shown: str) -> Optional[frozenset[tuple[Any, Any]]]:
     """The (task, rollout) pairs a sidecar names: only those rows' pairs need keeping (a pair held
     for every row of a large side leaves scattered free memory behind). Empty without a sidecar;
-    None when the sidecar cannot be read here (its error is worded when it is read in turn, after
-    the main file)."""
+    None when it cannot be read here."""
     if sidecar is None:
         return frozenset()
     try:
@@ -209,7 +197,7 @@ def sidecar_pairs(sidecar: Optional[Path], shown: str) -> Optional[frozenset[tup
             for _, _, record in iter_objects(sidecar, shown, skeleton_decoder(None))
             if (pair := index_pair(record)) is not None
         )
-    except Exception:  # whatever it is, it is reported when the sidecar is read in turn
+    except Exception:  # whatever it is, it is reported when the sidecar is read after the main file
         return None
 
 
