@@ -97,11 +97,9 @@ class FirstRowInFull:
 
     def __init__(self, key: Optional[str]) -> None:
         self.key = key
-        self.settled = False
         self.inner: Optional[Decoder] = None
 
     def ready(self, inferred: tuple[str, ...]) -> None:
-        self.settled = True
         self.inner = skeleton_decoder(self.key, inferred)
 
     def __call__(self, raw: bytes) -> Optional[dict[str, Any]]:

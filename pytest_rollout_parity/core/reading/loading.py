@@ -19,7 +19,7 @@ from typing import Any, Optional
 from ..errors import CompareInputError, Place
 from ..model import RowOrigin
 from .files import HEALTH_CHECK_FILES, plain_name, written_beside
-from .jsonl_lines import FirstRowInFull, Progress, iter_objects
+from .jsonl_lines import FirstRowInFull, Progress, iter_objects, reader_name
 from .key_vote import KeyChoice
 from .loaded_side import LoadedSide, SideRequest
 from .side_builder import AgentFilter, PendingRow, SideBuilder, agent_of
@@ -87,10 +87,9 @@ def feed_file(
     ``keep`` holds every row in memory (the full parse), else rows go through the skeleton and are
     read again on demand; ``agents`` drops other agents' rows before keying; ``check`` sees each
     row first, until one has joined the side."""
-    decode = None if keep else FirstRowInFull(builder.key)
+    decode = None if keep or reader_name() == "full" else FirstRowInFull(builder.key)
     sidecar, shown = existing_sidecar(path, display), sidecar_display(display, path)
-    wanted = sidecar_pairs(sidecar, shown)  # None: every pair (the sidecar's are not known)
-    attempts = Attempts(wanted)
+    attempts = Attempts(sidecar_pairs(sidecar, shown))
     rows_before = len(builder.facts)
     for line_no, offset, row in iter_objects(path, display, decode, progress, builder.digest):
         if check is not None and len(builder.facts) == rows_before:
@@ -100,7 +99,7 @@ def feed_file(
         pair = index_pair(row)
         attempts.see_row(row, len(builder.facts), line_no, pair)
         builder.add_row(row, Place(display, line_no), offset, keep=keep)
-        if decode is not None and not decode.settled and builder.vote.inferred is not None:
+        if decode is not None and decode.inner is None and builder.vote.inferred is not None:
             decode.ready(builder.vote.inferred)
     if agents is not None:
         agents.check(display)
@@ -124,7 +123,7 @@ def feed_file(
     standing = attempts.standing_records(records)
     if attempts.stamped:  # without the stamp every main-file row stands, as legacy append files have it
         builder.drop(attempts.displaced)
-        builder.superseded += attempts.superseded
+        builder.superseded += len(attempts.displaced) + attempts.superseded_records
     for pending in standing:
         builder.add(pending)
     if len(builder.facts) == rows_before:

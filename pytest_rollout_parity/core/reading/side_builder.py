@@ -117,9 +117,7 @@ class AgentFilter:
     @property
     def compared(self) -> Optional[str]:
         """The agent whose rows the side compares (None for a side with no rows)."""
-        if self.wanted is not None:
-            return self.wanted
-        return next(iter(self.counts), None)
+        return self.wanted if self.wanted is not None else next(iter(self.counts), None)
 
 
 @dataclass
@@ -152,7 +150,6 @@ class SideBuilder:
         self.conditions: list[str] = []
         self._last_conditions: tuple[Any, ...] = ()
         self._shape: Optional[str] = None  # what the first main row says the file is, if no rollouts
-        #: every byte of the side's files as read
         self.digest = ContentDigest()
 
     def prepare(

@@ -141,11 +141,6 @@ class Attempts:
                 self.displaced.append(main[1])
         return standing
 
-    @property
-    def superseded(self) -> int:
-        """Executions left out: displaced rows and outranked records."""
-        return len(self.displaced) + self.superseded_records
-
 
 def is_failure_record(row: dict[str, Any]) -> bool:
     """A failure record of the collector, wherever it ended up (sidecar, or a merged main file)."""
