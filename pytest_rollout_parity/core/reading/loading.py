@@ -10,8 +10,7 @@ after rows that lack it is read a second time to rank those rows.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
-from functools import partial
+from collections.abc import Sequence
 from itertools import accumulate
 from pathlib import Path
 from typing import Any, Optional
@@ -44,16 +43,12 @@ def load_side(request: SideRequest, progress: Optional[Progress] = None) -> Load
     reporters = _shard_progress([path for path, _ in files], progress)
     sidecars: list[Optional[Path]] = []
     for index, (path, shown) in enumerate(files):
-        if request.shards:
-            builder.shard = index + 1
+        builder.shard = index + 1 if request.shards else None
         if plain_name(path.name) in HEALTH_CHECK_FILES:
             raise CompareInputError(
                 shown, f"{written_beside(path.name)}, not rollouts: give the rollouts file beside it"
             )
-        check = partial(check_not_a_sidecar, path, shown)
-        sidecars.append(
-            feed_file(path, shown, builder, keep=False, agents=agents, progress=reporters[index], check=check)
-        )
+        sidecars.append(feed_file(path, shown, builder, keep=False, agents=agents, progress=reporters[index]))
     shards = tuple(
         (str(path), shown, None if sidecar is None else str(sidecar)) for (path, shown), sidecar in zip(files, sidecars)
     )
@@ -81,19 +76,18 @@ def feed_file(
     keep: bool,
     agents: Optional[AgentFilter] = None,
     progress: Optional[Progress] = None,
-    check: Optional[Callable[[dict[str, Any]], None]] = None,
 ) -> Optional[Path]:
     """Feed a rollouts file and its standing sidecar records through ``builder``; the sidecar's path.
     ``keep`` holds every row in memory (the full parse), else rows go through the skeleton and are
-    read again on demand; ``agents`` drops other agents' rows before keying; ``check`` sees each
-    row first, until one has joined the side."""
+    read again on demand, and a sidecar given as the file is named (:func:`.sidecar.check_not_a_sidecar`,
+    until a row has joined); ``agents`` drops other agents' rows before keying."""
     decode = None if keep or reader_name() == "full" else FirstRowInFull(builder.key)
     sidecar, shown = existing_sidecar(path, display), sidecar_display(display, path)
     attempts = Attempts(sidecar_pairs(sidecar, shown))
     rows_before = len(builder.facts)
     for line_no, offset, row in iter_objects(path, display, decode, progress, builder.digest):
-        if check is not None and len(builder.facts) == rows_before:
-            check(row)
+        if not keep and len(builder.facts) == rows_before:
+            check_not_a_sidecar(path, display, row)
         if agents is not None and not agents.keep(row):
             continue
         pair = index_pair(row)
