@@ -54,8 +54,7 @@ def reader_name() -> str:
 
 
 def skeleton_decoder(key: Optional[str], inferred: tuple[str, ...] = ()) -> Optional[Decoder]:
-    """A decoder of rows keyed by ``key`` (None: detection) that also reads the id candidates
-    ``inferred`` from a side's first row; None for the full parser. Raises :data:`DecodeError`."""
+    """Rows keyed by ``key`` (None: detection) and the ids ``inferred`` decoded; None for the full reader."""
     return None if reader_name() == "full" else _core_decoder(load_paths(key, inferred))
 
 
@@ -207,9 +206,8 @@ def iter_objects(
     progress: Optional[Progress] = None,
     digest: Optional[ContentDigest] = None,
 ) -> Iterator[tuple[int, int, dict[str, Any]]]:
-    """(line number, byte offset, object) for every non-blank line; errors name `<file>:<line>`.
-    ``decode`` is tried first, a line it cannot take parsed in full; ``digest`` takes every line's
-    bytes as read (decompressed)."""
+    """(line number, byte offset, object) for every non-blank line; ``decode`` is tried first, a line
+    it cannot take parsed in full; ``digest`` takes every line's bytes as read (decompressed)."""
     try:
         raw_file = open_regular(path, buffering=READ_BUFFER)
     except IsADirectoryError as exc:

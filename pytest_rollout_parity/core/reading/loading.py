@@ -34,9 +34,8 @@ from .sidecar import (
 
 
 def load_side(request: SideRequest, progress: Optional[Progress] = None) -> LoadedSide:
-    """Stream the side ``request`` names (one file and its sidecar, or shards each with its own
-    sidecar and attempts, keyed as a whole). Every read of a side comes through here, looked up at
-    call time (``loading.load_side``), so a test that replaces it sees them all."""
+    """Stream a side (its file and sidecar, or each shard with its own, keyed as a whole). Every read of
+    a side comes through here, looked up at call time, so a test that replaces it sees them all."""
     builder = SideBuilder(request.key, request.key_option, sharded=bool(request.shards))
     agents = AgentFilter(request.agent, request.agent_option)
     files = [(Path(path), shown) for path, shown in request.shards] or [(Path(request.path), request.shown)]

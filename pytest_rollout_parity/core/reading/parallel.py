@@ -68,8 +68,7 @@ def _size(request: SideRequest) -> Optional[int]:
 
 
 def worth_a_child(request: SideRequest, min_bytes: int = MIN_CHILD_BYTES) -> bool:
-    """Two CPUs or more and a file (a sharded side's files together) large enough to repay an
-    interpreter's start."""
+    """Two CPUs or more and a side's files large enough together to repay an interpreter's start."""
     size = _size(request)
     return size is not None and size >= min_bytes and usable_cpus() > 1
 
@@ -133,8 +132,7 @@ def start_child(request: SideRequest) -> Optional[subprocess.Popen[bytes]]:
 
 
 def read_answer(stream: IO[bytes]) -> Optional[LoadedSide]:
-    """The side a child answers with on ``stream``; raises the input error it reported; None for
-    any other answer (one cut short by a killed child, say)."""
+    """The child's side, read from ``stream``; raises its input error; None for any other answer."""
     try:
         kind, value, *rows = _message(stream)
         if kind == "input-error":

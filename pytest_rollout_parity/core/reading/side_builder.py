@@ -32,8 +32,7 @@ HEALTH_VERDICTS = HEALTH_CHECK_FILES["rollout_verdicts.jsonl"]
 
 
 def what_rows_are(row: dict[str, Any], name: str = "") -> str:
-    """What a file whose rows have no reward field is, by its name (a file written beside the
-    rollouts, :func:`.files.written_beside`) or what its first row holds."""
+    """What a file whose rows have no reward field is, by its name or what its first row holds."""
     beside = written_beside(name) or (HEALTH_VERDICTS if row.get("verdict") in VERDICTS else "")
     if beside:
         return f"{beside}, not rollouts (no row has a reward field): give the rollouts file beside it"
@@ -207,9 +206,8 @@ class SideBuilder:
         self._training_masks = {new for new, old in enumerate(kept) if old in self._training_masks}
 
     def add_row(self, row: dict[str, Any], place: Place, offset: Optional[int] = NO_OFFSET, *, keep: bool) -> None:
-        """Prepare and join a main row at once (sidecar records wait: only the standing ones join),
-        noting what only main rows show: what a file of no rollouts is, a training mask, the run's
-        conditions."""
+        """Prepare and join a main row at once (only the standing sidecar records join), noting what
+        only main rows show: what a file of no rollouts is, a training mask, the run's conditions."""
         if not self.facts and self._shape is None and REWARD not in row:
             self._shape = what_rows_are(row, place.path)
         pending = self.prepare(row, place, RowOrigin.MAIN, offset, keep=keep)

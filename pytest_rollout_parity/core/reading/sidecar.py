@@ -49,9 +49,8 @@ def index_pair(row: dict[str, Any]) -> Optional[tuple[Any, Any]]:
 
 
 def logical_key(row: dict[str, Any], pair: Optional[tuple[Any, Any]]) -> Optional[LogicalKey]:
-    """The logical rollout a row is an execution of: its `_ng_rollout_id` where it carries one (the
-    id NeMo Gym gives when dispatches reuse task and rollout indices), else its :func:`index_pair`;
-    None without either."""
+    """The logical rollout a row is an execution of: its `_ng_rollout_id` (NeMo Gym's, when dispatches
+    reuse task and rollout indices), else its :func:`index_pair`; None without either."""
     run = row.get(RUN_ID)
     run = None if run is None else _hashable(run)
     explicit = row.get(ROLLOUT_ID)
@@ -71,10 +70,9 @@ def attempt_of(row: dict[str, Any]) -> float:
 
 
 class Attempts:
-    """The standing execution of every logical rollout of one side (one file and its sidecar).
-    Until a row carries the stamp, only rows whose pair ``record_pairs`` holds (the sidecar's) are
-    ranked, so a side that never carries it keeps nothing; should the stamp appear after unranked
-    rows, :meth:`unranked_line` says which lines to see again."""
+    """The standing execution of every logical rollout of one file and its sidecar. Until a row carries
+    the stamp, only the sidecar's pairs (``record_pairs``) are ranked, so a side that never carries it
+    keeps nothing; :meth:`unranked_line` says which lines to see again should the stamp come later."""
 
     def __init__(self, record_pairs: Optional[frozenset[tuple[Any, Any]]]) -> None:
         #: the pairs ranked before the stamp is seen (None: every pair)
@@ -110,8 +108,7 @@ class Attempts:
             self.best[key] = (rank, place)
 
     def see_record(self, record: dict[str, Any], line: int) -> Execution:
-        """A sidecar record's execution, which decides whether it stands (:meth:`standing_records`);
-        a record carrying the stamp marks the side as stamped."""
+        """A sidecar record's execution (:meth:`standing_records` ranks it); its stamp marks the side."""
         self.stamped = self.stamped or ATTEMPT_INDEX in record
         return logical_key(record, index_pair(record)), (attempt_of(record), 0, line)
 
@@ -181,9 +178,8 @@ def existing_sidecar(main: Path, display: str) -> Optional[Path]:
 
 
 def sidecar_pairs(sidecar: Optional[Path], shown: str) -> Optional[frozenset[tuple[Any, Any]]]:
-    """The (task, rollout) pairs a sidecar names: only those rows' pairs need keeping (a pair held
-    for every row of a large side leaves scattered free memory behind). Empty without a sidecar;
-    None when it cannot be read here."""
+    """The (task, rollout) pairs a sidecar names (empty without one; None when unreadable): only those
+    rows' pairs need keeping, as a pair held for every row of a large side leaves scattered free memory."""
     if sidecar is None:
         return frozenset()
     try:
