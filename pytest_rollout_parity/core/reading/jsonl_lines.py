@@ -1,16 +1,13 @@
 """A side's file read line by line, each line one JSON object; errors name `path:line`.
 
 gzip, bz2 and xz stream decompressed, so nothing grows with the file's size; a row's offset is in
-the decompressed stream, and reading one row again decompresses up to it (:class:`RowAt` keeps the
-stream open while reads move forward: rows in file order cost one pass). zstd has no stdlib module
-before Python 3.14: such a file is named with the command to run.
+the decompressed stream, so reading one row again decompresses up to it (:class:`RowAt`). zstd has
+no stdlib module before Python 3.14: such a file is named with the command to run.
 
-The skeleton reader decodes only the fields loading reads (:func:`.fields.load_paths`):
-pydantic-core's validator of optional typed-dict fields skips in Rust what it does not declare, so
-the large `response.output` trajectory builds no Python objects. Its dict goes through the same
-:func:`.row_facts.reduce_row`: every reader classifies alike. A line it cannot take (invalid JSON,
-NaN tokens, odd shapes) falls back to the full parse, which also words the errors;
-``PARITY_PARSER=full`` turns the skeleton off.
+The skeleton reader decodes only the fields loading reads (:func:`.fields.load_paths`) with
+pydantic-core, which skips the large `response.output` trajectory in Rust; its dict goes through the
+same :func:`.row_facts.reduce_row`, so every reader classifies alike. A line it cannot take falls
+back to the full parse, which also words the errors; ``PARITY_PARSER=full`` turns it off.
 """
 
 from __future__ import annotations

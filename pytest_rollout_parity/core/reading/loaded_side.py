@@ -1,10 +1,9 @@
 """A side: what is read for it (:class:`SideRequest`) and what was (:class:`LoadedSide`).
 
-A request is handed on unchanged: to :func:`.loading.load_side`, to the reader child and into the
-rerun cache's key, so it holds only strings and tuples of strings (hashable, carried by ``marshal``
-and JSON alike). A loaded side keeps only its rows' facts; a row's full dict is read again from its
-file when a report needs it. A side also travels as plain values (:func:`side_to_plain`): the rerun
-cache stores it so, and the reader child answers so.
+A request is handed on unchanged (to the loader, the reader child, the rerun cache's key), so it
+holds only strings and tuples of strings: hashable, carried by ``marshal`` and JSON alike. A loaded
+side keeps only its rows' facts (a row is read again from its file when a report needs it), and
+travels as plain values (:func:`side_to_plain`) into the rerun cache and from the reader child.
 """
 
 from __future__ import annotations

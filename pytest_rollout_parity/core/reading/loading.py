@@ -1,10 +1,9 @@
-"""Loading a side: its request read into a :class:`.loaded_side.LoadedSide`; or the rows of one
-file as dicts, for the Python API.
+"""Loading a side, or the rows of one file as dicts for the Python API.
 
-Each row is reduced as it streams by: only its facts, join value and byte offset (to read it again)
-are kept, so memory grows with the number of rows, never with their size. Superseded attempts are
-left out as the rows pass (:class:`.sidecar.Attempts`); a file whose attempt stamp first appears
-after rows that lack it is read a second time to rank those rows.
+Each row is reduced as it streams by: only its facts, join value and byte offset are kept, so memory
+grows with the number of rows, never with their size. Superseded attempts are left out as the rows
+pass (:class:`.sidecar.Attempts`); a file whose attempt stamp first appears after rows that lack it
+is read a second time to rank those rows.
 """
 
 from __future__ import annotations

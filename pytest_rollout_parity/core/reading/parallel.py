@@ -1,13 +1,10 @@
 """Reading the sides: the old one in a small child interpreter while this process reads the new one.
 
 Parsing holds the GIL, so threads would not help; a forked pytest process would copy the parent's
-memory and imports. A fresh interpreter imports the reading stage only and answers with the side's
-plain values (:func:`.loaded_side.side_to_plain`) by ``marshal`` (half the bytes JSON takes), the
-facts in chunks each process lets go as they pass: the child's peak counts in the floor.
-
-The child never changes the answer: with one usable CPU or a small old side both are read here in
-turn; a child that fails other than by an input error (cannot start, crashes, answers short) is
-ignored and its side read here. Input errors are raised in the serial order: the old side's first.
+memory. The child imports the reading stage only and answers by ``marshal`` (half JSON's bytes), the
+facts in chunks each process lets go as they pass: its peak counts in the floor. It never changes
+the answer: a child that fails other than by an input error is ignored and its side read here, and
+input errors are raised in the serial order, the old side's first.
 """
 
 from __future__ import annotations

@@ -1,13 +1,11 @@
-"""A side given as shards (`gym eval run +disable_aggregation=true` writes a run so): a glob or
-comma-separated globs, expanded as `gym eval aggregate +input_glob='a/*.jsonl,b/*.jsonl'` does, to
-the sorted, deduplicated files they match. The rules are in docs/semantics.md, "Sharded sides".
+"""A side given as shards: a glob or comma-separated globs, expanded as NeMo Gym's `input_glob` is
+to the sorted, deduplicated files they match (docs/semantics.md, "Sharded sides").
 
 Files a glob matches that are no rollouts are left out (each shard's sidecar is read with it); a
-value naming an existing file is that file, so a name holding `,`, `*` or `[` still works. The
-files a glob finds were not named by the user, so they are held to more than a typed path
-(docs/untrusted-input.md): the walk never enters a symlinked directory (a `**` over `a -> .` ends),
-and each match is a regular file resolving inside the pattern's own directory (its part before the
-first glob character), with no control or invisible character in its name.
+value naming an existing file is that file, so a name holding `,`, `*` or `[` still works. Files a
+glob finds were not named by the user, so they are held to more (docs/untrusted-input.md): the walk
+never enters a symlinked directory (a `**` over `a -> .` ends), and each match is a regular file
+resolving inside the pattern's own directory, its name free of control or invisible characters.
 """
 
 from __future__ import annotations

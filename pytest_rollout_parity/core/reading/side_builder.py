@@ -1,5 +1,4 @@
-"""Building one side from its rows, wherever they come from: facts, key vote, anonymous records,
-the one agent whose rows it compares.
+"""Building one side from its rows: facts, key vote, anonymous records, the one agent it compares.
 
 Every row enters the core through :meth:`SideBuilder.prepare` (the streaming loader, the in-memory
 API and :func:`.loading.load_rollouts` alike), so a file and the same rows as dicts classify and

@@ -1,11 +1,10 @@
-"""The failures sidecar (the collector's record of each failed attempt, `<stem>_failures.jsonl`
-beside the rollouts file), and the newest attempt of a logical rollout.
+"""The failures sidecar (the collector's `<stem>_failures.jsonl` of failed attempts), and the newest
+attempt of a logical rollout.
 
 The newest NeMo Gym collector keeps append-only files: a late result of an older execution stays
-in the file but no longer counts, the newest attempt standing (docs/semantics.md, "Reading a side
-and its sidecar"; a side whose rows never carry the stamp keeps every main-file row). The side is
-read once: :class:`Attempts` remembers each logical rollout's best execution so far and its place
-among the side's rows; an execution a later one outranks is *displaced*, and taken out again
+but no longer counts (docs/semantics.md, "Reading a side and its sidecar"; a side whose rows never
+carry the stamp keeps every main-file row). The side is read once: :class:`Attempts` remembers each
+logical rollout's best execution so far; one a later one outranks is *displaced*, and taken out
 (:meth:`.side_builder.SideBuilder.drop`) once the side turns out to carry the stamp.
 """
 
