@@ -28,12 +28,10 @@ def open_regular(path: Path, *, follow: bool = True, buffering: int = 0) -> Bina
     """``path`` opened for binary reading when it is a regular file, else :class:`NotRegular`;
     ``follow=False`` refuses a symbolic link as the last part of the path."""
     flags = _FLAGS | (0 if follow else getattr(os, "O_NOFOLLOW", 0))
-
-    def opener(name: str, _: int) -> int:
-        return os.open(name, flags)
-
     try:
-        handle = open(path, "rb", buffering=buffering, opener=opener)  # noqa: SIM115 - returned to the caller
+        handle = open(  # noqa: SIM115 - returned to the caller
+            path, "rb", buffering=buffering, opener=lambda name, _: os.open(name, flags)
+        )
     except OSError as exc:
         if exc.errno == errno.ELOOP and not follow:
             raise NotRegular(errno.ELOOP, "is a symbolic link", str(path)) from None
@@ -61,8 +59,7 @@ def read_end(handle: BinaryIO, cap: int) -> tuple[bytes, bool]:
     size = os.fstat(handle.fileno()).st_size
     start = max(0, size - cap)
     handle.seek(start)
-    data = handle.read(cap)
-    return data, start > 0
+    return handle.read(cap), start > 0
 
 
 class SmallFileError(ValueError):

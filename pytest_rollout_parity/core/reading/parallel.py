@@ -167,10 +167,6 @@ def main() -> int:
     return 0
 
 
-#: What the child imports from outside the standard library (the package itself comes first).
-CHILD_IMPORTS = ("pydantic_core", "typing_extensions")
-
-
 #: The child's whole program: the working directory ('') off its import path, the directories it
 #: is given first (see :func:`child_command`). The core's entrance (``core/__init__``) imports every
 #: stage; the child needs the reading stage only, so the core package is set up bare, without it.
@@ -186,9 +182,8 @@ def child_command() -> list[str]:
     """The child's command line: ``-S`` (less to import and hold), its imports found where this
     process found them. Only their directories go first, not the whole ``sys.path``, where a test
     directory pytest put first could shadow the standard library."""
-    root = Path(__file__).resolve().parents[3]
-    paths = [str(root)]
-    for name in CHILD_IMPORTS:
+    paths = [str(Path(__file__).resolve().parents[3])]  # the package itself first
+    for name in ("pydantic_core", "typing_extensions"):  # what it imports from outside the stdlib
         spec = importlib.util.find_spec(name)
         if spec is None or not spec.origin:
             continue

@@ -34,7 +34,7 @@ T = TypeVar("T")
 
 
 def _hashable(value: Any) -> Any:
-    if isinstance(value, (int, float, str)):
+    if value is None or isinstance(value, (int, float, str)):
         return value
     return json.dumps(value, sort_keys=True)
 
@@ -50,8 +50,7 @@ def index_pair(row: dict[str, Any]) -> Optional[tuple[Any, Any]]:
 def logical_key(row: dict[str, Any], pair: Optional[tuple[Any, Any]]) -> Optional[LogicalKey]:
     """The logical rollout a row is an execution of: its `_ng_rollout_id` (NeMo Gym's, when dispatches
     reuse task and rollout indices), else its :func:`index_pair`; None without either."""
-    run = row.get(RUN_ID)
-    run = None if run is None else _hashable(run)
+    run = _hashable(row.get(RUN_ID))
     explicit = row.get(ROLLOUT_ID)
     if explicit is not None:
         return (run, ROLLOUT_ID, _hashable(explicit))
