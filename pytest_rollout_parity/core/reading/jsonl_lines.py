@@ -104,14 +104,12 @@ class FirstRowInFull:
 
 
 class ContentDigest:
-    """What a side's files held, as one short digest computed while they are read.
-
-    Parts of a run split over CI jobs are joined only when every part read the same inputs. Each file
-    (the rollouts file, then its sidecar; shard after shard) gets its own CRC-32 and byte count, one C
-    call a line and no second pass; the digest is the CRC-32 of those records, so a row moved from the
-    rollouts file to its sidecar changes it too. A check of accidents, not of forgery (whoever forges a
-    part's JSON can forge its outcomes too): CRC-32 takes a third of SHA-256's time on every byte.
-    """
+    """What a side's files held, as one short digest computed while they are read. Parts of a run
+    split over CI jobs are joined only when every part read the same inputs. Each file (the rollouts
+    file, then its sidecar; shard after shard) gets its own CRC-32 and byte count, one C call a line
+    and no second pass; the digest is the CRC-32 of those records, so a row moved from the rollouts
+    file to its sidecar changes it too. A check of accidents, not of forgery (whoever forges a part's
+    JSON can forge its outcomes too): CRC-32 takes a third of SHA-256's time on every byte."""
 
     __slots__ = ("files", "_crc", "_size")
 

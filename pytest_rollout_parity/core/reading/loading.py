@@ -138,11 +138,9 @@ def _shard_progress(paths: Sequence[Path], progress: Optional[Progress]) -> list
 
 def load_rollouts(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """Read a rollouts JSONL plus, when present, its sibling `<stem>_failures.jsonl`, as row dicts.
-
     Standing failure records join as masked rows: no reward, `mask_sample` true, and their failure
     kind. Every row is held in memory (the plugin streams); :func:`api.compare_rollouts` chooses
-    the join field from these rows.
-    """
+    the join field from these rows."""
     builder = SideBuilder(None)
     feed_file(Path(path), str(path), builder, keep=True)
     return [facts.row for facts in builder.facts if facts.row is not None]
