@@ -73,8 +73,7 @@ def expand(value: str, base: Path, left_out: Optional[list[tuple[str, str]]] = N
 
 
 def _resolve(value: str, base: Path) -> Path:
-    path = Path(os.path.expanduser(value))
-    return path if path.is_absolute() else base / path
+    return base / os.path.expanduser(value)  # an absolute path stays itself
 
 
 def _home(pattern: str) -> tuple[str, list[str]]:
