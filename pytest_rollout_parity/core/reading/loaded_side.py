@@ -118,9 +118,8 @@ class LoadedSide:
         return [facts for facts in self.facts if facts.shard == index]
 
 
-#: A row's facts travel as the list of these fields' values: the order of RowFacts' slots, which is
-#: also the order its constructor takes them in (a unit test holds both to it). Rows are many: a
-#: list a row, not an object naming each field again.
+#: A row's facts travel as a list of these fields' values (rows are many: no object naming each
+#: field again), in RowFacts' slot order, which its constructor takes too (a unit test holds both).
 FACT_FIELDS: tuple[str, ...] = RowFacts.__slots__
 _ORIGIN, _OFFSET = FACT_FIELDS.index("origin"), FACT_FIELDS.index("offset")
 _ORIGINS = {origin.value: origin for origin in RowOrigin}
@@ -171,14 +170,13 @@ def by_field(value: Any) -> dict[str, Any]:
 
 def side_to_plain(side: LoadedSide) -> dict[str, Any]:
     """The side as JSON's values: its fields and its key choice's by name, each row's facts as a list."""
-    plain = by_field(side)
-    plain.update(
-        path=str(side.path),
-        sidecar=None if side.sidecar is None else str(side.sidecar),
-        choice=by_field(side.choice),
-        facts=[plain_facts(facts) for facts in side.facts],
-    )
-    return plain
+    return {
+        **by_field(side),
+        "path": str(side.path),
+        "sidecar": None if side.sidecar is None else str(side.sidecar),
+        "choice": by_field(side.choice),
+        "facts": [plain_facts(facts) for facts in side.facts],
+    }
 
 
 def _idents(values: Any) -> list[Optional[TaskIdent]]:

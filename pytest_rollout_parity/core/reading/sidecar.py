@@ -85,7 +85,6 @@ class Attempts:
         self.stamped_at: Optional[int] = None
         #: whether a main-file row with a logical rollout went unranked
         self.unranked = False
-        #: sidecar records another execution outranks
         self.superseded_records = 0
 
     def see_row(self, row: dict[str, Any], place: int, line: int, pair: Optional[tuple[Any, Any]]) -> None:
