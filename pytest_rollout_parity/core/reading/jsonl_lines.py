@@ -66,9 +66,8 @@ def _core_decoder(paths: tuple[str, ...]) -> Decoder:
 
 
 def _core_schema(paths: list[list[str]]) -> dict[str, Any]:
-    """A typed dict of optional fields, extra keys ignored; a field a longer path reads inside is
-    that typed dict when the value is an object and the value whole otherwise (as the full parse
-    has it), and a field some path takes whole is taken whole."""
+    """A typed dict of optional fields, extra keys ignored; a field a longer path reads inside is that
+    typed dict for an object and whole otherwise (as the full parse has it), as when a path takes it whole."""
     inside: dict[str, list[list[str]]] = {}
     for head, *rest in paths:
         inside.setdefault(head, []).append(rest)

@@ -76,9 +76,8 @@ def feed_file(
     progress: Optional[Progress] = None,
 ) -> Optional[Path]:
     """Feed a rollouts file and its standing sidecar records through ``builder``; the sidecar's path.
-    ``keep`` holds every row in memory (the full parse), else rows go through the skeleton and are
-    read again on demand, and a sidecar given as the file is named (:func:`.sidecar.check_not_a_sidecar`,
-    until a row has joined); ``agents`` drops other agents' rows before keying."""
+    ``keep`` holds every row in memory (the full parse), else rows go through the skeleton, are read
+    again on demand, and a sidecar given as the file is named; ``agents`` drops other agents' rows before keying."""
     decode = None if keep or reader_name() == "full" else FirstRowInFull(builder.key)
     sidecar, shown = existing_sidecar(path, display), sidecar_display(display, path)
     attempts = Attempts(sidecar_pairs(sidecar, shown))
