@@ -1,11 +1,8 @@
 """Opening a file the gate did not write (a side's file, a verifier log, a cache entry): never waited on.
 
 Each open is non-blocking, so a FIFO in place of the file returns at once instead of waiting for a
-writer, and the opened descriptor must be a regular file (checked with ``fstat`` on the descriptor
-itself, so a file swapped after a check is still caught). Reads are capped: a file larger than its
-cap is refused whole, or (a log) only its end is read. A small file kept beside the rollouts (a
-coverage inventory, a known-flips list) is read with its refusals worded for a note or an input
-error that names the file itself (:func:`read_small`).
+writer, and the descriptor itself must be a regular file (``fstat``: a file swapped after a check is
+still caught). Reads are capped: a larger file is refused whole, or (a log) only its end is read.
 """
 
 from __future__ import annotations
@@ -28,17 +25,13 @@ class TooLarge(OSError):
 
 
 def open_regular(path: Path, *, follow: bool = True, buffering: int = 0) -> BinaryIO:
-    """``path`` opened for binary reading, when it is a regular file; else :class:`NotRegular`.
-
-    ``follow=False`` refuses a symbolic link as the last part of the path.
-    """
+    """``path`` opened for binary reading when it is a regular file, else :class:`NotRegular`;
+    ``follow=False`` refuses a symbolic link as the last part of the path."""
     flags = _FLAGS | (0 if follow else getattr(os, "O_NOFOLLOW", 0))
-
-    def opener(name: str, _: int) -> int:
-        return os.open(name, flags)
-
     try:
-        handle = open(path, "rb", buffering=buffering, opener=opener)  # noqa: SIM115 - returned to the caller
+        handle = open(  # noqa: SIM115 - returned to the caller
+            path, "rb", buffering=buffering, opener=lambda name, _: os.open(name, flags)
+        )
     except OSError as exc:
         if exc.errno == errno.ELOOP and not follow:
             raise NotRegular(errno.ELOOP, "is a symbolic link", str(path)) from None
@@ -66,8 +59,7 @@ def read_end(handle: BinaryIO, cap: int) -> tuple[bytes, bool]:
     size = os.fstat(handle.fileno()).st_size
     start = max(0, size - cap)
     handle.seek(start)
-    data = handle.read(cap)
-    return data, start > 0
+    return handle.read(cap), start > 0
 
 
 class SmallFileError(ValueError):

@@ -18,11 +18,8 @@ def plain_name(name: str) -> str:
 
 
 def companion(path: Path, name_for: Callable[[Path], Path]) -> Path:
-    """A file kept beside ``path`` (``name_for`` names it): next to the path as given first;
-    when none is there and the path is a symlink, next to the file it resolves to.
-
-    So both a link to a file and a farm of links (each companion linked too) find theirs.
-    """
+    """A file kept beside ``path`` (``name_for`` names it): beside the path as given, else (none there,
+    the path a symlink) beside the file it resolves to, so a link and a farm of links find theirs."""
     given = name_for(path)
     if given.exists() or not path.is_symlink():
         return given
@@ -41,8 +38,7 @@ def inside(path: str | os.PathLike[str], directory: str | os.PathLike[str]) -> b
 
 
 def leads_out(found: Path, main: Path, roots: Sequence[Path] = ()) -> bool:
-    """Whether ``found`` (a file beside ``main``) is there and resolves outside each of the
-    directory of ``main`` as given, that of the file it resolves to, and ``roots``."""
+    """Whether ``found`` is there and resolves outside ``main``'s directory (as given and as resolved) and ``roots``."""
     if not (found.exists() or found.is_symlink()):
         return False
     homes = [main.parent, Path(os.path.realpath(main)).parent, *roots]
@@ -50,9 +46,8 @@ def leads_out(found: Path, main: Path, roots: Sequence[Path] = ()) -> bool:
 
 
 def check_home(found: Path, main: Path, shown: str, roots: Sequence[Path] = ()) -> None:
-    """A companion the gate found by itself (a sidecar, a coverage or metrics file) stays home
-    (:func:`leads_out`); a link leading elsewhere is an input error naming the link (``shown``),
-    raised before the file is opened."""
+    """A companion the gate found by itself (a sidecar, a coverage or metrics file) stays home; a link
+    leading elsewhere is an input error naming the link (``shown``), raised before the file is opened."""
     if leads_out(found, main, roots):
         raise CompareInputError(shown, f"{LEADS_OUT} (copy the file in, or name the side by the link's target)")
 

@@ -1,29 +1,18 @@
 """A side's file read line by line, each line one JSON object; errors name `path:line`.
 
-Lines are parsed by the skeleton reader when one is given, else by ``pydantic_core.from_json``;
-the stdlib words what neither takes. gzip, bz2 and xz files are decompressed as they stream, so
-nothing grows with the file's size; a row's offset is then its offset in the *decompressed*
-stream, and reading one row again (:meth:`.loaded_side.LoadedSide.read_row`: a flip's verifier
-output, ``TaskSide.rows``, deferred prompt labels) decompresses from the start up to it.
-:class:`RowAt` keeps a file's stream open while the reads move forward, so reading rows in file
-order costs one pass.
-zstd has no stdlib module before Python 3.14, so such a file is named with the command to run.
+gzip, bz2 and xz stream decompressed, so nothing grows with the file's size; a row's offset is in
+the decompressed stream, so reading one row again decompresses up to it (:class:`RowAt`). zstd has
+no stdlib module before Python 3.14: such a file is named with the command to run.
 
-The skeleton reader decodes only the fields the classification needs: each rollouts-file row is
-decoded into a skeleton that declares just the fields loading reads (:func:`.fields.load_paths`),
-so the large `response.output` trajectory builds no Python objects: pydantic-core's validator of
-optional typed-dict fields, over the same parser as the full reader (jiter), skips in Rust what it
-does not declare. A dotted path is decoded both ways a row may hold it: nested, and as a literal
-top-level key spelled with the dots; a field that is not an object where a path descends is kept
-whole, as the full parse has it. The skeleton becomes a plain dict of the fields that were
-present, which the same :func:`.row_facts.reduce_row` then reduces: every reader classifies alike.
-
-Any line the skeleton cannot take (invalid JSON above all, NaN tokens, odd shapes) falls back to
-the full parse, which also words the errors. ``PARITY_PARSER=full`` turns the skeleton off.
+The skeleton reader decodes only the fields loading reads (:func:`.fields.load_paths`) with
+pydantic-core, which skips the large `response.output` trajectory in Rust; its dict goes through the
+same :func:`.row_facts.reduce_row`, so every reader classifies alike. A line it cannot take falls
+back to the full parse, which also words the errors; ``PARITY_PARSER=full`` turns it off.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import lzma
 import os
@@ -50,21 +39,19 @@ MAX_LINE = 64 << 20
 #: called while a side streams: (bytes of the file read, the file's size in bytes)
 Progress = Callable[[int, int], None]
 PROGRESS_STEP = 1 << 20  # report at most once per MiB of rows read
+#: Each compression's magic bytes and module, imported for the files that need it.
+COMPRESSIONS = ((b"\x1f\x8b", "gzip"), (b"BZh", "bz2"), (b"\xfd7zXZ\x00", "lzma"))
 #: A line's fields as a dict; None leaves the line to the full parse.
 Decoder = Callable[[bytes], Optional[dict[str, Any]]]
 
 
 def reader_name() -> str:
-    """The reader rows are decoded with: ``full`` when ``PARITY_PARSER`` asks for it, else the
-    skeleton over pydantic-core."""
+    """``full`` when ``PARITY_PARSER`` asks for it, else the skeleton over pydantic-core."""
     return "full" if os.environ.get("PARITY_PARSER", "").strip().lower() == "full" else "pydantic-core"
 
 
 def skeleton_decoder(key: Optional[str], inferred: tuple[str, ...] = ()) -> Optional[Decoder]:
-    """A bytes -> skeleton-dict decoder for rows keyed by ``key`` (None: detection) that also reads
-    the id candidates ``inferred`` from a side's first row (:class:`FirstRowInFull`); None when the
-    full parser is asked for. A line it cannot take raises :data:`DecodeError`.
-    """
+    """Rows keyed by ``key`` (None: detection) and the ids ``inferred`` decoded; None for the full reader."""
     return None if reader_name() == "full" else _core_decoder(load_paths(key, inferred))
 
 
@@ -79,9 +66,8 @@ def _core_decoder(paths: tuple[str, ...]) -> Decoder:
 
 
 def _core_schema(paths: list[list[str]]) -> dict[str, Any]:
-    """A typed dict of optional fields, extra keys ignored; a field a longer path reads inside is
-    that typed dict when the value is an object and the value whole otherwise (as the full parse
-    has it), and a field some path takes whole is taken whole."""
+    """A typed dict of optional fields, extra keys ignored; a field a longer path reads inside is that
+    typed dict for an object and whole otherwise (as the full parse has it), as when a path takes it whole."""
     inside: dict[str, list[list[str]]] = {}
     for head, *rest in paths:
         inside.setdefault(head, []).append(rest)
@@ -100,18 +86,15 @@ DecodeError: tuple[type[BaseException], ...] = (ValueError, RecursionError)
 
 
 class FirstRowInFull:
-    """A decoder that leaves rows to the full parse until :meth:`ready` is told the side's inferred
-    id candidates (seen on its first voting row, parsed in full so that every field shows, and
-    what a file that holds no rollouts is); from then on the skeleton reads with them. Returns None
-    for a line it leaves to the full parse."""
+    """Leaves rows to the full parse (returns None) until :meth:`ready` is told the side's inferred id
+    candidates: its first voting row is parsed in full so that every field shows (and what a file of
+    no rollouts is); the skeleton reads with them from then on."""
 
     def __init__(self, key: Optional[str]) -> None:
         self.key = key
-        self.settled = False
         self.inner: Optional[Decoder] = None
 
     def ready(self, inferred: tuple[str, ...]) -> None:
-        self.settled = True
         self.inner = skeleton_decoder(self.key, inferred)
 
     def __call__(self, raw: bytes) -> Optional[dict[str, Any]]:
@@ -120,18 +103,12 @@ class FirstRowInFull:
 
 
 class ContentDigest:
-    """What a side's files held, as one short digest computed while they are read: a running CRC-32
-    and byte count of the file being read, and the records of the files read.
-
-    A run split over several CI jobs (each a part) is joined only when every part read the same
-    inputs. Each file of a side (the rollouts file, then its sidecar; shard after shard) gets its own
-    CRC-32 and byte count, updated per line as the lines are read (one C call a line, no second
-    pass); the side's digest is the CRC-32 of those per-file records. So two sides differ in their
-    digest whenever any file's content or the boundary between files differs: a row moved from the
-    rollouts file to its sidecar changes it. It tells parts run on different files apart; it is not a
-    defence against someone who forges a part's JSON (whoever can do that can forge its outcomes too),
-    so a check of accidents does: CRC-32 takes a third of SHA-256's time on every byte read.
-    """
+    """What a side's files held, as one short digest computed while they are read. Parts of a run
+    split over CI jobs are joined only when every part read the same inputs. Each file (the rollouts
+    file, then its sidecar; shard after shard) gets its own CRC-32 and byte count, one C call a line
+    and no second pass; the digest is the CRC-32 of those records, so a row moved from the rollouts
+    file to its sidecar changes it too. A check of accidents, not of forgery (whoever forges a part's
+    JSON can forge its outcomes too): CRC-32 takes a third of SHA-256's time on every byte."""
 
     __slots__ = ("files", "_crc", "_size")
 
@@ -161,11 +138,9 @@ class ContentDigest:
 
 @cache
 def _from_json() -> Callable[[bytes], Any]:
-    """``from_json`` without its string cache where pydantic-core has the switch (2.16 and later).
-
-    Rows hold thousands of distinct strings: looking each up in the cache costs more than it saves.
-    Imported on first use: the reader child with the skeleton reader may never need it.
-    """
+    """``from_json`` without its string cache where pydantic-core has the switch (2.16+): rows hold
+    thousands of distinct strings, whose lookups cost more than they save. Imported on first use: the
+    reader child with the skeleton reader may never need it."""
     from pydantic_core import from_json
 
     try:
@@ -204,8 +179,6 @@ def decompressed(raw: BinaryIO, display: str) -> BinaryIO:
     """``raw`` itself, or a stream decompressing it; zstd is an input error naming the command."""
     head = raw.read(6)
     raw.seek(0)
-    # each compression by its magic bytes (zstd's first); gzip and bz2 are imported for the files
-    # that need them, not by every reading process
     if head.startswith(b"\x28\xb5\x2f\xfd"):
         raw.close()
         raise CompareInputError(
@@ -213,16 +186,10 @@ def decompressed(raw: BinaryIO, display: str) -> BinaryIO:
             "a zstd-compressed file, which Python cannot read before 3.14: "
             f"decompress it first (zstd -d {display}) and pass the .jsonl",
         )
-    if head.startswith(b"\x1f\x8b"):
-        import gzip
-
-        return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
-    if head.startswith(b"BZh"):
-        import bz2
-
-        return bz2.BZ2File(raw)  # type: ignore[return-value]
-    if head.startswith(b"\xfd7zXZ\x00"):
-        return lzma.LZMAFile(raw)  # type: ignore[return-value]
+    for magic, module in COMPRESSIONS:
+        if head.startswith(magic):
+            stream: BinaryIO = importlib.import_module(module).open(raw)
+            return stream
     return raw
 
 
@@ -233,12 +200,8 @@ def iter_objects(
     progress: Optional[Progress] = None,
     digest: Optional[ContentDigest] = None,
 ) -> Iterator[tuple[int, int, dict[str, Any]]]:
-    """(line number, byte offset, object) for every non-blank line; errors name `<file>:<line>`.
-
-    ``decode``, when given, is tried first (the skeleton reader); a line it cannot take is parsed
-    in full, which also words any error. ``progress`` is told the bytes of the file read so far;
-    ``digest``, when given, takes every line's bytes as read (decompressed).
-    """
+    """(line number, byte offset, object) for every non-blank line; ``decode`` is tried first, a line
+    it cannot take parsed in full; ``digest`` takes every line's bytes as read (decompressed)."""
     try:
         raw_file = open_regular(path, buffering=READ_BUFFER)
     except IsADirectoryError as exc:

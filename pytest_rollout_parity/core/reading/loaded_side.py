@@ -1,13 +1,9 @@
 """A side: what is read for it (:class:`SideRequest`) and what was (:class:`LoadedSide`).
 
-A request is built once per side, by the Python API or by the plugin, then handed on unchanged: to
-:func:`.loading.load_side`, to the reader child and into the rerun cache's key, so it holds only
-strings and tuples of strings (hashable, and carried by ``marshal`` and JSON alike).
-
-A loaded side is what :mod:`.loading` gives and what the join reads: its row facts in file order,
-how its rows are keyed, and its rows read again. Only the rows' facts are kept: a row's full dict
-is read again from its file when a report needs it. A side also travels as plain values
-(:func:`side_to_plain`): the rerun cache stores it so, and the reader child answers so.
+A request is handed on unchanged (to the loader, the reader child, the rerun cache's key), so it
+holds only strings and tuples of strings: hashable, carried by ``marshal`` and JSON alike. A loaded
+side keeps only its rows' facts (a row is read again from its file when a report needs it), and
+travels as plain values (:func:`side_to_plain`) into the rerun cache and from the reader child.
 """
 
 from __future__ import annotations
@@ -96,9 +92,8 @@ class LoadedSide:
 
     @contextmanager
     def kept_open(self) -> Iterator[RowReader]:
-        """A reader of the side's rows that keeps each of its files open while the context lasts, so
-        rows read in file order cost one pass over a compressed file (:meth:`read_row` decompresses
-        it again for each row); after the context it reads as :meth:`read_row` does."""
+        """A reader of the side's rows that keeps its files open while the context lasts, so rows read
+        in file order cost one pass over a compressed file; after the context it reads as :meth:`read_row`."""
         at = RowAt()
         done = False
 
@@ -123,9 +118,8 @@ class LoadedSide:
         return [facts for facts in self.facts if facts.shard == index]
 
 
-#: A row's facts travel as the list of these fields' values: the order of RowFacts' slots, which is
-#: also the order its constructor takes them in (a unit test holds both to it). Rows are many: a
-#: list a row, not an object naming each field again.
+#: A row's facts travel as a list of these fields' values (rows are many: no object naming each
+#: field again), in RowFacts' slot order, which its constructor takes too (a unit test holds both).
 FACT_FIELDS: tuple[str, ...] = RowFacts.__slots__
 _ORIGIN, _OFFSET = FACT_FIELDS.index("origin"), FACT_FIELDS.index("offset")
 _ORIGINS = {origin.value: origin for origin in RowOrigin}
@@ -176,14 +170,13 @@ def by_field(value: Any) -> dict[str, Any]:
 
 def side_to_plain(side: LoadedSide) -> dict[str, Any]:
     """The side as JSON's values: its fields and its key choice's by name, each row's facts as a list."""
-    plain = by_field(side)
-    plain.update(
-        path=str(side.path),
-        sidecar=None if side.sidecar is None else str(side.sidecar),
-        choice=by_field(side.choice),
-        facts=[plain_facts(facts) for facts in side.facts],
-    )
-    return plain
+    return {
+        **by_field(side),
+        "path": str(side.path),
+        "sidecar": None if side.sidecar is None else str(side.sidecar),
+        "choice": by_field(side.choice),
+        "facts": [plain_facts(facts) for facts in side.facts],
+    }
 
 
 def _idents(values: Any) -> list[Optional[TaskIdent]]:

@@ -1,19 +1,15 @@
-"""Loading a side: its request read into a :class:`.loaded_side.LoadedSide`; or the rows of one
-file as dicts, for the Python API.
+"""Loading a side, or the rows of one file as dicts for the Python API.
 
-A side is streamed line by line (:mod:`.jsonl_lines`); each row is reduced as it is read
-(:func:`.row_facts.reduce_row`) and only its facts and its join value are kept, with the byte
-offset that lets ``TaskSide.rows`` read the full row again. Memory grows with the number of rows,
-never with their size. Superseded attempts are left out as the rows pass (:class:`.sidecar.Attempts`); a
-side whose files carry the attempt stamp only after rows that lack it is read a second time to
-rank those rows.
+Each row is reduced as it streams by: only its facts, join value and byte offset are kept, so memory
+grows with the number of rows, never with their size. Superseded attempts are left out as the rows
+pass (:class:`.sidecar.Attempts`); a file whose attempt stamp first appears after rows that lack it
+is read a second time to rank those rows.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
-from functools import partial
+from collections.abc import Sequence
 from itertools import accumulate
 from pathlib import Path
 from typing import Any, Optional
@@ -21,7 +17,7 @@ from typing import Any, Optional
 from ..errors import CompareInputError, Place
 from ..model import RowOrigin
 from .files import HEALTH_CHECK_FILES, plain_name, written_beside
-from .jsonl_lines import FirstRowInFull, Progress, iter_objects
+from .jsonl_lines import FirstRowInFull, Progress, iter_objects, reader_name
 from .key_vote import KeyChoice
 from .loaded_side import LoadedSide, SideRequest
 from .side_builder import AgentFilter, PendingRow, SideBuilder, agent_of
@@ -37,29 +33,20 @@ from .sidecar import (
 
 
 def load_side(request: SideRequest, progress: Optional[Progress] = None) -> LoadedSide:
-    """Stream the side ``request`` names (its one file and sidecar, or its shards, each with its own
-    sidecar and attempts, into one side keyed as a whole) into row facts and join values;
-    ``progress`` is told the bytes of the side's files read so far.
-
-    Every read of a side goes through here, looked up at call time (``loading.load_side``), so a
-    test that replaces it sees them all.
-    """
+    """Stream a side (its file and sidecar, or each shard with its own, keyed as a whole). Every read of
+    a side comes through here, looked up at call time, so a test that replaces it sees them all."""
     builder = SideBuilder(request.key, request.key_option, sharded=bool(request.shards))
     agents = AgentFilter(request.agent, request.agent_option)
     files = [(Path(path), shown) for path, shown in request.shards] or [(Path(request.path), request.shown)]
     reporters = _shard_progress([path for path, _ in files], progress)
     sidecars: list[Optional[Path]] = []
     for index, (path, shown) in enumerate(files):
-        if request.shards:
-            builder.shard = index + 1
+        builder.shard = index + 1 if request.shards else None
         if plain_name(path.name) in HEALTH_CHECK_FILES:
             raise CompareInputError(
                 shown, f"{written_beside(path.name)}, not rollouts: give the rollouts file beside it"
             )
-        check = partial(check_not_a_sidecar, path, shown)
-        sidecars.append(
-            feed_file(path, shown, builder, keep=False, agents=agents, progress=reporters[index], check=check)
-        )
+        sidecars.append(feed_file(path, shown, builder, keep=False, agents=agents, progress=reporters[index]))
     shards = tuple(
         (str(path), shown, None if sidecar is None else str(sidecar)) for (path, shown), sidecar in zip(files, sidecars)
     )
@@ -87,29 +74,23 @@ def feed_file(
     keep: bool,
     agents: Optional[AgentFilter] = None,
     progress: Optional[Progress] = None,
-    check: Optional[Callable[[dict[str, Any]], None]] = None,
 ) -> Optional[Path]:
     """Feed a rollouts file and its standing sidecar records through ``builder``; the sidecar's path.
-
-    ``keep`` holds every row in memory (the full parse); otherwise rows are reduced as they are
-    read, through the skeleton reader, and read again on demand. ``agents`` keeps one agent's rows
-    (others are dropped before keying) and stops a side that mixes agents. ``check`` sees each row
-    before anything else does, until one has joined the side.
-    """
-    decode = None if keep else FirstRowInFull(builder.key)
+    ``keep`` holds every row in memory (the full parse), else rows go through the skeleton, are read
+    again on demand, and a sidecar given as the file is named; ``agents`` drops other agents' rows before keying."""
+    decode = None if keep or reader_name() == "full" else FirstRowInFull(builder.key)
     sidecar, shown = existing_sidecar(path, display), sidecar_display(display, path)
-    wanted = sidecar_pairs(sidecar, shown)  # None: every pair (the sidecar's are not known)
-    attempts = Attempts(wanted)
+    attempts = Attempts(sidecar_pairs(sidecar, shown))
     rows_before = len(builder.facts)
     for line_no, offset, row in iter_objects(path, display, decode, progress, builder.digest):
-        if check is not None and len(builder.facts) == rows_before:
-            check(row)
+        if not keep and len(builder.facts) == rows_before:
+            check_not_a_sidecar(path, display, row)
         if agents is not None and not agents.keep(row):
             continue
         pair = index_pair(row)
         attempts.see_row(row, len(builder.facts), line_no, pair)
         builder.add_row(row, Place(display, line_no), offset, keep=keep)
-        if decode is not None and not decode.settled and builder.vote.inferred is not None:
+        if decode is not None and decode.inner is None and builder.vote.inferred is not None:
             decode.ready(builder.vote.inferred)
     if agents is not None:
         agents.check(display)
@@ -130,11 +111,10 @@ def feed_file(
             if attempts.unranked_line(line_no, pair):
                 attempts.see_row(row, place, line_no, pair)
             place += 1
-        attempts.unranked = False
     standing = attempts.standing_records(records)
     if attempts.stamped:  # without the stamp every main-file row stands, as legacy append files have it
         builder.drop(attempts.displaced)
-        builder.superseded += attempts.superseded
+        builder.superseded += len(attempts.displaced) + attempts.superseded_records
     for pending in standing:
         builder.add(pending)
     if len(builder.facts) == rows_before:
@@ -157,11 +137,9 @@ def _shard_progress(paths: Sequence[Path], progress: Optional[Progress]) -> list
 
 def load_rollouts(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """Read a rollouts JSONL plus, when present, its sibling `<stem>_failures.jsonl`, as row dicts.
-
     Standing failure records join as masked rows: no reward, `mask_sample` true, and their failure
-    kind. This keeps every row in memory; the pytest plugin streams instead. The join field is not
-    chosen here: :func:`api.compare_rollouts` chooses it from these rows.
-    """
+    kind. Every row is held in memory (the plugin streams); :func:`api.compare_rollouts` chooses
+    the join field from these rows."""
     builder = SideBuilder(None)
     feed_file(Path(path), str(path), builder, keep=True)
     return [facts.row for facts in builder.facts if facts.row is not None]

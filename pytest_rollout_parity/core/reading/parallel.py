@@ -1,17 +1,10 @@
 """Reading the sides: the old one in a small child interpreter while this process reads the new one.
 
-Parsing is CPU-bound and holds the GIL, so threads would not help; a forked pytest process would
-copy the parent's memory and imports. Instead a fresh interpreter runs :func:`main`, which imports
-the reading stage only, reads its side and answers with its plain values (:func:`.loaded_side.side_to_plain`,
-the rerun cache's form), which this process takes once it has read the new side. They travel by
-``marshal`` (the same interpreter reads what it wrote, in half the bytes JSON takes), the facts in
-chunks that each process converts and lets go as they pass: the child's peak counts in the floor.
-
-The child is used only when it can pay off and never changes the answer: with one usable CPU, or
-when the old side is smaller than :data:`MIN_CHILD_BYTES` (below which starting an interpreter
-costs more than it saves), both sides are read here one after the other. A child that fails in any
-way other than reporting an input error (cannot start, crashes, answers short) is ignored and its
-side read here. Input errors are raised in the serial order: the old side's first.
+Parsing holds the GIL, so threads would not help; a forked pytest process would copy the parent's
+memory. The child imports the reading stage only and answers by ``marshal`` (half JSON's bytes), the
+facts in chunks each process lets go as they pass: its peak counts in the floor. It never changes
+the answer: a child that fails other than by an input error is ignored and its side read here, and
+input errors are raised in the serial order, the old side's first.
 """
 
 from __future__ import annotations
@@ -72,8 +65,7 @@ def _size(request: SideRequest) -> Optional[int]:
 
 
 def worth_a_child(request: SideRequest, min_bytes: int = MIN_CHILD_BYTES) -> bool:
-    """Two CPUs or more and a file (a sharded side's files together) large enough to repay an
-    interpreter's start."""
+    """Two CPUs or more and a side's files large enough together to repay an interpreter's start."""
     size = _size(request)
     return size is not None and size >= min_bytes and usable_cpus() > 1
 
@@ -81,30 +73,27 @@ def worth_a_child(request: SideRequest, min_bytes: int = MIN_CHILD_BYTES) -> boo
 def load_sides(
     requests: Sequence[SideRequest], progress: Optional[SideProgress] = None, min_bytes: int = MIN_CHILD_BYTES
 ) -> list[LoadedSide]:
-    """The sides asked for (one, or old and new), the old one in a child when :func:`worth_a_child`:
-    the same sides as read one after the other.
-
-    ``progress`` sees the child's side start with it and end when its answer is in (no bytes between).
-    """
+    """The sides asked for (one, or old and new), the old one in a child when :func:`worth_a_child`;
+    ``progress`` sees the child's side start with it and end when its answer is in (no bytes between)."""
     child = start_child(requests[0]) if len(requests) == 2 and worth_a_child(requests[0], min_bytes) else None
     if child is None:
         return [_load_here(request, name, progress) for request, name in zip(requests, ("old", "new"))]
     old, new = requests
     old_report = progress.side("old") if progress is not None else None  # the child reports no bytes: only its end
+    assert child.stdout is not None  # Popen was asked for a pipe
     try:
+        new_side: LoadedSide | CompareInputError  # its input error waits for the old side's
         try:
-            new_side: Optional[LoadedSide] = _load_here(new, "new", progress)
-            new_error: Optional[CompareInputError] = None
+            new_side = _load_here(new, "new", progress)
         except CompareInputError as exc:
-            new_side, new_error = None, exc
-        old_side = read_answer(child.stdout) if child.stdout is not None else None
+            new_side = exc
+        old_side = read_answer(child.stdout)
         old_side = old_side if old_side is not None and child.wait() == 0 else None  # else killed below
     finally:
         if child.poll() is None:
             child.kill()
             child.wait()
-        if child.stdout is not None:
-            child.stdout.close()
+        child.stdout.close()
     if old_side is None:
         old_side = _load_here(old, "old", progress)  # the child failed: read it here (raises its input error)
     elif progress is not None:
@@ -112,18 +101,14 @@ def load_sides(
         if old_report is not None and size is not None:
             old_report(size, size)  # the whole file is read, so its time can be shown
         progress.finished("old")
-    if new_error is not None:
-        raise new_error
-    assert new_side is not None
+    if isinstance(new_side, CompareInputError):
+        raise new_side
     return [old_side, new_side]
 
 
 def start_child(request: SideRequest) -> Optional[subprocess.Popen[bytes]]:
-    """The reader child, given ``request`` on its stdin; None when it cannot be started.
-
-    It answers on a pipe once its side is read, and waits on the full pipe until this process,
-    done with the new side, reads the answer through.
-    """
+    """The reader child, given ``request`` on its stdin; None when it cannot be started. It waits on
+    the full pipe until this process, done with the new side, reads its answer through."""
     import subprocess
 
     try:
@@ -144,8 +129,7 @@ def start_child(request: SideRequest) -> Optional[subprocess.Popen[bytes]]:
 
 
 def read_answer(stream: IO[bytes]) -> Optional[LoadedSide]:
-    """The side a child answers with on ``stream``; raises the input error it reported; None for
-    any other answer (one cut short by a killed child, say)."""
+    """The child's side, read from ``stream``; raises its input error; None for any other answer."""
     try:
         kind, value, *rows = _message(stream)
         if kind == "input-error":
@@ -183,10 +167,6 @@ def main() -> int:
     return 0
 
 
-#: What the child imports from outside the standard library (the package itself comes first).
-CHILD_IMPORTS = ("pydantic_core", "typing_extensions")
-
-
 #: The child's whole program: the working directory ('') off its import path, the directories it
 #: is given first (see :func:`child_command`). The core's entrance (``core/__init__``) imports every
 #: stage; the child needs the reading stage only, so the core package is set up bare, without it.
@@ -199,13 +179,11 @@ CHILD_BOOT = (
 
 
 def child_command() -> list[str]:
-    """The child's command line: without ``site`` (``-S``: less to import and hold)
-    and without the working directory on its import path, its imports found where this process
-    found them. Only those directories go first, not this process's whole ``sys.path``, where a
-    test directory pytest put first could shadow the standard library."""
-    root = Path(__file__).resolve().parents[3]
-    paths = [str(root)]
-    for name in CHILD_IMPORTS:
+    """The child's command line: ``-S`` (less to import and hold), its imports found where this
+    process found them. Only their directories go first, not the whole ``sys.path``, where a test
+    directory pytest put first could shadow the standard library."""
+    paths = [str(Path(__file__).resolve().parents[3])]  # the package itself first
+    for name in ("pydantic_core", "typing_extensions"):  # what it imports from outside the stdlib
         spec = importlib.util.find_spec(name)
         if spec is None or not spec.origin:
             continue

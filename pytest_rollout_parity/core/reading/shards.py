@@ -1,18 +1,11 @@
-"""A side given as shards: a glob or comma-separated globs, expanded as NeMo Gym's `input_glob` is.
+"""A side given as shards: a glob or comma-separated globs, expanded as NeMo Gym's `input_glob` is
+to the sorted, deduplicated files they match (docs/semantics.md, "Sharded sides").
 
-`gym eval run --no-serve +disable_aggregation=true` writes a run as several shard files, and
-`gym eval aggregate +input_glob='a/*.jsonl,b/*.jsonl'` reads them as the sorted, deduplicated
-list of the files its globs match. A side is given the same way. Files a broad glob also matches
-that are no rollouts (a shard's sidecar, its inputs, its attempt log, any `.json`) are left out:
-each shard's own sidecar is read with it. A value naming a file that exists is that file, as
-given, so a name holding `,`, `*` or `[` still works. The rules are in docs/semantics.md,
-"Sharded sides".
-
-The files a glob finds were not named by the user, so they are held to more than a typed path
-(docs/untrusted-input.md): the walk never enters a symlinked directory (a `**` over `a -> .`
-ends), each match is a regular file resolving inside the pattern's own directory (its part before
-the first glob character), its name holds no control or invisible character, and a pattern
-matching more than :data:`MAX_MATCHES` files is refused as it reaches that many.
+Files a glob matches that are no rollouts are left out (each shard's sidecar is read with it); a
+value naming an existing file is that file, so a name holding `,`, `*` or `[` still works. Files a
+glob finds were not named by the user, so they are held to more (docs/untrusted-input.md): the walk
+never enters a symlinked directory (a `**` over `a -> .` ends), and each match is a regular file
+resolving inside the pattern's own directory, its name free of control or invisible characters.
 """
 
 from __future__ import annotations
@@ -46,11 +39,9 @@ def is_artifact(name: str) -> bool:
 
 
 def expand(value: str, base: Path, left_out: Optional[list[tuple[str, str]]] = None) -> list[tuple[Path, str]]:
-    """The files ``value`` names, as (path, name shown in messages: as given), sorted and
-    deduplicated; relative globs against ``base``. A value without a glob character or a comma is
-    one file (a missing one is reported when it is read). ``left_out`` receives the files a glob
-    matched that were written beside the rollouts, each with what it is, for a note.
-    """
+    """The files ``value`` names as (path, name shown: as given); relative globs against ``base``. A
+    value without a glob character or a comma is one file (a missing one is reported when read).
+    ``left_out`` receives the files written beside the rollouts a glob matched, with what each is."""
     literal = _resolve(value, base)
     if os.path.isfile(literal) or not ("," in value or glob.has_magic(value)):
         return [(literal, value)]
@@ -82,8 +73,7 @@ def expand(value: str, base: Path, left_out: Optional[list[tuple[str, str]]] = N
 
 
 def _resolve(value: str, base: Path) -> Path:
-    path = Path(os.path.expanduser(value))
-    return path if path.is_absolute() else base / path
+    return base / os.path.expanduser(value)  # an absolute path stays itself
 
 
 def _home(pattern: str) -> tuple[str, list[str]]:
@@ -139,8 +129,8 @@ def _entries(directory: str) -> list[os.DirEntry[str]]:
 
 
 def _matches(part: str, base: Path) -> tuple[list[str], list[str]]:
-    """The rollouts files ``part`` matches and the other files it matches, in the form it was given
-    (relative to ``base`` or not); raises :class:`ShardPatternError` for a match that may not be read."""
+    """The rollouts files ``part`` matches and the other files, in the form it was given; raises
+    :class:`ShardPatternError` for a match that may not be read."""
     pattern = os.path.expanduser(part)
     prefix, segments = _home(pattern)
     home = _resolve(prefix, base) if prefix else base

@@ -1,14 +1,9 @@
-"""Building one side from its rows, wherever they come from: facts, key vote, anonymous records,
-the one agent whose rows it compares.
+"""Building one side from its rows: facts, key vote, anonymous records, the one agent it compares.
 
-Every row enters the core here, through :meth:`SideBuilder.prepare`: the streaming loader, the
-in-memory API and :func:`.loading.load_rollouts` alike, so a file and the same rows given as dicts
-classify identically and fail with the same messages.
-
-A file may hold the rollouts of several agents. NeMo Gym stamps each row with the agent that ran
-it (`agent_ref.name`); native Harbor rows carry no `agent_ref` and form one group of their own,
-named :data:`NO_AGENT`. Mixing agents on one side would compare a mean over different agents, so a
-side with several stops unless one is chosen (:class:`AgentFilter`).
+Every row enters the core through :meth:`SideBuilder.prepare` (the streaming loader, the in-memory
+API and :func:`.loading.load_rollouts` alike), so a file and the same rows as dicts classify and
+fail alike. A side mixing agents (`agent_ref.name`; native Harbor rows have none: :data:`NO_AGENT`)
+would compare a mean over different agents, so it stops unless one is chosen (:class:`AgentFilter`).
 """
 
 from __future__ import annotations
@@ -36,8 +31,7 @@ HEALTH_VERDICTS = HEALTH_CHECK_FILES["rollout_verdicts.jsonl"]
 
 
 def what_rows_are(row: dict[str, Any], name: str = "") -> str:
-    """What a file whose rows have no reward field is, by its name (a file written beside the
-    rollouts, :func:`.files.written_beside`) or what its first row holds."""
+    """What a file whose rows have no reward field is, by its name or what its first row holds."""
     beside = written_beside(name) or (HEALTH_VERDICTS if row.get("verdict") in VERDICTS else "")
     if beside:
         return f"{beside}, not rollouts (no row has a reward field): give the rollouts file beside it"
@@ -121,9 +115,7 @@ class AgentFilter:
     @property
     def compared(self) -> Optional[str]:
         """The agent whose rows the side compares (None for a side with no rows)."""
-        if self.wanted is not None:
-            return self.wanted
-        return next(iter(self.counts), None)
+        return self.wanted if self.wanted is not None else next(iter(self.counts), None)
 
 
 @dataclass
@@ -156,15 +148,13 @@ class SideBuilder:
         self.conditions: list[str] = []
         self._last_conditions: tuple[Any, ...] = ()
         self._shape: Optional[str] = None  # what the first main row says the file is, if no rollouts
-        #: every byte of the side's files as read
         self.digest = ContentDigest()
 
     def prepare(
         self, row: dict[str, Any], place: Place, origin: RowOrigin, offset: Optional[int], *, keep: bool
     ) -> PendingRow:
-        """Reduce the row at ``place`` (file and line, or index) and ``offset`` of the side's file
-        ``origin``; a sidecar record is folded into the masked row it stands for. ``keep`` holds on
-        to the (folded) dict; otherwise it is read again from its file on demand."""
+        """Reduce a row, a sidecar record folded into the masked row it stands for; ``keep`` holds on
+        to the dict, else it is read again from its file on demand."""
         sidecar = origin is RowOrigin.SIDECAR
         try:
             facts = reduce_row(
@@ -215,9 +205,8 @@ class SideBuilder:
         self._training_masks = {new for new, old in enumerate(kept) if old in self._training_masks}
 
     def add_row(self, row: dict[str, Any], place: Place, offset: Optional[int] = NO_OFFSET, *, keep: bool) -> None:
-        """Prepare and join a main row at once (sidecar records wait: only the standing ones join),
-        noting what only main rows show: what a file of no rollouts is, a training mask, the run's
-        conditions."""
+        """Prepare and join a main row at once (only the standing sidecar records join), noting what
+        only main rows show: what a file of no rollouts is, a training mask, the run's conditions."""
         if not self.facts and self._shape is None and REWARD not in row:
             self._shape = what_rows_are(row, place.path)
         pending = self.prepare(row, place, RowOrigin.MAIN, offset, keep=keep)

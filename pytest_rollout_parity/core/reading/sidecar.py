@@ -1,18 +1,11 @@
-"""The failures sidecar, and the newest attempt of a logical rollout.
+"""The failures sidecar (the collector's `<stem>_failures.jsonl` of failed attempts), and the newest
+attempt of a logical rollout.
 
-The collector writes one record per failed attempt beside the rollouts file, in its
-`<stem>_failures.jsonl`. A sidecar given as a side is named so.
-
-The newest NeMo Gym collector keeps append-only files, where a late result of an older execution
-stays in the file but no longer counts: the newest attempt of a logical rollout stands, older
-executions of it are superseded. The rule is in docs/semantics.md, "Reading a side and its
-sidecar"; a side none of whose rows carries the stamp keeps every main-file row.
-
-The side is read once: each main-file row joins the side as it is read, and :class:`Attempts`
-remembers, for each logical rollout, the best execution so far and its place among the side's
-rows (on a side without the stamp, only for the rollouts its sidecar names). An execution a later
-one outranks is *displaced*; when the side turns out to carry the stamp, the displaced rows are
-taken out again (:meth:`.side_builder.SideBuilder.drop`).
+The newest NeMo Gym collector keeps append-only files: a late result of an older execution stays
+but no longer counts (docs/semantics.md, "Reading a side and its sidecar"; a side whose rows never
+carry the stamp keeps every main-file row). The side is read once: :class:`Attempts` remembers each
+logical rollout's best execution so far; one a later one outranks is *displaced*, and taken out
+(:meth:`.side_builder.SideBuilder.drop`) once the side turns out to carry the stamp.
 """
 
 from __future__ import annotations
@@ -41,7 +34,7 @@ T = TypeVar("T")
 
 
 def _hashable(value: Any) -> Any:
-    if isinstance(value, (int, float, str)):
+    if value is None or isinstance(value, (int, float, str)):
         return value
     return json.dumps(value, sort_keys=True)
 
@@ -55,11 +48,9 @@ def index_pair(row: dict[str, Any]) -> Optional[tuple[Any, Any]]:
 
 
 def logical_key(row: dict[str, Any], pair: Optional[tuple[Any, Any]]) -> Optional[LogicalKey]:
-    """The logical rollout a row is an execution of: its `_ng_rollout_id` where it carries one (the
-    id NeMo Gym gives when dispatches reuse task and rollout indices), else its :func:`index_pair`;
-    None without either."""
-    run = row.get(RUN_ID)
-    run = None if run is None else _hashable(run)
+    """The logical rollout a row is an execution of: its `_ng_rollout_id` (NeMo Gym's, when dispatches
+    reuse task and rollout indices), else its :func:`index_pair`; None without either."""
+    run = _hashable(row.get(RUN_ID))
     explicit = row.get(ROLLOUT_ID)
     if explicit is not None:
         return (run, ROLLOUT_ID, _hashable(explicit))
@@ -77,12 +68,9 @@ def attempt_of(row: dict[str, Any]) -> float:
 
 
 class Attempts:
-    """The standing execution of every logical rollout of one side (one file and its sidecar).
-
-    Until a row carries the stamp, only the rows whose (task, rollout) pair ``record_pairs`` holds
-    (the sidecar's) are ranked, so a side that never carries it keeps nothing; should the stamp
-    appear after rows that were not ranked, :meth:`unranked_line` says which lines to see again.
-    """
+    """The standing execution of every logical rollout of one file and its sidecar. Until a row carries
+    the stamp, only the sidecar's pairs (``record_pairs``) are ranked, so a side that never carries it
+    keeps nothing; :meth:`unranked_line` says which lines to see again should the stamp come later."""
 
     def __init__(self, record_pairs: Optional[frozenset[tuple[Any, Any]]]) -> None:
         #: the pairs ranked before the stamp is seen (None: every pair)
@@ -97,7 +85,6 @@ class Attempts:
         self.stamped_at: Optional[int] = None
         #: whether a main-file row with a logical rollout went unranked
         self.unranked = False
-        #: sidecar records another execution outranks
         self.superseded_records = 0
 
     def see_row(self, row: dict[str, Any], place: int, line: int, pair: Optional[tuple[Any, Any]]) -> None:
@@ -118,8 +105,7 @@ class Attempts:
             self.best[key] = (rank, place)
 
     def see_record(self, record: dict[str, Any], line: int) -> Execution:
-        """A sidecar record's execution, which decides whether it stands (:meth:`standing_records`);
-        a record carrying the stamp marks the side as stamped."""
+        """A sidecar record's execution (:meth:`standing_records` ranks it); its stamp marks the side."""
         self.stamped = self.stamped or ATTEMPT_INDEX in record
         return logical_key(record, index_pair(record)), (attempt_of(record), 0, line)
 
@@ -149,11 +135,6 @@ class Attempts:
                 self.displaced.append(main[1])
         return standing
 
-    @property
-    def superseded(self) -> int:
-        """Executions left out: displaced rows and outranked records."""
-        return len(self.displaced) + self.superseded_records
-
 
 def is_failure_record(row: dict[str, Any]) -> bool:
     """A failure record of the collector, wherever it ended up (sidecar, or a merged main file)."""
@@ -165,11 +146,8 @@ def _sidecar_name(path: Path) -> Path:
 
 
 def sidecar_path(path: Path) -> Path:
-    """`<stem>.jsonl` -> `<stem>_failures.jsonl` beside it (the collector's `failures_path_for`).
-
-    A compressed main file (`<stem>.jsonl.gz`) has its sidecar under the plain name; a symlinked
-    main file without one beside the link has the one beside its target.
-    """
+    """`<stem>.jsonl` -> `<stem>_failures.jsonl` beside it (the collector's `failures_path_for`), also
+    for `<stem>.jsonl.gz`; beside a symlink's target when none is beside the link."""
     return companion(path, _sidecar_name)
 
 
@@ -197,10 +175,8 @@ def existing_sidecar(main: Path, display: str) -> Optional[Path]:
 
 
 def sidecar_pairs(sidecar: Optional[Path], shown: str) -> Optional[frozenset[tuple[Any, Any]]]:
-    """The (task, rollout) pairs a sidecar names: only those rows' pairs need keeping (a pair held
-    for every row of a large side leaves scattered free memory behind). Empty without a sidecar;
-    None when the sidecar cannot be read here (its error is worded when it is read in turn, after
-    the main file)."""
+    """The (task, rollout) pairs a sidecar names (empty without one; None when unreadable): only those
+    rows' pairs need keeping, as a pair held for every row of a large side leaves scattered free memory."""
     if sidecar is None:
         return frozenset()
     try:
@@ -209,7 +185,7 @@ def sidecar_pairs(sidecar: Optional[Path], shown: str) -> Optional[frozenset[tup
             for _, _, record in iter_objects(sidecar, shown, skeleton_decoder(None))
             if (pair := index_pair(record)) is not None
         )
-    except Exception:  # whatever it is, it is reported when the sidecar is read in turn
+    except Exception:  # whatever it is, it is reported when the sidecar is read after the main file
         return None
 
 
