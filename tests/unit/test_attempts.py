@@ -252,3 +252,20 @@ def test_a_superseded_attempt_on_a_side_where_a_row_lacks_the_task_index(write_j
     res = compare_files(path, write_jsonl("o.jsonl", rows[:2] + rows[3:]))
     assert [(t.task, t.category) for t in res.tasks] == [("a", "identical"), ("b", "identical"), ("c", "identical")]
     assert any("1 superseded attempt(s) left out" in note for note in res.notes)
+
+
+@pytest.mark.parametrize("parser", ["pydantic-core", "full"])
+def test_an_unstamped_row_named_by_rollout_id_alone_is_ranked_once_the_stamp_shows(
+    write_jsonl, stamped, monkeypatch, parser
+):
+    """A row naming its rollout by `_ng_rollout_id` only (no task or rollout index), read before the
+    first stamp, is ranked on the second read like any other: a newer attempt of it supersedes it."""
+    monkeypatch.setenv("PARITY_PARSER", parser)
+    no_index = ("_ng_task_index", "_ng_rollout_index")
+    older = {k: v for k, v in stamped("fix-git", 0.0, _ng_rollout_id="r-1").items() if k not in no_index}
+    newer = {k: v for k, v in stamped("fix-git", 1.0, attempt=1, _ng_rollout_id="r-1").items() if k not in no_index}
+    old = write_jsonl("old/r.jsonl", [stamped("fix-git", 1.0)])
+    result = compare_files(old, write_jsonl("new/r.jsonl", [older, newer]))
+    task = _task(result, "fix-git")
+    assert task.category == "identical"
+    assert [fact.line for fact in task.new.facts] == [2]

@@ -110,9 +110,10 @@ class Attempts:
         return logical_key(record, index_pair(record)), (attempt_of(record), 0, line)
 
     def unranked_line(self, line: int, pair: Optional[tuple[Any, Any]]) -> bool:
-        """Whether a main-file line read again is one :meth:`see_row` left unranked."""
+        """Whether a main-file line read again is one :meth:`see_row` left unranked (a row naming its
+        rollout by `_ng_rollout_id` alone has no pair, and is one)."""
         before_stamp = self.stamped_at is None or line < self.stamped_at
-        return before_stamp and pair is not None and self.record_pairs is not None and pair not in self.record_pairs
+        return before_stamp and self.record_pairs is not None and pair not in self.record_pairs
 
     def standing_records(self, records: Sequence[tuple[Execution, T]]) -> list[T]:
         """Of a side's sidecar records, those that stand; a main-file row a record outranks is
