@@ -63,10 +63,6 @@ def summary_lines(summary: Summary) -> list[str]:
     return [visible(lines[0]), *(terminal_line(line) for line in lines[1:])]
 
 
-#: how much further a wrapped line's continuation is indented than the line
-CONTINUED = "    "
-
-
 def fit(lines: Iterable[str], width: Optional[int]) -> list[str]:
     """``lines`` as they fit a terminal ``width`` columns wide (None: as they are). A longer line is
     wrapped at spaces, its continuation indented four more than the line (a quoted `| ` line's under
@@ -80,7 +76,7 @@ def fit(lines: Iterable[str], width: Optional[int]) -> list[str]:
             continue
         body = line.lstrip(" ")
         indent = line[: len(line) - len(body)]
-        more = indent + ("|" + CONTINUED if body.startswith("| ") else CONTINUED)
+        more = indent + ("|    " if body.startswith("| ") else "    ")
         if len(more) > width // 2:  # a deep indent would leave no room: continue at the margin
             more = ""
         fitted.extend(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from typing import NamedTuple, Optional, TypeVar
+from typing import Optional, TypeVar
 
 from ..judging.companions import FIELDS
 from ..model import Side, per_side
@@ -24,18 +24,14 @@ DIGEST_SHOWN = 12
 #: what decided a verdict that the counts do not already say: its words join the verdict line
 SAID_BY_CODE = ("checks_failed", "evidence", "strict_uncompared", "item_failed")
 SIDES: tuple[Side, Side] = ("old", "new")
+#: a flip in words by its winner, from the new side's view: the migration is what is under test
+#: (no winner: verifier disagreements that cancel)
+DIRECTION: dict[Optional[Side], str] = {"old": REGRESSED, "new": IMPROVED, None: "verifiers disagree"}
 
 
 def plural(count: int, noun: str) -> str:
     """`1 task`, `2 tasks`."""
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
-
-
-def direction(winner: Optional[Side]) -> str:
-    """A flip in words, from the new side's view: the migration is what is under test."""
-    if winner == "old":
-        return REGRESSED
-    return IMPROVED if winner == "new" else "verifiers disagree"  # no winner: disagreements that cancel
 
 
 def disagreement_words(tasks: int) -> str:
@@ -60,7 +56,7 @@ def flip_line(task: TaskSummary, noise: Optional[str] = None) -> str:
         counts = [str(s.rows) if s.reward_rows == s.rows else f"{s.reward_rows} of {s.rows}" for s in (old, new)]
         noise = f"means of {counts[0]} vs {counts[1]} rows"
     rewards = [repr(round(s.reward, 4)) if s is not None and s.reward is not None else "none" for s in (old, new)]
-    line = f"{direction(task.winner)}: old={rewards[0]} new={rewards[1]}"
+    line = f"{DIRECTION[task.winner]}: old={rewards[0]} new={rewards[1]}"
     return f"{line} ({noise})" if noise else line
 
 
@@ -227,13 +223,10 @@ def why_uncompared(task: TaskSummary) -> str:
     return "; ".join(f"{name} side masked: {reason}" for name, reason in masked)
 
 
-class Listing(NamedTuple):
-    """A list every report shows: its heading, and its entries, each a name from the data (a task
-    label or a node id, shown as code; "" for a note) and the words after it. Each renderer cuts it
-    at its own cap (:func:`capped`) and escapes and marks it up for where it goes."""
-
-    heading: str
-    entries: list[tuple[str, str]]
+#: a list every report shows: its heading, and its entries, each a name from the data (a task label
+#: or a node id, shown as code; "" for a note) and the words after it. Each renderer cuts it at its
+#: own cap (:func:`capped`) and escapes and marks it up for where it goes.
+Listing = tuple[str, list[tuple[str, str]]]
 
 
 def listings(summary: Summary) -> list[Listing]:
@@ -243,7 +236,7 @@ def listings(summary: Summary) -> list[Listing]:
     the changed verdicts: their count is at least the run's own, which stands alone where the
     summary holds no task's entry."""
     found = [
-        Listing(f"{category} ({len(tasks)})", [(task.task, f": {why_uncompared(task)}") for task in tasks])
+        (f"{category} ({len(tasks)})", [(task.task, f": {why_uncompared(task)}") for task in tasks])
         for category in ("masked", "missing")
         if (tasks := [task for task in summary.tasks if task.category == category])
     ]
@@ -255,9 +248,9 @@ def listings(summary: Summary) -> list[Listing]:
     run = summary.run
     if count := max(len(changes), run.verdicts_changed_by_hook if run is not None else 0):
         by = " and the known-flips list" if run is not None and run.known_flips is not None else ""
-        found.append(Listing(f"pytest_parity_verdict hooks{by} changed {count} verdict(s)", changes))
+        found.append((f"pytest_parity_verdict hooks{by} changed {count} verdict(s)", changes))
     if checks := summary.failed_checks:
-        found.append(Listing(f"your checks failed ({len(checks)})", [(nodeid, "") for nodeid in checks]))
+        found.append((f"your checks failed ({len(checks)})", [(nodeid, "") for nodeid in checks]))
     if (merge := summary.merge) is not None:
         ran, failed = sum(part.ran.items_ran for part in merge.parts), sum(part.failed for part in merge.parts)
         parts = [
@@ -268,11 +261,11 @@ def listings(summary: Summary) -> list[Listing]:
             )
             for part in merge.parts
         ]
-        found.append(Listing(f"{len(merge.parts)} part(s) merged: {ran} item(s) ran, {failed} failed", parts))
+        found.append((f"{len(merge.parts)} part(s) merged: {ran} item(s) ran, {failed} failed", parts))
         if merge.gaps:
-            found.append(Listing(f"ran in no part ({len(merge.gaps)})", [(gap, "") for gap in merge.gaps]))
+            found.append((f"ran in no part ({len(merge.gaps)})", [(gap, "") for gap in merge.gaps]))
     if summary.notes:
-        found.append(Listing(f"notes ({len(summary.notes)})", [("", note) for note in summary.notes]))
+        found.append((f"notes ({len(summary.notes)})", [("", note) for note in summary.notes]))
     return found
 
 
