@@ -1,20 +1,9 @@
-"""The report as one self-contained HTML page (the HTML report file), and its body inside pytest-html's.
+"""The report as one self-contained HTML page, and its body inside pytest-html's report.
 
-A pure function of the :class:`Summary` (and, for the page's audit footer, the run's :class:`Audit`).
-The style sheet and the pictures are inline and nothing is fetched, so the page opens offline.
-Every text from the data is escaped for HTML. The lists are capped (the JSON has every task), and
-the pictures bin tasks past ten thousand, so the page stays under 2 MB at 100,000 tasks.
-
-Two pictures, inline SVG (a few lines of text, no library), say what a reviewer would otherwise
-read off tables. :func:`scatter_svg` puts each compared task at (old mean reward, new mean reward):
-identical tasks sit on the diagonal, a flip stands off it, coloured by its outcome. Tasks of one
-outcome at one position are one circle whose area grows with their count, the count written beside
-it; outcomes sharing a position sit around it, so no task hides behind another. Up to
-:data:`POINTS_CAP` tasks are drawn so; beyond, tasks are counted in a grid of cells (so the page
-stays small at 100,000 tasks) while the flips the page lists (:data:`FLIP_ROWS`) are still circles.
-:func:`interval_svg` draws what decides: in margin mode the one-sided 95% bounds against the
-±margin band (the equivalence decision's own figures, so the picture and the verdict cannot
-disagree), else the 95% interval against 0.
+The style sheet and two pictures (inline SVG, a few lines of text and no library: what a reviewer
+would otherwise read off tables) are in the page and nothing is fetched, so it opens offline. Every
+text from the data is escaped for HTML. The lists are capped (the JSON has every task) and the
+scatter bins tasks past :data:`POINTS_CAP`, so the page stays under 2 MB at 100,000 tasks.
 """
 
 from __future__ import annotations
@@ -31,8 +20,7 @@ from .markdown import LIST_CAP, NOTE_CAP, pre_block
 from .summary import SideSummary, Summary
 from .wording import MORE, capped, category_rows, listings, paired_heading, paired_rows, side_lines, verdict
 
-#: flips the page's table lists, at most (each with its means, repeats, outcome and p); the scatter
-#: draws as many one by one when it bins the rest
+#: flips the page's table lists, at most; the binned scatter still draws as many as circles
 FLIP_ROWS = 200
 #: flips whose evidence (message, log tail or last messages) the page carries, at most
 EVIDENCE_ROWS = 20
@@ -57,11 +45,9 @@ T = TypeVar("T")
 class Audit:
     """What the page's footer says about the run that wrote it (the inputs' digests are the summary's)."""
 
-    #: the command line, as one shell-quoted string
-    command: str
+    command: str  # the command line, as one shell-quoted string
     version: str
-    #: when the run started (ISO 8601, UTC)
-    started: str
+    started: str  # ISO 8601, UTC
 
 
 STYLE = """
@@ -137,7 +123,7 @@ def _line(x1: float, y1: float, x2: float, y2: float, css: str) -> str:
 
 
 class Point(NamedTuple):
-    """One compared task: its label, old and new mean reward, its class, and whether it is a flip."""
+    """One compared task in the scatter; ``kind`` is its key in :data:`CLASSES`."""
 
     task: str
     old: float
@@ -147,9 +133,8 @@ class Point(NamedTuple):
 
 
 def points(summary: Summary) -> list[Point]:
-    """The compared tasks with a finite mean reward on both sides, in task order, each classed by its
-    outcome: a failing flip split by direction, or a verifier disagreement (the same trajectories
-    scored differently: where they cancel, no side won)."""
+    """The compared tasks with a finite mean reward on both sides, classed by outcome: a failing flip
+    by its winner, or as a verifier disagreement (where those cancel, no side won)."""
     found = []
     for task in summary.tasks:
         if task.category not in ("identical", "flipped", "flipped_agent_error") or task.old is None or task.new is None:
@@ -167,10 +152,10 @@ def points(summary: Summary) -> list[Point]:
 
 
 def _circles(drawn: list[Point], x: Callable[[float], float], y: Callable[[float], float], tooltips: bool) -> list[str]:
-    """One circle per position (to 9 decimals: means equal but for float rounding coincide) and class,
-    its area growing with its tasks (at most four times the smallest's width); classes at one position
-    set around it, each count beside its circle. A circle's tooltip names its task(s) and position
-    (past :data:`TOOLTIPS_CAP` tasks, a lone identical task's circle has none, to keep the page small)."""
+    """One circle per position (to 9 decimals, so means equal but for float rounding coincide) and
+    class, its area growing with its tasks; classes sharing a position sit around it, so no task
+    hides behind another. Past :data:`TOOLTIPS_CAP` tasks a lone identical task has no tooltip, to
+    keep the page small."""
     at: dict[tuple[float, float], dict[str, list[Point]]] = {}
     for point in drawn:
         at.setdefault((round(point.old, 9), round(point.new, 9)), {}).setdefault(point.kind, []).append(point)
@@ -202,8 +187,8 @@ def _circles(drawn: list[Point], x: Callable[[float], float], y: Callable[[float
 
 
 def scatter_svg(summary: Summary) -> str:
-    """Old against new mean reward per compared task; one circle a position and outcome up to
-    :data:`POINTS_CAP` tasks."""
+    """Old against new mean reward per compared task: identical tasks on the diagonal, flips off it;
+    past :data:`POINTS_CAP` tasks the rest are counted in a grid, the listed flips still circles."""
     drawn = points(summary)
     if not drawn:
         return '<p class="caption">No task has a mean reward on both sides: nothing to draw.</p>'
@@ -272,9 +257,9 @@ def _cells(rest: list[Point], low: float, span: float, inner: float) -> str:
 
 
 def interval_svg(summary: Summary) -> str:
-    """The mean difference (new - old) with what decides on it: in margin mode the one-sided 95% bounds
-    against the ±margin band (green inside, red not), else the 95% interval against 0; "" when the
-    summary has no difference (nothing compared, one task)."""
+    """The mean difference (new - old) with what decides on it: in margin mode the equivalence
+    decision's own one-sided bounds against the ±margin band (so picture and verdict cannot
+    disagree), else the 95% interval against 0; "" without a difference (nothing compared, one task)."""
     paired, decision = summary.paired, summary.equivalence
     if paired.delta is None or paired.ci95 is None:
         return ""
@@ -380,13 +365,9 @@ def _entry(entry: tuple[str, str]) -> str:
 def report_body(
     summary: Summary, exit_status: Optional[int] = None, *, with_evidence: bool = True, audit: Optional[Audit] = None
 ) -> str:
-    """The report's content as one `<div class="rollout-parity">` (its style sheet inside), with
-    ``audit``'s footer. The identical tasks are listed, folded: a reviewer can check that a task
-    they expect to agree did.
-
-    ``with_evidence``: each flip's text under its row; pytest-html's report shows it in the flip's
-    own row instead, so it is drawn there once.
-    """
+    """The report as one `<div class="rollout-parity">`. The identical tasks are listed, folded, so a
+    reviewer can check that a task they expect to agree did. Without ``with_evidence`` the flips'
+    texts are left out: pytest-html's report shows each in the flip's own row."""
     head, rest = verdict(summary, exit_status)
     counts = "".join(
         f'<tr><td>{name}</td><td class="n">{count}</td><td>{html_text(breakdown)}</td></tr>'
@@ -430,7 +411,7 @@ def report_body(
 
 
 def render_html(summary: Summary, exit_status: Optional[int] = None, *, audit: Optional[Audit] = None) -> str:
-    """The whole page: a document that needs nothing but itself, with ``audit``'s footer when given."""
+    """The whole page: a document that needs nothing but itself."""
     head, _ = verdict(summary, exit_status)
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'

@@ -1,11 +1,8 @@
 """The summary as Markdown, for a GitHub Actions job page (`GITHUB_STEP_SUMMARY`) or a Markdown file.
 
-A pure function of the :class:`Summary` (with the flips' report texts the run collected), so it says
-what the terminal and the JSON file say. Text from the data is backslash-escaped in Markdown lines
-and escaped for HTML inside HTML blocks (a flip's `<details>`), so the raw file reads well too.
-Everything that grows with the data is capped, because GitHub takes at most 1 MiB of summary per
-step: the flips listed, each flip's text, each list of labels, each note; what is left out is
-counted and pointed to the JSON file.
+Text from the data is backslash-escaped in Markdown lines and escaped for HTML inside HTML blocks (a
+flip's `<details>`), so the raw file reads well too. Everything that grows with the data is capped,
+as GitHub takes at most 1 MiB of summary per step; what is left out is counted and pointed to the JSON.
 """
 
 from __future__ import annotations
@@ -52,11 +49,8 @@ def verdict_line(summary: Summary, exit_status: Optional[int] = None) -> str:
 
 
 def _flips(summary: Summary, with_texts: bool) -> list[str]:
-    """`### Flips (3) and rerun candidates (2)` (the table's two rows), then each flip, capped: its
-    headline (its outcome first, then its rewards), with its report text folded under it.
-
-    Inside the `<details>` HTML block Markdown is not read: the headline and text are escaped for HTML.
-    """
+    """`### Flips (3) and rerun candidates (2)`, then each flip (capped), its report text folded under
+    it in a `<details>` HTML block: Markdown is not read there, so it is escaped for HTML."""
     flips = summary.flips
     if not flips:
         return []
@@ -107,9 +101,8 @@ def _render(summary: Summary, exit_status: Optional[int], with_texts: bool) -> s
 
 
 def render_markdown(summary: Summary, exit_status: Optional[int] = None) -> str:
-    """The Markdown summary, each flip with its report text (:attr:`TaskSummary.evidence`, log tail
-    included). Within :data:`BUDGET` bytes: should the capped page still be larger, the flips' texts are dropped.
-    """
+    """The Markdown summary within :data:`BUDGET` bytes: should the capped page be larger, the flips'
+    report texts (:attr:`TaskSummary.evidence`) are dropped."""
     text = utf8_safe(_render(summary, exit_status, with_texts=True))
     if len(text.encode("utf-8")) > BUDGET:
         text = utf8_safe(_render(summary, exit_status, with_texts=False))

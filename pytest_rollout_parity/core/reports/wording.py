@@ -1,9 +1,5 @@
-"""The verdict in words, one wording for every report (terminal, Markdown, HTML, annotations).
-
-Pure functions of the typed :class:`Summary`; a flip's direction is the new side's view (`new
-regressed`: the old side won; `new improved`). Each sentence is built once, unescaped; each
-renderer escapes it for where it goes and marks it up.
-"""
+"""The verdict in words, built once and unescaped for every report (terminal, Markdown, HTML,
+annotations), so no two disagree; each renderer escapes it for where it goes and marks it up."""
 
 from __future__ import annotations
 
@@ -40,15 +36,11 @@ def disagreement_words(tasks: int) -> str:
 
 
 def flip_line(task: TaskSummary, noise: Optional[str] = None) -> str:
-    """`new regressed: old=0.75 new=0.5 (verifier disagreement on 1 of 4 rollouts)`: a flip in one line,
-    the one wording of its crash line, its Markdown line and its GitHub annotation.
-
-    The direction leads: pytest cuts the short summary line at the terminal's width. The task is
-    not named (the node id, the annotation's title, the report's label name it). In brackets: a
-    verifier disagreement on k of the old side's n scored rollouts, else ``noise`` (the task's p-value
-    and figures, when its repeats allow one), else `means of 1 vs 200 rows` when a side has repeats
-    (`180 of 200` when some rows are not counted).
-    """
+    """`new regressed: old=0.75 new=0.5 (verifier disagreement on 1 of 4 rollouts)`: a flip's crash
+    line, Markdown line and GitHub annotation. The direction leads, as pytest cuts the short summary
+    line at the terminal's width; the task is not named (the node id or the title names it). In
+    brackets: a verifier disagreement, else ``noise`` (the task's p-value), else the rows behind the
+    means when a side has repeats."""
     old, new = task.old, task.new
     if task.verifier_disagreements and old is not None:
         noise = f"verifier disagreement on {task.verifier_disagreements} of {old.reward_rows} rollouts"
@@ -61,13 +53,9 @@ def flip_line(task: TaskSummary, noise: Optional[str] = None) -> str:
 
 
 def verdict_words(summary: Summary, quote: Callable[[str], str] = str) -> str:
-    """What regressed, improved, needs a rerun, was not compared; each renderer puts its head before it.
-
-    `regressed` and `improved` are the new side's view; counts that are zero are left out, and a run
-    with no difference says so in as many words. Two models say nothing of the server alone, and a run
-    that only collected its items ran none: both are said. ``quote`` marks up the model names (they
-    come from the rows) for where the line goes.
-    """
+    """What regressed, improved, needs a rerun, was not compared (zero counts left out); each renderer
+    puts its head before it. Two models say nothing of the server alone, and a run that only collected
+    its items ran none: both are said. ``quote`` marks up the model names (from the rows)."""
     counts = summary.counts
     if summary.nothing_compared is not None:
         return (
@@ -113,13 +101,10 @@ def verdict_words(summary: Summary, quote: Callable[[str], str] = str) -> str:
 
 
 def verdict(summary: Summary, exit_status: Optional[int] = None, quote: Callable[[str], str] = str) -> tuple[str, str]:
-    """The verdict's head (`PASS`, `FAIL`, `INCONCLUSIVE`) and the tasks by what to do about them, then
-    who accepted verdicts instead of the data (``quote`` marks up a name from the data in them).
-
-    A part of the whole file (a selection, a splitter group) never gives the whole file's verdict as
-    its own: its head is its own outcome (`partial: 31 of 92 items ran here, 2 failed`), and the
-    rest says what of the file ran (tasks and gate-level items counted apart), then the file's
-    verdict as the file's (only the merged parts decide it).
+    """The verdict's head (`PASS`) and the rest: :func:`verdict_words`, then who accepted verdicts
+    instead of the data. A part of the file (a selection, a splitter group) never gives the file's
+    verdict as its own, as only the merged parts decide it: its head is its own outcome (`partial: 31
+    of 92 items ran here, 2 failed`), then what of the file ran, then the file's verdict as the file's.
     """
     run = summary.run
     part = run.part if run is not None and summary.merge is None else None  # a merge speaks for the whole file
@@ -165,11 +150,8 @@ def category_rows(summary: Summary) -> list[tuple[str, int, str]]:
 
 
 def side_lines(summary: Summary) -> list[str]:
-    """Each side's facts, then each side's own inventory beside what the gate scored:
-
-    `old: <file> (+ sidecar <name>): 12 tasks, 14 rows (1 masked), key <field> (<why>); model <m>, ...`
-    and `new coverage (<file>): expected 20, ...; the gate scored 18 rows`.
-    """
+    """Each side's facts (`old: <file>: 12 tasks, 14 rows (1 masked), key <field> (<why>); model <m>`),
+    then each side's own inventory beside what the gate scored."""
     files = summary.files
     lines = []
     for side in SIDES:
@@ -230,11 +212,10 @@ Listing = tuple[str, list[tuple[str, str]]]
 
 
 def listings(summary: Summary) -> list[Listing]:
-    """Every report's lists, in the order they show them: the masked, then the missing tasks with why
-    each was not compared; the verdicts hooks (and a known-flips list) changed, each with its reason's
-    first line; the team's checks that failed; a merge's parts and the items no part ran; the notes. A list with no entry is left out, but for
-    the changed verdicts: their count is at least the run's own, which stands alone where the
-    summary holds no task's entry."""
+    """Every report's lists, in order: masked and missing tasks with why, the verdicts hooks (or a
+    known-flips list) changed, the team's failed checks, a merge's parts and the items no part ran,
+    the notes. An empty list is left out but for the changed verdicts: the run's own count stands
+    alone where the summary holds no task's entry."""
     found = [
         (f"{category} ({len(tasks)})", [(task.task, f": {why_uncompared(task)}") for task in tasks])
         for category in ("masked", "missing")
@@ -268,9 +249,6 @@ def listings(summary: Summary) -> list[Listing]:
         found.append((f"notes ({len(summary.notes)})", [("", note) for note in summary.notes]))
     return found
 
-
-# The paired statistics and margin mode's equivalence decision: as labelled rows (the HTML
-# report's table) and as the terminal's lines, one made from the other.
 
 #: the rows the terminal shows on one line, `old mean 0.5833, new mean 0.5208, ...`
 FIGURES = ("old mean", "new mean", "delta", "95% CI", "standard error")
