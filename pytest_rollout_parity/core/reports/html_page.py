@@ -20,22 +20,14 @@ from .markdown import LIST_CAP, NOTE_CAP, pre_block
 from .summary import SideSummary, Summary
 from .wording import MORE, capped, category_rows, listings, paired_heading, paired_rows, side_lines, verdict
 
-#: flips the page's table lists, at most; the binned scatter still draws as many as circles
-FLIP_ROWS = 200
-#: flips whose evidence (message, log tail or last messages) the page carries, at most
-EVIDENCE_ROWS = 20
-#: identical tasks the page lists (folded), at most
-IDENTICAL_ROWS = 1000
-#: the scatter's tasks drawn one point each, at most; beyond, binned
-POINTS_CAP = 10_000
-#: tasks whose points carry a tooltip with their label (flips always do)
-TOOLTIPS_CAP = 1_000
-#: cells per axis when binned
-GRID = 60
-#: labels a group's tooltip names, at most
-GROUP_LABELS = 5
-#: pixels between the circles of different outcomes that share a position
-APART = 8
+FLIP_ROWS = 200  # flips the page's table lists, at most; the binned scatter still draws as many as circles
+EVIDENCE_ROWS = 20  # flips whose evidence (message, log tail or last messages) the page carries, at most
+IDENTICAL_ROWS = 1000  # identical tasks the page lists (folded), at most
+POINTS_CAP = 10_000  # the scatter's tasks drawn one point each, at most; beyond, binned
+TOOLTIPS_CAP = 1_000  # past this many tasks only flips and groups have a tooltip: the page stays small
+GRID = 60  # cells per axis when binned
+GROUP_LABELS = 5  # labels a group's tooltip names, at most
+APART = 8  # pixels between the circles of different outcomes that share a position
 SIZE = 420
 PAD = 48
 T = TypeVar("T")
@@ -153,9 +145,8 @@ def points(summary: Summary) -> list[Point]:
 
 def _circles(drawn: list[Point], x: Callable[[float], float], y: Callable[[float], float], tooltips: bool) -> list[str]:
     """One circle per position (to 9 decimals, so means equal but for float rounding coincide) and
-    class, its area growing with its tasks; classes sharing a position sit around it, so no task
-    hides behind another. Past :data:`TOOLTIPS_CAP` tasks a lone identical task has no tooltip, to
-    keep the page small."""
+    class, its area growing with its tasks, its tooltip naming them; classes sharing a position sit
+    around it, so no task hides behind another."""
     at: dict[tuple[float, float], dict[str, list[Point]]] = {}
     for point in drawn:
         at.setdefault((round(point.old, 9), round(point.new, 9)), {}).setdefault(point.kind, []).append(point)

@@ -24,8 +24,7 @@ def verdict_line(summary: Summary) -> str:
 
 
 def summary_lines(summary: Summary) -> list[str]:
-    """The section, line by line: the verdict, files, the category table, the flips' labels, the
-    lists (:func:`.listings`, notes last), the paired figures and what the run did."""
+    """The section, line by line, the verdict line first."""
     lines = [verdict_line(summary), *side_lines(summary)]
     metrics = summary.aggregate_metrics
     for side in ("old", "new"):

@@ -283,9 +283,8 @@ def paired_rows(summary: Summary) -> list[tuple[str, str]]:
         rows.append(("old x new pass/fail", f"{both}both fail {table.both_fail}"))
     tested = sum(1 for task in summary.tasks if task.p_value is not None)  # a flip's, with 2+ rows a side
     if tested:
-        rows.append(
-            ("per-task noise", f"{tested} flipped task(s) with 2+ rows a side tested (p_value in --parity-json)")
-        )
+        noise = f"{tested} flipped task(s) with 2+ rows a side tested (p_value in --parity-json)"
+        rows.append(("per-task noise", noise))
     if flip_tests is not None and flip_tests.tests:
         counted = f"{flip_tests.counted} of {flip_tests.tests} task(s) with 2+ rows a side can reach alpha "
         rows.append(("per-task tests", f"{counted}{flip_tests.alpha:g} and are counted in the BH correction"))
