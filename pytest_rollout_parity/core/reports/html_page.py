@@ -193,6 +193,9 @@ def scatter_svg(summary: Summary) -> str:
     def y(value: float) -> float:
         return SIZE - PAD - (value - low) / span * inner
 
+    def cell(value: float) -> int:
+        return min(GRID - 1, int((value - low) / span * GRID))
+
     parts = [
         f'<rect x="{PAD}" y="{PAD}" width="{inner}" height="{inner}" class="plot"/>',
         _line(x(low), y(low), x(high), y(high), "diagonal"),
@@ -207,8 +210,16 @@ def scatter_svg(summary: Summary) -> str:
     one_by_one = [p for p in drawn if p.flip][:FLIP_ROWS] if binned else drawn
     chosen = {id(p) for p in one_by_one}
     rest = [p for p in drawn if id(p) not in chosen]
-    if rest:
-        parts.append(_cells(rest, low, span, inner))
+    if rest:  # counted per grid cell, flips apart: one square a non-empty cell
+        cells = Counter((cell(point.old), cell(point.new), point.flip) for point in rest)
+        most, side = max(cells.values()), inner / GRID
+        parts.extend(
+            f'<rect x="{PAD + column * side:.1f}" y="{SIZE - PAD - (row + 1) * side:.1f}" '
+            f'width="{side:.1f}" height="{side:.1f}" class="{"cell-flip" if flip else "cell"}" '
+            f'fill-opacity="{0.25 + 0.75 * math.log1p(count) / math.log1p(most):.2f}">'
+            f"<title>{count} task(s)</title></rect>"
+            for (column, row, flip), count in sorted(cells.items())
+        )
     parts.extend(_circles(one_by_one, x, y, len(drawn) <= TOOLTIPS_CAP))
     counts = Counter(point.kind for point in drawn)
     legend = " ".join(
@@ -228,22 +239,6 @@ def scatter_svg(summary: Summary) -> str:
         f"against new (up): on the diagonal the servers agree, below it the new one scores lower. "
         f"{how}. Tasks of one outcome at one position are one circle, its area growing with their number "
         f"and the number beside it; outcomes that share a position sit around it. <br>{legend}</figcaption></figure>"
-    )
-
-
-def _cells(rest: list[Point], low: float, span: float, inner: float) -> str:
-    """The tasks not drawn one by one, counted per grid cell and class: one square a non-empty cell."""
-
-    def cell(value: float) -> int:
-        return min(GRID - 1, int((value - low) / span * GRID))
-
-    cells = Counter((cell(point.old), cell(point.new), point.flip) for point in rest)
-    most, side = max(cells.values()), inner / GRID
-    return "".join(
-        f'<rect x="{PAD + column * side:.1f}" y="{SIZE - PAD - (row + 1) * side:.1f}" '
-        f'width="{side:.1f}" height="{side:.1f}" class="{"cell-flip" if flip else "cell"}" '
-        f'fill-opacity="{0.25 + 0.75 * math.log1p(count) / math.log1p(most):.2f}"><title>{count} task(s)</title></rect>'
-        for (column, row, flip), count in sorted(cells.items())
     )
 
 
