@@ -41,8 +41,8 @@ def visible(text: str, *, keep_tabs: bool = False) -> str:
 
 
 def has_invisible(text: str) -> bool:
-    """Whether ``text`` holds a character :func:`visible` would escape (a control, a format character,
-    a line or paragraph separator): such a name would not read as what it is."""
+    """Whether ``text`` holds a character :func:`visible` would escape: such a name would not read as
+    what it is."""
     return _CONTROL.search(text) is not None
 
 
@@ -93,4 +93,4 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 def utf8_safe(text: str) -> str:
     """The text with each lone surrogate (a label decoded from broken UTF-8 has them) as its `\\udXXXX`
     escape, so it can be written as UTF-8."""
-    return _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+    return _LONE_SURROGATE.sub(_escape, text)

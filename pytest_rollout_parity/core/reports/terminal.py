@@ -17,15 +17,10 @@ LIST_CAP = 10  # entries listed per list; the JSON file has them all
 NOTE_CAP = 400  # characters of a note (or a reason) shown
 
 
-def verdict_line(summary: Summary) -> str:
-    """The one line a reviewer acts on: the verdict, then what regressed, improved, needs a rerun, was not compared."""
-    head, rest = verdict(summary)
-    return f"{head}; {rest}" if head.startswith("partial:") else f"parity: {head}: {rest}"
-
-
 def summary_lines(summary: Summary) -> list[str]:
-    """The section, line by line, the verdict line first."""
-    lines = [verdict_line(summary), *side_lines(summary)]
+    """The section, line by line: first the one line a reviewer acts on, the verdict and what to do."""
+    head, rest = verdict(summary)
+    lines = [f"{head}; {rest}" if head.startswith("partial:") else f"parity: {head}: {rest}", *side_lines(summary)]
     metrics = summary.aggregate_metrics
     for side in ("old", "new"):
         check = metrics.side(side) if metrics is not None else None
