@@ -103,10 +103,8 @@ def _render(summary: Summary, exit_status: Optional[int], with_texts: bool) -> s
 def render_markdown(summary: Summary, exit_status: Optional[int] = None) -> str:
     """The Markdown summary within :data:`BUDGET` bytes: should the capped page be larger, the flips'
     report texts (:attr:`TaskSummary.evidence`) are dropped."""
-    text = utf8_safe(_render(summary, exit_status, with_texts=True))
-    if len(text.encode("utf-8")) > BUDGET:
-        text = utf8_safe(_render(summary, exit_status, with_texts=False))
-    encoded = text.encode("utf-8")
-    if len(encoded) > BUDGET:
-        text = encoded[: BUDGET - 200].decode("utf-8", "ignore") + "\n\n... (cut at GitHub's size limit)\n"
-    return text
+    for with_texts in (True, False):
+        text = utf8_safe(_render(summary, exit_status, with_texts))
+        if len(text.encode("utf-8")) <= BUDGET:
+            return text
+    return text.encode("utf-8")[: BUDGET - 200].decode("utf-8", "ignore") + "\n\n... (cut at GitHub's size limit)\n"

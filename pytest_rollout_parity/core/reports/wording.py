@@ -20,8 +20,7 @@ DIGEST_SHOWN = 12
 #: what decided a verdict that the counts do not already say: its words join the verdict line
 SAID_BY_CODE = ("checks_failed", "evidence", "strict_uncompared", "item_failed")
 SIDES: tuple[Side, Side] = ("old", "new")
-#: a flip in words by its winner, from the new side's view: the migration is what is under test
-#: (no winner: verifier disagreements that cancel)
+#: a flip in words by its winner (None: disagreements that cancel), from the new side's view: it is under test
 DIRECTION: dict[Optional[Side], str] = {"old": REGRESSED, "new": IMPROVED, None: "verifiers disagree"}
 
 
@@ -103,9 +102,8 @@ def verdict_words(summary: Summary, quote: Callable[[str], str] = str) -> str:
 def verdict(summary: Summary, exit_status: Optional[int] = None, quote: Callable[[str], str] = str) -> tuple[str, str]:
     """The verdict's head (`PASS`) and the rest: :func:`verdict_words`, then who accepted verdicts
     instead of the data. A part of the file (a selection, a splitter group) never gives the file's
-    verdict as its own, as only the merged parts decide it: its head is its own outcome (`partial: 31
-    of 92 items ran here, 2 failed`), then what of the file ran, then the file's verdict as the file's.
-    """
+    verdict as its own, only the merged parts decide it: its head is its own outcome (`partial: 31 of
+    92 items ran here, 2 failed`), then what of the file ran, and the file's verdict as the file's."""
     run = summary.run
     part = run.part if run is not None and summary.merge is None else None  # a merge speaks for the whole file
     rest = verdict_words(summary, quote)
