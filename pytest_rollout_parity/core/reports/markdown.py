@@ -55,10 +55,8 @@ def _flips(summary: Summary, with_texts: bool) -> list[str]:
     if not flips:
         return []
     counted = sum(task.category == "flipped" for task in flips)
-    parts = [f"flips ({counted})"] if counted else []
-    if len(flips) > counted:
-        parts.append(f"rerun candidates ({len(flips) - counted})")
-    title = " and ".join(parts)
+    named = {"flips": counted, "rerun candidates": len(flips) - counted}
+    title = " and ".join(f"{name} ({count})" for name, count in named.items() if count)
     lines = ["", f"### {title[0].upper()}{title[1:]}", ""]
     for task in flips[:FLIP_CAP]:
         rest = flip_line(task) + (", agent error: rerun" if task.category == "flipped_agent_error" else "")

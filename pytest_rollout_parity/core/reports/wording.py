@@ -38,8 +38,7 @@ def flip_line(task: TaskSummary, noise: Optional[str] = None) -> str:
     """`new regressed: old=0.75 new=0.5 (verifier disagreement on 1 of 4 rollouts)`: a flip's crash
     line, Markdown line and GitHub annotation. The direction leads, as pytest cuts the short summary
     line at the terminal's width; the task is not named (the node id or the title names it). In
-    brackets: a verifier disagreement, else ``noise`` (the task's p-value), else the rows behind the
-    means when a side has repeats."""
+    brackets: a verifier disagreement, else ``noise`` (the task's p-value), else the means' rows."""
     old, new = task.old, task.new
     if task.verifier_disagreements and old is not None:
         noise = f"verifier disagreement on {task.verifier_disagreements} of {old.reward_rows} rollouts"
@@ -203,9 +202,8 @@ def why_uncompared(task: TaskSummary) -> str:
     return "; ".join(f"{name} side masked: {reason}" for name, reason in masked)
 
 
-#: a list every report shows: its heading, and its entries, each a name from the data (a task label
-#: or a node id, shown as code; "" for a note) and the words after it. Each renderer cuts it at its
-#: own cap (:func:`capped`) and escapes and marks it up for where it goes.
+#: a list every report shows: its heading and entries, each a name from the data (a task label or a
+#: node id, shown as code; "" for a note) and its words; each renderer caps, escapes and marks it up
 Listing = tuple[str, list[tuple[str, str]]]
 
 
