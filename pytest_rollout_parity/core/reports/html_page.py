@@ -374,8 +374,7 @@ def report_body(
         f'<table class="statistics">{statistics}</table>',
         "<h2>Flips</h2>" + _flip_rows(summary, with_evidence),
     ]
-    identical = summary.labels("identical")
-    if identical:
+    if identical := summary.labels("identical"):
         shown = _listing(identical, lambda label: f"<code>{html_text(label)}</code>", IDENTICAL_ROWS)
         parts.append(
             f'<details class="identical"><summary>identical tasks ({len(identical)})</summary>{shown}</details>'

@@ -1,8 +1,7 @@
 """What a task's item shows: the flip message and why a task is not counted (docs/semantics.md,
 "Categories"); the reasons do not repeat the task, as the node id names it. Text from the rows is
 shown with its controls escaped, so each stays on its line. The verifier output is looked up only
-when the message is built, i.e. only for a flip item that runs and fails.
-"""
+when the message is built, i.e. only for a flip item that runs and fails."""
 
 from __future__ import annotations
 

@@ -65,12 +65,10 @@ def publish_to_ci(markdown: str, verdict: str) -> list[str]:
     warnings = []
     for name, path in ci_files():
         try:
-            reason = write_output(path, texts[name], append=True)
+            if (reason := write_output(path, texts[name], append=True)) is not None:
+                warnings.append(skipped_line(name, path, reason))
         except OSError as exc:
             warnings.append(f"WARNING: {name}: cannot append to {path}: {exc.strerror or exc}")
-            continue
-        if reason is not None:
-            warnings.append(skipped_line(name, path, reason))
     return warnings
 
 

@@ -253,8 +253,7 @@ AGGREGATE = "aggregate at margin"
 
 
 def paired_heading(summary: Summary) -> str:
-    n = summary.paired.n
-    return f"paired over {n} compared task{'' if n == 1 else 's'} (d = new - old of the task means)"
+    return f"paired over {plural(summary.paired.n, 'compared task')} (d = new - old of the task means)"
 
 
 def paired_rows(summary: Summary) -> list[tuple[str, str]]:
