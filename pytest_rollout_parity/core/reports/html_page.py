@@ -408,6 +408,5 @@ def render_html(summary: Summary, exit_status: Optional[int] = None, *, audit: O
 
 
 def flip_html(headline: str, text: str) -> str:
-    """A flip's extra in pytest-html's report: its rewards and who won, then its message with the
-    loser's log tail."""
+    """A flip's extra in pytest-html's report: its rewards and who won, then its whole message."""
     return utf8_safe(f'<div class="rollout-parity-flip"><p>{html_text(headline)}</p>{pre_block(text)}</div>')
