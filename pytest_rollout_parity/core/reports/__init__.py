@@ -1,1 +1,3 @@
-"""Reports: one typed :class:`~.summary.Summary` of a comparison and its run, and every rendering of it."""
+"""Reports: one typed :class:`~.summary.Summary` of a comparison and what the run added, and every
+rendering of it; :mod:`.wording` holds the words they share, so no two reports disagree.
+"""
