@@ -1,7 +1,8 @@
 """GitHub Actions workflow commands: `::error title=<task> failed::new regressed: old=1.0 new=0.0`.
 
 GitHub reads a workflow command from one stdout line, so the data escapes `%`, CR and LF, and a
-property value (the title) also `:` and `,`, which would end it early."""
+property value (the title) also `:` and `,`, which would end it early.
+"""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """What a task's item shows: the flip message and why a task is not counted (docs/semantics.md,
 "Categories"); the reasons do not repeat the task, as the node id names it. Text from the rows is
 shown with its controls escaped, so each stays on its line. The verifier output is looked up only
-when the message is built, i.e. only for a flip item that runs and fails."""
+when the message is built, i.e. only for a flip item that runs and fails.
+"""
 
 from __future__ import annotations
 
@@ -43,8 +44,7 @@ def flip_evidence(
 ) -> FlipEvidence:
     """The whole flip message: its header, the prompt's start (``excerpt``: the task is keyed on its
     index or prompt), why it failed, then the loser's verifier output tail, or without one the rows'
-    evidence and last assistant messages. A verifier disagreement (the same trajectory on both
-    sides) shows the disagreeing rollout's rows."""
+    evidence and last assistant messages (the disagreeing rollout's, for a verifier disagreement)."""
     lines = [f"{visible(comparison.task)}: {header_line(comparison, noise)}"]
     if excerpt and (prompt := task_prompt(comparison)) is not None:
         lines.append(f"    prompt: {visible(prompt)}")

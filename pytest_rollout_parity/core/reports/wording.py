@@ -1,5 +1,6 @@
 """The verdict in words, built once and unescaped for every report (terminal, Markdown, HTML,
-annotations), so no two disagree; each renderer escapes it for where it goes and marks it up."""
+annotations), so no two disagree; each renderer escapes it for where it goes and marks it up.
+"""
 
 from __future__ import annotations
 
@@ -27,11 +28,6 @@ DIRECTION: dict[Optional[Side], str] = {"old": REGRESSED, "new": IMPROVED, None:
 def plural(count: int, noun: str) -> str:
     """`1 task`, `2 tasks`."""
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
-
-
-def disagreement_words(tasks: int) -> str:
-    """Flips of the same trajectories, scored differently by the two verifiers."""
-    return f"{plural(tasks, 'verifier disagreement')}: the same trajectories scored differently"
 
 
 def flip_line(task: TaskSummary, noise: Optional[str] = None) -> str:
@@ -67,14 +63,15 @@ def verdict_words(summary: Summary, quote: Callable[[str], str] = str) -> str:
     else:
         parts = [f"{plural(counts.flipped_old_win, 'task')} regressed", f"{counts.flipped_new_win} improved"]
         disagree = counts.verifier_disagreements
+        disagreed = f"{plural(disagree, 'verifier disagreement')}: the same trajectories scored differently"
         if disagree:
-            parts[-1] += f" ({disagreement_words(disagree)})"
+            parts[-1] += f" ({disagreed})"
         if summary.failing_flips is not None and counts.flipped:
             # margin mode: what decides leads, the flips that fail; the rest are the breakdown
             failing = summary.failing_flips
             lead = "no flip fails" if not failing else f"{plural(failing, 'flip')} fail" + ("s" if failing == 1 else "")
             parts = [
-                f"{lead} ({disagreement_words(disagree) + '; ' if disagree else ''}{counts.flipped_old_win} regressed, "
+                f"{lead} ({disagreed + '; ' if disagree else ''}{counts.flipped_old_win} regressed, "
                 f"{counts.flipped_new_win} improved; {counts.flipped - failing} within noise)"
             ]
         if counts.flipped_agent_error:
