@@ -14,12 +14,11 @@ import html
 import re
 
 #: Everything that is not shown as itself: the C0 and C1 controls and DEL (category Cc), every Unicode
-#: format character (category Cf: the zero-width characters U+200B-U+200D and U+2060-U+2064, the byte
-#: order mark U+FEFF, the soft hyphen U+00AD, the Arabic letter mark U+061C, the bidirectional marks,
-#: embeddings, overrides and isolates, the tag characters U+E0001-U+E007F...), and the line and paragraph
-#: separators (Zl, Zp). As ranges, so no table is built at import; a unit test holds them to every such
-#: character of the running Python's Unicode database (the Egyptian format controls U+13430-U+1343F
-#: are listed whole, as newer Unicode versions have them).
+#: format character (category Cf: the zero-width characters, the byte order mark, the soft hyphen, the
+#: bidirectional marks, embeddings, overrides and isolates, the tag characters...), and the line and
+#: paragraph separators (Zl, Zp). As ranges, so no table is built at import; a unit test holds them to
+#: every such character of the running Python's Unicode database (the Egyptian format controls
+#: U+13430-U+1343F are listed whole, as newer Unicode versions have them).
 _INVISIBLE = (
     "\x7f-\x9f\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f"
     "\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd"
@@ -42,8 +41,8 @@ def visible(text: str, *, keep_tabs: bool = False) -> str:
 
 
 def has_invisible(text: str) -> bool:
-    """Whether ``text`` holds a character :func:`visible` would escape (a control, a format character,
-    a line or paragraph separator): such a name would not read as what it is."""
+    """Whether ``text`` holds a character :func:`visible` would escape: such a name would not read as
+    what it is."""
     return _CONTROL.search(text) is not None
 
 
@@ -71,13 +70,11 @@ _MARKDOWN = re.compile(r"""[\\`*_{}\[\]<>#+!|~&$@^]|:(?=//)|(?i:(?<=www)\.)""")
 
 
 def markdown_text(text: str) -> str:
-    """Text that Markdown shows as written: each character with a meaning there backslash-escaped.
-
-    `\\[` is always a literal `[` in Markdown (never a link, emphasis, a heading, a table cell's
-    end, a tag, an entity), so no text from the data becomes a link, an image or HTML; the `:` of
-    `://` and the `.` after `www` are escaped too, so no URL in the data is linked. The text stays
-    readable with `cat`. Inside an HTML element Markdown is not read: use :func:`html_text` there.
-    """
+    """Text that Markdown shows as written: each character with a meaning there backslash-escaped, as
+    `\\[` is always a literal `[` (never a link, emphasis, a heading, a table cell's end, a tag, an
+    entity), so no text from the data becomes a link, an image or HTML; the `:` of `://` and the `.`
+    after `www` too, so no URL in the data is linked. The text stays readable with `cat`. Inside an
+    HTML element Markdown is not read: use :func:`html_text` there."""
     return _MARKDOWN.sub(lambda match: "\\" + match.group(), visible(text))
 
 
@@ -96,4 +93,4 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 def utf8_safe(text: str) -> str:
     """The text with each lone surrogate (a label decoded from broken UTF-8 has them) as its `\\udXXXX`
     escape, so it can be written as UTF-8."""
-    return _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+    return _LONE_SURROGATE.sub(_escape, text)

@@ -229,7 +229,7 @@ def _conditioned(task: str, reward: float, **request: object) -> dict:
 
 def test_the_conditions_each_side_ran_under_and_their_differences():
     from pytest_rollout_parity.core.reports.summary import build_summary
-    from pytest_rollout_parity.core.reports.terminal import verdict_line
+    from pytest_rollout_parity.core.reports.terminal import summary_lines
 
     old = [_conditioned(t, 1.0, model="m-small", temperature=0.6, max_output_tokens=4096) for t in "ab"]
     new = [_conditioned(t, 1.0, model="m-large", temperature=0.6) for t in "ab"]
@@ -241,7 +241,7 @@ def test_the_conditions_each_side_ran_under_and_their_differences():
     assert res.models == ("m-small", "m-large")
     # only what both sides record is compared: max_output_tokens is on one side alone
     assert "the sides ran under different conditions (old against new): model m-small against m-large" in res.notes
-    assert "different models: old m-small, new m-large" in verdict_line(build_summary(res))
+    assert "different models: old m-small, new m-large" in summary_lines(build_summary(res))[0]
 
 
 def test_sides_under_the_same_conditions_have_no_note():

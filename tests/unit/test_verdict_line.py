@@ -6,7 +6,7 @@ from typing import Any, Optional
 
 from pytest_rollout_parity import compare_rollouts
 from pytest_rollout_parity.core.reports.summary import build_summary
-from pytest_rollout_parity.core.reports.terminal import summary_lines, verdict_line
+from pytest_rollout_parity.core.reports.terminal import summary_lines
 
 
 def _rows(pairs: dict[str, Optional[float]], **extra: Any) -> list[dict[str, Any]]:
@@ -31,7 +31,7 @@ def test_every_kind_of_difference_in_words() -> None:
     new += [{"task_id": "rerun", "reward": 0.0, "error": "TimeoutError"}]
     old += [{"task_id": "rerun", "reward": 1.0}]
     summary = build_summary(compare_rollouts(old, new))
-    assert verdict_line(summary) == (
+    assert summary_lines(summary)[0] == (
         "parity: FAIL: 2 tasks regressed, 1 improved, 1 rerun candidate (agent errors), 1 masked, 2 missing; "
         "1 identical"
     )
@@ -46,7 +46,10 @@ def test_every_kind_of_difference_in_words() -> None:
 
 def test_nothing_compared_says_so_first() -> None:
     summary = build_summary(compare_rollouts(_rows({"a": 1.0}), _rows({"b": 1.0})))
-    assert verdict_line(summary) == "parity: INCONCLUSIVE: nothing compared in 2 tasks (0 masked, 2 missing; see below)"
+    assert (
+        summary_lines(summary)[0]
+        == "parity: INCONCLUSIVE: nothing compared in 2 tasks (0 masked, 2 missing; see below)"
+    )
 
 
 def test_margin_decision_joins_the_verdict() -> None:
@@ -54,7 +57,7 @@ def test_margin_decision_joins_the_verdict() -> None:
     old = [{"task_id": f"t{i}", "reward": 1.0} for i in range(100)]
     new = [dict(row, response_id="rerun") for row in old]
     summary = build_summary(compare_rollouts(old, new), margin=0.05)
-    assert verdict_line(summary) == (
+    assert summary_lines(summary)[0] == (
         "parity: PASS: no difference in 100 compared tasks; mean difference within the margin 0.05"
     )
 

@@ -19,7 +19,7 @@ from pytest_rollout_parity.core.reports.summary import (
     build_summary,
 )
 from pytest_rollout_parity.core.reports.terminal import summary_lines
-from pytest_rollout_parity.core.reports.wording import IMPROVED, REGRESSED, Listing, direction, listings, verdict_words
+from pytest_rollout_parity.core.reports.wording import DIRECTION, IMPROVED, REGRESSED, listings, verdict_words
 
 
 def _summary(old: dict[str, float], new: dict[str, float], **run: object) -> Summary:
@@ -41,7 +41,7 @@ def test_every_report_says_the_verdict_in_the_same_words() -> None:
     assert f"**rollout parity: FAIL**: {words}" in markdown.render_markdown(summary)
     page = report_body(summary, with_evidence=False)
     assert '<span class="verdict v-fail">FAIL</span>' in page and f"<p>{words}</p>" in page
-    assert (direction("old"), direction("new")) == (REGRESSED, IMPROVED) == ("new regressed", "new improved")
+    assert (DIRECTION["old"], DIRECTION["new"]) == (REGRESSED, IMPROVED) == ("new regressed", "new improved")
 
 
 def test_hook_verdicts_listed_in_markdown_and_html_capped_and_escaped() -> None:
@@ -68,7 +68,7 @@ def test_hook_verdicts_listed_in_markdown_and_html_capped_and_escaped() -> None:
 def test_a_count_without_per_task_entries_is_still_said() -> None:
     """A run's count stands where the summary holds no task's entry."""
     summary = _summary({"a": 1.0}, {"a": 0.0}, outcome=RunOutcome(None, 1, {}))
-    assert listings(summary) == [Listing("pytest_parity_verdict hooks changed 1 verdict(s)", [])]
+    assert listings(summary) == [("pytest_parity_verdict hooks changed 1 verdict(s)", [])]
     assert "### pytest_parity_verdict hooks changed 1 verdict(s)" in markdown.render_markdown(summary)
     assert "<h2>pytest_parity_verdict hooks changed 1 verdict(s)</h2><ul></ul>" in report_body(
         summary, with_evidence=False

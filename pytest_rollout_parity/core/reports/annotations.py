@@ -1,12 +1,7 @@
 """GitHub Actions workflow commands: `::error title=<task> failed::new regressed: old=1.0 new=0.0`.
 
-Each flip is annotated with its outcome (an error when its item failed, a notice worded as within
-noise when margin mode shows it is not a regression, a warning with an agent error), and so are the
-gate-level items that judge the whole run.
-
 GitHub reads a workflow command from one stdout line, so the data escapes `%`, CR and LF, and a
-property value (the title) also `:` and `,`, which would end it early. GitHub shows at most 10
-error annotations per step; the lines are capped there and the rest counted.
+property value (the title) also `:` and `,`, which would end it early.
 """
 
 from __future__ import annotations
@@ -19,7 +14,7 @@ from ..statistics.margin import EQUIVALENCE_ITEM
 from .summary import Summary
 from .wording import flip_line, paired_rows
 
-ANNOTATION_CAP = 10  # error annotations GitHub shows per step
+ANNOTATION_CAP = 10  # error annotations GitHub shows per step, at most
 
 
 def escape_data(text: str) -> str:
@@ -39,10 +34,9 @@ def _annotation(level: str, title: str, message: str) -> str:
 
 def annotation_lines(summary: Summary, failed: Collection[str], cap: int = ANNOTATION_CAP) -> list[str]:
     """The run's annotations, each titled with its outcome: one `::error` per flip whose item failed,
-    one `::notice` per flip within noise (`<task> within noise`: no regression shown) and one
-    `::warning` per flip with an agent error (task order, each kind capped, the rest counted), then
-    the gate-level items (`parity-aggregate`, `parity-coverage`) like flips: an error when they fail,
-    a notice when they pass."""
+    one `::notice` per flip within noise (no regression shown) and one `::warning` per flip with an
+    agent error (each kind capped, the rest counted), then the gate-level items that ran (an error
+    when they fail, a notice when they pass)."""
     flips = summary.flips
     passed = [task for task in flips if task.task not in failed]
     lines: list[str] = []
@@ -59,7 +53,6 @@ def annotation_lines(summary: Summary, failed: Collection[str], cap: int = ANNOT
                 f"{len(shown) - cap} more {title or 'failed'} flip(s) not annotated: GitHub shows at most {cap} "
                 f"{level}s per step; the job summary and --parity-json list them all"
             )
-    # then `parity-aggregate` and `parity-coverage`, when the run collected them: error or notice
     items = [item.item for item in summary.run.gate] if summary.run is not None else []
     decision = summary.equivalence
     if EQUIVALENCE_ITEM in items and decision is not None:

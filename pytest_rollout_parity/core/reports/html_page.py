@@ -1,20 +1,9 @@
-"""The report as one self-contained HTML page (the HTML report file), and its body inside pytest-html's.
+"""The report as one self-contained HTML page, and its body inside pytest-html's report.
 
-A pure function of the :class:`Summary` (and, for the page's audit footer, the run's :class:`Audit`).
-The style sheet and the pictures are inline and nothing is fetched, so the page opens offline.
-Every text from the data is escaped for HTML. The lists are capped (the JSON has every task), and
-the pictures bin tasks past ten thousand, so the page stays under 2 MB at 100,000 tasks.
-
-Two pictures, inline SVG (a few lines of text, no library), say what a reviewer would otherwise
-read off tables. :func:`scatter_svg` puts each compared task at (old mean reward, new mean reward):
-identical tasks sit on the diagonal, a flip stands off it, coloured by its outcome. Tasks of one
-outcome at one position are one circle whose area grows with their count, the count written beside
-it; outcomes sharing a position sit around it, so no task hides behind another. Up to
-:data:`POINTS_CAP` tasks are drawn so; beyond, tasks are counted in a grid of cells (so the page
-stays small at 100,000 tasks) while the flips the page lists (:data:`FLIP_ROWS`) are still circles.
-:func:`interval_svg` draws what decides: in margin mode the one-sided 95% bounds against the
-±margin band (the equivalence decision's own figures, so the picture and the verdict cannot
-disagree), else the 95% interval against 0.
+The style sheet and two pictures (inline SVG, a few lines of text and no library: what a reviewer
+would otherwise read off tables) are in the page and nothing is fetched, so it opens offline. Every
+text from the data is escaped for HTML. The lists are capped (the JSON has every task) and the
+scatter bins tasks past :data:`POINTS_CAP`, so the page stays under 2 MB at 100,000 tasks.
 """
 
 from __future__ import annotations
@@ -31,23 +20,14 @@ from .markdown import LIST_CAP, NOTE_CAP, pre_block
 from .summary import SideSummary, Summary
 from .wording import MORE, capped, category_rows, listings, paired_heading, paired_rows, side_lines, verdict
 
-#: flips the page's table lists, at most (each with its means, repeats, outcome and p); the scatter
-#: draws as many one by one when it bins the rest
-FLIP_ROWS = 200
-#: flips whose evidence (message, log tail or last messages) the page carries, at most
-EVIDENCE_ROWS = 20
-#: identical tasks the page lists (folded), at most
-IDENTICAL_ROWS = 1000
-#: the scatter's tasks drawn one point each, at most; beyond, binned
-POINTS_CAP = 10_000
-#: tasks whose points carry a tooltip with their label (flips always do)
-TOOLTIPS_CAP = 1_000
-#: cells per axis when binned
-GRID = 60
-#: labels a group's tooltip names, at most
-GROUP_LABELS = 5
-#: pixels between the circles of different outcomes that share a position
-APART = 8
+FLIP_ROWS = 200  # flips the page's table lists, at most; the binned scatter still draws as many as circles
+EVIDENCE_ROWS = 20  # flips whose evidence (message, log tail or last messages) the page carries, at most
+IDENTICAL_ROWS = 1000  # identical tasks the page lists (folded), at most
+POINTS_CAP = 10_000  # the scatter's tasks drawn one point each, at most; beyond, binned
+TOOLTIPS_CAP = 1_000  # past this many tasks only flips and groups have a tooltip: the page stays small
+GRID = 60  # cells per axis when binned
+GROUP_LABELS = 5  # labels a group's tooltip names, at most
+APART = 8  # pixels between the circles of different outcomes that share a position
 SIZE = 420
 PAD = 48
 T = TypeVar("T")
@@ -57,11 +37,9 @@ T = TypeVar("T")
 class Audit:
     """What the page's footer says about the run that wrote it (the inputs' digests are the summary's)."""
 
-    #: the command line, as one shell-quoted string
-    command: str
+    command: str  # the command line, as one shell-quoted string
     version: str
-    #: when the run started (ISO 8601, UTC)
-    started: str
+    started: str  # ISO 8601, UTC
 
 
 STYLE = """
@@ -137,7 +115,7 @@ def _line(x1: float, y1: float, x2: float, y2: float, css: str) -> str:
 
 
 class Point(NamedTuple):
-    """One compared task: its label, old and new mean reward, its class, and whether it is a flip."""
+    """One compared task in the scatter; ``kind`` is its key in :data:`CLASSES`."""
 
     task: str
     old: float
@@ -147,9 +125,8 @@ class Point(NamedTuple):
 
 
 def points(summary: Summary) -> list[Point]:
-    """The compared tasks with a finite mean reward on both sides, in task order, each classed by its
-    outcome: a failing flip split by direction, or a verifier disagreement (the same trajectories
-    scored differently: where they cancel, no side won)."""
+    """The compared tasks with a finite mean reward on both sides, classed by outcome: a failing flip
+    by its winner, or as a verifier disagreement (where those cancel, no side won)."""
     found = []
     for task in summary.tasks:
         if task.category not in ("identical", "flipped", "flipped_agent_error") or task.old is None or task.new is None:
@@ -167,10 +144,9 @@ def points(summary: Summary) -> list[Point]:
 
 
 def _circles(drawn: list[Point], x: Callable[[float], float], y: Callable[[float], float], tooltips: bool) -> list[str]:
-    """One circle per position (to 9 decimals: means equal but for float rounding coincide) and class,
-    its area growing with its tasks (at most four times the smallest's width); classes at one position
-    set around it, each count beside its circle. A circle's tooltip names its task(s) and position
-    (past :data:`TOOLTIPS_CAP` tasks, a lone identical task's circle has none, to keep the page small)."""
+    """One circle per position (to 9 decimals, so means equal but for float rounding coincide) and
+    class, its area growing with its tasks, its tooltip naming them; classes sharing a position sit
+    around it, so no task hides behind another."""
     at: dict[tuple[float, float], dict[str, list[Point]]] = {}
     for point in drawn:
         at.setdefault((round(point.old, 9), round(point.new, 9)), {}).setdefault(point.kind, []).append(point)
@@ -202,8 +178,8 @@ def _circles(drawn: list[Point], x: Callable[[float], float], y: Callable[[float
 
 
 def scatter_svg(summary: Summary) -> str:
-    """Old against new mean reward per compared task; one circle a position and outcome up to
-    :data:`POINTS_CAP` tasks."""
+    """Old against new mean reward per compared task: identical tasks on the diagonal, flips off it;
+    past :data:`POINTS_CAP` tasks the rest are counted in a grid, the listed flips still circles."""
     drawn = points(summary)
     if not drawn:
         return '<p class="caption">No task has a mean reward on both sides: nothing to draw.</p>'
@@ -216,6 +192,9 @@ def scatter_svg(summary: Summary) -> str:
 
     def y(value: float) -> float:
         return SIZE - PAD - (value - low) / span * inner
+
+    def cell(value: float) -> int:
+        return min(GRID - 1, int((value - low) / span * GRID))
 
     parts = [
         f'<rect x="{PAD}" y="{PAD}" width="{inner}" height="{inner}" class="plot"/>',
@@ -231,8 +210,16 @@ def scatter_svg(summary: Summary) -> str:
     one_by_one = [p for p in drawn if p.flip][:FLIP_ROWS] if binned else drawn
     chosen = {id(p) for p in one_by_one}
     rest = [p for p in drawn if id(p) not in chosen]
-    if rest:
-        parts.append(_cells(rest, low, span, inner))
+    if rest:  # counted per grid cell, flips apart: one square a non-empty cell
+        cells = Counter((cell(point.old), cell(point.new), point.flip) for point in rest)
+        most, side = max(cells.values()), inner / GRID
+        parts.extend(
+            f'<rect x="{PAD + column * side:.1f}" y="{SIZE - PAD - (row + 1) * side:.1f}" '
+            f'width="{side:.1f}" height="{side:.1f}" class="{"cell-flip" if flip else "cell"}" '
+            f'fill-opacity="{0.25 + 0.75 * math.log1p(count) / math.log1p(most):.2f}">'
+            f"<title>{count} task(s)</title></rect>"
+            for (column, row, flip), count in sorted(cells.items())
+        )
     parts.extend(_circles(one_by_one, x, y, len(drawn) <= TOOLTIPS_CAP))
     counts = Counter(point.kind for point in drawn)
     legend = " ".join(
@@ -255,26 +242,10 @@ def scatter_svg(summary: Summary) -> str:
     )
 
 
-def _cells(rest: list[Point], low: float, span: float, inner: float) -> str:
-    """The tasks not drawn one by one, counted per grid cell and class: one square a non-empty cell."""
-
-    def cell(value: float) -> int:
-        return min(GRID - 1, int((value - low) / span * GRID))
-
-    cells = Counter((cell(point.old), cell(point.new), point.flip) for point in rest)
-    most, side = max(cells.values()), inner / GRID
-    return "".join(
-        f'<rect x="{PAD + column * side:.1f}" y="{SIZE - PAD - (row + 1) * side:.1f}" '
-        f'width="{side:.1f}" height="{side:.1f}" class="{"cell-flip" if flip else "cell"}" '
-        f'fill-opacity="{0.25 + 0.75 * math.log1p(count) / math.log1p(most):.2f}"><title>{count} task(s)</title></rect>'
-        for (column, row, flip), count in sorted(cells.items())
-    )
-
-
 def interval_svg(summary: Summary) -> str:
-    """The mean difference (new - old) with what decides on it: in margin mode the one-sided 95% bounds
-    against the ±margin band (green inside, red not), else the 95% interval against 0; "" when the
-    summary has no difference (nothing compared, one task)."""
+    """The mean difference (new - old) with what decides on it: in margin mode the equivalence
+    decision's own one-sided bounds against the ±margin band (so picture and verdict cannot
+    disagree), else the 95% interval against 0; "" without a difference (nothing compared, one task)."""
     paired, decision = summary.paired, summary.equivalence
     if paired.delta is None or paired.ci95 is None:
         return ""
@@ -380,13 +351,9 @@ def _entry(entry: tuple[str, str]) -> str:
 def report_body(
     summary: Summary, exit_status: Optional[int] = None, *, with_evidence: bool = True, audit: Optional[Audit] = None
 ) -> str:
-    """The report's content as one `<div class="rollout-parity">` (its style sheet inside), with
-    ``audit``'s footer. The identical tasks are listed, folded: a reviewer can check that a task
-    they expect to agree did.
-
-    ``with_evidence``: each flip's text under its row; pytest-html's report shows it in the flip's
-    own row instead, so it is drawn there once.
-    """
+    """The report as one `<div class="rollout-parity">`. The identical tasks are listed, folded, so a
+    reviewer can check that a task they expect to agree did. Without ``with_evidence`` the flips'
+    texts are left out: pytest-html's report shows each in the flip's own row."""
     head, rest = verdict(summary, exit_status)
     counts = "".join(
         f'<tr><td>{name}</td><td class="n">{count}</td><td>{html_text(breakdown)}</td></tr>'
@@ -407,8 +374,7 @@ def report_body(
         f'<table class="statistics">{statistics}</table>',
         "<h2>Flips</h2>" + _flip_rows(summary, with_evidence),
     ]
-    identical = summary.labels("identical")
-    if identical:
+    if identical := summary.labels("identical"):
         shown = _listing(identical, lambda label: f"<code>{html_text(label)}</code>", IDENTICAL_ROWS)
         parts.append(
             f'<details class="identical"><summary>identical tasks ({len(identical)})</summary>{shown}</details>'
@@ -430,7 +396,7 @@ def report_body(
 
 
 def render_html(summary: Summary, exit_status: Optional[int] = None, *, audit: Optional[Audit] = None) -> str:
-    """The whole page: a document that needs nothing but itself, with ``audit``'s footer when given."""
+    """The whole page: a document that needs nothing but itself."""
     head, _ = verdict(summary, exit_status)
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
@@ -442,6 +408,5 @@ def render_html(summary: Summary, exit_status: Optional[int] = None, *, audit: O
 
 
 def flip_html(headline: str, text: str) -> str:
-    """A flip's extra in pytest-html's report: its rewards and who won, then its message with the
-    loser's log tail."""
+    """A flip's extra in pytest-html's report: its rewards and who won, then its whole message."""
     return utf8_safe(f'<div class="rollout-parity-flip"><p>{html_text(headline)}</p>{pre_block(text)}</div>')

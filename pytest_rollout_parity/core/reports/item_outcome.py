@@ -1,10 +1,7 @@
-"""What a task's item shows: the flip message and the reasons a task is not counted.
-
-The texts are described in docs/semantics.md, "Categories"; reasons do not repeat the task (the
-node id names it). What comes from the rows (the label, reasons, log lines) is shown with its
-control characters escaped (:func:`..escaping.visible`), so each stays on its line. The verifier
-output inside a flip message is looked up only when the message is built, i.e. only for a flip
-item that runs and fails.
+"""What a task's item shows: the flip message and why a task is not counted (docs/semantics.md,
+"Categories"); the reasons do not repeat the task, as the node id names it. Text from the rows is
+shown with its controls escaped, so each stays on its line. The verifier output is looked up only
+when the message is built, i.e. only for a flip item that runs and fails.
 """
 
 from __future__ import annotations
@@ -45,12 +42,9 @@ def flip_evidence(
     judgement: Optional[FlipJudgement] = None,
     excerpt: bool = False,
 ) -> FlipEvidence:
-    """The whole flip message: `<task>: ` and the header (with the per-task noise), the prompt's start
-    (``excerpt``: the task is keyed on its index or prompt), why margin mode failed it, agent errors,
-    scored failure kinds, the loser's output tail, or without one the losing row's evidence
-    (:func:`.row_evidence`) and both sides' last assistant messages. A verifier disagreement (the
-    same trajectory on both sides) shows the disagreeing rollout's rows: the loser's, then the
-    winner's evidence."""
+    """The whole flip message: its header, the prompt's start (``excerpt``: the task is keyed on its
+    index or prompt), why it failed, then the loser's verifier output tail, or without one the rows'
+    evidence and last assistant messages (the disagreeing rollout's, for a verifier disagreement)."""
     lines = [f"{visible(comparison.task)}: {header_line(comparison, noise)}"]
     if excerpt and (prompt := task_prompt(comparison)) is not None:
         lines.append(f"    prompt: {visible(prompt)}")

@@ -1,11 +1,8 @@
 """The summary as Markdown, for a GitHub Actions job page (`GITHUB_STEP_SUMMARY`) or a Markdown file.
 
-A pure function of the :class:`Summary` (with the flips' report texts the run collected), so it says
-what the terminal and the JSON file say. Text from the data is backslash-escaped in Markdown lines
-and escaped for HTML inside HTML blocks (a flip's `<details>`), so the raw file reads well too.
-Everything that grows with the data is capped, because GitHub takes at most 1 MiB of summary per
-step: the flips listed, each flip's text, each list of labels, each note; what is left out is
-counted and pointed to the JSON file.
+Text from the data is backslash-escaped in Markdown lines and escaped for HTML inside HTML blocks (a
+flip's `<details>`), so the raw file reads well too. Everything that grows with the data is capped,
+as GitHub takes at most 1 MiB of summary per step; what is left out is counted and pointed to the JSON.
 """
 
 from __future__ import annotations
@@ -52,19 +49,14 @@ def verdict_line(summary: Summary, exit_status: Optional[int] = None) -> str:
 
 
 def _flips(summary: Summary, with_texts: bool) -> list[str]:
-    """`### Flips (3) and rerun candidates (2)` (the table's two rows), then each flip, capped: its
-    headline (its outcome first, then its rewards), with its report text folded under it.
-
-    Inside the `<details>` HTML block Markdown is not read: the headline and text are escaped for HTML.
-    """
+    """`### Flips (3) and rerun candidates (2)`, then each flip (capped), its report text folded under
+    it in a `<details>` HTML block: Markdown is not read there, so it is escaped for HTML."""
     flips = summary.flips
     if not flips:
         return []
     counted = sum(task.category == "flipped" for task in flips)
-    parts = [f"flips ({counted})"] if counted else []
-    if len(flips) > counted:
-        parts.append(f"rerun candidates ({len(flips) - counted})")
-    title = " and ".join(parts)
+    named = {"flips": counted, "rerun candidates": len(flips) - counted}
+    title = " and ".join(f"{name} ({count})" for name, count in named.items() if count)
     lines = ["", f"### {title[0].upper()}{title[1:]}", ""]
     for task in flips[:FLIP_CAP]:
         rest = flip_line(task) + (", agent error: rerun" if task.category == "flipped_agent_error" else "")
@@ -107,13 +99,10 @@ def _render(summary: Summary, exit_status: Optional[int], with_texts: bool) -> s
 
 
 def render_markdown(summary: Summary, exit_status: Optional[int] = None) -> str:
-    """The Markdown summary, each flip with its report text (:attr:`TaskSummary.evidence`, log tail
-    included). Within :data:`BUDGET` bytes: should the capped page still be larger, the flips' texts are dropped.
-    """
-    text = utf8_safe(_render(summary, exit_status, with_texts=True))
-    if len(text.encode("utf-8")) > BUDGET:
-        text = utf8_safe(_render(summary, exit_status, with_texts=False))
-    encoded = text.encode("utf-8")
-    if len(encoded) > BUDGET:
-        text = encoded[: BUDGET - 200].decode("utf-8", "ignore") + "\n\n... (cut at GitHub's size limit)\n"
-    return text
+    """The Markdown summary within :data:`BUDGET` bytes: should the capped page be larger, the flips'
+    report texts (:attr:`TaskSummary.evidence`) are dropped."""
+    for with_texts in (True, False):
+        text = utf8_safe(_render(summary, exit_status, with_texts))
+        if len(text.encode("utf-8")) <= BUDGET:
+            return text
+    return text.encode("utf-8")[: BUDGET - 200].decode("utf-8", "ignore") + "\n\n... (cut at GitHub's size limit)\n"

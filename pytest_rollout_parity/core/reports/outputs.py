@@ -1,11 +1,10 @@
 """Writing the reports where CI asks for them, by one rule for the gate and the merge command.
 
-An output (each report file a surface is asked to write, the merge's too, `$GITHUB_STEP_SUMMARY`
-and `$GITHUB_OUTPUT`) is written only to a regular file or a new one. One that is a symbolic link
-or not a regular file (a FIFO, a device) is skipped with one warning line, and the verdict stands:
-nothing is written through a link, and no write waits for a reader (:func:`write_output` checks with ``lstat`` first and appends through ``O_NOFOLLOW`` and
-``O_NONBLOCK``). One that names an input, or cannot be written at all, is a usage error before
-anything is read, which each surface raises itself (:func:`refused_output` says why).
+An output (a report file, `$GITHUB_STEP_SUMMARY`, `$GITHUB_OUTPUT`) is written only to a regular
+file or a new one. A symbolic link, a FIFO or a device is skipped with one warning line and the
+verdict stands: nothing is written through a link, and no write waits for a reader. An output that
+names an input, or cannot be written at all, is a usage error before anything is read, which each
+surface raises itself (:func:`refused_output` says why).
 """
 
 from __future__ import annotations
@@ -24,12 +23,9 @@ _NOT_REGULAR = "not a regular file (a FIFO or a device): writing there could wai
 
 
 def write_output(path: Path, text: str, *, append: bool = False) -> Optional[str]:
-    """Write (or ``append``) ``text`` to ``path``; returns why it was skipped instead, or None.
-
-    Replacing goes through a temporary file beside ``path``; appending never follows a link and
-    never waits for a reader, and gives up on anything but a regular file. Raises OSError when the
-    file cannot be written.
-    """
+    """Write (or ``append``) ``text`` to ``path``, or return why it was skipped. Replacing goes
+    through a temporary file beside ``path``; appending checks with ``lstat`` first, then opens with
+    ``O_NOFOLLOW`` and ``O_NONBLOCK`` and checks again. Raises OSError when it cannot write."""
     try:
         mode = os.lstat(path).st_mode
     except OSError:
@@ -69,12 +65,10 @@ def publish_to_ci(markdown: str, verdict: str) -> list[str]:
     warnings = []
     for name, path in ci_files():
         try:
-            reason = write_output(path, texts[name], append=True)
+            if (reason := write_output(path, texts[name], append=True)) is not None:
+                warnings.append(skipped_line(name, path, reason))
         except OSError as exc:
             warnings.append(f"WARNING: {name}: cannot append to {path}: {exc.strerror or exc}")
-            continue
-        if reason is not None:
-            warnings.append(skipped_line(name, path, reason))
     return warnings
 
 
@@ -104,14 +98,10 @@ def named_input(target: Path, inputs: Iterable[tuple[str, Path]]) -> Optional[st
 
 
 def refused_output(outputs: Sequence[tuple[str, Optional[Path]]], inputs: Iterable[tuple[str, Path]]) -> Optional[str]:
-    """The first of ``outputs`` (each: its option, its path or None) that stops the run before
-    anything is read, as `<option>: <why>`; None when every one may be written.
-
-    A report file (not a CI file, which GitHub makes) must be writable where it is: a temporary file
-    is made and removed in its directory, as the report itself will be written at the end (through a
-    temporary file replacing it, so an existing report is never truncated); no directory is ever
-    made. No output may name an input, by any path or link.
-    """
+    """`<option>: <why>` for the first of ``outputs`` that stops the run before anything is read, or
+    None. A report file (not a CI file: GitHub makes those) must be writable where it is: a
+    temporary file is made and removed in its directory, as the report will be written through one
+    (so an existing report is never truncated); no directory is ever made."""
     given = list(inputs)
     for option, target in outputs:
         if target is None:

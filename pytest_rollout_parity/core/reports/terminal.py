@@ -17,16 +17,10 @@ LIST_CAP = 10  # entries listed per list; the JSON file has them all
 NOTE_CAP = 400  # characters of a note (or a reason) shown
 
 
-def verdict_line(summary: Summary) -> str:
-    """The one line a reviewer acts on: the verdict, then what regressed, improved, needs a rerun, was not compared."""
-    head, rest = verdict(summary)
-    return f"{head}; {rest}" if head.startswith("partial:") else f"parity: {head}: {rest}"
-
-
 def summary_lines(summary: Summary) -> list[str]:
-    """The section, line by line: the verdict, files, the category table, the flips' labels, the
-    lists (:func:`.listings`, notes last), the paired figures and what the run did."""
-    lines = [verdict_line(summary), *side_lines(summary)]
+    """The section, line by line: first the one line a reviewer acts on, the verdict and what to do."""
+    head, rest = verdict(summary)
+    lines = [f"{head}; {rest}" if head.startswith("partial:") else f"parity: {head}: {rest}", *side_lines(summary)]
     metrics = summary.aggregate_metrics
     for side in ("old", "new"):
         check = metrics.side(side) if metrics is not None else None
@@ -63,10 +57,6 @@ def summary_lines(summary: Summary) -> list[str]:
     return [visible(lines[0]), *(terminal_line(line) for line in lines[1:])]
 
 
-#: how much further a wrapped line's continuation is indented than the line
-CONTINUED = "    "
-
-
 def fit(lines: Iterable[str], width: Optional[int]) -> list[str]:
     """``lines`` as they fit a terminal ``width`` columns wide (None: as they are). A longer line is
     wrapped at spaces, its continuation indented four more than the line (a quoted `| ` line's under
@@ -80,7 +70,7 @@ def fit(lines: Iterable[str], width: Optional[int]) -> list[str]:
             continue
         body = line.lstrip(" ")
         indent = line[: len(line) - len(body)]
-        more = indent + ("|" + CONTINUED if body.startswith("| ") else CONTINUED)
+        more = indent + ("|    " if body.startswith("| ") else "    ")
         if len(more) > width // 2:  # a deep indent would leave no room: continue at the margin
             more = ""
         fitted.extend(

@@ -1,15 +1,12 @@
-"""The verdict in words, one wording for every report (terminal, Markdown, HTML, annotations).
-
-Pure functions of the typed :class:`Summary`; a flip's direction is the new side's view (`new
-regressed`: the old side won; `new improved`). Each sentence is built once, unescaped; each
-renderer escapes it for where it goes and marks it up.
+"""The verdict in words, built once and unescaped for every report (terminal, Markdown, HTML,
+annotations), so no two disagree; each renderer escapes it for where it goes and marks it up.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from typing import NamedTuple, Optional, TypeVar
+from typing import Optional, TypeVar
 
 from ..judging.companions import FIELDS
 from ..model import Side, per_side
@@ -24,6 +21,8 @@ DIGEST_SHOWN = 12
 #: what decided a verdict that the counts do not already say: its words join the verdict line
 SAID_BY_CODE = ("checks_failed", "evidence", "strict_uncompared", "item_failed")
 SIDES: tuple[Side, Side] = ("old", "new")
+#: a flip in words by its winner (None: disagreements that cancel), from the new side's view: it is under test
+DIRECTION: dict[Optional[Side], str] = {"old": REGRESSED, "new": IMPROVED, None: "verifiers disagree"}
 
 
 def plural(count: int, noun: str) -> str:
@@ -31,28 +30,11 @@ def plural(count: int, noun: str) -> str:
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
-def direction(winner: Optional[Side]) -> str:
-    """A flip in words, from the new side's view: the migration is what is under test."""
-    if winner == "old":
-        return REGRESSED
-    return IMPROVED if winner == "new" else "verifiers disagree"  # no winner: disagreements that cancel
-
-
-def disagreement_words(tasks: int) -> str:
-    """Flips of the same trajectories, scored differently by the two verifiers."""
-    return f"{plural(tasks, 'verifier disagreement')}: the same trajectories scored differently"
-
-
 def flip_line(task: TaskSummary, noise: Optional[str] = None) -> str:
-    """`new regressed: old=0.75 new=0.5 (verifier disagreement on 1 of 4 rollouts)`: a flip in one line,
-    the one wording of its crash line, its Markdown line and its GitHub annotation.
-
-    The direction leads: pytest cuts the short summary line at the terminal's width. The task is
-    not named (the node id, the annotation's title, the report's label name it). In brackets: a
-    verifier disagreement on k of the old side's n scored rollouts, else ``noise`` (the task's p-value
-    and figures, when its repeats allow one), else `means of 1 vs 200 rows` when a side has repeats
-    (`180 of 200` when some rows are not counted).
-    """
+    """`new regressed: old=0.75 new=0.5 (verifier disagreement on 1 of 4 rollouts)`: a flip's crash
+    line, Markdown line and GitHub annotation. The direction leads, as pytest cuts the short summary
+    line at the terminal's width; the task is not named (the node id or the title names it). In
+    brackets: a verifier disagreement, else ``noise`` (the task's p-value), else the means' rows."""
     old, new = task.old, task.new
     if task.verifier_disagreements and old is not None:
         noise = f"verifier disagreement on {task.verifier_disagreements} of {old.reward_rows} rollouts"
@@ -60,18 +42,14 @@ def flip_line(task: TaskSummary, noise: Optional[str] = None) -> str:
         counts = [str(s.rows) if s.reward_rows == s.rows else f"{s.reward_rows} of {s.rows}" for s in (old, new)]
         noise = f"means of {counts[0]} vs {counts[1]} rows"
     rewards = [repr(round(s.reward, 4)) if s is not None and s.reward is not None else "none" for s in (old, new)]
-    line = f"{direction(task.winner)}: old={rewards[0]} new={rewards[1]}"
+    line = f"{DIRECTION[task.winner]}: old={rewards[0]} new={rewards[1]}"
     return f"{line} ({noise})" if noise else line
 
 
 def verdict_words(summary: Summary, quote: Callable[[str], str] = str) -> str:
-    """What regressed, improved, needs a rerun, was not compared; each renderer puts its head before it.
-
-    `regressed` and `improved` are the new side's view; counts that are zero are left out, and a run
-    with no difference says so in as many words. Two models say nothing of the server alone, and a run
-    that only collected its items ran none: both are said. ``quote`` marks up the model names (they
-    come from the rows) for where the line goes.
-    """
+    """What regressed, improved, needs a rerun, was not compared (zero counts left out); each renderer
+    puts its head before it. Two models say nothing of the server alone, and a run that only collected
+    its items ran none: both are said. ``quote`` marks up the model names (from the rows)."""
     counts = summary.counts
     if summary.nothing_compared is not None:
         return (
@@ -85,14 +63,15 @@ def verdict_words(summary: Summary, quote: Callable[[str], str] = str) -> str:
     else:
         parts = [f"{plural(counts.flipped_old_win, 'task')} regressed", f"{counts.flipped_new_win} improved"]
         disagree = counts.verifier_disagreements
+        disagreed = f"{plural(disagree, 'verifier disagreement')}: the same trajectories scored differently"
         if disagree:
-            parts[-1] += f" ({disagreement_words(disagree)})"
+            parts[-1] += f" ({disagreed})"
         if summary.failing_flips is not None and counts.flipped:
             # margin mode: what decides leads, the flips that fail; the rest are the breakdown
             failing = summary.failing_flips
             lead = "no flip fails" if not failing else f"{plural(failing, 'flip')} fail" + ("s" if failing == 1 else "")
             parts = [
-                f"{lead} ({disagreement_words(disagree) + '; ' if disagree else ''}{counts.flipped_old_win} regressed, "
+                f"{lead} ({disagreed + '; ' if disagree else ''}{counts.flipped_old_win} regressed, "
                 f"{counts.flipped_new_win} improved; {counts.flipped - failing} within noise)"
             ]
         if counts.flipped_agent_error:
@@ -117,14 +96,10 @@ def verdict_words(summary: Summary, quote: Callable[[str], str] = str) -> str:
 
 
 def verdict(summary: Summary, exit_status: Optional[int] = None, quote: Callable[[str], str] = str) -> tuple[str, str]:
-    """The verdict's head (`PASS`, `FAIL`, `INCONCLUSIVE`) and the tasks by what to do about them, then
-    who accepted verdicts instead of the data (``quote`` marks up a name from the data in them).
-
-    A part of the whole file (a selection, a splitter group) never gives the whole file's verdict as
-    its own: its head is its own outcome (`partial: 31 of 92 items ran here, 2 failed`), and the
-    rest says what of the file ran (tasks and gate-level items counted apart), then the file's
-    verdict as the file's (only the merged parts decide it).
-    """
+    """The verdict's head (`PASS`) and the rest: :func:`verdict_words`, then who accepted verdicts
+    instead of the data. A part of the file (a selection, a splitter group) never gives the file's
+    verdict as its own, only the merged parts decide it: its head is its own outcome (`partial: 31 of
+    92 items ran here, 2 failed`), then what of the file ran, and the file's verdict as the file's."""
     run = summary.run
     part = run.part if run is not None and summary.merge is None else None  # a merge speaks for the whole file
     rest = verdict_words(summary, quote)
@@ -169,11 +144,8 @@ def category_rows(summary: Summary) -> list[tuple[str, int, str]]:
 
 
 def side_lines(summary: Summary) -> list[str]:
-    """Each side's facts, then each side's own inventory beside what the gate scored:
-
-    `old: <file> (+ sidecar <name>): 12 tasks, 14 rows (1 masked), key <field> (<why>); model <m>, ...`
-    and `new coverage (<file>): expected 20, ...; the gate scored 18 rows`.
-    """
+    """Each side's facts (`old: <file>: 12 tasks, 14 rows (1 masked), key <field> (<why>); model <m>`),
+    then each side's own inventory beside what the gate scored."""
     files = summary.files
     lines = []
     for side in SIDES:
@@ -227,23 +199,18 @@ def why_uncompared(task: TaskSummary) -> str:
     return "; ".join(f"{name} side masked: {reason}" for name, reason in masked)
 
 
-class Listing(NamedTuple):
-    """A list every report shows: its heading, and its entries, each a name from the data (a task
-    label or a node id, shown as code; "" for a note) and the words after it. Each renderer cuts it
-    at its own cap (:func:`capped`) and escapes and marks it up for where it goes."""
-
-    heading: str
-    entries: list[tuple[str, str]]
+#: a list every report shows: its heading and entries, each a name from the data (a task label or a
+#: node id, shown as code; "" for a note) and its words; each renderer caps, escapes and marks it up
+Listing = tuple[str, list[tuple[str, str]]]
 
 
 def listings(summary: Summary) -> list[Listing]:
-    """Every report's lists, in the order they show them: the masked, then the missing tasks with why
-    each was not compared; the verdicts hooks (and a known-flips list) changed, each with its reason's
-    first line; the team's checks that failed; a merge's parts and the items no part ran; the notes. A list with no entry is left out, but for
-    the changed verdicts: their count is at least the run's own, which stands alone where the
-    summary holds no task's entry."""
+    """Every report's lists, in order: masked and missing tasks with why, the verdicts hooks (or a
+    known-flips list) changed, the team's failed checks, a merge's parts and the items no part ran,
+    the notes. An empty list is left out but for the changed verdicts: the run's own count stands
+    alone where the summary holds no task's entry."""
     found = [
-        Listing(f"{category} ({len(tasks)})", [(task.task, f": {why_uncompared(task)}") for task in tasks])
+        (f"{category} ({len(tasks)})", [(task.task, f": {why_uncompared(task)}") for task in tasks])
         for category in ("masked", "missing")
         if (tasks := [task for task in summary.tasks if task.category == category])
     ]
@@ -255,9 +222,9 @@ def listings(summary: Summary) -> list[Listing]:
     run = summary.run
     if count := max(len(changes), run.verdicts_changed_by_hook if run is not None else 0):
         by = " and the known-flips list" if run is not None and run.known_flips is not None else ""
-        found.append(Listing(f"pytest_parity_verdict hooks{by} changed {count} verdict(s)", changes))
+        found.append((f"pytest_parity_verdict hooks{by} changed {count} verdict(s)", changes))
     if checks := summary.failed_checks:
-        found.append(Listing(f"your checks failed ({len(checks)})", [(nodeid, "") for nodeid in checks]))
+        found.append((f"your checks failed ({len(checks)})", [(nodeid, "") for nodeid in checks]))
     if (merge := summary.merge) is not None:
         ran, failed = sum(part.ran.items_ran for part in merge.parts), sum(part.failed for part in merge.parts)
         parts = [
@@ -268,16 +235,13 @@ def listings(summary: Summary) -> list[Listing]:
             )
             for part in merge.parts
         ]
-        found.append(Listing(f"{len(merge.parts)} part(s) merged: {ran} item(s) ran, {failed} failed", parts))
+        found.append((f"{len(merge.parts)} part(s) merged: {ran} item(s) ran, {failed} failed", parts))
         if merge.gaps:
-            found.append(Listing(f"ran in no part ({len(merge.gaps)})", [(gap, "") for gap in merge.gaps]))
+            found.append((f"ran in no part ({len(merge.gaps)})", [(gap, "") for gap in merge.gaps]))
     if summary.notes:
-        found.append(Listing(f"notes ({len(summary.notes)})", [("", note) for note in summary.notes]))
+        found.append((f"notes ({len(summary.notes)})", [("", note) for note in summary.notes]))
     return found
 
-
-# The paired statistics and margin mode's equivalence decision: as labelled rows (the HTML
-# report's table) and as the terminal's lines, one made from the other.
 
 #: the rows the terminal shows on one line, `old mean 0.5833, new mean 0.5208, ...`
 FIGURES = ("old mean", "new mean", "delta", "95% CI", "standard error")
@@ -286,8 +250,7 @@ AGGREGATE = "aggregate at margin"
 
 
 def paired_heading(summary: Summary) -> str:
-    n = summary.paired.n
-    return f"paired over {n} compared task{'' if n == 1 else 's'} (d = new - old of the task means)"
+    return f"paired over {plural(summary.paired.n, 'compared task')} (d = new - old of the task means)"
 
 
 def paired_rows(summary: Summary) -> list[tuple[str, str]]:
@@ -312,9 +275,8 @@ def paired_rows(summary: Summary) -> list[tuple[str, str]]:
         rows.append(("old x new pass/fail", f"{both}both fail {table.both_fail}"))
     tested = sum(1 for task in summary.tasks if task.p_value is not None)  # a flip's, with 2+ rows a side
     if tested:
-        rows.append(
-            ("per-task noise", f"{tested} flipped task(s) with 2+ rows a side tested (p_value in --parity-json)")
-        )
+        noise = f"{tested} flipped task(s) with 2+ rows a side tested (p_value in --parity-json)"
+        rows.append(("per-task noise", noise))
     if flip_tests is not None and flip_tests.tests:
         counted = f"{flip_tests.counted} of {flip_tests.tests} task(s) with 2+ rows a side can reach alpha "
         rows.append(("per-task tests", f"{counted}{flip_tests.alpha:g} and are counted in the BH correction"))
