@@ -170,11 +170,8 @@ class TaskSide:
             return "none"
         text = repr(round(self.reward, 4))
         if self.repeated:
-            n = len(self.facts)
-            if self.reward_rows == n:
-                text += f" (mean of {n} rows)"
-            else:
-                text += f" (mean of {self.reward_rows} of {n} rows)"
+            counted = "" if self.reward_rows == len(self.facts) else f"{self.reward_rows} of "
+            text += f" (mean of {counted}{len(self.facts)} rows)"
         return text
 
     def __repr__(self) -> str:

@@ -184,6 +184,8 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
             raw[option.field] = tuple(resolve(each, base) for each in value)
         elif option.path:
             raw[option.field] = resolve(value, base)
+            if option.field == "known_flips":  # shown as typed on the command line, resolved from an ini file
+                raw["known_flips_shown"] = str(raw["known_flips"]) if from_ini else value
         else:
             raw[option.field] = value
     for own in ("old_key", "new_key", "old_agent", "new_agent"):
@@ -199,9 +201,6 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
     if len(sides) == 1:
         missing = OPTION["new" if "old" in sources else "old"].flag
         raise pytest.UsageError(f"{sources[sides[0]]} was given without {missing}: the gate needs both sides")
-    if "known_flips" in raw:  # shown as typed on the command line, resolved from an ini file
-        typed = sources["known_flips"] == OPTION["known_flips"].flag
-        raw["known_flips_shown"] = config.getoption(OPTION["known_flips"].dest) if typed else str(raw["known_flips"])
     raw["sources"] = sources
     settings = ParitySettings(**raw)  # each value checked: a usage error names the first unusable one
     # both sides naming one file (by any path, symlink or hard link) compare nothing
