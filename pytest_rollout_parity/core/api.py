@@ -151,10 +151,7 @@ def summary_dict(
     margin: Optional[float] = None,
     alpha: float = DEFAULT_ALPHA,
 ) -> dict[str, Any]:
-    """The JSON summary of a result (and, in a pytest run, of what the run did) as a dict.
-
-    ``paired`` is the result's paired section when the caller already has it (else computed);
-    with a ``margin`` the summary also holds the equivalence decision and the per-task tests at
-    false discovery rate ``alpha`` (each flip's ``adjusted_p``).
-    """
+    """The JSON summary of a result (and, in a pytest run, of what the run did) as a dict; with a
+    ``margin``, also the equivalence decision and the per-task tests at false discovery rate ``alpha``
+    (each flip's ``adjusted_p``). ``paired``: the result's paired section, if the caller has it."""
     return json_dict(build_summary(result, run, paired=paired, margin=margin, alpha=alpha))

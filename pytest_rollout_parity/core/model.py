@@ -1,8 +1,5 @@
-"""The classification result as data: what the items, the fixture and both summaries read.
-
-A side's rows are kept as :class:`RowFacts` (a few small fields and where the row sits in its
-file), never as full rows: ``TaskSide.rows`` re-reads them on demand.
-"""
+"""The classification result as data. A side's rows are kept as :class:`RowFacts` (a few small
+fields and where the row sits in its file), never as full rows: ``TaskSide.rows`` reads them again."""
 
 from __future__ import annotations
 
@@ -14,10 +11,9 @@ from typing import Any, Literal, Optional, TypeVar, get_args
 
 #: rewards closer than this are the same reward (a task whose means differ by no more is identical)
 REWARD_TOLERANCE = 1e-9
-#: pydantic's configuration of the JSON summary's layout, the summary's dataclasses (a plain dict:
-#: defining it imports no pydantic). :class:`.reports.summary.Summary` carries it and every dataclass
-#: nested there takes it: where a summary is read, a key the class does not name, a value of another
-#: type, NaN or an infinity is refused (`reports/json_file.py`)
+#: pydantic's configuration of the JSON summary's dataclasses (a plain dict: defining it imports no
+#: pydantic): where a summary is read, an unknown key, a value of another type, NaN or an infinity
+#: is refused (`reports/json_file.py`)
 CLOSED: dict[str, object] = {"extra": "forbid", "strict": True, "allow_inf_nan": False}
 
 Category = Literal["identical", "flipped", "flipped_agent_error", "masked", "missing"]
@@ -57,14 +53,11 @@ NO_OFFSET: Optional[int] = None
 
 @dataclass(slots=True, eq=False, repr=False)
 class RowFacts:
-    """One row reduced, as it is read, to what the classification needs.
-
-    ``origin`` says which file of the side holds the row (``shard``: which of a sharded side's files,
-    each with its own sidecar) and ``offset`` is the byte offset of its
-    line there (:data:`NO_OFFSET` for rows given in memory, which are kept in ``row``). Everything
-    else a row holds (its verifier logs dir, embedded output, trajectory) is read again from the
-    file when a flip or a test needs it, so memory does not grow with row size. Readers build it
-    positionally: one is built per row read, and keywords cost several times more.
+    """One row reduced, as it is read, to what the classification needs; the rest (its verifier logs
+    dir, embedded output, trajectory) is read again from its file when a flip or a test needs it, so
+    memory does not grow with row size. ``offset``: its line's byte offset in the file ``origin`` and
+    ``shard`` name (:data:`NO_OFFSET` for rows given in memory, kept in ``row``). Built positionally:
+    one per row read, and keywords cost several times more.
     """
 
     line: int

@@ -1,12 +1,9 @@
-"""The gate switched on: the run's settings read and checked, both sides read, the plugins that
-collect and report registered.
+"""The gate switched on: the run's settings read and checked, both sides read, its plugins registered.
 
-Imported by the entry point only when a run gives a parity option, so runs that do not use the
-gate never import the core, tabulate or pydantic-core. The settings are the command line's over
-the ini file's: relative paths from the command line resolve against the invocation directory,
-those from an ini file against the ini file's directory, so an ini file means the same wherever
-pytest is run from. Each setting, its option and its check are declared once, in :mod:`.options`;
-the files are checked here before anything is read. A large side shows its progress while read.
+Imported only when a run gives a parity option, so runs without the gate never import the core,
+tabulate or pydantic-core. The command line wins over the ini file; a relative path resolves
+against the invocation directory, or the ini file's for a value from it, so an ini file means the
+same wherever pytest is run from.
 """
 
 from __future__ import annotations
@@ -27,7 +24,7 @@ from .reporting import ParitySummary
 from .rerun_cache import RerunCache, entries_dir
 from .run import RUN_KEY, ParityRun, collector_paused, side_request
 
-SHOW_FROM = 100 * 1000 * 1000  # bytes: a side this large shows progress
+SHOW_FROM = 100 * 1000 * 1000  # bytes: a side this large shows progress (a smaller one loads too fast)
 INTERVAL = 0.25  # seconds between two updates of the progress line
 
 
@@ -38,8 +35,7 @@ def stderr_is_tty() -> bool:
 
 
 def progress_for(config: pytest.Config) -> Optional[LoadProgress]:
-    """The run's progress display, or None when nobody would see it: progress is for a person at a
-    terminal, not on an xdist worker, not under -q, not in a log."""
+    """The run's progress display, or None when no person at a terminal would see it (xdist, -q, a log)."""
     if hasattr(config, "workerinput") or config.getoption("verbose", 0) < 0 or not stderr_is_tty():
         return None
     return LoadProgress(sys.stderr, show_from=SHOW_FROM)
@@ -54,14 +50,9 @@ def _size(count: float) -> str:
 
 
 class LoadProgress:
-    """One progress line for the side being read: bytes read of the file's size, updated in place,
-    then the time. The sides are read one after the other in this process; a side a reader child
-    reads reports its size only once it is in (no bytes between).
-
-    Both sides are read in ``pytest_configure``, before pytest's terminal reporter writes anything,
-    so the progress goes straight to ``sys.stderr``, and only when a person watches it
-    (:func:`progress_for`). Sides below :data:`SHOW_FROM` bytes load too fast to need it.
-    """
+    """One progress line for the side being read, updated in place, then the time it took; a side a
+    reader child reads shows only its end. Written straight to ``sys.stderr``: the sides are read in
+    ``pytest_configure``, before pytest's terminal reporter writes anything."""
 
     def __init__(
         self,
@@ -92,7 +83,7 @@ class LoadProgress:
         return report
 
     def finished(self, name: str) -> None:
-        """The side is read: replace the progress line by the time it took (large sides only)."""
+        """Replace a large side's progress line by the time it took."""
         if self.reading is not None and self.reading[0] == name:
             seconds = self.clock() - self.started[name]
             self._write(f"{name}: read {_size(self.reading[1])} in {seconds:.1f} s", end="\n")

@@ -1,9 +1,7 @@
-"""The pytest11 entry point: options, the hook a conftest implements, the `rollout_pair` fixture; the gate on demand.
+"""The pytest11 entry point: options, the hook a conftest implements, the `rollout_pair` fixture.
 
-Loaded in every pytest run of an environment the plugin is installed in, so it imports only pytest
-and what needs nothing more (:mod:`.options`, :mod:`.placement`). The gate itself (its settings,
-reading, classification, the summary) is imported from :mod:`.activate` only when the run
-gives a --parity-* option or a parity_* ini key.
+Loaded in every pytest run where the plugin is installed, so it imports only pytest and what needs
+nothing more; the gate (:mod:`.activate`) is imported only when a run gives a parity option.
 """
 
 from __future__ import annotations
@@ -59,9 +57,8 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_load_initial_conftests(early_config: pytest.Config) -> Generator[None, None, None]:
-    """pytest imports the conftest files beside every path argument before any plugin runs: an
-    argument naming the new rollouts file (`new.jsonl::task`, a rerun by node id) is hidden from
-    that step, so no conftest beside the results is imported (:mod:`.placement`)."""
+    """Hide an argument naming the new rollouts file (`new.jsonl::task`) while pytest imports the
+    conftests beside its path arguments: no conftest beside the results runs (:mod:`.placement`)."""
     new = new_file_given(early_config)
     if new is None:
         return (yield)

@@ -1,9 +1,7 @@
-"""The gate's settings, each declared once: its command-line option and ini key, its default, and
-how a value is converted and checked, on the field of the one frozen object the plugin reads.
+"""The gate's settings, each declared once on the field of the one frozen object the plugin reads:
+its command-line option and ini key, its default, and how a value is converted and checked.
 
-Imported by the entry point in every pytest run, so it needs nothing but pytest: reading a run's
-settings and the gate itself (:mod:`.activate`) are imported only once :func:`parity_requested`
-says yes.
+Imported by the entry point in every pytest run, so it needs nothing but pytest.
 """
 
 from __future__ import annotations
@@ -161,9 +159,8 @@ def limit(flag: str, condition: str, default: str) -> Any:
 
 @dataclass(frozen=True)
 class ParitySettings:
-    """Everything the gate was asked to do, each field declared with its option (:func:`option`) and
-    checked once when built (a ``pytest.UsageError`` names the option or ini key and why). The fields in the order
-    ``pytest --help`` lists the options."""
+    """Everything the gate was asked to do, each field checked once when built (a ``pytest.UsageError``
+    names the option or ini key and why), in the order ``pytest --help`` lists the options."""
 
     old: Path = option("--parity-old", "rollouts JSONL of the old (reference) side", "PATH", default=MISSING, path=True)
     new: Path = option("--parity-new", "rollouts JSONL of the new (candidate) side", "PATH", default=MISSING, path=True)

@@ -1,9 +1,9 @@
 """Controller-side reporting: the `rollout parity` section, the JSON, Markdown and HTML reports, the
-step's outputs and annotations under GitHub Actions, the JUnit properties and the exit status.
+CI outputs and annotations, the JUnit properties and the exit status.
 
 Registered only where the run's reports arrive (a serial run or the xdist controller), so the
-summary appears once. It reads the same :class:`CompareResult` the items were built from, and the
-flips' texts from their reports as they arrive: the controller never reads a verifier log again.
+summary appears once; the flips' texts come with their reports, so the controller never reads a
+verifier log again.
 """
 
 from __future__ import annotations

@@ -92,9 +92,8 @@ class ParityRun:
 
     @cached_property
     def decisions(self) -> core.MarginDecisions:
-        """Margin mode's decisions (the flips' FDR, their judgements, the aggregate), made once in
-        this process: the items and every report read them. Without a margin there are none, and no
-        paired statistics are computed for them (every item reads the judgements)."""
+        """Margin mode's decisions, made once in this process for the items and every report; without
+        a margin there are none, and no paired statistics are computed for them."""
         settings, tasks = self.settings, self.result.tasks
         if settings.margin is None:
             return core.MarginDecisions(None, (None,) * len(tasks), None)
@@ -183,9 +182,9 @@ RUN_KEY = pytest.StashKey["ParityRun"]()
 
 @contextmanager
 def collector_paused() -> Iterator[None]:
-    """The cyclic collector paused while the gate builds what lives as long as the run (the sides and
-    their comparison, the items, the summary): each full collection their allocations start walks every one of
-    them, a tenth of a 10,000-task rerun's CPU. On again before other code runs, if it was on."""
+    """The cyclic collector paused while the gate builds what lives as long as the run (sides, result,
+    items, summary): each full collection their allocations start walks them all, a tenth of a
+    10,000-task rerun's CPU. On again before other code runs, if it was on."""
     enabled = gc.isenabled()
     gc.disable()
     try:
