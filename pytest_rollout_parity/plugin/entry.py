@@ -13,7 +13,8 @@ import pluggy
 import pytest
 
 from ._pytest_compat import hide_initial_paths
-from .options import addoptions, parity_requested
+from .options import parity_requested
+from .options import pytest_addoption as pytest_addoption  # the hook, declared beside the options
 from .placement import new_file_given, resolved_arg
 
 if TYPE_CHECKING:
@@ -44,10 +45,6 @@ class ParityHooks:
                     return Verdict.passed(KNOWN[comparison.task])
                 return None
         """
-
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    addoptions(parser)
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:

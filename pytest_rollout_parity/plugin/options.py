@@ -283,7 +283,7 @@ OPTIONS: tuple[Option, ...] = tuple(
 OPTION = {declared.field: declared for declared in OPTIONS}
 
 
-def addoptions(parser: pytest.Parser) -> None:
+def pytest_addoption(parser: pytest.Parser) -> None:
     """Register the command-line options and their ini keys, from :data:`OPTIONS`."""
     group = parser.getgroup("rollout-parity", "rollout parity (compare two NeMo Gym rollout files)")
     for declared in OPTIONS:

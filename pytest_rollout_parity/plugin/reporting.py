@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Generator
 from dataclasses import fields
 from datetime import datetime, timezone
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any, Optional
 
@@ -69,8 +70,6 @@ def session_failures(config: pytest.Config) -> int:
 def release() -> str:
     """The plugin's installed version (`unknown` when it is run from a tree that was never installed)."""
     try:
-        from importlib.metadata import version
-
         return version("pytest-rollout-parity")
     except Exception:
         return "unknown"
