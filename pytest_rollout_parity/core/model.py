@@ -119,8 +119,7 @@ class TaskSide:
     failure_kind: Optional[str]
     #: reads a row's full dict again from its file (None: only rows kept in memory can be read)
     reader: Optional[RowReader] = None
-    #: the scored rows' rewards, in row order, and how many rows are masked (left out of the mean):
-    #: counted once, as every statistic and report reads them
+    #: the scored rows' rewards in row order, and how many rows are masked: counted once for every reader
     rewards: tuple[float, ...] = field(init=False)
     masked_rows: int = field(init=False)
 
@@ -136,8 +135,7 @@ class TaskSide:
 
     @property
     def rows(self) -> list[dict[str, Any]]:
-        """Every row of the side, sidecar records and masked rows included (the full dicts, read again
-        from the file when they were not kept in memory)."""
+        """Every row of the side as its full dict, sidecar records and masked rows included."""
         return [self.read_row(f) for f in self.facts]
 
     @property
@@ -234,9 +232,8 @@ class TaskComparison:
 
 @dataclass(frozen=True, slots=True)
 class Join:
-    """How the sides were joined: each side's task field (and why it), the prefix stripped from its
-    labels, and whether labels were split by taskset. The judging stage decides it once; the result
-    and the summary hold this one value."""
+    """How the sides were joined (each side's task field and why, the prefix stripped from its labels,
+    labels split by taskset): decided once by the judging stage, held by the result and the summary."""
 
     old_key: str
     new_key: str

@@ -86,8 +86,7 @@ def terminal_width(config: pytest.Config) -> Optional[int]:
 
 
 class GateItem(pytest.Item):
-    """One of the gate's own items (a task's, or a gate-level one), not a user's `rollout_pair` test:
-    it reads the run from ``config.stash`` and its file's hooks, and shows a finding without traceback."""
+    """One of the gate's own items (a task's or a gate-level one), not a team's `rollout_pair` check."""
 
     @property
     def run(self) -> ParityRun:

@@ -31,9 +31,8 @@ class ParityHooks:
     def pytest_parity_verdict(self, comparison: TaskComparison, config: pytest.Config) -> Optional[Verdict]:
         """Decide the outcome of one task's item, or return None to keep the default.
 
-        Called once per parity item as it runs, with the task's comparison. The task's category in the
-        summary stays what the data says; the item's outcome follows the returned verdict, and the
-        summary counts how many verdicts hooks changed. Example: accept reviewed flips::
+        Called as each task's item runs. The summary keeps the task's category and counts the verdicts
+        hooks changed. Example: accept reviewed flips::
 
             # conftest.py
             from pytest_rollout_parity import Verdict

@@ -104,8 +104,8 @@ class ParitySummary:
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        """Note the outcome of each parity item that ran (serial, or from xdist workers): the task
-        items, the gate-level items (any item that carries GATE_PROPERTY) and the team's checks."""
+        """Note the outcome of each parity item that ran, here or on an xdist worker: the task items,
+        the gate-level items and the team's checks."""
         if str(report.outcome) == "rerun":  # pytest-rerunfailures: an attempt it runs again (not in pytest's type)
             return
         properties = dict(report.user_properties)
@@ -238,9 +238,8 @@ class ParitySummary:
             self._write(session, "--parity-html", settings.html_path, html)
 
     def _write(self, session: pytest.Session, option: str, path: Path, text: str) -> None:
-        """Write one report, unless its path is no place for one (a link, a FIFO); one that cannot be
-        written is a usage error, printed with the terminal summary (the `-q` progress line may
-        still be open here)."""
+        """Write one report unless its path is no place for one (a link, a FIFO); one that cannot be
+        written is a usage error, printed with the terminal summary (the `-q` line may be open here)."""
         try:
             skipped = core.write_output(path, text)
         except OSError as exc:
@@ -274,9 +273,8 @@ class ParitySummary:
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
-        """Reports not written, each on its own line; the `rollout parity` section; under GitHub
-        Actions, one `::error` command per failed flip, unless pytest-github-actions-annotate-failures
-        is active: it annotates each failed item already."""
+        """Reports not written; the `rollout parity` section; under GitHub Actions, an `::error` per failed
+        flip unless pytest-github-actions-annotate-failures, which annotates each failed item, is active."""
         width = terminal_width(terminalreporter.config)
         for line, colour in self.problems:
             for part in core.fit([line], width):
@@ -297,8 +295,7 @@ class ParitySummary:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_summary(self, prefix: list[Any], summary: list[Any], postfix: list[Any]) -> None:
-        """pytest-html's report: the parity verdict and counts at its top (without pytest-html,
-        this hook is never called)."""
+        """pytest-html's report: the parity verdict and counts at its top."""
         if self.summary is not None:
             prefix.append(core.report_body(self.summary, with_evidence=False))
 
