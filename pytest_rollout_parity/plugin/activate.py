@@ -21,8 +21,7 @@ from .collect import ParityCollection
 from .options import OPTION, OPTIONS, ParitySettings, ini_value
 from .placement import resolve, take_new_file
 from .reporting import ParitySummary
-from .rerun_cache import RerunCache, entries_dir
-from .run import RUN_KEY, ParityRun, collector_paused, side_request
+from .run import RUN_KEY, ParityRun
 
 SHOW_FROM = 100 * 1000 * 1000  # bytes: a side this large shows progress (a smaller one loads too fast)
 INTERVAL = 0.25  # seconds between two updates of the progress line
@@ -116,15 +115,7 @@ class ParityGate:
         settings = self.settings
         progress = progress_for(config)
         try:
-            known = None
-            if settings.known_flips:  # a malformed list stops the run before a row is read
-                known = core.read_known_flips(settings.known_flips, settings.known_flips_shown)
-            # the sides shown while read in this process, not those the cache holds
-            comparisons = RerunCache(entries_dir(config), progress)
-            with collector_paused():
-                old, new = comparisons.load([side_request(settings, "old"), side_request(settings, "new")])
-                result = comparisons.compare(old, new, settings.old_key, settings.new_key)
-                run = ParityRun.load(settings, config.invocation_params.dir, (old, new), result, known)
+            run = ParityRun.load(settings, config, progress)
         except core.CompareInputError as exc:
             if progress is not None:
                 progress.close()

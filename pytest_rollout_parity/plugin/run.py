@@ -7,13 +7,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
-from pathlib import Path
 from typing import Optional
 
 import pytest
 
 from .. import core
 from .options import ParitySettings
+from .rerun_cache import RerunCache, entries_dir
 
 
 @dataclass(frozen=True)
@@ -34,32 +34,35 @@ class ParityRun:
     evidence: dict[int, core.FlipEvidence] = field(default_factory=dict)
 
     @classmethod
-    def load(
-        cls,
-        settings: ParitySettings,
-        invocation_dir: Path,
-        sides: tuple[core.LoadedSide, core.LoadedSide],
-        result: core.CompareResult,
-        known_flips: Optional[core.KnownFlips],
-    ) -> ParityRun:
-        """The run of both sides and their comparison; raises CompareInputError naming the file and line."""
-        old, new = sides
-        # a sharded side's relative `verifier_logs_dir` values may also lie beside its other files
-        beside = [path.parent for side in sides for path, _, _ in side.files[1:] if path.parent != side.path.parent]
-        roots = core.LogRoots(
-            invocation_dir=invocation_dir,
-            old_dir=settings.old.parent,
-            new_dir=settings.new.parent,
-            extra=settings.logs_roots + tuple(dict.fromkeys(beside)),
-        )
-        inventory = {}
-        for name, side in (("old", old), ("new", new)):
-            paths, shown = [path for path, _, _ in side.files], [display for _, display, _ in side.files]
-            if (read := core.read_inventory(paths, shown, side.facts, name)) is not None:
-                inventory[name] = read
-        # the run-wide items' names are reserved in every run, so a task's node id does not depend on the mode
-        reserved = [core.EQUIVALENCE_ITEM, core.COVERAGE_NAME, core.COPY_NAME]
-        names = tuple(core.item_names([task.task for task in result.tasks], reserved=reserved))
+    def load(cls, settings: ParitySettings, config: pytest.Config, progress: Optional[core.SideProgress]) -> ParityRun:
+        """Both sides (from the rerun cache when current) and their comparison, built with the cyclic
+        collector resting; raises CompareInputError naming the file and line."""
+        known_flips = None
+        if settings.known_flips:  # a malformed list stops the run before a row is read
+            known_flips = core.read_known_flips(settings.known_flips, settings.known_flips_shown)
+        # the sides shown while read in this process, not those the cache holds
+        comparisons = RerunCache(entries_dir(config), progress)
+        with collector_paused():
+            old, new = comparisons.load([side_request(settings, "old"), side_request(settings, "new")])
+            result = comparisons.compare(old, new, settings.old_key, settings.new_key)
+            # a sharded side's relative `verifier_logs_dir` values may also lie beside its other files
+            beside = [
+                path.parent for side in (old, new) for path, _, _ in side.files[1:] if path.parent != side.path.parent
+            ]
+            roots = core.LogRoots(
+                invocation_dir=config.invocation_params.dir,
+                old_dir=settings.old.parent,
+                new_dir=settings.new.parent,
+                extra=settings.logs_roots + tuple(dict.fromkeys(beside)),
+            )
+            inventory = {}
+            for name, side in (("old", old), ("new", new)):
+                paths, shown = [path for path, _, _ in side.files], [display for _, display, _ in side.files]
+                if (read := core.read_inventory(paths, shown, side.facts, name)) is not None:
+                    inventory[name] = read
+            # the run-wide items' names are reserved in every run, so a task's node id does not depend on the mode
+            reserved = [core.EQUIVALENCE_ITEM, core.COVERAGE_NAME, core.COPY_NAME]
+            names = tuple(core.item_names([task.task for task in result.tasks], reserved=reserved))
         if settings.margin is not None:
             low, high = core.reward_range(result)
             if settings.margin >= high - low:
