@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, TextIO
 
@@ -48,24 +49,21 @@ def _size(count: float) -> str:
     return f"{count:.1f} GB"
 
 
+@dataclass
 class LoadProgress:
     """One progress line for the side being read, updated in place, then the time it took; a side a
     reader child reads shows only its end. Written straight to ``sys.stderr``: the sides are read in
     ``pytest_configure``, before pytest's terminal reporter writes anything."""
 
-    def __init__(
-        self,
-        stream: TextIO,
-        clock: Callable[[], float] = time.monotonic,
-        show_from: int = SHOW_FROM,
-        interval: float = INTERVAL,
-    ) -> None:
-        self.stream, self.clock, self.show_from, self.interval = stream, clock, show_from, interval
-        #: the side on the line, its size and when it started, while a large one is read
-        self.reading: Optional[tuple[str, int]] = None
-        self.started: dict[str, float] = {}
-        self.last_write = float("-inf")
-        self.width = 0
+    stream: TextIO
+    clock: Callable[[], float] = time.monotonic
+    show_from: int = SHOW_FROM
+    interval: float = INTERVAL
+    #: the side on the line, its size and when it started, while a large one is read
+    reading: Optional[tuple[str, int]] = field(default=None, init=False)
+    started: dict[str, float] = field(default_factory=dict, init=False)
+    last_write: float = field(default=float("-inf"), init=False)
+    width: int = field(default=0, init=False)
 
     def side(self, name: str) -> core.Progress:
         """The callback for one side's main file (``name``: how messages name it)."""

@@ -160,8 +160,7 @@ class ParityItem(GateItem):
         super().__init__(**kwargs)
         self.index = index
         comparison = self.run.result.tasks[index]
-        self.user_properties.append((TASK_PROPERTY, comparison.task))
-        self.user_properties.append((CATEGORY_PROPERTY, comparison.category))
+        self.user_properties += [(TASK_PROPERTY, comparison.task), (CATEGORY_PROPERTY, comparison.category)]
 
     def label(self) -> str:
         return core.terminal_line(self.run.result.tasks[self.index].task)
@@ -186,11 +185,9 @@ class ParityItem(GateItem):
         changed = given if given is not None and given.outcome != default.outcome else None
         verdict = given or default
         if changed is not None:
-            # outcome and reason, for the JUnit properties of a hook-decided item
-            self.user_properties.append(
-                (VERDICT_PROPERTY, changed.outcome + (f": {changed.text}" if changed.text else ""))
-            )
-            self.user_properties.append((SOURCE_PROPERTY, changed.source))
+            # outcome and reason, and who decided, for the JUnit properties of a hook-decided item
+            given_text = changed.outcome + (f": {changed.text}" if changed.text else "")
+            self.user_properties += [(VERDICT_PROPERTY, given_text), (SOURCE_PROPERTY, changed.source)]
             if changed.outcome == "passed":  # -rA / -rP show it under the PASSES heading
                 who = "--parity-known-flips" if changed.source == "known_flips" else "a pytest_parity_verdict hook"
                 reason = changed.text or "(no reason given)"
