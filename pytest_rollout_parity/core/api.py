@@ -2,7 +2,6 @@
 
 ``key`` names the join field of both sides; ``old_key``/``new_key`` name one side's and win over
 ``key`` for that side. ``agent``/``old_agent``/``new_agent`` keep one agent's rows the same way.
-An input error that a setting settles says how to give it here (:meth:`CompareInputError.how_to_set`).
 """
 
 from __future__ import annotations

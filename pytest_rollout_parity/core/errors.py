@@ -16,7 +16,6 @@ class Place(NamedTuple):
 
     @property
     def where(self) -> str:
-        """The place as messages show it: `<path>:<line>`, or the path alone."""
         if self.shown is not None:
             return self.shown
         return f"{self.path}:{self.line}" if self.line is not None else self.path

@@ -2,12 +2,8 @@
 
 Tested with pytest 8.0 (the declared floor) and 9.2 (the newest): ``tests/integration/
 test_pytest_compat.py`` fails if an assumption below stops holding. Each function touches only an
-object the plugin was handed for the purpose, never another plugin's state.
-
-Why any of this: the gate's items come from a results file, and pytest imports the ``conftest.py``
-of every directory it collects a path from. A conftest planted beside the results must never run,
-so the new file is kept out of pytest's collection and its items are built beside it. Their
-failures are findings, not code errors, so the crash line is the finding's header.
+object the plugin was handed for the purpose, never another plugin's state. Why any of this: no
+conftest beside the results may run (:mod:`.placement`), and a finding's crash line is its header.
 """
 
 from __future__ import annotations

@@ -9,12 +9,10 @@ inputs), written through a temporary file; ``--cache-clear`` empties it. Under p
 controller loads first and names the directory to its workers (a temporary one, without the
 cacheprovider), so no worker reads a rollouts file; a worker whose inputs changed reads them itself.
 
-An entry is used only when its first line is the current key: of each file a side is read from
-(rows, sidecar, aggregate metrics; each shard's) the real path, device, inode, size, mtime and
-ctime in ns (an edit that restores size and mtime still moves the ctime, which no user call sets
-back; three ``stat`` calls a file, no byte read); each side's request and row reader
-(`PARITY_PARSER`); and the plugin's source files' state, so an upgraded plugin never reads an
-older entry. A pair is stored only when its files did not change while it was read.
+An entry is used only under the current key: each input file's :func:`inputs_state` (an edit that
+restores size and mtime still moves the ctime, which no user call sets back; no byte is read), each
+side's request and row reader (`PARITY_PARSER`), and the plugin's :func:`code_state`. A pair is
+stored only when its files did not change while it was read.
 
 A planted entry is harmless (the cache directory can come with a pull request, or with a results
 directory run as the rootdir): an entry is read only as a regular file no larger than a multiple of
