@@ -78,9 +78,7 @@ def collect_beside(node: pytest.Collector) -> Sequence[pytest.Item]:
     (the same public hooks): its items, or none when its collection failed (reported as any is)."""
     report = node.ihook.pytest_make_collect_report(collector=node)
     node.ihook.pytest_collectreport(report=report)
-    if not report.passed:
-        return []
-    return [item for item in report.result if isinstance(item, pytest.Item)]
+    return [item for item in report.result if isinstance(item, pytest.Item)] if report.passed else []
 
 
 def set_crash_message(representation: object, message: str, location: Optional[tuple[str, int]] = None) -> None:

@@ -20,7 +20,7 @@ import pytest
 from .. import core
 from .collect import ParityCollection
 from .options import OPTION, OPTIONS, ParitySettings, ini_value
-from .placement import resolve, take_new_file
+from .placement import resolve
 from .reporting import ParitySummary
 from .run import RUN_KEY, ParityRun
 
@@ -110,10 +110,9 @@ class ParityGate:
     @pytest.hookimpl
     def pytest_configure(self, config: pytest.Config) -> None:
         """An unusable input stops the run here with one `ERROR:` line and status 4."""
-        settings = self.settings
         progress = progress_for(config)
         try:
-            run = ParityRun.load(settings, config, progress)
+            run = ParityRun.load(self.settings, config, progress)
         except core.CompareInputError as exc:
             if progress is not None:
                 progress.close()
@@ -121,8 +120,7 @@ class ParityGate:
             how = exc.how_to_set(lambda setting: OPTION[setting].flag)
             raise pytest.UsageError(core.terminal_line(f"{exc}{how}")) from None
         config.stash[RUN_KEY] = run
-        collection = ParityCollection(config, run, take_new_file(config, settings.new))
-        config.pluginmanager.register(collection, "rollout-parity-collection")
+        config.pluginmanager.register(ParityCollection(config, run), "rollout-parity-collection")
         if not hasattr(config, "workerinput"):
             config.pluginmanager.register(ParitySummary(config), "rollout-parity-summary")
 

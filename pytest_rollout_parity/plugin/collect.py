@@ -14,6 +14,7 @@ import pytest
 
 from .. import core
 from ._pytest_compat import collect_beside, hooks_at, refit_message_lines, set_crash_message
+from .placement import take_new_file
 from .run import RUN_KEY, ParityRun, collector_paused
 
 if TYPE_CHECKING:
@@ -240,10 +241,10 @@ class RunWideItem(GateItem):
 class ParityCollection:
     """Collection-side hooks, registered in every process that collects (serial or xdist worker)."""
 
-    def __init__(self, config: pytest.Config, run: ParityRun, named: Optional[tuple[tuple[str, str], ...]]) -> None:
+    def __init__(self, config: pytest.Config, run: ParityRun) -> None:
         self.config = config
         #: the item names the arguments asked for by node id, each with its argument; None: every item
-        self.named = named
+        self.named = take_new_file(config, run.settings.new)
         self.target = run.settings.new.resolve()
         #: pytest-html is loaded and asked for a report
         self.html = config.pluginmanager.hasplugin("html") and bool(config.getoption("htmlpath", None))

@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Optional
 
-import pluggy
 import pytest
 
 from ._pytest_compat import hide_initial_paths
@@ -20,14 +19,12 @@ from .placement import new_file_given, resolved_arg
 if TYPE_CHECKING:
     from ..core import TaskComparison, Verdict
 
-hookspec = pluggy.HookspecMarker("pytest")
-
 
 class ParityHooks:
     """Hook specifications a conftest.py can implement to take part in the gate (a class, so that
     this module, itself a plugin, does not implement them)."""
 
-    @hookspec(firstresult=True)
+    @pytest.hookspec(firstresult=True)
     def pytest_parity_verdict(self, comparison: TaskComparison, config: pytest.Config) -> Optional[Verdict]:
         """Decide the outcome of one task's item, or return None to keep the default.
 
