@@ -27,11 +27,9 @@ def per_side(side: Side, old: T, new: T) -> T:
     return old if side == "old" else new
 
 
-#: What became of one task, one word for every report (docs/semantics.md, "Outcomes"): compared and
-#: at parity (`passed`), a flip that fails (`failed`), a flip its repeats do not tell from noise
-#: (`within_noise`), a verdict a known-flips list or a hook gave instead (`accepted`), and the tasks
-#: the gate could not compare: an agent error on a side (`agent_error`), no scored row left on a
-#: side (`masked`), absent from a side (`missing`); `not_run`: its item was not selected.
+#: What became of one task, one word for every report (docs/semantics.md, "Outcomes"): `passed`, a
+#: failing flip (`failed`), a flip its repeats do not tell from noise (`within_noise`), a verdict a known-flips
+#: list or a hook gave (`accepted`), the uncompared (`agent_error`, `masked`, `missing`), not selected (`not_run`).
 TaskOutcome = Literal["passed", "failed", "within_noise", "accepted", "agent_error", "masked", "missing", "not_run"]
 TASK_OUTCOMES: tuple[TaskOutcome, ...] = get_args(TaskOutcome)
 

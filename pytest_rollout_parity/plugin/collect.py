@@ -310,8 +310,7 @@ class ParityCollection:
 
     @pytest.hookimpl
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
-        """Parametrize `rollout_pair` tests with one case per task, in the items' order; ids are the
-        task labels (an empty one: its item name)."""
+        """One `rollout_pair` case per task, in the items' order, its id the task label (else its item name)."""
         if FIXTURE in metafunc.fixturenames:
             ids = [task.task or name for task, name in zip(self.run.result.tasks, self.run.names)]
             metafunc.parametrize(FIXTURE, self.run.result.tasks, ids=ids)

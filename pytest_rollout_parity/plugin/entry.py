@@ -44,7 +44,6 @@ class ParityHooks:
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
-    """Declare pytest_parity_verdict for conftest.py files."""
     pluginmanager.add_hookspecs(ParityHooks)
 
 

@@ -105,8 +105,7 @@ class ParityRun:
 
     @cached_property
     def gate_items(self) -> dict[str, tuple[bool, str]]:
-        """The gate-level items this run collects (judging the run, not one task), in order, each
-        with (passed, message): each only when it has something to decide (:class:`.collect.RunWideItem`)."""
+        """The gate-level items this run collects, each (passed, message): those with something to decide."""
         items = {}
         if (equivalence := self.decisions.equivalence) is not None:  # margin mode
             items[core.EQUIVALENCE_ITEM] = equivalence.passed, equivalence.message

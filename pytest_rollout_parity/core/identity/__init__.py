@@ -1,3 +1,2 @@
-"""The join: two sides' rows, each keyed by its own vote, labelled so that one task carries one
-label, with the repairs of a join its key misleads; :mod:`.item_names` makes a label safe for node
-ids, ``-k`` and ``--lf``."""
+"""The join: two sides' rows labelled so that one task carries one label (:mod:`.join`), each label
+safe for node ids, ``-k`` and ``--lf`` (:mod:`.item_names`)."""
