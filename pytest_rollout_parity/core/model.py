@@ -228,8 +228,9 @@ class TaskComparison:
 
 @dataclass(frozen=True, slots=True)
 class Join:
-    """How the sides were joined (each side's task field and why, the prefix stripped from its labels,
-    labels split by taskset): decided once by the judging stage, held by the result and the summary."""
+    """How the sides were joined: each side's task field (and why it), the prefix stripped from its
+    labels, and whether labels were split by taskset. The judging stage decides it once; the result
+    and the summary hold this one value."""
 
     old_key: str
     new_key: str

@@ -145,8 +145,7 @@ class ParityRun:
         return core.wants_excerpt(self.result.join.old_key) or core.wants_excerpt(self.result.join.new_key)
 
     def flip_evidence(self, index: int) -> core.FlipEvidence:
-        """The flip at ``index``: its message, and whether its losing row has no verifier output at all
-        (reads its verifier log once per process)."""
+        """The evidence of the flip at ``index``, its verifier log read once per process."""
         if index in self.evidence:
             return self.evidence[index]
         comparison = self.result.tasks[index]
