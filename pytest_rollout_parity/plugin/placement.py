@@ -27,8 +27,7 @@ def resolve(value: str, base: Path) -> Path:
 
 
 def resolved_arg(arg: str, base: Path) -> Optional[Path]:
-    """The file a path argument (`file` or `file::name`) or the new side's setting names, resolved;
-    None for one that cannot be."""
+    """The file a path argument (`file` or `file::name`) or the new side's setting names, resolved, or None."""
     try:
         return resolve(arg.split("::", 1)[0], base).resolve()
     except (OSError, ValueError):
@@ -41,10 +40,7 @@ def new_file_given(early_config: pytest.Config) -> Optional[Path]:
     value = getattr(early_config.known_args_namespace, "parity_new", None)
     base = early_config.invocation_params.dir
     if not value:
-        try:
-            value = ini_value(early_config, "parity_new")
-        except (ValueError, KeyError):
-            return None
+        value = ini_value(early_config, "parity_new")
         if not isinstance(value, str):
             return None
         base = early_config.inipath.parent if early_config.inipath else early_config.rootpath

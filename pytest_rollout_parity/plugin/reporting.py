@@ -261,10 +261,8 @@ class ParitySummary:
         merged only when theirs are equal (the known flips by the tasks and reasons they accept)."""
         settings, known = self.run.settings, self.run.known_flips
         # each a setting of the same name (a side's: old_<name>, new_<name>); a limit as it was written
-        key, agent = (
-            core.BySide(settings.old_key, settings.new_key),
-            core.BySide(settings.old_agent, settings.new_agent),
-        )
+        key = core.BySide(settings.old_key, settings.new_key)
+        agent = core.BySide(settings.old_agent, settings.new_agent)
         own = [each.name for each in fields(core.Options) if each.name not in ("key", "agent", "known_flips")]
         taken = {name: getattr(settings, name) for name in own}
         taken.update((name, taken[name].text) for name in ("max_missing", "max_masked", "max_uncompared"))

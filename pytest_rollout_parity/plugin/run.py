@@ -156,7 +156,7 @@ class ParityRun:
         else:
             p = self.paired.p_values[index]
         noise = core.noise_text(comparison, p) if p is not None else None
-        evidence = core.flip_evidence(
+        self.evidence[index] = evidence = core.flip_evidence(
             comparison,
             self.settings.tail,
             self.roots,
@@ -164,7 +164,6 @@ class ParityRun:
             self.decisions.judgements[index],
             excerpt=self.wants_excerpt,
         )
-        self.evidence[index] = evidence
         return evidence
 
 
