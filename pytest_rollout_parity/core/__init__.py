@@ -3,8 +3,7 @@
 Plain Python: nothing here imports pytest, pluggy or pydantic (the JSON fast path,
 ``pydantic_core.from_json``, comes with the default install), so the core runs anywhere; a test
 proves it. Its stages, in pipeline order, are subpackages importing only from the ones before:
-reading, identity, judging, statistics, reports. This module is the one entrance the plugin uses,
-imported only when a run gives a parity option.
+reading, identity, judging, statistics, reports. This module is the one entrance the plugin uses.
 """
 
 from __future__ import annotations

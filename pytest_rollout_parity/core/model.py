@@ -23,7 +23,6 @@ T = TypeVar("T")
 
 
 def per_side(side: Side, old: T, new: T) -> T:
-    """The old or the new one of a pair of per-side values."""
     return old if side == "old" else new
 
 
