@@ -1,8 +1,7 @@
 """pytest-rollout-parity: the migration gate between two NeMo Gym rollout files.
 
-The public names (``__all__``) need no pytest: they come from the pure core. The plugin's entry
-point is imported from this package in every pytest run, so they are imported on first use: a run
-that loads the plugin without using it never imports the core.
+The public names come from the pure core, imported on first use: the plugin's entry point imports
+this package in every pytest run, and a run that leaves the gate unused imports none of the core.
 """
 
 from __future__ import annotations
@@ -39,11 +38,8 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    """Import a public name from the core's entrance, on first use.
-
-    Not cached here: looked up in ``sys.modules`` each time, so a name always comes from the module
-    the plugin uses too, also after an in-process pytester run dropped the modules it imported.
-    """
+    """A public name from the core, looked up each time (not cached): also after an in-process
+    pytester run dropped the modules it imported, it comes from the module the plugin uses."""
     if name not in __all__:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return getattr(importlib.import_module(".core", __name__), name)

@@ -1,18 +1,9 @@
 """The classification core: reading rollout files, joining tasks, judging them, the summary.
 
-Plain Python: nothing here imports pytest, pluggy or pydantic (the JSON fast path is
-``pydantic_core.from_json``, which the default install brings), so the core runs anywhere and a
-test proves it by importing every module where those imports fail.
-
-The stages, in pipeline order, each a subpackage that imports only from the ones before it:
-:mod:`.reading` (a side's files into row facts), :mod:`.identity` (task keys and the join),
-:mod:`.judging` (each task's category and outcome, and the run's companion files),
-:mod:`.statistics` (is a difference noise?) and :mod:`.reports` (the summary and its renderings).
-Beside them: :mod:`.model` (the typed result), :mod:`.errors`, :mod:`.escaping` and :mod:`.api`.
-
-This module is the one entrance the pytest layer uses. The plugin imports it only when a run gives
-a parity option (:mod:`pytest_rollout_parity.plugin.entry`), so a run that leaves the gate unused
-imports nothing of the core.
+Plain Python: nothing here imports pytest, pluggy or pydantic (the JSON fast path,
+``pydantic_core.from_json``, comes with the default install), so the core runs anywhere; a test
+proves it. Its stages, in pipeline order, are subpackages importing only from the ones before:
+reading, identity, judging, statistics, reports. This module is the one entrance the plugin uses.
 """
 
 from __future__ import annotations

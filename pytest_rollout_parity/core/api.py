@@ -2,7 +2,6 @@
 
 ``key`` names the join field of both sides; ``old_key``/``new_key`` name one side's and win over
 ``key`` for that side. ``agent``/``old_agent``/``new_agent`` keep one agent's rows the same way.
-An input error that a setting settles says how to give it here (:meth:`CompareInputError.how_to_set`).
 """
 
 from __future__ import annotations
@@ -151,10 +150,7 @@ def summary_dict(
     margin: Optional[float] = None,
     alpha: float = DEFAULT_ALPHA,
 ) -> dict[str, Any]:
-    """The JSON summary of a result (and, in a pytest run, of what the run did) as a dict.
-
-    ``paired`` is the result's paired section when the caller already has it (else computed);
-    with a ``margin`` the summary also holds the equivalence decision and the per-task tests at
-    false discovery rate ``alpha`` (each flip's ``adjusted_p``).
-    """
+    """The JSON summary of a result (and, in a pytest run, of what the run did) as a dict; with a
+    ``margin``, also the equivalence decision and the per-task tests at false discovery rate ``alpha``
+    (each flip's ``adjusted_p``). ``paired``: the result's paired section, if the caller has it."""
     return json_dict(build_summary(result, run, paired=paired, margin=margin, alpha=alpha))

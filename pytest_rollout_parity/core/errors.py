@@ -16,7 +16,6 @@ class Place(NamedTuple):
 
     @property
     def where(self) -> str:
-        """The place as messages show it: `<path>:<line>`, or the path alone."""
         if self.shown is not None:
             return self.shown
         return f"{self.path}:{self.line}" if self.line is not None else self.path
@@ -27,15 +26,11 @@ class Place(NamedTuple):
 
 
 class CompareInputError(Exception):
-    """An input file could not be used.
-
-    ``path`` is the file as the user named it (empty when the error concerns no one file), ``line``
-    its line (None when the error is about the file as a whole) and ``reason`` what is wrong there.
-    Its text is the one line the user sees: `<path>:<line>: <reason>`, or ``where`` in place of
-    `<path>:<line>` when the place is shown otherwise (an option naming the file, two rows at once).
-    ``setting`` is the setting that settles the error (`key`: name the join field; `agent`: choose
-    an agent), or None. The core's line does not name it: the plugin and the Python API spell it
-    differently, so the surface that shows the error adds how to give it there (:meth:`how_to_set`).
+    """An input file could not be used: the one line the user sees, `<path>:<line>: <reason>` (``path``
+    empty when no one file is concerned, ``line`` None for a whole file), or ``where`` in place of
+    `<path>:<line>` (an option naming the file, two rows at once). ``setting``: the setting that settles
+    it (`key`, `agent`) or None; the plugin and the Python API spell it differently, so the surface
+    showing the error adds how to give it there (:meth:`how_to_set`).
     """
 
     def __init__(

@@ -1,8 +1,5 @@
-"""The classification result as data: what the items, the fixture and both summaries read.
-
-A side's rows are kept as :class:`RowFacts` (a few small fields and where the row sits in its
-file), never as full rows: ``TaskSide.rows`` re-reads them on demand.
-"""
+"""The classification result as data. A side's rows are kept as :class:`RowFacts` (a few small
+fields and where the row sits in its file), never as full rows: ``TaskSide.rows`` reads them again."""
 
 from __future__ import annotations
 
@@ -14,10 +11,9 @@ from typing import Any, Literal, Optional, TypeVar, get_args
 
 #: rewards closer than this are the same reward (a task whose means differ by no more is identical)
 REWARD_TOLERANCE = 1e-9
-#: pydantic's configuration of the JSON summary's layout, the summary's dataclasses (a plain dict:
-#: defining it imports no pydantic). :class:`.reports.summary.Summary` carries it and every dataclass
-#: nested there takes it: where a summary is read, a key the class does not name, a value of another
-#: type, NaN or an infinity is refused (`reports/json_file.py`)
+#: pydantic's configuration of the JSON summary's dataclasses (a plain dict: defining it imports no
+#: pydantic): where a summary is read, an unknown key, a value of another type, NaN or an infinity
+#: is refused (`reports/json_file.py`)
 CLOSED: dict[str, object] = {"extra": "forbid", "strict": True, "allow_inf_nan": False}
 
 Category = Literal["identical", "flipped", "flipped_agent_error", "masked", "missing"]
@@ -27,15 +23,12 @@ T = TypeVar("T")
 
 
 def per_side(side: Side, old: T, new: T) -> T:
-    """The old or the new one of a pair of per-side values."""
     return old if side == "old" else new
 
 
-#: What became of one task, one word for every report (docs/semantics.md, "Outcomes"): compared and
-#: at parity (`passed`), a flip that fails (`failed`), a flip its repeats do not tell from noise
-#: (`within_noise`), a verdict a known-flips list or a hook gave instead (`accepted`), and the tasks
-#: the gate could not compare: an agent error on a side (`agent_error`), no scored row left on a
-#: side (`masked`), absent from a side (`missing`); `not_run`: its item was not selected.
+#: What became of one task, one word for every report (docs/semantics.md, "Outcomes"): `passed`, a
+#: failing flip (`failed`), a flip its repeats do not tell from noise (`within_noise`), a verdict a known-flips
+#: list or a hook gave (`accepted`), the uncompared (`agent_error`, `masked`, `missing`), not selected (`not_run`).
 TaskOutcome = Literal["passed", "failed", "within_noise", "accepted", "agent_error", "masked", "missing", "not_run"]
 TASK_OUTCOMES: tuple[TaskOutcome, ...] = get_args(TaskOutcome)
 
@@ -57,14 +50,11 @@ NO_OFFSET: Optional[int] = None
 
 @dataclass(slots=True, eq=False, repr=False)
 class RowFacts:
-    """One row reduced, as it is read, to what the classification needs.
-
-    ``origin`` says which file of the side holds the row (``shard``: which of a sharded side's files,
-    each with its own sidecar) and ``offset`` is the byte offset of its
-    line there (:data:`NO_OFFSET` for rows given in memory, which are kept in ``row``). Everything
-    else a row holds (its verifier logs dir, embedded output, trajectory) is read again from the
-    file when a flip or a test needs it, so memory does not grow with row size. Readers build it
-    positionally: one is built per row read, and keywords cost several times more.
+    """One row reduced, as it is read, to what the classification needs; the rest (its verifier logs
+    dir, embedded output, trajectory) is read again from its file when a flip or a test needs it, so
+    memory does not grow with row size. ``offset``: its line's byte offset in the file ``origin`` and
+    ``shard`` name (:data:`NO_OFFSET` for rows given in memory, kept in ``row``). Built positionally:
+    one per row read, and keywords cost several times more.
     """
 
     line: int
@@ -126,8 +116,7 @@ class TaskSide:
     failure_kind: Optional[str]
     #: reads a row's full dict again from its file (None: only rows kept in memory can be read)
     reader: Optional[RowReader] = None
-    #: the scored rows' rewards, in row order, and how many rows are masked (left out of the mean):
-    #: counted once, as every statistic and report reads them
+    #: the scored rows' rewards in row order, and how many rows are masked: counted once for every reader
     rewards: tuple[float, ...] = field(init=False)
     masked_rows: int = field(init=False)
 
@@ -143,16 +132,13 @@ class TaskSide:
 
     @property
     def rows(self) -> list[dict[str, Any]]:
-        """Every row of the side, sidecar records and masked rows included (the full dicts, read again
-        from the file when they were not kept in memory)."""
+        """Every row of the side as its full dict, sidecar records and masked rows included."""
         return [self.read_row(f) for f in self.facts]
 
     @property
     def compared_rows(self) -> list[dict[str, Any]]:
         """The rows the gate compared: those whose rewards make the side's mean (no masked row, no
         sidecar record, no row without a finite reward); none when the side is masked."""
-        if self.reward is None:
-            return []
         return [self.read_row(f) for f in self.facts if f.scored]
 
     def read_row(self, facts: RowFacts) -> dict[str, Any]:
@@ -170,11 +156,8 @@ class TaskSide:
             return "none"
         text = repr(round(self.reward, 4))
         if self.repeated:
-            n = len(self.facts)
-            if self.reward_rows == n:
-                text += f" (mean of {n} rows)"
-            else:
-                text += f" (mean of {self.reward_rows} of {n} rows)"
+            counted = "" if self.reward_rows == len(self.facts) else f"{self.reward_rows} of "
+            text += f" (mean of {counted}{len(self.facts)} rows)"
         return text
 
     def __repr__(self) -> str:

@@ -1,12 +1,9 @@
-"""The gate switched on: the run's settings read and checked, both sides read, the plugins that
-collect and report registered.
+"""The gate switched on: the run's settings read and checked, both sides read, its plugins registered.
 
-Imported by the entry point only when a run gives a parity option, so runs that do not use the
-gate never import the core, tabulate or pydantic-core. The settings are the command line's over
-the ini file's: relative paths from the command line resolve against the invocation directory,
-those from an ini file against the ini file's directory, so an ini file means the same wherever
-pytest is run from. Each setting, its option and its check are declared once, in :mod:`.options`;
-the files are checked here before anything is read. A large side shows its progress while read.
+Imported only when a run gives a parity option, so runs without the gate never import the core,
+tabulate or pydantic-core. The command line wins over the ini file; a relative path resolves
+against the invocation directory, or the ini file's for a value from it, so an ini file means the
+same wherever pytest is run from.
 """
 
 from __future__ import annotations
@@ -14,6 +11,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, TextIO
 
@@ -22,12 +20,11 @@ import pytest
 from .. import core
 from .collect import ParityCollection
 from .options import OPTION, OPTIONS, ParitySettings, ini_value
-from .placement import resolve, take_new_file
+from .placement import resolve
 from .reporting import ParitySummary
-from .rerun_cache import RerunCache, entries_dir
-from .run import RUN_KEY, ParityRun, collector_paused, side_request
+from .run import RUN_KEY, ParityRun
 
-SHOW_FROM = 100 * 1000 * 1000  # bytes: a side this large shows progress
+SHOW_FROM = 100 * 1000 * 1000  # bytes: a side this large shows progress (a smaller one loads too fast)
 INTERVAL = 0.25  # seconds between two updates of the progress line
 
 
@@ -38,8 +35,7 @@ def stderr_is_tty() -> bool:
 
 
 def progress_for(config: pytest.Config) -> Optional[LoadProgress]:
-    """The run's progress display, or None when nobody would see it: progress is for a person at a
-    terminal, not on an xdist worker, not under -q, not in a log."""
+    """The run's progress display, or None when no person at a terminal would see it (xdist, -q, a log)."""
     if hasattr(config, "workerinput") or config.getoption("verbose", 0) < 0 or not stderr_is_tty():
         return None
     return LoadProgress(sys.stderr, show_from=SHOW_FROM)
@@ -53,29 +49,21 @@ def _size(count: float) -> str:
     return f"{count:.1f} GB"
 
 
+@dataclass
 class LoadProgress:
-    """One progress line for the side being read: bytes read of the file's size, updated in place,
-    then the time. The sides are read one after the other in this process; a side a reader child
-    reads reports its size only once it is in (no bytes between).
+    """One progress line for the side being read, updated in place, then the time it took; a side a
+    reader child reads shows only its end. Written straight to ``sys.stderr``: the sides are read in
+    ``pytest_configure``, before pytest's terminal reporter writes anything."""
 
-    Both sides are read in ``pytest_configure``, before pytest's terminal reporter writes anything,
-    so the progress goes straight to ``sys.stderr``, and only when a person watches it
-    (:func:`progress_for`). Sides below :data:`SHOW_FROM` bytes load too fast to need it.
-    """
-
-    def __init__(
-        self,
-        stream: TextIO,
-        clock: Callable[[], float] = time.monotonic,
-        show_from: int = SHOW_FROM,
-        interval: float = INTERVAL,
-    ) -> None:
-        self.stream, self.clock, self.show_from, self.interval = stream, clock, show_from, interval
-        #: the side on the line, its size and when it started, while a large one is read
-        self.reading: Optional[tuple[str, int]] = None
-        self.started: dict[str, float] = {}
-        self.last_write = float("-inf")
-        self.width = 0
+    stream: TextIO
+    clock: Callable[[], float] = time.monotonic
+    show_from: int = SHOW_FROM
+    interval: float = INTERVAL
+    #: the side on the line, its size and when it started, while a large one is read
+    reading: Optional[tuple[str, int]] = field(default=None, init=False)
+    started: dict[str, float] = field(default_factory=dict, init=False)
+    last_write: float = field(default=float("-inf"), init=False)
+    width: int = field(default=0, init=False)
 
     def side(self, name: str) -> core.Progress:
         """The callback for one side's main file (``name``: how messages name it)."""
@@ -92,7 +80,7 @@ class LoadProgress:
         return report
 
     def finished(self, name: str) -> None:
-        """The side is read: replace the progress line by the time it took (large sides only)."""
+        """Replace a large side's progress line by the time it took."""
         if self.reading is not None and self.reading[0] == name:
             seconds = self.clock() - self.started[name]
             self._write(f"{name}: read {_size(self.reading[1])} in {seconds:.1f} s", end="\n")
@@ -122,18 +110,9 @@ class ParityGate:
     @pytest.hookimpl
     def pytest_configure(self, config: pytest.Config) -> None:
         """An unusable input stops the run here with one `ERROR:` line and status 4."""
-        settings = self.settings
         progress = progress_for(config)
         try:
-            known = None
-            if settings.known_flips:  # a malformed list stops the run before a row is read
-                known = core.read_known_flips(settings.known_flips, settings.known_flips_shown)
-            # the sides shown while read in this process, not those the cache holds
-            comparisons = RerunCache(entries_dir(config), progress)
-            with collector_paused():
-                old, new = comparisons.load([side_request(settings, "old"), side_request(settings, "new")])
-                result = comparisons.compare(old, new, settings.old_key, settings.new_key)
-                run = ParityRun.load(settings, config.invocation_params.dir, (old, new), result, known)
+            run = ParityRun.load(self.settings, config, progress)
         except core.CompareInputError as exc:
             if progress is not None:
                 progress.close()
@@ -141,8 +120,7 @@ class ParityGate:
             how = exc.how_to_set(lambda setting: OPTION[setting].flag)
             raise pytest.UsageError(core.terminal_line(f"{exc}{how}")) from None
         config.stash[RUN_KEY] = run
-        collection = ParityCollection(config, run, take_new_file(config, settings.new))
-        config.pluginmanager.register(collection, "rollout-parity-collection")
+        config.pluginmanager.register(ParityCollection(config, run), "rollout-parity-collection")
         if not hasattr(config, "workerinput"):
             config.pluginmanager.register(ParitySummary(config), "rollout-parity-summary")
 
@@ -184,6 +162,8 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
             raw[option.field] = tuple(resolve(each, base) for each in value)
         elif option.path:
             raw[option.field] = resolve(value, base)
+            if option.field == "known_flips":  # shown as typed on the command line, resolved from an ini file
+                raw["known_flips_shown"] = str(raw["known_flips"]) if from_ini else value
         else:
             raw[option.field] = value
     for own in ("old_key", "new_key", "old_agent", "new_agent"):
@@ -199,9 +179,6 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
     if len(sides) == 1:
         missing = OPTION["new" if "old" in sources else "old"].flag
         raise pytest.UsageError(f"{sources[sides[0]]} was given without {missing}: the gate needs both sides")
-    if "known_flips" in raw:  # shown as typed on the command line, resolved from an ini file
-        typed = sources["known_flips"] == OPTION["known_flips"].flag
-        raw["known_flips_shown"] = config.getoption(OPTION["known_flips"].dest) if typed else str(raw["known_flips"])
     raw["sources"] = sources
     settings = ParitySettings(**raw)  # each value checked: a usage error names the first unusable one
     # both sides naming one file (by any path, symlink or hard link) compare nothing

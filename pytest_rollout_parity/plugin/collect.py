@@ -1,7 +1,5 @@
-"""The gate's collection: the collector for the new file, one item per joined task in sorted task
-order, then the run's gate-level items, built beside pytest's own collection (:mod:`.placement`);
-the team's `rollout_pair` checks; and each task item's default outcome from its category.
-"""
+"""The gate's collection: one item per joined task in sorted task order, then the gate-level items,
+built beside pytest's own collection (:mod:`.placement`); the team's `rollout_pair` checks."""
 
 from __future__ import annotations
 
@@ -16,6 +14,7 @@ import pytest
 
 from .. import core
 from ._pytest_compat import collect_beside, hooks_at, refit_message_lines, set_crash_message
+from .placement import take_new_file
 from .run import RUN_KEY, ParityRun, collector_paused
 
 if TYPE_CHECKING:
@@ -32,15 +31,12 @@ NO_OUTPUT_PROPERTY = "parity_no_verifier_output"
 OUTCOME_PROPERTY = "parity_outcome"
 #: carried by every gate-level item (one judging the whole run, not a task): the summary counts them
 GATE_PROPERTY = "parity_gate_item"
-#: the report attribute that carries a finding's whole text, whatever --tb cuts from its
-#: representation: the JSON, Markdown and HTML reports read it (:class:`.reporting.ParitySummary`)
+#: the report attribute with a finding's whole text, whatever --tb cuts: the JSON, Markdown and HTML read it
 MESSAGE_ATTRIBUTE = "parity_message"
-#: the fixture whose tests are the team's own checks: one case per joined task. The fixture itself
-#: (which skips when no rollout files are given) lives in the entry point, so that it exists in
-#: runs that never import the gate.
+#: the fixture of the team's own checks, one case per task; defined in the entry point, so that it
+#: exists (and skips) in runs that never import the gate
 FIXTURE = "rollout_pair"
-#: the user property of a team's check, the label of the task it checks: the summary finds the
-#: check wherever it ran (an xdist worker's report arrives on the controller with it)
+#: a team's check's property, its task's label: the summary finds the check wherever it ran (xdist too)
 CHECK_PROPERTY = "parity_check"
 #: the team's checks this process collected (before any selection), their tasks by node id
 CHECKS_KEY = pytest.StashKey[dict[str, str]]()
@@ -49,8 +45,7 @@ CHECKS_KEY = pytest.StashKey[dict[str, str]]()
 class ParityFile(pytest.File):
     """The `--parity-new` file as a collector; its children are the tasks."""
 
-    #: the hooks of its nodes, built beside collection: those at its path, without importing a
-    #: conftest there (:func:`._pytest_compat.hooks_at`)
+    #: its nodes' hooks: those at its path, no conftest imported there (:func:`._pytest_compat.hooks_at`)
     hooks: Any = None
 
     @property
@@ -58,9 +53,8 @@ class ParityFile(pytest.File):
         return self.hooks
 
     def collect(self) -> list[pytest.Item]:
-        """One item per joined task, in sorted task order; then the run's gate-level items
-        (:attr:`ParityRun.gate_items`). Made with the cyclic collector resting (no hook runs while
-        they are): they live as long as the run, and each full collection would walk them all."""
+        """One item per task, then the gate-level items; made with the cyclic collector resting, as
+        they live as long as the run and each full collection would walk them all."""
         run: ParityRun = self.config.stash[RUN_KEY]
         with collector_paused():
             items: list[pytest.Item] = [
@@ -71,15 +65,10 @@ class ParityFile(pytest.File):
 
 
 class GateFinding(pytest.fail.Exception):  # type: ignore[misc, name-defined]  # public, typed only as an attribute
-    """What the gate found about a task or the run (a flip, a masked task, a failed check): its
-    message is the finding, not a fault in code, so it is shown without a traceback.
-
-    ``header`` is the crash line (short summary, JUnit ``message``, ``--tb=line``); ``body`` the
-    whole text. Any other exception an item meets (one raised by a user's hook, say) is an error
-    in code and keeps pytest's own report, traceback included. A kind of ``pytest.fail``'s
-    exception, so that every plugin records a finding as the failure of any test (allure's
-    ``failed``, not ``broken``).
-    """
+    """What the gate found about a task or the run: a finding, not a fault in code, so shown without
+    a traceback (any other exception keeps pytest's report). ``header`` is the crash line. A kind of
+    ``pytest.fail``'s exception, so every plugin records it as a failed test (allure's ``failed``,
+    not ``broken``)."""
 
     def __init__(self, body: str, header: Optional[str] = None) -> None:
         super().__init__(body, pytrace=False)
@@ -98,8 +87,7 @@ def terminal_width(config: pytest.Config) -> Optional[int]:
 
 
 class GateItem(pytest.Item):
-    """One of the gate's own items (a task's, or a gate-level one), not a user's `rollout_pair` test:
-    it reads the run from ``config.stash`` and its file's hooks, and shows a finding without traceback."""
+    """One of the gate's own items (a task's or a gate-level one), not a team's `rollout_pair` check."""
 
     @property
     def run(self) -> ParityRun:
@@ -122,10 +110,9 @@ class GateItem(pytest.Item):
         return self.path, 0, self.label()
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str | TerminalRepr:
-        """A :class:`GateFinding`'s message alone, no traceback; its crash line (short summary, JUnit)
-        is the finding's header at :meth:`finding_location`, never at the plugin's source line. Every
-        --tb style shows the whole message but `line`, which shows the crash line alone, then
-        prefixed with the label: that line is all it prints. Anything else: pytest's own report."""
+        """A :class:`GateFinding`'s message alone, its crash line the finding's header at
+        :meth:`finding_location`; `--tb=line` prints only that line, prefixed with the label.
+        Anything else: pytest's own report."""
         finding = excinfo.value
         if not isinstance(finding, GateFinding):
             return super().repr_failure(excinfo, style=style)
@@ -150,10 +137,8 @@ def default_verdict(
 ) -> core.Verdict:
     """passed / failed / xfail for the task's category; ``render_flip`` is called only for a failure.
 
-    The core decides what a task is and words the reasons; here that becomes pytest's outcome:
-    identical passes, a flip fails, and a task the gate could not compare is an expected failure (a
-    failure under `--parity-strict`). ``judgement`` is margin mode's view of a flip: one not shown
-    to be a regression xfails.
+    A task the gate could not compare xfails (fails under `--parity-strict`); ``judgement`` is margin
+    mode's view of a flip: one not shown to be a regression xfails.
     """
     category = comparison.category
     if category == "identical":
@@ -176,8 +161,7 @@ class ParityItem(GateItem):
         super().__init__(**kwargs)
         self.index = index
         comparison = self.run.result.tasks[index]
-        self.user_properties.append((TASK_PROPERTY, comparison.task))
-        self.user_properties.append((CATEGORY_PROPERTY, comparison.category))
+        self.user_properties += [(TASK_PROPERTY, comparison.task), (CATEGORY_PROPERTY, comparison.category)]
 
     def label(self) -> str:
         return core.terminal_line(self.run.result.tasks[self.index].task)
@@ -202,11 +186,9 @@ class ParityItem(GateItem):
         changed = given if given is not None and given.outcome != default.outcome else None
         verdict = given or default
         if changed is not None:
-            # outcome and reason, for the JUnit properties of a hook-decided item
-            self.user_properties.append(
-                (VERDICT_PROPERTY, changed.outcome + (f": {changed.text}" if changed.text else ""))
-            )
-            self.user_properties.append((SOURCE_PROPERTY, changed.source))
+            # outcome and reason, and who decided, for the JUnit properties of a hook-decided item
+            given_text = changed.outcome + (f": {changed.text}" if changed.text else "")
+            self.user_properties += [(VERDICT_PROPERTY, given_text), (SOURCE_PROPERTY, changed.source)]
             if changed.outcome == "passed":  # -rA / -rP show it under the PASSES heading
                 who = "--parity-known-flips" if changed.source == "known_flips" else "a pytest_parity_verdict hook"
                 reason = changed.text or "(no reason given)"
@@ -242,17 +224,8 @@ class ParityItem(GateItem):
 
 
 class RunWideItem(GateItem):
-    """An item that judges the whole comparison, not one task: it reads no other item, so it runs
-    alike under -k, --lf and xdist. Collected only when it has something to decide:
-
-    - `parity-aggregate`: margin mode's equivalence test over all compared tasks; it passes when the
-      one-sided 95% bounds of the mean difference lie within the margin;
-    - `parity-coverage`: fails when the new side misses or masks too many old tasks;
-    - `parity-copy`: both sides hold the same rows, so the new server may never have run; it fails
-      unless --parity-allow-copy says the copy is meant.
-
-    Its message is also its JUnit property (`parity_aggregate`, `parity_coverage`, `parity_copy`).
-    """
+    """An item judging the whole comparison (:attr:`ParityRun.gate_items`, docs/semantics.md): it reads no
+    other item, so it runs alike under -k, --lf and xdist. Its message is also its JUnit property."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -268,10 +241,10 @@ class RunWideItem(GateItem):
 class ParityCollection:
     """Collection-side hooks, registered in every process that collects (serial or xdist worker)."""
 
-    def __init__(self, config: pytest.Config, run: ParityRun, named: Optional[tuple[tuple[str, str], ...]]) -> None:
+    def __init__(self, config: pytest.Config, run: ParityRun) -> None:
         self.config = config
         #: the item names the arguments asked for by node id, each with its argument; None: every item
-        self.named = named
+        self.named = take_new_file(config, run.settings.new)
         self.target = run.settings.new.resolve()
         #: pytest-html is loaded and asked for a report
         self.html = config.pluginmanager.hasplugin("html") and bool(config.getoption("htmlpath", None))
@@ -282,12 +255,9 @@ class ParityCollection:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, session: pytest.Session, items: list[pytest.Item]) -> None:
-        """The gate's items, built here, not collected from the results' path (:mod:`.placement`).
-
-        First among the implementations, so that `-k`, `-m`, `--deselect` and `--lf` select from
-        them as from any collected item; their collector is reported like any collected file.
-        Under --parity-plan no item runs, the gate's or any other: the run only prints the plan.
-        """
+        """The gate's items, built here (:mod:`.placement`), first among the implementations so that
+        `-k`, `-m`, `--deselect` and `--lf` select from them as from any item. Under --parity-plan no
+        item runs, the gate's or any other."""
         if self.run.settings.plan:
             if items:
                 session.config.hook.pytest_deselected(items=list(items))
@@ -320,14 +290,10 @@ class ParityCollection:
     def pytest_runtest_makereport(
         self, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-        """Under `--tb=line`, whose representation is the crash line alone, a gate item's finding keeps
-        its whole text on its report (:data:`.collect.MESSAGE_ATTRIBUTE`) for the reports; an xdist
-        worker sends it with the report. Every other style shows the whole message, and the report
-        then carries exactly a plain test's fields (other plugins' records stay alike).
-
-        When pytest-html writes a report, a flip whose row does not show its message already (one
-        that did not fail: a hook, margin mode, an agent error show only their reason) carries its
-        evidence as pytest-html's documented `report.extras` entry, a plain dict (no import of it)."""
+        """Under `--tb=line` (the crash line alone) a finding's whole text rides on its report
+        (:data:`MESSAGE_ATTRIBUTE`, through xdist too); otherwise the report has exactly a plain test's
+        fields. For pytest-html, a flip that did not fail (its row shows only a reason) carries its
+        evidence as a documented `report.extras` entry, a plain dict (no import of pytest-html)."""
         report = yield
         finding = call.excinfo.value if call.excinfo is not None else None
         line_style = item.config.getoption("tbstyle", "auto") == "line"  # no such option under -p no:terminal
@@ -344,8 +310,7 @@ class ParityCollection:
 
     @pytest.hookimpl
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
-        """Parametrize `rollout_pair` tests with one case per task, in the items' order; ids are the
-        task labels (an empty one: its item name)."""
+        """One `rollout_pair` case per task, in the items' order, its id the task label (else its item name)."""
         if FIXTURE in metafunc.fixturenames:
             ids = [task.task or name for task, name in zip(self.run.result.tasks, self.run.names)]
             metafunc.parametrize(FIXTURE, self.run.result.tasks, ids=ids)

@@ -1,9 +1,7 @@
-"""The pytest11 entry point: options, the hook a conftest implements, the `rollout_pair` fixture; the gate on demand.
+"""The pytest11 entry point: options, the hook a conftest implements, the `rollout_pair` fixture.
 
-Loaded in every pytest run of an environment the plugin is installed in, so it imports only pytest
-and what needs nothing more (:mod:`.options`, :mod:`.placement`). The gate itself (its settings,
-reading, classification, the summary) is imported from :mod:`.activate` only when the run
-gives a --parity-* option or a parity_* ini key.
+Loaded in every pytest run where the plugin is installed, so it imports only pytest and what needs
+nothing more; the gate (:mod:`.activate`) is imported only when a run gives a parity option.
 """
 
 from __future__ import annotations
@@ -11,30 +9,27 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Optional
 
-import pluggy
 import pytest
 
 from ._pytest_compat import hide_initial_paths
-from .options import addoptions, parity_requested
+from .options import parity_requested
+from .options import pytest_addoption as pytest_addoption  # the hook, declared beside the options
 from .placement import new_file_given, resolved_arg
 
 if TYPE_CHECKING:
     from ..core import TaskComparison, Verdict
-
-hookspec = pluggy.HookspecMarker("pytest")
 
 
 class ParityHooks:
     """Hook specifications a conftest.py can implement to take part in the gate (a class, so that
     this module, itself a plugin, does not implement them)."""
 
-    @hookspec(firstresult=True)
+    @pytest.hookspec(firstresult=True)
     def pytest_parity_verdict(self, comparison: TaskComparison, config: pytest.Config) -> Optional[Verdict]:
         """Decide the outcome of one task's item, or return None to keep the default.
 
-        Called once per parity item as it runs, with the task's comparison. The task's category in the
-        summary stays what the data says; the item's outcome follows the returned verdict, and the
-        summary counts how many verdicts hooks changed. Example: accept reviewed flips::
+        Called as each task's item runs. The summary keeps the task's category and counts the verdicts
+        hooks changed. Example: accept reviewed flips::
 
             # conftest.py
             from pytest_rollout_parity import Verdict
@@ -48,20 +43,14 @@ class ParityHooks:
         """
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    addoptions(parser)
-
-
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
-    """Declare pytest_parity_verdict for conftest.py files."""
     pluginmanager.add_hookspecs(ParityHooks)
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_load_initial_conftests(early_config: pytest.Config) -> Generator[None, None, None]:
-    """pytest imports the conftest files beside every path argument before any plugin runs: an
-    argument naming the new rollouts file (`new.jsonl::task`, a rerun by node id) is hidden from
-    that step, so no conftest beside the results is imported (:mod:`.placement`)."""
+    """Hide an argument naming the new rollouts file (`new.jsonl::task`) while pytest imports the
+    conftests beside its path arguments: no conftest beside the results runs (:mod:`.placement`)."""
     new = new_file_given(early_config)
     if new is None:
         return (yield)

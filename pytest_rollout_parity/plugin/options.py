@@ -1,9 +1,7 @@
-"""The gate's settings, each declared once: its command-line option and ini key, its default, and
-how a value is converted and checked, on the field of the one frozen object the plugin reads.
+"""The gate's settings, each declared once on the field of the one frozen object the plugin reads:
+its command-line option and ini key, its default, and how a value is converted and checked.
 
-Imported by the entry point in every pytest run, so it needs nothing but pytest: reading a run's
-settings and the gate itself (:mod:`.activate`) are imported only once :func:`parity_requested`
-says yes.
+Imported by the entry point in every pytest run, so it needs nothing but pytest.
 """
 
 from __future__ import annotations
@@ -161,14 +159,12 @@ def limit(flag: str, condition: str, default: str) -> Any:
 
 @dataclass(frozen=True)
 class ParitySettings:
-    """Everything the gate was asked to do, each field declared with its option (:func:`option`) and
-    checked once when built (a ``pytest.UsageError`` names the option or ini key and why). The fields in the order
-    ``pytest --help`` lists the options."""
+    """Everything the gate was asked to do, each field checked once when built (a ``pytest.UsageError``
+    names the option or ini key and why), in the order ``pytest --help`` lists the options."""
 
     old: Path = option("--parity-old", "rollouts JSONL of the old (reference) side", "PATH", default=MISSING, path=True)
     new: Path = option("--parity-new", "rollouts JSONL of the new (candidate) side", "PATH", default=MISSING, path=True)
-    #: the join field given for both sides, and each side's own: the one it reads, once the run's
-    #: settings are read (:func:`.activate.settings_from_config`)
+    #: the join field of both sides, and each side's own: the one it reads, once settings_from_config ran
     key: Optional[str] = join_field("--parity-key", "for both sides")
     old_key: Optional[str] = join_field("--parity-old-key", "on the old side")
     new_key: Optional[str] = join_field("--parity-new-key", "on the new side")
@@ -243,20 +239,17 @@ class ParitySettings:
     old_shown: str = ""
     new_shown: str = ""
     known_flips_shown: str = ""
-    #: every file a side is read from, each (path, name shown): its one file, or the files a glob or
-    #: comma-separated globs matched, sorted (``old``/``new`` is then the first)
+    #: every file a side is read from, each (path, name shown): its one file, or its globs' matches sorted
     old_files: tuple[tuple[Path, str], ...] = ()
     new_files: tuple[tuple[Path, str], ...] = ()
-    #: files the side's glob matched that were written beside the rollouts (the health check's...),
-    #: each (name shown, what it is): left out, with a note
+    #: (name shown, what it is) of each file the side's glob matched that is no rollouts: left out, noted
     old_left_out: tuple[tuple[str, str], ...] = ()
     new_left_out: tuple[tuple[str, str], ...] = ()
     #: where each given setting came from, for messages: its option or its ini key
     sources: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        """Each value converted and checked, in field order: the first unusable one is one line, named
-        by where it was given (its option or ini key)."""
+        """Each value converted and checked in field order: the first unusable one is one line."""
         from ..core import visible  # called only when a gate run builds its settings
 
         for declared in OPTIONS:
@@ -286,7 +279,7 @@ OPTIONS: tuple[Option, ...] = tuple(
 OPTION = {declared.field: declared for declared in OPTIONS}
 
 
-def addoptions(parser: pytest.Parser) -> None:
+def pytest_addoption(parser: pytest.Parser) -> None:
     """Register the command-line options and their ini keys, from :data:`OPTIONS`."""
     group = parser.getgroup("rollout-parity", "rollout parity (compare two NeMo Gym rollout files)")
     for declared in OPTIONS:

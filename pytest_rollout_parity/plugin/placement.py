@@ -1,14 +1,11 @@
 """Where the gate's items come from: built beside what pytest collects, never by collecting the results.
 
 pytest imports the `conftest.py` files of every directory it collects a path from (up to the
-rootdir). The gate's items are therefore not collected from the new rollouts file's path: the file
-is taken out of pytest's arguments (a node id such as `new.jsonl::task` is remembered as a
-selection), and the items are built with the public collection hooks at
-`pytest_collection_modifyitems`, before `-k`, `-m`, `--deselect` and `--lf` select from them. A
-conftest beside either side is so never imported, unless the user names its directory as a test
-path (pytest then walks it, imports its conftest files and collects nothing from the new file: the
-items are built the same way). A results directory full of `test-stdout.txt` logs (which match pytest's doctest glob) is
-never walked either.
+rootdir). So the new rollouts file is taken out of pytest's arguments (a node id such as
+`new.jsonl::task` is remembered as a selection) and its items are built with the public collection
+hooks at `pytest_collection_modifyitems`, before `-k`, `-m`, `--deselect` and `--lf` select. No
+conftest beside either side is imported unless the user names its directory as a test path, and a
+results directory of `test-stdout.txt` logs (pytest's doctest glob matches them) is never walked.
 """
 
 from __future__ import annotations
@@ -30,8 +27,7 @@ def resolve(value: str, base: Path) -> Path:
 
 
 def resolved_arg(arg: str, base: Path) -> Optional[Path]:
-    """The file a path argument (`file` or `file::name`) or the new side's setting names, resolved;
-    None for one that cannot be."""
+    """The file a path argument (`file` or `file::name`) or the new side's setting names, resolved, or None."""
     try:
         return resolve(arg.split("::", 1)[0], base).resolve()
     except (OSError, ValueError):
@@ -44,10 +40,7 @@ def new_file_given(early_config: pytest.Config) -> Optional[Path]:
     value = getattr(early_config.known_args_namespace, "parity_new", None)
     base = early_config.invocation_params.dir
     if not value:
-        try:
-            value = ini_value(early_config, "parity_new")
-        except (ValueError, KeyError):
-            return None
+        value = ini_value(early_config, "parity_new")
         if not isinstance(value, str):
             return None
         base = early_config.inipath.parent if early_config.inipath else early_config.rootpath
@@ -55,12 +48,9 @@ def new_file_given(early_config: pytest.Config) -> Optional[Path]:
 
 
 def take_new_file(config: pytest.Config, new: Path) -> Optional[tuple[tuple[str, str], ...]]:
-    """Take the new file out of pytest's arguments; the item names they asked for by node id
-    (`file::task`), each with the argument that named it, or None for every item (also when a
-    directory that holds the file is a test path, as pytest would collect the whole file).
-
-    With no test paths, pytest collects nothing itself; with the user's own, it collects those.
-    """
+    """Take the new file out of pytest's arguments (left with none, pytest collects nothing itself);
+    the item names they asked for by node id (`file::task`), each with its argument, or None for
+    every item (also when a test path is a directory holding the file: pytest would collect it all)."""
     target, base = new.resolve(), config.invocation_params.dir
     if config.args_source == pytest.Config.ArgsSource.INVOCATION_DIR:  # no test path given
         set_test_paths(config, [])

@@ -1,9 +1,9 @@
 """Controller-side reporting: the `rollout parity` section, the JSON, Markdown and HTML reports, the
-step's outputs and annotations under GitHub Actions, the JUnit properties and the exit status.
+CI outputs and annotations, the JUnit properties and the exit status.
 
 Registered only where the run's reports arrive (a serial run or the xdist controller), so the
-summary appears once. It reads the same :class:`CompareResult` the items were built from, and the
-flips' texts from their reports as they arrive: the controller never reads a verifier log again.
+summary appears once; the flips' texts come with their reports, so the controller never reads a
+verifier log again.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Generator
 from dataclasses import fields
 from datetime import datetime, timezone
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any, Optional
 
@@ -69,8 +70,6 @@ def session_failures(config: pytest.Config) -> int:
 def release() -> str:
     """The plugin's installed version (`unknown` when it is run from a tree that was never installed)."""
     try:
-        from importlib.metadata import version
-
         return version("pytest-rollout-parity")
     except Exception:
         return "unknown"
@@ -105,8 +104,8 @@ class ParitySummary:
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        """Note the outcome of each parity item that ran (serial, or from xdist workers): the task
-        items, the gate-level items (any item that carries GATE_PROPERTY) and the team's checks."""
+        """Note the outcome of each parity item that ran, here or on an xdist worker: the task items,
+        the gate-level items and the team's checks."""
         if str(report.outcome) == "rerun":  # pytest-rerunfailures: an attempt it runs again (not in pytest's type)
             return
         properties = dict(report.user_properties)
@@ -239,9 +238,8 @@ class ParitySummary:
             self._write(session, "--parity-html", settings.html_path, html)
 
     def _write(self, session: pytest.Session, option: str, path: Path, text: str) -> None:
-        """Write one report, unless its path is no place for one (a link, a FIFO); one that cannot be
-        written is a usage error, printed with the terminal summary (the `-q` progress line may
-        still be open here)."""
+        """Write one report unless its path is no place for one (a link, a FIFO); one that cannot be
+        written is a usage error, printed with the terminal summary (the `-q` line may be open here)."""
         try:
             skipped = core.write_output(path, text)
         except OSError as exc:
@@ -263,10 +261,8 @@ class ParitySummary:
         merged only when theirs are equal (the known flips by the tasks and reasons they accept)."""
         settings, known = self.run.settings, self.run.known_flips
         # each a setting of the same name (a side's: old_<name>, new_<name>); a limit as it was written
-        key, agent = (
-            core.BySide(settings.old_key, settings.new_key),
-            core.BySide(settings.old_agent, settings.new_agent),
-        )
+        key = core.BySide(settings.old_key, settings.new_key)
+        agent = core.BySide(settings.old_agent, settings.new_agent)
         own = [each.name for each in fields(core.Options) if each.name not in ("key", "agent", "known_flips")]
         taken = {name: getattr(settings, name) for name in own}
         taken.update((name, taken[name].text) for name in ("max_missing", "max_masked", "max_uncompared"))
@@ -275,9 +271,8 @@ class ParitySummary:
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
-        """Reports not written, each on its own line; the `rollout parity` section; under GitHub
-        Actions, one `::error` command per failed flip, unless pytest-github-actions-annotate-failures
-        is active: it annotates each failed item already."""
+        """Reports not written; the `rollout parity` section; under GitHub Actions, an `::error` per failed
+        flip unless pytest-github-actions-annotate-failures, which annotates each failed item, is active."""
         width = terminal_width(terminalreporter.config)
         for line, colour in self.problems:
             for part in core.fit([line], width):
@@ -298,8 +293,7 @@ class ParitySummary:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_summary(self, prefix: list[Any], summary: list[Any], postfix: list[Any]) -> None:
-        """pytest-html's report: the parity verdict and counts at its top (without pytest-html,
-        this hook is never called)."""
+        """pytest-html's report: the parity verdict and counts at its top."""
         if self.summary is not None:
             prefix.append(core.report_body(self.summary, with_evidence=False))
 

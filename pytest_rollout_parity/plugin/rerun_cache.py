@@ -1,41 +1,24 @@
 """Reruns read nothing twice: both loaded sides and their comparison, kept in pytest's cache as JSON.
 
-What is kept: each side's row facts and join values (reading and parsing every row is a run's
-most expensive part) and their comparison (each task's category and figures, its rows as indices
-into its side's facts), which a one-task rerun would otherwise redo for every task. The paired
-statistics and margin judgements are made again on every run: they depend on options that change
-neither what is read nor how the tasks compare.
+Reading and parsing every row is a run's most expensive part, and a one-task rerun would otherwise
+classify every task again. The paired statistics and margin judgements are made on every run: they
+depend on options that change neither what is read nor how the tasks compare.
 
-Where: one file per pair of inputs under ``config.cache.mkdir("rollout-parity")`` (never beside the
-inputs), written to a temporary name and renamed into place. ``--cache-clear`` empties it;
-``-p no:cacheprovider`` runs without it. Under pytest-xdist the controller loads before its workers
-start and names the directory to them (a temporary one, removed when the run ends, when the
-cacheprovider is off), so no worker reads a rollouts file or classifies a task; a worker whose
-inputs changed meanwhile reads them itself.
+One file per pair of inputs under ``config.cache.mkdir("rollout-parity")`` (never beside the
+inputs), written through a temporary file; ``--cache-clear`` empties it. Under pytest-xdist the
+controller loads first and names the directory to its workers (a temporary one, without the
+cacheprovider), so no worker reads a rollouts file; a worker whose inputs changed reads them itself.
 
-An entry is used only when its first line is the current key, which holds
+An entry is used only under the current key: each input file's :func:`inputs_state` (an edit that
+restores size and mtime still moves the ctime, which no user call sets back; no byte is read), each
+side's request and row reader (`PARITY_PARSER`), and the plugin's :func:`code_state`. A pair is
+stored only when its files did not change while it was read.
 
-* for the rollouts file, its failures sidecar and its aggregate-metrics file (each shard's, on a
-  sharded side): the real path, device, inode, size, mtime and ctime in nanoseconds (a missing file
-  as missing). An edit in place that restores the size and the mtime (``os.utime``) still moves the
-  ctime, which no user call can set back; replacing the file changes the inode. This costs three
-  ``stat`` calls a file: no input byte is read to decide;
-* each side's request and which reader parses rows (`PARITY_PARSER`);
-* a fingerprint (size, mtime) of the plugin's source files, which define what an entry holds, so
-  an upgraded or edited plugin never reads an older entry.
-
-The comparison in it is used when it was made for the same join keys and names shown. A pair is
-stored only when its files' state after reading equals the state before, so a file being written
-during the run is not cached.
-
-Why a planted entry is harmless: the cache directory can be committed with a pull request, or come
-with a results directory run as the rootdir. An entry is read only when it is a regular file (not
-a link, not a FIFO) no larger than a multiple of its inputs' size; its body is parsed only when its
-first line equals the current key, whose inodes and change times are set when the inputs are
-written on this machine, so no one can write that line beforehand; and the body is JSON, parsed by
-the standard library, then rebuilt field by field. Anything else is a miss: the files are read
-again. No write here fails a run: an entry that cannot be written (a full disk, a read-only
-directory) is not kept.
+A planted entry is harmless (the cache directory can come with a pull request, or with a results
+directory run as the rootdir): an entry is read only as a regular file no larger than a multiple of
+its inputs' size, its body only under the current key, whose inodes and change times no one can
+write beforehand, and the body is JSON rebuilt field by field. Anything else is a miss. No write
+here fails a run: an entry that cannot be written (a full disk, a read-only directory) is not kept.
 """
 
 from __future__ import annotations
@@ -82,8 +65,8 @@ ENTRY_SLACK = 16 << 20
 
 
 def inputs_state(request: SideRequest) -> list[list[Any]]:
-    """[role, real path, device, inode, size, mtime ns, ctime ns] of every file a side is read from
-    (its one file or each shard, each with its sidecar and metrics file); [role, real path] when absent."""
+    """[role, real path, device, inode, size, mtime ns, ctime ns] of every file a side is read from;
+    [role, real path] when absent."""
     states: list[list[Any]] = []
     for main in map(Path, request.files()):
         for role, path in (("rows", main), ("sidecar", sidecar_path(main)), ("aggregate", metrics_path(main))):
@@ -99,8 +82,7 @@ def inputs_state(request: SideRequest) -> list[list[Any]]:
 
 @lru_cache(maxsize=1)
 def code_state() -> list[Any]:
-    """The (name, size, mtime) of each of the plugin's modules, which define what an entry holds and
-    how it is read: an edit or an upgrade invalidates every entry."""
+    """The (name, size, mtime) of each module: they define what an entry holds and how it is read."""
     package = Path(__file__).parents[1]
     return [
         [each.relative_to(package).as_posix(), state.st_size, state.st_mtime_ns]
@@ -110,8 +92,7 @@ def code_state() -> list[Any]:
 
 
 class RerunCache:
-    """Both sides and their comparison for this process: from the entry when it is current, else
-    read (the old side in a child) and compared here, then stored."""
+    """Both sides and their comparison: from the entry when it is current, else read and stored."""
 
     def __init__(self, directory: Optional[Path], progress: Optional[SideProgress] = None) -> None:
         self.directory = directory
@@ -148,8 +129,7 @@ class RerunCache:
     def compare(
         self, old: LoadedSide, new: LoadedSide, old_key: Optional[str], new_key: Optional[str]
     ) -> CompareResult:
-        """The comparison of ``old`` and ``new`` joined on these keys: the stored one when it was made
-        for them under the same names, else made here and stored beside the sides."""
+        """The stored comparison when it was made for these keys and names, else made and stored."""
         asked = [old_key, new_key, str(old.path), old.display, str(new.path), new.display]
         stored = self.entry.get("comparison") if self.entry is not None else None
         try:
@@ -187,9 +167,8 @@ class ShareWithWorkers:
 
 
 def entries_dir(config: pytest.Config) -> Optional[Path]:
-    """The directory of this process's entries: its controller's (an xdist worker), the plugin's
-    directory in pytest's cache, or for a controller without the cacheprovider a temporary one; None
-    when there is none (nothing is then kept)."""
+    """The directory of this process's entries: its controller's (an xdist worker), pytest's cache,
+    or a temporary one for a controller without the cacheprovider; None: nothing is kept."""
     workerinput = getattr(config, "workerinput", None)
     if isinstance(workerinput, dict) and isinstance(workerinput.get(WORKER_DIR), str):
         return Path(workerinput[WORKER_DIR])
@@ -220,8 +199,7 @@ _CATEGORY, _OLD, _NEW, _WINNER, _PAIRS = map(_TASK_FIELDS.index, ("category", "o
 
 
 def result_to_plain(result: CompareResult, old: LoadedSide, new: LoadedSide) -> dict[str, Any]:
-    """The comparison as plain values, each task's rows as indices into its side's facts (KeyError
-    when a row is not among them)."""
+    """The comparison as plain values, each task's rows as indices into its side's facts (else KeyError)."""
     indices = {
         name: {id(facts): i for i, facts in enumerate(side.facts)} for name, side in (("old", old), ("new", new))
     }
@@ -244,8 +222,7 @@ def result_to_plain(result: CompareResult, old: LoadedSide, new: LoadedSide) -> 
 
 
 def result_from_plain(plain: Any, old: LoadedSide, new: LoadedSide) -> CompareResult:
-    """The comparison :func:`result_to_plain` was given, rebuilt onto ``old`` and ``new`` (raises on
-    another shape)."""
+    """The comparison :func:`result_to_plain` was given, rebuilt onto ``old`` and ``new`` (raises on another shape)."""
     # one reader a side for all its tasks (a bound method each: 20,000 more objects on 10,000 tasks)
     sides = {"old": (old.facts, old.read_row), "new": (new.facts, new.read_row)}
 

@@ -7,13 +7,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
-from pathlib import Path
 from typing import Optional
 
 import pytest
 
 from .. import core
 from .options import ParitySettings
+from .rerun_cache import RerunCache, entries_dir
 
 
 @dataclass(frozen=True)
@@ -34,32 +34,35 @@ class ParityRun:
     evidence: dict[int, core.FlipEvidence] = field(default_factory=dict)
 
     @classmethod
-    def load(
-        cls,
-        settings: ParitySettings,
-        invocation_dir: Path,
-        sides: tuple[core.LoadedSide, core.LoadedSide],
-        result: core.CompareResult,
-        known_flips: Optional[core.KnownFlips],
-    ) -> ParityRun:
-        """The run of both sides and their comparison; raises CompareInputError naming the file and line."""
-        old, new = sides
-        # a sharded side's relative `verifier_logs_dir` values may also lie beside its other files
-        beside = [path.parent for side in sides for path, _, _ in side.files[1:] if path.parent != side.path.parent]
-        roots = core.LogRoots(
-            invocation_dir=invocation_dir,
-            old_dir=settings.old.parent,
-            new_dir=settings.new.parent,
-            extra=settings.logs_roots + tuple(dict.fromkeys(beside)),
-        )
-        inventory = {}
-        for name, side in (("old", old), ("new", new)):
-            paths, shown = [path for path, _, _ in side.files], [display for _, display, _ in side.files]
-            if (read := core.read_inventory(paths, shown, side.facts, name)) is not None:
-                inventory[name] = read
-        # the run-wide items' names are reserved in every run, so a task's node id does not depend on the mode
-        reserved = [core.EQUIVALENCE_ITEM, core.COVERAGE_NAME, core.COPY_NAME]
-        names = tuple(core.item_names([task.task for task in result.tasks], reserved=reserved))
+    def load(cls, settings: ParitySettings, config: pytest.Config, progress: Optional[core.SideProgress]) -> ParityRun:
+        """Both sides (from the rerun cache when current) and their comparison, built with the cyclic
+        collector resting; raises CompareInputError naming the file and line."""
+        known_flips = None
+        if settings.known_flips:  # a malformed list stops the run before a row is read
+            known_flips = core.read_known_flips(settings.known_flips, settings.known_flips_shown)
+        # the sides shown while read in this process, not those the cache holds
+        comparisons = RerunCache(entries_dir(config), progress)
+        with collector_paused():
+            old, new = comparisons.load([side_request(settings, "old"), side_request(settings, "new")])
+            result = comparisons.compare(old, new, settings.old_key, settings.new_key)
+            # a sharded side's relative `verifier_logs_dir` values may also lie beside its other files
+            beside = [
+                path.parent for side in (old, new) for path, _, _ in side.files[1:] if path.parent != side.path.parent
+            ]
+            roots = core.LogRoots(
+                invocation_dir=config.invocation_params.dir,
+                old_dir=settings.old.parent,
+                new_dir=settings.new.parent,
+                extra=settings.logs_roots + tuple(dict.fromkeys(beside)),
+            )
+            inventory = {}
+            for name, side in (("old", old), ("new", new)):
+                paths, shown = [path for path, _, _ in side.files], [display for _, display, _ in side.files]
+                if (read := core.read_inventory(paths, shown, side.facts, name)) is not None:
+                    inventory[name] = read
+            # the run-wide items' names are reserved in every run, so a task's node id does not depend on the mode
+            reserved = [core.EQUIVALENCE_ITEM, core.COVERAGE_NAME, core.COPY_NAME]
+            names = tuple(core.item_names([task.task for task in result.tasks], reserved=reserved))
         if settings.margin is not None:
             low, high = core.reward_range(result)
             if settings.margin >= high - low:
@@ -92,9 +95,8 @@ class ParityRun:
 
     @cached_property
     def decisions(self) -> core.MarginDecisions:
-        """Margin mode's decisions (the flips' FDR, their judgements, the aggregate), made once in
-        this process: the items and every report read them. Without a margin there are none, and no
-        paired statistics are computed for them (every item reads the judgements)."""
+        """Margin mode's decisions, made once in this process for the items and every report; without
+        a margin there are none, and no paired statistics are computed for them."""
         settings, tasks = self.settings, self.result.tasks
         if settings.margin is None:
             return core.MarginDecisions(None, (None,) * len(tasks), None)
@@ -103,8 +105,7 @@ class ParityRun:
 
     @cached_property
     def gate_items(self) -> dict[str, tuple[bool, str]]:
-        """The gate-level items this run collects (judging the run, not one task), in order, each
-        with (passed, message): each only when it has something to decide (:class:`.collect.RunWideItem`)."""
+        """The gate-level items this run collects, each (passed, message): those with something to decide."""
         items = {}
         if (equivalence := self.decisions.equivalence) is not None:  # margin mode
             items[core.EQUIVALENCE_ITEM] = equivalence.passed, equivalence.message
@@ -144,8 +145,7 @@ class ParityRun:
         return core.wants_excerpt(self.result.join.old_key) or core.wants_excerpt(self.result.join.new_key)
 
     def flip_evidence(self, index: int) -> core.FlipEvidence:
-        """The flip at ``index``: its message, and whether its losing row has no verifier output at all
-        (reads its verifier log once per process)."""
+        """The evidence of the flip at ``index``, its verifier log read once per process."""
         if index in self.evidence:
             return self.evidence[index]
         comparison = self.result.tasks[index]
@@ -156,7 +156,7 @@ class ParityRun:
         else:
             p = self.paired.p_values[index]
         noise = core.noise_text(comparison, p) if p is not None else None
-        evidence = core.flip_evidence(
+        self.evidence[index] = evidence = core.flip_evidence(
             comparison,
             self.settings.tail,
             self.roots,
@@ -164,7 +164,6 @@ class ParityRun:
             self.decisions.judgements[index],
             excerpt=self.wants_excerpt,
         )
-        self.evidence[index] = evidence
         return evidence
 
 
@@ -183,9 +182,9 @@ RUN_KEY = pytest.StashKey["ParityRun"]()
 
 @contextmanager
 def collector_paused() -> Iterator[None]:
-    """The cyclic collector paused while the gate builds what lives as long as the run (the sides and
-    their comparison, the items, the summary): each full collection their allocations start walks every one of
-    them, a tenth of a 10,000-task rerun's CPU. On again before other code runs, if it was on."""
+    """The cyclic collector paused while the gate builds what lives as long as the run (sides, result,
+    items, summary): each full collection their allocations start walks them all, a tenth of a
+    10,000-task rerun's CPU. On again before other code runs, if it was on."""
     enabled = gc.isenabled()
     gc.disable()
     try:

@@ -1,3 +1,2 @@
-"""Reports: one typed :class:`~.summary.Summary` of a comparison and what the run added, and every
-rendering of it; :mod:`.wording` holds the words they share, so no two reports disagree.
-"""
+"""Reports: one typed :class:`~.summary.Summary` and every rendering of it; :mod:`.wording` holds the
+words they share, so no two reports disagree."""
