@@ -40,11 +40,7 @@ def item_names(labels: Sequence[str], reserved: Sequence[str] = ()) -> list[str]
     return names
 
 
-#: how many names a note lists before it counts the rest
-NOTE_NAMES = 10
-
-
-def listed(names: Sequence[str], cap: int = NOTE_NAMES, where: str = " (see --parity-json)") -> str:
+def listed(names: Sequence[str], cap: int = 10, where: str = " (see --parity-json)") -> str:
     """`a, b, c` or, past ``cap`` names, `a, b, ... and 290 more` and ``where`` the rest are: never cut mid-name."""
     rest = len(names) - cap
     return ", ".join(names[:cap]) + (f" and {rest} more{where}" if rest > 0 else "")

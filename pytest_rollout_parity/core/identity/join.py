@@ -541,9 +541,7 @@ def _prompt_edit(old: Any, new: Any) -> Optional[tuple[tuple[str, str, str, str]
     return tuple(edits) or None
 
 
-def _uniform_edit(
-    differing: list[tuple[str, TaskPrompt, TaskPrompt]], joined: JoinedSides, old: SideInput, new: SideInput
-) -> Optional[str]:
+def _uniform_edit(differing: Differing, joined: JoinedSides, old: SideInput, new: SideInput) -> Optional[str]:
     """The one edit by which the prompts of every differing task index differ, as a note words it,
     when at least :data:`UNIFORM_EDIT_MIN` indices differ and each by the same edit; else None."""
     if len(differing) < UNIFORM_EDIT_MIN:

@@ -119,23 +119,18 @@ def _shared(old: Sequence[Hashable], new: Sequence[Hashable]) -> Optional[list[t
     return [(place, new_at[key]) for key, place in old_at.items() if key in new_at] or None
 
 
-def _keys(row: dict[str, Any]) -> tuple[Optional[str], Optional[str]]:
-    """The row's `_ng_rollout_id` (hashed: any JSON value) and trajectory digest: all pairing keeps
-    of a row read without an index, however many rows the task has."""
-    capture = row.get(ROLLOUT_ID)
-    return None if capture is None else prompt_hash(capture), trajectory_digest(row)
-
-
 @dataclass(eq=False)
 class _Pairing:
     """One task's pairing under way (:func:`_pairings`): its pairable rows (:func:`_pairable`), the
     pairs by `_ng_rollout_index` (None: by NeMo Gym's capture id, else by the trajectories), each
-    side's rows to read, and the keys (:func:`_keys`) of the rows read so far."""
+    side's rows to read, and the keys of the rows read so far."""
 
     sides: tuple[TaskSide, TaskSide]
     olds: list[RowFacts]
     news: list[RowFacts]
     order: Optional[list[tuple[int, int]]]
+    #: a read row's `_ng_rollout_id` (hashed: any JSON value) and trajectory digest: all pairing
+    #: keeps of a row, however many rows the task has
     keys: dict[RowFacts, tuple[Optional[str], Optional[str]]] = field(default_factory=dict)
     ended: bool = False
 
@@ -163,7 +158,9 @@ class _Pairing:
         """Read one row's keys (``side`` 0 old, 1 new). A new row, read after all old ones, that cannot
         pair ends the pairing: its partner's trajectory differs, or, without indices or capture ids,
         no old row's equals it while every new row must pair. So a rerun costs one new row."""
-        digest = self.keys.setdefault(facts, _keys(self.sides[side].read_row(facts)))[1]
+        row = self.sides[side].read_row(facts)
+        capture, digest = row.get(ROLLOUT_ID), trajectory_digest(row)
+        self.keys[facts] = (None if capture is None else prompt_hash(capture), digest)
         if side and self.order is not None:
             self.ended = self.keys[self.partners[facts]][1] != digest
         elif side and self.must_match is not None:
@@ -275,11 +272,7 @@ def categorize(
 
 def _taskset_of(side: SideInput, rows: Optional[list[int]]) -> Optional[str]:
     """The first taskset named by one side's rows of a task (the paired statistics cluster on it)."""
-    for index in rows or ():
-        ident = side.values[index]
-        if ident is not None and ident[0] is not None:
-            return ident[0]
-    return None
+    return next((ident[0] for i in rows or () if (ident := side.values[i]) is not None and ident[0] is not None), None)
 
 
 def compare_sides(

@@ -14,6 +14,7 @@ sides' agent-error rates says when the new side errs more often than chance allo
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass
 from typing import Optional
 
@@ -24,8 +25,8 @@ COVERAGE_NAME = "parity-coverage"
 
 OFF = "off"
 
-#: The categories of a task the gate could not compare.
-UNCOMPARED = ("missing", "masked", "flipped_agent_error")
+#: The categories of a task the gate could not compare, as the coverage message counts them.
+UNCOMPARED = {"missing": "missing", "masked": "masked", "flipped_agent_error": "agent error"}
 #: the one-sided level below which the new side's agent-error rate is clearly above the old side's
 RATE_LEVEL = 0.01
 
@@ -183,10 +184,8 @@ def coverage(
     missing = sum(1 for t in old if t.new is None)
     masked = sum(1 for t in old if t.new is not None and t.new.masked)
     lost = [t for t in old if t.category in UNCOMPARED]
-    reasons = dict.fromkeys(("missing", "masked", "agent error"), 0)
-    for t in lost:
-        reasons["agent error" if t.category == "flipped_agent_error" else t.category] += 1
-    why = ", ".join(f"{count} {name}" for name, count in reasons.items() if count)
+    reasons = Counter(UNCOMPARED[t.category] for t in lost)
+    why = ", ".join(f"{reasons[name]} {name}" for name in UNCOMPARED.values() if reasons[name])
     parts = [
         _part(f"not compared{f' ({why})' if why else ''}", len(lost), len(old), max_uncompared),
         _part("missing from the new side", missing, len(old), max_missing),

@@ -152,13 +152,8 @@ def _passed(value: Any) -> Optional[bool]:
     """A check's result: a boolean, or a verdict word (`yes`, `PASS`, `not met`); None for anything else."""
     if isinstance(value, bool):
         return value
-    if isinstance(value, str):
-        words = " ".join(_WORD.findall(value.lower()))
-        if words in _PASS:
-            return True
-        if words in _FAIL:
-            return False
-    return None
+    words = " ".join(_WORD.findall(value.lower())) if isinstance(value, str) else None
+    return True if words in _PASS else False if words in _FAIL else None
 
 
 def _exception_or_tail(text: str) -> str:
