@@ -1,12 +1,7 @@
-"""The join of two sides: the key each side is joined on, its task idents grouped and labelled so
-that one task carries one label on both sides (tasksets matched, a shared namespace prefix
-stripped), and the repairs of a join its key misleads (an index whose prompts differ, a join by
-coincidence).
-
-Each side's idents come from its key vote (:mod:`..reading.key_vote`). Which inferred id field
-names the same tasks on both sides is seen only with both (:func:`infer_keys`). The rules are in
-docs/semantics.md, "Task identity and the join", "Inferred id fields" and "Prompts and the task
-index".
+"""The join of two sides: the key each is joined on, its rows labelled so that one task carries one
+label on both sides, and the repairs of a join its key misleads. Which inferred id field names the
+same tasks on both sides is seen only with both (:func:`infer_keys`). The rules are in
+docs/semantics.md, "Task identity and the join", "Inferred id fields" and "Prompts and the task index".
 """
 
 from __future__ import annotations
@@ -54,7 +49,7 @@ def _tasksets(groups: Groups) -> set[str]:
 @dataclass
 class JoinedSides:
     """Both sides joined: each task's label with its rows on each side, how the labels were made,
-    and the notes the join makes, in the order the summary lists them."""
+    and the join's notes in the summary's order."""
 
     old: dict[str, list[int]]
     new: dict[str, list[int]]
@@ -75,11 +70,8 @@ def _labels(groups: Groups, label: Callable[[TaskIdent], str] = lambda ident: id
 
 
 def _match_keyed(keyed: Groups, plain: Groups) -> tuple[dict[str, list[int]], set[str]]:
-    """Labels of the keyed side, matched to the plain side's ids; and the ids too ambiguous to match.
-
-    An id that lives in one keyed taskset (or in the taskset the plain side's rows name) is listed
-    under the plain id; one that recurs in several tasksets keeps its `taskset/task_id` labels.
-    """
+    """Labels of the keyed side matched to the plain side's ids, and the ids too ambiguous to match: an
+    id in several keyed tasksets (not the one the plain side's rows name) keeps `taskset/task_id`."""
     homes: dict[str, set[Optional[str]]] = {}
     for taskset, task_id in keyed:
         homes.setdefault(task_id, set()).add(taskset)
@@ -106,11 +98,9 @@ def _common_prefix(labels: Iterable[str]) -> Optional[str]:
 
 
 def _strip_namespace(old: Groups, new: Groups) -> tuple[Groups, Groups, Optional[str], Optional[str]]:
-    """Both sides, one stripped of the `<prefix>/` all its task ids share when the sides share no id.
-
-    Judged on task ids before tasksets are matched, as the reference strips ids: a prefixed id
-    that recurs in several tasksets must not keep its sibling ids from joining.
-    """
+    """Both sides, one stripped of the `<prefix>/` all its task ids share when the sides share no id;
+    judged before tasksets are matched, as the reference strips ids, so that a prefixed id recurring
+    in several tasksets does not keep its sibling ids from joining."""
     old_ids, new_ids = ({task_id for _, task_id in side} for side in (old, new))
     if not old_ids or not new_ids or old_ids & new_ids:
         return old, new, None, None
@@ -125,10 +115,7 @@ def _strip_namespace(old: Groups, new: Groups) -> tuple[Groups, Groups, Optional
 
 
 def join(old_values: Column, new_values: Column) -> JoinedSides:
-    """Label both sides' rows so that the same task carries the same label (anonymous rows none).
-
-    The rules are in docs/semantics.md, "Task identity and the join".
-    """
+    """Label both sides' rows so that the same task carries the same label (anonymous rows none)."""
     old, new, old_stripped, new_stripped = _strip_namespace(_grouped(old_values), _grouped(new_values))
     notes: list[str] = []
     old_multi, new_multi = len(_tasksets(old)) > 1, len(_tasksets(new)) > 1
@@ -178,7 +165,7 @@ class SideInput(KeyChoice):
         return row or {}
 
     def prompt_at(self, index: int) -> Any:
-        """Row ``index``'s prompt, read again from its file when the row is not kept."""
+        """Row ``index``'s prompt."""
         return lookup(self.row_at(index), PROMPT)
 
 
@@ -219,11 +206,8 @@ _FALLBACK_KEYS = (TASK_INDEX, PROMPT, "")
 
 def infer_keys(old: SideInput, new: SideInput) -> list[str]:
     """Key both sides on an inferred id field when one joins at least as many tasks as their
-    `_ng_task_index` or prompts would (never over a known id field); the notes it makes.
-
-    A side that names its tasks only by inferred fields, none shared with the other side, is keyed
-    on its own first one: the sides then share no task, which the summary says.
-    """
+    `_ng_task_index` or prompts would (never over a known id field); the notes it makes. A side
+    whose inferred fields the other lacks is keyed on its own first one: they share no task."""
     notes = _categories_on_both(old, new)
     if old.key in _FALLBACK_KEYS and new.key in _FALLBACK_KEYS:
         ranked = _ranked(
@@ -260,11 +244,9 @@ def infer_keys(old: SideInput, new: SideInput) -> list[str]:
 
 
 def _categories_on_both(old: SideInput, new: SideInput) -> list[str]:
-    """A side keyed on an id field the other side showed to be a category is keyed as its own vote
-    would have keyed it had it shown that too: its rows are voted on again without the other
-    side's categories, so the next id field, several runs, shards and a prompt read from a field
-    all count as they do there (docs/semantics.md, "A category is passed over"). A side the vote
-    leaves with no key keeps the field."""
+    """A side keyed on an id field the other side shows to be a category is voted on again without
+    the other's categories, so it is keyed as its own vote would have keyed it had it shown that
+    too (docs/semantics.md, "A category is passed over"); one the vote leaves keyless keeps it."""
     notes: list[str] = []
     for side, name, other in ((old, "old", new), (new, "new", old)):
         if side.reason != REASON_ID_FIELD or side.key not in other.categories:
@@ -401,9 +383,7 @@ Differing = list[tuple[str, TaskPrompt, TaskPrompt]]
 def _differing(
     joined: JoinedSides, old: SideInput, new: SideInput, sample: Optional[int] = None
 ) -> tuple[int, Differing]:
-    """Of the tasks both sides hold, how many have a prompt on both sides, and those whose prompts
-    disagree, each with its prompt on either side. They agree when they are the same or, where a
-    side's prompts vary per rollout, when one side's messages begin with the other's
+    """Of the shared tasks, how many have a prompt on both sides, and those whose prompts disagree
     (docs/semantics.md, "Prompts and the task index"). Every task is checked only when both sides
     keep their prompts' labels; a ``sample`` (the first tasks) is read from the rows if need be."""
     if sample is None and (old.prompts is None or new.prompts is None):
@@ -428,12 +408,9 @@ def _differing(
 
 
 def _check_index_prompts(joined: JoinedSides, old: SideInput, new: SideInput) -> JoinedSides:
-    """The join on `_ng_task_index` with each index whose prompts differ split into two tasks.
-
-    When more than half of the shared indices differ, the same prompts may sit at other indices
-    (the inputs in another order): the sides are then joined on their prompts if that joins more;
-    otherwise the runs read different input files and no task is joined.
-    """
+    """The join on `_ng_task_index` where prompts differ: joined on the prompts if that joins more (the
+    inputs in another order); kept when every index differs by one template edit; else each such
+    index split into two tasks, or, when more than half differ, none joined (other input files)."""
     differing = _differing(joined, old, new)[1]  # none unless both sides have prompts
     if not differing:
         return joined
@@ -504,9 +481,8 @@ def _shown(text: str) -> str:
 
 def _text_edit(old: str, new: str, where: str) -> tuple[str, str, str, str]:
     """How ``new`` differs from ``old`` in message ``where``: (as a note says it, taken out, put in,
-    the text around it). A text added or removed whole at either end is said so; any other edit is
-    the one stretch between their common start and end, with up to :data:`EDIT_CONTEXT` characters
-    on either side of it."""
+    the text around it). A text added or removed whole at either end is said so; else the edit is
+    the stretch between their common start and end."""
     short, long = sorted((old, new), key=len)
     if long.endswith(short) or long.startswith(short):  # added or removed whole at one end
         at_start = long.endswith(short)
@@ -558,8 +534,7 @@ def _uniform_edit(differing: Differing, joined: JoinedSides, old: SideInput, new
 
 
 def _split(joined: JoinedSides, suffixes: dict[str, tuple[str, str]], **changes: Any) -> JoinedSides:
-    """The join with each task of ``suffixes`` made two, `<label>:<old suffix>` and `<label>:<new
-    suffix>`, and ``changes`` made."""
+    """The join with each task of ``suffixes`` made two (`<label>:<old suffix>`, `<label>:<new suffix>`)."""
     old = {f"{label}:{suffixes[label][0]}" if label in suffixes else label: r for label, r in joined.old.items()}
     new = {f"{label}:{suffixes[label][1]}" if label in suffixes else label: r for label, r in joined.new.items()}
     return replace(joined, old=old, new=new, **changes)
