@@ -1,11 +1,7 @@
 """One side of a task, the category of a task, and the whole comparison (docs/semantics.md,
-"Categories").
-
-Where both sides hold the same trajectories (`gym eval reverify`, a replay of cached responses), a
-task's rows pair per rollout, and a reward that differs within a pair is a verifier disagreement,
-which no sampling noise explains: a flip even where it cancels in the mean (docs/semantics.md,
-"Verifier disagreements"). Pairing reads rows, once, while the comparison is made, in file order:
-a real rerun costs no row where its responses carry their ids, else its old rows and one new row.
+"Categories"). Where both sides hold the same trajectories (`gym eval reverify`, a replay of cached
+responses), a task's rows pair per rollout, and a reward that differs within a pair is a verifier
+disagreement, which no sampling noise explains ("Verifier disagreements").
 """
 
 from __future__ import annotations
@@ -38,12 +34,9 @@ from ..reading.task_idents import natural_key, prompt_hash
 
 
 def enough_scored(scored: int, rows: int) -> bool:
-    """A side of a task is compared on its scored rows when at least half of its rows are scored.
-
-    A masked row is left out, and the rest still measure the task; once most rows are masked, the
-    few that scored are the ones the infrastructure let through, which say little about the task
-    (docs/semantics.md, "Categories").
-    """
+    """A side of a task is compared on its scored rows when at least half of its rows are scored: once
+    most are masked, the few that scored are those the infrastructure let through, which say little
+    about the task (docs/semantics.md, "Categories")."""
     return scored > 0 and 2 * scored >= rows
 
 
@@ -59,11 +52,8 @@ def mean_reward(rewards: Sequence[float]) -> float:
 
 
 def summarize_side(facts: Sequence[RowFacts], reader: Optional[RowReader] = None) -> TaskSide:
-    """Reduce a side's rows for one task: mean reward of its scored rows, mask text, agent error, failure kind.
-
-    A masked row's reward never enters the mean; the side is masked only when too few rows are
-    scored (:func:`enough_scored`).
-    """
+    """A side's rows for one task reduced: the mean reward of its scored rows, mask text, agent error,
+    failure kind; the side is masked only when too few rows are scored (:func:`enough_scored`)."""
     if len(facts) == 1:  # most tasks: one row a side, reduced without the lists below
         only = facts[0]
         unmasked = only.mask is None
@@ -121,9 +111,8 @@ def _shared(old: Sequence[Hashable], new: Sequence[Hashable]) -> Optional[list[t
 
 @dataclass(eq=False)
 class _Pairing:
-    """One task's pairing under way (:func:`_pairings`): its pairable rows (:func:`_pairable`), the
-    pairs by `_ng_rollout_index` (None: by NeMo Gym's capture id, else by the trajectories), each
-    side's rows to read, and the keys of the rows read so far."""
+    """One task's pairing under way (:func:`_pairings`): its pairable rows (:func:`_pairable`) and the
+    pairs by `_ng_rollout_index` (None: by NeMo Gym's capture id, else by the trajectories)."""
 
     sides: tuple[TaskSide, TaskSide]
     olds: list[RowFacts]
@@ -200,12 +189,9 @@ def _plan(task: TaskComparison) -> Optional[_Pairing]:
 
 
 def _pairings(tasks: Sequence[TaskComparison]) -> list[Optional[tuple[RolloutPair, ...]]]:
-    """Each task's rows paired rollout by rollout when every pair holds the same trajectory (a
-    re-verification), else None (the sides ran the task apart: nothing pairs them).
-
-    The rows are read a side at a time, all tasks' together in file order (the old side's first):
-    a side's reader that keeps its files open then passes over each once, where reading task by
-    task would decompress a compressed file again for each row."""
+    """Each task's rows paired rollout by rollout when every pair holds the same trajectory, else None.
+    The rows are read a side at a time, all tasks' together in file order: a reader that keeps its
+    files open passes over each once, where task by task it would decompress a file again per row."""
     plans = [_plan(task) for task in tasks]
     for side in (0, 1):
         wanted = [(facts, plan) for plan in plans if plan is not None for facts in plan.wanted[side]]
@@ -223,8 +209,7 @@ def _may_disagree(task: TaskComparison) -> bool:
 
 
 def rollout_pairs(task: TaskComparison) -> Optional[tuple[RolloutPair, ...]]:
-    """The task's rows paired rollout by rollout, each pair holding the same trajectory (a
-    re-verification), or None when the sides ran the task apart: the comparison's pairing, or for a
+    """The task's rows paired rollout by rollout (:func:`_pairings`): the comparison's pairing, or for a
     task it left unpaired (its rewards all one value) a pairing made now."""
     return task.pairs if task.pairs is not None or _may_disagree(task) else _pairings([task])[0]
 

@@ -1,10 +1,7 @@
-"""What a flip's rows say besides their reward: the prompt, and the agent's last message.
-
-A task keyed on its index (`_ng_task_index`) or on its prompt has a label that tells a reader
-little: a short excerpt of the prompt's last user message says what the task is. A server that
-writes no verifier logs leaves a flip without output; the losing and the winning rows' last
-assistant messages, side by side, say what changed. Both are cut to a few hundred characters, so a
-row of any size adds a bounded amount to a report; the renderers escape them for where they go.
+"""What a flip's rows say besides their reward. A task keyed on its index or its prompt has a label
+that tells little: an excerpt of the prompt says what the task is. A server that writes no verifier
+logs leaves a flip without output: the losing and winning rows' last assistant messages say what
+changed. Each is cut, so a row of any size adds a bounded amount to a report.
 """
 
 from __future__ import annotations

@@ -1,14 +1,7 @@
 """Who besides a task's category decides its item's outcome: a conftest's `pytest_parity_verdict`
-hook (its :class:`Verdict`), or reviewed flips accepted from a file under review (the known-flips
-list), no conftest needed.
-
-The list gives one task label a line, then `#` and the reason it is accepted::
-
-    # Flips reviewed by a person: task  # why it is accepted
-    gpt2-codegolf          # the Harbor image ships the newer tokenizer; reviewed in MIGRATION-42
-
-A listed task that flipped passes, its reason audited like a hook's. The file is the user's own,
-but it is read as carefully as the rollouts: a regular file, size-capped, every malformed line named.
+hook (its :class:`Verdict`), or the known-flips list under review, one `<task>  # <why it is
+accepted>` a line, no conftest needed. A listed task that flipped passes, its reason audited like
+a hook's. The file is the user's own, but it is read as carefully as the rollouts.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
-"""The losing side's verifier output: where it lives, and its last lines, read from the end.
-
-Logs are read only for a flip that is shown, never at load time, and only their end is read (one
-read of at most :data:`TAIL_BYTES`), so a multi-gigabyte `test-stdout.txt`, or one long line, costs
-a few blocks. Only a regular file named `test-stdout.txt` inside a row's `verifier_logs_dir` is
-read: a `verifier_logs_dir` naming a file, a FIFO or a device gives a reason and no content, and a
-`test-stdout.txt` that is a symbolic link is followed only to another `test-stdout.txt`, under the
-log roots or under the logs directory itself, so no row can make another file's bytes appear in a
-report (the directory you run from is a log root: a link to its `.git/config` is refused).
+"""The losing side's verifier output, read only for a flip that is shown and only its end (one read
+of at most :data:`TAIL_BYTES`), so a multi-gigabyte `test-stdout.txt` costs a few blocks. Only a
+regular `test-stdout.txt` inside a row's `verifier_logs_dir` is read, a link only when it leads to
+another `test-stdout.txt` under the log roots or the logs dir, so no row can make another
+file's bytes appear in a report (a link to the run directory's `.git/config` is refused).
 """
 
 from __future__ import annotations
@@ -60,10 +56,8 @@ def cut_line(line: str, chars: int = LINE_CHARS) -> str:
 
 
 def tail_lines(text: str, count: int, cut_before: bool = False) -> list[str]:
-    """The last ``count`` lines of ``text`` (trailing newlines dropped first), each cut; none for 0.
-
-    ``cut_before``: ``text`` is the end of something longer, so its first line is only the end of one.
-    """
+    """The last ``count`` lines of ``text`` (trailing newlines dropped first), each cut; ``cut_before``:
+    ``text`` is the end of something longer, so its first line is only the end of one."""
     if count <= 0:
         return []
     if len(text) > TAIL_BYTES:
