@@ -102,10 +102,8 @@ def _strip_namespace(old: Groups, new: Groups) -> tuple[Groups, Groups, Optional
     judged before tasksets are matched, as the reference strips ids, so that a prefixed id recurring
     in several tasksets does not keep its sibling ids from joining."""
     old_ids, new_ids = ({task_id for _, task_id in side} for side in (old, new))
-    if not old_ids or not new_ids or old_ids & new_ids:
-        return old, new, None, None
     old_prefix, new_prefix = _common_prefix(old_ids), _common_prefix(new_ids)
-    if (old_prefix is None) == (new_prefix is None):
+    if not old_ids or not new_ids or old_ids & new_ids or (old_prefix is None) == (new_prefix is None):
         return old, new, None, None
     prefix = old_prefix or new_prefix or ""
     stripped: Groups = {}
@@ -225,11 +223,9 @@ def infer_keys(old: SideInput, new: SideInput) -> list[str]:
                 reason += f"; {what} joins {baseline}"
             if len(ranked) > 1:
                 reason += "; runners-up: " + listed([f"{name} (joins {n})" for n, name in ranked[1:]], 3, where="")
-            changed = _prompts_changed(old, new, best)
+            notes += _prompts_changed(old, new, best)
             for side in (old, new):
                 side.key, side.values, side.reason = best, side.inferred[best], reason
-            if changed:
-                notes.append(changed)
     elif (old.key in _FALLBACK_KEYS) != (new.key in _FALLBACK_KEYS):
         notes += _infer_against_known(old, new)
     for side in (old, new):
@@ -296,18 +292,18 @@ def _fallback_joins(old: SideInput, new: SideInput) -> tuple[int, str]:
     return shared_count(old.values, new.values), old.key if old.key == new.key else "the sides' keys"
 
 
-def _prompts_changed(old: SideInput, new: SideInput, name: str) -> Optional[str]:
+def _prompts_changed(old: SideInput, new: SideInput, name: str) -> list[str]:
     """A note when tasks joined on ``name`` have a different prompt on each side (a template change)."""
     joined = join(old.inferred[name], new.inferred[name])
     changed = [label for label, _, _ in _differing(joined, old, new)[1]]
     if not changed:
-        return None
+        return []
     shared = len(joined.old.keys() & joined.new.keys())
-    return (
+    return [
         f"the prompts changed between the runs: {len(changed)} of {shared} task(s) joined on {name} have a "
         f"different prompt on each side ({listed(changed)}); {name} names them, so they are compared as the same "
         "tasks"
-    )
+    ]
 
 
 # --- the join, and its repairs ---------------------------------------------------------------

@@ -269,13 +269,10 @@ def compare_sides(
     tasks: list[TaskComparison] = []
     for label in joined.old.keys() | joined.new.keys():
         old_rows, new_rows = joined.old.get(label), joined.new.get(label)
-        task = categorize(
-            label,
-            summarize_side([old.facts[i] for i in old_rows], old.reader) if old_rows else None,
-            summarize_side([new.facts[i] for i in new_rows], new.reader) if new_rows else None,
-            taskset=_taskset_of(new, new_rows) or _taskset_of(old, old_rows),
-        )
-        tasks.append(task)
+        old_side = summarize_side([old.facts[i] for i in old_rows], old.reader) if old_rows else None
+        new_side = summarize_side([new.facts[i] for i in new_rows], new.reader) if new_rows else None
+        taskset = _taskset_of(new, new_rows) or _taskset_of(old, old_rows)
+        tasks.append(categorize(label, old_side, new_side, taskset))
     tasks = with_rollout_pairs(tasks)
     for side_name, side in (("old", old), ("new", new)):  # a row naming no task is masked, never missing
         anonymous = [index for index, value in enumerate(side.values) if value is None]
