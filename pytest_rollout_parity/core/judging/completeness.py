@@ -52,15 +52,13 @@ def parse_limit(text: str) -> Limit:
     try:
         if value.endswith("%"):
             percent = float(value[:-1])
-            if not (math.isfinite(percent) and 0 <= percent <= 100):
-                raise ValueError
-            return Limit(value, percent=percent)
-        count = int(value)
-        if count < 0:
-            raise ValueError
-        return Limit(value, count=count)
+            if math.isfinite(percent) and 0 <= percent <= 100:
+                return Limit(value, percent=percent)
+        elif int(value) >= 0:
+            return Limit(value, count=int(value))
     except ValueError:
-        raise ValueError("must be a count of tasks (3), a percentage of the old side's tasks (10%) or off") from None
+        pass
+    raise ValueError("must be a count of tasks (3), a percentage of the old side's tasks (10%) or off")
 
 
 @dataclass(frozen=True)
