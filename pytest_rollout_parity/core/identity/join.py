@@ -48,8 +48,7 @@ def _tasksets(groups: Groups) -> set[str]:
 
 @dataclass
 class JoinedSides:
-    """Both sides joined: each task's label with its rows on each side, how the labels were made,
-    and the join's notes in the summary's order."""
+    """Both sides joined: each task's label with its rows on each side, and how the labels were made."""
 
     old: dict[str, list[int]]
     new: dict[str, list[int]]
@@ -262,9 +261,8 @@ def _categories_on_both(old: SideInput, new: SideInput) -> list[str]:
 
 
 def _infer_against_known(old: SideInput, new: SideInput) -> list[str]:
-    """One side keyed on a known id field, the other on a fallback: the other side takes the
-    inferred field of its own that shares the most values with the known one, when that joins more
-    tasks than its fallback does."""
+    """A side keyed on a fallback takes its inferred field sharing the most values with the other
+    side's known id field, when that joins more tasks than its fallback does."""
     known, other = (old, new) if new.key in _FALLBACK_KEYS else (new, old)
     ranked = _ranked((shared_count(known.values, column), name) for name, column in other.inferred.items())
     if not ranked or ranked[0][0] <= (shared_count(known.values, other.values) if other.key else 0):

@@ -215,8 +215,7 @@ def rollout_pairs(task: TaskComparison) -> Optional[tuple[RolloutPair, ...]]:
 
 
 def first_disagreement(task: TaskComparison) -> Optional[RolloutPair]:
-    """The first rollout the two verifiers scored differently, one the task's losing side lost where
-    there is one; None when no pair disagrees."""
+    """The first rollout the verifiers scored differently, one the losing side lost where there is one."""
     disagreeing = [pair for pair in task.pairs or () if not pair.agrees]
     return next((pair for pair in disagreeing if pair.loser == task.loser), next(iter(disagreeing), None))
 
@@ -263,8 +262,7 @@ def _taskset_of(side: SideInput, rows: Optional[list[int]]) -> Optional[str]:
 def compare_sides(
     old: SideInput, new: SideInput, old_key: Optional[str] = None, new_key: Optional[str] = None
 ) -> CompareResult:
-    """Join both sides (:func:`..identity.join.join_sides`), classify every task (in natural label
-    order) and collect the notes."""
+    """Join both sides, classify every task (in natural label order) and collect the notes."""
     joined = join_sides(old, new, old_key, new_key)
     tasks: list[TaskComparison] = []
     for label in joined.old.keys() | joined.new.keys():

@@ -71,7 +71,6 @@ class ErrorRates:
     new_errors: int
     new_rows: int
     p_value: float
-    #: the level below which the new side's rate is clearly above the old side's
     level: float
 
     @property
@@ -139,9 +138,7 @@ class Coverage:
     #: old-side tasks not compared for any reason (missing, masked on either side, an agent error)
     uncompared: int = 0
     agent_errors: int = 0
-    #: the sides' agent-error rates, when they were tested
     error_rates: Optional[ErrorRates] = None
-    #: nothing was compared at all
     nothing_compared: bool = False
 
 

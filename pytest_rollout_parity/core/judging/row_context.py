@@ -16,11 +16,9 @@ from ..reading.row_facts import lookup
 from ..reading.task_idents import content_text, last_user_text
 from .verifier_output import cut_line
 
-#: characters of a prompt excerpt
 EXCERPT_CHARS = 120
-#: characters kept of a last assistant message (its end: where an answer usually is)
+#: characters and lines kept of a last assistant message (its end: where an answer usually is)
 MESSAGE_CHARS = 600
-#: lines kept of a last assistant message
 MESSAGE_LINES = 8
 #: flips a report carries a prompt excerpt for, at most (in task order: the ones its lists show)
 EXCERPT_CAP = 200
@@ -349,8 +347,7 @@ class _Walk:
 
 def row_evidence(row: dict[str, Any], lines: int = EVIDENCE_LINES) -> list[str]:
     """What a row's verifier wrote into it besides the reward, at most ``lines`` lines, in the order
-    and with the omissions docs/semantics.md gives ("A flip's evidence"); never opens a path the
-    row names. Empty when the row has none."""
+    and with the omissions docs/semantics.md gives ("A flip's evidence"); never opens a path."""
     walk = _Walk()
     walk.object(row, "", frozenset(), 0)
     return walk.lines(lines) if lines > 0 else []

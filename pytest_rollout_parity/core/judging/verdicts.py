@@ -29,7 +29,6 @@ class Verdict:
     """An item outcome decided by a conftest hook; the task's category stays what the data says."""
 
     outcome: Outcome
-    #: the JSON summary's `reason`
     text: str = field(default="", metadata={"alias": "reason"})
     #: who decided it; a report naming who changed an item's outcome reads it
     source: Source = "hook"
@@ -60,7 +59,6 @@ class Verdict:
 
 #: a list of reviewed flips is short; a larger file is surely not one
 MAX_BYTES = 4 * 1024 * 1024
-#: the task label, whitespace, `#`, the reason
 _ENTRY = re.compile(r"^(?P<task>\S(?:.*?\S)?)\s+#\s*(?P<reason>.*?)\s*$")
 
 

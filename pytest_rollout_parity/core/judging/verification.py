@@ -126,9 +126,8 @@ def _counted(values: set[Any], name: str) -> str:
 
 
 def with_conditions(result: CompareResult, old: Sequence[str], new: Sequence[str]) -> CompareResult:
-    """The result with each side's model, sampling parameters and rollouts a task as its rows
-    record them (``old``, ``new``), and a note naming each that differs between the sides
-    (docs/semantics.md, "The same conditions")."""
+    """The result with each side's model, sampling parameters and rollouts a task as its rows record
+    them (``old``, ``new``), and a note naming each that differs between the sides."""
     values = {"old": _values(old), "new": _values(new)}
     rollouts = {side: _rollouts(result, side) for side in ("old", "new")}
     shown = []

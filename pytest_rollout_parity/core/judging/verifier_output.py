@@ -22,7 +22,6 @@ from ..reading.row_facts import embedded_output, logs_dir_of
 LOG_FILE_NAME = "test-stdout.txt"
 #: bytes read from the end of a log, at most: one bounded read, whatever the log's size
 TAIL_BYTES = 64 * 1024
-#: why a row has no output when it names no logs and embeds none
 NO_OUTPUT = "row has no verifier_logs_dir and no embedded verifier output"
 #: characters kept of one line of output; the rest is cut with a visible marker
 LINE_CHARS = 500
@@ -102,8 +101,7 @@ def _log_file(candidate: Path, roots: Sequence[Path]) -> tuple[Optional[Path], O
 
 
 def scored_row(side: TaskSide, highest: bool = False) -> RowFacts:
-    """The side's scored row with the lowest reward (a loser's), or the ``highest`` (a winner's), the
-    first of equals; its first row without one."""
+    """The side's first scored row of the lowest reward (a loser's) or the ``highest``; else its first."""
     pick = max if highest else min
     return pick((f for f in side.facts if f.scored), key=lambda f: f.reward or 0.0, default=side.facts[0])
 
