@@ -115,6 +115,7 @@ _STATE_WORDS = _words("info terminated truncated done finished naturally turns s
 #: the words of a key that holds a check's result, and of one that holds what a check requires instead
 _RESULT_WORDS = _words("verdict result passed pass status valid satisfied met correct success outcome ok followed")
 _REQUIRED_WORDS = _words("criteria criterion required requirement")
+_NOT_RESULT = _REQUIRED_WORDS | {"expected"}
 #: what an answer field's other words may be, shown alone (`extracted_answer`, `ground_truth`)
 _ANSWER_WORDS = _words("answer answers output solution value")
 _PASS = _words("yes pass passed true correct met satisfied ok success")
@@ -239,20 +240,15 @@ class _Walk:
         """Lists of check results beside the list naming the checks (`follow_instruction_list` and
         `instruction_id_list`), summed up on one line each."""
         used: set[str] = set()
+        texts = {
+            key: items
+            for key, items in row.items()
+            if isinstance(items, list) and all(isinstance(item, str) for item in items[:EVIDENCE_ITEMS])
+        }
         for key, value in row.items():
             if key in used or not isinstance(value, list) or not value or not all(isinstance(v, bool) for v in value):
                 continue
-            names = next(
-                (
-                    other
-                    for other, items in row.items()
-                    if other != key
-                    and isinstance(items, list)
-                    and len(items) == len(value)
-                    and all(isinstance(item, str) for item in items[:EVIDENCE_ITEMS])
-                ),
-                None,
-            )
+            names = next((other for other, items in texts.items() if other != key and len(items) == len(value)), None)
             used.update((key, names) if names is not None else (key,))
             where = f"{path}.{key}" if path else key
             self.found.append((_CHECKS, _checks_line(where, value, row[names] if names is not None else None)))
@@ -285,16 +281,9 @@ class _Walk:
 
     def checks(self, items: list[dict[str, Any]], path: str, total: int) -> bool:
         """`rubric_evaluations: 2/3 passed; first failing: C2 - <why>` for checks with a result each."""
+        answered = [key for key in items[0] if isinstance(key, str) and _passed(items[0][key]) is not None]
         result_key = next(
-            (
-                key
-                for key in items[0]
-                if isinstance(key, str)
-                and _passed(items[0][key]) is not None
-                and _words(key) & _RESULT_WORDS
-                and not _words(key) & (_REQUIRED_WORDS | {"expected"})
-            ),
-            None,
+            (key for key in answered if _words(key) & _RESULT_WORDS and not _words(key) & _NOT_RESULT), None
         )
         if result_key is None or any(_passed(item.get(result_key)) is None for item in items):
             return False
@@ -302,15 +291,8 @@ class _Walk:
         def label(index: int, item: dict[str, Any]) -> str:
             named = [key for key in item if isinstance(key, str) and _words(key) & {"id", "name", "criterion"}]
             name = str(item[named[0]]) if named else f"#{index + 1}"
-            why = next(
-                (
-                    item[key]
-                    for key in item
-                    if key != result_key and key not in named and isinstance(item[key], str) and item[key].strip()
-                ),
-                None,
-            )
-            return f"{name} - {why}" if why else name
+            why = [text for key, text in item.items() if key not in (result_key, *named) and isinstance(text, str)]
+            return next((f"{name} - {text}" for text in why if text.strip()), name)
 
         results = [bool(_passed(item[result_key])) for item in items]
         labels = [label(index, item) for index, item in enumerate(items)]
