@@ -364,11 +364,8 @@ def prompt_on_side(side: SideInput, rows: Sequence[int], messages: bool = False)
     if len(distinct) == 1:
         return TaskPrompt(distinct.pop(), common)
     leading = prompt_label([json.loads(message) for message in common]) if common else None
-    return TaskPrompt(
-        f"{len(distinct)} prompts beginning {leading}" if leading else f"{len(distinct)} prompts",
-        common,
-        per_rollout=True,
-    )
+    label = f"{len(distinct)} prompts" + (f" beginning {leading}" if leading else "")
+    return TaskPrompt(label, common, per_rollout=True)
 
 
 Differing = list[tuple[str, TaskPrompt, TaskPrompt]]

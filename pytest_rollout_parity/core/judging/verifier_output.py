@@ -78,9 +78,7 @@ def _log_file(candidate: Path, roots: Sequence[Path]) -> tuple[Optional[Path], O
     try:
         mode = os.stat(candidate).st_mode
     except (OSError, ValueError):  # ValueError: a NUL in the path
-        if os.path.islink(candidate):
-            return None, f"{candidate} is a dangling symlink"
-        return None, None
+        return None, (f"{candidate} is a dangling symlink" if os.path.islink(candidate) else None)
     if not stat.S_ISDIR(mode):
         return None, f"{candidate} is not a directory (only a {LOG_FILE_NAME} inside it is read)"
     inner = candidate / LOG_FILE_NAME
