@@ -162,7 +162,6 @@ class SideInput(KeyChoice):
         return row or {}
 
     def prompt_at(self, index: int) -> Any:
-        """Row ``index``'s prompt."""
         return lookup(self.row_at(index), PROMPT)
 
 

@@ -211,8 +211,7 @@ def read_inventory(
             counts = _counts(read_small(path, MAX_BYTES))
         except (SmallFileError, ValueError) as exc:
             return InventoryRead(None, _ignored(side, shown, str(exc)))
-        for name in FIELDS:
-            totals[name] += counts[name]
+        totals = {name: totals[name] + counts[name] for name in FIELDS}
     measured = sum(1 for f in facts if f.origin is RowOrigin.MAIN and f.reward is not None and f.mask is None)
     return InventoryRead(Inventory(tuple(shown for _, shown, _ in found), totals, measured))
 

@@ -47,9 +47,7 @@ def last_assistant_message(
     """The end of the row's last assistant message (`response.output`): at most ``lines`` lines and
     about ``chars`` characters, the first marked when cut; None when the row has none."""
     output = lookup(row, TRAJECTORY)
-    if not isinstance(output, list):
-        return None
-    for item in reversed(output):
+    for item in reversed(output if isinstance(output, list) else []):
         if isinstance(item, dict) and item.get("type", "message") == "message" and item.get("role") == "assistant":
             text = content_text(item.get("content"), "\n").strip()
             if not text:
