@@ -179,6 +179,31 @@ def _align_fallbacks(old: SideInput, new: SideInput) -> list[str]:
     return []
 
 
+def join_sides(
+    old: SideInput, new: SideInput, old_key: Optional[str] = None, new_key: Optional[str] = None
+) -> JoinedSides:
+    """Key both sides (:func:`infer_keys`; a side whose rows name no task takes the key it was given,
+    ``old_key`` or ``new_key``, else the other side's), join them, and repair a join its key misleads."""
+    inferred = infer_keys(old, new)
+    if not old.key:
+        old.key = old_key or new.key or new_key or NG_TASK_ID
+        old.reason = REASON_GIVEN if old_key else REASON_BORROWED
+    if not new.key:
+        new.key = new_key or old.key
+        new.reason = REASON_GIVEN if new_key else REASON_BORROWED
+    notes = [f"both sides: {note}" for note in old.notes if note in new.notes]  # said once when both say it
+    notes += [f"old side: {note}" for note in old.notes if note not in new.notes]
+    notes += [f"new side: {note}" for note in new.notes if note not in old.notes]
+    notes += inferred + _align_fallbacks(old, new)
+    joined = join(old.values, new.values)
+    if old.key == new.key == TASK_INDEX:
+        joined = _check_index_prompts(joined, old, new)
+    elif (coincidence := _coincidence(joined, old, new)) is not None:
+        joined = _apart(joined, coincidence)
+    notes += joined.notes + ([joined.unjoined] if joined.unjoined else [])
+    return replace(joined, notes=notes)
+
+
 # --- an inferred id field: the one that joins the most tasks of both sides ------------------------
 
 
@@ -303,35 +328,7 @@ def _prompts_changed(old: SideInput, new: SideInput, name: str) -> list[str]:
     ]
 
 
-# --- the join, and its repairs ---------------------------------------------------------------
-
-
-def join_sides(
-    old: SideInput, new: SideInput, old_key: Optional[str] = None, new_key: Optional[str] = None
-) -> JoinedSides:
-    """Key both sides (:func:`infer_keys`; a side whose rows name no task takes the key it was given,
-    ``old_key`` or ``new_key``, else the other side's), join them, and repair a join its key misleads."""
-    inferred = infer_keys(old, new)
-    if not old.key:
-        old.key = old_key or new.key or new_key or NG_TASK_ID
-        old.reason = REASON_GIVEN if old_key else REASON_BORROWED
-    if not new.key:
-        new.key = new_key or old.key
-        new.reason = REASON_GIVEN if new_key else REASON_BORROWED
-    notes = [f"both sides: {note}" for note in old.notes if note in new.notes]  # said once when both say it
-    notes += [f"old side: {note}" for note in old.notes if note not in new.notes]
-    notes += [f"new side: {note}" for note in new.notes if note not in old.notes]
-    notes += inferred + _align_fallbacks(old, new)
-    joined = join(old.values, new.values)
-    if old.key == new.key == TASK_INDEX:
-        joined = _check_index_prompts(joined, old, new)
-    elif (coincidence := _coincidence(joined, old, new)) is not None:
-        joined = _apart(joined, coincidence)
-    notes += joined.notes + ([joined.unjoined] if joined.unjoined else [])
-    return replace(joined, notes=notes)
-
-
-# --- the prompt of a task on one side ------------------------------------------------------
+# --- a task's prompts, and the repairs of a join its key misleads ---------------------------------
 
 
 @dataclass(frozen=True)

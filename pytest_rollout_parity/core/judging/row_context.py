@@ -196,15 +196,13 @@ class _Walk:
                 found.append((rank, line))
         found.sort(key=lambda entry: entry[0])
         kept: list[str] = []
-        size = 0
         for index, (_, text) in enumerate(found):
             text = cut_line(text, EVIDENCE_LINE_CHARS)
             left = len(found) - index
-            if (len(kept) == limit - 1 and left > 1) or size + len(text) > EVIDENCE_CHARS:
+            if (len(kept) == limit - 1 and left > 1) or sum(map(len, kept)) + len(text) > EVIDENCE_CHARS:
                 kept.append(f"[... {left} more line(s) of evidence cut]")
                 break
             kept.append(text)
-            size += len(text)
         return kept
 
     def value(self, value: Any, path: str, words: frozenset[str], depth: int, own: frozenset[str]) -> None:
