@@ -23,11 +23,9 @@ MESSAGE_LINES = 8
 #: flips a report carries a prompt excerpt for, at most (in task order: the ones its lists show)
 EXCERPT_CAP = 200
 
-_BLANKS = re.compile(r"\s+")
-
 
 def _one_line(text: str) -> str:
-    return _BLANKS.sub(" ", text).strip()
+    return " ".join(text.split())
 
 
 def wants_excerpt(key: str) -> bool:
