@@ -57,10 +57,9 @@ def summarize_side(facts: Sequence[RowFacts], reader: Optional[RowReader] = None
     if len(facts) == 1:  # most tasks: one row a side, reduced without the lists below
         only = facts[0]
         unmasked = only.mask is None
-        reward = only.reward if only.scored else None
         return TaskSide(
             facts,
-            reward=reward,
+            reward=only.reward if only.scored else None,
             masked=only.mask,
             agent_error=(only.agent_error or None) if unmasked else None,
             failure_kind=(only.failure_kind or None) if unmasked else None,
@@ -225,12 +224,9 @@ def with_rollout_pairs(tasks: Sequence[TaskComparison]) -> list[TaskComparison]:
     verifier disagreement is a flip whatever else it holds: also where its means agree (the
     disagreements cancel; a flip with no winner) and where a side reports an agent error."""
     mixed = [task for task in tasks if _may_disagree(task)]
-    paired: dict[int, TaskComparison] = {}
-    for task, pairs in zip(mixed, _pairings(mixed)):
-        if pairs is not None:
-            found = replace(task, pairs=pairs)
-            paired[id(task)] = replace(found, category="flipped") if found.disagreements else found
-    return [paired.get(id(task), task) for task in tasks]
+    found = {id(task): pairs for task, pairs in zip(mixed, _pairings(mixed)) if pairs is not None}
+    paired = [replace(task, pairs=found[id(task)]) if id(task) in found else task for task in tasks]
+    return [replace(task, category="flipped") if task.disagreements else task for task in paired]
 
 
 def categorize(
