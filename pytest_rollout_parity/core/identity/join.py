@@ -132,8 +132,7 @@ def join(old_values: Column, new_values: Column) -> JoinedSides:
             f"the {keyed_side} side spans several tasksets ({', '.join(sorted(_tasksets(keyed)))}); "
             "its tasks are matched to the other side's plain ids on task_id"
         )
-        unmatched = sorted(ambiguous & plain_labels.keys())  # ids recurring in several keyed tasksets
-        if unmatched:
+        if unmatched := sorted(ambiguous & plain_labels.keys()):  # ids recurring in several keyed tasksets
             notes.append(
                 f"{len(unmatched)} task id(s) recur in several {keyed_side} tasksets and cannot be matched to the "
                 f"other side's plain ids; they are listed as taskset/task_id: {listed(unmatched)}"
@@ -413,8 +412,7 @@ def _check_index_prompts(joined: JoinedSides, old: SideInput, new: SideInput) ->
         )
         rejoined = join(old.values, new.values)
         return replace(rejoined, notes=[note, *rejoined.notes])
-    edit = _uniform_edit(differing, joined, old, new)
-    if edit is not None:
+    if (edit := _uniform_edit(differing, joined, old, new)) is not None:
         note = (
             f"every prompt differs by the same edit: {edit} ({len(differing)} of {shared} _ng_task_index value(s), "
             "the rest of each prompt unchanged), as a new template words its instruction; they are joined on the index"

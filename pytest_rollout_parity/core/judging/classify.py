@@ -277,8 +277,7 @@ def compare_sides(
     tasks.sort(key=lambda t: natural_key(t.task))
 
     notes = list(joined.notes)
-    repeated = [t.task for t in tasks if (t.old and t.old.repeated) or (t.new and t.new.repeated)]
-    if repeated:
+    if repeated := [t.task for t in tasks if (t.old and t.old.repeated) or (t.new and t.new.repeated)]:
         notes.append(
             f"{len(repeated)} task(s) have several rows on a side; they are compared on the mean reward: "
             + listed(repeated)

@@ -224,8 +224,7 @@ class _Walk:
             where = f"{path}.{key}" if path else key
             value = row[key]
             if key == "response" and isinstance(value, dict):  # a judge's own Responses object
-                message = last_assistant_message({"response": value})
-                if message:
+                if message := last_assistant_message({"response": value}):
                     self.found.append((_JUDGE, f"{where}: {_last_lines(chr(10).join(message))}"))
                 continue
             self.value(value, where, words | own, depth + 1, own)

@@ -122,8 +122,7 @@ def verifier_output(row: dict[str, Any], roots: Sequence[Path], count: int) -> V
                     return VerifierOutput(None, f"unavailable: {target} is not a regular file")
                 except OSError as exc:
                     return VerifierOutput(None, f"unavailable: cannot read {target}: {exc.strerror or exc}")
-    embedded = embedded_output(row)
-    if embedded is not None:
+    if (embedded := embedded_output(row)) is not None:
         return VerifierOutput(tail_lines(embedded[1], count), f"row field '{embedded[0]}'")
     if not logs_dir_text:
         return VerifierOutput(None, f"unavailable: {NO_OUTPUT}")
