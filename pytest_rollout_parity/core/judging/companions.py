@@ -149,14 +149,13 @@ def combined_check(checks: Sequence[AggregateCheck]) -> Optional[AggregateCheck]
             return None
         return math.fsum((mean or 0.0) * check.rows for mean, check in zip(means, checks)) / rows
 
-    notes = [check.note for check in checks if check.note]
     return AggregateCheck(
         ", ".join(check.file for check in checks),
         checks[0].agent,
         weighted([check.recorded_mean for check in checks]),
         weighted([check.computed_mean for check in checks]),
         rows,
-        "; ".join(notes) if notes else None,
+        "; ".join(check.note for check in checks if check.note) or None,
     )
 
 

@@ -167,8 +167,7 @@ def _checks_line(where: str, results: list[bool], labels: Optional[list[str]], t
     text = f"{where}: {sum(results)}/{len(results)} passed"
     if total > len(results):
         text += f" (the first {len(results)} of {total})"
-    failing = next((index for index, result in enumerate(results) if not result), None)
-    if failing is not None:
+    if (failing := next((index for index, result in enumerate(results) if not result), None)) is not None:
         text += f"; first failing: {_one_line(labels[failing] if labels else f'#{failing + 1}')}"
     return text
 

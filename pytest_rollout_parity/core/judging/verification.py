@@ -45,10 +45,8 @@ def copies_note(
         return None
     if old is not None and old == new and agents[0] == agents[1]:
         return "the new file's rows are identical to the old file's (the same bytes): was the new server run?"
-    for t in result.tasks:
-        old_rows = _canonical(t.old)
-        if old_rows is None or old_rows != _canonical(t.new):
-            return None
+    if any(_canonical(t.old) != _canonical(t.new) for t in result.tasks):  # a task has at least one side
+        return None
     return "the new file's rows are identical to the old file's (every task has the same rows): was the new server run?"
 
 
@@ -81,8 +79,7 @@ def verification_notes(result: CompareResult, names: Optional[Sequence[str]] = N
         side: [r for task in result.tasks if (half := task.side(side)) for r in half.rewards] for side in ("old", "new")
     }
     verified = {side: _verified(result, side) for side in ("old", "new")}
-    pairs: tuple[tuple[Side, Side], ...] = (("old", "new"), ("new", "old"))
-    for side, other in pairs:
+    for side, other in (("old", "new"), ("new", "old")):
         own, theirs = rewards[side], rewards[other]
         if len(own) >= 2 and len(set(own)) == 1 and len(set(theirs)) >= 2 and not verified[side]:
             notes.append(
