@@ -1,7 +1,5 @@
-"""Item names: a task label made safe for node ids, `-k` and `--lf`.
-
-The rule is in docs/semantics.md, "Task identity and the join" (Item names).
-"""
+"""Item names: a task label made safe for node ids, `-k` and `--lf` (docs/semantics.md, "Task
+identity and the join", Item names)."""
 
 from __future__ import annotations
 
@@ -19,12 +17,9 @@ def label_hash(label: str) -> str:
 
 
 def item_names(labels: Sequence[str], reserved: Sequence[str] = ()) -> list[str]:
-    """One distinct, safe name per label; a name that collides gets `-<hash of its raw label>`.
-
-    A name in ``reserved`` (an item of the gate's own, such as the aggregate) always collides. A
-    safe name is the label with each run of characters other than word characters, `.`, `-` and
-    `/` made one `_`.
-    """
+    """One distinct, safe name per label (each run of characters other than word characters, `.`, `-`
+    and `/` made one `_`); a name that collides with another or with a ``reserved`` item of the
+    gate's own (such as the aggregate) gets `-<hash of its raw label>`."""
     names = [_UNSAFE.sub("_", label).strip("_") for label in labels]
     owners: dict[str, list[int]] = {}
     for index, name in enumerate(names):
@@ -40,19 +35,14 @@ def item_names(labels: Sequence[str], reserved: Sequence[str] = ()) -> list[str]
     return names
 
 
-#: how many names a note lists before it counts the rest
-NOTE_NAMES = 10
-
-
-def listed(names: Sequence[str], cap: int = NOTE_NAMES, where: str = " (see --parity-json)") -> str:
+def listed(names: Sequence[str], cap: int = 10, where: str = " (see --parity-json)") -> str:
     """`a, b, c` or, past ``cap`` names, `a, b, ... and 290 more` and ``where`` the rest are: never cut mid-name."""
     rest = len(names) - cap
     return ", ".join(names[:cap]) + (f" and {rest} more{where}" if rest > 0 else "")
 
 
 def clipped(text: str, cap: int, more: str = " ... (see --parity-json)") -> str:
-    """``text`` cut to about ``cap`` characters at a word boundary, then ``more`` (by default a
-    pointer to the JSON file)."""
+    """``text`` cut to about ``cap`` characters at a word boundary, then ``more``."""
     if len(text) <= cap:
         return text
     cut = text.rfind(" ", 0, cap)

@@ -1,12 +1,7 @@
-"""The join of two sides: the key each side is joined on, its task idents grouped and labelled so
-that one task carries one label on both sides (tasksets matched, a shared namespace prefix
-stripped), and the repairs of a join its key misleads (an index whose prompts differ, a join by
-coincidence).
-
-Each side's idents come from its key vote (:mod:`..reading.key_vote`). Which inferred id field
-names the same tasks on both sides is seen only with both (:func:`infer_keys`). The rules are in
-docs/semantics.md, "Task identity and the join", "Inferred id fields" and "Prompts and the task
-index".
+"""The join of two sides: the key each is joined on, its rows labelled so that one task carries one
+label on both sides, and the repairs of a join its key misleads. Which inferred id field names the
+same tasks on both sides is seen only with both (:func:`infer_keys`). The rules are in
+docs/semantics.md, "Task identity and the join", "Inferred id fields" and "Prompts and the task index".
 """
 
 from __future__ import annotations
@@ -53,8 +48,7 @@ def _tasksets(groups: Groups) -> set[str]:
 
 @dataclass
 class JoinedSides:
-    """Both sides joined: each task's label with its rows on each side, how the labels were made,
-    and the notes the join makes, in the order the summary lists them."""
+    """Both sides joined: each task's label with its rows on each side, and how the labels were made."""
 
     old: dict[str, list[int]]
     new: dict[str, list[int]]
@@ -75,11 +69,8 @@ def _labels(groups: Groups, label: Callable[[TaskIdent], str] = lambda ident: id
 
 
 def _match_keyed(keyed: Groups, plain: Groups) -> tuple[dict[str, list[int]], set[str]]:
-    """Labels of the keyed side, matched to the plain side's ids; and the ids too ambiguous to match.
-
-    An id that lives in one keyed taskset (or in the taskset the plain side's rows name) is listed
-    under the plain id; one that recurs in several tasksets keeps its `taskset/task_id` labels.
-    """
+    """Labels of the keyed side matched to the plain side's ids, and the ids too ambiguous to match: an
+    id in several keyed tasksets (not the one the plain side's rows name) keeps `taskset/task_id`."""
     homes: dict[str, set[Optional[str]]] = {}
     for taskset, task_id in keyed:
         homes.setdefault(task_id, set()).add(taskset)
@@ -106,16 +97,12 @@ def _common_prefix(labels: Iterable[str]) -> Optional[str]:
 
 
 def _strip_namespace(old: Groups, new: Groups) -> tuple[Groups, Groups, Optional[str], Optional[str]]:
-    """Both sides, one stripped of the `<prefix>/` all its task ids share when the sides share no id.
-
-    Judged on task ids before tasksets are matched, as the reference strips ids: a prefixed id
-    that recurs in several tasksets must not keep its sibling ids from joining.
-    """
+    """Both sides, one stripped of the `<prefix>/` all its task ids share when the sides share no id;
+    judged before tasksets are matched, as the reference strips ids, so that a prefixed id recurring
+    in several tasksets does not keep its sibling ids from joining."""
     old_ids, new_ids = ({task_id for _, task_id in side} for side in (old, new))
-    if not old_ids or not new_ids or old_ids & new_ids:
-        return old, new, None, None
     old_prefix, new_prefix = _common_prefix(old_ids), _common_prefix(new_ids)
-    if (old_prefix is None) == (new_prefix is None):
+    if not old_ids or not new_ids or old_ids & new_ids or (old_prefix is None) == (new_prefix is None):
         return old, new, None, None
     prefix = old_prefix or new_prefix or ""
     stripped: Groups = {}
@@ -125,10 +112,7 @@ def _strip_namespace(old: Groups, new: Groups) -> tuple[Groups, Groups, Optional
 
 
 def join(old_values: Column, new_values: Column) -> JoinedSides:
-    """Label both sides' rows so that the same task carries the same label (anonymous rows none).
-
-    The rules are in docs/semantics.md, "Task identity and the join".
-    """
+    """Label both sides' rows so that the same task carries the same label (anonymous rows none)."""
     old, new, old_stripped, new_stripped = _strip_namespace(_grouped(old_values), _grouped(new_values))
     notes: list[str] = []
     old_multi, new_multi = len(_tasksets(old)) > 1, len(_tasksets(new)) > 1
@@ -148,8 +132,7 @@ def join(old_values: Column, new_values: Column) -> JoinedSides:
             f"the {keyed_side} side spans several tasksets ({', '.join(sorted(_tasksets(keyed)))}); "
             "its tasks are matched to the other side's plain ids on task_id"
         )
-        unmatched = sorted(ambiguous & plain_labels.keys())  # ids recurring in several keyed tasksets
-        if unmatched:
+        if unmatched := sorted(ambiguous & plain_labels.keys()):  # ids recurring in several keyed tasksets
             notes.append(
                 f"{len(unmatched)} task id(s) recur in several {keyed_side} tasksets and cannot be matched to the "
                 f"other side's plain ids; they are listed as taskset/task_id: {listed(unmatched)}"
@@ -178,7 +161,6 @@ class SideInput(KeyChoice):
         return row or {}
 
     def prompt_at(self, index: int) -> Any:
-        """Row ``index``'s prompt, read again from its file when the row is not kept."""
         return lookup(self.row_at(index), PROMPT)
 
 
@@ -194,141 +176,6 @@ def _align_fallbacks(old: SideInput, new: SideInput) -> list[str]:
             side.key, side.values, side.reason = PROMPT, side.prompts, "the prompt, as the other side is keyed on it"
             return [f"the {name} side is keyed on the prompt too, to join the other side ({other.reason})"]
     return []
-
-
-# --- an inferred id field: the one that joins the most tasks of both sides ------------------------
-
-
-def _tasks(column: Column) -> set[str]:
-    return {ident[1] for ident in column if ident is not None}
-
-
-def shared_count(old: Column, new: Column) -> int:
-    """How many task values both columns hold."""
-    return len(_tasks(old) & _tasks(new))
-
-
-def _ranked(joins: Iterable[tuple[int, str]]) -> list[tuple[int, str]]:
-    """(tasks joined, field) of the fields that join any, most first; then top-level fields before
-    nested ones, then by name."""
-    return sorted((item for item in joins if item[0]), key=lambda item: (-item[0], "." in item[1], item[1]))
-
-
-_FALLBACK_KEYS = (TASK_INDEX, PROMPT, "")
-
-
-def infer_keys(old: SideInput, new: SideInput) -> list[str]:
-    """Key both sides on an inferred id field when one joins at least as many tasks as their
-    `_ng_task_index` or prompts would (never over a known id field); the notes it makes.
-
-    A side that names its tasks only by inferred fields, none shared with the other side, is keyed
-    on its own first one: the sides then share no task, which the summary says.
-    """
-    notes = _categories_on_both(old, new)
-    if old.key in _FALLBACK_KEYS and new.key in _FALLBACK_KEYS:
-        ranked = _ranked(
-            (shared_count(old.inferred[name], new.inferred[name]), name) for name in old.inferred.keys() & new.inferred
-        )
-        baseline, what = _fallback_joins(old, new) if ranked else (0, "")
-        if ranked and ranked[0][0] >= baseline:
-            joined, best = ranked[0]
-            reason = (
-                f"{best}, inferred from the rows: every row of both sides carries it, each value holds one task, "
-                f"and it joins {joined} task(s) ({len(_tasks(old.inferred[best]))} old, "
-                f"{len(_tasks(new.inferred[best]))} new)"
-            )
-            if what:
-                reason += f"; {what} joins {baseline}"
-            if len(ranked) > 1:
-                reason += "; runners-up: " + listed([f"{name} (joins {n})" for n, name in ranked[1:]], 3, where="")
-            changed = _prompts_changed(old, new, best)
-            for side in (old, new):
-                side.key, side.values, side.reason = best, side.inferred[best], reason
-            if changed:
-                notes.append(changed)
-    elif (old.key in _FALLBACK_KEYS) != (new.key in _FALLBACK_KEYS):
-        notes += _infer_against_known(old, new)
-    for side in (old, new):
-        if not side.key and side.inferred:  # a side of rollouts is not refused for what the other holds
-            own = sorted(side.inferred, key=lambda name: ("." in name, name))[0]
-            side.key, side.values = own, side.inferred[own]
-            side.reason = (
-                f"{own}, inferred from this side's rows: every row carries it and each value holds one "
-                "task, but it shares no value with the other side"
-            )
-    return notes
-
-
-def _categories_on_both(old: SideInput, new: SideInput) -> list[str]:
-    """A side keyed on an id field the other side showed to be a category is keyed as its own vote
-    would have keyed it had it shown that too: its rows are voted on again without the other
-    side's categories, so the next id field, several runs, shards and a prompt read from a field
-    all count as they do there (docs/semantics.md, "A category is passed over"). A side the vote
-    leaves with no key keeps the field."""
-    notes: list[str] = []
-    for side, name, other in ((old, "old", new), (new, "new", old)):
-        if side.reason != REASON_ID_FIELD or side.key not in other.categories:
-            continue
-        choice = vote_again(side.facts, side.row_at, sharded=bool(side.shard_names), passed_over=other.categories)
-        if choice.key is None:
-            continue
-        notes.append(
-            f"the {name} side's {side.key} is passed over too: the {'old' if other is old else 'new'} side shows it "
-            "is a category, so it names no task on either side"
-        )
-        if choice.reason != REASON_ID_FIELD:
-            choice.reason = f"{side.key} passed over: a category on the other side"
-        side.key, side.values, side.prompts, side.reason = choice.key, choice.values, choice.prompts, choice.reason
-        side.notes = [*side.notes, *(note for note in choice.notes if note not in side.notes)]
-    return notes
-
-
-def _infer_against_known(old: SideInput, new: SideInput) -> list[str]:
-    """One side keyed on a known id field, the other on a fallback: the other side takes the
-    inferred field of its own that shares the most values with the known one, when that joins more
-    tasks than its fallback does."""
-    known, other = (old, new) if new.key in _FALLBACK_KEYS else (new, old)
-    ranked = _ranked((shared_count(known.values, column), name) for name, column in other.inferred.items())
-    if not ranked or ranked[0][0] <= (shared_count(known.values, other.values) if other.key else 0):
-        return []
-    joined, name = ranked[0]
-    other.key, other.values = name, other.inferred[name]
-    other.reason = (
-        f"{name}, inferred from the rows: every row carries it, each value holds one task, and it joins "
-        f"{joined} task(s) to the other side's {known.key}"
-    )
-    return [
-        f"the {'old' if other is old else 'new'} side is keyed on {name}, whose values are the other side's {known.key}"
-    ]
-
-
-def _fallback_joins(old: SideInput, new: SideInput) -> tuple[int, str]:
-    """How many tasks the sides' own fallback keys would join, and which key that is."""
-    if not old.key or not new.key:
-        return 0, ""
-    if old.key == new.key == TASK_INDEX:
-        joined = join(old.values, new.values)
-        return len(joined.old.keys() & joined.new.keys()) - len(_differing(joined, old, new)[1]), TASK_INDEX
-    if old.prompts is not None and new.prompts is not None:
-        return shared_count(old.prompts, new.prompts), "the prompt"
-    return shared_count(old.values, new.values), old.key if old.key == new.key else "the sides' keys"
-
-
-def _prompts_changed(old: SideInput, new: SideInput, name: str) -> Optional[str]:
-    """A note when tasks joined on ``name`` have a different prompt on each side (a template change)."""
-    joined = join(old.inferred[name], new.inferred[name])
-    changed = [label for label, _, _ in _differing(joined, old, new)[1]]
-    if not changed:
-        return None
-    shared = len(joined.old.keys() & joined.new.keys())
-    return (
-        f"the prompts changed between the runs: {len(changed)} of {shared} task(s) joined on {name} have a "
-        f"different prompt on each side ({listed(changed)}); {name} names them, so they are compared as the same "
-        "tasks"
-    )
-
-
-# --- the join, and its repairs ---------------------------------------------------------------
 
 
 def join_sides(
@@ -356,7 +203,131 @@ def join_sides(
     return replace(joined, notes=notes)
 
 
-# --- the prompt of a task on one side ------------------------------------------------------
+# --- an inferred id field: the one that joins the most tasks of both sides ------------------------
+
+
+def _tasks(column: Column) -> set[str]:
+    return {ident[1] for ident in column if ident is not None}
+
+
+def shared_count(old: Column, new: Column) -> int:
+    """How many task values both columns hold."""
+    return len(_tasks(old) & _tasks(new))
+
+
+def _ranked(joins: Iterable[tuple[int, str]]) -> list[tuple[int, str]]:
+    """(tasks joined, field) of the fields that join any, most first; then top-level fields before
+    nested ones, then by name."""
+    return sorted((item for item in joins if item[0]), key=lambda item: (-item[0], "." in item[1], item[1]))
+
+
+_FALLBACK_KEYS = (TASK_INDEX, PROMPT, "")
+
+
+def infer_keys(old: SideInput, new: SideInput) -> list[str]:
+    """Key both sides on an inferred id field when one joins at least as many tasks as their
+    `_ng_task_index` or prompts would (never over a known id field); the notes it makes. A side
+    whose inferred fields the other lacks is keyed on its own first one: they share no task."""
+    notes = _categories_on_both(old, new)
+    if old.key in _FALLBACK_KEYS and new.key in _FALLBACK_KEYS:
+        ranked = _ranked(
+            (shared_count(old.inferred[name], new.inferred[name]), name) for name in old.inferred.keys() & new.inferred
+        )
+        baseline, what = _fallback_joins(old, new) if ranked else (0, "")
+        if ranked and ranked[0][0] >= baseline:
+            joined, best = ranked[0]
+            reason = (
+                f"{best}, inferred from the rows: every row of both sides carries it, each value holds one task, "
+                f"and it joins {joined} task(s) ({len(_tasks(old.inferred[best]))} old, "
+                f"{len(_tasks(new.inferred[best]))} new)"
+            )
+            if what:
+                reason += f"; {what} joins {baseline}"
+            if len(ranked) > 1:
+                reason += "; runners-up: " + listed([f"{name} (joins {n})" for n, name in ranked[1:]], 3, where="")
+            notes += _prompts_changed(old, new, best)
+            for side in (old, new):
+                side.key, side.values, side.reason = best, side.inferred[best], reason
+    elif (old.key in _FALLBACK_KEYS) != (new.key in _FALLBACK_KEYS):
+        notes += _infer_against_known(old, new)
+    for side in (old, new):
+        if not side.key and side.inferred:  # a side of rollouts is not refused for what the other holds
+            own = sorted(side.inferred, key=lambda name: ("." in name, name))[0]
+            side.key, side.values = own, side.inferred[own]
+            side.reason = (
+                f"{own}, inferred from this side's rows: every row carries it and each value holds one "
+                "task, but it shares no value with the other side"
+            )
+    return notes
+
+
+def _categories_on_both(old: SideInput, new: SideInput) -> list[str]:
+    """A side keyed on an id field the other side shows to be a category is voted on again without
+    the other's categories, so it is keyed as its own vote would have keyed it had it shown that
+    too (docs/semantics.md, "A category is passed over"); one the vote leaves keyless keeps it."""
+    notes: list[str] = []
+    for side, name, other in ((old, "old", new), (new, "new", old)):
+        if side.reason != REASON_ID_FIELD or side.key not in other.categories:
+            continue
+        choice = vote_again(side.facts, side.row_at, sharded=bool(side.shard_names), passed_over=other.categories)
+        if choice.key is None:
+            continue
+        notes.append(
+            f"the {name} side's {side.key} is passed over too: the {'old' if other is old else 'new'} side shows it "
+            "is a category, so it names no task on either side"
+        )
+        if choice.reason != REASON_ID_FIELD:
+            choice.reason = f"{side.key} passed over: a category on the other side"
+        side.key, side.values, side.prompts, side.reason = choice.key, choice.values, choice.prompts, choice.reason
+        side.notes = [*side.notes, *(note for note in choice.notes if note not in side.notes)]
+    return notes
+
+
+def _infer_against_known(old: SideInput, new: SideInput) -> list[str]:
+    """A side keyed on a fallback takes its inferred field sharing the most values with the other
+    side's known id field, when that joins more tasks than its fallback does."""
+    known, other = (old, new) if new.key in _FALLBACK_KEYS else (new, old)
+    ranked = _ranked((shared_count(known.values, column), name) for name, column in other.inferred.items())
+    if not ranked or ranked[0][0] <= (shared_count(known.values, other.values) if other.key else 0):
+        return []
+    joined, name = ranked[0]
+    other.key, other.values = name, other.inferred[name]
+    other.reason = (
+        f"{name}, inferred from the rows: every row carries it, each value holds one task, and it joins "
+        f"{joined} task(s) to the other side's {known.key}"
+    )
+    return [
+        f"the {'old' if other is old else 'new'} side is keyed on {name}, whose values are the other side's {known.key}"
+    ]
+
+
+def _fallback_joins(old: SideInput, new: SideInput) -> tuple[int, str]:
+    """How many tasks the sides' own fallback keys would join, and which key that is."""
+    if not old.key or not new.key:
+        return 0, ""
+    if old.key == new.key == TASK_INDEX:
+        joined = join(old.values, new.values)
+        return len(joined.old.keys() & joined.new.keys()) - len(_differing(joined, old, new)[1]), TASK_INDEX
+    if old.prompts is not None and new.prompts is not None:
+        return shared_count(old.prompts, new.prompts), "the prompt"
+    return shared_count(old.values, new.values), old.key if old.key == new.key else "the sides' keys"
+
+
+def _prompts_changed(old: SideInput, new: SideInput, name: str) -> list[str]:
+    """A note when tasks joined on ``name`` have a different prompt on each side (a template change)."""
+    joined = join(old.inferred[name], new.inferred[name])
+    changed = [label for label, _, _ in _differing(joined, old, new)[1]]
+    if not changed:
+        return []
+    shared = len(joined.old.keys() & joined.new.keys())
+    return [
+        f"the prompts changed between the runs: {len(changed)} of {shared} task(s) joined on {name} have a "
+        f"different prompt on each side ({listed(changed)}); {name} names them, so they are compared as the same "
+        "tasks"
+    ]
+
+
+# --- a task's prompts, and the repairs of a join its key misleads ---------------------------------
 
 
 @dataclass(frozen=True)
@@ -388,11 +359,8 @@ def prompt_on_side(side: SideInput, rows: Sequence[int], messages: bool = False)
     if len(distinct) == 1:
         return TaskPrompt(distinct.pop(), common)
     leading = prompt_label([json.loads(message) for message in common]) if common else None
-    return TaskPrompt(
-        f"{len(distinct)} prompts beginning {leading}" if leading else f"{len(distinct)} prompts",
-        common,
-        per_rollout=True,
-    )
+    label = f"{len(distinct)} prompts" + (f" beginning {leading}" if leading else "")
+    return TaskPrompt(label, common, per_rollout=True)
 
 
 Differing = list[tuple[str, TaskPrompt, TaskPrompt]]
@@ -401,9 +369,7 @@ Differing = list[tuple[str, TaskPrompt, TaskPrompt]]
 def _differing(
     joined: JoinedSides, old: SideInput, new: SideInput, sample: Optional[int] = None
 ) -> tuple[int, Differing]:
-    """Of the tasks both sides hold, how many have a prompt on both sides, and those whose prompts
-    disagree, each with its prompt on either side. They agree when they are the same or, where a
-    side's prompts vary per rollout, when one side's messages begin with the other's
+    """Of the shared tasks, how many have a prompt on both sides, and those whose prompts disagree
     (docs/semantics.md, "Prompts and the task index"). Every task is checked only when both sides
     keep their prompts' labels; a ``sample`` (the first tasks) is read from the rows if need be."""
     if sample is None and (old.prompts is None or new.prompts is None):
@@ -428,12 +394,9 @@ def _differing(
 
 
 def _check_index_prompts(joined: JoinedSides, old: SideInput, new: SideInput) -> JoinedSides:
-    """The join on `_ng_task_index` with each index whose prompts differ split into two tasks.
-
-    When more than half of the shared indices differ, the same prompts may sit at other indices
-    (the inputs in another order): the sides are then joined on their prompts if that joins more;
-    otherwise the runs read different input files and no task is joined.
-    """
+    """The join on `_ng_task_index` where prompts differ: joined on the prompts if that joins more (the
+    inputs in another order); kept when every index differs by one template edit; else each such
+    index split into two tasks, or, when more than half differ, none joined (other input files)."""
     differing = _differing(joined, old, new)[1]  # none unless both sides have prompts
     if not differing:
         return joined
@@ -449,8 +412,7 @@ def _check_index_prompts(joined: JoinedSides, old: SideInput, new: SideInput) ->
         )
         rejoined = join(old.values, new.values)
         return replace(rejoined, notes=[note, *rejoined.notes])
-    edit = _uniform_edit(differing, joined, old, new)
-    if edit is not None:
+    if (edit := _uniform_edit(differing, joined, old, new)) is not None:
         note = (
             f"every prompt differs by the same edit: {edit} ({len(differing)} of {shared} _ng_task_index value(s), "
             "the rest of each prompt unchanged), as a new template words its instruction; they are joined on the index"
@@ -504,9 +466,8 @@ def _shown(text: str) -> str:
 
 def _text_edit(old: str, new: str, where: str) -> tuple[str, str, str, str]:
     """How ``new`` differs from ``old`` in message ``where``: (as a note says it, taken out, put in,
-    the text around it). A text added or removed whole at either end is said so; any other edit is
-    the one stretch between their common start and end, with up to :data:`EDIT_CONTEXT` characters
-    on either side of it."""
+    the text around it). A text added or removed whole at either end is said so; else the edit is
+    the stretch between their common start and end."""
     short, long = sorted((old, new), key=len)
     if long.endswith(short) or long.startswith(short):  # added or removed whole at one end
         at_start = long.endswith(short)
@@ -541,9 +502,7 @@ def _prompt_edit(old: Any, new: Any) -> Optional[tuple[tuple[str, str, str, str]
     return tuple(edits) or None
 
 
-def _uniform_edit(
-    differing: list[tuple[str, TaskPrompt, TaskPrompt]], joined: JoinedSides, old: SideInput, new: SideInput
-) -> Optional[str]:
+def _uniform_edit(differing: Differing, joined: JoinedSides, old: SideInput, new: SideInput) -> Optional[str]:
     """The one edit by which the prompts of every differing task index differ, as a note words it,
     when at least :data:`UNIFORM_EDIT_MIN` indices differ and each by the same edit; else None."""
     if len(differing) < UNIFORM_EDIT_MIN:
@@ -560,8 +519,7 @@ def _uniform_edit(
 
 
 def _split(joined: JoinedSides, suffixes: dict[str, tuple[str, str]], **changes: Any) -> JoinedSides:
-    """The join with each task of ``suffixes`` made two, `<label>:<old suffix>` and `<label>:<new
-    suffix>`, and ``changes`` made."""
+    """The join with each task of ``suffixes`` made two (`<label>:<old suffix>`, `<label>:<new suffix>`)."""
     old = {f"{label}:{suffixes[label][0]}" if label in suffixes else label: r for label, r in joined.old.items()}
     new = {f"{label}:{suffixes[label][1]}" if label in suffixes else label: r for label, r in joined.new.items()}
     return replace(joined, old=old, new=new, **changes)

@@ -1,11 +1,7 @@
 """One side of a task, the category of a task, and the whole comparison (docs/semantics.md,
-"Categories").
-
-Where both sides hold the same trajectories (`gym eval reverify`, a replay of cached responses), a
-task's rows pair per rollout, and a reward that differs within a pair is a verifier disagreement,
-which no sampling noise explains: a flip even where it cancels in the mean (docs/semantics.md,
-"Verifier disagreements"). Pairing reads rows, once, while the comparison is made, in file order:
-a real rerun costs no row where its responses carry their ids, else its old rows and one new row.
+"Categories"). Where both sides hold the same trajectories (`gym eval reverify`, a replay of cached
+responses), a task's rows pair per rollout, and a reward that differs within a pair is a verifier
+disagreement, which no sampling noise explains ("Verifier disagreements").
 """
 
 from __future__ import annotations
@@ -38,12 +34,9 @@ from ..reading.task_idents import natural_key, prompt_hash
 
 
 def enough_scored(scored: int, rows: int) -> bool:
-    """A side of a task is compared on its scored rows when at least half of its rows are scored.
-
-    A masked row is left out, and the rest still measure the task; once most rows are masked, the
-    few that scored are the ones the infrastructure let through, which say little about the task
-    (docs/semantics.md, "Categories").
-    """
+    """A side of a task is compared on its scored rows when at least half of its rows are scored: once
+    most are masked, the few that scored are those the infrastructure let through, which say little
+    about the task (docs/semantics.md, "Categories")."""
     return scored > 0 and 2 * scored >= rows
 
 
@@ -59,18 +52,14 @@ def mean_reward(rewards: Sequence[float]) -> float:
 
 
 def summarize_side(facts: Sequence[RowFacts], reader: Optional[RowReader] = None) -> TaskSide:
-    """Reduce a side's rows for one task: mean reward of its scored rows, mask text, agent error, failure kind.
-
-    A masked row's reward never enters the mean; the side is masked only when too few rows are
-    scored (:func:`enough_scored`).
-    """
+    """A side's rows for one task reduced: the mean reward of its scored rows, mask text, agent error,
+    failure kind; the side is masked only when too few rows are scored (:func:`enough_scored`)."""
     if len(facts) == 1:  # most tasks: one row a side, reduced without the lists below
         only = facts[0]
         unmasked = only.mask is None
-        reward = only.reward if only.scored else None
         return TaskSide(
             facts,
-            reward=reward,
+            reward=only.reward if only.scored else None,
             masked=only.mask,
             agent_error=(only.agent_error or None) if unmasked else None,
             failure_kind=(only.failure_kind or None) if unmasked else None,
@@ -119,23 +108,17 @@ def _shared(old: Sequence[Hashable], new: Sequence[Hashable]) -> Optional[list[t
     return [(place, new_at[key]) for key, place in old_at.items() if key in new_at] or None
 
 
-def _keys(row: dict[str, Any]) -> tuple[Optional[str], Optional[str]]:
-    """The row's `_ng_rollout_id` (hashed: any JSON value) and trajectory digest: all pairing keeps
-    of a row read without an index, however many rows the task has."""
-    capture = row.get(ROLLOUT_ID)
-    return None if capture is None else prompt_hash(capture), trajectory_digest(row)
-
-
 @dataclass(eq=False)
 class _Pairing:
-    """One task's pairing under way (:func:`_pairings`): its pairable rows (:func:`_pairable`), the
-    pairs by `_ng_rollout_index` (None: by NeMo Gym's capture id, else by the trajectories), each
-    side's rows to read, and the keys (:func:`_keys`) of the rows read so far."""
+    """One task's pairing under way (:func:`_pairings`): its pairable rows (:func:`_pairable`) and the
+    pairs by `_ng_rollout_index` (None: by NeMo Gym's capture id, else by the trajectories)."""
 
     sides: tuple[TaskSide, TaskSide]
     olds: list[RowFacts]
     news: list[RowFacts]
     order: Optional[list[tuple[int, int]]]
+    #: a read row's `_ng_rollout_id` (hashed: any JSON value) and trajectory digest: all pairing
+    #: keeps of a row, however many rows the task has
     keys: dict[RowFacts, tuple[Optional[str], Optional[str]]] = field(default_factory=dict)
     ended: bool = False
 
@@ -163,7 +146,9 @@ class _Pairing:
         """Read one row's keys (``side`` 0 old, 1 new). A new row, read after all old ones, that cannot
         pair ends the pairing: its partner's trajectory differs, or, without indices or capture ids,
         no old row's equals it while every new row must pair. So a rerun costs one new row."""
-        digest = self.keys.setdefault(facts, _keys(self.sides[side].read_row(facts)))[1]
+        row = self.sides[side].read_row(facts)
+        capture, digest = row.get(ROLLOUT_ID), trajectory_digest(row)
+        self.keys[facts] = (None if capture is None else prompt_hash(capture), digest)
         if side and self.order is not None:
             self.ended = self.keys[self.partners[facts]][1] != digest
         elif side and self.must_match is not None:
@@ -203,12 +188,9 @@ def _plan(task: TaskComparison) -> Optional[_Pairing]:
 
 
 def _pairings(tasks: Sequence[TaskComparison]) -> list[Optional[tuple[RolloutPair, ...]]]:
-    """Each task's rows paired rollout by rollout when every pair holds the same trajectory (a
-    re-verification), else None (the sides ran the task apart: nothing pairs them).
-
-    The rows are read a side at a time, all tasks' together in file order (the old side's first):
-    a side's reader that keeps its files open then passes over each once, where reading task by
-    task would decompress a compressed file again for each row."""
+    """Each task's rows paired rollout by rollout when every pair holds the same trajectory, else None.
+    The rows are read a side at a time, all tasks' together in file order: a reader that keeps its
+    files open passes over each once, where task by task it would decompress a file again per row."""
     plans = [_plan(task) for task in tasks]
     for side in (0, 1):
         wanted = [(facts, plan) for plan in plans if plan is not None for facts in plan.wanted[side]]
@@ -226,15 +208,13 @@ def _may_disagree(task: TaskComparison) -> bool:
 
 
 def rollout_pairs(task: TaskComparison) -> Optional[tuple[RolloutPair, ...]]:
-    """The task's rows paired rollout by rollout, each pair holding the same trajectory (a
-    re-verification), or None when the sides ran the task apart: the comparison's pairing, or for a
+    """The task's rows paired rollout by rollout (:func:`_pairings`): the comparison's pairing, or for a
     task it left unpaired (its rewards all one value) a pairing made now."""
     return task.pairs if task.pairs is not None or _may_disagree(task) else _pairings([task])[0]
 
 
 def first_disagreement(task: TaskComparison) -> Optional[RolloutPair]:
-    """The first rollout the two verifiers scored differently, one the task's losing side lost where
-    there is one; None when no pair disagrees."""
+    """The first rollout the verifiers scored differently, one the losing side lost where there is one."""
     disagreeing = [pair for pair in task.pairs or () if not pair.agrees]
     return next((pair for pair in disagreeing if pair.loser == task.loser), next(iter(disagreeing), None))
 
@@ -244,12 +224,9 @@ def with_rollout_pairs(tasks: Sequence[TaskComparison]) -> list[TaskComparison]:
     verifier disagreement is a flip whatever else it holds: also where its means agree (the
     disagreements cancel; a flip with no winner) and where a side reports an agent error."""
     mixed = [task for task in tasks if _may_disagree(task)]
-    paired: dict[int, TaskComparison] = {}
-    for task, pairs in zip(mixed, _pairings(mixed)):
-        if pairs is not None:
-            found = replace(task, pairs=pairs)
-            paired[id(task)] = replace(found, category="flipped") if found.disagreements else found
-    return [paired.get(id(task), task) for task in tasks]
+    found = {id(task): pairs for task, pairs in zip(mixed, _pairings(mixed)) if pairs is not None}
+    paired = [replace(task, pairs=found[id(task)]) if id(task) in found else task for task in tasks]
+    return [replace(task, category="flipped") if task.disagreements else task for task in paired]
 
 
 def categorize(
@@ -275,29 +252,21 @@ def categorize(
 
 def _taskset_of(side: SideInput, rows: Optional[list[int]]) -> Optional[str]:
     """The first taskset named by one side's rows of a task (the paired statistics cluster on it)."""
-    for index in rows or ():
-        ident = side.values[index]
-        if ident is not None and ident[0] is not None:
-            return ident[0]
-    return None
+    return next((ident[0] for i in rows or () if (ident := side.values[i]) is not None and ident[0] is not None), None)
 
 
 def compare_sides(
     old: SideInput, new: SideInput, old_key: Optional[str] = None, new_key: Optional[str] = None
 ) -> CompareResult:
-    """Join both sides (:func:`..identity.join.join_sides`), classify every task (in natural label
-    order) and collect the notes."""
+    """Join both sides, classify every task (in natural label order) and collect the notes."""
     joined = join_sides(old, new, old_key, new_key)
     tasks: list[TaskComparison] = []
     for label in joined.old.keys() | joined.new.keys():
         old_rows, new_rows = joined.old.get(label), joined.new.get(label)
-        task = categorize(
-            label,
-            summarize_side([old.facts[i] for i in old_rows], old.reader) if old_rows else None,
-            summarize_side([new.facts[i] for i in new_rows], new.reader) if new_rows else None,
-            taskset=_taskset_of(new, new_rows) or _taskset_of(old, old_rows),
-        )
-        tasks.append(task)
+        old_side = summarize_side([old.facts[i] for i in old_rows], old.reader) if old_rows else None
+        new_side = summarize_side([new.facts[i] for i in new_rows], new.reader) if new_rows else None
+        taskset = _taskset_of(new, new_rows) or _taskset_of(old, old_rows)
+        tasks.append(categorize(label, old_side, new_side, taskset))
     tasks = with_rollout_pairs(tasks)
     for side_name, side in (("old", old), ("new", new)):  # a row naming no task is masked, never missing
         anonymous = [index for index, value in enumerate(side.values) if value is None]
@@ -308,8 +277,7 @@ def compare_sides(
     tasks.sort(key=lambda t: natural_key(t.task))
 
     notes = list(joined.notes)
-    repeated = [t.task for t in tasks if (t.old and t.old.repeated) or (t.new and t.new.repeated)]
-    if repeated:
+    if repeated := [t.task for t in tasks if (t.old and t.old.repeated) or (t.new and t.new.repeated)]:
         notes.append(
             f"{len(repeated)} task(s) have several rows on a side; they are compared on the mean reward: "
             + listed(repeated)

@@ -1,19 +1,9 @@
-"""The run's own files beside a side: its aggregate metrics and its coverage inventory.
-
-NeMo Gym writes `<stem>_aggregate_metrics.json` from the main rollouts file after collection: a
-JSON array with one entry per agent (newer: per environment server), whose `agent_metrics` map
-holds `mean/reward`, the mean reward over the agent's rollouts (rows). The gate shows it next to
-the same mean computed from the rows it read, and notes a disagreement (a partial file, a filter,
-a stale metrics file).
-
-Its newest collector writes `<stem>_coverage.json` too, with eight counts of logical rollouts:
-`expected` is the sum of `measured`, `masked`, `unscored`, `failed`, `intentionally_omitted` and
-`unknown`, and `successful` is `measured + masked + unscored`. `unknown` or `failed` above 0 means
-the run did not finish. The gate shows the inventory next to what it counted, and notes where they
-part.
-
-Either file is only ever a note: a bad one never stops the gate, and one that is not a regular
-file or is larger than its cap is ignored without being read.
+"""The run's own files beside a side: NeMo Gym's `<stem>_aggregate_metrics.json` (one entry per agent,
+or per environment server, whose `agent_metrics` hold `mean/reward` over its rows) and its newest
+collector's `<stem>_coverage.json` (eight counts of logical rollouts; `expected` is the sum of
+`measured` to `unknown`). Each is shown next to what the gate counted, and a disagreement (a
+partial file, a filter, a stale file) is noted. Either is only ever a note: a bad one never stops
+the gate, and one that is not a regular file or is larger than its cap is ignored unread.
 """
 
 from __future__ import annotations
@@ -148,11 +138,8 @@ def check_side(
 
 
 def combined_check(checks: Sequence[AggregateCheck]) -> Optional[AggregateCheck]:
-    """A sharded side's checks (each shard's metrics file against that shard's rows) as one.
-
-    The means are weighted by each shard's rows with a reward, as one mean over all its rows;
-    each shard's own disagreement stays a note naming its file. None when no shard has the file.
-    """
+    """A sharded side's checks as one: the means weighted by each shard's rows with a reward, each
+    shard's own disagreement a note naming its file; None when no shard has the file."""
     if len(checks) <= 1:
         return checks[0] if checks else None
     rows = sum(check.rows for check in checks)
@@ -162,14 +149,13 @@ def combined_check(checks: Sequence[AggregateCheck]) -> Optional[AggregateCheck]
             return None
         return math.fsum((mean or 0.0) * check.rows for mean, check in zip(means, checks)) / rows
 
-    notes = [check.note for check in checks if check.note]
     return AggregateCheck(
         ", ".join(check.file for check in checks),
         checks[0].agent,
         weighted([check.recorded_mean for check in checks]),
         weighted([check.computed_mean for check in checks]),
         rows,
-        "; ".join(notes) if notes else None,
+        "; ".join(check.note for check in checks if check.note) or None,
     )
 
 
@@ -224,8 +210,7 @@ def read_inventory(
             counts = _counts(read_small(path, MAX_BYTES))
         except (SmallFileError, ValueError) as exc:
             return InventoryRead(None, _ignored(side, shown, str(exc)))
-        for name in FIELDS:
-            totals[name] += counts[name]
+        totals = {name: totals[name] + counts[name] for name in FIELDS}
     measured = sum(1 for f in facts if f.origin is RowOrigin.MAIN and f.reward is not None and f.mask is None)
     return InventoryRead(Inventory(tuple(shown for _, shown, _ in found), totals, measured))
 
@@ -259,12 +244,10 @@ def _shown(value: object) -> str:
 
 
 def check_companions(path: Path, shown: str) -> None:
-    """Raise CompareInputError naming the first companion of ``path`` (shown as ``shown``) that
-    leads out of its side's directory: a side's sidecar, aggregate-metrics and coverage files are
-    found by name, not given by the user, so a pull request could commit one as a link to any file
-    the runner can read, whose content the reports would then publish. Each one that is there must
-    resolve beside the side's file, as given or as resolved (a side named by a link finds its
-    companions beside the link's target too)."""
+    """Raise CompareInputError naming the first companion of ``path`` that leads out of its side's
+    directory: a sidecar, metrics or coverage file is found by name, not given by the user, so a pull
+    request could commit one as a link to any file the runner can read, whose content the reports
+    would publish. Each must resolve beside the side's file, as given or as resolved."""
     check_home(sidecar_path(path), path, sidecar_display(shown, path))
     for _, name_for in _BESIDE:
         found = companion(path, name_for)

@@ -1,19 +1,14 @@
-"""Completeness as part of the verdict: is there enough evidence, and does the new side cover the old side's tasks?
-
-A task the gate could not compare (missing from the new side, masked, an agent error on a side)
-is an expected failure on its own; too many of them mean there is too little evidence to speak for the new server,
-whatever its flips say. One budget holds every such old-side task; the finer limits on missing and
-masked tasks stay. The limits are a count or a percentage of the old side's tasks; the rule is in
-docs/semantics.md, "Evidence budget".
-
-A new server that crashes on every task turns every task into an agent error, which the gate does
-not count as a flip. The budget limits how many there may be; a one-sided Fisher test of the
-sides' agent-error rates says when the new side errs more often than chance allows.
+"""Is there enough evidence, and does the new side cover the old side's tasks (docs/semantics.md,
+"Evidence budget")? A task the gate could not compare is an expected failure on its own; too many
+mean too little evidence to speak for the new server, whatever its flips say. A new server that
+crashes on every task makes each an agent error, no flip: the budget limits how many, and a
+one-sided Fisher test of the sides' agent-error rates says when the new side errs more than chance.
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass
 from typing import Optional
 
@@ -24,8 +19,8 @@ COVERAGE_NAME = "parity-coverage"
 
 OFF = "off"
 
-#: The categories of a task the gate could not compare.
-UNCOMPARED = ("missing", "masked", "flipped_agent_error")
+#: The categories of a task the gate could not compare, as the coverage message counts them.
+UNCOMPARED = {"missing": "missing", "masked": "masked", "flipped_agent_error": "agent error"}
 #: the one-sided level below which the new side's agent-error rate is clearly above the old side's
 RATE_LEVEL = 0.01
 
@@ -57,15 +52,13 @@ def parse_limit(text: str) -> Limit:
     try:
         if value.endswith("%"):
             percent = float(value[:-1])
-            if not (math.isfinite(percent) and 0 <= percent <= 100):
-                raise ValueError
-            return Limit(value, percent=percent)
-        count = int(value)
-        if count < 0:
-            raise ValueError
-        return Limit(value, count=count)
+            if math.isfinite(percent) and 0 <= percent <= 100:
+                return Limit(value, percent=percent)
+        elif int(value) >= 0:
+            return Limit(value, count=int(value))
     except ValueError:
-        raise ValueError("must be a count of tasks (3), a percentage of the old side's tasks (10%) or off") from None
+        pass
+    raise ValueError("must be a count of tasks (3), a percentage of the old side's tasks (10%) or off")
 
 
 @dataclass(frozen=True)
@@ -78,7 +71,6 @@ class ErrorRates:
     new_errors: int
     new_rows: int
     p_value: float
-    #: the level below which the new side's rate is clearly above the old side's
     level: float
 
     @property
@@ -118,8 +110,7 @@ def fisher_greater(new_errors: int, new_rows: int, old_errors: int, old_rows: in
 
 
 def error_rates(result: CompareResult, level: float = RATE_LEVEL) -> Optional[ErrorRates]:
-    """Each side's agent-error rate over its rows of the tasks both sides have, and the test;
-    None when neither side reports an agent error."""
+    """The sides' :class:`ErrorRates`; None when neither side reports an agent error."""
     both = [(t.old, t.new) for t in result.tasks if t.old is not None and t.new is not None]
     old_rows, new_rows = (sum(len(sides[index].facts) for sides in both) for index in (0, 1))
     old_errors, new_errors = (
@@ -147,9 +138,7 @@ class Coverage:
     #: old-side tasks not compared for any reason (missing, masked on either side, an agent error)
     uncompared: int = 0
     agent_errors: int = 0
-    #: the sides' agent-error rates, when they were tested
     error_rates: Optional[ErrorRates] = None
-    #: nothing was compared at all
     nothing_compared: bool = False
 
 
@@ -169,24 +158,17 @@ def coverage(
     max_uncompared: Limit,
     error_rates: Optional[ErrorRates] = None,
 ) -> Coverage:
-    """The evidence the gate has: old-side tasks it could not compare, against one budget
-    (``max_uncompared``) and the finer limits on missing from / masked on the new side.
-
-    ``unreported`` is, from the new run's own coverage file when it has one, how many of its
-    expected rollouts failed or never reported, and how many it expected: held against the missing
-    limit too (a count of rollouts, or a percentage of the expected ones). ``error_rates`` fail the
-    check when the new side's agent-error rate is clearly above the old side's; so does a
-    comparison that compared nothing, whatever the limits.
-    The message's first line names what broke a limit (or that none did); the next lines the rest.
-    """
+    """Old-side tasks the gate could not compare, against one budget (``max_uncompared``) and the
+    finer limits; ``unreported`` (the new run's coverage file: its rollouts that failed or never
+    reported, of those expected) is held against the missing limit too. Clearly higher
+    ``error_rates`` fail the check, and so does a comparison that compared nothing. The message's
+    first line names what broke a limit (or that none did); the next lines the rest."""
     old = [t for t in result.tasks if t.old is not None]
     missing = sum(1 for t in old if t.new is None)
     masked = sum(1 for t in old if t.new is not None and t.new.masked)
     lost = [t for t in old if t.category in UNCOMPARED]
-    reasons = dict.fromkeys(("missing", "masked", "agent error"), 0)
-    for t in lost:
-        reasons["agent error" if t.category == "flipped_agent_error" else t.category] += 1
-    why = ", ".join(f"{count} {name}" for name, count in reasons.items() if count)
+    reasons = Counter(UNCOMPARED[t.category] for t in lost)
+    why = ", ".join(f"{reasons[name]} {name}" for name in UNCOMPARED.values() if reasons[name])
     parts = [
         _part(f"not compared{f' ({why})' if why else ''}", len(lost), len(old), max_uncompared),
         _part("missing from the new side", missing, len(old), max_missing),

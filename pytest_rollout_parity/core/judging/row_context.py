@@ -1,10 +1,7 @@
-"""What a flip's rows say besides their reward: the prompt, and the agent's last message.
-
-A task keyed on its index (`_ng_task_index`) or on its prompt has a label that tells a reader
-little: a short excerpt of the prompt's last user message says what the task is. A server that
-writes no verifier logs leaves a flip without output; the losing and the winning rows' last
-assistant messages, side by side, say what changed. Both are cut to a few hundred characters, so a
-row of any size adds a bounded amount to a report; the renderers escape them for where they go.
+"""What a flip's rows say besides their reward. A task keyed on its index or its prompt has a label
+that tells little: an excerpt of the prompt says what the task is. A server that writes no verifier
+logs leaves a flip without output: the losing and winning rows' last assistant messages say what
+changed. Each is cut, so a row of any size adds a bounded amount to a report.
 """
 
 from __future__ import annotations
@@ -19,20 +16,16 @@ from ..reading.row_facts import lookup
 from ..reading.task_idents import content_text, last_user_text
 from .verifier_output import cut_line
 
-#: characters of a prompt excerpt
 EXCERPT_CHARS = 120
-#: characters kept of a last assistant message (its end: where an answer usually is)
+#: characters and lines kept of a last assistant message (its end: where an answer usually is)
 MESSAGE_CHARS = 600
-#: lines kept of a last assistant message
 MESSAGE_LINES = 8
 #: flips a report carries a prompt excerpt for, at most (in task order: the ones its lists show)
 EXCERPT_CAP = 200
 
-_BLANKS = re.compile(r"\s+")
-
 
 def _one_line(text: str) -> str:
-    return _BLANKS.sub(" ", text).strip()
+    return " ".join(text.split())
 
 
 def wants_excerpt(key: str) -> bool:
@@ -52,9 +45,7 @@ def last_assistant_message(
     """The end of the row's last assistant message (`response.output`): at most ``lines`` lines and
     about ``chars`` characters, the first marked when cut; None when the row has none."""
     output = lookup(row, TRAJECTORY)
-    if not isinstance(output, list):
-        return None
-    for item in reversed(output):
+    for item in reversed(output if isinstance(output, list) else []):
         if isinstance(item, dict) and item.get("type", "message") == "message" and item.get("role") == "assistant":
             text = content_text(item.get("content"), "\n").strip()
             if not text:
@@ -120,6 +111,7 @@ _STATE_WORDS = _words("info terminated truncated done finished naturally turns s
 #: the words of a key that holds a check's result, and of one that holds what a check requires instead
 _RESULT_WORDS = _words("verdict result passed pass status valid satisfied met correct success outcome ok followed")
 _REQUIRED_WORDS = _words("criteria criterion required requirement")
+_NOT_RESULT = _REQUIRED_WORDS | {"expected"}
 #: what an answer field's other words may be, shown alone (`extracted_answer`, `ground_truth`)
 _ANSWER_WORDS = _words("answer answers output solution value")
 _PASS = _words("yes pass passed true correct met satisfied ok success")
@@ -152,13 +144,8 @@ def _passed(value: Any) -> Optional[bool]:
     """A check's result: a boolean, or a verdict word (`yes`, `PASS`, `not met`); None for anything else."""
     if isinstance(value, bool):
         return value
-    if isinstance(value, str):
-        words = " ".join(_WORD.findall(value.lower()))
-        if words in _PASS:
-            return True
-        if words in _FAIL:
-            return False
-    return None
+    words = " ".join(_WORD.findall(value.lower())) if isinstance(value, str) else None
+    return True if words in _PASS else False if words in _FAIL else None
 
 
 def _exception_or_tail(text: str) -> str:
@@ -180,8 +167,7 @@ def _checks_line(where: str, results: list[bool], labels: Optional[list[str]], t
     text = f"{where}: {sum(results)}/{len(results)} passed"
     if total > len(results):
         text += f" (the first {len(results)} of {total})"
-    failing = next((index for index, result in enumerate(results) if not result), None)
-    if failing is not None:
+    if (failing := next((index for index, result in enumerate(results) if not result), None)) is not None:
         text += f"; first failing: {_one_line(labels[failing] if labels else f'#{failing + 1}')}"
     return text
 
@@ -207,15 +193,13 @@ class _Walk:
                 found.append((rank, line))
         found.sort(key=lambda entry: entry[0])
         kept: list[str] = []
-        size = 0
         for index, (_, text) in enumerate(found):
             text = cut_line(text, EVIDENCE_LINE_CHARS)
             left = len(found) - index
-            if (len(kept) == limit - 1 and left > 1) or size + len(text) > EVIDENCE_CHARS:
+            if (len(kept) == limit - 1 and left > 1) or sum(map(len, kept)) + len(text) > EVIDENCE_CHARS:
                 kept.append(f"[... {left} more line(s) of evidence cut]")
                 break
             kept.append(text)
-            size += len(text)
         return kept
 
     def value(self, value: Any, path: str, words: frozenset[str], depth: int, own: frozenset[str]) -> None:
@@ -239,8 +223,7 @@ class _Walk:
             where = f"{path}.{key}" if path else key
             value = row[key]
             if key == "response" and isinstance(value, dict):  # a judge's own Responses object
-                message = last_assistant_message({"response": value})
-                if message:
+                if message := last_assistant_message({"response": value}):
                     self.found.append((_JUDGE, f"{where}: {_last_lines(chr(10).join(message))}"))
                 continue
             self.value(value, where, words | own, depth + 1, own)
@@ -249,20 +232,15 @@ class _Walk:
         """Lists of check results beside the list naming the checks (`follow_instruction_list` and
         `instruction_id_list`), summed up on one line each."""
         used: set[str] = set()
+        texts = {
+            key: items
+            for key, items in row.items()
+            if isinstance(items, list) and all(isinstance(item, str) for item in items[:EVIDENCE_ITEMS])
+        }
         for key, value in row.items():
             if key in used or not isinstance(value, list) or not value or not all(isinstance(v, bool) for v in value):
                 continue
-            names = next(
-                (
-                    other
-                    for other, items in row.items()
-                    if other != key
-                    and isinstance(items, list)
-                    and len(items) == len(value)
-                    and all(isinstance(item, str) for item in items[:EVIDENCE_ITEMS])
-                ),
-                None,
-            )
+            names = next((other for other, items in texts.items() if other != key and len(items) == len(value)), None)
             used.update((key, names) if names is not None else (key,))
             where = f"{path}.{key}" if path else key
             self.found.append((_CHECKS, _checks_line(where, value, row[names] if names is not None else None)))
@@ -295,16 +273,9 @@ class _Walk:
 
     def checks(self, items: list[dict[str, Any]], path: str, total: int) -> bool:
         """`rubric_evaluations: 2/3 passed; first failing: C2 - <why>` for checks with a result each."""
+        answered = [key for key in items[0] if isinstance(key, str) and _passed(items[0][key]) is not None]
         result_key = next(
-            (
-                key
-                for key in items[0]
-                if isinstance(key, str)
-                and _passed(items[0][key]) is not None
-                and _words(key) & _RESULT_WORDS
-                and not _words(key) & (_REQUIRED_WORDS | {"expected"})
-            ),
-            None,
+            (key for key in answered if _words(key) & _RESULT_WORDS and not _words(key) & _NOT_RESULT), None
         )
         if result_key is None or any(_passed(item.get(result_key)) is None for item in items):
             return False
@@ -312,15 +283,8 @@ class _Walk:
         def label(index: int, item: dict[str, Any]) -> str:
             named = [key for key in item if isinstance(key, str) and _words(key) & {"id", "name", "criterion"}]
             name = str(item[named[0]]) if named else f"#{index + 1}"
-            why = next(
-                (
-                    item[key]
-                    for key in item
-                    if key != result_key and key not in named and isinstance(item[key], str) and item[key].strip()
-                ),
-                None,
-            )
-            return f"{name} - {why}" if why else name
+            why = [text for key, text in item.items() if key not in (result_key, *named) and isinstance(text, str)]
+            return next((f"{name} - {text}" for text in why if text.strip()), name)
 
         results = [bool(_passed(item[result_key])) for item in items]
         labels = [label(index, item) for index, item in enumerate(items)]
@@ -357,8 +321,7 @@ class _Walk:
 
 def row_evidence(row: dict[str, Any], lines: int = EVIDENCE_LINES) -> list[str]:
     """What a row's verifier wrote into it besides the reward, at most ``lines`` lines, in the order
-    and with the omissions docs/semantics.md gives ("A flip's evidence"); never opens a path the
-    row names. Empty when the row has none."""
+    and with the omissions docs/semantics.md gives ("A flip's evidence"); never opens a path."""
     walk = _Walk()
     walk.object(row, "", frozenset(), 0)
     return walk.lines(lines) if lines > 0 else []

@@ -1,14 +1,7 @@
 """Who besides a task's category decides its item's outcome: a conftest's `pytest_parity_verdict`
-hook (its :class:`Verdict`), or reviewed flips accepted from a file under review (the known-flips
-list), no conftest needed.
-
-The list gives one task label a line, then `#` and the reason it is accepted::
-
-    # Flips reviewed by a person: task  # why it is accepted
-    gpt2-codegolf          # the Harbor image ships the newer tokenizer; reviewed in MIGRATION-42
-
-A listed task that flipped passes, its reason audited like a hook's. The file is the user's own,
-but it is read as carefully as the rollouts: a regular file, size-capped, every malformed line named.
+hook (its :class:`Verdict`), or the known-flips list under review, one `<task>  # <why it is
+accepted>` a line, no conftest needed. A listed task that flipped passes, its reason audited like
+a hook's. The file is the user's own, but it is read as carefully as the rollouts.
 """
 
 from __future__ import annotations
@@ -36,7 +29,6 @@ class Verdict:
     """An item outcome decided by a conftest hook; the task's category stays what the data says."""
 
     outcome: Outcome
-    #: the JSON summary's `reason`
     text: str = field(default="", metadata={"alias": "reason"})
     #: who decided it; a report naming who changed an item's outcome reads it
     source: Source = "hook"
@@ -67,7 +59,6 @@ class Verdict:
 
 #: a list of reviewed flips is short; a larger file is surely not one
 MAX_BYTES = 4 * 1024 * 1024
-#: the task label, whitespace, `#`, the reason
 _ENTRY = re.compile(r"^(?P<task>\S(?:.*?\S)?)\s+#\s*(?P<reason>.*?)\s*$")
 
 

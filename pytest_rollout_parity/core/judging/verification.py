@@ -1,13 +1,8 @@
-"""How each side was run: notes for sides that hold the same rows (a copy), a side that may never
-have been verified, or was verified again by force, and the conditions (model, sampling
-parameters, rollouts a task) each ran under.
-
-Every real migration pair in the public repository was a byte-identical copy: a gate that says
-only "no difference" cannot tell "the new server reproduces the old" from "the new server was
-never run". NeMo Gym's `+skip_verification` writes one constant `skip_verification_reward` (0.0 by default) on
-every row and leaves no marker; `gym eval reverify --force` writes its outputs under an `unsafe_`
-prefix. Neither is an error (a constant side can be real), so each is a note that names it. The
-rules are in docs/semantics.md, "Copies", "Unverified sides" and "The same conditions".
+"""How each side was run: a copy, a side never verified or verified again by force, and the
+conditions each ran under (docs/semantics.md, "Copies", "Unverified sides", "The same conditions").
+Every real migration pair in the public repository was a byte-identical copy: "no difference"
+alone cannot tell a new server that reproduces the old from one never run. `+skip_verification`
+and `gym eval reverify --force` leave no error (a constant side can be real): each is a note.
 """
 
 from __future__ import annotations
@@ -41,23 +36,17 @@ def copies_note(
     new: Optional[str] = None,
     agents: tuple[Optional[str], Optional[str]] = (None, None),
 ) -> Optional[str]:
-    """The note for two sides that hold the same rows, or None.
-
-    ``old`` and ``new`` are the sides' content digests, when they were read from files (each file's
-    CRC-32 as read, sidecars included: :mod:`..reading.jsonl_lines`). A flip or a task on one side only
-    is no copy, whatever the digests (a CRC-32 can be made to collide); past that, the same bytes
-    are found without reading a row again, where both sides keep the same ``agents``' rows of them.
-    Else every task must be on both sides with the same rows, compared whole and canonically: the
-    first task whose rows differ ends the check (a real rerun's rows differ at once: ids, times).
-    """
+    """The note for two sides that hold the same rows, or None. A flip or a one-sided task is no copy
+    whatever the content digests ``old`` and ``new`` (CRC-32s: :mod:`..reading.jsonl_lines`; one can
+    be made to collide); equal digests of the same ``agents``' rows need no row read again, else
+    every task's rows are compared whole and canonically, the first that differs ending the check
+    (a real rerun's differ at once: ids, times)."""
     if not result.tasks or any(t.category not in ("identical", "masked") for t in result.tasks):
         return None
     if old is not None and old == new and agents[0] == agents[1]:
         return "the new file's rows are identical to the old file's (the same bytes): was the new server run?"
-    for t in result.tasks:
-        old_rows = _canonical(t.old)
-        if old_rows is None or old_rows != _canonical(t.new):
-            return None
+    if any(_canonical(t.old) != _canonical(t.new) for t in result.tasks):  # a task has at least one side
+        return None
     return "the new file's rows are identical to the old file's (every task has the same rows): was the new server run?"
 
 
@@ -83,17 +72,14 @@ def _verified(result: CompareResult, side: Side) -> Optional[bool]:
 
 
 def verification_notes(result: CompareResult, names: Optional[Sequence[str]] = None) -> list[str]:
-    """Notes naming `skip_verification` for a constant or verifier-less side, and `unsafe_` files.
-
-    ``names`` are the sides' files as shown (every shard's), when the sides were read from files.
-    """
+    """Notes naming `skip_verification` for a constant or verifier-less side, and `unsafe_` files
+    (``names``: every shard's file as shown)."""
     notes: list[str] = []
     rewards = {
         side: [r for task in result.tasks if (half := task.side(side)) for r in half.rewards] for side in ("old", "new")
     }
     verified = {side: _verified(result, side) for side in ("old", "new")}
-    pairs: tuple[tuple[Side, Side], ...] = (("old", "new"), ("new", "old"))
-    for side, other in pairs:
+    for side, other in (("old", "new"), ("new", "old")):
         own, theirs = rewards[side], rewards[other]
         if len(own) >= 2 and len(set(own)) == 1 and len(set(theirs)) >= 2 and not verified[side]:
             notes.append(
@@ -137,9 +123,8 @@ def _counted(values: set[Any], name: str) -> str:
 
 
 def with_conditions(result: CompareResult, old: Sequence[str], new: Sequence[str]) -> CompareResult:
-    """The result with each side's model, sampling parameters and rollouts a task as its rows
-    record them (``old``, ``new``), and a note naming each that differs between the sides
-    (docs/semantics.md, "The same conditions")."""
+    """The result with each side's model, sampling parameters and rollouts a task as its rows record
+    them (``old``, ``new``), and a note naming each that differs between the sides."""
     values = {"old": _values(old), "new": _values(new)}
     rollouts = {side: _rollouts(result, side) for side in ("old", "new")}
     shown = []

@@ -1,12 +1,8 @@
-"""The losing side's verifier output: where it lives, and its last lines, read from the end.
-
-Logs are read only for a flip that is shown, never at load time, and only their end is read (one
-read of at most :data:`TAIL_BYTES`), so a multi-gigabyte `test-stdout.txt`, or one long line, costs
-a few blocks. Only a regular file named `test-stdout.txt` inside a row's `verifier_logs_dir` is
-read: a `verifier_logs_dir` naming a file, a FIFO or a device gives a reason and no content, and a
-`test-stdout.txt` that is a symbolic link is followed only to another `test-stdout.txt`, under the
-log roots or under the logs directory itself, so no row can make another file's bytes appear in a
-report (the directory you run from is a log root: a link to its `.git/config` is refused).
+"""The losing side's verifier output, read only for a flip that is shown and only its end (one read
+of at most :data:`TAIL_BYTES`), so a multi-gigabyte `test-stdout.txt` costs a few blocks. Only a
+regular `test-stdout.txt` inside a row's `verifier_logs_dir` is read, a link only when it leads to
+another `test-stdout.txt` under the log roots or the logs dir, so no row can make another
+file's bytes appear in a report (a link to the run directory's `.git/config` is refused).
 """
 
 from __future__ import annotations
@@ -26,7 +22,6 @@ from ..reading.row_facts import embedded_output, logs_dir_of
 LOG_FILE_NAME = "test-stdout.txt"
 #: bytes read from the end of a log, at most: one bounded read, whatever the log's size
 TAIL_BYTES = 64 * 1024
-#: why a row has no output when it names no logs and embeds none
 NO_OUTPUT = "row has no verifier_logs_dir and no embedded verifier output"
 #: characters kept of one line of output; the rest is cut with a visible marker
 LINE_CHARS = 500
@@ -60,10 +55,8 @@ def cut_line(line: str, chars: int = LINE_CHARS) -> str:
 
 
 def tail_lines(text: str, count: int, cut_before: bool = False) -> list[str]:
-    """The last ``count`` lines of ``text`` (trailing newlines dropped first), each cut; none for 0.
-
-    ``cut_before``: ``text`` is the end of something longer, so its first line is only the end of one.
-    """
+    """The last ``count`` lines of ``text`` (trailing newlines dropped first), each cut; ``cut_before``:
+    ``text`` is the end of something longer, so its first line is only the end of one."""
     if count <= 0:
         return []
     if len(text) > TAIL_BYTES:
@@ -85,9 +78,7 @@ def _log_file(candidate: Path, roots: Sequence[Path]) -> tuple[Optional[Path], O
     try:
         mode = os.stat(candidate).st_mode
     except (OSError, ValueError):  # ValueError: a NUL in the path
-        if os.path.islink(candidate):
-            return None, f"{candidate} is a dangling symlink"
-        return None, None
+        return None, (f"{candidate} is a dangling symlink" if os.path.islink(candidate) else None)
     if not stat.S_ISDIR(mode):
         return None, f"{candidate} is not a directory (only a {LOG_FILE_NAME} inside it is read)"
     inner = candidate / LOG_FILE_NAME
@@ -108,8 +99,7 @@ def _log_file(candidate: Path, roots: Sequence[Path]) -> tuple[Optional[Path], O
 
 
 def scored_row(side: TaskSide, highest: bool = False) -> RowFacts:
-    """The side's scored row with the lowest reward (a loser's), or the ``highest`` (a winner's), the
-    first of equals; its first row without one."""
+    """The side's first scored row of the lowest reward (a loser's) or the ``highest``; else its first."""
     pick = max if highest else min
     return pick((f for f in side.facts if f.scored), key=lambda f: f.reward or 0.0, default=side.facts[0])
 
@@ -132,8 +122,7 @@ def verifier_output(row: dict[str, Any], roots: Sequence[Path], count: int) -> V
                     return VerifierOutput(None, f"unavailable: {target} is not a regular file")
                 except OSError as exc:
                     return VerifierOutput(None, f"unavailable: cannot read {target}: {exc.strerror or exc}")
-    embedded = embedded_output(row)
-    if embedded is not None:
+    if (embedded := embedded_output(row)) is not None:
         return VerifierOutput(tail_lines(embedded[1], count), f"row field '{embedded[0]}'")
     if not logs_dir_text:
         return VerifierOutput(None, f"unavailable: {NO_OUTPUT}")
