@@ -139,7 +139,7 @@ class TaskSide:
     def compared_rows(self) -> list[dict[str, Any]]:
         """The rows the gate compared: those whose rewards make the side's mean (no masked row, no
         sidecar record, no row without a finite reward); none when the side is masked."""
-        return [self.read_row(f) for f in self.facts if f.scored]
+        return [] if self.masked else [self.read_row(f) for f in self.facts if f.scored]
 
     def read_row(self, facts: RowFacts) -> dict[str, Any]:
         """The full dict of one of this side's rows."""

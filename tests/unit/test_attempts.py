@@ -167,6 +167,7 @@ def test_a_judge_invalid_majority_among_repeats_masks_the_side(real_rows):
     assert task.category == "masked"
     assert task.new is not None
     assert task.new.masked == "2/3 rows masked: judge invalid (only 1 scored: too few to compare)"
+    assert task.new.compared_rows == []  # a masked side is not compared, whatever its scored row
 
 
 def test_invalid_judge_response_false_is_a_verdict(real_rows):
