@@ -17,6 +17,8 @@ REWARD_TOLERANCE = 1e-9
 CLOSED: dict[str, object] = {"extra": "forbid", "strict": True, "allow_inf_nan": False}
 
 Category = Literal["identical", "flipped", "flipped_agent_error", "masked", "missing"]
+#: the categories whose two sides were compared (the paired figures' tasks)
+COMPARED_CATEGORIES: tuple[Category, ...] = ("identical", "flipped", "flipped_agent_error")
 CATEGORIES: tuple[Category, ...] = get_args(Category)
 Side = Literal["old", "new"]
 T = TypeVar("T")
@@ -313,4 +315,4 @@ class CompareResult:
     @property
     def compared(self) -> int:
         """Tasks with a counted reward on both sides (identical or flipped)."""
-        return sum(1 for t in self.tasks if t.category in ("identical", "flipped", "flipped_agent_error"))
+        return sum(1 for t in self.tasks if t.category in COMPARED_CATEGORIES)

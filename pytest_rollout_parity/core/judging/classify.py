@@ -15,6 +15,7 @@ from typing import Any, Optional
 from ..identity.item_names import listed
 from ..identity.join import SideInput, join_sides
 from ..model import (
+    COMPARED_CATEGORIES,
     REWARD_TOLERANCE,
     Category,
     CompareResult,
@@ -202,7 +203,7 @@ def _pairings(tasks: Sequence[TaskComparison]) -> list[Optional[tuple[RolloutPai
 
 def _may_disagree(task: TaskComparison) -> bool:
     """The task was compared and its pairable rewards are not all one value: a pair of it may disagree."""
-    if task.category not in ("identical", "flipped", "flipped_agent_error") or task.old is None or task.new is None:
+    if task.category not in COMPARED_CATEGORIES or task.old is None or task.new is None:
         return False
     return len({f.reward for side in (task.old, task.new) for f in _pairable(side)}) > 1
 

@@ -32,7 +32,7 @@ def _annotation(level: str, title: str, message: str) -> str:
     return utf8_safe(f"::{level} title={escape_property(visible(title))}::{escape_data(message)}")
 
 
-def annotation_lines(summary: Summary, failed: Collection[str], cap: int = ANNOTATION_CAP) -> list[str]:
+def annotation_lines(summary: Summary, failed: Collection[str]) -> list[str]:
     """The run's annotations, each titled with its outcome: one `::error` per flip whose item failed,
     one `::notice` per flip within noise (no regression shown) and one `::warning` per flip with an
     agent error (each kind capped, the rest counted), then the gate-level items that ran (an error
@@ -46,12 +46,13 @@ def annotation_lines(summary: Summary, failed: Collection[str], cap: int = ANNOT
         ("warning", "agent_error", [task for task in passed if task.outcome == "agent_error"]),
     ):
         lines.extend(
-            _annotation(level, f"{task.task} {title or task.outcome}", flip_line(task)) for task in shown[:cap]
+            _annotation(level, f"{task.task} {title or task.outcome}", flip_line(task))
+            for task in shown[:ANNOTATION_CAP]
         )
-        if len(shown) > cap:
+        if len(shown) > ANNOTATION_CAP:
             lines.append(
-                f"{len(shown) - cap} more {title or 'failed'} flip(s) not annotated: GitHub shows at most {cap} "
-                f"{level}s per step; the job summary and --parity-json list them all"
+                f"{len(shown) - ANNOTATION_CAP} more {title or 'failed'} flip(s) not annotated: GitHub shows at "
+                f"most {ANNOTATION_CAP} {level}s per step; the job summary and --parity-json list them all"
             )
     items = [item.item for item in summary.run.gate] if summary.run is not None else []
     decision = summary.equivalence

@@ -16,6 +16,7 @@ from typing import NamedTuple, Optional, TypeVar
 
 from ..escaping import html_text, utf8_safe
 from ..identity.item_names import clipped, listed
+from ..model import COMPARED_CATEGORIES
 from .markdown import LIST_CAP, NOTE_CAP, pre_block
 from .summary import SideSummary, Summary
 from .wording import MORE, capped, category_rows, listings, paired_heading, paired_rows, side_lines, verdict
@@ -129,7 +130,7 @@ def points(summary: Summary) -> list[Point]:
     by its winner, or as a verifier disagreement (where those cancel, no side won)."""
     found = []
     for task in summary.tasks:
-        if task.category not in ("identical", "flipped", "flipped_agent_error") or task.old is None or task.new is None:
+        if task.category not in COMPARED_CATEGORIES or task.old is None or task.new is None:
             continue
         old, new = task.old.reward, task.new.reward
         if old is not None and new is not None and math.isfinite(old) and math.isfinite(new):

@@ -14,7 +14,7 @@ from typing import Optional
 
 from ..identity.item_names import label_hash
 from ..judging.classify import mean_reward
-from ..model import CompareResult, TaskComparison, TaskSide
+from ..model import COMPARED_CATEGORIES, CompareResult, TaskComparison, TaskSide
 from .paired_tests import (
     DiscreteFdr,
     McNemarTable,
@@ -28,7 +28,6 @@ from .paired_tests import (
     unscaled,
 )
 
-COMPARED_CATEGORIES = ("identical", "flipped", "flipped_agent_error")
 NO_TASKSET = "(no taskset)"
 FISHER_RELATIVE_TOLERANCE = 1e-7
 """Tables within this relative distance of the observed probability count as at most as likely."""

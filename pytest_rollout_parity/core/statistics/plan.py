@@ -12,9 +12,9 @@ from statistics import NormalDist
 from typing import Optional
 
 from ..identity.item_names import listed
-from ..model import CompareResult, TaskSide
+from ..model import COMPARED_CATEGORIES, CompareResult, TaskSide
 from .margin import FlipJudgement
-from .paired import COMPARED_CATEGORIES, fisher_test, reward_range
+from .paired import fisher_test, reward_range
 from .paired_tests import LEVEL, heavy_tail_df, moments, scale_exponent, unscaled
 from .t_dist import t_cdf, t_ppf
 
