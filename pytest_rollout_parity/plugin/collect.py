@@ -302,8 +302,7 @@ class ParityCollection:
         if self.html and report.when == "call" and isinstance(item, ParityItem) and not report.failed:
             comparison = self.run.result.tasks[item.index]
             if comparison.category in core.FLIPS:
-                headline = f"{core.visible(comparison.task)}: {core.header_line(comparison)}"
-                content = core.flip_html(headline, self.run.flip_evidence(item.index).text)
+                content = core.flip_html(core.header_line(comparison), self.run.flip_evidence(item.index).text)
                 extra = {"name": None, "format_type": "html", "content": content, "mime_type": None, "extension": None}
                 report.extras = [*getattr(report, "extras", []), extra]  # type: ignore[attr-defined]
         return report

@@ -21,8 +21,9 @@ from .wording import flip_line, why_uncompared
 
 
 def header_line(comparison: TaskComparison, noise: Optional[str] = None) -> str:
-    """A flip's crash line (:func:`.flip_line`), from the comparison's sides as the summary holds them."""
-    return flip_line(task_summary(comparison), noise)
+    """A flip's headline: its task and crash line (:func:`.flip_line`), from the comparison's sides as
+    the summary holds them."""
+    return f"{visible(comparison.task)}: {flip_line(task_summary(comparison), noise)}"
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,7 @@ def flip_evidence(
     """The whole flip message: its header, the prompt's start (``excerpt``: the task is keyed on its
     index or prompt), why it failed, then the loser's verifier output tail, or without one the rows'
     evidence and last assistant messages (the disagreeing rollout's, for a verifier disagreement)."""
-    lines = [f"{visible(comparison.task)}: {header_line(comparison, noise)}"]
+    lines = [header_line(comparison, noise)]
     if excerpt and (prompt := task_prompt(comparison)) is not None:
         lines.append(f"    prompt: {visible(prompt)}")
     if judgement is not None and judgement.regression:
