@@ -23,8 +23,8 @@ def hide_initial_paths(early_config: pytest.Config, hidden: Callable[[str], bool
 
     pytest imports the conftests beside every path argument (``known_args_namespace.file_or_dir``)
     before any plugin's own hooks run; no option skips one argument (``--noconftest`` skips all,
-    ``--confcutdir`` only bounds the walk upwards). If pytest stops keeping the arguments there,
-    nothing is hidden: the compat test then fails.
+    ``--confcutdir`` only bounds the walk upwards). The list is restored as soon as that step ends.
+    If pytest stops keeping the arguments there, nothing is hidden: the compat test then fails.
     """
     namespace = early_config.known_args_namespace
     given = getattr(namespace, "file_or_dir", None)

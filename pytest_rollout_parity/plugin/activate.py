@@ -146,6 +146,8 @@ def settings_from_config(config: pytest.Config) -> Optional[ParitySettings]:
         if not (value if option.path else value is not None):
             continue
         source = sources[option.field] = option.ini if from_ini and option.ini else option.flag
+        if from_ini and not option.repeated and isinstance(value, list):  # `[tool.pytest.ini_options]`
+            raise pytest.UsageError(f"{source}: one value, not a TOML list")
         base = ini_dir if from_ini else cwd
         if option.field in ("old", "new"):
             # the side's file, or its shards when the value is a glob or comma-separated globs matching

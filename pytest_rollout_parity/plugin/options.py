@@ -7,6 +7,7 @@ Imported by the entry point in every pytest run, so it needs nothing but pytest.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import MISSING, dataclass, field, fields, replace
@@ -303,8 +304,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def ini_value(config: pytest.Config, name: str) -> Any:
-    """An ini key's value; a blank string is None (not given)."""
-    value = config.getini(name)
+    """An ini key's value; a blank string is None (not given). pytest 9 warns that a TOML list under
+    `[tool.pytest.ini_options]` reaches a string key; the settings refuse it in one line instead."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pytest.PytestDeprecationWarning)
+        value = config.getini(name)
     return (value.strip() or None) if isinstance(value, str) else value
 
 

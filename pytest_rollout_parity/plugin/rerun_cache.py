@@ -5,14 +5,15 @@ classify every task again. The paired statistics and margin judgements are made 
 depend on options that change neither what is read nor how the tasks compare.
 
 One file per pair of inputs under ``config.cache.mkdir("rollout-parity")`` (never beside the
-inputs), written through a temporary file; ``--cache-clear`` empties it. Under pytest-xdist the
-controller loads first and names the directory to its workers (a temporary one, without the
-cacheprovider), so no worker reads a rollouts file; a worker whose inputs changed reads them itself.
+inputs), written through a temporary file; ``--cache-clear`` empties it, and ``-p no:cacheprovider``
+runs without it. Under pytest-xdist the controller loads first and names the directory to its
+workers (a temporary one, without the cacheprovider), so no worker reads a rollouts file; a worker
+whose inputs changed reads them itself.
 
 An entry is used only under the current key: each input file's :func:`inputs_state` (an edit that
-restores size and mtime still moves the ctime, which no user call sets back; no byte is read), each
-side's request and row reader (`PARITY_PARSER`), and the plugin's :func:`code_state`. A pair is
-stored only when its files did not change while it was read.
+restores size and mtime still moves the ctime, which no user call sets back; three ``stat`` calls a
+file decide, and no byte is read), each side's request and row reader (`PARITY_PARSER`), and the
+plugin's :func:`code_state`. A pair is stored only when its files did not change while it was read.
 
 A planted entry is harmless (the cache directory can come with a pull request, or with a results
 directory run as the rootdir): an entry is read only as a regular file no larger than a multiple of

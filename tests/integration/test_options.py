@@ -294,6 +294,14 @@ def test_only_one_side_cli(gate: Gate, given: str) -> None:
     assert_usage_error(gate.run(f"{given}={path}"), given, other)
 
 
+def test_a_toml_list_for_one_value_is_a_usage_error(gate: Gate) -> None:
+    """Found by review: a TOML list given to `parity_new` ended in a traceback from the path code."""
+    flip(gate)
+    body = '[tool.pytest.ini_options]\nparity_old = "old/rollouts.jsonl"\nparity_new = ["new/rollouts.jsonl"]\n'
+    gate.write("pyproject.toml", body)
+    assert_usage_error(gate.run(), "parity_new: one value, not a TOML list")
+
+
 def test_only_one_side_ini(gate: Gate) -> None:
     flip(gate)
     gate.write("pytest.ini", "[pytest]\nparity_new = new/rollouts.jsonl\n")

@@ -266,3 +266,21 @@ def test_a_file_read_by_either_reader_infers_the_same_field(
     )
     res = compare_files(old, new)
     assert res.join.old_key == "metadata.case_id" and set(cats(res).values()) == {"identical"}
+
+
+@pytest.mark.parametrize("new_reward", [0.0, 1.0], ids=["a flip", "identical sides"])
+def test_a_non_string_metadata_key_given_in_memory_crashes_nothing(new_reward: float) -> None:
+    """Rows given to the API may hold keys JSON cannot: the id inference skips them, and sides that
+    do not sort to canonical JSON are not shown to be a copy (found by review)."""
+
+    def rows(reward: float) -> list[dict]:
+        return [
+            {"reward": reward, "metadata": {1: "x", "task_id": "t1"}, "responses_create_params": {"input": "q1"}},
+            {"reward": 1.0, "metadata": {"task_id": "t2"}, "responses_create_params": {"input": "q2"}},
+        ]
+
+    result = compare_rollouts(rows(1.0), rows(new_reward))
+    assert [(task.task, task.category) for task in result.tasks] == [
+        ("t1", "identical" if new_reward else "flipped"),
+        ("t2", "identical"),
+    ]

@@ -101,8 +101,10 @@ def _strip_namespace(old: Groups, new: Groups) -> tuple[Groups, Groups, Optional
     judged before tasksets are matched, as the reference strips ids, so that a prefixed id recurring
     in several tasksets does not keep its sibling ids from joining."""
     old_ids, new_ids = ({task_id for _, task_id in side} for side in (old, new))
+    if not old_ids or not new_ids or old_ids & new_ids:
+        return old, new, None, None
     old_prefix, new_prefix = _common_prefix(old_ids), _common_prefix(new_ids)
-    if not old_ids or not new_ids or old_ids & new_ids or (old_prefix is None) == (new_prefix is None):
+    if (old_prefix is None) == (new_prefix is None):
         return old, new, None, None
     prefix = old_prefix or new_prefix or ""
     stripped: Groups = {}

@@ -253,7 +253,11 @@ def categorize(
 
 def _taskset_of(side: SideInput, rows: Optional[list[int]]) -> Optional[str]:
     """The first taskset named by one side's rows of a task (the paired statistics cluster on it)."""
-    return next((ident[0] for i in rows or () if (ident := side.values[i]) is not None and ident[0] is not None), None)
+    for index in rows or ():
+        ident = side.values[index]
+        if ident is not None and ident[0] is not None:
+            return ident[0]
+    return None
 
 
 def compare_sides(

@@ -144,8 +144,13 @@ def _passed(value: Any) -> Optional[bool]:
     """A check's result: a boolean, or a verdict word (`yes`, `PASS`, `not met`); None for anything else."""
     if isinstance(value, bool):
         return value
-    words = " ".join(_WORD.findall(value.lower())) if isinstance(value, str) else None
-    return True if words in _PASS else False if words in _FAIL else None
+    if isinstance(value, str):
+        words = " ".join(_WORD.findall(value.lower()))
+        if words in _PASS:
+            return True
+        if words in _FAIL:
+            return False
+    return None
 
 
 def _exception_or_tail(text: str) -> str:
@@ -167,7 +172,8 @@ def _checks_line(where: str, results: list[bool], labels: Optional[list[str]], t
     text = f"{where}: {sum(results)}/{len(results)} passed"
     if total > len(results):
         text += f" (the first {len(results)} of {total})"
-    if (failing := next((index for index, result in enumerate(results) if not result), None)) is not None:
+    failing = next((index for index, result in enumerate(results) if not result), None)
+    if failing is not None:
         text += f"; first failing: {_one_line(labels[failing] if labels else f'#{failing + 1}')}"
     return text
 

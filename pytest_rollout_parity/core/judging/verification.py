@@ -24,10 +24,14 @@ COPY_NAME = "parity-copy"
 
 
 def _canonical(side: Optional[TaskSide]) -> Optional[list[str]]:
-    """The side's rows as canonical JSON (sorted keys, no spaces), sorted; None without the side."""
+    """The side's rows as canonical JSON (sorted keys, no spaces), sorted; None without the side, or
+    when a row given in memory has keys that do not sort (an int beside a str): not shown a copy."""
     if side is None:
         return None
-    return sorted(json.dumps(row, sort_keys=True, separators=(",", ":"), default=str) for row in side.rows)
+    try:
+        return sorted(json.dumps(row, sort_keys=True, separators=(",", ":"), default=str) for row in side.rows)
+    except TypeError:
+        return None
 
 
 def copies_note(

@@ -1,10 +1,11 @@
 """Reading the sides: the old one in a small child interpreter while this process reads the new one.
 
 Parsing holds the GIL, so threads would not help; a forked pytest process would copy the parent's
-memory. The child imports the reading stage only and answers by ``marshal`` (half JSON's bytes), the
-facts in chunks each process lets go as they pass: its peak counts in the floor. It never changes
-the answer: a child that fails other than by an input error is ignored and its side read here, and
-input errors are raised in the serial order, the old side's first.
+memory. The child imports the reading stage only and answers by ``marshal``: the same interpreter
+(``sys.executable``) reads what it wrote, in half the bytes JSON takes, and its own pipe is no
+untrusted input. The facts travel in chunks each process lets go as they pass: the child's peak
+counts in the floor. It never changes the answer: a child that fails other than by an input error is
+ignored and its side read here, and input errors are raised in the serial order, the old side's first.
 """
 
 from __future__ import annotations

@@ -45,7 +45,7 @@ T = TypeVar("T")
 
 @dataclass(frozen=True, slots=True)
 class BySide(Generic[T]):
-    """A value for each side, one record instead of old_*/new_* field pairs."""
+    """A value for each side."""
 
     old: T
     new: T
@@ -220,7 +220,13 @@ class TaskSummary:
 
 @dataclass(frozen=True, slots=True)
 class Paired:
-    """:class:`..statistics.paired.PairedSection`'s figures as the JSON holds them (docs/json.md)."""
+    """The paired figures over the compared tasks (d = new - old of the task means).
+
+    The figures are None when ``absent`` says why; ``sign_test`` is None when no task was compared,
+    ``table`` unless every compared task has one binary row a side. ``df`` is the t degrees of
+    freedom behind the interval; ``left_out`` what the figures miss (masked and missing tasks) and
+    how far it could move delta.
+    """
 
     n: int
     old_mean: Optional[float]

@@ -101,7 +101,8 @@ def left_out(result: CompareResult) -> LeftOut:
 @dataclass(frozen=True)
 class PairedSection:
     """The paired figures over the compared tasks and the per-task tests, by task index. ``tests``
-    holds every task's, identical or not: the family the multiplicity correction runs over."""
+    holds every task's, identical or not: the family the multiplicity correction runs over;
+    ``p_values`` a flipped task's p-value only (None for the others, whose test still counts)."""
 
     stats: PairedStats
     sign: Optional[SignTest]

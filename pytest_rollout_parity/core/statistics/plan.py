@@ -31,8 +31,9 @@ RERUN_WHY = {"missing": "missing on the new side", "masked": "masked", "flipped_
 
 
 def tost_power(tasks: int, variance: float, margin: float, *, repeats: int = 1, width: float = 0.0) -> float:
-    """The probability that both one-sided 95% bounds of the mean of ``tasks`` differences (true mean 0)
-    lie within ±``margin``: ``2 F(M / s - t) - 1``."""
+    """The probability that both one-sided 95% bounds of the mean of ``tasks`` differences (true mean 0),
+    each a mean over ``repeats`` rollouts of one rollout's ``variance``, lie within ±``margin``:
+    ``2 F(M / s - t) - 1``."""
     return max(0.0, 2 * _chance(tasks, variance / repeats, margin, width / repeats) - 1)
 
 
@@ -46,7 +47,9 @@ def regression_power(tasks: int, variance: float, margin: float, *, repeats: int
 
 def _chance(tasks: int, variance: float, margin: float, step: float) -> float:
     """``F(M / s - t)``: the chance that a one-sided 95% bound stays on the near side of a line ``margin``
-    from the true difference; s is floored at the gate's resolution ``step / T``, as the gate's own."""
+    from the true difference. F is the t distribution with T - 1 degrees of freedom and t its 95%
+    quantile; s the standard error, floored at the gate's resolution ``step / T`` as the gate's own is
+    (a task's step being width / r)."""
     if tasks < 2:
         return 0.0
     se = max(math.sqrt(variance / tasks), step / tasks)
@@ -180,8 +183,9 @@ def rollout_variance(
     compared: Sequence[tuple[TaskSide, TaskSide]], repeats: int, width: float, exponent: int
 ) -> tuple[float, str]:
     """The variance of one rollout's difference (new - old) and where it comes from, in units of
-    2**``exponent``. With nothing observed, as though one of N row pairs differed by ``width``: the
-    gate's own floor, so plan and gate agree on what is missing."""
+    2**``exponent``: the tasks' within-task variances when some task has 2+ scored rows a side, else
+    the variance of the task means' differences times their rollouts, else as though one of N row
+    pairs differed by ``width``: the gate's own floor, so plan and gate agree on what is missing."""
     within = []
     for old_side, new_side in compared:
         if len(old_side.rewards) >= 2 and len(new_side.rewards) >= 2:

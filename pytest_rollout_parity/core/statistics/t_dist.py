@@ -74,12 +74,13 @@ def t_cdf(t: float, df: float) -> float:
 
 
 def t_ppf(p: float, df: float) -> float:
-    """The ``p`` quantile of Student's t, ``p`` in (0, 1), by Newton's steps from the normal quantile.
+    """The ``p`` quantile of Student's t, ``p`` in (0, 1): the lower tail's (q = min(p, 1 - p), 1 - p
+    being exact for p >= 0.5) by Newton's steps from the normal quantile.
 
     The CDF is convex below 0 and the normal quantile lies between the root and 0 (t's are wider), so
     each step nears the root from that side: no bracket is needed; convergence is quadratic, so a step
-    of 1e-10 leaves less than the CDF's own rounding. Near p = 0.5 the relative error grows; the gate
-    asks for 0.95 and 0.975 only."""
+    of 1e-10 leaves less than the CDF's own rounding. Within about 1e-9 of p = 0.5 the relative error
+    grows (the quantile nears 0); the gate asks for 0.95 and 0.975 only."""
     q = min(p, 1.0 - p)
     log_norm = _log_half_ratio(df / 2.0) - 0.5 * math.log(df * math.pi)  # of the density
     t = NormalDist().inv_cdf(q)
