@@ -114,3 +114,13 @@ def test_both_readers_see_every_signal(tmp_path: Path, monkeypatch: pytest.Monke
     }
     assert seen[True] == seen[False]
     assert [e is not None for e in seen[True]] == [True, True, True, True, True, False]
+
+
+def test_a_side_of_agent_errors_is_not_asked_about_skip_verification() -> None:
+    """An agent error never reached a verifier, and its text is no sign that one ran: a side whose
+    every row failed that way is not the measure the other side's missing verifier output is named by."""
+    old = [row(f"t{i}", 1.0) for i in range(4)]
+    new = [row(f"t{i}", 0.0, agent_error="Traceback ...\nRuntimeError: the agent crashed\n") for i in range(4)]
+    result = compare_rollouts(old, new)
+    assert [task.category for task in result.tasks] == ["flipped_agent_error"] * 4
+    assert not any("skip_verification" in note for note in result.notes), result.notes

@@ -59,14 +59,20 @@ SAMPLE_TASKS = 200
 
 
 def _verified(result: CompareResult, side: Side) -> Optional[bool]:
-    """Whether a sampled row of the side (the first of each of the first :data:`SAMPLE_TASKS` tasks)
-    shows a verifier ran, by the rule a flip's message shows evidence by: verifier logs, embedded
-    output, or the row's own evidence (:func:`.row_evidence`); None when no row could be read."""
+    """Whether a sampled row of the side (the first of each of the first :data:`SAMPLE_TASKS` tasks
+    that reports no agent error: such a row never reached a verifier, and its error text is no sign
+    of one) shows a verifier ran, by the rule a flip's message shows evidence by: verifier logs,
+    embedded output, or the row's own evidence (:func:`.row_evidence`); None when no row could be read."""
     seen = False
-    halves = [half for task in result.tasks[:SAMPLE_TASKS] if (half := task.side(side)) is not None and half.facts]
-    for half in sorted(halves, key=lambda half: half.facts[0].place):  # in file order: one pass
+    sampled = []
+    for task in result.tasks[:SAMPLE_TASKS]:
+        half = task.side(side)
+        first = next((facts for facts in half.facts if facts.agent_error is None), None) if half else None
+        if half is not None and first is not None:
+            sampled.append((first.place, half, first))
+    for _, half, first in sorted(sampled, key=lambda each: each[0]):  # in file order: one pass
         try:
-            row = half.read_row(half.facts[0])
+            row = half.read_row(first)
         except (LookupError, OSError, ValueError):
             continue
         seen = True
